@@ -1,0 +1,5 @@
+"""``python -m hcgraph`` runs the CLI."""
+
+from .cli import main
+
+main()

@@ -1,0 +1,71 @@
+"""The ``hcgraph`` command line: a thin layer over the library.
+
+Each command lives in its own module under ``hcgraph.cli`` and is listed in ``COMMANDS``
+(name → ``module:function``); modules are imported only when their command runs, so
+``hcgraph --help`` stays fast. Library errors (:class:`~hcgraph.errors.HcgraphError`) become
+one-line messages on stderr with exit code 1 — never a traceback.
+
+Exit codes: 0 success; 1 user error (bad option, bad store, unknown name); 2 usage error
+(click); 3 partial failure (some inputs or URLs failed, the rest done).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+from .._version import __version__
+from ..errors import HcgraphError
+
+__all__ = ["COMMANDS", "main"]
+
+COMMANDS: dict[str, str] = {
+    "ingest": "hcgraph.cli.ingest:ingest",
+    "export": "hcgraph.cli.export:export",
+    "stats": "hcgraph.cli.stats:stats",
+}
+
+
+class _LazyGroup(click.Group):
+    """A click group whose commands come from ``COMMANDS`` and are imported on demand."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, attr = target.split(":")
+        command = getattr(importlib.import_module(module_name), attr)
+        assert isinstance(command, click.Command)
+        return command
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except HcgraphError as exc:
+            click.echo(f"error: {exc}", err=True)
+            ctx.exit(1)
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            ctx.exit(130)
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="hcgraph")
+def cli() -> None:
+    """hcgraph: provenance knowledge graphs from Hanging Context stories.
+
+    \b
+    Example:
+      hcgraph ingest tests/fixtures/ && hcgraph stats && hcgraph export --format turtle
+    """
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point."""
+    cli.main(args=argv if argv is not None else sys.argv[1:], prog_name="hcgraph")

@@ -1,0 +1,54 @@
+"""``hcgraph ingest``: story JSON files or directories into the store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from ..ingest import discover, ingest_paths
+from ..store import Store
+from ._common import err_console, out_console, store_option
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@store_option
+def ingest(paths: tuple[Path, ...], store_dir: Path) -> None:
+    """Ingest story JSON files (or directories of them) into the store.
+
+    A file that is not a valid story is reported with its path and JSON path and skipped;
+    the rest are ingested. Re-ingesting identical bytes changes nothing; changed bytes
+    replace the story's graph and record the revision. Exit code 3 if any file failed.
+
+    \b
+    Example:
+      hcgraph ingest stories/ extra/one-story.json --store output/store
+    """
+    missing = [p for p in paths if not p.exists()]
+    for path in missing:
+        err_console.print(f"[red]error:[/] {escape(str(path))}: no such file or directory")
+    files = list(discover(p for p in paths if p.exists()))
+    with Store(store_dir) as store:
+        progress = Progress(
+            TextColumn("ingest"), BarColumn(), MofNCompleteColumn(),
+            console=err_console, disable=not err_console.is_terminal, transient=True,
+        )  # fmt: skip
+        with progress:
+            task = progress.add_task("ingest", total=len(files))
+            report = ingest_paths(store, files, on_progress=lambda n: progress.advance(task, n))
+    for failure in report.failures:
+        where = f"{failure.json_path}: " if failure.json_path else ""
+        err_console.print(
+            f"[red]failed:[/] {escape(failure.source)}: {escape(where + failure.reason)}"
+        )
+    out_console.print(
+        f"ingested {len(report.results)} stories "
+        f"({report.count('added')} added, {report.count('replaced')} replaced, "
+        f"{report.count('unchanged')} unchanged), {len(report.failures) + len(missing)} failed "
+        f"-> {escape(str(store_dir))}"
+    )
+    if report.failures or missing:
+        raise SystemExit(3)

@@ -1,0 +1,130 @@
+"""Exports: a registry of formats, each a function writing the store to a binary stream.
+
+=========  ==========================================================================
+format     what it writes
+=========  ==========================================================================
+turtle     the union of all story graphs, each triple once, with readable prefixes
+ntriples   the same union, one triple per line (sorted: byte-stable across runs)
+jsonld     the same union as JSON-LD
+nquads     every story graph kept as a named graph (sorted lines)
+trig       every story graph kept as a named graph, with prefixes
+graphml    the networkx projection (typed, labelled nodes) for Gephi/yEd
+gexf       the same projection as GEXF
+=========  ==========================================================================
+
+New formats register with :func:`register`; an unknown name raises
+:class:`~hcgraph.errors.UnknownFormatError` listing the known ones.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import BinaryIO
+
+import networkx as nx
+import pyoxigraph as ox
+
+from .errors import UnknownFormatError
+from .project import to_networkx
+from .store import Store
+from .vocab import TURTLE_PREFIXES
+
+__all__ = ["FORMATS", "Exporter", "export", "register"]
+
+
+@dataclass(frozen=True)
+class Exporter:
+    """One export format: its writer, file extension and media type."""
+
+    name: str
+    write: Callable[[Store, BinaryIO], None]
+    extension: str
+    media_type: str
+    description: str
+
+
+FORMATS: dict[str, Exporter] = {}
+
+
+def register(exporter: Exporter) -> Exporter:
+    """Add (or replace) a format in the registry."""
+    FORMATS[exporter.name] = exporter
+    return exporter
+
+
+def export(store: Store, fmt: str, out: BinaryIO) -> None:
+    """Write the store to ``out`` in format ``fmt`` (a name in :data:`FORMATS`)."""
+    exporter = FORMATS.get(fmt)
+    if exporter is None:
+        known = ", ".join(sorted(FORMATS))
+        raise UnknownFormatError(f"unknown format {fmt!r}; choose one of: {known}")
+    exporter.write(store, out)
+
+
+def _prefixes() -> dict[str, str]:
+    return dict(TURTLE_PREFIXES)
+
+
+def _union(fmt: ox.RdfFormat, *, prefixes: bool) -> Callable[[Store, BinaryIO], None]:
+    def write(store: Store, out: BinaryIO) -> None:
+        ox.serialize(
+            store.union_triples(), out, format=fmt, prefixes=_prefixes() if prefixes else None
+        )
+
+    return write
+
+
+def _sorted_lines(store: Store, out: BinaryIO, fmt: ox.RdfFormat, source: str) -> None:
+    buf = io.BytesIO()
+    if source == "union":
+        ox.serialize(store.union_triples(), buf, format=fmt)
+    else:
+        store.ox.dump(buf, format=fmt)
+    lines = buf.getvalue().splitlines(keepends=True)
+    lines.sort()
+    out.writelines(lines)
+
+
+def _trig(store: Store, out: BinaryIO) -> None:
+    store.ox.dump(out, format=ox.RdfFormat.TRIG, prefixes=_prefixes())
+
+
+# XML 1.0 forbids most C0 controls even when escaped; GraphML/GEXF readers reject them.
+_XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def _xml_safe_projection(store: Store) -> nx.MultiDiGraph:
+    graph = to_networkx(store)
+    for _, data in graph.nodes(data=True):
+        for key, value in data.items():
+            if isinstance(value, str):
+                data[key] = _XML_BAD.sub("\ufffd", value)
+    return graph
+
+
+def _graphml(store: Store, out: BinaryIO) -> None:
+    nx.write_graphml(_xml_safe_projection(store), out, named_key_ids=True)
+
+
+def _gexf(store: Store, out: BinaryIO) -> None:
+    nx.write_gexf(_xml_safe_projection(store), out)
+
+
+for _exp in (
+    Exporter("turtle", _union(ox.RdfFormat.TURTLE, prefixes=True), "ttl", "text/turtle",
+             "union of story graphs, prefixed Turtle"),
+    Exporter("ntriples", lambda s, o: _sorted_lines(s, o, ox.RdfFormat.N_TRIPLES, "union"), "nt",
+             "application/n-triples", "union of story graphs, sorted N-Triples"),
+    Exporter("jsonld", _union(ox.RdfFormat.JSON_LD, prefixes=False), "jsonld",
+             "application/ld+json", "union of story graphs, JSON-LD"),
+    Exporter("nquads", lambda s, o: _sorted_lines(s, o, ox.RdfFormat.N_QUADS, "dataset"), "nq",
+             "application/n-quads", "one named graph per story, sorted N-Quads"),
+    Exporter("trig", _trig, "trig", "application/trig", "one named graph per story, TriG"),
+    Exporter("graphml", _graphml, "graphml", "application/graphml+xml",
+             "networkx projection for Gephi/yEd"),
+    Exporter("gexf", _gexf, "gexf", "application/gexf+xml", "networkx projection for Gephi"),
+):  # fmt: skip
+    register(_exp)

@@ -1,0 +1,104 @@
+"""Ingest story JSON from files and directories into a store.
+
+A bad file never stops the run: it is recorded as a failure with its path and the JSON path
+of the problem, and every other file is still ingested. Parsing and mapping happen before
+anything is written, and stories are written in batches of whole stories, so an interrupted
+ingest leaves complete stories only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import StoryError
+from .model import Story, parse_story
+from .store import PutResult, Store
+
+__all__ = ["Failure", "IngestReport", "discover", "ingest_bytes", "ingest_paths"]
+
+BATCH = 200
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One input that could not be ingested."""
+
+    source: str
+    reason: str
+    json_path: str = ""
+
+
+@dataclass
+class IngestReport:
+    """The outcome of an ingest run."""
+
+    results: list[PutResult] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
+
+    def count(self, status: str) -> int:
+        """How many stories ended with ``status`` (added, replaced, unchanged)."""
+        return sum(1 for r in self.results if r.status == status)
+
+    @property
+    def ok(self) -> bool:
+        """True when no input failed."""
+        return not self.failures
+
+
+def discover(paths: Iterable[Path | str]) -> Iterator[Path]:
+    """Story files under ``paths``: files as given, directories searched for ``*.json``."""
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            yield from sorted(p for p in path.rglob("*.json") if p.is_file())
+        else:
+            yield path
+
+
+def ingest_bytes(
+    store: Store,
+    documents: Iterable[tuple[bytes, str]],
+    *,
+    report: IngestReport | None = None,
+    on_progress: Callable[[int], None] | None = None,
+) -> IngestReport:
+    """Parse, map and store ``(raw_bytes, source)`` pairs; failures go into the report."""
+    report = report if report is not None else IngestReport()
+    batch: list[tuple[Story, bytes, str]] = []
+    for raw, source in documents:
+        try:
+            story = parse_story(raw, source)
+        except StoryError as exc:
+            path, reason = exc.problems[0] if exc.problems else ("", str(exc))
+            report.failures.append(Failure(source, reason, path))
+        else:
+            batch.append((story, raw, source))
+        if len(batch) >= BATCH:
+            report.results.extend(store.put_stories(batch))
+            batch = []
+        if on_progress is not None:
+            on_progress(1)
+    if batch:
+        report.results.extend(store.put_stories(batch))
+    return report
+
+
+def ingest_paths(
+    store: Store,
+    paths: Iterable[Path | str],
+    *,
+    on_progress: Callable[[int], None] | None = None,
+) -> IngestReport:
+    """Ingest every story file found under ``paths`` (see :func:`discover`)."""
+    report = IngestReport()
+
+    def read_all() -> Iterator[tuple[bytes, str]]:
+        for path in discover(paths):
+            try:
+                yield path.read_bytes(), str(path)
+            except OSError as exc:
+                report.failures.append(Failure(str(path), f"cannot read: {exc.strerror or exc}"))
+
+    return ingest_bytes(store, read_all(), report=report, on_progress=on_progress)

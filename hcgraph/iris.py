@@ -1,0 +1,75 @@
+"""Deterministic IRIs for every node hcgraph writes.
+
+The same input always gives the same IRIs, so the same triples. The rules (also in the
+README's vocabulary table):
+
+============================  ======================================================
+node                          IRI
+============================  ======================================================
+story                         its canonical ``url`` (fragment dropped)
+story's named graph           the story IRI
+section *i* (1-based)         ``{story}#s{i}``
+paragraph *j* of section *i*  ``{story}#s{i}-p{j}``
+citation *k* of a paragraph   ``{story}#s{i}-p{j}-c{k}``
+key fact *i*                  ``{story}#kf{i}``; its citation *k*: ``{story}#kf{i}-c{k}``
+unresolved question *i*       ``{story}#unresolved{i}``
+correction *i*                ``{story}#correction{i}``
+decision card / reuse / sponsor ``{story}#decision-card`` / ``#reuse`` / ``#sponsor``
+manifest                      ``https://w3id.org/hcgraph/id/manifest/{manifest_id}``
+claim                         ``https://w3id.org/hcgraph/id/claim/{claim_id}``
+publisher                     ``https://w3id.org/hcgraph/id/publisher/{source_name}``
+source document               its ``source_url``; if missing or not an IRI,
+                              ``https://w3id.org/hcgraph/id/source/{manifest_id}``
+newsroom / edition            ``links.newsroom`` / ``links.edition`` when given, else
+                              ``…/id/newsroom/{newsroom}`` / ``…/id/edition/{edition}``
+writer agent / run            ``…/id/agent/{agent}`` / ``…/id/run/{agent}/{run_id}``
+raw document / ingest         ``…/id/raw/{sha256}`` / ``…/id/ingest/{sha256}``
+hcgraph itself                ``…/id/software/hcgraph/{version}``
+============================  ======================================================
+
+Path segments are percent-encoded (RFC 3986 unreserved characters stay), so hostile text in
+an id or a publisher name can never break out of its IRI.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote, urlsplit
+
+import pyoxigraph as ox
+
+from .vocab import ID
+
+__all__ = ["as_iri", "mint", "segment"]
+
+_BASE = str(ID)
+
+
+def segment(value: str) -> str:
+    """Percent-encode one path segment (everything but RFC 3986 unreserved characters)."""
+    return quote(value, safe="")
+
+
+def mint(kind: str, *parts: str) -> ox.NamedNode:
+    """An hcgraph-minted IRI: ``https://w3id.org/hcgraph/id/{kind}/{part}/…``."""
+    return ox.NamedNode(_BASE + kind + "/" + "/".join(segment(p) for p in parts))
+
+
+def as_iri(value: str | None) -> ox.NamedNode | None:
+    """``value`` as a NamedNode if it is an absolute http(s) IRI that RDF syntaxes accept.
+
+    Anything else (relative paths, ``javascript:``, ``file:``, text with spaces or angle
+    brackets) gives ``None``; the caller then mints an IRI or keeps the text as a literal.
+    """
+    if not value:
+        return None
+    text = value.strip()
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        return None
+    try:
+        return ox.NamedNode(text)
+    except ValueError:
+        return None

@@ -1,0 +1,386 @@
+"""The story document model (pydantic v2) and the one function that parses raw bytes into it.
+
+The model covers the whole ``hangingcontext.desk/1`` story document. Three rules shape it:
+
+* **Ids are strings.** Story, manifest and claim ids are 19-digit strings, above 2**53, so a
+  float would lose them. A JSON integer id becomes its exact decimal string (Python ints are
+  exact); a JSON float or boolean id is rejected with the JSON path.
+* **Unknown fields are kept.** Every model allows extra fields; they stay on the model
+  (``model_extra``) and the mapper records them as JSON, so nothing the publisher adds is lost.
+* **Errors name source and path.** A document that is not a story raises
+  :class:`~hcgraph.errors.NotAStoryError`; one that breaks the schema raises
+  :class:`~hcgraph.errors.StoryError` with every problem as ``(json_path, message)``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+
+import pydantic
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+
+from .errors import NotAStoryError, StoryError
+
+__all__ = [
+    "SCHEMA_ID",
+    "Cite",
+    "Correction",
+    "DecisionCard",
+    "KeyFact",
+    "Labels",
+    "Links",
+    "Manifest",
+    "Paragraph",
+    "Related",
+    "Reuse",
+    "RunTheseManifests",
+    "Section",
+    "Sponsor",
+    "Story",
+    "Writer",
+    "json_path",
+    "parse_story",
+]
+
+SCHEMA_ID = "hangingcontext.desk/1"
+
+
+def _as_id(value: Any) -> str:
+    """Normalise an id to its exact decimal string; refuse types that may have lost digits."""
+    if isinstance(value, bool):
+        raise ValueError("id must be a string, not a boolean")
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        raise ValueError("id must be a string: a JSON number with a fraction or exponent loses digits")
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            raise ValueError("id must not be empty")
+        return text
+    raise ValueError(f"id must be a string, not {type(value).__name__}")
+
+
+Id = Annotated[str, BeforeValidator(_as_id)]
+
+
+class _Open(BaseModel):
+    """Base for every part of a story: extra fields are kept, never fatal."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True, frozen=False)
+
+    @property
+    def extra(self) -> dict[str, Any]:
+        """Fields the schema does not know (kept verbatim)."""
+        return dict(self.model_extra or {})
+
+
+class Cite(_Open):
+    """One citation: claims inside one manifest."""
+
+    manifest_id: Id
+    claim_ids: list[Id] = Field(default_factory=list)
+
+
+class Paragraph(_Open):
+    """A paragraph of markdown text and the claims it cites."""
+
+    markdown: str = ""
+    cites: list[Cite] = Field(default_factory=list)
+
+
+class Section(_Open):
+    """A headed section of paragraphs."""
+
+    heading: str = ""
+    paragraphs: list[Paragraph] = Field(default_factory=list)
+
+
+class KeyFact(_Open):
+    """A key fact at the top of the story, with its own citations."""
+
+    text: str = ""
+    self_reported: bool | None = None
+    cites: list[Cite] = Field(default_factory=list)
+
+
+class Manifest(_Open):
+    """A manifest: the summary of one source document from one publisher."""
+
+    manifest_id: Id
+    title: str | None = None
+    source_name: str | None = None
+    source_url: str | None = None
+    published_date: dt.date | None = None
+
+
+class Related(_Open):
+    """A link to a related story (page URL only)."""
+
+    url: str
+    headline: str | None = None
+    slug: str | None = None
+
+
+class Labels(_Open):
+    """Trust labels shown with the story."""
+
+    trust: str | None = None
+    trust_text: str | None = None
+    newsroom: str | None = None
+
+
+class Writer(_Open):
+    """The agent that wrote the story and its run id."""
+
+    agent: str | None = None
+    run_id: Id | None = None
+
+
+class DecisionCard(_Open):
+    """Who the story is useful for, what it is not for, what to compare it against."""
+
+    useful_for: list[str] = Field(default_factory=list)
+    not_for: list[str] = Field(default_factory=list)
+    compare_against: list[str] = Field(default_factory=list)
+
+
+class Correction(_Open):
+    """A correction; the publisher's shape is not fixed yet, so a bare string is accepted."""
+
+    text: str | None = None
+    date: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, value: Any) -> Any:
+        return {"text": value} if isinstance(value, str) else value
+
+
+class Links(_Open):
+    """Alternate representations of the story."""
+
+    html: str | None = None
+    json_: str | None = Field(default=None, alias="json")
+    markdown: str | None = None
+    newsroom: str | None = None
+    edition: str | None = None
+
+
+class Reuse(_Open):
+    """Licence and reuse terms."""
+
+    version: str | None = None
+    summary: str | None = None
+    attribution: str | None = None
+    link_rule: str | None = None
+    keep_ids_rule: str | None = None
+    no_endorsement: str | None = None
+    license_url: str | None = None
+    machine_url: str | None = None
+    canonical_url: str | None = None
+
+
+class Sponsor(_Open):
+    """A sponsor or house-ad block."""
+
+    label: str | None = None
+    title: str | None = None
+    text: str | None = None
+    note: str | None = None
+    cta: dict[str, Any] | None = None
+
+
+class RunTheseManifests(_Open):
+    """The story's invitation to read its manifests first-hand."""
+
+    title: str | None = None
+    summary: str | None = None
+    manifest_ids: list[Id] = Field(default_factory=list)
+
+
+class Story(_Open):
+    """A whole ``hangingcontext.desk/1`` story document."""
+
+    schema_id: str = Field(alias="schema")
+    type: str
+    id: Id
+    url: str
+    headline: str
+    slug: str | None = None
+    edition: str | None = None
+    newsroom: str | None = None
+    beat: str | None = None
+    newsroom_title: str | None = None
+    angle: str | None = None
+    dek: str | None = None
+    published_at: dt.datetime | None = None
+    labels: Labels | None = None
+    source_count: int | None = None
+    publishers: list[str] = Field(default_factory=list)
+    key_facts: list[KeyFact] = Field(default_factory=list)
+    images: list[Any] = Field(default_factory=list)
+    sections: list[Section] = Field(default_factory=list)
+    unresolved: list[str] = Field(default_factory=list)
+    decision_card: DecisionCard | None = None
+    writer: Writer | None = None
+    corrections: list[Correction] = Field(default_factory=list)
+    cited_manifest_ids: list[Id] = Field(default_factory=list)
+    manifests: list[Manifest] = Field(default_factory=list)
+    run_these_manifests: RunTheseManifests | None = None
+    links: Links | None = None
+    related: list[Related] = Field(default_factory=list)
+    sponsor: Sponsor | None = None
+    disclosure: str | None = None
+    reuse: Reuse | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _canonical_url(cls, value: str) -> str:
+        parts = urlsplit(value.strip())
+        if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+            raise ValueError("must be an absolute http(s) URL")
+        if any(ch in value for ch in ' <>"{}|\\^`') or any(ord(ch) < 0x21 for ch in value):
+            raise ValueError("must be a URL without spaces, quotes or angle brackets")
+        return value.strip().split("#", 1)[0]
+
+    @property
+    def json_url(self) -> str:
+        """Where the story's JSON lives: ``links.json``, or the page URL + ``index.json``."""
+        if self.links is not None and self.links.json_:
+            return self.links.json_
+        return self.url if self.url.endswith(".json") else self.url.rstrip("/") + "/index.json"
+
+
+def json_path(loc: tuple[int | str, ...]) -> str:
+    """Render a pydantic error location as a JSON path: ``sections[2].paragraphs[0].text``."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _message(err: Any) -> str:
+    msg = str(err.get("msg", "invalid"))
+    msg = msg.removeprefix("Value error, ")
+    return msg[:1].lower() + msg[1:]
+
+
+def parse_story(raw: bytes | str, source: str) -> Story:
+    """Parse and validate one story document.
+
+    Args:
+        raw: the document's bytes (UTF-8 JSON).
+        source: where the bytes came from (file path or URL), used in error messages.
+
+    Returns:
+        The validated :class:`Story`.
+
+    Raises:
+        NotAStoryError: valid JSON that is not a ``hangingcontext.desk/1`` story.
+        StoryError: invalid JSON or a schema violation, with the JSON path of each problem.
+    """
+    try:
+        story = Story.model_validate_json(raw)
+    except pydantic.ValidationError as exc:
+        errors = exc.errors(include_url=False)
+    else:
+        _validate_identity(story, source)
+        return story
+    problems = [(json_path(tuple(e["loc"])), _message(e)) for e in errors]
+    kinds = {e["type"] for e in errors}
+    if "json_invalid" in kinds:
+        lenient = _parse_lenient(raw)
+        if lenient is not None:
+            return _validate_python(lenient, source)
+        ctx = next(e for e in errors if e["type"] == "json_invalid").get("ctx", {})
+        raise StoryError(source, [("", f"invalid JSON: {ctx.get('error', 'cannot parse')}")])
+    if "model_type" in kinds and any(not e["loc"] for e in errors):
+        raise NotAStoryError(source, [("", "not a story: the document is not a JSON object")])
+    _check_identity(raw, source, errors)
+    raise StoryError(source, problems)
+
+
+def _parse_lenient(raw: bytes | str) -> Any:
+    """Python's JSON parser, for what the strict one refuses but RFC 8259 allows.
+
+    Lone UTF-16 surrogate escapes (``"\\ud800"``) are legal JSON but cannot be stored as
+    UTF-8 text; they become U+FFFD so the rest of the story is kept.
+    """
+    import json
+
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        return None
+    return _scrub(doc)
+
+
+def _scrub(value: Any) -> Any:
+    if isinstance(value, str):
+        if _has_surrogate(value):
+            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return value
+    if isinstance(value, list):
+        return [_scrub(v) for v in value]
+    if isinstance(value, dict):
+        return {_scrub(k): _scrub(v) for k, v in value.items()}
+    return value
+
+
+def _has_surrogate(text: str) -> bool:
+    return any(0xD800 <= ord(ch) <= 0xDFFF for ch in text)
+
+
+def _validate_python(doc: Any, source: str) -> Story:
+    try:
+        story = Story.model_validate(doc)
+    except pydantic.ValidationError as exc:
+        errors = exc.errors(include_url=False)
+        if any(not e["loc"] for e in errors):
+            raise NotAStoryError(source, [("", "not a story: not a JSON object")]) from None
+        if any(e["loc"] and e["loc"][0] in ("schema", "type") for e in errors):
+            _validate_identity_doc(doc, source)
+        raise StoryError(source, [(json_path(tuple(e["loc"])), _message(e)) for e in errors]) from None
+    _validate_identity(story, source)
+    return story
+
+
+def _validate_identity_doc(doc: Any, source: str) -> None:
+    schema, kind = doc.get("schema"), doc.get("type")
+    raise NotAStoryError(
+        source,
+        [("schema", f"not a story: schema={schema!r}, type={kind!r} (want {SCHEMA_ID!r}, 'story')")],
+    )
+
+
+def _check_identity(raw: bytes | str, source: str, errors: list[Any]) -> None:
+    """Raise NotAStoryError when ``schema``/``type`` say this is some other document."""
+    if not any(e["loc"] and e["loc"][0] in ("schema", "type") for e in errors):
+        return
+    import json
+
+    try:
+        doc = json.loads(raw)
+    except ValueError:  # pragma: no cover - the JSON parsed above
+        return
+    _validate_identity_doc(doc, source)
+
+
+def _validate_identity(story: Story, source: str) -> None:
+    if story.schema_id != SCHEMA_ID or story.type != "story":
+        raise NotAStoryError(
+            source,
+            [
+                (
+                    "schema",
+                    f"not a story: schema={story.schema_id!r}, type={story.type!r} "
+                    f"(want {SCHEMA_ID!r}, 'story')",
+                )
+            ],
+        )

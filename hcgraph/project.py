@@ -1,0 +1,103 @@
+"""A networkx view of the RDF graph: typed, labelled nodes and predicate-labelled edges.
+
+``to_networkx`` is the projection behind GraphML/GEXF exports (for Gephi) and the citation
+maps. Node attributes:
+
+``iri``      the node's IRI
+``type``     its hcgraph type: the local name of its ``hc:`` class (``Story``, ``Section``,
+             ``Paragraph``, ``KeyFact``, ``Claim``, ``Manifest``, ``SourceDocument``,
+             ``Publisher``, ``Newsroom``, ``Edition``, ``WriterRun``, ``Citation``, …),
+             ``Agent`` for prov:SoftwareAgent, ``RelatedStory`` for a related-story link
+             whose story is not in the graph
+``label``    a short human label (headline, title, name, or the start of the text)
+``text``     the full text, headline or title where there is one ("" otherwise)
+
+Edge attributes: ``predicate`` (a CURIE such as ``cito:citesAsEvidence``). The graph is a
+``networkx.MultiDiGraph``; edges run in the RDF direction (subject → object).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import networkx as nx
+import pyoxigraph as ox
+
+from .store import Store
+from .vocab import DCTERMS, HC, PREFIXES, PROV, RDF, RDFS, SDO
+
+__all__ = ["curie", "node_type", "to_networkx"]
+
+_TYPE = str(RDF.type)
+_HC = str(HC._NS)
+_LABEL_PREDICATES = [
+    str(SDO.headline),
+    str(DCTERMS.title),
+    str(SDO.name),
+    str(SDO.text),
+    str(RDFS.label),
+    str(DCTERMS.identifier),
+]
+_LABEL_RANK = {p: i for i, p in enumerate(_LABEL_PREDICATES)}
+_SKIP_EDGES = {_TYPE, str(SDO.url)}
+
+
+def curie(iri: str) -> str:
+    """``https://schema.org/headline`` → ``schema:headline`` (unknown namespaces unchanged)."""
+    for prefix, ns in PREFIXES.items():
+        if iri.startswith(ns) and prefix != "hcid":
+            return f"{prefix}:{iri[len(ns) :]}"
+    return iri
+
+
+def node_type(types: set[str]) -> str:
+    """The display type for a node with these rdf:types (its hc: class wins)."""
+    hc = sorted(t[len(_HC) :] for t in types if t.startswith(_HC))
+    if hc:
+        return hc[0]
+    if str(PROV.SoftwareAgent) in types:
+        return "Agent"
+    return "Resource"
+
+
+def to_networkx(store: Store, *, max_label: int = 80) -> nx.MultiDiGraph:
+    """Project the union of all story graphs onto a networkx MultiDiGraph.
+
+    Every IRI that has an ``rdf:type``, or is the target of ``dcterms:relation``, becomes a
+    node; every triple between two such nodes becomes an edge. Literals become attributes.
+    """
+    types: dict[str, set[str]] = defaultdict(set)
+    labels: dict[str, tuple[int, str]] = {}
+    links: list[tuple[str, str, str]] = []
+    related: set[str] = set()
+    relation = str(DCTERMS.relation)
+    for triple in store.union_triples():
+        s, p, o = triple.subject, triple.predicate.value, triple.object
+        if not isinstance(s, ox.NamedNode):
+            continue
+        if p == _TYPE and isinstance(o, ox.NamedNode):
+            types[s.value].add(o.value)
+        elif isinstance(o, ox.Literal):
+            rank = _LABEL_RANK.get(p)
+            if rank is not None and (s.value not in labels or rank < labels[s.value][0]):
+                labels[s.value] = (rank, o.value)
+        elif isinstance(o, ox.NamedNode) and p not in _SKIP_EDGES:
+            links.append((s.value, p, o.value))
+            if p == relation:
+                related.add(o.value)
+    graph = nx.MultiDiGraph()
+    for iri in sorted(set(types) | related):
+        kind = node_type(types[iri]) if iri in types else "RelatedStory"
+        text = labels.get(iri, (0, ""))[1]
+        short = " ".join(text.split())
+        if len(short) > max_label:
+            short = short[: max_label - 1] + "…"
+        graph.add_node(iri, iri=iri, type=kind, label=short or _tail(iri), text=text)
+    for s, p, o in links:
+        if s in graph and o in graph:
+            graph.add_edge(s, o, key=curie(p), predicate=curie(p))
+    return graph
+
+
+def _tail(iri: str) -> str:
+    return iri.rstrip("/").rsplit("/", 1)[-1].rsplit("#", 1)[-1] or iri

@@ -1,0 +1,38 @@
+"""Counts that describe a store: stories, triples, and nodes per type."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .project import node_type
+from .store import Store
+
+__all__ = ["graph_stats"]
+
+_TYPE_COUNTS = """
+SELECT ?s (GROUP_CONCAT(STR(?t); separator=" ") AS ?types)
+WHERE { ?s a ?t } GROUP BY ?s
+"""
+_TRIPLES = "SELECT (COUNT(*) AS ?n) WHERE { SELECT DISTINCT ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } } }"
+_RELATED = "SELECT (COUNT(DISTINCT ?r) AS ?n) WHERE { ?s dcterms:relation ?r }"
+
+
+def graph_stats(store: Store) -> dict[str, Any]:
+    """Stories, quads, distinct triples, related links and node counts per hcgraph type.
+
+    Node types are those of :func:`hcgraph.project.node_type` (each node counted once, by
+    its hc: class), so the numbers match the networkx projection and the maps.
+    """
+    per_type: dict[str, int] = {}
+    for row in store.query(_TYPE_COUNTS):
+        kind = node_type(set(row["types"].value.split()))
+        per_type[kind] = per_type.get(kind, 0) + 1
+    triples = int(next(iter(store.query(_TRIPLES)))["n"].value)
+    related = int(next(iter(store.query(_RELATED)))["n"].value)
+    return {
+        "stories": len(store.story_graphs()),
+        "quads": len(store),
+        "triples": triples,
+        "related_links": related,
+        "nodes": dict(sorted(per_type.items())),
+    }

@@ -1,0 +1,119 @@
+"""The vocabulary hcgraph writes, defined once.
+
+Standard vocabularies do nearly all the work: W3C PROV-O is the provenance backbone, SPAR
+CiTO records citation acts, schema.org carries article metadata and Dublin Core terms carry
+identifiers, titles, dates and parts. The ``hc:`` terms below exist only where none of
+those has a term; each is declared in ``ontology.ttl`` (label, comment, domain/range and its
+subClassOf/subPropertyOf link to a standard term), and ``tests/test_ontology.py`` checks
+that this class and that file list exactly the same terms.
+
+IRIs that hcgraph mints for things without a URL of their own live under ``ID`` (see
+``hcgraph.iris``).
+"""
+
+from __future__ import annotations
+
+from rdflib import Namespace, URIRef
+from rdflib.namespace import DCTERMS, PROV, RDF, RDFS, SDO, XSD, DefinedNamespace
+
+__all__ = [
+    "CITO",
+    "DCTERMS",
+    "HC",
+    "ID",
+    "ONTOLOGY_IRI",
+    "PREFIXES",
+    "TURTLE_PREFIXES",
+    "PROV",
+    "RDF",
+    "RDFS",
+    "SDO",
+    "XSD",
+]
+
+CITO = Namespace("http://purl.org/spar/cito/")
+ID = Namespace("https://w3id.org/hcgraph/id/")
+ONTOLOGY_IRI = "https://w3id.org/hcgraph/ns"
+
+
+class HC(DefinedNamespace):
+    """hcgraph's own terms (``https://w3id.org/hcgraph/ns#``); comments as in ontology.ttl."""
+
+    _NS = Namespace("https://w3id.org/hcgraph/ns#")
+    _fail = True
+
+    # --- classes -----------------------------------------------------------------------
+    Story: URIRef  # An ingested Hanging Context story (schema:NewsArticle, prov:Entity).
+    Section: URIRef  # A headed section of a story.
+    Paragraph: URIRef  # One paragraph of a section; the unit that cites claims.
+    KeyFact: URIRef  # A key fact stated at the top of a story, with its own citations.
+    Claim: URIRef  # One claim inside a manifest, cited by id.
+    Manifest: URIRef  # A manifest: a summary of one source document, holding claims.
+    SourceDocument: URIRef  # The document (paper, post) a manifest summarises.
+    Publisher: URIRef  # The source a manifest's document comes from (its source_name).
+    Newsroom: URIRef  # The Hanging Context newsroom (desk) a story belongs to.
+    Edition: URIRef  # The edition (publication run) a story appeared in.
+    WriterRun: URIRef  # The writer agent's run that generated a story.
+    Citation: URIRef  # One cite object: a paragraph or key fact citing claims of one manifest.
+    Correction: URIRef  # A correction published on a story.
+    UnresolvedQuestion: URIRef  # A question the story says its evidence leaves open.
+    DecisionCard: URIRef  # The story's "useful for / not for / compare against" card.
+    ReuseTerms: URIRef  # The story's licence and reuse terms.
+    SponsorNote: URIRef  # A sponsor or house-ad block shown with a story.
+    RawDocument: URIRef  # The exact bytes a story graph was built from, by SHA-256.
+    Ingest: URIRef  # One run of hcgraph turning a raw document into a story graph.
+
+    # --- properties --------------------------------------------------------------------
+    slug: URIRef  # The story's URL slug.
+    beat: URIRef  # The story's beat within its newsroom.
+    angle: URIRef  # The story's one-sentence angle.
+    trust: URIRef  # The trust label (e.g. "confirmed").
+    trustText: URIRef  # The human-readable trust label text.
+    newsroom: URIRef  # The newsroom a story belongs to.
+    edition: URIRef  # The edition a story appeared in.
+    keyFact: URIRef  # A key fact of the story.
+    unresolved: URIRef  # An unresolved question of the story.
+    decisionCard: URIRef  # The story's decision card.
+    reuseTerms: URIRef  # The story's reuse terms.
+    sponsorNote: URIRef  # A sponsor note shown with the story.
+    disclosure: URIRef  # The story's disclosure statement.
+    usefulFor: URIRef  # Decision card: who the story is useful for.
+    notFor: URIRef  # Decision card: what the story is not for.
+    compareAgainst: URIRef  # Decision card: what to compare the story against.
+    usageRule: URIRef  # One rule of the reuse terms.
+    selfReported: URIRef  # Whether a key fact is self-reported by its source.
+    citesClaim: URIRef  # A claim cited by a citation act.
+    listsManifest: URIRef  # A manifest listed in the story's manifests[].
+    citesUnlistedManifest: URIRef  # A manifest cited by the story but missing from manifests[].
+    declaredSourceCount: URIRef  # The story's own source_count field.
+    declaredPublisher: URIRef  # A publisher named in the story's own publishers[] field.
+    declaredCitedManifest: URIRef  # A manifest named in the story's cited_manifest_ids field.
+    verifiableManifest: URIRef  # A manifest the story invites readers to run themselves.
+    rawDocument: URIRef  # The raw document a story graph was built from.
+    sha256: URIRef  # SHA-256 of a raw document's bytes, lower-case hex.
+    byteSize: URIRef  # Size of a raw document in bytes.
+    sourceLocation: URIRef  # Where hcgraph read a raw document from (file path or URL).
+    unmappedJson: URIRef  # JSON of the fields hcgraph keeps but does not map to triples.
+
+
+# Prefixes used for readable Turtle/TriG and for the saved queries.
+PREFIXES: dict[str, str] = {
+    "hc": str(HC._NS),
+    "hcid": str(ID),
+    "prov": str(PROV),
+    "cito": str(CITO),
+    "schema": str(SDO),
+    "dcterms": str(DCTERMS),
+    "rdf": str(RDF),
+    "rdfs": str(RDFS),
+    "xsd": str(XSD),
+}
+
+# Prefixes for serialised RDF: the id namespaces get short, readable prefixes instead of
+# ``hcid:`` (whose local names would need escaped slashes).
+TURTLE_PREFIXES: dict[str, str] = {
+    **{k: v for k, v in PREFIXES.items() if k != "hcid"},
+    "manifest": f"{ID}manifest/",
+    "claim": f"{ID}claim/",
+    "publisher": f"{ID}publisher/",
+}
