@@ -26,6 +26,9 @@ COMMANDS: dict[str, str] = {
     "ingest": "hcgraph.cli.ingest:ingest",
     "export": "hcgraph.cli.export:export",
     "stats": "hcgraph.cli.stats:stats",
+    "query": "hcgraph.cli.query:query",
+    "check": "hcgraph.cli.check:check",
+    "serve": "hcgraph.cli.serve:serve",
 }
 
 
