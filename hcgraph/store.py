@@ -137,7 +137,7 @@ class Store:
         """SHA-256 of the raw bytes the story's graph was built from, or None if absent."""
         st = ox.NamedNode(story_url)
         for quad in self.ox.quads_for_pattern(st, H["rawDocument"], None, st):
-            return str(quad.object.value).removeprefix(_RAW_PREFIX)
+            return _value(quad.object).removeprefix(_RAW_PREFIX)
         return None
 
     def _revisions(self, story_url: str, sha256: str) -> tuple[Revision, ...]:
@@ -145,7 +145,7 @@ class Store:
         g = ox.NamedNode(story_url)
         ended = None
         for q in self.ox.quads_for_pattern(mint("ingest", sha256), _ENDED, None, g):
-            ended = dt.datetime.fromisoformat(q.object.value)
+            ended = dt.datetime.fromisoformat(_value(q.object))
         chain = [Revision(sha256, ended or now_utc())]
         node = mint("raw", sha256)
         seen = {sha256}
@@ -160,7 +160,7 @@ class Store:
             seen.add(sha)
             created = next(iter(self.ox.quads_for_pattern(node, _CREATED, None, g)), None)
             when = (
-                dt.datetime.fromisoformat(created.object.value)
+                dt.datetime.fromisoformat(_value(created.object))
                 if created
                 else chain[-1].retrieved_at
             )
@@ -179,7 +179,9 @@ class Store:
         ``bindings`` are bound as RDF terms (never spliced into the text). With ``union``
         (the default) the default graph is the union of all story graphs.
         """
-        subs = {ox.Variable(k): v for k, v in (bindings or {}).items()}
+        subs: dict[ox.Variable, ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple] = {
+            ox.Variable(k): v for k, v in (bindings or {}).items()
+        }
         return self.ox.query(
             sparql, prefixes=PREFIXES, use_default_graph_as_union=union, substitutions=subs or None
         )
@@ -192,7 +194,9 @@ class Store:
         subject's triples mostly arrive together (readable Turtle). An ``ORDER BY`` here is
         10x slower on the on-disk store (it decodes and compares every term).
         """
-        for solution in self.ox.query(_UNION):
+        solutions = self.ox.query(_UNION)
+        assert isinstance(solutions, ox.QuerySolutions)
+        for solution in solutions:
             yield ox.Triple(solution[0], solution[1], solution[2])
 
     # --- writing --------------------------------------------------------------------------
@@ -263,6 +267,11 @@ class Store:
     def _writable(self) -> None:
         if self.read_only:
             raise StoreError(f"{self.directory}: store opened read-only")
+
+
+def _value(term: ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple) -> str:
+    """The lexical value of a term (a quoted triple has none: empty string)."""
+    return "" if isinstance(term, ox.Triple) else term.value
 
 
 def _first_line(exc: BaseException) -> str:
