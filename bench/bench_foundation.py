@@ -60,22 +60,31 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def run_hcgraph(n: int, seed: int, workdir: Path, exports: list[str]) -> dict[str, Any]:
-    """hcgraph on the on-disk store: ingest, exports to files, the query (median of 5)."""
+def run_hcgraph(
+    n: int, seed: int, workdir: Path, exports: list[str], *, in_memory: bool = False
+) -> dict[str, Any]:
+    """hcgraph: ingest, exports to files, the query (median of 5).
+
+    The on-disk store is what the CLI uses; ``in_memory`` runs the same code on Oxigraph's
+    in-memory store (``Store(None)``), to show what the engine costs without RocksDB.
+    """
     from hcgraph.export import export
     from hcgraph.ingest import ingest_bytes
     from hcgraph.store import Store
 
     docs = _docs(n, seed)
-    out: dict[str, Any] = {"side": "hcgraph (Oxigraph on disk)", "stories": n}
+    side = "hcgraph (Oxigraph in memory)" if in_memory else "hcgraph (Oxigraph on disk)"
+    out: dict[str, Any] = {"side": side, "stories": n}
     store_dir = workdir / "store"
     t0 = time.perf_counter()
-    with Store(store_dir) as store:
-        report = ingest_bytes(store, docs)
-        assert report.ok, report.failures[:3]
+    writer = Store(None if in_memory else store_dir)
+    report = ingest_bytes(writer, docs)
+    assert report.ok, report.failures[:3]
+    if not in_memory:
+        writer.close()
     out["ingest_s"] = time.perf_counter() - t0
     del docs
-    with Store(store_dir, read_only=True) as store:
+    with writer if in_memory else Store(store_dir, read_only=True) as store:
         out["quads"] = len(store)
         for fmt in exports:
             t0 = time.perf_counter()
@@ -93,7 +102,11 @@ def run_hcgraph(n: int, seed: int, workdir: Path, exports: list[str]) -> dict[st
     if "ntriples" in exports:
         with open(workdir / "graph.ntriples", "rb") as fh:
             out["triples"] = sum(1 for _ in fh)
-    out["disk_mb"] = sum(p.stat().st_size for p in store_dir.rglob("*") if p.is_file()) / 2**20
+    out["disk_mb"] = (
+        sum(p.stat().st_size for p in store_dir.rglob("*") if p.is_file()) / 2**20
+        if store_dir.exists()
+        else 0.0
+    )
     out["peak_rss_mb"] = _rss_mb()
     return out
 
@@ -188,6 +201,8 @@ def _fmt_row(r: dict[str, Any]) -> str:
     )
 
 
+SIDES = ["hcgraph", "hcgraph-mem", "rdflib"]
+
 HEADER = (
     "| side | stories | triples (union) | ingest s | Turtle s | N-Triples s | ingest+Turtle s "
     "| source-reuse query s | rows | peak RSS MB |\n"
@@ -202,32 +217,47 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--exports", nargs="+", default=["turtle", "ntriples"])
     ap.add_argument("--write-results", action="store_true")
-    ap.add_argument("--child", choices=["hcgraph", "rdflib"])
+    ap.add_argument("--child", choices=SIDES)
+    ap.add_argument(
+        "--sides",
+        nargs="+",
+        choices=SIDES,
+        default=["hcgraph", "rdflib"],
+        help="hcgraph (on disk), hcgraph-mem (in memory), rdflib (the baseline)",
+    )
     ap.add_argument("--workdir", type=Path)
     args = ap.parse_args()
     if args.child:
-        fn = run_hcgraph if args.child == "hcgraph" else run_rdflib
-        print(json.dumps(fn(args.sizes[0], args.seed, args.workdir, args.exports)))
+        n, wd, ex = args.sizes[0], args.workdir, args.exports
+        if args.child == "rdflib":
+            result = run_rdflib(n, args.seed, wd, ex)
+        else:
+            result = run_hcgraph(n, args.seed, wd, ex, in_memory=args.child == "hcgraph-mem")
+        print(json.dumps(result))
         return
     lines = [HEADER]
     ratios = []
     for n in args.sizes:
-        ours = _child("hcgraph", n, args.seed, args.exports)
-        base = _child("rdflib", n, args.seed, args.exports)
-        assert ours["query_rows"] == base["query_rows"], (ours, base)
-        assert ours["triples"] == base["triples"], (ours["triples"], base["triples"])
-        lines += [_fmt_row(ours), _fmt_row(base)]
-        build = (base["ingest_s"] + base["turtle_s"]) / (ours["ingest_s"] + ours["turtle_s"])
-        ratios.append(
-            f"| {n:,} | {build:.1f}x | {base['ingest_s'] / ours['ingest_s']:.1f}x | "
-            f"{base['turtle_s'] / ours['turtle_s']:.1f}x | "
-            f"{base['query_s'] / ours['query_s']:.1f}x | {ours['peak_rss_mb']:,.0f} MB |"
-        )
-        print("\n".join(lines[-2:]), flush=True)
+        results = {side: _child(side, n, args.seed, args.exports) for side in args.sides}
+        lines += [_fmt_row(r) for r in results.values()]
+        print("\n".join(lines[-len(results) :]), flush=True)
+        base = results.get("rdflib")
+        for side, ours in results.items():
+            if base is None or side == "rdflib":
+                continue
+            assert ours["query_rows"] == base["query_rows"], (ours, base)
+            assert ours["triples"] == base["triples"], (ours["triples"], base["triples"])
+            build = (base["ingest_s"] + base["turtle_s"]) / (ours["ingest_s"] + ours["turtle_s"])
+            ratios.append(
+                f"| {ours['side']} | {n:,} | {build:.1f}x | "
+                f"{base['ingest_s'] / ours['ingest_s']:.1f}x | "
+                f"{base['turtle_s'] / ours['turtle_s']:.1f}x | "
+                f"{base['query_s'] / ours['query_s']:.1f}x | {ours['peak_rss_mb']:,.0f} MB |"
+            )
     table = "\n".join(lines)
     ratio_table = (
-        "| stories | ingest+Turtle speed-up | ingest | Turtle | query | hcgraph peak RSS |\n"
-        "|---:|---:|---:|---:|---:|---:|\n" + "\n".join(ratios)
+        "| hcgraph store | stories | ingest+Turtle speed-up | ingest | Turtle | query "
+        "| hcgraph peak RSS |\n|---|---:|---:|---:|---:|---:|---:|\n" + "\n".join(ratios)
     )
     big = ""
     if args.big:
