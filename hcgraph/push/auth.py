@@ -79,9 +79,8 @@ def credentials_from_env(variable: str, environ: dict[str, str] | None = None) -
     value = env.get(variable, "").strip()
     if not value:
         raise PushError(f"--auth-env {variable}: the environment variable is not set or empty")
-    if value[:7].lower() == "bearer ":
-        token = value[7:].strip()
-        return _bearer(variable, token)
+    if value.lower() == "bearer" or value[:7].lower() == "bearer ":
+        return _bearer(variable, value[6:].strip())
     if ":" not in value:
         return _bearer(variable, value)
     user, _, password = value.partition(":")
