@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hcgraph import Store, ingest_bytes
 from hcgraph.dump import write_shards
-from hcgraph.push import PushOptions, PushState, push, remote_counts, resolve_endpoint
+from hcgraph.push import PushOptions, PushState, push_graphs, remote_counts, resolve_endpoint
 from hcgraph.sample import iter_stories
 
 
@@ -94,7 +94,7 @@ def run_push(store_dir: Path, work: Path, protocol: str, concurrency: int, batch
         options = PushOptions(protocol=protocol, concurrency=concurrency, batch=batch)
         with Store(store_dir, read_only=True) as store:
             started = time.perf_counter()
-            report = push(store, endpoint, options, state=PushState(None))
+            report = push_graphs(store, endpoint, options, state=PushState(None))
             seconds = time.perf_counter() - started
             assert report.ok and report.pushed == report.graphs, report
             local = {g: 0 for g in store.story_graphs()}

@@ -22,7 +22,7 @@ from hcgraph.push import (
     PushState,
     credentials_from_env,
     local_graphs,
-    push,
+    push_graphs,
     resolve_endpoint,
 )
 from hcgraph.push.update import update_body
@@ -56,7 +56,7 @@ def run(
     **options: object,
 ) -> object:
     opts = PushOptions(backoff=0.0, **options)  # type: ignore[arg-type]
-    return push(
+    return push_graphs(
         store,
         ENDPOINT,
         opts,
@@ -359,12 +359,14 @@ def test_incremental_state(mem_store: Store) -> None:
         return httpx.Response(201)
 
     transport = httpx.MockTransport(handler)
-    first = push(mem_store, ENDPOINT, state=state, transport=transport)
-    second = push(mem_store, ENDPOINT, state=state, transport=transport)
-    forced = push(mem_store, ENDPOINT, PushOptions(force=True), state=state, transport=transport)
+    first = push_graphs(mem_store, ENDPOINT, state=state, transport=transport)
+    second = push_graphs(mem_store, ENDPOINT, state=state, transport=transport)
+    forced = push_graphs(
+        mem_store, ENDPOINT, PushOptions(force=True), state=state, transport=transport
+    )
     assert (first.pushed, second.pushed, second.unchanged, forced.pushed) == (5, 0, 5, 5)
     assert len(sent) == 10
-    dry = push(mem_store, ENDPOINT, PushOptions(dry_run=True, force=True), state=state)
+    dry = push_graphs(mem_store, ENDPOINT, PushOptions(dry_run=True, force=True), state=state)
     assert dry.pending == mem_store.story_graphs()
 
 

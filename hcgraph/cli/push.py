@@ -15,7 +15,14 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from ..push import PRESETS, PushOptions, PushReport, credentials_from_env, push, resolve_endpoint
+from ..push import (
+    PRESETS,
+    PushOptions,
+    PushReport,
+    credentials_from_env,
+    push_graphs,
+    resolve_endpoint,
+)
 from ..push.auth import Credentials
 from ..store import Store
 from ._common import err_console, out_console, store_option
@@ -165,7 +172,9 @@ def push_command(
                 done = progress.tasks[task].fields["triples"] + triples
                 progress.update(task, advance=graphs, triples=done)
 
-            report = push(store, target, options, credentials=credentials, on_progress=advance)
+            report = push_graphs(
+                store, target, options, credentials=credentials, on_progress=advance
+            )
     _print_report(report, dry_run=dry_run)
 
 

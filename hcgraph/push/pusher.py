@@ -41,7 +41,7 @@ from .state import PushState
 from .update import update_request
 from .verify import VerifyReport, compare_counts, remote_counts
 
-__all__ = ["GraphFailure", "PushOptions", "PushReport", "push", "push_async"]
+__all__ = ["GraphFailure", "PushOptions", "PushReport", "push_graphs", "push_graphs_async"]
 
 PROTOCOLS = ("gsp", "update")
 MODES = ("replace", "merge")
@@ -141,7 +141,7 @@ class _Refused(Exception):
     """The server refused this request; other graphs may still go through."""
 
 
-def push(
+def push_graphs(
     store: Store,
     endpoint: Endpoint,
     options: PushOptions | None = None,
@@ -151,7 +151,7 @@ def push(
     on_progress: Progress | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
 ) -> PushReport:
-    """Push the story graphs of ``store`` to ``endpoint`` (blocking; see :func:`push_async`).
+    """Push the story graphs of ``store`` to ``endpoint`` (blocking; see :func:`push_graphs_async`).
 
     Args:
         store: the local store (read only).
@@ -169,7 +169,7 @@ def push(
         PushError: bad options, unreadable state file, or a failed ``--verify`` query.
     """
     return asyncio.run(
-        push_async(
+        push_graphs_async(
             store,
             endpoint,
             options,
@@ -181,7 +181,7 @@ def push(
     )
 
 
-async def push_async(
+async def push_graphs_async(
     store: Store,
     endpoint: Endpoint,
     options: PushOptions | None = None,
@@ -191,7 +191,7 @@ async def push_async(
     on_progress: Progress | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
 ) -> PushReport:
-    """:func:`push` for callers already inside an event loop (notebooks)."""
+    """:func:`push_graphs` for callers already inside an event loop (notebooks)."""
     opts = options or PushOptions()
     opts.check()
     state = state if state is not None else PushState.for_store(store.directory)
