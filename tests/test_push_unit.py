@@ -384,3 +384,35 @@ def test_incremental_state(mem_store: Store) -> None:
 def test_bad_options(options: dict[str, object], message: str) -> None:
     with pytest.raises(PushError, match=message):
         PushOptions(**options).check()  # type: ignore[arg-type]
+
+
+def test_server_failing_every_request_stops_the_push(seed_bytes: bytes) -> None:
+    calls = 0
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        nonlocal calls
+        calls += 1
+        return httpx.Response(502, text="bad gateway")
+
+    with Store(None) as store:
+        ingest_bytes(store, [_variant(seed_bytes, n) for n in range(8)])
+        report = run(store, handler, retries=1, concurrency=1)
+    assert report.aborted == (  # type: ignore[attr-defined]
+        "the server keeps failing: HTTP 502 from http://127.0.0.1:9/store: bad gateway "
+        "(after 2 attempts)"
+    )
+    assert len(report.failures) == 5 and report.not_sent == 3  # type: ignore[attr-defined]
+    assert calls == 10
+
+
+def test_server_errors_fail_a_whole_update_batch_without_splitting(mem_store: Store) -> None:
+    calls = 0
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        nonlocal calls
+        calls += 1
+        return httpx.Response(500)
+
+    report = run(mem_store, handler, protocol="update", batch=5, retries=1)
+    assert calls == 2  # one batch, retried once, not split into five
+    assert len(report.failures) == 5  # type: ignore[attr-defined]

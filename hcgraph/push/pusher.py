@@ -12,6 +12,8 @@ Failures, and what happens next:
   (``Retry-After`` is honoured, capped);
 * a graph the server refuses (other 4xx) is reported and the rest continue; a refused
   update batch is split and resent graph by graph, so the one bad graph is named;
+* a graph still failing with 5xx after its retries is reported too, but when that happens
+  ``max(5, 2 * concurrency)`` times in a row, the push stops (the server is as good as down);
 * the server unreachable after all retries, credentials refused (401/403), a wrong path
   (404/405) or a redirect stop the whole push: every further graph would fail the same way.
 
@@ -138,7 +140,15 @@ class _Abort(Exception):
 
 
 class _Refused(Exception):
-    """The server refused this request; other graphs may still go through."""
+    """The server refused this request; other graphs may still go through.
+
+    ``server_side``: the server kept failing (5xx/429/timeout) rather than objecting to
+    the data, so splitting a batch would not help.
+    """
+
+    def __init__(self, message: str, *, server_side: bool = False) -> None:
+        super().__init__(message)
+        self.server_side = server_side
 
 
 def push_graphs(
@@ -255,6 +265,8 @@ class _Run:
         self.on_progress = on_progress
         self.local_counts: dict[str, int] = {}
         self.report = PushReport(endpoint.url, opts.protocol)
+        self._server_failures = 0  # consecutive jobs lost to server errors
+        self._max_server_failures = max(5, 2 * opts.concurrency)
 
     # --- what to send -------------------------------------------------------------------
     def _changed(self) -> Iterator[LocalGraph]:
@@ -324,15 +336,23 @@ class _Run:
                 self.report.aborted = self._redact(str(exc))
             return
         except _Refused as exc:
-            if len(job) > 1:
+            if len(job) > 1 and not exc.server_side:
                 # Find the graph(s) the server objects to; send the others.
                 for graph in job:
                     if self.report.aborted is None:
                         await self._send_job(client, [graph])
                 return
-            self.report.failures.append(GraphFailure(job[0].iri, self._redact(str(exc))))
-            self.on_progress(1, 0)
+            reason = self._redact(str(exc))
+            self.report.failures.extend(GraphFailure(g.iri, reason) for g in job)
+            self.on_progress(len(job), 0)
+            if exc.server_side:
+                # A server failing request after request: stop instead of retrying every
+                # remaining graph (bounded work, and a clear message).
+                self._server_failures += 1
+                if self._server_failures >= self._max_server_failures:
+                    self.report.aborted = f"the server keeps failing: {reason}"
             return
+        self._server_failures = 0
         for graph in job:
             self.state.record(self.endpoint.url, graph.iri, graph.sha256)
         triples = sum(g.triples for g in job)
@@ -363,7 +383,8 @@ class _Run:
                 if isinstance(exc, httpx.ConnectTimeout):
                     unreachable, problem = True, f"cannot reach {url}: connection timed out"
                     continue
-                raise _Refused(f"no answer from {url} within {self.opts.timeout:g} s") from exc
+                message = f"no answer from {url} within {self.opts.timeout:g} s"
+                raise _Refused(message, server_side=True) from exc
             except httpx.TransportError as exc:
                 last = None
                 unreachable, problem = True, f"cannot reach {url}: {_first_line(exc)}"
@@ -390,7 +411,7 @@ class _Run:
         attempts = self.opts.retries + 1
         if unreachable:
             raise _Abort(f"{problem} (after {attempts} attempts)")
-        raise _Refused(f"{problem} (after {attempts} attempts)")
+        raise _Refused(f"{problem} (after {attempts} attempts)", server_side=True)
 
     def _delay(self, attempt: int, response: httpx.Response | None) -> float:
         delay: float = self.opts.backoff * 2.0 ** (attempt - 1)
