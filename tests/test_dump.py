@@ -16,10 +16,10 @@ from typing import Any
 
 import pyoxigraph as ox
 import pytest
-from conftest import ROOT, cli_env
 
 from hcgraph import Store, ingest_bytes
 from hcgraph.sample import generate_corpus
+from tests.conftest import ROOT, cli_env
 
 
 @pytest.fixture(scope="module")

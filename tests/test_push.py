@@ -23,13 +23,13 @@ from urllib.parse import urlsplit
 import httpx
 import pyoxigraph as ox
 import pytest
-from conftest import SEED, OxigraphServer, cli_env, free_port
 
 from hcgraph import Store, ingest_bytes
 from hcgraph.groundtruth import ground_truth
 from hcgraph.push import STATE_FILE
 from hcgraph.sample import generate_corpus
 from hcgraph.vocab import PREFIXES
+from tests.conftest import SEED, OxigraphServer, cli_env, free_port
 
 SEED_URL = "https://hangingcontext.com/stories/2026-10-20/agentic-rl-production/"
 CORPUS_SEED = 6
