@@ -28,6 +28,7 @@ from .model import Story, parse_story
 from .project import to_networkx
 from .stats import graph_stats
 from .store import DEFAULT_STORE, Store
+from .viz import citation_graph, draw_map
 
 __all__ = [
     "DEFAULT_STORE",
@@ -48,6 +49,8 @@ __all__ = [
     "UnknownFormatError",
     "VizError",
     "__version__",
+    "citation_graph",
+    "draw_map",
     "export",
     "graph_stats",
     "ingest_bytes",

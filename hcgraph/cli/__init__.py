@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "ingest": "hcgraph.cli.ingest:ingest",
     "export": "hcgraph.cli.export:export",
     "stats": "hcgraph.cli.stats:stats",
+    "viz": "hcgraph.cli.viz:viz",
 }
 
 
