@@ -178,7 +178,8 @@ def _map_article(out: _Emitter, st: ox.NamedNode, story: Story) -> None:
         out.add(st, H["newsroom"], room)
         out.typed(room, H["Newsroom"], P["Organization"])
         out.text(room, D["identifier"], story.newsroom)
-        out.text(room, S["name"], story.newsroom_title or (story.labels and story.labels.newsroom))
+        title = story.newsroom_title or (story.labels.newsroom if story.labels else None)
+        out.text(room, S["name"], title)
     if story.edition or (links and links.edition):
         ed = as_iri(links.edition if links else None) or mint("edition", story.edition or "")
         out.add(st, H["edition"], ed)

@@ -61,7 +61,9 @@ def cli_env() -> dict[str, str]:
 def run_cli() -> object:
     """Run ``python -m hcgraph`` in a subprocess (the real entry point, real exit codes)."""
 
-    def run(*args: object, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    def run(
+        *args: object, cwd: Path | None = None, timeout: float = 120
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "hcgraph", *map(str, args)],
             capture_output=True, text=True, cwd=cwd, env=cli_env(), timeout=timeout,
