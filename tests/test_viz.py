@@ -161,7 +161,9 @@ def test_top_and_story_groups_fold_the_map(cstore: Store) -> None:
     assert "top 3 manifests" in top.graph["note"]
     grouped = citation_graph(cstore, "reuse", group_stories="newsroom")
     groups = [a for _n, a in grouped.nodes(data=True) if a["type"] == "StoryGroup"]
-    assert 1 <= len(groups) <= 4 and not any(a["type"] == "Story" for _n, a in grouped.nodes(data=True))
+    assert 1 <= len(groups) <= 4 and not any(
+        a["type"] == "Story" for _n, a in grouped.nodes(data=True)
+    )
     assert sum(a["stories"] for a in groups) == 42
     with pytest.raises(VizError, match="--top"):
         citation_graph(cstore, "reuse", top=0)
@@ -241,7 +243,7 @@ def test_html_is_self_contained_and_escaped(cstore: Store) -> None:
     # No external resource of any kind: no src/href attributes, no @import, no url(http…).
     assert not re.search(r"""<(script|link|img|iframe)[^>]*\s(src|href)=""", html, re.I)
     assert "sourceMappingURL" not in html
-    for bad in ("<script>alert(1)", "<img src=x", "onerror=\"alert", "<evil>"):
+    for bad in ("<script>alert(1)", "<img src=x", 'onerror="alert', "<evil>"):
         assert bad not in html, bad
     # Exactly our three script elements: the JSON data, vis-network, the page script.
     assert len(re.findall(r"<script\b", html)) == 3
@@ -293,5 +295,7 @@ def test_draw_map_and_default_paths(seed_store: Store, tmp_path: Path) -> None:
     info = draw_map(seed_store, "story", None, tmp_path / "deep" / "m.html")
     assert info.path.exists() and info.nodes == 58 and info.bytes == info.path.stat().st_size
     assert default_map_path("reuse", None) == Path("output/map.html")
-    assert default_map_path("story", SEED_URL) == Path("output/map-story-agentic-rl-production.html")
+    assert default_map_path("story", SEED_URL) == Path(
+        "output/map-story-agentic-rl-production.html"
+    )
     assert default_map_path("publisher", "a/../b <x>") == Path("output/map-publisher-b-x.html")

@@ -197,7 +197,9 @@ def test_story_view_in_chromium(browser: Any, vstore: Store, tmp_path: Path) -> 
     _screenshot(page, "story")
     # Click the hostile story itself: its text shows, as text, in the details panel.
     _click_node(page, HOSTILE_URL)
-    page.page.wait_for_function("() => document.getElementById('details').textContent.includes('highlighted')")
+    page.page.wait_for_function(
+        "() => document.getElementById('details').textContent.includes('highlighted')"
+    )
     details = page.page.text_content("#details")
     assert "<script>window.__pwned='script'</script>" in details
     assert page.js("hcmap.dimmed()") == len(graph) - len(_provenance(graph, HOSTILE_URL))
@@ -236,7 +238,9 @@ def test_reuse_view_in_chromium(browser: Any, vstore: Store, tmp_path: Path) -> 
     manifest = max((n for n, a in graph.nodes(data=True) if a["type"] == "Manifest"),
                    key=lambda n: graph.nodes[n]["stories"])  # fmt: skip
     _click_node(page, manifest)
-    page.page.wait_for_function("() => document.getElementById('details').textContent.includes('highlighted')")
+    page.page.wait_for_function(
+        "() => document.getElementById('details').textContent.includes('highlighted')"
+    )
     assert page.js("hcmap.dimmed()") == len(graph) - len(_provenance(graph, manifest))
     assert "stories" in page.page.text_content("#details")
     _check_search_and_filter(page, graph, "agent", "Story")

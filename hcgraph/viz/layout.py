@@ -116,7 +116,9 @@ _TRAIL = {
 }
 
 
-def layered_layout(graph: nx.DiGraph, column_gap: float = 260.0, row_gap: float = 46.0) -> Positions:
+def layered_layout(
+    graph: nx.DiGraph, column_gap: float = 260.0, row_gap: float = 46.0
+) -> Positions:
     """Columns by node type (the provenance trail), rows ordered by the parents' rows."""
     columns: dict[int, list[str]] = defaultdict(list)
     for n, attrs in graph.nodes(data=True):

@@ -145,14 +145,22 @@ def _options(styles: dict[str, Any], edges: int) -> dict[str, Any]:
         "edges": {
             "smooth": False,
             "arrows": {"to": {"enabled": True, "scaleFactor": 0.45}},
-            "color": {"color": "#9aa4b2", "highlight": "#24292f", "hover": "#57606a",
-                      "inherit": False},  # fmt: skip
+            "color": {
+                "color": "#9aa4b2",
+                "highlight": "#24292f",
+                "hover": "#57606a",
+                "inherit": False,
+            },
             "selectionWidth": 1.5,
         },
         "nodes": {
             "borderWidth": 1,
-            "font": {"size": 13, "face": "DejaVu Sans, Arial, sans-serif",
-                     "strokeWidth": 3, "strokeColor": "#ffffff"},  # fmt: skip
+            "font": {
+                "size": 13,
+                "face": "DejaVu Sans, Arial, sans-serif",
+                "strokeWidth": 3,
+                "strokeColor": "#ffffff",
+            },
             "scaling": {"label": {"drawThreshold": 6}},
         },
         "groups": {t: _group(s) for t, s in styles.items()},

@@ -64,12 +64,7 @@ def styles_for(types: list[str]) -> dict[str, NodeStyle]:
     """A style for each of ``types``: the fixed table, then unused (colour, shape) pairs."""
     out = {t: _STYLES[t] for t in types if t in _STYLES}
     used = {(s.color, s.shape) for s in _STYLES.values()}
-    pairs = (
-        (c, b, sh)
-        for sh in _SPARE_SHAPES
-        for c, b in _SPARE_COLOURS
-        if (c, sh) not in used
-    )
+    pairs = ((c, b, sh) for sh in _SPARE_SHAPES for c, b in _SPARE_COLOURS if (c, sh) not in used)
     for t in sorted(set(types) - set(out)):
         color, border, shape = next(pairs)
         out[t] = NodeStyle(color, border, shape, 9)

@@ -89,7 +89,8 @@ SELECT ?s ?id ?headline ?date ?slug ?room WHERE { GRAPH ?s {
   OPTIONAL { ?s schema:headline ?headline }
   OPTIONAL { ?s schema:datePublished ?date }
   OPTIONAL { ?s hc:slug ?slug }
-  OPTIONAL { ?s hc:newsroom ?r OPTIONAL { ?r dcterms:identifier ?rid } OPTIONAL { ?r schema:name ?rname } }
+  OPTIONAL { ?s hc:newsroom ?r
+             OPTIONAL { ?r dcterms:identifier ?rid } OPTIONAL { ?r schema:name ?rname } }
   BIND(COALESCE(?rid, ?rname, STR(?r)) AS ?room)
 } }
 """
@@ -150,7 +151,8 @@ _Q_GRAPH_MEMBERS = "SELECT DISTINCT ?g ?x WHERE { GRAPH ?g { ?x a ?t } }"
 _Q_GRAPH_FACETS = """
 SELECT DISTINCT ?g ?pubname ?room WHERE { GRAPH ?g {
   { ?g hc:listsManifest|hc:citesUnlistedManifest ?m . ?m dcterms:publisher/schema:name ?pubname }
-  UNION { ?g hc:newsroom ?r OPTIONAL { ?r dcterms:identifier ?rid } BIND(COALESCE(?rid, STR(?r)) AS ?room) }
+  UNION { ?g hc:newsroom ?r OPTIONAL { ?r dcterms:identifier ?rid }
+          BIND(COALESCE(?rid, STR(?r)) AS ?room) }
 } }
 """
 _Q_SOME_STORIES = "SELECT ?s ?slug WHERE { GRAPH ?s { ?s a hc:Story ; hc:slug ?slug } } LIMIT 3"
@@ -418,9 +420,7 @@ STORY_GROUPS: dict[str, str] = {
 }
 
 
-def _fold(
-    data: _Reuse, top: int | None, group_stories: str | None
-) -> tuple[_Reuse, list[str]]:
+def _fold(data: _Reuse, top: int | None, group_stories: str | None) -> tuple[_Reuse, list[str]]:
     """Apply ``top`` (keep the N manifests cited by most stories) and story grouping."""
     notes: list[str] = []
     if top is not None:
@@ -432,8 +432,8 @@ def _fold(
         data.cites = {k: v for k, v in data.cites.items() if k[1] in keep}
         data.manifests = {k: v for k, v in data.manifests.items() if k in keep}
         data.published_by = {(m, p) for m, p in data.published_by if m in keep}
-        data.publishers = {p: v for p, v in data.publishers.items()
-                           if any(pp == p for _m, pp in data.published_by)}  # fmt: skip
+        used = {p for _m, p in data.published_by}
+        data.publishers = {p: v for p, v in data.publishers.items() if p in used}
         citing = {s for s, _m in data.cites}
         gone = len(data.stories) - len(citing)
         data.stories = {k: v for k, v in data.stories.items() if k in citing}
@@ -466,13 +466,17 @@ def _fold(
         for group in groups.values():
             group["newsrooms"] = tuple(sorted(group["newsrooms"]))
             dates = sorted(group.pop("dates"))
-            group["date"] = dates[0] if len(dates) == 1 else (f"{dates[0]}…{dates[-1]}" if dates else "")
+            group["date"] = (
+                dates[0] if len(dates) == 1 else (f"{dates[0]}…{dates[-1]}" if dates else "")
+            )
             group["label"] = _short(f"{group['title']} ({group['stories']} stories)")
             group["title"] = f"{group['title']}: {group['stories']} stories"
         folded: dict[tuple[str, str], int] = defaultdict(int)
         for (s, m), claims in data.cites.items():
             folded[(member[s], m)] += claims
-        notes.append(f"{len(data.stories)} stories folded into {len(groups)} groups ({group_stories})")
+        notes.append(
+            f"{len(data.stories)} stories folded into {len(groups)} groups ({group_stories})"
+        )
         data.stories, data.cites = groups, dict(folded)
     return data, notes
 
@@ -525,7 +529,9 @@ def _publisher_view(store: Store, focus: Focus | None, **kw: Any) -> nx.DiGraph:
     kw.pop("top", None)
     graph = _reuse_view(store, focus, **kw)
     name = graph.nodes[focus.iri]["id"]
-    graph.graph.update(view="publisher", title=f"Publisher {name}: its manifests and the stories citing them")
+    graph.graph.update(
+        view="publisher", title=f"Publisher {name}: its manifests and the stories citing them"
+    )
     return graph
 
 
