@@ -163,11 +163,15 @@ def open_in_chromium(browser: Any, path: Path, *, pyvis: bool, cap: float) -> di
 
 
 def _drag(page: Any) -> bool:
-    """Drag the first node by 80 px with the real mouse; True if it moved."""
-    node = page.evaluate("() => hcmap.nodes.getIds()[0]")
-    page.evaluate("id => hcmap.network.focus(id, {scale: 1.5, animation: false})", node)
+    """Drag the node under the centre of the zoomed-in view with the real mouse; True if it
+    moved (physics off, so only the drag can move it)."""
+    first = page.evaluate("() => hcmap.nodes.getIds()[0]")
+    page.evaluate("id => hcmap.network.focus(id, {scale: 1.5, animation: false})", first)
     box = page.locator("#map canvas").bounding_box()
-    xy = page.evaluate("id => hcmap.network.canvasToDOM(hcmap.network.getPosition(id))", node)
+    xy = page.evaluate("id => hcmap.network.canvasToDOM(hcmap.network.getPosition(id))", first)
+    node = page.evaluate("xy => hcmap.network.getNodeAt(xy)", xy)  # topmost node there
+    if node is None:
+        return False
     before = page.evaluate("id => hcmap.network.getPosition(id)", node)
     x, y = box["x"] + xy["x"], box["y"] + xy["y"]
     page.mouse.move(x, y)
