@@ -30,6 +30,7 @@ from .project import to_networkx
 from .push import PushOptions, PushReport, credentials_from_env, push_graphs, resolve_endpoint
 from .stats import graph_stats
 from .store import DEFAULT_STORE, Store
+from .viz import citation_graph, draw_map
 
 __all__ = [
     "DEFAULT_STORE",
@@ -52,7 +53,9 @@ __all__ = [
     "UnknownFormatError",
     "VizError",
     "__version__",
+    "citation_graph",
     "credentials_from_env",
+    "draw_map",
     "export",
     "graph_stats",
     "ingest_bytes",

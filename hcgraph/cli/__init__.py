@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "export": "hcgraph.cli.export:export",
     "stats": "hcgraph.cli.stats:stats",
     "push": "hcgraph.cli.push:push_command",
+    "viz": "hcgraph.cli.viz:viz",
 }
 
 
