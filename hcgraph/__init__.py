@@ -8,6 +8,7 @@ The public API: everything the CLI does is available here by import.
 """
 
 from ._version import __version__
+from .dump import write_shards
 from .errors import (
     CheckError,
     CrawlError,
@@ -26,8 +27,10 @@ from .ingest import IngestReport, ingest_bytes, ingest_paths
 from .mapping import IngestInfo, map_story
 from .model import Story, parse_story
 from .project import to_networkx
+from .push import PushOptions, PushReport, credentials_from_env, push_graphs, resolve_endpoint
 from .stats import graph_stats
 from .store import DEFAULT_STORE, Store
+from .viz import citation_graph, draw_map
 
 __all__ = [
     "DEFAULT_STORE",
@@ -40,6 +43,8 @@ __all__ = [
     "IngestReport",
     "NotAStoryError",
     "PushError",
+    "PushOptions",
+    "PushReport",
     "QueryError",
     "Store",
     "StoreError",
@@ -48,11 +53,17 @@ __all__ = [
     "UnknownFormatError",
     "VizError",
     "__version__",
+    "citation_graph",
+    "credentials_from_env",
+    "draw_map",
     "export",
     "graph_stats",
     "ingest_bytes",
     "ingest_paths",
     "map_story",
     "parse_story",
+    "push_graphs",
+    "resolve_endpoint",
     "to_networkx",
+    "write_shards",
 ]

@@ -4,13 +4,16 @@
 format     what it writes
 =========  ==========================================================================
 turtle     the union of all story graphs, each triple once, with readable prefixes
-ntriples   the same union, one triple per line (sorted: byte-stable across runs)
+ntriples   the same union, one triple per line
 jsonld     the same union as JSON-LD
-nquads     every story graph kept as a named graph (sorted lines)
+nquads     every story graph kept as a named graph
 trig       every story graph kept as a named graph, with prefixes
 graphml    the networkx projection (typed, labelled nodes) for Gephi/yEd
 gexf       the same projection as GEXF
 =========  ==========================================================================
+
+Output order depends only on the store's content (Oxigraph index order), never on the order
+stories were ingested, so the same stories always export to the same bytes.
 
 New formats register with :func:`register`; an unknown name raises
 :class:`~hcgraph.errors.UnknownFormatError` listing the known ones.
@@ -18,7 +21,6 @@ New formats register with :func:`register`; an unknown name raises
 
 from __future__ import annotations
 
-import io
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -77,15 +79,8 @@ def _union(fmt: ox.RdfFormat, *, prefixes: bool) -> Callable[[Store, BinaryIO], 
     return write
 
 
-def _sorted_lines(store: Store, out: BinaryIO, fmt: ox.RdfFormat, source: str) -> None:
-    buf = io.BytesIO()
-    if source == "union":
-        ox.serialize(store.union_triples(), buf, format=fmt)
-    else:
-        store.ox.dump(buf, format=fmt)
-    lines = buf.getvalue().splitlines(keepends=True)
-    lines.sort()
-    out.writelines(lines)
+def _nquads(store: Store, out: BinaryIO) -> None:
+    store.ox.dump(out, format=ox.RdfFormat.N_QUADS)
 
 
 def _trig(store: Store, out: BinaryIO) -> None:
@@ -116,12 +111,12 @@ def _gexf(store: Store, out: BinaryIO) -> None:
 for _exp in (
     Exporter("turtle", _union(ox.RdfFormat.TURTLE, prefixes=True), "ttl", "text/turtle",
              "union of story graphs, prefixed Turtle"),
-    Exporter("ntriples", lambda s, o: _sorted_lines(s, o, ox.RdfFormat.N_TRIPLES, "union"), "nt",
-             "application/n-triples", "union of story graphs, sorted N-Triples"),
+    Exporter("ntriples", _union(ox.RdfFormat.N_TRIPLES, prefixes=False), "nt",
+             "application/n-triples", "union of story graphs, N-Triples"),
     Exporter("jsonld", _union(ox.RdfFormat.JSON_LD, prefixes=False), "jsonld",
              "application/ld+json", "union of story graphs, JSON-LD"),
-    Exporter("nquads", lambda s, o: _sorted_lines(s, o, ox.RdfFormat.N_QUADS, "dataset"), "nq",
-             "application/n-quads", "one named graph per story, sorted N-Quads"),
+    Exporter("nquads", _nquads, "nq", "application/n-quads",
+             "one named graph per story, N-Quads"),
     Exporter("trig", _trig, "trig", "application/trig", "one named graph per story, TriG"),
     Exporter("graphml", _graphml, "graphml", "application/graphml+xml",
              "networkx projection for Gephi/yEd"),

@@ -18,7 +18,7 @@ from .store import PutResult, Store
 
 __all__ = ["Failure", "IngestReport", "discover", "ingest_bytes", "ingest_paths"]
 
-BATCH = 200
+BATCH = 500
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,14 @@ C = {name: _n(CITO[name]) for name in (
 H = {name: _n(HC[name]) for name in HC.__annotations__}
 
 
+_INTS = [ox.Literal(str(i), datatype=XSD_INT) for i in range(256)]
+
+
+def _int(value: int) -> ox.Literal:
+    """An xsd:integer literal (positions and counts; small ones are pre-built)."""
+    return _INTS[value] if 0 <= value < len(_INTS) else ox.Literal(str(value), datatype=XSD_INT)
+
+
 @dataclass(frozen=True)
 class Revision:
     """An earlier version of a story's raw document."""
@@ -167,7 +175,7 @@ def _map_article(out: _Emitter, st: ox.NamedNode, story: Story) -> None:
         out.text(st, H["trustText"], story.labels.trust_text)
         out.extra(st, {"labels": story.labels.extra} if story.labels.extra else None)
     if story.source_count is not None:
-        out.add(st, H["declaredSourceCount"], ox.Literal(str(story.source_count), datatype=XSD_INT))
+        out.add(st, H["declaredSourceCount"], _int(story.source_count))
     for name in story.publishers:
         out.add(st, H["declaredPublisher"], mint("publisher", name))
     for mid in story.cited_manifest_ids:
@@ -178,7 +186,8 @@ def _map_article(out: _Emitter, st: ox.NamedNode, story: Story) -> None:
         out.add(st, H["newsroom"], room)
         out.typed(room, H["Newsroom"], P["Organization"])
         out.text(room, D["identifier"], story.newsroom)
-        out.text(room, S["name"], story.newsroom_title or (story.labels and story.labels.newsroom))
+        title = story.newsroom_title or (story.labels.newsroom if story.labels else None)
+        out.text(room, S["name"], title)
     if story.edition or (links and links.edition):
         ed = as_iri(links.edition if links else None) or mint("edition", story.edition or "")
         out.add(st, H["edition"], ed)
@@ -218,7 +227,7 @@ def _map_provenance(out: _Emitter, st: ox.NamedNode, story: Story, info: IngestI
     tool = mint("software", "hcgraph", __version__)
     out.typed(raw, H["RawDocument"])
     out.add(raw, H["sha256"], ox.Literal(info.sha256))
-    out.add(raw, H["byteSize"], ox.Literal(str(info.byte_size), datatype=XSD_INT))
+    out.add(raw, H["byteSize"], _int(info.byte_size))
     out.add(st, H["rawDocument"], raw)
     out.typed(ingest, H["Ingest"])
     out.add(ingest, P["used"], raw)
@@ -288,7 +297,7 @@ def _map_body(
         node = ox.NamedNode(f"{story.url}#kf{i}")
         out.typed(node, H["KeyFact"], P["Entity"])
         out.add(node, S["text"], ox.Literal(fact.text))
-        out.add(node, S["position"], ox.Literal(str(i), datatype=XSD_INT))
+        out.add(node, S["position"], _int(i))
         out.add(node, D["isPartOf"], st)
         out.add(st, H["keyFact"], node)
         if fact.self_reported is not None:
@@ -298,7 +307,7 @@ def _map_body(
 
 
 def _part(out: _Emitter, child: ox.NamedNode, parent: ox.NamedNode, position: int) -> None:
-    out.add(child, S["position"], ox.Literal(str(position), datatype=XSD_INT))
+    out.add(child, S["position"], _int(position))
     out.add(child, D["isPartOf"], parent)
     out.add(parent, S["hasPart"], child)
 
@@ -323,7 +332,7 @@ def _cites(
         out.typed(act, H["Citation"])
         out.add(act, C["hasCitingEntity"], citing)
         out.add(act, C["hasCitedEntity"], manifest)
-        out.add(act, S["position"], ox.Literal(str(k), datatype=XSD_INT))
+        out.add(act, S["position"], _int(k))
         if out.first(f"{citing.value} from {manifest.value}"):
             out.add(citing, P["wasDerivedFrom"], manifest)
         for claim_id in cite.claim_ids:
@@ -345,7 +354,7 @@ def _map_extras(out: _Emitter, st: ox.NamedNode, story: Story) -> None:
         node = ox.NamedNode(f"{base}#unresolved{i}")
         out.typed(node, H["UnresolvedQuestion"], P["Entity"])
         out.add(node, S["text"], ox.Literal(question))
-        out.add(node, S["position"], ox.Literal(str(i), datatype=XSD_INT))
+        out.add(node, S["position"], _int(i))
         out.add(st, H["unresolved"], node)
     for i, corr in enumerate(story.corrections, 1):
         node = ox.NamedNode(f"{base}#correction{i}")

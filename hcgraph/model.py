@@ -54,7 +54,9 @@ def _as_id(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        raise ValueError("id must be a string: a JSON number with a fraction or exponent loses digits")
+        raise ValueError(
+            "id must be a string: a JSON number with a fraction or exponent loses digits"
+        )
     if isinstance(value, str):
         text = value.strip()
         if not text:
@@ -344,9 +346,11 @@ def _validate_python(doc: Any, source: str) -> Story:
         errors = exc.errors(include_url=False)
         if any(not e["loc"] for e in errors):
             raise NotAStoryError(source, [("", "not a story: not a JSON object")]) from None
-        if any(e["loc"] and e["loc"][0] in ("schema", "type") for e in errors):
+        if doc.get("schema") != SCHEMA_ID or doc.get("type") != "story":
             _validate_identity_doc(doc, source)
-        raise StoryError(source, [(json_path(tuple(e["loc"])), _message(e)) for e in errors]) from None
+        raise StoryError(
+            source, [(json_path(tuple(e["loc"])), _message(e)) for e in errors]
+        ) from None
     _validate_identity(story, source)
     return story
 
@@ -355,21 +359,29 @@ def _validate_identity_doc(doc: Any, source: str) -> None:
     schema, kind = doc.get("schema"), doc.get("type")
     raise NotAStoryError(
         source,
-        [("schema", f"not a story: schema={schema!r}, type={kind!r} (want {SCHEMA_ID!r}, 'story')")],
+        [
+            (
+                "schema",
+                f"not a story: schema={schema!r}, type={kind!r} (want {SCHEMA_ID!r}, 'story')",
+            )
+        ],
     )
 
 
 def _check_identity(raw: bytes | str, source: str, errors: list[Any]) -> None:
-    """Raise NotAStoryError when ``schema``/``type`` say this is some other document."""
-    if not any(e["loc"] and e["loc"][0] in ("schema", "type") for e in errors):
-        return
+    """Raise NotAStoryError when ``schema``/``type`` say this is some other document.
+
+    Checked before field errors: a different document type is "not a story", not a story
+    with thirty missing fields.
+    """
     import json
 
     try:
         doc = json.loads(raw)
     except ValueError:  # pragma: no cover - the JSON parsed above
         return
-    _validate_identity_doc(doc, source)
+    if isinstance(doc, dict) and (doc.get("schema") != SCHEMA_ID or doc.get("type") != "story"):
+        _validate_identity_doc(doc, source)
 
 
 def _validate_identity(story: Story, source: str) -> None:

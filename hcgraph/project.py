@@ -93,9 +93,9 @@ def to_networkx(store: Store, *, max_label: int = 80) -> nx.MultiDiGraph:
         if len(short) > max_label:
             short = short[: max_label - 1] + "…"
         graph.add_node(iri, iri=iri, type=kind, label=short or _tail(iri), text=text)
-    for s, p, o in links:
-        if s in graph and o in graph:
-            graph.add_edge(s, o, key=curie(p), predicate=curie(p))
+    for src, pred, dst in links:
+        if src in graph and dst in graph:
+            graph.add_edge(src, dst, key=curie(pred), predicate=curie(pred))
     return graph
 
 

@@ -46,7 +46,7 @@ _RAW_PREFIX = mint("raw", "").value
 _WAS_REVISION_OF = ox.NamedNode(str(PROV.wasRevisionOf))
 _CREATED = ox.NamedNode(str(DCTERMS.created))
 _ENDED = ox.NamedNode(str(PROV.endedAtTime))
-_USED = ox.NamedNode(str(PROV.used))
+_UNION = "SELECT DISTINCT ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } }"
 
 
 def now_utc() -> dt.datetime:
@@ -87,13 +87,17 @@ class Store:
                 self.ox = ox.Store()
             elif read_only:
                 if not self.db_path.exists():
-                    raise StoreError(f"{self.directory}: no store here (run 'hcgraph ingest' first)")
+                    raise StoreError(
+                        f"{self.directory}: no store here (run 'hcgraph ingest' first)"
+                    )
                 self.ox = ox.Store.read_only(str(self.db_path))
             else:
                 self.db_path.mkdir(parents=True, exist_ok=True)
                 self.ox = ox.Store(str(self.db_path))
         except OSError as exc:
-            raise StoreError(f"{self.directory}: cannot open the store: {_first_line(exc)}") from exc
+            raise StoreError(
+                f"{self.directory}: cannot open the store: {_first_line(exc)}"
+            ) from exc
 
     # --- lifecycle ------------------------------------------------------------------------
     @property
@@ -114,7 +118,10 @@ class Store:
         return self
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.close()
 
@@ -130,7 +137,7 @@ class Store:
         """SHA-256 of the raw bytes the story's graph was built from, or None if absent."""
         st = ox.NamedNode(story_url)
         for quad in self.ox.quads_for_pattern(st, H["rawDocument"], None, st):
-            return str(quad.object.value).removeprefix(_RAW_PREFIX)
+            return _value(quad.object).removeprefix(_RAW_PREFIX)
         return None
 
     def _revisions(self, story_url: str, sha256: str) -> tuple[Revision, ...]:
@@ -138,7 +145,7 @@ class Store:
         g = ox.NamedNode(story_url)
         ended = None
         for q in self.ox.quads_for_pattern(mint("ingest", sha256), _ENDED, None, g):
-            ended = dt.datetime.fromisoformat(q.object.value)
+            ended = dt.datetime.fromisoformat(_value(q.object))
         chain = [Revision(sha256, ended or now_utc())]
         node = mint("raw", sha256)
         seen = {sha256}
@@ -152,7 +159,11 @@ class Store:
                 break
             seen.add(sha)
             created = next(iter(self.ox.quads_for_pattern(node, _CREATED, None, g)), None)
-            when = dt.datetime.fromisoformat(created.object.value) if created else chain[-1].retrieved_at
+            when = (
+                dt.datetime.fromisoformat(_value(created.object))
+                if created
+                else chain[-1].retrieved_at
+            )
             chain.append(Revision(sha, when))
         return tuple(chain)
 
@@ -168,26 +179,25 @@ class Store:
         ``bindings`` are bound as RDF terms (never spliced into the text). With ``union``
         (the default) the default graph is the union of all story graphs.
         """
-        subs = {ox.Variable(k): v for k, v in (bindings or {}).items()}
+        subs: dict[ox.Variable, ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple] = {
+            ox.Variable(k): v for k, v in (bindings or {}).items()
+        }
         return self.ox.query(
             sparql, prefixes=PREFIXES, use_default_graph_as_union=union, substitutions=subs or None
         )
 
     def union_triples(self) -> Iterator[ox.Triple]:
-        """Every triple of every story graph once (the union), in a stable order."""
-        seen_subject: ox.NamedNode | ox.BlankNode | None = None
-        batch: set[ox.Triple] = set()
-        for solution in self.ox.query(
-            "SELECT DISTINCT ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } } ORDER BY ?s ?p ?o"
-        ):
-            subject = solution[0]
-            if subject != seen_subject:
-                batch.clear()
-                seen_subject = subject
-            triple = ox.Triple(subject, solution[1], solution[2])
-            if triple not in batch:
-                batch.add(triple)
-                yield triple
+        """Every triple of every story graph once (the union), in a stable order.
+
+        Oxigraph's DISTINCT streams first occurrences in index (graph, subject, …) order,
+        so the order depends only on the store's content, not on insertion order, and each
+        subject's triples mostly arrive together (readable Turtle). An ``ORDER BY`` here is
+        10x slower on the on-disk store (it decodes and compares every term).
+        """
+        solutions = self.ox.query(_UNION)
+        assert isinstance(solutions, ox.QuerySolutions)
+        for solution in solutions:
+            yield ox.Triple(solution[0], solution[1], solution[2])
 
     # --- writing --------------------------------------------------------------------------
     def put_stories(
@@ -235,9 +245,12 @@ class Store:
         self.ox.remove_graph(ox.NamedNode(story_url))
 
     def _commit(self, quads: list[ox.Quad]) -> None:
+        # bulk_extend writes the batch as SST files ingested in one step: 3-4x faster than the
+        # transactional extend, and still all-or-nothing for a batch of this size (whole
+        # stories only; tests/test_store.py kills an ingest mid-way to check it).
         if quads:
             try:
-                self.ox.extend(quads)
+                self.ox.bulk_extend(quads)
             except OSError as exc:
                 raise StoreError(f"{self.directory}: write failed: {_first_line(exc)}") from exc
 
@@ -254,6 +267,11 @@ class Store:
     def _writable(self) -> None:
         if self.read_only:
             raise StoreError(f"{self.directory}: store opened read-only")
+
+
+def _value(term: ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple) -> str:
+    """The lexical value of a term (a quoted triple has none: empty string)."""
+    return "" if isinstance(term, ox.Triple) else term.value
 
 
 def _first_line(exc: BaseException) -> str:

@@ -23,11 +23,11 @@ __all__ = [
     "ID",
     "ONTOLOGY_IRI",
     "PREFIXES",
-    "TURTLE_PREFIXES",
     "PROV",
     "RDF",
     "RDFS",
     "SDO",
+    "TURTLE_PREFIXES",
     "XSD",
 ]
 

@@ -61,10 +61,114 @@ def cli_env() -> dict[str, str]:
 def run_cli() -> object:
     """Run ``python -m hcgraph`` in a subprocess (the real entry point, real exit codes)."""
 
-    def run(*args: object, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    def run(
+        *args: object, cwd: Path | None = None, timeout: float = 120
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "hcgraph", *map(str, args)],
             capture_output=True, text=True, cwd=cwd, env=cli_env(), timeout=timeout,
         )  # fmt: skip
 
     return run
+
+
+# --- issue 6: a real Oxigraph server (the `oxigraph` binary from PyPI) -------------------
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class OxigraphServer:
+    """``oxigraph serve --location DIR --bind 127.0.0.1:PORT --union-default-graph``.
+
+    ``start()`` waits (bounded) until the server answers SPARQL; ``stop()`` terminates it.
+    The location survives a stop, so a restart on the same port serves the same data.
+    """
+
+    def __init__(self, location: Path, port: int | None = None) -> None:
+        self.location = location
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> OxigraphServer:
+        import shutil
+        import time
+
+        import httpx
+
+        binary = shutil.which("oxigraph")
+        if binary is None:
+            pytest.fail("the oxigraph server binary is missing: pip install oxigraph")
+        self.proc = subprocess.Popen(
+            [binary, "serve", "--location", str(self.location),
+             "--bind", f"127.0.0.1:{self.port}", "--union-default-graph"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        for _ in range(200):  # up to ~20 s on a busy machine
+            if self.proc.poll() is not None:
+                pytest.fail(f"oxigraph serve exited with {self.proc.returncode}")
+            try:
+                if httpx.get(f"{self.url}/query", params={"query": "ASK {}"}).status_code == 200:
+                    return self
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        pytest.fail("oxigraph serve did not answer within 20 s")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        self.proc = None
+
+    def update(self, sparql: str) -> None:
+        import httpx
+
+        response = httpx.post(
+            f"{self.url}/update", content=sparql.encode(),
+            headers={"Content-Type": "application/sparql-update"},
+        )  # fmt: skip
+        response.raise_for_status()
+
+    def select(self, sparql: str) -> list[dict[str, dict[str, str]]]:
+        """Rows of a SELECT as SPARQL JSON bindings."""
+        import httpx
+
+        response = httpx.post(
+            f"{self.url}/query", data={"query": sparql},
+            headers={"Accept": "application/sparql-results+json"}, timeout=60,
+        )  # fmt: skip
+        response.raise_for_status()
+        rows: list[dict[str, dict[str, str]]] = response.json()["results"]["bindings"]
+        return rows
+
+    def graph_counts(self) -> dict[str, int]:
+        rows = self.select("SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g")
+        return {row["g"]["value"]: int(row["n"]["value"]) for row in rows}
+
+
+@pytest.fixture(scope="session")
+def oxigraph_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OxigraphServer]:
+    """One Oxigraph server for the whole test session."""
+    server = OxigraphServer(tmp_path_factory.mktemp("oxigraph") / "data").start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def oxigraph(oxigraph_session: OxigraphServer) -> OxigraphServer:
+    """The session's Oxigraph server, emptied for this test."""
+    oxigraph_session.update("DROP ALL")
+    return oxigraph_session

@@ -26,6 +26,8 @@ COMMANDS: dict[str, str] = {
     "ingest": "hcgraph.cli.ingest:ingest",
     "export": "hcgraph.cli.export:export",
     "stats": "hcgraph.cli.stats:stats",
+    "push": "hcgraph.cli.push:push_command",
+    "viz": "hcgraph.cli.viz:viz",
     "query": "hcgraph.cli.query:query",
     "check": "hcgraph.cli.check:check",
     "serve": "hcgraph.cli.serve:serve",

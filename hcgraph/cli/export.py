@@ -6,9 +6,12 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import BinaryIO
 
 import click
 
+from ..dump import gzip_writer, write_shards
+from ..errors import ExportError
 from ..export import FORMATS
 from ..export import export as run_export
 from ..store import Store
@@ -21,22 +24,36 @@ from ._common import store_option
     help="Output format.",
 )  # fmt: skip
 @click.option(
-    "--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-    help="Output file (default: stdout).",
+    "--out", type=click.Path(path_type=Path), default=None,
+    help="Output file (default: stdout); with --split, a directory.",
+)  # fmt: skip
+@click.option("--gzip", "compress", is_flag=True, help="Gzip the output (deterministic).")
+@click.option(
+    "--split", type=click.IntRange(min=1), default=None, metavar="N",
+    help="N-Quads shards of whole story graphs, at most N quads each, into --out DIR.",
 )  # fmt: skip
 @store_option
-def export(fmt: str, out: Path | None, store_dir: Path) -> None:
+def export(fmt: str, out: Path | None, compress: bool, split: int | None, store_dir: Path) -> None:
     """Export the graph: union of story graphs (turtle, ntriples, jsonld), named graphs
     (nquads, trig), or the networkx projection (graphml, gexf).
 
     \b
     Example:
       hcgraph export --format turtle --out output/graph.ttl
-      hcgraph export --format nquads | gzip > graph.nq.gz
+      hcgraph export --format nquads --gzip --split 1000000 --out dump/
     """
+    if split is not None:
+        if fmt != "nquads" or out is None:
+            raise ExportError("--split needs --format nquads and --out DIR")
+        with Store(store_dir, read_only=True) as store:
+            shards = write_shards(store, out, split, compress=compress)
+        click.echo(f"wrote {len(shards)} shards to {out} (nquads)", err=True)
+        return
+    if out is not None and out.is_dir():
+        raise ExportError(f"--out {out} is a directory (only --split writes into one)")
     with Store(store_dir, read_only=True) as store:
         if out is None:
-            run_export(store, fmt, sys.stdout.buffer)
+            _write(store, fmt, sys.stdout.buffer, compress)
             sys.stdout.buffer.flush()
             return
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -44,9 +61,17 @@ def export(fmt: str, out: Path | None, store_dir: Path) -> None:
         fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.")
         try:
             with os.fdopen(fd, "wb") as handle:
-                run_export(store, fmt, handle)
+                _write(store, fmt, handle, compress)
             os.replace(tmp, out)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
     click.echo(f"wrote {out} ({fmt})", err=True)
+
+
+def _write(store: Store, fmt: str, handle: BinaryIO, compress: bool) -> None:
+    if compress:
+        with gzip_writer(handle) as gz:
+            run_export(store, fmt, gz)
+    else:
+        run_export(store, fmt, handle)

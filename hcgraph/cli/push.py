@@ -1,0 +1,221 @@
+"""``hcgraph push``: story graphs to a triple store over SPARQL 1.1 (GSP or Update)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from ..push import (
+    PRESETS,
+    PushOptions,
+    PushReport,
+    credentials_from_env,
+    push_graphs,
+    resolve_endpoint,
+)
+from ..push.auth import Credentials
+from ..store import Store
+from ._common import err_console, out_console, store_option
+
+
+@click.command(name="push")
+@click.option(
+    "--endpoint",
+    required=True,
+    metavar="URL",
+    help="The store's base URL (server root; Fuseki: the dataset URL).",
+)
+@click.option(
+    "--preset",
+    type=click.Choice(sorted(PRESETS)),
+    default="oxigraph",
+    show_default=True,
+    help="Where this product puts its GSP/query/update services.",
+)
+@click.option(
+    "--gsp-path", metavar="PATH|URL", help="Graph Store Protocol service (overrides the preset)."
+)
+@click.option(
+    "--query-path", metavar="PATH|URL", help="SPARQL query service (overrides the preset)."
+)
+@click.option(
+    "--update-path", metavar="PATH|URL", help="SPARQL update service (overrides the preset)."
+)
+@click.option(
+    "--protocol",
+    type=click.Choice(["gsp", "update"]),
+    default="gsp",
+    show_default=True,
+    help="gsp: one PUT per graph; update: DROP + INSERT DATA in batches.",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(["replace", "merge"]),
+    default="replace",
+    show_default=True,
+    help="Replace each remote graph, or add to it.",
+)
+@click.option(
+    "--auth-env",
+    metavar="VAR",
+    help="Environment variable holding 'user:password' (Basic) or a bearer token.",
+)
+@click.option(
+    "--ca-bundle",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="PEM file of CA certificates to trust (TLS verification is always on).",
+)
+@click.option(
+    "--verify",
+    is_flag=True,
+    help="Afterwards, compare per-graph triple counts on the server with the store.",
+)
+@click.option(
+    "--all",
+    "force",
+    is_flag=True,
+    help="Push every graph, not only those changed since the last push here.",
+)
+@click.option("--dry-run", is_flag=True, help="List the graphs that would be pushed; send nothing.")
+@click.option("--concurrency", type=int, default=4, show_default=True, help="Requests in flight.")
+@click.option(
+    "--batch",
+    type=int,
+    default=50,
+    show_default=True,
+    help="Graphs per SPARQL Update request (--protocol update).",
+)
+@click.option(
+    "--retries",
+    type=int,
+    default=3,
+    show_default=True,
+    help="Retries after a connection error or HTTP 5xx/429, with backoff.",
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=60.0,
+    show_default=True,
+    help="Seconds to wait for each answer.",
+)
+@store_option
+def push_command(
+    endpoint: str,
+    preset: str,
+    gsp_path: str | None,
+    query_path: str | None,
+    update_path: str | None,
+    protocol: str,
+    mode: str,
+    auth_env: str | None,
+    ca_bundle: Path | None,
+    verify: bool,
+    force: bool,
+    dry_run: bool,
+    concurrency: int,
+    batch: int,
+    retries: int,
+    timeout: float,
+    store_dir: Path,
+) -> None:
+    """Push each story's named graph to a triple store.
+
+    By default one SPARQL 1.1 Graph Store Protocol PUT per graph (idempotent: a graph is
+    replaced whole, nothing stale is left); --protocol update sends DROP SILENT GRAPH +
+    INSERT DATA in batches for stores without GSP. Only graphs changed since the last push
+    to this endpoint are sent (content hashes in STORE/push-state.json); --all sends all.
+
+    A graph the server refuses is reported and the rest continue (exit 3); an unreachable
+    server or refused credentials stop the push (exit 1); graphs already acknowledged are
+    recorded, so a rerun sends only what is missing. --verify mismatches exit 3.
+
+    \b
+    Example:
+      oxigraph serve --location server-data --bind 127.0.0.1:7878 &
+      hcgraph push --endpoint http://127.0.0.1:7878 --verify
+      HC_AUTH='alice:s3cret' hcgraph push --endpoint https://sparql.example.org/ds \\
+          --preset fuseki --auth-env HC_AUTH
+    """  # fmt: skip
+    target = resolve_endpoint(
+        endpoint, preset, gsp_path=gsp_path, query_path=query_path, update_path=update_path
+    )
+    credentials = credentials_from_env(auth_env) if auth_env else None
+    options = PushOptions(
+        protocol=protocol, mode=mode, concurrency=concurrency, batch=batch, retries=retries,
+        timeout=timeout, force=force, verify=verify, dry_run=dry_run, ca_bundle=ca_bundle,
+    )  # fmt: skip
+    options.check()
+    _warn_plain_http(target.url, credentials)
+    with Store(store_dir, read_only=True) as store:
+        total = len(store.story_graphs())
+        progress = Progress(
+            TextColumn("push"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("graphs, {task.fields[triples]:,} triples"),
+            TimeElapsedColumn(), TimeRemainingColumn(),
+            console=err_console, disable=not err_console.is_terminal, transient=True,
+        )  # fmt: skip
+        with progress:
+            task = progress.add_task("push", total=total, triples=0)
+
+            def advance(graphs: int, triples: int) -> None:
+                done = progress.tasks[task].fields["triples"] + triples
+                progress.update(task, advance=graphs, triples=done)
+
+            report = push_graphs(
+                store, target, options, credentials=credentials, on_progress=advance
+            )
+    _print_report(report, dry_run=dry_run)
+
+
+def _warn_plain_http(url: str, credentials: Credentials | None) -> None:
+    loopback = ("http://127.0.0.1", "http://localhost", "http://[::1]")
+    if credentials and url.startswith("http://") and not url.startswith(loopback):
+        err_console.print("[yellow]warning:[/] sending credentials over plain http://")
+
+
+def _print_report(report: PushReport, *, dry_run: bool) -> None:
+    where = escape(report.endpoint)
+    if dry_run:
+        for graph in report.pending:
+            out_console.print(escape(graph))
+        out_console.print(
+            f"would push {len(report.pending)} of {report.graphs} graphs to {where} "
+            f"({report.unchanged} unchanged)"
+        )
+        return
+    for failure in report.failures:
+        err_console.print(f"[red]failed:[/] {escape(failure.graph)}: {escape(failure.reason)}")
+    seconds = max(report.seconds, 1e-9)
+    summary = (
+        f"pushed {report.pushed} graphs ({report.triples:,} triples) to {where} via "
+        f"{report.protocol} in {report.seconds:.1f} s "
+        f"({report.pushed / seconds:,.0f} graphs/s, {report.triples / seconds:,.0f} triples/s); "
+        f"{report.unchanged} unchanged, {len(report.failures)} failed"
+    )
+    if report.not_sent:
+        summary += f", {report.not_sent} not sent"
+    out_console.print(summary)
+    if report.verify is not None:
+        for m in report.verify.mismatches:
+            remote = "missing" if m.remote == 0 else f"{m.remote} triples"
+            err_console.print(
+                f"[red]verify:[/] {escape(m.graph)}: local {m.local} triples, remote {remote}"
+            )
+        state = "all match" if report.verify.ok else f"{len(report.verify.mismatches)} differ"
+        out_console.print(f"verified {report.verify.checked} graphs on the server: {state}")
+    if report.aborted is not None:
+        err_console.print(f"error: {escape(report.aborted)}; rerun to push the rest")
+        raise SystemExit(1)
+    if not report.ok:
+        raise SystemExit(3)

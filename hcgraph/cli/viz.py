@@ -1,0 +1,75 @@
+"""``hcgraph viz``: draw an interactive citation map as one self-contained HTML file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..store import Store
+from ..viz import ALL_MAX_NODES, STORY_GROUPS, VIEWS, draw_map
+from ._common import store_option
+
+_BIG_MAP = 5000
+
+
+@click.command()
+@click.option(
+    "--view", type=click.Choice(list(VIEWS)), default="reuse", show_default=True,
+    help="story: one story's citation trail; reuse: stories ↔ manifests ↔ publishers; "
+    "publisher: one publisher's reach; all: every node (small graphs only).",
+)  # fmt: skip
+@click.option(
+    "--focus", default=None, metavar="STORY-URL|ID|SLUG|MANIFEST-ID|PUBLISHER",
+    help="What to centre on: a story (URL, id or slug), a manifest id or a publisher name.",
+)  # fmt: skip
+@click.option(
+    "--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    help="Output HTML file (default: output/map.html, or output/map-VIEW-FOCUS.html).",
+)  # fmt: skip
+@click.option(
+    "--top", type=click.IntRange(min=1), default=None, metavar="N",
+    help="reuse: keep only the N manifests cited by the most stories.",
+)  # fmt: skip
+@click.option(
+    "--group-stories", type=click.Choice(list(STORY_GROUPS)), default=None,
+    help="reuse/publisher: fold stories into one node per newsroom, day or both.",
+)  # fmt: skip
+@click.option(
+    "--max-nodes", type=click.IntRange(min=1), default=ALL_MAX_NODES, show_default=True,
+    help="all: refuse graphs with more nodes than this.",
+)  # fmt: skip
+@store_option
+def viz(
+    view: str,
+    focus: str | None,
+    out: Path | None,
+    top: int | None,
+    group_stories: str | None,
+    max_nodes: int,
+    store_dir: Path,
+) -> None:
+    """Draw an interactive citation map: one HTML file that works offline (file://), with a
+    legend, tooltips, search, filters and click-to-highlight provenance.
+
+    \b
+    Example:
+      hcgraph viz                                   # reuse map -> output/map.html
+      hcgraph viz --view story --focus agentic-rl-production
+      hcgraph viz --view publisher --focus arxiv-ai-agents-tool-use --out pub.html
+      hcgraph viz --top 200 --group-stories newsroom-day   # big corpora, readable
+    """
+    with Store(store_dir, read_only=True) as store:
+        info = draw_map(
+            store, view, focus, out, top=top, group_stories=group_stories, max_nodes=max_nodes
+        )
+    click.echo(
+        f"wrote {info.path} ({info.view} map: {info.nodes} nodes, {info.edges} edges, "
+        f"{info.bytes / 1e6:.1f} MB)",
+        err=True,
+    )
+    if info.nodes > _BIG_MAP and top is None and group_stories is None:
+        click.echo(
+            "tip: a map this big reads better with --top N and/or --group-stories newsroom-day",
+            err=True,
+        )

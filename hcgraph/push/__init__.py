@@ -1,0 +1,40 @@
+"""Push story graphs to triple stores (SPARQL 1.1 Graph Store Protocol or Update).
+
+>>> from hcgraph import Store
+>>> from hcgraph.push import PushOptions, push_graphs, resolve_endpoint
+>>> with Store("output/store", read_only=True) as store:            # doctest: +SKIP
+...     target = resolve_endpoint("http://127.0.0.1:7878")
+...     report = push_graphs(store, target, PushOptions(verify=True))
+
+Modules: :mod:`.endpoints` (URLs and presets), :mod:`.auth` (credentials), :mod:`.graphs`
+(what is sent, content hashes), :mod:`.gsp` and :mod:`.update` (the two protocols),
+:mod:`.state` (what was pushed where), :mod:`.verify` (remote counts), :mod:`.pusher`
+(orchestration).
+"""
+
+from .auth import Credentials, credentials_from_env
+from .endpoints import PRESETS, Endpoint, resolve_endpoint
+from .graphs import LocalGraph, local_graphs
+from .pusher import GraphFailure, PushOptions, PushReport, push_graphs, push_graphs_async
+from .state import STATE_FILE, PushState
+from .verify import Mismatch, VerifyReport, remote_counts
+
+__all__ = [
+    "PRESETS",
+    "STATE_FILE",
+    "Credentials",
+    "Endpoint",
+    "GraphFailure",
+    "LocalGraph",
+    "Mismatch",
+    "PushOptions",
+    "PushReport",
+    "PushState",
+    "VerifyReport",
+    "credentials_from_env",
+    "local_graphs",
+    "push_graphs",
+    "push_graphs_async",
+    "remote_counts",
+    "resolve_endpoint",
+]

@@ -1,0 +1,137 @@
+"""Where a triple store takes data: endpoint URL → Graph Store, query and update URLs.
+
+Stores put the SPARQL 1.1 Graph Store Protocol (GSP), query and update services at
+different paths. A *preset* names the usual layout for one product, relative to the URL the
+user gives as ``--endpoint``; any path can be overridden (``--gsp-path`` and friends) with a
+path relative to the endpoint or an absolute URL.
+
+=========  =============================  ==========================  ======================
+preset     --endpoint is                  GSP / query / update        tested here
+=========  =============================  ==========================  ======================
+oxigraph   the server root                /store /query /update       yes (real server)
+fuseki     the dataset URL (…/ds)         /ds/data /ds/sparql         documented layout
+                                          /ds/update
+graphdb    …/repositories/ID              …/rdf-graphs/service        documented layout
+                                          …/ID …/ID/statements
+virtuoso   the server root                /sparql-graph-crud /sparql  documented layout
+                                          /sparql
+neptune    https://cluster:8182           /sparql/gsp/ /sparql        documented layout
+                                          /sparql
+=========  =============================  ==========================  ======================
+
+Credentials never go in the endpoint URL (they would end up in logs, shell history and the
+push state file): a URL with ``user:pass@`` is refused; use ``--auth-env``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
+
+from ..errors import PushError
+
+__all__ = ["PRESETS", "Endpoint", "Preset", "resolve_endpoint"]
+
+
+@dataclass(frozen=True)
+class Preset:
+    """The usual paths of one store product, relative to its endpoint URL.
+
+    ``""`` means the endpoint URL itself. ``content_type`` is what the GSP body is sent as:
+    the body is always N-Triples, which is also valid Turtle, so stores that only take
+    Turtle get ``text/turtle``.
+    """
+
+    name: str
+    gsp: str
+    query: str
+    update: str
+    content_type: str = "application/n-triples"
+
+
+PRESETS: dict[str, Preset] = {
+    p.name: p
+    for p in (
+        Preset("oxigraph", "store", "query", "update"),
+        Preset("fuseki", "data", "sparql", "update"),
+        Preset("graphdb", "rdf-graphs/service", "", "statements"),
+        Preset("virtuoso", "sparql-graph-crud", "sparql", "sparql", "text/turtle"),
+        Preset("neptune", "sparql/gsp/", "sparql", "sparql"),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """The resolved URLs of one triple store.
+
+    Attributes:
+        url: the endpoint as given, normalised (no trailing slash); also the key under which
+            the push state is recorded.
+        gsp_url: the Graph Store Protocol service (graphs addressed with ``?graph=IRI``).
+        query_url: the SPARQL query service (used by ``--verify``).
+        update_url: the SPARQL update service (``--protocol update``).
+        content_type: the media type GSP bodies are sent with.
+    """
+
+    url: str
+    gsp_url: str
+    query_url: str
+    update_url: str
+    content_type: str = "application/n-triples"
+
+
+def resolve_endpoint(
+    url: str,
+    preset: str = "oxigraph",
+    *,
+    gsp_path: str | None = None,
+    query_path: str | None = None,
+    update_path: str | None = None,
+) -> Endpoint:
+    """Resolve ``url`` with a preset and optional path overrides.
+
+    Raises:
+        PushError: the URL is not http(s), has no host, carries credentials, or the preset
+            is unknown.
+    """
+    base = _check_url(url, "--endpoint")
+    if "?" in base:
+        raise PushError("--endpoint must not have a query string; use --gsp-path and friends")
+    layout = PRESETS.get(preset)
+    if layout is None:
+        known = ", ".join(sorted(PRESETS))
+        raise PushError(f"unknown endpoint preset {preset!r}; choose one of: {known}")
+
+    def pick(override: str | None, default: str, option: str) -> str:
+        return _join(base, override if override is not None else default, option)
+
+    return Endpoint(
+        url=base,
+        gsp_url=pick(gsp_path, layout.gsp, "--gsp-path"),
+        query_url=pick(query_path, layout.query, "--query-path"),
+        update_url=pick(update_path, layout.update, "--update-path"),
+        content_type=layout.content_type,
+    )
+
+
+def _check_url(url: str, option: str) -> str:
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise PushError(f"{option} must be an http:// or https:// URL with a host")
+    if parts.username is not None or parts.password is not None:
+        # Never echo the URL: it holds a secret.
+        raise PushError(
+            f"{option} must not contain credentials; put them in an environment variable "
+            "and pass --auth-env VAR"
+        )
+    path = parts.path.rstrip("/")
+    return urlunsplit((parts.scheme, parts.netloc.lower(), path, parts.query, ""))
+
+
+def _join(base: str, path: str, option: str) -> str:
+    if "://" in path:
+        return _check_url(path, option) + ("/" if path.endswith("/") else "")
+    if not path:
+        return base
+    return base + "/" + path.lstrip("/")

@@ -1,0 +1,437 @@
+"""Push the store's story graphs to a triple store: orchestration, concurrency, retries.
+
+The local store is read once, graph by graph, in IRI order; each graph is serialised (see
+:mod:`.graphs`) and compared by content hash with what this endpoint last acknowledged
+(:mod:`.state`). Changed graphs become *jobs* — one graph per Graph Store Protocol PUT, or a
+batch of graphs per SPARQL Update — sent by ``concurrency`` workers over one keep-alive
+connection pool.
+
+Failures, and what happens next:
+
+* connection errors and HTTP 5xx/429 are retried ``retries`` times with exponential backoff
+  (``Retry-After`` is honoured, capped);
+* a graph the server refuses (other 4xx) is reported and the rest continue; a refused
+  update batch is split and resent graph by graph, so the one bad graph is named;
+* a graph still failing with 5xx after its retries is reported too, but when that happens
+  ``max(5, 2 * concurrency)`` times in a row, the push stops (the server is as good as down);
+* the server unreachable after all retries, credentials refused (401/403), a wrong path
+  (404/405) or a redirect stop the whole push: every further graph would fail the same way.
+
+Only graphs the server acknowledged with 2xx count as pushed and are recorded, so a rerun
+pushes exactly what is still missing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from .._version import __version__
+from ..errors import PushError
+from ..store import Store
+from .auth import Credentials
+from .endpoints import Endpoint
+from .graphs import LocalGraph, local_graphs
+from .gsp import gsp_request
+from .state import PushState
+from .update import update_request
+from .verify import VerifyReport, compare_counts, remote_counts
+
+__all__ = ["GraphFailure", "PushOptions", "PushReport", "push_graphs", "push_graphs_async"]
+
+PROTOCOLS = ("gsp", "update")
+MODES = ("replace", "merge")
+_MAX_BATCH_BYTES = 8 * 1024 * 1024
+_MAX_RETRY_AFTER = 30.0
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class PushOptions:
+    """How to push.
+
+    Attributes:
+        protocol: ``gsp`` (one PUT/POST per graph) or ``update`` (SPARQL Update batches).
+        mode: ``replace`` the remote graph, or ``merge`` into it.
+        concurrency: requests in flight at once.
+        batch: graphs per SPARQL Update request (``update`` protocol only).
+        retries: extra attempts after a connection error or a 5xx/429 answer.
+        backoff: first retry delay in seconds, doubled per attempt.
+        timeout: seconds to wait for a server answer.
+        force: push every graph, not only those changed since the last push (``--all``).
+        verify: afterwards, compare per-graph triple counts on the server with the store.
+        dry_run: only work out what would be pushed; send nothing.
+        ca_bundle: a PEM file of CA certificates to trust (TLS verification stays on).
+    """
+
+    protocol: str = "gsp"
+    mode: str = "replace"
+    concurrency: int = 4
+    batch: int = 50
+    retries: int = 3
+    backoff: float = 0.5
+    timeout: float = 60.0
+    force: bool = False
+    verify: bool = False
+    dry_run: bool = False
+    ca_bundle: Path | None = None
+
+    def check(self) -> None:
+        """Raise :class:`PushError` for an option out of range."""
+        if self.protocol not in PROTOCOLS:
+            raise PushError(f"unknown protocol {self.protocol!r}; choose gsp or update")
+        if self.mode not in MODES:
+            raise PushError(f"unknown mode {self.mode!r}; choose replace or merge")
+        if not 1 <= self.concurrency <= 64:
+            raise PushError("--concurrency must be between 1 and 64")
+        if not 1 <= self.batch <= 10_000:
+            raise PushError("--batch must be between 1 and 10000")
+        if not 0 <= self.retries <= 10:
+            raise PushError("--retries must be between 0 and 10")
+        if self.timeout <= 0:
+            raise PushError("--timeout must be positive")
+
+
+@dataclass(frozen=True)
+class GraphFailure:
+    """A graph the server did not take, and why (one line, secrets removed)."""
+
+    graph: str
+    reason: str
+
+
+@dataclass
+class PushReport:
+    """The outcome of a push.
+
+    ``graphs`` = ``pushed`` + ``unchanged`` + ``len(failures)`` + ``not_sent``.
+    """
+
+    endpoint: str
+    protocol: str
+    graphs: int = 0
+    pushed: int = 0
+    triples: int = 0
+    unchanged: int = 0
+    failures: list[GraphFailure] = field(default_factory=list)
+    not_sent: int = 0
+    aborted: str | None = None
+    requests: int = 0
+    seconds: float = 0.0
+    verify: VerifyReport | None = None
+    pending: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when every graph is on the server (and, with verify, the counts match)."""
+        verified = self.verify is None or self.verify.ok
+        return not self.failures and self.aborted is None and verified
+
+
+class _Abort(Exception):
+    """Stop the whole push: every further request would fail the same way."""
+
+
+class _Refused(Exception):
+    """The server refused this request; other graphs may still go through.
+
+    ``server_side``: the server kept failing (5xx/429/timeout) rather than objecting to
+    the data, so splitting a batch would not help.
+    """
+
+    def __init__(self, message: str, *, server_side: bool = False) -> None:
+        super().__init__(message)
+        self.server_side = server_side
+
+
+def push_graphs(
+    store: Store,
+    endpoint: Endpoint,
+    options: PushOptions | None = None,
+    *,
+    credentials: Credentials | None = None,
+    state: PushState | None = None,
+    on_progress: Progress | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> PushReport:
+    """Push the story graphs of ``store`` to ``endpoint`` (blocking; see :func:`push_graphs_async`).
+
+    Args:
+        store: the local store (read only).
+        endpoint: where to push (:func:`~hcgraph.push.resolve_endpoint`).
+        options: protocol, mode, concurrency, retries, ``force``, ``verify``...
+        credentials: sent on every request (:func:`~hcgraph.push.credentials_from_env`).
+        state: what was pushed before; default: the state file in the store directory.
+        on_progress: called with ``(graphs_done, triples_sent)`` increments.
+        transport: an httpx transport (tests inject ``httpx.MockTransport``).
+
+    Returns:
+        A :class:`PushReport`; failures are in it, not raised.
+
+    Raises:
+        PushError: bad options, unreadable state file, or a failed ``--verify`` query.
+    """
+    return asyncio.run(
+        push_graphs_async(
+            store,
+            endpoint,
+            options,
+            credentials=credentials,
+            state=state,
+            on_progress=on_progress,
+            transport=transport,
+        )
+    )
+
+
+async def push_graphs_async(
+    store: Store,
+    endpoint: Endpoint,
+    options: PushOptions | None = None,
+    *,
+    credentials: Credentials | None = None,
+    state: PushState | None = None,
+    on_progress: Progress | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+) -> PushReport:
+    """:func:`push_graphs` for callers already inside an event loop (notebooks)."""
+    opts = options or PushOptions()
+    opts.check()
+    state = state if state is not None else PushState.for_store(store.directory)
+    run = _Run(store, endpoint, opts, credentials, state, on_progress or (lambda g, t: None))
+    started = time.perf_counter()
+    try:
+        if opts.dry_run:
+            run.plan_only()
+        else:
+            async with _client(opts, credentials, transport) as client:
+                await run.send_all(client)
+                if opts.verify and run.report.aborted is None:
+                    remote = await remote_counts(client, endpoint)
+                    run.report.verify = compare_counts(run.local_counts, remote)
+    finally:
+        run.report.seconds = time.perf_counter() - started
+        if not opts.dry_run:
+            state.save(endpoint.url)
+    return run.report
+
+
+def _client(
+    opts: PushOptions, credentials: Credentials | None, transport: httpx.AsyncBaseTransport | None
+) -> httpx.AsyncClient:
+    verify: ssl.SSLContext | bool = True
+    if opts.ca_bundle is not None:
+        try:
+            verify = ssl.create_default_context(cafile=str(opts.ca_bundle))
+        except (OSError, ssl.SSLError) as exc:
+            raise PushError(f"--ca-bundle {opts.ca_bundle}: cannot load: {exc}") from exc
+    return httpx.AsyncClient(
+        auth=credentials.auth if credentials else None,
+        timeout=httpx.Timeout(opts.timeout, connect=min(10.0, opts.timeout)),
+        limits=httpx.Limits(
+            max_connections=opts.concurrency, max_keepalive_connections=opts.concurrency
+        ),
+        verify=verify,
+        follow_redirects=False,  # never carry credentials to wherever a redirect points
+        headers={"User-Agent": f"hcgraph/{__version__}"},
+        transport=transport,
+    )
+
+
+class _Run:
+    """The state of one push run: the work list, the report, the abort flag."""
+
+    def __init__(
+        self,
+        store: Store,
+        endpoint: Endpoint,
+        opts: PushOptions,
+        credentials: Credentials | None,
+        state: PushState,
+        on_progress: Progress,
+    ) -> None:
+        self.store = store
+        self.endpoint = endpoint
+        self.opts = opts
+        self.credentials = credentials
+        self.state = state
+        self.on_progress = on_progress
+        self.local_counts: dict[str, int] = {}
+        self.report = PushReport(endpoint.url, opts.protocol)
+        self._server_failures = 0  # consecutive jobs lost to server errors
+        self._max_server_failures = max(5, 2 * opts.concurrency)
+
+    # --- what to send -------------------------------------------------------------------
+    def _changed(self) -> Iterator[LocalGraph]:
+        """Every local graph is counted; the unchanged ones are skipped here."""
+        self.report.graphs = len(self.store.story_graphs())
+        for graph in local_graphs(self.store):
+            self.local_counts[graph.iri] = graph.triples
+            if not self.opts.force and self.state.is_current(
+                self.endpoint.url, graph.iri, graph.sha256
+            ):
+                self.report.unchanged += 1
+                self.on_progress(1, 0)
+                continue
+            yield graph
+
+    def _jobs(self) -> Iterator[list[LocalGraph]]:
+        if self.opts.protocol == "gsp":
+            for graph in self._changed():
+                yield [graph]
+            return
+        batch: list[LocalGraph] = []
+        size = 0
+        for graph in self._changed():
+            full = len(batch) >= self.opts.batch or size + len(graph.body) > _MAX_BATCH_BYTES
+            if batch and full:
+                yield batch
+                batch, size = [], 0
+            batch.append(graph)
+            size += len(graph.body)
+        if batch:
+            yield batch
+
+    def plan_only(self) -> None:
+        for graph in self._changed():
+            self.report.pending.append(graph.iri)
+
+    # --- sending ------------------------------------------------------------------------
+    async def send_all(self, client: httpx.AsyncClient) -> None:
+        queue: asyncio.Queue[list[LocalGraph] | None] = asyncio.Queue(self.opts.concurrency * 2)
+        workers = [
+            asyncio.create_task(self._worker(client, queue)) for _ in range(self.opts.concurrency)
+        ]
+        try:
+            for job in self._jobs():
+                if self.report.aborted is not None:
+                    break
+                await queue.put(job)
+        finally:
+            for _ in workers:
+                await queue.put(None)
+            await asyncio.gather(*workers)
+        r = self.report
+        r.not_sent = r.graphs - r.pushed - r.unchanged - len(r.failures)
+
+    async def _worker(
+        self, client: httpx.AsyncClient, queue: asyncio.Queue[list[LocalGraph] | None]
+    ) -> None:
+        while (job := await queue.get()) is not None:
+            if self.report.aborted is None:
+                await self._send_job(client, job)
+
+    async def _send_job(self, client: httpx.AsyncClient, job: Sequence[LocalGraph]) -> None:
+        try:
+            await self._send(client, job)
+        except _Abort as exc:
+            if self.report.aborted is None:
+                self.report.aborted = self._redact(str(exc))
+            return
+        except _Refused as exc:
+            if len(job) > 1 and not exc.server_side:
+                # Find the graph(s) the server objects to; send the others.
+                for graph in job:
+                    if self.report.aborted is None:
+                        await self._send_job(client, [graph])
+                return
+            reason = self._redact(str(exc))
+            self.report.failures.extend(GraphFailure(g.iri, reason) for g in job)
+            self.on_progress(len(job), 0)
+            if exc.server_side:
+                # A server failing request after request: stop instead of retrying every
+                # remaining graph (bounded work, and a clear message).
+                self._server_failures += 1
+                if self._server_failures >= self._max_server_failures:
+                    self.report.aborted = f"the server keeps failing: {reason}"
+            return
+        self._server_failures = 0
+        for graph in job:
+            self.state.record(self.endpoint.url, graph.iri, graph.sha256)
+        triples = sum(g.triples for g in job)
+        self.report.pushed += len(job)
+        self.report.triples += triples
+        self.on_progress(len(job), triples)
+
+    async def _send(self, client: httpx.AsyncClient, job: Sequence[LocalGraph]) -> None:
+        """Send one job, retrying transient failures; return on 2xx."""
+        mode = self.opts.mode
+        gsp = self.opts.protocol == "gsp"
+        url = self.endpoint.gsp_url if gsp else self.endpoint.update_url
+        problem = ""
+        unreachable = False
+        last: httpx.Response | None = None
+        for attempt in range(self.opts.retries + 1):
+            if attempt:
+                await asyncio.sleep(self._delay(attempt, last))
+            if gsp:
+                request = gsp_request(client, self.endpoint, job[0], mode)
+            else:
+                request = update_request(client, self.endpoint, job, mode)
+            self.report.requests += 1
+            try:
+                response = await client.send(request)
+            except httpx.TimeoutException as exc:
+                last = None
+                if isinstance(exc, httpx.ConnectTimeout):
+                    unreachable, problem = True, f"cannot reach {url}: connection timed out"
+                    continue
+                message = f"no answer from {url} within {self.opts.timeout:g} s"
+                raise _Refused(message, server_side=True) from exc
+            except httpx.TransportError as exc:
+                last = None
+                unreachable, problem = True, f"cannot reach {url}: {_first_line(exc)}"
+                continue
+            unreachable, last = False, response
+            status = response.status_code
+            if status < 300:
+                return
+            problem = f"HTTP {status} from {url}{_snippet(response)}"
+            if status in (401, 403):
+                hint = (
+                    "the credentials were refused"
+                    if self.credentials
+                    else "the server wants credentials (use --auth-env VAR)"
+                )
+                raise _Abort(f"{url}: HTTP {status}: {hint}")
+            if 300 <= status < 400:
+                where = response.headers.get("Location", "?")
+                raise _Abort(f"{url} redirects (HTTP {status} to {where}); push to that URL")
+            if status in (404, 405):
+                raise _Abort(f"{problem} (wrong path for this store? see --preset, --gsp-path)")
+            if status < 500 and status != 429:
+                raise _Refused(problem)
+        attempts = self.opts.retries + 1
+        if unreachable:
+            raise _Abort(f"{problem} (after {attempts} attempts)")
+        raise _Refused(f"{problem} (after {attempts} attempts)", server_side=True)
+
+    def _delay(self, attempt: int, response: httpx.Response | None) -> float:
+        delay: float = self.opts.backoff * 2.0 ** (attempt - 1)
+        if response is not None and response.status_code in (429, 503):
+            after = response.headers.get("Retry-After", "")
+            if after.isdigit():
+                delay = max(delay, min(float(after), _MAX_RETRY_AFTER))
+        return delay
+
+    def _redact(self, text: str) -> str:
+        return self.credentials.redact(text) if self.credentials else text
+
+
+def _snippet(response: httpx.Response) -> str:
+    """The first line of an error body, short: enough to say what the server disliked."""
+    text = response.content[:300].decode("utf-8", "replace").strip()
+    line = text.splitlines()[0] if text else ""
+    return f": {line[:200]}" if line else ""
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,81 @@
+"""``--verify``: count the triples of each graph on the server and compare with the store.
+
+One SPARQL query (``GRAPH ?g`` with ``GROUP BY ?g``, so it does not depend on how the
+server defines its default graph) gives the remote count of every graph; graphs the server
+holds that the local store does not have are ignored (a shared server may hold other data).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import httpx
+
+from ..errors import PushError
+from .endpoints import Endpoint
+
+__all__ = ["COUNT_QUERY", "Mismatch", "VerifyReport", "compare_counts", "remote_counts"]
+
+COUNT_QUERY = "SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g"
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """A graph whose remote triple count differs (``remote`` is 0 when it is missing)."""
+
+    graph: str
+    local: int
+    remote: int
+
+
+@dataclass
+class VerifyReport:
+    """The outcome of a verification: how many graphs were compared, which differ."""
+
+    checked: int = 0
+    mismatches: list[Mismatch] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatches
+
+
+def compare_counts(local: Mapping[str, int], remote: Mapping[str, int]) -> VerifyReport:
+    """Compare per-graph triple counts; every local graph must have the same remote count."""
+    report = VerifyReport(checked=len(local))
+    for graph in sorted(local):
+        there = remote.get(graph, 0)
+        if there != local[graph]:
+            report.mismatches.append(Mismatch(graph, local[graph], there))
+    return report
+
+
+async def remote_counts(client: httpx.AsyncClient, endpoint: Endpoint) -> dict[str, int]:
+    """Triples per named graph on the server (SPARQL 1.1 Protocol, results as JSON).
+
+    Raises:
+        PushError: the query failed or the answer is not SPARQL JSON results.
+    """
+    url = endpoint.query_url
+    try:
+        response = await client.post(
+            url,
+            data={"query": COUNT_QUERY},
+            headers={"Accept": "application/sparql-results+json"},
+        )
+    except httpx.TransportError as exc:
+        raise PushError(f"verify: cannot reach {url}: {_first_line(exc)}") from exc
+    if response.status_code >= 300:
+        raise PushError(f"verify: HTTP {response.status_code} from {url}")
+    try:
+        rows = json.loads(response.content)["results"]["bindings"]
+        return {row["g"]["value"]: int(row["n"]["value"]) for row in rows if "g" in row}
+    except (ValueError, KeyError, TypeError) as exc:
+        raise PushError(f"verify: {url} did not answer with SPARQL JSON results") from exc
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

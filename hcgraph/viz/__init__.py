@@ -1,0 +1,67 @@
+"""Interactive citation maps: networkx projections → precomputed layout → one safe HTML file.
+
+- :mod:`hcgraph.viz.views`: ``citation_graph(store, view, focus)``, the projections (public
+  API; node and edge attributes documented there).
+- :mod:`hcgraph.viz.layout`: positions computed in Python (no live physics in the browser).
+- :mod:`hcgraph.viz.render`: the self-contained HTML (vendored vis-network, CSP, escaped JSON).
+
+``draw_map`` is what ``hcgraph viz`` runs.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ..store import Store
+from .layout import compute_layout
+from .render import MapInfo, render_map, write_map
+from .views import ALL_MAX_NODES, STORY_GROUPS, VIEWS, citation_graph, resolve_focus
+
+__all__ = [
+    "ALL_MAX_NODES",
+    "STORY_GROUPS",
+    "VIEWS",
+    "MapInfo",
+    "citation_graph",
+    "compute_layout",
+    "default_map_path",
+    "draw_map",
+    "render_map",
+    "resolve_focus",
+    "write_map",
+]
+
+
+def default_map_path(view: str, focus: str | None, directory: Path = Path("output")) -> Path:
+    """``output/map.html`` for the plain reuse map, else ``output/map-VIEW[-FOCUS].html``."""
+    if view == "reuse" and not focus:
+        return directory / "map.html"
+    name = f"map-{view}"
+    if focus:
+        tail = focus.rstrip("/").rsplit("/", 1)[-1] or focus
+        slug = re.sub(r"[^a-z0-9]+", "-", tail.lower()).strip("-")[:48]
+        name += f"-{slug or 'focus'}"
+    return directory / f"{name}.html"
+
+
+def draw_map(
+    store: Store,
+    view: str = "reuse",
+    focus: str | None = None,
+    out: Path | str | None = None,
+    *,
+    top: int | None = None,
+    group_stories: str | None = None,
+    max_nodes: int = ALL_MAX_NODES,
+) -> MapInfo:
+    """Project, lay out, render and write one map; returns what was written.
+
+    Raises:
+        VizError: unknown view, unresolvable focus, a graph too big for ``all``, or an
+            output file that cannot be written.
+    """
+    graph = citation_graph(
+        store, view, focus, top=top, group_stories=group_stories, max_nodes=max_nodes
+    )
+    return write_map(graph, out if out is not None else default_map_path(view, focus))

@@ -1,0 +1,172 @@
+"""Node positions computed ahead of time, so the browser never runs live physics.
+
+pyvis's default path turns vis-network's physics on and lets the browser settle the graph;
+past ~1,500 nodes that takes minutes (pyvis #204, #160). hcgraph places every node in
+Python instead and switches physics off: the page is stable on its first frame and nodes
+stay draggable.
+
+- ``reuse`` / ``publisher``: an *anchored* layout in O(nodes + edges). Publishers sit on a
+  ring, each with its manifests in a sunflower spiral around it (most-cited nearest the
+  centre); every story sits at the weighted centre of the manifests it cites, spread in its
+  own small spiral when several land on one spot. Stories that draw on several publishers
+  therefore sit between their clusters, which is exactly what a reuse map should show.
+- ``story``: a layered (left → right) provenance trail: story, sections, paragraphs and key
+  facts, claims, manifests, source documents, publishers; each column ordered by the mean
+  position of its parents so edges cross little.
+- ``all``: networkx's seeded spring layout (Fruchterman-Reingold); ``all`` is size-limited.
+
+All layouts are deterministic: same graph, same positions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable
+
+import networkx as nx
+
+__all__ = ["LAYOUTS", "compute_layout"]
+
+Positions = dict[str, tuple[float, float]]
+
+_GOLDEN = math.pi * (3 - math.sqrt(5))  # the golden angle: even, gap-free spirals
+_SPACING = 42.0  # pixels between neighbouring nodes in a spiral
+
+
+def _spiral(k: int, spacing: float = _SPACING) -> tuple[float, float]:
+    """Position ``k`` (0-based) of a sunflower spiral centred on the origin."""
+    if k == 0:
+        return 0.0, 0.0
+    r = spacing * math.sqrt(k + 0.5)
+    return r * math.cos(k * _GOLDEN), r * math.sin(k * _GOLDEN)
+
+
+def anchored_layout(graph: nx.DiGraph) -> Positions:
+    """Publishers on a ring with their manifests around them; stories at their sources."""
+    types = {n: a["type"] for n, a in graph.nodes(data=True)}
+    stories_of = {n: a.get("stories", 1) for n, a in graph.nodes(data=True)}
+    clusters: dict[str, list[str]] = defaultdict(list)  # publisher (or "") → manifests
+    for n, kind in types.items():
+        if kind == "Manifest":
+            pubs = sorted(p for p in graph.successors(n) if types[p] == "Publisher")
+            clusters[pubs[0] if pubs else ""].append(n)
+    for n, kind in types.items():
+        if kind == "Publisher" and n not in clusters:
+            clusters[n] = []
+    order = sorted(clusters, key=lambda p: (-sum(stories_of[m] for m in clusters[p]), p))
+    radii = {p: _SPACING * (1.5 + math.sqrt(len(clusters[p]) + 4)) for p in order}
+    pos: Positions = {}
+    if len(order) == 1:
+        centres = {order[0]: (0.0, 0.0)}
+    else:
+        # Clusters touch edge to edge around the ring, with a gap for stories in between.
+        circumference = sum(2 * radii[p] + 2 * _SPACING for p in order)
+        ring = max(circumference / (2 * math.pi), max(radii.values()) * 1.2)
+        centres, angle = {}, 0.0
+        for p in order:
+            half = (radii[p] + _SPACING) / ring
+            angle += half
+            centres[p] = (ring * math.cos(angle), ring * math.sin(angle))
+            angle += half
+    for p in order:
+        cx, cy = centres[p]
+        if p:
+            pos[p] = (cx, cy)
+        members = sorted(clusters[p], key=lambda m: (-stories_of[m], m))
+        # Start a few turns out so the publisher and its biggest manifests do not overlap.
+        for k, m in enumerate(members, start=3 if p else 0):
+            dx, dy = _spiral(k)
+            pos[m] = (cx + dx, cy + dy)
+    _place_citers(graph, pos, types)
+    return pos
+
+
+def _place_citers(graph: nx.DiGraph, pos: Positions, types: dict[str, str]) -> None:
+    """Put every unplaced node at the weighted centre of what it points to, spread out."""
+    crowd: dict[tuple[int, int], int] = defaultdict(int)
+    cell = _SPACING * 0.75
+    for n in sorted(graph):
+        if n in pos:
+            continue
+        total = sx = sy = 0.0
+        for t in graph.successors(n):
+            if t in pos:
+                w = float(graph.edges[n, t].get("weight", 1))
+                sx, sy, total = sx + w * pos[t][0], sy + w * pos[t][1], total + w
+        x, y = (sx / total, sy / total) if total else (0.0, 0.0)
+        # Several stories citing the same manifests would land on one point: give each a
+        # place on a small spiral around it, nudged off the manifest itself.
+        key = (round(x / cell), round(y / cell))
+        k = crowd[key] + 1
+        crowd[key] = k
+        dx, dy = _spiral(k, _SPACING * 0.6)
+        pos[n] = (x + dx, y + dy)
+
+
+_TRAIL = {
+    "Story": 0,
+    "Section": 1,
+    "Paragraph": 2,
+    "KeyFact": 2,
+    "Claim": 3,
+    "Manifest": 4,
+    "SourceDocument": 5,
+    "Publisher": 6,
+}
+
+
+def layered_layout(
+    graph: nx.DiGraph, column_gap: float = 260.0, row_gap: float = 46.0
+) -> Positions:
+    """Columns by node type (the provenance trail), rows ordered by the parents' rows."""
+    columns: dict[int, list[str]] = defaultdict(list)
+    for n, attrs in graph.nodes(data=True):
+        columns[_TRAIL.get(attrs["type"], max(_TRAIL.values()) + 1)].append(n)
+    row: dict[str, float] = {}
+    pos: Positions = {}
+    for col in sorted(columns):
+        members = columns[col]
+
+        def key(n: str) -> tuple[float, str]:
+            parents = [row[p] for p in graph.predecessors(n) if p in row]
+            return (sum(parents) / len(parents) if parents else 0.0, n)
+
+        # Story parts keep document order (their IRIs sort s1-p1, s1-p2, …, kf1, …).
+        members.sort(key=(lambda n: (_part_order(n), n)) if col in (1, 2) else key)
+        height = (len(members) - 1) * row_gap
+        for i, n in enumerate(members):
+            row[n] = float(i)
+            pos[n] = (col * column_gap, i * row_gap - height / 2)
+    return pos
+
+
+def _part_order(iri: str) -> tuple[int, ...]:
+    """``…#s2-p10`` → (0, 2, 10); key facts ``…#kf3`` → (1, 3): document order."""
+    frag = iri.rsplit("#", 1)[-1]
+    digits = [int(x) for x in "".join(c if c.isdigit() else " " for c in frag).split()]
+    return (1 if frag.startswith("kf") else 0, *digits)
+
+
+def spring_layout(graph: nx.DiGraph) -> Positions:
+    """networkx's seeded Fruchterman-Reingold layout, scaled to screen pixels."""
+    if len(graph) == 0:
+        return {}
+    scale = _SPACING * 1.6 * math.sqrt(len(graph))
+    raw = nx.spring_layout(graph.to_undirected(as_view=True), seed=7, iterations=60, scale=scale)
+    return {n: (float(x), float(y)) for n, (x, y) in raw.items()}
+
+
+#: View name → layout function.
+LAYOUTS: dict[str, Callable[[nx.DiGraph], Positions]] = {
+    "story": layered_layout,
+    "reuse": anchored_layout,
+    "publisher": anchored_layout,
+    "all": spring_layout,
+}
+
+
+def compute_layout(graph: nx.DiGraph) -> Positions:
+    """Positions for every node, by the graph's ``view`` (graph attribute); rounded to 0.1 px."""
+    layout = LAYOUTS.get(graph.graph.get("view", "all"), spring_layout)
+    return {n: (round(x, 1), round(y, 1)) for n, (x, y) in layout(graph).items()}

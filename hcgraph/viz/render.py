@@ -1,0 +1,276 @@
+"""Turn a citation-graph projection into one self-contained, safe HTML file.
+
+pyvis builds the vis-network node and edge options (``Network.add_node`` / ``add_edge`` /
+``set_options`` / ``get_network_data``), but its own HTML template loads Bootstrap,
+tom-select and vis-network from CDNs even with ``cdn_resources="in_line"`` (pyvis #228,
+#229), so hcgraph renders with its own Jinja template (``template.html``) instead:
+
+- **Self-contained**: the vendored vis-network bundle (``static/``) and hcgraph's own small
+  script are inlined; a Content-Security-Policy meta (``default-src 'none'``) forbids every
+  network load, so the page works from ``file://`` and *cannot* fetch anything.
+- **Safe**: the graph goes in as JSON inside ``<script type="application/json">`` with
+  ``<``, ``>``, ``&`` and U+2028/U+2029 escaped as ``\\uXXXX``, read with ``JSON.parse``;
+  the page script writes untrusted text only through ``textContent`` and vis-network's
+  plain-text tooltips; labels are drawn on a canvas. Jinja autoescapes everything else.
+- **Fast**: positions come from :mod:`hcgraph.viz.layout` and physics is off, so the page is
+  stable on its first frame.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+from jinja2 import Environment, select_autoescape
+
+from .._version import __version__
+from ..errors import VizError
+from .layout import Positions, compute_layout
+from .style import NodeStyle, document_icon, node_size, styles_for
+
+__all__ = ["VIS_NETWORK_VERSION", "VIS_SHA256", "MapInfo", "render_map", "safe_json", "write_map"]
+
+VIS_NETWORK_VERSION = "10.1.5"
+VIS_SHA256 = "b427322ad953d70ab75d1b798ebb8349863502f244e02de3e12a4ab7dfeddf2c"
+#: Beyond this many edges, edges are hidden while dragging/zooming to keep panning smooth.
+_BIG = 3000
+
+_JSON_ESCAPES = {
+    "<": "\\u003c",
+    ">": "\\u003e",
+    "&": "\\u0026",
+    "\u2028": "\\u2028",
+    "\u2029": "\\u2029",
+}
+_JSON_ESCAPE_RE = re.compile("[<>&\u2028\u2029]")
+
+
+def safe_json(value: Any) -> str:
+    """JSON that is safe inside an HTML ``<script>`` element: no ``<``, ``>``, ``&``, U+2028/9.
+
+    ``ensure_ascii`` also keeps lone surrogates and control characters from hostile text
+    as ``\\uXXXX`` escapes, so the output is plain ASCII.
+    """
+    text = json.dumps(value, ensure_ascii=True, separators=(",", ":"), sort_keys=False)
+    return _JSON_ESCAPE_RE.sub(lambda m: _JSON_ESCAPES[m.group(0)], text)
+
+
+@cache
+def _vis_js() -> str:
+    data = resources.files("hcgraph.viz").joinpath("static/vis-network.min.js").read_bytes()
+    if hashlib.sha256(data).hexdigest() != VIS_SHA256:
+        raise VizError("hcgraph/viz/static/vis-network.min.js does not match its recorded sha256")
+    text = data.decode("utf-8")
+    # Drop the source-map comment so no browser ever asks for vis-network.min.js.map.
+    text = re.sub(r"\n//# sourceMappingURL=\S+\s*$", "\n", text)
+    if "</script" in text.lower() or "<!--" in text:
+        raise VizError("vendored vis-network contains '</script' or '<!--'; cannot inline it")
+    return text
+
+
+@cache
+def _template() -> Any:
+    env = Environment(autoescape=select_autoescape(default=True), keep_trailing_newline=True)
+    source = resources.files("hcgraph.viz").joinpath("template.html").read_text("utf-8")
+    return env.from_string(source)
+
+
+def _http(url: str) -> str:
+    """Only http(s) links reach the page (a ``javascript:`` URL in the data stays text)."""
+    return url if url.lower().startswith(("http://", "https://")) else ""
+
+
+class _Network:
+    """pyvis ``Network`` with O(1) node look-ups.
+
+    pyvis keeps node ids in a list and checks ``id in list`` on every ``add_node`` and
+    ``add_edge``: quadratic, minutes for a 10k-story map. A list subclass with a set
+    behind ``__contains__`` keeps pyvis's own code paths and makes them linear.
+    """
+
+    def __new__(cls) -> Any:
+        from pyvis.network import Network  # imported lazily: pyvis pulls in IPython
+
+        class _IdList(list[Any]):
+            def __init__(self) -> None:
+                super().__init__()
+                self._ids: set[Any] = set()
+
+            def append(self, item: Any) -> None:
+                super().append(item)
+                self._ids.add(item)
+
+            def __contains__(self, item: object) -> bool:
+                return item in self._ids
+
+        net = Network(directed=True, cdn_resources="remote")
+        net.node_ids = _IdList()
+        return net
+
+
+@dataclass(frozen=True)
+class MapInfo:
+    """What :func:`write_map` wrote."""
+
+    path: Path
+    view: str
+    nodes: int
+    edges: int
+    bytes: int
+
+
+def _options(styles: dict[str, Any], edges: int) -> dict[str, Any]:
+    big = edges > _BIG
+    return {
+        "autoResize": True,
+        "physics": {"enabled": False},
+        "layout": {"improvedLayout": False, "randomSeed": 7},
+        "interaction": {
+            "hover": not big,
+            "tooltipDelay": 150,
+            "hideEdgesOnDrag": big,
+            "hideEdgesOnZoom": big,
+            "keyboard": False,
+            "multiselect": False,
+        },
+        "edges": {
+            "smooth": False,
+            "arrows": {"to": {"enabled": True, "scaleFactor": 0.45}},
+            "color": {
+                "color": "#9aa4b2",
+                "highlight": "#24292f",
+                "hover": "#57606a",
+                "inherit": False,
+            },
+            "selectionWidth": 1.5,
+        },
+        "nodes": {
+            "borderWidth": 1,
+            "font": {
+                "size": 13,
+                "face": "DejaVu Sans, Arial, sans-serif",
+                "strokeWidth": 3,
+                "strokeColor": "#ffffff",
+            },
+            "scaling": {"label": {"drawThreshold": 6}},
+        },
+        "groups": {t: _group(s) for t, s in styles.items()},
+    }
+
+
+def _group(style: NodeStyle) -> dict[str, Any]:
+    group: dict[str, Any] = {
+        "shape": style.shape,
+        "color": {"background": style.color, "border": style.border,
+                  "highlight": {"background": style.color, "border": "#24292f"},
+                  "hover": {"background": style.color, "border": "#24292f"}},
+    }  # fmt: skip
+    if style.shape == "image":
+        group["image"] = document_icon(style.color, style.border)
+    return group
+
+
+def build_payload(graph: nx.DiGraph, positions: Positions | None = None) -> dict[str, Any]:
+    """The page's data: vis-network nodes/edges (built with pyvis), options and facets."""
+    positions = positions if positions is not None else compute_layout(graph)
+    types = sorted({a["type"] for _n, a in graph.nodes(data=True)})
+    styles = styles_for(types)
+    publishers = sorted({p for _n, a in graph.nodes(data=True) for p in a.get("publishers", ())})
+    newsrooms = sorted({r for _n, a in graph.nodes(data=True) for r in a.get("newsrooms", ())})
+    pub_ix = {p: i for i, p in enumerate(publishers)}
+    room_ix = {r: i for i, r in enumerate(newsrooms)}
+    net = _Network()
+    for n in sorted(graph):
+        a = graph.nodes[n]
+        style = styles[a["type"]]
+        x, y = positions.get(n, (0.0, 0.0))
+        # Extra keys travel in the vis DataSet; the page script builds the plain-text
+        # tooltip (``title``) and the details panel from them.
+        net.add_node(
+            n,
+            label=a["label"] or n,
+            shape=style.shape,
+            group=a["type"],
+            x=x,
+            y=y,
+            size=node_size(a, style),
+            t=a.get("title", ""),
+            d=a.get("date", ""),
+            i=a.get("id", ""),
+            u=_http(a.get("url", "")),
+            s=int(a.get("stories", 0) or 0),
+            p=[pub_ix[p] for p in a.get("publishers", ())],
+            r=[room_ix[r] for r in a.get("newsrooms", ())],
+        )
+    for k, (s, o, a) in enumerate(sorted(graph.edges(data=True), key=lambda e: (e[0], e[1]))):
+        claims = a.get("claims")
+        width = min(10, max(1, int(claims if claims is not None else a.get("weight", 1))))
+        opts: dict[str, Any] = {"id": k, "width": width, "rel": a.get("relation", "")}
+        if claims is not None:
+            opts["c"] = claims
+        if a.get("citations") is not None:
+            opts["k"] = a["citations"]
+        net.add_edge(s, o, **opts)
+    # A dict, not ``set_options``: pyvis's string parser strips every space (font names).
+    net.options = _options(styles, graph.number_of_edges())
+    nodes, edges, _heading, _height, _width, options = net.get_network_data()
+    for e in edges:
+        e.pop("arrows", None)  # set once in the options, not on each of 50k edges
+    legend = [{"type": t, "color": styles[t].color, "border": styles[t].border,
+               "shape": styles[t].shape} for t in types]  # fmt: skip
+    return {
+        "nodes": nodes,
+        "edges": edges,
+        "options": json.loads(options),
+        "legend": legend,
+        "publishers": publishers,
+        "newsrooms": newsrooms,
+        "meta": {
+            "view": graph.graph.get("view", ""),
+            "focus": graph.graph.get("focus") or "",
+            "title": graph.graph.get("title", ""),
+            "note": graph.graph.get("note", ""),
+            "nodes": graph.number_of_nodes(),
+            "edges": graph.number_of_edges(),
+        },
+    }
+
+
+def render_map(graph: nx.DiGraph, positions: Positions | None = None) -> str:
+    """The whole map as one HTML string (deterministic: same graph, same bytes)."""
+    payload = build_payload(graph, positions)
+    return str(
+        _template().render(
+            title=payload["meta"]["title"] or "hcgraph citation map",
+            meta=payload["meta"],
+            version=__version__,
+            vis_version=VIS_NETWORK_VERSION,
+            data_json=safe_json(payload),
+            vis_js=_vis_js(),
+        )
+    )
+
+
+def write_map(graph: nx.DiGraph, out: Path | str, positions: Positions | None = None) -> MapInfo:
+    """Render ``graph`` and write it to ``out`` atomically (parent directories created)."""
+    path = Path(out)
+    html = render_map(graph, positions).encode("utf-8")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".map-", suffix=".html")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(html)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise VizError(f"{path}: cannot write the map: {exc.strerror or exc}") from exc
+    return MapInfo(path, str(graph.graph.get("view", "")), graph.number_of_nodes(),
+                   graph.number_of_edges(), len(html))  # fmt: skip

@@ -1,0 +1,55 @@
+"""The ontology file and the code agree, and every term is properly declared."""
+
+from __future__ import annotations
+
+from importlib.resources import files
+
+import pytest
+import rdflib
+from rdflib.namespace import OWL, RDF, RDFS
+
+from hcgraph.ingest import ingest_bytes
+from hcgraph.sample import generate_corpus
+from hcgraph.store import Store
+from hcgraph.vocab import HC
+
+ONTOLOGY = rdflib.Graph().parse(str(files("hcgraph") / "ontology.ttl"), format="turtle")
+NS = str(HC._NS)
+DECLARED = {str(s)[len(NS) :] for s in ONTOLOGY.subjects(RDF.type, None) if str(s).startswith(NS)}
+
+
+def test_code_and_ontology_list_the_same_terms() -> None:
+    assert set(HC.__annotations__) == DECLARED
+
+
+@pytest.mark.parametrize("name", sorted(HC.__annotations__))
+def test_term_is_fully_declared(name: str) -> None:
+    term = rdflib.URIRef(NS + name)
+    assert ONTOLOGY.value(term, RDFS.label) is not None
+    assert ONTOLOGY.value(term, RDFS.comment) is not None
+    kinds = set(ONTOLOGY.objects(term, RDF.type))
+    if OWL.Class in kinds:
+        supers = list(ONTOLOGY.objects(term, RDFS.subClassOf))
+    else:
+        assert kinds & {OWL.ObjectProperty, OWL.DatatypeProperty}
+        assert ONTOLOGY.value(term, RDFS.domain) is not None
+        assert ONTOLOGY.value(term, RDFS.range) is not None
+        supers = list(ONTOLOGY.objects(term, RDFS.subPropertyOf))
+    assert supers and all(not str(s).startswith(NS) for s in supers)  # tied to a standard term
+
+
+def test_every_hc_term_written_is_declared(seed_bytes: bytes) -> None:
+    import json
+
+    docs = [(seed_bytes, "seed")] + [
+        (json.dumps(s).encode(), str(i)) for i, s in enumerate(generate_corpus(60, seed=5).stories)
+    ]
+    with Store(None) as store:
+        ingest_bytes(store, docs)
+        used = set()
+        for t in store.union_triples():
+            for term in (t.predicate, t.object):
+                if term.value.startswith(NS):
+                    used.add(term.value[len(NS) :])
+    assert used <= DECLARED
+    assert len(used) >= 35  # the mapping really uses the ontology

@@ -1,0 +1,418 @@
+"""Unit tests of the push library: endpoints, credentials, update text, state, retries.
+
+The HTTP behaviour (retries, refusals, aborts, batch splitting) runs against
+``httpx.MockTransport`` servers here; tests/test_push.py does the same against a real
+Oxigraph server.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pyoxigraph as ox
+import pytest
+
+from hcgraph import PushError, Store, ingest_bytes
+from hcgraph.push import (
+    PRESETS,
+    PushOptions,
+    PushState,
+    credentials_from_env,
+    local_graphs,
+    push_graphs,
+    resolve_endpoint,
+)
+from hcgraph.push.update import update_body
+
+ENDPOINT = resolve_endpoint("http://127.0.0.1:9")  # never dialled: the transport is mocked
+
+
+def _variant(seed_bytes: bytes, n: int, headline: str | None = None) -> tuple[bytes, str]:
+    story = json.loads(seed_bytes)
+    story["url"] = f"https://hangingcontext.com/stories/2026-10-2{n}/variant-{n}/"
+    story["slug"] = f"variant-{n}"
+    if headline is not None:
+        story["headline"] = headline
+    return json.dumps(story, ensure_ascii=False).encode(), f"variant-{n}.json"
+
+
+@pytest.fixture
+def mem_store(seed_bytes: bytes) -> Iterator[Store]:
+    """An in-memory store of five small story graphs."""
+    with Store(None) as store:
+        report = ingest_bytes(store, [_variant(seed_bytes, n) for n in range(5)])
+        assert not report.failures
+        yield store
+
+
+def run(
+    store: Store,
+    handler: Callable[[httpx.Request], httpx.Response],
+    *,
+    credentials: object = None,
+    **options: object,
+) -> object:
+    opts = PushOptions(backoff=0.0, **options)  # type: ignore[arg-type]
+    return push_graphs(
+        store,
+        ENDPOINT,
+        opts,
+        credentials=credentials,  # type: ignore[arg-type]
+        state=PushState(None),
+        transport=httpx.MockTransport(handler),
+    )
+
+
+# --- endpoints -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("preset", "url", "gsp", "query", "update"),
+    [
+        ("oxigraph", "http://h:7878/", "http://h:7878/store", "http://h:7878/query",
+         "http://h:7878/update"),
+        ("fuseki", "http://h:3030/ds", "http://h:3030/ds/data", "http://h:3030/ds/sparql",
+         "http://h:3030/ds/update"),
+        ("graphdb", "http://h:7200/repositories/hc", "http://h:7200/repositories/hc/rdf-graphs/service",
+         "http://h:7200/repositories/hc", "http://h:7200/repositories/hc/statements"),
+        ("virtuoso", "http://h:8890", "http://h:8890/sparql-graph-crud", "http://h:8890/sparql",
+         "http://h:8890/sparql"),
+        ("neptune", "https://db:8182", "https://db:8182/sparql/gsp/", "https://db:8182/sparql",
+         "https://db:8182/sparql"),
+    ],
+)  # fmt: skip
+def test_presets(preset: str, url: str, gsp: str, query: str, update: str) -> None:
+    ep = resolve_endpoint(url, preset)
+    assert (ep.gsp_url, ep.query_url, ep.update_url) == (gsp, query, update)
+    assert preset in PRESETS
+
+
+def test_path_overrides() -> None:
+    ep = resolve_endpoint(
+        "http://H:1/base", gsp_path="/gsp", query_path="https://q.example/sparql", update_path=""
+    )
+    assert ep.url == "http://h:1/base"
+    assert ep.gsp_url == "http://h:1/base/gsp"
+    assert ep.query_url == "https://q.example/sparql"
+    assert ep.update_url == "http://h:1/base"
+    assert resolve_endpoint("http://h:1", "virtuoso").content_type == "text/turtle"
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("ftp://h/x", "must be an http:// or https:// URL"),
+        ("http:///x", "must be an http:// or https:// URL"),
+        ("http://h/x?y=1", "must not have a query string"),
+    ],
+)
+def test_bad_endpoints(url: str, message: str) -> None:
+    with pytest.raises(PushError, match=message):
+        resolve_endpoint(url)
+
+
+def test_credentials_in_url_refused_without_echo() -> None:
+    with pytest.raises(PushError) as err:
+        resolve_endpoint("https://bob:hunter22@db.example/sparql")
+    assert "--auth-env" in str(err.value)
+    assert "hunter22" not in str(err.value) and "bob" not in str(err.value)
+
+
+def test_unknown_preset() -> None:
+    with pytest.raises(PushError, match="unknown endpoint preset 'stardog'; choose one of"):
+        resolve_endpoint("http://h", "stardog")
+
+
+# --- credentials ---------------------------------------------------------------------------
+
+
+def _auth_header(creds: object) -> str:
+    request = httpx.Request("GET", "http://h/")
+    flow = creds.auth.sync_auth_flow(request)  # type: ignore[attr-defined]
+    return str(next(flow).headers["Authorization"])
+
+
+def test_basic_credentials() -> None:
+    creds = credentials_from_env("V", {"V": "alice:pa:ss"})
+    assert creds.scheme == "basic"
+    assert _auth_header(creds) == "Basic YWxpY2U6cGE6c3M="
+    assert "pa:ss" not in repr(creds) and "pa:ss" not in str(creds)
+    assert creds.describe() == "basic credentials from $V"
+    assert creds.redact("x pa:ss YWxpY2U6cGE6c3M= y") == "x *** *** y"
+
+
+@pytest.mark.parametrize("value", ["Bearer tok:en-123", "bearer tok:en-123"])
+def test_bearer_credentials(value: str) -> None:
+    creds = credentials_from_env("T", {"T": value})
+    assert creds.scheme == "bearer"
+    assert _auth_header(creds) == "Bearer tok:en-123"
+    assert creds.redact("got tok:en-123") == "got ***"
+
+
+def test_bare_token_is_bearer() -> None:
+    creds = credentials_from_env("T", {"T": "abcdef"})
+    assert (creds.scheme, _auth_header(creds)) == ("bearer", "Bearer abcdef")
+
+
+@pytest.mark.parametrize("env", [{}, {"V": ""}, {"V": "  "}, {"V": "Bearer "}])
+def test_missing_credentials(env: dict[str, str]) -> None:
+    with pytest.raises(PushError, match="--auth-env V"):
+        credentials_from_env("V", env)
+
+
+# --- SPARQL Update text ----------------------------------------------------------------------
+
+HOSTILE = (
+    'q " \\" \\\\" \'\'\' """ \\u0022 \\U0001F600 nul\x00 ctl\x01\x7f \n\r\t '
+    "} } ; DROP ALL ; INSERT DATA { <urn:a> <urn:b> <urn:c> } ; { \ud7ff \uffff end\\"
+)
+
+
+def test_update_body_round_trips_hostile_text(seed_bytes: bytes) -> None:
+    with Store(None) as store:
+        ingest_bytes(store, [_variant(seed_bytes, 1, HOSTILE), _variant(seed_bytes, 2)])
+        graphs = list(local_graphs(store))
+        expected = set(store.ox)
+    target = ox.Store()
+    target.add(ox.Quad(ox.NamedNode("urn:stale"), ox.NamedNode("urn:p"), ox.Literal("old"),
+                       ox.NamedNode(graphs[0].iri)))  # fmt: skip
+    target.update(update_body(graphs, "replace").decode())
+    assert set(target) == expected  # the stale triple went with DROP, the rest is exact
+    assert ox.Literal(HOSTILE) in {q.object for q in target}
+
+
+def test_update_body_merge_has_no_drop(seed_bytes: bytes) -> None:
+    with Store(None) as store:
+        ingest_bytes(store, [_variant(seed_bytes, 1)])
+        graphs = list(local_graphs(store))
+    body = update_body(graphs, "merge")
+    assert b"DROP" not in body.split(b"{", 1)[0]
+    assert body.startswith(b"INSERT DATA { GRAPH <https://hangingcontext.com/")
+
+
+def test_graph_bodies_are_sorted_and_hashed(mem_store: Store) -> None:
+    graphs = list(local_graphs(mem_store))
+    assert [g.iri for g in graphs] == sorted(g.iri for g in graphs)
+    for g in graphs:
+        lines = g.body.splitlines(keepends=True)
+        assert lines == sorted(lines) and len(lines) == g.triples
+    # Same triples in five graphs differ only by the story IRI, so hashes differ.
+    assert len({g.sha256 for g in graphs}) == 5
+    assert [g.sha256 for g in local_graphs(mem_store)] == [g.sha256 for g in graphs]
+
+
+# --- state -----------------------------------------------------------------------------------
+
+
+def test_state_round_trip(tmp_path: Path) -> None:
+    state = PushState.for_store(tmp_path)
+    state.record("http://h", "urn:g", "ab" * 32)
+    state.save("http://h")
+    again = PushState.for_store(tmp_path)
+    assert again.is_current("http://h", "urn:g", "ab" * 32)
+    assert not again.is_current("http://h", "urn:g", "cd" * 32)
+    assert not again.is_current("http://other", "urn:g", "ab" * 32)
+
+
+def test_state_corrupt(tmp_path: Path) -> None:
+    (tmp_path / "push-state.json").write_text("{not json")
+    with pytest.raises(PushError, match="unreadable push state"):
+        PushState.for_store(tmp_path)
+    (tmp_path / "push-state.json").write_text('{"format": "other"}')
+    with pytest.raises(PushError, match="not an hcgraph push state file"):
+        PushState.for_store(tmp_path)
+
+
+# --- HTTP behaviour (mock transport) ---------------------------------------------------------
+
+
+def test_retries_5xx_then_succeeds(mem_store: Store) -> None:
+    calls: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(request.url.params["graph"])
+        return httpx.Response(503 if len(calls) <= 2 else 201)
+
+    report = run(mem_store, handler, concurrency=1)
+    assert report.ok and report.pushed == 5  # type: ignore[attr-defined]
+    assert len(calls) == 7 and calls[0] == calls[1] == calls[2]
+
+
+def test_gsp_request_shape(mem_store: Store) -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(204)
+
+    run(mem_store, handler, mode="merge", concurrency=1)
+    first = seen[0]
+    assert first.method == "POST"
+    assert str(first.url).startswith("http://127.0.0.1:9/store?graph=https%3A%2F%2Fhangingcontext")
+    assert first.headers["Content-Type"] == "application/n-triples"
+    assert first.read().endswith(b" .\n")
+
+
+def test_one_refused_graph_is_reported_the_rest_continue(mem_store: Store) -> None:
+    bad = mem_store.story_graphs()[2]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.params["graph"] == bad:
+            return httpx.Response(400, text="Parse error at line 7\nmore detail")
+        return httpx.Response(201)
+
+    report = run(mem_store, handler)
+    assert report.pushed == 4 and not report.ok  # type: ignore[attr-defined]
+    [failure] = report.failures  # type: ignore[attr-defined]
+    assert failure.graph == bad
+    assert failure.reason == "HTTP 400 from http://127.0.0.1:9/store: Parse error at line 7"
+
+
+def test_refused_update_batch_is_split_to_find_the_bad_graph(mem_store: Store) -> None:
+    bad = mem_store.story_graphs()[3]
+    bodies: list[bytes] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = request.read()
+        bodies.append(body)
+        assert request.headers["Content-Type"].startswith("application/sparql-update")
+        return httpx.Response(400 if f"<{bad}>".encode() in body else 204)
+
+    report = run(mem_store, handler, protocol="update", batch=5)
+    assert report.pushed == 4  # type: ignore[attr-defined]
+    assert [f.graph for f in report.failures] == [bad]  # type: ignore[attr-defined]
+    assert len(bodies) == 1 + 5  # the batch, then each graph alone
+
+
+def test_refused_credentials_stop_the_push(mem_store: Store) -> None:
+    calls = 0
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        nonlocal calls
+        calls += 1
+        return httpx.Response(401)
+
+    creds = credentials_from_env("V", {"V": "u:secret-pw"})
+    report = run(mem_store, handler, credentials=creds, concurrency=1)
+    assert report.aborted == "http://127.0.0.1:9/store: HTTP 401: the credentials were refused"  # type: ignore[attr-defined]
+    assert report.pushed == 0 and report.not_sent == 5 and calls == 1  # type: ignore[attr-defined]
+
+
+def test_unreachable_server_aborts_after_retries(mem_store: Store) -> None:
+    calls = 0
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        nonlocal calls
+        calls += 1
+        raise httpx.ConnectError("[Errno 111] Connection refused", request=request)
+
+    report = run(mem_store, handler, retries=2, concurrency=1)
+    assert report.aborted == (  # type: ignore[attr-defined]
+        "cannot reach http://127.0.0.1:9/store: [Errno 111] Connection refused (after 3 attempts)"
+    )
+    assert calls == 3 and report.not_sent == 5  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("status", "headers", "message"),
+    [
+        (404, {}, "HTTP 404 from http://127.0.0.1:9/store (wrong path for this store?"),
+        (301, {"Location": "https://elsewhere/store"}, "redirects (HTTP 301 to https://elsewhere"),
+    ],
+)
+def test_systemic_answers_abort(
+    mem_store: Store, status: int, headers: dict[str, str], message: str
+) -> None:
+    report = run(mem_store, lambda r: httpx.Response(status, headers=headers), concurrency=1)
+    assert message in report.aborted  # type: ignore[attr-defined,operator]
+
+
+def test_persistent_5xx_fails_graphs_not_the_run(mem_store: Store) -> None:
+    report = run(mem_store, lambda r: httpx.Response(500, text="boom"), retries=1)
+    assert report.aborted is None and report.pushed == 0  # type: ignore[attr-defined]
+    assert len(report.failures) == 5  # type: ignore[attr-defined]
+    assert report.failures[0].reason.endswith(": boom (after 2 attempts)")  # type: ignore[attr-defined]
+
+
+def test_server_echoing_the_secret_is_redacted(mem_store: Store) -> None:
+    creds = credentials_from_env("V", {"V": "u:echo-me-secret"})
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(400, text=f"bad header {request.headers['Authorization']}")
+
+    report = run(mem_store, handler, credentials=creds)
+    for failure in report.failures:  # type: ignore[attr-defined]
+        assert "echo-me-secret" not in failure.reason
+        assert "dTplY2hvLW1lLXNlY3JldA==" not in failure.reason
+        assert "Basic ***" in failure.reason
+
+
+def test_incremental_state(mem_store: Store) -> None:
+    state = PushState(None)
+    sent: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        sent.append(request.url.params["graph"])
+        return httpx.Response(201)
+
+    transport = httpx.MockTransport(handler)
+    first = push_graphs(mem_store, ENDPOINT, state=state, transport=transport)
+    second = push_graphs(mem_store, ENDPOINT, state=state, transport=transport)
+    forced = push_graphs(
+        mem_store, ENDPOINT, PushOptions(force=True), state=state, transport=transport
+    )
+    assert (first.pushed, second.pushed, second.unchanged, forced.pushed) == (5, 0, 5, 5)
+    assert len(sent) == 10
+    dry = push_graphs(mem_store, ENDPOINT, PushOptions(dry_run=True, force=True), state=state)
+    assert dry.pending == mem_store.story_graphs()
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"protocol": "ftp"}, "unknown protocol"),
+        ({"mode": "upsert"}, "unknown mode"),
+        ({"concurrency": 0}, "--concurrency"),
+        ({"batch": 0}, "--batch"),
+        ({"retries": 11}, "--retries"),
+        ({"timeout": 0}, "--timeout"),
+    ],
+)
+def test_bad_options(options: dict[str, object], message: str) -> None:
+    with pytest.raises(PushError, match=message):
+        PushOptions(**options).check()  # type: ignore[arg-type]
+
+
+def test_server_failing_every_request_stops_the_push(seed_bytes: bytes) -> None:
+    calls = 0
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        nonlocal calls
+        calls += 1
+        return httpx.Response(502, text="bad gateway")
+
+    with Store(None) as store:
+        ingest_bytes(store, [_variant(seed_bytes, n) for n in range(8)])
+        report = run(store, handler, retries=1, concurrency=1)
+    assert report.aborted == (  # type: ignore[attr-defined]
+        "the server keeps failing: HTTP 502 from http://127.0.0.1:9/store: bad gateway "
+        "(after 2 attempts)"
+    )
+    assert len(report.failures) == 5 and report.not_sent == 3  # type: ignore[attr-defined]
+    assert calls == 10
+
+
+def test_server_errors_fail_a_whole_update_batch_without_splitting(mem_store: Store) -> None:
+    calls = 0
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        nonlocal calls
+        calls += 1
+        return httpx.Response(500)
+
+    report = run(mem_store, handler, protocol="update", batch=5, retries=1)
+    assert calls == 2  # one batch, retried once, not split into five
+    assert len(report.failures) == 5  # type: ignore[attr-defined]

@@ -1,0 +1,206 @@
+"""The store: idempotent re-ingest, atomic replacement with revisions, crash safety."""
+
+from __future__ import annotations
+
+import io
+import json
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pyoxigraph as ox
+import pytest
+
+from hcgraph.errors import StoreError
+from hcgraph.export import export
+from hcgraph.ingest import ingest_bytes, ingest_paths
+from hcgraph.mapping import map_story
+from hcgraph.model import parse_story
+from hcgraph.sample import generate_corpus
+from hcgraph.store import Store
+from tests.conftest import ROOT, SEED_URL, cli_env
+
+
+def _nt(store: Store) -> bytes:
+    out = io.BytesIO()
+    export(store, "ntriples", out)
+    return out.getvalue()
+
+
+def test_reingest_identical_bytes_is_a_noop(store: Store, seed_path: Path) -> None:
+    assert ingest_paths(store, [seed_path]).count("added") == 1
+    before = _nt(store)
+    size = len(store)
+    report = ingest_paths(store, [seed_path])
+    assert report.count("unchanged") == 1 and report.count("added") == 0
+    assert len(store) == size
+    assert _nt(store) == before
+
+
+def test_export_ingest_again_export_is_identical(tmp_path: Path, seed_path: Path) -> None:
+    with Store(tmp_path / "st") as store:
+        ingest_paths(store, [seed_path])
+        first = _nt(store)
+        (tmp_path / "graph.nt").write_bytes(first)
+        ingest_paths(store, [seed_path])
+        assert _nt(store) == first
+
+
+def test_same_input_same_triples_in_separate_stores(
+    tmp_path: Path, seed_bytes: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1790000000")
+    corpus = [(json.dumps(s).encode(), f"s{i}") for i, s in enumerate(generate_corpus(30).stories)]
+    outs = []
+    for name, docs in (("a", corpus), ("b", list(reversed(corpus)))):
+        with Store(tmp_path / name) as store:
+            ingest_bytes(store, [(seed_bytes, "seed.json"), *docs])
+            outs.append(_nt(store))
+    assert outs[0] == outs[1]  # same content, same bytes, whatever the ingest order
+
+
+def test_changed_bytes_replace_graph_and_record_revision(store: Store, seed_path: Path) -> None:
+    original = seed_path.read_bytes()
+    ingest_bytes(store, [(original, "v1.json")])
+    doc = json.loads(original)
+    doc["headline"] = "A corrected headline"
+    doc["sections"] = doc["sections"][:2]
+    changed = json.dumps(doc).encode()
+    report = ingest_bytes(store, [(changed, "v2.json")])
+    assert report.count("replaced") == 1
+    headlines = {r["h"].value for r in store.query("SELECT ?h WHERE { ?s schema:headline ?h }")}
+    assert headlines == {"A corrected headline"}  # nothing stale left
+    sections = store.query("SELECT (COUNT(?x) AS ?n) WHERE { ?x a hc:Section }")
+    assert int(next(iter(sections))["n"].value) == 2
+    story = parse_story(changed, "v2.json")
+    assert len(store) == len(
+        map_story(story, _info_of(store))
+    )  # the graph is exactly the new mapping
+    import hashlib
+
+    rows = list(
+        store.query(
+            "SELECT ?old WHERE { ?s hc:rawDocument ?new . ?new prov:wasRevisionOf ?o ."
+            " ?o hc:sha256 ?old }"
+        )
+    )
+    assert [r["old"].value for r in rows] == [hashlib.sha256(original).hexdigest()]
+    # a third version keeps the whole chain
+    doc["headline"] = "Third"
+    ingest_bytes(store, [(json.dumps(doc).encode(), "v3.json")])
+    chain = list(store.query("SELECT ?o WHERE { ?a prov:wasRevisionOf ?o }"))
+    assert len(chain) == 2
+
+
+def _info_of(store: Store):  # type: ignore[no-untyped-def]
+    """Rebuild the IngestInfo the store used, to compare exact graphs."""
+    import datetime as dt
+
+    from hcgraph.mapping import IngestInfo
+
+    sha = store.raw_sha256(SEED_URL)
+    assert sha is not None
+    revisions = store._revisions(SEED_URL, sha)[1:]
+    row = next(
+        iter(
+            store.query(
+                "SELECT ?t ?src ?n WHERE { ?i a hc:Ingest ; prov:endedAtTime ?t ;"
+                " hc:sourceLocation ?src ; prov:used ?r . ?r hc:byteSize ?n }"
+            )
+        )
+    )
+    return IngestInfo(
+        sha, row["src"].value, dt.datetime.fromisoformat(row["t"].value), int(row["n"].value),
+        revisions,
+    )  # fmt: skip
+
+
+def test_read_only_store_refuses_writes(tmp_path: Path, seed_path: Path) -> None:
+    with Store(tmp_path / "st") as store:
+        ingest_paths(store, [seed_path])
+    with Store(tmp_path / "st", read_only=True) as ro:
+        assert ro.story_graphs() == [SEED_URL]
+        with pytest.raises(StoreError, match="read-only"):
+            ro.remove_story(SEED_URL)
+
+
+def test_missing_store_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="no store here"):
+        Store(tmp_path / "nothing", read_only=True)
+
+
+def test_second_writer_gets_a_clear_error(tmp_path: Path) -> None:
+    with Store(tmp_path / "st"), pytest.raises(StoreError, match="cannot open the store"):
+        Store(tmp_path / "st")
+
+
+def test_killed_ingest_leaves_only_whole_stories(tmp_path: Path) -> None:
+    """SIGKILL an ingest mid-way: every story in the store is complete, none half-written."""
+    corpus = generate_corpus(600, seed=7)
+    stories_dir = tmp_path / "stories"
+    corpus.write(stories_dir)
+    store_dir = tmp_path / "st"
+    # A real ingest in a child process, batches of 50, reporting each story it has parsed;
+    # the parent kills it with SIGKILL in the middle of the fourth batch.
+    script = textwrap.dedent(f"""
+        import sys
+        import hcgraph.ingest as ing
+        from hcgraph.store import Store
+        ing.BATCH = 50
+        done = 0
+        def tick(n):
+            global done
+            done += n
+            print(done, flush=True)
+        with Store({str(store_dir)!r}) as st:
+            ing.ingest_paths(st, [{str(stories_dir)!r}], on_progress=tick)
+    """)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], env=cli_env(), cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if int(line) >= 175:
+            break
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    proc.stdout.close()
+    killed = proc.returncode == -signal.SIGKILL
+    with Store(store_dir) as store:
+        graphs = store.story_graphs()
+        by_url = {s["url"]: s for s in corpus.stories}
+        for url in graphs:
+            story = parse_story(json.dumps(by_url[url]), "x")
+            n = sum(1 for _ in store.ox.quads_for_pattern(None, None, None, ox.NamedNode(url)))
+            sha = store.raw_sha256(url)
+            assert sha is not None
+            assert n == len(map_story(story, _info_for(store, url, sha))), url
+    assert killed
+    assert 100 <= len(graphs) < len(corpus.stories)  # whole batches landed, the rest did not
+    # and the rerun completes the job
+    with Store(store_dir) as store:
+        report = ingest_paths(store, [stories_dir])
+        assert report.ok
+        assert len(store.story_graphs()) == len(corpus.stories)
+
+
+def _info_for(store: Store, url: str, sha: str):  # type: ignore[no-untyped-def]
+    import datetime as dt
+
+    from hcgraph.mapping import IngestInfo
+
+    graph = ox.NamedNode(url)
+    row = next(
+        iter(
+            store.query(
+                f"SELECT ?t ?src ?n WHERE {{ GRAPH {graph} {{ ?i a hc:Ingest ;"
+                " prov:endedAtTime ?t ; hc:sourceLocation ?src ; prov:used ?r ."
+                " ?r hc:byteSize ?n } }"
+            )
+        )
+    )
+    return IngestInfo(
+        sha, row["src"].value, dt.datetime.fromisoformat(row["t"].value), int(row["n"].value)
+    )

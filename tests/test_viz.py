@@ -1,0 +1,301 @@
+"""Citation-map projections, layouts and HTML, checked against ground truth (no browser).
+
+The browser tests (tests/test_viz_browser.py) open the same maps in Chromium.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import pytest
+
+from hcgraph import Store, VizError, citation_graph, draw_map, ingest_bytes
+from hcgraph.groundtruth import ground_truth
+from hcgraph.sample import generate_corpus
+from hcgraph.viz import compute_layout, default_map_path, render_map
+from hcgraph.viz.render import VIS_SHA256, safe_json
+from hcgraph.viz.views import resolve_focus
+from tests.conftest import SEED, SEED_URL
+from tests.hostile import hostile_story
+
+HOSTILE_URL = "https://news.example.org/stories/2026-10-21/hostile/"
+ATTRS = {"type", "label", "title", "iri", "id", "date", "url", "publishers", "newsrooms"}
+
+
+def _corpus() -> list[dict[str, Any]]:
+    seed = json.loads(SEED.read_text())
+    return generate_corpus(40, seed=5, include_seed=seed).stories
+
+
+@pytest.fixture(scope="module")
+def corpus() -> list[dict[str, Any]]:
+    return _corpus()
+
+
+@pytest.fixture(scope="module")
+def cstore(corpus: list[dict[str, Any]]) -> Iterator[Store]:
+    """An in-memory store of the seed story, a hostile story and 40 generated stories."""
+    with Store(None) as st:
+        docs = [(json.dumps(s).encode(), f"corpus:{i}") for i, s in enumerate(corpus)]
+        docs.append((json.dumps(hostile_story(SEED)).encode(), "hostile.json"))
+        report = ingest_bytes(st, docs)
+        assert not report.failures
+        yield st
+
+
+@pytest.fixture(scope="module")
+def seed_store() -> Iterator[Store]:
+    with Store(None) as st:
+        ingest_bytes(st, [(SEED.read_bytes(), str(SEED))])
+        yield st
+
+
+def _types(graph: nx.DiGraph) -> dict[str, int]:
+    counts: dict[str, int] = defaultdict(int)
+    for _n, a in graph.nodes(data=True):
+        counts[a["type"]] += 1
+    return dict(counts)
+
+
+# --- story view ---------------------------------------------------------------------------
+def test_story_view_of_the_seed_matches_the_story(seed_store: Store) -> None:
+    graph = citation_graph(seed_store, "story")  # the only story: no focus needed
+    assert _types(graph) == {
+        "Story": 1, "Section": 5, "Paragraph": 9, "KeyFact": 5, "Claim": 24,
+        "Manifest": 5, "SourceDocument": 5, "Publisher": 4,
+    }  # fmt: skip
+    assert graph.graph["view"] == "story" and graph.graph["focus"] == SEED_URL
+    for _n, attrs in graph.nodes(data=True):
+        assert attrs.keys() >= ATTRS
+    # The trail runs story → … → publisher with no step skipped.
+    relations = {(graph.nodes[s]["type"], graph.nodes[o]["type"], a["relation"])
+                 for s, o, a in graph.edges(data=True)}  # fmt: skip
+    assert relations == {
+        ("Story", "Section", "hasPart"),
+        ("Story", "KeyFact", "hasPart"),
+        ("Section", "Paragraph", "hasPart"),
+        ("Paragraph", "Claim", "citesAsEvidence"),
+        ("KeyFact", "Claim", "citesAsEvidence"),
+        ("Claim", "Manifest", "isPartOf"),
+        ("Manifest", "SourceDocument", "hadPrimarySource"),
+        ("SourceDocument", "Publisher", "wasAttributedTo"),
+    }
+    assert nx.is_directed_acyclic_graph(graph)
+    # Every claim leads to a publisher, and the facet says which.
+    for n, attrs in graph.nodes(data=True):
+        if attrs["type"] == "Claim":
+            assert len(attrs["publishers"]) >= 1, n
+    story = graph.nodes[SEED_URL]
+    assert story["title"].startswith("Agentic RL grows up") and story["date"] == "2026-10-20"
+
+
+def test_story_view_needs_a_focus_when_several_stories(cstore: Store) -> None:
+    with pytest.raises(VizError, match="--focus"):
+        citation_graph(cstore, "story")
+    graph = citation_graph(cstore, "story", "hostile")
+    assert graph.graph["focus"] == HOSTILE_URL
+    # Hostile text is kept verbatim in the projection (escaping is the renderer's job).
+    assert "<script>alert(1)</script>" in graph.nodes[HOSTILE_URL]["title"]
+
+
+# --- reuse view -----------------------------------------------------------------------------
+def test_reuse_view_matches_ground_truth(cstore: Store, corpus: list[dict[str, Any]]) -> None:
+    stories = [*corpus, hostile_story(SEED)]
+    truth = ground_truth(stories)
+    graph = citation_graph(cstore, "reuse")
+    nodes = dict(graph.nodes(data=True))
+    story_nodes = {n for n, a in nodes.items() if a["type"] == "Story"}
+    assert story_nodes == set(truth.story_urls)
+    by_id = {a["id"]: n for n, a in nodes.items() if a["type"] == "Manifest"}
+    cited = {mid for mid, urls in truth.manifest_citing_stories.items() if urls}
+    assert cited <= set(by_id)
+    for mid, urls in truth.manifest_citing_stories.items():
+        m = by_id[mid]
+        assert set(graph.predecessors(m)) == set(urls), mid
+        assert nodes[m]["stories"] == len(urls)  # manifests sized by citing stories
+    for url, mids in truth.story_cited_manifests.items():
+        assert {nodes[m]["id"] for m in graph.successors(url)} == set(mids)
+    # Edge width = distinct claims the story cites from that manifest.
+    claims: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for story in stories:
+        parts = [p for s in story["sections"] for p in s["paragraphs"]] + story["key_facts"]
+        for part in parts:
+            for cite in part.get("cites", []):
+                key = (story["url"], str(cite["manifest_id"]))
+                claims[key].update(str(c) for c in cite["claim_ids"])
+    for (url, mid), ids in claims.items():
+        assert graph.edges[url, by_id[mid]]["claims"] == len(ids), (url, mid)
+    # Publishers: reach equals ground truth.
+    for name, (n_stories, _n_manifests, _n_claims) in truth.publisher_reach.items():
+        pub = next(n for n, a in nodes.items() if a["type"] == "Publisher" and a["id"] == name)
+        assert nodes[pub]["stories"] == n_stories, name
+
+
+def test_reuse_facets_name_publishers_and_newsrooms(cstore: Store) -> None:
+    graph = citation_graph(cstore, "reuse")
+    for n, a in graph.nodes(data=True):
+        if a["type"] == "Story":
+            pubs = {graph.nodes[p]["id"] for m in graph.successors(n) for p in graph.successors(m)}
+            assert set(a["publishers"]) == pubs
+            assert len(a["newsrooms"]) == 1
+        if a["type"] == "Manifest" and a["stories"]:
+            rooms = {r for s in graph.predecessors(n) for r in graph.nodes[s]["newsrooms"]}
+            assert set(a["newsrooms"]) == rooms
+
+
+def test_top_and_story_groups_fold_the_map(cstore: Store) -> None:
+    full = citation_graph(cstore, "reuse")
+    top = citation_graph(cstore, "reuse", top=3)
+    manifests = [n for n, a in top.nodes(data=True) if a["type"] == "Manifest"]
+    assert len(manifests) == 3
+    most = sorted((a["stories"] for _n, a in full.nodes(data=True) if a["type"] == "Manifest"),
+                  reverse=True)[:3]  # fmt: skip
+    assert sorted((top.nodes[m]["stories"] for m in manifests), reverse=True) == most
+    assert "top 3 manifests" in top.graph["note"]
+    grouped = citation_graph(cstore, "reuse", group_stories="newsroom")
+    groups = [a for _n, a in grouped.nodes(data=True) if a["type"] == "StoryGroup"]
+    assert 1 <= len(groups) <= 4 and not any(
+        a["type"] == "Story" for _n, a in grouped.nodes(data=True)
+    )
+    assert sum(a["stories"] for a in groups) == 42
+    with pytest.raises(VizError, match="--top"):
+        citation_graph(cstore, "reuse", top=0)
+
+
+def test_reuse_focus_keeps_the_neighbourhood(cstore: Store) -> None:
+    graph = citation_graph(cstore, "reuse", SEED_URL)
+    full = citation_graph(cstore, "reuse")
+    manifests = set(full.successors(SEED_URL))
+    assert {n for n, a in graph.nodes(data=True) if a["type"] == "Manifest"} == manifests
+    citing = {s for m in manifests for s in full.predecessors(m)}
+    assert {n for n, a in graph.nodes(data=True) if a["type"] == "Story"} == citing
+
+
+# --- publisher view, focus, all --------------------------------------------------------------
+def test_publisher_view(cstore: Store, corpus: list[dict[str, Any]]) -> None:
+    with pytest.raises(VizError, match="publisher"):
+        citation_graph(cstore, "publisher")
+    name = corpus[1]["manifests"][0]["source_name"]
+    graph = citation_graph(cstore, "publisher", name)
+    pubs = [a["id"] for _n, a in graph.nodes(data=True) if a["type"] == "Publisher"]
+    assert pubs == [name]
+    truth = ground_truth([*corpus, hostile_story(SEED)])
+    stories = [n for n, a in graph.nodes(data=True) if a["type"] == "Story"]
+    assert len(stories) == truth.publisher_reach[name][0]
+
+
+def test_resolve_focus_by_every_kind_of_name(cstore: Store, corpus: list[dict[str, Any]]) -> None:
+    seed = corpus[0]
+    assert resolve_focus(cstore, SEED_URL).iri == SEED_URL
+    assert resolve_focus(cstore, SEED_URL.rstrip("/")).iri == SEED_URL
+    assert resolve_focus(cstore, seed["id"]).iri == SEED_URL
+    assert resolve_focus(cstore, seed["slug"]).iri == SEED_URL
+    manifest = resolve_focus(cstore, seed["manifests"][0]["manifest_id"])
+    assert manifest.kind == "Manifest"
+    assert resolve_focus(cstore, seed["manifests"][0]["source_name"]).kind == "Publisher"
+    for bad in ("nothing-like-this", "'} ; DROP ALL ; {", "<script>", "https://x.example/ a"):
+        with pytest.raises(VizError, match="no story"):
+            resolve_focus(cstore, bad)
+    with pytest.raises(VizError, match="unknown view"):
+        citation_graph(cstore, "pie")
+
+
+def test_all_view_refuses_big_graphs_and_points_to_reuse(cstore: Store, seed_store: Store) -> None:
+    with pytest.raises(VizError, match=r"--view reuse"):
+        citation_graph(cstore, "all", max_nodes=500)
+    graph = citation_graph(seed_store, "all")
+    assert len(graph) > 80 and {"Story", "Citation", "Publisher"} <= set(_types(graph))
+    focused = citation_graph(cstore, "all", HOSTILE_URL)
+    assert HOSTILE_URL in focused and len(focused) < 400
+
+
+# --- layout and HTML -------------------------------------------------------------------------
+def test_layouts_place_every_node_deterministically(cstore: Store) -> None:
+    for view, focus in (("story", "hostile"), ("reuse", None), ("all", "hostile")):
+        graph = citation_graph(cstore, view, focus)
+        pos = compute_layout(graph)
+        assert set(pos) == set(graph)
+        assert pos == compute_layout(graph)
+        assert len(set(pos.values())) == len(pos), f"{view}: two nodes share a position"
+
+
+def test_safe_json_escapes_everything_html_could_see() -> None:
+    value = {"t": "</script><script>alert(1)</script> & \u2028\u2029 <!-- \ud800"}
+    text = safe_json(value)
+    assert not re.search("[<>&\u2028\u2029]", text)
+    assert text.isascii()
+    assert json.loads(text) == value
+
+
+def test_html_is_self_contained_and_escaped(cstore: Store) -> None:
+    graph = citation_graph(cstore, "story", "hostile")
+    html = render_map(graph)
+    assert html == render_map(graph)  # deterministic
+    head = html.split("<style>", 1)[0]
+    assert "Content-Security-Policy" in head and "default-src 'none'" in head
+    # No external resource of any kind: no src/href attributes, no @import, no url(http…).
+    assert not re.search(r"""<(script|link|img|iframe)[^>]*\s(src|href)=""", html, re.I)
+    assert "sourceMappingURL" not in html
+    for bad in ("<script>alert(1)", "<img src=x", 'onerror="alert', "<evil>"):
+        assert bad not in html, bad
+    # Exactly our three script elements: the JSON data, vis-network, the page script.
+    assert len(re.findall(r"<script\b", html)) == 3
+    payload = html.split('<script type="application/json" id="hc-data">', 1)[1]
+    data = json.loads(payload.split("</script>", 1)[0])
+    assert len(data["nodes"]) == len(graph) and len(data["edges"]) == graph.number_of_edges()
+    titles = {n["t"] for n in data["nodes"]}
+    assert any("<script>alert(1)</script>" in t for t in titles)  # the text survives intact
+    # A javascript: URL in the data never becomes a link.
+    assert all(n["u"] == "" or n["u"].startswith(("http://", "https://")) for n in data["nodes"])
+
+
+def test_vendored_vis_network_is_the_npm_file() -> None:
+    path = Path(__file__).parent.parent / "hcgraph" / "viz" / "static" / "vis-network.min.js"
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == VIS_SHA256
+    assert "@version 10.1.5" in path.read_text()[:400]
+
+
+# --- CLI -------------------------------------------------------------------------------------
+def test_cli_writes_the_default_map(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    store_dir = tmp_path / "output" / "store"
+    with Store(store_dir) as st:
+        ingest_bytes(st, [(SEED.read_bytes(), str(SEED))])
+    proc = run_cli("viz", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = tmp_path / "output" / "map.html"
+    assert out.exists() and "reuse map: 10 nodes, 10 edges" in proc.stderr
+    proc = run_cli("viz", "--view", "story", "--focus", "agentic-rl-production", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "output" / "map-story-agentic-rl-production.html").exists()
+    proc = run_cli("viz", "--view", "publisher", "--focus", "nobody", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("error: --focus 'nobody'") and "Traceback" not in proc.stderr
+    assert proc.stderr.count("\n") == 1
+
+
+def test_cli_all_refuses_with_a_pointer_to_reuse(invoke, tmp_path: Path, cstore: Store) -> None:  # type: ignore[no-untyped-def]
+    store_dir = tmp_path / "store"
+    with Store(store_dir) as st:
+        ingest_bytes(st, [(SEED.read_bytes(), str(SEED))])
+    result = invoke("viz", "--view", "all", "--max-nodes", "50", "--store", store_dir,
+                    "--out", tmp_path / "all.html")  # fmt: skip
+    assert result.exit_code == 1
+    assert "over the limit of 50" in result.output and "--view reuse" in result.output
+    assert not (tmp_path / "all.html").exists()
+
+
+def test_draw_map_and_default_paths(seed_store: Store, tmp_path: Path) -> None:
+    info = draw_map(seed_store, "story", None, tmp_path / "deep" / "m.html")
+    assert info.path.exists() and info.nodes == 58 and info.bytes == info.path.stat().st_size
+    assert default_map_path("reuse", None) == Path("output/map.html")
+    assert default_map_path("story", SEED_URL) == Path(
+        "output/map-story-agentic-rl-production.html"
+    )
+    assert default_map_path("publisher", "a/../b <x>") == Path("output/map-publisher-b-x.html")
