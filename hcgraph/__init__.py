@@ -8,6 +8,7 @@ The public API: everything the CLI does is available here by import.
 """
 
 from ._version import __version__
+from .check import CheckReport, Finding, check
 from .dump import write_shards
 from .errors import (
     CheckError,
@@ -28,6 +29,8 @@ from .mapping import IngestInfo, map_story
 from .model import Story, parse_story
 from .project import to_networkx
 from .push import PushOptions, PushReport, credentials_from_env, push_graphs, resolve_endpoint
+from .queries import QueryResult, SavedQuery, load_query, run_query, saved_queries
+from .serve import Endpoint
 from .stats import graph_stats
 from .store import DEFAULT_STORE, Store
 from .viz import citation_graph, draw_map
@@ -36,8 +39,11 @@ __all__ = [
     "DEFAULT_STORE",
     "FORMATS",
     "CheckError",
+    "CheckReport",
     "CrawlError",
+    "Endpoint",
     "ExportError",
+    "Finding",
     "HcgraphError",
     "IngestInfo",
     "IngestReport",
@@ -46,6 +52,8 @@ __all__ = [
     "PushOptions",
     "PushReport",
     "QueryError",
+    "QueryResult",
+    "SavedQuery",
     "Store",
     "StoreError",
     "Story",
@@ -53,6 +61,7 @@ __all__ = [
     "UnknownFormatError",
     "VizError",
     "__version__",
+    "check",
     "citation_graph",
     "credentials_from_env",
     "draw_map",
@@ -60,10 +69,13 @@ __all__ = [
     "graph_stats",
     "ingest_bytes",
     "ingest_paths",
+    "load_query",
     "map_story",
     "parse_story",
     "push_graphs",
     "resolve_endpoint",
+    "run_query",
+    "saved_queries",
     "to_networkx",
     "write_shards",
 ]

@@ -138,7 +138,7 @@ class Endpoint:
             self.port = _free_port(self.host)
         self._check_port_free()
         # stderr goes to a file, not a pipe: a chatty server can never block on a full pipe
-        self._log = tempfile.TemporaryFile()
+        self._log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the server
         self.process = subprocess.Popen(
             self.command(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._log
         )
@@ -168,7 +168,9 @@ class Endpoint:
                         return
                 time.sleep(0.1)
         self.stop()
-        raise StoreError(f"oxigraph server did not answer on {self.url} within {_READY_TIMEOUT:.0f} s")
+        raise StoreError(
+            f"oxigraph server did not answer on {self.url} within {_READY_TIMEOUT:.0f} s"
+        )
 
     def wait(self) -> int:
         """Block until the server exits; returns its exit code."""
@@ -200,6 +202,9 @@ class Endpoint:
         return self.start()
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.stop()

@@ -226,13 +226,16 @@ def _results(story: str, report: rdflib.Graph) -> Iterator[ShaclResult]:
             return "" if value is None else str(value)
 
         severity = text(SH.resultSeverity).rsplit("#", 1)[-1].lower() or "violation"
+        shape = report.value(result, SH.sourceShape)
         yield ShaclResult(
             story=story,
             focus=text(SH.focusNode),
             path=text(SH.resultPath),
             message=text(SH.resultMessage),
             severity=severity,
-            shape=text(SH.sourceShape) if isinstance(report.value(result, SH.sourceShape), rdflib.URIRef) else "",
+            shape=text(SH.sourceShape)
+            if isinstance(report.value(result, SH.sourceShape), rdflib.URIRef)
+            else "",
             value=text(SH.value),
         )
 
