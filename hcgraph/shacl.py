@@ -233,9 +233,7 @@ def _results(story: str, report: rdflib.Graph) -> Iterator[ShaclResult]:
             path=text(SH.resultPath),
             message=text(SH.resultMessage),
             severity=severity,
-            shape=text(SH.sourceShape)
-            if isinstance(report.value(result, SH.sourceShape), rdflib.URIRef)
-            else "",
+            shape=str(shape) if isinstance(shape, rdflib.URIRef) else "",
             value=text(SH.value),
         )
 
