@@ -157,8 +157,8 @@ _MD_SPECIAL = str.maketrans(
 
 
 def _md_cell(text: str) -> str:
-    text = _visible(text).translate(_MD_SPECIAL)
-    return text.replace("\r\n", "<br>").replace("\n", "<br>").replace("\r", "<br>")
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return "<br>".join(_visible(line).translate(_MD_SPECIAL) for line in lines)
 
 
 def write_md(result: QueryResult, out: TextIO) -> None:
