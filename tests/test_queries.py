@@ -46,7 +46,7 @@ def seed_truth() -> Any:
 # --- the library ----------------------------------------------------------------------------
 def test_the_twelve_queries_exist_with_headers() -> None:
     library = saved_queries()
-    assert ISSUE_QUERIES <= set(library)
+    assert set(library) >= ISSUE_QUERIES
     for name, query in library.items():
         assert query.title and query.question, name
         assert "definition" in query.notes and "columns" in query.notes, name
@@ -126,14 +126,16 @@ def test_param_errors_are_clear(seed_store: Store) -> None:
         parse_query_text("# param: oops\nSELECT * {}", "x")
 
 
-HOSTILE = ['"} ; DROP ALL ; {"', "} ; DROP ALL ; { ?s ?p ?o }", "x\" . } INSERT DATA { <a> <b> <c> } #",
-           "<urn:x>", "' OR 1=1 --", "\\u0022}"]  # fmt: skip
+HOSTILE = [
+    '"} ; DROP ALL ; {"', "} ; DROP ALL ; { ?s ?p ?o }", "x\" . } INSERT DATA { <a> <b> <c> } #",
+    "<urn:x>", "' OR 1=1 --", "\\u0022}",
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("value", HOSTILE)
 def test_hostile_parameters_change_nothing(seed_store: Store, value: str) -> None:
     before = sorted(str(q) for q in seed_store.ox)
-    with pytest.raises(QueryError, match="not an absolute IRI|not a valid integer"):
+    with pytest.raises(QueryError, match=r"not an absolute IRI|not a valid integer"):
         run_query(seed_store, "story-trail", {"story": value})
     with pytest.raises(QueryError, match="not a valid integer"):
         run_query(seed_store, "co-citation", {"k": value})
@@ -162,13 +164,17 @@ def test_seed_story(seed_store: Store, seed_truth: Any) -> None:
     for name in ("uncited-paragraphs", "unsupported-key-facts", "dangling-citations",
                  "declared-vs-derived", "claim-reuse", "co-citation"):  # fmt: skip
         assert len(run_query(seed_store, name)) == 0, name
-    lags = {(r["story"], r["manifest_id"]): r["lag_days"] for r in run_query(seed_store, "source-lag")}
+    lag_rows = run_query(seed_store, "source-lag")
+    lags = {(r["story"], r["manifest_id"]): r["lag_days"] for r in lag_rows}
     assert lags == seed_truth.source_lag_days and len(lags) == 5
 
 
-def _trail_oracle(story: dict[str, Any]) -> list[tuple[int, int, int | None, str | None, str | None]]:
+Trail = list[tuple[int, int, int | None, str | None, str | None]]
+
+
+def _trail_oracle(story: dict[str, Any]) -> Trail:
     """(section, paragraph, citation, manifest id, claim id) in reading order, from the dict."""
-    rows: list[tuple[int, int, int | None, str | None, str | None]] = []
+    rows: Trail = []
     for i, section in enumerate(story["sections"], 1):
         for j, para in enumerate(section["paragraphs"], 1):
             if not para.get("cites"):
@@ -274,14 +280,14 @@ def test_source_lag(corpus_store: Any) -> None:
     lags: dict[str, list[int]] = defaultdict(list)
     for r in rows:
         lags[r["publisher"]].append(r["lag_days"])
-    assert {r["publisher"]: (r["citations"], r["min_lag_days"], r["max_lag_days"]) for r in by_pub} == {
-        p: (len(v), min(v), max(v)) for p, v in lags.items()
-    }
+    got = {r["publisher"]: (r["citations"], r["min_lag_days"], r["max_lag_days"]) for r in by_pub}
+    assert got == {p: (len(v), min(v), max(v)) for p, v in lags.items()}
 
 
 def test_related_not_ingested(corpus_store: Any) -> None:
     rows = run_query(corpus_store.store, "related-not-ingested").records()
-    assert {(r["story"], r["related"]) for r in rows} == set(corpus_store.truth.related_not_ingested)
+    got = {(r["story"], r["related"]) for r in rows}
+    assert got == set(corpus_store.truth.related_not_ingested)
 
 
 def test_newsroom_publisher(corpus_store: Any) -> None:
@@ -314,7 +320,8 @@ def test_queries_are_portable_sparql(seed_store: Store) -> None:
     ds.parse(data=nq.decode(), format="nquads")
     for name, query in saved_queries().items():
         params = {"story": SEED_URL} if name == "story-trail" else {}
-        ours = {tuple(_rdflib_text(t) for t in row) for row in run_query(seed_store, query, params).terms}
+        answer = run_query(seed_store, query, params)
+        ours = {tuple(_rdflib_text(t) for t in row) for row in answer.terms}
         bindings = {"story": rdflib.URIRef(SEED_URL)} if params else {}
         if name == "co-citation":
             bindings = {"k": rdflib.Literal(1)}

@@ -20,10 +20,8 @@ XSD_INT = ox.NamedNode("http://www.w3.org/2001/XMLSchema#integer")
 
 
 def _result() -> QueryResult:
-    rows = [
-        (ox.NamedNode("https://example.org/a?x=1&y=2"), ox.Literal(text), ox.Literal("7", datatype=XSD_INT))
-        for text in NASTY
-    ]
+    iri, seven = ox.NamedNode("https://example.org/a?x=1&y=2"), ox.Literal("7", datatype=XSD_INT)
+    rows: list[tuple[Any, ...]] = [(iri, ox.Literal(text), seven) for text in NASTY]
     rows.append((ox.BlankNode("b0"), ox.Literal("chat", language="fr"), None))
     return QueryResult(("thing", "text", "n"), rows)
 
