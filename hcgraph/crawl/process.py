@@ -1,0 +1,258 @@
+"""Turning fetched bodies into stored stories, off the event loop.
+
+Parsing and mapping a story costs about as much CPU as fetching it, so the crawler hands
+batches of fetched bodies to a *runner* and keeps fetching meanwhile:
+
+* :class:`ProcessRunner` (the default for an on-disk store) runs a :class:`StoryProcessor` in
+  one worker process that owns the store, so parse/map/store use the second core while the
+  event loop fetches. The worker dies with the crawl (``PR_SET_PDEATHSIG``), so a killed
+  crawl never leaves a process holding the store's lock.
+* :class:`ThreadRunner` runs it in one thread of this process (used with a caller's open
+  :class:`~hcgraph.store.Store`; Oxigraph releases the GIL while it writes).
+
+Either way a batch is stored with ``Store.put_stories`` (one transaction of whole stories),
+so a crash leaves every story either fully written or not at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import os
+import signal
+import time
+from collections.abc import Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass
+from itertools import groupby
+from pathlib import Path
+
+from ..errors import StoreError, StoryError
+from ..model import Story, parse_story
+from ..store import Store, now_utc
+
+__all__ = [
+    "Item",
+    "Outcome",
+    "ProcessRunner",
+    "Runner",
+    "StoryProcessor",
+    "ThreadRunner",
+    "graph_time",
+    "open_store",
+]
+
+
+@dataclass(frozen=True)
+class Item:
+    """One fetched body to process.
+
+    ``url`` is the frontier key; ``source`` is recorded as the story's source (the logical
+    URL it came from, or a file path); ``retrieved_at`` is when it was fetched.
+    """
+
+    url: str
+    body: bytes
+    source: str
+    retrieved_at: dt.datetime
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What happened to one :class:`Item`.
+
+    ``put`` is the store's verdict (``added``/``replaced``/``unchanged``) for a stored story;
+    ``duplicate_of`` is set when the story was already crawled under another URL;
+    ``reason``/``json_path`` explain a body that is not a valid story.
+    """
+
+    url: str
+    story_url: str | None = None
+    story_id: str | None = None
+    related: tuple[str, ...] = ()
+    put: str | None = None
+    duplicate_of: str | None = None
+    reason: str | None = None
+    json_path: str | None = None
+    not_a_story: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """True if the story is in the store."""
+        return self.put is not None
+
+
+def graph_time(fetched_at: dt.datetime) -> dt.datetime:
+    """The retrieval time recorded in the graph: the fetch time (whole seconds, UTC), or
+    ``SOURCE_DATE_EPOCH`` when set so reproducible builds give identical graphs."""
+    if os.environ.get("SOURCE_DATE_EPOCH", "").isdigit():
+        return now_utc()
+    return fetched_at.astimezone(dt.UTC).replace(microsecond=0)
+
+
+class StoryProcessor:
+    """Parse, dedupe and store batches of bodies (synchronous; runs inside a runner).
+
+    Args:
+        store: the open store to write to.
+        claims: story IRI → (crawl URL, story id) already stored in this run (for resume).
+    """
+
+    def __init__(self, store: Store, claims: dict[str, tuple[str, str | None]] | None = None):
+        self.store = store
+        self.by_story = {s: u for s, (u, _) in (claims or {}).items()}
+        self.by_id = {i: s for s, (_, i) in (claims or {}).items() if i}
+
+    def process(self, items: Sequence[Item]) -> list[Outcome]:
+        """Process a batch; outcomes come back in item order."""
+        outcomes: dict[int, Outcome] = {}
+        to_store: list[tuple[int, Story, Item]] = []
+        for n, item in enumerate(items):
+            try:
+                story = parse_story(item.body, item.source)
+            except StoryError as exc:
+                path, reason = exc.problems[0] if exc.problems else ("", str(exc))
+                outcomes[n] = Outcome(
+                    item.url, reason=reason, json_path=path or None, not_a_story=_is_not_story(exc)
+                )
+                continue
+            dup = self._duplicate_of(story, item.url)
+            related = tuple(r.url for r in story.related)
+            if dup is not None:
+                outcomes[n] = Outcome(item.url, story.url, story.id, related, duplicate_of=dup)
+                continue
+            self.by_story[story.url] = item.url
+            self.by_id.setdefault(story.id, story.url)
+            to_store.append((n, story, item))
+        # One put per distinct retrieval second: each story records when it was fetched.
+        for when, group in groupby(to_store, key=lambda t: graph_time(t[2].retrieved_at)):
+            members = list(group)
+            results = self.store.put_stories(
+                [(story, item.body, item.source) for _, story, item in members], retrieved_at=when
+            )
+            for (n, story, item), result in zip(members, results, strict=True):
+                related = tuple(r.url for r in story.related)
+                outcomes[n] = Outcome(item.url, story.url, story.id, related, put=result.status)
+        return [outcomes[n] for n in range(len(items))]
+
+    def _duplicate_of(self, story: Story, url: str) -> str | None:
+        owner = self.by_story.get(story.url)
+        if owner is not None and owner != url:
+            return owner
+        same_id = self.by_id.get(story.id)
+        if same_id is not None and same_id != story.url:
+            return self.by_story.get(same_id, same_id)
+        return None
+
+
+def _is_not_story(exc: StoryError) -> bool:
+    from ..errors import NotAStoryError
+
+    return isinstance(exc, NotAStoryError)
+
+
+def open_store(directory: Path, wait: float = 15.0) -> Store:
+    """Open a store for writing, waiting up to ``wait`` s while another process holds it.
+
+    A crawl killed a moment ago may leave its worker alive for an instant; waiting briefly
+    lets the re-run resume instead of failing on the lock.
+    """
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            return Store(directory)
+        except StoreError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.2)
+
+
+class Runner:
+    """Runs a :class:`StoryProcessor` somewhere other than the event loop."""
+
+    async def process(self, items: Sequence[Item]) -> list[Outcome]:
+        """Process one batch."""
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        """Flush and stop."""
+
+
+class ThreadRunner(Runner):
+    """Process batches in one worker thread, writing to an already open store."""
+
+    def __init__(
+        self, store: Store, claims: dict[str, tuple[str, str | None]], *, owns_store: bool = False
+    ) -> None:
+        self.processor = StoryProcessor(store, claims)
+        self.owns_store = owns_store
+        self.pool: Executor = ThreadPoolExecutor(1, thread_name_prefix="hcgraph-process")
+
+    async def process(self, items: Sequence[Item]) -> list[Outcome]:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.pool, self.processor.process, list(items))
+
+    async def close(self) -> None:
+        self.pool.shutdown(wait=True)
+        if self.owns_store:
+            self.processor.store.close()
+
+
+# --- the worker process ---------------------------------------------------------------------
+_WORKER: StoryProcessor | None = None
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to SIGKILL this worker when the crawl process dies (no-op elsewhere)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _worker_init(store_dir: str, claims: dict[str, tuple[str, str | None]]) -> None:
+    global _WORKER
+    _die_with_parent()
+    # Ctrl-C reaches the whole process group; the crawl process decides how to stop.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _WORKER = StoryProcessor(open_store(Path(store_dir)), claims)
+
+
+def _worker_process(items: list[Item]) -> list[Outcome]:
+    assert _WORKER is not None
+    return _WORKER.process(items)
+
+
+def _worker_close() -> None:
+    global _WORKER
+    if _WORKER is not None:
+        _WORKER.store.close()
+        _WORKER = None
+
+
+class ProcessRunner(Runner):
+    """Process batches in one worker process that owns the on-disk store."""
+
+    def __init__(self, store_dir: Path, claims: dict[str, tuple[str, str | None]]) -> None:
+        import multiprocessing
+
+        self.pool = ProcessPoolExecutor(
+            1,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_worker_init,
+            initargs=(str(store_dir), claims),
+        )
+
+    async def process(self, items: Sequence[Item]) -> list[Outcome]:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.pool, _worker_process, list(items))
+
+    async def close(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            await loop.run_in_executor(self.pool, _worker_close)
+        finally:
+            self.pool.shutdown(wait=True)
