@@ -68,3 +68,13 @@ def run_cli() -> object:
         )  # fmt: skip
 
     return run
+
+
+@pytest.fixture(scope="session")
+def crawl_server() -> Iterator[object]:
+    """One real HTTP server on 127.0.0.1 for all crawl tests (see tests/crawlserver.py)."""
+    from crawlserver import CrawlServer
+
+    server = CrawlServer().start()
+    yield server
+    server.stop()

@@ -9,7 +9,7 @@
 See :mod:`hcgraph.crawl.crawler` for how the modules fit together.
 """
 
-from .crawler import CrawlOptions, CrawlProgress, Crawler, acrawl, crawl, user_agent
+from .crawler import Crawler, CrawlOptions, CrawlProgress, acrawl, crawl, user_agent
 from .fetch import FetchPolicy, FetchResult
 from .report import CrawlReport
 from .urls import Mirror, canonicalize, json_url

@@ -26,7 +26,6 @@ import json
 import signal
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,7 @@ import httpx
 
 from .._version import __version__
 from ..archive import Archive, FetchRecord
-from ..errors import CrawlError, StoreError
+from ..errors import CrawlError
 from ..ingest import discover
 from ..store import Store
 from .fetch import Fetcher, FetchPolicy, FetchResult
@@ -237,6 +236,8 @@ class Crawler:
             resumed = self._begin(frontier)
             runner = self._runner(frontier)
             try:
+                if isinstance(runner, ProcessRunner):
+                    await runner.start()
                 requests = await self._crawl(frontier, runner)
             finally:
                 await runner.close()
@@ -617,7 +618,4 @@ def crawl(
                     loop.add_signal_handler(sig, crawler.stop)
         return await crawler.run()
 
-    try:
-        return asyncio.run(main())
-    except BrokenProcessPool as exc:
-        raise StoreError(f"{crawler.store_dir}: the store worker failed: {exc}") from None
+    return asyncio.run(main())

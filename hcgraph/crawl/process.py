@@ -4,9 +4,9 @@ Parsing and mapping a story costs about as much CPU as fetching it, so the crawl
 batches of fetched bodies to a *runner* and keeps fetching meanwhile:
 
 * :class:`ProcessRunner` (the default for an on-disk store) runs a :class:`StoryProcessor` in
-  one worker process that owns the store, so parse/map/store use the second core while the
-  event loop fetches. The worker dies with the crawl (``PR_SET_PDEATHSIG``), so a killed
-  crawl never leaves a process holding the store's lock.
+  one worker process (:mod:`hcgraph.crawl.worker`) that owns the store, so parse/map/store
+  use the second core while the event loop fetches. The worker dies with the crawl
+  (``PR_SET_PDEATHSIG``), so a killed crawl never leaves a process holding the store's lock.
 * :class:`ThreadRunner` runs it in one thread of this process (used with a caller's open
   :class:`~hcgraph.store.Store`; Oxigraph releases the GIL while it writes).
 
@@ -19,15 +19,19 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import os
+import pickle
 import signal
+import struct
+import sys
 import time
 from collections.abc import Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import groupby
 from pathlib import Path
+from typing import Any
 
-from ..errors import StoreError, StoryError
+from ..errors import CrawlError, StoreError, StoryError
 from ..model import Story, parse_story
 from ..store import Store, now_utc
 
@@ -199,11 +203,80 @@ class ThreadRunner(Runner):
 
 
 # --- the worker process ---------------------------------------------------------------------
-_WORKER: StoryProcessor | None = None
+# The worker is a plain subprocess (``python -m hcgraph.crawl.worker``) talking over its
+# stdin/stdout with length-prefixed pickles. Unlike multiprocessing's spawn, this never
+# re-imports the caller's ``__main__``, so a script without an ``if __name__ == "__main__"``
+# guard can crawl too.
 
 
-def _die_with_parent() -> None:
-    """Ask Linux to SIGKILL this worker when the crawl process dies (no-op elsewhere)."""
+async def _send(writer: asyncio.StreamWriter, message: object) -> None:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    writer.write(struct.pack("!Q", len(data)) + data)
+    await writer.drain()
+
+
+async def _receive(reader: asyncio.StreamReader) -> Any:
+    try:
+        header = await reader.readexactly(8)
+        return pickle.loads(await reader.readexactly(struct.unpack("!Q", header)[0]))
+    except asyncio.IncompleteReadError:
+        raise StoreError("the store worker process exited unexpectedly") from None
+
+
+class ProcessRunner(Runner):
+    """Process batches in one worker process that owns the on-disk store.
+
+    Use :meth:`start` (async) before :meth:`process`.
+    """
+
+    def __init__(self, store_dir: Path, claims: dict[str, tuple[str, str | None]]) -> None:
+        self.store_dir = store_dir
+        self.claims = claims
+        self.proc: asyncio.subprocess.Process | None = None
+
+    async def start(self) -> None:
+        """Start the worker and wait until it has the store open."""
+        env = dict(os.environ)
+        package_root = str(Path(__file__).resolve().parents[2])
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+        self.proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "hcgraph.crawl.worker", str(self.store_dir),
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env,
+        )  # fmt: skip
+        await self._call(("init", self.claims))
+
+    async def _call(self, message: tuple[Any, ...]) -> Any:
+        assert self.proc is not None and self.proc.stdin and self.proc.stdout
+        await _send(self.proc.stdin, message)
+        reply = await _receive(self.proc.stdout)
+        if reply[0] == "error":
+            _, kind, text = reply
+            if kind == "StoreError":
+                raise StoreError(text)
+            raise CrawlError(f"the store worker failed: {kind}: {text}")
+        return reply[1]
+
+    async def process(self, items: Sequence[Item]) -> list[Outcome]:
+        result: list[Outcome] = await self._call(("batch", list(items)))
+        return result
+
+    async def close(self) -> None:
+        if self.proc is None:
+            return
+        try:
+            if self.proc.returncode is None:
+                await self._call(("close",))
+        except (StoreError, BrokenPipeError, ConnectionResetError):
+            pass
+        finally:
+            if self.proc.stdin:
+                self.proc.stdin.close()
+            await self.proc.wait()
+            self.proc = None
+
+
+def die_with_parent() -> None:
+    """Ask Linux to SIGKILL this process when its parent dies (no-op elsewhere)."""
     try:
         import ctypes
 
@@ -211,48 +284,3 @@ def _die_with_parent() -> None:
         libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
-
-
-def _worker_init(store_dir: str, claims: dict[str, tuple[str, str | None]]) -> None:
-    global _WORKER
-    _die_with_parent()
-    # Ctrl-C reaches the whole process group; the crawl process decides how to stop.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _WORKER = StoryProcessor(open_store(Path(store_dir)), claims)
-
-
-def _worker_process(items: list[Item]) -> list[Outcome]:
-    assert _WORKER is not None
-    return _WORKER.process(items)
-
-
-def _worker_close() -> None:
-    global _WORKER
-    if _WORKER is not None:
-        _WORKER.store.close()
-        _WORKER = None
-
-
-class ProcessRunner(Runner):
-    """Process batches in one worker process that owns the on-disk store."""
-
-    def __init__(self, store_dir: Path, claims: dict[str, tuple[str, str | None]]) -> None:
-        import multiprocessing
-
-        self.pool = ProcessPoolExecutor(
-            1,
-            mp_context=multiprocessing.get_context("spawn"),
-            initializer=_worker_init,
-            initargs=(str(store_dir), claims),
-        )
-
-    async def process(self, items: Sequence[Item]) -> list[Outcome]:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.pool, _worker_process, list(items))
-
-    async def close(self) -> None:
-        loop = asyncio.get_running_loop()
-        try:
-            await loop.run_in_executor(self.pool, _worker_close)
-        finally:
-            self.pool.shutdown(wait=True)
