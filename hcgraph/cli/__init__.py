@@ -26,6 +26,9 @@ COMMANDS: dict[str, str] = {
     "ingest": "hcgraph.cli.ingest:ingest",
     "export": "hcgraph.cli.export:export",
     "stats": "hcgraph.cli.stats:stats",
+    "crawl": "hcgraph.cli.crawl:crawl_command",
+    "rebuild": "hcgraph.cli.rebuild:rebuild",
+    "demo": "hcgraph.cli.demo:demo",
 }
 
 
