@@ -11,14 +11,31 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import json
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from itertools import count
+from pathlib import Path
+from typing import Any
 
-__all__ = ["CrawlServer", "Hit", "Reply", "Route"]
+from hcgraph.crawl import CrawlOptions, CrawlReport, FetchPolicy, crawl
+from hcgraph.store import Store
+
+__all__ = [
+    "ORIGIN",
+    "CrawlServer",
+    "Hit",
+    "Reply",
+    "Route",
+    "Site",
+    "page",
+    "quads_of",
+    "stories_in",
+    "story",
+]
 
 
 @dataclass(frozen=True)
@@ -66,8 +83,8 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0]
         self.server.owner._log(Hit(path, time.monotonic(), dict(self.headers.items())))
         route = self.server.owner.routes.get(path)
-        reply = route.next() if route else Reply(404, b"<html><body>not found</body></html>",
-                                                  {"Content-Type": "text/html"}, etag=False)  # fmt: skip
+        missing = Reply(404, b"<html>not found</html>", {"Content-Type": "text/html"}, etag=False)
+        reply = route.next() if route else missing
         if reply.delay:
             time.sleep(reply.delay)
         body = reply.body
@@ -147,3 +164,67 @@ class CrawlServer:
     def count(self, path: str) -> int:
         """How many requests ``path`` received."""
         return len(self.hits_for(lambda p: p == path))
+
+
+# --- helpers for tests that build small sites -------------------------------------------
+ORIGIN = "https://site.example"
+FAST = FetchPolicy(timeout=2.0, retries=3, backoff_base=0.01)
+
+
+def page(slug: str) -> str:
+    return f"{ORIGIN}/stories/{slug}/"
+
+
+def story(slug: str, *related: str, **fields: Any) -> bytes:
+    """A small valid story at ``ORIGIN/stories/<slug>/`` with related links (raw URLs)."""
+    doc: dict[str, Any] = {
+        "schema": "hangingcontext.desk/1",
+        "type": "story",
+        "id": str(1_900_000_000_000_000_000 + sum(map(ord, slug)) * 1000 + len(slug)),
+        "url": page(slug),
+        "headline": f"Story {slug}",
+        "slug": slug,
+        "manifests": [{"manifest_id": "1811111111111111111", "source_name": "arxiv"}],
+        "sections": [{"heading": "h", "paragraphs": [{"markdown": "text", "cites": [
+            {"manifest_id": "1811111111111111111", "claim_ids": ["1822222222222222222"]}]}]}],
+        "related": [{"url": u, "headline": "rel"} for u in related],
+    }  # fmt: skip
+    doc.update(fields)
+    return json.dumps(doc).encode()
+
+
+class Site:
+    """One test's site on the shared server."""
+
+    def __init__(self, server: CrawlServer) -> None:
+        self.server = server
+        self.prefix = server.prefix()
+
+    @property
+    def mirror(self) -> str:
+        return f"{ORIGIN}={self.server.base}{self.prefix}"
+
+    def path(self, slug: str, name: str = "index.json") -> str:
+        return f"{self.prefix}/stories/{slug}/{name}"
+
+    def add(self, slug: str, body: bytes, *first: Reply, **reply: Any) -> None:
+        self.server.route(self.path(slug), Reply(body=body, **reply), *first)
+
+    def hits(self, slug: str) -> int:
+        return self.server.count(self.path(slug))
+
+    def crawl(self, store: Path, *seeds: str, **options: Any) -> CrawlReport:
+        opts = {"mirrors": (self.mirror,), "policy": FAST, "workers": "thread", **options}
+        return crawl(list(seeds) or [page("a")], store, CrawlOptions(**opts))
+
+
+def stories_in(store_dir: Path) -> set[str]:
+    """IRIs of the stories in a store."""
+    with Store(store_dir, read_only=True) as st:
+        return {str(r[0].value) for r in st.query("SELECT ?s WHERE { ?s a hc:Story }")}
+
+
+def quads_of(store_dir: Path) -> list[str]:
+    """Every quad of a store as sorted N-Quads lines (graph equality, byte for byte)."""
+    with Store(store_dir, read_only=True) as st:
+        return sorted(str(q) for q in st.ox)

@@ -330,7 +330,7 @@ class Crawler:
         per_host = self.options.per_host or self.options.concurrency
         fetcher = Fetcher(
             client, Politeness(per_host, self.options.rate), self.options.policy,
-            self.scope.why_not, self.mirrors,
+            lambda u: self.scope.why_not(u), self.mirrors,
         )  # fmt: skip
         robots = Robots(fetcher, enabled=not self.options.ignore_robots)
         self.progress.stored = 0
@@ -495,6 +495,11 @@ class Crawler:
             frontier.mark_duplicate(url, outcome.story_url, f"same story as {outcome.duplicate_of}")
             return
         depth = frontier.depth_of(url) or 0
+        if depth == 0 and url.startswith("file:"):  # a local seed: its site is in scope
+            host = _host_or_none(outcome.story_url)
+            if host and host not in self.scope.hosts:
+                self.scope = self.scope.with_host(host)
+                frontier.set("hosts", json.dumps(sorted(self.scope.hosts)))
         related = list(self._children(frontier, outcome, depth))
         put = outcome.put or "unchanged"
         if put == "unchanged" and url in self._not_modified:
@@ -503,11 +508,6 @@ class Crawler:
         frontier.claim(outcome.story_url, url, outcome.story_id)
         self._stored += 1
         self.progress.stored += 1
-        if depth == 0 and url.startswith("file:"):  # a local seed: its site is in scope
-            host = _host_or_none(outcome.story_url)
-            if host and host not in self.scope.hosts:
-                self.scope = self.scope.with_host(host)
-                frontier.set("hosts", json.dumps(sorted(self.scope.hosts)))
         try:
             own = json_url(outcome.story_url, self.options.json_suffix)
         except ValueError:
