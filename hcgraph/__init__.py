@@ -8,6 +8,9 @@ The public API: everything the CLI does is available here by import.
 """
 
 from ._version import __version__
+from .archive import Archive, FetchRecord
+from .crawl import CrawlOptions, CrawlReport, FetchPolicy, crawl
+from .demo import run_demo
 from .errors import (
     CheckError,
     CrawlError,
@@ -26,21 +29,28 @@ from .ingest import IngestReport, ingest_bytes, ingest_paths
 from .mapping import IngestInfo, map_story
 from .model import Story, parse_story
 from .project import to_networkx
+from .rebuild import RebuildReport, rebuild
 from .stats import graph_stats
 from .store import DEFAULT_STORE, Store
 
 __all__ = [
     "DEFAULT_STORE",
     "FORMATS",
+    "Archive",
     "CheckError",
     "CrawlError",
+    "CrawlOptions",
+    "CrawlReport",
     "ExportError",
+    "FetchPolicy",
+    "FetchRecord",
     "HcgraphError",
     "IngestInfo",
     "IngestReport",
     "NotAStoryError",
     "PushError",
     "QueryError",
+    "RebuildReport",
     "Store",
     "StoreError",
     "Story",
@@ -48,11 +58,14 @@ __all__ = [
     "UnknownFormatError",
     "VizError",
     "__version__",
+    "crawl",
     "export",
     "graph_stats",
     "ingest_bytes",
     "ingest_paths",
     "map_story",
     "parse_story",
+    "rebuild",
+    "run_demo",
     "to_networkx",
 ]

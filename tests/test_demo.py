@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pyoxigraph as ox
 
-from hcgraph.demo import DEMO_STEPS, sample_site
+from hcgraph import demo
+from hcgraph.demo import sample_site
+from hcgraph.store import Store
 
 SEED = "https://hangingcontext.com/stories/2026-10-20/agentic-rl-production/"
 
@@ -57,6 +59,17 @@ def test_sample_site_marks_generated_stories() -> None:
             assert path.startswith("/hangingcontext.com/") and "sample" not in doc
 
 
-def test_demo_steps_registry_shape() -> None:
-    assert [s.name for s in DEMO_STEPS][0] == "graph"
-    assert all(callable(s.run) for s in DEMO_STEPS)
+def test_a_feature_adds_its_output_with_one_step(monkeypatch, tmp_path: Path) -> None:
+    def count_stories(store_dir: Path, out_dir: Path) -> list[Path]:
+        with Store(store_dir, read_only=True) as store:
+            target = out_dir / "story-count.txt"
+            target.write_text(str(len(store.story_graphs())))
+        return [target]
+
+    monkeypatch.setattr(
+        demo, "DEMO_STEPS", [*demo.DEMO_STEPS, demo.DemoStep("count", count_stories)]
+    )
+    result = demo.run_demo(tmp_path / "out", n_stories=5)
+    assert result.outputs["count"] == [tmp_path / "out" / "story-count.txt"]
+    assert int((tmp_path / "out" / "story-count.txt").read_text()) == result.summary["stories"]
+    assert (tmp_path / "out" / "graph.ttl").stat().st_size > 0
