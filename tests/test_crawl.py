@@ -248,3 +248,25 @@ def test_local_file_seed_follows_links_over_http(site: Site, tmp_path: Path) -> 
     report = site.crawl(tmp_path / "store", str(local))
     assert report.exit_code == 0
     assert stories_in(tmp_path / "store") == {page("a"), page("b")}
+
+
+def test_robots_txt_unreachable_is_a_failure_not_a_skip(site: Site, tmp_path: Path) -> None:
+    site.server.route(f"{site.prefix}/robots.txt", Reply(503))
+    site.add("a", story("a"))
+    report = site.crawl(tmp_path, policy=FetchPolicy(retries=1, backoff_base=0.01))
+    assert report.exit_code == 3
+    assert failure(report, "a")["kind"] == "robots" and site.hits("a") == 0
+
+
+def test_second_crawl_on_the_same_store_is_refused(site: Site, tmp_path: Path) -> None:
+    from hcgraph.crawl.crawler import _lock
+    from hcgraph.errors import CrawlError
+
+    site.add("a", story("a"))
+    held = _lock(tmp_path / "crawl" / "lock")  # as a running crawl holds it
+    try:
+        with pytest.raises(CrawlError, match="another crawl is running"):
+            site.crawl(tmp_path)
+    finally:
+        held.close()
+    assert site.crawl(tmp_path).exit_code == 0

@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import httpx
 
@@ -231,6 +231,7 @@ class Crawler:
         """Run (or resume) the crawl; return its report (also written as JSON)."""
         started_at = dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
         t0 = time.monotonic()
+        lock = _lock(self.store_dir / "crawl" / "lock")
         frontier = self.frontier = Frontier(self.store_dir / "crawl" / "frontier.sqlite")
         try:
             resumed = self._begin(frontier)
@@ -257,6 +258,7 @@ class Crawler:
             )
         finally:
             frontier.close()
+            lock.close()
         report.write(self.options.report or self.store_dir / "crawl-report.json")
         return report
 
@@ -334,6 +336,7 @@ class Crawler:
         )  # fmt: skip
         robots = Robots(fetcher, enabled=not self.options.ignore_robots)
         self.progress.stored = 0
+        self._stored = frontier.count("done")  # a resumed run counts what it stored before
         for row in frontier.rows("fetched"):  # fetched before an interruption: reprocess
             if row.sha256 and self.archive.has_body(row.sha256):
                 self._buffer_processing(row.url, row.sha256, row.source or row.url, row.fetched_at)
@@ -414,9 +417,14 @@ class Crawler:
         self, frontier: Frontier, fetcher: Fetcher, robots: Robots, url: str
     ) -> None:
         """Fetch one URL into the archive and hand its body to processing."""
-        why = await robots.why_not(url)
-        if why is not None:
-            frontier.mark_skipped(url, why)
+        verdict = await robots.why_not(url)
+        if verdict is not None:
+            state, reason = verdict
+            if state == "failed":
+                frontier.mark_failed(url, status=None, kind="robots", reason=reason)
+                self.progress.failed += 1
+            else:
+                frontier.mark_skipped(url, reason)
             return
         validators = frontier.validators(url) if self.options.conditional else None
         headers = _conditional_headers(validators, self.archive)
@@ -527,6 +535,25 @@ class Crawler:
             child = json_url(target, self.options.json_suffix)
             frontier.add(child, depth + 1, outcome.url)
             yield child
+
+
+def _lock(path: Path) -> IO[bytes]:
+    """Hold an exclusive lock on the store's crawl state for this process's lifetime.
+
+    The kernel drops it when the process dies (even by SIGKILL), so a resume never waits
+    for a stale lock, while a second crawl on the same store is refused before it can
+    touch the first one's frontier.
+    """
+    import fcntl
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = path.open("ab")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        raise CrawlError(f"{path.parent.parent}: another crawl is running on this store") from None
+    return handle
 
 
 def _host_or_none(url: str) -> str | None:

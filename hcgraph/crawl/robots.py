@@ -48,8 +48,12 @@ class Robots:
         self.enabled = enabled
         self._rules: dict[str, asyncio.Task[_Rules]] = {}
 
-    async def why_not(self, url: str) -> str | None:
-        """``None`` if robots.txt allows ``url`` (a logical URL), else the reason."""
+    async def why_not(self, url: str) -> tuple[str, str] | None:
+        """``None`` if robots.txt allows ``url`` (a logical URL), else ``(state, reason)``.
+
+        ``state`` is ``skipped`` when the rules disallow the URL, ``failed`` when robots.txt
+        could not be read (the site is down or erroring: a failure, not a policy).
+        """
         if not self.enabled:
             return None
         parts = urlsplit(url)
@@ -60,7 +64,9 @@ class Robots:
         rules = await asyncio.shield(task)
         if rules.allows(url):
             return None
-        return f"disallowed by {origin}/robots.txt{rules.note}"
+        if rules.parser is None:
+            return "failed", f"{origin}/robots.txt could not be read{rules.note}"
+        return "skipped", f"disallowed by {origin}/robots.txt"
 
     async def _load(self, origin: str) -> _Rules:
         robots_url = origin + "/robots.txt"
