@@ -266,7 +266,7 @@ class Crawler:
     def _begin(self, frontier: Frontier) -> bool:
         fingerprint = self.options.fingerprint(self.seeds)
         resumed = frontier.begin(fingerprint, self.options.depth)
-        hosts = frontier.get("hosts")
+        hosts = frontier.get_setting("hosts")
         if resumed and hosts:
             for host in json.loads(hosts):
                 self.scope = self.scope.with_host(host)
@@ -276,7 +276,7 @@ class Crawler:
                     frontier.add(url, 0)
                 for path in self.path_seeds:
                     self._read_local(frontier, path)
-            frontier.set("hosts", json.dumps(sorted(self.scope.hosts)))
+            frontier.set_setting("hosts", json.dumps(sorted(self.scope.hosts)))
         return resumed
 
     def _read_local(self, frontier: Frontier, path: Path) -> None:
@@ -507,7 +507,7 @@ class Crawler:
             host = _host_or_none(outcome.story_url)
             if host and host not in self.scope.hosts:
                 self.scope = self.scope.with_host(host)
-                frontier.set("hosts", json.dumps(sorted(self.scope.hosts)))
+                frontier.set_setting("hosts", json.dumps(sorted(self.scope.hosts)))
         related = list(self._children(frontier, outcome, depth))
         put = outcome.put or "unchanged"
         if put == "unchanged" and url in self._not_modified:

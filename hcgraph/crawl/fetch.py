@@ -238,7 +238,7 @@ class Fetcher:
         return attempt, policy.retries + 1
 
     def _backoff(self, n_failed: int) -> float:
-        delay = min(self.policy.backoff_cap, self.policy.backoff_base * 2 ** (n_failed - 1))
+        delay = min(self.policy.backoff_cap, self.policy.backoff_base * 2.0 ** (n_failed - 1))
         return delay * (0.5 + self.rng.random() / 2)
 
     async def _once(

@@ -151,12 +151,12 @@ class Frontier:
             self._in_batch = False
 
     # --- runs ---------------------------------------------------------------------------
-    def get(self, key: str) -> str | None:
+    def get_setting(self, key: str) -> str | None:
         """A run setting."""
         row = self.db.execute("SELECT value FROM run WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
-    def set(self, key: str, value: str) -> None:
+    def set_setting(self, key: str, value: str) -> None:
         """Save a run setting."""
         self.db.execute("INSERT OR REPLACE INTO run (key, value) VALUES (?, ?)", (key, value))
 
@@ -166,19 +166,20 @@ class Frontier:
         A new run forgets the previous run's URLs and story claims but keeps validators.
         """
         self._depth = max_depth
-        if self.get("fingerprint") == fingerprint and self.get("status") == "running":
+        same = self.get_setting("fingerprint") == fingerprint
+        if same and self.get_setting("status") == "running":
             return True
         with self.batch():
             self.db.execute("DELETE FROM urls")
             self.db.execute("DELETE FROM stories")
-            self.set("fingerprint", fingerprint)
-            self.set("status", "running")
+            self.set_setting("fingerprint", fingerprint)
+            self.set_setting("status", "running")
         self._seq = 0
         return False
 
     def finish(self, status: str = "complete") -> None:
         """Mark the run finished (the next same command starts a re-crawl)."""
-        self.set("status", status)
+        self.set_setting("status", status)
 
     # --- adding URLs --------------------------------------------------------------------
     def add(self, url: str, depth: int, parent: str | None = None) -> bool:
