@@ -3,12 +3,14 @@
 Parsing and mapping a story costs about as much CPU as fetching it, so the crawler hands
 batches of fetched bodies to a *runner* and keeps fetching meanwhile:
 
-* :class:`ProcessRunner` (the default for an on-disk store) runs a :class:`StoryProcessor` in
-  one worker process (:mod:`hcgraph.crawl.worker`) that owns the store, so parse/map/store
-  use the second core while the event loop fetches. The worker dies with the crawl
-  (``PR_SET_PDEATHSIG``), so a killed crawl never leaves a process holding the store's lock.
-* :class:`ThreadRunner` runs it in one thread of this process (used with a caller's open
-  :class:`~hcgraph.store.Store`; Oxigraph releases the GIL while it writes).
+* :class:`ProcessRunner` (the default for a store given as a directory) runs a
+  :class:`StoryProcessor` in one worker process (:mod:`hcgraph.crawl.worker`) that owns
+  the store, so parse/map/store use the second core while the event loop fetches. The
+  worker dies with the crawl (``PR_SET_PDEATHSIG``), so a killed crawl never leaves a
+  process holding the store's lock.
+* :class:`ThreadRunner` runs it in one thread of this process (``--workers thread``, and
+  with a caller's open :class:`~hcgraph.store.Store`; Oxigraph releases the GIL while it
+  writes, which is most of the work).
 
 Either way a batch is stored with ``Store.put_stories`` (one transaction of whole stories),
 so a crash leaves every story either fully written or not at all.
@@ -31,7 +33,7 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any
 
-from ..errors import CrawlError, StoreError, StoryError
+from ..errors import CrawlError, NotAStoryError, StoreError, StoryError
 from ..model import Story, parse_story
 from ..store import Store, now_utc
 
@@ -116,8 +118,9 @@ class StoryProcessor:
                 story = parse_story(item.body, item.source)
             except StoryError as exc:
                 path, reason = exc.problems[0] if exc.problems else ("", str(exc))
+                not_a_story = isinstance(exc, NotAStoryError)
                 outcomes[n] = Outcome(
-                    item.url, reason=reason, json_path=path or None, not_a_story=_is_not_story(exc)
+                    item.url, reason=reason, json_path=path or None, not_a_story=not_a_story
                 )
                 continue
             dup = self._duplicate_of(story, item.url)
@@ -147,12 +150,6 @@ class StoryProcessor:
         if same_id is not None and same_id != story.url:
             return self.by_story.get(same_id, same_id)
         return None
-
-
-def _is_not_story(exc: StoryError) -> bool:
-    from ..errors import NotAStoryError
-
-    return isinstance(exc, NotAStoryError)
 
 
 def open_store(directory: Path, wait: float = 15.0) -> Store:
