@@ -25,7 +25,7 @@ from .store import Store
 
 __all__ = ["RebuildReport", "rebuild"]
 
-_BATCH = 128
+_BATCH = 200
 
 
 @dataclass

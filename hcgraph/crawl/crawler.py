@@ -47,7 +47,7 @@ from .urls import DEFAULT_JSON_SUFFIX, Mirror, Mirrors, Scope, canonicalize, jso
 
 __all__ = ["CrawlOptions", "CrawlProgress", "Crawler", "acrawl", "crawl", "user_agent"]
 
-BATCH = 128  # stories per processing batch (one store transaction)
+BATCH = 200  # stories per processing batch (one store transaction; as hcgraph ingest)
 _JSONISH = ("application/json", "text/json", "text/plain", "application/octet-stream")
 
 
@@ -238,7 +238,7 @@ class Crawler:
             runner = self._runner(frontier)
             try:
                 if isinstance(runner, ProcessRunner):
-                    await runner.start()
+                    runner.start()  # the worker starts up while the first fetches run
                 requests = await self._crawl(frontier, runner)
             finally:
                 await runner.close()

@@ -19,6 +19,7 @@ so a crash leaves every story either fully written or not at all.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import os
 import pickle
@@ -29,7 +30,6 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
-from itertools import groupby
 from pathlib import Path
 from typing import Any
 
@@ -131,15 +131,16 @@ class StoryProcessor:
             self.by_story[story.url] = item.url
             self.by_id.setdefault(story.id, story.url)
             to_store.append((n, story, item))
-        # One put per distinct retrieval second: each story records when it was fetched.
-        for when, group in groupby(to_store, key=lambda t: graph_time(t[2].retrieved_at)):
-            members = list(group)
-            results = self.store.put_stories(
-                [(story, item.body, item.source) for _, story, item in members], retrieved_at=when
-            )
-            for (n, story, item), result in zip(members, results, strict=True):
-                related = tuple(r.url for r in story.related)
-                outcomes[n] = Outcome(item.url, story.url, story.id, related, put=result.status)
+        # One transaction for the batch; each story records when it was fetched.
+        results = self.store.put_stories(
+            [
+                (story, item.body, item.source, graph_time(item.retrieved_at))
+                for _, story, item in to_store
+            ]
+        )
+        for (n, story, item), result in zip(to_store, results, strict=True):
+            related = tuple(r.url for r in story.related)
+            outcomes[n] = Outcome(item.url, story.url, story.id, related, put=result.status)
         return [outcomes[n] for n in range(len(items))]
 
     def _duplicate_of(self, story: Story, url: str) -> str | None:
@@ -223,16 +224,21 @@ async def _receive(reader: asyncio.StreamReader) -> Any:
 class ProcessRunner(Runner):
     """Process batches in one worker process that owns the on-disk store.
 
-    Use :meth:`start` (async) before :meth:`process`.
+    :meth:`start` launches the worker without waiting for it: the crawl starts fetching
+    while the worker imports and opens the store, and the first batch waits for it.
     """
 
     def __init__(self, store_dir: Path, claims: dict[str, tuple[str, str | None]]) -> None:
         self.store_dir = store_dir
         self.claims = claims
         self.proc: asyncio.subprocess.Process | None = None
+        self._ready: asyncio.Future[None] | None = None
 
-    async def start(self) -> None:
-        """Start the worker and wait until it has the store open."""
+    def start(self) -> None:
+        """Launch the worker (returns at once; see the class docstring)."""
+        self._ready = asyncio.ensure_future(self._launch())
+
+    async def _launch(self) -> None:
         env = dict(os.environ)
         package_root = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
@@ -254,16 +260,23 @@ class ProcessRunner(Runner):
         return reply[1]
 
     async def process(self, items: Sequence[Item]) -> list[Outcome]:
+        if self._ready is None:
+            self.start()
+        assert self._ready is not None
+        await self._ready
         result: list[Outcome] = await self._call(("batch", list(items)))
         return result
 
     async def close(self) -> None:
+        if self._ready is not None:
+            with contextlib.suppress(Exception):  # a failed start was already reported
+                await self._ready
         if self.proc is None:
             return
         try:
             if self.proc.returncode is None:
                 await self._call(("close",))
-        except (StoreError, BrokenPipeError, ConnectionResetError):
+        except (StoreError, CrawlError, BrokenPipeError, ConnectionResetError):
             pass
         finally:
             if self.proc.stdin:
