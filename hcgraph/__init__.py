@@ -8,6 +8,9 @@ The public API: everything the CLI does is available here by import.
 """
 
 from ._version import __version__
+from .archive import Archive, FetchRecord
+from .crawl import CrawlOptions, CrawlReport, FetchPolicy, crawl
+from .demo import run_demo
 from .dump import write_shards
 from .errors import (
     CheckError,
@@ -28,6 +31,7 @@ from .mapping import IngestInfo, map_story
 from .model import Story, parse_story
 from .project import to_networkx
 from .push import PushOptions, PushReport, credentials_from_env, push_graphs, resolve_endpoint
+from .rebuild import RebuildReport, rebuild
 from .stats import graph_stats
 from .store import DEFAULT_STORE, Store
 from .viz import citation_graph, draw_map
@@ -35,9 +39,14 @@ from .viz import citation_graph, draw_map
 __all__ = [
     "DEFAULT_STORE",
     "FORMATS",
+    "Archive",
     "CheckError",
     "CrawlError",
+    "CrawlOptions",
+    "CrawlReport",
     "ExportError",
+    "FetchPolicy",
+    "FetchRecord",
     "HcgraphError",
     "IngestInfo",
     "IngestReport",
@@ -46,6 +55,7 @@ __all__ = [
     "PushOptions",
     "PushReport",
     "QueryError",
+    "RebuildReport",
     "Store",
     "StoreError",
     "Story",
@@ -54,6 +64,7 @@ __all__ = [
     "VizError",
     "__version__",
     "citation_graph",
+    "crawl",
     "credentials_from_env",
     "draw_map",
     "export",
@@ -63,7 +74,9 @@ __all__ = [
     "map_story",
     "parse_story",
     "push_graphs",
+    "rebuild",
     "resolve_endpoint",
+    "run_demo",
     "to_networkx",
     "write_shards",
 ]

@@ -172,3 +172,13 @@ def oxigraph(oxigraph_session: OxigraphServer) -> OxigraphServer:
     """The session's Oxigraph server, emptied for this test."""
     oxigraph_session.update("DROP ALL")
     return oxigraph_session
+
+
+@pytest.fixture(scope="session")
+def crawl_server() -> Iterator[object]:
+    """One real HTTP server on 127.0.0.1 for all crawl tests (see tests/crawlserver.py)."""
+    from crawlserver import CrawlServer
+
+    server = CrawlServer().start()
+    yield server
+    server.stop()

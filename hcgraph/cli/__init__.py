@@ -28,6 +28,9 @@ COMMANDS: dict[str, str] = {
     "stats": "hcgraph.cli.stats:stats",
     "push": "hcgraph.cli.push:push_command",
     "viz": "hcgraph.cli.viz:viz",
+    "crawl": "hcgraph.cli.crawl:crawl_command",
+    "rebuild": "hcgraph.cli.rebuild:rebuild",
+    "demo": "hcgraph.cli.demo:demo",
 }
 
 
