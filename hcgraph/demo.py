@@ -63,8 +63,18 @@ def _export_turtle(store_dir: Path, out_dir: Path) -> list[Path]:
 
 
 #: The demo's post-crawl steps, run in order. Add a feature's output with one line here.
+def _draw_maps(store_dir: Path, out_dir: Path) -> list[Path]:
+    from .viz import draw_map
+
+    with Store(store_dir, read_only=True) as store:
+        reuse = draw_map(store, "reuse", out=out_dir / "map.html")
+        story = draw_map(store, "story", "agentic-rl-production", out=out_dir / "map-story.html")
+    return [reuse.path, story.path]
+
+
 DEMO_STEPS: list[DemoStep] = [
     DemoStep("graph", _export_turtle),
+    DemoStep("maps", _draw_maps),
 ]
 
 
