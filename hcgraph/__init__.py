@@ -9,6 +9,7 @@ The public API: everything the CLI does is available here by import.
 
 from ._version import __version__
 from .archive import Archive, FetchRecord
+from .check import CheckReport, Finding, check
 from .crawl import CrawlOptions, CrawlReport, FetchPolicy, crawl
 from .demo import run_demo
 from .dump import write_shards
@@ -31,7 +32,9 @@ from .mapping import IngestInfo, map_story
 from .model import Story, parse_story
 from .project import to_networkx
 from .push import PushOptions, PushReport, credentials_from_env, push_graphs, resolve_endpoint
+from .queries import QueryResult, SavedQuery, load_query, run_query, saved_queries
 from .rebuild import RebuildReport, rebuild
+from .serve import Endpoint
 from .stats import graph_stats
 from .store import DEFAULT_STORE, Store
 from .viz import citation_graph, draw_map
@@ -41,12 +44,15 @@ __all__ = [
     "FORMATS",
     "Archive",
     "CheckError",
+    "CheckReport",
     "CrawlError",
     "CrawlOptions",
     "CrawlReport",
+    "Endpoint",
     "ExportError",
     "FetchPolicy",
     "FetchRecord",
+    "Finding",
     "HcgraphError",
     "IngestInfo",
     "IngestReport",
@@ -55,7 +61,9 @@ __all__ = [
     "PushOptions",
     "PushReport",
     "QueryError",
+    "QueryResult",
     "RebuildReport",
+    "SavedQuery",
     "Store",
     "StoreError",
     "Story",
@@ -63,6 +71,7 @@ __all__ = [
     "UnknownFormatError",
     "VizError",
     "__version__",
+    "check",
     "citation_graph",
     "crawl",
     "credentials_from_env",
@@ -71,12 +80,15 @@ __all__ = [
     "graph_stats",
     "ingest_bytes",
     "ingest_paths",
+    "load_query",
     "map_story",
     "parse_story",
     "push_graphs",
     "rebuild",
     "resolve_endpoint",
     "run_demo",
+    "run_query",
+    "saved_queries",
     "to_networkx",
     "write_shards",
 ]

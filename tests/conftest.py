@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -182,3 +183,31 @@ def crawl_server() -> Iterator[object]:
     server = CrawlServer().start()
     yield server
     server.stop()
+
+
+# --- issue 4: a generated corpus in a store, with its ground truth ------------------------
+
+
+@dataclass(frozen=True)
+class CorpusStore:
+    """A generated corpus (seed story first), ingested into an in-memory store."""
+
+    stories: list[dict[str, object]]
+    store: Store
+    truth: object  # hcgraph.groundtruth.GroundTruth
+
+
+@pytest.fixture(scope="session")
+def corpus_store() -> Iterator[CorpusStore]:
+    """300 generated stories plus the seed, with reuse, dangling citations and mismatches."""
+    import json
+
+    from hcgraph.groundtruth import ground_truth
+    from hcgraph.ingest import ingest_bytes
+    from hcgraph.sample import generate_corpus
+
+    corpus = generate_corpus(300, seed=41, include_seed=json.loads(SEED.read_text()))
+    with Store(None) as st:
+        report = ingest_bytes(st, ((json.dumps(s).encode(), str(s["url"])) for s in corpus.stories))
+        assert not report.failures, report.failures[:3]
+        yield CorpusStore(corpus.stories, st, ground_truth(corpus.stories))

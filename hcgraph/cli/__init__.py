@@ -31,6 +31,9 @@ COMMANDS: dict[str, str] = {
     "crawl": "hcgraph.cli.crawl:crawl_command",
     "rebuild": "hcgraph.cli.rebuild:rebuild",
     "demo": "hcgraph.cli.demo:demo",
+    "query": "hcgraph.cli.query:query",
+    "check": "hcgraph.cli.check:check",
+    "serve": "hcgraph.cli.serve:serve",
 }
 
 

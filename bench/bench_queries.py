@@ -1,0 +1,350 @@
+"""Benchmark the saved queries and ``hcgraph check`` against rdflib's default store.
+
+Each saved query (``queries/*.rq``) runs on a generated corpus in hcgraph's embedded
+Oxigraph store — on disk, opened read-only as the CLI does (median of ``--runs``), and the
+same quads in Oxigraph's in-memory store — and, as the baseline measured in the same run, in
+rdflib's default in-memory store (``rdflib.Dataset(default_union=True)``, the same quads,
+parsed from the store's N-Quads dump). The query text is identical on both engines; the row
+counts are compared.
+
+rdflib is slow: its runs are capped (``--baseline-timeout``, SIGALRM) and default to one run
+per query; a capped query reports "> cap" and its ratio is a lower bound. Because rdflib
+needs ~1.4 KB of RAM per quad, the baseline runs on ``--baseline-stories`` (default 2,000);
+hcgraph runs on that corpus too (same triples, for the ratio) and on ``--stories`` (default
+10,000, for the < 1 s target). ``hcgraph check`` is timed on the big corpus.
+
+Stores are filled by mapping each story and bulk-loading the quads (what ``ingest`` stores,
+without its per-story revision bookkeeping), to keep set-up time out of the way.
+
+Usage::
+
+    python bench/bench_queries.py [--stories 10000] [--baseline-stories 2000] [--runs 5]
+                                  [--write-results]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import hashlib
+import json
+import os
+import signal
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+SECTION = "## Queries and checks (issue 4)"
+
+
+def build_store(directory: Path | None, n: int, seed: int) -> tuple[Any, list[str]]:
+    """A store holding ``n`` generated stories; returns it and the story URLs."""
+    import pyoxigraph as ox
+
+    from hcgraph.mapping import IngestInfo, map_story
+    from hcgraph.model import parse_story
+    from hcgraph.sample import iter_stories
+    from hcgraph.store import Store
+
+    store = Store(directory)
+    when = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
+    urls: list[str] = []
+    batch: list[ox.Quad] = []
+    for i, doc in enumerate(iter_stories(n, seed=seed)):
+        raw = json.dumps(doc, ensure_ascii=False).encode()
+        story = parse_story(raw, f"bench/{i}.json")
+        info = IngestInfo(hashlib.sha256(raw).hexdigest(), f"bench/{i}.json", when, len(raw))
+        batch.extend(map_story(story, info))
+        urls.append(story.url)
+        if len(batch) > 500_000:
+            store.ox.bulk_extend(batch)
+            batch = []
+    store.ox.bulk_extend(batch)
+    store.ox.optimize() if directory is not None else None
+    return store, urls
+
+
+def _params(name: str, urls: list[str], k: int) -> dict[str, Any]:
+    if name == "story-trail":
+        return {"story": urls[len(urls) // 2]}
+    if name == "co-citation":
+        return {"k": k}
+    return {}
+
+
+def time_hcgraph(
+    store: Any, urls: list[str], runs: int, k: int, *, isolate: dict[str, int] | None = None
+) -> dict[str, tuple[float | None, int | None, int]]:
+    """query name → (median seconds, rows, runs); None when it hit its cap.
+
+    ``isolate`` maps query names to a time cap: those run once, in a child process over the
+    on-disk store, killed at the cap (co-citation at 10k stories needs GBs and minutes).
+    A query whose first run takes over 30 s is not repeated.
+    """
+    from hcgraph.queries import run_query, saved_queries
+
+    out: dict[str, tuple[float | None, int | None, int]] = {}
+    for name, query in saved_queries().items():
+        if isolate and name in isolate:
+            out[name] = _child_run(store, name, _params(name, urls, k), isolate[name])
+        else:
+            times: list[float] = []
+            rows = 0
+            while len(times) < runs and sum(times) < 30:
+                started = time.perf_counter()
+                rows = len(run_query(store, query, _params(name, urls, k)))
+                times.append(time.perf_counter() - started)
+            out[name] = (statistics.median(times), rows, len(times))
+        sec, rows_, n = out[name]
+        shown = f"{sec:8.3f} s" if sec is not None else "  capped"
+        print(f"  {name:26s} {shown}  {rows_ or 0:>9,} rows  ({n} runs)", flush=True)
+    return out
+
+
+def _child_run(store: Any, name: str, params: dict[str, Any], cap: int) -> tuple[Any, Any, int]:
+    import subprocess
+
+    if store.directory is None:
+        return (None, None, 0)
+    code = (
+        "import json, sys, time; sys.path.insert(0, sys.argv[1]);"
+        "from hcgraph.store import Store; from hcgraph.queries import run_query;"
+        "st = Store(sys.argv[2], read_only=True); t = time.perf_counter();"
+        "n = len(run_query(st, sys.argv[3], json.loads(sys.argv[4])));"
+        "print(json.dumps([time.perf_counter() - t, n]))"
+    )
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", code, str(ROOT), str(store.directory), name, json.dumps(params)],
+            capture_output=True, text=True, timeout=cap,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return (None, None, 1)
+    sec, rows = json.loads(proc.stdout.strip().splitlines()[-1])
+    return (sec, rows, 1)
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _alarm(signum: int, frame: Any) -> None:
+    raise _Timeout
+
+
+def time_rdflib(store: Any, urls: list[str], runs: int, cap: int, k: int) -> dict[str, Any]:
+    """rdflib Dataset with the same quads: load time, and query name → (seconds|None, rows)."""
+    import pyoxigraph as ox
+    import rdflib
+
+    from hcgraph.queries import saved_queries
+
+    started = time.perf_counter()
+    dataset = rdflib.Dataset(default_union=True)
+    dataset.parse(data=store.ox.dump(format=ox.RdfFormat.N_QUADS).decode(), format="nquads")
+    load = time.perf_counter() - started
+    print(f"  rdflib load {load:.1f} s ({len(dataset):,} quads)", flush=True)
+    out: dict[str, Any] = {"load": load}
+    previous: Callable[..., Any] | int | None = signal.signal(signal.SIGALRM, _alarm)
+    try:
+        for name, query in saved_queries().items():
+            bindings = {
+                key: rdflib.URIRef(v) if key == "story" else rdflib.Literal(v)
+                for key, v in _params(name, urls, k).items()
+            }
+            times, rows = [], 0
+            try:
+                for _ in range(runs):
+                    signal.alarm(cap)
+                    t0 = time.perf_counter()
+                    rows = len(list(dataset.query(query.text, initBindings=bindings)))
+                    times.append(time.perf_counter() - t0)
+                    signal.alarm(0)
+                out[name] = (statistics.median(times), rows)
+            except _Timeout:
+                out[name] = (None, None)
+            signal.alarm(0)
+            shown = f"{out[name][0]:8.2f} s" if out[name][0] is not None else f"> {cap} s"
+            print(f"  {name:26s} {shown}", flush=True)
+    finally:
+        signal.signal(signal.SIGALRM, previous or signal.SIG_DFL)
+    return out
+
+
+def time_check(store: Any) -> dict[str, Any]:
+    from hcgraph.check import check
+
+    started = time.perf_counter()
+    report = check(store)
+    total = time.perf_counter() - started
+    return {
+        "total": total,
+        "seconds": report.seconds,
+        "graphs": report.stories,
+        "validated": report.shacl_graphs_validated,
+        "findings": len(report.findings),
+        "violations": report.violations,
+    }
+
+
+def time_pyshacl_sample(store: Any, sample: int) -> float:
+    """Seconds per story graph for plain pySHACL (full mode) on ``sample`` graphs."""
+    from hcgraph.shacl import load_shapes, validate
+
+    stories = store.story_graphs()[:sample]
+    started = time.perf_counter()
+    validate(store, load_shapes(), mode="full", stories=stories)
+    return (time.perf_counter() - started) / max(1, len(stories))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--stories", type=int, default=10_000)
+    ap.add_argument("--baseline-stories", type=int, default=2_000)
+    ap.add_argument("--seed", type=int, default=4)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--baseline-runs", type=int, default=1)
+    ap.add_argument("--baseline-timeout", type=int, default=300)
+    ap.add_argument("--k", type=int, default=2, help="co-citation k")
+    ap.add_argument(
+        "--cocitation-cap", type=int, default=600,
+        help="seconds before co-citation on the big corpus is killed (it runs in a child)",
+    )  # fmt: skip
+    ap.add_argument("--skip-check", action="store_true")
+    ap.add_argument("--write-results", action="store_true")
+    args = ap.parse_args()
+
+    from hcgraph.store import Store
+
+    load = os.getloadavg()[0]
+    work = Path(tempfile.mkdtemp(prefix="bench-queries-"))
+    results: dict[str, Any] = {"args": vars(args), "load_before": load}
+
+    print(f"== {args.baseline_stories} stories: hcgraph vs rdflib (same quads)", flush=True)
+    small, small_urls = build_store(work / "small", args.baseline_stories, args.seed)
+    small.close()
+    small = Store(work / "small", read_only=True)
+    results["small_quads"] = len(small)
+    print("hcgraph, on disk:", flush=True)
+    results["small_disk"] = time_hcgraph(small, small_urls, args.runs, args.k)
+    results["small_rdflib"] = time_rdflib(
+        small, small_urls, args.baseline_runs, args.baseline_timeout, args.k
+    )
+    small.close()
+
+    print(f"== {args.stories} stories: hcgraph", flush=True)
+    big, big_urls = build_store(work / "big", args.stories, args.seed)
+    big.close()
+    big = Store(work / "big", read_only=True)
+    results["big_quads"] = len(big)
+    print("hcgraph, on disk:", flush=True)
+    isolate = {"co-citation": args.cocitation_cap}
+    results["big_disk"] = time_hcgraph(big, big_urls, args.runs, args.k, isolate=isolate)
+    memory, _ = build_store(None, args.stories, args.seed)
+    print("hcgraph, in memory:", flush=True)
+    results["big_memory"] = time_hcgraph(memory, big_urls, args.runs, args.k, isolate=isolate)
+    del memory
+    if not args.skip_check:
+        print("hcgraph check:", flush=True)
+        results["check"] = time_check(big)
+        print(json.dumps(results["check"], indent=1, default=str), flush=True)
+        results["pyshacl_per_graph"] = time_pyshacl_sample(big, 100)
+        print(f"  plain pySHACL: {results['pyshacl_per_graph']:.3f} s per story graph")
+    big.close()
+    results["load_after"] = os.getloadavg()[0]
+    (work / "results.json").write_text(json.dumps(results, indent=1, default=str))
+    text = render(results)
+    print(text)
+    if args.write_results:
+        write_section(text)
+
+
+def render(r: dict[str, Any]) -> str:
+    a = r["args"]
+    lines = [
+        SECTION,
+        "",
+        f"`python bench/bench_queries.py --stories {a['stories']} --baseline-stories"
+        f" {a['baseline_stories']} --runs {a['runs']}` (seed {a['seed']}, co-citation"
+        f" k={a['k']}). Load average {r['load_before']:.1f} before, {r['load_after']:.1f} after"
+        " (2 cores, shared).",
+        "",
+        f"**Same triples, hcgraph vs rdflib** ({a['baseline_stories']:,} stories,"
+        f" {r['small_quads']:,} quads; rdflib load {r['small_rdflib']['load']:.0f} s; hcgraph"
+        f" median of {a['runs']}, rdflib {a['baseline_runs']} run(s), capped at"
+        f" {a['baseline_timeout']} s):",
+        "",
+        "| query | rows | hcgraph, on disk | rdflib | ratio |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    ratios = []
+    for name, (sec, rows, _n) in r["small_disk"].items():
+        base, base_rows = r["small_rdflib"][name]
+        if base is None:
+            shown, ratio = f"> {a['baseline_timeout']} s", f"> {a['baseline_timeout'] / sec:,.0f}x"
+            ratios.append(a["baseline_timeout"] / sec)
+        else:
+            shown, ratio = f"{base:.2f} s", f"{base / sec:,.0f}x"
+            ratios.append(base / sec)
+            if base_rows != rows:
+                ratio += f" (rdflib: {base_rows} rows)"
+        lines.append(f"| `{name}` | {rows:,} | {sec:.3f} s | {shown} | {ratio} |")
+    lines += [
+        "",
+        f"Smallest ratio: {min(ratios):,.0f}x (target ≥ 20x).",
+        "",
+        f"**{a['stories']:,} stories** ({r['big_quads']:,} quads), hcgraph only, median of"
+        f" {a['runs']}:",
+        "",
+        "| query | rows | on disk (CLI) | in memory | < 1 s |",
+        "| --- | ---: | ---: | ---: | :---: |",
+    ]
+    cap = a["cocitation_cap"]
+    for name, (sec, rows, n) in r["big_disk"].items():
+        mem = r["big_memory"][name][0]
+        disk_s = f"{sec:.3f} s" if sec is not None else f"> {cap} s"
+        mem_s = f"{mem:.3f} s" if mem is not None else "not run"
+        if n < a["runs"]:
+            disk_s += f" ({n} run{'s' * (n != 1)})"
+        ok = "yes" if sec is not None and sec < 1 else "no"
+        if ok == "no" and mem is not None and mem < 1:
+            ok = "in memory"
+        rows_s = f"{rows:,}" if rows is not None else "?"
+        lines.append(f"| `{name}` | {rows_s} | {disk_s} | {mem_s} | {ok} |")
+    if "check" in r:
+        c = r["check"]
+        parts = ", ".join(f"{k} {v:.1f} s" for k, v in c["seconds"].items())
+        lines += [
+            "",
+            f"**`hcgraph check` on {a['stories']:,} stories: {c['total']:.1f} s** ({parts});"
+            f" SHACL pre-selection sent {c['validated']} of {c['graphs']:,} story graphs to"
+            f" pySHACL; {c['findings']:,} findings ({c['violations']:,} violations). Plain"
+            f" pySHACL costs {r['pyshacl_per_graph']:.3f} s per story graph, i.e. about"
+            f" {r['pyshacl_per_graph'] * c['graphs'] / 60:.0f} min for every graph"
+            " (`--shacl full`).",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def write_section(text: str) -> None:
+    path = ROOT / "bench" / "RESULTS.md"
+    current = path.read_text() if path.exists() else "# Benchmark results\n"
+    if SECTION in current:
+        head, rest = current.split(SECTION, 1)
+        tail = rest.split("\n## ", 1)
+        current = head + text + ("\n## " + tail[1] if len(tail) > 1 else "")
+    else:
+        current = current.rstrip("\n") + "\n\n" + text
+    path.write_text(current)
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,113 @@
+"""``hcgraph check``: SHACL + integrity checks; exit 1 when a violation is found."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import click
+
+from ..check import INTEGRITY_CHECKS, CheckReport
+from ..check import check as run_check
+from ..shacl import MODES
+from ..store import Store
+from ._common import store_option
+
+# Control characters and bidi overrides from untrusted text never reach the terminal raw.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _safe(text: str) -> str:
+    text = _UNSAFE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else
+                       f"\\u{ord(m.group()):04x}", text)  # fmt: skip
+    return text.replace("\n", "\\n").replace("\t", "\\t")
+
+
+def render_text(report: CheckReport, *, max_per_story: int = 0) -> str:
+    """The readable report: findings grouped by story, then a summary."""
+    lines: list[str] = []
+    for story, findings in report.by_story().items():
+        bad = sum(1 for f in findings if f.severity == "violation")
+        lines.append(f"{_safe(story)}  ({bad} violations, {len(findings) - bad} warnings)")
+        shown = findings if max_per_story <= 0 else findings[:max_per_story]
+        for f in shown:
+            lines.append(f"  {f.severity:<9}  {f.check:<21}  {_safe(f.message)}")
+            if f.focus and f.focus not in f.message:
+                lines.append(f"  {'':9}  {'':21}  at {_safe(f.focus)}")
+        if len(shown) < len(findings):
+            lines.append(f"  … {len(findings) - len(shown)} more (use --format json for all)")
+        lines.append("")
+    per_check = ", ".join(
+        f"{name}: {sum(counts.values())}" for name, counts in report.counts().items()
+    )
+    verdict = "OK" if report.ok else "FAILED"
+    lines.append(
+        f"{verdict}: {report.stories} stories checked, {len(report.by_story())} with findings;"
+        f" {report.violations} violations, {report.warnings} warnings"
+        + (f" ({per_check})" if per_check else "")
+    )
+    return "\n".join(lines) + "\n"
+
+
+@click.command()
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+    help="text: grouped by story, for people; json: for tools.",
+)  # fmt: skip
+@click.option(
+    "--shacl", "shacl_mode", type=click.Choice([*MODES, "off"]), default="fast",
+    show_default=True,
+    help="fast: pySHACL on focus nodes Oxigraph pre-selects; full: pySHACL on every story graph.",
+)  # fmt: skip
+@click.option(
+    "--only", "only", multiple=True, type=click.Choice(list(INTEGRITY_CHECKS)),
+    help="Run only these integrity queries (repeatable; default: all).",
+)  # fmt: skip
+@click.option(
+    "--shapes", "shapes_path", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    default=None, help="A SHACL shapes file instead of the packaged shapes.ttl.",
+)  # fmt: skip
+@click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
+@click.option(
+    "--max-per-story", type=int, default=20, show_default=True,
+    help="Findings shown per story in text output (0: all).",
+)  # fmt: skip
+@store_option
+def check(
+    fmt: str,
+    shacl_mode: str,
+    only: tuple[str, ...],
+    shapes_path: Path | None,
+    strict: bool,
+    max_per_story: int,
+    store_dir: Path,
+) -> None:
+    """Validate the store: SHACL shapes for the structure of every story graph, plus the
+    integrity queries (uncited paragraphs, unsupported key facts, dangling citations,
+    declared-vs-derived fields, related stories not ingested).
+
+    Exit code 0 when clean (warnings allowed), 1 when a violation is found: usable in CI.
+
+    \b
+    Example:
+      hcgraph check
+      hcgraph check --format json > check.json
+      hcgraph check --shacl full --strict
+    """
+    with Store(store_dir, read_only=True) as store:
+        report = run_check(
+            store,
+            shacl=shacl_mode != "off",
+            integrity=list(only) or None,
+            shacl_mode=shacl_mode if shacl_mode != "off" else "fast",
+            shapes_path=str(shapes_path) if shapes_path else None,
+        )
+    if fmt == "json":
+        sys.stdout.write(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(render_text(report, max_per_story=max_per_story))
+    sys.stdout.flush()
+    failed = not report.ok or (strict and report.warnings > 0)
+    click.get_current_context().exit(1 if failed else 0)

@@ -1,0 +1,111 @@
+"""``hcgraph query``: run a saved query (or a .rq file) and print its rows."""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import click
+from rich.table import Table
+from rich.text import Text
+
+from ..errors import QueryError
+from ..queries import load_query, run_query, saved_queries
+from ..results import FORMATS, write_result
+from ..store import Store
+from ._common import out_console, store_option
+
+
+def _parse_params(pairs: tuple[str, ...]) -> dict[str, str]:
+    params: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise QueryError(f"--param {pair!r}: want NAME=VALUE")
+        params[name.strip()] = value
+    return params
+
+
+def _list_queries() -> None:
+    table = Table(title="saved queries", show_lines=False)
+    table.add_column("name", no_wrap=True)
+    table.add_column("title")
+    table.add_column("parameters")
+    for name, query in saved_queries().items():
+        params = ", ".join(
+            f"{p.name} ({p.type}{'' if p.required else ', default ' + str(p.default)})"
+            for p in query.params
+        )
+        table.add_row(Text(name), Text(query.title), Text(params))
+    out_console.print(table)
+
+
+@click.command()
+@click.argument("name_or_file", required=False)
+@click.option(
+    "--param", "-p", "params", multiple=True, metavar="NAME=VALUE",
+    help="Bind a query parameter (repeatable); bound as an RDF term, never spliced.",
+)  # fmt: skip
+@click.option(
+    "--format", "fmt", type=click.Choice(list(FORMATS)), default="table", show_default=True,
+    help="table for people; csv, tsv, json (SPARQL 1.1 results formats) or md for tools.",
+)  # fmt: skip
+@click.option(
+    "--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    help="Write to this file (default: stdout).",
+)  # fmt: skip
+@click.option("--list", "list_only", is_flag=True, help="List the saved queries and exit.")
+@store_option
+def query(
+    name_or_file: str | None,
+    params: tuple[str, ...],
+    fmt: str,
+    out: Path | None,
+    list_only: bool,
+    store_dir: Path,
+) -> None:
+    """Run a saved query by NAME, or any SPARQL .rq FILE, over the store.
+
+    The default graph is the union of all story graphs. Parameters declared in the
+    query's header are given with --param and bound as RDF terms.
+
+    \b
+    Example:
+      hcgraph query --list
+      hcgraph query source-reuse
+      hcgraph query co-citation --param k=3 --format csv --out pairs.csv
+      hcgraph query story-trail -p story=https://hangingcontext.com/stories/2026-10-20/agentic-rl-production/
+      hcgraph query my-question.rq --format json
+    """
+    if list_only:
+        _list_queries()
+        return
+    if name_or_file is None:
+        names = ", ".join(saved_queries())
+        raise click.UsageError(f"give a saved query name or a .rq file (saved: {names})")
+    saved = load_query(name_or_file)
+    with Store(store_dir, read_only=True) as store:
+        result = run_query(store, saved, _parse_params(params))
+    if out is None:
+        if fmt == "table":
+            write_result(result, fmt, sys.stdout)
+        else:
+            # Tools get exactly UTF-8 with the format's own line ends, whatever the locale.
+            stream = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="")
+            write_result(result, fmt, stream)
+            stream.detach()
+        sys.stdout.flush()
+        return
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            write_result(result, fmt, handle)
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    click.echo(f"wrote {out} ({len(result)} rows, {fmt})", err=True)

@@ -1,0 +1,65 @@
+"""``hcgraph serve``: a read-only SPARQL endpoint over the store (the Oxigraph server)."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+from types import FrameType
+
+import click
+
+from ..serve import DEFAULT_PORT, Endpoint
+from ._common import store_option
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+@click.command()
+@click.option(
+    "--host", default="127.0.0.1", show_default=True,
+    help="Loopback address to bind (127.0.0.1, ::1 or localhost); nothing else is allowed.",
+)  # fmt: skip
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=DEFAULT_PORT, show_default=True,
+    help="TCP port (0: pick a free one).",
+)  # fmt: skip
+@click.option(
+    "--timeout-s", type=click.IntRange(1), default=None,
+    help="Per-query timeout in seconds, enforced by the server.",
+)  # fmt: skip
+@store_option
+def serve(host: str, port: int, timeout_s: int | None, store_dir: Path) -> None:
+    """Serve the store read-only over the SPARQL 1.1 Protocol until Ctrl-C.
+
+    Runs the Oxigraph server (`oxigraph serve-read-only --union-default-graph`) over the
+    store's database: the default graph is the union of all story graphs, as in
+    `hcgraph query`. Do not ingest into the store while it is served.
+
+    \b
+    Example:
+      hcgraph serve --port 7878
+      curl -H 'Accept: text/csv' --data-urlencode 'query=SELECT * { ?s a ?t } LIMIT 5' \\
+        http://127.0.0.1:7878/query
+    """
+    endpoint = Endpoint(store_dir, host=host, port=port, timeout_s=timeout_s)
+    endpoint.start()
+    # SIGTERM (service managers, `timeout`) stops the server as cleanly as Ctrl-C does.
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    click.echo(
+        f"SPARQL endpoint: {endpoint.query_url} (read-only; default graph = union of story"
+        " graphs). Ctrl-C to stop.",
+        err=True,
+    )
+    try:
+        code = endpoint.wait()
+    except KeyboardInterrupt:
+        endpoint.stop()
+        click.echo("stopped", err=True)
+        return
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    endpoint.stop()
+    if code != 0:
+        raise click.ClickException(f"oxigraph server exited with code {code}")

@@ -1,0 +1,396 @@
+"""The saved-query library: find, load, parameterise and run ``queries/*.rq``.
+
+What: every saved query is a SPARQL file whose leading ``#`` comment block is its header::
+
+    # title: Co-citation: story pairs sharing sources
+    # question: Which pairs of stories cite at least k of the same manifests?
+    # param: k integer = 2 -- the minimum number of manifests both stories cite
+    # definition: ...            (any other key: kept as documentation)
+
+Indented ``#`` lines continue the previous key. ``param`` lines read
+``NAME TYPE [= DEFAULT] [-- description]``; a parameter without a default is required.
+
+Why: parameters are bound as RDF terms through pyoxigraph's substitutions, never spliced
+into the query text, so a value full of quotes, braces or ``} ; DROP ALL ; {`` is just an
+odd literal (or a rejected IRI) and can never change what the query does. Oxigraph binds a
+substituted variable only if the query projects it, so each parameter is also a result
+column: every row says which parameter value it answers.
+
+The files live at the top-level ``queries/`` of the source tree; ``hcgraph/data/queries`` is
+a symlink to them, so they ship inside the package as package data.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+import pyoxigraph as ox
+
+from .errors import QueryError
+from .store import Store
+from .vocab import XSD
+
+__all__ = [
+    "PARAM_TYPES",
+    "QUERY_DIR",
+    "Param",
+    "QueryResult",
+    "SavedQuery",
+    "load_query",
+    "parse_query_text",
+    "run_query",
+    "saved_queries",
+]
+
+QUERY_DIR = Path(__file__).resolve().parent / "data" / "queries"
+
+_HEADER_LINE = re.compile(r"#\s?(?P<key>[A-Za-z_][\w-]*):\s*(?P<value>.*)$")
+_PARAM = re.compile(
+    r"(?P<name>[A-Za-z_]\w*)\s+(?P<type>\w+)(?:\s*=\s*(?P<default>\S+))?\s*(?:--\s*(?P<doc>.*))?$"
+)
+_SYNTAX_AT = re.compile(r"error at (\d+):(\d+):?\s*(.*)", re.DOTALL)
+_XSD = str(XSD)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One declared parameter of a saved query.
+
+    Attributes:
+        name: the SPARQL variable name (without ``?``).
+        type: one of :data:`PARAM_TYPES` (``iri``, ``literal``, ``integer``, …).
+        default: the default value as text, or None when the parameter is required.
+        description: what the parameter means.
+    """
+
+    name: str
+    type: str
+    default: str | None = None
+    description: str = ""
+
+    @property
+    def required(self) -> bool:
+        """True when the parameter has no default."""
+        return self.default is None
+
+
+@dataclass(frozen=True)
+class SavedQuery:
+    """A SPARQL query with its parsed header.
+
+    Attributes:
+        name: the file stem (``source-reuse``), or the file path for an ad-hoc file.
+        text: the whole SPARQL text, header comments included.
+        title: one line saying what the query is.
+        question: the question it answers.
+        params: declared parameters, in header order.
+        notes: every other header key (``definition``, ``columns``, …) → its text.
+        path: where the text came from, if a file.
+    """
+
+    name: str
+    text: str
+    title: str = ""
+    question: str = ""
+    params: tuple[Param, ...] = ()
+    notes: dict[str, str] = field(default_factory=dict)
+    path: Path | None = None
+
+    def param(self, name: str) -> Param:
+        """The declared parameter ``name``; :class:`QueryError` naming the declared ones."""
+        for p in self.params:
+            if p.name == name:
+                return p
+        known = ", ".join(p.name for p in self.params) or "none"
+        raise QueryError(f"{self.name}: unknown parameter {name!r} (declared: {known})")
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """The answer to a query, materialised.
+
+    Attributes:
+        variables: column names (without ``?``); ``subject predicate object`` for a graph.
+        terms: one tuple of pyoxigraph terms (or None for unbound) per row.
+        boolean: the answer of an ASK query (then ``variables`` and ``terms`` are empty).
+
+    Iterating gives plain-Python records (see :meth:`records`), ready for a notebook or
+    ``pandas.DataFrame(result.records())``.
+    """
+
+    variables: tuple[str, ...]
+    terms: list[tuple[Any, ...]]
+    boolean: bool | None = None
+
+    def records(self) -> list[dict[str, Any]]:
+        """Rows as dicts of Python values (:func:`to_python`); unbound columns are None."""
+        return [
+            {var: to_python(term) for var, term in zip(self.variables, row, strict=True)}
+            for row in self.terms
+        ]
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self.records())
+
+    def __len__(self) -> int:
+        return len(self.terms)
+
+
+def to_python(term: Any) -> Any:
+    """A plain Python value for one RDF term.
+
+    IRIs and plain/other literals become ``str`` (ids stay exact strings); xsd integers
+    ``int``, decimals ``Decimal``, doubles/floats ``float``, booleans ``bool``, dates
+    ``datetime.date``, dateTimes ``datetime.datetime``; blank nodes ``"_:id"``; None stays.
+    """
+    if term is None:
+        return None
+    if isinstance(term, ox.NamedNode):
+        return term.value
+    if isinstance(term, ox.BlankNode):
+        return f"_:{term.value}"
+    if isinstance(term, ox.Literal):
+        kind = term.datatype.value.removeprefix(_XSD)
+        converter = _LITERAL_CONVERTERS.get(kind) if term.datatype.value.startswith(_XSD) else None
+        if converter is not None:
+            try:
+                return converter(term.value)
+            except (ValueError, InvalidOperation):
+                return term.value
+        return term.value
+    return str(term)
+
+
+_INTEGER_TYPES = (
+    "integer", "int", "long", "short", "byte", "nonNegativeInteger", "positiveInteger",
+    "negativeInteger", "nonPositiveInteger", "unsignedLong", "unsignedInt", "unsignedShort",
+    "unsignedByte",
+)  # fmt: skip
+_LITERAL_CONVERTERS: dict[str, Any] = {
+    **{name: int for name in _INTEGER_TYPES},
+    "decimal": Decimal,
+    "double": float,
+    "float": float,
+    "boolean": lambda v: v in ("true", "1"),
+    "date": dt.date.fromisoformat,
+    "dateTime": dt.datetime.fromisoformat,
+}
+
+
+# --- parameters -----------------------------------------------------------------------------
+def _iri(name: str, value: str) -> ox.NamedNode:
+    try:
+        node = ox.NamedNode(value)
+    except ValueError:
+        raise QueryError(f"parameter {name}: not an absolute IRI: {value!r}") from None
+    return node
+
+
+def _typed(xsd_name: str, check: Any) -> Any:
+    def convert(name: str, value: str) -> ox.Literal:
+        try:
+            lexical = check(value.strip())
+        except (ValueError, InvalidOperation):
+            raise QueryError(f"parameter {name}: not a valid {xsd_name}: {value!r}") from None
+        return ox.Literal(lexical, datatype=ox.NamedNode(_XSD + xsd_name))
+
+    return convert
+
+
+def _boolean(value: str) -> str:
+    lowered = value.lower()
+    if lowered in ("true", "1", "yes"):
+        return "true"
+    if lowered in ("false", "0", "no"):
+        return "false"
+    raise ValueError(value)
+
+
+#: Parameter types a header may declare → converter from the text a user gives.
+PARAM_TYPES: dict[str, Any] = {
+    "iri": _iri,
+    "literal": lambda name, value: ox.Literal(value),
+    "string": lambda name, value: ox.Literal(value),
+    "integer": _typed("integer", lambda v: str(int(v))),
+    "decimal": _typed("decimal", lambda v: str(Decimal(v))),
+    "boolean": _typed("boolean", _boolean),
+    "date": _typed("date", lambda v: dt.date.fromisoformat(v).isoformat()),
+}
+
+
+def bind_params(query: SavedQuery, values: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """RDF terms for every declared parameter: given values, else defaults.
+
+    ``values`` may hold text (converted by the declared type), Python ints/bools, or
+    pyoxigraph terms (used as they are).
+
+    Raises:
+        QueryError: an undeclared name, a missing required parameter, or a value that is
+            not of the declared type.
+    """
+    given = dict(values or {})
+    bound: dict[str, Any] = {}
+    for name in given:
+        query.param(name)  # raises for undeclared names
+    for param in query.params:
+        value = given.get(param.name, param.default)
+        if value is None:
+            raise QueryError(
+                f"{query.name}: parameter {param.name!r} ({param.type}) is required:"
+                f" --param {param.name}=VALUE"
+            )
+        if isinstance(value, ox.NamedNode | ox.Literal | ox.BlankNode):
+            bound[param.name] = value
+            continue
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        bound[param.name] = PARAM_TYPES[param.type](param.name, str(value))
+    return bound
+
+
+# --- loading --------------------------------------------------------------------------------
+def parse_query_text(text: str, name: str, path: Path | None = None) -> SavedQuery:
+    """A :class:`SavedQuery` from SPARQL text with an optional ``#`` header (module doc)."""
+    header: list[tuple[str, str]] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if not line.startswith("#"):
+            break
+        match = _HEADER_LINE.match(line)
+        if match and not raw.startswith((" ", "\t")) and not line.startswith("#  "):
+            header.append((match["key"].lower(), match["value"].strip()))
+        elif header:  # continuation of the previous key
+            key, value = header[-1]
+            header[-1] = (key, f"{value} {line.lstrip('#').strip()}".strip())
+    title = question = ""
+    params: list[Param] = []
+    notes: dict[str, str] = {}
+    for key, value in header:
+        if key == "title":
+            title = value
+        elif key == "question":
+            question = value
+        elif key == "param":
+            params.append(_parse_param(name, value))
+        else:
+            notes[key] = f"{notes[key]}\n{value}" if key in notes else value
+    for p in params:
+        if not re.search(rf"\?{re.escape(p.name)}\b", text):
+            raise QueryError(f"{name}: parameter {p.name!r} is declared but ?{p.name} is not used")
+    return SavedQuery(name, text, title, question, tuple(params), notes, path)
+
+
+def _parse_param(query_name: str, spec: str) -> Param:
+    match = _PARAM.match(spec)
+    if match is None:
+        raise QueryError(
+            f"{query_name}: bad param line {spec!r} (want: NAME TYPE [= DEFAULT] [-- description])"
+        )
+    kind = match["type"].lower()
+    if kind not in PARAM_TYPES:
+        raise QueryError(
+            f"{query_name}: parameter {match['name']!r} has unknown type {kind!r}"
+            f" (known: {', '.join(PARAM_TYPES)})"
+        )
+    param = Param(match["name"], kind, match["default"], (match["doc"] or "").strip())
+    if param.default is not None:
+        PARAM_TYPES[kind](param.name, param.default)  # a bad default fails at load time
+    return param
+
+
+def saved_queries(directory: Path | None = None) -> dict[str, SavedQuery]:
+    """The saved queries (name → query), sorted by name; by default those shipped with hcgraph."""
+    folder = directory or QUERY_DIR
+    if not folder.is_dir():
+        raise QueryError(f"{folder}: saved-query directory not found")
+    return {
+        path.stem: parse_query_text(path.read_text(encoding="utf-8"), path.stem, path)
+        for path in sorted(folder.glob("*.rq"))
+    }
+
+
+def load_query(name_or_path: str | Path) -> SavedQuery:
+    """A saved query by name (``source-reuse``) or a ``.rq`` file by path.
+
+    Raises:
+        QueryError: no saved query has that name (the message lists them) or the file
+            cannot be read.
+    """
+    text = str(name_or_path)
+    candidate = Path(text)
+    looks_like_file = text.endswith(".rq") or "/" in text or candidate.is_file()
+    if looks_like_file:
+        try:
+            body = candidate.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = getattr(exc, "strerror", None) or str(exc)
+            raise QueryError(f"{text}: cannot read query file: {reason}") from None
+        return parse_query_text(body, text, candidate)
+    library = saved_queries()
+    if text in library:
+        return library[text]
+    raise QueryError(f"unknown query {text!r}; saved queries: {', '.join(library)}")
+
+
+# --- running --------------------------------------------------------------------------------
+def run_query(
+    store: Store,
+    query: str | Path | SavedQuery,
+    params: Mapping[str, Any] | None = None,
+) -> QueryResult:
+    """Run a saved query (by name, path or :class:`SavedQuery`) and materialise its rows.
+
+    The default graph is the union of all story graphs. ``params`` are bound as RDF terms.
+
+    >>> from hcgraph import Store, ingest_paths, run_query
+    >>> with Store(None) as store:
+    ...     _ = ingest_paths(store, ["tests/fixtures"])
+    ...     rows = run_query(store, "publisher-reach").records()
+
+    Raises:
+        QueryError: unknown query, syntax error (with line and column), bad parameters, or
+            an evaluation error.
+    """
+    saved = query if isinstance(query, SavedQuery) else load_query(query)
+    bindings = bind_params(saved, params)
+    try:
+        answer = store.query(saved.text, bindings=bindings)
+        return _materialise(answer)
+    except SyntaxError as exc:
+        raise QueryError(f"{saved.name}: {_syntax_message(exc)}") from None
+    except (RuntimeError, OSError, ValueError) as exc:
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if "SELECT projection" in message:
+            message = (
+                "every parameter must be a projected variable of a SELECT query"
+                f" ({', '.join('?' + p for p in bindings)})"
+            )
+        raise QueryError(f"{saved.name}: query failed: {message}") from None
+
+
+def _syntax_message(exc: SyntaxError) -> str:
+    text = str(exc.msg if exc.msg else exc).strip()
+    match = _SYNTAX_AT.match(text)
+    if match:
+        line, column, rest = match.groups()
+        return f"syntax error at line {line}, column {column}: {rest.strip()}"
+    return f"syntax error: {text}"
+
+
+def _materialise(answer: Any) -> QueryResult:
+    if isinstance(answer, ox.QueryBoolean):
+        return QueryResult((), [], bool(answer))
+    if isinstance(answer, ox.QueryTriples):
+        rows = [(t.subject, t.predicate, t.object) for t in answer]
+        return QueryResult(("subject", "predicate", "object"), rows)
+    variables = tuple(v.value for v in answer.variables)
+    rows = [tuple(solution[i] for i in range(len(variables))) for solution in answer]
+    return QueryResult(variables, rows)

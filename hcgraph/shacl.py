@@ -1,0 +1,292 @@
+"""SHACL validation of story graphs: pySHACL judges, Oxigraph finds what is worth judging.
+
+What: :func:`validate` checks every story graph against ``shapes.ttl`` (shipped in the
+package) and returns one :class:`ShaclResult` per violation, each tied to its story.
+
+Why this way: each story graph is validated on its own, so a manifest or claim shared by many
+stories must be well described in *each* story that uses it. pySHACL is the validator, but
+it is pure Python: about 0.1 s per story graph here, i.e. a quarter of an hour for 10k
+stories. So in the default ``fast`` mode the shapes are first compiled into SPARQL that
+Oxigraph runs over all story graphs at once; it returns the (story, focus node) pairs that
+*may* violate a constraint, and pySHACL then validates exactly those focus nodes, in their
+own story graph. The compiled queries over-approximate: a constraint component they do not
+understand makes every focus node of that shape a candidate, so nothing is skipped that
+pySHACL would report. ``full`` mode validates every story graph with pySHACL and is the
+reference the tests compare ``fast`` against.
+
+Supported for pre-selection (anything else falls back to "validate all targets"): node
+shapes with ``sh:targetClass``; property shapes with an IRI ``sh:path`` and ``sh:minCount``,
+``sh:maxCount``, ``sh:datatype``, ``sh:nodeKind``, ``sh:class``, ``sh:or`` of ``sh:class``
+shapes, and ``sh:node``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyoxigraph as ox
+import rdflib
+from rdflib.collection import Collection
+from rdflib.namespace import RDF, SH
+
+from .errors import CheckError
+from .store import Store
+
+__all__ = ["MODES", "SHAPES_FILE", "ShaclResult", "candidates", "load_shapes", "validate"]
+
+SHAPES_FILE = Path(__file__).resolve().parent / "shapes.ttl"
+MODES = ("fast", "full")
+
+# Keys of a property shape that either constrain nothing or are compiled below.
+_DOC_KEYS = {SH.path, SH.message, SH.name, SH.description, SH.severity, SH.order, SH.group}
+_COMPILED = {SH.minCount, SH.maxCount, SH.datatype, SH.nodeKind, SH["class"], SH["or"], SH.node}
+_NODE_KIND_FAILS = {
+    SH.IRI: "!isIRI(?v)",
+    SH.Literal: "!isLiteral(?v)",
+    SH.BlankNode: "!isBlank(?v)",
+    SH.BlankNodeOrIRI: "isLiteral(?v)",
+    SH.IRIOrLiteral: "isBlank(?v)",
+    SH.BlankNodeOrLiteral: "isIRI(?v)",
+}
+
+
+@dataclass(frozen=True)
+class ShaclResult:
+    """One SHACL validation result, tied to the story graph it was found in."""
+
+    story: str
+    focus: str
+    path: str
+    message: str
+    severity: str
+    shape: str
+    value: str
+
+
+def load_shapes(path: Path | str | None = None) -> rdflib.Graph:
+    """The shapes graph: ``path`` or the packaged ``shapes.ttl``.
+
+    Raises:
+        CheckError: the file cannot be read or is not valid Turtle.
+    """
+    source = Path(path) if path is not None else SHAPES_FILE
+    graph = rdflib.Graph()
+    try:
+        graph.parse(source, format="turtle")
+    except (OSError, SyntaxError, ValueError) as exc:  # rdflib raises BadSyntax (a SyntaxError)
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CheckError(f"{source}: cannot load SHACL shapes: {reason}") from None
+    if not any(graph.subjects(RDF.type, SH.NodeShape)):
+        raise CheckError(f"{source}: no sh:NodeShape found")
+    return graph
+
+
+# --- pre-selection: shapes compiled to SPARQL -------------------------------------------------
+def _iri(term: Any) -> str:
+    return f"<{term}>"
+
+
+def _sh_keys(graph: rdflib.Graph, node: Any) -> set[Any]:
+    """The SHACL predicates on ``node`` (labels, comments and other vocabularies ignored)."""
+    return {p for p in graph.predicates(node, None) if str(p).startswith(str(SH))}
+
+
+class _Compiler:
+    """Turns node shapes into SPARQL queries yielding ``?g ?r`` (story graph, focus node)."""
+
+    def __init__(self, shapes: rdflib.Graph) -> None:
+        self.g = shapes
+        self.counter = itertools.count()
+
+    def queries(self) -> list[str]:
+        out: list[str] = []
+        for shape in sorted(set(self.g.subjects(RDF.type, SH.NodeShape)), key=str):
+            targets = list(self.g.objects(shape, SH.targetClass))
+            if not targets:
+                continue  # only reached through sh:node
+            for cls in targets:
+                focus = f"{{ SELECT ?g ?f0 WHERE {{ GRAPH ?g {{ ?f0 a {_iri(cls)} }} }} }}"
+                out.extend(self.shape(shape, focus, "?f0", depth=0))
+        return out
+
+    def shape(self, shape: Any, focus: str, var: str, depth: int) -> list[str]:
+        """Queries for one node shape whose focus nodes ``var`` come from pattern ``focus``."""
+        everyone = [f"SELECT DISTINCT ?g (?f0 AS ?r) WHERE {{ {focus} }}"]
+        keys = _sh_keys(self.g, shape) - {SH.targetClass, SH.property}
+        if keys - _DOC_KEYS or depth > 3:
+            return everyone  # node-level constraints: not compiled, so all are candidates
+        out: list[str] = []
+        for prop in self.g.objects(shape, SH.property):
+            compiled = self.property(prop, focus, var, depth)
+            if compiled is None:
+                return everyone
+            out.extend(compiled)
+        return out
+
+    def property(self, prop: Any, focus: str, var: str, depth: int) -> list[str] | None:
+        path = self.g.value(prop, SH.path)
+        keys = _sh_keys(self.g, prop)
+        if not isinstance(path, rdflib.URIRef) or keys - _DOC_KEYS - _COMPILED:
+            return None
+        p = _iri(path)
+        values = f"{{ SELECT ?g {var} ?v WHERE {{ GRAPH ?g {{ {var} {p} ?v }} }} }}"
+        head = "SELECT DISTINCT ?g (?f0 AS ?r) WHERE"
+        out: list[str] = []
+        min_count = self.g.value(prop, SH.minCount)
+        if min_count is not None and int(min_count) > 0:
+            counts = (
+                f"{{ SELECT ?g {var} (COUNT(DISTINCT ?v) AS ?n) WHERE {{ {values} }} "
+                f"GROUP BY ?g {var} }}"
+            )
+            out.append(
+                f"{head} {{ {focus} OPTIONAL {{ {counts} }} "
+                f"FILTER (!BOUND(?n) || ?n < {int(min_count)}) }}"
+            )
+        max_count = self.g.value(prop, SH.maxCount)
+        if max_count is not None:
+            out.append(
+                f"{head} {{ {focus} {{ SELECT ?g {var} WHERE {{ {values} }} GROUP BY ?g {var} "
+                f"HAVING (COUNT(DISTINCT ?v) > {int(max_count)}) }} }}"
+            )
+        fails: list[str] = []
+        datatype = self.g.value(prop, SH.datatype)
+        if datatype is not None:
+            fails.append(f"(!isLiteral(?v) || DATATYPE(?v) != {_iri(datatype)})")
+        kind = self.g.value(prop, SH.nodeKind)
+        if kind is not None:
+            if kind not in _NODE_KIND_FAILS:
+                return None
+            fails.append(_NODE_KIND_FAILS[kind])
+        if fails:
+            out.append(f"{head} {{ {focus} {values} FILTER ({' || '.join(fails)}) }}")
+        classes = [list(self.g.objects(prop, SH["class"]))]
+        for alternatives in self.g.objects(prop, SH["or"]):
+            options = []
+            for member in Collection(self.g, alternatives):
+                member_keys = _sh_keys(self.g, member) - _DOC_KEYS
+                cls = self.g.value(member, SH["class"])
+                if member_keys != {SH["class"]} or cls is None:
+                    return None
+                options.append(cls)
+            classes.append(options)
+        for options in classes:
+            if not options:
+                continue
+            # The value must be an instance of one of the options (in its own story graph).
+            typed = " UNION ".join(
+                f"{{ SELECT ?g ?v WHERE {{ GRAPH ?g {{ ?v a {_iri(c)} }} }} }}" for c in options
+            )
+            out.append(f"{head} {{ {focus} {values} MINUS {{ {typed} }} }}")
+        for nested in self.g.objects(prop, SH.node):
+            inner = f"?f{next(self.counter) + 1}"
+            hop = f"{{ SELECT ?g {var} {inner} WHERE {{ GRAPH ?g {{ {var} {p} {inner} }} }} }}"
+            out.extend(self.shape(nested, f"{focus} {hop}", inner, depth + 1))
+        return out
+
+
+def candidates(store: Store, shapes: rdflib.Graph) -> dict[str, set[str]]:
+    """Story graph → focus nodes that may violate a shape (a superset of the real ones)."""
+    found: dict[str, set[str]] = defaultdict(set)
+    for query in _Compiler(shapes).queries():
+        for row in store.query(query, union=False):
+            graph, focus = row["g"], row["r"]
+            if isinstance(graph, ox.NamedNode) and focus is not None:
+                found[graph.value].add(str(focus.value))
+    return dict(found)
+
+
+# --- validation with pySHACL ------------------------------------------------------------------
+def _to_rdflib(term: Any) -> Any:
+    if isinstance(term, ox.NamedNode):
+        return rdflib.URIRef(term.value)
+    if isinstance(term, ox.BlankNode):
+        return rdflib.BNode(term.value)
+    if term.language:
+        return rdflib.Literal(term.value, lang=term.language)
+    return rdflib.Literal(term.value, datatype=rdflib.URIRef(term.datatype.value))
+
+
+def _story_graph(store: Store, story: str) -> rdflib.Graph:
+    graph = rdflib.Graph()
+    for quad in store.ox.quads_for_pattern(None, None, None, ox.NamedNode(story)):
+        graph.add((_to_rdflib(quad.subject), _to_rdflib(quad.predicate), _to_rdflib(quad.object)))
+    return graph
+
+
+def _results(story: str, report: rdflib.Graph) -> Iterator[ShaclResult]:
+    for result in report.subjects(RDF.type, SH.ValidationResult):
+
+        def text(prop: Any, result: Any = result) -> str:
+            value = report.value(result, prop)
+            return "" if value is None else str(value)
+
+        severity = text(SH.resultSeverity).rsplit("#", 1)[-1].lower() or "violation"
+        shape = report.value(result, SH.sourceShape)
+        yield ShaclResult(
+            story=story,
+            focus=text(SH.focusNode),
+            path=text(SH.resultPath),
+            message=text(SH.resultMessage),
+            severity=severity,
+            shape=str(shape) if isinstance(shape, rdflib.URIRef) else "",
+            value=text(SH.value),
+        )
+
+
+def _pyshacl(
+    store: Store, shapes: rdflib.Graph, story: str, focus: Iterable[str] | None
+) -> list[ShaclResult]:
+    import pyshacl  # imported here: it is slow to import and only `check` needs it
+
+    data = _story_graph(store, story)
+    try:
+        conforms, report, _text = pyshacl.validate(
+            data,
+            shacl_graph=shapes,
+            inference="none",
+            advanced=False,
+            inplace=True,
+            focus_nodes=sorted(focus) if focus is not None else None,
+        )
+    except Exception as exc:  # pyshacl raises many kinds; one story must not stop the run
+        raise CheckError(f"{story}: SHACL validation failed: {exc}") from exc
+    if conforms:
+        return []
+    return sorted(_results(story, report), key=lambda r: (r.focus, r.path, r.message, r.value))
+
+
+def validate(
+    store: Store,
+    shapes: rdflib.Graph | None = None,
+    *,
+    mode: str = "fast",
+    stories: Iterable[str] | None = None,
+) -> tuple[list[ShaclResult], int]:
+    """Validate story graphs; returns the results and how many graphs pySHACL looked at.
+
+    Args:
+        store: the store.
+        shapes: a shapes graph (default: the packaged ``shapes.ttl``).
+        mode: ``fast`` (pySHACL on focus nodes pre-selected by SPARQL) or ``full``
+            (pySHACL on every story graph).
+        stories: only these story IRIs (default: every story graph).
+    """
+    if mode not in MODES:
+        raise CheckError(f"unknown SHACL mode {mode!r}; known: {', '.join(MODES)}")
+    shapes = shapes if shapes is not None else load_shapes()
+    wanted = set(stories) if stories is not None else None
+    if mode == "full":
+        todo: dict[str, set[str] | None] = dict.fromkeys(store.story_graphs())
+    else:
+        todo = dict(candidates(store, shapes))
+    if wanted is not None:
+        todo = {story: focus for story, focus in todo.items() if story in wanted}
+    results: list[ShaclResult] = []
+    for story in sorted(todo):
+        results.extend(_pyshacl(store, shapes, story, todo[story]))
+    return results, len(todo)

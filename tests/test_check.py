@@ -1,0 +1,130 @@
+"""`hcgraph check`: SHACL (fast pre-selection == full pySHACL), integrity findings, exit codes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hcgraph import CheckError, Store, check
+from hcgraph.sample import generate_corpus
+from hcgraph.shacl import candidates, load_shapes, validate
+from tests.conftest import SEED
+
+# Structural damage no story JSON can produce: planted straight into story graphs.
+DAMAGE = """
+PREFIX schema: <https://schema.org/> PREFIX dcterms: <http://purl.org/dc/terms/>
+PREFIX hc: <https://w3id.org/hcgraph/ns#> PREFIX cito: <http://purl.org/spar/cito/>
+PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>
+DELETE { GRAPH ?g { ?g schema:headline ?h } } WHERE {
+  GRAPH ?g { ?g schema:headline ?h } FILTER (CONTAINS(STR(?g), "sample-00003")) } ;
+INSERT { GRAPH ?g { ?g schema:datePublished "2020-01-01T00:00:00Z"^^xsd:dateTime } } WHERE {
+  GRAPH ?g { ?g a hc:Story } FILTER (CONTAINS(STR(?g), "sample-00005")) } ;
+INSERT { GRAPH ?g { ?p dcterms:isPartOf <https://example.org/elsewhere> } } WHERE {
+  GRAPH ?g { ?p a hc:Paragraph } FILTER (CONTAINS(STR(?g), "sample-00006")) } ;
+DELETE { GRAPH ?g { ?c dcterms:isPartOf ?m } } WHERE {
+  GRAPH ?g { ?c a hc:Claim ; dcterms:isPartOf ?m } FILTER (CONTAINS(STR(?g), "sample-00008")) } ;
+INSERT { GRAPH ?g { ?s schema:position "first" } } WHERE {
+  GRAPH ?g { ?s a hc:Section } FILTER (CONTAINS(STR(?g), "sample-00009")) } ;
+DELETE { GRAPH ?g { ?c cito:hasCitedEntity ?m } } WHERE {
+  GRAPH ?g { ?c cito:hasCitedEntity ?m }
+  FILTER (CONTAINS(STR(?c), "sample-00011") && STRENDS(STR(?c), "#s1-p1-c1")) }
+"""
+
+
+@pytest.fixture(scope="module")
+def damaged() -> Iterator[Store]:
+    from hcgraph.ingest import ingest_bytes
+
+    corpus = generate_corpus(60, seed=8, include_seed=json.loads(SEED.read_text()))
+    with Store(None) as st:
+        ingest_bytes(st, ((json.dumps(s).encode(), str(s["url"])) for s in corpus.stories))
+        st.ox.update(DAMAGE)
+        yield st
+
+
+def test_fast_mode_finds_exactly_what_full_pyshacl_finds(damaged: Store) -> None:
+    shapes = load_shapes()
+    full, n_full = validate(damaged, shapes, mode="full")
+    fast, n_fast = validate(damaged, shapes, mode="fast")
+    assert set(fast) == set(full)
+    assert n_full == 61 and n_fast < 20  # pySHACL looked at far fewer graphs
+    messages = {(r.story.split("/")[-2], r.message) for r in full}
+    for slug, message in [
+        ("sample-00003", "a story has exactly one headline (text)"),
+        ("sample-00005", "a story has exactly one datePublished (xsd:dateTime)"),
+        ("sample-00006", "a paragraph is part of exactly one section"),
+        ("sample-00008", "a claim is part of a manifest"),
+        ("sample-00009", "a section has exactly one position (integer)"),
+        ("sample-00011", "a citation cites exactly one manifest"),
+    ]:
+        assert any(s.startswith(slug) and m == message for s, m in messages), (slug, message)
+
+
+def test_fast_mode_on_the_test_corpus(corpus_store: Any) -> None:
+    """On 300 generated stories the only SHACL findings are cited-but-unlisted manifests."""
+    shapes = load_shapes()
+    results, validated = validate(corpus_store.store, shapes)
+    base = "https://w3id.org/hcgraph/id/manifest/"
+    unlisted = {(s, base + m) for s, m in corpus_store.truth.cited_unlisted}
+    assert {(r.story, r.focus) for r in results} == unlisted
+    assert validated == len({s for s, _ in unlisted})
+    assert candidates(corpus_store.store, shapes).keys() == {s for s, _ in unlisted}
+
+
+def test_report_groups_findings_by_story(corpus_store: Any) -> None:
+    report = check(corpus_store.store)
+    gt = corpus_store.truth
+    assert not report.ok and report.stories == len(gt.story_urls)
+    counts = report.counts()
+    assert counts["uncited-paragraphs"]["violation"] == len(gt.uncited_paragraphs)
+    assert counts["unsupported-key-facts"]["violation"] == len(gt.unsupported_key_facts)
+    assert counts["related-not-ingested"] == {"warning": len(gt.related_not_ingested)}
+    flagged = {s for s, _ in gt.cited_unlisted} | set(gt.declared_mismatch)
+    assert flagged <= set(report.by_story())
+    doc = report.to_dict()
+    assert doc["violations"] == report.violations and not doc["ok"]
+    story, items = next(iter(doc["findings"].items()))
+    assert story.startswith("https://")
+    assert set(items[0]) == {"check", "severity", "focus", "message"}
+
+
+def test_seed_story_is_clean_with_warnings(tmp_path: Path, invoke: Any, seed_path: Path) -> None:
+    store = tmp_path / "store"
+    invoke("ingest", seed_path, "--store", store)
+    result = invoke("check", "--store", store)
+    assert result.exit_code == 0, result.output
+    assert "0 violations, 4 warnings" in result.output and result.output.startswith("https://")
+    assert invoke("check", "--strict", "--store", store).exit_code == 1
+    doc = json.loads(invoke("check", "--format", "json", "--store", store).output)
+    assert doc["ok"] and doc["warnings"] == 4 and doc["shacl_graphs_validated"] == 0
+
+
+def test_cli_exit_1_on_violations(tmp_path: Path, run_cli: Any) -> None:
+    corpus = generate_corpus(60, seed=8)
+    files = corpus.write(tmp_path / "stories")
+    store = tmp_path / "store"
+    assert run_cli("ingest", tmp_path / "stories", "--store", store).returncode == 0
+    proc = run_cli("check", "--store", store)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "FAILED: 60 stories checked" in proc.stdout
+    assert "dangling-citations" in proc.stdout and "violation" in proc.stdout
+    proc = run_cli("check", "--format", "json", "--shacl", "off", "--only", "uncited-paragraphs",
+                   "--store", store)  # fmt: skip
+    doc = json.loads(proc.stdout)
+    assert set(doc["counts"]) == {"uncited-paragraphs"} and proc.returncode == 1
+    assert len(files) == 60
+
+
+def test_bad_shapes_file_is_one_line(tmp_path: Path, run_cli: Any, seed_path: Path) -> None:
+    store = tmp_path / "store"
+    run_cli("ingest", seed_path, "--store", store)
+    bad = tmp_path / "bad.ttl"
+    bad.write_text("@prefix sh: <http://www.w3.org/ns/shacl#> .\nthis is not turtle")
+    proc = run_cli("check", "--shapes", bad, "--store", store)
+    assert proc.returncode == 1 and proc.stderr.startswith("error: ") and "bad.ttl" in proc.stderr
+    with pytest.raises(CheckError, match="unknown integrity check"):
+        check(Store(None), shacl=False, integrity=["nope"])

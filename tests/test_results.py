@@ -1,0 +1,144 @@
+"""Output formats and the `hcgraph query` command."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pyoxigraph as ox
+import pytest
+
+from hcgraph.queries import QueryResult
+from hcgraph.results import FORMATS, write_result
+from tests.conftest import SEED_URL
+from tests.hostile import NASTY
+
+XSD_INT = ox.NamedNode("http://www.w3.org/2001/XMLSchema#integer")
+
+
+def _result() -> QueryResult:
+    iri, seven = ox.NamedNode("https://example.org/a?x=1&y=2"), ox.Literal("7", datatype=XSD_INT)
+    rows: list[tuple[Any, ...]] = [(iri, ox.Literal(text), seven) for text in NASTY]
+    rows.append((ox.BlankNode("b0"), ox.Literal("chat", language="fr"), None))
+    return QueryResult(("thing", "text", "n"), rows)
+
+
+def _render(fmt: str, result: QueryResult | None = None) -> str:
+    out = io.StringIO()
+    write_result(result if result is not None else _result(), fmt, out)
+    return out.getvalue()
+
+
+def test_csv_parses_back() -> None:
+    rows = list(csv.reader(io.StringIO(_render("csv"), newline="")))
+    assert rows[0] == ["thing", "text", "n"]
+    assert [r[1] for r in rows[1:-1]] == NASTY
+    assert rows[-1] == ["_:b0", "chat", ""]
+
+
+@pytest.mark.parametrize("fmt", ["json", "tsv"])
+def test_w3c_formats_parse_with_an_independent_parser(fmt: str) -> None:
+    """Oxigraph's own SPARQL results parsers read what we write, term for term."""
+    parsed = ox.parse_query_results(
+        _render(fmt).encode(), format=getattr(ox.QueryResultsFormat, fmt.upper())
+    )
+    assert [v.value for v in parsed.variables] == ["thing", "text", "n"]
+    rows = [tuple(sol[i] for i in range(3)) for sol in parsed]
+    assert rows == _result().terms
+
+
+def test_json_shape() -> None:
+    doc = json.loads(_render("json"))
+    assert doc["head"]["vars"] == ["thing", "text", "n"]
+    first = doc["results"]["bindings"][0]
+    assert first["thing"] == {"type": "uri", "value": "https://example.org/a?x=1&y=2"}
+    assert first["n"]["datatype"].endswith("#integer")
+    last = doc["results"]["bindings"][-1]
+    assert last["text"] == {"type": "literal", "value": "chat", "xml:lang": "fr"}
+    assert "n" not in last  # unbound: left out, as the format says
+    assert json.loads(_render("json", QueryResult((), [], True))) == {"head": {}, "boolean": True}
+
+
+def test_table_renders_unicode_and_no_markup() -> None:
+    text = _render("table")
+    assert "漢字" in text and "😀" in text and "7 rows" not in text and "11 rows" in text
+    assert "\x1b" not in text and "\x00" not in text  # control characters shown escaped
+    assert "\\x01" in text and "\\u202e" in text
+    result = QueryResult(("x",), [(ox.Literal("[bold red]not markup[/]"),)])
+    assert "[bold red]not markup[/]" in _render("table", result)
+
+
+def test_markdown_escapes_pipes_newlines_and_html() -> None:
+    md = _render("md")
+    lines = md.splitlines()
+    assert lines[0] == "| thing | text | n |" and lines[1] == "|---|---|---|"
+    assert len(lines) == 2 + len(NASTY) + 1  # one line per row: newlines became <br>
+    assert all(line.count(" | ") - line.count("\\|") >= 2 for line in lines[2:])
+    assert "<script>" not in md and "&lt;script&gt;" in md
+    assert "real<br>newline<br>and" in md
+
+
+def test_unknown_format() -> None:
+    from hcgraph import QueryError
+
+    with pytest.raises(QueryError, match="known: table, csv, tsv, json, md"):
+        _render("xml")
+    assert list(FORMATS) == ["table", "csv", "tsv", "json", "md"]
+
+
+# --- the CLI --------------------------------------------------------------------------------
+@pytest.fixture
+def seeded(invoke: Any, tmp_path: Path, seed_path: Path) -> Path:
+    store = tmp_path / "store"
+    assert invoke("ingest", seed_path, "--store", store).exit_code == 0
+    return store
+
+
+def test_cli_list(invoke: Any) -> None:
+    result = invoke("query", "--list")
+    assert result.exit_code == 0
+    for name in ("source-reuse", "story-trail", "co-citation"):
+        assert name in result.output
+    assert "k (integer, default 2)" in result.output
+
+
+def test_cli_formats_and_out(invoke: Any, seeded: Path, tmp_path: Path) -> None:
+    result = invoke("query", "publisher-reach", "--format", "csv", "--store", seeded)
+    assert result.exit_code == 0
+    rows = list(csv.DictReader(io.StringIO(result.output)))
+    assert sum(int(r["claims"]) for r in rows) == 24
+    out = tmp_path / "out" / "trail.json"
+    result = invoke("query", "story-trail", "-p", f"story={SEED_URL}", "--format", "json",
+                    "--out", out, "--store", seeded)  # fmt: skip
+    assert result.exit_code == 0 and "25 rows" in result.output
+    assert len(json.loads(out.read_text())["results"]["bindings"]) == 25
+    table = invoke("query", "publisher-reach", "--store", seeded)
+    assert "huggingface-daily-papers" in table.output and "4 rows" in table.output
+
+
+def test_cli_user_file(invoke: Any, seeded: Path, tmp_path: Path) -> None:
+    mine = tmp_path / "mine.rq"
+    mine.write_text("# title: headlines\nSELECT ?h WHERE { ?s a hc:Story ; schema:headline ?h }\n")
+    result = invoke("query", mine, "--format", "tsv", "--store", seeded)
+    assert result.exit_code == 0 and result.output.startswith("?h\n")
+
+
+def test_cli_errors_are_one_line(run_cli: Any, tmp_path: Path, seed_path: Path) -> None:
+    store = tmp_path / "store"
+    assert run_cli("ingest", seed_path, "--store", store).returncode == 0
+    proc = run_cli("query", "nope", "--store", store)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("error: unknown query 'nope'; saved queries: claim-reuse")
+    bad = tmp_path / "bad.rq"
+    bad.write_text("SELECT ?s WHERE {\n  BIND (1 AS ?s ?s) }\n")
+    proc = run_cli("query", bad, "--store", store)
+    assert proc.returncode == 1 and "syntax error at line 2, column 17" in proc.stderr
+    proc = run_cli("query", "story-trail", "--param", 'story="} ; DROP ALL ; {"', "--store", store)
+    assert proc.returncode == 1 and "not an absolute IRI" in proc.stderr
+    proc = run_cli("query", "co-citation", "--param", "k", "--store", store)
+    assert proc.returncode == 1 and "want NAME=VALUE" in proc.stderr
+    proc = run_cli("stats", "--format", "json", "--store", store)
+    assert '"stories": 1' in proc.stdout  # the store is untouched

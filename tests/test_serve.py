@@ -1,0 +1,137 @@
+"""`hcgraph serve`: the real Oxigraph server over the store, queried by real SPARQL clients."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from hcgraph import Endpoint, StoreError, run_query, saved_queries
+from hcgraph.ingest import ingest_bytes
+from hcgraph.results import display
+from hcgraph.sample import generate_corpus
+from hcgraph.store import Store
+from tests.conftest import SEED, cli_env
+
+
+@pytest.fixture(scope="module")
+def store_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("served") / "store"
+    corpus = generate_corpus(40, seed=12, include_seed=json.loads(SEED.read_text()))
+    with Store(directory) as st:
+        ingest_bytes(st, ((json.dumps(s).encode(), str(s["url"])) for s in corpus.stories))
+    return directory
+
+
+@pytest.fixture(scope="module")
+def endpoint(store_dir: Path) -> Iterator[Endpoint]:
+    with Endpoint(store_dir, port=0) as ep:
+        yield ep
+
+
+def _remote(endpoint: Endpoint, sparql: str) -> set[tuple[str, ...]]:
+    answer = httpx.post(
+        endpoint.query_url, data={"query": sparql},
+        headers={"Accept": "application/sparql-results+json"}, timeout=60, trust_env=False,
+    )  # fmt: skip
+    answer.raise_for_status()
+    doc = answer.json()
+    names = doc["head"]["vars"]
+    return {tuple(b.get(v, {}).get("value", "") for v in names) for b in doc["results"]["bindings"]}
+
+
+def test_saved_queries_give_the_same_rows_over_http(endpoint: Endpoint, store_dir: Path) -> None:
+    """Same text, same union default graph: every parameter-free saved query matches."""
+    with Store(store_dir, read_only=True) as st:
+        for name, query in saved_queries().items():
+            if query.params:
+                continue
+            local = {tuple(display(t) for t in row) for row in run_query(st, query).terms}
+            assert _remote(endpoint, query.text) == local, name
+            assert local or name in {"uncited-paragraphs", "unsupported-key-facts"}, name
+
+
+def test_rdflib_sparqlstore_client(endpoint: Endpoint) -> None:
+    """A second, independent client library speaking the SPARQL 1.1 Protocol."""
+    import rdflib
+    from rdflib.plugins.stores.sparqlstore import SPARQLStore
+
+    graph = rdflib.Graph(store=SPARQLStore(endpoint.query_url, returnFormat="json"))
+    rows = list(graph.query(
+        "PREFIX hc: <https://w3id.org/hcgraph/ns#> SELECT (COUNT(DISTINCT ?s) AS ?n) "
+        "WHERE { ?s a hc:Story }"
+    ))  # fmt: skip
+    assert int(rows[0][0]) == 41
+
+
+def test_read_only_and_loopback(endpoint: Endpoint, store_dir: Path) -> None:
+    answer = httpx.post(f"{endpoint.url}/update", data={"update": "DROP ALL"}, trust_env=False)
+    assert answer.status_code >= 400
+    (count,) = _remote(endpoint, "SELECT (COUNT(*) AS ?n) { GRAPH ?g { ?s ?p ?o } }")
+    assert int(count[0]) > 0  # still all there
+    assert endpoint.host == "127.0.0.1"
+    for host in ("0.0.0.0", "192.168.1.2", "example.org", "::"):
+        with pytest.raises(StoreError, match="loopback"):
+            Endpoint(store_dir, host=host)
+    with pytest.raises(StoreError, match="already in use"):
+        Endpoint(store_dir, port=endpoint.port).start()
+    with pytest.raises(StoreError, match="no store here"):
+        Endpoint(store_dir.parent / "nothing", port=0).start()
+
+
+def test_ipv6_loopback(store_dir: Path) -> None:
+    try:
+        ep = Endpoint(store_dir, host="::1", port=0).start()
+    except (StoreError, OSError) as exc:  # a machine without IPv6 on loopback
+        pytest.skip(f"no IPv6 loopback here: {exc}")
+    try:
+        assert ep.url.startswith("http://[::1]:")
+        answer = httpx.get(ep.query_url, params={"query": "SELECT ?s ?p ?o { ?s ?p ?o } LIMIT 1"},
+                           headers={"Accept": "text/csv"}, trust_env=False)  # fmt: skip
+        assert answer.status_code == 200 and answer.text.startswith("s,p,o")
+    finally:
+        ep.stop()
+
+
+def test_cli_serve_until_interrupted(store_dir: Path, tmp_path: Path) -> None:
+    from tests.conftest import free_port
+
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hcgraph", "serve", "--port", str(port), "--store", str(store_dir)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env(), text=True,
+    )  # fmt: skip
+    try:
+        banner = proc.stderr.readline() if proc.stderr else ""
+        assert f"http://127.0.0.1:{port}/query" in banner
+        answer = httpx.get(
+            f"http://127.0.0.1:{port}/query", trust_env=False,
+            params={"query": "PREFIX hc: <https://w3id.org/hcgraph/ns#> "
+                             "SELECT (COUNT(DISTINCT ?s) AS ?n) { ?s a hc:Story }"},
+            headers={"Accept": "text/csv"},
+        )  # fmt: skip
+        assert answer.text.split() == ["n", "41"]
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=30)
+        assert proc.returncode == 0 and "stopped" in err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+    time.sleep(0.2)
+    with pytest.raises(httpx.TransportError):  # the server went with it
+        httpx.get(f"http://127.0.0.1:{port}/query", params={"query": "ASK {}"}, trust_env=False)
+
+
+def test_cli_refuses_public_address(run_cli: Any, store_dir: Path) -> None:
+    proc = run_cli("serve", "--host", "0.0.0.0", "--store", store_dir)
+    assert proc.returncode == 1 and "loopback only" in proc.stderr
+    assert "Traceback" not in proc.stderr
