@@ -72,8 +72,25 @@ def _draw_maps(store_dir: Path, out_dir: Path) -> list[Path]:
     return [reuse.path, story.path]
 
 
+def _run_queries(store_dir: Path, out_dir: Path) -> list[Path]:
+    from .queries import run_query
+    from .results import write_result
+
+    written = []
+    queries_dir = out_dir / "queries"
+    queries_dir.mkdir(parents=True, exist_ok=True)
+    with Store(store_dir, read_only=True) as store:
+        for name in ("source-reuse", "publisher-reach", "dangling-citations"):
+            target = queries_dir / f"{name}.csv"
+            with target.open("w", encoding="utf-8", newline="") as handle:
+                write_result(run_query(store, name), "csv", handle)
+            written.append(target)
+    return written
+
+
 DEMO_STEPS: list[DemoStep] = [
     DemoStep("graph", _export_turtle),
+    DemoStep("queries", _run_queries),
     DemoStep("maps", _draw_maps),
 ]
 
