@@ -33,6 +33,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from _results import write_section  # noqa: E402
 
 QUERY = """
 PREFIX prov: <http://www.w3.org/ns/prov#>
@@ -280,8 +283,6 @@ def main() -> None:
 
 
 def _write_results(table: str, ratio_table: str, big: str) -> None:
-    path = ROOT / "bench" / "RESULTS.md"
-    text = path.read_text() if path.exists() else "# Benchmark results\n"
     cpu = os.cpu_count()
     section = (
         "## Foundation (issue 2)\n\n"
@@ -289,13 +290,7 @@ def _write_results(table: str, ratio_table: str, big: str) -> None:
         f"{time.strftime('%Y-%m-%d')}. Seeded generated stories (`hcgraph.sample`).\n\n"
         f"{table}\n\n{ratio_table}{big}\n"
     )
-    start = text.find("## Foundation (issue 2)")
-    if start == -1:
-        text = text.rstrip() + "\n\n" + section
-    else:
-        end = text.find("\n## ", start + 1)
-        text = text[:start] + section + (text[end + 1 :] if end != -1 else "")
-    path.write_text(text)
+    write_section("## Foundation (issue 2)", section)
 
 
 if __name__ == "__main__":

@@ -40,6 +40,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from _results import write_section  # noqa: E402
 
 SECTION = "## Queries and checks (issue 4)"
 
@@ -263,7 +266,7 @@ def main() -> None:
     text = render(results)
     print(text)
     if args.write_results:
-        write_section(text)
+        write_section(SECTION, text)
 
 
 def render(r: dict[str, Any]) -> str:
@@ -333,19 +336,6 @@ def render(r: dict[str, Any]) -> str:
             " (`--shacl full`).",
         ]
     return "\n".join(lines) + "\n"
-
-
-def write_section(text: str) -> None:
-    path = ROOT / "bench" / "RESULTS.md"
-    current = path.read_text() if path.exists() else "# Benchmark results\n"
-    if SECTION in current:
-        head, rest = current.split(SECTION, 1)
-        tail = rest.split("\n## ", 1)
-        current = head + text + ("\n## " + tail[1] if len(tail) > 1 else "")
-    else:
-        current = current.rstrip("\n") + "\n\n" + text
-    path.write_text(current)
-    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

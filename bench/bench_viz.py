@@ -35,6 +35,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from _results import write_section  # noqa: E402
 
 from hcgraph import Store, ingest_bytes  # noqa: E402
 from hcgraph.sample import iter_stories  # noqa: E402
@@ -251,8 +254,6 @@ def main() -> None:
 
 
 def _write_results(table: str, args: argparse.Namespace) -> None:
-    path = ROOT / "bench" / "RESULTS.md"
-    text = path.read_text() if path.exists() else "# Benchmark results\n"
     section = (
         "## Citation maps (issue 5)\n\n"
         f"`python bench/bench_viz.py --write-results` on {os.cpu_count()} cores, "
@@ -269,13 +270,7 @@ def _write_results(table: str, args: argparse.Namespace) -> None:
         "vis-network's physics until it settles. The pyvis baseline is not run at 10k: its "
         "`add_edge` scans every existing edge (undirected default), quadratic in edges.\n"
     )
-    start = text.find("## Citation maps (issue 5)")
-    if start == -1:
-        text = text.rstrip() + "\n\n" + section
-    else:
-        end = text.find("\n## ", start + 1)
-        text = text[:start] + section + (text[end + 1 :] if end != -1 else "")
-    path.write_text(text)
+    write_section("## Citation maps (issue 5)", section)
 
 
 if __name__ == "__main__":

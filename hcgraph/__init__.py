@@ -8,7 +8,10 @@ The public API: everything the CLI does is available here by import.
 """
 
 from ._version import __version__
+from .archive import Archive, FetchRecord
 from .check import CheckReport, Finding, check
+from .crawl import CrawlOptions, CrawlReport, FetchPolicy, crawl
+from .demo import run_demo
 from .dump import write_shards
 from .errors import (
     CheckError,
@@ -30,6 +33,7 @@ from .model import Story, parse_story
 from .project import to_networkx
 from .push import PushOptions, PushReport, credentials_from_env, push_graphs, resolve_endpoint
 from .queries import QueryResult, SavedQuery, load_query, run_query, saved_queries
+from .rebuild import RebuildReport, rebuild
 from .serve import Endpoint
 from .stats import graph_stats
 from .store import DEFAULT_STORE, Store
@@ -38,11 +42,16 @@ from .viz import citation_graph, draw_map
 __all__ = [
     "DEFAULT_STORE",
     "FORMATS",
+    "Archive",
     "CheckError",
     "CheckReport",
     "CrawlError",
+    "CrawlOptions",
+    "CrawlReport",
     "Endpoint",
     "ExportError",
+    "FetchPolicy",
+    "FetchRecord",
     "Finding",
     "HcgraphError",
     "IngestInfo",
@@ -53,6 +62,7 @@ __all__ = [
     "PushReport",
     "QueryError",
     "QueryResult",
+    "RebuildReport",
     "SavedQuery",
     "Store",
     "StoreError",
@@ -63,6 +73,7 @@ __all__ = [
     "__version__",
     "check",
     "citation_graph",
+    "crawl",
     "credentials_from_env",
     "draw_map",
     "export",
@@ -73,7 +84,9 @@ __all__ = [
     "map_story",
     "parse_story",
     "push_graphs",
+    "rebuild",
     "resolve_endpoint",
+    "run_demo",
     "run_query",
     "saved_queries",
     "to_networkx",

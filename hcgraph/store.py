@@ -201,13 +201,17 @@ class Store:
 
     # --- writing --------------------------------------------------------------------------
     def put_stories(
-        self, items: Iterable[tuple[Story, bytes, str]], *, retrieved_at: dt.datetime | None = None
+        self,
+        items: Iterable[tuple[Story, bytes, str] | tuple[Story, bytes, str, dt.datetime]],
+        *,
+        retrieved_at: dt.datetime | None = None,
     ) -> list[PutResult]:
         """Ingest validated stories with their raw bytes and source (file or URL).
 
         Identical bytes are a no-op; changed bytes replace the story's graph atomically and
         record the previous version with ``prov:wasRevisionOf``; new stories are added in one
-        transaction for the whole batch.
+        transaction for the whole batch. An item may carry its own retrieval time as a
+        fourth element (the crawler's fetch time); otherwise ``retrieved_at`` or now is used.
         """
         import hashlib
 
@@ -216,7 +220,9 @@ class Store:
         results: list[PutResult] = []
         fresh: list[ox.Quad] = []
         fresh_urls: set[str] = set()
-        for story, raw, source in items:
+        for item in items:
+            story, raw, source = item[0], item[1], item[2]
+            item_when = item[3] if len(item) > 3 else when
             sha = hashlib.sha256(raw).hexdigest()
             old = None if story.url in fresh_urls else self.raw_sha256(story.url)
             if story.url in fresh_urls:
@@ -227,7 +233,7 @@ class Store:
                 results.append(PutResult(story.url, "unchanged", 0))
                 continue
             revisions = self._revisions(story.url, old) if old else ()
-            info = IngestInfo(sha, source, when, len(raw), revisions)
+            info = IngestInfo(sha, source, item_when, len(raw), revisions)
             quads = map_story(story, info)
             if old is None:
                 fresh.extend(quads)

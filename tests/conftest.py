@@ -175,6 +175,16 @@ def oxigraph(oxigraph_session: OxigraphServer) -> OxigraphServer:
     return oxigraph_session
 
 
+@pytest.fixture(scope="session")
+def crawl_server() -> Iterator[object]:
+    """One real HTTP server on 127.0.0.1 for all crawl tests (see tests/crawlserver.py)."""
+    from crawlserver import CrawlServer
+
+    server = CrawlServer().start()
+    yield server
+    server.stop()
+
+
 # --- issue 4: a generated corpus in a store, with its ground truth ------------------------
 
 

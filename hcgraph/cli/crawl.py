@@ -1,0 +1,209 @@
+"""``hcgraph crawl``: follow stories and their related links over HTTP into the store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.markup import escape
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ..crawl import CrawlOptions, CrawlProgress, CrawlReport, FetchPolicy, crawl
+from ._common import err_console, out_console, store_option
+
+_SHOWN_FAILURES = 20
+
+
+def _size(text: str) -> int:
+    units = {"k": 1024, "m": 1024**2, "g": 1024**3}
+    value = text.strip().lower().removesuffix("b")
+    factor = units.get(value[-1:], 1)
+    value = value[:-1] if value[-1:] in units else value
+    try:
+        return int(float(value) * factor)
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not a size like 10MB or 500k") from None
+
+
+@click.command()
+@click.argument("seeds", nargs=-1, required=True)
+@click.option(
+    "--depth",
+    type=click.IntRange(min=0),
+    default=2,
+    show_default=True,
+    help="Follow related links up to N hops from a seed (seed = 0).",
+)
+@click.option(
+    "--max-stories",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Stop after N stories are stored.",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=8,
+    show_default=True,
+    help="Requests in flight overall.",
+)
+@click.option(
+    "--per-host",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Requests in flight per host (default: --concurrency).",
+)
+@click.option(
+    "--rate",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Requests per second per host (default: no limit).",
+)
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="HOST",
+    help="Also follow links to HOST (repeatable). Default: the seeds' hosts only.",
+)
+@click.option(
+    "--mirror",
+    "mirrors",
+    multiple=True,
+    metavar="ORIGIN=MIRROR",
+    help="Fetch ORIGIN's URLs from MIRROR; IRIs stay ORIGIN's (repeatable).",
+)
+@click.option("--ignore-robots", is_flag=True, help="Do not read robots.txt (your own mirror).")
+@click.option(
+    "--retries",
+    type=click.IntRange(min=0),
+    default=3,
+    show_default=True,
+    help="Retries on connection errors, timeouts, 408, 429 and 5xx.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=30.0,
+    show_default=True,
+    help="Seconds for one request, connect to last byte.",
+)
+@click.option(
+    "--max-bytes",
+    default="10MB",
+    show_default=True,
+    help="Body size cap; larger responses are aborted.",
+)
+@click.option(
+    "--json-suffix",
+    default="index.json",
+    show_default=True,
+    help="A story page URL + this = its JSON URL.",
+)
+@click.option(
+    "--contact",
+    default=None,
+    metavar="EMAIL|URL",
+    help="Added to the User-Agent so site owners can reach you.",
+)
+@click.option(
+    "--no-conditional",
+    is_flag=True,
+    help="Do not send If-None-Match/If-Modified-Since from earlier crawls.",
+)
+@click.option(
+    "--workers",
+    type=click.Choice(["process", "thread"]),
+    default="process",
+    show_default=True,
+    help="Parse and store in a worker process or a thread.",
+)
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="JSON crawl report (default: STORE/crawl-report.json).",
+)
+@store_option
+def crawl_command(
+    seeds: tuple[str, ...], depth: int, max_stories: int | None, concurrency: int,
+    per_host: int | None, rate: float | None, allow_hosts: tuple[str, ...],
+    mirrors: tuple[str, ...], ignore_robots: bool, retries: int, timeout: float,
+    max_bytes: str, json_suffix: str, contact: str | None, no_conditional: bool,
+    workers: str, report_path: Path | None, store_dir: Path,
+) -> None:  # fmt: skip
+    """Crawl stories from SEED URLs (story pages, their index.json, or local story files)
+    breadth-first over their related links, into the store.
+
+    Every body is kept in the raw archive (STORE/archive) before it is parsed. Interrupt
+    it (Ctrl-C, SIGTERM, even SIGKILL) and run the same command again to resume; run it
+    again after it finished to re-crawl with conditional requests.
+
+    Exit codes: 0 all succeeded; 3 some URLs failed (listed in the report, the rest is
+    stored); 1 user error; 130 interrupted (resumable).
+
+    \b
+    Example:
+      hcgraph crawl https://hangingcontext.com/stories/2026-10-20/agentic-rl-production/ \\
+          --depth 2 --contact you@example.org
+      hcgraph crawl https://hangingcontext.com/stories/2026-10-20/agentic-rl-production/ \\
+          --mirror https://hangingcontext.com=http://127.0.0.1:8000 --ignore-robots
+    """
+    options = CrawlOptions(
+        depth=depth, max_stories=max_stories, concurrency=concurrency, per_host=per_host,
+        rate=rate, allow_hosts=allow_hosts, mirrors=mirrors, ignore_robots=ignore_robots,
+        json_suffix=json_suffix, contact=contact, conditional=not no_conditional,
+        policy=FetchPolicy(timeout=timeout, retries=retries, max_bytes=_size(max_bytes)),
+        workers=workers, report=report_path,
+    )  # fmt: skip
+    progress = Progress(
+        SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+        console=err_console, disable=not err_console.is_terminal, transient=True,
+    )  # fmt: skip
+    task = progress.add_task("starting")
+
+    def show(p: CrawlProgress) -> None:
+        progress.update(
+            task,
+            description=f"fetched {p.fetched} · stored {p.stored} · queued {p.queued} · "
+            f"failed {p.failed} · {p.rate:.0f} stories/s",
+        )
+
+    with progress:
+        report = crawl(list(seeds), store_dir, options, handle_signals=True, on_progress=show)
+    print_report(report)
+    raise SystemExit(report.exit_code)
+
+
+def print_report(report: CrawlReport) -> None:
+    """The summary table on stdout; failures (the first few) on stderr."""
+    c = report.counts
+    table = Table(title="crawl " + report.status + (" (resumed)" if report.resumed else ""),
+                  show_header=False, title_justify="left")  # fmt: skip
+    table.add_column(justify="left")
+    table.add_column(justify="right")
+    rows = [
+        ("stories stored", c["stories"]), ("  added", c["added"]), ("  replaced", c["replaced"]),
+        ("  unchanged", c["unchanged"]), ("  not modified (304)", c["not_modified"]),
+        ("duplicates (same story, other URL)", c["duplicates"]), ("failed", c["failed"]),
+        ("skipped (off-site, robots.txt)", c["skipped"]), ("not fetched (--max-stories)",
+        c["not_fetched"]), ("HTTP requests", c["requests"]),
+    ]  # fmt: skip
+    for label, value in rows:
+        table.add_row(label, str(value))
+    table.add_row("time", f"{report.elapsed_seconds:.1f} s ({report.rate:.0f} stories/s)")
+    out_console.print(table)
+    for failure in report.failures[:_SHOWN_FAILURES]:
+        where = f" at {failure['json_path']}" if failure.get("json_path") else ""
+        status = f" [{failure['status']}]" if failure.get("status") else ""
+        err_console.print(
+            f"[red]failed:[/] {escape(failure['url'])}{status}: {escape(failure['reason'])}"
+            f"{escape(where)}"
+        )
+    if len(report.failures) > _SHOWN_FAILURES:
+        err_console.print(f"… and {len(report.failures) - _SHOWN_FAILURES} more failures")
+    out_console.print(f"report: {escape(str(report.report_path))}")
+    if report.status == "interrupted":
+        err_console.print("interrupted: run the same command again to resume")

@@ -1,0 +1,47 @@
+"""``hcgraph rebuild``: recreate the graph from the raw archive, no network."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.markup import escape
+
+from ..rebuild import rebuild as run_rebuild
+from ._common import err_console, out_console, store_option
+
+
+@click.command()
+@click.option(
+    "--archive",
+    "archive_dir",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    default=None,
+    help="Raw archive to rebuild from (default: STORE/archive).",
+)
+@store_option
+def rebuild(archive_dir: Path | None, store_dir: Path) -> None:
+    """Rebuild the store's graph from the raw archive the crawler kept, with no network.
+
+    Bodies are replayed in fetch order through the same parse and mapping as a crawl, so
+    the graph is the one a crawl would build with today's mapping (revisions included).
+    The old graph is replaced only when the new one is complete. Exit code 3 if some
+    archived 200 responses are not valid stories (the crawl reported them too).
+
+    \b
+    Example:
+      hcgraph rebuild --store output/store
+      hcgraph rebuild --archive backup/archive --store output/fresh-store
+    """
+    report = run_rebuild(store_dir, archive_dir)
+    for failure in report.failures:
+        where = f"{failure.json_path}: " if failure.json_path else ""
+        err_console.print(
+            f"[red]not a story:[/] {escape(failure.source)}: {escape(where + failure.reason)}"
+        )
+    out_console.print(
+        f"rebuilt {report.stories} stories from {report.records} archived fetches "
+        f"({report.bodies} distinct bodies, {len(report.failures)} not stories) "
+        f"-> {escape(str(store_dir))}"
+    )
+    raise SystemExit(report.exit_code)

@@ -1,0 +1,648 @@
+"""The crawl: seeds → breadth-first over ``related[].url`` → archive → store.
+
+How the parts fit (one job each):
+
+* :mod:`.urls` canonicalises, resolves page → JSON URLs, checks scope, applies mirrors;
+* :mod:`.frontier` persists every URL's depth and state (resume after any crash);
+* :mod:`.robots`, :mod:`.politeness` and :mod:`.fetch` make each request polite and robust;
+* :mod:`hcgraph.archive` keeps every body and its fetch metadata before anything else;
+* :mod:`.process` parses and stores batches off the event loop;
+* :mod:`.report` summarises the run.
+
+``concurrency`` worker tasks lease URLs from the frontier (shallowest first), fetch, archive
+and hand bodies to one processing task through a bounded queue (so memory stays flat however
+many stories there are); the processing task records each outcome and queues the story's
+related links one hop deeper. The crawl ends when nothing is queued, in flight or waiting to
+be processed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import hashlib
+import json
+import signal
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import httpx
+
+from .._version import __version__
+from ..archive import Archive, FetchRecord
+from ..errors import CrawlError
+from ..ingest import discover
+from ..store import Store
+from .fetch import Fetcher, FetchPolicy, FetchResult
+from .frontier import Frontier, Validators
+from .politeness import Politeness
+from .process import Item, Outcome, ProcessRunner, Runner, ThreadRunner, open_store
+from .report import CrawlReport, build_report
+from .robots import Robots
+from .urls import DEFAULT_JSON_SUFFIX, Mirror, Mirrors, Scope, canonicalize, json_url, resolve
+
+__all__ = ["CrawlOptions", "CrawlProgress", "Crawler", "acrawl", "crawl", "user_agent"]
+
+BATCH = 200  # stories per processing batch (one store transaction; as hcgraph ingest)
+_JSONISH = ("application/json", "text/json", "text/plain", "application/octet-stream")
+
+
+def user_agent(contact: str | None = None) -> str:
+    """The User-Agent: hcgraph, its version, and how to reach whoever runs the crawl."""
+    extra = f"; +{contact}" if contact else ""
+    return f"hcgraph/{__version__} (provenance graph crawler{extra})"
+
+
+@dataclass(frozen=True)
+class CrawlOptions:
+    """Everything that shapes a crawl. Defaults are those of ``hcgraph crawl``.
+
+    Attributes:
+        depth: follow related links up to this many hops from a seed (seed = 0).
+        max_stories: stop after this many stories are stored (None: no cap).
+        concurrency: requests in flight overall.
+        per_host: requests in flight to one host (default: ``concurrency``).
+        rate: request starts per second per host (None: unlimited).
+        allow_hosts: hosts in scope besides the seeds' hosts.
+        mirrors: ``ORIGIN=MIRROR`` rewrites (fetch from MIRROR, keep ORIGIN's IRIs).
+        ignore_robots: do not read robots.txt (for one's own mirror).
+        json_suffix: page URL + this = the story's JSON URL.
+        contact: an e-mail or URL added to the User-Agent.
+        conditional: send If-None-Match / If-Modified-Since from earlier crawls.
+        policy: timeouts, retries, back-off, body cap, redirects.
+        workers: ``process`` (a worker process stores; default), or ``thread``.
+        report: where to write the JSON report (default ``STORE/crawl-report.json``).
+    """
+
+    depth: int = 2
+    max_stories: int | None = None
+    concurrency: int = 8
+    per_host: int | None = None
+    rate: float | None = None
+    allow_hosts: tuple[str, ...] = ()
+    mirrors: tuple[str, ...] = ()
+    ignore_robots: bool = False
+    json_suffix: str = DEFAULT_JSON_SUFFIX
+    contact: str | None = None
+    conditional: bool = True
+    policy: FetchPolicy = field(default_factory=FetchPolicy)
+    workers: str = "process"
+    report: Path | None = None
+
+    def fingerprint(self, seeds: Sequence[str]) -> str:
+        """What identifies "the same crawl" for resume: seeds and what decides the result.
+
+        Politeness, mirrors and timeouts are left out: they change how, not what.
+        """
+        key = {
+            "seeds": sorted(seeds),
+            "depth": self.depth,
+            "max_stories": self.max_stories,
+            "allow_hosts": sorted(self.allow_hosts),
+            "json_suffix": self.json_suffix,
+            "ignore_robots": self.ignore_robots,
+        }
+        return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
+
+    def describe(self) -> dict[str, Any]:
+        """The options as plain JSON data (for the report)."""
+        data = asdict(self)
+        data["report"] = str(self.report) if self.report else None
+        return data
+
+
+@dataclass
+class CrawlProgress:
+    """Live counters for a progress display."""
+
+    fetched: int = 0
+    stored: int = 0
+    failed: int = 0
+    queued: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def rate(self) -> float:
+        """Stories stored per second so far."""
+        elapsed = time.monotonic() - self.started
+        return self.stored / elapsed if elapsed > 0 else 0.0
+
+
+def _seed_kind(seed: str) -> str:
+    if Path(seed).exists():
+        return "path"
+    if "://" in seed:
+        return "url"
+    raise CrawlError(f"seed {seed!r}: not an http(s) URL and no such file or directory")
+
+
+def _seed_url(seed: str, suffix: str) -> str:
+    try:
+        return json_url(seed, suffix)
+    except ValueError as exc:
+        raise CrawlError(f"seed {seed!r}: {exc}") from None
+
+
+class Crawler:
+    """One crawl run. Use :func:`crawl` / :func:`acrawl` unless you need :meth:`stop`.
+
+    Args:
+        seeds: story page URLs, JSON URLs, or local story files/directories.
+        store: the store directory (the archive, frontier and report live in it too), or an
+            open on-disk :class:`~hcgraph.store.Store` (then stories are stored in a thread).
+        options: see :class:`CrawlOptions`.
+        client: an ``httpx.AsyncClient`` to use (must not follow redirects); default: one
+            made here with ``transport`` if given.
+        on_progress: called with :class:`CrawlProgress` after each change.
+
+    Raises:
+        CrawlError: a bad seed or option (before anything is fetched).
+    """
+
+    def __init__(
+        self,
+        seeds: Sequence[str],
+        store: Path | str | Store,
+        options: CrawlOptions | None = None,
+        *,
+        client: httpx.AsyncClient | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        on_progress: Callable[[CrawlProgress], None] | None = None,
+    ) -> None:
+        self.options = options or CrawlOptions()
+        if self.options.depth < 0:
+            raise CrawlError("--depth must be 0 or more")
+        if self.options.concurrency < 1:
+            raise CrawlError("--concurrency must be at least 1")
+        if not seeds:
+            raise CrawlError("no seeds given")
+        self.open_store = store if isinstance(store, Store) else None
+        if isinstance(store, Store):
+            if store.directory is None:
+                raise CrawlError("a crawl needs an on-disk store (its archive lives there)")
+            self.store_dir = store.directory
+        else:
+            self.store_dir = Path(store)
+        self.url_seeds: list[str] = []
+        self.path_seeds: list[Path] = []
+        for seed in seeds:
+            if _seed_kind(seed) == "path":
+                self.path_seeds.extend(discover([seed]))
+                continue
+            self.url_seeds.append(_seed_url(seed, self.options.json_suffix))
+        self.mirrors = Mirrors(tuple(Mirror.parse(m) for m in self.options.mirrors))
+        self.scope = Scope.of(self.url_seeds, self.options.allow_hosts)
+        self.seeds = [*self.url_seeds, *(str(p) for p in self.path_seeds)]
+        self.client = client
+        self.transport = transport
+        self.on_progress = on_progress
+        self.progress = CrawlProgress()
+        self.archive = Archive(self.store_dir / "archive")
+        self.frontier: Frontier | None = None
+        self._stop = False
+        self._leased: set[str] = set()
+        self._buffer: list[tuple[str, int]] = []
+        self._in_flight = 0
+        self._processing = 0
+        self._not_modified: set[str] = set()
+        self._resume_items: list[Item] = []
+        self._workers: list[asyncio.Task[None]] = []
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._cond: asyncio.Condition | None = None
+        self._queue: asyncio.Queue[Item | None] | None = None
+        self._stored = 0
+
+    # --- public -----------------------------------------------------------------------------
+    def stop(self) -> None:
+        """Stop soon: no new fetches; what is fetched stays in the archive for the resume."""
+        self._stop = True
+        for task in self._workers:  # a cancelled fetch leaves its URL queued
+            task.cancel()
+        if self._cond is not None:
+            task = asyncio.get_running_loop().create_task(self._notify())
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def run(self) -> CrawlReport:
+        """Run (or resume) the crawl; return its report (also written as JSON)."""
+        started_at = dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
+        t0 = time.monotonic()
+        lock = _lock(self.store_dir / "crawl" / "lock")
+        frontier = self.frontier = Frontier(self.store_dir / "crawl" / "frontier.sqlite")
+        try:
+            resumed = self._begin(frontier)
+            runner = self._runner(frontier)
+            try:
+                if isinstance(runner, ProcessRunner):
+                    runner.start()  # the worker starts up while the first fetches run
+                requests = await self._crawl(frontier, runner)
+            finally:
+                await runner.close()
+            status = "interrupted" if self._stop else "complete"
+            if status == "complete":
+                frontier.finish()
+            report = build_report(
+                frontier,
+                seeds=self.seeds,
+                status=status,
+                resumed=resumed,
+                started_at=started_at,
+                finished_at=dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
+                elapsed=time.monotonic() - t0,
+                options=self.options.describe(),
+                requests=requests,
+            )
+        finally:
+            frontier.close()
+            lock.close()
+        report.write(self.options.report or self.store_dir / "crawl-report.json")
+        return report
+
+    # --- setup ------------------------------------------------------------------------------
+    def _begin(self, frontier: Frontier) -> bool:
+        fingerprint = self.options.fingerprint(self.seeds)
+        resumed = frontier.begin(fingerprint, self.options.depth)
+        hosts = frontier.get_setting("hosts")
+        if resumed and hosts:
+            for host in json.loads(hosts):
+                self.scope = self.scope.with_host(host)
+        if not resumed:
+            with frontier.batch():
+                for url in self.url_seeds:
+                    frontier.add(url, 0)
+                for path in self.path_seeds:
+                    self._read_local(frontier, path)
+            frontier.set_setting("hosts", json.dumps(sorted(self.scope.hosts)))
+        return resumed
+
+    def _read_local(self, frontier: Frontier, path: Path) -> None:
+        """A local seed file goes into the archive and the frontier as if it was fetched."""
+        uri = path.resolve().as_uri()
+        frontier.add(uri, 0)
+        now = dt.datetime.now(dt.UTC)
+        try:
+            body = path.read_bytes()
+        except OSError as exc:
+            frontier.mark_failed(
+                uri, status=None, kind="file", reason=f"cannot read: {exc.strerror}"
+            )
+            return
+        sha = self.archive.put_body(body)
+        record = FetchRecord(
+            url=uri, final_url=uri, fetch_url=str(path), status=None, fetched_at=now.isoformat(),
+            sha256=sha, size=len(body),
+        )  # fmt: skip
+        self.archive.add_record(record)
+        frontier.mark_fetched(uri, sha, str(path), now.isoformat(), None)
+
+    def _runner(self, frontier: Frontier) -> Runner:
+        claims = frontier.claims()
+        if self.open_store is not None:
+            return ThreadRunner(self.open_store, claims)
+        if self.options.workers == "thread":
+            return ThreadRunner(open_store(self.store_dir), claims, owns_store=True)
+        if self.options.workers != "process":
+            raise CrawlError(f"workers must be 'process' or 'thread', not {self.options.workers!r}")
+        return ProcessRunner(self.store_dir, claims)
+
+    def _make_client(self) -> httpx.AsyncClient:
+        n = self.options.concurrency
+        return httpx.AsyncClient(
+            transport=self.transport,
+            headers={
+                "User-Agent": user_agent(self.options.contact),
+                "Accept": "application/json, */*;q=0.1",
+            },
+            follow_redirects=False,
+            trust_env=False,
+            timeout=httpx.Timeout(self.options.policy.timeout),
+            limits=httpx.Limits(max_connections=n, max_keepalive_connections=n),
+        )
+
+    # --- the crawl loop ---------------------------------------------------------------------
+    async def _crawl(self, frontier: Frontier, runner: Runner) -> int:
+        self._cond = asyncio.Condition()
+        self._queue = asyncio.Queue(maxsize=2 * BATCH)
+        own_client = self.client is None
+        client = self.client or self._make_client()
+        per_host = self.options.per_host or self.options.concurrency
+        fetcher = Fetcher(
+            client, Politeness(per_host, self.options.rate), self.options.policy,
+            lambda u: self.scope.why_not(u), self.mirrors,
+        )  # fmt: skip
+        robots = Robots(fetcher, enabled=not self.options.ignore_robots)
+        self.progress.stored = 0
+        self._stored = frontier.count("done")  # a resumed run counts what it stored before
+        for row in frontier.rows("fetched"):  # fetched before an interruption: reprocess
+            if row.sha256 and self.archive.has_body(row.sha256):
+                self._buffer_processing(row.url, row.sha256, row.source or row.url, row.fetched_at)
+            else:
+                frontier.requeue(row.url)
+        processor = asyncio.create_task(self._process_loop(frontier, runner))
+        workers = self._workers = [
+            asyncio.create_task(self._worker(frontier, fetcher, robots))
+            for _ in range(self.options.concurrency)
+        ]
+        try:
+            results = await asyncio.gather(*workers, return_exceptions=True)
+            errors = [r for r in results if isinstance(r, Exception)]
+            if errors:
+                raise errors[0]
+        finally:
+            for task in workers:
+                task.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+            await self._queue.put(None)
+            await processor
+            if own_client:
+                await client.aclose()
+        return fetcher.requests
+
+    def _buffer_processing(self, url: str, sha: str, source: str, fetched_at: str | None) -> None:
+        assert self._queue is not None
+        when = dt.datetime.fromisoformat(fetched_at) if fetched_at else dt.datetime.now(dt.UTC)
+        self._processing += 1
+        self._resume_items.append(Item(url, self.archive.get_body(sha), source, when))
+
+    async def _notify(self) -> None:
+        assert self._cond is not None
+        async with self._cond:
+            self._cond.notify_all()
+        if self.on_progress is not None:
+            self.on_progress(self.progress)
+
+    def _cap_reached(self) -> bool:
+        cap = self.options.max_stories
+        return cap is not None and self._stored + self._in_flight + self._processing >= cap
+
+    async def _next(self, frontier: Frontier) -> tuple[str, int] | None:
+        assert self._cond is not None
+        async with self._cond:
+            while True:
+                if self._stop:
+                    return None
+                if not self._cap_reached():
+                    if not self._buffer:
+                        self._buffer = frontier.queued(64, self._leased)[::-1]
+                    if self._buffer:
+                        url, depth = self._buffer.pop()
+                        if url in self._leased:
+                            continue
+                        self._leased.add(url)
+                        self._in_flight += 1
+                        return url, depth
+                if self._in_flight == 0 and self._processing == 0:
+                    self._cond.notify_all()
+                    return None
+                await self._cond.wait()
+
+    async def _worker(self, frontier: Frontier, fetcher: Fetcher, robots: Robots) -> None:
+        while True:
+            leased = await self._next(frontier)
+            if leased is None:
+                return
+            url, _depth = leased
+            try:
+                await self._fetch_one(frontier, fetcher, robots, url)
+            finally:
+                self._leased.discard(url)
+                self._in_flight -= 1
+            await self._notify()
+
+    async def _fetch_one(
+        self, frontier: Frontier, fetcher: Fetcher, robots: Robots, url: str
+    ) -> None:
+        """Fetch one URL into the archive and hand its body to processing."""
+        verdict = await robots.why_not(url)
+        if verdict is not None:
+            state, reason = verdict
+            if state == "failed":
+                frontier.mark_failed(url, status=None, kind="robots", reason=reason)
+                self.progress.failed += 1
+            else:
+                frontier.mark_skipped(url, reason)
+            return
+        validators = frontier.validators(url) if self.options.conditional else None
+        headers = _conditional_headers(validators, self.archive)
+        result = await fetcher.get(url, headers)
+        not_modified = result.status == 304 and bool(headers)
+        sha: str | None = None
+        if not_modified and validators is not None:
+            sha = validators.sha256
+        elif result.body is not None:
+            sha = self.archive.put_body(result.body)
+        self.archive.add_record(_record(result, sha))
+        self.progress.fetched += 1
+        failure = _failure(result, not_modified)
+        if failure is not None:
+            kind, reason = failure
+            frontier.mark_failed(url, status=result.status, kind=kind, reason=reason)
+            self.progress.failed += 1
+            return
+        assert sha is not None
+        if result.status == 200:
+            frontier.set_validators(
+                url,
+                Validators(result.headers.get("etag"), result.headers.get("last-modified"), sha),
+            )
+        frontier.mark_fetched(
+            url, sha, result.final_url, result.fetched_at.isoformat(), result.status
+        )
+        if not_modified:
+            self._not_modified.add(url)
+        body = result.body if not not_modified else self.archive.get_body(sha)
+        assert body is not None and self._queue is not None
+        self._processing += 1  # counted before the (possibly blocking) put: the crawl is not idle
+        await self._queue.put(Item(url, body, result.final_url, result.fetched_at))
+
+    async def _process_loop(self, frontier: Frontier, runner: Runner) -> None:
+        assert self._queue is not None
+        pending, self._resume_items = self._resume_items, []
+        finished = False
+        while not finished:
+            batch = pending[:BATCH]
+            pending = pending[BATCH:]
+            if not batch:
+                item = await self._queue.get()
+                if item is None:
+                    break
+                batch = [item]
+            while len(batch) < BATCH and not self._queue.empty():
+                item = self._queue.get_nowait()
+                if item is None:
+                    finished = True
+                    break
+                batch.append(item)
+            if self._stop:  # leave them fetched: the resume processes them from the archive
+                self._processing -= len(batch)
+                await self._notify()
+                continue
+            outcomes = await runner.process(batch)
+            with frontier.batch():
+                for outcome in outcomes:
+                    self._record(frontier, outcome)
+            self._processing -= len(batch)
+            self.progress.queued = frontier.count("queued")
+            await self._notify()
+
+    def _record(self, frontier: Frontier, outcome: Outcome) -> None:
+        url = outcome.url
+        if outcome.reason is not None:
+            kind = "not-a-story" if outcome.not_a_story else "invalid-story"
+            frontier.mark_failed(
+                url, status=None, kind=kind, reason=outcome.reason, json_path=outcome.json_path
+            )
+            self.progress.failed += 1
+            return
+        assert outcome.story_url is not None
+        if outcome.duplicate_of is not None:
+            frontier.mark_duplicate(url, outcome.story_url, f"same story as {outcome.duplicate_of}")
+            return
+        depth = frontier.depth_of(url) or 0
+        if depth == 0 and url.startswith("file:"):  # a local seed: its site is in scope
+            host = _host_or_none(outcome.story_url)
+            if host and host not in self.scope.hosts:
+                self.scope = self.scope.with_host(host)
+                frontier.set_setting("hosts", json.dumps(sorted(self.scope.hosts)))
+        related = list(self._children(frontier, outcome, depth))
+        put = outcome.put or "unchanged"
+        if put == "unchanged" and url in self._not_modified:
+            put = "not-modified"
+        frontier.mark_done(url, outcome.story_url, put, related)
+        frontier.claim(outcome.story_url, url, outcome.story_id)
+        self._stored += 1
+        self.progress.stored += 1
+        try:
+            own = json_url(outcome.story_url, self.options.json_suffix)
+        except ValueError:
+            own = None
+        if own and own != url:
+            frontier.add_final(own, depth, "alias", url, f"same story as {url}")
+
+    def _children(self, frontier: Frontier, outcome: Outcome, depth: int) -> Iterable[str]:
+        """Queue the in-scope related links one hop deeper; record the rest as skipped."""
+        base = outcome.story_url or outcome.url
+        for link in outcome.related:
+            target = resolve(link, base)
+            why = self.scope.why_not(target)
+            if why is not None:
+                frontier.add_final(target, depth + 1, "skipped", outcome.url, why)
+                continue
+            child = json_url(target, self.options.json_suffix)
+            frontier.add(child, depth + 1, outcome.url)
+            yield child
+
+
+def _lock(path: Path) -> IO[bytes]:
+    """Hold an exclusive lock on the store's crawl state for this process's lifetime.
+
+    The kernel drops it when the process dies (even by SIGKILL), so a resume never waits
+    for a stale lock, while a second crawl on the same store is refused before it can
+    touch the first one's frontier.
+    """
+    import fcntl
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = path.open("ab")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        raise CrawlError(f"{path.parent.parent}: another crawl is running on this store") from None
+    return handle
+
+
+def _host_or_none(url: str) -> str | None:
+    try:
+        return canonicalize(url).split("/")[2]
+    except (ValueError, IndexError):
+        return None
+
+
+def _conditional_headers(v: Validators | None, archive: Archive) -> dict[str, str]:
+    if v is None or not v.sha256 or not archive.has_body(v.sha256):
+        return {}  # without the old body a 304 would leave us nothing to process
+    headers = {}
+    if v.etag:
+        headers["If-None-Match"] = v.etag
+    if v.last_modified:
+        headers["If-Modified-Since"] = v.last_modified
+    return headers
+
+
+def _record(result: FetchResult, sha: str | None) -> FetchRecord:
+    return FetchRecord(
+        url=result.url,
+        final_url=result.final_url or result.url,
+        fetch_url=result.final_fetch_url or result.fetch_url,
+        status=result.status,
+        fetched_at=result.fetched_at.isoformat(),
+        sha256=sha,
+        size=len(result.body) if result.body is not None else 0,
+        headers=result.headers,
+        etag=result.headers.get("etag"),
+        last_modified=result.headers.get("last-modified"),
+        error=result.error,
+        attempts=result.attempts,
+        redirects=result.redirects,
+    )
+
+
+def _failure(result: FetchResult, not_modified: bool) -> tuple[str, str] | None:
+    """``(kind, reason)`` if the response cannot be a story, else None."""
+    if result.error is not None:
+        return result.kind, result.error
+    if not_modified:
+        return None
+    if result.status != 200:
+        return "http", f"HTTP {result.status}"
+    ctype = result.headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype and not (ctype.endswith("+json") or ctype in _JSONISH):
+        return "content-type", f"not JSON: Content-Type {ctype}"
+    if result.body is None:
+        return "http", "empty response"
+    return None
+
+
+async def acrawl(
+    seeds: Sequence[str],
+    store: Path | str | Store,
+    options: CrawlOptions | None = None,
+    **kwargs: Any,
+) -> CrawlReport:
+    """Crawl (async). See :class:`Crawler` for the arguments."""
+    return await Crawler(seeds, store, options, **kwargs).run()
+
+
+def crawl(
+    seeds: Sequence[str],
+    store: Path | str | Store,
+    options: CrawlOptions | None = None,
+    *,
+    handle_signals: bool = False,
+    **kwargs: Any,
+) -> CrawlReport:
+    """Crawl from ``seeds`` into ``store``; return the report (exit code in ``.exit_code``).
+
+    With ``handle_signals`` (the CLI), SIGINT and SIGTERM stop the crawl cleanly: nothing
+    fetched is lost and the same command resumes it.
+
+    Raises:
+        CrawlError: a bad seed or option.
+        StoreError: the store cannot be opened or written.
+    """
+    crawler = Crawler(seeds, store, options, **kwargs)
+
+    async def main() -> CrawlReport:
+        if handle_signals:
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                with contextlib.suppress(NotImplementedError, RuntimeError):
+                    loop.add_signal_handler(sig, crawler.stop)
+        return await crawler.run()
+
+    return asyncio.run(main())

@@ -1,0 +1,303 @@
+"""One logical GET: retries with back-off, Retry-After, a streamed size cap, safe redirects.
+
+What a :class:`Fetcher` guarantees for every URL it is given:
+
+* **Retries** on connection errors, timeouts, 408, 429 and 5xx, at most ``retries`` times,
+  with exponential back-off and jitter (``base * 2**n``, scaled by a random factor in
+  [0.5, 1]). A ``Retry-After`` header (seconds or an HTTP date) is honoured exactly and
+  applies to the whole host; one longer than ``max_retry_after`` ends the attempt.
+* **A bounded body**: ``Content-Length`` above the cap is refused before reading; otherwise
+  the decoded body is streamed and the request aborted as soon as it passes the cap (so a
+  gzip bomb is cut off too).
+* **A bounded time**: each attempt has one overall deadline (``timeout``), so a server that
+  drips one byte at a time cannot hold a worker forever.
+* **Safe redirects**: followed by hand, at most ``max_redirects``, each target mapped back
+  from a mirror to its logical URL and checked against the crawl scope (so a redirect can
+  never leave the site or reach ``file:``); a loop is detected and reported.
+
+Failures are returned, not raised: a :class:`FetchResult` with ``error`` set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import email.utils
+import random
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from urllib.parse import urljoin
+
+import httpx
+
+from .politeness import Politeness
+from .urls import Mirrors, canonicalize, host_of
+
+__all__ = [
+    "KEPT_HEADERS",
+    "FetchPolicy",
+    "FetchResult",
+    "Fetcher",
+    "retry_after_seconds",
+]
+
+#: Response headers recorded in the archive.
+KEPT_HEADERS = (
+    "content-type", "content-length", "content-encoding", "etag", "last-modified", "date",
+    "cache-control", "retry-after", "location", "server",
+)  # fmt: skip
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+
+
+def _retryable(status: int) -> bool:
+    return status in (408, 429) or 500 <= status <= 599
+
+
+@dataclass(frozen=True)
+class FetchPolicy:
+    """Limits for one fetch. Defaults suit a public site; tests shorten the back-off.
+
+    Attributes:
+        timeout: seconds for one attempt, connect to last byte.
+        retries: extra attempts after the first, for retryable failures.
+        backoff_base: first back-off delay in seconds (doubles each retry, with jitter).
+        backoff_cap: longest back-off delay.
+        max_retry_after: the longest ``Retry-After`` honoured; longer gives up.
+        max_bytes: body cap (decoded bytes).
+        max_redirects: redirects followed per URL.
+    """
+
+    timeout: float = 30.0
+    retries: int = 3
+    backoff_base: float = 0.5
+    backoff_cap: float = 30.0
+    max_retry_after: float = 300.0
+    max_bytes: int = 10 * 1024 * 1024
+    max_redirects: int = 5
+
+
+@dataclass
+class FetchResult:
+    """The outcome of one logical GET (after retries and redirects).
+
+    ``url``/``final_url`` are logical (original-site) URLs; ``fetch_url``/``final_fetch_url``
+    are where the bytes really came from (differ only with a mirror). ``error`` is ``None``
+    on success (any final HTTP status, including 404 and 304, is a successful *fetch*);
+    otherwise ``kind`` says what went wrong: ``timeout``, ``connection``, ``too-large``,
+    ``redirect``, ``retry-after``, ``decode`` or ``http`` (retryable status, retries spent).
+    """
+
+    url: str
+    fetch_url: str
+    final_url: str = ""
+    final_fetch_url: str = ""
+    status: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes | None = None
+    error: str | None = None
+    kind: str = "ok"
+    attempts: int = 0
+    redirects: list[str] = field(default_factory=list)
+    fetched_at: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
+    elapsed: float = 0.0
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def retry_after_seconds(value: str | None, now: dt.datetime | None = None) -> float | None:
+    """Seconds to wait for a ``Retry-After`` value (delta-seconds or HTTP date), or None."""
+    if not value:
+        return None
+    text = value.strip()
+    if text.isdigit():
+        return float(text)
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return max(0.0, (when - (now or dt.datetime.now(dt.UTC))).total_seconds())
+
+
+@dataclass
+class _Attempt:
+    status: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes | None = None
+    error: str | None = None
+    kind: str = "ok"
+    retry_in: float | None = None
+    host_wait: bool = False
+
+
+class Fetcher:
+    """Runs logical GETs through a shared ``httpx.AsyncClient`` (injected: tests pass one
+    built on ``httpx.MockTransport``).
+
+    Args:
+        client: the HTTP client; must not follow redirects itself.
+        politeness: per-host slots and back-off.
+        policy: limits.
+        scope: returns ``None`` if a logical URL may be fetched, else the reason not.
+        mirrors: logical ↔ fetch URL rewrites.
+        rng: jitter source (seed it for reproducible tests).
+    """
+
+    def __init__(
+        self,
+        client: httpx.AsyncClient,
+        politeness: Politeness,
+        policy: FetchPolicy,
+        scope: Callable[[str], str | None],
+        mirrors: Mirrors | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.client = client
+        self.politeness = politeness
+        self.policy = policy
+        self.scope = scope
+        self.mirrors = mirrors or Mirrors()
+        self.rng = rng or random.Random()
+        self.requests = 0
+
+    async def get(self, url: str, headers: Mapping[str, str] | None = None) -> FetchResult:
+        """GET a logical URL; follow safe redirects; never raises for network trouble."""
+        start = time.monotonic()
+        result = FetchResult(url=url, fetch_url=self.mirrors.to_fetch(url))
+        current = url
+        visited = {url}
+        for hop in range(self.policy.max_redirects + 1):
+            fetch_url = self.mirrors.to_fetch(current)
+            attempt, tries = await self._with_retries(fetch_url, headers or {})
+            result.attempts += tries
+            result.final_url, result.final_fetch_url = current, fetch_url
+            result.status, result.headers, result.body = (
+                attempt.status,
+                attempt.headers,
+                attempt.body,
+            )
+            result.fetched_at = dt.datetime.now(dt.UTC)
+            result.elapsed = time.monotonic() - start
+            if attempt.error is not None:
+                result.error, result.kind = attempt.error, attempt.kind
+                return result
+            location = attempt.headers.get("location")
+            if attempt.status not in _REDIRECTS or not location:
+                return result
+            target = self.mirrors.to_logical(urljoin(fetch_url, location.strip()))
+            why = self.scope(target)
+            if why is not None:
+                return self._fail(result, "redirect", f"redirect to {target} refused: {why}")
+            target = canonicalize(target)
+            if target in visited:
+                chain = " -> ".join([url, *result.redirects, target])
+                return self._fail(result, "redirect", f"redirect loop: {chain}")
+            if hop == self.policy.max_redirects:
+                return self._fail(
+                    result,
+                    "redirect",
+                    f"too many redirects (more than {self.policy.max_redirects})",
+                )
+            visited.add(target)
+            result.redirects.append(target)
+            current = target
+        raise AssertionError("unreachable")  # pragma: no cover - the loop always returns
+
+    @staticmethod
+    def _fail(result: FetchResult, kind: str, reason: str) -> FetchResult:
+        result.error, result.kind, result.body = reason, kind, None
+        return result
+
+    async def _with_retries(
+        self, fetch_url: str, headers: Mapping[str, str]
+    ) -> tuple[_Attempt, int]:
+        host = host_of(canonicalize(fetch_url))
+        policy = self.policy
+        attempt = _Attempt()
+        for n in range(policy.retries + 1):
+            last = n == policy.retries
+            async with self.politeness.slot(host):
+                self.requests += 1
+                attempt = await self._once(fetch_url, headers, n, last)
+            if attempt.retry_in is None:
+                return attempt, n + 1
+            if attempt.retry_in > policy.max_retry_after:
+                attempt.error = (
+                    f"HTTP {attempt.status}: Retry-After {attempt.retry_in:.0f} s is longer "
+                    f"than the {policy.max_retry_after:.0f} s limit"
+                )
+                attempt.kind = "retry-after"
+                return attempt, n + 1
+            if attempt.host_wait:
+                self.politeness.defer(host, attempt.retry_in)
+            await asyncio.sleep(attempt.retry_in)
+        return attempt, policy.retries + 1
+
+    def _backoff(self, n_failed: int) -> float:
+        delay = min(self.policy.backoff_cap, self.policy.backoff_base * 2.0 ** (n_failed - 1))
+        return delay * (0.5 + self.rng.random() / 2)
+
+    async def _once(
+        self, fetch_url: str, headers: Mapping[str, str], n: int, last: bool
+    ) -> _Attempt:
+        """Attempt ``n`` (0-based). ``retry_in`` set = retry after that many seconds."""
+        out = _Attempt()
+        try:
+            async with asyncio.timeout(self.policy.timeout):
+                async with self.client.stream("GET", fetch_url, headers=dict(headers)) as resp:
+                    out.status = resp.status_code
+                    out.headers = {k: resp.headers[k] for k in KEPT_HEADERS if k in resp.headers}
+                    if _retryable(resp.status_code) and not last:
+                        wait = retry_after_seconds(resp.headers.get("retry-after"))
+                        out.host_wait = wait is not None
+                        out.retry_in = wait if wait is not None else self._backoff(n + 1)
+                        return out
+                    out.body = await self._read_capped(resp)
+                    if _retryable(resp.status_code):
+                        out.error = (
+                            f"HTTP {resp.status_code} (gave up after {self.policy.retries} retries)"
+                        )
+                        out.kind = "http"
+        except _TooLarge as exc:
+            out.body, out.error, out.kind = None, str(exc), "too-large"
+        except (TimeoutError, httpx.TimeoutException):
+            out = self._transport_failure(
+                n, last, "timeout", f"timed out after {self.policy.timeout:g} s"
+            )
+        except httpx.DecodingError as exc:
+            out.body, out.error, out.kind = None, f"cannot decode the body: {exc}", "decode"
+        except (httpx.TransportError, OSError) as exc:
+            out = self._transport_failure(n, last, "connection", _describe(exc))
+        return out
+
+    def _transport_failure(self, n: int, last: bool, kind: str, reason: str) -> _Attempt:
+        if last:
+            return _Attempt(
+                error=f"{reason} (gave up after {self.policy.retries} retries)", kind=kind
+            )
+        return _Attempt(kind=kind, retry_in=self._backoff(n + 1))
+
+    async def _read_capped(self, resp: httpx.Response) -> bytes:
+        cap = self.policy.max_bytes
+        declared = resp.headers.get("content-length", "")
+        encoded = resp.headers.get("content-encoding", "identity").lower() not in ("", "identity")
+        if declared.isdigit() and int(declared) > cap and not encoded:
+            raise _TooLarge(f"body too large: Content-Length {declared} > cap {cap} bytes")
+        chunks: list[bytes] = []
+        total = 0
+        async for chunk in resp.aiter_bytes():
+            total += len(chunk)
+            if total > cap:
+                raise _TooLarge(f"body too large: more than the {cap}-byte cap")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    name = type(exc).__name__
+    return f"{name}: {text[0]}" if text else name

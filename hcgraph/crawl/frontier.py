@@ -1,0 +1,336 @@
+"""The persistent crawl frontier: every URL seen, its depth and state, in SQLite.
+
+The frontier lives in the store directory (``STORE/crawl/frontier.sqlite``), written through
+on every change in WAL mode, so a crash or SIGKILL loses nothing that was recorded, and the
+same command run again resumes where the last one stopped.
+
+A URL moves through these states (the ``state`` column)::
+
+    queued ──fetch──▶ fetched ──parse+store──▶ done
+       │                 │                      └──▶ duplicate (same story as another URL)
+       │                 └──────────────────────▶ failed (bad body: not JSON, not a story…)
+       ├──fetch failed──▶ failed (HTTP error, timeout, too large, redirect refused…)
+       └──robots.txt───▶ skipped
+    (off-site and non-http links are inserted straight as ``skipped``; a story's own
+    canonical URL, when it differs from the URL it was fetched under, as ``alias``)
+
+``fetched`` means the body is safe in the raw archive (its SHA-256 is here), so a resumed
+crawl processes it from the archive instead of fetching it again.
+
+A *run* is one crawl command, identified by a fingerprint of what decides its result (seeds,
+depth, limits, scope). Re-running an unfinished run resumes it; re-running a finished one
+starts a new run: a re-crawl that sends the ETag/Last-Modified validators kept from earlier
+runs (the ``validators`` table survives runs).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import CrawlError
+
+__all__ = ["Frontier", "Row", "Validators"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS run (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS urls (
+    url TEXT PRIMARY KEY,
+    depth INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    parent TEXT,
+    sha256 TEXT,
+    source TEXT,
+    fetched_at TEXT,
+    story TEXT,
+    related TEXT,
+    status INTEGER,
+    kind TEXT,
+    reason TEXT,
+    json_path TEXT,
+    put TEXT
+);
+CREATE INDEX IF NOT EXISTS urls_queue ON urls (state, depth, seq);
+CREATE TABLE IF NOT EXISTS stories (story TEXT PRIMARY KEY, url TEXT NOT NULL, id TEXT);
+CREATE TABLE IF NOT EXISTS validators (
+    url TEXT PRIMARY KEY, etag TEXT, last_modified TEXT, sha256 TEXT
+);
+"""
+
+
+@dataclass(frozen=True)
+class Validators:
+    """What the last fetch of a URL returned, for a conditional re-fetch."""
+
+    etag: str | None
+    last_modified: str | None
+    sha256: str | None
+
+
+@dataclass(frozen=True)
+class Row:
+    """One URL of the frontier (see the module docstring for ``state``)."""
+
+    url: str
+    depth: int
+    state: str
+    parent: str | None = None
+    sha256: str | None = None
+    source: str | None = None
+    fetched_at: str | None = None
+    story: str | None = None
+    related: tuple[str, ...] = ()
+    status: int | None = None
+    kind: str | None = None
+    reason: str | None = None
+    json_path: str | None = None
+    put: str | None = None
+
+
+_ROW_COLUMNS = (
+    "url, depth, state, parent, sha256, source, fetched_at, story, related, status, kind, "
+    "reason, json_path, put"
+)
+
+
+def _row(values: tuple[Any, ...]) -> Row:
+    fields = list(values)
+    fields[8] = tuple(json.loads(fields[8])) if fields[8] else ()
+    return Row(*fields)
+
+
+class Frontier:
+    """The frontier database. ``path=None`` keeps it in memory (unit tests).
+
+    Raises:
+        CrawlError: the database cannot be opened (not SQLite, locked by a running crawl).
+    """
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        try:
+            if path is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(str(path) if path else ":memory:", isolation_level=None)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            # NORMAL: a commit survives the process being killed (only power loss can undo it).
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.executescript(_SCHEMA)
+        except sqlite3.Error as exc:
+            raise CrawlError(f"{path}: cannot open the crawl frontier: {exc}") from None
+        self._seq = self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM urls").fetchone()[0]
+        self._depth = 0
+        self._in_batch = False
+
+    def close(self) -> None:
+        """Close the database."""
+        self.db.close()
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Group changes into one transaction (one commit)."""
+        if self._in_batch:
+            yield
+            return
+        self._in_batch = True
+        self.db.execute("BEGIN")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        else:
+            self.db.execute("COMMIT")
+        finally:
+            self._in_batch = False
+
+    # --- runs ---------------------------------------------------------------------------
+    def get_setting(self, key: str) -> str | None:
+        """A run setting."""
+        row = self.db.execute("SELECT value FROM run WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_setting(self, key: str, value: str) -> None:
+        """Save a run setting."""
+        self.db.execute("INSERT OR REPLACE INTO run (key, value) VALUES (?, ?)", (key, value))
+
+    def begin(self, fingerprint: str, max_depth: int) -> bool:
+        """Start or resume the run with this fingerprint; True if an unfinished run resumes.
+
+        A new run forgets the previous run's URLs and story claims but keeps validators.
+        """
+        self._depth = max_depth
+        same = self.get_setting("fingerprint") == fingerprint
+        if same and self.get_setting("status") == "running":
+            return True
+        with self.batch():
+            self.db.execute("DELETE FROM urls")
+            self.db.execute("DELETE FROM stories")
+            self.set_setting("fingerprint", fingerprint)
+            self.set_setting("status", "running")
+        self._seq = 0
+        return False
+
+    def finish(self, status: str = "complete") -> None:
+        """Mark the run finished (the next same command starts a re-crawl)."""
+        self.set_setting("status", status)
+
+    # --- adding URLs --------------------------------------------------------------------
+    def add(self, url: str, depth: int, parent: str | None = None) -> bool:
+        """Queue ``url`` at ``depth`` unless seen; True if newly queued.
+
+        A URL seen before at a greater depth is moved up to ``depth``; if it was already
+        crawled, its related links are re-queued one hop deeper (so ``--depth`` means the
+        shortest number of hops, whatever order fetches finish in).
+        """
+        if depth > self._depth:
+            return False
+        work = [(url, depth, parent)]
+        added = False
+        while work:
+            u, d, p = work.pop()
+            row = self.db.execute(
+                "SELECT depth, state, related FROM urls WHERE url = ?", (u,)
+            ).fetchone()
+            if row is None:
+                self._seq += 1
+                self.db.execute(
+                    "INSERT INTO urls (url, depth, seq, state, parent) "
+                    "VALUES (?, ?, ?, 'queued', ?)",
+                    (u, d, self._seq, p),
+                )
+                added = added or u == url
+                continue
+            old_depth, state, related = row
+            if d >= old_depth:
+                continue
+            self.db.execute("UPDATE urls SET depth = ? WHERE url = ?", (d, u))
+            if state == "done" and related and d + 1 <= self._depth:
+                work.extend((child, d + 1, u) for child in json.loads(related))
+        return added
+
+    def add_final(self, url: str, depth: int, state: str, parent: str | None, reason: str) -> None:
+        """Record a URL that is never fetched (``skipped``/``alias``), unless already seen."""
+        self._seq += 1
+        self.db.execute(
+            "INSERT OR IGNORE INTO urls (url, depth, seq, state, parent, reason) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (url, depth, self._seq, state, parent, reason),
+        )
+
+    # --- leasing and state changes --------------------------------------------------------
+    def queued(self, limit: int, exclude: set[str]) -> list[tuple[str, int]]:
+        """Up to ``limit`` queued URLs, shallowest first, not in ``exclude`` (already leased)."""
+        rows = self.db.execute(
+            "SELECT url, depth FROM urls WHERE state = 'queued' ORDER BY depth, seq LIMIT ?",
+            (limit + len(exclude),),
+        ).fetchall()
+        return [(u, d) for u, d in rows if u not in exclude][:limit]
+
+    def count(self, state: str) -> int:
+        """How many URLs are in ``state``."""
+        return int(
+            self.db.execute("SELECT COUNT(*) FROM urls WHERE state = ?", (state,)).fetchone()[0]
+        )
+
+    def counts(self) -> dict[str, int]:
+        """URLs per state."""
+        rows = self.db.execute("SELECT state, COUNT(*) FROM urls GROUP BY state").fetchall()
+        return {str(s): int(n) for s, n in rows}
+
+    def put_counts(self) -> dict[str, int]:
+        """Done stories per store outcome (added, replaced, unchanged, not-modified)."""
+        rows = self.db.execute(
+            "SELECT put, COUNT(*) FROM urls WHERE state = 'done' GROUP BY put"
+        ).fetchall()
+        return {str(s): int(n) for s, n in rows}
+
+    def mark_fetched(
+        self, url: str, sha256: str, source: str, fetched_at: str, status: int | None
+    ) -> None:
+        """The body is in the archive; processing is next."""
+        self.db.execute(
+            "UPDATE urls SET state = 'fetched', sha256 = ?, source = ?, fetched_at = ?, status = ? "
+            "WHERE url = ?",
+            (sha256, source, fetched_at, status, url),
+        )
+
+    def mark_failed(
+        self, url: str, *, status: int | None, kind: str, reason: str, json_path: str | None = None
+    ) -> None:
+        """The URL failed for good in this run."""
+        self.db.execute(
+            "UPDATE urls SET state = 'failed', status = COALESCE(?, status), kind = ?, reason = ?, "
+            "json_path = ? WHERE url = ?",
+            (status, kind, reason, json_path, url),
+        )
+
+    def mark_skipped(self, url: str, reason: str) -> None:
+        """The URL is not fetched (robots.txt)."""
+        self.db.execute(
+            "UPDATE urls SET state = 'skipped', reason = ? WHERE url = ?", (reason, url)
+        )
+
+    def mark_done(self, url: str, story: str, put: str, related: Iterable[str]) -> None:
+        """The story is in the store; ``related`` are its in-scope links (JSON URLs)."""
+        self.db.execute(
+            "UPDATE urls SET state = 'done', story = ?, put = ?, related = ? WHERE url = ?",
+            (story, put, json.dumps(list(related)), url),
+        )
+
+    def mark_duplicate(self, url: str, story: str, reason: str) -> None:
+        """The body is a story already crawled under another URL."""
+        self.db.execute(
+            "UPDATE urls SET state = 'duplicate', story = ?, reason = ? WHERE url = ?",
+            (story, reason, url),
+        )
+
+    def requeue(self, url: str) -> None:
+        """Put a URL back in the queue (its archived body went missing)."""
+        self.db.execute("UPDATE urls SET state = 'queued', sha256 = NULL WHERE url = ?", (url,))
+
+    def depth_of(self, url: str) -> int | None:
+        """The URL's current depth, or None if unseen."""
+        row = self.db.execute("SELECT depth FROM urls WHERE url = ?", (url,)).fetchone()
+        return None if row is None else int(row[0])
+
+    def rows(self, *states: str) -> list[Row]:
+        """Rows in the given states (all rows if none given), in discovery order."""
+        where = f" WHERE state IN ({','.join('?' * len(states))})" if states else ""
+        sql = f"SELECT {_ROW_COLUMNS} FROM urls{where} ORDER BY seq"
+        return [_row(r) for r in self.db.execute(sql, states)]
+
+    # --- story claims (dedupe of one story under two URLs) ---------------------------------
+    def claim(self, story: str, url: str, story_id: str | None) -> None:
+        """Remember that ``story`` was crawled under ``url``."""
+        self.db.execute(
+            "INSERT OR IGNORE INTO stories (story, url, id) VALUES (?, ?, ?)",
+            (story, url, story_id),
+        )
+
+    def claims(self) -> dict[str, tuple[str, str | None]]:
+        """story IRI → (crawl URL, story id) for this run."""
+        rows = self.db.execute("SELECT story, url, id FROM stories").fetchall()
+        return {s: (u, i) for s, u, i in rows}
+
+    # --- validators -----------------------------------------------------------------------
+    def validators(self, url: str) -> Validators | None:
+        """ETag/Last-Modified from the last successful fetch of ``url`` (any run)."""
+        row = self.db.execute(
+            "SELECT etag, last_modified, sha256 FROM validators WHERE url = ?", (url,)
+        ).fetchone()
+        return None if row is None else Validators(*row)
+
+    def set_validators(self, url: str, v: Validators) -> None:
+        """Save the validators of a successful fetch."""
+        self.db.execute(
+            "INSERT OR REPLACE INTO validators (url, etag, last_modified, sha256) "
+            "VALUES (?, ?, ?, ?)",
+            (url, v.etag, v.last_modified, v.sha256),
+        )

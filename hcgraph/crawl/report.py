@@ -1,0 +1,127 @@
+"""The crawl report: counts, and every failure with URL, status and reason.
+
+Built from the frontier at the end of a run (so a resumed crawl reports everything, not
+just its last part) and written as JSON (default ``STORE/crawl-report.json``). Exit codes
+follow it: 0 when nothing failed, 3 when some URL failed (the rest is done).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..archive import write_atomic
+from .frontier import Frontier, Row
+
+__all__ = ["CrawlReport", "build_report"]
+
+
+@dataclass
+class CrawlReport:
+    """What a crawl did.
+
+    Attributes:
+        status: ``complete`` or ``interrupted`` (then run the same command to resume).
+        resumed: this invocation continued an interrupted run.
+        counts: ``stories`` (in the store after this run), ``added``, ``replaced``,
+            ``unchanged``, ``not_modified`` (304), ``duplicates``, ``failed``, ``skipped``,
+            ``not_fetched`` (left queued by ``--max-stories``), ``requests`` (HTTP requests
+            made by this invocation, retries and robots.txt included).
+        failures: one entry per failed URL: ``url``, ``status``, ``kind``, ``reason``,
+            ``json_path``, ``linked_from``.
+        skipped: URLs not fetched on purpose (off-site, not http, robots.txt).
+        duplicates: URLs whose story was already crawled under another URL.
+    """
+
+    seeds: list[str]
+    status: str
+    resumed: bool
+    started_at: str
+    finished_at: str
+    elapsed_seconds: float
+    options: dict[str, Any]
+    counts: dict[str, int]
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+    duplicates: list[dict[str, Any]] = field(default_factory=list)
+    report_path: str | None = None
+
+    @property
+    def exit_code(self) -> int:
+        """0 all succeeded, 3 some URL failed, 130 interrupted."""
+        if self.status == "interrupted":
+            return 130
+        return 3 if self.failures else 0
+
+    @property
+    def rate(self) -> float:
+        """Stories stored per second in this invocation."""
+        done = sum(
+            self.counts.get(k, 0) for k in ("added", "replaced", "unchanged", "not_modified")
+        )
+        return done / self.elapsed_seconds if self.elapsed_seconds > 0 else 0.0
+
+    def to_json(self) -> bytes:
+        """The report as indented UTF-8 JSON."""
+        data = asdict(self)
+        data["exit_code"] = self.exit_code
+        return json.dumps(data, indent=2, ensure_ascii=False).encode() + b"\n"
+
+    def write(self, path: Path) -> None:
+        """Write the JSON report atomically."""
+        self.report_path = str(path)
+        write_atomic(path, self.to_json())
+
+
+def _entry(row: Row, *keys: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"url": row.url}
+    for key in keys:
+        out[key] = getattr(row, key)
+    out["linked_from"] = row.parent
+    return out
+
+
+def build_report(
+    frontier: Frontier,
+    *,
+    seeds: list[str],
+    status: str,
+    resumed: bool,
+    started_at: str,
+    finished_at: str,
+    elapsed: float,
+    options: dict[str, Any],
+    requests: int,
+) -> CrawlReport:
+    """Assemble the report of the current run from the frontier."""
+    states = frontier.counts()
+    puts = frontier.put_counts()
+    counts = {
+        "stories": states.get("done", 0),
+        "added": puts.get("added", 0),
+        "replaced": puts.get("replaced", 0),
+        "unchanged": puts.get("unchanged", 0),
+        "not_modified": puts.get("not-modified", 0),
+        "duplicates": states.get("duplicate", 0),
+        "failed": states.get("failed", 0),
+        "skipped": states.get("skipped", 0),
+        "not_fetched": states.get("queued", 0) + states.get("fetched", 0),
+        "requests": requests,
+    }
+    return CrawlReport(
+        seeds=seeds,
+        status=status,
+        resumed=resumed,
+        started_at=started_at,
+        finished_at=finished_at,
+        elapsed_seconds=round(elapsed, 3),
+        options=options,
+        counts=counts,
+        failures=[
+            _entry(r, "status", "kind", "reason", "json_path") for r in frontier.rows("failed")
+        ],
+        skipped=[_entry(r, "reason") for r in frontier.rows("skipped")],
+        duplicates=[_entry(r, "story", "reason") for r in frontier.rows("duplicate")],
+    )

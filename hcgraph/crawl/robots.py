@@ -1,0 +1,89 @@
+"""robots.txt, fetched once per logical origin and honoured (RFC 9309).
+
+The file is read from the logical origin (through a mirror, if one is set, so a mirror of a
+site carries the site's rules) and the rules are applied to logical paths. As RFC 9309 says:
+a 4xx (no file) allows everything; a 5xx or an unreachable server after retries disallows
+everything on that origin for this crawl. ``Crawl-delay`` for our agent sets the host's
+minimum request interval.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from urllib.parse import urlsplit, urlunsplit
+from urllib.robotparser import RobotFileParser
+
+from .fetch import Fetcher
+from .urls import host_of
+
+__all__ = ["AGENT_TOKEN", "Robots"]
+
+#: The product token matched against ``User-agent:`` lines.
+AGENT_TOKEN = "hcgraph"
+_MAX_ROBOTS_BYTES = 512 * 1024
+
+
+class _Rules:
+    def __init__(self, parser: RobotFileParser | None, allow_all: bool, note: str = "") -> None:
+        self.parser = parser
+        self.allow_all = allow_all
+        self.note = note
+
+    def allows(self, url: str) -> bool:
+        if self.parser is None:
+            return self.allow_all
+        return self.parser.can_fetch(AGENT_TOKEN, url)
+
+
+class Robots:
+    """Per-origin robots.txt rules, fetched lazily and once (concurrent callers share it).
+
+    Args:
+        fetcher: used to fetch robots.txt (same politeness, retries and mirrors).
+        enabled: ``False`` ignores robots.txt (``--ignore-robots``, for one's own mirror).
+    """
+
+    def __init__(self, fetcher: Fetcher, *, enabled: bool = True) -> None:
+        self.fetcher = fetcher
+        self.enabled = enabled
+        self._rules: dict[str, asyncio.Task[_Rules]] = {}
+
+    async def why_not(self, url: str) -> tuple[str, str] | None:
+        """``None`` if robots.txt allows ``url`` (a logical URL), else ``(state, reason)``.
+
+        ``state`` is ``skipped`` when the rules disallow the URL, ``failed`` when robots.txt
+        could not be read (the site is down or erroring: a failure, not a policy).
+        """
+        if not self.enabled:
+            return None
+        parts = urlsplit(url)
+        origin = urlunsplit((parts.scheme, parts.netloc, "", "", ""))
+        task = self._rules.get(origin)
+        if task is None:
+            task = self._rules[origin] = asyncio.ensure_future(self._load(origin))
+        rules = await asyncio.shield(task)
+        if rules.allows(url):
+            return None
+        if rules.parser is None:
+            return "failed", f"{origin}/robots.txt could not be read{rules.note}"
+        return "skipped", f"disallowed by {origin}/robots.txt"
+
+    async def _load(self, origin: str) -> _Rules:
+        robots_url = origin + "/robots.txt"
+        result = await self.fetcher.get(robots_url)
+        status = result.status
+        if result.error is not None and status is None:
+            return _Rules(None, False, f" (unreachable: {result.error})")
+        if status is not None and status >= 500:
+            return _Rules(None, False, f" (HTTP {status})")
+        if status != 200 or result.body is None:
+            return _Rules(None, True)  # 4xx, or a redirect we may not follow: no rules
+        parser = RobotFileParser(robots_url)
+        text = result.body[:_MAX_ROBOTS_BYTES].decode("utf-8", "replace")
+        parser.parse(text.splitlines())
+        delay = parser.crawl_delay(AGENT_TOKEN)
+        if delay:
+            self.fetcher.politeness.set_min_interval(
+                host_of(self.fetcher.mirrors.to_fetch(origin + "/")), float(delay)
+            )
+        return _Rules(parser, True)

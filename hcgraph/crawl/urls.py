@@ -1,0 +1,211 @@
+"""URLs for the crawler: canonical form, page → JSON resolution, scope, and mirrors.
+
+Every URL the crawler keeps (frontier keys, the seen set, archive records) is a *logical*
+URL: the original site's URL, canonicalised. Mirrors only change where bytes are fetched
+from, so IRIs in the graph stay those of the original site.
+
+Scope is checked on logical URLs, after every redirect too: only ``http``/``https`` and only
+the allowed hosts. A hostile related link (``file:///etc/passwd``, ``javascript:``, another
+host, a userinfo trick like ``https://good.example@evil.example/``) is refused here, before
+any request is made.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from urllib.parse import parse_qsl, quote, urlencode, urljoin, urlsplit, urlunsplit
+
+from ..errors import CrawlError
+
+__all__ = [
+    "DEFAULT_JSON_SUFFIX",
+    "TRACKING_PARAMS",
+    "Mirror",
+    "Mirrors",
+    "Scope",
+    "canonicalize",
+    "host_of",
+    "json_url",
+    "page_url",
+    "resolve",
+]
+
+DEFAULT_JSON_SUFFIX = "index.json"
+
+#: Query parameters that only track clicks; dropped before dedupe.
+TRACKING_PARAMS = frozenset({
+    "fbclid", "gclid", "dclid", "msclkid", "mc_cid", "mc_eid", "igshid", "yclid", "_hsenc",
+    "_hsmi", "ref_src", "spm",
+})  # fmt: skip
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_ALLOWED_SCHEMES = ("http", "https")
+
+
+def _is_tracking(name: str) -> bool:
+    low = name.lower()
+    return low.startswith("utm_") or low in TRACKING_PARAMS
+
+
+def canonicalize(url: str) -> str:
+    """The canonical form of an absolute http(s) URL, used for dedupe.
+
+    Lower-cases scheme and host, drops the default port, userinfo and fragment, removes
+    tracking query parameters (``utm_*``, ``fbclid``, …), resolves ``.``/``..`` segments,
+    percent-encodes characters that must be, and ends a path whose last segment has no
+    file extension with ``/`` (``/stories/x`` and ``/stories/x/`` are the same page).
+
+    Raises:
+        ValueError: not an absolute http(s) URL.
+    """
+    text = url.strip()
+    parts = urlsplit(text)
+    scheme = parts.scheme.lower()
+    if scheme not in _ALLOWED_SCHEMES or not parts.hostname:
+        raise ValueError(f"not an absolute http(s) URL: {url!r}")
+    host = parts.hostname.lower().rstrip(".")
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    port = parts.port  # raises ValueError on a bad port
+    netloc = host if port is None or port == _DEFAULT_PORTS[scheme] else f"{host}:{port}"
+    path = parts.path or "/"
+    trailing = path.endswith("/")
+    path = posixpath.normpath(path)
+    if path.startswith("//"):
+        path = "/" + path.lstrip("/")
+    last = path.rsplit("/", 1)[-1]
+    if trailing or ("." not in last and path != "/"):
+        path = path.rstrip("/") + "/"
+    path = quote(path, safe="/%:@!$&'()*+,;=-._~")
+    query = urlencode(
+        [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not _is_tracking(k)]
+    )
+    return urlunsplit((scheme, netloc, path, query, ""))
+
+
+def host_of(url: str) -> str:
+    """``host[:port]`` of a canonical URL (the politeness and scope key)."""
+    return urlsplit(url).netloc
+
+
+def json_url(url: str, suffix: str = DEFAULT_JSON_SUFFIX) -> str:
+    """The JSON document URL for a story page URL (site convention: page URL + ``suffix``).
+
+    A URL whose path already ends in ``.json`` is returned unchanged (canonicalised).
+    """
+    canon = canonicalize(url)
+    parts = urlsplit(canon)
+    if parts.path.endswith(".json"):
+        return canon
+    return urlunsplit(parts._replace(path=parts.path + suffix))
+
+
+def page_url(url: str, suffix: str = DEFAULT_JSON_SUFFIX) -> str:
+    """The inverse of :func:`json_url`: the page URL a JSON URL belongs to."""
+    canon = canonicalize(url)
+    parts = urlsplit(canon)
+    if parts.path.endswith("/" + suffix):
+        return urlunsplit(parts._replace(path=parts.path[: -len(suffix)]))
+    return canon
+
+
+def resolve(link: str, base: str) -> str:
+    """Resolve a (possibly relative) related link against the page it appears on."""
+    return urljoin(base, link.strip())
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which logical URLs the crawler may fetch: http(s) on the allowed hosts only.
+
+    Hosts are compared as ``host[:port]`` of canonical URLs; ``--allow-host`` values may omit
+    the port (then any port of that host is allowed).
+    """
+
+    hosts: frozenset[str] = field(default_factory=frozenset)
+
+    @classmethod
+    def of(cls, urls: Iterable[str], extra_hosts: Iterable[str] = ()) -> Scope:
+        """The scope of the given seed URLs plus extra hosts."""
+        hosts = {host_of(canonicalize(u)) for u in urls}
+        hosts |= {h.strip().lower().rstrip(".") for h in extra_hosts if h.strip()}
+        return cls(frozenset(hosts))
+
+    def with_host(self, host: str) -> Scope:
+        """A scope that also allows ``host``."""
+        return Scope(self.hosts | {host})
+
+    def why_not(self, url: str) -> str | None:
+        """``None`` if ``url`` may be fetched, else the reason it may not."""
+        try:
+            parts = urlsplit(url.strip())
+        except ValueError:
+            return "not a URL"
+        scheme = parts.scheme.lower()
+        if scheme not in _ALLOWED_SCHEMES:
+            return f"scheme {scheme + ':' if scheme else '(none)'} not allowed (http/https only)"
+        try:
+            canon = canonicalize(url)
+        except ValueError as exc:
+            return str(exc)
+        netloc = host_of(canon)
+        hostname = urlsplit(canon).hostname or ""
+        if netloc in self.hosts or hostname in self.hosts:
+            return None
+        return f"host {netloc} is off-site (allowed: {', '.join(sorted(self.hosts)) or 'none'})"
+
+
+@dataclass(frozen=True)
+class Mirror:
+    """Fetch ``origin…`` from ``mirror…`` instead (a prefix rewrite); IRIs keep ``origin``."""
+
+    origin: str
+    mirror: str
+
+    @classmethod
+    def parse(cls, spec: str) -> Mirror:
+        """Parse ``ORIGIN=MIRROR`` (e.g. ``https://hangingcontext.com=http://127.0.0.1:8000``).
+
+        Raises:
+            CrawlError: the spec is not two absolute http(s) URLs joined by ``=``.
+        """
+        origin, sep, mirror = spec.partition("=")
+        if not sep:
+            raise CrawlError(f"--mirror {spec!r}: expected ORIGIN=MIRROR")
+        try:
+            return cls(_prefix(origin), _prefix(mirror))
+        except ValueError as exc:
+            raise CrawlError(f"--mirror {spec!r}: {exc}") from None
+
+
+def _prefix(url: str) -> str:
+    canon = canonicalize(url)
+    return canon if canon.endswith("/") else canon + "/"
+
+
+@dataclass(frozen=True)
+class Mirrors:
+    """A set of :class:`Mirror` rewrites, applied by longest matching prefix."""
+
+    items: tuple[Mirror, ...] = ()
+
+    def to_fetch(self, logical: str) -> str:
+        """Where to fetch a logical URL from."""
+        for m in sorted(self.items, key=lambda m: -len(m.origin)):
+            if logical.startswith(m.origin):
+                return m.mirror + logical[len(m.origin) :]
+        return logical
+
+    def to_logical(self, fetched: str) -> str:
+        """The logical URL for a URL on a mirror (e.g. a redirect target); else unchanged."""
+        try:
+            canon = canonicalize(fetched)
+        except ValueError:
+            return fetched
+        for m in sorted(self.items, key=lambda m: -len(m.mirror)):
+            if canon.startswith(m.mirror):
+                return m.origin + canon[len(m.mirror) :]
+            if canon + "/" == m.mirror:
+                return m.origin
+        return fetched

@@ -1,0 +1,258 @@
+"""``hcgraph demo``: the whole job on a fresh machine, offline, in a few seconds.
+
+It serves a bundled sample site from a loopback HTTP server (a thread on a free port), crawls
+it over real HTTP, and writes ``output/``: the store, ``graph.ttl`` and the crawl report,
+plus whatever later steps add. The sample site holds the real seed story (packaged as
+``hcgraph/data/agentic-rl-production.json``, at its real URL path) and generated stories
+(``hcgraph.sample``: marked ``"sample": true``, hosted under ``https://news.example.org``)
+that cite overlapping manifests and link to each other and to the seed. The crawl uses
+mirrors, so every IRI is the original one. The seed's own related links point at real
+stories the sample does not hold: they fail with 404 and are reported as not ingested.
+
+Post-crawl outputs are a registry (:data:`DEMO_STEPS`): a feature adds its output to the
+demo with one line, a :class:`DemoStep` whose function takes the store directory and the
+output directory and returns the paths it wrote.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from .crawl import CrawlOptions, CrawlReport, crawl
+from .crawl.fetch import FetchPolicy
+from .store import Store
+
+__all__ = ["DEMO_STEPS", "DemoResult", "DemoStep", "SiteServer", "run_demo", "sample_site"]
+
+REAL_ORIGIN = "https://hangingcontext.com"
+SAMPLE_ORIGIN = "https://news.example.org"
+
+
+@dataclass(frozen=True)
+class DemoStep:
+    """One output of the demo, made after the crawl from the store."""
+
+    name: str
+    run: Callable[[Path, Path], list[Path]]
+
+
+def _export_turtle(store_dir: Path, out_dir: Path) -> list[Path]:
+    from .export import export
+
+    target = out_dir / "graph.ttl"
+    fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=".graph.ttl.")
+    try:
+        with os.fdopen(fd, "wb") as handle, Store(store_dir, read_only=True) as store:
+            export(store, "turtle", handle)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return [target]
+
+
+#: The demo's post-crawl steps, run in order. Add a feature's output with one line here.
+def _draw_maps(store_dir: Path, out_dir: Path) -> list[Path]:
+    from .viz import draw_map
+
+    with Store(store_dir, read_only=True) as store:
+        reuse = draw_map(store, "reuse", out=out_dir / "map.html")
+        story = draw_map(store, "story", "agentic-rl-production", out=out_dir / "map-story.html")
+    return [reuse.path, story.path]
+
+
+def _run_queries(store_dir: Path, out_dir: Path) -> list[Path]:
+    from .queries import run_query
+    from .results import write_result
+
+    written = []
+    queries_dir = out_dir / "queries"
+    queries_dir.mkdir(parents=True, exist_ok=True)
+    with Store(store_dir, read_only=True) as store:
+        for name in ("source-reuse", "publisher-reach", "dangling-citations"):
+            target = queries_dir / f"{name}.csv"
+            with target.open("w", encoding="utf-8", newline="") as handle:
+                write_result(run_query(store, name), "csv", handle)
+            written.append(target)
+    return written
+
+
+DEMO_STEPS: list[DemoStep] = [
+    DemoStep("graph", _export_turtle),
+    DemoStep("queries", _run_queries),
+    DemoStep("maps", _draw_maps),
+]
+
+
+def _dumps(doc: dict[str, Any]) -> bytes:
+    return json.dumps(doc, ensure_ascii=False, indent=2).encode()
+
+
+def sample_site(n_stories: int = 60, seed: int = 7) -> tuple[dict[str, bytes], list[str]]:
+    """The sample site and its crawl seeds.
+
+    Returns:
+        ``(files, seeds)``: URL path (``/<host>/stories/…/index.json``) → bytes, and the
+        story page URLs to start the crawl from (the real story and two sample stories).
+    """
+    from .sample import generate_corpus
+
+    real = json.loads(
+        resources.files("hcgraph").joinpath("data/agentic-rl-production.json").read_bytes()
+    )
+    corpus = generate_corpus(n_stories, seed, include_seed=real)
+    files: dict[str, bytes] = {}
+    for story in corpus.stories:
+        parts = urlsplit(story["url"])
+        path = parts.path if parts.path.endswith("/") else parts.path + "/"
+        files[f"/{parts.netloc}{path}index.json"] = _dumps(story)
+    seeds = [str(s["url"]) for s in corpus.stories[:3]]
+    return files, seeds
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass  # the demo prints its own summary
+
+    def do_GET(self) -> None:
+        body = self.server.files.get(self.path.split("?", 1)[0])
+        if body is None:
+            self._send(404, b'{"error": "not in the sample site"}', {})
+            return
+        etag = '"' + hashlib.sha256(body).hexdigest()[:20] + '"'
+        if self.headers.get("If-None-Match") == etag:
+            self._send(304, b"", {"ETag": etag})
+            return
+        self._send(200, body, {"ETag": etag})
+
+    def _send(self, status: int, body: bytes, headers: Mapping[str, str]) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        for key, value in headers.items():
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    files: Mapping[str, bytes]
+
+
+class SiteServer:
+    """A static site on ``127.0.0.1`` (free port) in a background thread; a context manager.
+
+    Answers ``If-None-Match`` with 304, so running the demo twice shows a conditional re-crawl.
+    """
+
+    def __init__(self, files: Mapping[str, bytes]) -> None:
+        self.httpd = _Server(("127.0.0.1", 0), _Handler)
+        self.httpd.files = files
+        self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> SiteServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@dataclass
+class DemoResult:
+    """What the demo did and wrote."""
+
+    out_dir: Path
+    store_dir: Path
+    report: CrawlReport
+    outputs: dict[str, list[Path]] = field(default_factory=dict)
+    summary: dict[str, int] = field(default_factory=dict)
+
+
+_REUSED = """
+SELECT (COUNT(*) AS ?n) WHERE {
+  { SELECT ?m WHERE { GRAPH ?g { ?c cito:hasCitedEntity ?m } }
+    GROUP BY ?m HAVING (COUNT(DISTINCT ?g) >= 2) }
+}"""
+_STORIES = "SELECT DISTINCT ?s WHERE { ?s a hc:Story }"
+
+
+def _count(store: Store, sparql: str) -> int:
+    for row in store.query(sparql):
+        return int(row[0].value)
+    return 0
+
+
+def _summary(store_dir: Path, report: CrawlReport) -> dict[str, int]:
+    with Store(store_dir, read_only=True) as store:
+        stories = [str(row[0].value) for row in store.query(_STORIES)]
+        sample = sum(1 for s in stories if s.startswith(SAMPLE_ORIGIN + "/"))
+        return {
+            "stories": len(stories),
+            "real_stories": len(stories) - sample,
+            "sample_stories": sample,
+            "sources_reused": _count(store, _REUSED),
+            "failures": len(report.failures),
+            "triples": len(store),
+        }
+
+
+def run_demo(
+    out_dir: Path | str = Path("output"),
+    *,
+    store_dir: Path | str | None = None,
+    n_stories: int = 60,
+    seed: int = 7,
+    depth: int = 10,
+) -> DemoResult:
+    """Serve the sample site on loopback, crawl it into ``out_dir``, run :data:`DEMO_STEPS`.
+
+    Args:
+        out_dir: where outputs go (the store defaults to ``out_dir/store``).
+        store_dir: the store directory, if not ``out_dir/store``.
+        n_stories: generated sample stories besides the real one.
+        seed: the sample generator's seed.
+        depth: related-link hops followed from the seeds.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    store = Path(store_dir) if store_dir else out / "store"
+    files, seeds = sample_site(n_stories, seed)
+    with SiteServer(files) as server:
+        options = CrawlOptions(
+            depth=depth,
+            allow_hosts=(urlsplit(SAMPLE_ORIGIN).netloc,),
+            mirrors=(
+                f"{REAL_ORIGIN}={server.base}/{urlsplit(REAL_ORIGIN).netloc}",
+                f"{SAMPLE_ORIGIN}={server.base}/{urlsplit(SAMPLE_ORIGIN).netloc}",
+            ),
+            ignore_robots=True,  # our own mirror
+            workers="thread",  # 60 stories: a worker process would cost more than it saves
+            policy=FetchPolicy(timeout=10, retries=1, backoff_base=0.05),
+            report=out / "crawl-report.json",
+        )
+        report = crawl(seeds, store, options)
+    result = DemoResult(out, store, report)
+    result.outputs["store"] = [store]
+    result.outputs["crawl report"] = [out / "crawl-report.json"]
+    for step in DEMO_STEPS:
+        result.outputs[step.name] = step.run(store, out)
+    result.summary = _summary(store, report)
+    return result

@@ -1,0 +1,199 @@
+"""Unit tests of the crawler's parts: URLs, scope, mirrors, Retry-After, the frontier, and
+one fetch through ``httpx.MockTransport`` (no sockets)."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import email.utils
+
+import httpx
+import pytest
+
+from hcgraph.crawl.fetch import Fetcher, FetchPolicy, retry_after_seconds
+from hcgraph.crawl.frontier import Frontier
+from hcgraph.crawl.politeness import Politeness
+from hcgraph.crawl.urls import Mirror, Mirrors, Scope, canonicalize, json_url, page_url
+from hcgraph.errors import CrawlError
+
+
+@pytest.mark.parametrize(
+    ("raw", "canonical"),
+    [
+        ("HTTPS://HangingContext.com/stories/x", "https://hangingcontext.com/stories/x/"),
+        ("https://hangingcontext.com:443/stories/x/#top", "https://hangingcontext.com/stories/x/"),
+        ("https://h.example/a/?utm_source=x&id=3&fbclid=y", "https://h.example/a/?id=3"),
+        ("https://h.example/a/./b/../c", "https://h.example/a/c/"),
+        ("https://h.example", "https://h.example/"),
+        ("https://h.example/s/index.json", "https://h.example/s/index.json"),
+        ("https://user:pw@h.example/s/", "https://h.example/s/"),
+        ("http://h.example:8080/s", "http://h.example:8080/s/"),
+        ("https://h.example/a b/", "https://h.example/a%20b/"),
+    ],
+)
+def test_canonicalize(raw: str, canonical: str) -> None:
+    assert canonicalize(raw) == canonical
+
+
+@pytest.mark.parametrize(
+    "bad", ["file:///etc/passwd", "javascript:alert(1)", "/relative", "ftp://x/"]
+)
+def test_canonicalize_refuses_non_http(bad: str) -> None:
+    with pytest.raises(ValueError):
+        canonicalize(bad)
+
+
+def test_json_url_and_back() -> None:
+    page = "https://hangingcontext.com/stories/2026-10-20/agentic-rl-production/"
+    assert json_url(page) == page + "index.json"
+    assert json_url(page.rstrip("/")) == page + "index.json"
+    assert json_url(page + "index.json") == page + "index.json"
+    assert json_url(page, "story.json") == page + "story.json"
+    assert page_url(page + "index.json") == page
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        ("https://site.example/stories/a/", None),
+        ("https://SITE.example:443/stories/a/", None),
+        ("https://other.example/stories/a/", "off-site"),
+        ("https://site.example@evil.example/stories/", "off-site"),
+        ("file:///etc/passwd", "scheme file: not allowed"),
+        ("javascript:alert(1)", "scheme javascript: not allowed"),
+        ("data:text/plain,hi", "scheme data: not allowed"),
+    ],
+)
+def test_scope(url: str, reason: str | None) -> None:
+    scope = Scope.of(["https://site.example/stories/seed/index.json"])
+    why = scope.why_not(url)
+    if reason is None:
+        assert why is None
+    else:
+        assert why is not None and reason in why
+
+
+def test_allow_host_extends_scope() -> None:
+    scope = Scope.of(["https://site.example/"], ["Other.Example"])
+    assert scope.why_not("https://other.example:8443/x/") is None
+
+
+def test_mirrors_rewrite_both_ways() -> None:
+    mirrors = Mirrors((Mirror.parse("https://hangingcontext.com=http://127.0.0.1:8000/hc"),))
+    logical = "https://hangingcontext.com/stories/a/index.json"
+    fetch = mirrors.to_fetch(logical)
+    assert fetch == "http://127.0.0.1:8000/hc/stories/a/index.json"
+    assert mirrors.to_logical(fetch) == logical
+    assert mirrors.to_fetch("https://other.example/x/") == "https://other.example/x/"
+    assert (
+        mirrors.to_logical("http://127.0.0.1:8000/elsewhere/") == "http://127.0.0.1:8000/elsewhere/"
+    )
+
+
+def test_bad_mirror_spec_is_a_user_error() -> None:
+    with pytest.raises(CrawlError, match="ORIGIN=MIRROR"):
+        Mirror.parse("https://hangingcontext.com")
+    with pytest.raises(CrawlError, match="file"):
+        Mirror.parse("https://hangingcontext.com=file:///tmp")
+
+
+def test_retry_after_seconds_and_http_date() -> None:
+    now = dt.datetime(2026, 11, 1, 12, 0, 0, tzinfo=dt.UTC)
+    assert retry_after_seconds("7", now) == 7
+    later = email.utils.format_datetime(now + dt.timedelta(seconds=90), usegmt=True)
+    assert retry_after_seconds(later, now) == pytest.approx(90)
+    past = email.utils.format_datetime(now - dt.timedelta(seconds=90), usegmt=True)
+    assert retry_after_seconds(past, now) == 0
+    assert retry_after_seconds("soon", now) is None
+    assert retry_after_seconds(None, now) is None
+
+
+def test_frontier_depth_is_shortest_hops() -> None:
+    """A URL first reached by a long path moves up when a shorter one appears, and so do
+    the links of a story already crawled at the longer depth."""
+    f = Frontier(None)
+    f.begin("fp", max_depth=3)
+    assert f.add("A", 0)
+    assert f.add("B", 1, "A")
+    assert f.add("C", 2, "B")
+    f.mark_done("C", "c", "added", ["D"])
+    assert f.add("D", 3, "C")
+    assert not f.add("E", 4, "D")  # beyond --depth: not queued
+    assert f.add("C", 1, "A") is False  # seen: moved up, not re-queued
+    assert f.depth_of("C") == 1
+    assert f.depth_of("D") == 2
+    assert f.queued(10, set()) == [("A", 0), ("B", 1), ("D", 2)]
+
+
+def test_frontier_new_run_keeps_validators(tmp_path) -> None:
+    from hcgraph.crawl.frontier import Validators
+
+    f = Frontier(tmp_path / "f.sqlite")
+    assert f.begin("one", 2) is False
+    f.add("A", 0)
+    f.set_validators("A", Validators('"e"', None, "ab"))
+    f.close()
+    f = Frontier(tmp_path / "f.sqlite")
+    assert f.begin("one", 2) is True  # unfinished: resume
+    assert f.count("queued") == 1
+    f.finish()
+    assert f.begin("one", 2) is False  # finished: a new run (re-crawl)
+    assert f.count("queued") == 0
+    assert f.validators("A") == Validators('"e"', None, "ab")
+
+
+def _fetcher(handler, **policy) -> Fetcher:
+    client = httpx.AsyncClient(transport=httpx.MockTransport(handler), follow_redirects=False)
+    scope = Scope.of(["https://site.example/"])
+    return Fetcher(client, Politeness(4), FetchPolicy(backoff_base=0.001, **policy), scope.why_not)
+
+
+def test_fetch_retries_then_succeeds_with_mock_transport() -> None:
+    calls = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(request)
+        if len(calls) < 3:
+            return httpx.Response(503)
+        return httpx.Response(200, json={"ok": True})
+
+    result = asyncio.run(_fetcher(handler).get("https://site.example/a/index.json"))
+    assert result.error is None and result.status == 200 and result.attempts == 3
+    assert result.body == b'{"ok":true}'
+    assert len(calls) == 3
+
+
+def test_fetch_gives_up_after_retries() -> None:
+    result = asyncio.run(
+        _fetcher(lambda r: httpx.Response(502), retries=2).get("https://site.example/a/")
+    )
+    assert result.status == 502 and result.attempts == 3
+    assert result.error is not None and "gave up after 2 retries" in result.error
+
+
+def test_fetch_refuses_redirect_off_site_and_to_file() -> None:
+    for location in ("https://evil.example/x/", "file:///etc/passwd"):
+        fetcher = _fetcher(lambda r, loc=location: httpx.Response(302, headers={"Location": loc}))
+        result = asyncio.run(fetcher.get("https://site.example/a/"))
+        assert result.kind == "redirect" and "refused" in (result.error or "")
+        assert result.body is None
+
+
+def test_fetch_refuses_declared_oversize_without_reading() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"Content-Length": "999999"}, content=b"x" * 999999)
+
+    result = asyncio.run(_fetcher(handler, max_bytes=1000).get("https://site.example/a/"))
+    assert result.kind == "too-large" and "Content-Length 999999" in (result.error or "")
+
+
+def test_retry_after_too_long_gives_up_at_once() -> None:
+    calls = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(request)
+        return httpx.Response(429, headers={"Retry-After": "3600"})
+
+    result = asyncio.run(_fetcher(handler, max_retry_after=5).get("https://site.example/a/"))
+    assert result.kind == "retry-after" and "3600" in (result.error or "")
+    assert len(calls) == 1
