@@ -21,20 +21,13 @@ import pytest
 from hcgraph import Store, citation_graph, ingest_bytes
 from hcgraph.sample import generate_corpus
 from hcgraph.viz import write_map
+from hcgraph.viz.chromium import CHROMIUM, CHROMIUM_ARGS
 from tests.conftest import ROOT, SEED, SEED_URL
 from tests.hostile import hostile_story
 
-CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium")
 
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+ARGS = CHROMIUM_ARGS
 ARTIFACTS = ROOT / "tests" / "artifacts"
 HOSTILE_URL = "https://news.example.org/stories/2026-10-21/hostile/"
 # Hostile text written to *run* if it ever reached the DOM as markup: it sets a canary.
