@@ -244,7 +244,6 @@ def run_demo(
                 f"{SAMPLE_ORIGIN}={server.base}/{urlsplit(SAMPLE_ORIGIN).netloc}",
             ),
             ignore_robots=True,  # our own mirror
-            workers="thread",  # 60 stories: a worker process would cost more than it saves
             policy=FetchPolicy(timeout=10, retries=1, backoff_base=0.05),
             report=out / "crawl-report.json",
         )

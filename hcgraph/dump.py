@@ -18,8 +18,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
-import pyoxigraph as ox
-
 from .errors import ExportError
 from .store import Store
 
@@ -74,8 +72,8 @@ def write_shards(
 def _write(store: Store, target: Path, max_quads: int, compress: bool) -> list[Path]:
     written: list[Path] = []
     pending: list[bytes] = []
-    for iri in store.story_graphs():
-        lines = _graph_lines(store, iri)
+    for iri in store.graph_names():
+        lines = store.sorted_lines(iri, quads=True)
         if pending and len(pending) + len(lines) > max_quads:
             written.append(_flush(target, len(written), pending, compress))
             pending = []
@@ -83,14 +81,6 @@ def _write(store: Store, target: Path, max_quads: int, compress: bool) -> list[P
     if pending or not written:
         written.append(_flush(target, len(written), pending, compress))
     return written
-
-
-def _graph_lines(store: Store, iri: str) -> list[bytes]:
-    quads = store.ox.quads_for_pattern(None, None, None, ox.NamedNode(iri))
-    text = ox.serialize(quads, format=ox.RdfFormat.N_QUADS) or b""
-    lines = text.splitlines(keepends=True)
-    lines.sort()
-    return lines
 
 
 def _flush(target: Path, index: int, lines: list[bytes], compress: bool) -> Path:

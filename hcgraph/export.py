@@ -3,11 +3,11 @@
 =========  ==========================================================================
 format     what it writes
 =========  ==========================================================================
-turtle     the union of all story graphs, each triple once, with readable prefixes
+turtle     the union of all graphs (a set: each triple once), with readable prefixes
 ntriples   the same union, one triple per line
 jsonld     the same union as JSON-LD
-nquads     every story graph kept as a named graph
-trig       every story graph kept as a named graph, with prefixes
+nquads     every graph kept as a named graph (story graphs and shared graphs)
+trig       every graph kept as a named graph, with prefixes
 graphml    the networkx projection (typed, labelled nodes) for Gephi/yEd
 gexf       the same projection as GEXF
 =========  ==========================================================================
@@ -72,19 +72,17 @@ def _prefixes() -> dict[str, str]:
 
 def _union(fmt: ox.RdfFormat, *, prefixes: bool) -> Callable[[Store, BinaryIO], None]:
     def write(store: Store, out: BinaryIO) -> None:
-        ox.serialize(
-            store.union_triples(), out, format=fmt, prefixes=_prefixes() if prefixes else None
-        )
+        store.write_union(out, fmt, _prefixes() if prefixes else None)
 
     return write
 
 
 def _nquads(store: Store, out: BinaryIO) -> None:
-    store.ox.dump(out, format=ox.RdfFormat.N_QUADS)
+    store.dump(out, ox.RdfFormat.N_QUADS)
 
 
 def _trig(store: Store, out: BinaryIO) -> None:
-    store.ox.dump(out, format=ox.RdfFormat.TRIG, prefixes=_prefixes())
+    store.dump(out, ox.RdfFormat.TRIG, _prefixes())
 
 
 # XML 1.0 forbids most C0 controls even when escaped; GraphML/GEXF readers reject them.

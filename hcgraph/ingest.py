@@ -1,24 +1,22 @@
-"""Ingest story JSON from files and directories into a store.
+"""Ingest story JSON from files and directories into a store (through :mod:`hcgraph.pipeline`).
 
 A bad file never stops the run: it is recorded as a failure with its path and the JSON path
-of the problem, and every other file is still ingested. Parsing and mapping happen before
-anything is written, and stories are written in batches of whole stories, so an interrupted
-ingest leaves complete stories only.
+of the problem, and every other file is still ingested. Stories are written in batches of
+whole stories, and an interrupted ingest is repaired on the next open, so the store only
+ever holds complete stories.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import StoryError
-from .model import Story, parse_story
-from .store import PutResult, Store
+from .pipeline import BATCH, Document, Outcome, Pipeline
+from .store import Store
 
 __all__ = ["Failure", "IngestReport", "discover", "ingest_bytes", "ingest_paths"]
-
-BATCH = 500
 
 
 @dataclass(frozen=True)
@@ -32,9 +30,9 @@ class Failure:
 
 @dataclass
 class IngestReport:
-    """The outcome of an ingest run."""
+    """The outcome of an ingest run: one :class:`~hcgraph.pipeline.Outcome` per stored story."""
 
-    results: list[PutResult] = field(default_factory=list)
+    results: list[Outcome] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
 
     def count(self, status: str) -> int:
@@ -45,6 +43,13 @@ class IngestReport:
     def ok(self) -> bool:
         """True when no input failed."""
         return not self.failures
+
+    def record(self, outcome: Outcome) -> None:
+        """File one pipeline outcome as a result or a failure."""
+        if outcome.ok:
+            self.results.append(outcome)
+        elif outcome.reason is not None:
+            self.failures.append(Failure(outcome.source, outcome.reason, outcome.json_path or ""))
 
 
 def discover(paths: Iterable[Path | str]) -> Iterator[Path]:
@@ -57,32 +62,33 @@ def discover(paths: Iterable[Path | str]) -> Iterator[Path]:
             yield path
 
 
+def ingest_documents(
+    store: Store,
+    documents: Iterable[Document],
+    *,
+    report: IngestReport | None = None,
+    on_progress: Callable[[int], None] | None = None,
+    batch_size: int | None = None,
+) -> IngestReport:
+    """Run documents through the pipeline; failures go into the report."""
+    report = report if report is not None else IngestReport()
+    with Pipeline(store, batch_size=batch_size or BATCH) as pipeline:
+        for outcome in pipeline.run(documents, on_progress):
+            report.record(outcome)
+    return report
+
+
 def ingest_bytes(
     store: Store,
     documents: Iterable[tuple[bytes, str]],
     *,
     report: IngestReport | None = None,
     on_progress: Callable[[int], None] | None = None,
+    retrieved_at: dt.datetime | None = None,
 ) -> IngestReport:
-    """Parse, map and store ``(raw_bytes, source)`` pairs; failures go into the report."""
-    report = report if report is not None else IngestReport()
-    batch: list[tuple[Story, bytes, str]] = []
-    for raw, source in documents:
-        try:
-            story = parse_story(raw, source)
-        except StoryError as exc:
-            path, reason = exc.problems[0] if exc.problems else ("", str(exc))
-            report.failures.append(Failure(source, reason, path))
-        else:
-            batch.append((story, raw, source))
-        if len(batch) >= BATCH:
-            report.results.extend(store.put_stories(batch))
-            batch = []
-        if on_progress is not None:
-            on_progress(1)
-    if batch:
-        report.results.extend(store.put_stories(batch))
-    return report
+    """Ingest ``(raw_bytes, source)`` pairs (a convenience over :func:`ingest_documents`)."""
+    docs = (Document(raw, source, retrieved_at) for raw, source in documents)
+    return ingest_documents(store, docs, report=report, on_progress=on_progress)
 
 
 def ingest_paths(
@@ -90,15 +96,18 @@ def ingest_paths(
     paths: Iterable[Path | str],
     *,
     on_progress: Callable[[int], None] | None = None,
+    batch_size: int | None = None,
 ) -> IngestReport:
     """Ingest every story file found under ``paths`` (see :func:`discover`)."""
     report = IngestReport()
 
-    def read_all() -> Iterator[tuple[bytes, str]]:
+    def read_all() -> Iterator[Document]:
         for path in discover(paths):
             try:
-                yield path.read_bytes(), str(path)
+                yield Document(path.read_bytes(), str(path))
             except OSError as exc:
                 report.failures.append(Failure(str(path), f"cannot read: {exc.strerror or exc}"))
 
-    return ingest_bytes(store, read_all(), report=report, on_progress=on_progress)
+    return ingest_documents(
+        store, read_all(), report=report, on_progress=on_progress, batch_size=batch_size
+    )

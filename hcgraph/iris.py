@@ -43,7 +43,7 @@ import pyoxigraph as ox
 
 from .vocab import ID
 
-__all__ = ["as_iri", "mint", "segment"]
+__all__ = ["as_iri", "checked_iri", "mint", "minted", "segment"]
 
 _BASE = str(ID)
 
@@ -54,9 +54,21 @@ def segment(value: str) -> str:
 
 
 @lru_cache(maxsize=1 << 16)
+def minted(kind: str, *parts: str) -> str:
+    """An hcgraph-minted IRI as text: ``https://w3id.org/hcgraph/id/{kind}/{part}/…``."""
+    return _BASE + kind + "/" + "/".join(segment(p) for p in parts)
+
+
+@lru_cache(maxsize=1 << 16)
 def mint(kind: str, *parts: str) -> ox.NamedNode:
-    """An hcgraph-minted IRI: ``https://w3id.org/hcgraph/id/{kind}/{part}/…``."""
-    return ox.NamedNode(_BASE + kind + "/" + "/".join(segment(p) for p in parts))
+    """:func:`minted` as a pyoxigraph ``NamedNode``."""
+    return ox.NamedNode(minted(kind, *parts))
+
+
+def checked_iri(value: str | None) -> str | None:
+    """:func:`as_iri` as text: the IRI if RDF syntaxes accept it, else ``None``."""
+    node = as_iri(value)
+    return None if node is None else node.value
 
 
 @lru_cache(maxsize=1 << 14)

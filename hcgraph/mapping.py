@@ -1,16 +1,34 @@
-"""Map one validated :class:`~hcgraph.model.Story` to RDF quads in its own named graph.
+"""Map one validated :class:`~hcgraph.model.Story` to RDF: its own graph plus shared descriptions.
 
 PROV-O is the backbone (every story part is a ``prov:Entity``, publishers are
 ``prov:Organization``, the writer a ``prov:SoftwareAgent``, its run and hcgraph's ingest are
 ``prov:Activity``); CiTO records each cite object as a ``cito:Citation`` and each cited claim
 with ``cito:citesAsEvidence``; schema.org carries article metadata; Dublin Core carries ids,
-titles, dates and parts. IRIs follow :mod:`hcgraph.iris`. The output is a pure function of
-the story and its :class:`IngestInfo`: same input, same quads.
+titles, dates and parts. IRIs follow :mod:`hcgraph.iris`.
 
-Nothing is dropped: a manifest that is cited but not listed still becomes a manifest node,
-linked from the story by ``hc:citesUnlistedManifest``; a claim cited under some manifest is
-``dcterms:isPartOf`` that manifest, so a claim cited under two manifests shows up as such;
-fields the model does not know are kept as ``hc:unmappedJson`` (``rdf:JSON``) literals.
+**Layout: each thing is stated once.** What belongs to one story (the article, its sections,
+paragraphs, key facts, citations, links, the ingest provenance and revision chain) goes into
+the story's named graph, named by the story IRI. What many stories share is a
+:class:`Description` of one *subject* — a manifest, claim, source document, publisher, writer
+agent or run, newsroom, edition, related-link target — routed to the shared graph of its
+kind (:data:`~hcgraph.vocab.SHARED_GRAPHS`). Since every triple lives in exactly one graph
+(its story's, or its subject's kind's), the union default graph is a *set*: queries need no
+``DISTINCT`` to undo repetition. The pipeline adds a description to its shared graph once,
+and :mod:`hcgraph.ledger` counts which stories state it, so replacing or removing a story
+retracts exactly what only that story said. Two stories giving one manifest different titles
+both stay (conflicts are kept; ``hcgraph check`` finds them).
+
+Each story graph also carries derived **summary links** that the queries would otherwise have
+to compute through every citation: ``hc:citesManifest`` (story → each manifest it cites,
+listed or not) and ``hc:listsPublisher`` (story → the publisher of each manifest it lists, as
+the story itself gives it).
+
+Nothing is dropped: a manifest cited but not listed still gets a description (type and id)
+and ``hc:citesUnlistedManifest``; a claim is ``dcterms:isPartOf`` each manifest it is cited
+under; fields the model does not know are kept as ``hc:unmappedJson`` (``rdf:JSON``).
+
+The output is text (N-Triples terms, see :mod:`hcgraph.rdftext`) and a pure function of the
+story and its :class:`IngestInfo`: same input, same triples.
 """
 
 from __future__ import annotations
@@ -24,49 +42,37 @@ from typing import Any
 import pyoxigraph as ox
 
 from ._version import __version__
-from .iris import as_iri, mint
+from .iris import checked_iri, minted
 from .model import Cite, Story
-from .vocab import CITO, DCTERMS, HC, PROV, RDF, RDFS, SDO, XSD
+from .rdftext import XSD_DATE, XSD_DATETIME, boolean, integer, iri, literal, typed
+from .vocab import CITO, DCTERMS, HC, PROV, RDF, RDFS, SDO, SHARED_GRAPHS
 
-__all__ = ["IngestInfo", "Revision", "map_story", "story_graph"]
-
-
-def _n(term: Any) -> ox.NamedNode:
-    return ox.NamedNode(str(term))
+__all__ = ["Description", "IngestInfo", "MappedStory", "Revision", "map_story"]
 
 
-# Predicates and classes, built once: pyoxigraph validates every IRI it is given.
-A = _n(RDF.type)
-JSON_DT = _n(RDF.JSON)
-XSD_DATE, XSD_DATETIME, XSD_INT = _n(XSD.date), _n(XSD.dateTime), _n(XSD.integer)
-LABEL = _n(RDFS.label)
-COMMENT = _n(RDFS.comment)
-S = {name: _n(SDO[name]) for name in (
-    "NewsArticle", "CreativeWork", "Organization", "headline", "description", "datePublished",
-    "url", "text", "name", "position", "hasPart", "isPartOf", "image", "license", "creditText",
-    "abstract", "version", "usageInfo", "correction", "softwareVersion",
-)}  # fmt: skip
-D = {name: _n(DCTERMS[name]) for name in (
-    "identifier", "title", "isPartOf", "publisher", "issued", "date", "relation", "hasFormat",
-    "source", "created",
-)}  # fmt: skip
-P = {name: _n(PROV[name]) for name in (
-    "Entity", "Organization", "SoftwareAgent", "Activity", "wasDerivedFrom", "hadPrimarySource",
-    "wasAttributedTo", "wasGeneratedBy", "generatedAtTime", "wasAssociatedWith", "used",
-    "endedAtTime", "wasRevisionOf",
-)}  # fmt: skip
-C = {name: _n(CITO[name]) for name in (
-    "Citation", "hasCitingEntity", "hasCitedEntity", "citesAsEvidence",
-)}  # fmt: skip
-H = {name: _n(HC[name]) for name in HC.__annotations__}
+class _Terms:
+    """Namespace terms as N-Triples text, built once: ``T.hc("Story")`` → ``<…ns#Story>``."""
+
+    def __init__(self, namespace: Any) -> None:
+        self.base = str(namespace)
+        self.cache: dict[str, str] = {}
+
+    def __call__(self, name: str) -> str:
+        term = self.cache.get(name)
+        if term is None:
+            term = self.cache[name] = iri(self.base + name)
+        return term
 
 
-_INTS = [ox.Literal(str(i), datatype=XSD_INT) for i in range(256)]
-
-
-def _int(value: int) -> ox.Literal:
-    """An xsd:integer literal (positions and counts; small ones are pre-built)."""
-    return _INTS[value] if 0 <= value < len(_INTS) else ox.Literal(str(value), datatype=XSD_INT)
+SCHEMA, DC, PROVO, CITE, HCT = _Terms(SDO), _Terms(DCTERMS), _Terms(PROV), _Terms(CITO), _Terms(HC)
+A = iri(str(RDF.type))
+LABEL = iri(str(RDFS.label))
+COMMENT = iri(str(RDFS.comment))
+JSON_DT = str(RDF.JSON)
+_SOURCES = SHARED_GRAPHS["sources"]
+_PUBLISHERS = SHARED_GRAPHS["publishers"]
+_AGENTS = SHARED_GRAPHS["agents"]
+_LINKS = SHARED_GRAPHS["links"]
 
 
 @dataclass(frozen=True)
@@ -96,339 +102,440 @@ class IngestInfo:
     revisions: tuple[Revision, ...] = field(default_factory=tuple)
 
 
-def story_graph(story: Story) -> ox.NamedNode:
-    """The named graph holding a story's triples: named by the story IRI."""
-    return ox.NamedNode(story.url)
+@dataclass
+class Description:
+    """What one story says about one shared subject: its triples, in its kind's graph."""
+
+    graph: str
+    subject: str  # N-Triples term, ``<iri>``
+    triples: dict[str, None] = field(default_factory=dict)  # "s p o" lines, insertion-ordered
+
+    def body(self) -> str:
+        """The triples as sorted N-Triples lines (the content the ledger hashes)."""
+        return "".join(sorted(t + " .\n" for t in self.triples))
 
 
-def _dt(value: dt.datetime) -> ox.Literal:
+@dataclass
+class MappedStory:
+    """One story's mapping: the triples of its own graph and its shared descriptions."""
+
+    url: str
+    triples: list[str] = field(default_factory=list)  # "s p o" (no dot), story graph
+    shared: dict[str, Description] = field(default_factory=dict)  # by subject term
+
+    @property
+    def graph(self) -> str:
+        """The story graph's IRI (the story IRI)."""
+        return self.url
+
+    def nquads(self) -> str:
+        """The story graph as N-Quads text."""
+        g = " <" + self.url + "> .\n"
+        return g.join(self.triples) + g if self.triples else ""
+
+    def ntriples(self) -> str:
+        """The story graph as N-Triples text."""
+        return " .\n".join(self.triples) + " .\n" if self.triples else ""
+
+    def __len__(self) -> int:
+        return len(self.triples)
+
+    def quads(self) -> list[ox.Quad]:
+        """Story-graph quads as pyoxigraph objects (tests and notebooks; not the hot path)."""
+        return list(ox.parse(self.nquads().encode(), format=ox.RdfFormat.N_QUADS))
+
+
+def _dt(value: dt.datetime) -> str:
     text = value.isoformat()
     if text.endswith("+00:00"):
         text = text[:-6] + "Z"
-    return ox.Literal(text, datatype=XSD_DATETIME)
+    return typed(text, XSD_DATETIME)
 
 
-def _canonical_json(value: Any) -> ox.Literal:
+def _canonical_json(value: Any) -> str:
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return ox.Literal(text, datatype=JSON_DT)
+    return typed(text, JSON_DT)
+
+
+def _minted(kind: str, *parts: str) -> str:
+    return iri(minted(kind, *parts))
 
 
 class _Emitter:
-    """Collects quads for one graph; small helpers keep the mapping code declarative."""
+    """Collects one story's triples; small helpers keep the mapping code declarative."""
 
-    def __init__(self, graph: ox.NamedNode) -> None:
-        self.graph = graph
-        self.quads: list[ox.Quad] = []
-        self._described: set[str] = set()
+    def __init__(self, url: str) -> None:
+        self.out = MappedStory(url)
+        self.triples = self.out.triples
+        self._seen: set[str] = set()
 
     def first(self, key: str) -> bool:
-        """True the first time ``key`` is seen: describe shared nodes only once per graph."""
-        if key in self._described:
+        """True the first time ``key`` is seen (state a story-graph link only once)."""
+        if key in self._seen:
             return False
-        self._described.add(key)
+        self._seen.add(key)
         return True
 
-    def add(self, s: ox.NamedNode, p: ox.NamedNode, o: ox.NamedNode | ox.Literal) -> None:
-        self.quads.append(ox.Quad(s, p, o, self.graph))
+    def add(self, s: str, p: str, o: str) -> None:
+        self.triples.append(f"{s} {p} {o}")
 
-    def text(self, s: ox.NamedNode, p: ox.NamedNode, value: str | None) -> None:
+    def text(self, s: str, p: str, value: str | None) -> None:
         if value is not None and value != "":
-            self.quads.append(ox.Quad(s, p, ox.Literal(value), self.graph))
+            self.triples.append(f"{s} {p} {literal(value)}")
 
-    def typed(self, s: ox.NamedNode, *classes: ox.NamedNode) -> None:
+    def typed(self, s: str, *classes: str) -> None:
         for cls in classes:
-            self.quads.append(ox.Quad(s, A, cls, self.graph))
+            self.triples.append(f"{s} {A} {cls}")
 
-    def extra(self, s: ox.NamedNode, extra: dict[str, Any] | None) -> None:
+    def extra(self, s: str, extra: dict[str, Any] | None) -> None:
         if extra:
-            self.add(s, H["unmappedJson"], _canonical_json(extra))
+            self.add(s, HCT("unmappedJson"), _canonical_json(extra))
+
+    def about(self, graph: str, subject: str) -> _Shared:
+        """The shared description of ``subject`` (created on first use)."""
+        desc = self.out.shared.get(subject)
+        if desc is None:
+            desc = self.out.shared[subject] = Description(graph, subject)
+        return _Shared(desc)
 
 
-def map_story(story: Story, info: IngestInfo) -> list[ox.Quad]:
-    """All quads of one story, in its own named graph (see module docstring)."""
-    g = story_graph(story)
-    out = _Emitter(g)
-    st = ox.NamedNode(story.url)
+class _Shared:
+    """Adds triples to one :class:`Description` (duplicates collapse)."""
+
+    __slots__ = ("desc",)
+
+    def __init__(self, desc: Description) -> None:
+        self.desc = desc
+
+    def add(self, p: str, o: str) -> None:
+        self.desc.triples[f"{self.desc.subject} {p} {o}"] = None
+
+    def text(self, p: str, value: str | None) -> None:
+        if value is not None and value != "":
+            self.add(p, literal(value))
+
+    def typed(self, *classes: str) -> None:
+        for cls in classes:
+            self.add(A, cls)
+
+    def extra(self, extra: dict[str, Any] | None) -> None:
+        if extra:
+            self.add(HCT("unmappedJson"), _canonical_json(extra))
+
+
+def map_story(story: Story, info: IngestInfo) -> MappedStory:
+    """The triples of one story (see module docstring).
+
+    Raises:
+        ValueError: the story's ``url`` is not an IRI RDF syntaxes accept.
+    """
+    url = checked_iri(story.url)
+    if url is None or url != story.url:
+        raise ValueError(f"story url is not a usable IRI: {story.url!r}")
+    out = _Emitter(url)
+    st = iri(url)
     _map_article(out, st, story)
     _map_provenance(out, st, story, info)
-    manifests = _map_manifests(out, st, story)
-    _map_body(out, st, story, manifests)
+    listed = _map_manifests(out, st, story)
+    _map_body(out, st, story, listed)
     _map_extras(out, st, story)
-    return out.quads
+    return out.out
 
 
-def _map_article(out: _Emitter, st: ox.NamedNode, story: Story) -> None:
-    out.typed(st, H["Story"], S["NewsArticle"], P["Entity"])
-    out.add(st, D["identifier"], ox.Literal(story.id))
-    out.add(st, S["url"], st)
-    out.text(st, S["headline"], story.headline)
-    out.text(st, S["description"], story.dek)
-    out.text(st, H["angle"], story.angle)
-    out.text(st, H["slug"], story.slug)
-    out.text(st, H["beat"], story.beat)
-    out.text(st, H["disclosure"], story.disclosure)
+def _map_article(out: _Emitter, st: str, story: Story) -> None:
+    out.typed(st, HCT("Story"), SCHEMA("NewsArticle"), PROVO("Entity"))
+    out.add(st, DC("identifier"), literal(story.id))
+    out.add(st, SCHEMA("url"), st)
+    out.text(st, SCHEMA("headline"), story.headline)
+    out.text(st, SCHEMA("description"), story.dek)
+    out.text(st, HCT("angle"), story.angle)
+    out.text(st, HCT("slug"), story.slug)
+    out.text(st, HCT("beat"), story.beat)
+    out.text(st, HCT("disclosure"), story.disclosure)
     if story.published_at is not None:
-        out.add(st, S["datePublished"], _dt(story.published_at))
-        out.add(st, P["generatedAtTime"], _dt(story.published_at))
+        out.add(st, SCHEMA("datePublished"), _dt(story.published_at))
+        out.add(st, PROVO("generatedAtTime"), _dt(story.published_at))
     if story.labels is not None:
-        out.text(st, H["trust"], story.labels.trust)
-        out.text(st, H["trustText"], story.labels.trust_text)
+        out.text(st, HCT("trust"), story.labels.trust)
+        out.text(st, HCT("trustText"), story.labels.trust_text)
         out.extra(st, {"labels": story.labels.extra} if story.labels.extra else None)
     if story.source_count is not None:
-        out.add(st, H["declaredSourceCount"], _int(story.source_count))
+        out.add(st, HCT("declaredSourceCount"), integer(story.source_count))
     for name in story.publishers:
-        out.add(st, H["declaredPublisher"], mint("publisher", name))
+        out.add(st, HCT("declaredPublisher"), _minted("publisher", name))
     for mid in story.cited_manifest_ids:
-        out.add(st, H["declaredCitedManifest"], mint("manifest", mid))
+        out.add(st, HCT("declaredCitedManifest"), _minted("manifest", mid))
     links = story.links
     if story.newsroom or (links and links.newsroom):
-        room = as_iri(links.newsroom if links else None) or mint("newsroom", story.newsroom or "")
-        out.add(st, H["newsroom"], room)
-        out.typed(room, H["Newsroom"], P["Organization"])
-        out.text(room, D["identifier"], story.newsroom)
-        title = story.newsroom_title or (story.labels.newsroom if story.labels else None)
-        out.text(room, S["name"], title)
+        room_iri = checked_iri(links.newsroom if links else None)
+        room = iri(room_iri) if room_iri else _minted("newsroom", story.newsroom or "")
+        out.add(st, HCT("newsroom"), room)
+        desc = out.about(_AGENTS, room)
+        desc.typed(HCT("Newsroom"), PROVO("Organization"))
+        desc.text(DC("identifier"), story.newsroom)
+        labels_room = story.labels.newsroom if story.labels else None
+        desc.text(SCHEMA("name"), story.newsroom_title or labels_room)
     if story.edition or (links and links.edition):
-        ed = as_iri(links.edition if links else None) or mint("edition", story.edition or "")
-        out.add(st, H["edition"], ed)
-        out.typed(ed, H["Edition"])
-        out.text(ed, D["identifier"], story.edition)
+        ed_iri = checked_iri(links.edition if links else None)
+        ed = iri(ed_iri) if ed_iri else _minted("edition", story.edition or "")
+        out.add(st, HCT("edition"), ed)
+        desc = out.about(_AGENTS, ed)
+        desc.typed(HCT("Edition"))
+        desc.text(DC("identifier"), story.edition)
     if links is not None:
         for alt in (links.json_, links.markdown):
-            iri = as_iri(alt)
-            if iri is not None:
-                out.add(st, D["hasFormat"], iri)
+            alt_iri = checked_iri(alt)
+            if alt_iri is not None:
+                out.add(st, DC("hasFormat"), iri(alt_iri))
         out.extra(st, {"links": links.extra} if links.extra else None)
     for image in story.images:
         url = image.get("url") if isinstance(image, dict) else image
-        iri = as_iri(url) if isinstance(url, str) else None
-        if iri is not None:
-            out.add(st, S["image"], iri)
+        image_iri = checked_iri(url) if isinstance(url, str) else None
+        if image_iri is not None:
+            out.add(st, SCHEMA("image"), iri(image_iri))
     unmapped_images = [i for i in story.images if not isinstance(i, str)]
     out.extra(st, {"images": unmapped_images} if unmapped_images else None)
 
 
-def _map_provenance(out: _Emitter, st: ox.NamedNode, story: Story, info: IngestInfo) -> None:
+def _map_provenance(out: _Emitter, st: str, story: Story, info: IngestInfo) -> None:
     writer = story.writer
     if writer is not None and writer.agent:
-        agent = mint("agent", writer.agent)
-        out.typed(agent, P["SoftwareAgent"])
-        out.text(agent, S["name"], writer.agent)
-        out.add(st, P["wasAttributedTo"], agent)
+        agent = _minted("agent", writer.agent)
+        desc = out.about(_AGENTS, agent)
+        desc.typed(PROVO("SoftwareAgent"))
+        desc.text(SCHEMA("name"), writer.agent)
+        desc.extra(writer.extra)
+        out.add(st, PROVO("wasAttributedTo"), agent)
         if writer.run_id:
-            run = mint("run", writer.agent, writer.run_id)
-            out.typed(run, H["WriterRun"])
-            out.add(run, D["identifier"], ox.Literal(writer.run_id))
-            out.add(run, P["wasAssociatedWith"], agent)
-            out.add(st, P["wasGeneratedBy"], run)
-        out.extra(agent, writer.extra)
-    raw = mint("raw", info.sha256)
-    ingest = mint("ingest", info.sha256)
-    tool = mint("software", "hcgraph", __version__)
-    out.typed(raw, H["RawDocument"])
-    out.add(raw, H["sha256"], ox.Literal(info.sha256))
-    out.add(raw, H["byteSize"], _int(info.byte_size))
-    out.add(st, H["rawDocument"], raw)
-    out.typed(ingest, H["Ingest"])
-    out.add(ingest, P["used"], raw)
-    out.add(ingest, P["endedAtTime"], _dt(info.retrieved_at))
-    out.add(ingest, P["wasAssociatedWith"], tool)
-    out.add(ingest, H["sourceLocation"], ox.Literal(info.source))
-    out.typed(tool, P["SoftwareAgent"])
-    out.add(tool, S["softwareVersion"], ox.Literal(__version__))
+            run = _minted("run", writer.agent, writer.run_id)
+            run_desc = out.about(_AGENTS, run)
+            run_desc.typed(HCT("WriterRun"))
+            run_desc.add(DC("identifier"), literal(writer.run_id))
+            run_desc.add(PROVO("wasAssociatedWith"), agent)
+            out.add(st, PROVO("wasGeneratedBy"), run)
+    raw = _minted("raw", info.sha256)
+    ingest = _minted("ingest", info.sha256)
+    tool = _minted("software", "hcgraph", __version__)
+    out.typed(raw, HCT("RawDocument"))
+    out.add(raw, HCT("sha256"), literal(info.sha256))
+    out.add(raw, HCT("byteSize"), integer(info.byte_size))
+    out.add(st, HCT("rawDocument"), raw)
+    out.typed(ingest, HCT("Ingest"))
+    out.add(ingest, PROVO("used"), raw)
+    out.add(ingest, PROVO("endedAtTime"), _dt(info.retrieved_at))
+    out.add(ingest, PROVO("wasAssociatedWith"), tool)
+    out.add(ingest, HCT("sourceLocation"), literal(info.source))
+    tool_desc = out.about(_AGENTS, tool)
+    tool_desc.typed(PROVO("SoftwareAgent"))
+    tool_desc.add(SCHEMA("softwareVersion"), literal(__version__))
     newer = raw
     for rev in info.revisions:
-        old = mint("raw", rev.sha256)
-        out.add(newer, P["wasRevisionOf"], old)
-        out.typed(old, H["RawDocument"])
-        out.add(old, H["sha256"], ox.Literal(rev.sha256))
-        out.add(old, D["created"], _dt(rev.retrieved_at))
+        old = _minted("raw", rev.sha256)
+        out.add(newer, PROVO("wasRevisionOf"), old)
+        out.typed(old, HCT("RawDocument"))
+        out.add(old, HCT("sha256"), literal(rev.sha256))
+        out.add(old, DC("created"), _dt(rev.retrieved_at))
         newer = old
 
 
-def _map_manifests(out: _Emitter, st: ox.NamedNode, story: Story) -> dict[str, ox.NamedNode]:
-    """Listed manifests with their source documents and publishers; returns id -> IRI."""
-    nodes: dict[str, ox.NamedNode] = {}
+def _map_manifests(out: _Emitter, st: str, story: Story) -> dict[str, tuple[str, str | None]]:
+    """Listed manifests with their source documents and publishers.
+
+    Returns:
+        manifest id → (manifest term, publisher term or None), as the story lists them.
+    """
+    listed: dict[str, tuple[str, str | None]] = {}
     for m in story.manifests:
-        node = mint("manifest", m.manifest_id)
-        nodes[m.manifest_id] = node
-        out.add(st, H["listsManifest"], node)
-        out.typed(node, H["Manifest"], P["Entity"])
-        out.add(node, D["identifier"], ox.Literal(m.manifest_id))
-        out.text(node, D["title"], m.title)
-        doc = as_iri(m.source_url) or mint("source", m.manifest_id)
-        out.typed(doc, H["SourceDocument"], S["CreativeWork"])
-        out.add(node, P["hadPrimarySource"], doc)
-        out.text(doc, S["url"], m.source_url)
+        node = _minted("manifest", m.manifest_id)
+        out.add(st, HCT("listsManifest"), node)
+        desc = out.about(_SOURCES, node)
+        desc.typed(HCT("Manifest"), PROVO("Entity"))
+        desc.add(DC("identifier"), literal(m.manifest_id))
+        desc.text(DC("title"), m.title)
+        doc_iri = checked_iri(m.source_url)
+        doc = iri(doc_iri) if doc_iri else _minted("source", m.manifest_id)
+        desc.add(PROVO("hadPrimarySource"), doc)
+        doc_desc = out.about(_SOURCES, doc)
+        doc_desc.typed(HCT("SourceDocument"), SCHEMA("CreativeWork"))
+        doc_desc.text(SCHEMA("url"), m.source_url)
         if m.published_date is not None:
-            out.add(doc, D["issued"], ox.Literal(m.published_date.isoformat(), datatype=XSD_DATE))
+            doc_desc.add(DC("issued"), typed(m.published_date.isoformat(), XSD_DATE))
+        pub: str | None = None
         if m.source_name:
-            pub = mint("publisher", m.source_name)
-            if out.first("publisher " + m.source_name):
-                out.typed(pub, H["Publisher"], P["Organization"])
-                out.add(pub, S["name"], ox.Literal(m.source_name))
-            out.add(node, D["publisher"], pub)
-            out.add(doc, P["wasAttributedTo"], pub)
-        out.extra(node, m.extra)
+            pub = _minted("publisher", m.source_name)
+            pub_desc = out.about(_PUBLISHERS, pub)
+            pub_desc.typed(HCT("Publisher"), PROVO("Organization"))
+            pub_desc.add(SCHEMA("name"), literal(m.source_name))
+            desc.add(DC("publisher"), pub)
+            doc_desc.add(PROVO("wasAttributedTo"), pub)
+            if out.first("listsPublisher " + pub):
+                out.add(st, HCT("listsPublisher"), pub)
+        desc.extra(m.extra)
+        listed.setdefault(m.manifest_id, (node, pub))
     if story.run_these_manifests is not None:
         for mid in story.run_these_manifests.manifest_ids:
-            out.add(st, H["verifiableManifest"], mint("manifest", mid))
-    return nodes
+            out.add(st, HCT("verifiableManifest"), _minted("manifest", mid))
+    return listed
 
 
 def _map_body(
-    out: _Emitter, st: ox.NamedNode, story: Story, listed: dict[str, ox.NamedNode]
+    out: _Emitter, st: str, story: Story, listed: dict[str, tuple[str, str | None]]
 ) -> None:
-    unlisted: dict[str, ox.NamedNode] = {}
+    base = story.url
     for i, section in enumerate(story.sections, 1):
-        sec = ox.NamedNode(f"{story.url}#s{i}")
-        out.typed(sec, H["Section"], P["Entity"])
-        out.text(sec, S["name"], section.heading)
+        sec = iri(f"{base}#s{i}")
+        out.typed(sec, HCT("Section"), PROVO("Entity"))
+        out.text(sec, SCHEMA("name"), section.heading)
         _part(out, sec, st, i)
         out.extra(sec, section.extra)
         for j, para in enumerate(section.paragraphs, 1):
-            node = ox.NamedNode(f"{story.url}#s{i}-p{j}")
-            out.typed(node, H["Paragraph"], P["Entity"])
-            out.add(node, S["text"], ox.Literal(para.markdown))
+            node_iri = f"{base}#s{i}-p{j}"
+            node = iri(node_iri)
+            out.typed(node, HCT("Paragraph"), PROVO("Entity"))
+            out.add(node, SCHEMA("text"), literal(para.markdown))
             _part(out, node, sec, j)
-            _cites(out, node, para.cites, listed, unlisted, st)
+            _cites(out, node_iri, para.cites, listed, st)
             out.extra(node, para.extra)
     for i, fact in enumerate(story.key_facts, 1):
-        node = ox.NamedNode(f"{story.url}#kf{i}")
-        out.typed(node, H["KeyFact"], P["Entity"])
-        out.add(node, S["text"], ox.Literal(fact.text))
-        out.add(node, S["position"], _int(i))
-        out.add(node, D["isPartOf"], st)
-        out.add(st, H["keyFact"], node)
+        node_iri = f"{base}#kf{i}"
+        node = iri(node_iri)
+        out.typed(node, HCT("KeyFact"), PROVO("Entity"))
+        out.add(node, SCHEMA("text"), literal(fact.text))
+        out.add(node, SCHEMA("position"), integer(i))
+        out.add(node, DC("isPartOf"), st)
+        out.add(st, HCT("keyFact"), node)
         if fact.self_reported is not None:
-            out.add(node, H["selfReported"], ox.Literal(fact.self_reported))
-        _cites(out, node, fact.cites, listed, unlisted, st)
+            out.add(node, HCT("selfReported"), boolean(fact.self_reported))
+        _cites(out, node_iri, fact.cites, listed, st)
         out.extra(node, fact.extra)
 
 
-def _part(out: _Emitter, child: ox.NamedNode, parent: ox.NamedNode, position: int) -> None:
-    out.add(child, S["position"], _int(position))
-    out.add(child, D["isPartOf"], parent)
-    out.add(parent, S["hasPart"], child)
+def _part(out: _Emitter, child: str, parent: str, position: int) -> None:
+    out.add(child, SCHEMA("position"), integer(position))
+    out.add(child, DC("isPartOf"), parent)
+    out.add(parent, SCHEMA("hasPart"), child)
 
 
 def _cites(
     out: _Emitter,
-    citing: ox.NamedNode,
+    citing_iri: str,
     cites: Iterable[Cite],
-    listed: dict[str, ox.NamedNode],
-    unlisted: dict[str, ox.NamedNode],
-    st: ox.NamedNode,
+    listed: dict[str, tuple[str, str | None]],
+    st: str,
 ) -> None:
+    citing = iri(citing_iri)
     for k, cite in enumerate(cites, 1):
-        manifest = listed.get(cite.manifest_id) or unlisted.get(cite.manifest_id)
-        if manifest is None:
-            manifest = mint("manifest", cite.manifest_id)
-            unlisted[cite.manifest_id] = manifest
-            out.typed(manifest, H["Manifest"], P["Entity"])
-            out.add(manifest, D["identifier"], ox.Literal(cite.manifest_id))
-            out.add(st, H["citesUnlistedManifest"], manifest)
-        act = ox.NamedNode(f"{citing.value}-c{k}")
-        out.typed(act, H["Citation"])
-        out.add(act, C["hasCitingEntity"], citing)
-        out.add(act, C["hasCitedEntity"], manifest)
-        out.add(act, S["position"], _int(k))
-        if out.first(f"{citing.value} from {manifest.value}"):
-            out.add(citing, P["wasDerivedFrom"], manifest)
+        known = listed.get(cite.manifest_id)
+        manifest = known[0] if known else _minted("manifest", cite.manifest_id)
+        if known is None and out.first("unlisted " + manifest):
+            desc = out.about(_SOURCES, manifest)
+            desc.typed(HCT("Manifest"), PROVO("Entity"))
+            desc.add(DC("identifier"), literal(cite.manifest_id))
+            out.add(st, HCT("citesUnlistedManifest"), manifest)
+        if out.first("cites " + manifest):
+            out.add(st, HCT("citesManifest"), manifest)
+        act = iri(f"{citing_iri}-c{k}")
+        out.typed(act, HCT("Citation"))
+        out.add(act, CITE("hasCitingEntity"), citing)
+        out.add(act, CITE("hasCitedEntity"), manifest)
+        out.add(act, SCHEMA("position"), integer(k))
+        if out.first(f"{citing} from {manifest}"):
+            out.add(citing, PROVO("wasDerivedFrom"), manifest)
         for claim_id in cite.claim_ids:
-            claim = mint("claim", claim_id)
-            if out.first("claim " + claim_id):
-                out.typed(claim, H["Claim"], P["Entity"])
-                out.add(claim, D["identifier"], ox.Literal(claim_id))
-            if out.first(f"claim {claim_id} in {manifest.value}"):
-                out.add(claim, D["isPartOf"], manifest)
-            out.add(act, H["citesClaim"], claim)
-            if out.first(f"{citing.value} cites {claim_id}"):
-                out.add(citing, C["citesAsEvidence"], claim)
+            claim = _minted("claim", claim_id)
+            desc = out.about(_SOURCES, claim)
+            desc.typed(HCT("Claim"), PROVO("Entity"))
+            desc.add(DC("identifier"), literal(claim_id))
+            desc.add(DC("isPartOf"), manifest)
+            out.add(act, HCT("citesClaim"), claim)
+            if out.first(f"{citing} cites {claim}"):
+                out.add(citing, CITE("citesAsEvidence"), claim)
         out.extra(act, cite.extra)
 
 
-def _map_extras(out: _Emitter, st: ox.NamedNode, story: Story) -> None:
+def _map_extras(out: _Emitter, st: str, story: Story) -> None:
     base = story.url
     for i, question in enumerate(story.unresolved, 1):
-        node = ox.NamedNode(f"{base}#unresolved{i}")
-        out.typed(node, H["UnresolvedQuestion"], P["Entity"])
-        out.add(node, S["text"], ox.Literal(question))
-        out.add(node, S["position"], _int(i))
-        out.add(st, H["unresolved"], node)
+        node = iri(f"{base}#unresolved{i}")
+        out.typed(node, HCT("UnresolvedQuestion"), PROVO("Entity"))
+        out.add(node, SCHEMA("text"), literal(question))
+        out.add(node, SCHEMA("position"), integer(i))
+        out.add(st, HCT("unresolved"), node)
     for i, corr in enumerate(story.corrections, 1):
-        node = ox.NamedNode(f"{base}#correction{i}")
-        out.typed(node, H["Correction"], P["Entity"])
-        out.text(node, S["text"], corr.text)
-        out.text(node, D["date"], corr.date)
-        out.add(st, S["correction"], node)
+        node = iri(f"{base}#correction{i}")
+        out.typed(node, HCT("Correction"), PROVO("Entity"))
+        out.text(node, SCHEMA("text"), corr.text)
+        out.text(node, DC("date"), corr.date)
+        out.add(st, SCHEMA("correction"), node)
         out.extra(node, corr.extra)
     card = story.decision_card
     if card is not None:
-        node = ox.NamedNode(f"{base}#decision-card")
-        out.typed(node, H["DecisionCard"], P["Entity"])
-        out.add(st, H["decisionCard"], node)
+        node = iri(f"{base}#decision-card")
+        out.typed(node, HCT("DecisionCard"), PROVO("Entity"))
+        out.add(st, HCT("decisionCard"), node)
         for prop, values in (
             ("usefulFor", card.useful_for),
             ("notFor", card.not_for),
             ("compareAgainst", card.compare_against),
         ):
             for value in values:
-                out.add(node, H[prop], ox.Literal(value))
+                out.add(node, HCT(prop), literal(value))
         out.extra(node, card.extra)
     _map_reuse(out, st, story)
     _map_sponsor(out, st, story)
     for rel in story.related:
-        target = as_iri(rel.url)
-        if target is None:
+        target_iri = checked_iri(rel.url)
+        if target_iri is None:
             out.extra(st, {"related_unusable_url": rel.url})
             continue
-        out.add(st, D["relation"], target)
-        out.text(target, LABEL, rel.headline)
-        out.text(target, H["slug"], rel.slug)
+        target = iri(target_iri)
+        if out.first("related " + target):
+            out.add(st, DC("relation"), target)
+        if rel.headline:
+            out.about(_LINKS, target).text(LABEL, rel.headline)
     if story.run_these_manifests is not None and story.run_these_manifests.extra:
         out.extra(st, {"run_these_manifests": story.run_these_manifests.extra})
     out.extra(st, story.extra)
 
 
-def _map_reuse(out: _Emitter, st: ox.NamedNode, story: Story) -> None:
+def _map_reuse(out: _Emitter, st: str, story: Story) -> None:
     reuse = story.reuse
     if reuse is None:
         return
-    node = ox.NamedNode(f"{story.url}#reuse")
-    out.typed(node, H["ReuseTerms"])
-    out.add(st, H["reuseTerms"], node)
-    out.text(node, S["version"], reuse.version)
-    out.text(node, S["abstract"], reuse.summary)
-    out.text(node, S["creditText"], reuse.attribution)
+    node = iri(f"{story.url}#reuse")
+    out.typed(node, HCT("ReuseTerms"))
+    out.add(st, HCT("reuseTerms"), node)
+    out.text(node, SCHEMA("version"), reuse.version)
+    out.text(node, SCHEMA("abstract"), reuse.summary)
+    out.text(node, SCHEMA("creditText"), reuse.attribution)
     for rule in (reuse.link_rule, reuse.keep_ids_rule, reuse.no_endorsement):
-        out.text(node, H["usageRule"], rule)
-    license_iri = as_iri(reuse.license_url)
+        out.text(node, HCT("usageRule"), rule)
+    license_iri = checked_iri(reuse.license_url)
     if license_iri is not None:
-        out.add(st, S["license"], license_iri)
-        out.add(node, S["license"], license_iri)
-    machine = as_iri(reuse.machine_url)
+        out.add(st, SCHEMA("license"), iri(license_iri))
+        out.add(node, SCHEMA("license"), iri(license_iri))
+    machine = checked_iri(reuse.machine_url)
     if machine is not None:
-        out.add(node, S["usageInfo"], machine)
-    canonical = as_iri(reuse.canonical_url)
+        out.add(node, SCHEMA("usageInfo"), iri(machine))
+    canonical = checked_iri(reuse.canonical_url)
     if canonical is not None:
-        out.add(node, S["url"], canonical)
+        out.add(node, SCHEMA("url"), iri(canonical))
     out.extra(node, reuse.extra)
 
 
-def _map_sponsor(out: _Emitter, st: ox.NamedNode, story: Story) -> None:
+def _map_sponsor(out: _Emitter, st: str, story: Story) -> None:
     sponsor = story.sponsor
     if sponsor is None:
         return
-    node = ox.NamedNode(f"{story.url}#sponsor")
-    out.typed(node, H["SponsorNote"])
-    out.add(st, H["sponsorNote"], node)
-    out.text(node, S["name"], sponsor.label)
-    out.text(node, D["title"], sponsor.title)
-    out.text(node, S["text"], sponsor.text)
+    node = iri(f"{story.url}#sponsor")
+    out.typed(node, HCT("SponsorNote"))
+    out.add(st, HCT("sponsorNote"), node)
+    out.text(node, SCHEMA("name"), sponsor.label)
+    out.text(node, DC("title"), sponsor.title)
+    out.text(node, SCHEMA("text"), sponsor.text)
     out.text(node, COMMENT, sponsor.note)
     cta = sponsor.cta or {}
-    link = as_iri(cta.get("url")) if isinstance(cta.get("url"), str) else None
+    link = checked_iri(cta.get("url")) if isinstance(cta.get("url"), str) else None
     if link is not None:
-        out.add(node, S["url"], link)
+        out.add(node, SCHEMA("url"), iri(link))
     out.extra(node, {**sponsor.extra, **({"cta": cta} if cta else {})} or None)

@@ -18,14 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .archive import Archive, FetchRecord
-from .crawl.process import Item, Outcome, StoryProcessor
 from .errors import CrawlError
 from .ingest import Failure
+from .pipeline import Document, Outcome, Pipeline
 from .store import Store
 
 __all__ = ["RebuildReport", "rebuild"]
-
-_BATCH = 200
 
 
 @dataclass
@@ -46,9 +44,9 @@ class RebuildReport:
     failures: list[Failure] = field(default_factory=list)
     store_dir: Path | None = None
 
-    def count(self, put: str) -> int:
-        """Replayed bodies the store reported as ``put`` (added, replaced, unchanged)."""
-        return sum(1 for o in self.outcomes if o.put == put)
+    def count(self, status: str) -> int:
+        """Replayed bodies the store reported as ``status`` (added, replaced, unchanged)."""
+        return sum(1 for o in self.outcomes if o.status == status)
 
     @property
     def stories(self) -> int:
@@ -66,7 +64,7 @@ def _source(record: FetchRecord) -> str:
     return record.fetch_url if record.url.startswith("file:") else record.final_url
 
 
-def _items(archive: Archive, report: RebuildReport) -> Iterator[Item]:
+def _documents(archive: Archive, report: RebuildReport) -> Iterator[Document]:
     seen: set[tuple[str, str]] = set()
     for record in archive.records():
         report.records += 1
@@ -79,7 +77,7 @@ def _items(archive: Archive, report: RebuildReport) -> Iterator[Item]:
             continue  # a 304 or an unchanged re-fetch: nothing new
         seen.add(key)
         report.bodies += 1
-        yield Item(record.url, archive.get_body(record.sha256), _source(record), record.time)
+        yield Document(archive.get_body(record.sha256), _source(record), record.time, record.url)
 
 
 def rebuild(store_dir: Path | str, archive_dir: Path | str | None = None) -> RebuildReport:
@@ -98,34 +96,37 @@ def rebuild(store_dir: Path | str, archive_dir: Path | str | None = None) -> Reb
     staging = store_dir / ".rebuild"
     shutil.rmtree(staging, ignore_errors=True)
     report = RebuildReport(store_dir=store_dir)
-    with Store(staging) as store:
-        processor = StoryProcessor(store)
-        batch: list[Item] = []
-        for item in _items(archive, report):
-            batch.append(item)
-            if len(batch) >= _BATCH:
-                _run(processor, batch, report)
-                batch = []
-        _run(processor, batch, report)
-    _swap(staging / "oxigraph", store_dir / "oxigraph")
+    # Crawl mode with no earlier claims: one story under two URLs is deduplicated as the
+    # crawl did it.
+    with Store(staging) as store, Pipeline(store, crawl_claims={}) as pipeline:
+        for outcome in pipeline.run(_documents(archive, report)):
+            report.outcomes.append(outcome)
+            if outcome.reason is not None:
+                report.failures.append(
+                    Failure(outcome.source, outcome.reason, outcome.json_path or "")
+                )
+    for name in _DATABASE:
+        _swap(staging / name, store_dir / name)
     shutil.rmtree(staging, ignore_errors=True)
     return report
 
 
-def _run(processor: StoryProcessor, batch: list[Item], report: RebuildReport) -> None:
-    if not batch:
-        return
-    for item, outcome in zip(batch, processor.process(batch), strict=True):
-        report.outcomes.append(outcome)
-        if outcome.reason is not None:
-            report.failures.append(Failure(item.source, outcome.reason, outcome.json_path or ""))
+_DATABASE = ("oxigraph", "ledger.sqlite", "ledger.sqlite-wal", "ledger.sqlite-shm")
 
 
 def _swap(new: Path, target: Path) -> None:
-    """Put ``new`` in place of ``target``; the old database is removed only afterwards."""
+    """Put ``new`` in place of ``target``; the old one is removed only afterwards."""
     old = target.with_name(target.name + ".old")
-    shutil.rmtree(old, ignore_errors=True)
+    _remove(old)
     if target.exists():
         target.rename(old)
-    new.rename(target)
-    shutil.rmtree(old, ignore_errors=True)
+    if new.exists():
+        new.rename(target)
+    _remove(old)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)

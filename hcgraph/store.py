@@ -1,77 +1,69 @@
 """The embedded, persistent RDF store: Oxigraph (pyoxigraph) under one directory.
 
-Why Oxigraph: on the 10k-story graph it loads ~10x and queries/serialises ~30-50x faster
-than rdflib's default in-memory store (numbers in ``bench/RESULTS.md``), it persists to disk,
-and the Oxigraph server (``oxigraph serve``) reads the very same directory.
+The store only stores: quads in (N-Quads text to Oxigraph's bulk loader, atomic graph
+replacement), quads out (dumps, the union, one graph), SPARQL, and the few look-ups the
+ingest pipeline needs. What to write is decided by :mod:`hcgraph.pipeline`.
 
 Layout of a store directory (default ``output/store``)::
 
     output/store/
-      oxigraph/     the RocksDB database (one named graph per story)
-      archive/      raw bodies kept by the crawler (see hcgraph.archive)
+      oxigraph/       the RocksDB database
+      ledger.sqlite   which story states which shared description (hcgraph.ledger)
+      archive/        raw bodies kept by the crawler (hcgraph.archive)
 
-Each story lives in its own named graph, named by the story IRI, so re-ingesting a story
-replaces exactly its triples. SPARQL over the default graph sees the union of all story
-graphs because every query runs with ``use_default_graph_as_union`` (on the Oxigraph server:
-``--union-default-graph``).
-
-Writes are atomic per story: new stories go in with one transactional ``extend`` per batch
-of whole stories, a changed story is replaced with one SPARQL update (``DROP GRAPH`` +
-``INSERT DATA``) that Oxigraph runs as a single transaction. A crash therefore leaves each
-story either fully old or fully new, never half-written.
+Each story lives in its own named graph, named by the story IRI; manifests, claims, source
+documents, publishers and agents are described once in the shared graphs of
+:data:`~hcgraph.vocab.SHARED_GRAPHS`. Every triple is in exactly one graph, so the union of
+all graphs — the default graph every query sees (``use_default_graph_as_union``; on the
+Oxigraph server ``--union-default-graph``) — is a set.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import IO, Any
 
 import pyoxigraph as ox
 
 from .errors import StoreError
-from .iris import mint
-from .mapping import H, IngestInfo, Revision, map_story, story_graph
-from .model import Story
-from .vocab import DCTERMS, PREFIXES, PROV
+from .iris import minted
+from .ledger import Ledger
+from .vocab import DCTERMS, GRAPH, HC, PREFIXES, PROV
 
-__all__ = ["DEFAULT_STORE", "PutResult", "Store", "now_utc"]
+__all__ = ["DEFAULT_STORE", "Store", "first_line", "now_utc", "source_date_epoch"]
 
 DEFAULT_STORE = Path("output") / "store"
-_RAW_PREFIX = mint("raw", "").value
+_RAW_PREFIX = minted("raw", "")
+_RAW_DOCUMENT = ox.NamedNode(str(HC.rawDocument))
 _WAS_REVISION_OF = ox.NamedNode(str(PROV.wasRevisionOf))
 _CREATED = ox.NamedNode(str(DCTERMS.created))
 _ENDED = ox.NamedNode(str(PROV.endedAtTime))
-_UNION = "SELECT DISTINCT ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } }"
+_SHARED_PREFIX = str(GRAPH)
+# The union as triples: no DISTINCT needed, the union is a set (see the module docstring).
+_UNION = "CONSTRUCT { ?s ?p ?o } WHERE { GRAPH ?g { ?s ?p ?o } }"
+
+
+def source_date_epoch() -> dt.datetime | None:
+    """``SOURCE_DATE_EPOCH`` as a UTC time when set (reproducible builds), else None."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
+    return dt.datetime.fromtimestamp(int(epoch), tz=dt.UTC) if epoch.isdigit() else None
 
 
 def now_utc() -> dt.datetime:
-    """The ingest timestamp: now, or ``SOURCE_DATE_EPOCH`` when set (reproducible builds)."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    if epoch and epoch.isdigit():
-        return dt.datetime.fromtimestamp(int(epoch), tz=dt.UTC)
-    return dt.datetime.now(dt.UTC).replace(microsecond=0)
-
-
-@dataclass(frozen=True)
-class PutResult:
-    """What happened to one story: ``added``, ``replaced`` or ``unchanged``."""
-
-    story_url: str
-    status: str
-    triples: int
+    """The ingest timestamp: now (whole seconds), or ``SOURCE_DATE_EPOCH`` when set."""
+    return source_date_epoch() or dt.datetime.now(dt.UTC).replace(microsecond=0)
 
 
 class Store:
-    """hcgraph's store: a directory holding an Oxigraph database and the raw archive.
+    """hcgraph's store: a directory holding an Oxigraph database, its ledger and the archive.
 
     Args:
         directory: the store directory (created if missing, unless read-only).
-            ``None`` gives a throw-away in-memory store (tests, notebooks).
+            ``None`` gives a throw-away in-memory store (tests, notebooks, one-shot jobs).
         read_only: open without taking the write lock, so another process (the Oxigraph
             server) may hold the database open too.
 
@@ -82,6 +74,7 @@ class Store:
     def __init__(self, directory: Path | str | None = DEFAULT_STORE, *, read_only: bool = False):
         self.directory = Path(directory) if directory is not None else None
         self.read_only = read_only
+        self._ledger: Ledger | None = None
         try:
             if self.directory is None:
                 self.ox = ox.Store()
@@ -95,9 +88,7 @@ class Store:
                 self.db_path.mkdir(parents=True, exist_ok=True)
                 self.ox = ox.Store(str(self.db_path))
         except OSError as exc:
-            raise StoreError(
-                f"{self.directory}: cannot open the store: {_first_line(exc)}"
-            ) from exc
+            raise StoreError(f"{self.directory}: cannot open the store: {first_line(exc)}") from exc
 
     # --- lifecycle ------------------------------------------------------------------------
     @property
@@ -107,8 +98,23 @@ class Store:
             raise StoreError("an in-memory store has no database path")
         return self.directory / "oxigraph"
 
+    @property
+    def ledger(self) -> Ledger:
+        """The shared-description ledger (opened on first use; writable stores only)."""
+        self._writable()
+        if self._ledger is None:
+            path = None if self.directory is None else self.directory / "ledger.sqlite"
+            try:
+                self._ledger = Ledger(path)
+            except Exception as exc:  # sqlite3.Error and OSError alike
+                raise StoreError(f"{path}: cannot open the ledger: {first_line(exc)}") from exc
+        return self._ledger
+
     def close(self) -> None:
         """Flush writes and release the database (and its lock)."""
+        if self._ledger is not None:
+            self._ledger.close()
+            self._ledger = None
         if getattr(self, "ox", None) is not None:
             if not self.read_only and self.directory is not None:
                 self.ox.flush()
@@ -126,28 +132,55 @@ class Store:
         self.close()
 
     # --- reading --------------------------------------------------------------------------
+    def graph_names(self) -> list[str]:
+        """IRIs of all named graphs (story graphs and shared graphs), sorted."""
+        return sorted(g.value for g in self.ox.named_graphs() if isinstance(g, ox.NamedNode))
+
     def story_graphs(self) -> list[str]:
         """IRIs of all story graphs, sorted."""
-        return sorted(g.value for g in self.ox.named_graphs() if isinstance(g, ox.NamedNode))
+        return [g for g in self.graph_names() if not g.startswith(_SHARED_PREFIX)]
+
+    def shared_graphs(self) -> list[str]:
+        """IRIs of the shared graphs that hold something, sorted."""
+        return [g for g in self.graph_names() if g.startswith(_SHARED_PREFIX)]
 
     def __len__(self) -> int:
         return len(self.ox)
 
+    def graph_quads(self, graph: str) -> Iterator[ox.Quad]:
+        """The quads of one named graph."""
+        return self.ox.quads_for_pattern(None, None, None, ox.NamedNode(graph))
+
+    def sorted_lines(self, graph: str, *, quads: bool = False) -> list[bytes]:
+        """One graph as sorted N-Triples lines (or N-Quads with ``quads``): a stable form
+        for hashing, diffing and shards, whatever the insertion order."""
+        text = self.ox.dump(format=ox.RdfFormat.N_TRIPLES, from_graph=ox.NamedNode(graph)) or b""
+        lines = text.splitlines(keepends=True)
+        if quads:
+            tail = b" <" + graph.encode() + b"> .\n"
+            lines = [line[:-3] + tail for line in lines]
+        lines.sort()
+        return lines
+
+    def graph_size(self, graph: str) -> int:
+        """Number of quads in one named graph."""
+        return sum(1 for _ in self.graph_quads(graph))
+
     def raw_sha256(self, story_url: str) -> str | None:
         """SHA-256 of the raw bytes the story's graph was built from, or None if absent."""
         st = ox.NamedNode(story_url)
-        for quad in self.ox.quads_for_pattern(st, H["rawDocument"], None, st):
+        for quad in self.ox.quads_for_pattern(st, _RAW_DOCUMENT, None, st):
             return _value(quad.object).removeprefix(_RAW_PREFIX)
         return None
 
-    def _revisions(self, story_url: str, sha256: str) -> tuple[Revision, ...]:
-        """The current version of a story as the newest revision, then its older ones."""
+    def revisions(self, story_url: str, sha256: str) -> list[tuple[str, dt.datetime]]:
+        """The stored story's version history: (sha256, retrieved) newest first."""
         g = ox.NamedNode(story_url)
         ended = None
-        for q in self.ox.quads_for_pattern(mint("ingest", sha256), _ENDED, None, g):
+        for q in self.ox.quads_for_pattern(ox.NamedNode(minted("ingest", sha256)), _ENDED, None, g):
             ended = dt.datetime.fromisoformat(_value(q.object))
-        chain = [Revision(sha256, ended or now_utc())]
-        node = mint("raw", sha256)
+        chain = [(sha256, ended or now_utc())]
+        node = ox.NamedNode(minted("raw", sha256))
         seen = {sha256}
         while True:
             older = [q.object for q in self.ox.quads_for_pattern(node, _WAS_REVISION_OF, None, g)]
@@ -159,13 +192,9 @@ class Store:
                 break
             seen.add(sha)
             created = next(iter(self.ox.quads_for_pattern(node, _CREATED, None, g)), None)
-            when = (
-                dt.datetime.fromisoformat(_value(created.object))
-                if created
-                else chain[-1].retrieved_at
-            )
-            chain.append(Revision(sha, when))
-        return tuple(chain)
+            when = dt.datetime.fromisoformat(_value(created.object)) if created else chain[-1][1]
+            chain.append((sha, when))
+        return chain
 
     def query(
         self,
@@ -177,7 +206,7 @@ class Store:
         """Run SPARQL with the hc/prov/cito/schema/dcterms prefixes predeclared.
 
         ``bindings`` are bound as RDF terms (never spliced into the text). With ``union``
-        (the default) the default graph is the union of all story graphs.
+        (the default) the default graph is the union of all graphs.
         """
         subs: dict[ox.Variable, ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple] = {
             ox.Variable(k): v for k, v in (bindings or {}).items()
@@ -187,88 +216,84 @@ class Store:
         )
 
     def union_triples(self) -> Iterator[ox.Triple]:
-        """Every triple of every story graph once (the union), in a stable order.
+        """Every triple of the union, each once, in the store's index order.
 
-        Oxigraph's DISTINCT streams first occurrences in index (graph, subject, …) order,
-        so the order depends only on the store's content, not on insertion order, and each
-        subject's triples mostly arrive together (readable Turtle). An ``ORDER BY`` here is
-        10x slower on the on-disk store (it decodes and compares every term).
+        The order depends only on the store's content, never on insertion order.
         """
-        solutions = self.ox.query(_UNION)
-        assert isinstance(solutions, ox.QuerySolutions)
-        for solution in solutions:
-            yield ox.Triple(solution[0], solution[1], solution[2])
+        return iter(self._union())
+
+    def write_union(
+        self, out: IO[bytes], fmt: ox.RdfFormat, prefixes: dict[str, str] | None = None
+    ) -> None:
+        """Serialise the union (a triples format) to ``out``, in the store's index order."""
+        if prefixes is None:
+            # The engine serialises the CONSTRUCT result itself: no Python per triple.
+            self._union().serialize(out, format=fmt)
+        else:
+            ox.serialize(self._union(), out, format=fmt, prefixes=prefixes)
+
+    def _union(self) -> ox.QueryTriples:
+        result = self.ox.query(_UNION)
+        assert isinstance(result, ox.QueryTriples)
+        return result
+
+    def dump(
+        self, out: IO[bytes], fmt: ox.RdfFormat, prefixes: dict[str, str] | None = None
+    ) -> None:
+        """The engine's own dump of every named graph (N-Quads, TriG)."""
+        self.ox.dump(out, format=fmt, prefixes=prefixes)
 
     # --- writing --------------------------------------------------------------------------
-    def put_stories(
-        self,
-        items: Iterable[tuple[Story, bytes, str] | tuple[Story, bytes, str, dt.datetime]],
-        *,
-        retrieved_at: dt.datetime | None = None,
-    ) -> list[PutResult]:
-        """Ingest validated stories with their raw bytes and source (file or URL).
+    def load_nquads(self, data: bytes) -> None:
+        """Add N-Quads text with Oxigraph's bulk loader (parses in Rust, releases the GIL).
 
-        Identical bytes are a no-op; changed bytes replace the story's graph atomically and
-        record the previous version with ``prov:wasRevisionOf``; new stories are added in one
-        transaction for the whole batch. An item may carry its own retrieval time as a
-        fourth element (the crawler's fetch time); otherwise ``retrieved_at`` or now is used.
+        Not transactional: the pipeline records what it writes in the ledger first and
+        repairs an interrupted load on the next open (hcgraph.pipeline.recover).
         """
-        import hashlib
-
         self._writable()
-        when = retrieved_at or now_utc()
-        results: list[PutResult] = []
-        fresh: list[ox.Quad] = []
-        fresh_urls: set[str] = set()
-        for item in items:
-            story, raw, source = item[0], item[1], item[2]
-            item_when = item[3] if len(item) > 3 else when
-            sha = hashlib.sha256(raw).hexdigest()
-            old = None if story.url in fresh_urls else self.raw_sha256(story.url)
-            if story.url in fresh_urls:
-                self._commit(fresh)  # same story twice in one batch: the later one wins
-                fresh, fresh_urls = [], set()
-                old = self.raw_sha256(story.url)
-            if old == sha:
-                results.append(PutResult(story.url, "unchanged", 0))
-                continue
-            revisions = self._revisions(story.url, old) if old else ()
-            info = IngestInfo(sha, source, item_when, len(raw), revisions)
-            quads = map_story(story, info)
-            if old is None:
-                fresh.extend(quads)
-                fresh_urls.add(story.url)
-                results.append(PutResult(story.url, "added", len(quads)))
-            else:
-                self._replace(story, quads)
-                results.append(PutResult(story.url, "replaced", len(quads)))
-        self._commit(fresh)
-        return results
+        if not data:
+            return
+        try:
+            self.ox.bulk_load(data, ox.RdfFormat.N_QUADS)
+        except (OSError, SyntaxError) as exc:
+            raise StoreError(f"{self.directory}: write failed: {first_line(exc)}") from exc
 
-    def remove_story(self, story_url: str) -> None:
-        """Drop one story's graph."""
+    def replace_graph(
+        self, graph: str, ntriples: str, also: Mapping[str, str] | None = None
+    ) -> None:
+        """Atomically replace one graph's content (one SPARQL update transaction).
+
+        ``ntriples`` must be N-Triples produced by hcgraph (escaped, validated terms only);
+        ``also`` maps further graphs to N-Triples added in the same transaction.
+        """
         self._writable()
-        self.ox.remove_graph(ox.NamedNode(story_url))
-
-    def _commit(self, quads: list[ox.Quad]) -> None:
-        # bulk_extend writes the batch as SST files ingested in one step: 3-4x faster than the
-        # transactional extend, and still all-or-nothing for a batch of this size (whole
-        # stories only; tests/test_store.py kills an ingest mid-way to check it).
-        if quads:
-            try:
-                self.ox.bulk_extend(quads)
-            except OSError as exc:
-                raise StoreError(f"{self.directory}: write failed: {_first_line(exc)}") from exc
-
-    def _replace(self, story: Story, quads: list[ox.Quad]) -> None:
-        g = story_graph(story)
-        body = ox.serialize([q.triple for q in quads], format=ox.RdfFormat.N_TRIPLES)
-        assert body is not None
-        update = f"DROP SILENT GRAPH {g} ;\nINSERT DATA {{ GRAPH {g} {{\n{body.decode()}}} }}"
+        g = f"<{graph}>"
+        extra = "".join(f"GRAPH <{name}> {{\n{body}}}\n" for name, body in (also or {}).items())
+        update = f"DROP SILENT GRAPH {g} ;\nINSERT DATA {{ GRAPH {g} {{\n{ntriples}}}\n{extra}}}"
         try:
             self.ox.update(update)
-        except OSError as exc:
-            raise StoreError(f"{self.directory}: write failed: {_first_line(exc)}") from exc
+        except (OSError, SyntaxError) as exc:
+            raise StoreError(f"{self.directory}: write failed: {first_line(exc)}") from exc
+
+    def remove_graph(self, graph: str) -> None:
+        """Drop one named graph."""
+        self._writable()
+        self.ox.remove_graph(ox.NamedNode(graph))
+
+    def set_subject(self, graph: str, subject: str, ntriples: str) -> None:
+        """Make ``ntriples`` the only triples about ``subject`` (an IRI) in ``graph``."""
+        self._writable()
+        g, s = ox.NamedNode(graph), ox.NamedNode(subject)
+        for quad in list(self.ox.quads_for_pattern(s, None, None, g)):
+            self.ox.remove(quad)
+        if ntriples:
+            self.ox.load(ntriples.encode(), ox.RdfFormat.N_TRIPLES, to_graph=g)
+
+    def optimize(self) -> None:
+        """Compact the on-disk database (faster reads after large loads)."""
+        self._writable()
+        if self.directory is not None:
+            self.ox.optimize()
 
     def _writable(self) -> None:
         if self.read_only:
@@ -280,6 +305,7 @@ def _value(term: ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple) -> str:
     return "" if isinstance(term, ox.Triple) else term.value
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (for one-line user errors)."""
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__

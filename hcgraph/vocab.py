@@ -19,6 +19,7 @@ from rdflib.namespace import DCTERMS, PROV, RDF, RDFS, SDO, XSD, DefinedNamespac
 __all__ = [
     "CITO",
     "DCTERMS",
+    "GRAPH",
     "HC",
     "ID",
     "ONTOLOGY_IRI",
@@ -27,12 +28,24 @@ __all__ = [
     "RDF",
     "RDFS",
     "SDO",
+    "SHARED_GRAPHS",
     "TURTLE_PREFIXES",
     "XSD",
 ]
 
 CITO = Namespace("http://purl.org/spar/cito/")
 ID = Namespace("https://w3id.org/hcgraph/id/")
+
+#: Named graphs holding what many stories share, each thing described once (see
+#: hcgraph.mapping): every triple lives in the graph of its subject's kind, so the union of all
+#: graphs is a set. Story graphs are named by their story IRI and never start with this.
+GRAPH = Namespace("https://w3id.org/hcgraph/graph/")
+SHARED_GRAPHS: dict[str, str] = {
+    "sources": str(GRAPH.sources),  # manifests, their claims and source documents
+    "publishers": str(GRAPH.publishers),  # publishers (source_name)
+    "agents": str(GRAPH.agents),  # writer agents and runs, newsrooms, editions, hcgraph
+    "links": str(GRAPH.links),  # how stories label the related stories they link to
+}
 ONTOLOGY_IRI = "https://w3id.org/hcgraph/ns"
 
 

@@ -214,7 +214,7 @@ class Site:
         return self.server.count(self.path(slug))
 
     def crawl(self, store: Path, *seeds: str, **options: Any) -> CrawlReport:
-        opts = {"mirrors": (self.mirror,), "policy": FAST, "workers": "thread", **options}
+        opts = {"mirrors": (self.mirror,), "policy": FAST, **options}
         return crawl(list(seeds) or [page("a")], store, CrawlOptions(**opts))
 
 

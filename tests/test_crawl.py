@@ -233,14 +233,6 @@ def test_recrawl_is_conditional_and_records_revisions(site: Site, tmp_path: Path
         assert len(revisions) == 1
 
 
-def test_worker_process_mode(site: Site, tmp_path: Path) -> None:
-    """The default mode: a worker process stores while the event loop fetches."""
-    site.add("a", story("a", page("b")))
-    site.add("b", story("b"))
-    report = site.crawl(tmp_path, workers="process")
-    assert report.exit_code == 0 and stories_in(tmp_path) == {page("a"), page("b")}
-
-
 def test_local_file_seed_follows_links_over_http(site: Site, tmp_path: Path) -> None:
     local = tmp_path / "a.json"
     local.write_bytes(story("a", page("b")))

@@ -30,7 +30,7 @@ def corpus_site(crawl_server: CrawlServer) -> tuple[list[dict[str, object]], str
 def test_depth_matches_ground_truth(corpus_site, tmp_path: Path, depth: int) -> None:
     stories, mirror = corpus_site
     seeds = [str(stories[0]["url"]), str(stories[7]["url"])]
-    options = CrawlOptions(depth=depth, mirrors=(mirror,), policy=FAST, workers="thread")
+    options = CrawlOptions(depth=depth, mirrors=(mirror,), policy=FAST)
     crawl(seeds, tmp_path, options)
     expected = ground_truth(stories).within_hops(seeds, depth)
     assert stories_in(tmp_path) == set(expected)
@@ -41,7 +41,7 @@ def test_depth_matches_ground_truth(corpus_site, tmp_path: Path, depth: int) -> 
 def test_rebuild_gives_the_crawled_graph(corpus_site, tmp_path: Path) -> None:
     stories, mirror = corpus_site
     store = tmp_path / "store"
-    options = CrawlOptions(depth=2, mirrors=(mirror,), policy=FAST, workers="thread")
+    options = CrawlOptions(depth=2, mirrors=(mirror,), policy=FAST)
     crawl([str(stories[3]["url"])], store, options)
     crawled = quads_of(store)
     assert crawled

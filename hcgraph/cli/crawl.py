@@ -113,13 +113,6 @@ def _size(text: str) -> int:
     help="Do not send If-None-Match/If-Modified-Since from earlier crawls.",
 )
 @click.option(
-    "--workers",
-    type=click.Choice(["process", "thread"]),
-    default="process",
-    show_default=True,
-    help="Parse and store in a worker process or a thread.",
-)
-@click.option(
     "--report",
     "report_path",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -132,7 +125,7 @@ def crawl_command(
     per_host: int | None, rate: float | None, allow_hosts: tuple[str, ...],
     mirrors: tuple[str, ...], ignore_robots: bool, retries: int, timeout: float,
     max_bytes: str, json_suffix: str, contact: str | None, no_conditional: bool,
-    workers: str, report_path: Path | None, store_dir: Path,
+    report_path: Path | None, store_dir: Path,
 ) -> None:  # fmt: skip
     """Crawl stories from SEED URLs (story pages, their index.json, or local story files)
     breadth-first over their related links, into the store.
@@ -156,7 +149,7 @@ def crawl_command(
         rate=rate, allow_hosts=allow_hosts, mirrors=mirrors, ignore_robots=ignore_robots,
         json_suffix=json_suffix, contact=contact, conditional=not no_conditional,
         policy=FetchPolicy(timeout=timeout, retries=retries, max_bytes=_size(max_bytes)),
-        workers=workers, report=report_path,
+        report=report_path,
     )  # fmt: skip
     progress = Progress(
         SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),

@@ -158,7 +158,7 @@ def push_command(
     options.check()
     _warn_plain_http(target.url, credentials)
     with Store(store_dir, read_only=True) as store:
-        total = len(store.story_graphs())
+        total = len(store.graph_names())
         progress = Progress(
             TextColumn("push"), BarColumn(), MofNCompleteColumn(),
             TextColumn("graphs, {task.fields[triples]:,} triples"),

@@ -36,18 +36,19 @@ from .._version import __version__
 from ..archive import Archive, FetchRecord
 from ..errors import CrawlError
 from ..ingest import discover
+from ..pipeline import Document, Outcome
 from ..store import Store
 from .fetch import Fetcher, FetchPolicy, FetchResult
 from .frontier import Frontier, Validators
 from .politeness import Politeness
-from .process import Item, Outcome, ProcessRunner, Runner, ThreadRunner, open_store
+from .process import Runner, open_store
 from .report import CrawlReport, build_report
 from .robots import Robots
 from .urls import DEFAULT_JSON_SUFFIX, Mirror, Mirrors, Scope, canonicalize, json_url, resolve
 
 __all__ = ["CrawlOptions", "CrawlProgress", "Crawler", "acrawl", "crawl", "user_agent"]
 
-BATCH = 200  # stories per processing batch (one store transaction; as hcgraph ingest)
+BATCH = 200  # at most this many fetched stories per pipeline batch (crawl latency)
 _JSONISH = ("application/json", "text/json", "text/plain", "application/octet-stream")
 
 
@@ -74,7 +75,6 @@ class CrawlOptions:
         contact: an e-mail or URL added to the User-Agent.
         conditional: send If-None-Match / If-Modified-Since from earlier crawls.
         policy: timeouts, retries, back-off, body cap, redirects.
-        workers: ``process`` (a worker process stores; default), or ``thread``.
         report: where to write the JSON report (default ``STORE/crawl-report.json``).
     """
 
@@ -90,7 +90,6 @@ class CrawlOptions:
     contact: str | None = None
     conditional: bool = True
     policy: FetchPolicy = field(default_factory=FetchPolicy)
-    workers: str = "process"
     report: Path | None = None
 
     def fingerprint(self, seeds: Sequence[str]) -> str:
@@ -209,11 +208,11 @@ class Crawler:
         self._in_flight = 0
         self._processing = 0
         self._not_modified: set[str] = set()
-        self._resume_items: list[Item] = []
+        self._resume_items: list[Document] = []
         self._workers: list[asyncio.Task[None]] = []
         self._tasks: set[asyncio.Task[None]] = set()
         self._cond: asyncio.Condition | None = None
-        self._queue: asyncio.Queue[Item | None] | None = None
+        self._queue: asyncio.Queue[Document | None] | None = None
         self._stored = 0
 
     # --- public -----------------------------------------------------------------------------
@@ -237,8 +236,6 @@ class Crawler:
             resumed = self._begin(frontier)
             runner = self._runner(frontier)
             try:
-                if isinstance(runner, ProcessRunner):
-                    runner.start()  # the worker starts up while the first fetches run
                 requests = await self._crawl(frontier, runner)
             finally:
                 await runner.close()
@@ -302,12 +299,8 @@ class Crawler:
     def _runner(self, frontier: Frontier) -> Runner:
         claims = frontier.claims()
         if self.open_store is not None:
-            return ThreadRunner(self.open_store, claims)
-        if self.options.workers == "thread":
-            return ThreadRunner(open_store(self.store_dir), claims, owns_store=True)
-        if self.options.workers != "process":
-            raise CrawlError(f"workers must be 'process' or 'thread', not {self.options.workers!r}")
-        return ProcessRunner(self.store_dir, claims)
+            return Runner(self.open_store, claims)
+        return Runner(open_store(self.store_dir), claims, owns_store=True)
 
     def _make_client(self) -> httpx.AsyncClient:
         n = self.options.concurrency
@@ -366,7 +359,7 @@ class Crawler:
         assert self._queue is not None
         when = dt.datetime.fromisoformat(fetched_at) if fetched_at else dt.datetime.now(dt.UTC)
         self._processing += 1
-        self._resume_items.append(Item(url, self.archive.get_body(sha), source, when))
+        self._resume_items.append(Document(self.archive.get_body(sha), source, when, url))
 
     async def _notify(self) -> None:
         assert self._cond is not None
@@ -457,7 +450,7 @@ class Crawler:
         body = result.body if not not_modified else self.archive.get_body(sha)
         assert body is not None and self._queue is not None
         self._processing += 1  # counted before the (possibly blocking) put: the crawl is not idle
-        await self._queue.put(Item(url, body, result.final_url, result.fetched_at))
+        await self._queue.put(Document(body, result.final_url, result.fetched_at, url))
 
     async def _process_loop(self, frontier: Frontier, runner: Runner) -> None:
         assert self._queue is not None
@@ -490,7 +483,8 @@ class Crawler:
             await self._notify()
 
     def _record(self, frontier: Frontier, outcome: Outcome) -> None:
-        url = outcome.url
+        url = outcome.key
+        assert url is not None
         if outcome.reason is not None:
             kind = "not-a-story" if outcome.not_a_story else "invalid-story"
             frontier.mark_failed(
@@ -509,7 +503,7 @@ class Crawler:
                 self.scope = self.scope.with_host(host)
                 frontier.set_setting("hosts", json.dumps(sorted(self.scope.hosts)))
         related = list(self._children(frontier, outcome, depth))
-        put = outcome.put or "unchanged"
+        put = outcome.status or "unchanged"
         if put == "unchanged" and url in self._not_modified:
             put = "not-modified"
         frontier.mark_done(url, outcome.story_url, put, related)
@@ -525,15 +519,15 @@ class Crawler:
 
     def _children(self, frontier: Frontier, outcome: Outcome, depth: int) -> Iterable[str]:
         """Queue the in-scope related links one hop deeper; record the rest as skipped."""
-        base = outcome.story_url or outcome.url
+        base = outcome.story_url or outcome.key or ""
         for link in outcome.related:
             target = resolve(link, base)
             why = self.scope.why_not(target)
             if why is not None:
-                frontier.add_final(target, depth + 1, "skipped", outcome.url, why)
+                frontier.add_final(target, depth + 1, "skipped", outcome.key, why)
                 continue
             child = json_url(target, self.options.json_suffix)
-            frontier.add(child, depth + 1, outcome.url)
+            frontier.add(child, depth + 1, outcome.key)
             yield child
 
 

@@ -40,15 +40,12 @@ class LocalGraph:
 
 def graph_body(store: Store, iri: str) -> tuple[bytes, int]:
     """The sorted N-Triples of graph ``iri`` and its triple count."""
-    quads = store.ox.quads_for_pattern(None, None, None, ox.NamedNode(iri))
-    text = ox.serialize((q.triple for q in quads), format=ox.RdfFormat.N_TRIPLES)
-    lines = (text or b"").splitlines(keepends=True)
-    lines.sort()
+    lines = store.sorted_lines(iri)
     return b"".join(lines), len(lines)
 
 
 def local_graphs(store: Store, iris: Iterable[str] | None = None) -> Iterator[LocalGraph]:
-    """Yield every story graph (or those named in ``iris``) in IRI order."""
-    for iri in store.story_graphs() if iris is None else sorted(iris):
+    """Yield every graph — story graphs and shared graphs — (or those in ``iris``) in IRI order."""
+    for iri in store.graph_names() if iris is None else sorted(iris):
         body, count = graph_body(store, iri)
         yield LocalGraph(iri, body, count, hashlib.sha256(body).hexdigest())

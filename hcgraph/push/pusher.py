@@ -271,7 +271,7 @@ class _Run:
     # --- what to send -------------------------------------------------------------------
     def _changed(self) -> Iterator[LocalGraph]:
         """Every local graph is counted; the unchanged ones are skipped here."""
-        self.report.graphs = len(self.store.story_graphs())
+        self.report.graphs = len(self.store.graph_names())
         for graph in local_graphs(self.store):
             self.local_counts[graph.iri] = graph.triples
             if not self.opts.force and self.state.is_current(

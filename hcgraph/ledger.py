@@ -1,0 +1,222 @@
+"""Who said what about shared things: the reference counts behind "each thing stated once".
+
+A manifest cited by 5,000 stories is described once, in a shared graph (see
+:mod:`hcgraph.mapping`). To retract exactly what one story contributed when it is replaced or
+removed, the store keeps this ledger beside the Oxigraph database (``STORE/ledger.sqlite``):
+
+* ``descr`` — each distinct description (one story's triples about one shared subject),
+  keyed by a hash of its graph and text;
+* ``uses`` — which story states which description.
+
+A description leaves the graph when its last user goes; the subject's triples are then
+recomputed from the descriptions still in use (conflicting descriptions — two titles for one
+manifest — stay side by side until each loses its last story).
+
+Crash safety: a write marks the ledger dirty and records the stories it is writing as
+*pending* before touching Oxigraph, and settles them afterwards. :meth:`Ledger.pending`
+tells the pipeline what to check after a crash (see ``hcgraph.pipeline.recover``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Ledger", "Pending", "description_hash"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS descr (
+    hash BLOB PRIMARY KEY, graph TEXT NOT NULL, subject TEXT NOT NULL, body TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS descr_subject ON descr (subject, graph);
+CREATE TABLE IF NOT EXISTS uses (
+    story TEXT NOT NULL, hash BLOB NOT NULL, PRIMARY KEY (story, hash)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS uses_hash ON uses (hash);
+CREATE TABLE IF NOT EXISTS pending (
+    story TEXT PRIMARY KEY, sha TEXT, quads INTEGER NOT NULL, hashes BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+_HASH = 16
+
+
+def description_hash(graph: str, body: str) -> bytes:
+    """The identity of one description: 16 bytes of BLAKE2b over its graph and text."""
+    return hashlib.blake2b(f"{graph}\n{body}".encode(), digest_size=_HASH).digest()
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A story write that began but was not settled (``sha`` None: a removal)."""
+
+    story: str
+    sha: str | None
+    quads: int
+    hashes: frozenset[bytes]
+
+
+class Ledger:
+    """The description ledger of one store (``None`` path: in memory)."""
+
+    def __init__(self, path: Path | None) -> None:
+        # One writer thread uses it after the pipeline opened it: no same-thread check.
+        self.db = sqlite3.connect(
+            ":memory:" if path is None else str(path), isolation_level=None, check_same_thread=False
+        )
+        if path is not None:
+            self.db.execute("PRAGMA journal_mode = WAL")
+        self.db.execute("PRAGMA synchronous = NORMAL")
+        self.db.executescript(_SCHEMA)
+        self._known: set[bytes] | None = None
+
+    def close(self) -> None:
+        """Close the database."""
+        self.db.close()
+
+    # --- reading ------------------------------------------------------------------------
+    def known(self, digest: bytes) -> bool:
+        """True if the description is already in the ledger (and so in the graph)."""
+        if self._known is None:
+            self._known = {row[0] for row in self.db.execute("SELECT hash FROM descr")}
+        return digest in self._known
+
+    def uses_of(self, story: str) -> set[bytes]:
+        """The descriptions ``story`` currently states."""
+        rows = self.db.execute("SELECT hash FROM uses WHERE story = ?", (story,))
+        return {row[0] for row in rows}
+
+    def subject_of(self, digest: bytes) -> tuple[str, str] | None:
+        """(graph, subject) of a description, or None if unknown."""
+        row = self.db.execute(
+            "SELECT graph, subject FROM descr WHERE hash = ?", (digest,)
+        ).fetchone()
+        return None if row is None else (row[0], row[1])
+
+    def bodies_in_use(self, graph: str, subject: str) -> list[str]:
+        """Texts of the descriptions of ``subject`` that some story still states."""
+        rows = self.db.execute(
+            "SELECT body FROM descr d WHERE subject = ? AND graph = ?"
+            " AND EXISTS (SELECT 1 FROM uses u WHERE u.hash = d.hash) ORDER BY hash",
+            (subject, graph),
+        )
+        return [row[0] for row in rows]
+
+    def bodies(self, digests: Iterable[bytes]) -> Iterator[tuple[str, str]]:
+        """(graph, body) of the given descriptions."""
+        for digest in digests:
+            row = self.db.execute("SELECT graph, body FROM descr WHERE hash = ?", (digest,))
+            found = row.fetchone()
+            if found is not None:
+                yield found[0], found[1]
+
+    def unused(self) -> list[bytes]:
+        """Descriptions no story states any more (left by an interrupted retraction)."""
+        rows = self.db.execute(
+            "SELECT hash FROM descr d WHERE NOT EXISTS (SELECT 1 FROM uses u WHERE u.hash = d.hash)"
+        )
+        return [row[0] for row in rows]
+
+    def pending(self) -> list[Pending]:
+        """Story writes that began and were not settled (after a crash)."""
+        rows = self.db.execute("SELECT story, sha, quads, hashes FROM pending ORDER BY story")
+        return [Pending(s, sha, n, _unpack(blob)) for s, sha, n, blob in rows]
+
+    @property
+    def dirty(self) -> bool:
+        """True while a write is in progress (or was interrupted)."""
+        row = self.db.execute("SELECT value FROM meta WHERE key = 'dirty'").fetchone()
+        return row is not None and row[0] == "1"
+
+    # --- writing ------------------------------------------------------------------------
+    def begin(
+        self,
+        descriptions: Iterable[tuple[bytes, str, str, str]],
+        pending: Iterable[Pending],
+    ) -> None:
+        """Before a store write: record new descriptions and the stories being written.
+
+        Args:
+            descriptions: (hash, graph, subject, body) of descriptions new to the ledger.
+            pending: the stories this write adds, replaces or removes.
+        """
+        rows = list(descriptions)
+        with _transaction(self.db):
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('dirty', '1')")
+            self.db.executemany("INSERT OR IGNORE INTO descr VALUES (?, ?, ?, ?)", rows)
+            self.db.executemany(
+                "INSERT OR REPLACE INTO pending VALUES (?, ?, ?, ?)",
+                [(p.story, p.sha, p.quads, _pack(p.hashes)) for p in pending],
+            )
+        if self._known is not None:
+            self._known.update(row[0] for row in rows)
+
+    def settle(self, stories: Iterable[Pending]) -> set[bytes]:
+        """After a store write: make each story's uses its new ones, and clear it as pending.
+
+        Returns:
+            Descriptions that lost their last user (to retract from the graph).
+        """
+        dropped: set[bytes] = set()
+        with _transaction(self.db):
+            for p in stories:
+                old = self.uses_of(p.story)
+                gone = old - p.hashes
+                if gone:
+                    self.db.executemany(
+                        "DELETE FROM uses WHERE story = ? AND hash = ?",
+                        [(p.story, h) for h in gone],
+                    )
+                    dropped |= gone
+                self.db.executemany(
+                    "INSERT OR IGNORE INTO uses VALUES (?, ?)",
+                    [(p.story, h) for h in p.hashes - old],
+                )
+                self.db.execute("DELETE FROM pending WHERE story = ?", (p.story,))
+        return {h for h in dropped if not self._in_use(h)}
+
+    def forget(self, digests: Iterable[bytes]) -> None:
+        """Delete descriptions (retracted from the graph)."""
+        keys = list(digests)
+        with _transaction(self.db):
+            self.db.executemany("DELETE FROM descr WHERE hash = ?", [(h,) for h in keys])
+        if self._known is not None:
+            self._known.difference_update(keys)
+
+    def drop_pending(self, story: str) -> None:
+        """Clear a pending record without applying it (its write did not land)."""
+        with _transaction(self.db):
+            self.db.execute("DELETE FROM pending WHERE story = ?", (story,))
+
+    def clean(self) -> None:
+        """Mark the ledger consistent with the store again."""
+        with _transaction(self.db):
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('dirty', '0')")
+
+    def _in_use(self, digest: bytes) -> bool:
+        row = self.db.execute("SELECT 1 FROM uses WHERE hash = ? LIMIT 1", (digest,))
+        return row.fetchone() is not None
+
+
+class _transaction:
+    """``with _transaction(db):`` BEGIN … COMMIT (ROLLBACK on error)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN")
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        self.db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+
+
+def _pack(hashes: Iterable[bytes]) -> bytes:
+    return b"".join(sorted(hashes))
+
+
+def _unpack(blob: bytes) -> frozenset[bytes]:
+    return frozenset(blob[i : i + _HASH] for i in range(0, len(blob), _HASH))

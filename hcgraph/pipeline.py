@@ -1,0 +1,382 @@
+"""The one ingest pipeline: documents in → parse → identity → revisions → map → write.
+
+``hcgraph ingest`` (files), ``hcgraph crawl`` (fetched bodies) and ``hcgraph rebuild`` (the
+raw archive) all hand :class:`Document` objects to a :class:`Pipeline`, which gives back one
+:class:`Outcome` per document, in order.
+
+Per batch of whole stories the pipeline
+
+1. parses and validates each body (:func:`hcgraph.model.parse_story`; a bad one becomes a
+   failed outcome with its JSON path, the rest carry on);
+2. checks identity: a story the crawler already stored under another URL is a duplicate
+   (crawl mode), identical bytes are a no-op, changed bytes are a revision;
+3. maps each story to N-Quads text (:func:`hcgraph.mapping.map_story`): its own graph plus
+   descriptions of shared things;
+4. writes: descriptions new to the ledger go into the shared graphs once, new story graphs go
+   in with one call to Oxigraph's bulk loader, a changed story's graph is replaced in one
+   transaction, and what only a replaced or removed story said is retracted.
+
+While Oxigraph writes batch *n* (in Rust, without the GIL) the pipeline already parses and
+maps batch *n + 1*, so both cores work. Memory holds at most two batches.
+
+Crash safety: before each write the ledger records the stories being written (with their
+expected quad counts); :func:`recover` settles or undoes them on the next open, so every
+story in the store is complete and the shared graphs match the ledger.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+
+from .errors import NotAStoryError, StoreError, StoryError
+from .ledger import Pending, description_hash
+from .mapping import IngestInfo, MappedStory, Revision, map_story
+from .model import Story, parse_story
+from .store import Store, now_utc, source_date_epoch
+
+__all__ = ["BATCH", "Document", "Outcome", "Pipeline", "graph_time", "recover", "remove_story"]
+
+#: Stories per write: large enough that Oxigraph's bulk loader runs long, sorted loads (few
+#: SST files to compact), small enough that two batches stay well under 1 GB.
+BATCH = 1000
+
+
+@dataclass(frozen=True)
+class Document:
+    """One raw story document to ingest.
+
+    Attributes:
+        body: the raw bytes.
+        source: where they came from (file path or URL), recorded in the graph.
+        retrieved_at: when they were read or fetched (None: now).
+        key: the crawl frontier URL the body was fetched for (None for local files).
+    """
+
+    body: bytes
+    source: str
+    retrieved_at: dt.datetime | None = None
+    key: str | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What happened to one :class:`Document`.
+
+    ``status`` is ``added``, ``replaced`` or ``unchanged`` for a stored story; ``duplicate_of``
+    is set when the story was already stored under another crawl URL; ``reason`` and
+    ``json_path`` explain a body that is not a valid story.
+    """
+
+    source: str
+    key: str | None = None
+    story_url: str | None = None
+    story_id: str | None = None
+    related: tuple[str, ...] = ()
+    status: str | None = None
+    quads: int = 0
+    duplicate_of: str | None = None
+    reason: str | None = None
+    json_path: str | None = None
+    not_a_story: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """True if the story is in the store."""
+        return self.status is not None
+
+
+def graph_time(when: dt.datetime | None) -> dt.datetime:
+    """The retrieval time recorded in the graph: whole seconds, UTC.
+
+    ``SOURCE_DATE_EPOCH``, when set, wins (reproducible builds give identical graphs); an
+    unknown time is now.
+    """
+    fixed = source_date_epoch()
+    if fixed is not None:
+        return fixed
+    if when is None:
+        return now_utc()
+    return when.astimezone(dt.UTC).replace(microsecond=0)
+
+
+@dataclass
+class _Write:
+    """A prepared batch: what the writer thread sends to the store."""
+
+    new: list[tuple[MappedStory, str]] = field(default_factory=list)  # (mapping, sha)
+    replaced: list[tuple[MappedStory, str]] = field(default_factory=list)
+    descriptions: dict[bytes, tuple[str, str, str]] = field(default_factory=dict)
+    uses: dict[str, frozenset[bytes]] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.new or self.replaced)
+
+
+class Pipeline:
+    """Parse, dedupe, map and write documents (see the module docstring).
+
+    Args:
+        store: an open, writable store.
+        batch_size: stories per write.
+        crawl_claims: crawl mode: story IRI → (crawl URL, story id) already stored by this
+            crawl; a story reached again under another URL is then a duplicate, not stored.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        batch_size: int = BATCH,
+        crawl_claims: dict[str, tuple[str, str | None]] | None = None,
+    ) -> None:
+        self.store = store
+        self.batch_size = batch_size
+        self.crawl = crawl_claims is not None
+        self.by_story = {s: u for s, (u, _) in (crawl_claims or {}).items()}
+        self.by_id = {i: s for s, (_, i) in (crawl_claims or {}).items() if i}
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="hcgraph-write")
+        self._writing: Future[None] | None = None
+        self._inflight: set[str] = set()
+        recover(store)
+        store.ledger.known(b"")  # load the known descriptions here, not in the writer thread
+
+    # --- public -------------------------------------------------------------------------
+    def run(
+        self, documents: Iterable[Document], on_progress: Callable[[int], None] | None = None
+    ) -> Iterator[Outcome]:
+        """Process a stream of documents; outcomes come back in order, batch by batch."""
+        batch: list[Document] = []
+        for doc in documents:
+            batch.append(doc)
+            if len(batch) >= self.batch_size:
+                yield from self._submit(batch)
+                if on_progress is not None:
+                    on_progress(len(batch))
+                batch = []
+        if batch:
+            yield from self._submit(batch)
+            if on_progress is not None:
+                on_progress(len(batch))
+        self.flush()
+
+    def process(self, documents: Sequence[Document]) -> list[Outcome]:
+        """Process one batch and wait until it is written (the crawler's call)."""
+        outcomes = self._submit(list(documents))
+        self.flush()
+        return outcomes
+
+    def flush(self) -> None:
+        """Wait for the write in flight (raises what it raised)."""
+        if self._writing is not None:
+            writing, self._writing = self._writing, None
+            try:
+                writing.result()
+            finally:
+                self._inflight.clear()
+
+    def close(self) -> None:
+        """Finish the write in flight and stop the writer thread."""
+        try:
+            self.flush()
+        finally:
+            self._pool.shutdown(wait=True)
+
+    def __enter__(self) -> Pipeline:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- one batch ----------------------------------------------------------------------
+    def _submit(self, documents: list[Document]) -> list[Outcome]:
+        outcomes: list[Outcome] = []
+        write = _Write()
+        batch_urls: set[str] = set()
+        for doc in documents:
+            parsed = self._parse(doc)
+            if isinstance(parsed, Outcome):
+                outcomes.append(parsed)
+                continue
+            story = parsed
+            if story.url in batch_urls:
+                # The same story twice in one batch: write what we have, then the later
+                # version replaces it (with the earlier one as its revision).
+                self._start(write)
+                write, batch_urls = _Write(), set()
+            if story.url in self._inflight:
+                self.flush()
+            outcomes.append(self._prepare(doc, story, write))
+            batch_urls.add(story.url)
+        self._start(write)
+        return outcomes
+
+    def _parse(self, doc: Document) -> Story | Outcome:
+        try:
+            story = parse_story(doc.body, doc.source)
+        except StoryError as exc:
+            path, reason = exc.problems[0] if exc.problems else ("", str(exc))
+            return Outcome(
+                doc.source,
+                doc.key,
+                reason=reason,
+                json_path=path or None,
+                not_a_story=isinstance(exc, NotAStoryError),
+            )
+        if self.crawl:
+            related = tuple(r.url for r in story.related)
+            dup = self._duplicate_of(story, doc.key or doc.source)
+            if dup is not None:
+                return Outcome(doc.source, doc.key, story.url, story.id, related, duplicate_of=dup)
+            self.by_story[story.url] = doc.key or doc.source
+            self.by_id.setdefault(story.id, story.url)
+        return story
+
+    def _duplicate_of(self, story: Story, url: str) -> str | None:
+        owner = self.by_story.get(story.url)
+        if owner is not None and owner != url:
+            return owner
+        same_id = self.by_id.get(story.id)
+        if same_id is not None and same_id != story.url:
+            return self.by_story.get(same_id, same_id)
+        return None
+
+    def _prepare(self, doc: Document, story: Story, write: _Write) -> Outcome:
+        related = tuple(r.url for r in story.related)
+        sha = hashlib.sha256(doc.body).hexdigest()
+        old = self.store.raw_sha256(story.url)
+        base = Outcome(doc.source, doc.key, story.url, story.id, related)
+        if old == sha:
+            return _with(base, status="unchanged")
+        revisions = (
+            tuple(Revision(s, when) for s, when in self.store.revisions(story.url, old))
+            if old
+            else ()
+        )
+        info = IngestInfo(sha, doc.source, graph_time(doc.retrieved_at), len(doc.body), revisions)
+        mapped = map_story(story, info)
+        hashes = set()
+        for desc in mapped.shared.values():
+            body = desc.body()
+            digest = description_hash(desc.graph, body)
+            hashes.add(digest)
+            if digest not in write.descriptions and not self.store.ledger.known(digest):
+                write.descriptions[digest] = (desc.graph, desc.subject, body)
+        write.uses[story.url] = frozenset(hashes)
+        (write.replaced if old else write.new).append((mapped, sha))
+        return _with(base, status="replaced" if old else "added", quads=len(mapped))
+
+    def _start(self, write: _Write) -> None:
+        """Hand a prepared batch to the writer thread (after the previous one finished)."""
+        self.flush()
+        if write:
+            self._inflight = {m.url for m, _ in (*write.new, *write.replaced)}
+            self._writing = self._pool.submit(_write, self.store, write)
+
+
+def _with(outcome: Outcome, **changes: object) -> Outcome:
+    return replace(outcome, **changes)  # type: ignore[arg-type]
+
+
+def _write(store: Store, write: _Write) -> None:
+    """Write one prepared batch: ledger first, then Oxigraph, then settle and retract."""
+    ledger = store.ledger
+    pending = [
+        Pending(m.url, sha, len(m), write.uses[m.url]) for m, sha in (*write.new, *write.replaced)
+    ]
+    descriptions = write.descriptions
+    ledger.begin(((h, g, s, b) for h, (g, s, b) in descriptions.items()), pending)
+    by_graph: dict[str, list[str]] = {}
+    for graph, _, body in descriptions.values():
+        by_graph.setdefault(graph, []).append(body)
+    shared = {g: "".join(bodies) for g, bodies in sorted(by_graph.items())}
+    if write.replaced:
+        # Each changed story in its own transaction; the batch's new descriptions ride with
+        # the first one.
+        for n, (mapped, _) in enumerate(write.replaced):
+            store.replace_graph(mapped.url, mapped.ntriples(), shared if n == 0 else None)
+        shared = {}
+    parts = [mapped.nquads() for mapped, _ in write.new]
+    for graph, body in shared.items():
+        tail = f" <{graph}> .\n"
+        parts.append(tail.join(body[:-3].split(" .\n")) + tail)
+    store.load_nquads("".join(parts).encode())
+    _retract(store, ledger.settle(pending))
+    ledger.clean()
+
+
+def _retract(store: Store, dropped: set[bytes]) -> None:
+    """Remove descriptions no story states any more; their subjects keep the rest."""
+    if not dropped:
+        return
+    ledger = store.ledger
+    subjects = {ledger.subject_of(h) for h in dropped} - {None}
+    ledger.forget(dropped)
+    for graph, subject in sorted(s for s in subjects if s is not None):
+        lines: dict[str, None] = {}
+        for body in ledger.bodies_in_use(graph, subject):
+            lines.update(dict.fromkeys(body.splitlines(keepends=True)))
+        store.set_subject(graph, subject[1:-1], "".join(sorted(lines)))
+
+
+def remove_story(store: Store, story_url: str) -> bool:
+    """Remove one story: its graph, and what only it said about shared things.
+
+    Returns:
+        False if the story was not in the store.
+
+    Raises:
+        StoreError: the store is read-only or cannot be written.
+    """
+    if store.read_only:
+        raise StoreError(f"{store.directory}: store opened read-only")
+    recover(store)
+    if store.raw_sha256(story_url) is None:
+        return False
+    ledger = store.ledger
+    pending = [Pending(story_url, None, 0, frozenset())]
+    ledger.begin((), pending)
+    store.remove_graph(story_url)
+    _retract(store, ledger.settle(pending))
+    ledger.clean()
+    return True
+
+
+def recover(store: Store) -> None:
+    """Settle or undo writes an earlier process left unfinished (see module docstring).
+
+    For each pending story: if its graph holds the expected version, complete and with the
+    expected number of quads, the write landed and is settled; otherwise a partial graph is
+    removed and the record dropped. Descriptions of settled stories are written again
+    (idempotent), and descriptions nobody uses are retracted.
+    """
+    if store.read_only:
+        return
+    ledger = store.ledger
+    if not ledger.dirty:
+        return
+    landed: list[Pending] = []
+    for p in ledger.pending():
+        sha = store.raw_sha256(p.story)
+        if p.sha is None:
+            if sha is not None:
+                store.remove_graph(p.story)
+            landed.append(p)
+        elif sha == p.sha and store.graph_size(p.story) == p.quads:
+            landed.append(p)
+        else:
+            # Not landed. A new story's graph may be partial (the bulk loader is not
+            # transactional): remove it, a re-run ingests it again. A replaced story's old
+            # version (another sha) is intact: keep it.
+            if sha is None or sha == p.sha:
+                store.remove_graph(p.story)
+            ledger.drop_pending(p.story)
+    for graph, body in ledger.bodies(h for p in landed for h in p.hashes):
+        tail = f" <{graph}> .\n"
+        store.load_nquads((tail.join(body[:-3].split(" .\n")) + tail).encode())
+    dropped = ledger.settle(landed)
+    _retract(store, dropped | set(ledger.unused()))
+    ledger.clean()
