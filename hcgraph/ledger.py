@@ -37,7 +37,8 @@ CREATE TABLE IF NOT EXISTS uses (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS uses_hash ON uses (hash);
 CREATE TABLE IF NOT EXISTS pending (
-    story TEXT PRIMARY KEY, sha TEXT, quads INTEGER NOT NULL, hashes BLOB NOT NULL
+    story TEXT PRIMARY KEY, sha TEXT, quads INTEGER NOT NULL, hashes BLOB NOT NULL,
+    new INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
@@ -51,12 +52,18 @@ def description_hash(graph: str, body: str) -> bytes:
 
 @dataclass(frozen=True)
 class Pending:
-    """A story write that began but was not settled (``sha`` None: a removal)."""
+    """A story write that began but was not settled.
+
+    ``sha`` is the version being written (None: a removal), ``quads`` its graph's size,
+    ``hashes`` the descriptions it states. A ``new`` story (not in the store before) has
+    its uses recorded when the write begins, since it has nothing to retract.
+    """
 
     story: str
     sha: str | None
     quads: int
     hashes: frozenset[bytes]
+    new: bool = False
 
 
 class Ledger:
@@ -122,8 +129,8 @@ class Ledger:
 
     def pending(self) -> list[Pending]:
         """Story writes that began and were not settled (after a crash)."""
-        rows = self.db.execute("SELECT story, sha, quads, hashes FROM pending ORDER BY story")
-        return [Pending(s, sha, n, _unpack(blob)) for s, sha, n, blob in rows]
+        rows = self.db.execute("SELECT story, sha, quads, hashes, new FROM pending ORDER BY story")
+        return [Pending(s, sha, n, _unpack(blob), bool(new)) for s, sha, n, blob, new in rows]
 
     @property
     def dirty(self) -> bool:
@@ -147,9 +154,17 @@ class Ledger:
         with _transaction(self.db):
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('dirty', '1')")
             self.db.executemany("INSERT OR IGNORE INTO descr VALUES (?, ?, ?, ?)", rows)
+            rows_pending = []
+            for p in pending:
+                if p.new:
+                    self.db.executemany(
+                        "INSERT OR IGNORE INTO uses VALUES (?, ?)", [(p.story, h) for h in p.hashes]
+                    )
+                rows_pending.append(
+                    (p.story, p.sha, p.quads, b"" if p.new else _pack(p.hashes), p.new)
+                )
             self.db.executemany(
-                "INSERT OR REPLACE INTO pending VALUES (?, ?, ?, ?)",
-                [(p.story, p.sha, p.quads, _pack(p.hashes)) for p in pending],
+                "INSERT OR REPLACE INTO pending VALUES (?, ?, ?, ?, ?)", rows_pending
             )
         if self._known is not None:
             self._known.update(row[0] for row in rows)
@@ -163,6 +178,9 @@ class Ledger:
         dropped: set[bytes] = set()
         with _transaction(self.db):
             for p in stories:
+                if p.new:
+                    self.db.execute("DELETE FROM pending WHERE story = ?", (p.story,))
+                    continue
                 old = self.uses_of(p.story)
                 gone = old - p.hashes
                 if gone:
@@ -186,10 +204,12 @@ class Ledger:
         if self._known is not None:
             self._known.difference_update(keys)
 
-    def drop_pending(self, story: str) -> None:
+    def drop_pending(self, p: Pending) -> None:
         """Clear a pending record without applying it (its write did not land)."""
         with _transaction(self.db):
-            self.db.execute("DELETE FROM pending WHERE story = ?", (story,))
+            if p.new:
+                self.db.execute("DELETE FROM uses WHERE story = ?", (p.story,))
+            self.db.execute("DELETE FROM pending WHERE story = ?", (p.story,))
 
     def clean(self) -> None:
         """Mark the ledger consistent with the store again."""

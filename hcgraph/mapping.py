@@ -37,6 +37,7 @@ import datetime as dt
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import pyoxigraph as ox
@@ -424,6 +425,7 @@ def _cites(
     st: str,
 ) -> None:
     citing = iri(citing_iri)
+    add = out.triples.append
     for k, cite in enumerate(cites, 1):
         known = listed.get(cite.manifest_id)
         manifest = known[0] if known else _minted("manifest", cite.manifest_id)
@@ -433,24 +435,40 @@ def _cites(
             desc.add(DC("identifier"), literal(cite.manifest_id))
             out.add(st, HCT("citesUnlistedManifest"), manifest)
         if out.first("cites " + manifest):
-            out.add(st, HCT("citesManifest"), manifest)
-        act = iri(f"{citing_iri}-c{k}")
-        out.typed(act, HCT("Citation"))
-        out.add(act, CITE("hasCitingEntity"), citing)
-        out.add(act, CITE("hasCitedEntity"), manifest)
-        out.add(act, SCHEMA("position"), integer(k))
+            out.add(st, _CITES_MANIFEST, manifest)
+        act = f"<{citing_iri}-c{k}>"
+        add(f"{act} {A} {_CITATION}")
+        add(f"{act} {_HAS_CITING} {citing}")
+        add(f"{act} {_HAS_CITED} {manifest}")
+        add(f"{act} {_POSITION} {integer(k)}")
         if out.first(f"{citing} from {manifest}"):
-            out.add(citing, PROVO("wasDerivedFrom"), manifest)
+            add(f"{citing} {_DERIVED_FROM} {manifest}")
         for claim_id in cite.claim_ids:
-            claim = _minted("claim", claim_id)
-            desc = out.about(_SOURCES, claim)
-            desc.typed(HCT("Claim"), PROVO("Entity"))
-            desc.add(DC("identifier"), literal(claim_id))
-            desc.add(DC("isPartOf"), manifest)
-            out.add(act, HCT("citesClaim"), claim)
+            claim, triples = _claim(claim_id, manifest)
+            out.about(_SOURCES, claim).desc.triples.update(triples)
+            add(f"{act} {_CITES_CLAIM} {claim}")
             if out.first(f"{citing} cites {claim}"):
-                out.add(citing, CITE("citesAsEvidence"), claim)
+                add(f"{citing} {_EVIDENCE} {claim}")
         out.extra(act, cite.extra)
+
+
+_CITES_MANIFEST, _CITATION, _CITES_CLAIM = HCT("citesManifest"), HCT("Citation"), HCT("citesClaim")
+_HAS_CITING, _HAS_CITED = CITE("hasCitingEntity"), CITE("hasCitedEntity")
+_EVIDENCE, _DERIVED_FROM = CITE("citesAsEvidence"), PROVO("wasDerivedFrom")
+_POSITION = SCHEMA("position")
+
+
+@lru_cache(maxsize=1 << 16)
+def _claim(claim_id: str, manifest: str) -> tuple[str, dict[str, None]]:
+    """A claim's term and its description as cited under ``manifest`` (claims recur)."""
+    claim = _minted("claim", claim_id)
+    triples = (
+        f"{claim} {A} {HCT('Claim')}",
+        f"{claim} {A} {PROVO('Entity')}",
+        f"{claim} {DC('identifier')} {literal(claim_id)}",
+        f"{claim} {DC('isPartOf')} {manifest}",
+    )
+    return claim, dict.fromkeys(triples)
 
 
 def _map_extras(out: _Emitter, st: str, story: Story) -> None:

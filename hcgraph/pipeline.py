@@ -28,9 +28,12 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import io
+import queue
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from .errors import NotAStoryError, StoreError, StoryError
 from .ledger import Pending, description_hash
@@ -105,7 +108,7 @@ def graph_time(when: dt.datetime | None) -> dt.datetime:
 
 @dataclass
 class _Write:
-    """A prepared batch: what the writer thread sends to the store."""
+    """A prepared batch: the stories to write and the descriptions new to the ledger."""
 
     new: list[tuple[MappedStory, str]] = field(default_factory=list)  # (mapping, sha)
     replaced: list[tuple[MappedStory, str]] = field(default_factory=list)
@@ -115,13 +118,104 @@ class _Write:
     def __bool__(self) -> bool:
         return bool(self.new or self.replaced)
 
+    def pending(self) -> list[Pending]:
+        """Ledger records of the stories in this batch."""
+        return [
+            *(Pending(m.url, sha, len(m), self.uses[m.url], new=True) for m, sha in self.new),
+            *(Pending(m.url, sha, len(m), self.uses[m.url]) for m, sha in self.replaced),
+        ]
+
+    def shared_ntriples(self) -> dict[str, str]:
+        """The new descriptions as N-Triples text per shared graph."""
+        by_graph: dict[str, list[str]] = {}
+        for graph, _, body in self.descriptions.values():
+            by_graph.setdefault(graph, []).append(body)
+        return {g: "".join(bodies) for g, bodies in sorted(by_graph.items())}
+
+    def nquads(self, *, shared: bool) -> bytes:
+        """The new stories (and, with ``shared``, the new descriptions) as N-Quads."""
+        parts = [mapped.nquads() for mapped, _ in self.new]
+        if shared:
+            parts.extend(_as_nquads(g, body) for g, body in self.shared_ntriples().items())
+        return "".join(parts).encode()
+
+
+def _as_nquads(graph: str, ntriples: str) -> str:
+    """N-Triples lines (hcgraph's own: one triple per line) placed in ``graph``."""
+    tail = f" <{graph}> .\n"
+    return tail.join(ntriples[:-3].split(" .\n")) + tail if ntriples else ""
+
+
+class _Loader:
+    """One long Oxigraph bulk load, fed batch after batch from the pipeline's thread.
+
+    Fewer, longer loads are what the bulk loader is fast at (it sorts and writes large SST
+    files; many small loads leave many files to compact). The queue is short, so at most
+    two batches of text are held while the load catches up.
+    """
+
+    def __init__(self, store: Store, pool: ThreadPoolExecutor) -> None:
+        self.queue: queue.Queue[bytes | None] = queue.Queue(maxsize=2)
+        stream = io.BufferedReader(_QueueReader(self.queue), 1 << 20)
+        self.future = pool.submit(store.load_stream, stream)
+        self.pending: list[Pending] = []
+        self.urls: set[str] = set()
+
+    def feed(self, write: _Write) -> None:
+        self.pending.extend(write.pending())
+        self.urls.update(m.url for m, _ in write.new)
+        data = write.nquads(shared=True)
+        while True:  # never block forever on a loader that died
+            try:
+                self.queue.put(data, timeout=0.5)
+                return
+            except queue.Full:
+                if self.future.done():
+                    self.future.result()  # raises the loader's error
+                    raise StoreError("the bulk load ended early") from None
+
+    def finish(self) -> list[Pending]:
+        while True:
+            try:
+                self.queue.put(None, timeout=0.5)
+                break
+            except queue.Full:
+                if self.future.done():
+                    break
+        self.future.result()
+        return self.pending
+
+
+class _QueueReader(io.RawIOBase):
+    """A readable stream over byte chunks from a queue (``None`` ends it)."""
+
+    def __init__(self, chunks: queue.Queue[bytes | None]) -> None:
+        self.chunks = chunks
+        self.buffer = memoryview(b"")
+        self.ended = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, target: Any) -> int:
+        while not self.buffer and not self.ended:
+            chunk = self.chunks.get()
+            if chunk is None:
+                self.ended = True
+            else:
+                self.buffer = memoryview(chunk)
+        n = min(len(target), len(self.buffer))
+        target[:n] = self.buffer[:n]
+        self.buffer = self.buffer[n:]
+        return n
+
 
 class Pipeline:
     """Parse, dedupe, map and write documents (see the module docstring).
 
     Args:
         store: an open, writable store.
-        batch_size: stories per write.
+        batch_size: stories per batch.
         crawl_claims: crawl mode: story IRI → (crawl URL, story id) already stored by this
             crawl; a story reached again under another URL is then a duplicate, not stored.
     """
@@ -139,6 +233,7 @@ class Pipeline:
         self.by_story = {s: u for s, (u, _) in (crawl_claims or {}).items()}
         self.by_id = {i: s for s, (_, i) in (crawl_claims or {}).items() if i}
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="hcgraph-write")
+        self._loader: _Loader | None = None
         self._writing: Future[None] | None = None
         self._inflight: set[str] = set()
         recover(store)
@@ -148,38 +243,42 @@ class Pipeline:
     def run(
         self, documents: Iterable[Document], on_progress: Callable[[int], None] | None = None
     ) -> Iterator[Outcome]:
-        """Process a stream of documents; outcomes come back in order, batch by batch."""
-        batch: list[Document] = []
-        for doc in documents:
-            batch.append(doc)
-            if len(batch) >= self.batch_size:
-                yield from self._submit(batch)
+        """Process a stream of documents; outcomes come back in order, batch by batch.
+
+        New stories go to one long bulk load (see :class:`_Loader`); they are in the store
+        when the iteration ends.
+        """
+        try:
+            for batch in _batches(documents, self.batch_size):
+                yield from self._submit(batch, stream=True)
                 if on_progress is not None:
                     on_progress(len(batch))
-                batch = []
-        if batch:
-            yield from self._submit(batch)
-            if on_progress is not None:
-                on_progress(len(batch))
-        self.flush()
+        finally:
+            self.flush()
 
     def process(self, documents: Sequence[Document]) -> list[Outcome]:
         """Process one batch and wait until it is written (the crawler's call)."""
-        outcomes = self._submit(list(documents))
+        outcomes = self._submit(list(documents), stream=False)
         self.flush()
         return outcomes
 
     def flush(self) -> None:
-        """Wait for the write in flight (raises what it raised)."""
-        if self._writing is not None:
-            writing, self._writing = self._writing, None
-            try:
+        """Wait until everything submitted is in the store (raises what the write raised)."""
+        try:
+            if self._loader is not None:
+                loader, self._loader = self._loader, None
+                ledger = self.store.ledger
+                pending = loader.finish()
+                _retract(self.store, ledger.settle(pending))
+                ledger.clean()
+            if self._writing is not None:
+                writing, self._writing = self._writing, None
                 writing.result()
-            finally:
-                self._inflight.clear()
+        finally:
+            self._inflight.clear()
 
     def close(self) -> None:
-        """Finish the write in flight and stop the writer thread."""
+        """Finish the writes in flight and stop the writer thread."""
         try:
             self.flush()
         finally:
@@ -192,7 +291,7 @@ class Pipeline:
         self.close()
 
     # --- one batch ----------------------------------------------------------------------
-    def _submit(self, documents: list[Document]) -> list[Outcome]:
+    def _submit(self, documents: list[Document], *, stream: bool) -> list[Outcome]:
         outcomes: list[Outcome] = []
         write = _Write()
         batch_urls: set[str] = set()
@@ -205,13 +304,14 @@ class Pipeline:
             if story.url in batch_urls:
                 # The same story twice in one batch: write what we have, then the later
                 # version replaces it (with the earlier one as its revision).
-                self._start(write)
+                self._start(write, stream=False)
+                self.flush()
                 write, batch_urls = _Write(), set()
-            if story.url in self._inflight:
+            elif story.url in self._inflight:
                 self.flush()
             outcomes.append(self._prepare(doc, story, write))
             batch_urls.add(story.url)
-        self._start(write)
+        self._start(write, stream=stream)
         return outcomes
 
     def _parse(self, doc: Document) -> Story | Outcome:
@@ -250,7 +350,7 @@ class Pipeline:
         old = self.store.raw_sha256(story.url)
         base = Outcome(doc.source, doc.key, story.url, story.id, related)
         if old == sha:
-            return _with(base, status="unchanged")
+            return replace(base, status="unchanged")
         revisions = (
             tuple(Revision(s, when) for s, when in self.store.revisions(story.url, old))
             if old
@@ -259,52 +359,61 @@ class Pipeline:
         info = IngestInfo(sha, doc.source, graph_time(doc.retrieved_at), len(doc.body), revisions)
         mapped = map_story(story, info)
         hashes = set()
+        ledger = self.store.ledger
         for desc in mapped.shared.values():
             body = desc.body()
             digest = description_hash(desc.graph, body)
             hashes.add(digest)
-            if digest not in write.descriptions and not self.store.ledger.known(digest):
+            if digest not in write.descriptions and not ledger.known(digest):
                 write.descriptions[digest] = (desc.graph, desc.subject, body)
         write.uses[story.url] = frozenset(hashes)
         (write.replaced if old else write.new).append((mapped, sha))
-        return _with(base, status="replaced" if old else "added", quads=len(mapped))
+        return replace(base, status="replaced" if old else "added", quads=len(mapped))
 
-    def _start(self, write: _Write) -> None:
-        """Hand a prepared batch to the writer thread (after the previous one finished)."""
-        self.flush()
-        if write:
-            self._inflight = {m.url for m, _ in (*write.new, *write.replaced)}
-            self._writing = self._pool.submit(_write, self.store, write)
+    def _start(self, write: _Write, *, stream: bool) -> None:
+        """Send a prepared batch on its way: into the long load, or to the writer thread."""
+        if not write:
+            return
+        if stream and not write.replaced:
+            if self._writing is not None:
+                self.flush()
+            if self._loader is None:
+                self._loader = _Loader(self.store, self._pool)
+            self.store.ledger.begin(_rows(write), write.pending())
+            self._loader.feed(write)
+            self._inflight.update(self._loader.urls)
+            return
+        self.flush()  # replacements and crawl batches: one transaction after another
+        self.store.ledger.begin(_rows(write), write.pending())
+        self._inflight = {m.url for m, _ in (*write.new, *write.replaced)}
+        self._writing = self._pool.submit(_write, self.store, write)
 
 
-def _with(outcome: Outcome, **changes: object) -> Outcome:
-    return replace(outcome, **changes)  # type: ignore[arg-type]
+def _batches(documents: Iterable[Document], size: int) -> Iterator[list[Document]]:
+    batch: list[Document] = []
+    for doc in documents:
+        batch.append(doc)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _rows(write: _Write) -> Iterator[tuple[bytes, str, str, str]]:
+    return ((h, g, s, b) for h, (g, s, b) in write.descriptions.items())
 
 
 def _write(store: Store, write: _Write) -> None:
-    """Write one prepared batch: ledger first, then Oxigraph, then settle and retract."""
-    ledger = store.ledger
-    pending = [
-        Pending(m.url, sha, len(m), write.uses[m.url]) for m, sha in (*write.new, *write.replaced)
-    ]
-    descriptions = write.descriptions
-    ledger.begin(((h, g, s, b) for h, (g, s, b) in descriptions.items()), pending)
-    by_graph: dict[str, list[str]] = {}
-    for graph, _, body in descriptions.values():
-        by_graph.setdefault(graph, []).append(body)
-    shared = {g: "".join(bodies) for g, bodies in sorted(by_graph.items())}
-    if write.replaced:
+    """Write one batch (ledger already begun): Oxigraph, then settle and retract."""
+    shared = write.shared_ntriples()
+    for n, (mapped, _) in enumerate(write.replaced):
         # Each changed story in its own transaction; the batch's new descriptions ride with
         # the first one.
-        for n, (mapped, _) in enumerate(write.replaced):
-            store.replace_graph(mapped.url, mapped.ntriples(), shared if n == 0 else None)
-        shared = {}
-    parts = [mapped.nquads() for mapped, _ in write.new]
-    for graph, body in shared.items():
-        tail = f" <{graph}> .\n"
-        parts.append(tail.join(body[:-3].split(" .\n")) + tail)
-    store.load_nquads("".join(parts).encode())
-    _retract(store, ledger.settle(pending))
+        store.replace_graph(mapped.url, mapped.ntriples(), shared if n == 0 else None)
+    store.load_nquads(write.nquads(shared=not write.replaced))
+    ledger = store.ledger
+    _retract(store, ledger.settle(write.pending()))
     ledger.clean()
 
 
@@ -373,10 +482,10 @@ def recover(store: Store) -> None:
             # version (another sha) is intact: keep it.
             if sha is None or sha == p.sha:
                 store.remove_graph(p.story)
-            ledger.drop_pending(p.story)
-    for graph, body in ledger.bodies(h for p in landed for h in p.hashes):
-        tail = f" <{graph}> .\n"
-        store.load_nquads((tail.join(body[:-3].split(" .\n")) + tail).encode())
+            ledger.drop_pending(p)
+    hashes = {h for p in landed for h in (ledger.uses_of(p.story) if p.new else p.hashes)}
+    text = "".join(_as_nquads(graph, body) for graph, body in ledger.bodies(sorted(hashes)))
+    store.load_nquads(text.encode())
     dropped = ledger.settle(landed)
     _retract(store, dropped | set(ledger.unused()))
     ledger.clean()

@@ -17,6 +17,7 @@ are never escaped here: callers pass only IRIs that :mod:`hcgraph.iris` validate
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 __all__ = [
@@ -39,6 +40,7 @@ XSD_INTEGER = "http://www.w3.org/2001/XMLSchema#integer"
 _ESCAPES: dict[int, str] = {c: f"\\u{c:04X}" for c in (*range(0x20), 0x7F, 0xFFFE, 0xFFFF)}
 _ESCAPES.update({ord('"'): '\\"', ord("\\"): "\\\\", ord("\n"): "\\n", ord("\r"): "\\r"})
 _ESCAPES[ord("\t")] = "\\t"
+_NEEDS_ESCAPE = re.compile("[" + "".join(re.escape(chr(c)) for c in _ESCAPES) + "]")
 
 
 def iri(value: str) -> str:
@@ -48,6 +50,8 @@ def iri(value: str) -> str:
 
 def literal(value: str) -> str:
     """A plain (``xsd:string``) literal with N-Triples escaping."""
+    if _NEEDS_ESCAPE.search(value) is None:  # most text: nothing to escape
+        return '"' + value + '"'
     return '"' + value.translate(_ESCAPES) + '"'
 
 

@@ -254,7 +254,19 @@ class Store:
         if not data:
             return
         try:
-            self.ox.bulk_load(data, ox.RdfFormat.N_QUADS)
+            self.ox.bulk_load(data, ox.RdfFormat.N_QUADS, lenient=True)
+        except (OSError, SyntaxError) as exc:
+            raise StoreError(f"{self.directory}: write failed: {first_line(exc)}") from exc
+
+    def load_stream(self, stream: IO[bytes]) -> None:
+        """Add an N-Quads stream with one bulk load (the pipeline's long ingest load).
+
+        IRIs are validated by hcgraph before they are written (``lenient`` skips the
+        loader's second check).
+        """
+        self._writable()
+        try:
+            self.ox.bulk_load(stream, ox.RdfFormat.N_QUADS, lenient=True)
         except (OSError, SyntaxError) as exc:
             raise StoreError(f"{self.directory}: write failed: {first_line(exc)}") from exc
 

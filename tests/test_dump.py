@@ -68,7 +68,7 @@ def test_split_gzip_shards_hold_whole_graphs(corpus_store: Path, tmp_path: Path,
     assert union == expected
     assert sum(len(shard_quads(s)) for s in shards) == len(expected)  # no duplicates
     with Store(corpus_store, read_only=True) as store:
-        assert sorted(g.value for g in home) == store.story_graphs()  # type: ignore[union-attr]
+        assert sorted(g.value for g in home) == store.graph_names()  # type: ignore[union-attr]
 
     # Deterministic: the same store gives byte-identical shards; stale shards are removed.
     before = {p.name: p.read_bytes() for p in shards}

@@ -11,6 +11,7 @@ import pytest
 
 from hcgraph.ingest import ingest_bytes
 from hcgraph.mapping import IngestInfo, map_story
+from hcgraph.vocab import SHARED_GRAPHS
 from hcgraph.model import parse_story
 from hcgraph.store import Store
 from tests.conftest import SEED_URL
@@ -114,8 +115,9 @@ def test_writer_and_ingest_provenance(seeded: Store, seed_bytes: bytes) -> None:
     assert rows[0]["src"].value == "seed.json"
 
 
-def test_triples_live_in_the_story_graph_only(seeded: Store) -> None:
+def test_triples_live_in_the_story_graph_and_the_shared_graphs_only(seeded: Store) -> None:
     assert seeded.story_graphs() == [SEED_URL]
+    assert seeded.shared_graphs() == sorted(SHARED_GRAPHS.values())
     assert list(seeded.ox.quads_for_pattern(None, None, None, ox.DefaultGraph())) == []
 
 
@@ -124,7 +126,11 @@ def test_mapping_is_deterministic(seed_bytes: bytes) -> None:
     first = map_story(parse_story(seed_bytes, "a"), info)
     second = map_story(parse_story(seed_bytes, "b"), info)
     assert first == second
-    assert len(set(first)) == len(first)  # no quad emitted twice
+    assert len(set(first.triples)) == len(first.triples)  # no triple emitted twice
+    # each shared subject in one graph only, and no shared triple in the story graph
+    shared = [t for d in first.shared.values() for t in d.triples]
+    assert len(set(shared)) == len(shared)
+    assert not set(shared) & set(first.triples)
 
 
 def _mutated(seed_path: Path, change: callable) -> bytes:  # type: ignore[valid-type]

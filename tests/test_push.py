@@ -94,7 +94,7 @@ def local_counts(store_dir: Path) -> dict[str, int]:
 
 def local_graph(store_dir: Path, iri: str) -> set[ox.Triple]:
     with Store(store_dir, read_only=True) as store:
-        return {q.triple for q in store.ox.quads_for_pattern(None, None, None, ox.NamedNode(iri))}
+        return {q.triple for q in store.graph_quads(iri)}
 
 
 def remote_graph(server: OxigraphServer, iri: str) -> set[ox.Triple]:
@@ -262,9 +262,11 @@ def test_push_seed_story(oxigraph: OxigraphServer, store: Store, seed_bytes: byt
     store.close()
     result = push(invoke, store.directory, oxigraph.url, "--verify")
     assert result.exit_code == 0, result.output
-    assert "pushed 1 graphs (562 triples)" in result.output
-    assert "verified 1 graphs on the server: all match" in result.output
-    assert oxigraph.graph_counts() == {SEED_URL: 562}
+    # the story graph and the four shared graphs: 567 triples in all
+    assert "pushed 5 graphs (567 triples)" in result.output
+    assert "verified 5 graphs on the server: all match" in result.output
+    assert oxigraph.graph_counts() == local_counts(store.directory)
+    assert sum(local_counts(store.directory).values()) == 567
     assert remote_graph(oxigraph, SEED_URL) == local_graph(store.directory, SEED_URL)
 
 
@@ -274,8 +276,8 @@ def test_push_corpus_counts_and_source_reuse(
     result = push(invoke, corpus_store, oxigraph.url, "--verify")
     assert result.exit_code == 0, result.output
     local = local_counts(corpus_store)
-    assert len(local) == 201
-    assert f"pushed 201 graphs ({sum(local.values()):,} triples)" in result.output
+    assert len(local) == 201 + 4  # story graphs and the shared graphs
+    assert f"pushed 205 graphs ({sum(local.values()):,} triples)" in result.output
     assert oxigraph.graph_counts() == local
 
     remote_rows = oxigraph.select(SOURCE_REUSE)
@@ -301,12 +303,12 @@ def test_push_twice_is_idempotent_and_incremental(
     again = push(invoke, corpus_store, oxigraph.url)
     assert again.exit_code == 0, again.output
     assert "pushed 0 graphs (0 triples)" in again.output
-    assert "201 unchanged" in again.output
+    assert "205 unchanged" in again.output
     assert oxigraph.graph_counts() == counts
 
     forced = push(invoke, corpus_store, oxigraph.url, "--all", "--verify")
     assert forced.exit_code == 0, forced.output
-    assert "pushed 201 graphs" in forced.output
+    assert "pushed 205 graphs" in forced.output
     assert "all match" in forced.output
     assert oxigraph.graph_counts() == counts
     assert {g: remote_graph(oxigraph, g) for g in sample} == before
@@ -325,6 +327,7 @@ def test_changed_story_replaces_remote_graph(
     store.close()
     assert push(invoke, store.directory, oxigraph.url).exit_code == 0
     old_remote = remote_graph(oxigraph, SEED_URL)
+    before = {g: local_graph(store.directory, g) for g in local_counts(store.directory)}
 
     story = json.loads(seed_bytes)
     old_headline = story["headline"]
@@ -336,7 +339,11 @@ def test_changed_story_replaces_remote_graph(
 
     result = push(invoke, store.directory, oxigraph.url, "--verify")
     assert result.exit_code == 0, result.output
-    assert "pushed 1 graphs" in result.output
+    after = {g: local_graph(store.directory, g) for g in local_counts(store.directory)}
+    changed = {g for g in after if after[g] != before.get(g)}
+    assert SEED_URL in changed and len(changed) < len(after)  # the story and what it changed
+    assert f"pushed {len(changed)} graphs" in result.output
+    assert all(remote_graph(oxigraph, g) == after[g] for g in after)
     new_remote = remote_graph(oxigraph, SEED_URL)
     assert new_remote == local_graph(store.directory, SEED_URL)
     assert new_remote != old_remote
@@ -344,7 +351,7 @@ def test_changed_story_replaces_remote_graph(
     assert old_headline not in literals  # nothing stale
     assert "A changed headline" in literals
     assert dropped["paragraphs"][0]["markdown"] not in literals
-    assert list(oxigraph.graph_counts()) == [SEED_URL]
+    assert set(oxigraph.graph_counts()) == set(after)
 
 
 def test_merge_mode_adds_to_the_remote_graph(
@@ -354,6 +361,7 @@ def test_merge_mode_adds_to_the_remote_graph(
     store.close()
     assert push(invoke, store.directory, oxigraph.url).exit_code == 0
     old_remote = remote_graph(oxigraph, SEED_URL)
+    before = {g: local_graph(store.directory, g) for g in local_counts(store.directory)}
     story = json.loads(seed_bytes)
     story["headline"] = "Merged headline"
     with Store(store.directory) as st:
@@ -386,7 +394,7 @@ def test_update_mode_hostile_literals_round_trip(
     assert not report.failures
     result = push(invoke, corpus_store, oxigraph.url, "--protocol", "update", "--batch", "7")
     assert result.exit_code == 0, result.output
-    assert "pushed 202 graphs" in result.output
+    assert "pushed 206 graphs" in result.output
     local = local_literals(corpus_store)
     remote = remote_literals(oxigraph)
     assert remote.keys() == local.keys()
@@ -422,7 +430,7 @@ def test_server_stopped_mid_push_then_rerun_completes(
         with Proxy(upstream.url, port=port) as proxy2:
             rerun = run_push_subprocess(corpus_store, proxy2.url, "--verify")
         assert rerun.returncode == 0, rerun.stderr
-        assert f"pushed {201 - len(recorded)} graphs" in rerun.stdout
+        assert f"pushed {205 - len(recorded)} graphs" in rerun.stdout
         assert f"{len(recorded)} unchanged" in rerun.stdout
         assert "all match" in rerun.stdout
         assert upstream.graph_counts() == local_counts(corpus_store)
@@ -459,8 +467,8 @@ def test_auth_accepted_and_secret_never_shown(
     done = run_push_subprocess(corpus_store, auth_proxy.url, "--auth-env", "HC_PUSH_AUTH",
                                "--verify", env=env)  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "pushed 201 graphs" in done.stdout and "all match" in done.stdout
-    assert auth_proxy.forwarded >= 202 and auth_proxy.refused == 0
+    assert "pushed 205 graphs" in done.stdout and "all match" in done.stdout
+    assert auth_proxy.forwarded >= 206 and auth_proxy.refused == 0
     assert oxigraph.graph_counts() == local_counts(corpus_store)
     _assert_secret_absent(SECRET_PASS, done.stdout, done.stderr, directory=corpus_store)
 
@@ -496,13 +504,13 @@ def test_bearer_token(oxigraph: OxigraphServer, store: Store, seed_bytes: bytes)
         )
     assert done.returncode == 0, done.stderr
     assert token not in done.stdout + done.stderr
-    assert oxigraph.graph_counts() == {SEED_URL: 562}
+    assert oxigraph.graph_counts() == local_counts(store.directory)
 
 
 def test_dry_run_sends_nothing(oxigraph: OxigraphServer, corpus_store: Path, invoke: Any):
     result = push(invoke, corpus_store, oxigraph.url, "--dry-run")
     assert result.exit_code == 0, result.output
-    assert "would push 201 of 201 graphs" in result.output
+    assert "would push 205 of 205 graphs" in result.output
     assert SEED_URL in result.output
     assert oxigraph.graph_counts() == {}
     assert not (corpus_store / STATE_FILE).exists()
@@ -518,5 +526,5 @@ def test_unreachable_endpoint_is_one_line(tmp_path: Path, store: Store, seed_byt
         f"error: cannot reach {url}/store: All connection attempts failed (after 2 attempts); "
         "rerun to push the rest"
     ]
-    assert "1 not sent" in done.stdout
+    assert "5 not sent" in done.stdout
     assert os.environ.get("HC_PUSH_AUTH") is None

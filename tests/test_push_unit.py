@@ -30,6 +30,9 @@ from hcgraph.push.update import update_body
 ENDPOINT = resolve_endpoint("http://127.0.0.1:9")  # never dialled: the transport is mocked
 
 
+#: Graphs in ``mem_store``: five story graphs and the four shared graphs.
+ALL = 5 + 4
+
 def _variant(seed_bytes: bytes, n: int, headline: str | None = None) -> tuple[bytes, str]:
     story = json.loads(seed_bytes)
     story["url"] = f"https://hangingcontext.com/stories/2026-10-2{n}/variant-{n}/"
@@ -199,8 +202,8 @@ def test_graph_bodies_are_sorted_and_hashed(mem_store: Store) -> None:
     for g in graphs:
         lines = g.body.splitlines(keepends=True)
         assert lines == sorted(lines) and len(lines) == g.triples
-    # Same triples in five graphs differ only by the story IRI, so hashes differ.
-    assert len({g.sha256 for g in graphs}) == 5
+    # Five story graphs (same triples but for the story IRI) and four shared graphs: all differ.
+    assert len({g.sha256 for g in graphs}) == len(mem_store.graph_names()) == 5 + 4
     assert [g.sha256 for g in local_graphs(mem_store)] == [g.sha256 for g in graphs]
 
 
@@ -237,8 +240,8 @@ def test_retries_5xx_then_succeeds(mem_store: Store) -> None:
         return httpx.Response(503 if len(calls) <= 2 else 201)
 
     report = run(mem_store, handler, concurrency=1)
-    assert report.ok and report.pushed == 5  # type: ignore[attr-defined]
-    assert len(calls) == 7 and calls[0] == calls[1] == calls[2]
+    assert report.ok and report.pushed == ALL  # type: ignore[attr-defined]
+    assert len(calls) == ALL + 2 and calls[0] == calls[1] == calls[2]
 
 
 def test_gsp_request_shape(mem_store: Store) -> None:
@@ -265,7 +268,7 @@ def test_one_refused_graph_is_reported_the_rest_continue(mem_store: Store) -> No
         return httpx.Response(201)
 
     report = run(mem_store, handler)
-    assert report.pushed == 4 and not report.ok  # type: ignore[attr-defined]
+    assert report.pushed == ALL - 1 and not report.ok  # type: ignore[attr-defined]
     [failure] = report.failures  # type: ignore[attr-defined]
     assert failure.graph == bad
     assert failure.reason == "HTTP 400 from http://127.0.0.1:9/store: Parse error at line 7"
@@ -281,10 +284,10 @@ def test_refused_update_batch_is_split_to_find_the_bad_graph(mem_store: Store) -
         assert request.headers["Content-Type"].startswith("application/sparql-update")
         return httpx.Response(400 if f"<{bad}>".encode() in body else 204)
 
-    report = run(mem_store, handler, protocol="update", batch=5)
-    assert report.pushed == 4  # type: ignore[attr-defined]
+    report = run(mem_store, handler, protocol="update", batch=ALL)
+    assert report.pushed == ALL - 1  # type: ignore[attr-defined]
     assert [f.graph for f in report.failures] == [bad]  # type: ignore[attr-defined]
-    assert len(bodies) == 1 + 5  # the batch, then each graph alone
+    assert len(bodies) == 1 + ALL  # the batch, then each graph alone
 
 
 def test_refused_credentials_stop_the_push(mem_store: Store) -> None:
@@ -298,7 +301,7 @@ def test_refused_credentials_stop_the_push(mem_store: Store) -> None:
     creds = credentials_from_env("V", {"V": "u:secret-pw"})
     report = run(mem_store, handler, credentials=creds, concurrency=1)
     assert report.aborted == "http://127.0.0.1:9/store: HTTP 401: the credentials were refused"  # type: ignore[attr-defined]
-    assert report.pushed == 0 and report.not_sent == 5 and calls == 1  # type: ignore[attr-defined]
+    assert report.pushed == 0 and report.not_sent == ALL and calls == 1  # type: ignore[attr-defined]
 
 
 def test_unreachable_server_aborts_after_retries(mem_store: Store) -> None:
@@ -313,7 +316,7 @@ def test_unreachable_server_aborts_after_retries(mem_store: Store) -> None:
     assert report.aborted == (  # type: ignore[attr-defined]
         "cannot reach http://127.0.0.1:9/store: [Errno 111] Connection refused (after 3 attempts)"
     )
-    assert calls == 3 and report.not_sent == 5  # type: ignore[attr-defined]
+    assert calls == 3 and report.not_sent == ALL  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize(
@@ -330,8 +333,10 @@ def test_systemic_answers_abort(
     assert message in report.aborted  # type: ignore[attr-defined,operator]
 
 
-def test_persistent_5xx_fails_graphs_not_the_run(mem_store: Store) -> None:
-    report = run(mem_store, lambda r: httpx.Response(500, text="boom"), retries=1)
+def test_persistent_5xx_fails_graphs_not_the_run(seed_bytes: bytes) -> None:
+    with Store(None) as store:  # one story and four shared graphs: under the abort threshold
+        ingest_bytes(store, [_variant(seed_bytes, 0)])
+        report = run(store, lambda r: httpx.Response(500, text="boom"), retries=1)
     assert report.aborted is None and report.pushed == 0  # type: ignore[attr-defined]
     assert len(report.failures) == 5  # type: ignore[attr-defined]
     assert report.failures[0].reason.endswith(": boom (after 2 attempts)")  # type: ignore[attr-defined]
@@ -364,10 +369,10 @@ def test_incremental_state(mem_store: Store) -> None:
     forced = push_graphs(
         mem_store, ENDPOINT, PushOptions(force=True), state=state, transport=transport
     )
-    assert (first.pushed, second.pushed, second.unchanged, forced.pushed) == (5, 0, 5, 5)
-    assert len(sent) == 10
+    assert (first.pushed, second.pushed, second.unchanged, forced.pushed) == (ALL, 0, ALL, ALL)
+    assert len(sent) == 2 * ALL
     dry = push_graphs(mem_store, ENDPOINT, PushOptions(dry_run=True, force=True), state=state)
-    assert dry.pending == mem_store.story_graphs()
+    assert dry.pending == mem_store.graph_names()
 
 
 @pytest.mark.parametrize(
@@ -397,11 +402,12 @@ def test_server_failing_every_request_stops_the_push(seed_bytes: bytes) -> None:
     with Store(None) as store:
         ingest_bytes(store, [_variant(seed_bytes, n) for n in range(8)])
         report = run(store, handler, retries=1, concurrency=1)
+        graphs = len(store.graph_names())
     assert report.aborted == (  # type: ignore[attr-defined]
         "the server keeps failing: HTTP 502 from http://127.0.0.1:9/store: bad gateway "
         "(after 2 attempts)"
     )
-    assert len(report.failures) == 5 and report.not_sent == 3  # type: ignore[attr-defined]
+    assert len(report.failures) == 5 and report.not_sent == graphs - 5  # type: ignore[attr-defined]
     assert calls == 10
 
 
@@ -413,6 +419,6 @@ def test_server_errors_fail_a_whole_update_batch_without_splitting(mem_store: St
         calls += 1
         return httpx.Response(500)
 
-    report = run(mem_store, handler, protocol="update", batch=5, retries=1)
-    assert calls == 2  # one batch, retried once, not split into five
-    assert len(report.failures) == 5  # type: ignore[attr-defined]
+    report = run(mem_store, handler, protocol="update", batch=ALL, retries=1)
+    assert calls == 2  # one batch, retried once, not split into one per graph
+    assert len(report.failures) == ALL  # type: ignore[attr-defined]
