@@ -11,9 +11,9 @@ import pytest
 
 from hcgraph.ingest import ingest_bytes
 from hcgraph.mapping import IngestInfo, map_story
-from hcgraph.vocab import SHARED_GRAPHS
 from hcgraph.model import parse_story
 from hcgraph.store import Store
+from hcgraph.vocab import SHARED_GRAPHS
 from tests.conftest import SEED_URL
 
 

@@ -361,7 +361,6 @@ def test_merge_mode_adds_to_the_remote_graph(
     store.close()
     assert push(invoke, store.directory, oxigraph.url).exit_code == 0
     old_remote = remote_graph(oxigraph, SEED_URL)
-    before = {g: local_graph(store.directory, g) for g in local_counts(store.directory)}
     story = json.loads(seed_bytes)
     story["headline"] = "Merged headline"
     with Store(store.directory) as st:

@@ -33,6 +33,7 @@ ENDPOINT = resolve_endpoint("http://127.0.0.1:9")  # never dialled: the transpor
 #: Graphs in ``mem_store``: five story graphs and the four shared graphs.
 ALL = 5 + 4
 
+
 def _variant(seed_bytes: bytes, n: int, headline: str | None = None) -> tuple[bytes, str]:
     story = json.loads(seed_bytes)
     story["url"] = f"https://hangingcontext.com/stories/2026-10-2{n}/variant-{n}/"

@@ -10,7 +10,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pyoxigraph as ox
 import pytest
 
 from hcgraph.errors import StoreError
@@ -167,7 +166,8 @@ def test_killed_ingest_leaves_only_whole_stories(tmp_path: Path, mode: str) -> N
             if {mode!r} == "stream":
                 ingest_paths(st, [{str(stories_dir)!r}], batch_size=50)
             else:
-                docs = [pl.Document(p.read_bytes(), str(p)) for p in discover([{str(stories_dir)!r}])]
+                paths = discover([{str(stories_dir)!r}])
+                docs = [pl.Document(p.read_bytes(), str(p)) for p in paths]
                 with pl.Pipeline(st) as pipe:
                     for k in range(0, len(docs), 50):
                         pipe.process(docs[k : k + 50])
@@ -177,9 +177,7 @@ def test_killed_ingest_leaves_only_whole_stories(tmp_path: Path, mode: str) -> N
         [sys.executable, "-c", script], env=env, cwd=ROOT, stdout=subprocess.PIPE, text=True
     )
     assert proc.stdout is not None
-    writes = 0
-    for _ in proc.stdout:
-        writes += 1
+    for writes, _ in enumerate(proc.stdout, 1):
         if writes == 3:
             break
     proc.send_signal(signal.SIGKILL)
