@@ -7,37 +7,71 @@ The public API: everything the CLI does is available here by import.
 ...     report = ingest_paths(store, ["tests/fixtures"])
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ._version import __version__
-from .archive import Archive, FetchRecord
-from .check import CheckReport, Finding, check
-from .crawl import CrawlOptions, CrawlReport, FetchPolicy, crawl
-from .demo import run_demo
-from .dump import write_shards
-from .errors import (
-    CheckError,
-    CrawlError,
-    ExportError,
-    HcgraphError,
-    NotAStoryError,
-    PushError,
-    QueryError,
-    StoreError,
-    StoryError,
-    UnknownFormatError,
-    VizError,
-)
-from .export import FORMATS, export
-from .ingest import IngestReport, ingest_bytes, ingest_paths
-from .mapping import IngestInfo, map_story
-from .model import Story, parse_story
-from .project import to_networkx
-from .push import PushOptions, PushReport, credentials_from_env, push_graphs, resolve_endpoint
-from .queries import QueryResult, SavedQuery, load_query, run_query, saved_queries
-from .rebuild import RebuildReport, rebuild
-from .serve import Endpoint
-from .stats import graph_stats
-from .store import DEFAULT_STORE, Store
-from .viz import citation_graph, draw_map
+
+# The package is lazy (PEP 562): ``import hcgraph`` loads no submodule; each public name is
+# imported on first use, so ``hcgraph --help`` and small scripts start fast.
+_EXPORTS: dict[str, str] = {
+    "Archive": ".archive",
+    "CheckError": ".errors",
+    "CheckReport": ".check",
+    "CrawlError": ".errors",
+    "CrawlOptions": ".crawl",
+    "CrawlReport": ".crawl",
+    "DEFAULT_STORE": ".store",
+    "Document": ".pipeline",
+    "Endpoint": ".serve",
+    "ExportError": ".errors",
+    "FORMATS": ".export",
+    "FetchPolicy": ".crawl",
+    "FetchRecord": ".archive",
+    "Finding": ".check",
+    "HcgraphError": ".errors",
+    "IngestInfo": ".mapping",
+    "IngestReport": ".ingest",
+    "NotAStoryError": ".errors",
+    "Outcome": ".pipeline",
+    "Pipeline": ".pipeline",
+    "PushError": ".errors",
+    "PushOptions": ".push",
+    "PushReport": ".push",
+    "QueryError": ".errors",
+    "QueryResult": ".queries",
+    "RebuildReport": ".rebuild",
+    "SavedQuery": ".queries",
+    "Store": ".store",
+    "StoreError": ".errors",
+    "Story": ".model",
+    "StoryError": ".errors",
+    "UnknownFormatError": ".errors",
+    "VizError": ".errors",
+    "check": ".check",
+    "citation_graph": ".viz",
+    "crawl": ".crawl",
+    "credentials_from_env": ".push",
+    "draw_map": ".viz",
+    "export": ".export",
+    "graph_stats": ".stats",
+    "ingest_bytes": ".ingest",
+    "ingest_paths": ".ingest",
+    "load_query": ".queries",
+    "map_story": ".mapping",
+    "parse_story": ".model",
+    "push_graphs": ".push",
+    "rebuild": ".rebuild",
+    "remove_story": ".pipeline",
+    "resolve_endpoint": ".push",
+    "run_demo": ".demo",
+    "run_query": ".queries",
+    "saved_queries": ".queries",
+    "to_networkx": ".project",
+    "write_shards": ".dump",
+}
 
 __all__ = [
     "DEFAULT_STORE",
@@ -48,6 +82,7 @@ __all__ = [
     "CrawlError",
     "CrawlOptions",
     "CrawlReport",
+    "Document",
     "Endpoint",
     "ExportError",
     "FetchPolicy",
@@ -57,6 +92,8 @@ __all__ = [
     "IngestInfo",
     "IngestReport",
     "NotAStoryError",
+    "Outcome",
+    "Pipeline",
     "PushError",
     "PushOptions",
     "PushReport",
@@ -85,6 +122,7 @@ __all__ = [
     "parse_story",
     "push_graphs",
     "rebuild",
+    "remove_story",
     "resolve_endpoint",
     "run_demo",
     "run_query",
@@ -92,3 +130,50 @@ __all__ = [
     "to_networkx",
     "write_shards",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hcgraph' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
+
+if TYPE_CHECKING:
+    from .archive import Archive, FetchRecord
+    from .check import CheckReport, Finding, check
+    from .crawl import CrawlOptions, CrawlReport, FetchPolicy, crawl
+    from .demo import run_demo
+    from .dump import write_shards
+    from .errors import (
+        CheckError,
+        CrawlError,
+        ExportError,
+        HcgraphError,
+        NotAStoryError,
+        PushError,
+        QueryError,
+        StoreError,
+        StoryError,
+        UnknownFormatError,
+        VizError,
+    )
+    from .export import FORMATS, export
+    from .ingest import IngestReport, ingest_bytes, ingest_paths
+    from .mapping import IngestInfo, map_story
+    from .model import Story, parse_story
+    from .pipeline import Document, Outcome, Pipeline, remove_story
+    from .project import to_networkx
+    from .push import PushOptions, PushReport, credentials_from_env, push_graphs, resolve_endpoint
+    from .queries import QueryResult, SavedQuery, load_query, run_query, saved_queries
+    from .rebuild import RebuildReport, rebuild
+    from .serve import Endpoint
+    from .stats import graph_stats
+    from .store import DEFAULT_STORE, Store
+    from .viz import citation_graph, draw_map

@@ -105,3 +105,26 @@ def test_installed_entry_point_smoke(tmp_path: Path) -> None:
         pytest.skip("hcgraph is not installed as a console script here")
     proc = subprocess.run([exe, "--version"], capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 0 and "hcgraph" in proc.stdout
+
+
+def test_help_lists_every_command_without_importing_it() -> None:
+    """``hcgraph --help`` reads the summaries, and each is its command's own first line."""
+    import importlib
+    import subprocess
+    import sys
+
+    from hcgraph.cli import COMMANDS, SUMMARIES
+
+    assert set(SUMMARIES) == set(COMMANDS)
+    for name, target in COMMANDS.items():
+        module, attr = target.split(":")
+        command = getattr(importlib.import_module(module), attr)
+        assert (command.help or "").splitlines()[0].strip() == SUMMARIES[name], name
+    code = (
+        "import sys; from hcgraph.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('hcgraph')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = done.stdout.strip().splitlines()[-1]
+    assert "hcgraph.cli.crawl" not in loaded and "hcgraph.store" not in loaded, loaded

@@ -20,7 +20,7 @@ import click
 from .._version import __version__
 from ..errors import HcgraphError
 
-__all__ = ["COMMANDS", "main"]
+__all__ = ["COMMANDS", "SUMMARIES", "main"]
 
 COMMANDS: dict[str, str] = {
     "ingest": "hcgraph.cli.ingest:ingest",
@@ -37,11 +37,39 @@ COMMANDS: dict[str, str] = {
 }
 
 
+#: One line per command for ``hcgraph --help``, so listing the commands imports none of
+#: them (tests/test_cli.py checks each is the start of its command's own help).
+SUMMARIES: dict[str, str] = {
+    "ingest": "Ingest story JSON files (or directories of them) into the store.",
+    "export": "Export the graph: the union of all graphs, the named graphs, or a projection.",
+    "stats": "Count stories, triples and nodes per type.",
+    "push": "Push each named graph to a triple store.",
+    "viz": "Draw an interactive citation map: one HTML file that works offline.",
+    "crawl": "Crawl stories from SEED URLs breadth-first over their related links.",
+    "rebuild": "Rebuild the store's graph from the raw archive the crawler kept.",
+    "demo": "Run the whole job offline on a bundled sample site.",
+    "query": "Run a saved query by NAME, or any SPARQL .rq FILE, over the store.",
+    "check": "Validate the store: SHACL shapes plus the integrity queries.",
+    "serve": "Serve the store read-only over the SPARQL 1.1 Protocol until Ctrl-C.",
+}
+
+
 class _LazyGroup(click.Group):
     """A click group whose commands come from ``COMMANDS`` and are imported on demand."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            summary = SUMMARIES.get(name)
+            if summary is None:  # a command without a summary line: ask it (imports it)
+                command = self.get_command(ctx, name)
+                summary = command.get_short_help_str() if command else ""
+            rows.append((name, summary))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         target = COMMANDS.get(cmd_name)

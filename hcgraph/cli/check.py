@@ -84,9 +84,11 @@ def check(
     max_per_story: int,
     store_dir: Path,
 ) -> None:
-    """Validate the store: SHACL shapes for the structure of every story graph, plus the
-    integrity queries (uncited paragraphs, unsupported key facts, dangling citations,
-    declared-vs-derived fields, related stories not ingested).
+    """Validate the store: SHACL shapes plus the integrity queries.
+
+    SHACL shapes check the structure of every graph; the integrity queries find uncited
+    paragraphs, unsupported key facts, dangling citations, declared-vs-derived fields and
+    related stories not ingested.
 
     Exit code 0 when clean (warnings allowed), 1 when a violation is found: usable in CI.
 

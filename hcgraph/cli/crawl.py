@@ -127,8 +127,10 @@ def crawl_command(
     max_bytes: str, json_suffix: str, contact: str | None, no_conditional: bool,
     report_path: Path | None, store_dir: Path,
 ) -> None:  # fmt: skip
-    """Crawl stories from SEED URLs (story pages, their index.json, or local story files)
-    breadth-first over their related links, into the store.
+    """Crawl stories from SEED URLs breadth-first over their related links.
+
+    SEEDs are story pages, their index.json, or local story files; what is found goes into
+    the store.
 
     Every body is kept in the raw archive (STORE/archive) before it is parsed. Interrupt
     it (Ctrl-C, SIGTERM, even SIGKILL) and run the same command again to resume; run it

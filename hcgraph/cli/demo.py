@@ -36,8 +36,10 @@ from ._common import out_console
     help="Generated sample stories served besides the real one.",
 )
 def demo(out_dir: Path, store_dir: Path | None, n_stories: int) -> None:
-    """Run the whole job offline: serve a bundled sample site on 127.0.0.1, crawl it over
-    HTTP, and write the store, graph.ttl and the crawl report to OUT.
+    """Run the whole job offline on a bundled sample site.
+
+    Serves the site on 127.0.0.1, crawls it over HTTP, and writes the store, graph.ttl and
+    the crawl report to OUT.
 
     The site holds the real seed story (agentic-rl-production) and generated sample
     stories (marked "sample": true, under https://news.example.org) that cite overlapping

@@ -34,8 +34,10 @@ from ._common import store_option
 )  # fmt: skip
 @store_option
 def export(fmt: str, out: Path | None, compress: bool, split: int | None, store_dir: Path) -> None:
-    """Export the graph: union of story graphs (turtle, ntriples, jsonld), named graphs
-    (nquads, trig), or the networkx projection (graphml, gexf).
+    """Export the graph: the union of all graphs, the named graphs, or a projection.
+
+    The union of all graphs (turtle, ntriples, jsonld), every named graph (nquads, trig),
+    or the networkx projection (graphml, gexf).
 
     \b
     Example:

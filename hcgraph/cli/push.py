@@ -129,7 +129,9 @@ def push_command(
     timeout: float,
     store_dir: Path,
 ) -> None:
-    """Push each story's named graph to a triple store.
+    """Push each named graph to a triple store.
+
+    Story graphs and the shared graphs (manifests, publishers, agents, links) alike.
 
     By default one SPARQL 1.1 Graph Store Protocol PUT per graph (idempotent: a graph is
     replaced whole, nothing stale is left); --protocol update sends DROP SILENT GRAPH +

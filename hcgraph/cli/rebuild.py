@@ -21,7 +21,9 @@ from ._common import err_console, out_console, store_option
 )
 @store_option
 def rebuild(archive_dir: Path | None, store_dir: Path) -> None:
-    """Rebuild the store's graph from the raw archive the crawler kept, with no network.
+    """Rebuild the store's graph from the raw archive the crawler kept.
+
+    No network is used.
 
     Bodies are replayed in fetch order through the same parse and mapping as a crawl, so
     the graph is the one a crawl would build with today's mapping (revisions included).

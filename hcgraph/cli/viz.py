@@ -49,8 +49,10 @@ def viz(
     max_nodes: int,
     store_dir: Path,
 ) -> None:
-    """Draw an interactive citation map: one HTML file that works offline (file://), with a
-    legend, tooltips, search, filters and click-to-highlight provenance.
+    """Draw an interactive citation map: one HTML file that works offline.
+
+    It opens from file:// with a legend, tooltips, search, filters and click-to-highlight
+    provenance.
 
     \b
     Example:
