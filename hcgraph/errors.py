@@ -20,6 +20,7 @@ can catch exactly what they mean to::
 from __future__ import annotations
 
 __all__ = [
+    "MAX_PROBLEMS",
     "CheckError",
     "CrawlError",
     "ExportError",
@@ -32,6 +33,18 @@ __all__ = [
     "UnknownFormatError",
     "VizError",
 ]
+
+
+#: Problems listed per story; the rest are counted ("… and N more").
+MAX_PROBLEMS = 20
+
+
+def problem_lines(problems: list[tuple[str, str]], limit: int = MAX_PROBLEMS) -> list[str]:
+    """``path: message`` for each problem, at most ``limit`` of them, then ``… and N more``."""
+    lines = [f"{path}: {msg}" if path else msg for path, msg in problems[:limit]]
+    if len(problems) > limit:
+        lines.append(f"… and {len(problems) - limit} more")
+    return lines
 
 
 class HcgraphError(Exception):
@@ -50,10 +63,21 @@ class StoryError(HcgraphError):
     def __init__(self, source: str, problems: list[tuple[str, str]]) -> None:
         self.source = source
         self.problems = problems
-        first_path, first_msg = problems[0] if problems else ("", "invalid story")
-        where = f"{first_path}: " if first_path else ""
-        more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
-        super().__init__(f"{source}: {where}{first_msg}{more}")
+        super().__init__(f"{source}: {'; '.join(problem_lines(problems) or ['invalid story'])}")
+
+    @property
+    def json_path(self) -> str:
+        """The JSON path of the first problem (``""`` for the whole document)."""
+        return self.problems[0][0] if self.problems else ""
+
+    @property
+    def reason(self) -> str:
+        """Every problem (capped) in one line, without the first one's path (see
+        :attr:`json_path`): ``msg1; path2: msg2; … and N more``."""
+        if not self.problems:
+            return "invalid story"
+        _, *rest = problem_lines(self.problems)
+        return "; ".join([self.problems[0][1], *rest])
 
 
 class NotAStoryError(StoryError):

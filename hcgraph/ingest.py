@@ -16,9 +16,23 @@ from .errors import StoryError
 from .model import Story, parse_story
 from .store import PutResult, Store
 
-__all__ = ["Failure", "IngestReport", "discover", "ingest_bytes", "ingest_paths"]
+__all__ = ["MAX_BYTES", "Failure", "IngestReport", "discover", "ingest_bytes", "ingest_paths"]
 
 BATCH = 500
+#: Largest story file read (as ``hcgraph crawl --max-bytes``).
+MAX_BYTES = 10 * 1024 * 1024
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _read_capped(path: Path, cap: int) -> bytes:
+    with path.open("rb") as handle:
+        data = handle.read(cap + 1)  # the size on disk may change; never read past the cap
+    if len(data) > cap:
+        raise _TooLarge(f"file too large: more than the {cap}-byte cap (--max-bytes)")
+    return data
 
 
 @dataclass(frozen=True)
@@ -28,6 +42,7 @@ class Failure:
     source: str
     reason: str
     json_path: str = ""
+    problems: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -71,8 +86,7 @@ def ingest_bytes(
         try:
             story = parse_story(raw, source)
         except StoryError as exc:
-            path, reason = exc.problems[0] if exc.problems else ("", str(exc))
-            report.failures.append(Failure(source, reason, path))
+            report.failures.append(Failure(source, exc.reason, exc.json_path, exc.problems))
         else:
             batch.append((story, raw, source))
         if len(batch) >= BATCH:
@@ -90,14 +104,18 @@ def ingest_paths(
     paths: Iterable[Path | str],
     *,
     on_progress: Callable[[int], None] | None = None,
+    max_bytes: int = MAX_BYTES,
 ) -> IngestReport:
-    """Ingest every story file found under ``paths`` (see :func:`discover`)."""
+    """Ingest every story file found under ``paths`` (see :func:`discover`); a file larger
+    than ``max_bytes`` is a failure, never read into memory."""
     report = IngestReport()
 
     def read_all() -> Iterator[tuple[bytes, str]]:
         for path in discover(paths):
             try:
-                yield path.read_bytes(), str(path)
+                yield _read_capped(path, max_bytes), str(path)
+            except _TooLarge as exc:
+                report.failures.append(Failure(str(path), str(exc)))
             except OSError as exc:
                 report.failures.append(Failure(str(path), f"cannot read: {exc.strerror or exc}"))
 

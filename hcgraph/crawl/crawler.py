@@ -34,7 +34,7 @@ import httpx
 
 from .._version import __version__
 from ..archive import Archive, FetchRecord
-from ..errors import CrawlError
+from ..errors import CrawlError, StoreError
 from ..ingest import discover
 from ..store import Store
 from .fetch import Fetcher, FetchPolicy, FetchResult
@@ -284,12 +284,18 @@ class Crawler:
         uri = path.resolve().as_uri()
         frontier.add(uri, 0)
         now = dt.datetime.now(dt.UTC)
+        cap = self.options.policy.max_bytes
         try:
-            body = path.read_bytes()
+            with path.open("rb") as handle:
+                body = handle.read(cap + 1)
         except OSError as exc:
             frontier.mark_failed(
                 uri, status=None, kind="file", reason=f"cannot read: {exc.strerror}"
             )
+            return
+        if len(body) > cap:
+            reason = f"file too large: more than the {cap}-byte cap"
+            frontier.mark_failed(uri, status=None, kind="too-large", reason=reason)
             return
         sha = self.archive.put_body(body)
         record = FetchRecord(
@@ -347,20 +353,30 @@ class Crawler:
             asyncio.create_task(self._worker(frontier, fetcher, robots))
             for _ in range(self.options.concurrency)
         ]
+        # If processing dies, nothing would ever drain the queue: stop the fetchers at once
+        # (the error is raised below) instead of waiting for it forever.
+        processor.add_done_callback(lambda _: self._abort_fetching())
         try:
             results = await asyncio.gather(*workers, return_exceptions=True)
             errors = [r for r in results if isinstance(r, Exception)]
-            if errors:
+            if errors and not processor.done():
                 raise errors[0]
         finally:
             for task in workers:
                 task.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
-            await self._queue.put(None)
-            await processor
-            if own_client:
-                await client.aclose()
+            if not processor.done():
+                await self._queue.put(None)
+            try:
+                await processor  # re-raises a processing failure
+            finally:
+                if own_client:
+                    await client.aclose()
         return fetcher.requests
+
+    def _abort_fetching(self) -> None:
+        for task in self._workers:
+            task.cancel()
 
     def _buffer_processing(self, url: str, sha: str, source: str, fetched_at: str | None) -> None:
         assert self._queue is not None
@@ -462,10 +478,14 @@ class Crawler:
     async def _process_loop(self, frontier: Frontier, runner: Runner) -> None:
         assert self._queue is not None
         pending, self._resume_items = self._resume_items, []
+        # Bodies that were in a batch when the store worker died: retried one at a time.
+        suspects = set(json.loads(frontier.get_setting("suspects") or "[]"))
+        pending.sort(key=lambda item: item.url not in suspects)
         finished = False
         while not finished:
-            batch = pending[:BATCH]
-            pending = pending[BATCH:]
+            size = 1 if pending and pending[0].url in suspects else BATCH
+            batch = pending[:size]
+            pending = pending[size:]
             if not batch:
                 item = await self._queue.get()
                 if item is None:
@@ -481,13 +501,54 @@ class Crawler:
                 self._processing -= len(batch)
                 await self._notify()
                 continue
-            outcomes = await runner.process(batch)
+            outcomes = await self._process_batch(frontier, runner, batch, suspects)
             with frontier.batch():
                 for outcome in outcomes:
                     self._record(frontier, outcome)
             self._processing -= len(batch)
             self.progress.queued = frontier.count("queued")
             await self._notify()
+
+    async def _process_batch(
+        self, frontier: Frontier, runner: Runner, batch: list[Item], suspects: set[str]
+    ) -> list[Outcome]:
+        """Process a batch; a body that makes processing fail fails alone, not the crawl.
+
+        A batch that raises is retried one body at a time, and each body that raises on its
+        own is recorded as failed (``process-error``). A store worker that *dies* (a
+        :class:`StoreError`) ends the crawl with that error; the bodies of its batch are
+        remembered as suspects, so the resume retries them one at a time and records the one
+        that kills it as failed instead of dying on it again and again.
+        """
+        try:
+            outcomes = await runner.process(batch)
+        except StoreError as exc:
+            if len(batch) == 1:
+                self._poisoned(frontier, batch[0], exc)
+            else:
+                suspects.update(item.url for item in batch)
+                frontier.set_setting("suspects", json.dumps(sorted(suspects)))
+            raise CrawlError(
+                f"processing failed: {exc} (run the same command again to resume; "
+                "the body that caused it is recorded as failed)"
+            ) from None
+        except Exception as exc:
+            if len(batch) == 1:
+                self._poisoned(frontier, batch[0], exc)
+                return []
+            outcomes = []
+            for item in batch:
+                outcomes.extend(await self._process_batch(frontier, runner, [item], suspects))
+            return outcomes
+        if len(batch) == 1 and batch[0].url in suspects:
+            suspects.discard(batch[0].url)
+            frontier.set_setting("suspects", json.dumps(sorted(suspects)))
+        return outcomes
+
+    def _poisoned(self, frontier: Frontier, item: Item, exc: Exception) -> None:
+        text = " ".join(str(exc).split())[:300] or type(exc).__name__
+        frontier.mark_failed(item.url, status=None, kind="process-error", reason=text)
+        self.progress.failed += 1
 
     def _record(self, frontier: Frontier, outcome: Outcome) -> None:
         url = outcome.url

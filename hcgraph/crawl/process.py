@@ -117,7 +117,7 @@ class StoryProcessor:
             try:
                 story = parse_story(item.body, item.source)
             except StoryError as exc:
-                path, reason = exc.problems[0] if exc.problems else ("", str(exc))
+                path, reason = exc.json_path, exc.reason
                 not_a_story = isinstance(exc, NotAStoryError)
                 outcomes[n] = Outcome(
                     item.url, reason=reason, json_path=path or None, not_a_story=not_a_story
