@@ -37,6 +37,7 @@ from ..archive import Archive, FetchRecord
 from ..errors import CrawlError, StoreError
 from ..ingest import discover
 from ..store import Store
+from .decoding import ACCEPT_ENCODING
 from .fetch import Fetcher, FetchPolicy, FetchResult
 from .frontier import Frontier, Validators
 from .politeness import Politeness
@@ -322,6 +323,7 @@ class Crawler:
             headers={
                 "User-Agent": user_agent(self.options.contact),
                 "Accept": "application/json, */*;q=0.1",
+                "Accept-Encoding": ACCEPT_ENCODING,
             },
             follow_redirects=False,
             trust_env=False,
