@@ -592,7 +592,9 @@ class Crawler:
         for link in outcome.related:
             target = resolve(link, base)
             why = self.scope.why_not(target)
-            if why is not None:
+            if why is not None:  # canonical where possible: one entry per resource
+                with contextlib.suppress(ValueError):
+                    target = canonicalize(target)
                 frontier.add_final(target, depth + 1, "skipped", outcome.url, why)
                 continue
             child = json_url(target, self.options.json_suffix)
