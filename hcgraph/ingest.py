@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import StoryError
+from .identity import replace_refusal
 from .model import Story, parse_story
 from .store import PutResult, Store
 
@@ -78,8 +79,12 @@ def ingest_bytes(
     *,
     report: IngestReport | None = None,
     on_progress: Callable[[int], None] | None = None,
+    replace: bool = False,
 ) -> IngestReport:
-    """Parse, map and store ``(raw_bytes, source)`` pairs; failures go into the report."""
+    """Parse, map and store ``(raw_bytes, source)`` pairs; failures go into the report.
+
+    A document may not replace a story that was crawled from its URL unless ``replace``.
+    """
     report = report if report is not None else IngestReport()
     batch: list[tuple[Story, bytes, str]] = []
     for raw, source in documents:
@@ -88,7 +93,11 @@ def ingest_bytes(
         except StoryError as exc:
             report.failures.append(Failure(source, exc.reason, exc.json_path, exc.problems))
         else:
-            batch.append((story, raw, source))
+            refusal = None if replace else replace_refusal(store, story.url, raw)
+            if refusal is None:
+                batch.append((story, raw, source))
+            else:
+                report.failures.append(Failure(source, refusal, "url"))
         if len(batch) >= BATCH:
             report.results.extend(store.put_stories(batch))
             batch = []
@@ -105,9 +114,11 @@ def ingest_paths(
     *,
     on_progress: Callable[[int], None] | None = None,
     max_bytes: int = MAX_BYTES,
+    replace: bool = False,
 ) -> IngestReport:
     """Ingest every story file found under ``paths`` (see :func:`discover`); a file larger
-    than ``max_bytes`` is a failure, never read into memory."""
+    than ``max_bytes`` is a failure, never read into memory; ``replace`` lets a file replace
+    a story that was crawled from its URL."""
     report = IngestReport()
 
     def read_all() -> Iterator[tuple[bytes, str]]:
@@ -119,4 +130,4 @@ def ingest_paths(
             except OSError as exc:
                 report.failures.append(Failure(str(path), f"cannot read: {exc.strerror or exc}"))
 
-    return ingest_bytes(store, read_all(), report=report, on_progress=on_progress)
+    return ingest_bytes(store, read_all(), report=report, on_progress=on_progress, replace=replace)

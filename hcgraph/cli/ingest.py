@@ -22,13 +22,19 @@ from ._common import err_console, out_console, size, store_option
     show_default=True,
     help="Largest story file read; larger files fail (as crawl --max-bytes).",
 )
+@click.option(
+    "--replace",
+    is_flag=True,
+    help="Let a file replace a story that was crawled from its URL.",
+)
 @store_option
-def ingest(paths: tuple[Path, ...], store_dir: Path, max_bytes: str) -> None:
+def ingest(paths: tuple[Path, ...], store_dir: Path, max_bytes: str, replace: bool) -> None:
     """Ingest story JSON files (or directories of them) into the store.
 
     A file that is not a valid story is reported with its path and JSON path and skipped;
     the rest are ingested. Re-ingesting identical bytes changes nothing; changed bytes
-    replace the story's graph and record the revision. Exit code 3 if any file failed.
+    replace the story's graph and record the revision, except that a story crawled from its
+    URL is replaced by a file only with --replace. Exit code 3 if any file failed.
 
     \b
     Example:
@@ -50,6 +56,7 @@ def ingest(paths: tuple[Path, ...], store_dir: Path, max_bytes: str) -> None:
                 files,
                 on_progress=lambda n: progress.advance(task, n),
                 max_bytes=size(max_bytes),
+                replace=replace,
             )
     for failure in report.failures:
         where = f"{failure.json_path}: " if failure.json_path else ""

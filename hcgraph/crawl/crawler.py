@@ -5,6 +5,7 @@ How the parts fit (one job each):
 * :mod:`.urls` canonicalises, resolves page → JSON URLs, checks scope, applies mirrors;
 * :mod:`.frontier` persists every URL's depth and state (resume after any crash);
 * :mod:`.robots`, :mod:`.politeness` and :mod:`.fetch` make each request polite and robust;
+* :mod:`.identity` accepts a story only under the URL it was fetched from;
 * :mod:`hcgraph.archive` keeps every body and its fetch metadata before anything else;
 * :mod:`.process` parses and stores batches off the event loop;
 * :mod:`.report` summarises the run.
@@ -40,6 +41,7 @@ from ..store import Store
 from .decoding import ACCEPT_ENCODING
 from .fetch import Fetcher, FetchPolicy, FetchResult
 from .frontier import Frontier, Validators
+from .identity import identity_mismatch
 from .politeness import Politeness
 from .process import Item, Outcome, ProcessRunner, Runner, ThreadRunner, open_store
 from .report import CrawlReport, build_report
@@ -462,6 +464,15 @@ class Crawler:
             self.progress.failed += 1
             return
         assert sha is not None
+        body = result.body if not not_modified else self.archive.get_body(sha)
+        assert body is not None
+        mismatch = identity_mismatch(body, [url, *result.redirects], self.options.json_suffix)
+        if mismatch is not None:  # the body stays in the archive; nothing is stored
+            frontier.mark_failed(
+                url, status=result.status, kind="identity-mismatch", reason=mismatch
+            )
+            self.progress.failed += 1
+            return
         if result.status == 200:
             frontier.set_validators(
                 url,
@@ -472,8 +483,7 @@ class Crawler:
         )
         if not_modified:
             self._not_modified.add(url)
-        body = result.body if not not_modified else self.archive.get_body(sha)
-        assert body is not None and self._queue is not None
+        assert self._queue is not None
         self._processing += 1  # counted before the (possibly blocking) put: the crawl is not idle
         await self._queue.put(Item(url, body, result.final_url, result.fetched_at))
 
