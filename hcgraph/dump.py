@@ -11,7 +11,6 @@ headers carry no name or time, so the same store gives byte-identical shards.
 from __future__ import annotations
 
 import gzip
-import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,6 +19,7 @@ from typing import BinaryIO
 
 import pyoxigraph as ox
 
+from ._io import atomic_writer, ensure_dir
 from .errors import ExportError
 from .store import Store
 
@@ -60,7 +60,7 @@ def write_shards(
         raise ExportError("--split needs a positive number of quads per shard")
     target = Path(directory)
     try:
-        target.mkdir(parents=True, exist_ok=True)
+        ensure_dir(target)
         written = _write(store, target, max_quads, compress)
         keep = {p.name for p in written}
         for old in target.iterdir():
@@ -95,12 +95,10 @@ def _graph_lines(store: Store, iri: str) -> list[bytes]:
 
 def _flush(target: Path, index: int, lines: list[bytes], compress: bool) -> Path:
     path = target / shard_name(index, compress=compress)
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "wb") as raw:
+    with atomic_writer(path) as raw:
         if compress:
             with gzip_writer(raw) as gz:
                 gz.writelines(lines)
         else:
             raw.writelines(lines)
-    os.replace(tmp, path)
     return path

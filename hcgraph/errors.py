@@ -8,6 +8,7 @@ can catch exactly what they mean to::
     ├── StoryError            a document is not a valid story (names source + JSON path)
     │   └── NotAStoryError    valid JSON, but not a hangingcontext.desk/1 story
     ├── StoreError            the embedded store cannot be opened, read or written
+    ├── OutputError           an output file or directory cannot be written
     ├── ExportError           an export cannot be produced
     │   └── UnknownFormatError
     ├── QueryError            a saved query is unknown, malformed or badly parameterised
@@ -26,6 +27,7 @@ __all__ = [
     "ExportError",
     "HcgraphError",
     "NotAStoryError",
+    "OutputError",
     "PushError",
     "QueryError",
     "StoreError",
@@ -86,6 +88,10 @@ class NotAStoryError(StoryError):
 
 class StoreError(HcgraphError):
     """The embedded RDF store could not be opened, read or written."""
+
+
+class OutputError(HcgraphError):
+    """An output file or directory could not be written (names the path and why)."""
 
 
 class ExportError(HcgraphError):

@@ -33,6 +33,7 @@ from typing import IO, Any
 
 import httpx
 
+from .._io import ensure_dir
 from .._version import __version__
 from ..archive import Archive, FetchRecord
 from ..errors import CrawlError, StoreError
@@ -621,8 +622,11 @@ def _lock(path: Path) -> IO[bytes]:
     """
     import fcntl
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle = path.open("ab")
+    ensure_dir(path.parent)
+    try:
+        handle = path.open("ab")
+    except OSError as exc:
+        raise CrawlError(f"{path}: cannot open the crawl lock: {exc.strerror}") from None
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:

@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -32,8 +30,9 @@ from typing import Any
 import networkx as nx
 from jinja2 import Environment, select_autoescape
 
+from .._io import write_atomic
 from .._version import __version__
-from ..errors import VizError
+from ..errors import OutputError, VizError
 from .layout import Positions, compute_layout
 from .style import NodeStyle, document_icon, node_size, styles_for
 
@@ -265,12 +264,8 @@ def write_map(graph: nx.DiGraph, out: Path | str, positions: Positions | None = 
     path = Path(out)
     html = render_map(graph, positions).encode("utf-8")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".map-", suffix=".html")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(html)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise VizError(f"{path}: cannot write the map: {exc.strerror or exc}") from exc
+        write_atomic(path, html)
+    except OutputError as exc:
+        raise VizError(f"cannot write the map: {exc}") from None
     return MapInfo(path, str(graph.graph.get("view", "")), graph.number_of_nodes(),
                    graph.number_of_edges(), len(html))  # fmt: skip
