@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -29,6 +27,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from ._io import atomic_writer, ensure_dir
 from .crawl import CrawlOptions, CrawlReport, crawl
 from .crawl.fetch import FetchPolicy
 from .store import Store
@@ -51,14 +50,8 @@ def _export_turtle(store_dir: Path, out_dir: Path) -> list[Path]:
     from .export import export
 
     target = out_dir / "graph.ttl"
-    fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=".graph.ttl.")
-    try:
-        with os.fdopen(fd, "wb") as handle, Store(store_dir, read_only=True) as store:
-            export(store, "turtle", handle)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_writer(target) as handle, Store(store_dir, read_only=True) as store:
+        export(store, "turtle", handle)
     return [target]
 
 
@@ -78,7 +71,7 @@ def _run_queries(store_dir: Path, out_dir: Path) -> list[Path]:
 
     written = []
     queries_dir = out_dir / "queries"
-    queries_dir.mkdir(parents=True, exist_ok=True)
+    ensure_dir(queries_dir)
     with Store(store_dir, read_only=True) as store:
         for name in ("source-reuse", "publisher-reach", "dangling-citations"):
             target = queries_dir / f"{name}.csv"
@@ -232,7 +225,7 @@ def run_demo(
         depth: related-link hops followed from the seeds.
     """
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    ensure_dir(out)
     store = Path(store_dir) if store_dir else out / "store"
     files, seeds = sample_site(n_stories, seed)
     with SiteServer(files) as server:

@@ -11,13 +11,13 @@ headers carry no name or time, so the same store gives byte-identical shards.
 from __future__ import annotations
 
 import gzip
-import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
+from ._io import atomic_writer, ensure_dir
 from .errors import ExportError
 from .store import Store
 
@@ -58,7 +58,7 @@ def write_shards(
         raise ExportError("--split needs a positive number of quads per shard")
     target = Path(directory)
     try:
-        target.mkdir(parents=True, exist_ok=True)
+        ensure_dir(target)
         written = _write(store, target, max_quads, compress)
         keep = {p.name for p in written}
         for old in target.iterdir():
@@ -85,12 +85,10 @@ def _write(store: Store, target: Path, max_quads: int, compress: bool) -> list[P
 
 def _flush(target: Path, index: int, lines: list[bytes], compress: bool) -> Path:
     path = target / shard_name(index, compress=compress)
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "wb") as raw:
+    with atomic_writer(path) as raw:
         if compress:
             with gzip_writer(raw) as gz:
                 gz.writelines(lines)
         else:
             raw.writelines(lines)
-    os.replace(tmp, path)
     return path

@@ -8,6 +8,7 @@ can catch exactly what they mean to::
     ├── StoryError            a document is not a valid story (names source + JSON path)
     │   └── NotAStoryError    valid JSON, but not a hangingcontext.desk/1 story
     ├── StoreError            the embedded store cannot be opened, read or written
+    ├── OutputError           an output file or directory cannot be written
     ├── ExportError           an export cannot be produced
     │   └── UnknownFormatError
     ├── QueryError            a saved query is unknown, malformed or badly parameterised
@@ -20,11 +21,13 @@ can catch exactly what they mean to::
 from __future__ import annotations
 
 __all__ = [
+    "MAX_PROBLEMS",
     "CheckError",
     "CrawlError",
     "ExportError",
     "HcgraphError",
     "NotAStoryError",
+    "OutputError",
     "PushError",
     "QueryError",
     "StoreError",
@@ -32,6 +35,18 @@ __all__ = [
     "UnknownFormatError",
     "VizError",
 ]
+
+
+#: Problems listed per story; the rest are counted ("… and N more").
+MAX_PROBLEMS = 20
+
+
+def problem_lines(problems: list[tuple[str, str]], limit: int = MAX_PROBLEMS) -> list[str]:
+    """``path: message`` for each problem, at most ``limit`` of them, then ``… and N more``."""
+    lines = [f"{path}: {msg}" if path else msg for path, msg in problems[:limit]]
+    if len(problems) > limit:
+        lines.append(f"… and {len(problems) - limit} more")
+    return lines
 
 
 class HcgraphError(Exception):
@@ -50,10 +65,21 @@ class StoryError(HcgraphError):
     def __init__(self, source: str, problems: list[tuple[str, str]]) -> None:
         self.source = source
         self.problems = problems
-        first_path, first_msg = problems[0] if problems else ("", "invalid story")
-        where = f"{first_path}: " if first_path else ""
-        more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
-        super().__init__(f"{source}: {where}{first_msg}{more}")
+        super().__init__(f"{source}: {'; '.join(problem_lines(problems) or ['invalid story'])}")
+
+    @property
+    def json_path(self) -> str:
+        """The JSON path of the first problem (``""`` for the whole document)."""
+        return self.problems[0][0] if self.problems else ""
+
+    @property
+    def reason(self) -> str:
+        """Every problem (capped) in one line, without the first one's path (see
+        :attr:`json_path`): ``msg1; path2: msg2; … and N more``."""
+        if not self.problems:
+            return "invalid story"
+        _, *rest = problem_lines(self.problems)
+        return "; ".join([self.problems[0][1], *rest])
 
 
 class NotAStoryError(StoryError):
@@ -62,6 +88,10 @@ class NotAStoryError(StoryError):
 
 class StoreError(HcgraphError):
     """The embedded RDF store could not be opened, read or written."""
+
+
+class OutputError(HcgraphError):
+    """An output file or directory could not be written (names the path and why)."""
 
 
 class ExportError(HcgraphError):

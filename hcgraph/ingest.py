@@ -16,7 +16,22 @@ from pathlib import Path
 from .pipeline import BATCH, Document, Outcome, Pipeline
 from .store import Store
 
-__all__ = ["Failure", "IngestReport", "discover", "ingest_bytes", "ingest_paths"]
+__all__ = ["MAX_BYTES", "Failure", "IngestReport", "discover", "ingest_bytes", "ingest_paths"]
+
+#: Largest story file read (as ``hcgraph crawl --max-bytes``).
+MAX_BYTES = 10 * 1024 * 1024
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _read_capped(path: Path, cap: int) -> bytes:
+    with path.open("rb") as handle:
+        data = handle.read(cap + 1)  # the size on disk may change; never read past the cap
+    if len(data) > cap:
+        raise _TooLarge(f"file too large: more than the {cap}-byte cap (--max-bytes)")
+    return data
 
 
 @dataclass(frozen=True)
@@ -26,6 +41,7 @@ class Failure:
     source: str
     reason: str
     json_path: str = ""
+    problems: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -49,7 +65,11 @@ class IngestReport:
         if outcome.ok:
             self.results.append(outcome)
         elif outcome.reason is not None:
-            self.failures.append(Failure(outcome.source, outcome.reason, outcome.json_path or ""))
+            self.failures.append(
+                Failure(
+                    outcome.source, outcome.reason, outcome.json_path or "", list(outcome.problems)
+                )
+            )
 
 
 def discover(paths: Iterable[Path | str]) -> Iterator[Path]:
@@ -69,10 +89,15 @@ def ingest_documents(
     report: IngestReport | None = None,
     on_progress: Callable[[int], None] | None = None,
     batch_size: int | None = None,
+    replace: bool = False,
 ) -> IngestReport:
-    """Run documents through the pipeline; failures go into the report."""
+    """Run documents through the pipeline; failures go into the report.
+
+    A document may not replace a story that was crawled from its URL unless ``replace``.
+    """
     report = report if report is not None else IngestReport()
-    with Pipeline(store, batch_size=batch_size or BATCH) as pipeline:
+    pipeline = Pipeline(store, batch_size=batch_size or BATCH, protect_crawled=not replace)
+    with pipeline:
         for outcome in pipeline.run(documents, on_progress):
             report.record(outcome)
     return report
@@ -85,10 +110,14 @@ def ingest_bytes(
     report: IngestReport | None = None,
     on_progress: Callable[[int], None] | None = None,
     retrieved_at: dt.datetime | None = None,
+    replace: bool = False,
 ) -> IngestReport:
-    """Ingest ``(raw_bytes, source)`` pairs (a convenience over :func:`ingest_documents`)."""
+    """Ingest ``(raw_bytes, source)`` pairs (a convenience over :func:`ingest_documents`).
+
+    A document may not replace a story that was crawled from its URL unless ``replace``.
+    """
     docs = (Document(raw, source, retrieved_at) for raw, source in documents)
-    return ingest_documents(store, docs, report=report, on_progress=on_progress)
+    return ingest_documents(store, docs, report=report, on_progress=on_progress, replace=replace)
 
 
 def ingest_paths(
@@ -97,17 +126,28 @@ def ingest_paths(
     *,
     on_progress: Callable[[int], None] | None = None,
     batch_size: int | None = None,
+    max_bytes: int = MAX_BYTES,
+    replace: bool = False,
 ) -> IngestReport:
-    """Ingest every story file found under ``paths`` (see :func:`discover`)."""
+    """Ingest every story file found under ``paths`` (see :func:`discover`); a file larger
+    than ``max_bytes`` is a failure, never read into memory; ``replace`` lets a file replace
+    a story that was crawled from its URL."""
     report = IngestReport()
 
     def read_all() -> Iterator[Document]:
         for path in discover(paths):
             try:
-                yield Document(path.read_bytes(), str(path))
+                yield Document(_read_capped(path, max_bytes), str(path))
+            except _TooLarge as exc:
+                report.failures.append(Failure(str(path), str(exc)))
             except OSError as exc:
                 report.failures.append(Failure(str(path), f"cannot read: {exc.strerror or exc}"))
 
     return ingest_documents(
-        store, read_all(), report=report, on_progress=on_progress, batch_size=batch_size
+        store,
+        read_all(),
+        report=report,
+        on_progress=on_progress,
+        batch_size=batch_size,
+        replace=replace,
     )

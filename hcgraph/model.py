@@ -15,15 +15,27 @@ The model covers the whole ``hangingcontext.desk/1`` story document. Three rules
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 import pydantic
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    field_validator,
+    model_validator,
+)
 
 from .errors import NotAStoryError, StoryError
 
 __all__ = [
+    "MAX_DEPTH",
+    "MAX_LITERAL",
     "SCHEMA_ID",
     "Cite",
     "Correction",
@@ -45,6 +57,10 @@ __all__ = [
 ]
 
 SCHEMA_ID = "hangingcontext.desk/1"
+#: Deepest nesting of arrays/objects accepted (a real story nests 6 levels).
+MAX_DEPTH = 64
+#: Longest string (JSON-encoded bytes) accepted in a story: a 1 MiB paragraph is no news.
+MAX_LITERAL = 1024 * 1024
 
 
 def _as_id(value: Any) -> str:
@@ -66,6 +82,29 @@ def _as_id(value: Any) -> str:
 
 
 Id = Annotated[str, BeforeValidator(_as_id)]
+
+
+def _iso_text(value: Any) -> Any:
+    """Times and dates are ISO 8601 strings: a number is not silently read as epoch seconds."""
+    if isinstance(value, str | dt.date):
+        return value
+    raise ValueError(f"must be an ISO 8601 string, not {_json_type(value)}")
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return "null" if value is None else type(value).__name__
+
+
+Timestamp = Annotated[dt.datetime, BeforeValidator(_iso_text)]
+Date = Annotated[dt.date, BeforeValidator(_iso_text)]
 
 
 class _Open(BaseModel):
@@ -104,7 +143,7 @@ class KeyFact(_Open):
     """A key fact at the top of the story, with its own citations."""
 
     text: str = ""
-    self_reported: bool | None = None
+    self_reported: StrictBool | None = None
     cites: list[Cite] = Field(default_factory=list)
 
 
@@ -115,7 +154,7 @@ class Manifest(_Open):
     title: str | None = None
     source_name: str | None = None
     source_url: str | None = None
-    published_date: dt.date | None = None
+    published_date: Date | None = None
 
 
 class Related(_Open):
@@ -218,9 +257,9 @@ class Story(_Open):
     newsroom_title: str | None = None
     angle: str | None = None
     dek: str | None = None
-    published_at: dt.datetime | None = None
+    published_at: Timestamp | None = None
     labels: Labels | None = None
-    source_count: int | None = None
+    source_count: StrictInt | None = None
     publishers: list[str] = Field(default_factory=list)
     key_facts: list[KeyFact] = Field(default_factory=list)
     images: list[Any] = Field(default_factory=list)
@@ -285,8 +324,10 @@ def parse_story(raw: bytes | str, source: str) -> Story:
 
     Raises:
         NotAStoryError: valid JSON that is not a ``hangingcontext.desk/1`` story.
-        StoryError: invalid JSON or a schema violation, with the JSON path of each problem.
+        StoryError: invalid JSON or a schema violation, with the JSON path of each problem;
+            nesting deeper than :data:`MAX_DEPTH` or a string longer than :data:`MAX_LITERAL`.
     """
+    check_shape(raw, source)
     try:
         story = Story.model_validate_json(raw)
     except pydantic.ValidationError as exc:
@@ -306,6 +347,60 @@ def parse_story(raw: bytes | str, source: str) -> Story:
         raise NotAStoryError(source, [("", "not a story: the document is not a JSON object")])
     _check_identity(raw, source, errors)
     raise StoryError(source, problems)
+
+
+# A JSON string (escapes included) or one structural character; strings are matched whole,
+# in C, so only the structure is walked in Python.
+_TOKENS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},:]', re.DOTALL)
+
+
+def check_shape(
+    raw: bytes | str, source: str, *, max_depth: int = MAX_DEPTH, max_literal: int = MAX_LITERAL
+) -> None:
+    """Refuse a document nested deeper than ``max_depth`` or with a string longer than
+    ``max_literal`` bytes, *before* any parser recurses into it.
+
+    One pass over the raw bytes, tracking the JSON path so the error says where.
+
+    Raises:
+        StoryError: with the JSON path of the first offending place.
+    """
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    if len(data) <= max_literal and data.count(b"[") + data.count(b"{") <= max_depth:
+        return  # cannot be too deep or too long
+    # Each open container: [is_object, key or index]
+    stack: list[list[Any]] = []
+    last_string: bytes | None = None
+    for match in _TOKENS.finditer(data):
+        token = match.group()
+        first = token[:1]
+        if first == b'"':
+            if len(token) - 2 > max_literal:
+                raise StoryError(
+                    source,
+                    [(_scan_path(stack), f"string of {len(token) - 2} bytes is longer than "
+                      f"the {max_literal}-byte limit")],
+                )  # fmt: skip
+            last_string = token
+        elif first in b"[{":
+            if len(stack) >= max_depth:
+                raise StoryError(
+                    source,
+                    [(_scan_path(stack), f"nested deeper than {max_depth} levels")],
+                )
+            stack.append([first == b"{", None if first == b"{" else 0])
+        elif first in b"]}":
+            if stack:
+                stack.pop()
+        elif first == b":":
+            if stack and stack[-1][0] and last_string is not None:
+                stack[-1][1] = last_string[1:-1].decode("utf-8", "replace")
+        elif stack and not stack[-1][0]:  # a comma in an array
+            stack[-1][1] += 1
+
+
+def _scan_path(stack: list[list[Any]]) -> str:
+    return json_path(tuple(part for _, part in stack if part is not None))
 
 
 def _parse_lenient(raw: bytes | str) -> Any:

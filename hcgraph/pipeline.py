@@ -36,6 +36,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .errors import NotAStoryError, StoreError, StoryError
+from .identity import crawled_from
 from .ledger import Pending, description_hash
 from .mapping import IngestInfo, MappedStory, Revision, map_story
 from .model import Story, parse_story
@@ -84,6 +85,7 @@ class Outcome:
     duplicate_of: str | None = None
     reason: str | None = None
     json_path: str | None = None
+    problems: tuple[tuple[str, str], ...] = ()
     not_a_story: bool = False
 
     @property
@@ -218,6 +220,8 @@ class Pipeline:
         batch_size: stories per batch.
         crawl_claims: crawl mode: story IRI → (crawl URL, story id) already stored by this
             crawl; a story reached again under another URL is then a duplicate, not stored.
+        protect_crawled: refuse a document that would replace a story crawled from its own
+            URL (local files name their own ``url``; ``hcgraph ingest --replace`` lifts it).
     """
 
     def __init__(
@@ -226,8 +230,10 @@ class Pipeline:
         *,
         batch_size: int = BATCH,
         crawl_claims: dict[str, tuple[str, str | None]] | None = None,
+        protect_crawled: bool = False,
     ) -> None:
         self.store = store
+        self.protect_crawled = protect_crawled
         self.batch_size = batch_size
         self.crawl = crawl_claims is not None
         self.by_story = {s: u for s, (u, _) in (crawl_claims or {}).items()}
@@ -318,12 +324,12 @@ class Pipeline:
         try:
             story = parse_story(doc.body, doc.source)
         except StoryError as exc:
-            path, reason = exc.problems[0] if exc.problems else ("", str(exc))
             return Outcome(
                 doc.source,
                 doc.key,
-                reason=reason,
-                json_path=path or None,
+                reason=exc.reason,
+                json_path=exc.json_path or None,
+                problems=tuple(exc.problems),
                 not_a_story=isinstance(exc, NotAStoryError),
             )
         if self.crawl:
@@ -351,6 +357,14 @@ class Pipeline:
         base = Outcome(doc.source, doc.key, story.url, story.id, related)
         if old == sha:
             return replace(base, status="unchanged")
+        if old is not None and self.protect_crawled:
+            origin = crawled_from(self.store, story.url)
+            if origin is not None:
+                reason = (
+                    f"{story.url} was crawled from {origin}; a local file replaces a crawled "
+                    "story only with --replace"
+                )
+                return replace(base, reason=reason, json_path="url", problems=(("url", reason),))
         revisions = (
             tuple(Revision(s, when) for s, when in self.store.revisions(story.url, old))
             if old

@@ -48,6 +48,7 @@ class Reply:
     delay: float = 0.0  # seconds to wait before sending anything
     gzip: bool = False  # Content-Encoding: gzip
     etag: bool = True  # send an ETag and answer If-None-Match with 304
+    chunked: bool = False  # Transfer-Encoding: chunked (no Content-Length)
 
 
 @dataclass
@@ -98,16 +99,27 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.gzip:
             body = gzip.compress(body)
             headers["Content-Encoding"] = "gzip"
-        self._send(reply.status, body, headers)
+        self._send(reply.status, body, headers, chunked=reply.chunked)
 
-    def _send(self, status: int, body: bytes, headers: Mapping[str, str]) -> None:
+    def _send(
+        self, status: int, body: bytes, headers: Mapping[str, str], *, chunked: bool = False
+    ) -> None:
         try:
             self.send_response(status)
             for k, v in headers.items():
                 self.send_header(k, v)
-            self.send_header("Content-Length", str(len(body)))
+            if chunked:
+                self.send_header("Transfer-Encoding", "chunked")
+            else:
+                self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            self.wfile.write(body)
+            if not chunked:
+                self.wfile.write(body)
+                return
+            for start in range(0, len(body), 16 * 1024):
+                piece = body[start : start + 16 * 1024]
+                self.wfile.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+            self.wfile.write(b"0\r\n\r\n")
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout test)
             self.close_connection = True
 

@@ -10,20 +10,9 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ..crawl import CrawlOptions, CrawlProgress, CrawlReport, FetchPolicy, crawl
-from ._common import err_console, out_console, store_option
+from ._common import err_console, out_console, size, store_option
 
 _SHOWN_FAILURES = 20
-
-
-def _size(text: str) -> int:
-    units = {"k": 1024, "m": 1024**2, "g": 1024**3}
-    value = text.strip().lower().removesuffix("b")
-    factor = units.get(value[-1:], 1)
-    value = value[:-1] if value[-1:] in units else value
-    try:
-        return int(float(value) * factor)
-    except ValueError:
-        raise click.BadParameter(f"{text!r} is not a size like 10MB or 500k") from None
 
 
 @click.command()
@@ -150,7 +139,7 @@ def crawl_command(
         depth=depth, max_stories=max_stories, concurrency=concurrency, per_host=per_host,
         rate=rate, allow_hosts=allow_hosts, mirrors=mirrors, ignore_robots=ignore_robots,
         json_suffix=json_suffix, contact=contact, conditional=not no_conditional,
-        policy=FetchPolicy(timeout=timeout, retries=retries, max_bytes=_size(max_bytes)),
+        policy=FetchPolicy(timeout=timeout, retries=retries, max_bytes=size(max_bytes)),
         report=report_path,
     )  # fmt: skip
     progress = Progress(

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import BinaryIO
 
 import click
 
+from .._io import atomic_writer
 from ..dump import gzip_writer, write_shards
 from ..errors import ExportError
 from ..export import FORMATS
@@ -58,16 +57,9 @@ def export(fmt: str, out: Path | None, compress: bool, split: int | None, store_
             _write(store, fmt, sys.stdout.buffer, compress)
             sys.stdout.buffer.flush()
             return
-        out.parent.mkdir(parents=True, exist_ok=True)
-        # Write beside the target and rename: a failed export never leaves a torn file.
-        fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                _write(store, fmt, handle, compress)
-            os.replace(tmp, out)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        # Written beside the target and renamed: a failed export never leaves a torn file.
+        with atomic_writer(out) as handle:
+            _write(store, fmt, handle, compress)
     click.echo(f"wrote {out} ({fmt})", err=True)
 
 

@@ -8,20 +8,33 @@ import click
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+from ..errors import problem_lines
 from ..ingest import discover, ingest_paths
 from ..store import Store
-from ._common import err_console, out_console, store_option
+from ._common import err_console, out_console, size, store_option
 
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--max-bytes",
+    default="10MB",
+    show_default=True,
+    help="Largest story file read; larger files fail (as crawl --max-bytes).",
+)
+@click.option(
+    "--replace",
+    is_flag=True,
+    help="Let a file replace a story that was crawled from its URL.",
+)
 @store_option
-def ingest(paths: tuple[Path, ...], store_dir: Path) -> None:
+def ingest(paths: tuple[Path, ...], store_dir: Path, max_bytes: str, replace: bool) -> None:
     """Ingest story JSON files (or directories of them) into the store.
 
     A file that is not a valid story is reported with its path and JSON path and skipped;
     the rest are ingested. Re-ingesting identical bytes changes nothing; changed bytes
-    replace the story's graph and record the revision. Exit code 3 if any file failed.
+    replace the story's graph and record the revision, except that a story crawled from its
+    URL is replaced by a file only with --replace. Exit code 3 if any file failed.
 
     \b
     Example:
@@ -38,12 +51,18 @@ def ingest(paths: tuple[Path, ...], store_dir: Path) -> None:
         )  # fmt: skip
         with progress:
             task = progress.add_task("ingest", total=len(files))
-            report = ingest_paths(store, files, on_progress=lambda n: progress.advance(task, n))
+            report = ingest_paths(
+                store,
+                files,
+                on_progress=lambda n: progress.advance(task, n),
+                max_bytes=size(max_bytes),
+                replace=replace,
+            )
     for failure in report.failures:
         where = f"{failure.json_path}: " if failure.json_path else ""
-        err_console.print(
-            f"[red]failed:[/] {escape(failure.source)}: {escape(where + failure.reason)}"
-        )
+        lines = problem_lines(failure.problems) or [where + failure.reason]
+        for line in lines:  # every problem, each with its JSON path
+            err_console.print(f"[red]failed:[/] {escape(failure.source)}: {escape(line)}")
     out_console.print(
         f"ingested {len(report.results)} stories "
         f"({report.count('added')} added, {report.count('replaced')} replaced, "

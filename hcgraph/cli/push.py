@@ -23,7 +23,7 @@ from ..push import (
     push_graphs,
     resolve_endpoint,
 )
-from ..push.auth import Credentials
+from ..push.auth import Credentials, credentials_at_risk
 from ..store import Store
 from ._common import err_console, out_console, store_option
 
@@ -181,8 +181,7 @@ def push_command(
 
 
 def _warn_plain_http(url: str, credentials: Credentials | None) -> None:
-    loopback = ("http://127.0.0.1", "http://localhost", "http://[::1]")
-    if credentials and url.startswith("http://") and not url.startswith(loopback):
+    if credentials_at_risk(url, credentials):
         err_console.print("[yellow]warning:[/] sending credentials over plain http://")
 
 

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import io
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 import click
 from rich.table import Table
 from rich.text import Text
 
+from .._io import atomic_text_writer
 from ..errors import QueryError
 from ..queries import load_query, run_query, saved_queries
 from ..results import FORMATS, write_result
@@ -99,13 +98,6 @@ def query(
             stream.detach()
         sys.stdout.flush()
         return
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            write_result(result, fmt, handle)
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_text_writer(out) as handle:
+        write_result(result, fmt, handle)
     click.echo(f"wrote {out} ({len(result)} rows, {fmt})", err=True)

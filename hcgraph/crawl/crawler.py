@@ -5,6 +5,7 @@ How the parts fit (one job each):
 * :mod:`.urls` canonicalises, resolves page → JSON URLs, checks scope, applies mirrors;
 * :mod:`.frontier` persists every URL's depth and state (resume after any crash);
 * :mod:`.robots`, :mod:`.politeness` and :mod:`.fetch` make each request polite and robust;
+* :mod:`.identity` accepts a story only under the URL it was fetched from;
 * :mod:`hcgraph.archive` keeps every body and its fetch metadata before anything else;
 * :mod:`.process` parses and stores batches off the event loop;
 * :mod:`.report` summarises the run.
@@ -32,14 +33,17 @@ from typing import IO, Any
 
 import httpx
 
+from .._io import ensure_dir
 from .._version import __version__
 from ..archive import Archive, FetchRecord
-from ..errors import CrawlError
+from ..errors import CrawlError, StoreError
 from ..ingest import discover
 from ..pipeline import Document, Outcome
 from ..store import Store
+from .decoding import ACCEPT_ENCODING
 from .fetch import Fetcher, FetchPolicy, FetchResult
 from .frontier import Frontier, Validators
+from .identity import identity_mismatch
 from .politeness import Politeness
 from .process import Runner, open_store
 from .report import CrawlReport, build_report
@@ -281,12 +285,18 @@ class Crawler:
         uri = path.resolve().as_uri()
         frontier.add(uri, 0)
         now = dt.datetime.now(dt.UTC)
+        cap = self.options.policy.max_bytes
         try:
-            body = path.read_bytes()
+            with path.open("rb") as handle:
+                body = handle.read(cap + 1)
         except OSError as exc:
             frontier.mark_failed(
                 uri, status=None, kind="file", reason=f"cannot read: {exc.strerror}"
             )
+            return
+        if len(body) > cap:
+            reason = f"file too large: more than the {cap}-byte cap"
+            frontier.mark_failed(uri, status=None, kind="too-large", reason=reason)
             return
         sha = self.archive.put_body(body)
         record = FetchRecord(
@@ -309,6 +319,7 @@ class Crawler:
             headers={
                 "User-Agent": user_agent(self.options.contact),
                 "Accept": "application/json, */*;q=0.1",
+                "Accept-Encoding": ACCEPT_ENCODING,
             },
             follow_redirects=False,
             trust_env=False,
@@ -340,20 +351,30 @@ class Crawler:
             asyncio.create_task(self._worker(frontier, fetcher, robots))
             for _ in range(self.options.concurrency)
         ]
+        # If processing dies, nothing would ever drain the queue: stop the fetchers at once
+        # (the error is raised below) instead of waiting for it forever.
+        processor.add_done_callback(lambda _: self._abort_fetching())
         try:
             results = await asyncio.gather(*workers, return_exceptions=True)
             errors = [r for r in results if isinstance(r, Exception)]
-            if errors:
+            if errors and not processor.done():
                 raise errors[0]
         finally:
             for task in workers:
                 task.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
-            await self._queue.put(None)
-            await processor
-            if own_client:
-                await client.aclose()
+            if not processor.done():
+                await self._queue.put(None)
+            try:
+                await processor  # re-raises a processing failure
+            finally:
+                if own_client:
+                    await client.aclose()
         return fetcher.requests
+
+    def _abort_fetching(self) -> None:
+        for task in self._workers:
+            task.cancel()
 
     def _buffer_processing(self, url: str, sha: str, source: str, fetched_at: str | None) -> None:
         assert self._queue is not None
@@ -437,6 +458,15 @@ class Crawler:
             self.progress.failed += 1
             return
         assert sha is not None
+        body = result.body if not not_modified else self.archive.get_body(sha)
+        assert body is not None
+        mismatch = identity_mismatch(body, [url, *result.redirects], self.options.json_suffix)
+        if mismatch is not None:  # the body stays in the archive; nothing is stored
+            frontier.mark_failed(
+                url, status=result.status, kind="identity-mismatch", reason=mismatch
+            )
+            self.progress.failed += 1
+            return
         if result.status == 200:
             frontier.set_validators(
                 url,
@@ -447,18 +477,21 @@ class Crawler:
         )
         if not_modified:
             self._not_modified.add(url)
-        body = result.body if not not_modified else self.archive.get_body(sha)
-        assert body is not None and self._queue is not None
+        assert self._queue is not None
         self._processing += 1  # counted before the (possibly blocking) put: the crawl is not idle
         await self._queue.put(Document(body, result.final_url, result.fetched_at, url))
 
     async def _process_loop(self, frontier: Frontier, runner: Runner) -> None:
         assert self._queue is not None
         pending, self._resume_items = self._resume_items, []
+        # Bodies that were in a batch when the store worker died: retried one at a time.
+        suspects = set(json.loads(frontier.get_setting("suspects") or "[]"))
+        pending.sort(key=lambda item: item.key not in suspects)
         finished = False
         while not finished:
-            batch = pending[:BATCH]
-            pending = pending[BATCH:]
+            size = 1 if pending and pending[0].key in suspects else BATCH
+            batch = pending[:size]
+            pending = pending[size:]
             if not batch:
                 item = await self._queue.get()
                 if item is None:
@@ -474,13 +507,54 @@ class Crawler:
                 self._processing -= len(batch)
                 await self._notify()
                 continue
-            outcomes = await runner.process(batch)
+            outcomes = await self._process_batch(frontier, runner, batch, suspects)
             with frontier.batch():
                 for outcome in outcomes:
                     self._record(frontier, outcome)
             self._processing -= len(batch)
             self.progress.queued = frontier.count("queued")
             await self._notify()
+
+    async def _process_batch(
+        self, frontier: Frontier, runner: Runner, batch: list[Document], suspects: set[str]
+    ) -> list[Outcome]:
+        """Process a batch; a body that makes processing fail fails alone, not the crawl.
+
+        A batch that raises is retried one body at a time, and each body that raises on its
+        own is recorded as failed (``process-error``). A store worker that *dies* (a
+        :class:`StoreError`) ends the crawl with that error; the bodies of its batch are
+        remembered as suspects, so the resume retries them one at a time and records the one
+        that kills it as failed instead of dying on it again and again.
+        """
+        try:
+            outcomes = await runner.process(batch)
+        except StoreError as exc:
+            if len(batch) == 1:
+                self._poisoned(frontier, batch[0], exc)
+            else:
+                suspects.update(item.key or "" for item in batch)
+                frontier.set_setting("suspects", json.dumps(sorted(suspects)))
+            raise CrawlError(
+                f"processing failed: {exc} (run the same command again to resume; "
+                "the body that caused it is recorded as failed)"
+            ) from None
+        except Exception as exc:
+            if len(batch) == 1:
+                self._poisoned(frontier, batch[0], exc)
+                return []
+            outcomes = []
+            for item in batch:
+                outcomes.extend(await self._process_batch(frontier, runner, [item], suspects))
+            return outcomes
+        if len(batch) == 1 and batch[0].key in suspects:
+            suspects.discard(batch[0].key or "")
+            frontier.set_setting("suspects", json.dumps(sorted(suspects)))
+        return outcomes
+
+    def _poisoned(self, frontier: Frontier, item: Document, exc: Exception) -> None:
+        text = " ".join(str(exc).split())[:300] or type(exc).__name__
+        frontier.mark_failed(item.key or "", status=None, kind="process-error", reason=text)
+        self.progress.failed += 1
 
     def _record(self, frontier: Frontier, outcome: Outcome) -> None:
         url = outcome.key
@@ -523,7 +597,9 @@ class Crawler:
         for link in outcome.related:
             target = resolve(link, base)
             why = self.scope.why_not(target)
-            if why is not None:
+            if why is not None:  # canonical where possible: one entry per resource
+                with contextlib.suppress(ValueError):
+                    target = canonicalize(target)
                 frontier.add_final(target, depth + 1, "skipped", outcome.key, why)
                 continue
             child = json_url(target, self.options.json_suffix)
@@ -540,8 +616,11 @@ def _lock(path: Path) -> IO[bytes]:
     """
     import fcntl
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle = path.open("ab")
+    ensure_dir(path.parent)
+    try:
+        handle = path.open("ab")
+    except OSError as exc:
+        raise CrawlError(f"{path}: cannot open the crawl lock: {exc.strerror}") from None
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:

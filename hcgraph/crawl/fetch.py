@@ -7,8 +7,8 @@ What a :class:`Fetcher` guarantees for every URL it is given:
   [0.5, 1]). A ``Retry-After`` header (seconds or an HTTP date) is honoured exactly and
   applies to the whole host; one longer than ``max_retry_after`` ends the attempt.
 * **A bounded body**: ``Content-Length`` above the cap is refused before reading; otherwise
-  the decoded body is streamed and the request aborted as soon as it passes the cap (so a
-  gzip bomb is cut off too).
+  the body is decoded in bounded pieces (:mod:`.decoding`) and the request aborted as soon
+  as the decoded bytes pass the cap, so a compression bomb is cut off with memory to match.
 * **A bounded time**: each attempt has one overall deadline (``timeout``), so a server that
   drips one byte at a time cannot hold a worker forever.
 * **Safe redirects**: followed by hand, at most ``max_redirects``, each target mapped back
@@ -25,12 +25,13 @@ import datetime as dt
 import email.utils
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urljoin
 
 import httpx
 
+from .decoding import DecodeError, Decoder
 from .politeness import Politeness
 from .urls import Mirrors, canonicalize, host_of
 
@@ -287,13 +288,32 @@ class Fetcher:
         encoded = resp.headers.get("content-encoding", "identity").lower() not in ("", "identity")
         if declared.isdigit() and int(declared) > cap and not encoded:
             raise _TooLarge(f"body too large: Content-Length {declared} > cap {cap} bytes")
+        # Decoded here, in bounded pieces, not by httpx (which inflates a chunk whole):
+        # a compression bomb is stopped at the cap, with memory to match.
+        try:
+            decoder = Decoder(resp.headers.get("content-encoding"))
+        except DecodeError as exc:
+            raise httpx.DecodingError(str(exc)) from None
         chunks: list[bytes] = []
         total = 0
-        async for chunk in resp.aiter_bytes():
-            total += len(chunk)
-            if total > cap:
-                raise _TooLarge(f"body too large: more than the {cap}-byte cap")
-            chunks.append(chunk)
+
+        def take(pieces: Iterator[bytes]) -> None:
+            nonlocal total
+            for piece in pieces:
+                total += len(piece)
+                if total > cap:
+                    raise _TooLarge(f"body too large: more than the {cap}-byte cap")
+                chunks.append(piece)
+
+        if resp.is_stream_consumed:  # built in memory (httpx.MockTransport): decoded already
+            take(iter([resp.content]))
+            return b"".join(chunks)
+        try:
+            async for raw in resp.aiter_raw():
+                take(decoder.feed(raw))
+            take(decoder.flush())
+        except DecodeError as exc:
+            raise httpx.DecodingError(str(exc)) from None
         return b"".join(chunks)
 
 

@@ -1,5 +1,10 @@
 """robots.txt, fetched once per logical origin and honoured (RFC 9309).
 
+The rules are matched by ``protego`` (the parser Scrapy uses): the longest matching path
+wins, ``Allow`` wins a tie, ``*`` and ``$`` are wildcards, paths are compared
+percent-decoded, and the group is the one whose ``User-agent`` matches our product token
+(else ``*``). Only the first 512 KiB of a robots.txt are read, as RFC 9309 allows.
+
 The file is read from the logical origin (through a mirror, if one is set, so a mirror of a
 site carries the site's rules) and the rules are applied to logical paths. As RFC 9309 says:
 a 4xx (no file) allows everything; a 5xx or an unreachable server after retries disallows
@@ -11,7 +16,8 @@ from __future__ import annotations
 
 import asyncio
 from urllib.parse import urlsplit, urlunsplit
-from urllib.robotparser import RobotFileParser
+
+from protego import Protego
 
 from .fetch import Fetcher
 from .urls import host_of
@@ -24,7 +30,7 @@ _MAX_ROBOTS_BYTES = 512 * 1024
 
 
 class _Rules:
-    def __init__(self, parser: RobotFileParser | None, allow_all: bool, note: str = "") -> None:
+    def __init__(self, parser: Protego | None, allow_all: bool, note: str = "") -> None:
         self.parser = parser
         self.allow_all = allow_all
         self.note = note
@@ -32,7 +38,7 @@ class _Rules:
     def allows(self, url: str) -> bool:
         if self.parser is None:
             return self.allow_all
-        return self.parser.can_fetch(AGENT_TOKEN, url)
+        return bool(self.parser.can_fetch(url, AGENT_TOKEN))
 
 
 class Robots:
@@ -78,9 +84,8 @@ class Robots:
             return _Rules(None, False, f" (HTTP {status})")
         if status != 200 or result.body is None:
             return _Rules(None, True)  # 4xx, or a redirect we may not follow: no rules
-        parser = RobotFileParser(robots_url)
         text = result.body[:_MAX_ROBOTS_BYTES].decode("utf-8", "replace")
-        parser.parse(text.splitlines())
+        parser = Protego.parse(text)
         delay = parser.crawl_delay(AGENT_TOKEN)
         if delay:
             self.fetcher.politeness.set_min_interval(

@@ -12,10 +12,12 @@ any request is made.
 
 from __future__ import annotations
 
-import posixpath
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from urllib.parse import parse_qsl, quote, urlencode, urljoin, urlsplit, urlunsplit
+from urllib.parse import quote, unquote, urljoin, urlsplit, urlunsplit
+
+from w3lib.url import canonicalize_url, url_query_cleaner
 
 from ..errors import CrawlError
 
@@ -51,10 +53,14 @@ def _is_tracking(name: str) -> bool:
 def canonicalize(url: str) -> str:
     """The canonical form of an absolute http(s) URL, used for dedupe.
 
-    Lower-cases scheme and host, drops the default port, userinfo and fragment, removes
-    tracking query parameters (``utm_*``, ``fbclid``, …), resolves ``.``/``..`` segments,
-    percent-encodes characters that must be, and ends a path whose last segment has no
-    file extension with ``/`` (``/stories/x`` and ``/stories/x/`` are the same page).
+    Scheme, host, path and percent-encoding are normalised by ``w3lib.url.canonicalize_url``
+    (Scrapy's): case, ``.``/``..`` segments, ``%64`` → ``d``, non-ASCII → UTF-8 escapes.
+    On top of it: the default port, userinfo, a trailing dot on the host and the fragment
+    are dropped; tracking query parameters (``utm_*``, ``fbclid``, …) are removed and the
+    rest sorted, each kept as written (``?a`` stays ``?a``, ``%20`` stays ``%20``); and the
+    site's one rule of our own: a path whose last segment has no file extension ends with
+    ``/`` (``/stories/x`` and ``/stories/x/`` are the same page). Empty segments (``/a//b``)
+    are kept: they name a different resource.
 
     Raises:
         ValueError: not an absolute http(s) URL.
@@ -69,19 +75,40 @@ def canonicalize(url: str) -> str:
         host = f"[{host}]"
     port = parts.port  # raises ValueError on a bad port
     netloc = host if port is None or port == _DEFAULT_PORTS[scheme] else f"{host}:{port}"
-    path = parts.path or "/"
-    trailing = path.endswith("/")
-    path = posixpath.normpath(path)
-    if path.startswith("//"):
-        path = "/" + path.lstrip("/")
+    base = canonicalize_url(urlunsplit((scheme, netloc, parts.path or "/", "", "")))
+    canon = urlsplit(base)
+    path = canon.path or "/"
     last = path.rsplit("/", 1)[-1]
-    if trailing or ("." not in last and path != "/"):
-        path = path.rstrip("/") + "/"
-    path = quote(path, safe="/%:@!$&'()*+,;=-._~")
-    query = urlencode(
-        [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not _is_tracking(k)]
-    )
-    return urlunsplit((scheme, netloc, path, query, ""))
+    if "." not in last and not path.endswith("/"):
+        path += "/"
+    return urlunsplit((scheme, canon.netloc, path, _query(parts.query), ""))
+
+
+_PCT = re.compile(r"%([0-9A-Fa-f]{2})")
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+
+def _query(query: str) -> str:
+    """Tracking parameters dropped (``w3lib.url.url_query_cleaner``), the rest sorted, each
+    ``name=value`` kept as written except for normalised percent-encoding."""
+    if not query:
+        return ""
+    names = {pair.split("=", 1)[0] for pair in query.split("&")}
+    tracking = [n for n in names if _is_tracking(unquote(n))]
+    if tracking:
+        query = urlsplit(url_query_cleaner("http://x/?" + query, tracking, remove=True)).query
+    pairs = sorted(_pct(pair) for pair in query.split("&") if pair)
+    return "&".join(pairs)
+
+
+def _pct(text: str) -> str:
+    """``%64`` → ``d`` (unreserved), other escapes upper-cased, unsafe characters escaped."""
+
+    def one(m: re.Match[str]) -> str:
+        ch = chr(int(m.group(1), 16))
+        return ch if ch in _UNRESERVED else "%" + m.group(1).upper()
+
+    return quote(_PCT.sub(one, text), safe="%/:@!$&'()*+,;=?-._~")
 
 
 def host_of(url: str) -> str:

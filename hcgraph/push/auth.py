@@ -13,15 +13,17 @@ it (and its Base64 form) from any text hcgraph prints, in case a server echoes i
 from __future__ import annotations
 
 import base64
+import ipaddress
 import os
 from collections.abc import Generator
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 import httpx
 
 from ..errors import PushError
 
-__all__ = ["Credentials", "credentials_from_env"]
+__all__ = ["Credentials", "credentials_at_risk", "credentials_from_env", "is_loopback"]
 
 _MASK = "***"
 
@@ -94,3 +96,30 @@ def _bearer(variable: str, token: str) -> Credentials:
         raise PushError(f"--auth-env {variable}: empty bearer token")
     secrets = (token,) if len(token) >= 3 else ()
     return Credentials("bearer", variable, f"Bearer {token}", secrets)
+
+
+def is_loopback(url: str) -> bool:
+    """True if ``url``'s host is this machine: ``localhost`` or a loopback IP address.
+
+    The host is parsed, never prefix-matched: ``http://localhost.evil.example`` and
+    ``http://127.0.0.1.evil.example`` are remote; ``http://127.0.0.2`` and ``http://[::1]``
+    are loopback.
+    """
+    try:
+        host = urlsplit(url.strip()).hostname
+    except ValueError:
+        return False
+    if not host:
+        return False
+    host = host.rstrip(".").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def credentials_at_risk(url: str, credentials: Credentials | None) -> bool:
+    """True when credentials would go over plain ``http://`` to another machine."""
+    return bool(credentials) and url.strip().lower().startswith("http://") and not is_loopback(url)

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..errors import PushError
+from .._io import write_atomic
+from ..errors import OutputError, PushError
 
 __all__ = ["STATE_FILE", "PushState"]
 
@@ -75,12 +74,6 @@ class PushState:
         data = {"format": _FORMAT, "endpoints": self._endpoints}
         text = json.dumps(data, indent=1, sort_keys=True) + "\n"
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.")
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            os.replace(tmp, self.path)
-        except OSError as exc:
-            raise PushError(
-                f"{self.path}: cannot save the push state: {exc.strerror or exc}"
-            ) from exc
+            write_atomic(self.path, text.encode("utf-8"))
+        except OutputError as exc:
+            raise PushError(f"cannot save the push state: {exc}") from None

@@ -12,17 +12,19 @@ tom-select and vis-network from CDNs even with ``cdn_resources="in_line"`` (pyvi
   ``<``, ``>``, ``&`` and U+2028/U+2029 escaped as ``\\uXXXX``, read with ``JSON.parse``;
   the page script writes untrusted text only through ``textContent`` and vis-network's
   plain-text tooltips; labels are drawn on a canvas. Jinja autoescapes everything else.
+  The CSP allows only the page's own inline scripts, by SHA-256 hash computed at render
+  time (no ``'unsafe-inline'``). Bidi controls in untrusted text are shown as ``[U+202E]``
+  rather than obeyed, and text in the side panel and tooltips is ``unicode-bidi: isolate``.
 - **Fast**: positions come from :mod:`hcgraph.viz.layout` and physics is off, so the page is
   stable on its first frame.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -32,12 +34,22 @@ from typing import Any
 import networkx as nx
 from jinja2 import Environment, select_autoescape
 
+from .._io import write_atomic
 from .._version import __version__
-from ..errors import VizError
+from ..errors import OutputError, VizError
 from .layout import Positions, compute_layout
 from .style import NodeStyle, document_icon, node_size, styles_for
 
-__all__ = ["VIS_NETWORK_VERSION", "VIS_SHA256", "MapInfo", "render_map", "safe_json", "write_map"]
+__all__ = [
+    "VIS_NETWORK_VERSION",
+    "VIS_SHA256",
+    "MapInfo",
+    "render_map",
+    "safe_json",
+    "script_hashes",
+    "visible_bidi",
+    "write_map",
+]
 
 VIS_NETWORK_VERSION = "10.1.5"
 VIS_SHA256 = "b427322ad953d70ab75d1b798ebb8349863502f244e02de3e12a4ab7dfeddf2c"
@@ -197,13 +209,13 @@ def build_payload(graph: nx.DiGraph, positions: Positions | None = None) -> dict
         # tooltip (``title``) and the details panel from them.
         net.add_node(
             n,
-            label=a["label"] or n,
+            label=visible_bidi(a["label"] or n),
             shape=style.shape,
             group=a["type"],
             x=x,
             y=y,
             size=node_size(a, style),
-            t=a.get("title", ""),
+            t=visible_bidi(a.get("title", "")),
             d=a.get("date", ""),
             i=a.get("id", ""),
             u=_http(a.get("url", "")),
@@ -232,23 +244,27 @@ def build_payload(graph: nx.DiGraph, positions: Positions | None = None) -> dict
         "edges": edges,
         "options": json.loads(options),
         "legend": legend,
-        "publishers": publishers,
-        "newsrooms": newsrooms,
+        "publishers": [visible_bidi(p) for p in publishers],
+        "newsrooms": [visible_bidi(r) for r in newsrooms],
         "meta": {
             "view": graph.graph.get("view", ""),
             "focus": graph.graph.get("focus") or "",
-            "title": graph.graph.get("title", ""),
-            "note": graph.graph.get("note", ""),
+            "title": visible_bidi(graph.graph.get("title", "")),
+            "note": visible_bidi(graph.graph.get("note", "")),
             "nodes": graph.number_of_nodes(),
             "edges": graph.number_of_edges(),
         },
     }
 
 
+_SCRIPT_SRC = "__hcgraph_script_src__"
+_INLINE_SCRIPT = re.compile(r"<script>(.*?)</script>", re.DOTALL)
+
+
 def render_map(graph: nx.DiGraph, positions: Positions | None = None) -> str:
     """The whole map as one HTML string (deterministic: same graph, same bytes)."""
     payload = build_payload(graph, positions)
-    return str(
+    html = str(
         _template().render(
             title=payload["meta"]["title"] or "hcgraph citation map",
             meta=payload["meta"],
@@ -256,8 +272,37 @@ def render_map(graph: nx.DiGraph, positions: Positions | None = None) -> str:
             vis_version=VIS_NETWORK_VERSION,
             data_json=safe_json(payload),
             vis_js=_vis_js(),
+            script_src=_SCRIPT_SRC,
         )
     )
+    return html.replace(_SCRIPT_SRC, script_hashes(html), 1)
+
+
+def script_hashes(html: str) -> str:
+    """CSP ``script-src`` sources allowing exactly the page's inline scripts, by hash.
+
+    Only ``<script>`` elements without a type run; the data block is
+    ``type="application/json"`` and needs none. Nothing else can run: no
+    ``'unsafe-inline'``, so markup that ever slipped into the page could not execute.
+    """
+    hashes = []
+    for body in _INLINE_SCRIPT.findall(html):
+        digest = base64.b64encode(hashlib.sha256(body.encode("utf-8")).digest()).decode()
+        hashes.append(f"'sha256-{digest}'")
+    return " ".join(hashes) or "'none'"
+
+
+#: Bidi controls (embeddings, overrides, isolates) that let text display as other text.
+_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
+def visible_bidi(text: str) -> str:
+    """Untrusted display text with each bidi control shown as ``[U+202E]``, not obeyed.
+
+    A headline with U+202E (right-to-left override) would otherwise draw reversed on the
+    canvas, in tooltips and in the details panel (spoofed text).
+    """
+    return _BIDI.sub(lambda m: f"[U+{ord(m.group(0)):04X}]", text) if text else text
 
 
 def write_map(graph: nx.DiGraph, out: Path | str, positions: Positions | None = None) -> MapInfo:
@@ -265,12 +310,8 @@ def write_map(graph: nx.DiGraph, out: Path | str, positions: Positions | None = 
     path = Path(out)
     html = render_map(graph, positions).encode("utf-8")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".map-", suffix=".html")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(html)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise VizError(f"{path}: cannot write the map: {exc.strerror or exc}") from exc
+        write_atomic(path, html)
+    except OutputError as exc:
+        raise VizError(f"cannot write the map: {exc}") from None
     return MapInfo(path, str(graph.graph.get("view", "")), graph.number_of_nodes(),
                    graph.number_of_edges(), len(html))  # fmt: skip

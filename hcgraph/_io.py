@@ -1,0 +1,116 @@
+"""Writing output files: the one atomic, durable "write a temp file, then rename" helper.
+
+Every file hcgraph writes (exports, shards, query results, maps, reports, archive records,
+push state) goes through :func:`atomic_writer`, so each one is either the whole new file or
+the old one, never torn:
+
+* the data goes to a temporary file beside the target, is flushed and ``fsync``-ed, then
+  renamed over the target, and the directory is ``fsync``-ed too (a power cut after the
+  rename keeps the new file);
+* the file gets the usual mode, ``0666 & ~umask`` (a temporary file is created ``0600``;
+  left as is, every output would be private). ``private=True`` keeps ``0600``, for files
+  holding secrets;
+* an :class:`OSError` (no such directory, permission denied, disk full) becomes one
+  :class:`~hcgraph.errors.OutputError` naming the path, which the CLI prints as one line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO, TextIO
+
+from .errors import OutputError
+
+__all__ = ["atomic_text_writer", "atomic_writer", "ensure_dir", "file_mode", "write_atomic"]
+
+
+def file_mode() -> int:
+    """``0666 & ~umask``: the mode a plain ``open(path, "w")`` would give a new file."""
+    try:  # Linux: read the umask without changing it (os.umask is process-wide)
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def ensure_dir(path: Path) -> None:
+    """Create a directory and its parents.
+
+    Raises:
+        OutputError: it cannot be created.
+    """
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot create directory: {_why(exc)}") from None
+
+
+@contextlib.contextmanager
+def atomic_writer(path: Path | str, *, private: bool = False) -> Iterator[BinaryIO]:
+    """Open a temporary file beside ``path``; on a clean exit it replaces ``path``.
+
+    Args:
+        path: the target file (its parent directories are created).
+        private: keep mode ``0600`` (for secrets) instead of ``0666 & ~umask``.
+
+    Raises:
+        OutputError: the file cannot be written (the target is left as it was).
+    """
+    target = Path(path)
+    ensure_dir(target.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise OutputError(f"{target}: cannot write: {_why(exc)}") from None
+    try:
+        with os.fdopen(fd, "wb") as raw:
+            yield raw
+            raw.flush()
+            os.fsync(raw.fileno())
+        os.chmod(tmp, 0o600 if private else file_mode())
+        os.replace(tmp, target)
+        _sync_dir(target.parent)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise OutputError(f"{target}: cannot write: {_why(exc)}") from None
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_text_writer(path: Path | str, *, encoding: str = "utf-8") -> Iterator[TextIO]:
+    """:func:`atomic_writer` in text mode (newlines written exactly as given)."""
+    with atomic_writer(path) as raw:
+        text = io.TextIOWrapper(raw, encoding=encoding, newline="")
+        yield text
+        text.flush()
+        text.detach()
+
+
+def write_atomic(path: Path | str, data: bytes, *, private: bool = False) -> None:
+    """Write ``data`` to ``path`` with :func:`atomic_writer` (all or nothing, durable)."""
+    with atomic_writer(path, private=private) as handle:
+        handle.write(data)
+
+
+def _sync_dir(directory: Path) -> None:
+    with contextlib.suppress(OSError):  # not every filesystem lets a directory be fsync-ed
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _why(exc: OSError) -> str:
+    return exc.strerror or str(exc)

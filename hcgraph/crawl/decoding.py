@@ -1,0 +1,131 @@
+"""Content-Encoding decoded in bounded pieces, so a compression bomb cannot exhaust memory.
+
+httpx decodes each network chunk whole: a 483-byte brotli body can become 300 MB in one
+call, before any size cap sees it. Here the raw bytes are decoded incrementally, at most
+``PIECE`` bytes of output per step (``zlib``'s ``max_length``, brotli's
+``output_buffer_limit``), and the caller stops as soon as its cap is passed: memory stays
+within the cap plus a few pieces whatever the compression ratio.
+
+Supported: ``gzip``/``x-gzip``, ``deflate`` (zlib-wrapped or raw), ``br``, ``identity``, and
+any chain of them (``Content-Encoding: gzip, br`` is undone right to left).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable, Iterator
+
+__all__ = ["ACCEPT_ENCODING", "PIECE", "DecodeError", "Decoder"]
+
+#: What the crawler asks for (only encodings it can decode in bounded pieces).
+ACCEPT_ENCODING = "gzip, deflate, br"
+#: Largest piece of decoded output produced at once.
+PIECE = 64 * 1024
+
+
+class DecodeError(Exception):
+    """The body is not valid for its Content-Encoding, or the encoding is unknown."""
+
+
+class _Layer:
+    """One coding: ``feed`` raw bytes, get bounded pieces; ``flush`` at the end."""
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        yield data
+
+    def flush(self) -> bytes:
+        return b""
+
+
+class _Zlib(_Layer):
+    def __init__(self, wbits: int, *, raw_fallback: bool = False) -> None:
+        self.d = zlib.decompressobj(wbits)
+        self.raw_fallback = raw_fallback  # "deflate" is often sent without its zlib header
+        self.started = False
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        try:
+            out = self.d.decompress(data, PIECE)
+        except zlib.error as exc:
+            if not self.raw_fallback or self.started:
+                raise DecodeError(f"invalid compressed data: {exc}") from None
+            self.d = zlib.decompressobj(-zlib.MAX_WBITS)
+            out = self._step(data)
+        self.started = True
+        yield out
+        while self.d.unconsumed_tail:
+            yield self._step(self.d.unconsumed_tail)
+
+    def _step(self, data: bytes) -> bytes:
+        try:
+            return self.d.decompress(data, PIECE)
+        except zlib.error as exc:
+            raise DecodeError(f"invalid compressed data: {exc}") from None
+
+    def flush(self) -> bytes:
+        return self.d.flush(PIECE)  # all input is consumed: at most one piece is left
+
+
+class _Brotli(_Layer):
+    def __init__(self) -> None:
+        import brotli
+
+        self.brotli = brotli
+        self.d = brotli.Decompressor()
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        try:
+            out = self.d.process(data, output_buffer_limit=PIECE)
+            # A full piece may leave output behind: drain it (empty input) until none comes.
+            while out:
+                yield out
+                if self.d.is_finished():
+                    break
+                out = self.d.process(b"", output_buffer_limit=PIECE)
+        except self.brotli.error as exc:
+            raise DecodeError(f"invalid brotli data: {exc}") from None
+
+
+_MAKERS: dict[str, Callable[[], _Layer]] = {
+    "gzip": lambda: _Zlib(16 + zlib.MAX_WBITS),
+    "x-gzip": lambda: _Zlib(16 + zlib.MAX_WBITS),
+    "deflate": lambda: _Zlib(zlib.MAX_WBITS, raw_fallback=True),
+    "br": _Brotli,
+    "identity": _Layer,
+}
+
+
+class Decoder:
+    """Undo a ``Content-Encoding`` header's codings, piece by piece.
+
+    Raises:
+        DecodeError: an encoding not in the table (so never silently kept encoded).
+    """
+
+    def __init__(self, content_encoding: str | None) -> None:
+        names = [n.strip().lower() for n in (content_encoding or "").split(",") if n.strip()]
+        unknown = [n for n in names if n not in _MAKERS]
+        if unknown:
+            raise DecodeError(f"unsupported Content-Encoding {', '.join(unknown)}")
+        # The last coding applied is listed last, so it is undone first.
+        self._layers = [_MAKERS[n]() for n in reversed(names) if n != "identity"]
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        """Decoded pieces (each at most ``PIECE`` bytes per layer) for the next raw chunk."""
+        return self._through(0, data)
+
+    def flush(self) -> Iterator[bytes]:
+        """Whatever the decoders still hold once the raw body has ended."""
+        for n, layer in enumerate(self._layers):
+            tail = layer.flush()
+            if tail:
+                yield from self._through(n + 1, tail)
+
+    def _through(self, layer: int, data: bytes) -> Iterator[bytes]:
+        if layer == len(self._layers):
+            if data:
+                yield data
+            return
+        for piece in self._layers[layer].feed(data):
+            if piece:
+                yield from self._through(layer + 1, piece)

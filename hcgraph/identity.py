@@ -1,0 +1,45 @@
+"""Where a stored story came from: crawled from its own URL, or read from a local file.
+
+A local file (``hcgraph ingest``) declares its own ``url`` and so names the graph it
+replaces; it may not silently replace a story that was crawled from that URL (the crawled
+copy is the publisher's word) unless the caller says so (``--replace``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import pyoxigraph as ox
+
+from .iris import mint
+from .store import Store
+from .vocab import HC
+
+__all__ = ["crawled_from", "replace_refusal"]
+
+_SOURCE = ox.NamedNode(str(HC.sourceLocation))
+
+
+def crawled_from(store: Store, story_url: str) -> str | None:
+    """The http(s) URL the stored version of ``story_url`` was crawled from, or None (absent,
+    or read from a local file)."""
+    sha = store.raw_sha256(story_url)
+    if sha is None:
+        return None
+    graph = ox.NamedNode(story_url)
+    for quad in store.ox.quads_for_pattern(mint("ingest", sha), _SOURCE, None, graph):
+        source = quad.object
+        if isinstance(source, ox.Literal) and source.value.startswith(("http://", "https://")):
+            return source.value
+    return None
+
+
+def replace_refusal(store: Store, story_url: str, raw: bytes) -> str | None:
+    """Why a local file with these bytes may not replace ``story_url`` (None: it may)."""
+    origin = crawled_from(store, story_url)
+    if origin is None or store.raw_sha256(story_url) == hashlib.sha256(raw).hexdigest():
+        return None
+    return (
+        f"{story_url} was crawled from {origin}; a local file replaces a crawled story "
+        "only with --replace"
+    )

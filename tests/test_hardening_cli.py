@@ -1,0 +1,80 @@
+"""Issue 14, items 7 and 8: every command fails in one line when it cannot write, and
+outputs get the usual file mode (0666 & ~umask)."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import SEED, cli_env
+
+pytestmark = pytest.mark.slow
+
+BAD = "/proc/nope"
+
+
+@pytest.fixture(scope="module")
+def good_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    store = tmp_path_factory.mktemp("good") / "store"
+    subprocess.run(
+        [sys.executable, "-m", "hcgraph", "ingest", str(SEED), "--store", str(store)],
+        check=True, capture_output=True, env=cli_env(),
+    )  # fmt: skip
+    return store
+
+
+CASES: list[tuple[str, list[str]]] = [
+    ("ingest", ["ingest", str(SEED), "--store", f"{BAD}/store"]),
+    ("export-out", ["export", "--out", f"{BAD}/x.ttl", "--store", "{good}"]),
+    ("export-split", ["export", "--format", "nquads", "--split", "10", "--out", f"{BAD}/d",
+                      "--store", "{good}"]),
+    ("export-store", ["export", "--store", f"{BAD}/store"]),
+    ("query-out", ["query", "source-reuse", "--out", f"{BAD}/x.csv", "--store", "{good}"]),
+    ("query-store", ["query", "source-reuse", "--store", f"{BAD}/store"]),
+    ("viz-out", ["viz", "--out", f"{BAD}/map.html", "--store", "{good}"]),
+    ("viz-store", ["viz", "--store", f"{BAD}/store"]),
+    ("stats", ["stats", "--store", f"{BAD}/store"]),
+    ("check", ["check", "--store", f"{BAD}/store"]),
+    ("rebuild", ["rebuild", "--store", f"{BAD}/store"]),
+    ("demo", ["demo", "--out", f"{BAD}/out"]),
+    ("crawl", ["crawl", "https://site.example/stories/a/", "--store", f"{BAD}/store"]),
+    ("push", ["push", "--endpoint", "http://127.0.0.1:9", "--store", f"{BAD}/store"]),
+    ("serve", ["serve", "--store", f"{BAD}/store"]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "args"), CASES, ids=[c[0] for c in CASES])
+def test_unwritable_output_is_one_line(good_store: Path, name: str, args: list[str]) -> None:
+    argv = [a.replace("{good}", str(good_store)) for a in args]
+    proc = subprocess.run(
+        [sys.executable, "-m", "hcgraph", *argv],
+        capture_output=True, text=True, env=cli_env(), timeout=120,
+    )  # fmt: skip
+    lines = proc.stderr.strip().splitlines()
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 1, proc.stderr
+    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    assert BAD in lines[0]
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_outputs_get_the_usual_mode(good_store: Path, tmp_path: Path, run_cli: Any) -> None:
+    old = os.umask(0o022)
+    os.umask(old)
+    out = tmp_path / "out"
+    assert run_cli("export", "--out", out / "g.ttl", "--store", good_store).returncode == 0
+    assert run_cli("query", "source-reuse", "--out", out / "q.csv", "--store", good_store)
+    assert run_cli("viz", "--out", out / "map.html", "--store", good_store).returncode == 0
+    assert run_cli("demo", "--out", out / "demo").returncode == 0
+    expected = 0o666 & ~0o022  # the subprocess inherits this process's umask (022 in CI)
+    expected = 0o666 & ~old
+    for path in [out / "g.ttl", out / "q.csv", out / "map.html", out / "demo" / "graph.ttl"]:
+        assert _mode(path) == expected, path

@@ -1,0 +1,220 @@
+"""Issue 14, input validation: hostile depth and size, every schema problem, strict types,
+and a processing failure that fails one story, never the whole crawl."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from crawlserver import CrawlServer, Site, page, stories_in, story
+
+from hcgraph import pipeline
+from hcgraph.errors import StoreError, StoryError
+from hcgraph.model import MAX_DEPTH, check_shape, parse_story
+
+DEEP = b'{"schema":"hangingcontext.desk/1","x":' + b"[" * 2000 + b"]" * 2000 + b"}"
+
+
+def _doc(seed_path: Path) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(seed_path.read_text())
+    return doc
+
+
+# --- item 0: depth and size ---------------------------------------------------------------
+def test_deep_document_is_a_story_error_with_path() -> None:
+    with pytest.raises(StoryError) as info:
+        parse_story(DEEP, "deep.json")
+    assert info.value.json_path == "x" + "[0]" * (MAX_DEPTH - 1)
+    assert f"nested deeper than {MAX_DEPTH} levels" in str(info.value)
+
+
+def test_depth_scan_ignores_brackets_inside_strings() -> None:
+    doc = {"a": "[" * 500 + '\\"{' * 100, "b": [[["ok"]]]}
+    check_shape(json.dumps(doc), "x", max_depth=4)  # strings hold no structure
+    with pytest.raises(StoryError, match=r"b\[0\]\[0\]: nested deeper than 3"):
+        check_shape(json.dumps(doc), "x", max_depth=3)
+
+
+def test_long_literal_is_refused_with_path() -> None:
+    doc = {"sections": [{"paragraphs": [{"markdown": "x" * 2000}]}]}
+    with pytest.raises(StoryError) as info:
+        check_shape(json.dumps(doc), "big.json", max_literal=1000)
+    assert info.value.json_path == "sections[0].paragraphs[0].markdown"
+
+
+def test_ingest_deep_file_fails_alone(invoke: Any, tmp_path: Path, seed_path: Path) -> None:
+    files = tmp_path / "in"
+    files.mkdir()
+    (files / "deep.json").write_bytes(DEEP)
+    (files / "good.json").write_bytes(seed_path.read_bytes())
+    result = invoke("ingest", files, "--store", tmp_path / "store")
+    assert result.exit_code == 3
+    assert "ingested 1 stories" in result.stdout
+    assert "Traceback" not in result.output and "RecursionError" not in result.output
+    assert "deep.json: x[0]" in result.stderr and "nested deeper than 64" in result.stderr
+
+
+def test_ingest_max_bytes(invoke: Any, tmp_path: Path, seed_path: Path) -> None:
+    files = tmp_path / "in"
+    files.mkdir()
+    (files / "good.json").write_bytes(seed_path.read_bytes())
+    big = _doc(seed_path)
+    big["url"] = "https://hangingcontext.com/stories/big/"
+    big["id"] = "1899999999999999990"
+    big["dek"] = "x" * 30_000
+    (files / "big.json").write_text(json.dumps(big))
+    result = invoke("ingest", files, "--store", tmp_path / "store", "--max-bytes", "25k")
+    assert result.exit_code == 3
+    assert "ingested 1 stories" in result.stdout
+    assert "big.json: file too large: more than the 25600-byte cap" in result.stderr
+
+
+# --- item 5: every problem, each with its path -----------------------------------------------
+def test_every_schema_problem_is_reported(invoke: Any, tmp_path: Path, seed_path: Path) -> None:
+    doc = _doc(seed_path)
+    doc["headline"] = 5
+    doc["manifests"][1]["manifest_id"] = 1.5
+    doc["key_facts"][2]["self_reported"] = "yes"
+    doc["published_at"] = 12345
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(StoryError) as info:
+        parse_story(path.read_bytes(), str(path))
+    paths = {p for p, _ in info.value.problems}
+    assert paths == {
+        "headline",
+        "manifests[1].manifest_id",
+        "key_facts[2].self_reported",
+        "published_at",
+    }
+    result = invoke("ingest", path, "--store", tmp_path / "store")
+    lines = [ln for ln in result.stderr.splitlines() if ln.startswith("failed:")]
+    assert len(lines) == 4
+    for p in paths:
+        assert any(f"bad.json: {p}: " in ln for ln in lines)
+
+
+def test_problem_list_is_capped() -> None:
+    doc = {"schema": "hangingcontext.desk/1", "type": "story", "id": "1", "url": "https://a.b/",
+           "headline": "h", "manifests": [{"manifest_id": 1.5} for _ in range(30)]}  # fmt: skip
+    with pytest.raises(StoryError) as info:
+        parse_story(json.dumps(doc), "many.json")
+    assert len(info.value.problems) == 30
+    assert str(info.value).endswith("… and 10 more")
+
+
+# --- item 6: strict types ------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("published_at", 12345),
+        ("published_at", True),
+        ("source_count", "5"),
+        ("source_count", 5.0),
+        ("source_count", True),
+    ],
+)
+def test_wrong_types_are_schema_errors(seed_path: Path, field: str, value: object) -> None:
+    doc = _doc(seed_path)
+    doc[field] = value
+    with pytest.raises(StoryError) as info:
+        parse_story(json.dumps(doc), "x.json")
+    assert info.value.json_path == field
+
+
+@pytest.mark.parametrize(
+    ("where", "value"),
+    [
+        (("manifests", 0, "published_date"), 20261019),
+        (("key_facts", 0, "self_reported"), 1),
+        (("key_facts", 0, "self_reported"), "true"),
+    ],
+)
+def test_nested_wrong_types(seed_path: Path, where: tuple[Any, ...], value: object) -> None:
+    doc = _doc(seed_path)
+    target: Any = doc
+    for key in where[:-1]:
+        target = target[key]
+    target[where[-1]] = value
+    with pytest.raises(StoryError) as info:
+        parse_story(json.dumps(doc), "x.json")
+    assert info.value.json_path == ".".join(map(str, where)).replace(".0.", "[0].")
+
+
+def test_iso_strings_and_exact_ids_still_accepted(seed_path: Path) -> None:
+    doc = _doc(seed_path)
+    doc["published_at"] = "2026-10-20T08:00:00Z"
+    doc["id"] = 123456789012345678901234567890
+    story = parse_story(json.dumps(doc), "x.json")
+    assert story.id == "123456789012345678901234567890"
+    assert story.published_at is not None and story.published_at.year == 2026
+
+
+# --- item 0: a processing failure never hangs the crawl ---------------------------------------
+@pytest.fixture
+def site(crawl_server: CrawlServer) -> Site:
+    return Site(crawl_server)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(60)
+def test_deep_story_served_to_the_crawler(site: Site, tmp_path: Path) -> None:
+    site.add("a", story("a", page("deep"), page("b")))
+    site.add("deep", DEEP)
+    site.add("b", story("b"))
+    report = site.crawl(tmp_path)
+    assert report.exit_code == 3
+    assert stories_in(tmp_path) == {page("a"), page("b")}
+    (fail,) = report.failures
+    assert "nested deeper than 64" in fail["reason"]
+
+
+def _poison(monkeypatch: pytest.MonkeyPatch, exc: type[Exception]) -> None:
+    real = pipeline.parse_story
+
+    def parse(raw: bytes | str, source: str) -> Any:
+        if "/poison/" in source:
+            raise exc("boom from a hostile body")
+        return real(raw, source)
+
+    monkeypatch.setattr(pipeline, "parse_story", parse)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(60)
+def test_processing_error_fails_one_story(
+    site: Site, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _poison(monkeypatch, RecursionError)
+    site.add("a", story("a", page("poison"), page("b")))
+    site.add("poison", story("poison"))
+    site.add("b", story("b"))
+    report = site.crawl(tmp_path)
+    assert report.exit_code == 3
+    assert stories_in(tmp_path) == {page("a"), page("b")}
+    (fail,) = report.failures
+    assert fail["kind"] == "process-error" and "boom" in fail["reason"]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(60)
+def test_dead_worker_ends_crawl_and_resume_skips_the_body(
+    site: Site, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hcgraph.errors import CrawlError
+
+    _poison(monkeypatch, StoreError)  # as a store that fails says it
+    site.add("a", story("a", page("poison"), page("b")))
+    site.add("poison", story("poison"))
+    site.add("b", story("b"))
+    with pytest.raises(CrawlError, match="processing failed"):
+        site.crawl(tmp_path)
+    report = site.crawl(tmp_path)  # the resume
+    if report.exit_code != 3:  # the poisoned body may need the one-at-a-time retry
+        report = site.crawl(tmp_path)
+    assert report.exit_code == 3
+    assert stories_in(tmp_path) == {page("a"), page("b")}
+    (fail,) = report.failures
+    assert fail["kind"] == "process-error"
