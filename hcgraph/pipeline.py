@@ -42,11 +42,22 @@ from .mapping import IngestInfo, MappedStory, Revision, map_story
 from .model import Story, parse_story
 from .store import Store, now_utc, source_date_epoch
 
-__all__ = ["BATCH", "Document", "Outcome", "Pipeline", "graph_time", "recover", "remove_story"]
+__all__ = [
+    "BATCH",
+    "SEGMENT",
+    "Document",
+    "Outcome",
+    "Pipeline",
+    "graph_time",
+    "recover",
+    "remove_story",
+]
 
-#: Stories per write: large enough that Oxigraph's bulk loader runs long, sorted loads (few
-#: SST files to compact), small enough that two batches stay well under 1 GB.
-BATCH = 1000
+#: Stories per batch (parse + map, then one hand-over to the writer).
+BATCH = 250
+#: Quads per bulk load: long, sorted loads write few SST files for RocksDB to compact, but
+#: Oxigraph's loader holds what it sorts in memory (~0.5 KB a quad): this bounds peak RSS.
+SEGMENT = 300_000
 
 
 @dataclass(frozen=True)
@@ -162,10 +173,12 @@ class _Loader:
         self.future = pool.submit(store.load_stream, stream)
         self.pending: list[Pending] = []
         self.urls: set[str] = set()
+        self.quads = 0
 
     def feed(self, write: _Write) -> None:
         self.pending.extend(write.pending())
         self.urls.update(m.url for m, _ in write.new)
+        self.quads += sum(len(m) for m, _ in write.new)
         data = write.nquads(shared=True)
         while True:  # never block forever on a loader that died
             try:
@@ -396,6 +409,8 @@ class Pipeline:
             self.store.ledger.begin(_rows(write), write.pending())
             self._loader.feed(write)
             self._inflight.update(self._loader.urls)
+            if self._loader.quads >= SEGMENT:
+                self.flush()  # end this load: bounded memory (see SEGMENT)
             return
         self.flush()  # replacements and crawl batches: one transaction after another
         self.store.ledger.begin(_rows(write), write.pending())

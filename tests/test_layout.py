@@ -19,7 +19,7 @@ EPOCH = "1790000000"
 
 
 def _docs(stories: list[dict[str, Any]]) -> list[tuple[bytes, str]]:
-    return [(json.dumps(s).encode(), str(s["url"])) for s in stories]
+    return [(json.dumps(s).encode(), f"{s['slug']}.json") for s in stories]
 
 
 def _fresh(stories: list[dict[str, Any]]) -> Store:
