@@ -55,30 +55,40 @@ def ensure_dir(path: Path) -> None:
 
 
 @contextlib.contextmanager
-def atomic_writer(path: Path | str, *, private: bool = False) -> Iterator[BinaryIO]:
+def atomic_writer(
+    path: Path | str, *, private: bool = False, durable: bool = True
+) -> Iterator[BinaryIO]:
     """Open a temporary file beside ``path``; on a clean exit it replaces ``path``.
 
     Args:
         path: the target file (its parent directories are created).
         private: keep mode ``0600`` (for secrets) instead of ``0666 & ~umask``.
+        durable: fsync the file before the rename and the directory after it, so a power
+            cut never leaves a torn file. Off only where a torn file is detected and
+            repaired anyway (the crawl archive checks every body against its SHA-256).
 
     Raises:
         OutputError: the file cannot be written (the target is left as it was).
     """
     target = Path(path)
-    ensure_dir(target.parent)
     try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        try:
+            fd, tmp = _temp_beside(target)
+        except FileNotFoundError:  # the directory is missing: make it (only then: a crawl
+            ensure_dir(target.parent)  # writes thousands of files into existing folders)
+            fd, tmp = _temp_beside(target)
     except OSError as exc:
         raise OutputError(f"{target}: cannot write: {_why(exc)}") from None
     try:
         with os.fdopen(fd, "wb") as raw:
             yield raw
             raw.flush()
-            os.fsync(raw.fileno())
+            if durable:
+                os.fsync(raw.fileno())
         os.chmod(tmp, 0o600 if private else file_mode())
         os.replace(tmp, target)
-        _sync_dir(target.parent)
+        if durable:
+            _sync_dir(target.parent)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
         raise OutputError(f"{target}: cannot write: {_why(exc)}") from None
@@ -97,10 +107,16 @@ def atomic_text_writer(path: Path | str, *, encoding: str = "utf-8") -> Iterator
         text.detach()
 
 
-def write_atomic(path: Path | str, data: bytes, *, private: bool = False) -> None:
-    """Write ``data`` to ``path`` with :func:`atomic_writer` (all or nothing, durable)."""
-    with atomic_writer(path, private=private) as handle:
+def write_atomic(
+    path: Path | str, data: bytes, *, private: bool = False, durable: bool = True
+) -> None:
+    """Write ``data`` to ``path`` with :func:`atomic_writer` (all or nothing)."""
+    with atomic_writer(path, private=private, durable=durable) as handle:
         handle.write(data)
+
+
+def _temp_beside(target: Path) -> tuple[int, str]:
+    return tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
 
 
 def _sync_dir(directory: Path) -> None:

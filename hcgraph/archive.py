@@ -82,8 +82,13 @@ class FetchRecord:
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary file and a rename (all or nothing)."""
-    _io.write_atomic(path, data)
+    """Write ``data`` to ``path`` via a temporary file and a rename (all or nothing).
+
+    Not fsync-ed: two fsyncs per fetched body halved the crawl's speed, and the archive needs
+    no such guarantee — every body is checked against its SHA-256 when read, and a lost
+    record only means that fetch is made again.
+    """
+    _io.write_atomic(path, data, durable=False)
 
 
 class Archive:

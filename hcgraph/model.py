@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from itertools import accumulate
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
@@ -366,8 +367,9 @@ def check_shape(
         StoryError: with the JSON path of the first offending place.
     """
     data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
-    if len(data) <= max_literal and data.count(b"[") + data.count(b"{") <= max_depth:
-        return  # cannot be too deep or too long
+    if len(data) <= max_literal and _max_depth(data) <= max_depth:
+        return  # neither too deep nor too long: the common case, decided in C
+    # Walk the structure to find (and name) the first offending place.
     # Each open container: [is_object, key or index]
     stack: list[list[Any]] = []
     last_string: bytes | None = None
@@ -397,6 +399,17 @@ def check_shape(
                 stack[-1][1] = last_string[1:-1].decode("utf-8", "replace")
         elif stack and not stack[-1][0]:  # a comma in an array
             stack[-1][1] += 1
+
+
+_STRINGS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+
+
+def _max_depth(data: bytes) -> int:
+    """The deepest nesting of ``data``'s JSON brackets (strings removed first, in C)."""
+    brackets = _STRINGS.sub(b"", data).translate(None, _NOT_BRACKETS)
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
 
 
 def _scan_path(stack: list[list[Any]]) -> str:

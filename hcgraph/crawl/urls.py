@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from urllib.parse import quote, unquote, urljoin, urlsplit, urlunsplit
 
 from w3lib.url import canonicalize_url, url_query_cleaner
@@ -50,6 +51,7 @@ def _is_tracking(name: str) -> bool:
     return low.startswith("utm_") or low in TRACKING_PARAMS
 
 
+@lru_cache(maxsize=1 << 16)
 def canonicalize(url: str) -> str:
     """The canonical form of an absolute http(s) URL, used for dedupe.
 
