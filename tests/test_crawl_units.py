@@ -197,3 +197,22 @@ def test_retry_after_too_long_gives_up_at_once() -> None:
     result = asyncio.run(_fetcher(handler, max_retry_after=5).get("https://site.example/a/"))
     assert result.kind == "retry-after" and "3600" in (result.error or "")
     assert len(calls) == 1
+
+
+def test_one_retry_policy_for_crawl_and_push() -> None:
+    """The crawler and the pusher time their retries with the same policy."""
+    import random
+
+    from hcgraph.push.pusher import _MAX_RETRY_AFTER
+    from hcgraph.retry import Backoff
+
+    policy = FetchPolicy(backoff_base=1.0, backoff_cap=4.0, max_retry_after=60).backoff
+    rng = random.Random(1)
+    delays = [policy.delay(n, rng) for n in range(1, 6)]
+    assert all(0.5 * min(4.0, 2 ** (n - 1)) <= d <= min(4.0, 2 ** (n - 1)) for n, d in
+               zip(range(1, 6), delays, strict=True))  # fmt: skip
+    assert policy.wait(1, "30", rng) == 30  # the server asks for longer: honoured
+    assert policy.wait(1, "61", rng) is None  # longer than the limit: give up
+    later = "Wed, 21 Oct 2099 07:28:00 GMT"
+    assert Backoff(max_retry_after=10**12).wait(1, later) > 1e6  # an HTTP date works too
+    assert _MAX_RETRY_AFTER <= Backoff().max_retry_after

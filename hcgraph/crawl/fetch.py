@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import email.utils
 import random
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -31,6 +30,7 @@ from urllib.parse import urljoin
 
 import httpx
 
+from ..retry import Backoff, retry_after_seconds
 from .decoding import DecodeError, Decoder
 from .politeness import Politeness
 from .urls import Mirrors, canonicalize, host_of
@@ -77,6 +77,11 @@ class FetchPolicy:
     max_bytes: int = 10 * 1024 * 1024
     max_redirects: int = 5
 
+    @property
+    def backoff(self) -> Backoff:
+        """The retry timing as hcgraph's one retry policy (:mod:`hcgraph.retry`)."""
+        return Backoff(self.backoff_base, self.backoff_cap, self.max_retry_after)
+
 
 @dataclass
 class FetchResult:
@@ -106,22 +111,6 @@ class FetchResult:
 
 class _TooLarge(Exception):
     pass
-
-
-def retry_after_seconds(value: str | None, now: dt.datetime | None = None) -> float | None:
-    """Seconds to wait for a ``Retry-After`` value (delta-seconds or HTTP date), or None."""
-    if not value:
-        return None
-    text = value.strip()
-    if text.isdigit():
-        return float(text)
-    try:
-        when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.UTC)
-    return max(0.0, (when - (now or dt.datetime.now(dt.UTC))).total_seconds())
 
 
 @dataclass
@@ -239,8 +228,7 @@ class Fetcher:
         return attempt, policy.retries + 1
 
     def _backoff(self, n_failed: int) -> float:
-        delay = min(self.policy.backoff_cap, self.policy.backoff_base * 2.0 ** (n_failed - 1))
-        return delay * (0.5 + self.rng.random() / 2)
+        return self.policy.backoff.delay(n_failed, self.rng)
 
     async def _once(
         self, fetch_url: str, headers: Mapping[str, str], n: int, last: bool

@@ -34,6 +34,7 @@ import httpx
 
 from .._version import __version__
 from ..errors import PushError
+from ..retry import Backoff
 from ..store import Store
 from .auth import Credentials
 from .endpoints import Endpoint
@@ -414,12 +415,14 @@ class _Run:
         raise _Refused(f"{problem} (after {attempts} attempts)", server_side=True)
 
     def _delay(self, attempt: int, response: httpx.Response | None) -> float:
-        delay: float = self.opts.backoff * 2.0 ** (attempt - 1)
+        """The shared retry policy (:mod:`hcgraph.retry`); a server asking to wait longer
+        than ``_MAX_RETRY_AFTER`` gets that long, not more (a push is interactive)."""
+        policy = Backoff(base=self.opts.backoff, max_retry_after=_MAX_RETRY_AFTER)
+        after = None
         if response is not None and response.status_code in (429, 503):
-            after = response.headers.get("Retry-After", "")
-            if after.isdigit():
-                delay = max(delay, min(float(after), _MAX_RETRY_AFTER))
-        return delay
+            after = response.headers.get("Retry-After")
+        wait = policy.wait(attempt, after)
+        return _MAX_RETRY_AFTER if wait is None else wait
 
     def _redact(self, text: str) -> str:
         return self.credentials.redact(text) if self.credentials else text

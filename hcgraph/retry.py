@@ -1,0 +1,72 @@
+"""One retry policy for every HTTP client hcgraph runs (the crawler and the pusher).
+
+Exponential back-off with jitter, capped; a server's ``Retry-After`` (delta-seconds or an
+HTTP date, RFC 9110 §10.2.3) is honoured when it asks for longer, up to a limit past which
+the caller gives up instead of waiting. Kept small and local rather than a dependency
+(``stamina``/``tenacity``): both callers need the *response* to pick the delay, and the
+crawler applies ``Retry-After`` to a whole host, which a decorator-style retry cannot see.
+
+>>> policy = Backoff(base=1.0, cap=8.0)
+>>> [policy.delay(n, jitter=1.0) for n in (1, 2, 3, 4, 5)]
+[1.0, 2.0, 4.0, 8.0, 8.0]
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import email.utils
+import random
+from dataclasses import dataclass
+
+__all__ = ["Backoff", "retry_after_seconds"]
+
+
+def retry_after_seconds(value: str | None, now: dt.datetime | None = None) -> float | None:
+    """Seconds to wait for a ``Retry-After`` value (delta-seconds or HTTP date), or None."""
+    if not value:
+        return None
+    text = value.strip()
+    if text.isdigit():
+        return float(text)
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return max(0.0, (when - (now or dt.datetime.now(dt.UTC))).total_seconds())
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """When to try again.
+
+    Attributes:
+        base: the first delay in seconds; it doubles with each failed attempt.
+        cap: the longest back-off delay.
+        max_retry_after: the longest ``Retry-After`` honoured; a longer one means give up.
+    """
+
+    base: float = 0.5
+    cap: float = 30.0
+    max_retry_after: float = 300.0
+
+    def delay(
+        self, failed: int, rng: random.Random | None = None, jitter: float | None = None
+    ) -> float:
+        """The back-off before attempt ``failed + 1`` (``failed`` ≥ 1), jittered into
+        [50%, 100%] of the exponential value so clients do not retry in lock-step."""
+        value = min(self.cap, self.base * 2.0 ** (failed - 1))
+        if jitter is None:
+            jitter = 0.5 + (rng or random).random() / 2
+        return value * jitter
+
+    def wait(
+        self, failed: int, retry_after: str | None, rng: random.Random | None = None
+    ) -> float | None:
+        """The delay before the next attempt: the back-off, or the server's ``Retry-After``
+        when longer; None when the server asks for more than ``max_retry_after``."""
+        asked = retry_after_seconds(retry_after)
+        if asked is not None and asked > self.max_retry_after:
+            return None
+        return max(self.delay(failed, rng), asked or 0.0)
