@@ -34,6 +34,9 @@ COMMANDS: dict[str, str] = {
     "query": "hcgraph.cli.query:query",
     "check": "hcgraph.cli.check:check",
     "serve": "hcgraph.cli.serve:serve",
+    "trace": "hcgraph.cli.trace:trace_command",
+    "audit": "hcgraph.cli.audit:audit_command",
+    "history": "hcgraph.cli.history:history_command",
 }
 
 
