@@ -27,6 +27,11 @@ from .audit import CHECKS, AuditReport
 __all__ = ["render_report", "write_report"]
 
 PROMISES: list[str] = list(dict.fromkeys(CHECKS.values()))
+SHORT = {"every cited manifest exists": "manifests exist", "sources are recent": "recent",
+         "claim ids belong to their manifest": "claims belong",
+         "the story does not repeat a recent story": "no repeat",
+         "each paragraph is supported": "supported", "declared counts are true": "counts",
+         "trust label fits": "trust"}  # fmt: skip
 PALETTE = ["#4269d0", "#efb118", "#ff725c", "#6cc5b0", "#3ca951", "#ff8ab7", "#a463f2",
            "#97bbf5", "#9c6b4e", "#9498a0"]  # fmt: skip
 
@@ -257,7 +262,7 @@ def _scorecard(report: AuditReport) -> str:
            '<table class="sortable" id="scorecard"><thead><tr>']  # fmt: skip
     out += [f"<th>{h}</th>" for h in heads]
     out += ['<th class="num">sources</th>', '<th class="num">findings</th>']
-    out += [f'<th class="num" title="{_e(p)}">{_e(p)}</th>' for p in PROMISES]
+    out += [f'<th class="num" title="{_e(p)}">{_e(SHORT.get(p, p))}</th>' for p in PROMISES]
     out.append("</tr></thead><tbody>")
     for s in report.stories:
         broken = Counter(f.promise for f in s.findings)
