@@ -146,9 +146,10 @@ def test_trust_label(corpus: list[dict[str, Any]]) -> None:
     for s in corpus:
         text = s["labels"]["trust_text"]
         n = int(re.search(r"(\d+) sources", text).group(1))  # type: ignore[union-attr]
-        if n != len(s["manifests"]) or text.split("\u00b7")[0].strip().lower() != s["labels"][
-            "trust"
-        ]:
+        if (
+            n != len(s["manifests"])
+            or text.split("\u00b7")[0].strip().lower() != s["labels"]["trust"]
+        ):
             expected.add(s["url"])
     seed = json.loads(SEED.read_text())
     bad = copy.deepcopy(seed)

@@ -51,9 +51,7 @@ def _expected_parts(story: dict[str, Any]) -> dict[str, tuple[str, set[tuple[str
     return out
 
 
-def test_story_chain_equals_ground_truth(
-    tstore: Store, corpus: list[dict[str, Any]]
-) -> None:
+def test_story_chain_equals_ground_truth(tstore: Store, corpus: list[dict[str, Any]]) -> None:
     for story in corpus[:12]:
         tr = trace(tstore, story["url"])
         assert tr.kind == "story" and len(tr.stories) == 1

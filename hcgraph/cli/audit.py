@@ -24,7 +24,8 @@ from ._common import err_console, out_console, store_option
 @click.option("--repeat-window", type=click.IntRange(min=0), default=7, show_default=True,
               help="Days within which two stories with near-identical sources repeat.")  # fmt: skip
 @click.option("--repeat-threshold", type=click.FloatRange(0, 1, min_open=True), default=0.8,
-              show_default=True, help="Jaccard of cited manifests that counts as a repeat.")  # fmt: skip
+              show_default=True,
+              help="Jaccard of cited manifests that counts as a repeat.")  # fmt: skip
 @store_option
 def audit_command(
     stories: tuple[str, ...],

@@ -134,9 +134,7 @@ _D_ISSUED = "SELECT DISTINCT ?m ?v WHERE { ?m dcterms:issued ?v }"
 _D_URL = "SELECT DISTINCT ?m ?v WHERE { ?m schema:url ?v }"
 
 
-def describe_manifests(
-    store: Store, iris: Iterable[str] | None = None
-) -> dict[str, ManifestInfo]:
+def describe_manifests(store: Store, iris: Iterable[str] | None = None) -> dict[str, ManifestInfo]:
     """Manifest IRI → :class:`ManifestInfo`, for ``iris`` or (``None``) every manifest.
 
     With ``iris`` each property is looked up per manifest (index lookups, for one story);

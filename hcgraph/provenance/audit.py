@@ -33,7 +33,6 @@ from ._graph import (
     ManifestInfo,
     claim_id,
     describe_manifests,
-    literal_date,
     manifest_id,
     publisher_name,
     rows,
@@ -69,9 +68,7 @@ SELECT ?story ?headline ?published ?trust ?trustText ?count ?room WHERE { GRAPH 
 """
 _LISTED = "SELECT ?story ?m WHERE { GRAPH ?story { ?story hc:listsManifest ?m } }"
 _DECLARED_PUB = "SELECT ?story ?p WHERE { GRAPH ?story { ?story hc:declaredPublisher ?p } }"
-_DECLARED_CITED = (
-    "SELECT ?story ?m WHERE { GRAPH ?story { ?story hc:declaredCitedManifest ?m } }"
-)
+_DECLARED_CITED = "SELECT ?story ?m WHERE { GRAPH ?story { ?story hc:declaredCitedManifest ?m } }"
 _CITED = "SELECT DISTINCT ?story ?m WHERE { GRAPH ?story { ?part prov:wasDerivedFrom ?m } }"
 _UNCITED = """
 SELECT ?story ?para WHERE { GRAPH ?story {

@@ -106,7 +106,7 @@ def to_prov_document(tr: Trace) -> Any:
             ingest_iri = _INGEST + s.ingest.sha256
             if ingest_iri not in seen:
                 seen.add(ingest_iri)
-                attrs = {PROV_TYPE: doc.valid_qualified_name("hc:Ingest")}
+                attrs: dict[Any, Any] = {PROV_TYPE: doc.valid_qualified_name("hc:Ingest")}
                 if s.ingest.source:
                     attrs["hc:sourceLocation"] = s.ingest.source
                 doc.activity(q(ingest_iri), endTime=_time(s.ingest.retrieved_at),
@@ -145,9 +145,7 @@ def _manifest(doc: Any, entity: Any, agent: Any, tr: Trace, mid: str, done: set[
     if iri not in done and info is not None:
         done.add(iri)
         for d in sorted(info.documents):
-            src_attrs: dict[Any, Any] = {
-                PROV_TYPE: doc.valid_qualified_name("hc:SourceDocument")
-            }
+            src_attrs: dict[Any, Any] = {PROV_TYPE: doc.valid_qualified_name("hc:SourceDocument")}
             if info.published_date:
                 src_attrs["hc:published"] = info.published_date.isoformat()
             source = entity(d, src_attrs)

@@ -185,7 +185,8 @@ def _age_chart(report: AuditReport) -> str:
         x, y = pad + i * bw, h - pad - bh
         color = "#c0392b" if b < 0 or b > limit else "#4269d0"
         body.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{max(bw - 1, 1):.1f}" '
-                    f'height="{bh:.1f}" fill="{color}"><title>{b} days: {n}</title></rect>')  # fmt: skip
+                    f'height="{bh:.1f}" fill="{color}">'
+                    f"<title>{b} days: {n}</title></rect>")  # fmt: skip
         if len(bins) <= 20 or i % max(1, len(bins) // 10) == 0:
             body.append(f'<text x="{x + bw / 2:.1f}" y="{h - pad + 14}" '
                         f'text-anchor="middle">{b}</text>')  # fmt: skip

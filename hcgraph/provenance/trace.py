@@ -263,9 +263,7 @@ def _citing(store: Store, found: Any) -> list[StoryTrace]:
 
 def _story_trace(store: Store, url: str, only: set[str] | None) -> StoryTrace:
     st = ox.NamedNode(url)
-    headline = published = agent = run = None
-    for headline, published, agent, run in rows(store, _META, story=st):
-        break
+    headline, published, agent, run = next(rows(store, _META, story=st), (None,) * 4)
     ingest = None
     for sha, size, ended, loc in rows(store, _INGEST, story=st):
         ingest = IngestRecord(sha, int(size) if size else None, ended, loc)
@@ -282,8 +280,8 @@ def _story_trace(store: Store, url: str, only: set[str] | None) -> StoryTrace:
         entry = cites.setdefault((part, c), (int(pos) if pos else 0, manifest_id(m), []))
         if claim is not None:
             entry[2].append(claim_id(claim))
-    for (part, _), (pos, mid, claims) in sorted(cites.items(), key=lambda kv: kv[1][0]):
-        parts[part].citations.append(Citation(mid, tuple(sorted(claims)), pos))
+    for (part_iri, _), (position, mid, claims) in sorted(cites.items(), key=lambda kv: kv[1][0]):
+        parts[part_iri].citations.append(Citation(mid, tuple(sorted(claims)), position))
     ordered = sorted(parts.values(), key=lambda p: part_sort_key(p.iri))
     return StoryTrace(
         url=url,
