@@ -19,6 +19,7 @@ from .errors import (
     ExportError,
     HcgraphError,
     NotAStoryError,
+    ProvenanceError,
     PushError,
     QueryError,
     StoreError,
@@ -31,6 +32,7 @@ from .ingest import IngestReport, ingest_bytes, ingest_paths
 from .mapping import IngestInfo, map_story
 from .model import Story, parse_story
 from .project import to_networkx
+from .provenance import AuditOptions, AuditReport, History, Trace, audit, history, trace
 from .push import PushOptions, PushReport, credentials_from_env, push_graphs, resolve_endpoint
 from .queries import QueryResult, SavedQuery, load_query, run_query, saved_queries
 from .rebuild import RebuildReport, rebuild
@@ -43,6 +45,8 @@ __all__ = [
     "DEFAULT_STORE",
     "FORMATS",
     "Archive",
+    "AuditOptions",
+    "AuditReport",
     "CheckError",
     "CheckReport",
     "CrawlError",
@@ -54,9 +58,11 @@ __all__ = [
     "FetchRecord",
     "Finding",
     "HcgraphError",
+    "History",
     "IngestInfo",
     "IngestReport",
     "NotAStoryError",
+    "ProvenanceError",
     "PushError",
     "PushOptions",
     "PushReport",
@@ -68,9 +74,11 @@ __all__ = [
     "StoreError",
     "Story",
     "StoryError",
+    "Trace",
     "UnknownFormatError",
     "VizError",
     "__version__",
+    "audit",
     "check",
     "citation_graph",
     "crawl",
@@ -78,6 +86,7 @@ __all__ = [
     "draw_map",
     "export",
     "graph_stats",
+    "history",
     "ingest_bytes",
     "ingest_paths",
     "load_query",
@@ -90,5 +99,6 @@ __all__ = [
     "run_query",
     "saved_queries",
     "to_networkx",
+    "trace",
     "write_shards",
 ]
