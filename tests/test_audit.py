@@ -207,3 +207,13 @@ def test_cli_exit_codes_and_formats(
     assert html.read_text().startswith("<!DOCTYPE html>")
     res = invoke("audit", "--format", "md", "--store", dirty)
     assert res.exit_code == 1 and res.output.startswith("# hcgraph audit")
+
+
+def test_demo_writes_the_audit_report(tmp_path: Path, seed_path: Path, invoke: Any) -> None:
+    from hcgraph.demo import DEMO_STEPS
+
+    step = next(s for s in DEMO_STEPS if s.name == "audit")
+    assert invoke("ingest", seed_path, "--store", tmp_path / "store").exit_code == 0
+    written = step.run(tmp_path / "store", tmp_path)
+    assert written == [tmp_path / "audit.html"]
+    assert "Content-Security-Policy" in written[0].read_text()

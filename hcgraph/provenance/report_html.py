@@ -24,7 +24,7 @@ from .._version import __version__
 from ..archive import write_atomic
 from .audit import CHECKS, AuditReport
 
-__all__ = ["render_report", "write_report"]
+__all__ = ["render_report", "write_report", "write_store_report"]
 
 PROMISES: list[str] = list(dict.fromkeys(CHECKS.values()))
 SHORT = {"every cited manifest exists": "manifests exist", "sources are recent": "recent",
@@ -150,6 +150,16 @@ def write_report(report: AuditReport, path: Path | str) -> Path:
     target = Path(path)
     write_atomic(target, render_report(report).encode("utf-8"))
     return target
+
+
+def write_store_report(store_dir: Path | str, path: Path | str) -> Path:
+    """Audit every story of the store in ``store_dir`` and write the HTML report to ``path``."""
+    from ..store import Store
+    from .audit import audit
+
+    with Store(store_dir, read_only=True) as store:
+        report = audit(store)
+    return write_report(report, path)
 
 
 def _figure(caption: str, svg: str) -> str:
