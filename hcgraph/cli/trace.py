@@ -37,7 +37,9 @@ def trace_command(target: str, fmt: str, output: Path | None, store_dir: Path) -
     with Store(store_dir, read_only=True) as store:
         tr = trace(store, target)
     if fmt == "tree" and output is None:
-        out_console.print(render_tree(tr))
+        from rich.console import Console
+
+        Console(highlight=False).print(render_tree(tr))  # wraps long sentences, never crops
         return
     if fmt == "json":
         text = tr.to_json() + "\n"

@@ -359,7 +359,8 @@ def _story_checks(
     listed_pubs = {p for m in s.listed for p in manifests.get(m, ManifestInfo("", m)).publishers}
     if s.declared_publishers != listed_pubs:
         out.append(AuditFinding(s.url, "declared-publishers",
-            "declared publishers differ from the listed manifests' publishers",
+            "declared publishers differ from the listed manifests' publishers: "
+            + _delta(listed_pubs - s.declared_publishers, s.declared_publishers - listed_pubs),
             {"declared": sorted(s.declared_publishers), "derived": sorted(listed_pubs),
              "missing": sorted(listed_pubs - s.declared_publishers),
              "extra": sorted(s.declared_publishers - listed_pubs)}))  # fmt: skip
@@ -369,11 +370,21 @@ def _story_checks(
             {"declared": s.declared_count, "derived": len(s.listed)}))  # fmt: skip
     if s.declared_cited != s.cited:
         out.append(AuditFinding(s.url, "declared-cited-manifests",
-            "declared cited_manifest_ids differ from the manifests the story cites",
+            "declared cited_manifest_ids differ from the manifests the story cites: "
+            + _delta(set(_ids(s.cited - s.declared_cited)), set(_ids(s.declared_cited - s.cited))),
             {"declared": _ids(s.declared_cited), "derived": _ids(s.cited),
              "missing": _ids(s.cited - s.declared_cited),
              "extra": _ids(s.declared_cited - s.cited)}))  # fmt: skip
     _trust(s, out)
+
+
+def _delta(missing: set[str], extra: set[str]) -> str:
+    parts = []
+    if missing:
+        parts.append("missing " + ", ".join(sorted(missing)))
+    if extra:
+        parts.append("not derived " + ", ".join(sorted(extra)))
+    return "; ".join(parts)
 
 
 def _trust(s: _Story, out: list[AuditFinding]) -> None:

@@ -34,13 +34,11 @@ def render_summary(report: AuditReport, limit: int = 20) -> list[Any]:
         checks.add_row(CHECKS[name], name, str(n), style="red" if n else None)
     out: list[Any] = [head, checks]
     if failing:
-        table = Table(title=f"stories breaking a promise (first {min(limit, len(failing))})")
-        table.add_column("story")
-        table.add_column("findings")
+        out.append(Text(f"stories breaking a promise (first {min(limit, len(failing))}):",
+                        style="bold"))  # fmt: skip
         for s in failing[:limit]:
-            lines = "\n".join(f"{f.check}: {f.message}" for f in s.findings)
-            table.add_row(Text(s.url), Text(lines))
-        out.append(table)
+            out.append(Text(s.url, style="cyan"))
+            out += [Text(f"  {f.check}: {f.message}") for f in s.findings]
     return out
 
 
