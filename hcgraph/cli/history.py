@@ -46,7 +46,7 @@ def _table(h: History) -> None:
         table.add_column(col, justify="right" if col in ("#", "fetches") else "left",
                          no_wrap=col in ("#", "sha256", "fetches"))  # fmt: skip
     for i, v in enumerate(h.versions, 1):
-        table.add_row(str(i), v.first_seen or "-", v.last_seen or "-", v.sha256[:12],
+        table.add_row(str(i), _short(v.first_seen), _short(v.last_seen), v.sha256[:12],
                       str(v.fetches), v.in_graph or "archive only", Text(v.summary()))  # fmt: skip
     out_console.print(table)
     for i, v in enumerate(h.versions, 1):
@@ -56,6 +56,11 @@ def _table(h: History) -> None:
         for c in v.changes:
             detail = c.diff or c.new or c.old or ""
             out_console.print(Text(f"  {c.kind} {c.what}" + (f": {detail}" if detail else "")))
+
+
+def _short(when: str | None) -> str:
+    """An ISO time to the second, for the table (JSON keeps the full precision)."""
+    return when[:19].replace("T", " ") if when else "-"
 
 
 def _md(text: str) -> str:
