@@ -23,7 +23,7 @@ import json
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -38,6 +38,10 @@ from ._graph import (
     rows,
 )
 from .trace import part_sort_key
+
+#: Up to this many stories named, ``audit`` looks them (and their neighbours) up one by one
+#: instead of reading the whole store.
+LOCAL_MAX = 20
 
 __all__ = ["CHECKS", "AuditFinding", "AuditOptions", "AuditReport", "StoryAudit", "audit"]
 
@@ -84,16 +88,54 @@ SELECT ?claim WHERE {
   FILTER(STRSTARTS(STR(?claim), "https://w3id.org/hcgraph/id/claim/"))
 } GROUP BY ?claim HAVING (COUNT(DISTINCT ?m) > 1)
 """
-_CONFLICT_SPREAD = """
-SELECT ?claim ?m (COUNT(DISTINCT ?story) AS ?n) WHERE { GRAPH ?story {
-  ?c hc:citesClaim ?claim ; cito:hasCitedEntity ?m .
-} } GROUP BY ?claim ?m
-"""
-_CONFLICT_CITES = """
-SELECT DISTINCT ?claim ?m ?story ?part WHERE { GRAPH ?story {
+# Stories citing a claim under one manifest. Oxigraph joins in the order written, so each
+# query comes in two orders: start from the claim or from the manifest, whichever has fewer
+# citations (a rare claim under a popular manifest, or the reverse, is 100x faster so).
+# Counts stop at _SPREAD_CAP + 1: enough to find the majority manifest.
+_SPREAD_CAP = 50
+_FIRST = {
+    "claim": "?c hc:citesClaim ?claim . ?c cito:hasCitedEntity ?m .",
+    "m": "?c cito:hasCitedEntity ?m . ?c hc:citesClaim ?claim .",
+}
+_CONFLICT_SPREAD = {
+    k: "SELECT ?claim ?m (COUNT(*) AS ?n) WHERE { { SELECT DISTINCT ?claim ?m ?story WHERE { "
+    f"GRAPH ?story {{ {v} }} }} LIMIT {_SPREAD_CAP + 1} }} }} GROUP BY ?claim ?m"
+    for k, v in _FIRST.items()
+}
+_CONFLICT_CITES = {
+    k: "SELECT DISTINCT ?claim ?m ?story ?part WHERE { GRAPH ?story { "
+    f"{v} ?c cito:hasCitingEntity ?part . }} }}"
+    for k, v in _FIRST.items()
+}
+_GRAPHS_STATING = (
+    "SELECT DISTINCT ?claim ?m ?story WHERE { GRAPH ?story { ?claim dcterms:isPartOf ?m } }"
+)
+_PARTS_CITING = """
+SELECT DISTINCT ?story ?claim ?m ?part WHERE { GRAPH ?story {
   ?c hc:citesClaim ?claim ; cito:hasCitedEntity ?m ; cito:hasCitingEntity ?part .
 } }
 """
+_CITATIONS_CAP = 2000
+_CLAIM_CITATIONS = (
+    "SELECT ?claim (COUNT(*) AS ?n) WHERE { { SELECT ?c ?claim WHERE { GRAPH ?g { "
+    f"?c hc:citesClaim ?claim }} }} LIMIT {_CITATIONS_CAP} }} }} GROUP BY ?claim"
+)
+_MANIFEST_CITATIONS = (
+    "SELECT ?m (COUNT(*) AS ?n) WHERE { { SELECT ?c ?m WHERE { GRAPH ?g { "
+    f"?c cito:hasCitedEntity ?m }} }} LIMIT {_CITATIONS_CAP} }} }} GROUP BY ?m"
+)
+_STORY_CLAIMS = (
+    "SELECT DISTINCT ?story ?claim WHERE { GRAPH ?story { ?part cito:citesAsEvidence ?claim } }"
+)
+_CLAIM_MANIFESTS = "SELECT DISTINCT ?claim ?m WHERE { ?claim dcterms:isPartOf ?m }"
+_COUNT_STORIES = "SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE { GRAPH ?s { ?s a hc:Story } }"
+_MANIFEST_STORIES = (
+    "SELECT DISTINCT ?m ?story WHERE { GRAPH ?story { ?part prov:wasDerivedFrom ?m } }"
+)
+_MANIFEST_SPREAD = (
+    "SELECT ?m (COUNT(DISTINCT ?story) AS ?n) WHERE "
+    "{ GRAPH ?story { ?part prov:wasDerivedFrom ?m } } GROUP BY ?m"
+)
 _ROOM_ID = "SELECT DISTINCT ?room ?id WHERE { ?room dcterms:identifier ?id }"
 _SOURCES_RE = re.compile(r"(\d+)\s+sources?\b", re.IGNORECASE)
 
@@ -241,20 +283,31 @@ def audit(
         raise ProvenanceError("--max-source-age and --repeat-window must be >= 0")
     if not 0 < opts.repeat_threshold <= 1:
         raise ProvenanceError("--repeat-threshold must be in (0, 1]")
-    data = _load(store)
-    wanted = sorted(data) if stories is None else list(dict.fromkeys(stories))
+    given = None if stories is None else list(dict.fromkeys(stories))
+    local = given is not None and len(given) <= LOCAL_MAX
+    data = _load(store, given if local else None)
+    wanted = sorted(data) if given is None else given
     missing = [u for u in wanted if u not in data]
     if missing:
         raise ProvenanceError(f"{missing[0]}: no such story in the store")
-    manifests = describe_manifests(store)
+    manifests = describe_manifests(
+        store, {m for s in data.values() for m in s.listed | s.cited} if local else None
+    )
     rooms = _rooms(store, {s.room for s in data.values() if s.room})
     findings: defaultdict[str, list[AuditFinding]] = defaultdict(list)
     ages: list[tuple[str, str, int]] = []
     for s in data.values():
         _story_checks(s, manifests, opts, findings[s.url], ages)
-    _uncited(store, findings)
-    _conflicts(store, findings)
-    _repeats(data, opts, findings)
+    if local:
+        _uncited(store, findings, wanted)
+        _conflicts(store, findings, set(wanted))
+        _repeats_local(store, data, opts, findings)
+        total = int(next(rows(store, _COUNT_STORIES), ("0",))[0] or 0)
+    else:
+        _uncited(store, findings)
+        _conflicts(store, findings)
+        _repeats(data, opts, findings)
+        total = len(data)
     pub_counts: Counter[str] = Counter()
     for s in data.values():
         for m in s.cited:
@@ -281,13 +334,25 @@ def audit(
         stories=cards,
         source_ages=[a for a in ages if a[0] in keep],
         publisher_citations=dict(pub_counts.most_common()),
-        total_stories=len(data),
+        total_stories=total,
     )
 
 
-def _load(store: Store) -> dict[str, _Story]:
+def _each(store: Store, sparql: str, only: list[str] | None) -> Iterator[tuple[str | None, ...]]:
+    """Rows of a ``?story``-first query: whole store, or story by story (bound)."""
+    if only is None:
+        yield from rows(store, sparql)
+        return
+    import pyoxigraph as ox
+
+    for url in only:
+        for row in rows(store, sparql, story=ox.NamedNode(url)):
+            yield (url, *row)
+
+
+def _load(store: Store, only: list[str] | None = None) -> dict[str, _Story]:
     data: dict[str, _Story] = {}
-    for url, headline, published, trust, trust_text, count, room in rows(store, _STORIES):
+    for url, headline, published, trust, trust_text, count, room in _each(store, _STORIES, only):
         if url is None or url in data:
             continue
         s = _Story(url, headline or "", trust=trust, trust_text=trust_text, room=room)
@@ -301,10 +366,10 @@ def _load(store: Store) -> dict[str, _Story]:
         data[url] = s
     for query, attr in ((_LISTED, "listed"), (_CITED, "cited"),
                         (_DECLARED_CITED, "declared_cited")):  # fmt: skip
-        for url, m in rows(store, query):
+        for url, m in _each(store, query, only):
             if url in data and m is not None:
                 getattr(data[url], attr).add(m)
-    for url, p in rows(store, _DECLARED_PUB):
+    for url, p in _each(store, _DECLARED_PUB, only):
         if url in data and p is not None:
             data[url].declared_publishers.add(publisher_name(p))
     return data
@@ -403,10 +468,14 @@ def _trust(s: _Story, out: list[AuditFinding]) -> None:
             evidence))  # fmt: skip
 
 
-def _uncited(store: Store, findings: defaultdict[str, list[AuditFinding]]) -> None:
+def _uncited(
+    store: Store, findings: defaultdict[str, list[AuditFinding]], only: list[str] | None = None
+) -> None:
     import pyoxigraph as ox
 
-    found = sorted(rows(store, _UNCITED), key=lambda r: (r[0] or "", part_sort_key(r[1] or "")))
+    found = sorted(
+        _each(store, _UNCITED, only), key=lambda r: (r[0] or "", part_sort_key(r[1] or ""))
+    )
     for url, para in found:
         if url is None or para is None:
             continue
@@ -417,19 +486,44 @@ def _uncited(store: Store, findings: defaultdict[str, list[AuditFinding]]) -> No
             {"paragraph": para, "text": text[0] or ""}))  # fmt: skip
 
 
-def _conflicts(store: Store, findings: defaultdict[str, list[AuditFinding]]) -> None:
+def _conflicts(
+    store: Store, findings: defaultdict[str, list[AuditFinding]], only: set[str] | None = None
+) -> None:
     """Claims under two manifests. The claim belongs to the manifest most stories cite it
     under; stories citing it under another manifest break the promise. With no single
-    majority, every story citing the claim is flagged."""
+    majority, every story citing the claim is flagged. (Where claims are described only in
+    a shared graph, counts stop at ``_SPREAD_CAP + 1``: two manifests above it are a tie.)"""
     import pyoxigraph as ox
 
-    for (claim,) in rows(store, _CONFLICTS):
-        if claim is None:
-            continue
+    if only is None:
+        claims = [c for (c,) in rows(store, _CONFLICTS) if c is not None]
+    else:  # only the claims these stories cite, each looked up by itself
+        cited = {c for url in sorted(only) for (c,) in
+                 rows(store, _STORY_CLAIMS, story=ox.NamedNode(url)) if c}  # fmt: skip
+        claims = [
+            c for c in sorted(cited)
+            if len(list(rows(store, _CLAIM_MANIFESTS, claim=ox.NamedNode(c)))) > 1
+        ]  # fmt: skip
+    for claim in claims:
         node = ox.NamedNode(claim)
-        spread = {
-            m: int(n or 0) for m, n in rows(store, _CONFLICT_SPREAD, claim=node) if m is not None
+        manifests = [m for (m,) in rows(store, _CLAIM_MANIFESTS, claim=node) if m is not None]
+        # Fast path: a story graph that cites the claim under m also states "claim isPartOf
+        # m" (today's layout), so graphs are counted by index lookups. When claims are
+        # described once in a shared graph instead, count the citations themselves.
+        by_graph = {
+            m: [u for (u,) in rows(store, _GRAPHS_STATING, claim=node, m=ox.NamedNode(m)) if u]
+            for m in manifests
         }
+        stated = any(by_graph.values())
+        first = {m: _order(store, node, ox.NamedNode(m)) for m in ([] if stated else manifests)}
+        spread = (
+            {m: len(urls) for m, urls in by_graph.items()}
+            if stated
+            else {
+                m: _count(store, _CONFLICT_SPREAD[first[m]], claim=node, m=ox.NamedNode(m))
+                for m in manifests
+            }
+        )
         ranked = sorted(spread.values(), reverse=True)
         owner = None
         if len(ranked) == 1 or ranked[0] > ranked[1]:
@@ -438,12 +532,23 @@ def _conflicts(store: Store, findings: defaultdict[str, list[AuditFinding]]) -> 
         for m in sorted(spread):
             if m == owner:
                 continue
-            for story, part in rows(store, _CONFLICT_CITES, claim=node, m=ox.NamedNode(m)):
+            if stated:
+                found: Iterable[tuple[str | None, ...]] = (
+                    (u, part)
+                    for u in by_graph[m]
+                    if only is None or u in only
+                    for (part,) in _parts_citing(store, u, node, m)
+                )
+            else:
+                found = rows(store, _CONFLICT_CITES[first[m]], claim=node, m=ox.NamedNode(m))
+            for story, part in found:
                 if story is not None and part is not None:
                     flagged[story].append((part, manifest_id(m)))
         owner_id = manifest_id(owner) if owner else None
         per_manifest = {manifest_id(m): n for m, n in sorted(spread.items())}
         for story, cites in sorted(flagged.items()):
+            if only is not None and story not in only:
+                continue
             cites.sort()
             under = sorted({m for _, m in cites})
             findings[story].append(AuditFinding(story, "claim-conflict",
@@ -454,18 +559,34 @@ def _conflicts(store: Store, findings: defaultdict[str, list[AuditFinding]]) -> 
                  "cited_here": [{"part": p, "manifest_id": m} for p, m in cites]}))  # fmt: skip
 
 
+def _parts_citing(store: Store, story: str, claim: Any, m: str) -> Iterator[tuple[str | None]]:
+    import pyoxigraph as ox
+
+    for (part,) in rows(store, _PARTS_CITING, story=ox.NamedNode(story), claim=claim,
+                        m=ox.NamedNode(m)):  # fmt: skip
+        yield (part,)
+
+
+def _order(store: Store, claim: Any, m: Any) -> str:
+    """Which side to start a claim-under-manifest join from: the one with fewer citations."""
+    claim_n = _count(store, _CLAIM_CITATIONS, claim=claim)
+    return "claim" if claim_n <= _count(store, _MANIFEST_CITATIONS, m=m) else "m"
+
+
+def _count(store: Store, sparql: str, **bindings: Any) -> int:
+    """The single count a ``(COUNT(*) AS ?n)`` query returns (0 when no row)."""
+    return int(next(rows(store, sparql, **bindings), ("0",))[-1] or 0)
+
+
 def _repeats(
     data: dict[str, _Story], opts: AuditOptions, findings: defaultdict[str, list[AuditFinding]]
 ) -> None:
     t = opts.repeat_threshold
-    window = dt.timedelta(days=opts.repeat_window)
     usable = [s for s in data.values() if s.cited and s.published is not None]
     freq: Counter[str] = Counter(m for s in usable for m in s.cited)
     index: defaultdict[str, list[int]] = defaultdict(list)
-    ordered: list[list[str]] = []
     for i, s in enumerate(usable):
         tokens = sorted(s.cited, key=lambda m: (freq[m], m))
-        ordered.append(tokens)
         n = len(tokens)
         prefix = n - math.ceil(t * n - 1e-9) + 1
         for m in tokens[:prefix]:
@@ -476,20 +597,61 @@ def _repeats(
             for b in members[a_pos + 1 :]:
                 pairs.add((a, b) if a < b else (b, a))
     for a, b in sorted(pairs):
-        sa, sb = usable[a], usable[b]
-        assert sa.published is not None and sb.published is not None
-        if abs(sa.published - sb.published) > window:
+        found = _repeat(usable[a], usable[b], opts)
+        if found is not None:
+            findings[found.story].append(found)
+
+
+def _repeat(sa: _Story, sb: _Story, opts: AuditOptions) -> AuditFinding | None:
+    """The finding if one of two stories repeats the other, else None."""
+    if sa.published is None or sb.published is None or not sa.cited or not sb.cited:
+        return None
+    if abs(sa.published - sb.published) > dt.timedelta(days=opts.repeat_window):
+        return None
+    shared = sa.cited & sb.cited
+    jaccard = len(shared) / len(sa.cited | sb.cited)
+    if jaccard + 1e-12 < opts.repeat_threshold:
+        return None
+    early, late = sorted((sa, sb), key=lambda s: (s.published, s.url))
+    assert early.published is not None and late.published is not None
+    days = (late.published - early.published).total_seconds() / 86400
+    return AuditFinding(late.url, "repeat",
+        f"repeats {early.url} ({days:.1f} days earlier, Jaccard {jaccard:.2f} "
+        "of cited manifests)",
+        {"earlier_story": early.url, "earlier_headline": early.headline,
+         "jaccard": round(jaccard, 4), "days_apart": round(days, 3),
+         "shared_manifests": _ids(shared)})  # fmt: skip
+
+
+def _repeats_local(
+    store: Store,
+    data: dict[str, _Story],
+    opts: AuditOptions,
+    findings: defaultdict[str, list[AuditFinding]],
+) -> None:
+    """Repeats of the given stories only: a story with Jaccard >= t to ``s`` shares one of
+    the first ``n - ceil(t*n) + 1`` of ``s``'s manifests in any order; rarest first keeps the
+    candidate lists short."""
+    import pyoxigraph as ox
+
+    t = opts.repeat_threshold
+    others: dict[str, _Story] = {}
+    for s in list(data.values()):
+        if not s.cited or s.published is None:
             continue
-        shared = sa.cited & sb.cited
-        jaccard = len(shared) / len(sa.cited | sb.cited)
-        if jaccard + 1e-12 < t:
-            continue
-        early, late = sorted((sa, sb), key=lambda s: (s.published, s.url))
-        assert early.published is not None and late.published is not None
-        days = (late.published - early.published).total_seconds() / 86400
-        findings[late.url].append(AuditFinding(late.url, "repeat",
-            f"repeats {early.url} ({days:.1f} days earlier, Jaccard {jaccard:.2f} "
-            "of cited manifests)",
-            {"earlier_story": early.url, "earlier_headline": early.headline,
-             "jaccard": round(jaccard, 4), "days_apart": round(days, 3),
-             "shared_manifests": _ids(shared)}))  # fmt: skip
+        spread = {m: int(next(rows(store, _MANIFEST_SPREAD, m=ox.NamedNode(m)), ("0",))[0] or 0)
+                  for m in s.cited}  # fmt: skip
+        tokens = sorted(s.cited, key=lambda m: (spread[m], m))
+        n = len(tokens)
+        candidates = {
+            url
+            for m in tokens[: n - math.ceil(t * n - 1e-9) + 1]
+            for (url,) in rows(store, _MANIFEST_STORIES, m=ox.NamedNode(m))
+            if url and url != s.url
+        }
+        for url in sorted(candidates):
+            if url not in others:
+                others[url] = data.get(url) or _load(store, [url])[url]
+            found = _repeat(s, others[url], opts)
+            if found is not None and found.story == s.url:
+                findings[s.url].append(found)
