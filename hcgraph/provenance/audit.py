@@ -559,12 +559,11 @@ def _conflicts(
                  "cited_here": [{"part": p, "manifest_id": m} for p, m in cites]}))  # fmt: skip
 
 
-def _parts_citing(store: Store, story: str, claim: Any, m: str) -> Iterator[tuple[str | None]]:
+def _parts_citing(store: Store, story: str, claim: Any, m: str) -> Iterator[tuple[str | None, ...]]:
     import pyoxigraph as ox
 
-    for (part,) in rows(store, _PARTS_CITING, story=ox.NamedNode(story), claim=claim,
-                        m=ox.NamedNode(m)):  # fmt: skip
-        yield (part,)
+    node = ox.NamedNode(story)
+    yield from rows(store, _PARTS_CITING, story=node, claim=claim, m=ox.NamedNode(m))
 
 
 def _order(store: Store, claim: Any, m: Any) -> str:
