@@ -151,3 +151,12 @@ def test_cli_formats(tstore: Store, tmp_path: Path, invoke: Any, seed_path: Path
     assert res.exit_code == 0 and out.read_text().startswith("document")
     res = invoke("trace", "999", "--store", store_dir)
     assert res.exit_code == 1
+
+
+def test_limit_caps_the_stories_detailed(tstore: Store, corpus: list[dict[str, Any]]) -> None:
+    mid = str(corpus[0]["manifests"][0]["manifest_id"])
+    full = trace(tstore, mid)
+    assert full.total_stories == len(full.stories) > 1
+    short = trace(tstore, mid, limit=1)
+    assert short.total_stories == full.total_stories and len(short.stories) == 1
+    assert short.stories[0].url in {s.url for s in full.stories}

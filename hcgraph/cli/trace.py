@@ -19,8 +19,13 @@ FORMATS = ["tree", "json", "md", *PROV_FORMATS]
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="tree", show_default=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Write to this file instead of stdout.")  # fmt: skip
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True,
+              help="For a manifest or claim: detail at most this many citing stories.")  # fmt: skip
+@click.option("--all", "show_all", is_flag=True, help="Detail every citing story.")
 @store_option
-def trace_command(target: str, fmt: str, output: Path | None, store_dir: Path) -> None:
+def trace_command(
+    target: str, fmt: str, output: Path | None, limit: int, show_all: bool, store_dir: Path
+) -> None:
     """Print the provenance chain of TARGET.
 
     TARGET is a story URL, a paragraph or key-fact IRI (URL#s2-p1, URL#kf1), a manifest id or
@@ -35,7 +40,7 @@ def trace_command(target: str, fmt: str, output: Path | None, store_dir: Path) -
       hcgraph trace 1792439777014362933 --format provn -o manifest.provn
     """
     with Store(store_dir, read_only=True) as store:
-        tr = trace(store, target)
+        tr = trace(store, target, limit=None if show_all else limit)
     if fmt == "tree" and output is None:
         from rich.console import Console
 

@@ -69,16 +69,24 @@ SELECT ?story ?part ?c ?pos ?m ?claim WHERE { GRAPH ?story {
   OPTIONAL { ?c hc:citesClaim ?claim }
 } }
 """
-_CITING_MANIFEST = """
-SELECT DISTINCT ?m ?story ?part WHERE { GRAPH ?story {
-  ?c cito:hasCitedEntity ?m ; cito:hasCitingEntity ?part .
-} }
-"""
-_CITING_CLAIM = """
-SELECT DISTINCT ?claim ?story ?part WHERE { GRAPH ?story {
-  ?c hc:citesClaim ?claim ; cito:hasCitingEntity ?part .
-} }
-"""
+# Citing a manifest or a claim: ?x is bound to it. Stories are counted in the engine and
+# listed up to the limit, then each story's citing parts are looked up in its own graph.
+_CITING = {
+    "manifest": "?c cito:hasCitedEntity ?x .",
+    "claim": "?c hc:citesClaim ?x .",
+}
+_CITING_COUNT = {
+    k: f"SELECT ?x (COUNT(DISTINCT ?story) AS ?n) WHERE {{ GRAPH ?story {{ {v} }} }} GROUP BY ?x"
+    for k, v in _CITING.items()
+}
+_CITING_STORIES = {
+    k: f"SELECT DISTINCT ?x ?story WHERE {{ GRAPH ?story {{ {v} }} }}" for k, v in _CITING.items()
+}
+_CITING_PARTS = {
+    k: f"SELECT DISTINCT ?x ?story ?part WHERE {{ GRAPH ?story {{ {v} "
+    "?c cito:hasCitingEntity ?part . } }"
+    for k, v in _CITING.items()
+}
 _IS_MANIFEST = "ASK { ?m a hc:Manifest }"
 _IS_CLAIM = "ASK { ?claim a hc:Claim }"
 _IS_STORY = "ASK { GRAPH ?story { ?story a hc:Story } }"
@@ -153,18 +161,22 @@ class Trace:
         kind: ``story``, ``part``, ``manifest`` or ``claim``.
         stories: the stories involved, each with the parts traced.
         manifests: manifest id → what the graph says about it (every manifest cited).
+        total_stories: stories citing the manifest or claim (``stories`` may be fewer when
+            a ``limit`` was given).
     """
 
     target: str
     kind: str
     stories: list[StoryTrace]
     manifests: dict[str, ManifestInfo]
+    total_stories: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form (the ``--format json`` output)."""
         return {
             "target": self.target,
             "kind": self.kind,
+            "total_stories": self.total_stories,
             "stories": [
                 {
                     "url": s.url,
@@ -205,8 +217,11 @@ def part_sort_key(iri: str) -> tuple[int, int, int]:
     return (1, int(match.group(1)), int(match.group(2)))
 
 
-def trace(store: Store, target: str) -> Trace:
+def trace(store: Store, target: str, limit: int | None = None) -> Trace:
     """Trace ``target`` (story URL, ``URL#s2-p1`` part IRI, manifest id or claim id).
+
+    ``limit`` caps how many citing stories a manifest or claim trace details (the first in
+    store order, shown sorted by URL); ``total_stories`` still counts them all.
 
     Raises:
         ProvenanceError: the store holds no such story, part, manifest or claim.
@@ -221,13 +236,13 @@ def trace(store: Store, target: str) -> Trace:
         st = _story_trace(store, story_url, only=None if only is None else {only})
         if only is not None and not st.parts:
             raise ProvenanceError(f"{target}: the story has no such paragraph or key fact")
-        return _finish(store, target, "part" if only else "story", [st])
+        return _finish(store, target, "part" if only else "story", [st], total=1)
     if _ask(store, _IS_MANIFEST, m=ox.NamedNode(_manifest_iri(target))):
-        citing = rows(store, _CITING_MANIFEST, m=ox.NamedNode(_manifest_iri(target)))
-        return _finish(store, target, "manifest", _citing(store, citing), focus=target)
+        stories, total = _citing(store, "manifest", _manifest_iri(target), limit)
+        return _finish(store, target, "manifest", stories, focus=target, total=total)
     if _ask(store, _IS_CLAIM, claim=ox.NamedNode(claim_iri(target))):
-        citing = rows(store, _CITING_CLAIM, claim=ox.NamedNode(claim_iri(target)))
-        return _finish(store, target, "claim", _citing(store, citing))
+        stories, total = _citing(store, "claim", claim_iri(target), limit)
+        return _finish(store, target, "claim", stories, total=total)
     raise ProvenanceError(
         f"{target}: not a story URL, part IRI, manifest id or claim id in the store"
     )
@@ -254,11 +269,16 @@ def _find_story(store: Store, url: str) -> str | None:
     return None
 
 
-def _citing(store: Store, found: Any) -> list[StoryTrace]:
-    parts_by_story: dict[str, set[str]] = {}
-    for story, part in found:
-        parts_by_story.setdefault(story, set()).add(part)
-    return [_story_trace(store, s, only=p) for s, p in sorted(parts_by_story.items())]
+def _citing(store: Store, kind: str, iri: str, limit: int | None) -> tuple[list[StoryTrace], int]:
+    x = ox.NamedNode(iri)
+    total = int(next(rows(store, _CITING_COUNT[kind], x=x), ("0",))[0] or 0)
+    query = _CITING_STORIES[kind] + ("" if limit is None else f" LIMIT {int(limit)}")
+    urls = sorted(u for (u,) in rows(store, query, x=x) if u)
+    traces = []
+    for url in urls:
+        parts = {p for (p,) in rows(store, _CITING_PARTS[kind], x=x, story=ox.NamedNode(url)) if p}
+        traces.append(_story_trace(store, url, only=parts))
+    return traces, total
 
 
 def _story_trace(store: Store, url: str, only: set[str] | None) -> StoryTrace:
@@ -295,7 +315,12 @@ def _story_trace(store: Store, url: str, only: set[str] | None) -> StoryTrace:
 
 
 def _finish(
-    store: Store, target: str, kind: str, stories: list[StoryTrace], focus: str | None = None
+    store: Store,
+    target: str,
+    kind: str,
+    stories: list[StoryTrace],
+    focus: str | None = None,
+    total: int = 0,
 ) -> Trace:
     cited = {c.manifest_id for s in stories for p in s.parts for c in p.citations}
     if focus is not None:
@@ -304,7 +329,7 @@ def _finish(
 
     infos = describe_manifests(store, [manifest_iri(m) for m in cited])
     manifests = {info.manifest_id: info for info in infos.values()}
-    return Trace(target=target, kind=kind, stories=stories, manifests=manifests)
+    return Trace(target, kind, stories, manifests, total)
 
 
 # --- renderers -------------------------------------------------------------------------------
@@ -319,7 +344,7 @@ def _md_escape(text: str) -> str:
 
 def render_markdown(tr: Trace) -> str:
     """The trace as a nested Markdown list (story text escaped)."""
-    lines = [f"# Trace of `{tr.target.replace('`', '')}` ({tr.kind})", ""]
+    lines = [f"# Trace of `{tr.target.replace('`', '')}` ({tr.kind}){_more(tr)}", ""]
     for s in tr.stories:
         lines.append(f"## {_md_escape(s.headline or s.url)}")
         lines.append("")
@@ -350,6 +375,12 @@ def render_markdown(tr: Trace) -> str:
     return "\n".join(lines)
 
 
+def _more(tr: Trace) -> str:
+    if tr.total_stories > len(tr.stories):
+        return f": {len(tr.stories)} of {tr.total_stories} citing stories shown"
+    return ""
+
+
 def _manifest_line(mid: str, info: ManifestInfo | None, *, md: bool = False) -> str:
     if info is None or not (info.titles or info.documents):
         return f"manifest {mid} (not listed by any story: dangling)"
@@ -365,7 +396,7 @@ def render_tree(tr: Trace) -> Any:
     from rich.text import Text
     from rich.tree import Tree
 
-    root = Tree(Text(f"trace {tr.target} ({tr.kind})", style="bold"))
+    root = Tree(Text(f"trace {tr.target} ({tr.kind}){_more(tr)}", style="bold"))
     for s in tr.stories:
         node = root.add(Text(f"{s.headline or ''} <{s.url}>", style="bold cyan"))
         if s.writer_agent:
