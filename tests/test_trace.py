@@ -154,8 +154,12 @@ def test_cli_formats(tstore: Store, tmp_path: Path, invoke: Any, seed_path: Path
 
 
 def test_limit_caps_the_stories_detailed(tstore: Store, corpus: list[dict[str, Any]]) -> None:
-    mid = str(corpus[0]["manifests"][0]["manifest_id"])
+    from hcgraph.groundtruth import ground_truth
+
+    citing = ground_truth(corpus).manifest_citing_stories
+    mid = max(citing, key=lambda m: len(citing[m]))
     full = trace(tstore, mid)
+    assert {s.url for s in full.stories} == citing[mid]
     assert full.total_stories == len(full.stories) > 1
     short = trace(tstore, mid, limit=1)
     assert short.total_stories == full.total_stories and len(short.stories) == 1
