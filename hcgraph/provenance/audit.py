@@ -108,7 +108,8 @@ _CONFLICT_CITES = {
     for k, v in _FIRST.items()
 }
 _GRAPHS_STATING = (
-    "SELECT DISTINCT ?claim ?m ?story WHERE { GRAPH ?story { ?claim dcterms:isPartOf ?m } }"
+    "SELECT DISTINCT ?claim ?m ?story WHERE { GRAPH ?story { ?claim dcterms:isPartOf ?m . "
+    "?story a hc:Story } }"
 )
 _PARTS_CITING = """
 SELECT DISTINCT ?story ?claim ?m ?part WHERE { GRAPH ?story {
@@ -332,7 +333,7 @@ def audit(
     return AuditReport(
         options=opts,
         stories=cards,
-        source_ages=[a for a in ages if a[0] in keep],
+        source_ages=sorted(a for a in ages if a[0] in keep),
         publisher_citations=dict(pub_counts.most_common()),
         total_stories=total,
     )
