@@ -111,6 +111,10 @@ _GRAPHS_STATING = (
     "SELECT DISTINCT ?claim ?m ?story WHERE { GRAPH ?story { ?claim dcterms:isPartOf ?m . "
     "?story a hc:Story } }"
 )
+_GRAPHS_COUNT = (
+    "SELECT ?claim ?m (COUNT(DISTINCT ?story) AS ?n) WHERE { GRAPH ?story { "
+    "?claim dcterms:isPartOf ?m . ?story a hc:Story } } GROUP BY ?claim ?m"
+)
 _PARTS_CITING = """
 SELECT DISTINCT ?story ?claim ?m ?part WHERE { GRAPH ?story {
   ?c hc:citesClaim ?claim ; cito:hasCitedEntity ?m ; cito:hasCitingEntity ?part .
@@ -512,13 +516,12 @@ def _conflicts(
         # m" (today's layout), so graphs are counted by index lookups. When claims are
         # described once in a shared graph instead, count the citations themselves.
         by_graph = {
-            m: [u for (u,) in rows(store, _GRAPHS_STATING, claim=node, m=ox.NamedNode(m)) if u]
-            for m in manifests
+            m: _count(store, _GRAPHS_COUNT, claim=node, m=ox.NamedNode(m)) for m in manifests
         }
         stated = any(by_graph.values())
         first = {m: _order(store, node, ox.NamedNode(m)) for m in ([] if stated else manifests)}
         spread = (
-            {m: len(urls) for m, urls in by_graph.items()}
+            by_graph
             if stated
             else {
                 m: _count(store, _CONFLICT_SPREAD[first[m]], claim=node, m=ox.NamedNode(m))
@@ -534,10 +537,11 @@ def _conflicts(
             if m == owner:
                 continue
             if stated:
+                urls = [u for (u,) in rows(store, _GRAPHS_STATING, claim=node, m=ox.NamedNode(m))]
                 found: Iterable[tuple[str | None, ...]] = (
                     (u, part)
-                    for u in by_graph[m]
-                    if only is None or u in only
+                    for u in urls
+                    if u and (only is None or u in only)
                     for (part,) in _parts_citing(store, u, node, m)
                 )
             else:
