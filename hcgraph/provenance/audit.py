@@ -80,14 +80,14 @@ SELECT ?story ?para WHERE { GRAPH ?story {
 } }
 """
 _TEXT = "SELECT ?story ?para ?text WHERE { GRAPH ?story { ?para schema:text ?text } }"
-# Claims described as part of two manifests (union graph: the claim descriptions, wherever
-# they live). STRSTARTS keeps story parts (also dcterms:isPartOf) out; the prefix is ours.
+# Things described as part of two things (union graph: claim descriptions, wherever they
+# live). Story parts have exactly one parent, so only claims come out; grouping on term ids
+# needs no string decoding, and the few results are checked for the claim prefix in Python.
 _CONFLICTS = """
-SELECT ?claim WHERE {
-  ?claim dcterms:isPartOf ?m .
-  FILTER(STRSTARTS(STR(?claim), "https://w3id.org/hcgraph/id/claim/"))
-} GROUP BY ?claim HAVING (COUNT(DISTINCT ?m) > 1)
+SELECT ?claim WHERE { ?claim dcterms:isPartOf ?m }
+GROUP BY ?claim HAVING (COUNT(DISTINCT ?m) > 1)
 """
+_CLAIM_PREFIX = "https://w3id.org/hcgraph/id/claim/"
 # Stories citing a claim under one manifest. Oxigraph joins in the order written, so each
 # query comes in two orders: start from the claim or from the manifest, whichever has fewer
 # citations (a rare claim under a popular manifest, or the reverse, is 100x faster so).
@@ -108,13 +108,16 @@ _CONFLICT_CITES = {
     for k, v in _FIRST.items()
 }
 _GRAPHS_STATING = (
-    "SELECT DISTINCT ?claim ?m ?story WHERE { GRAPH ?story { ?claim dcterms:isPartOf ?m . "
-    "?story a hc:Story } }"
+    "SELECT DISTINCT ?claim ?m ?story WHERE { GRAPH ?story { ?claim dcterms:isPartOf ?m } }"
 )
 _GRAPHS_COUNT = (
     "SELECT ?claim ?m (COUNT(DISTINCT ?story) AS ?n) WHERE { GRAPH ?story { "
-    "?claim dcterms:isPartOf ?m . ?story a hc:Story } } GROUP BY ?claim ?m"
+    "?claim dcterms:isPartOf ?m } } GROUP BY ?claim ?m"
 )
+_A_CITED_CLAIM = (
+    "SELECT ?story ?claim WHERE { GRAPH ?story { ?p cito:citesAsEvidence ?claim } } LIMIT 1"
+)
+_STATES_MEMBERSHIP = "ASK { GRAPH ?story { ?claim dcterms:isPartOf ?m } }"
 _PARTS_CITING = """
 SELECT DISTINCT ?story ?claim ?m ?part WHERE { GRAPH ?story {
   ?c hc:citesClaim ?claim ; cito:hasCitedEntity ?m ; cito:hasCitingEntity ?part .
@@ -501,7 +504,7 @@ def _conflicts(
     import pyoxigraph as ox
 
     if only is None:
-        claims = [c for (c,) in rows(store, _CONFLICTS) if c is not None]
+        claims = [c for (c,) in rows(store, _CONFLICTS) if c and c.startswith(_CLAIM_PREFIX)]
     else:  # only the claims these stories cite, each looked up by itself
         cited = {c for url in sorted(only) for (c,) in
                  rows(store, _STORY_CLAIMS, story=ox.NamedNode(url)) if c}  # fmt: skip
@@ -509,16 +512,17 @@ def _conflicts(
             c for c in sorted(cited)
             if len(list(rows(store, _CLAIM_MANIFESTS, claim=ox.NamedNode(c)))) > 1
         ]  # fmt: skip
+    # Fast path: where a story graph that cites a claim under m also states "claim isPartOf
+    # m" (today's layout), stories are counted by index lookups. Where claims are described
+    # once in a shared graph instead, the citations themselves are counted.
+    stated = bool(claims) and _states_membership(store)
     for claim in claims:
         node = ox.NamedNode(claim)
         manifests = [m for (m,) in rows(store, _CLAIM_MANIFESTS, claim=node) if m is not None]
-        # Fast path: a story graph that cites the claim under m also states "claim isPartOf
-        # m" (today's layout), so graphs are counted by index lookups. When claims are
-        # described once in a shared graph instead, count the citations themselves.
         by_graph = {
-            m: _count(store, _GRAPHS_COUNT, claim=node, m=ox.NamedNode(m)) for m in manifests
+            m: _count(store, _GRAPHS_COUNT, claim=node, m=ox.NamedNode(m))
+            for m in (manifests if stated else [])
         }
-        stated = any(by_graph.values())
         first = {m: _order(store, node, ox.NamedNode(m)) for m in ([] if stated else manifests)}
         spread = (
             by_graph
@@ -569,6 +573,18 @@ def _parts_citing(store: Store, story: str, claim: Any, m: str) -> Iterator[tupl
 
     node = ox.NamedNode(story)
     yield from rows(store, _PARTS_CITING, story=node, claim=claim, m=ox.NamedNode(m))
+
+
+def _states_membership(store: Store) -> bool:
+    """True if story graphs state which manifest each claim they cite is part of."""
+    import pyoxigraph as ox
+
+    for story, claim in rows(store, _A_CITED_CLAIM):
+        if story and claim:
+            found = store.query(_STATES_MEMBERSHIP, bindings={
+                "story": ox.NamedNode(story), "claim": ox.NamedNode(claim)})  # fmt: skip
+            return bool(found)
+    return False
 
 
 def _order(store: Store, claim: Any, m: Any) -> str:
