@@ -40,6 +40,7 @@ __all__ = [
 _MANIFEST = f"{ID}manifest/"
 _CLAIM = f"{ID}claim/"
 _PUBLISHER = f"{ID}publisher/"
+_SOURCE = f"{ID}source/"
 
 Term = ox.NamedNode | ox.Literal
 
@@ -178,7 +179,14 @@ def describe_manifests(store: Store, iris: Iterable[str] | None = None) -> dict[
         for m in docs.get(d, ()):
             if day is not None:
                 info(m).issued.add(day)
-    for d, v in pairs(_D_URL, doc_list):
+    # A source document is named by its own URL unless that was missing or unusable (then
+    # a minted .../id/source/{manifest} IRI carries the text as schema:url): read only those.
+    minted = sorted(d for d in docs if d.startswith(_SOURCE))
+    for d in docs:
+        if not d.startswith(_SOURCE):
+            for m in docs[d]:
+                info(m).source_urls.add(d)
+    for d, v in pairs(_D_URL, minted):
         for m in docs.get(d, ()):
             info(m).source_urls.add(v)
     return infos

@@ -73,6 +73,12 @@ SELECT ?story ?headline ?published ?trust ?trustText ?count ?room WHERE { GRAPH 
 _LISTED = "SELECT ?story ?m WHERE { GRAPH ?story { ?story hc:listsManifest ?m } }"
 _DECLARED_PUB = "SELECT ?story ?p WHERE { GRAPH ?story { ?story hc:declaredPublisher ?p } }"
 _DECLARED_CITED = "SELECT ?story ?m WHERE { GRAPH ?story { ?story hc:declaredCitedManifest ?m } }"
+_CITED_DIFF = (
+    "SELECT DISTINCT ?story ?m WHERE { GRAPH ?story { ?p prov:wasDerivedFrom ?m "
+    "MINUS { ?story hc:declaredCitedManifest ?m } } }",
+    "SELECT DISTINCT ?story ?m WHERE { GRAPH ?story { ?story hc:declaredCitedManifest ?m "
+    "MINUS { ?p prov:wasDerivedFrom ?m } } }",
+)
 _CITED = "SELECT DISTINCT ?story ?m WHERE { GRAPH ?story { ?part prov:wasDerivedFrom ?m } }"
 _UNCITED = """
 SELECT ?story ?para WHERE { GRAPH ?story {
@@ -372,11 +378,23 @@ def _load(store: Store, only: list[str] | None = None) -> dict[str, _Story]:
                 s.published = None
         s.declared_count = int(count) if count is not None and count.lstrip("-").isdigit() else None
         data[url] = s
-    for query, attr in ((_LISTED, "listed"), (_CITED, "cited"),
-                        (_DECLARED_CITED, "declared_cited")):  # fmt: skip
+    for query, attr in ((_LISTED, "listed"), (_CITED, "cited")):
         for url, m in _each(store, query, only):
             if url in data and m is not None:
                 getattr(data[url], attr).add(m)
+    # Declared cited ids: the whole store is compared in the engine (MINUS both ways), and
+    # only the stories that differ are read in full.
+    odd = only
+    if only is None:
+        odd = sorted({u for q in _CITED_DIFF for u, _ in rows(store, q) if u in data})
+        for s in data.values():
+            s.declared_cited = set(s.cited)
+    odd = [u for u in odd or [] if u in data]
+    for url in odd:
+        data[url].declared_cited = set()
+    for url, m in _each(store, _DECLARED_CITED, odd):
+        if url in data and m is not None:
+            data[url].declared_cited.add(m)
     for url, p in _each(store, _DECLARED_PUB, only):
         if url in data and p is not None:
             data[url].declared_publishers.add(publisher_name(p))
