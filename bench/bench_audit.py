@@ -76,17 +76,21 @@ def main() -> None:
         r["quads"] = len(st)
         part = SEED_URL + "#s2-p1"
         mtr = trace(st, SEED_URL)
-        popular = max(mtr.manifests, key=lambda m: len(trace(st, m).stories))
+        popular = max(mtr.manifests, key=lambda m: trace(st, m, limit=1).total_stories)
         claim = sorted(mtr.stories[0].parts[0].claim_ids)[0]
+        n_pop = trace(st, popular, limit=1).total_stories
+        n_claim = trace(st, claim, limit=1).total_stories
         one = {
             "trace story": lambda: trace(st, SEED_URL),
             "trace paragraph": lambda: trace(st, part),
-            f"trace manifest (cited by {len(trace(st, popular).stories)} stories)": lambda: trace(
-                st, popular
+            f"trace manifest (cited by {n_pop} stories; 20 detailed, the CLI default)": (
+                lambda: trace(st, popular, limit=20)
             ),
-            "trace claim": lambda: trace(st, claim),
+            f"trace claim (cited by {n_claim} stories; 20 detailed)": (
+                lambda: trace(st, claim, limit=20)
+            ),
             "audit one story": lambda: audit(st, [SEED_URL]),
-            "history": lambda: history(st, SEED_URL),
+            "history (revision chain; no archive in this store)": lambda: history(st, SEED_URL),
         }
         r["one"] = {}
         for name, fn in one.items():
