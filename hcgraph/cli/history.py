@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import click
@@ -10,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..provenance.history import History, history
+from ..provenance.trace import md_escape as _md
 from ..store import Store
 from ._common import out_console, store_option
 
@@ -61,10 +61,6 @@ def _table(h: History) -> None:
 def _short(when: str | None) -> str:
     """An ISO time to the second, for the table (JSON keeps the full precision)."""
     return when[:19].replace("T", " ") if when else "-"
-
-
-def _md(text: str) -> str:
-    return re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", " ".join(text.split()))
 
 
 def _markdown(h: History) -> str:

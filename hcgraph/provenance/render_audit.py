@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from .audit import CHECKS, AuditReport
+from .trace import md_escape
 
 __all__ = ["render_markdown", "render_summary"]
 
 
-def _md(text: str) -> str:
-    text = " ".join(str(text).split())
-    return re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", text)
+_md = md_escape
 
 
 def render_summary(report: AuditReport, limit: int = 20) -> list[Any]:

@@ -337,9 +337,17 @@ def _finish(
 Renderer = Callable[[Trace], str]
 
 
-def _md_escape(text: str) -> str:
-    text = " ".join(text.split())
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def md_escape(text: str) -> str:
+    """One line of Markdown-inert text: control characters and newlines become spaces, and
+    Markdown/HTML punctuation is backslash-escaped."""
+    text = " ".join(_CONTROL.sub(" ", str(text)).split())
     return re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", text)
+
+
+_md_escape = md_escape
 
 
 def render_markdown(tr: Trace) -> str:
