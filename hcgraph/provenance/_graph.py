@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
@@ -30,9 +30,11 @@ from ..vocab import ID
 __all__ = [
     "ManifestInfo",
     "claim_id",
+    "claim_iri",
     "describe_manifests",
     "literal_date",
     "manifest_id",
+    "manifest_iri",
     "publisher_name",
     "rows",
 ]
@@ -200,8 +202,3 @@ def manifest_iri(manifest: str) -> str:
 def claim_iri(claim: str) -> str:
     """The IRI of a claim id."""
     return mint("claim", claim).value
-
-
-def first(values: Mapping[str, Any] | Iterable[Any]) -> Any:
-    """The first item, or None."""
-    return next(iter(values), None)

@@ -25,7 +25,15 @@ import pyoxigraph as ox
 from ..errors import ProvenanceError
 from ..store import Store
 from ..vocab import ID
-from ._graph import ManifestInfo, claim_id, claim_iri, describe_manifests, manifest_id, rows
+from ._graph import (
+    ManifestInfo,
+    claim_id,
+    claim_iri,
+    describe_manifests,
+    manifest_id,
+    manifest_iri,
+    rows,
+)
 
 __all__ = [
     "Citation",
@@ -237,8 +245,8 @@ def trace(store: Store, target: str, limit: int | None = None) -> Trace:
         if only is not None and not st.parts:
             raise ProvenanceError(f"{target}: the story has no such paragraph or key fact")
         return _finish(store, target, "part" if only else "story", [st], total=1)
-    if _ask(store, _IS_MANIFEST, m=ox.NamedNode(_manifest_iri(target))):
-        stories, total = _citing(store, "manifest", _manifest_iri(target), limit)
+    if _ask(store, _IS_MANIFEST, m=ox.NamedNode(manifest_iri(target))):
+        stories, total = _citing(store, "manifest", manifest_iri(target), limit)
         return _finish(store, target, "manifest", stories, focus=target, total=total)
     if _ask(store, _IS_CLAIM, claim=ox.NamedNode(claim_iri(target))):
         stories, total = _citing(store, "claim", claim_iri(target), limit)
@@ -246,12 +254,6 @@ def trace(store: Store, target: str, limit: int | None = None) -> Trace:
     raise ProvenanceError(
         f"{target}: not a story URL, part IRI, manifest id or claim id in the store"
     )
-
-
-def _manifest_iri(manifest: str) -> str:
-    from ._graph import manifest_iri
-
-    return manifest_iri(manifest)
 
 
 def _ask(store: Store, sparql: str, **bindings: ox.NamedNode) -> bool:
@@ -325,8 +327,6 @@ def _finish(
     cited = {c.manifest_id for s in stories for p in s.parts for c in p.citations}
     if focus is not None:
         cited.add(focus)
-    from ._graph import manifest_iri
-
     infos = describe_manifests(store, [manifest_iri(m) for m in cited])
     manifests = {info.manifest_id: info for info in infos.values()}
     return Trace(target, kind, stories, manifests, total)
