@@ -31,6 +31,7 @@ __all__ = [
     "ManifestInfo",
     "claim_id",
     "claim_iri",
+    "count",
     "describe_manifests",
     "literal_date",
     "manifest_id",
@@ -58,6 +59,11 @@ def rows(store: Store, sparql: str, **bindings: Term) -> Iterator[tuple[str | No
     keep = [i for i, v in enumerate(result.variables) if v.value not in bindings]
     for solution in result:
         yield tuple(None if (t := solution[i]) is None else t.value for i in keep)
+
+
+def count(store: Store, sparql: str, **bindings: Term) -> int:
+    """The single count a ``(COUNT(…) AS ?n)`` query returns, last column (0 if no row)."""
+    return int(next(rows(store, sparql, **bindings), ("0",))[-1] or 0)
 
 
 def manifest_id(iri: str) -> str:
