@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -108,6 +109,7 @@ def main() -> None:
         r["audit_memory"], _ = timed(lambda: audit(mem), 1)
     print(f"audit, in memory: {r['audit_memory']:.1f} s", flush=True)
     r["load_after"] = os.getloadavg()[0]
+    shutil.rmtree(work, ignore_errors=True)
     text = render(r)
     print(text)
     if args.write_results:
