@@ -17,6 +17,14 @@ from ._version import __version__
 # The package is lazy (PEP 562): ``import hcgraph`` loads no submodule; each public name is
 # imported on first use, so ``hcgraph --help`` and small scripts start fast.
 _EXPORTS: dict[str, str] = {
+    "ProvenanceError": ".errors",
+    "trace": ".provenance",
+    "history": ".provenance",
+    "audit": ".provenance",
+    "Trace": ".provenance",
+    "History": ".provenance",
+    "AuditReport": ".provenance",
+    "AuditOptions": ".provenance",
     "Archive": ".archive",
     "CheckError": ".errors",
     "CheckReport": ".check",
@@ -78,6 +86,8 @@ __all__ = [
     "DEFAULT_STORE",
     "FORMATS",
     "Archive",
+    "AuditOptions",
+    "AuditReport",
     "CheckError",
     "CheckReport",
     "CrawlError",
@@ -90,12 +100,14 @@ __all__ = [
     "FetchRecord",
     "Finding",
     "HcgraphError",
+    "History",
     "IngestInfo",
     "IngestReport",
     "NotAStoryError",
     "Outcome",
     "OutputError",
     "Pipeline",
+    "ProvenanceError",
     "PushError",
     "PushOptions",
     "PushReport",
@@ -107,9 +119,11 @@ __all__ = [
     "StoreError",
     "Story",
     "StoryError",
+    "Trace",
     "UnknownFormatError",
     "VizError",
     "__version__",
+    "audit",
     "check",
     "citation_graph",
     "crawl",
@@ -117,6 +131,7 @@ __all__ = [
     "draw_map",
     "export",
     "graph_stats",
+    "history",
     "ingest_bytes",
     "ingest_paths",
     "load_query",
@@ -130,6 +145,7 @@ __all__ = [
     "run_query",
     "saved_queries",
     "to_networkx",
+    "trace",
     "write_shards",
 ]
 
@@ -159,6 +175,7 @@ if TYPE_CHECKING:
         ExportError,
         HcgraphError,
         NotAStoryError,
+        ProvenanceError,
         PushError,
         QueryError,
         StoreError,
@@ -172,6 +189,7 @@ if TYPE_CHECKING:
     from .model import Story, parse_story
     from .pipeline import Document, Outcome, Pipeline, remove_story
     from .project import to_networkx
+    from .provenance import AuditOptions, AuditReport, History, Trace, audit, history, trace
     from .push import PushOptions, PushReport, credentials_from_env, push_graphs, resolve_endpoint
     from .queries import QueryResult, SavedQuery, load_query, run_query, saved_queries
     from .rebuild import RebuildReport, rebuild

@@ -81,10 +81,17 @@ def _run_queries(store_dir: Path, out_dir: Path) -> list[Path]:
     return written
 
 
+def _audit_report(store_dir: Path, out_dir: Path) -> list[Path]:
+    from .provenance.report_html import write_store_report
+
+    return [write_store_report(store_dir, out_dir / "audit.html")]
+
+
 DEMO_STEPS: list[DemoStep] = [
     DemoStep("graph", _export_turtle),
     DemoStep("queries", _run_queries),
     DemoStep("maps", _draw_maps),
+    DemoStep("audit", _audit_report),
 ]
 
 

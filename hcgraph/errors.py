@@ -15,7 +15,8 @@ can catch exactly what they mean to::
     ├── CheckError            shapes cannot be loaded or run
     ├── CrawlError            a crawl cannot start (bad seed, bad option)
     ├── VizError              a map cannot be drawn (unknown view, graph too large)
-    └── PushError             a triple store rejected or failed a push
+    ├── PushError             a triple store rejected or failed a push
+    └── ProvenanceError       a trace/audit/history target is unknown
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ __all__ = [
     "HcgraphError",
     "NotAStoryError",
     "OutputError",
+    "ProvenanceError",
     "PushError",
     "QueryError",
     "StoreError",
@@ -120,3 +122,7 @@ class VizError(HcgraphError):
 
 class PushError(HcgraphError):
     """A triple store rejected a push or could not be reached."""
+
+
+class ProvenanceError(HcgraphError):
+    """A trace, audit or history target is unknown or cannot be answered."""

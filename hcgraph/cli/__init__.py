@@ -34,6 +34,9 @@ COMMANDS: dict[str, str] = {
     "query": "hcgraph.cli.query:query",
     "check": "hcgraph.cli.check:check",
     "serve": "hcgraph.cli.serve:serve",
+    "trace": "hcgraph.cli.trace:trace_command",
+    "audit": "hcgraph.cli.audit:audit_command",
+    "history": "hcgraph.cli.history:history_command",
 }
 
 
@@ -51,6 +54,9 @@ SUMMARIES: dict[str, str] = {
     "query": "Run a saved query by NAME, or any SPARQL .rq FILE, over the store.",
     "check": "Validate the store: SHACL shapes plus the integrity queries.",
     "serve": "Serve the store read-only over the SPARQL 1.1 Protocol until Ctrl-C.",
+    "trace": "Print the provenance chain of TARGET.",
+    "audit": "Check stories (default: all) against the promises of their disclosure.",
+    "history": "List every version of STORY_URL hcgraph has seen and what changed between them.",
 }
 
 

@@ -1,0 +1,80 @@
+"""``hcgraph history``: every version of a story, and what changed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.table import Table
+from rich.text import Text
+
+from ..provenance.history import History, history
+from ..provenance.trace import md_escape as _md
+from ..store import Store
+from ._common import out_console, store_option
+
+
+@click.command("history")
+@click.argument("story_url")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "md"]), default="table",
+              show_default=True)  # fmt: skip
+@store_option
+def history_command(story_url: str, fmt: str, store_dir: Path) -> None:
+    """List every version of STORY_URL hcgraph has seen and what changed between them.
+
+    Versions come from the raw archive (every fetch, with time and SHA-256) and the graph's
+    prov:wasRevisionOf chain. Changes: paragraphs added/removed/edited (word diff), cited
+    claims and listed sources added/removed, corrections, headline.
+
+    \b
+    Example:
+      hcgraph history https://hangingcontext.com/stories/2026-10-20/agentic-rl-production/
+    """
+    with Store(store_dir, read_only=True) as store:
+        h = history(store, story_url)
+    if fmt == "json":
+        click.echo(h.to_json())
+    elif fmt == "md":
+        click.echo(_markdown(h), nl=False)
+    else:
+        _table(h)
+
+
+def _table(h: History) -> None:
+    table = Table(title=f"history of {h.url}")
+    for col in ("#", "first seen", "last seen", "sha256", "fetches", "in graph", "changes"):
+        table.add_column(col, justify="right" if col in ("#", "fetches") else "left",
+                         no_wrap=col in ("#", "sha256", "fetches"))  # fmt: skip
+    for i, v in enumerate(h.versions, 1):
+        table.add_row(str(i), _short(v.first_seen), _short(v.last_seen), v.sha256[:12],
+                      str(v.fetches), v.in_graph or "archive only", Text(v.summary()))  # fmt: skip
+    out_console.print(table)
+    for i, v in enumerate(h.versions, 1):
+        if not v.changes or v.changes[0].kind == "not compared":
+            continue
+        out_console.print(Text(f"version {i - 1} -> {i}", style="bold"))
+        for c in v.changes:
+            detail = c.diff or c.new or c.old or ""
+            out_console.print(Text(f"  {c.kind} {c.what}" + (f": {detail}" if detail else "")))
+
+
+def _short(when: str | None) -> str:
+    """An ISO time to the second, for the table (JSON keeps the full precision)."""
+    return when[:19].replace("T", " ") if when else "-"
+
+
+def _markdown(h: History) -> str:
+    lines = [f"# History of <{h.url}>", "",
+             "| # | first seen | last seen | sha256 | fetches | in graph | changes |",
+             "| ---: | --- | --- | --- | ---: | --- | --- |"]  # fmt: skip
+    for i, v in enumerate(h.versions, 1):
+        lines.append(f"| {i} | {v.first_seen or '-'} | {v.last_seen or '-'} | "
+                     f"`{v.sha256[:12]}` | {v.fetches} | {v.in_graph or 'archive only'} | "
+                     f"{_md(v.summary())} |")  # fmt: skip
+    for i, v in enumerate(h.versions, 1):
+        if v.changes and v.changes[0].kind != "not compared":
+            lines += ["", f"## Version {i - 1} → {i}", ""]
+            for c in v.changes:
+                detail = c.diff or c.new or c.old or ""
+                lines.append(f"- {c.kind} `{c.what}`" + (f": {_md(detail)}" if detail else ""))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,67 @@
+"""``hcgraph trace``: where did this sentence come from?"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..provenance.prov_export import PROV_FORMATS
+from ..provenance.trace import render_markdown, render_tree, trace
+from ..store import Store
+from ._common import out_console, store_option
+
+FORMATS = ["tree", "json", "md", *PROV_FORMATS]
+
+
+@click.command("trace")
+@click.argument("target")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="tree", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write to this file instead of stdout.")  # fmt: skip
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True,
+              help="For a manifest or claim: detail at most this many citing stories.")  # fmt: skip
+@click.option("--all", "show_all", is_flag=True, help="Detail every citing story.")
+@store_option
+def trace_command(
+    target: str, fmt: str, output: Path | None, limit: int, show_all: bool, store_dir: Path
+) -> None:
+    """Print the provenance chain of TARGET.
+
+    TARGET is a story URL, a paragraph or key-fact IRI (URL#s2-p1, URL#kf1), a manifest id or
+    a claim id. The chain: sentence → cited claim ids → manifest (title, date) → source
+    document (URL, date) → publisher, plus the writer agent and run and hcgraph's ingest.
+    For a manifest or claim: every story and paragraph citing it. provn/provjson are W3C PROV
+    (written with the prov package); dot/svg are prov's graph export (svg needs Graphviz).
+
+    \b
+    Example:
+      hcgraph trace 'https://hangingcontext.com/stories/2026-10-20/agentic-rl-production/#s1-p1'
+      hcgraph trace 1792439777014362933 --format provn -o manifest.provn
+    """
+    with Store(store_dir, read_only=True) as store:
+        tr = trace(store, target, limit=None if show_all else limit)
+    if fmt == "tree" and output is None:
+        from rich.console import Console
+
+        Console(highlight=False).print(render_tree(tr))  # wraps long sentences, never crops
+        return
+    if fmt == "json":
+        text = tr.to_json() + "\n"
+    elif fmt == "md":
+        text = render_markdown(tr) + "\n"
+    elif fmt == "tree":
+        import io
+
+        from rich.console import Console
+
+        console = Console(record=True, width=120, file=io.StringIO())
+        console.print(render_tree(tr))
+        text = console.export_text()
+    else:
+        text = PROV_FORMATS[fmt](tr)
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        output.write_text(text, encoding="utf-8")
+        out_console.print(f"wrote {fmt} trace -> {output}", markup=False)

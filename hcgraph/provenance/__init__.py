@@ -1,0 +1,39 @@
+"""Provenance answers for people: ``trace``, ``audit`` and ``history``.
+
+* :func:`trace` — where did this sentence come from (claims → manifest → source →
+  publisher, writer run, hcgraph ingest); renders as a tree, JSON, Markdown or W3C PROV
+  (:mod:`hcgraph.provenance.prov_export`).
+* :func:`audit` — does each story keep the promises of its disclosure; terminal/JSON/Markdown
+  views (:mod:`~hcgraph.provenance.render_audit`) and one offline HTML report
+  (:mod:`~hcgraph.provenance.report_html`).
+* :func:`history` — every version of a story seen, and what changed between them.
+
+The SPARQL is written for both store layouts (story graphs that repeat shared descriptions,
+and shared graphs that state them once): see :mod:`hcgraph.provenance._graph`.
+"""
+
+from .audit import CHECKS, AuditFinding, AuditOptions, AuditReport, StoryAudit, audit
+from .history import Change, History, Version, diff_stories, history
+from .prov_export import PROV_FORMATS, to_prov_document
+from .report_html import render_report, write_report
+from .trace import Trace, trace
+
+__all__ = [
+    "CHECKS",
+    "PROV_FORMATS",
+    "AuditFinding",
+    "AuditOptions",
+    "AuditReport",
+    "Change",
+    "History",
+    "StoryAudit",
+    "Trace",
+    "Version",
+    "audit",
+    "diff_stories",
+    "history",
+    "render_report",
+    "to_prov_document",
+    "trace",
+    "write_report",
+]

@@ -1,0 +1,78 @@
+"""What an audit finds: the checks, the options, one finding, and the facts read per story.
+
+Shared by :mod:`~hcgraph.provenance.audit` (per-story checks and the report),
+:mod:`~hcgraph.provenance.conflicts` (claim ids under two manifests) and
+:mod:`~hcgraph.provenance.repeats` (stories that repeat a recent story).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._graph import manifest_id
+
+__all__ = ["CHECKS", "AuditFinding", "AuditOptions", "StoryFacts", "manifest_ids"]
+
+#: check name → the promise it tests.
+CHECKS: dict[str, str] = {
+    "dangling-manifest": "every cited manifest exists",
+    "source-too-old": "sources are recent",
+    "source-after-story": "sources are recent",
+    "claim-conflict": "claim ids belong to their manifest",
+    "repeat": "the story does not repeat a recent story",
+    "uncited-paragraph": "each paragraph is supported",
+    "declared-publishers": "declared counts are true",
+    "declared-source-count": "declared counts are true",
+    "declared-cited-manifests": "declared counts are true",
+    "trust-label": "trust label fits",
+}
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    """Thresholds of the audit (the CLI's ``--max-source-age`` etc.)."""
+
+    max_source_age: int = 30
+    repeat_window: int = 7
+    repeat_threshold: float = 0.8
+
+
+@dataclass(frozen=True)
+class AuditFinding:
+    """One broken promise, with its evidence (JSON-ready values)."""
+
+    story: str
+    check: str
+    message: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def promise(self) -> str:
+        """The disclosure promise this finding breaks."""
+        return CHECKS[self.check]
+
+
+@dataclass
+class StoryFacts:
+    """What the graph says about one story, as the checks need it (manifest IRIs)."""
+
+    url: str
+    headline: str = ""
+    published: dt.datetime | None = None
+    published_text: str | None = None
+    trust: str | None = None
+    trust_text: str | None = None
+    declared_count: int | None = None
+    room: str | None = None
+    listed: set[str] = field(default_factory=set)
+    cited: set[str] = field(default_factory=set)
+    declared_publishers: set[str] = field(default_factory=set)
+    declared_cited: set[str] = field(default_factory=set)
+
+
+def manifest_ids(iris: Iterable[str]) -> list[str]:
+    """Sorted manifest ids of manifest IRIs."""
+    return sorted(manifest_id(m) for m in iris)

@@ -1,0 +1,268 @@
+"""``history``: how did a story change?
+
+Versions come from two places and are merged by SHA-256:
+
+* the raw archive (``STORE/archive``, :mod:`hcgraph.archive`): every fetch of the story's
+  JSON, with its time; a ``304 Not Modified`` re-confirms the body it names. Bodies are kept,
+  so two archived versions can be compared;
+* the graph: the story's current raw document and its ``prov:wasRevisionOf`` chain (what
+  ``hcgraph ingest`` of local files records too, without bodies).
+
+Between consecutive versions whose bodies are in the archive, :func:`diff_stories` lists what
+changed: paragraphs added/removed/edited (a word diff), cited claims and listed sources
+added/removed, new corrections, a changed headline.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import json
+from dataclasses import dataclass, field
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+import pyoxigraph as ox
+
+from ..archive import Archive
+from ..errors import HcgraphError, ProvenanceError
+from ..model import Story, parse_story
+from ..store import Store
+from ._graph import rows
+
+__all__ = ["Change", "History", "Version", "diff_stories", "history"]
+
+_CHAIN = """
+SELECT ?story ?raw ?sha ?created ?ended ?loc WHERE { GRAPH ?story {
+  ?story hc:rawDocument ?current .
+  ?current prov:wasRevisionOf* ?raw .
+  OPTIONAL { ?raw hc:sha256 ?sha }
+  OPTIONAL { ?raw dcterms:created ?created }
+  OPTIONAL { ?ingest prov:used ?raw ; prov:endedAtTime ?ended .
+             OPTIONAL { ?ingest hc:sourceLocation ?loc } }
+} }
+"""
+_RAW = "https://w3id.org/hcgraph/id/raw/"
+
+
+@dataclass
+class Version:
+    """One version (distinct body) of the story.
+
+    Attributes:
+        sha256: SHA-256 of the raw bytes.
+        first_seen / last_seen: first and last fetch (or ingest) that saw these bytes.
+        fetches: archive records naming these bytes (200s and 304s).
+        sources: where the bytes were fetched from (fetch URL or file).
+        in_graph: ``current`` (the graph is built from it), ``revision`` (in the
+            ``prov:wasRevisionOf`` chain) or ``None`` (archive only).
+        archived: the body is in the archive (so it can be compared).
+        changes: what changed from the previous version (empty for the first).
+    """
+
+    sha256: str
+    first_seen: str | None = None
+    last_seen: str | None = None
+    fetches: int = 0
+    sources: list[str] = field(default_factory=list)
+    in_graph: str | None = None
+    archived: bool = False
+    changes: list[Change] = field(default_factory=list)
+    story: Story | None = field(default=None, repr=False)
+
+    def summary(self) -> str:
+        """``+1 paragraph, ~1 edited, +2 citations`` style one-liner."""
+        if not self.changes:
+            return ""
+        counts: dict[str, int] = {}
+        for c in self.changes:
+            counts[c.kind] = counts.get(c.kind, 0) + 1
+        return ", ".join(f"{n} {k}" for k, n in counts.items())
+
+
+@dataclass(frozen=True)
+class Change:
+    """One difference between two versions: ``kind`` (e.g. ``paragraph edited``), ``what``
+    (a paragraph key, manifest or claim id) and details (old/new text, word diff)."""
+
+    kind: str
+    what: str
+    old: str | None = None
+    new: str | None = None
+    diff: str | None = None
+
+
+@dataclass
+class History:
+    """Every version of one story hcgraph has seen, oldest first."""
+
+    url: str
+    versions: list[Version]
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form (``--format json``)."""
+        return {
+            "url": self.url,
+            "versions": [
+                {
+                    "version": i,
+                    "sha256": v.sha256,
+                    "first_seen": v.first_seen,
+                    "last_seen": v.last_seen,
+                    "fetches": v.fetches,
+                    "sources": v.sources,
+                    "in_graph": v.in_graph,
+                    "archived": v.archived,
+                    "changes": [
+                        {k: val for k, val in c.__dict__.items() if val is not None}
+                        for c in v.changes
+                    ],
+                }
+                for i, v in enumerate(self.versions, 1)
+            ],
+        }
+
+    def to_json(self) -> str:
+        """The history as indented JSON."""
+        return json.dumps(self.as_dict(), indent=2, ensure_ascii=False)
+
+
+def history(store: Store, story_url: str, archive: Archive | Path | str | None = None) -> History:
+    """Every version of ``story_url`` from the archive and the graph, with changes.
+
+    Args:
+        store: the store (its ``archive/`` is used unless ``archive`` is given).
+        story_url: the story's canonical URL (its page, not ``index.json``).
+        archive: another raw archive directory.
+
+    Raises:
+        ProvenanceError: neither the graph nor the archive knows the story.
+    """
+    url = story_url.strip().split("#", 1)[0]
+    if url.endswith("index.json"):
+        url = url[: -len("index.json")]
+    if archive is None and store.directory is not None:
+        archive = store.directory / "archive"
+    arc = archive if isinstance(archive, Archive) or archive is None else Archive(archive)
+    versions: dict[str, Version] = {}
+    if arc is not None:
+        _from_archive(arc, url, versions)
+    _from_graph(store, url, versions)
+    if not versions:
+        raise ProvenanceError(f"{story_url}: no version of this story in the store or archive")
+    ordered = sorted(versions.values(), key=lambda v: (v.first_seen or "", v.sha256))
+    # The graph's chain is authoritative for order where it exists: newest is current.
+    ordered.sort(key=lambda v: v.in_graph == "current")
+    for prev, cur in pairwise(ordered):
+        if prev.story is not None and cur.story is not None:
+            cur.changes = diff_stories(prev.story, cur.story)
+        else:
+            cur.changes = [Change("not compared", "body not in the archive")]
+    return History(url, ordered)
+
+
+def _from_archive(arc: Archive, url: str, versions: dict[str, Version]) -> None:
+    parsed: dict[str, Story | None] = {}
+    for rec in arc.records():
+        if not rec.sha256 or not (rec.url.startswith(url) or rec.final_url.startswith(url)):
+            continue
+        if rec.sha256 not in parsed:
+            try:
+                story = parse_story(arc.get_body(rec.sha256), rec.url)
+            except HcgraphError:
+                story = None
+            parsed[rec.sha256] = story if story is not None and story.url == url else None
+        story = parsed[rec.sha256]
+        if story is None:
+            continue
+        v = versions.setdefault(rec.sha256, Version(rec.sha256))
+        v.story, v.archived = story, True
+        v.fetches += 1
+        when = _iso(rec.time)
+        v.first_seen = min(filter(None, [v.first_seen, when]))
+        v.last_seen = max(filter(None, [v.last_seen, when]))
+        if rec.fetch_url not in v.sources:
+            v.sources.append(rec.fetch_url)
+
+
+def _from_graph(store: Store, url: str, versions: dict[str, Version]) -> None:
+    current = store.raw_sha256(url)
+    if current is None:
+        return
+    for raw, sha, created, ended, loc in rows(store, _CHAIN, story=ox.NamedNode(url)):
+        sha = sha or (raw or "").removeprefix(_RAW)
+        if not sha:
+            continue
+        v = versions.setdefault(sha, Version(sha))
+        v.in_graph = "current" if sha == current else "revision"
+        seen = ended or created
+        if seen and not v.first_seen:
+            v.first_seen = v.last_seen = _iso(dt.datetime.fromisoformat(seen))
+        if loc and loc not in v.sources:
+            v.sources.append(loc)
+
+
+def _iso(value: dt.datetime) -> str:
+    return value.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")
+
+
+def _paragraphs(story: Story) -> list[tuple[str, str]]:
+    return [
+        (f"s{i}-p{j}", p.markdown)
+        for i, s in enumerate(story.sections, 1)
+        for j, p in enumerate(s.paragraphs, 1)
+    ]
+
+
+def _citations(story: Story) -> set[tuple[str, str]]:
+    cites = [c for s in story.sections for p in s.paragraphs for c in p.cites]
+    cites += [c for k in story.key_facts for c in k.cites]
+    return {(c.manifest_id, claim) for c in cites for claim in c.claim_ids}
+
+
+def word_diff(old: str, new: str) -> str:
+    """``[-removed-]{+added+}`` word diff of two texts."""
+    a, b = old.split(), new.split()
+    out: list[str] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op == "equal":
+            out.extend(a[i1:i2])
+            continue
+        if i2 > i1:
+            out.append("[-" + " ".join(a[i1:i2]) + "-]")
+        if j2 > j1:
+            out.append("{+" + " ".join(b[j1:j2]) + "+}")
+    return " ".join(out)
+
+
+def diff_stories(old: Story, new: Story) -> list[Change]:
+    """What changed from ``old`` to ``new`` (see the module docstring)."""
+    changes: list[Change] = []
+    if old.headline != new.headline:
+        changes.append(Change("headline changed", "headline", old.headline, new.headline,
+                              word_diff(old.headline, new.headline)))  # fmt: skip
+    a, b = _paragraphs(old), _paragraphs(new)
+    matcher = difflib.SequenceMatcher(None, [t for _, t in a], [t for _, t in b], autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            continue
+        olds, news = a[i1:i2], b[j1:j2]
+        if op == "replace":
+            for (_, ta), (kb, tb) in zip(olds, news, strict=False):
+                changes.append(Change("paragraph edited", kb, ta, tb, word_diff(ta, tb)))
+            olds, news = olds[len(news) :], news[len(olds) :]
+        changes += [Change("paragraph removed", k, t, None) for k, t in olds]
+        changes += [Change("paragraph added", k, None, t) for k, t in news]
+    ca, cb = _citations(old), _citations(new)
+    changes += [Change("citation added", f"{m}/{c}") for m, c in sorted(cb - ca)]
+    changes += [Change("citation removed", f"{m}/{c}") for m, c in sorted(ca - cb)]
+    ma = {m.manifest_id: m.title for m in old.manifests}
+    mb = {m.manifest_id: m.title for m in new.manifests}
+    changes += [Change("source added", m, None, mb[m]) for m in sorted(set(mb) - set(ma))]
+    changes += [Change("source removed", m, ma[m], None) for m in sorted(set(ma) - set(mb))]
+    seen = {(c.text, c.date) for c in old.corrections}
+    for c in new.corrections:
+        if (c.text, c.date) not in seen:
+            changes.append(Change("correction added", c.date or "-", None, c.text))
+    return changes

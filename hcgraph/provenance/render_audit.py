@@ -1,0 +1,62 @@
+"""Terminal and Markdown views of an :class:`~hcgraph.provenance.audit.AuditReport`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .audit import CHECKS, AuditReport
+from .trace import md_escape
+
+__all__ = ["render_markdown", "render_summary"]
+
+
+_md = md_escape
+
+
+def render_summary(report: AuditReport, limit: int = 20) -> list[Any]:
+    """Rich renderables: findings per check, then the failing stories (first ``limit``)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    failing = [s for s in report.stories if s.findings]
+    head = Text(
+        f"{len(report.stories) - len(failing)} of {len(report.stories)} stories keep every "
+        f"promise; {len(report.findings)} findings in {len(failing)} stories",
+        style="bold green" if not failing else "bold red",
+    )
+    checks = Table(title="findings per check")
+    checks.add_column("promise")
+    checks.add_column("check")
+    checks.add_column("findings", justify="right")
+    for name, n in report.counts().items():
+        checks.add_row(CHECKS[name], name, str(n), style="red" if n else None)
+    out: list[Any] = [head, checks]
+    if failing:
+        out.append(Text(f"stories breaking a promise (first {min(limit, len(failing))}):",
+                        style="bold"))  # fmt: skip
+        for s in failing[:limit]:
+            out.append(Text(s.url, style="cyan"))
+            out += [Text(f"  {f.check}: {f.message}") for f in s.findings]
+    return out
+
+
+def render_markdown(report: AuditReport) -> str:
+    """The report as Markdown: summary table, then each failing story's findings."""
+    failing = [s for s in report.stories if s.findings]
+    o = report.options
+    lines = [
+        "# hcgraph audit",
+        "",
+        f"{len(report.stories) - len(failing)} of {len(report.stories)} stories keep every "
+        f"promise; {len(report.findings)} findings in {len(failing)} stories "
+        f"(max source age {o.max_source_age} days, repeat window {o.repeat_window} days, "
+        f"repeat threshold {o.repeat_threshold}).",
+        "",
+        "| promise | check | findings |",
+        "| --- | --- | ---: |",
+    ]
+    lines += [f"| {CHECKS[k]} | `{k}` | {n} |" for k, n in report.counts().items()]
+    for s in failing:
+        lines += ["", f"## {_md(s.headline or s.url)}", "", f"<{s.url}>", ""]
+        lines += [f"- **{f.check}**: {_md(f.message)}" for f in s.findings]
+    return "\n".join(lines) + "\n"

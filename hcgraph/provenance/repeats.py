@@ -1,0 +1,109 @@
+"""The promise "the story does not repeat a recent story".
+
+Two stories within ``repeat_window`` days whose cited-manifest sets have Jaccard ≥
+``repeat_threshold``: the later one (by ``published_at``, then URL) repeats the earlier one.
+Candidate pairs come from prefix filtering: with each set ordered rarest manifest first, two
+sets with Jaccard ≥ t share one of the first ``n - ⌈t·n⌉ + 1`` manifests of either, so
+popular manifests do not make the check quadratic.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections import Counter, defaultdict
+from collections.abc import Callable
+
+import pyoxigraph as ox
+
+from ..store import Store
+from ._graph import rows
+from .findings import AuditFinding, AuditOptions, StoryFacts, manifest_ids
+
+__all__ = ["repeat", "repeats", "repeats_local"]
+
+_MANIFEST_STORIES = (
+    "SELECT DISTINCT ?m ?story WHERE { GRAPH ?story { ?part prov:wasDerivedFrom ?m } }"
+)
+_MANIFEST_SPREAD = (
+    "SELECT ?m (COUNT(DISTINCT ?story) AS ?n) WHERE "
+    "{ GRAPH ?story { ?part prov:wasDerivedFrom ?m } } GROUP BY ?m"
+)
+
+
+def repeats(
+    data: dict[str, StoryFacts], opts: AuditOptions, findings: defaultdict[str, list[AuditFinding]]
+) -> None:
+    t = opts.repeat_threshold
+    usable = [s for s in data.values() if s.cited and s.published is not None]
+    freq: Counter[str] = Counter(m for s in usable for m in s.cited)
+    index: defaultdict[str, list[int]] = defaultdict(list)
+    for i, s in enumerate(usable):
+        tokens = sorted(s.cited, key=lambda m: (freq[m], m))
+        n = len(tokens)
+        prefix = n - math.ceil(t * n - 1e-9) + 1
+        for m in tokens[:prefix]:
+            index[m].append(i)
+    pairs: set[tuple[int, int]] = set()
+    for members in index.values():
+        for a_pos, a in enumerate(members):
+            for b in members[a_pos + 1 :]:
+                pairs.add((a, b) if a < b else (b, a))
+    for a, b in sorted(pairs):
+        found = repeat(usable[a], usable[b], opts)
+        if found is not None:
+            findings[found.story].append(found)
+
+
+def repeat(sa: StoryFacts, sb: StoryFacts, opts: AuditOptions) -> AuditFinding | None:
+    """The finding if one of two stories repeats the other, else None."""
+    if sa.published is None or sb.published is None or not sa.cited or not sb.cited:
+        return None
+    if abs(sa.published - sb.published) > dt.timedelta(days=opts.repeat_window):
+        return None
+    shared = sa.cited & sb.cited
+    jaccard = len(shared) / len(sa.cited | sb.cited)
+    if jaccard + 1e-12 < opts.repeat_threshold:
+        return None
+    early, late = sorted((sa, sb), key=lambda s: (s.published, s.url))
+    assert early.published is not None and late.published is not None
+    days = (late.published - early.published).total_seconds() / 86400
+    return AuditFinding(late.url, "repeat",
+        f"repeats {early.url} ({days:.1f} days earlier, Jaccard {jaccard:.2f} "
+        "of cited manifests)",
+        {"earlier_story": early.url, "earlier_headline": early.headline,
+         "jaccard": round(jaccard, 4), "days_apart": round(days, 3),
+         "shared_manifests": manifest_ids(shared)})  # fmt: skip
+
+
+def repeats_local(
+    store: Store,
+    data: dict[str, StoryFacts],
+    opts: AuditOptions,
+    findings: defaultdict[str, list[AuditFinding]],
+    load: Callable[[str], StoryFacts],
+) -> None:
+    """Repeats of the given stories only: a story with Jaccard >= t to ``s`` shares one of
+    the first ``n - ceil(t*n) + 1`` of ``s``'s manifests in any order; rarest first keeps the
+    candidate lists short."""
+    t = opts.repeat_threshold
+    others: dict[str, StoryFacts] = {}
+    for s in list(data.values()):
+        if not s.cited or s.published is None:
+            continue
+        spread = {m: int(next(rows(store, _MANIFEST_SPREAD, m=ox.NamedNode(m)), ("0",))[0] or 0)
+                  for m in s.cited}  # fmt: skip
+        tokens = sorted(s.cited, key=lambda m: (spread[m], m))
+        n = len(tokens)
+        candidates = {
+            url
+            for m in tokens[: n - math.ceil(t * n - 1e-9) + 1]
+            for (url,) in rows(store, _MANIFEST_STORIES, m=ox.NamedNode(m))
+            if url and url != s.url
+        }
+        for url in sorted(candidates):
+            if url not in others:
+                others[url] = data.get(url) or load(url)
+            found = repeat(s, others[url], opts)
+            if found is not None and found.story == s.url:
+                findings[s.url].append(found)

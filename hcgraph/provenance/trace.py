@@ -1,0 +1,431 @@
+"""``trace``: where did this sentence come from?
+
+A target is a story URL, a paragraph or key-fact IRI (``URL#s2-p1``, ``URL#kf1``), a manifest
+id or a claim id. :func:`trace` returns a :class:`Trace`: for each story involved, its writer
+agent and run, hcgraph's ingest (when, from where, SHA-256), and each part (paragraph or key
+fact) with its citations — claim ids → manifest (title, date) → source document (URL, date) →
+publisher. For a manifest or claim, the parts are those that cite it, in every story.
+
+Renderers (:data:`TRACE_FORMATS`) turn a trace into a terminal tree, JSON, Markdown, or W3C
+PROV (PROV-N, PROV-JSON, and dot/svg through the ``prov`` package's graph export); see
+:mod:`hcgraph.provenance.prov_export`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote
+
+import pyoxigraph as ox
+
+from ..errors import ProvenanceError
+from ..store import Store
+from ..vocab import ID
+from ._graph import (
+    ManifestInfo,
+    claim_id,
+    claim_iri,
+    describe_manifests,
+    manifest_id,
+    manifest_iri,
+    rows,
+)
+
+__all__ = [
+    "Citation",
+    "IngestRecord",
+    "Part",
+    "StoryTrace",
+    "Trace",
+    "part_sort_key",
+    "trace",
+]
+
+_META = """
+SELECT ?story ?headline ?published ?agent ?run WHERE { GRAPH ?story {
+  ?story a hc:Story .
+  OPTIONAL { ?story schema:headline ?headline }
+  OPTIONAL { ?story schema:datePublished ?published }
+  OPTIONAL { ?story prov:wasAttributedTo ?agent }
+  OPTIONAL { ?story prov:wasGeneratedBy ?run }
+} } LIMIT 1
+"""
+_INGEST = """
+SELECT ?story ?sha ?size ?ended ?loc WHERE { GRAPH ?story {
+  ?story hc:rawDocument ?raw .
+  OPTIONAL { ?raw hc:sha256 ?sha }
+  OPTIONAL { ?raw hc:byteSize ?size }
+  OPTIONAL { ?ingest prov:used ?raw ; prov:endedAtTime ?ended .
+             OPTIONAL { ?ingest hc:sourceLocation ?loc } }
+} } LIMIT 1
+"""
+_PARTS = """
+SELECT ?story ?part ?type ?text WHERE { GRAPH ?story {
+  VALUES ?type { hc:Paragraph hc:KeyFact }
+  ?part a ?type .
+  OPTIONAL { ?part schema:text ?text }
+} }
+"""
+_CITES = """
+SELECT ?story ?part ?c ?pos ?m ?claim WHERE { GRAPH ?story {
+  ?c cito:hasCitingEntity ?part ; cito:hasCitedEntity ?m .
+  OPTIONAL { ?c schema:position ?pos }
+  OPTIONAL { ?c hc:citesClaim ?claim }
+} }
+"""
+# Citing a manifest or a claim: ?x is bound to it. Stories are counted in the engine and
+# listed up to the limit, then each story's citing parts are looked up in its own graph.
+_CITING = {
+    "manifest": "?c cito:hasCitedEntity ?x .",
+    "claim": "?c hc:citesClaim ?x .",
+}
+_CITING_COUNT = {
+    k: f"SELECT ?x (COUNT(DISTINCT ?story) AS ?n) WHERE {{ GRAPH ?story {{ {v} }} }} GROUP BY ?x"
+    for k, v in _CITING.items()
+}
+_CITING_STORIES = {
+    k: f"SELECT DISTINCT ?x ?story WHERE {{ GRAPH ?story {{ {v} }} }}" for k, v in _CITING.items()
+}
+_CITING_PARTS = {
+    k: f"SELECT DISTINCT ?x ?story ?part WHERE {{ GRAPH ?story {{ {v} "
+    "?c cito:hasCitingEntity ?part . } }"
+    for k, v in _CITING.items()
+}
+_IS_MANIFEST = "ASK { ?m a hc:Manifest }"
+_IS_CLAIM = "ASK { ?claim a hc:Claim }"
+_IS_STORY = "ASK { GRAPH ?story { ?story a hc:Story } }"
+_PART_RE = re.compile(r"^(?:s(\d+)-p(\d+)|kf(\d+))$")
+_AGENT = f"{ID}agent/"
+_RUN = f"{ID}run/"
+
+
+@dataclass(frozen=True)
+class Citation:
+    """One cite object: the claims of one manifest a part cites."""
+
+    manifest_id: str
+    claim_ids: tuple[str, ...]
+    position: int
+
+
+@dataclass
+class Part:
+    """A paragraph (``s2-p1``) or key fact (``kf1``) with its text and citations."""
+
+    iri: str
+    kind: str
+    text: str
+    citations: list[Citation] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        """The fragment: ``s2-p1`` or ``kf1``."""
+        return self.iri.rsplit("#", 1)[-1]
+
+    @property
+    def claim_ids(self) -> set[str]:
+        """Every claim id the part cites."""
+        return {c for cite in self.citations for c in cite.claim_ids}
+
+    @property
+    def manifest_ids(self) -> set[str]:
+        """Every manifest id the part cites."""
+        return {cite.manifest_id for cite in self.citations}
+
+
+@dataclass(frozen=True)
+class IngestRecord:
+    """hcgraph's ingest of the story's raw bytes."""
+
+    sha256: str | None
+    byte_size: int | None
+    retrieved_at: str | None
+    source: str | None
+
+
+@dataclass
+class StoryTrace:
+    """One story's provenance: who wrote it, how hcgraph got it, and its traced parts."""
+
+    url: str
+    headline: str | None
+    published_at: str | None
+    writer_agent: str | None
+    writer_run: str | None
+    ingest: IngestRecord | None
+    parts: list[Part] = field(default_factory=list)
+
+
+@dataclass
+class Trace:
+    """The answer of :func:`trace`.
+
+    Attributes:
+        target: what was asked for, as given.
+        kind: ``story``, ``part``, ``manifest`` or ``claim``.
+        stories: the stories involved, each with the parts traced.
+        manifests: manifest id → what the graph says about it (every manifest cited).
+        total_stories: stories citing the manifest or claim (``stories`` may be fewer when
+            a ``limit`` was given).
+    """
+
+    target: str
+    kind: str
+    stories: list[StoryTrace]
+    manifests: dict[str, ManifestInfo]
+    total_stories: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form (the ``--format json`` output)."""
+        return {
+            "target": self.target,
+            "kind": self.kind,
+            "total_stories": self.total_stories,
+            "stories": [
+                {
+                    "url": s.url,
+                    "headline": s.headline,
+                    "published_at": s.published_at,
+                    "writer": {"agent": s.writer_agent, "run_id": s.writer_run},
+                    "ingest": None if s.ingest is None else s.ingest.__dict__,
+                    "parts": [
+                        {
+                            "iri": p.iri,
+                            "kind": p.kind,
+                            "text": p.text,
+                            "citations": [
+                                {"manifest_id": c.manifest_id, "claim_ids": list(c.claim_ids)}
+                                for c in p.citations
+                            ],
+                        }
+                        for p in s.parts
+                    ],
+                }
+                for s in self.stories
+            ],
+            "manifests": {k: v.as_dict() for k, v in sorted(self.manifests.items())},
+        }
+
+    def to_json(self) -> str:
+        """The trace as indented JSON."""
+        return json.dumps(self.as_dict(), indent=2, ensure_ascii=False)
+
+
+def part_sort_key(iri: str) -> tuple[int, int, int]:
+    """Key facts first, then paragraphs in reading order."""
+    match = _PART_RE.match(iri.rsplit("#", 1)[-1])
+    if not match:
+        return (2, 0, 0)
+    if match.group(3):
+        return (0, int(match.group(3)), 0)
+    return (1, int(match.group(1)), int(match.group(2)))
+
+
+def trace(store: Store, target: str, limit: int | None = None) -> Trace:
+    """Trace ``target`` (story URL, ``URL#s2-p1`` part IRI, manifest id or claim id).
+
+    ``limit`` caps how many citing stories a manifest or claim trace details (the first in
+    store order, shown sorted by URL); ``total_stories`` still counts them all.
+
+    Raises:
+        ProvenanceError: the store holds no such story, part, manifest or claim.
+    """
+    target = target.strip()
+    if target.startswith(("http://", "https://")):
+        url, _, fragment = target.partition("#")
+        story_url = _find_story(store, url)
+        if story_url is None:
+            raise ProvenanceError(f"{target}: no such story in the store")
+        only = f"{story_url}#{fragment}" if fragment else None
+        st = _story_trace(store, story_url, only=None if only is None else {only})
+        if only is not None and not st.parts:
+            raise ProvenanceError(f"{target}: the story has no such paragraph or key fact")
+        return _finish(store, target, "part" if only else "story", [st], total=1)
+    if _ask(store, _IS_MANIFEST, m=ox.NamedNode(manifest_iri(target))):
+        stories, total = _citing(store, "manifest", manifest_iri(target), limit)
+        return _finish(store, target, "manifest", stories, focus=target, total=total)
+    if _ask(store, _IS_CLAIM, claim=ox.NamedNode(claim_iri(target))):
+        stories, total = _citing(store, "claim", claim_iri(target), limit)
+        return _finish(store, target, "claim", stories, total=total)
+    raise ProvenanceError(
+        f"{target}: not a story URL, part IRI, manifest id or claim id in the store"
+    )
+
+
+def _ask(store: Store, sparql: str, **bindings: ox.NamedNode) -> bool:
+    return bool(store.query(sparql, bindings=bindings))
+
+
+def _find_story(store: Store, url: str) -> str | None:
+    candidates = [url]
+    if url.endswith("index.json"):
+        candidates.append(url[: -len("index.json")])
+    candidates.append(url.rstrip("/") + "/" if not url.endswith("/") else url.rstrip("/"))
+    for candidate in candidates:
+        if candidate and _ask(store, _IS_STORY, story=ox.NamedNode(candidate)):
+            return candidate
+    return None
+
+
+def _citing(store: Store, kind: str, iri: str, limit: int | None) -> tuple[list[StoryTrace], int]:
+    x = ox.NamedNode(iri)
+    total = int(next(rows(store, _CITING_COUNT[kind], x=x), ("0",))[0] or 0)
+    query = _CITING_STORIES[kind] + ("" if limit is None else f" LIMIT {int(limit)}")
+    urls = sorted(u for (u,) in rows(store, query, x=x) if u)
+    traces = []
+    for url in urls:
+        parts = {p for (p,) in rows(store, _CITING_PARTS[kind], x=x, story=ox.NamedNode(url)) if p}
+        traces.append(_story_trace(store, url, only=parts))
+    return traces, total
+
+
+def _story_trace(store: Store, url: str, only: set[str] | None) -> StoryTrace:
+    st = ox.NamedNode(url)
+    headline, published, agent, run = next(rows(store, _META, story=st), (None,) * 4)
+    ingest = None
+    for sha, size, ended, loc in rows(store, _INGEST, story=st):
+        ingest = IngestRecord(sha, int(size) if size else None, ended, loc)
+    parts: dict[str, Part] = {}
+    for part, kind, text in rows(store, _PARTS, story=st):
+        if part is None or (only is not None and part not in only):
+            continue
+        label = "key fact" if kind and kind.endswith("KeyFact") else "paragraph"
+        parts[part] = Part(part, label, text or "")
+    cites: dict[tuple[str, str], tuple[int, str, list[str]]] = {}
+    for part, c, pos, m, claim in rows(store, _CITES, story=st):
+        if part not in parts or c is None or m is None:
+            continue
+        entry = cites.setdefault((part, c), (int(pos) if pos else 0, manifest_id(m), []))
+        if claim is not None:
+            entry[2].append(claim_id(claim))
+    for (part_iri, _), (position, mid, claims) in sorted(cites.items(), key=lambda kv: kv[1][0]):
+        parts[part_iri].citations.append(Citation(mid, tuple(sorted(claims)), position))
+    ordered = sorted(parts.values(), key=lambda p: part_sort_key(p.iri))
+    return StoryTrace(
+        url=url,
+        headline=headline,
+        published_at=published,
+        writer_agent=unquote(agent[len(_AGENT) :]) if agent and agent.startswith(_AGENT) else agent,
+        writer_run=unquote(run.rsplit("/", 1)[-1]) if run and run.startswith(_RUN) else run,
+        ingest=ingest,
+        parts=ordered,
+    )
+
+
+def _finish(
+    store: Store,
+    target: str,
+    kind: str,
+    stories: list[StoryTrace],
+    focus: str | None = None,
+    total: int = 0,
+) -> Trace:
+    cited = {c.manifest_id for s in stories for p in s.parts for c in p.citations}
+    if focus is not None:
+        cited.add(focus)
+    infos = describe_manifests(store, [manifest_iri(m) for m in cited])
+    manifests = {info.manifest_id: info for info in infos.values()}
+    return Trace(target, kind, stories, manifests, total)
+
+
+# --- renderers -------------------------------------------------------------------------------
+
+Renderer = Callable[[Trace], str]
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def md_escape(text: str) -> str:
+    """One line of Markdown-inert text: control characters and newlines become spaces, and
+    Markdown/HTML punctuation is backslash-escaped."""
+    text = " ".join(_CONTROL.sub(" ", str(text)).split())
+    return re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", text)
+
+
+_md_escape = md_escape
+
+
+def render_markdown(tr: Trace) -> str:
+    """The trace as a nested Markdown list (story text escaped)."""
+    lines = [f"# Trace of `{tr.target.replace('`', '')}` ({tr.kind}){_more(tr)}", ""]
+    for s in tr.stories:
+        lines.append(f"## {_md_escape(s.headline or s.url)}")
+        lines.append("")
+        lines.append(f"- story: <{s.url}>")
+        if s.published_at:
+            lines.append(f"- published: {s.published_at}")
+        if s.writer_agent:
+            lines.append(f"- written by agent `{s.writer_agent}`, run `{s.writer_run or '-'}`")
+        if s.ingest is not None:
+            ing = s.ingest
+            lines.append(
+                f"- fetched by hcgraph at {ing.retrieved_at} from `{ing.source}` "
+                f"(SHA-256 `{ing.sha256}`, {ing.byte_size} bytes)"
+            )
+        for p in s.parts:
+            lines.append(f"- {p.kind} `{p.key}`: {_md_escape(p.text)}")
+            for c in p.citations:
+                info = tr.manifests.get(c.manifest_id)
+                claims = ", ".join(f"`{x}`" for x in c.claim_ids) or "(no claim ids)"
+                lines.append(f"  - claims {claims}")
+                lines.append(f"    - {_manifest_line(c.manifest_id, info, md=True)}")
+                if info is not None and info.source_url:
+                    date = info.published_date.isoformat() if info.published_date else "-"
+                    lines.append(f"      - source <{info.source_url}> published {date}")
+                    for pub in sorted(info.publishers):
+                        lines.append(f"        - publisher `{pub}`")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _more(tr: Trace) -> str:
+    if tr.total_stories > len(tr.stories):
+        return f": {len(tr.stories)} of {tr.total_stories} citing stories shown"
+    return ""
+
+
+def _manifest_line(mid: str, info: ManifestInfo | None, *, md: bool = False) -> str:
+    if info is None or not (info.titles or info.documents):
+        return f"manifest {mid} (not listed by any story: dangling)"
+    title = info.title or "(untitled)"
+    if md:
+        title = _md_escape(title)
+    date = info.published_date.isoformat() if info.published_date else "-"
+    return f'manifest {mid} "{title}" ({date})'
+
+
+def render_tree(tr: Trace) -> Any:
+    """The trace as a :class:`rich.tree.Tree` (text never parsed as markup)."""
+    from rich.text import Text
+    from rich.tree import Tree
+
+    root = Tree(Text(f"trace {tr.target} ({tr.kind}){_more(tr)}", style="bold"))
+    for s in tr.stories:
+        node = root.add(Text(f"{s.headline or ''} <{s.url}>", style="bold cyan"))
+        if s.writer_agent:
+            node.add(Text(f"written by {s.writer_agent}, run {s.writer_run or '-'}; "
+                          f"published {s.published_at or '-'}"))  # fmt: skip
+        if s.ingest is not None:
+            ing = s.ingest
+            node.add(Text(f"fetched {ing.retrieved_at} from {ing.source}; sha256 {ing.sha256}, "
+                          f"{ing.byte_size} bytes"))  # fmt: skip
+        for p in s.parts:
+            text = " ".join(p.text.split())
+            pnode = node.add(Text(f"{p.key} ({p.kind}): {text}"))
+            if not p.citations:
+                pnode.add(Text("cites nothing", style="red"))
+            for c in p.citations:
+                cnode = pnode.add(Text("claims " + (", ".join(c.claim_ids) or "-")))
+                info = tr.manifests.get(c.manifest_id)
+                mnode = cnode.add(Text(_manifest_line(c.manifest_id, info)))
+                if info is not None and info.source_url:
+                    date = info.published_date.isoformat() if info.published_date else "-"
+                    dnode = mnode.add(Text(f"source {info.source_url} published {date}"))
+                    for pub in sorted(info.publishers):
+                        dnode.add(Text(f"publisher {pub}"))
+    return root
