@@ -175,6 +175,7 @@ if TYPE_CHECKING:
         ExportError,
         HcgraphError,
         NotAStoryError,
+        OutputError,
         ProvenanceError,
         PushError,
         QueryError,
@@ -189,7 +190,9 @@ if TYPE_CHECKING:
     from .model import Story, parse_story
     from .pipeline import Document, Outcome, Pipeline, remove_story
     from .project import to_networkx
-    from .provenance import AuditOptions, AuditReport, History, Trace, audit, history, trace
+    from .provenance.audit import AuditOptions, AuditReport, audit
+    from .provenance.history import History, history
+    from .provenance.trace import Trace, trace
     from .push import PushOptions, PushReport, credentials_from_env, push_graphs, resolve_endpoint
     from .queries import QueryResult, SavedQuery, load_query, run_query, saved_queries
     from .rebuild import RebuildReport, rebuild
