@@ -334,8 +334,8 @@ def test_queries_are_portable_sparql(seed_store: Store) -> None:
         bindings = {"story": rdflib.URIRef(SEED_URL)} if params else {}
         if name == "co-citation":
             bindings = {"k": rdflib.Literal(1), "story": rdflib.URIRef(SEED_URL)}
-            ours = {tuple(_rdflib_text(t) for t in row)
-                    for row in run_query(seed_store, query, {"k": 1, "story": SEED_URL}).terms}  # fmt: skip
+            rows = run_query(seed_store, query, {"k": 1, "story": SEED_URL}).terms
+            ours = {tuple(_rdflib_text(t) for t in row) for row in rows}
         theirs = {
             tuple("" if v is None else str(v) for v in row)
             for row in ds.query(query.text, initBindings=bindings)
