@@ -6,6 +6,11 @@ queries (:data:`INTEGRITY_CHECKS`) over a store and returns a :class:`CheckRepor
 promise: structure, citations, declared fields) or a ``warning`` (worth knowing, not wrong:
 a related story that is simply not ingested yet).
 
+Manifests, claims and publishers are described once, in shared graphs, for all stories: SHACL
+findings about them, and ``manifest-conflicts`` (stories giving one manifest different
+titles, publishers or primary sources — every value is kept, and reported), are filed under
+the shared graph's IRI instead of a story.
+
 Why: the publisher promises that every cited manifest exists, claim ids belong to their
 manifest and every paragraph is supported by what it cites; ``check`` makes those promises
 testable in CI (exit 1 on violations).
@@ -32,7 +37,8 @@ class Finding:
     """One problem found in one story.
 
     Attributes:
-        story: the story IRI the problem belongs to.
+        story: the story IRI the problem belongs to; for a shared thing (a manifest, claim or
+            publisher, described once for all stories) the IRI of the shared graph holding it.
         check: ``shacl`` or the name of the integrity query that found it.
         severity: ``violation`` or ``warning``.
         focus: the node at fault (paragraph, key fact, manifest, …) as an IRI or id.
@@ -82,6 +88,13 @@ def _related(row: dict[str, Any]) -> tuple[str, str]:
     return row["related"], f"related story {row['related']} is not in the graph"
 
 
+def _conflict(row: dict[str, Any]) -> tuple[str, str]:
+    return row["manifest"], (
+        f"stories give manifest {row['manifest_id']} {row['count']} different"
+        f" {row['property']}s: {row['values']}"
+    )
+
+
 #: Integrity query name → (severity, row → (focus, message)).
 INTEGRITY_CHECKS: dict[str, tuple[str, Describe]] = {
     "uncited-paragraphs": ("violation", _uncited),
@@ -89,6 +102,7 @@ INTEGRITY_CHECKS: dict[str, tuple[str, Describe]] = {
     "dangling-citations": ("violation", _dangling),
     "declared-vs-derived": ("violation", _declared),
     "related-not-ingested": ("warning", _related),
+    "manifest-conflicts": ("violation", _conflict),
 }
 
 
@@ -99,7 +113,7 @@ class CheckReport:
     Attributes:
         findings: every finding, sorted by story, check, focus.
         stories: number of story graphs in the store.
-        shacl_graphs_validated: story graphs pySHACL validated.
+        shacl_graphs_validated: graphs (story graphs and shared graphs) pySHACL validated.
         seconds: wall time per part (``shacl`` and each integrity query).
     """
 
@@ -202,7 +216,8 @@ def check(
         started = time.perf_counter()
         for row in run_query(store, name).records():
             focus, message = describe(row)
-            findings.append(Finding(str(row["story"]), name, severity, str(focus), message))
+            where = row.get("story") or row.get("graph")
+            findings.append(Finding(str(where), name, severity, str(focus), message))
         report.seconds[name] = time.perf_counter() - started
     report.findings = sorted(set(findings), key=lambda f: (f.story, f.check, f.focus, f.message))
     return report
