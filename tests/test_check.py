@@ -165,7 +165,7 @@ def test_conflicting_manifest_descriptions_are_reported(tmp_path: Path) -> None:
         f"manifest {mid} 2 different titles" in m and title in m and "A different title" in m
         for m in found
     ), found
-    assert any(
-        "publishers" in m and publisher in m and "Another Publisher" in m for m in found
-    ), found
+    assert any("publishers" in m and publisher in m and "Another Publisher" in m for m in found), (
+        found
+    )
     assert report.violations == 2
