@@ -104,7 +104,12 @@ def _sh_keys(graph: rdflib.Graph, node: Any) -> set[Any]:
 
 
 class _Compiler:
-    """Turns node shapes into SPARQL queries yielding ``?g ?r`` (story graph, focus node)."""
+    """Turns node shapes into SPARQL queries over the union yielding ``?r`` (focus nodes).
+
+    Every triple about a subject lives in one graph (its story's, or its kind's shared
+    graph), so counting a focus node's values over the union counts them in its graph; the
+    graph of each candidate is looked up afterwards (:func:`candidates`).
+    """
 
     def __init__(self, shapes: rdflib.Graph) -> None:
         self.g = shapes
@@ -117,13 +122,13 @@ class _Compiler:
             if not targets:
                 continue  # only reached through sh:node
             for cls in targets:
-                focus = f"{{ SELECT ?g ?f0 WHERE {{ GRAPH ?g {{ ?f0 a {_iri(cls)} }} }} }}"
+                focus = f"{{ SELECT ?f0 WHERE {{ ?f0 a {_iri(cls)} }} }}"
                 out.extend(self.shape(shape, focus, "?f0", depth=0))
         return out
 
     def shape(self, shape: Any, focus: str, var: str, depth: int) -> list[str]:
         """Queries for one node shape whose focus nodes ``var`` come from pattern ``focus``."""
-        everyone = [f"SELECT DISTINCT ?g (?f0 AS ?r) WHERE {{ {focus} }}"]
+        everyone = [f"SELECT DISTINCT (?f0 AS ?r) WHERE {{ {focus} }}"]
         keys = _sh_keys(self.g, shape) - {SH.targetClass, SH.property}
         if keys - _DOC_KEYS or depth > 3:
             return everyone  # node-level constraints: not compiled, so all are candidates
@@ -141,25 +146,18 @@ class _Compiler:
         if not isinstance(path, rdflib.URIRef) or keys - _DOC_KEYS - _COMPILED:
             return None
         p = _iri(path)
-        values = f"{{ SELECT ?g {var} ?v WHERE {{ GRAPH ?g {{ {var} {p} ?v }} }} }}"
-        head = "SELECT DISTINCT ?g (?f0 AS ?r) WHERE"
+        values = f"{{ SELECT {var} ?v WHERE {{ {var} {p} ?v }} }}"
+        head = "SELECT DISTINCT (?f0 AS ?r) WHERE"
         out: list[str] = []
+        # minCount, maxCount, datatype and nodeKind in one pass over the property: per focus
+        # node, how many values (a graph is a set: no DISTINCT needed) and how many bad ones.
+        tests: list[str] = []
         min_count = self.g.value(prop, SH.minCount)
         if min_count is not None and int(min_count) > 0:
-            counts = (
-                f"{{ SELECT ?g {var} (COUNT(DISTINCT ?v) AS ?n) WHERE {{ {values} }} "
-                f"GROUP BY ?g {var} }}"
-            )
-            out.append(
-                f"{head} {{ {focus} OPTIONAL {{ {counts} }} "
-                f"FILTER (!BOUND(?n) || ?n < {int(min_count)}) }}"
-            )
+            tests.append(f"!BOUND(?n) || ?n < {int(min_count)}")
         max_count = self.g.value(prop, SH.maxCount)
         if max_count is not None:
-            out.append(
-                f"{head} {{ {focus} {{ SELECT ?g {var} WHERE {{ {values} }} GROUP BY ?g {var} "
-                f"HAVING (COUNT(DISTINCT ?v) > {int(max_count)}) }} }}"
-            )
+            tests.append(f"(BOUND(?n) && ?n > {int(max_count)})")
         fails: list[str] = []
         datatype = self.g.value(prop, SH.datatype)
         if datatype is not None:
@@ -170,7 +168,16 @@ class _Compiler:
                 return None
             fails.append(_NODE_KIND_FAILS[kind])
         if fails:
-            out.append(f"{head} {{ {focus} {values} FILTER ({' || '.join(fails)}) }}")
+            tests.append("(BOUND(?bad) && ?bad > 0)")
+        if tests:
+            bad = " || ".join(fails) or "false"
+            counts = (
+                f"{{ SELECT {var} (COUNT(?v) AS ?n) (SUM(IF({bad}, 1, 0)) AS ?bad)"
+                f" WHERE {{ {values} }} GROUP BY {var} }}"
+            )
+            out.append(
+                f"{head} {{ {focus} OPTIONAL {{ {counts} }} FILTER ({' || '.join(tests)}) }}"
+            )
         classes = [list(self.g.objects(prop, SH["class"]))]
         for alternatives in self.g.objects(prop, SH["or"]):
             options = []
@@ -186,25 +193,28 @@ class _Compiler:
                 continue
             # The value must be an instance of one of the options, typed in any graph (a
             # manifest cited in a story graph is typed in the sources graph).
-            typed = " UNION ".join(
-                f"{{ SELECT ?v WHERE {{ GRAPH ?tg {{ ?v a {_iri(c)} }} }} }}" for c in options
-            )
+            typed = " UNION ".join(f"{{ SELECT ?v WHERE {{ ?v a {_iri(c)} }} }}" for c in options)
             out.append(f"{head} {{ {focus} {values} MINUS {{ {typed} }} }}")
         for nested in self.g.objects(prop, SH.node):
             inner = f"?f{next(self.counter) + 1}"
-            hop = f"{{ SELECT ?g {var} {inner} WHERE {{ GRAPH ?g {{ {var} {p} {inner} }} }} }}"
+            hop = f"{{ SELECT {var} {inner} WHERE {{ {var} {p} {inner} }} }}"
             out.extend(self.shape(nested, f"{focus} {hop}", inner, depth + 1))
         return out
 
 
 def candidates(store: Store, shapes: rdflib.Graph) -> dict[str, set[str]]:
     """Graph → focus nodes that may violate a shape (a superset of the real ones)."""
-    found: dict[str, set[str]] = defaultdict(set)
+    focus: set[str] = set()
     for query in _Compiler(shapes).queries():
-        for row in store.query(query, union=False):
-            graph, focus = row["g"], row["r"]
-            if isinstance(graph, ox.NamedNode) and focus is not None:
-                found[graph.value].add(str(focus.value))
+        for row in store.query(query):
+            node = row["r"]
+            if isinstance(node, ox.NamedNode):
+                focus.add(node.value)
+    found: dict[str, set[str]] = defaultdict(set)
+    for node in sorted(focus):
+        for graph in {q.graph_name for q in store.ox.quads_for_pattern(_node(node), None, None)}:
+            if isinstance(graph, ox.NamedNode):
+                found[graph.value].add(node)
     return dict(found)
 
 
