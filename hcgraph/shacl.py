@@ -14,12 +14,15 @@ graph it is validated in.
 
 Why this way: pySHACL is pure Python, about 0.1 s per story graph here, i.e. a quarter of an
 hour for 10k stories. So in the default ``fast`` mode the shapes are first compiled into
-SPARQL that Oxigraph runs over all graphs at once; it returns the (graph, focus node) pairs
-that *may* violate a constraint, and pySHACL then validates exactly those focus nodes (their
-own triples and the types of their values). The compiled queries over-approximate: a
-constraint component they do not understand makes every focus node of that shape a
-candidate, so nothing is skipped that pySHACL would report. ``full`` mode validates every
-graph with pySHACL and is the reference the tests compare ``fast`` against.
+SPARQL that Oxigraph runs over the union of all graphs (one pass per property for
+``sh:minCount``/``sh:maxCount``/``sh:datatype``/``sh:nodeKind``; every triple about a subject
+is in that subject's graph, so union counts are graph counts); it returns the focus nodes
+that *may* violate a constraint, their graphs are looked up, and pySHACL then validates
+exactly those focus nodes (their own triples and the types of their values). The compiled
+queries over-approximate: a constraint component they do not understand makes every focus
+node of that shape a candidate, so nothing is skipped that pySHACL would report. ``full``
+mode validates every graph with pySHACL and is the reference the tests compare ``fast``
+against.
 
 Supported for pre-selection (anything else falls back to "validate all targets"): node
 shapes with ``sh:targetClass``; property shapes with an IRI ``sh:path`` and ``sh:minCount``,
