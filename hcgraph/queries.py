@@ -426,8 +426,12 @@ def _order_key(term: Any) -> tuple[Any, ...]:
 def _sort_rows(result: QueryResult, order: list[tuple[str, bool]]) -> None:
     """Sort rows in place by the ORDER BY keys (stable sorts, last key first)."""
     for name, descending in reversed(order):
-        i = result.variables.index(name)
-        result.terms.sort(key=lambda row, i=i: _order_key(row[i]), reverse=descending)
+        column = result.variables.index(name)
+
+        def key(row: tuple[Any, ...], column: int = column) -> tuple[Any, ...]:
+            return _order_key(row[column])
+
+        result.terms.sort(key=key, reverse=descending)
 
 
 def _syntax_message(exc: SyntaxError) -> str:
