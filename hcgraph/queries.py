@@ -354,7 +354,7 @@ def run_query(
 ) -> QueryResult:
     """Run a saved query (by name, path or :class:`SavedQuery`) and materialise its rows.
 
-    The default graph is the union of all story graphs. ``params`` are bound as RDF terms.
+    The default graph is the union of all graphs (a set). ``params`` are bound as RDF terms.
 
     >>> from hcgraph import Store, ingest_paths, run_query
     >>> with Store(None) as store:
