@@ -47,7 +47,15 @@ from rdflib.namespace import RDF, SH
 from .errors import CheckError
 from .store import Store
 
-__all__ = ["MODES", "SHAPES_FILE", "ShaclResult", "candidates", "load_shapes", "validate"]
+__all__ = [
+    "MODES",
+    "SHAPES_FILE",
+    "ShaclResult",
+    "candidates",
+    "candidates_at",
+    "load_shapes",
+    "validate",
+]
 
 SHAPES_FILE = Path(__file__).resolve().parent / "shapes.ttl"
 MODES = ("fast", "full")
@@ -205,10 +213,17 @@ class _Compiler:
         return out
 
 
-def candidates(store: Store, shapes: rdflib.Graph) -> dict[str, set[str]]:
-    """Graph → focus nodes that may violate a shape (a superset of the real ones)."""
+def candidates(
+    store: Store, shapes: rdflib.Graph, part: tuple[int, int] = (0, 1)
+) -> dict[str, set[str]]:
+    """Graph → focus nodes that may violate a shape (a superset of the real ones).
+
+    ``part`` = ``(i, n)`` runs only every n-th compiled query from the i-th (for workers
+    that share the pre-selection); the union of all parts is the whole answer.
+    """
+    index, parts = part
     focus: set[str] = set()
-    for query in _Compiler(shapes).queries():
+    for query in _Compiler(shapes).queries()[index::parts]:
         for row in store.query(query):
             node = row["r"]
             if isinstance(node, ox.NamedNode):
@@ -219,6 +234,18 @@ def candidates(store: Store, shapes: rdflib.Graph) -> dict[str, set[str]]:
             if isinstance(graph, ox.NamedNode):
                 found[graph.value].add(node)
     return dict(found)
+
+
+def candidates_at(
+    directory: str, shapes_path: str | None = None, part: tuple[int, int] = (0, 1)
+) -> dict[str, set[str]]:
+    """:func:`candidates` for the on-disk store at ``directory``, opened read-only here.
+
+    For worker processes: ``hcgraph check`` pre-selects in other processes while it runs
+    the integrity queries (Oxigraph evaluates a query on one core and holds the GIL).
+    """
+    with Store(directory, read_only=True) as store:
+        return candidates(store, load_shapes(shapes_path), part)
 
 
 # --- validation with pySHACL ------------------------------------------------------------------
@@ -317,6 +344,7 @@ def validate(
     *,
     mode: str = "fast",
     stories: Iterable[str] | None = None,
+    preselected: dict[str, set[str]] | None = None,
 ) -> tuple[list[ShaclResult], int]:
     """Validate graphs; returns the results and how many graphs pySHACL looked at.
 
@@ -326,6 +354,8 @@ def validate(
         mode: ``fast`` (pySHACL on focus nodes pre-selected by SPARQL) or ``full``
             (pySHACL on every graph: story graphs and shared graphs).
         stories: only these graph IRIs (default: every graph).
+        preselected: ``fast`` mode: the :func:`candidates` already found (e.g. by
+            :func:`candidates_at` in another process) for these shapes.
     """
     if mode not in MODES:
         raise CheckError(f"unknown SHACL mode {mode!r}; known: {', '.join(MODES)}")
@@ -334,7 +364,7 @@ def validate(
     if mode == "full":
         todo: dict[str, set[str] | None] = dict.fromkeys(store.graph_names())
     else:
-        todo = dict(candidates(store, shapes))
+        todo = dict(preselected if preselected is not None else candidates(store, shapes))
     if wanted is not None:
         todo = {story: focus for story, focus in todo.items() if story in wanted}
     results: list[ShaclResult] = []
