@@ -59,7 +59,7 @@ def test_export_to_stdout_and_file(invoke, seed_path: Path, tmp_path: Path) -> N
     invoke("ingest", seed_path, "--store", tmp_path / "st")
     to_stdout = invoke("export", "--format", "ntriples", "--store", tmp_path / "st")
     assert to_stdout.exit_code == 0
-    assert len(to_stdout.stdout_bytes.splitlines()) == 562
+    assert len(to_stdout.stdout_bytes.splitlines()) == 567  # layout v2: +9 summary links, -4 slugs
     out = tmp_path / "out" / "graph.ttl"
     result = invoke("export", "--format", "turtle", "--out", out, "--store", tmp_path / "st")
     assert result.exit_code == 0 and out.exists()
@@ -72,7 +72,7 @@ def test_stats_table(invoke, seed_path: Path, tmp_path: Path) -> None:  # type: 
     invoke("ingest", seed_path, "--store", tmp_path / "st")
     result = invoke("stats", "--store", tmp_path / "st")
     assert result.exit_code == 0
-    assert "Paragraph" in result.output and "562" in result.output
+    assert "Paragraph" in result.output and "567" in result.output
 
 
 def test_user_errors_are_one_line(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
