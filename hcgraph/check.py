@@ -6,6 +6,11 @@ queries (:data:`INTEGRITY_CHECKS`) over a store and returns a :class:`CheckRepor
 promise: structure, citations, declared fields) or a ``warning`` (worth knowing, not wrong:
 a related story that is simply not ingested yet).
 
+Manifests, claims and publishers are described once, in shared graphs, for all stories: SHACL
+findings about them, and ``manifest-conflicts`` (stories giving one manifest different
+titles, publishers or primary sources — every value is kept, and reported), are filed under
+the shared graph's IRI instead of a story.
+
 Why: the publisher promises that every cited manifest exists, claim ids belong to their
 manifest and every paragraph is supported by what it cites; ``check`` makes those promises
 testable in CI (exit 1 on violations).
@@ -20,7 +25,7 @@ from typing import Any
 
 from .errors import CheckError
 from .queries import run_query
-from .shacl import ShaclResult, load_shapes
+from .shacl import ShaclResult, candidates, candidates_at, load_shapes
 from .shacl import validate as validate_shapes
 from .store import Store
 
@@ -32,7 +37,8 @@ class Finding:
     """One problem found in one story.
 
     Attributes:
-        story: the story IRI the problem belongs to.
+        story: the story IRI the problem belongs to; for a shared thing (a manifest, claim or
+            publisher, described once for all stories) the IRI of the shared graph holding it.
         check: ``shacl`` or the name of the integrity query that found it.
         severity: ``violation`` or ``warning``.
         focus: the node at fault (paragraph, key fact, manifest, …) as an IRI or id.
@@ -82,6 +88,13 @@ def _related(row: dict[str, Any]) -> tuple[str, str]:
     return row["related"], f"related story {row['related']} is not in the graph"
 
 
+def _conflict(row: dict[str, Any]) -> tuple[str, str]:
+    return row["manifest"], (
+        f"stories give manifest {row['manifest_id']} {row['count']} different"
+        f" {row['property']}s: {row['values']}"
+    )
+
+
 #: Integrity query name → (severity, row → (focus, message)).
 INTEGRITY_CHECKS: dict[str, tuple[str, Describe]] = {
     "uncited-paragraphs": ("violation", _uncited),
@@ -89,6 +102,7 @@ INTEGRITY_CHECKS: dict[str, tuple[str, Describe]] = {
     "dangling-citations": ("violation", _dangling),
     "declared-vs-derived": ("violation", _declared),
     "related-not-ingested": ("warning", _related),
+    "manifest-conflicts": ("violation", _conflict),
 }
 
 
@@ -99,7 +113,7 @@ class CheckReport:
     Attributes:
         findings: every finding, sorted by story, check, focus.
         stories: number of story graphs in the store.
-        shacl_graphs_validated: story graphs pySHACL validated.
+        shacl_graphs_validated: graphs (story graphs and shared graphs) pySHACL validated.
         seconds: wall time per part (``shacl`` and each integrity query).
     """
 
@@ -163,6 +177,64 @@ def _shacl_finding(result: ShaclResult) -> Finding:
     return Finding(result.story, "shacl", severity, result.focus, f"{result.message}{where}{value}")
 
 
+#: Worker processes sharing the SHACL pre-selection while ``check`` runs the integrity queries.
+WORKERS = 1
+
+
+class _Preselection:
+    """SHACL pre-selection (:func:`hcgraph.shacl.candidates`) in worker processes.
+
+    Oxigraph evaluates a query on one core and holds the GIL, so the integrity queries and
+    the compiled SHACL queries run one after the other in one process; with the store on
+    disk, :data:`WORKERS` processes open it read-only and share the pre-selection while this
+    one runs the integrity queries. In-memory stores, ``full`` mode, or a worker that cannot
+    start fall back to pre-selecting here.
+    """
+
+    def __init__(self, store: Store, wanted: bool, shapes_path: str | None) -> None:
+        self.store, self.wanted, self.shapes_path = store, wanted, shapes_path
+        self.parallel = wanted and store.directory is not None
+        self._pool: Any = None
+        self._futures: list[Any] = []
+
+    def __enter__(self) -> _Preselection:
+        if self.parallel:
+            try:
+                import multiprocessing
+                from concurrent.futures import ProcessPoolExecutor
+
+                context = multiprocessing.get_context("spawn")
+                self._pool = ProcessPoolExecutor(WORKERS, mp_context=context)
+                self._futures = [
+                    self._pool.submit(
+                        candidates_at, str(self.store.directory), self.shapes_path, (i, WORKERS)
+                    )
+                    for i in range(WORKERS)
+                ]
+            except (OSError, RuntimeError):
+                self.parallel = False
+        return self
+
+    def result(self) -> dict[str, set[str]] | None:
+        """The candidates (None: let validation pre-select, in this process)."""
+        if not self.wanted:
+            return None
+        if self._futures:
+            try:
+                merged: dict[str, set[str]] = {}
+                for future in self._futures:
+                    for graph, focus in future.result().items():
+                        merged.setdefault(graph, set()).update(focus)
+                return merged
+            except Exception:  # a broken worker: pre-select here instead
+                self.parallel = False
+        return candidates(self.store, load_shapes(self.shapes_path))
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+
 def check(
     store: Store,
     *,
@@ -185,24 +257,33 @@ def check(
     """
     report = CheckReport(stories=len(store.story_graphs()))
     findings: list[Finding] = []
-    if shacl:
-        started = time.perf_counter()
-        results, report.shacl_graphs_validated = validate_shapes(
-            store, load_shapes(shapes_path), mode=shacl_mode
-        )
-        findings.extend(_shacl_finding(r) for r in results)
-        report.seconds["shacl"] = time.perf_counter() - started
     names = list(INTEGRITY_CHECKS) if integrity is None else list(integrity)
     unknown = [n for n in names if n not in INTEGRITY_CHECKS]
     if unknown:
         known = ", ".join(INTEGRITY_CHECKS)
         raise CheckError(f"unknown integrity check {unknown[0]!r}; known: {known}")
-    for name in names:
-        severity, describe = INTEGRITY_CHECKS[name]
-        started = time.perf_counter()
-        for row in run_query(store, name).records():
-            focus, message = describe(row)
-            findings.append(Finding(str(row["story"]), name, severity, str(focus), message))
-        report.seconds[name] = time.perf_counter() - started
+    shapes = load_shapes(shapes_path) if shacl else None
+    started = time.perf_counter()
+    with _Preselection(store, shacl and shacl_mode == "fast", shapes_path) as pre:
+        for name in names:
+            severity, describe = INTEGRITY_CHECKS[name]
+            began = time.perf_counter()
+            for row in run_query(store, name).records():
+                focus, message = describe(row)
+                where = row.get("story") or row.get("graph")
+                findings.append(Finding(str(where), name, severity, str(focus), message))
+            report.seconds[name] = time.perf_counter() - began
+        preselected = pre.result()
+    if shapes is not None:
+        results, report.shacl_graphs_validated = validate_shapes(
+            store, shapes, mode=shacl_mode, preselected=preselected
+        )
+        findings.extend(_shacl_finding(r) for r in results)
+        # wall time of SHACL, overlapping the integrity queries when pre-selected in parallel
+        report.seconds["shacl"] = (
+            time.perf_counter()
+            - started
+            - (0.0 if pre.parallel else sum(report.seconds[n] for n in names))
+        )
     report.findings = sorted(set(findings), key=lambda f: (f.story, f.check, f.focus, f.message))
     return report

@@ -188,10 +188,9 @@ class DemoResult:
 
 _REUSED = """
 SELECT (COUNT(*) AS ?n) WHERE {
-  { SELECT ?m WHERE { GRAPH ?g { ?c cito:hasCitedEntity ?m } }
-    GROUP BY ?m HAVING (COUNT(DISTINCT ?g) >= 2) }
+  { SELECT ?m WHERE { ?s hc:citesManifest ?m } GROUP BY ?m HAVING (COUNT(?s) >= 2) }
 }"""
-_STORIES = "SELECT DISTINCT ?s WHERE { ?s a hc:Story }"
+_STORIES = "SELECT ?s WHERE { ?s a hc:Story }"
 
 
 def _count(store: Store, sparql: str) -> int:

@@ -55,6 +55,12 @@ _PARAM = re.compile(
     r"(?P<name>[A-Za-z_]\w*)\s+(?P<type>\w+)(?:\s*=\s*(?P<default>\S+))?\s*(?:--\s*(?P<doc>.*))?$"
 )
 _SYNTAX_AT = re.compile(r"error at (\d+):(\d+):?\s*(.*)", re.DOTALL)
+# A final ORDER BY made of plain variables (optionally ASC(...)/DESC(...)), nothing after it.
+_FINAL_ORDER = re.compile(
+    r"\n[ \t]*ORDER\s+BY(?P<keys>(?:\s+(?:\?\w+|(?:ASC|DESC)\s*\(\s*\?\w+\s*\)))+)\s*\Z",
+    re.IGNORECASE,
+)
+_ORDER_KEY = re.compile(r"(?:(ASC|DESC)\s*\(\s*)?\?(\w+)", re.IGNORECASE)
 _XSD = str(XSD)
 
 
@@ -348,7 +354,7 @@ def run_query(
 ) -> QueryResult:
     """Run a saved query (by name, path or :class:`SavedQuery`) and materialise its rows.
 
-    The default graph is the union of all story graphs. ``params`` are bound as RDF terms.
+    The default graph is the union of all graphs (a set). ``params`` are bound as RDF terms.
 
     >>> from hcgraph import Store, ingest_paths, run_query
     >>> with Store(None) as store:
@@ -361,9 +367,17 @@ def run_query(
     """
     saved = query if isinstance(query, SavedQuery) else load_query(query)
     bindings = bind_params(saved, params)
+    text, order = _split_order(saved.text)
     try:
-        answer = store.query(saved.text, bindings=bindings)
-        return _materialise(answer)
+        answer = store.query(text, bindings=bindings)
+        result = _materialise(answer)
+        if order:
+            if not all(name in result.variables for name, _desc in order):
+                # not every sort key is a column: let the engine sort after all
+                result = _materialise(store.query(saved.text, bindings=bindings))
+            else:
+                _sort_rows(result, order)
+        return result
     except SyntaxError as exc:
         raise QueryError(f"{saved.name}: {_syntax_message(exc)}") from None
     except (RuntimeError, OSError, ValueError) as exc:
@@ -374,6 +388,50 @@ def run_query(
                 f" ({', '.join('?' + p for p in bindings)})"
             )
         raise QueryError(f"{saved.name}: query failed: {message}") from None
+
+
+def _split_order(text: str) -> tuple[str, list[tuple[str, bool]]]:
+    """Take a final ``ORDER BY ?a DESC(?b) …`` off a query: ``(text without it, keys)``.
+
+    Why: the saved queries stay portable SPARQL with their ORDER BY, but Oxigraph's on-disk
+    store sorts by decoding terms on every comparison (seconds for tens of thousands of rows);
+    sorting the materialised rows in Python gives the same order in milliseconds. Anything
+    but plain variable keys at the very end is left to the engine.
+    """
+    match = _FINAL_ORDER.search(text)
+    if match is None:
+        return text, []
+    keys = [(m[2], (m[1] or "").upper() == "DESC") for m in _ORDER_KEY.finditer(match["keys"])]
+    return text[: match.start()] + "\n", keys
+
+
+def _order_key(term: Any) -> tuple[Any, ...]:
+    """SPARQL ORDER BY ranks: unbound < blank nodes < IRIs < literals; numbers by value."""
+    if term is None:
+        return (0,)
+    if isinstance(term, ox.BlankNode):
+        return (1, term.value)
+    if isinstance(term, ox.NamedNode):
+        return (2, term.value)
+    value = to_python(term)
+    if isinstance(value, bool):
+        return (3, 1, int(value), "")
+    if isinstance(value, int | float | Decimal):
+        return (3, 0, value, "")
+    if isinstance(value, dt.datetime) and value.tzinfo is not None:
+        return (3, 2, value.timestamp(), term.value)
+    return (3, 3, 0, str(term.value))
+
+
+def _sort_rows(result: QueryResult, order: list[tuple[str, bool]]) -> None:
+    """Sort rows in place by the ORDER BY keys (stable sorts, last key first)."""
+    for name, descending in reversed(order):
+        column = result.variables.index(name)
+
+        def key(row: tuple[Any, ...], column: int = column) -> tuple[Any, ...]:
+            return _order_key(row[column])
+
+        result.terms.sort(key=key, reverse=descending)
 
 
 def _syntax_message(exc: SyntaxError) -> str:

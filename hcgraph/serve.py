@@ -2,7 +2,7 @@
 
 What: :class:`Endpoint` starts ``oxigraph serve-read-only`` (the server from the PyPI package
 ``oxigraph``) on the store's database directory, bound to a loopback address, with
-``--union-default-graph`` so the default graph is the union of the story graphs exactly as
+``--union-default-graph`` so the default graph is the union of all graphs exactly as
 in :meth:`hcgraph.store.Store.query`. Queries go to ``http://HOST:PORT/query`` (GET or POST,
 any SPARQL client: YASGUI, SPARQLWrapper, rdflib's SPARQLStore, curl).
 

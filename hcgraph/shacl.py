@@ -1,18 +1,28 @@
-"""SHACL validation of story graphs: pySHACL judges, Oxigraph finds what is worth judging.
+"""SHACL validation, graph by graph: pySHACL judges, Oxigraph finds what is worth judging.
 
-What: :func:`validate` checks every story graph against ``shapes.ttl`` (shipped in the
-package) and returns one :class:`ShaclResult` per violation, each tied to its story.
+What: :func:`validate` checks every named graph — each story graph, and the shared graphs
+that describe manifests, claims and source documents (``…/graph/sources``) and publishers
+(``…/graph/publishers``) once — against ``shapes.ttl`` (shipped in the package) and returns
+one :class:`ShaclResult` per violation, each tied to the graph it was found in (the story
+IRI, or the shared graph's IRI for a manifest, claim or publisher).
 
-Why this way: each story graph is validated on its own, so a manifest or claim shared by many
-stories must be well described in *each* story that uses it. pySHACL is the validator, but
-it is pure Python: about 0.1 s per story graph here, i.e. a quarter of an hour for 10k
-stories. So in the default ``fast`` mode the shapes are first compiled into SPARQL that
-Oxigraph runs over all story graphs at once; it returns the (story, focus node) pairs that
-*may* violate a constraint, and pySHACL then validates exactly those focus nodes, in their
-own story graph. The compiled queries over-approximate: a constraint component they do not
-understand makes every focus node of that shape a candidate, so nothing is skipped that
-pySHACL would report. ``full`` mode validates every story graph with pySHACL and is the
-reference the tests compare ``fast`` against.
+The data graph pySHACL sees for one graph is that graph plus the ``rdf:type`` of every IRI
+its triples point to, wherever that type is stated: a citation in a story graph cites a
+manifest typed ``hc:Manifest`` in the sources graph, and ``sh:class`` must see that. Every
+triple lives in the graph of its subject, so a focus node's own properties are all in the
+graph it is validated in.
+
+Why this way: pySHACL is pure Python, about 0.1 s per story graph here, i.e. a quarter of an
+hour for 10k stories. So in the default ``fast`` mode the shapes are first compiled into
+SPARQL that Oxigraph runs over the union of all graphs (one pass per property for
+``sh:minCount``/``sh:maxCount``/``sh:datatype``/``sh:nodeKind``; every triple about a subject
+is in that subject's graph, so union counts are graph counts); it returns the focus nodes
+that *may* violate a constraint, their graphs are looked up, and pySHACL then validates
+exactly those focus nodes (their own triples and the types of their values). The compiled
+queries over-approximate: a constraint component they do not understand makes every focus
+node of that shape a candidate, so nothing is skipped that pySHACL would report. ``full``
+mode validates every graph with pySHACL and is the reference the tests compare ``fast``
+against.
 
 Supported for pre-selection (anything else falls back to "validate all targets"): node
 shapes with ``sh:targetClass``; property shapes with an IRI ``sh:path`` and ``sh:minCount``,
@@ -37,7 +47,15 @@ from rdflib.namespace import RDF, SH
 from .errors import CheckError
 from .store import Store
 
-__all__ = ["MODES", "SHAPES_FILE", "ShaclResult", "candidates", "load_shapes", "validate"]
+__all__ = [
+    "MODES",
+    "SHAPES_FILE",
+    "ShaclResult",
+    "candidates",
+    "candidates_at",
+    "load_shapes",
+    "validate",
+]
 
 SHAPES_FILE = Path(__file__).resolve().parent / "shapes.ttl"
 MODES = ("fast", "full")
@@ -97,7 +115,12 @@ def _sh_keys(graph: rdflib.Graph, node: Any) -> set[Any]:
 
 
 class _Compiler:
-    """Turns node shapes into SPARQL queries yielding ``?g ?r`` (story graph, focus node)."""
+    """Turns node shapes into SPARQL queries over the union yielding ``?r`` (focus nodes).
+
+    Every triple about a subject lives in one graph (its story's, or its kind's shared
+    graph), so counting a focus node's values over the union counts them in its graph; the
+    graph of each candidate is looked up afterwards (:func:`candidates`).
+    """
 
     def __init__(self, shapes: rdflib.Graph) -> None:
         self.g = shapes
@@ -110,13 +133,13 @@ class _Compiler:
             if not targets:
                 continue  # only reached through sh:node
             for cls in targets:
-                focus = f"{{ SELECT ?g ?f0 WHERE {{ GRAPH ?g {{ ?f0 a {_iri(cls)} }} }} }}"
+                focus = f"{{ SELECT ?f0 WHERE {{ ?f0 a {_iri(cls)} }} }}"
                 out.extend(self.shape(shape, focus, "?f0", depth=0))
         return out
 
     def shape(self, shape: Any, focus: str, var: str, depth: int) -> list[str]:
         """Queries for one node shape whose focus nodes ``var`` come from pattern ``focus``."""
-        everyone = [f"SELECT DISTINCT ?g (?f0 AS ?r) WHERE {{ {focus} }}"]
+        everyone = [f"SELECT DISTINCT (?f0 AS ?r) WHERE {{ {focus} }}"]
         keys = _sh_keys(self.g, shape) - {SH.targetClass, SH.property}
         if keys - _DOC_KEYS or depth > 3:
             return everyone  # node-level constraints: not compiled, so all are candidates
@@ -134,25 +157,18 @@ class _Compiler:
         if not isinstance(path, rdflib.URIRef) or keys - _DOC_KEYS - _COMPILED:
             return None
         p = _iri(path)
-        values = f"{{ SELECT ?g {var} ?v WHERE {{ GRAPH ?g {{ {var} {p} ?v }} }} }}"
-        head = "SELECT DISTINCT ?g (?f0 AS ?r) WHERE"
+        values = f"{{ SELECT {var} ?v WHERE {{ {var} {p} ?v }} }}"
+        head = "SELECT DISTINCT (?f0 AS ?r) WHERE"
         out: list[str] = []
+        # minCount, maxCount, datatype and nodeKind in one pass over the property: per focus
+        # node, how many values (a graph is a set: no DISTINCT needed) and how many bad ones.
+        tests: list[str] = []
         min_count = self.g.value(prop, SH.minCount)
         if min_count is not None and int(min_count) > 0:
-            counts = (
-                f"{{ SELECT ?g {var} (COUNT(DISTINCT ?v) AS ?n) WHERE {{ {values} }} "
-                f"GROUP BY ?g {var} }}"
-            )
-            out.append(
-                f"{head} {{ {focus} OPTIONAL {{ {counts} }} "
-                f"FILTER (!BOUND(?n) || ?n < {int(min_count)}) }}"
-            )
+            tests.append(f"!BOUND(?n) || ?n < {int(min_count)}")
         max_count = self.g.value(prop, SH.maxCount)
         if max_count is not None:
-            out.append(
-                f"{head} {{ {focus} {{ SELECT ?g {var} WHERE {{ {values} }} GROUP BY ?g {var} "
-                f"HAVING (COUNT(DISTINCT ?v) > {int(max_count)}) }} }}"
-            )
+            tests.append(f"(BOUND(?n) && ?n > {int(max_count)})")
         fails: list[str] = []
         datatype = self.g.value(prop, SH.datatype)
         if datatype is not None:
@@ -163,7 +179,16 @@ class _Compiler:
                 return None
             fails.append(_NODE_KIND_FAILS[kind])
         if fails:
-            out.append(f"{head} {{ {focus} {values} FILTER ({' || '.join(fails)}) }}")
+            tests.append("(BOUND(?bad) && ?bad > 0)")
+        if tests:
+            bad = " || ".join(fails) or "false"
+            counts = (
+                f"{{ SELECT {var} (COUNT(?v) AS ?n) (SUM(IF({bad}, 1, 0)) AS ?bad)"
+                f" WHERE {{ {values} }} GROUP BY {var} }}"
+            )
+            out.append(
+                f"{head} {{ {focus} OPTIONAL {{ {counts} }} FILTER ({' || '.join(tests)}) }}"
+            )
         classes = [list(self.g.objects(prop, SH["class"]))]
         for alternatives in self.g.objects(prop, SH["or"]):
             options = []
@@ -177,27 +202,50 @@ class _Compiler:
         for options in classes:
             if not options:
                 continue
-            # The value must be an instance of one of the options (in its own story graph).
-            typed = " UNION ".join(
-                f"{{ SELECT ?g ?v WHERE {{ GRAPH ?g {{ ?v a {_iri(c)} }} }} }}" for c in options
-            )
+            # The value must be an instance of one of the options, typed in any graph (a
+            # manifest cited in a story graph is typed in the sources graph).
+            typed = " UNION ".join(f"{{ SELECT ?v WHERE {{ ?v a {_iri(c)} }} }}" for c in options)
             out.append(f"{head} {{ {focus} {values} MINUS {{ {typed} }} }}")
         for nested in self.g.objects(prop, SH.node):
             inner = f"?f{next(self.counter) + 1}"
-            hop = f"{{ SELECT ?g {var} {inner} WHERE {{ GRAPH ?g {{ {var} {p} {inner} }} }} }}"
+            hop = f"{{ SELECT {var} {inner} WHERE {{ {var} {p} {inner} }} }}"
             out.extend(self.shape(nested, f"{focus} {hop}", inner, depth + 1))
         return out
 
 
-def candidates(store: Store, shapes: rdflib.Graph) -> dict[str, set[str]]:
-    """Story graph → focus nodes that may violate a shape (a superset of the real ones)."""
+def candidates(
+    store: Store, shapes: rdflib.Graph, part: tuple[int, int] = (0, 1)
+) -> dict[str, set[str]]:
+    """Graph → focus nodes that may violate a shape (a superset of the real ones).
+
+    ``part`` = ``(i, n)`` runs only every n-th compiled query from the i-th (for workers
+    that share the pre-selection); the union of all parts is the whole answer.
+    """
+    index, parts = part
+    focus: set[str] = set()
+    for query in _Compiler(shapes).queries()[index::parts]:
+        for row in store.query(query):
+            node = row["r"]
+            if isinstance(node, ox.NamedNode):
+                focus.add(node.value)
     found: dict[str, set[str]] = defaultdict(set)
-    for query in _Compiler(shapes).queries():
-        for row in store.query(query, union=False):
-            graph, focus = row["g"], row["r"]
-            if isinstance(graph, ox.NamedNode) and focus is not None:
-                found[graph.value].add(str(focus.value))
+    for node in sorted(focus):
+        for graph in {q.graph_name for q in store.ox.quads_for_pattern(_node(node), None, None)}:
+            if isinstance(graph, ox.NamedNode):
+                found[graph.value].add(node)
     return dict(found)
+
+
+def candidates_at(
+    directory: str, shapes_path: str | None = None, part: tuple[int, int] = (0, 1)
+) -> dict[str, set[str]]:
+    """:func:`candidates` for the on-disk store at ``directory``, opened read-only here.
+
+    For worker processes: ``hcgraph check`` pre-selects in other processes while it runs
+    the integrity queries (Oxigraph evaluates a query on one core and holds the GIL).
+    """
+    with Store(directory, read_only=True) as store:
+        return candidates(store, load_shapes(shapes_path), part)
 
 
 # --- validation with pySHACL ------------------------------------------------------------------
@@ -211,11 +259,41 @@ def _to_rdflib(term: Any) -> Any:
     return rdflib.Literal(term.value, datatype=rdflib.URIRef(term.datatype.value))
 
 
-def _story_graph(store: Store, story: str) -> rdflib.Graph:
+_TYPE = ox.NamedNode(str(RDF.type))
+
+
+def _data_graph(
+    store: Store, name: str, focus: Iterable[str] | None
+) -> tuple[rdflib.Graph, list[Any]]:
+    """One graph (only the focus nodes' triples, if given) plus the types of what it cites,
+    and the subjects of that graph: the only nodes validated there (a cited node's type is
+    context, never a target)."""
     graph = rdflib.Graph()
-    for quad in store.ox.quads_for_pattern(None, None, None, ox.NamedNode(story)):
-        graph.add((_to_rdflib(quad.subject), _to_rdflib(quad.predicate), _to_rdflib(quad.object)))
-    return graph
+    g = ox.NamedNode(name)
+    if focus is None:
+        quads: Iterable[ox.Quad] = store.ox.quads_for_pattern(None, None, None, g)
+    else:
+        quads = (
+            q
+            for node in sorted(focus)
+            for q in store.ox.quads_for_pattern(_node(node), None, None, g)
+        )
+    targets: set[ox.NamedNode] = set()
+    subjects: dict[Any, None] = {}
+    for quad in quads:
+        subject = _to_rdflib(quad.subject)
+        subjects[subject] = None
+        graph.add((subject, _to_rdflib(quad.predicate), _to_rdflib(quad.object)))
+        if isinstance(quad.object, ox.NamedNode):
+            targets.add(quad.object)
+    for target in sorted(targets, key=lambda t: t.value):
+        for quad in store.ox.quads_for_pattern(target, _TYPE, None, None):
+            graph.add((_to_rdflib(quad.subject), _to_rdflib(_TYPE), _to_rdflib(quad.object)))
+    return graph, sorted(subjects, key=str)
+
+
+def _node(text: str) -> ox.NamedNode | ox.BlankNode:
+    return ox.BlankNode(text[2:]) if text.startswith("_:") else ox.NamedNode(text)
 
 
 def _results(story: str, report: rdflib.Graph) -> Iterator[ShaclResult]:
@@ -243,7 +321,7 @@ def _pyshacl(
 ) -> list[ShaclResult]:
     import pyshacl  # imported here: it is slow to import and only `check` needs it
 
-    data = _story_graph(store, story)
+    data, owned = _data_graph(store, story, focus)
     try:
         conforms, report, _text = pyshacl.validate(
             data,
@@ -251,7 +329,7 @@ def _pyshacl(
             inference="none",
             advanced=False,
             inplace=True,
-            focus_nodes=sorted(focus) if focus is not None else None,
+            focus_nodes=owned,
         )
     except Exception as exc:  # pyshacl raises many kinds; one story must not stop the run
         raise CheckError(f"{story}: SHACL validation failed: {exc}") from exc
@@ -266,24 +344,27 @@ def validate(
     *,
     mode: str = "fast",
     stories: Iterable[str] | None = None,
+    preselected: dict[str, set[str]] | None = None,
 ) -> tuple[list[ShaclResult], int]:
-    """Validate story graphs; returns the results and how many graphs pySHACL looked at.
+    """Validate graphs; returns the results and how many graphs pySHACL looked at.
 
     Args:
         store: the store.
         shapes: a shapes graph (default: the packaged ``shapes.ttl``).
         mode: ``fast`` (pySHACL on focus nodes pre-selected by SPARQL) or ``full``
-            (pySHACL on every story graph).
-        stories: only these story IRIs (default: every story graph).
+            (pySHACL on every graph: story graphs and shared graphs).
+        stories: only these graph IRIs (default: every graph).
+        preselected: ``fast`` mode: the :func:`candidates` already found (e.g. by
+            :func:`candidates_at` in another process) for these shapes.
     """
     if mode not in MODES:
         raise CheckError(f"unknown SHACL mode {mode!r}; known: {', '.join(MODES)}")
     shapes = shapes if shapes is not None else load_shapes()
     wanted = set(stories) if stories is not None else None
     if mode == "full":
-        todo: dict[str, set[str] | None] = dict.fromkeys(store.story_graphs())
+        todo: dict[str, set[str] | None] = dict.fromkeys(store.graph_names())
     else:
-        todo = dict(candidates(store, shapes))
+        todo = dict(preselected if preselected is not None else candidates(store, shapes))
     if wanted is not None:
         todo = {story: focus for story, focus in todo.items() if story in wanted}
     results: list[ShaclResult] = []

@@ -98,6 +98,8 @@ class HC(DefinedNamespace):
     citesClaim: URIRef  # A claim cited by a citation act.
     listsManifest: URIRef  # A manifest listed in the story's manifests[].
     citesUnlistedManifest: URIRef  # A manifest cited by the story but missing from manifests[].
+    citesManifest: URIRef  # Derived at ingest: a manifest any citation of the story names.
+    listsPublisher: URIRef  # Derived at ingest: publisher of a listed manifest, as the story says.
     declaredSourceCount: URIRef  # The story's own source_count field.
     declaredPublisher: URIRef  # A publisher named in the story's own publishers[] field.
     declaredCitedManifest: URIRef  # A manifest named in the story's cited_manifest_ids field.

@@ -57,8 +57,9 @@ def test_the_twelve_queries_exist_with_headers() -> None:
 
 def test_parameters_are_declared() -> None:
     library = saved_queries()
-    (k,) = library["co-citation"].params
+    k, story = library["co-citation"].params
     assert (k.name, k.type, k.default, k.required) == ("k", "integer", "2", False)
+    assert (story.name, story.type, story.required) == ("story", "iri", True)
     (story,) = library["story-trail"].params
     assert (story.name, story.type, story.required) == ("story", "iri", True)
 
@@ -162,8 +163,9 @@ def test_seed_story(seed_store: Store, seed_truth: Any) -> None:
     related = {(r["story"], r["related"]) for r in run_query(seed_store, "related-not-ingested")}
     assert related == set(seed_truth.related_not_ingested) and len(related) == 4
     for name in ("uncited-paragraphs", "unsupported-key-facts", "dangling-citations",
-                 "declared-vs-derived", "claim-reuse", "co-citation"):  # fmt: skip
+                 "declared-vs-derived", "claim-reuse"):  # fmt: skip
         assert len(run_query(seed_store, name)) == 0, name
+    assert len(run_query(seed_store, "co-citation", {"story": SEED_URL, "k": 1})) == 0
     lag_rows = run_query(seed_store, "source-lag")
     lags = {(r["story"], r["manifest_id"]): r["lag_days"] for r in lag_rows}
     assert lags == seed_truth.source_lag_days and len(lags) == 5
@@ -228,11 +230,18 @@ def test_publisher_reach(corpus_store: Any) -> None:
 
 @pytest.mark.parametrize("k", [2, 3, 5])
 def test_co_citation(corpus_store: Any, k: int) -> None:
-    rows = run_query(corpus_store.store, "co-citation", {"k": k}).records()
-    assert {(r["story_a"], r["story_b"]): r["shared"] for r in rows} == (
-        corpus_store.truth.co_citation(k)
-    )
-    assert all(r["k"] == k for r in rows)
+    """Asked once per story, the per-story answers add up to every pair, each seen from both
+    of its stories with the same count."""
+    got: dict[tuple[str, str], int] = {}
+    seen: dict[tuple[str, str], int] = defaultdict(int)
+    for url in sorted(corpus_store.truth.story_urls):
+        for r in run_query(corpus_store.store, "co-citation", {"k": k, "story": url}).records():
+            assert r["story"] == url and r["k"] == k and r["other"] != url
+            a, b = sorted((url, r["other"]))
+            assert got.setdefault((a, b), r["shared"]) == r["shared"]
+            seen[(a, b)] += 1
+    assert got == corpus_store.truth.co_citation(k)
+    assert set(seen.values()) <= {2}
 
 
 def test_uncited_paragraphs(corpus_store: Any) -> None:
@@ -319,14 +328,14 @@ def test_queries_are_portable_sparql(seed_store: Store) -> None:
     nq = seed_store.ox.dump(format=ox.RdfFormat.N_QUADS)
     ds.parse(data=nq.decode(), format="nquads")
     for name, query in saved_queries().items():
-        params = {"story": SEED_URL} if name == "story-trail" else {}
+        params = {"story": SEED_URL} if name in ("story-trail", "co-citation") else {}
         answer = run_query(seed_store, query, params)
         ours = {tuple(_rdflib_text(t) for t in row) for row in answer.terms}
         bindings = {"story": rdflib.URIRef(SEED_URL)} if params else {}
         if name == "co-citation":
-            bindings = {"k": rdflib.Literal(1)}
-            ours = {tuple(_rdflib_text(t) for t in row)
-                    for row in run_query(seed_store, query, {"k": 1}).terms}  # fmt: skip
+            bindings = {"k": rdflib.Literal(1), "story": rdflib.URIRef(SEED_URL)}
+            rows = run_query(seed_store, query, {"k": 1, "story": SEED_URL}).terms
+            ours = {tuple(_rdflib_text(t) for t in row) for row in rows}
         theirs = {
             tuple("" if v is None else str(v) for v in row)
             for row in ds.query(query.text, initBindings=bindings)

@@ -68,14 +68,14 @@ def query(
 ) -> None:
     """Run a saved query by NAME, or any SPARQL .rq FILE, over the store.
 
-    The default graph is the union of all story graphs. Parameters declared in the
+    The default graph is the union of all graphs. Parameters declared in the
     query's header are given with --param and bound as RDF terms.
 
     \b
     Example:
       hcgraph query --list
       hcgraph query source-reuse
-      hcgraph query co-citation --param k=3 --format csv --out pairs.csv
+      hcgraph query co-citation -p story=URL --param k=3 --format csv --out pairs.csv
       hcgraph query story-trail -p story=https://hangingcontext.com/stories/2026-10-20/agentic-rl-production/
       hcgraph query my-question.rq --format json
     """

@@ -34,7 +34,7 @@ def serve(host: str, port: int, timeout_s: int | None, store_dir: Path) -> None:
     """Serve the store read-only over the SPARQL 1.1 Protocol until Ctrl-C.
 
     Runs the Oxigraph server (`oxigraph serve-read-only --union-default-graph`) over the
-    store's database: the default graph is the union of all story graphs, as in
+    store's database: the default graph is the union of all graphs, as in
     `hcgraph query`. Do not ingest into the store while it is served.
 
     \b
@@ -48,7 +48,7 @@ def serve(host: str, port: int, timeout_s: int | None, store_dir: Path) -> None:
     # SIGTERM (service managers, `timeout`) stops the server as cleanly as Ctrl-C does.
     previous = signal.signal(signal.SIGTERM, _interrupt)
     click.echo(
-        f"SPARQL endpoint: {endpoint.query_url} (read-only; default graph = union of story"
+        f"SPARQL endpoint: {endpoint.query_url} (read-only; default graph = union of all"
         " graphs). Ctrl-C to stop.",
         err=True,
     )

@@ -79,8 +79,9 @@ _LABEL = 48
 
 
 # --- SPARQL --------------------------------------------------------------------------------
-# Every query reads the story's own named graph (GRAPH ?s) where it matters, so a related
-# story's label stored in *another* story's graph never passes for that story's headline.
+# What a story says about itself (its headline, parts, citations, links) is read from its own
+# named graph (GRAPH ?s); manifests, claims, publishers and newsrooms are described once, in
+# the shared graphs, and read from the union default graph (a set: no DISTINCT needed).
 
 _Q_STORIES = """
 SELECT ?s ?id ?headline ?date ?slug ?room WHERE { GRAPH ?s {
@@ -89,23 +90,24 @@ SELECT ?s ?id ?headline ?date ?slug ?room WHERE { GRAPH ?s {
   OPTIONAL { ?s schema:headline ?headline }
   OPTIONAL { ?s schema:datePublished ?date }
   OPTIONAL { ?s hc:slug ?slug }
-  OPTIONAL { ?s hc:newsroom ?r
+}
+  OPTIONAL { GRAPH ?s { ?s hc:newsroom ?r }
              OPTIONAL { ?r dcterms:identifier ?rid } OPTIONAL { ?r schema:name ?rname } }
   BIND(COALESCE(?rid, ?rname, STR(?r)) AS ?room)
-} }
+}
 """
 
-# Paragraphs and claims folded into one weighted edge per (story, manifest): a story graph
-# holds one ``claim dcterms:isPartOf manifest`` triple per claim it cites under that
-# manifest, so counting them per graph gives "distinct claims cited"; prov:wasDerivedFrom
-# adds the pairs whose cites carry no claim ids.
+# Paragraphs and claims folded into one weighted edge per (story, manifest): the distinct
+# claims the story cites under that manifest (its citations); hc:citesManifest adds the pairs
+# whose cites carry no claim ids.
 _Q_CLAIMS = """
-SELECT ?s ?m (COUNT(*) AS ?n) WHERE { GRAPH ?s { ?claim dcterms:isPartOf ?m . ?m a hc:Manifest } }
+SELECT ?s ?m (COUNT(DISTINCT ?claim) AS ?n)
+WHERE { GRAPH ?s { ?c hc:citesClaim ?claim ; cito:hasCitedEntity ?m } }
 GROUP BY ?s ?m
 """
-_Q_DERIVED = "SELECT DISTINCT ?s ?m WHERE { GRAPH ?s { ?part prov:wasDerivedFrom ?m } }"
+_Q_DERIVED = "SELECT ?s ?m WHERE { GRAPH ?s { ?s hc:citesManifest ?m } }"
 _Q_STORY_IRIS = "SELECT ?s WHERE { GRAPH ?s { ?s a hc:Story } }"
-_Q_PUBLISHED_BY = "SELECT DISTINCT ?s ?o WHERE { ?s dcterms:publisher ?o }"
+_Q_PUBLISHED_BY = "SELECT ?s ?o WHERE { ?s dcterms:publisher ?o . ?s a hc:Manifest }"
 
 _MANIFEST_BODY = """
   ?m a hc:Manifest .
@@ -115,10 +117,12 @@ _MANIFEST_BODY = """
   OPTIONAL { ?m prov:hadPrimarySource ?doc
              OPTIONAL { ?doc schema:url ?url } OPTIONAL { ?doc dcterms:issued ?issued } }
 """
+# The manifests one story lists or cites (its own graph), described from the shared graph.
 _Q_STORY_MANIFESTS = (
-    "SELECT DISTINCT ?s ?m ?id ?title ?pub ?pubname ?doc ?url ?issued WHERE { GRAPH ?s {"
+    "SELECT DISTINCT ?s ?m ?id ?title ?pub ?pubname ?doc ?url ?issued WHERE {"
+    " GRAPH ?s { { ?s hc:listsManifest ?m } UNION { ?s hc:citesManifest ?m } }"
     + _MANIFEST_BODY
-    + "} }"
+    + "}"
 )
 
 _Q_STORY_PARTS = """
@@ -132,10 +136,10 @@ SELECT ?s ?part ?type ?parent ?pos ?name ?text WHERE { GRAPH ?s {
 """
 
 _Q_STORY_CITES = """
-SELECT ?s ?part ?m ?c ?claim ?cid WHERE { GRAPH ?s {
-  ?c a hc:Citation ; cito:hasCitingEntity ?part ; cito:hasCitedEntity ?m .
-  OPTIONAL { ?c hc:citesClaim ?claim OPTIONAL { ?claim dcterms:identifier ?cid } }
-} }
+SELECT ?s ?part ?m ?c ?claim ?cid WHERE {
+  GRAPH ?s { ?c a hc:Citation ; cito:hasCitingEntity ?part ; cito:hasCitedEntity ?m . }
+  OPTIONAL { GRAPH ?s { ?c hc:citesClaim ?claim } OPTIONAL { ?claim dcterms:identifier ?cid } }
+}
 """
 
 _Q_FIND_STORY = """
@@ -147,13 +151,17 @@ _Q_FIND_MANIFEST = "SELECT DISTINCT ?m ?v WHERE { ?m a hc:Manifest ; dcterms:ide
 _Q_IS_A = "ASK { ?x a ?t }"
 _Q_FIND_PUBLISHER = "SELECT DISTINCT ?p ?v WHERE { ?p a hc:Publisher ; schema:name ?v }"
 _Q_COUNT_NODES = "SELECT (COUNT(DISTINCT ?x) AS ?n) WHERE { ?x a ?t }"
-_Q_GRAPH_MEMBERS = "SELECT DISTINCT ?g ?x WHERE { GRAPH ?g { ?x a ?t } }"
+# A node belongs to every story graph that types it or points to it (manifests, claims and
+# publishers are typed once, in the shared graphs, and pointed to from story graphs).
+_Q_GRAPH_MEMBERS = """
+SELECT DISTINCT ?g ?x WHERE { GRAPH ?g { { ?x a ?t } UNION { ?y ?p ?x FILTER (isIRI(?x)) } } }
+"""
 _Q_GRAPH_FACETS = """
-SELECT DISTINCT ?g ?pubname ?room WHERE { GRAPH ?g {
-  { ?g hc:listsManifest|hc:citesUnlistedManifest ?m . ?m dcterms:publisher/schema:name ?pubname }
-  UNION { ?g hc:newsroom ?r OPTIONAL { ?r dcterms:identifier ?rid }
+SELECT DISTINCT ?g ?pubname ?room WHERE {
+  { GRAPH ?g { ?g hc:listsPublisher ?pub } ?pub schema:name ?pubname }
+  UNION { GRAPH ?g { ?g hc:newsroom ?r } OPTIONAL { ?r dcterms:identifier ?rid }
           BIND(COALESCE(?rid, STR(?r)) AS ?room) }
-} }
+}
 """
 _Q_SOME_STORIES = "SELECT ?s ?slug WHERE { GRAPH ?s { ?s a hc:Story ; hc:slug ?slug } } LIMIT 3"
 
@@ -273,15 +281,14 @@ def _manifest_rows(store: Store, data: _Reuse, query: str, bindings: dict[str, A
 
 
 def _pairs(store: Store, predicate: str) -> dict[str, str]:
-    """Subject → object (first, sorted) for one predicate over the union of story graphs.
+    """Subject → object (first, sorted) for one predicate over the union of all graphs.
 
-    One predicate per query on purpose: in Oxigraph's union default graph a triple that
-    sits in k story graphs matches k times, so joining two patterns on a manifest cited
-    by thousands of stories multiplies rows (k²); single patterns with DISTINCT do not.
+    One predicate per query: each is one index scan (the union is a set, so no DISTINCT),
+    and joining the lookups in Python keeps the cost linear.
     """
     out: dict[str, str] = {}
     # No ORDER BY: sorting in Oxigraph cost seconds; the smallest value wins instead.
-    for sol in store.query(f"SELECT DISTINCT ?s ?o WHERE {{ ?s {predicate} ?o }}"):
+    for sol in store.query(f"SELECT ?s ?o WHERE {{ ?s {predicate} ?o }}"):
         s, o = sol["s"].value, sol["o"].value
         if s not in out or o < out[s]:
             out[s] = o
@@ -289,7 +296,7 @@ def _pairs(store: Store, predicate: str) -> dict[str, str]:
 
 
 def _typed(store: Store, cls: str) -> list[str]:
-    return [sol["x"].value for sol in store.query(f"SELECT DISTINCT ?x WHERE {{ ?x a {cls} }}")]
+    return [sol["x"].value for sol in store.query(f"SELECT ?x WHERE {{ ?x a {cls} }}")]
 
 
 def _reuse_data(store: Store) -> _Reuse:
