@@ -154,7 +154,7 @@ def _child(side: str, *args: str) -> dict[str, Any]:
     return result
 
 
-def measure(n: int, rdflib_max: int, root: Path) -> dict[str, Any]:
+def measure(n: int, rdflib_max: int, root: Path, *, ingest_only: bool = False) -> dict[str, Any]:
     work = root / f"n{n}"
     stories, store = work / "stories", work / "store"
     print(f"[{n}] writing {n} story files ...", flush=True)
@@ -162,6 +162,12 @@ def measure(n: int, rdflib_max: int, root: Path) -> dict[str, Any]:
     row: dict[str, Any] = {"n": n, "load_before": os.getloadavg()[0]}
     print(f"[{n}] ingest ...", flush=True)
     row["ingest"] = _child("ingest", str(stories), str(store))
+    if ingest_only:  # the --big row: rate and peak RSS only (the rest would take hours)
+        row["disk_mb"] = sum(p.stat().st_size for p in store.rglob("*") if p.is_file()) / 2**20
+        row["load_after"] = os.getloadavg()[0]
+        shutil.rmtree(work)
+        print(json.dumps(row), flush=True)
+        return row
     print(f"[{n}] floor ...", flush=True)
     row["floor"] = _child("floor", str(store), str(work))
     print(f"[{n}] exports ...", flush=True)
@@ -184,7 +190,15 @@ def render(rows: list[dict[str, Any]]) -> str:
         "|" + "---:|" * 14,
     ]
     for r in rows:
-        ing, fl, ex = r["ingest"], r["floor"], r["exports"]
+        ing = r["ingest"]
+        if "floor" not in r:
+            lines.append(
+                f"| {r['n']:,} | {ing['quads']:,} | {ing['wall']:.1f} ({ing['cpu']:.1f}) | "
+                f"{r['n'] / ing['wall']:.0f} | - | - | {ing['rss']:.0f} | - | - | - | - | - | - | "
+                f"{r['load_before']:.1f}-{r['load_after']:.1f} |"
+            )
+            continue
+        fl, ex = r["floor"], r["exports"]
         rd = r.get("rdflib")
         lines.append(
             f"| {r['n']:,} | {ing['quads']:,} | {ing['wall']:.1f} ({ing['cpu']:.1f}) | "
@@ -200,13 +214,19 @@ def render(rows: list[dict[str, Any]]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
-    parser.add_argument("--big", type=int, help="one more, larger size (e.g. 100000)")
+    parser.add_argument("--big", type=int, help="one more, larger size, ingest only (e.g. 100000)")
+    parser.add_argument("--json", type=Path, help="also append each row as JSON to this file")
     parser.add_argument("--rdflib", type=int, default=1000, help="largest size for rdflib")
     parser.add_argument("--write-results", action="store_true")
     args = parser.parse_args()
-    sizes = [*args.sizes, *([args.big] if args.big else [])]
+    plan = [(n, False) for n in args.sizes] + ([(args.big, True)] if args.big else [])
+    rows = []
     with tempfile.TemporaryDirectory(prefix="hcgraph-bench-") as tmp:
-        rows = [measure(n, args.rdflib, Path(tmp)) for n in sizes]
+        for n, only in plan:
+            rows.append(measure(n, args.rdflib, Path(tmp), ingest_only=only))
+            if args.json:
+                with args.json.open("a") as fh:
+                    fh.write(json.dumps(rows[-1]) + "\n")
     table = render(rows)
     print(table)
     if args.write_results:
