@@ -213,7 +213,7 @@ def render(rows: list[dict[str, Any]]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[1000, 10000])
     parser.add_argument("--big", type=int, help="one more, larger size, ingest only (e.g. 100000)")
     parser.add_argument("--json", type=Path, help="also append each row as JSON to this file")
     parser.add_argument("--rdflib", type=int, default=1000, help="largest size for rdflib")
