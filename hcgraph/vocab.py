@@ -98,6 +98,8 @@ class HC(DefinedNamespace):
     citesClaim: URIRef  # A claim cited by a citation act.
     listsManifest: URIRef  # A manifest listed in the story's manifests[].
     citesUnlistedManifest: URIRef  # A manifest cited by the story but missing from manifests[].
+    citesManifest: URIRef  # Summary link: a manifest the story cites (listed or not).
+    listsPublisher: URIRef  # Summary link: the publisher of a manifest the story lists.
     declaredSourceCount: URIRef  # The story's own source_count field.
     declaredPublisher: URIRef  # A publisher named in the story's own publishers[] field.
     declaredCitedManifest: URIRef  # A manifest named in the story's cited_manifest_ids field.
