@@ -69,12 +69,15 @@ class Document:
         source: where they came from (file path or URL), recorded in the graph.
         retrieved_at: when they were read or fetched (None: now).
         key: the crawl frontier URL the body was fetched for (None for local files).
+        location: what the graph records as ``hc:sourceLocation`` when it is not ``source``
+            (a local file's path relative to the ingest root; None: ``source``).
     """
 
     body: bytes
     source: str
     retrieved_at: dt.datetime | None = None
     key: str | None = None
+    location: str | None = None
 
 
 @dataclass(frozen=True)
@@ -383,7 +386,9 @@ class Pipeline:
             if old
             else ()
         )
-        info = IngestInfo(sha, doc.source, graph_time(doc.retrieved_at), len(doc.body), revisions)
+        info = IngestInfo(
+            sha, doc.location or doc.source, graph_time(doc.retrieved_at), len(doc.body), revisions
+        )
         mapped = map_story(story, info)
         hashes = set()
         ledger = self.store.ledger

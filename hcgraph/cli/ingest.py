@@ -27,8 +27,16 @@ from ._common import err_console, out_console, size, store_option
     is_flag=True,
     help="Let a file replace a story that was crawled from its URL.",
 )
+@click.option(
+    "--absolute-paths",
+    is_flag=True,
+    help="Record each file's absolute path in the graph (default: its path relative to the "
+    "directory given, or its name), which then travels into every export and push.",
+)
 @store_option
-def ingest(paths: tuple[Path, ...], store_dir: Path, max_bytes: str, replace: bool) -> None:
+def ingest(
+    paths: tuple[Path, ...], store_dir: Path, max_bytes: str, replace: bool, absolute_paths: bool
+) -> None:
     """Ingest story JSON files (or directories of them) into the store.
 
     A file that is not a valid story is reported with its path and JSON path and skipped;
@@ -57,6 +65,7 @@ def ingest(paths: tuple[Path, ...], store_dir: Path, max_bytes: str, replace: bo
                 on_progress=lambda n: progress.advance(task, n),
                 max_bytes=size(max_bytes),
                 replace=replace,
+                absolute_paths=absolute_paths,
             )
     for failure in report.failures:
         where = f"{failure.json_path}: " if failure.json_path else ""
