@@ -30,8 +30,10 @@ listed or not) and ``hc:listsPublisher`` (story → the publisher of each manife
 the story itself gives it).
 
 Nothing is dropped: a manifest cited but not listed still gets a description (type and id)
-and ``hc:citesUnlistedManifest``; a claim is ``dcterms:isPartOf`` each manifest it is cited
-under; fields the model does not know are kept as ``hc:unmappedJson`` (``rdf:JSON``).
+and ``hc:citesUnlistedManifest``; related links are canonicalised as the crawler does
+(``…/x?utm_source=y#top`` names the story ``…/x/``); a claim is ``dcterms:isPartOf`` each
+manifest it is cited under; fields the model does not know are kept as ``hc:unmappedJson``
+(``rdf:JSON``).
 
 The output is text (N-Triples terms, see :mod:`hcgraph.rdftext`) and a pure function of the
 story and its :class:`IngestInfo`: same input, same triples.
@@ -513,7 +515,7 @@ def _map_extras(out: _Emitter, st: str, story: Story) -> None:
     _map_reuse(out, st, story)
     _map_sponsor(out, st, story)
     for rel in story.related:
-        target_iri = checked_iri(rel.url)
+        target_iri = _related_iri(rel.url)
         if target_iri is None:
             out.extra(st, {"related_unusable_url": rel.url})
             continue
@@ -525,6 +527,19 @@ def _map_extras(out: _Emitter, st: str, story: Story) -> None:
     if story.run_these_manifests is not None and story.run_these_manifests.extra:
         out.extra(st, {"run_these_manifests": story.run_these_manifests.extra})
     out.extra(st, story.extra)
+
+
+@lru_cache(maxsize=1 << 16)
+def _related_iri(url: str) -> str | None:
+    """A related link's target as the crawler would fetch it: canonicalised with
+    :func:`hcgraph.crawl.urls.canonicalize` (tracking parameters and fragment dropped, …), so
+    it names the same IRI as the story once crawled; a URL that is not http(s) as written."""
+    from .crawl.urls import canonicalize  # lazy: the crawler imports the pipeline
+
+    try:
+        return checked_iri(canonicalize(url))
+    except ValueError:
+        return checked_iri(url)
 
 
 def _map_reuse(out: _Emitter, st: str, story: Story) -> None:
