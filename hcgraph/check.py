@@ -82,6 +82,10 @@ def _related(row: dict[str, Any]) -> tuple[str, str]:
     return row["related"], f"related story {row['related']} is not in the graph"
 
 
+def _duplicate_id(row: dict[str, Any]) -> tuple[str, str]:
+    return row["id"], f"id {row['id']} is also the id of {row['other']}"
+
+
 #: Integrity query name → (severity, row → (focus, message)).
 INTEGRITY_CHECKS: dict[str, tuple[str, Describe]] = {
     "uncited-paragraphs": ("violation", _uncited),
@@ -89,6 +93,7 @@ INTEGRITY_CHECKS: dict[str, tuple[str, Describe]] = {
     "dangling-citations": ("violation", _dangling),
     "declared-vs-derived": ("violation", _declared),
     "related-not-ingested": ("warning", _related),
+    "duplicate-ids": ("violation", _duplicate_id),
 }
 
 

@@ -60,6 +60,16 @@ class IngestReport:
         """True when no input failed."""
         return not self.failures
 
+    @property
+    def id_clashes(self) -> list[Outcome]:
+        """Stored stories whose ``id`` another story IRI already has (both are kept)."""
+        return [r for r in self.results if r.id_clash is not None]
+
+    @property
+    def repeats(self) -> list[Outcome]:
+        """Stories whose ``url`` an earlier document of this run had (the later one wins)."""
+        return [r for r in self.results if r.repeat_of is not None]
+
     def record(self, outcome: Outcome) -> None:
         """File one pipeline outcome as a result or a failure."""
         if outcome.ok:

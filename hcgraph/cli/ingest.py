@@ -72,11 +72,25 @@ def ingest(
         lines = problem_lines(failure.problems) or [where + failure.reason]
         for line in lines:  # every problem, each with its JSON path
             err_console.print(f"[red]failed:[/] {escape(failure.source)}: {escape(line)}")
+    for r in report.repeats:
+        err_console.print(
+            f"[yellow]warning:[/] {escape(r.source)}: same url {escape(r.story_url or '')} as "
+            f"{escape(r.repeat_of or '')} earlier in this run; the later file replaced it"
+        )
+    for r in report.id_clashes:
+        err_console.print(
+            f"[yellow]warning:[/] {escape(r.source)}: id {escape(r.story_id or '')} of "
+            f"{escape(r.story_url or '')} is also the id of {escape(r.id_clash or '')}; "
+            "both are stored (hcgraph check flags them)"
+        )
+    dupes = ""
+    if report.repeats or report.id_clashes:
+        dupes = f", {len(report.repeats)} repeated url, {len(report.id_clashes)} duplicate id"
     out_console.print(
         f"ingested {len(report.results)} stories "
         f"({report.count('added')} added, {report.count('replaced')} replaced, "
-        f"{report.count('unchanged')} unchanged), {len(report.failures) + len(missing)} failed "
-        f"-> {escape(str(store_dir))}"
+        f"{report.count('unchanged')} unchanged{dupes}), "
+        f"{len(report.failures) + len(missing)} failed -> {escape(str(store_dir))}"
     )
     if report.failures or missing:
         raise SystemExit(3)
