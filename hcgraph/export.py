@@ -5,7 +5,7 @@ format     what it writes
 =========  ==========================================================================
 turtle     the union of all graphs (a set: each triple once), with readable prefixes
 ntriples   the same union, one triple per line
-jsonld     the same union as JSON-LD
+jsonld     the same union as compact JSON-LD, ``@context`` from hcgraph/context.jsonld
 nquads     every graph kept as a named graph (story graphs and shared graphs)
 trig       every graph kept as a named graph, with prefixes
 graphml    the networkx projection (typed, labelled nodes) for Gephi/yEd
@@ -30,6 +30,7 @@ import networkx as nx
 import pyoxigraph as ox
 
 from .errors import UnknownFormatError
+from .jsonld import write_jsonld
 from .project import to_networkx
 from .store import Store
 from .vocab import TURTLE_PREFIXES
@@ -111,8 +112,8 @@ for _exp in (
              "union of story graphs, prefixed Turtle"),
     Exporter("ntriples", _union(ox.RdfFormat.N_TRIPLES, prefixes=False), "nt",
              "application/n-triples", "union of story graphs, N-Triples"),
-    Exporter("jsonld", _union(ox.RdfFormat.JSON_LD, prefixes=False), "jsonld",
-             "application/ld+json", "union of story graphs, JSON-LD"),
+    Exporter("jsonld", write_jsonld, "jsonld", "application/ld+json",
+             "union of story graphs, compact JSON-LD (context: hcgraph/context.jsonld)"),
     Exporter("nquads", _nquads, "nq", "application/n-quads",
              "one named graph per story, N-Quads"),
     Exporter("trig", _trig, "trig", "application/trig", "one named graph per story, TriG"),
