@@ -33,6 +33,7 @@ from typing import Any
 import pyoxigraph as ox
 
 from .errors import QueryError
+from .sparqlguard import SERVICE_REFUSED, uses_service
 from .store import Store
 from .vocab import XSD
 
@@ -345,10 +346,14 @@ def run_query(
     store: Store,
     query: str | Path | SavedQuery,
     params: Mapping[str, Any] | None = None,
+    *,
+    allow_service: bool = False,
 ) -> QueryResult:
     """Run a saved query (by name, path or :class:`SavedQuery`) and materialise its rows.
 
     The default graph is the union of all story graphs. ``params`` are bound as RDF terms.
+    A query using ``SERVICE`` is refused unless ``allow_service`` (no outbound requests by
+    default; see :mod:`hcgraph.sparqlguard`).
 
     >>> from hcgraph import Store, ingest_paths, run_query
     >>> with Store(None) as store:
@@ -356,13 +361,15 @@ def run_query(
     ...     rows = run_query(store, "publisher-reach").records()
 
     Raises:
-        QueryError: unknown query, syntax error (with line and column), bad parameters, or
-            an evaluation error.
+        QueryError: unknown query, syntax error (with line and column), bad parameters,
+            ``SERVICE`` without ``allow_service``, or an evaluation error.
     """
     saved = query if isinstance(query, SavedQuery) else load_query(query)
     bindings = bind_params(saved, params)
+    if not allow_service and uses_service(saved.text):
+        raise QueryError(f"{saved.name}: {SERVICE_REFUSED}")
     try:
-        answer = store.query(saved.text, bindings=bindings)
+        answer = store.query(saved.text, bindings=bindings, allow_service=allow_service)
         return _materialise(answer)
     except SyntaxError as exc:
         raise QueryError(f"{saved.name}: {_syntax_message(exc)}") from None
