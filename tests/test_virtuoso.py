@@ -125,3 +125,55 @@ def test_saved_queries_give_the_same_rows(
                 diff = sorted(local ^ remote)[:2]
                 problems[name] = f"{len(local)} local rows, {len(remote)} remote; e.g. {diff}"
     assert problems == {}, json.dumps(problems, indent=1)
+
+
+def test_bulk_load_recipe(tmp_path_factory: pytest.TempPathFactory, store_dir: Path) -> None:
+    """The README's Virtuoso recipe, as written: ld_dir + rdf_loader_run on the gzipped
+    N-Quads shards of ``hcgraph export --format nquads --gzip --split N``."""
+    from hcgraph.dump import write_shards
+
+    srv = virtuoso.VirtuosoServer(tmp_path_factory.mktemp("virt-bulk"), free_port(), free_port())
+    srv.start()
+    try:
+        dump = srv.directory / "dump"
+        with Store(store_dir, read_only=True) as st:
+            shards = write_shards(st, dump, 2000)
+            expected = {g: st.graph_size(g) for g in st.graph_names()}
+            assert len(shards) > 1
+            srv.sql(
+                f"ld_dir('{dump}', 'graph-*.nq.gz', 'https://example.org/unused-default-graph');"
+            )
+            srv.sql("rdf_loader_run();")
+            srv.sql("checkpoint;")
+            errors = srv.sql(
+                "SELECT ll_file, ll_error FROM DB.DBA.load_list WHERE ll_error IS NOT NULL;"
+            )
+            assert "0 Rows" in errors, errors
+            assert _graph_counts(srv, st) == expected
+    finally:
+        srv.stop()
+
+
+def test_push_with_digest_credentials(
+    server: virtuoso.VirtuosoServer, store_dir: Path, invoke: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Virtuoso's authenticated services take HTTP Digest: ``--auth-env`` with
+    ``Digest user:password``, against ``/sparql-graph-crud-auth`` and ``/sparql-auth``."""
+    monkeypatch.setenv("HC_VIRTUOSO_AUTH", "Digest dba:dba")
+    server.sql("SPARQL CLEAR GRAPH <https://w3id.org/hcgraph/graph/publishers>;")
+    for protocol in ("gsp", "update"):
+        result = invoke(
+            "push", "--endpoint", server.url, "--preset", "virtuoso", "--protocol", protocol,
+            "--gsp-path", "sparql-graph-crud-auth", "--update-path", "sparql-auth",
+            "--auth-env", "HC_VIRTUOSO_AUTH", "--all", "--batch", "1", "--retries", "0",
+            "--verify", "--store", store_dir,
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        assert "all match" in result.output and "dba:dba" not in result.output
+    monkeypatch.setenv("HC_VIRTUOSO_AUTH", "Digest dba:wrong")
+    refused = invoke(
+        "push", "--endpoint", server.url, "--preset", "virtuoso", "--gsp-path",
+        "sparql-graph-crud-auth", "--auth-env", "HC_VIRTUOSO_AUTH", "--all", "--retries", "0",
+        "--store", store_dir,
+    )  # fmt: skip
+    assert refused.exit_code != 0
