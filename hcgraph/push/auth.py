@@ -86,7 +86,7 @@ def credentials_from_env(variable: str, environ: dict[str, str] | None = None) -
     value = env.get(variable, "").strip()
     if not value:
         raise PushError(f"--auth-env {variable}: the environment variable is not set or empty")
-    if value[:7].lower() == "digest ":
+    if value.lower() == "digest" or value[:7].lower() == "digest ":
         user, sep, password = value[7:].strip().partition(":")
         if not sep or not user:
             raise PushError(f"--auth-env {variable}: digest credentials are 'Digest user:password'")
