@@ -95,6 +95,10 @@ def _conflict(row: dict[str, Any]) -> tuple[str, str]:
     )
 
 
+def _duplicate_id(row: dict[str, Any]) -> tuple[str, str]:
+    return row["id"], f"id {row['id']} is also the id of {row['other']}"
+
+
 #: Integrity query name → (severity, row → (focus, message)).
 INTEGRITY_CHECKS: dict[str, tuple[str, Describe]] = {
     "uncited-paragraphs": ("violation", _uncited),
@@ -103,6 +107,7 @@ INTEGRITY_CHECKS: dict[str, tuple[str, Describe]] = {
     "declared-vs-derived": ("violation", _declared),
     "related-not-ingested": ("warning", _related),
     "manifest-conflicts": ("violation", _conflict),
+    "duplicate-ids": ("violation", _duplicate_id),
 }
 
 

@@ -5,11 +5,12 @@ format     what it writes
 =========  ==========================================================================
 turtle     the union of all graphs (a set: each triple once), with readable prefixes
 ntriples   the same union, one triple per line
-jsonld     the same union as JSON-LD
+jsonld     the same union as compact JSON-LD, ``@context`` from hcgraph/context.jsonld
 nquads     every graph kept as a named graph (story graphs and shared graphs)
 trig       every graph kept as a named graph, with prefixes
-graphml    the networkx projection (typed, labelled nodes) for Gephi/yEd
-gexf       the same projection as GEXF
+graphml    the networkx projection (typed, labelled nodes) for Gephi/yEd: nodes ``n0…``
+           (IRI in ``iri``), edges ``e0…`` with the ``predicate`` attribute
+gexf       the same projection as GEXF (node ids are the IRIs, edges ``e0…``)
 =========  ==========================================================================
 
 Output order depends only on the store's content (Oxigraph index order), never on the order
@@ -21,6 +22,7 @@ New formats register with :func:`register`; an unknown name raises
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,6 +32,7 @@ import networkx as nx
 import pyoxigraph as ox
 
 from .errors import UnknownFormatError
+from .jsonld import write_jsonld
 from .project import to_networkx
 from .store import Store
 from .vocab import TURTLE_PREFIXES
@@ -98,12 +101,42 @@ def _xml_safe_projection(store: Store) -> nx.MultiDiGraph:
     return graph
 
 
+def _with_ids(graph: nx.MultiDiGraph, *, node_ids: bool) -> nx.MultiDiGraph:
+    """The projection with unique, stable ids the schemas accept.
+
+    Edges are numbered ``e0, e1, …`` in (source IRI, target IRI, predicate) order, with the
+    predicate as the ``predicate`` attribute (GraphML and GEXF require unique edge ids; the
+    predicate alone repeats). With ``node_ids`` (GraphML, whose ids are ``xs:NMTOKEN``, so
+    no ``/`` or ``#``) nodes become ``n0, n1, …`` in IRI order; the IRI stays in ``iri``.
+    The ids depend only on the graph's content.
+    """
+    out = nx.MultiDiGraph()
+    out.graph.update(graph.graph)
+    ids = {iri: (f"n{i}" if node_ids else iri) for i, iri in enumerate(sorted(graph.nodes))}
+    for iri, new in ids.items():
+        out.add_node(new, **graph.nodes[iri])
+    edges = sorted((u, v, d["predicate"]) for u, v, d in graph.edges(data=True))
+    for i, (u, v, pred) in enumerate(edges):
+        extra = {} if node_ids else {"id": f"e{i}", "label": pred}
+        out.add_edge(ids[u], ids[v], key=f"e{i}", predicate=pred, **extra)
+    return out
+
+
 def _graphml(store: Store, out: BinaryIO) -> None:
-    nx.write_graphml(_xml_safe_projection(store), out, named_key_ids=True)
+    graph = _with_ids(_xml_safe_projection(store), node_ids=True)
+    nx.write_graphml(graph, out, named_key_ids=True)
+
+
+# networkx stamps today's date into GEXF's optional <meta lastmodifieddate>: drop it, so the
+# same store always exports the same bytes.
+_GEXF_DATE = re.compile(rb' lastmodifieddate="[^"]*"')
 
 
 def _gexf(store: Store, out: BinaryIO) -> None:
-    nx.write_gexf(_xml_safe_projection(store), out)
+    graph = _with_ids(_xml_safe_projection(store), node_ids=False)
+    buf = io.BytesIO()
+    nx.write_gexf(graph, buf)
+    out.write(_GEXF_DATE.sub(b"", buf.getvalue(), count=1))
 
 
 for _exp in (
@@ -111,8 +144,8 @@ for _exp in (
              "union of story graphs, prefixed Turtle"),
     Exporter("ntriples", _union(ox.RdfFormat.N_TRIPLES, prefixes=False), "nt",
              "application/n-triples", "union of story graphs, N-Triples"),
-    Exporter("jsonld", _union(ox.RdfFormat.JSON_LD, prefixes=False), "jsonld",
-             "application/ld+json", "union of story graphs, JSON-LD"),
+    Exporter("jsonld", write_jsonld, "jsonld", "application/ld+json",
+             "union of story graphs, compact JSON-LD (context: hcgraph/context.jsonld)"),
     Exporter("nquads", _nquads, "nq", "application/n-quads",
              "one named graph per story, N-Quads"),
     Exporter("trig", _trig, "trig", "application/trig", "one named graph per story, TriG"),

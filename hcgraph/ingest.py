@@ -60,6 +60,16 @@ class IngestReport:
         """True when no input failed."""
         return not self.failures
 
+    @property
+    def id_clashes(self) -> list[Outcome]:
+        """Stored stories whose ``id`` another story IRI already has (both are kept)."""
+        return [r for r in self.results if r.id_clash is not None]
+
+    @property
+    def repeats(self) -> list[Outcome]:
+        """Stories whose ``url`` an earlier document of this run had (the later one wins)."""
+        return [r for r in self.results if r.repeat_of is not None]
+
     def record(self, outcome: Outcome) -> None:
         """File one pipeline outcome as a result or a failure."""
         if outcome.ok:
@@ -74,12 +84,25 @@ class IngestReport:
 
 def discover(paths: Iterable[Path | str]) -> Iterator[Path]:
     """Story files under ``paths``: files as given, directories searched for ``*.json``."""
+    for path, _ in _discover_located(paths, absolute=False):
+        yield path
+
+
+def _discover_located(paths: Iterable[Path | str], *, absolute: bool) -> Iterator[tuple[Path, str]]:
+    """Story files with the location recorded in the graph (``hc:sourceLocation``).
+
+    The location is the file's path relative to the directory it was found under (a file
+    given directly: its name), in ``/`` form, so the same corpus at two places gives the same
+    graph; ``absolute``: the resolved absolute path instead (opt-in: it leaks local paths).
+    """
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            yield from sorted(p for p in path.rglob("*.json") if p.is_file())
+            for found in sorted(p for p in path.rglob("*.json") if p.is_file()):
+                rel = found.relative_to(path).as_posix()
+                yield found, str(found.resolve()) if absolute else rel
         else:
-            yield path
+            yield path, str(path.resolve()) if absolute else path.name
 
 
 def ingest_documents(
@@ -128,16 +151,22 @@ def ingest_paths(
     batch_size: int | None = None,
     max_bytes: int = MAX_BYTES,
     replace: bool = False,
+    absolute_paths: bool = False,
 ) -> IngestReport:
     """Ingest every story file found under ``paths`` (see :func:`discover`); a file larger
     than ``max_bytes`` is a failure, never read into memory; ``replace`` lets a file replace
-    a story that was crawled from its URL."""
+    a story that was crawled from its URL.
+
+    The graph records each file's path relative to the directory given (a file given
+    directly: its name) as ``hc:sourceLocation``, so exports do not depend on where the corpus
+    lies; ``absolute_paths`` records the absolute path instead. Reports name the path as given.
+    """
     report = IngestReport()
 
     def read_all() -> Iterator[Document]:
-        for path in discover(paths):
+        for path, location in _discover_located(paths, absolute=absolute_paths):
             try:
-                yield Document(_read_capped(path, max_bytes), str(path))
+                yield Document(_read_capped(path, max_bytes), str(path), location=location)
             except _TooLarge as exc:
                 report.failures.append(Failure(str(path), str(exc)))
             except OSError as exc:

@@ -2,9 +2,15 @@
 
 PROV-O is the backbone (every story part is a ``prov:Entity``, publishers are
 ``prov:Organization``, the writer a ``prov:SoftwareAgent``, its run and hcgraph's ingest are
-``prov:Activity``); CiTO records each cite object as a ``cito:Citation`` and each cited claim
-with ``cito:citesAsEvidence``; schema.org carries article metadata; Dublin Core carries ids,
-titles, dates and parts. IRIs follow :mod:`hcgraph.iris`.
+``prov:Activity``); CiTO records each cite object as a ``cito:Citation`` (also ``hc:Citation``)
+with exactly one citing entity (the paragraph or key fact), one cited entity (the manifest) and
+one characterization (``cito:citesAsEvidence``); the claims cited under that manifest hang off
+the citation as ``hc:citesClaim`` (*not* a sub-property of ``cito:hasCitedEntity``, which is
+functional: a reasoner would otherwise equate manifest and claims), and the citing text
+``cito:citesAsEvidence`` each claim directly. The types consumers look for are stated, not left
+to inference: ``cito:Citation``, ``prov:Activity``, ``prov:Agent``, ``schema:Organization``.
+schema.org carries article metadata; Dublin Core carries ids, titles, dates and parts. IRIs
+follow :mod:`hcgraph.iris`.
 
 **Layout: each thing is stated once.** What belongs to one story (the article, its sections,
 paragraphs, key facts, citations, links, the ingest provenance and revision chain) goes into
@@ -24,8 +30,10 @@ listed or not) and ``hc:listsPublisher`` (story → the publisher of each manife
 the story itself gives it).
 
 Nothing is dropped: a manifest cited but not listed still gets a description (type and id)
-and ``hc:citesUnlistedManifest``; a claim is ``dcterms:isPartOf`` each manifest it is cited
-under; fields the model does not know are kept as ``hc:unmappedJson`` (``rdf:JSON``).
+and ``hc:citesUnlistedManifest``; related links are canonicalised as the crawler does
+(``…/x?utm_source=y#top`` names the story ``…/x/``); a claim is ``dcterms:isPartOf`` each
+manifest it is cited under; fields the model does not know are kept as ``hc:unmappedJson``
+(``rdf:JSON``).
 
 The output is text (N-Triples terms, see :mod:`hcgraph.rdftext`) and a pure function of the
 story and its :class:`IngestInfo`: same input, same triples.
@@ -272,7 +280,7 @@ def _map_article(out: _Emitter, st: str, story: Story) -> None:
         room = iri(room_iri) if room_iri else _minted("newsroom", story.newsroom or "")
         out.add(st, HCT("newsroom"), room)
         desc = out.about(_AGENTS, room)
-        desc.typed(HCT("Newsroom"), PROVO("Organization"))
+        desc.typed(HCT("Newsroom"), PROVO("Organization"), PROVO("Agent"), SCHEMA("Organization"))
         desc.text(DC("identifier"), story.newsroom)
         labels_room = story.labels.newsroom if story.labels else None
         desc.text(SCHEMA("name"), story.newsroom_title or labels_room)
@@ -303,37 +311,37 @@ def _map_provenance(out: _Emitter, st: str, story: Story, info: IngestInfo) -> N
     if writer is not None and writer.agent:
         agent = _minted("agent", writer.agent)
         desc = out.about(_AGENTS, agent)
-        desc.typed(PROVO("SoftwareAgent"))
+        desc.typed(PROVO("SoftwareAgent"), PROVO("Agent"))
         desc.text(SCHEMA("name"), writer.agent)
         desc.extra(writer.extra)
         out.add(st, PROVO("wasAttributedTo"), agent)
         if writer.run_id:
             run = _minted("run", writer.agent, writer.run_id)
             run_desc = out.about(_AGENTS, run)
-            run_desc.typed(HCT("WriterRun"))
+            run_desc.typed(HCT("WriterRun"), PROVO("Activity"))
             run_desc.add(DC("identifier"), literal(writer.run_id))
             run_desc.add(PROVO("wasAssociatedWith"), agent)
             out.add(st, PROVO("wasGeneratedBy"), run)
     raw = _minted("raw", info.sha256)
     ingest = _minted("ingest", info.sha256)
     tool = _minted("software", "hcgraph", __version__)
-    out.typed(raw, HCT("RawDocument"))
+    out.typed(raw, HCT("RawDocument"), PROVO("Entity"))
     out.add(raw, HCT("sha256"), literal(info.sha256))
     out.add(raw, HCT("byteSize"), integer(info.byte_size))
     out.add(st, HCT("rawDocument"), raw)
-    out.typed(ingest, HCT("Ingest"))
+    out.typed(ingest, HCT("Ingest"), PROVO("Activity"))
     out.add(ingest, PROVO("used"), raw)
     out.add(ingest, PROVO("endedAtTime"), _dt(info.retrieved_at))
     out.add(ingest, PROVO("wasAssociatedWith"), tool)
     out.add(ingest, HCT("sourceLocation"), literal(info.source))
     tool_desc = out.about(_AGENTS, tool)
-    tool_desc.typed(PROVO("SoftwareAgent"))
+    tool_desc.typed(PROVO("SoftwareAgent"), PROVO("Agent"))
     tool_desc.add(SCHEMA("softwareVersion"), literal(__version__))
     newer = raw
     for rev in info.revisions:
         old = _minted("raw", rev.sha256)
         out.add(newer, PROVO("wasRevisionOf"), old)
-        out.typed(old, HCT("RawDocument"))
+        out.typed(old, HCT("RawDocument"), PROVO("Entity"))
         out.add(old, HCT("sha256"), literal(rev.sha256))
         out.add(old, DC("created"), _dt(rev.retrieved_at))
         newer = old
@@ -365,7 +373,9 @@ def _map_manifests(out: _Emitter, st: str, story: Story) -> dict[str, tuple[str,
         if m.source_name:
             pub = _minted("publisher", m.source_name)
             pub_desc = out.about(_PUBLISHERS, pub)
-            pub_desc.typed(HCT("Publisher"), PROVO("Organization"))
+            pub_desc.typed(
+                HCT("Publisher"), PROVO("Organization"), PROVO("Agent"), SCHEMA("Organization")
+            )
             pub_desc.add(SCHEMA("name"), literal(m.source_name))
             desc.add(DC("publisher"), pub)
             doc_desc.add(PROVO("wasAttributedTo"), pub)
@@ -438,8 +448,10 @@ def _cites(
             out.add(st, _CITES_MANIFEST, manifest)
         act = f"<{citing_iri}-c{k}>"
         add(f"{act} {A} {_CITATION}")
+        add(f"{act} {A} {_CITO_CITATION}")
         add(f"{act} {_HAS_CITING} {citing}")
         add(f"{act} {_HAS_CITED} {manifest}")
+        add(f"{act} {_CHARACTERIZATION} {_EVIDENCE}")
         add(f"{act} {_POSITION} {integer(k)}")
         if out.first(f"{citing} from {manifest}"):
             add(f"{citing} {_DERIVED_FROM} {manifest}")
@@ -456,6 +468,7 @@ _CITES_MANIFEST, _CITATION, _CITES_CLAIM = HCT("citesManifest"), HCT("Citation")
 _HAS_CITING, _HAS_CITED = CITE("hasCitingEntity"), CITE("hasCitedEntity")
 _EVIDENCE, _DERIVED_FROM = CITE("citesAsEvidence"), PROVO("wasDerivedFrom")
 _POSITION = SCHEMA("position")
+_CITO_CITATION, _CHARACTERIZATION = CITE("Citation"), CITE("hasCitationCharacterization")
 
 
 @lru_cache(maxsize=1 << 16)
@@ -502,7 +515,7 @@ def _map_extras(out: _Emitter, st: str, story: Story) -> None:
     _map_reuse(out, st, story)
     _map_sponsor(out, st, story)
     for rel in story.related:
-        target_iri = checked_iri(rel.url)
+        target_iri = _related_iri(rel.url)
         if target_iri is None:
             out.extra(st, {"related_unusable_url": rel.url})
             continue
@@ -514,6 +527,19 @@ def _map_extras(out: _Emitter, st: str, story: Story) -> None:
     if story.run_these_manifests is not None and story.run_these_manifests.extra:
         out.extra(st, {"run_these_manifests": story.run_these_manifests.extra})
     out.extra(st, story.extra)
+
+
+@lru_cache(maxsize=1 << 16)
+def _related_iri(url: str) -> str | None:
+    """A related link's target as the crawler would fetch it: canonicalised with
+    :func:`hcgraph.crawl.urls.canonicalize` (tracking parameters and fragment dropped, …), so
+    it names the same IRI as the story once crawled; a URL that is not http(s) as written."""
+    from .crawl.urls import canonicalize  # lazy: the crawler imports the pipeline
+
+    try:
+        return checked_iri(canonicalize(url))
+    except ValueError:
+        return checked_iri(url)
 
 
 def _map_reuse(out: _Emitter, st: str, story: Story) -> None:

@@ -35,12 +35,15 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import pyoxigraph as ox
+
 from .errors import NotAStoryError, StoreError, StoryError
 from .identity import crawled_from
 from .ledger import Pending, description_hash
 from .mapping import IngestInfo, MappedStory, Revision, map_story
 from .model import Story, parse_story
 from .store import Store, now_utc, source_date_epoch
+from .vocab import DCTERMS
 
 __all__ = [
     "BATCH",
@@ -58,6 +61,7 @@ BATCH = 250
 #: Quads per bulk load: long, sorted loads write few SST files for RocksDB to compact, but
 #: Oxigraph's loader holds what it sorts in memory (~0.5 KB a quad): this bounds peak RSS.
 SEGMENT = 300_000
+_IDENTIFIER = ox.NamedNode(str(DCTERMS.identifier))
 
 
 @dataclass(frozen=True)
@@ -69,12 +73,15 @@ class Document:
         source: where they came from (file path or URL), recorded in the graph.
         retrieved_at: when they were read or fetched (None: now).
         key: the crawl frontier URL the body was fetched for (None for local files).
+        location: what the graph records as ``hc:sourceLocation`` when it is not ``source``
+            (a local file's path relative to the ingest root; None: ``source``).
     """
 
     body: bytes
     source: str
     retrieved_at: dt.datetime | None = None
     key: str | None = None
+    location: str | None = None
 
 
 @dataclass(frozen=True)
@@ -83,7 +90,10 @@ class Outcome:
 
     ``status`` is ``added``, ``replaced`` or ``unchanged`` for a stored story; ``duplicate_of``
     is set when the story was already stored under another crawl URL; ``reason`` and
-    ``json_path`` explain a body that is not a valid story.
+    ``json_path`` explain a body that is not a valid story. Duplicate identities are
+    reported, not refused: ``id_clash`` is another story IRI with the same ``id`` (stored, or
+    earlier in this run); ``repeat_of`` is the source of an earlier document of this run with
+    the same ``url`` (this one replaced it).
     """
 
     source: str
@@ -98,6 +108,8 @@ class Outcome:
     json_path: str | None = None
     problems: tuple[tuple[str, str], ...] = ()
     not_a_story: bool = False
+    id_clash: str | None = None
+    repeat_of: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -255,6 +267,8 @@ class Pipeline:
         self._loader: _Loader | None = None
         self._writing: Future[None] | None = None
         self._inflight: set[str] = set()
+        self._run_urls: dict[str, str] = {}  # story IRI → first source in this run
+        self._run_ids: dict[str, str] = {}  # story id → first story IRI in this run
         recover(store)
         store.ledger.known(b"")  # load the known descriptions here, not in the writer thread
 
@@ -367,7 +381,18 @@ class Pipeline:
         related = tuple(r.url for r in story.related)
         sha = hashlib.sha256(doc.body).hexdigest()
         old = self.store.raw_sha256(story.url)
-        base = Outcome(doc.source, doc.key, story.url, story.id, related)
+        repeat = self._run_urls.get(story.url)
+        if repeat is None:
+            self._run_urls[story.url] = doc.source
+        base = Outcome(
+            doc.source,
+            doc.key,
+            story.url,
+            story.id,
+            related,
+            id_clash=self._id_clash(story),
+            repeat_of=repeat,
+        )
         if old == sha:
             return replace(base, status="unchanged")
         if old is not None and self.protect_crawled:
@@ -383,7 +408,9 @@ class Pipeline:
             if old
             else ()
         )
-        info = IngestInfo(sha, doc.source, graph_time(doc.retrieved_at), len(doc.body), revisions)
+        info = IngestInfo(
+            sha, doc.location or doc.source, graph_time(doc.retrieved_at), len(doc.body), revisions
+        )
         mapped = map_story(story, info)
         hashes = set()
         ledger = self.store.ledger
@@ -396,6 +423,20 @@ class Pipeline:
         write.uses[story.url] = frozenset(hashes)
         (write.replaced if old else write.new).append((mapped, sha))
         return replace(base, status="replaced" if old else "added", quads=len(mapped))
+
+    def _id_clash(self, story: Story) -> str | None:
+        """Another story IRI with ``story``'s id: earlier in this run, or in the store."""
+        first = self._run_ids.setdefault(story.id, story.url)
+        if first != story.url:
+            return first
+        pattern = self.store.ox.quads_for_pattern(None, _IDENTIFIER, ox.Literal(story.id), None)
+        for quad in pattern:
+            subject = quad.subject
+            if not isinstance(subject, ox.NamedNode) or subject != quad.graph_name:
+                continue
+            if subject.value != story.url:
+                return subject.value
+        return None
 
     def _start(self, write: _Write, *, stream: bool) -> None:
         """Send a prepared batch on its way: into the long load, or to the writer thread."""

@@ -33,6 +33,7 @@ from typing import Any
 import pyoxigraph as ox
 
 from .errors import QueryError
+from .sparqlguard import SERVICE_REFUSED, uses_service
 from .store import Store
 from .vocab import XSD
 
@@ -351,10 +352,14 @@ def run_query(
     store: Store,
     query: str | Path | SavedQuery,
     params: Mapping[str, Any] | None = None,
+    *,
+    allow_service: bool = False,
 ) -> QueryResult:
     """Run a saved query (by name, path or :class:`SavedQuery`) and materialise its rows.
 
     The default graph is the union of all graphs (a set). ``params`` are bound as RDF terms.
+    A query using ``SERVICE`` is refused unless ``allow_service`` (no outbound requests by
+    default; see :mod:`hcgraph.sparqlguard`).
 
     >>> from hcgraph import Store, ingest_paths, run_query
     >>> with Store(None) as store:
@@ -362,19 +367,23 @@ def run_query(
     ...     rows = run_query(store, "publisher-reach").records()
 
     Raises:
-        QueryError: unknown query, syntax error (with line and column), bad parameters, or
-            an evaluation error.
+        QueryError: unknown query, syntax error (with line and column), bad parameters,
+            ``SERVICE`` without ``allow_service``, or an evaluation error.
     """
     saved = query if isinstance(query, SavedQuery) else load_query(query)
     bindings = bind_params(saved, params)
+    if not allow_service and uses_service(saved.text):
+        raise QueryError(f"{saved.name}: {SERVICE_REFUSED}")
     text, order = _split_order(saved.text)
     try:
-        answer = store.query(text, bindings=bindings)
+        answer = store.query(text, bindings=bindings, allow_service=allow_service)
         result = _materialise(answer)
         if order:
             if not all(name in result.variables for name, _desc in order):
                 # not every sort key is a column: let the engine sort after all
-                result = _materialise(store.query(saved.text, bindings=bindings))
+                result = _materialise(
+                    store.query(saved.text, bindings=bindings, allow_service=allow_service)
+                )
             else:
                 _sort_rows(result, order)
         return result

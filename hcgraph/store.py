@@ -32,6 +32,7 @@ import pyoxigraph as ox
 from .errors import StoreError
 from .iris import minted
 from .ledger import Ledger
+from .sparqlguard import check_no_service
 from .vocab import DCTERMS, GRAPH, HC, PREFIXES, PROV
 
 __all__ = ["DEFAULT_STORE", "Store", "first_line", "now_utc", "source_date_epoch"]
@@ -202,12 +203,20 @@ class Store:
         *,
         bindings: Mapping[str, ox.NamedNode | ox.Literal] | None = None,
         union: bool = True,
+        allow_service: bool = False,
     ) -> Any:
         """Run SPARQL with the hc/prov/cito/schema/dcterms prefixes predeclared.
 
         ``bindings`` are bound as RDF terms (never spliced into the text). With ``union``
-        (the default) the default graph is the union of all graphs.
+        (the default) the default graph is the union of all graphs. A query using
+        ``SERVICE`` (federation: the engine would fetch a remote URL) is refused unless
+        ``allow_service`` (see :mod:`hcgraph.sparqlguard`).
+
+        Raises:
+            QueryError: the query uses ``SERVICE`` and ``allow_service`` is false.
         """
+        if not allow_service:
+            check_no_service(sparql)
         subs: dict[ox.Variable, ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple] = {
             ox.Variable(k): v for k, v in (bindings or {}).items()
         }

@@ -167,7 +167,7 @@ def test_killed_ingest_leaves_only_whole_stories(tmp_path: Path, mode: str) -> N
                 ingest_paths(st, [{str(stories_dir)!r}], batch_size=50)
             else:
                 paths = discover([{str(stories_dir)!r}])
-                docs = [pl.Document(p.read_bytes(), str(p)) for p in paths]
+                docs = [pl.Document(p.read_bytes(), str(p), location=p.name) for p in paths]
                 with pl.Pipeline(st) as pipe:
                     for k in range(0, len(docs), 50):
                         pipe.process(docs[k : k + 50])

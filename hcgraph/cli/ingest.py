@@ -27,8 +27,16 @@ from ._common import err_console, out_console, size, store_option
     is_flag=True,
     help="Let a file replace a story that was crawled from its URL.",
 )
+@click.option(
+    "--absolute-paths",
+    is_flag=True,
+    help="Record each file's absolute path in the graph (default: its path relative to the "
+    "directory given, or its name), which then travels into every export and push.",
+)
 @store_option
-def ingest(paths: tuple[Path, ...], store_dir: Path, max_bytes: str, replace: bool) -> None:
+def ingest(
+    paths: tuple[Path, ...], store_dir: Path, max_bytes: str, replace: bool, absolute_paths: bool
+) -> None:
     """Ingest story JSON files (or directories of them) into the store.
 
     A file that is not a valid story is reported with its path and JSON path and skipped;
@@ -57,17 +65,32 @@ def ingest(paths: tuple[Path, ...], store_dir: Path, max_bytes: str, replace: bo
                 on_progress=lambda n: progress.advance(task, n),
                 max_bytes=size(max_bytes),
                 replace=replace,
+                absolute_paths=absolute_paths,
             )
     for failure in report.failures:
         where = f"{failure.json_path}: " if failure.json_path else ""
         lines = problem_lines(failure.problems) or [where + failure.reason]
         for line in lines:  # every problem, each with its JSON path
             err_console.print(f"[red]failed:[/] {escape(failure.source)}: {escape(line)}")
+    for r in report.repeats:
+        err_console.print(
+            f"[yellow]warning:[/] {escape(r.source)}: same url {escape(r.story_url or '')} as "
+            f"{escape(r.repeat_of or '')} earlier in this run; the later file replaced it"
+        )
+    for r in report.id_clashes:
+        err_console.print(
+            f"[yellow]warning:[/] {escape(r.source)}: id {escape(r.story_id or '')} of "
+            f"{escape(r.story_url or '')} is also the id of {escape(r.id_clash or '')}; "
+            "both are stored (hcgraph check flags them)"
+        )
+    dupes = ""
+    if report.repeats or report.id_clashes:
+        dupes = f", {len(report.repeats)} repeated url, {len(report.id_clashes)} duplicate id"
     out_console.print(
         f"ingested {len(report.results)} stories "
         f"({report.count('added')} added, {report.count('replaced')} replaced, "
-        f"{report.count('unchanged')} unchanged), {len(report.failures) + len(missing)} failed "
-        f"-> {escape(str(store_dir))}"
+        f"{report.count('unchanged')} unchanged{dupes}), "
+        f"{len(report.failures) + len(missing)} failed -> {escape(str(store_dir))}"
     )
     if report.failures or missing:
         raise SystemExit(3)

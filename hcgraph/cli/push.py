@@ -68,7 +68,8 @@ from ._common import err_console, out_console, store_option
 @click.option(
     "--auth-env",
     metavar="VAR",
-    help="Environment variable holding 'user:password' (Basic) or a bearer token.",
+    help="Environment variable holding 'user:password' (Basic), 'Digest user:password' "
+    "or a bearer token.",
 )
 @click.option(
     "--ca-bundle",

@@ -57,6 +57,10 @@ def _list_queries() -> None:
     help="Write to this file (default: stdout).",
 )  # fmt: skip
 @click.option("--list", "list_only", is_flag=True, help="List the saved queries and exit.")
+@click.option(
+    "--allow-service", is_flag=True,
+    help="Let the query use SERVICE (federation: this machine then fetches the URLs it names).",
+)  # fmt: skip
 @store_option
 def query(
     name_or_file: str | None,
@@ -64,12 +68,14 @@ def query(
     fmt: str,
     out: Path | None,
     list_only: bool,
+    allow_service: bool,
     store_dir: Path,
 ) -> None:
     """Run a saved query by NAME, or any SPARQL .rq FILE, over the store.
 
     The default graph is the union of all graphs. Parameters declared in the
-    query's header are given with --param and bound as RDF terms.
+    query's header are given with --param and bound as RDF terms. A query using SERVICE is
+    refused unless --allow-service: by default a query makes no outbound requests.
 
     \b
     Example:
@@ -87,7 +93,7 @@ def query(
         raise click.UsageError(f"give a saved query name or a .rq file (saved: {names})")
     saved = load_query(name_or_file)
     with Store(store_dir, read_only=True) as store:
-        result = run_query(store, saved, _parse_params(params))
+        result = run_query(store, saved, _parse_params(params), allow_service=allow_service)
     if out is None:
         if fmt == "table":
             write_result(result, fmt, sys.stdout)

@@ -29,13 +29,21 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
     "--timeout-s", type=click.IntRange(1), default=None,
     help="Per-query timeout in seconds, enforced by the server.",
 )  # fmt: skip
+@click.option(
+    "--allow-service", is_flag=True,
+    help="Let queries use SERVICE (federation: the server then fetches the URLs they name).",
+)  # fmt: skip
 @store_option
-def serve(host: str, port: int, timeout_s: int | None, store_dir: Path) -> None:
+def serve(
+    host: str, port: int, timeout_s: int | None, allow_service: bool, store_dir: Path
+) -> None:
     """Serve the store read-only over the SPARQL 1.1 Protocol until Ctrl-C.
 
     Runs the Oxigraph server (`oxigraph serve-read-only --union-default-graph`) over the
     store's database: the default graph is the union of all graphs, as in
-    `hcgraph query`. Do not ingest into the store while it is served.
+    `hcgraph query`. Do not ingest into the store while it is served. Queries using SERVICE
+    are refused (no outbound requests) unless --allow-service; requests whose Host header is
+    not this loopback address and port are refused (DNS rebinding).
 
     \b
     Example:
@@ -43,7 +51,9 @@ def serve(host: str, port: int, timeout_s: int | None, store_dir: Path) -> None:
       curl -H 'Accept: text/csv' --data-urlencode 'query=SELECT * { ?s a ?t } LIMIT 5' \\
         http://127.0.0.1:7878/query
     """
-    endpoint = Endpoint(store_dir, host=host, port=port, timeout_s=timeout_s)
+    endpoint = Endpoint(
+        store_dir, host=host, port=port, timeout_s=timeout_s, allow_service=allow_service
+    )
     endpoint.start()
     # SIGTERM (service managers, `timeout`) stops the server as cleanly as Ctrl-C does.
     previous = signal.signal(signal.SIGTERM, _interrupt)

@@ -4,7 +4,9 @@
 where ``ps`` and shell history would see it). Its value is one of:
 
 * ``user:password`` → HTTP Basic;
-* ``Bearer TOKEN`` (or a value with no colon) → ``Authorization: Bearer TOKEN``.
+* ``Bearer TOKEN`` (or a value with no colon) → ``Authorization: Bearer TOKEN``;
+* ``Digest user:password`` → HTTP Digest (Virtuoso's ``/sparql-auth`` and
+  ``/sparql-graph-crud-auth`` take only Digest).
 
 The secret is kept inside an :class:`httpx.Auth` object; :meth:`Credentials.redact` scrubs
 it (and its Base64 form) from any text hcgraph prints, in case a server echoes it back.
@@ -32,10 +34,11 @@ _MASK = "***"
 class Credentials:
     """A Basic or Bearer credential. ``repr`` and ``str`` never show the secret."""
 
-    scheme: str  # "basic" or "bearer"
+    scheme: str  # "basic", "bearer" or "digest"
     variable: str
     _header: str = field(compare=False)
     _secrets: tuple[str, ...] = field(compare=False)
+    _digest: tuple[str, str] | None = field(default=None, compare=False)
 
     def __repr__(self) -> str:
         return f"Credentials({self.scheme}, from ${self.variable})"
@@ -44,7 +47,9 @@ class Credentials:
 
     @property
     def auth(self) -> httpx.Auth:
-        """An httpx auth hook that sets the ``Authorization`` header on every request."""
+        """An httpx auth hook: the ``Authorization`` header on every request, or Digest."""
+        if self._digest is not None:
+            return httpx.DigestAuth(*self._digest)
         return _HeaderAuth(self._header)
 
     def redact(self, text: str) -> str:
@@ -81,6 +86,12 @@ def credentials_from_env(variable: str, environ: dict[str, str] | None = None) -
     value = env.get(variable, "").strip()
     if not value:
         raise PushError(f"--auth-env {variable}: the environment variable is not set or empty")
+    if value.lower() == "digest" or value[:7].lower() == "digest ":
+        user, sep, password = value[7:].strip().partition(":")
+        if not sep or not user:
+            raise PushError(f"--auth-env {variable}: digest credentials are 'Digest user:password'")
+        secrets = tuple(s for s in (value, password) if len(s) >= 3)
+        return Credentials("digest", variable, "", secrets, (user, password))
     if value.lower() == "bearer" or value[:7].lower() == "bearer ":
         return _bearer(variable, value[6:].strip())
     if ":" not in value:

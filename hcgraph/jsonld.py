@@ -1,0 +1,115 @@
+"""Compact JSON-LD: the union graph with a ``@context`` built from hcgraph's prefixes.
+
+The context (:func:`context`, shipped as ``hcgraph/context.jsonld`` for anyone to use) maps
+each prefix hcgraph declares (:data:`~hcgraph.vocab.TURTLE_PREFIXES`) to its namespace. The
+document is ``{"@context": {…}, "@graph": [node, …]}`` with one node object per run of
+triples about one subject, in the store's order (so the bytes depend only on the content):
+``@id`` and property keys as CURIEs, ``rdf:type`` as ``@type``, IRIs as ``{"@id": …}``,
+plain strings as JSON strings, and every other literal as ``{"@value", "@type"|"@language"}``
+with its exact lexical form (no JSON numbers or booleans, which would re-canonicalise
+``06`` or ``1.0``). An IRI is written as a CURIE only where expansion gives it back (its
+local part must not start with ``//``). An absolute IRI whose scheme is one of the prefix
+names (``claim:x``) would be read back as a CURIE, so it is refused (hcgraph never mints one).
+It is written streaming, a node at a time, as fast as the union is read.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import BinaryIO
+
+import pyoxigraph as ox
+
+from .store import Store
+from .vocab import RDF, TURTLE_PREFIXES
+
+__all__ = ["context", "write_jsonld"]
+
+_TYPE = str(RDF.type)
+_STRING = "http://www.w3.org/2001/XMLSchema#string"
+_LANG = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
+
+
+def context() -> dict[str, str]:
+    """The JSON-LD context: prefix → namespace (the content of ``hcgraph/context.jsonld``)."""
+    return dict(TURTLE_PREFIXES)
+
+
+class _Compactor:
+    def __init__(self, prefixes: dict[str, str]) -> None:
+        # longest namespace first, so ``…/id/claim/`` wins over a shorter one
+        self.prefixes = sorted(prefixes.items(), key=lambda kv: -len(kv[1]))
+        self.names = set(prefixes)
+        self.cache: dict[str, str] = {}
+
+    def __call__(self, iri: str) -> str:
+        out = self.cache.get(iri)
+        if out is None:
+            out = iri
+            for prefix, ns in self.prefixes:
+                if iri.startswith(ns) and not iri[len(ns) :].startswith("//"):
+                    out = f"{prefix}:{iri[len(ns) :]}"
+                    break
+            if out == iri and iri.split(":", 1)[0] in self.names:
+                raise ValueError(f"IRI {iri!r} would read back as a CURIE in JSON-LD")
+            if len(self.cache) < 1 << 16:
+                self.cache[iri] = out
+        return out
+
+
+def _node_id(term: ox.NamedNode | ox.BlankNode | ox.Triple, curie: _Compactor) -> str:
+    if isinstance(term, ox.NamedNode):
+        return curie(term.value)
+    if isinstance(term, ox.BlankNode):
+        return "_:" + term.value
+    raise ValueError("RDF-star triples cannot be written as JSON-LD 1.1")
+
+
+def _value(term: ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple, curie: _Compactor) -> object:
+    if isinstance(term, ox.Literal):
+        datatype = term.datatype.value
+        if term.language:
+            return {"@value": term.value, "@language": term.language}
+        if datatype == _STRING:
+            return term.value
+        return {"@value": term.value, "@type": curie(datatype)}
+    return {"@id": _node_id(term, curie)}
+
+
+def write_jsonld(store: Store, out: BinaryIO) -> None:
+    """Write the union of all graphs as compact JSON-LD (see the module docstring)."""
+    ctx = context()
+    for prefix in ctx:
+        if ":" in prefix:  # pragma: no cover - prefixes are plain names
+            raise ValueError(prefix)
+    curie = _Compactor(ctx)
+    head = json.dumps({"@context": ctx}, ensure_ascii=False, indent=1)[:-2]
+    out.write((head + ',\n "@graph": [').encode())
+    subject: str | None = None
+    node: dict[str, object] = {}
+    first = True
+
+    def flush() -> None:
+        nonlocal first
+        if subject is None:
+            return
+        text = json.dumps(node, ensure_ascii=False, separators=(",", ":"))
+        out.write((("\n" if first else ",\n") + text).encode())
+        first = False
+
+    for triple in store.union_triples():
+        sid = _node_id(triple.subject, curie)
+        if sid != subject:
+            flush()
+            subject, node = sid, {"@id": sid}
+        pred, obj = triple.predicate.value, triple.object
+        if pred == _TYPE and isinstance(obj, ox.NamedNode):
+            types = node.setdefault("@type", [])
+            assert isinstance(types, list)
+            types.append(curie(obj.value))
+            continue
+        values = node.setdefault(curie(pred), [])
+        assert isinstance(values, list)
+        values.append(_value(obj, curie))
+    flush()
+    out.write(b"\n]}\n")
