@@ -186,6 +186,7 @@ class _Loader:
         self.pending: list[Pending] = []
         self.urls: set[str] = set()
         self.quads = 0
+        self.ended = False
 
     def feed(self, write: _Write) -> None:
         self.pending.extend(write.pending())
@@ -201,14 +202,22 @@ class _Loader:
                     self.future.result()  # raises the loader's error
                     raise StoreError("the bulk load ended early") from None
 
-    def finish(self) -> list[Pending]:
+    def end_input(self) -> None:
+        """No more batches: the load finishes what it has (in its thread)."""
+        if self.ended:
+            return
+        self.ended = True
         while True:
             try:
                 self.queue.put(None, timeout=0.5)
-                break
+                return
             except queue.Full:
                 if self.future.done():
-                    break
+                    return
+
+    def finish(self) -> list[Pending]:
+        """End the input, wait for the load; the stories it wrote (raises its error)."""
+        self.end_input()
         self.future.result()
         return self.pending
 
@@ -263,8 +272,11 @@ class Pipeline:
         self.crawl = crawl_claims is not None
         self.by_story = {s: u for s, (u, _) in (crawl_claims or {}).items()}
         self.by_id = {i: s for s, (_, i) in (crawl_claims or {}).items() if i}
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="hcgraph-write")
+        # Two writer threads: a finished segment's load completes (sorts, writes its files)
+        # while the next segment is already being fed.
+        self._pool = ThreadPoolExecutor(2, thread_name_prefix="hcgraph-write")
         self._loader: _Loader | None = None
+        self._closing: _Loader | None = None
         self._writing: Future[None] | None = None
         self._inflight: set[str] = set()
         self._run_urls: dict[str, str] = {}  # story IRI → first source in this run
@@ -298,20 +310,36 @@ class Pipeline:
     def flush(self) -> None:
         """Wait until everything submitted is in the store (raises what the write raised)."""
         try:
-            if self._loader is not None:
-                loader, self._loader = self._loader, None
-                ledger = self.store.ledger
-                pending = loader.finish()
-                _retract(self.store, ledger.settle(pending))
-                ledger.clean()
+            self._end_segment()
+            self._settle_closing()
             if self._writing is not None:
                 writing, self._writing = self._writing, None
                 writing.result()
         finally:
             self._inflight.clear()
 
+    def _end_segment(self) -> None:
+        """Close the current load's input; it finishes in the background (one at a time)."""
+        if self._loader is None:
+            return
+        self._settle_closing()  # at most one load finishing while the next is fed
+        self._loader.end_input()
+        self._closing, self._loader = self._loader, None
+
+    def _settle_closing(self) -> None:
+        """Wait for the finishing load, then record its stories in the ledger as written."""
+        if self._closing is None:
+            return
+        loader, self._closing = self._closing, None
+        pending = loader.finish()
+        ledger = self.store.ledger
+        _retract(self.store, ledger.settle(pending))
+        if self._loader is None:
+            ledger.clean()
+        self._inflight.difference_update(loader.urls)
+
     def close(self) -> None:
-        """Finish the writes in flight and stop the writer thread."""
+        """Finish the writes in flight and stop the writer threads."""
         try:
             self.flush()
         finally:
@@ -451,7 +479,7 @@ class Pipeline:
             self._loader.feed(write)
             self._inflight.update(self._loader.urls)
             if self._loader.quads >= SEGMENT:
-                self.flush()  # end this load: bounded memory (see SEGMENT)
+                self._end_segment()  # bounded memory (see SEGMENT)
             return
         self.flush()  # replacements and crawl batches: one transaction after another
         self.store.ledger.begin(_rows(write), write.pending())

@@ -133,3 +133,21 @@ def test_conflicting_descriptions_are_kept_until_their_last_story_goes(
 
 def test_same_corpus_any_order_same_graphs(corpus: list[dict[str, Any]]) -> None:
     assert _graphs(_fresh(corpus)) == _graphs(_fresh(list(reversed(corpus))))
+
+
+def test_many_bulk_load_segments_give_the_same_graphs(
+    corpus: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Long ingests are cut into bulk-load segments that finish while the next is fed."""
+    import hcgraph.pipeline as pipeline
+
+    expected = _graphs(_fresh(corpus))
+    from hcgraph.ingest import ingest_documents
+
+    monkeypatch.setattr(pipeline, "SEGMENT", 3000)  # a segment ends after every batch
+    store = Store(None)
+    docs = (pipeline.Document(body, source) for body, source in _docs(corpus))
+    report = ingest_documents(store, docs, batch_size=10)
+    assert report.ok and report.count("added") == len(corpus)
+    assert _graphs(store) == expected
+    assert not store.ledger.dirty and store.ledger.pending() == []
