@@ -283,6 +283,9 @@ class Pipeline:
         self._run_ids: dict[str, str] = {}  # story id → first story IRI in this run
         recover(store)
         store.ledger.known(b"")  # load the known descriptions here, not in the writer thread
+        # Stories already stored: a story not among them needs no look-up (on a store being
+        # bulk-loaded, every point read has many fresh files to search).
+        self._stored = set(store.story_graphs())
 
     # --- public -------------------------------------------------------------------------
     def run(
@@ -408,7 +411,8 @@ class Pipeline:
     def _prepare(self, doc: Document, story: Story, write: _Write) -> Outcome:
         related = tuple(r.url for r in story.related)
         sha = hashlib.sha256(doc.body).hexdigest()
-        old = self.store.raw_sha256(story.url)
+        old = self.store.raw_sha256(story.url) if story.url in self._stored else None
+        self._stored.add(story.url)
         repeat = self._run_urls.get(story.url)
         if repeat is None:
             self._run_urls[story.url] = doc.source
