@@ -123,8 +123,8 @@ def render(r: dict[str, Any]) -> str:
         "",
         f"`python bench/bench_audit.py --stories {a['stories']} --seed {a['seed']} --runs "
         f"{a['runs']}`: the real seed story plus {a['stories']:,} generated stories "
-        f"({r['quads']:,} quads), today's store layout (shared descriptions repeated in every "
-        f"story graph). Load average {r['load_before']:.1f} before, {r['load_after']:.1f} after "
+        f"({r['quads']:,} quads), layout v2 (shared things stated once, issue 9). "
+        f"Load average {r['load_before']:.1f} before, {r['load_after']:.1f} after "
         "(2 cores, shared with other work).",
         "",
         "| one story (on disk, read-only; median) | time | target |",
