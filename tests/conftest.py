@@ -211,3 +211,16 @@ def corpus_store() -> Iterator[CorpusStore]:
         report = ingest_bytes(st, ((json.dumps(s).encode(), str(s["url"])) for s in corpus.stories))
         assert not report.failures, report.failures[:3]
         yield CorpusStore(corpus.stories, st, ground_truth(corpus.stories))
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    """One headless Debian Chromium for the browser tests (launched on first use)."""
+    from playwright.sync_api import sync_playwright
+
+    from hcgraph.viz.chromium import CHROMIUM, CHROMIUM_ARGS
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()

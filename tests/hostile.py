@@ -6,6 +6,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+# Hostile text written to *run* if it ever reached a page's DOM as markup: it sets a canary.
+CANARY = (
+    "<script>window.__pwned='script'</script> <img src=x onerror=\"window.__pwned='img'\"> "
+    "</script><script>window.__pwned='breakout'</script> \u2028 end"
+)
+
 NASTY = [
     "double \"quotes\" and 'single'",
     "triple \"\"\" quotes ''' inside",

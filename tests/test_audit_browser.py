@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,29 +12,14 @@ from hcgraph import Store, ingest_bytes
 from hcgraph.provenance.audit import audit
 from hcgraph.provenance.report_html import write_report
 from hcgraph.sample import generate_corpus
-from hcgraph.viz.chromium import CHROMIUM, CHROMIUM_ARGS
+from hcgraph.viz.chromium import CHROMIUM
 from tests.conftest import SEED
-from tests.hostile import hostile_story
+from tests.hostile import CANARY, hostile_story
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium"),
 ]
-
-CANARY = (
-    "<script>window.__pwned='script'</script> <img src=x onerror=\"window.__pwned='img'\"> "
-    "</script><script>window.__pwned='breakout'</script> \u2028 end"
-)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
-        yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")

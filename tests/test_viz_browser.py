@@ -21,30 +21,14 @@ import pytest
 from hcgraph import Store, citation_graph, ingest_bytes
 from hcgraph.sample import generate_corpus
 from hcgraph.viz import write_map
-from hcgraph.viz.chromium import CHROMIUM, CHROMIUM_ARGS
+from hcgraph.viz.chromium import CHROMIUM
 from tests.conftest import ROOT, SEED, SEED_URL
-from tests.hostile import hostile_story
+from tests.hostile import CANARY, hostile_story
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium")
 
-ARGS = CHROMIUM_ARGS
 ARTIFACTS = ROOT / "tests" / "artifacts"
 HOSTILE_URL = "https://news.example.org/stories/2026-10-21/hostile/"
-# Hostile text written to *run* if it ever reached the DOM as markup: it sets a canary.
-CANARY_HEADLINE = (
-    "<script>window.__pwned='script'</script> <img src=x onerror=\"window.__pwned='img'\"> "
-    "</script><script>window.__pwned='breakout'</script> \u2028 end"
-)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
-        yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")
@@ -53,9 +37,9 @@ def vstore() -> Iterator[Store]:
     seed = json.loads(SEED.read_text())
     stories = generate_corpus(12, seed=3, hostile=True, include_seed=seed).stories
     hostile = hostile_story(SEED)
-    hostile["headline"] = CANARY_HEADLINE
-    hostile["manifests"][0]["title"] = CANARY_HEADLINE
-    hostile["sections"][0]["paragraphs"][0]["markdown"] = CANARY_HEADLINE
+    hostile["headline"] = CANARY
+    hostile["manifests"][0]["title"] = CANARY
+    hostile["sections"][0]["paragraphs"][0]["markdown"] = CANARY
     docs = [(json.dumps(s).encode(), f"s{i}") for i, s in enumerate([*stories, hostile])]
     with Store(None) as st:
         assert not ingest_bytes(st, docs).failures
