@@ -85,10 +85,15 @@ class Ledger:
         self.db.close()
 
     # --- reading ------------------------------------------------------------------------
-    def known(self, digest: bytes) -> bool:
-        """True if the description is already in the ledger (and so in the graph)."""
+    def preload(self) -> None:
+        """Read the hashes of every known description into memory (once)."""
         if self._known is None:
             self._known = {row[0] for row in self.db.execute("SELECT hash FROM descr")}
+
+    def known(self, digest: bytes) -> bool:
+        """True if the description is already in the ledger (and so in the graph)."""
+        self.preload()
+        assert self._known is not None
         return digest in self._known
 
     def uses_of(self, story: str) -> set[bytes]:

@@ -282,7 +282,7 @@ class Pipeline:
         self._run_urls: dict[str, str] = {}  # story IRI → first source in this run
         self._run_ids: dict[str, str] = {}  # story id → first story IRI in this run
         recover(store)
-        store.ledger.known(b"")  # load the known descriptions here, not in the writer thread
+        store.ledger.preload()  # here, not later in a writer thread
         # Stories already stored: a story not among them needs no look-up (on a store being
         # bulk-loaded, every point read has many fresh files to search).
         self._stored = set(store.story_graphs())
