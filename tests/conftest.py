@@ -213,9 +213,10 @@ def corpus_store() -> Iterator[CorpusStore]:
         yield CorpusStore(corpus.stories, st, ground_truth(corpus.stories))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    """One headless Debian Chromium for the browser tests (launched on first use)."""
+    """A headless Debian Chromium per browser test module. Not session-wide: Playwright's
+    sync API keeps an event loop running while it is open, and later tests use asyncio."""
     from playwright.sync_api import sync_playwright
 
     from hcgraph.viz.chromium import CHROMIUM, CHROMIUM_ARGS
