@@ -4,7 +4,7 @@ One story: the real seed story inside a generated corpus of ``--stories`` storie
 10,000), on disk and opened read-only as the CLI does: trace of the story, of a paragraph, of
 its most-cited manifest and of a claim; audit of that one story; history of it. Target: each
 under 1 s. Corpus: ``audit`` of every story, on disk and in memory (target < 10 s), and the
-HTML report. Baseline in the same run: :func:`hcgraph.groundtruth.ground_truth` over the same
+HTML report. Baseline in the same run: :func:`tests.support.groundtruth.ground_truth` over the same
 story dicts in plain Python (the independent oracle, no graph), and ``ingest`` of the corpus.
 
 Usage::
@@ -55,9 +55,9 @@ def main() -> None:
     args = ap.parse_args()
 
     from hcgraph import Store, ingest_bytes
-    from hcgraph.groundtruth import ground_truth
     from hcgraph.provenance import audit, history, trace, write_report
     from hcgraph.sample import generate_corpus
+    from tests.support.groundtruth import ground_truth
 
     r: dict[str, Any] = {"args": vars(args), "load_before": os.getloadavg()[0]}
     work = Path(tempfile.mkdtemp(prefix="bench-audit-"))

@@ -42,7 +42,7 @@ from _results import write_section  # noqa: E402
 from hcgraph import Store, ingest_bytes  # noqa: E402
 from hcgraph.sample import iter_stories  # noqa: E402
 from hcgraph.viz import citation_graph, compute_layout, write_map  # noqa: E402
-from hcgraph.viz.chromium import CHROMIUM_ARGS  # noqa: E402
+from tests.support.chromium import CHROMIUM_ARGS  # noqa: E402
 
 ARGS = CHROMIUM_ARGS
 WORK = ROOT / "bench" / "_work"

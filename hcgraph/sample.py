@@ -5,7 +5,7 @@ real ``hangingcontext.desk/1`` story (sections, paragraphs with cites, key facts
 related links, ...), drawn from a shared pool of manifests whose popularity is Zipf-skewed.
 
 Why: the graph builder, its SPARQL queries and its benchmarks need corpora of any size whose
-answers are known in advance (see :mod:`hcgraph.groundtruth`). The corpus can be made hostile
+answers are known in advance (see :mod:`tests.support.groundtruth`). The corpus can be made hostile
 (quotes, backslashes, control characters, markup, Turtle and SPARQL-looking text) to test
 escaping, and can carry planted oddities (dangling citations, mismatched declared fields,
 unknown fields, integer ids, ...) to test that the builder tolerates and reports them.

@@ -194,7 +194,7 @@ class CorpusStore:
 
     stories: list[dict[str, object]]
     store: Store
-    truth: object  # hcgraph.groundtruth.GroundTruth
+    truth: object  # tests.support.groundtruth.GroundTruth
 
 
 @pytest.fixture(scope="session")
@@ -202,9 +202,9 @@ def corpus_store() -> Iterator[CorpusStore]:
     """300 generated stories plus the seed, with reuse, dangling citations and mismatches."""
     import json
 
-    from hcgraph.groundtruth import ground_truth
     from hcgraph.ingest import ingest_bytes
     from hcgraph.sample import generate_corpus
+    from tests.support.groundtruth import ground_truth
 
     corpus = generate_corpus(300, seed=41, include_seed=json.loads(SEED.read_text()))
     with Store(None) as st:
@@ -219,7 +219,7 @@ def browser() -> Iterator[object]:
     sync API keeps an event loop running while it is open, and later tests use asyncio."""
     from playwright.sync_api import sync_playwright
 
-    from hcgraph.viz.chromium import CHROMIUM, CHROMIUM_ARGS
+    from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS
 
     with sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)

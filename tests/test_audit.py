@@ -16,10 +16,10 @@ import pytest
 
 from hcgraph import Store, ingest_bytes
 from hcgraph.errors import ProvenanceError
-from hcgraph.groundtruth import ground_truth
 from hcgraph.provenance.audit import AuditOptions, AuditReport, audit
 from hcgraph.sample import ODDITIES, generate_corpus
 from tests.conftest import SEED, SEED_URL
+from tests.support.groundtruth import ground_truth
 
 N = 120
 MAX_AGE = 4

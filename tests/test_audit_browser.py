@@ -12,9 +12,9 @@ from hcgraph import Store, ingest_bytes
 from hcgraph.provenance.audit import audit
 from hcgraph.provenance.report_html import write_report
 from hcgraph.sample import generate_corpus
-from hcgraph.viz.chromium import CHROMIUM
 from tests.conftest import SEED
 from tests.hostile import CANARY, hostile_story
+from tests.support.chromium import CHROMIUM
 
 pytestmark = [
     pytest.mark.slow,

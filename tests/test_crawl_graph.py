@@ -10,9 +10,9 @@ import pytest
 from crawlserver import CrawlServer, Site, page, quads_of, stories_in, story
 
 from hcgraph.crawl import CrawlOptions, FetchPolicy, crawl
-from hcgraph.groundtruth import ground_truth
 from hcgraph.rebuild import rebuild
 from hcgraph.sample import DEFAULT_BASE_URL, generate_corpus
+from tests.support.groundtruth import ground_truth
 
 FAST = FetchPolicy(timeout=5.0, retries=1, backoff_base=0.01)
 

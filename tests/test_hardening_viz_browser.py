@@ -11,9 +11,9 @@ import pytest
 
 from hcgraph import Store, citation_graph, ingest_bytes
 from hcgraph.viz import write_map
-from hcgraph.viz.chromium import CHROMIUM, CHROMIUM_ARGS
 from hcgraph.viz.render import render_map, visible_bidi
 from tests.conftest import SEED, SEED_URL
+from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS
 
 pytestmark = [
     pytest.mark.slow,

@@ -25,11 +25,11 @@ import pyoxigraph as ox
 import pytest
 
 from hcgraph import Store, ingest_bytes
-from hcgraph.groundtruth import ground_truth
 from hcgraph.push import STATE_FILE
 from hcgraph.sample import generate_corpus
 from hcgraph.vocab import PREFIXES
 from tests.conftest import SEED, OxigraphServer, cli_env, free_port
+from tests.support.groundtruth import ground_truth
 
 SEED_URL = "https://hangingcontext.com/stories/2026-10-20/agentic-rl-production/"
 CORPUS_SEED = 6

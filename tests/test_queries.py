@@ -1,6 +1,6 @@
 """The saved-query library: headers, parameters, errors, and every query against ground truth.
 
-Ground truth (hcgraph.groundtruth) is computed straight from the story dicts, never through
+Ground truth (tests.support.groundtruth) is computed straight from the story dicts, never through
 SPARQL; a disagreement points at the query (or at the graph).
 """
 
@@ -18,11 +18,11 @@ import pyoxigraph as ox
 import pytest
 
 from hcgraph import QueryError, Store, load_query, run_query, saved_queries
-from hcgraph.groundtruth import ground_truth
 from hcgraph.ingest import ingest_paths
 from hcgraph.queries import QUERY_DIR, parse_query_text
 from hcgraph.shacl import _to_rdflib
 from tests.conftest import ROOT, SEED, SEED_URL
+from tests.support.groundtruth import ground_truth
 
 ISSUE_QUERIES = {
     "source-reuse", "publisher-reach", "claim-reuse", "co-citation", "story-trail",

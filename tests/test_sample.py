@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from hcgraph.groundtruth import GroundTruth, ground_truth
 from hcgraph.sample import ODDITIES, Corpus, generate_corpus, iter_stories
+from tests.support.groundtruth import GroundTruth, ground_truth
 
 FIXTURE = Path(__file__).parent / "fixtures" / "agentic-rl-production.json"
 ID_RE = re.compile(r"^\d{19}$")

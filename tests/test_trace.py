@@ -154,7 +154,7 @@ def test_cli_formats(tstore: Store, tmp_path: Path, invoke: Any, seed_path: Path
 
 
 def test_limit_caps_the_stories_detailed(tstore: Store, corpus: list[dict[str, Any]]) -> None:
-    from hcgraph.groundtruth import ground_truth
+    from tests.support.groundtruth import ground_truth
 
     citing = ground_truth(corpus).manifest_citing_stories
     mid = max(citing, key=lambda m: len(citing[m]))

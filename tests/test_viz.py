@@ -17,13 +17,13 @@ import networkx as nx
 import pytest
 
 from hcgraph import Store, VizError, citation_graph, draw_map, ingest_bytes
-from hcgraph.groundtruth import ground_truth
 from hcgraph.sample import generate_corpus
 from hcgraph.viz import compute_layout, default_map_path, render_map
 from hcgraph.viz.render import VIS_SHA256, safe_json
 from hcgraph.viz.views import resolve_focus
 from tests.conftest import SEED, SEED_URL
 from tests.hostile import hostile_story
+from tests.support.groundtruth import ground_truth
 
 HOSTILE_URL = "https://news.example.org/stories/2026-10-21/hostile/"
 ATTRS = {"type", "label", "title", "iri", "id", "date", "url", "publishers", "newsrooms"}

@@ -21,9 +21,9 @@ import pytest
 from hcgraph import Store, citation_graph, ingest_bytes
 from hcgraph.sample import generate_corpus
 from hcgraph.viz import write_map
-from hcgraph.viz.chromium import CHROMIUM
 from tests.conftest import ROOT, SEED, SEED_URL
 from tests.hostile import CANARY, hostile_story
+from tests.support.chromium import CHROMIUM
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium")
 
