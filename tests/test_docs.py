@@ -124,13 +124,24 @@ def test_vocabulary_table_names_declared_terms() -> None:
     assert len(used) > 30
 
 
+def _anchors(page: Path) -> set[str]:
+    """GitHub's heading ids: lower case, punctuation dropped, spaces to hyphens."""
+    headings = re.findall(r"^#+ (.+)$", page.read_text(encoding="utf-8"), re.M)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
+
+
 def test_relative_links_resolve() -> None:
+    """Links between the pages (and into the repository) point at files and headings
+    that exist."""
     for page in PAGES:
-        text = page.read_text(encoding="utf-8")
-        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+        text = re.sub(r"<!--.*?-->", "", page.read_text(encoding="utf-8"), flags=re.S)
+        for target, anchor in re.findall(r"\]\(([^)#\s]*)(?:#([^)\s]*))?\)", text):
             if re.match(r"[a-z]+:", target):
                 continue
-            assert (page.parent / target).exists(), f"{_name(page)}: broken link {target}"
+            path = (page.parent / target) if target else page
+            assert path.exists(), f"{_name(page)}: broken link {target}"
+            if anchor and path.suffix == ".md":
+                assert anchor in _anchors(path), f"{_name(page)}: no heading #{anchor} in {target}"
 
 
 def test_there_are_runnable_blocks() -> None:
