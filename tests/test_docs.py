@@ -165,6 +165,25 @@ def test_console_steps_and_matching() -> None:
     assert docblocks.matches("took ... s", "took 1.2 s")
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="hcgraph/__init__.py's lazy `export` and `check` are shadowed by the submodules "
+    "of the same name once those are imported (e.g. by the CLI); remove this mark when fixed",
+)
+def test_documented_functions_survive_their_submodules() -> None:
+    """`from hcgraph import export, check` (as the docs write it) gives the functions, even
+    after `hcgraph.export` and `hcgraph.check` the modules were imported."""
+    code = (
+        "import hcgraph.export, hcgraph.check\n"
+        "from hcgraph import check, export\n"
+        "assert callable(export) and callable(check), (export, check)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=cli_env(), capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+
+
 # --- the runnable blocks ------------------------------------------------------------------
 
 
@@ -205,22 +224,18 @@ def demo_output(tmp_path_factory: pytest.TempPathFactory, docs_env: dict[str, st
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("page", PAGES, ids=_name)
+@pytest.mark.parametrize("page", [p for p in PAGES if docblocks.blocks(p)], ids=_name)
 def test_runnable_blocks(
-    page: Path, tmp_path: Path, demo_output: Path, docs_env: dict[str, str],
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:  # fmt: skip
+    page: Path, tmp_path: Path, demo_output: Path, docs_env: dict[str, str]
+) -> None:
     """Every ``<!-- test -->`` block of the page, in order, gives the output it shows."""
     found = docblocks.blocks(page)
-    if not found:
-        pytest.skip(f"{_name(page)} has no runnable block")
     shared = _scratch(tmp_path / "page")
     shutil.copytree(demo_output, shared / "output")
     for i, block in enumerate(found):
         cwd = _scratch(tmp_path / f"fresh-{i}") if block.mode == "fresh" else shared
         if block.lang == "python":
-            monkeypatch.chdir(cwd)
-            docblocks.check_python(block)
+            docblocks.check_python(block, cwd, docs_env)
         elif block.lang in {"console", "bash", "sh"}:
             docblocks.check_shell(block, cwd, docs_env, free_port())
         else:

@@ -11,7 +11,7 @@ holds ``tests/fixtures/``, ``queries/`` and the ``output/`` a fresh ``hcgraph de
   0 unless the next command is ``echo $?``, which then shows its status.
 * ``bash`` / ``sh``: every command must exit 0; the output is not compared.
 * ``python``: with ``>>>`` prompts, a doctest (ELLIPSIS, NORMALIZE_WHITESPACE); without,
-  executed as it is. Both run in the test's own process, in the scratch directory.
+  run as a script. Either way in a fresh interpreter, in the scratch directory.
 
 A command ending in ``&`` runs in the background with its output discarded; if it binds a
 port (``--bind HOST:PORT``), the next command waits until that port answers; it is stopped
@@ -21,11 +21,12 @@ when the block ends. Port ``7878`` in a block is replaced by a free port.
 from __future__ import annotations
 
 import contextlib
-import doctest
 import os
 import re
 import signal
 import subprocess
+import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -167,14 +168,19 @@ def check_shell(block: Block, cwd: Path, env: dict[str, str], port: int) -> None
             )
 
 
-def check_python(block: Block) -> None:
-    """Run a python block in this process (the caller sets the working directory)."""
-    if ">>>" not in block.body:
-        exec(compile(block.body, block.where, "exec"), {"__name__": "__docs__"})
-        return
-    parser = doctest.DocTestParser()
-    test = parser.get_doctest(block.body, {}, block.where, str(block.path), block.line)
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    report: list[str] = []
-    failed, _ = runner.run(test, out=report.append)
-    assert failed == 0, f"{block.where}: doctest failed\n{''.join(report)}"
+def check_python(block: Block, cwd: Path, env: dict[str, str]) -> None:
+    """Run a python block in a fresh interpreter in *cwd*, as a reader would: a doctest
+    when it has ``>>>`` prompts (``python -m doctest``), otherwise a script."""
+    with tempfile.TemporaryDirectory() as tmp:
+        if ">>>" in block.body:
+            source = Path(tmp) / f"{block.path.stem}-{block.line}.txt"
+            args = ["-m", "doctest", "-o", "ELLIPSIS", "-o", "NORMALIZE_WHITESPACE"]
+        else:
+            source = Path(tmp) / f"{block.path.stem}-{block.line}.py"
+            args = []
+        source.write_text(block.body, encoding="utf-8")
+        done = subprocess.run(
+            [sys.executable, *args, str(source)], cwd=cwd, env=env,
+            capture_output=True, text=True, timeout=240,
+        )  # fmt: skip
+    assert done.returncode == 0, f"{block.where} failed:\n{done.stdout}{done.stderr}"
