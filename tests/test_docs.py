@@ -124,6 +124,16 @@ def test_vocabulary_table_names_declared_terms() -> None:
     assert len(used) > 30
 
 
+def test_saved_query_table_lists_every_saved_query() -> None:
+    from hcgraph.queries import saved_queries
+
+    text = (ROOT / "docs" / "queries.md").read_text(encoding="utf-8")
+    table = re.search(r"<!-- saved queries -->\n((?:\|.*\n)+)", text)
+    assert table
+    named = {row.split("|")[1].strip().strip("`") for row in table.group(1).splitlines()[2:]}
+    assert named == set(saved_queries())
+
+
 def _anchors(page: Path) -> set[str]:
     """GitHub's heading ids: lower case, punctuation dropped, spaces to hyphens."""
     headings = re.findall(r"^#+ (.+)$", page.read_text(encoding="utf-8"), re.M)
