@@ -14,8 +14,8 @@ holds ``tests/fixtures/``, ``queries/`` and the ``output/`` a fresh ``hcgraph de
   run as a script. Either way in a fresh interpreter, in the scratch directory.
 
 A command ending in ``&`` runs in the background with its output discarded; if it binds a
-port (``--bind HOST:PORT``), the next command waits until that port answers; it is stopped
-when the block ends. Port ``7878`` in a block is replaced by a free port.
+port (``--bind HOST:PORT`` or ``--port PORT``), the next command waits until that port
+answers; it is stopped when the block ends. Port ``7878`` in a block is replaced by a free port.
 """
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ def run_shell(
     for step in todo:
         if step.command.endswith("&"):
             script.append(f"{step.command[:-1]} >/dev/null 2>&1 &")
-            bind = re.search(r"--bind \S*:(\d+)", step.command)
+            bind = re.search(r"--(?:bind \S*:|port )(\d+)", step.command)
             if bind:  # wait (bounded) until the server listens
                 script.append(f"for _ in $(seq 200); do (: </dev/tcp/127.0.0.1/{bind.group(1)})"
                               " 2>/dev/null && break; sleep 0.1; done")  # fmt: skip
