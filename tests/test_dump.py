@@ -1,5 +1,5 @@
-"""Bulk dumps: ``hcgraph export --format nquads --gzip [--split N]`` and the README recipe
-that loads the shards with the real ``oxigraph load``."""
+"""Bulk dumps: ``hcgraph export --format nquads --gzip [--split N]`` and the recipe in
+docs/pushing.md that loads the shards with the real ``oxigraph load``."""
 
 from __future__ import annotations
 
@@ -123,16 +123,16 @@ def test_split_errors(corpus_store: Path, run_cli: Any, args: list[str], message
 
 
 def readme_recipe(name: str) -> list[str]:
-    """The shell lines of the README block marked ``<!-- recipe: NAME -->``."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    """The shell lines of the docs/pushing.md block marked ``<!-- recipe: NAME -->``."""
+    text = (ROOT / "docs" / "pushing.md").read_text(encoding="utf-8")
     match = re.search(rf"<!-- recipe: {name} .*?-->\s*```sh\n(.*?)```", text, re.S)
-    assert match, f"README has no recipe {name!r}"
+    assert match, f"docs/pushing.md has no recipe {name!r}"
     return [line for line in match.group(1).splitlines() if line and not line.startswith("#")]
 
 
 @pytest.mark.skipif(shutil.which("oxigraph") is None, reason="needs the oxigraph binary")
 def test_readme_oxigraph_load_recipe(corpus_store: Path, tmp_path: Path):
-    """Run the README's bulk-load recipe verbatim (hcgraph = this checkout)."""
+    """Run the bulk-load recipe of docs/pushing.md verbatim (hcgraph = this checkout)."""
     lines = readme_recipe("oxigraph-load")
     steps = [line for line in lines if not line.startswith("oxigraph serve")]
     assert any(s.startswith("hcgraph export") for s in steps)

@@ -129,7 +129,7 @@ def test_saved_queries_give_the_same_rows(
 
 
 def test_bulk_load_recipe(tmp_path_factory: pytest.TempPathFactory, store_dir: Path) -> None:
-    """The README's Virtuoso recipe, as written: ld_dir + rdf_loader_run on the gzipped
+    """The Virtuoso recipe of docs/pushing.md, as written: ld_dir + rdf_loader_run on the gzipped
     N-Quads shards of ``hcgraph export --format nquads --gzip --split N``."""
     from hcgraph.dump import write_shards
 
