@@ -10,6 +10,8 @@ The public API: everything the CLI does is available here by import.
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
@@ -148,6 +150,32 @@ __all__ = [
     "trace",
     "write_shards",
 ]
+
+
+class _Package(types.ModuleType):
+    """The package object: keeps a public function when its submodule of the same name loads.
+
+    Importing ``hcgraph.export`` (the CLI does) makes the import system set the package's
+    ``export`` attribute to that submodule, which would shadow the lazy ``export`` function
+    and break ``from hcgraph import export``. Here the function wins, as it did when the
+    package imported everything eagerly; the submodule stays in ``sys.modules``. (A
+    sub-package, ``hcgraph.crawl``, keeps its attribute: ``import hcgraph.crawl.process``
+    must go through it.)
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if (
+            isinstance(value, types.ModuleType)
+            and _EXPORTS.get(name) == f".{name}"
+            and value.__name__ == f"{__name__}.{name}"
+            and not hasattr(value, "__path__")  # a sub-package stays importable through it
+            and hasattr(value, name)
+        ):
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:

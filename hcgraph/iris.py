@@ -1,7 +1,7 @@
 """Deterministic IRIs for every node hcgraph writes.
 
-The same input always gives the same IRIs, so the same triples. The rules (also in the
-README's vocabulary table):
+The same input always gives the same IRIs, so the same triples. The rules (also in
+the vocabulary table in docs/graph.md):
 
 ============================  ======================================================
 node                          IRI

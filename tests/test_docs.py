@@ -175,11 +175,6 @@ def test_console_steps_and_matching() -> None:
     assert docblocks.matches("took ... s", "took 1.2 s")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hcgraph/__init__.py's lazy `export` and `check` are shadowed by the submodules "
-    "of the same name once those are imported (e.g. by the CLI); remove this mark when fixed",
-)
 def test_documented_functions_survive_their_submodules() -> None:
     """`from hcgraph import export, check` (as the docs write it) gives the functions, even
     after `hcgraph.export` and `hcgraph.check` the modules were imported."""
