@@ -299,3 +299,78 @@ def test_draw_map_and_default_paths(seed_store: Store, tmp_path: Path) -> None:
         "output/map-story-agentic-rl-production.html"
     )
     assert default_map_path("publisher", "a/../b <x>") == Path("output/map-publisher-b-x.html")
+
+
+# --- counts against ground truth, every view and option (issue 12 item 1) ---------------------
+def _group_of(story: dict[str, Any], kind: str) -> str:
+    room = story.get("newsroom") or "(no newsroom)"
+    date = str(story.get("published_at") or "")[:10] or "(undated)"
+    return {"newsroom": room, "day": date, "newsroom-day": f"{room} · {date}"}[kind]
+
+
+COMBOS: list[tuple[str, str | None, dict[str, Any]]] = [
+    ("reuse", None, {}),
+    ("reuse", None, {"top": 5}),
+    ("reuse", "seed", {}),
+    ("reuse", "manifest", {}),
+    ("reuse", "publisher", {}),
+    ("publisher", "publisher", {}),
+    ("story", "seed", {}),
+    ("story", "hostile", {}),
+    ("all", "hostile", {}),
+] + [
+    (view, focus, {**opts, "group_stories": kind})
+    for kind in ("newsroom", "day", "newsroom-day")
+    for view, focus, opts in (
+        ("reuse", None, {}),
+        ("reuse", None, {"top": 3}),
+        ("reuse", "publisher", {}),
+        ("publisher", "publisher", {}),
+    )
+]
+
+
+@pytest.mark.parametrize(("view", "focus", "opts"), COMBOS, ids=lambda v: str(v))
+def test_counts_are_distinct_citing_stories(
+    cstore: Store, corpus: list[dict[str, Any]], view: str, focus: str | None,
+    opts: dict[str, Any],
+) -> None:  # fmt: skip
+    stories = [*corpus, hostile_story(SEED)]
+    truth = ground_truth(stories)
+    names = {
+        "seed": SEED_URL,
+        "hostile": HOSTILE_URL,
+        "manifest": corpus[0]["manifests"][0]["manifest_id"],
+        "publisher": corpus[1]["manifests"][0]["source_name"],
+    }
+    graph = citation_graph(cstore, view, names[focus] if focus else None, **opts)
+    ids = {n: a["id"] for n, a in citation_graph(cstore, "reuse").nodes(data=True)}
+    checked = {"Manifest": 0, "Publisher": 0, "StoryGroup": 0}
+    for n, a in graph.nodes(data=True):
+        if a["type"] == "Manifest":
+            assert a["stories"] == len(truth.manifest_citing_stories.get(ids[n], ())), n
+        elif a["type"] == "Publisher":
+            assert a["stories"] == truth.publisher_reach.get(ids[n], (0,))[0], n
+        else:
+            continue
+        checked[a["type"]] += 1
+    assert checked["Manifest"] and checked["Publisher"]
+    kind = opts.get("group_stories")
+    if kind is None:
+        return
+    members: dict[str, set[str]] = defaultdict(set)
+    for story in stories:
+        members[_group_of(story, kind)].add(story["url"])
+    # Stories on the map: those citing a manifest still on it (--top and --focus drop the rest).
+    manifests = [ids[m] for m, a in graph.nodes(data=True) if a["type"] == "Manifest"]
+    on_map = set().union(*(truth.manifest_citing_stories.get(m, frozenset()) for m in manifests))
+    for n, a in graph.nodes(data=True):
+        if a["type"] != "StoryGroup":
+            continue
+        checked["StoryGroup"] += 1
+        shown = members[a["id"]] & on_map
+        assert a["stories"] == len(shown), a["id"]
+        for m in graph.successors(n):
+            citing = truth.manifest_citing_stories[ids[m]] & shown
+            assert graph.edges[n, m]["stories"] == len(citing), (a["id"], m)
+    assert checked["StoryGroup"]
