@@ -38,7 +38,7 @@ from .._io import write_atomic
 from .._version import __version__
 from ..errors import OutputError, VizError
 from .layout import Positions, compute_layout
-from .style import NodeStyle, document_icon, node_size, styles_for
+from .style import COUNTED, NodeStyle, document_icon, node_size, styles_for
 
 __all__ = [
     "VIS_NETWORK_VERSION",
@@ -55,6 +55,10 @@ VIS_NETWORK_VERSION = "10.1.5"
 VIS_SHA256 = "b427322ad953d70ab75d1b798ebb8349863502f244e02de3e12a4ab7dfeddf2c"
 #: Beyond this many edges, edges are hidden while dragging/zooming to keep panning smooth.
 _BIG = 3000
+#: The ranking panel lists this many top sources and top publishers; their labels (and the
+#: focus's) are always drawn, decluttered, at every zoom.
+TOP_N = 10
+
 
 _JSON_ESCAPES = {
     "<": "\\u003c",
@@ -195,6 +199,13 @@ def build_payload(graph: nx.DiGraph, positions: Positions | None = None) -> dict
     """The page's data: vis-network nodes/edges (built with pyvis), options and facets."""
     positions = positions if positions is not None else compute_layout(graph)
     types = sorted({a["type"] for _n, a in graph.nodes(data=True)})
+    counted = [a for _n, a in graph.nodes(data=True) if a["type"] in COUNTED]
+    max_count = max((int(a.get("stories", 0) or 0) for a in counted), default=0)
+    ranking = _ranking(graph)
+    focus = graph.graph.get("focus") or ""
+    always = [e["id"] for e in ranking["sources"] + ranking["publishers"]]
+    if focus in graph and focus not in always:
+        always.insert(0, focus)
     styles = styles_for(types)
     publishers = sorted({p for _n, a in graph.nodes(data=True) for p in a.get("publishers", ())})
     newsrooms = sorted({r for _n, a in graph.nodes(data=True) for r in a.get("newsrooms", ())})
@@ -214,7 +225,7 @@ def build_payload(graph: nx.DiGraph, positions: Positions | None = None) -> dict
             group=a["type"],
             x=x,
             y=y,
-            size=node_size(a, style),
+            size=node_size(a, style, max_count),
             t=visible_bidi(a.get("title", "")),
             d=a.get("date", ""),
             i=a.get("id", ""),
@@ -225,10 +236,12 @@ def build_payload(graph: nx.DiGraph, positions: Positions | None = None) -> dict
         )
     for k, (s, o, a) in enumerate(sorted(graph.edges(data=True), key=lambda e: (e[0], e[1]))):
         claims = a.get("claims")
-        width = min(10, max(1, int(claims if claims is not None else a.get("weight", 1))))
+        width = min(10, max(1, int(a.get("weight", 1) or 1)))
         opts: dict[str, Any] = {"id": k, "width": width, "rel": a.get("relation", "")}
         if claims is not None:
             opts["c"] = claims
+        if a.get("stories") is not None:
+            opts["n"] = a["stories"]
         if a.get("citations") is not None:
             opts["k"] = a["citations"]
         net.add_edge(s, o, **opts)
@@ -245,6 +258,8 @@ def build_payload(graph: nx.DiGraph, positions: Positions | None = None) -> dict
         "options": json.loads(options),
         "legend": legend,
         "publishers": [visible_bidi(p) for p in publishers],
+        "ranking": ranking,
+        "always": always,
         "newsrooms": [visible_bidi(r) for r in newsrooms],
         "meta": {
             "view": graph.graph.get("view", ""),
@@ -255,6 +270,21 @@ def build_payload(graph: nx.DiGraph, positions: Positions | None = None) -> dict
             "edges": graph.number_of_edges(),
         },
     }
+
+
+def _ranking(graph: nx.DiGraph) -> dict[str, list[dict[str, Any]]]:
+    """The top :data:`TOP_N` manifests and publishers by distinct citing stories.
+
+    Ties break by label then IRI, so the panel's order is deterministic.
+    """
+
+    def top(kind: str) -> list[dict[str, Any]]:
+        rows = [(n, a) for n, a in graph.nodes(data=True) if a["type"] == kind]
+        rows.sort(key=lambda r: (-int(r[1].get("stories", 0) or 0), r[1]["label"], r[0]))
+        return [{"id": n, "label": visible_bidi(a["label"] or n),
+                 "count": int(a.get("stories", 0) or 0)} for n, a in rows[:TOP_N]]  # fmt: skip
+
+    return {"sources": top("Manifest"), "publishers": top("Publisher")}
 
 
 _SCRIPT_SRC = "__hcgraph_script_src__"
