@@ -16,10 +16,18 @@ from pathlib import Path
 from ..store import Store
 from .layout import compute_layout
 from .render import MapInfo, render_map, write_map
-from .views import ALL_MAX_NODES, STORY_GROUPS, VIEWS, citation_graph, resolve_focus
+from .views import (
+    ALL_MAX_NODES,
+    OVERVIEW_STORIES,
+    STORY_GROUPS,
+    VIEWS,
+    citation_graph,
+    resolve_focus,
+)
 
 __all__ = [
     "ALL_MAX_NODES",
+    "OVERVIEW_STORIES",
     "STORY_GROUPS",
     "VIEWS",
     "MapInfo",
@@ -54,6 +62,7 @@ def draw_map(
     top: int | None = None,
     group_stories: str | None = None,
     max_nodes: int = ALL_MAX_NODES,
+    overview: bool | None = None,
 ) -> MapInfo:
     """Project, lay out, render and write one map; returns what was written.
 
@@ -62,6 +71,7 @@ def draw_map(
             output file that cannot be written.
     """
     graph = citation_graph(
-        store, view, focus, top=top, group_stories=group_stories, max_nodes=max_nodes
-    )
+        store, view, focus, top=top, group_stories=group_stories, max_nodes=max_nodes,
+        overview=overview,
+    )  # fmt: skip
     return write_map(graph, out if out is not None else default_map_path(view, focus))

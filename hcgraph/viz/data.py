@@ -240,9 +240,19 @@ def _typed(store: Store, cls: str) -> list[str]:
     return [sol["x"].value for sol in store.query(f"SELECT ?x WHERE {{ ?x a {cls} }}")]
 
 
-def load_publishers(store: Store, data: ReuseData, names: dict[str, str] | None = None) -> None:
+def _typed_pairs(store: Store, cls: str, predicate: str) -> dict[str, str]:
+    """Like :func:`_pairs`, for the subjects of one class only (a much smaller scan)."""
+    out: dict[str, str] = {}
+    for sol in store.query(f"SELECT ?s ?o WHERE {{ ?s a {cls} ; {predicate} ?o }}"):
+        s, o = sol["s"].value, sol["o"].value
+        if s not in out or o < out[s]:
+            out[s] = o
+    return out
+
+
+def load_publishers(store: Store, data: ReuseData) -> None:
     """Every manifest → publisher link and the publishers' names into ``data``."""
-    names = names if names is not None else _pairs(store, "schema:name")
+    names = _typed_pairs(store, "hc:Publisher", "schema:name")
     for sol in store.query(Q_PUBLISHED_BY):
         m, pub = sol["s"].value, sol["o"].value
         if pub not in data.publishers:
@@ -250,15 +260,21 @@ def load_publishers(store: Store, data: ReuseData, names: dict[str, str] | None 
         data.published_by.add((m, pub))
 
 
-def load_reuse(store: Store) -> ReuseData:
-    """Stories, manifests, publishers and weighted story → manifest edges, by aggregation."""
+def load_reuse(store: Store, *, claims: bool = True) -> ReuseData:
+    """Stories, manifests, publishers and weighted story → manifest edges, by aggregation.
+
+    ``claims=False`` skips the per-(story, manifest) count of distinct claims (the edge
+    widths), the costliest query: the overview draws no story → manifest edges.
+    """
     data = ReuseData()
     ident = _pairs(store, "dcterms:identifier")
     headline = _pairs(store, "schema:headline")
     date = _pairs(store, "schema:datePublished")
-    slug = _pairs(store, "hc:slug")
     room_of = _pairs(store, "hc:newsroom")
-    for iri in sorted(sol["s"].value for sol in store.query(Q_STORY_IRIS)):
+    iris = sorted(sol["s"].value for sol in store.query(Q_STORY_IRIS))
+    # The slug labels only a story without a headline: skip its scan when none lacks one.
+    slug = _pairs(store, "hc:slug") if any(i not in headline for i in iris) else {}
+    for iri in iris:
         room = room_of.get(iri, "")
         title = headline.get(iri, "")
         data.stories[iri] = StoryRec(
@@ -267,7 +283,7 @@ def load_reuse(store: Store) -> ReuseData:
         )  # fmt: skip
     titles = _pairs(store, "dcterms:title")
     source = _pairs(store, "prov:hadPrimarySource")
-    url = _pairs(store, "schema:url")
+    url = _typed_pairs(store, "hc:SourceDocument", "schema:url")
     issued = _pairs(store, "dcterms:issued")
     for iri in _typed(store, "hc:Manifest"):
         doc = source.get(iri, "")
@@ -278,7 +294,7 @@ def load_reuse(store: Store) -> ReuseData:
     load_publishers(store, data)
     for sol in store.query(Q_CITES):
         data.cites[(sol["s"].value, sol["m"].value)] = 0
-    for sol in store.query(Q_CLAIMS):
+    for sol in store.query(Q_CLAIMS) if claims else ():
         data.cites[(sol["s"].value, sol["m"].value)] = int(sol["n"].value)
     data.cites = {k: v for k, v in data.cites.items() if k[0] in data.stories}
     return data

@@ -198,7 +198,10 @@ def _group(style: NodeStyle) -> dict[str, Any]:
 def build_payload(graph: nx.DiGraph, positions: Positions | None = None) -> dict[str, Any]:
     """The page's data: vis-network nodes/edges (built with pyvis), options and facets."""
     positions = positions if positions is not None else compute_layout(graph)
-    types = sorted({a["type"] for _n, a in graph.nodes(data=True)})
+    drill = graph.graph.get("drill")
+    types = sorted(
+        {a["type"] for _n, a in graph.nodes(data=True)} | ({"Story"} if drill else set())
+    )
     counted = [a for _n, a in graph.nodes(data=True) if a["type"] in COUNTED]
     max_count = max((int(a.get("stories", 0) or 0) for a in counted), default=0)
     ranking = _ranking(graph)
@@ -259,6 +262,7 @@ def build_payload(graph: nx.DiGraph, positions: Positions | None = None) -> dict
         "legend": legend,
         "publishers": [visible_bidi(p) for p in publishers],
         "ranking": ranking,
+        "drill": _drill_payload(drill) if drill else None,
         "always": always,
         "newsrooms": [visible_bidi(r) for r in newsrooms],
         "meta": {
@@ -269,6 +273,16 @@ def build_payload(graph: nx.DiGraph, positions: Positions | None = None) -> dict
             "nodes": graph.number_of_nodes(),
             "edges": graph.number_of_edges(),
         },
+    }
+
+
+def _drill_payload(drill: dict[str, Any]) -> dict[str, Any]:
+    """The overview's story table, compact: ``[iri-or-"", headline, date]`` rows."""
+    return {
+        "stories": [
+            [_http(iri), visible_bidi(title), date] for iri, title, date in drill["stories"]
+        ],
+        "citers": drill["citers"],
     }
 
 

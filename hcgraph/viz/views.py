@@ -52,7 +52,8 @@ Edge attributes:
 ``weight``      the drawn width's source value: ``claims`` / ``stories`` where set, else 1
 
 Graph attributes: ``view``, ``focus`` (the resolved focus IRI or None), ``title`` (a human
-title for the map), ``note`` (what was folded or left out, or "").
+title for the map), ``note`` (what was folded or left out, or ""); an overview also has
+``drill``: ``{"stories": [(iri, headline, date), …], "citers": {manifest: [index, …]}}``.
 """
 
 from __future__ import annotations
@@ -90,6 +91,7 @@ from .focus import Focus, resolve_focus
 
 __all__ = [
     "ALL_MAX_NODES",
+    "OVERVIEW_STORIES",
     "STORY_GROUPS",
     "VIEWS",
     "citation_graph",
@@ -98,6 +100,9 @@ __all__ = [
 
 #: ``all`` refuses graphs with more nodes than this (the map would be unreadable and slow).
 ALL_MAX_NODES = 2500
+#: A reuse map of more stories than this (no focus, no grouping) is drawn as an overview:
+#: manifests and publishers, each manifest's citing stories listed and drawn on a click.
+OVERVIEW_STORIES = 2000
 
 #: ``group_stories`` choices: fold stories into one node per newsroom, day, or both.
 STORY_GROUPS: dict[str, str] = {
@@ -131,18 +136,21 @@ def _group_key(kind: str) -> Callable[[dict[str, Any]], tuple[str, str]]:
     return key
 
 
-def _reuse_graph(data: ReuseData, counts: Citations) -> nx.DiGraph:
-    """Stories → manifests → publishers, every count from the whole-store ``counts``."""
+def _reuse_graph(data: ReuseData, counts: Citations, *, stories: bool = True) -> nx.DiGraph:
+    """Stories → manifests → publishers, every count from the whole-store ``counts``.
+
+    ``stories=False`` (the overview) leaves the story nodes and their edges out.
+    """
     graph = nx.DiGraph()
     reach = counts.reach()
-    for iri in sorted(data.stories):
+    for iri in sorted(data.stories) if stories else ():
         graph.add_node(iri, **_complete(data.stories[iri].attrs()))
     for iri in sorted(data.manifests):
         rec = data.manifests[iri]
         graph.add_node(iri, **_complete(rec.attrs(counts.manifest_count(iri))))
     for iri in sorted(data.publishers):
         graph.add_node(iri, **_complete(data.publishers[iri].attrs(reach.get(iri, 0))))
-    for (s, m), claims in sorted(data.cites.items()):
+    for (s, m), claims in sorted(data.cites.items()) if stories else ():
         if m not in graph:  # cited manifest with no description at all (should not happen)
             rec = ManifestRec(m, "", "")
             graph.add_node(m, **_complete(rec.attrs(counts.manifest_count(m))))
@@ -213,18 +221,43 @@ def _group(graph: nx.DiGraph, kind: str) -> str:
     return f"{len(stories)} stories folded into {len(groups)} groups ({kind})"
 
 
+def _drill(data: ReuseData, counts: Citations) -> dict[str, Any]:
+    """What the overview's drill-down needs: each story once, each manifest's citers."""
+    order = sorted({s for citers in counts.citers.values() for s in citers})
+    index = {s: i for i, s in enumerate(order)}
+    return {
+        "stories": [(s, data.stories[s].title or data.stories[s].label, data.stories[s].date)
+                    for s in order],
+        "citers": {m: sorted(index[s] for s in counts.citers[m])
+                   for m in sorted(data.manifests) if counts.citers.get(m)},
+    }  # fmt: skip
+
+
 def _reuse_view(
     store: Store,
     focus: Focus | None,
     *,
     top: int | None = None,
     group_stories: str | None = None,
+    overview: bool | None = None,
     **_: Any,
 ) -> nx.DiGraph:
-    data = load_reuse(store)
+    if overview is None:
+        overview = (
+            focus is None and group_stories is None and len(store.story_graphs()) > OVERVIEW_STORIES
+        )
+    elif overview and (focus is not None or group_stories is not None):
+        raise VizError("the overview draws no stories: drop --focus / --group-stories")
+    data = load_reuse(store, claims=not overview)
     counts = data.citations()
     notes = [_keep_top(data, top, counts)] if top is not None else []
-    graph = _reuse_graph(data, counts)
+    graph = _reuse_graph(data, counts, stories=not overview)
+    if overview:
+        graph.graph["drill"] = _drill(data, counts)
+        notes.append(
+            f"overview: {len(data.stories)} stories not drawn; click a source to list its "
+            "citing stories and draw them (--stories-all draws every story)"
+        )
     title = "Source reuse across all stories"
     if focus is not None:
         if focus.iri not in graph:
@@ -261,6 +294,7 @@ def _publisher_view(store: Store, focus: Focus | None, **kw: Any) -> nx.DiGraph:
             "or its IRI)"
         )
     kw.pop("top", None)
+    kw.pop("overview", None)
     graph = _reuse_view(store, focus, **kw)
     # Only the focus publisher: another publisher of a shared manifest would pull the
     # rings apart and is one click away in the reuse map.
@@ -437,6 +471,7 @@ def citation_graph(
     top: int | None = None,
     group_stories: str | None = None,
     max_nodes: int = ALL_MAX_NODES,
+    overview: bool | None = None,
 ) -> nx.DiGraph:
     """The networkx projection behind a citation map (attributes in the module docstring).
 
@@ -450,6 +485,10 @@ def citation_graph(
         group_stories: reuse/publisher views: fold stories into one node per ``newsroom``,
             ``day`` or ``newsroom-day``.
         max_nodes: ``all`` refuses graphs with more nodes than this.
+        overview: reuse view: draw manifests and publishers only, with each manifest's
+            citing stories listed (graph attribute ``drill``) and drawn on demand in the
+            page. ``None`` (default): only past :data:`OVERVIEW_STORIES` stories with no
+            focus and no grouping.
 
     Raises:
         VizError: unknown view, unresolvable focus, or a graph too large for ``all``.
@@ -464,4 +503,5 @@ def citation_graph(
             f"unknown story grouping {group_stories!r}; choose from {', '.join(STORY_GROUPS)}"
         )
     resolved = resolve_focus(store, focus) if focus else None
-    return builder(store, resolved, top=top, group_stories=group_stories, max_nodes=max_nodes)
+    return builder(store, resolved, top=top, group_stories=group_stories, max_nodes=max_nodes,
+                   overview=overview)  # fmt: skip
