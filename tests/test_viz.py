@@ -19,7 +19,7 @@ import pytest
 from hcgraph import Store, VizError, citation_graph, draw_map, ingest_bytes
 from hcgraph.sample import generate_corpus
 from hcgraph.viz import compute_layout, default_map_path, render_map
-from hcgraph.viz.render import VIS_SHA256, safe_json
+from hcgraph.viz.render import VIS_SHA256, safe_json, visible_bidi
 from hcgraph.viz.views import resolve_focus
 from tests.conftest import SEED, SEED_URL
 from tests.hostile import hostile_story
@@ -374,3 +374,21 @@ def test_counts_are_distinct_citing_stories(
             citing = truth.manifest_citing_stories[ids[m]] & shown
             assert graph.edges[n, m]["stories"] == len(citing), (a["id"], m)
     assert checked["StoryGroup"]
+
+
+# --- pyvis for notebooks (issue 12 item 7) ----------------------------------------------------
+def test_to_pyvis_gives_the_views_nodes_edges_and_titles(cstore: Store) -> None:
+    from hcgraph.viz import to_pyvis
+
+    graph = citation_graph(cstore, "story", "hostile")
+    for net in (to_pyvis(graph), to_pyvis(cstore, view="story", focus="hostile")):
+        assert {n["id"] for n in net.nodes} == set(graph)
+        assert {(e["from"], e["to"]) for e in net.edges} == set(graph.edges())
+        for n in net.nodes:
+            attrs = graph.nodes[n["id"]]
+            assert n["group"] == attrs["type"]
+            assert visible_bidi(attrs["title"] or attrs["label"]) in n["title"]
+        html = net.generate_html()
+        # pyvis's template embeds the data with Jinja's tojson: hostile text stays text.
+        assert "<script>alert(1)</script>" not in html
+        assert "vis.DataSet" in html and graph.graph["focus"] in html

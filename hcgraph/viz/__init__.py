@@ -1,7 +1,11 @@
 """Interactive citation maps: networkx projections → precomputed layout → one safe HTML file.
 
+- :mod:`hcgraph.viz.data`: the SPARQL queries and loaders of typed records (every count).
+- :mod:`hcgraph.viz.focus`: what ``--focus`` names.
 - :mod:`hcgraph.viz.views`: ``citation_graph(store, view, focus)``, the projections (public
   API; node and edge attributes documented there).
+- :mod:`hcgraph.viz.facets`: the publisher / newsroom filter facets of each view.
+- :mod:`hcgraph.viz.notebook`: ``to_pyvis``, a view as a ``pyvis.network.Network``.
 - :mod:`hcgraph.viz.layout`: positions computed in Python (no live physics in the browser).
 - :mod:`hcgraph.viz.render`: the self-contained HTML (vendored vis-network, CSP, escaped JSON).
 
@@ -15,6 +19,7 @@ from pathlib import Path
 
 from ..store import Store
 from .layout import compute_layout
+from .notebook import to_pyvis
 from .render import MapInfo, render_map, write_map
 from .views import (
     ALL_MAX_NODES,
@@ -37,6 +42,7 @@ __all__ = [
     "draw_map",
     "render_map",
     "resolve_focus",
+    "to_pyvis",
     "write_map",
 ]
 

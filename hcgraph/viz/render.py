@@ -1,9 +1,9 @@
 """Turn a citation-graph projection into one self-contained, safe HTML file.
 
-pyvis builds the vis-network node and edge options (``Network.add_node`` / ``add_edge`` /
-``set_options`` / ``get_network_data``), but its own HTML template loads Bootstrap,
-tom-select and vis-network from CDNs even with ``cdn_resources="in_line"`` (pyvis #228,
-#229), so hcgraph renders with its own Jinja template (``template.html``) instead:
+The vis-network node and edge objects are built here as plain dicts (pyvis's own HTML
+template loads Bootstrap, tom-select and vis-network from CDNs even with
+``cdn_resources="in_line"``, pyvis #228, #229); hcgraph renders with its own Jinja template
+(``template.html``). For pyvis's own API in a notebook, see :func:`hcgraph.viz.to_pyvis`.
 
 - **Self-contained**: the vendored vis-network bundle (``static/``) and hcgraph's own small
   script are inlined; a Content-Security-Policy meta (``default-src 'none'``) forbids every
@@ -105,34 +105,6 @@ def _http(url: str) -> str:
     return url if url.lower().startswith(("http://", "https://")) else ""
 
 
-class _Network:
-    """pyvis ``Network`` with O(1) node look-ups.
-
-    pyvis keeps node ids in a list and checks ``id in list`` on every ``add_node`` and
-    ``add_edge``: quadratic, minutes for a 10k-story map. A list subclass with a set
-    behind ``__contains__`` keeps pyvis's own code paths and makes them linear.
-    """
-
-    def __new__(cls) -> Any:
-        from pyvis.network import Network  # imported lazily: pyvis pulls in IPython
-
-        class _IdList(list[Any]):
-            def __init__(self) -> None:
-                super().__init__()
-                self._ids: set[Any] = set()
-
-            def append(self, item: Any) -> None:
-                super().append(item)
-                self._ids.add(item)
-
-            def __contains__(self, item: object) -> bool:
-                return item in self._ids
-
-        net = Network(directed=True, cdn_resources="remote")
-        net.node_ids = _IdList()
-        return net
-
-
 @dataclass(frozen=True)
 class MapInfo:
     """What :func:`write_map` wrote."""
@@ -196,7 +168,7 @@ def _group(style: NodeStyle) -> dict[str, Any]:
 
 
 def build_payload(graph: nx.DiGraph, positions: Positions | None = None) -> dict[str, Any]:
-    """The page's data: vis-network nodes/edges (built with pyvis), options and facets."""
+    """The page's data: vis-network nodes/edges, options, facets, ranking and drill-down."""
     positions = positions if positions is not None else compute_layout(graph)
     drill = graph.graph.get("drill")
     types = sorted(
@@ -214,15 +186,15 @@ def build_payload(graph: nx.DiGraph, positions: Positions | None = None) -> dict
     newsrooms = sorted({r for _n, a in graph.nodes(data=True) for r in a.get("newsrooms", ())})
     pub_ix = {p: i for i, p in enumerate(publishers)}
     room_ix = {r: i for i, r in enumerate(newsrooms)}
-    net = _Network()
+    nodes: list[dict[str, Any]] = []
     for n in sorted(graph):
         a = graph.nodes[n]
         style = styles[a["type"]]
         x, y = positions.get(n, (0.0, 0.0))
         # Extra keys travel in the vis DataSet; the page script builds the plain-text
         # tooltip (``title``) and the details panel from them.
-        net.add_node(
-            n,
+        nodes.append(dict(
+            id=n,
             label=visible_bidi(a["label"] or n),
             shape=style.shape,
             group=a["type"],
@@ -236,7 +208,8 @@ def build_payload(graph: nx.DiGraph, positions: Positions | None = None) -> dict
             s=int(a.get("stories", 0) or 0),
             p=[pub_ix[p] for p in a.get("publishers", ())],
             r=[room_ix[r] for r in a.get("newsrooms", ())],
-        )
+        ))  # fmt: skip
+    edges: list[dict[str, Any]] = []
     for k, (s, o, a) in enumerate(sorted(graph.edges(data=True), key=lambda e: (e[0], e[1]))):
         claims = a.get("claims")
         width = min(10, max(1, int(a.get("weight", 1) or 1)))
@@ -247,18 +220,13 @@ def build_payload(graph: nx.DiGraph, positions: Positions | None = None) -> dict
             opts["n"] = a["stories"]
         if a.get("citations") is not None:
             opts["k"] = a["citations"]
-        net.add_edge(s, o, **opts)
-    # A dict, not ``set_options``: pyvis's string parser strips every space (font names).
-    net.options = _options(styles, graph.number_of_edges())
-    nodes, edges, _heading, _height, _width, options = net.get_network_data()
-    for e in edges:
-        e.pop("arrows", None)  # set once in the options, not on each of 50k edges
+        edges.append({"from": s, "to": o, **opts})
     legend = [{"type": t, "color": styles[t].color, "border": styles[t].border,
                "shape": styles[t].shape} for t in types]  # fmt: skip
     return {
         "nodes": nodes,
         "edges": edges,
-        "options": json.loads(options),
+        "options": _options(styles, graph.number_of_edges()),
         "legend": legend,
         "publishers": [visible_bidi(p) for p in publishers],
         "ranking": ranking,
