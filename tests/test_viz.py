@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections import defaultdict
 from collections.abc import Iterator
@@ -392,3 +393,28 @@ def test_to_pyvis_gives_the_views_nodes_edges_and_titles(cstore: Store) -> None:
         # pyvis's template embeds the data with Jinja's tojson: hostile text stays text.
         assert "<script>alert(1)</script>" not in html
         assert "vis.DataSet" in html and graph.graph["focus"] in html
+
+
+def test_publisher_view_layout_is_rings(cstore: Store, corpus: list[dict[str, Any]]) -> None:
+    name = corpus[1]["manifests"][0]["source_name"]
+    graph = citation_graph(cstore, "publisher", name)
+    pos = compute_layout(graph)
+    focus = graph.graph["focus"]
+    assert pos[focus] == (0.0, 0.0)
+
+    def radius(n: str) -> float:
+        return float((pos[n][0] ** 2 + pos[n][1] ** 2) ** 0.5)
+
+    manifests = [n for n, a in graph.nodes(data=True) if a["type"] == "Manifest"]
+    stories = [n for n, a in graph.nodes(data=True) if a["type"] == "Story"]
+    assert manifests and stories
+    assert max(radius(m) for m in manifests) < min(radius(s) for s in stories)
+
+    # Stories of one newsroom sit next to each other around the ring.
+    def around(s: str) -> tuple[int, float]:
+        return round(radius(s) / 20), math.atan2(pos[s][1], pos[s][0]) % (2 * math.pi)
+
+    order = sorted(stories, key=around)
+    rooms = [graph.nodes[s]["newsrooms"] for s in order]
+    runs = sum(1 for i, r in enumerate(rooms) if i == 0 or r != rooms[i - 1])
+    assert runs == len({r for r in rooms})
