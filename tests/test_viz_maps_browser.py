@@ -216,3 +216,31 @@ def test_search_reset_and_tooltip(browser: Any, mstore: Store, tmp_path: Path) -
     page.wait_for_function(f"() => !({visible})()")
     assert page.errors == []
     page.close()
+
+
+def test_overview_lists_and_draws_a_sources_stories(
+    browser: Any, mstore: Store, stories: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    truth = ground_truth(stories)
+    graph = citation_graph(mstore, "reuse", overview=True)
+    assert not any(a["type"] == "Story" for _n, a in graph.nodes(data=True))
+    ids = _ids(graph)
+    page = _open(browser, graph, tmp_path / "overview.html")
+    assert page.evaluate("hcmap.shown()")["nodes"] == len(graph)
+    source = page.eval_on_selector("#rank-sources button", "b => b.dataset.id")
+    citing = truth.manifest_citing_stories[ids[source]]
+    page.click("#rank-sources button")
+    hrefs = page.eval_on_selector_all("#details li a", "as => as.map(a => a.href)")
+    assert set(hrefs) == set(citing)
+    page.click("#drill")
+    shown = page.evaluate("hcmap.shown()")
+    assert shown["nodes"] == len(graph) + len(citing)
+    assert shown["edges"] == graph.number_of_edges() + len(citing)
+    drawn = set(page.evaluate("hcmap.nodes.getIds()")) - set(graph)
+    assert drawn == set(citing)
+    # The drill-down is highlighted: the source, its publisher(s) and its stories.
+    assert page.evaluate("hcmap.dimmed()") == shown["nodes"] - len(citing) - 1 - len(
+        list(graph.successors(source))
+    )
+    assert page.errors == []
+    page.close()
