@@ -111,6 +111,11 @@ def test_paragraph_click_lists_its_provenance_chain(
     seed = stories[0]
     graph = citation_graph(mstore, "story", SEED_URL)
     page = _open(browser, graph, tmp_path / "story.html")
+    # The focus story's label is drawn whole, inside the map (not clipped at the left edge).
+    width = page.evaluate("document.getElementById('map').clientWidth")
+    focus = [d for d in page.evaluate("hcmap.labels()") if d["id"] == SEED_URL]
+    assert focus and focus[0]["text"] == graph.nodes[SEED_URL]["label"]
+    assert focus[0]["x"] >= 0 and focus[0]["x"] + focus[0]["w"] <= width
     manifests = {str(m["manifest_id"]): m for m in seed["manifests"]}
     checked = 0
     for s_ix, section in enumerate(seed["sections"]):
@@ -214,6 +219,12 @@ def test_search_reset_and_tooltip(browser: Any, mstore: Store, tmp_path: Path) -
     page.wait_for_function(visible)
     page.mouse.move(5, 5)  # over the side panel
     page.wait_for_function(f"() => !({visible})()")
+    # ... and when the view is re-fitted under a still pointer.
+    page.mouse.move(box["x"] + xy["x"] - 30, box["y"] + xy["y"])
+    page.mouse.move(box["x"] + xy["x"], box["y"] + xy["y"], steps=5)
+    page.wait_for_function(visible)
+    page.evaluate("hcmap.reset()")
+    assert page.evaluate(f"({visible})()") is False
     assert page.errors == []
     page.close()
 
