@@ -248,7 +248,9 @@ def _reuse_view(
         )
     elif overview and (focus is not None or group_stories is not None):
         raise VizError("the overview draws no stories: drop --focus / --group-stories")
-    data = load_reuse(store, claims=not overview)
+    # Claims per (story, manifest) are the widths of story → manifest edges: the costliest
+    # query (seconds at 10k), skipped when no such edge is drawn (overview, story groups).
+    data = load_reuse(store, claims=not overview and group_stories is None)
     counts = data.citations()
     notes = [_keep_top(data, top, counts)] if top is not None else []
     graph = _reuse_graph(data, counts, stories=not overview)
