@@ -59,7 +59,19 @@ def main() -> None:
         page.screenshot(path=str(OUT / "map-story-provenance.png"))
         browser.close()
     for name in ("map-reuse-1k.png", "map-story-provenance.png"):
+        _shrink(OUT / name)
         print(OUT / name, (OUT / name).stat().st_size)
+
+
+def _shrink(path: Path) -> None:
+    """A 256-colour palette PNG: a quarter of the bytes, no visible loss for a chart."""
+    try:
+        from PIL import Image
+    except ImportError:  # Pillow is optional: keep the full-colour PNG
+        return
+    with Image.open(path) as im:
+        small = im.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT)
+    small.save(path, optimize=True)
 
 
 if __name__ == "__main__":

@@ -175,7 +175,11 @@ def build_payload(graph: nx.DiGraph, positions: Positions | None = None) -> dict
         {a["type"] for _n, a in graph.nodes(data=True)} | ({"Story"} if drill else set())
     )
     counted = [a for _n, a in graph.nodes(data=True) if a["type"] in COUNTED]
+    # Sizes show counts where the counted nodes are the map's subject; the story trail is
+    # laid out in rows and lists the counts in tooltips and the panel instead.
     max_count = max((int(a.get("stories", 0) or 0) for a in counted), default=0)
+    if graph.graph.get("view") == "story":
+        max_count = 0
     ranking = _ranking(graph)
     focus = graph.graph.get("focus") or ""
     always = [e["id"] for e in ranking["sources"] + ranking["publishers"]]

@@ -222,8 +222,13 @@ def _group(graph: nx.DiGraph, kind: str) -> str:
 
 
 def _drill(data: ReuseData, counts: Citations) -> dict[str, Any]:
-    """What the overview's drill-down needs: each story once, each manifest's citers."""
+    """What the overview's drill-down needs: each story once, each manifest's citers.
+
+    Stories are numbered newest first (then by IRI), so every citer list is already in the
+    order the page lists and draws them: no sorting in the browser.
+    """
     order = sorted({s for citers in counts.citers.values() for s in citers})
+    order.sort(key=lambda s: data.stories[s].date, reverse=True)  # stable: IRI order kept
     index = {s: i for i, s in enumerate(order)}
     return {
         "stories": [(s, data.stories[s].title or data.stories[s].label, data.stories[s].date)
