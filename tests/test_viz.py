@@ -418,3 +418,10 @@ def test_publisher_view_layout_is_rings(cstore: Store, corpus: list[dict[str, An
     rooms = [graph.nodes[s]["newsrooms"] for s in order]
     runs = sum(1 for i, r in enumerate(rooms) if i == 0 or r != rooms[i - 1])
     assert runs == len({r for r in rooms})
+
+
+def test_all_max_nodes_counts_what_is_drawn(seed_store: Store) -> None:
+    drawn = len(citation_graph(seed_store, "all"))
+    assert len(citation_graph(seed_store, "all", max_nodes=drawn)) == drawn
+    with pytest.raises(VizError, match=f"the graph has {drawn} nodes, over the limit"):
+        citation_graph(seed_store, "all", max_nodes=drawn - 1)
