@@ -25,6 +25,10 @@ def test_demo_end_to_end(run_cli, tmp_path: Path) -> None:
     assert stories > 10 and reused > 0 and failures >= 4
     for name in ("output/store", "output/graph.ttl", "output/crawl-report.json"):
         assert name in out and (tmp_path / name).exists()
+    # Both maps are written, and the summary says how to open them.
+    assert "open the maps in a browser" in out
+    for name in ("output/map.html", "output/map-story.html"):
+        assert (tmp_path / name).resolve().as_uri() in out and (tmp_path / name).exists()
 
     report = json.loads((tmp_path / "output" / "crawl-report.json").read_text())
     assert report["counts"]["stories"] == stories and len(report["failures"]) == failures

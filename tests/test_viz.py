@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections import defaultdict
 from collections.abc import Iterator
@@ -19,7 +20,7 @@ import pytest
 from hcgraph import Store, VizError, citation_graph, draw_map, ingest_bytes
 from hcgraph.sample import generate_corpus
 from hcgraph.viz import compute_layout, default_map_path, render_map
-from hcgraph.viz.render import VIS_SHA256, safe_json
+from hcgraph.viz.render import VIS_SHA256, safe_json, visible_bidi
 from hcgraph.viz.views import resolve_focus
 from tests.conftest import SEED, SEED_URL
 from tests.hostile import hostile_story
@@ -299,3 +300,128 @@ def test_draw_map_and_default_paths(seed_store: Store, tmp_path: Path) -> None:
         "output/map-story-agentic-rl-production.html"
     )
     assert default_map_path("publisher", "a/../b <x>") == Path("output/map-publisher-b-x.html")
+
+
+# --- counts against ground truth, every view and option (issue 12 item 1) ---------------------
+def _group_of(story: dict[str, Any], kind: str) -> str:
+    room = story.get("newsroom") or "(no newsroom)"
+    date = str(story.get("published_at") or "")[:10] or "(undated)"
+    return {"newsroom": room, "day": date, "newsroom-day": f"{room} · {date}"}[kind]
+
+
+COMBOS: list[tuple[str, str | None, dict[str, Any]]] = [
+    ("reuse", None, {}),
+    ("reuse", None, {"top": 5}),
+    ("reuse", "seed", {}),
+    ("reuse", "manifest", {}),
+    ("reuse", "publisher", {}),
+    ("publisher", "publisher", {}),
+    ("story", "seed", {}),
+    ("story", "hostile", {}),
+    ("all", "hostile", {}),
+] + [
+    (view, focus, {**opts, "group_stories": kind})
+    for kind in ("newsroom", "day", "newsroom-day")
+    for view, focus, opts in (
+        ("reuse", None, {}),
+        ("reuse", None, {"top": 3}),
+        ("reuse", "publisher", {}),
+        ("publisher", "publisher", {}),
+    )
+]
+
+
+@pytest.mark.parametrize(("view", "focus", "opts"), COMBOS, ids=lambda v: str(v))
+def test_counts_are_distinct_citing_stories(
+    cstore: Store, corpus: list[dict[str, Any]], view: str, focus: str | None,
+    opts: dict[str, Any],
+) -> None:  # fmt: skip
+    stories = [*corpus, hostile_story(SEED)]
+    truth = ground_truth(stories)
+    names = {
+        "seed": SEED_URL,
+        "hostile": HOSTILE_URL,
+        "manifest": corpus[0]["manifests"][0]["manifest_id"],
+        "publisher": corpus[1]["manifests"][0]["source_name"],
+    }
+    graph = citation_graph(cstore, view, names[focus] if focus else None, **opts)
+    ids = {n: a["id"] for n, a in citation_graph(cstore, "reuse").nodes(data=True)}
+    checked = {"Manifest": 0, "Publisher": 0, "StoryGroup": 0}
+    for n, a in graph.nodes(data=True):
+        if a["type"] == "Manifest":
+            assert a["stories"] == len(truth.manifest_citing_stories.get(ids[n], ())), n
+        elif a["type"] == "Publisher":
+            assert a["stories"] == truth.publisher_reach.get(ids[n], (0,))[0], n
+        else:
+            continue
+        checked[a["type"]] += 1
+    assert checked["Manifest"] and checked["Publisher"]
+    kind = opts.get("group_stories")
+    if kind is None:
+        return
+    members: dict[str, set[str]] = defaultdict(set)
+    for story in stories:
+        members[_group_of(story, kind)].add(story["url"])
+    # Stories on the map: those citing a manifest still on it (--top and --focus drop the rest).
+    manifests = [ids[m] for m, a in graph.nodes(data=True) if a["type"] == "Manifest"]
+    on_map = set().union(*(truth.manifest_citing_stories.get(m, frozenset()) for m in manifests))
+    for n, a in graph.nodes(data=True):
+        if a["type"] != "StoryGroup":
+            continue
+        checked["StoryGroup"] += 1
+        shown = members[a["id"]] & on_map
+        assert a["stories"] == len(shown), a["id"]
+        for m in graph.successors(n):
+            citing = truth.manifest_citing_stories[ids[m]] & shown
+            assert graph.edges[n, m]["stories"] == len(citing), (a["id"], m)
+    assert checked["StoryGroup"]
+
+
+# --- pyvis for notebooks (issue 12 item 7) ----------------------------------------------------
+def test_to_pyvis_gives_the_views_nodes_edges_and_titles(cstore: Store) -> None:
+    from hcgraph.viz import to_pyvis
+
+    graph = citation_graph(cstore, "story", "hostile")
+    for net in (to_pyvis(graph), to_pyvis(cstore, view="story", focus="hostile")):
+        assert {n["id"] for n in net.nodes} == set(graph)
+        assert {(e["from"], e["to"]) for e in net.edges} == set(graph.edges())
+        for n in net.nodes:
+            attrs = graph.nodes[n["id"]]
+            assert n["group"] == attrs["type"]
+            assert visible_bidi(attrs["title"] or attrs["label"]) in n["title"]
+        html = net.generate_html()
+        # pyvis's template embeds the data with Jinja's tojson: hostile text stays text.
+        assert "<script>alert(1)</script>" not in html
+        assert "vis.DataSet" in html and graph.graph["focus"] in html
+
+
+def test_publisher_view_layout_is_rings(cstore: Store, corpus: list[dict[str, Any]]) -> None:
+    name = corpus[1]["manifests"][0]["source_name"]
+    graph = citation_graph(cstore, "publisher", name)
+    pos = compute_layout(graph)
+    focus = graph.graph["focus"]
+    assert pos[focus] == (0.0, 0.0)
+
+    def radius(n: str) -> float:
+        return float((pos[n][0] ** 2 + pos[n][1] ** 2) ** 0.5)
+
+    manifests = [n for n, a in graph.nodes(data=True) if a["type"] == "Manifest"]
+    stories = [n for n, a in graph.nodes(data=True) if a["type"] == "Story"]
+    assert manifests and stories
+    assert max(radius(m) for m in manifests) < min(radius(s) for s in stories)
+
+    # Stories of one newsroom sit next to each other around the ring.
+    def around(s: str) -> tuple[int, float]:
+        return round(radius(s) / 20), math.atan2(pos[s][1], pos[s][0]) % (2 * math.pi)
+
+    order = sorted(stories, key=around)
+    rooms = [graph.nodes[s]["newsrooms"] for s in order]
+    runs = sum(1 for i, r in enumerate(rooms) if i == 0 or r != rooms[i - 1])
+    assert runs == len({r for r in rooms})
+
+
+def test_all_max_nodes_counts_what_is_drawn(seed_store: Store) -> None:
+    drawn = len(citation_graph(seed_store, "all"))
+    assert len(citation_graph(seed_store, "all", max_nodes=drawn)) == drawn
+    with pytest.raises(VizError, match=f"the graph has {drawn} nodes, over the limit"):
+        citation_graph(seed_store, "all", max_nodes=drawn - 1)

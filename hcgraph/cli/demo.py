@@ -72,6 +72,12 @@ def demo(out_dir: Path, store_dir: Path | None, n_stories: int) -> None:
     for name, paths in result.outputs.items():
         for path in paths:
             out_console.print(f"  {name:<13}{escape(str(path))}")
+    maps = result.outputs.get("maps", [])
+    if maps:
+        # file:// URIs: a terminal makes them clickable, and the maps need no server.
+        out_console.print("open the maps in a browser (they work offline, from file://):")
+        for path in maps:
+            out_console.print(f"  {escape(Path(path).resolve().as_uri())}", soft_wrap=True)
     store = result.store_dir
     out_console.print(
         f"next: hcgraph stats --store {escape(str(store))}  ·  "

@@ -39,6 +39,12 @@ _BIG_MAP = 5000
     "--max-nodes", type=click.IntRange(min=1), default=ALL_MAX_NODES, show_default=True,
     help="all: refuse graphs with more nodes than this.",
 )  # fmt: skip
+@click.option(
+    "--overview/--stories-all", "overview", default=None,
+    help="reuse: draw only sources and publishers, each source's citing stories listed and "
+    "drawn on a click (default past 2,000 stories with no --focus/--group-stories), or "
+    "draw every story.",
+)  # fmt: skip
 @store_option
 def viz(
     view: str,
@@ -47,6 +53,7 @@ def viz(
     top: int | None,
     group_stories: str | None,
     max_nodes: int,
+    overview: bool | None,
     store_dir: Path,
 ) -> None:
     """Draw an interactive citation map: one HTML file that works offline.
@@ -63,8 +70,9 @@ def viz(
     """
     with Store(store_dir, read_only=True) as store:
         info = draw_map(
-            store, view, focus, out, top=top, group_stories=group_stories, max_nodes=max_nodes
-        )
+            store, view, focus, out, top=top, group_stories=group_stories, max_nodes=max_nodes,
+            overview=overview,
+        )  # fmt: skip
     click.echo(
         f"wrote {info.path} ({info.view} map: {info.nodes} nodes, {info.edges} edges, "
         f"{info.bytes / 1e6:.1f} MB)",

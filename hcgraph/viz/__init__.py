@@ -1,7 +1,11 @@
 """Interactive citation maps: networkx projections → precomputed layout → one safe HTML file.
 
+- :mod:`hcgraph.viz.data`: the SPARQL queries and loaders of typed records (every count).
+- :mod:`hcgraph.viz.focus`: what ``--focus`` names.
 - :mod:`hcgraph.viz.views`: ``citation_graph(store, view, focus)``, the projections (public
   API; node and edge attributes documented there).
+- :mod:`hcgraph.viz.facets`: the publisher / newsroom filter facets of each view.
+- :mod:`hcgraph.viz.notebook`: ``to_pyvis``, a view as a ``pyvis.network.Network``.
 - :mod:`hcgraph.viz.layout`: positions computed in Python (no live physics in the browser).
 - :mod:`hcgraph.viz.render`: the self-contained HTML (vendored vis-network, CSP, escaped JSON).
 
@@ -15,11 +19,20 @@ from pathlib import Path
 
 from ..store import Store
 from .layout import compute_layout
+from .notebook import to_pyvis
 from .render import MapInfo, render_map, write_map
-from .views import ALL_MAX_NODES, STORY_GROUPS, VIEWS, citation_graph, resolve_focus
+from .views import (
+    ALL_MAX_NODES,
+    OVERVIEW_STORIES,
+    STORY_GROUPS,
+    VIEWS,
+    citation_graph,
+    resolve_focus,
+)
 
 __all__ = [
     "ALL_MAX_NODES",
+    "OVERVIEW_STORIES",
     "STORY_GROUPS",
     "VIEWS",
     "MapInfo",
@@ -29,6 +42,7 @@ __all__ = [
     "draw_map",
     "render_map",
     "resolve_focus",
+    "to_pyvis",
     "write_map",
 ]
 
@@ -54,6 +68,7 @@ def draw_map(
     top: int | None = None,
     group_stories: str | None = None,
     max_nodes: int = ALL_MAX_NODES,
+    overview: bool | None = None,
 ) -> MapInfo:
     """Project, lay out, render and write one map; returns what was written.
 
@@ -62,6 +77,7 @@ def draw_map(
             output file that cannot be written.
     """
     graph = citation_graph(
-        store, view, focus, top=top, group_stories=group_stories, max_nodes=max_nodes
-    )
+        store, view, focus, top=top, group_stories=group_stories, max_nodes=max_nodes,
+        overview=overview,
+    )  # fmt: skip
     return write_map(graph, out if out is not None else default_map_path(view, focus))

@@ -5,11 +5,14 @@ past ~1,500 nodes that takes minutes (pyvis #204, #160). hcgraph places every no
 Python instead and switches physics off: the page is stable on its first frame and nodes
 stay draggable.
 
-- ``reuse`` / ``publisher``: an *anchored* layout in O(nodes + edges). Publishers sit on a
+- ``reuse``: an *anchored* layout in O(nodes + edges). Publishers sit on a
   ring, each with its manifests in a sunflower spiral around it (most-cited nearest the
   centre); every story sits at the weighted centre of the manifests it cites, spread in its
   own small spiral when several land on one spot. Stories that draw on several publishers
   therefore sit between their clusters, which is exactly what a reuse map should show.
+- ``publisher``: rings: the focus publisher in the centre, its manifests on a ring around
+  it (most-cited first), the citing stories (or story groups) on outer rings, grouped by
+  newsroom, then by date.
 - ``story``: a layered (left → right) provenance trail: story, sections, paragraphs and key
   facts, claims, manifests, source documents, publishers; each column ordered by the mean
   position of its parents so edges cross little.
@@ -157,11 +160,45 @@ def spring_layout(graph: nx.DiGraph) -> Positions:
     return {n: (float(x), float(y)) for n, (x, y) in raw.items()}
 
 
+def publisher_layout(graph: nx.DiGraph) -> Positions:
+    """The focus publisher in the centre, its manifests around it, citing stories outside."""
+    focus = graph.graph.get("focus")
+    kinds: dict[str, list[str]] = defaultdict(list)
+    for n, attrs in graph.nodes(data=True):
+        kinds[attrs["type"]].append(n)
+    pos: Positions = {}
+    if focus in graph:
+        pos[focus] = (0.0, 0.0)
+    stories_of = {n: a.get("stories", 0) or 0 for n, a in graph.nodes(data=True)}
+    manifests = sorted(kinds["Manifest"], key=lambda m: (-stories_of[m], m))
+    inner = max(4 * _SPACING, len(manifests) * _SPACING * 1.2 / (2 * math.pi))
+    for k, m in enumerate(manifests):
+        angle = 2 * math.pi * k / max(1, len(manifests))
+        pos[m] = (inner * math.cos(angle), inner * math.sin(angle))
+
+    def room(n: str) -> tuple[str, str, str]:
+        a = graph.nodes[n]
+        return (a["newsrooms"][0] if a.get("newsrooms") else "~", a.get("date", ""), n)
+
+    outer = sorted((n for n in graph if n not in pos), key=room)
+    step = _SPACING * 0.7
+    radius = max(inner + 5 * _SPACING, len(outer) * step / (2 * math.pi))
+    # One ring up to ~600 stories; more wind outwards on concentric rings, still in order.
+    per_ring = max(1, int(2 * math.pi * radius / step))
+    for k, n in enumerate(outer):
+        ring, slot = divmod(k, per_ring)
+        count = min(per_ring, len(outer) - ring * per_ring)
+        angle = 2 * math.pi * slot / count
+        r = radius + ring * step
+        pos[n] = (r * math.cos(angle), r * math.sin(angle))
+    return pos
+
+
 #: View name → layout function.
 LAYOUTS: dict[str, Callable[[nx.DiGraph], Positions]] = {
     "story": layered_layout,
     "reuse": anchored_layout,
-    "publisher": anchored_layout,
+    "publisher": publisher_layout,
     "all": spring_layout,
 }
 

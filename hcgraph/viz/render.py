@@ -1,9 +1,9 @@
 """Turn a citation-graph projection into one self-contained, safe HTML file.
 
-pyvis builds the vis-network node and edge options (``Network.add_node`` / ``add_edge`` /
-``set_options`` / ``get_network_data``), but its own HTML template loads Bootstrap,
-tom-select and vis-network from CDNs even with ``cdn_resources="in_line"`` (pyvis #228,
-#229), so hcgraph renders with its own Jinja template (``template.html``) instead:
+The vis-network node and edge objects are built here as plain dicts (pyvis's own HTML
+template loads Bootstrap, tom-select and vis-network from CDNs even with
+``cdn_resources="in_line"``, pyvis #228, #229); hcgraph renders with its own Jinja template
+(``template.html``). For pyvis's own API in a notebook, see :func:`hcgraph.viz.to_pyvis`.
 
 - **Self-contained**: the vendored vis-network bundle (``static/``) and hcgraph's own small
   script are inlined; a Content-Security-Policy meta (``default-src 'none'``) forbids every
@@ -38,7 +38,7 @@ from .._io import write_atomic
 from .._version import __version__
 from ..errors import OutputError, VizError
 from .layout import Positions, compute_layout
-from .style import NodeStyle, document_icon, node_size, styles_for
+from .style import COUNTED, NodeStyle, document_icon, node_size, styles_for
 
 __all__ = [
     "VIS_NETWORK_VERSION",
@@ -55,6 +55,10 @@ VIS_NETWORK_VERSION = "10.1.5"
 VIS_SHA256 = "b427322ad953d70ab75d1b798ebb8349863502f244e02de3e12a4ab7dfeddf2c"
 #: Beyond this many edges, edges are hidden while dragging/zooming to keep panning smooth.
 _BIG = 3000
+#: The ranking panel lists this many top sources and top publishers; their labels (and the
+#: focus's) are always drawn, decluttered, at every zoom.
+TOP_N = 10
+
 
 _JSON_ESCAPES = {
     "<": "\\u003c",
@@ -99,34 +103,6 @@ def _template() -> Any:
 def _http(url: str) -> str:
     """Only http(s) links reach the page (a ``javascript:`` URL in the data stays text)."""
     return url if url.lower().startswith(("http://", "https://")) else ""
-
-
-class _Network:
-    """pyvis ``Network`` with O(1) node look-ups.
-
-    pyvis keeps node ids in a list and checks ``id in list`` on every ``add_node`` and
-    ``add_edge``: quadratic, minutes for a 10k-story map. A list subclass with a set
-    behind ``__contains__`` keeps pyvis's own code paths and makes them linear.
-    """
-
-    def __new__(cls) -> Any:
-        from pyvis.network import Network  # imported lazily: pyvis pulls in IPython
-
-        class _IdList(list[Any]):
-            def __init__(self) -> None:
-                super().__init__()
-                self._ids: set[Any] = set()
-
-            def append(self, item: Any) -> None:
-                super().append(item)
-                self._ids.add(item)
-
-            def __contains__(self, item: object) -> bool:
-                return item in self._ids
-
-        net = Network(directed=True, cdn_resources="remote")
-        net.node_ids = _IdList()
-        return net
 
 
 @dataclass(frozen=True)
@@ -192,29 +168,43 @@ def _group(style: NodeStyle) -> dict[str, Any]:
 
 
 def build_payload(graph: nx.DiGraph, positions: Positions | None = None) -> dict[str, Any]:
-    """The page's data: vis-network nodes/edges (built with pyvis), options and facets."""
+    """The page's data: vis-network nodes/edges, options, facets, ranking and drill-down."""
     positions = positions if positions is not None else compute_layout(graph)
-    types = sorted({a["type"] for _n, a in graph.nodes(data=True)})
+    drill = graph.graph.get("drill")
+    types = sorted(
+        {a["type"] for _n, a in graph.nodes(data=True)} | ({"Story"} if drill else set())
+    )
+    counted = [a for _n, a in graph.nodes(data=True) if a["type"] in COUNTED]
+    # Sizes show counts where the counted nodes are the map's subject; the story trail is
+    # laid out in rows and lists the counts in tooltips and the panel instead.
+    max_count = max((int(a.get("stories", 0) or 0) for a in counted), default=0)
+    if graph.graph.get("view") == "story":
+        max_count = 0
+    ranking = _ranking(graph)
+    focus = graph.graph.get("focus") or ""
+    always = [e["id"] for e in ranking["sources"] + ranking["publishers"]]
+    if focus in graph and focus not in always:
+        always.insert(0, focus)
     styles = styles_for(types)
     publishers = sorted({p for _n, a in graph.nodes(data=True) for p in a.get("publishers", ())})
     newsrooms = sorted({r for _n, a in graph.nodes(data=True) for r in a.get("newsrooms", ())})
     pub_ix = {p: i for i, p in enumerate(publishers)}
     room_ix = {r: i for i, r in enumerate(newsrooms)}
-    net = _Network()
+    nodes: list[dict[str, Any]] = []
     for n in sorted(graph):
         a = graph.nodes[n]
         style = styles[a["type"]]
         x, y = positions.get(n, (0.0, 0.0))
         # Extra keys travel in the vis DataSet; the page script builds the plain-text
         # tooltip (``title``) and the details panel from them.
-        net.add_node(
-            n,
+        nodes.append(dict(
+            id=n,
             label=visible_bidi(a["label"] or n),
             shape=style.shape,
             group=a["type"],
             x=x,
             y=y,
-            size=node_size(a, style),
+            size=node_size(a, style, max_count),
             t=visible_bidi(a.get("title", "")),
             d=a.get("date", ""),
             i=a.get("id", ""),
@@ -222,29 +212,30 @@ def build_payload(graph: nx.DiGraph, positions: Positions | None = None) -> dict
             s=int(a.get("stories", 0) or 0),
             p=[pub_ix[p] for p in a.get("publishers", ())],
             r=[room_ix[r] for r in a.get("newsrooms", ())],
-        )
+        ))  # fmt: skip
+    edges: list[dict[str, Any]] = []
     for k, (s, o, a) in enumerate(sorted(graph.edges(data=True), key=lambda e: (e[0], e[1]))):
         claims = a.get("claims")
-        width = min(10, max(1, int(claims if claims is not None else a.get("weight", 1))))
+        width = min(10, max(1, int(a.get("weight", 1) or 1)))
         opts: dict[str, Any] = {"id": k, "width": width, "rel": a.get("relation", "")}
         if claims is not None:
             opts["c"] = claims
+        if a.get("stories") is not None:
+            opts["n"] = a["stories"]
         if a.get("citations") is not None:
             opts["k"] = a["citations"]
-        net.add_edge(s, o, **opts)
-    # A dict, not ``set_options``: pyvis's string parser strips every space (font names).
-    net.options = _options(styles, graph.number_of_edges())
-    nodes, edges, _heading, _height, _width, options = net.get_network_data()
-    for e in edges:
-        e.pop("arrows", None)  # set once in the options, not on each of 50k edges
+        edges.append({"from": s, "to": o, **opts})
     legend = [{"type": t, "color": styles[t].color, "border": styles[t].border,
                "shape": styles[t].shape} for t in types]  # fmt: skip
     return {
         "nodes": nodes,
         "edges": edges,
-        "options": json.loads(options),
+        "options": _options(styles, graph.number_of_edges()),
         "legend": legend,
         "publishers": [visible_bidi(p) for p in publishers],
+        "ranking": ranking,
+        "drill": _drill_payload(drill) if drill else None,
+        "always": always,
         "newsrooms": [visible_bidi(r) for r in newsrooms],
         "meta": {
             "view": graph.graph.get("view", ""),
@@ -255,6 +246,31 @@ def build_payload(graph: nx.DiGraph, positions: Positions | None = None) -> dict
             "edges": graph.number_of_edges(),
         },
     }
+
+
+def _drill_payload(drill: dict[str, Any]) -> dict[str, Any]:
+    """The overview's story table, compact: ``[iri-or-"", headline, date]`` rows."""
+    return {
+        "stories": [
+            [_http(iri), visible_bidi(title), date] for iri, title, date in drill["stories"]
+        ],
+        "citers": drill["citers"],
+    }
+
+
+def _ranking(graph: nx.DiGraph) -> dict[str, list[dict[str, Any]]]:
+    """The top :data:`TOP_N` manifests and publishers by distinct citing stories.
+
+    Ties break by label then IRI, so the panel's order is deterministic.
+    """
+
+    def top(kind: str) -> list[dict[str, Any]]:
+        rows = [(n, a) for n, a in graph.nodes(data=True) if a["type"] == kind]
+        rows.sort(key=lambda r: (-int(r[1].get("stories", 0) or 0), r[1]["label"], r[0]))
+        return [{"id": n, "label": visible_bidi(a["label"] or n),
+                 "count": int(a.get("stories", 0) or 0)} for n, a in rows[:TOP_N]]  # fmt: skip
+
+    return {"sources": top("Manifest"), "publishers": top("Publisher")}
 
 
 _SCRIPT_SRC = "__hcgraph_script_src__"

@@ -1,18 +1,33 @@
-"""How each node type looks: one colour and one shape per type, and node sizes.
+"""How each node type looks: one palette for every map, and perceptual node sizes.
 
 Colours are from a colour-blind-aware palette and every type has a distinct (colour, shape)
 pair; the main types of each view also have distinct shapes, so the map reads in greyscale.
-Types without an entry (the ``all`` view shows every type) get the next unused pair.
+Every type the graph has is in the table, so a type looks the same in every map; a type
+the table lacks (a future schema field) gets a pair chosen from its name alone, never from
+what else is on the map.
+
+Sizes: a counted node's *area* is proportional to its count (distinct citing stories, or a
+publisher's reach), scaled so the map's largest count gets :data:`MAX_SIZE`; no cap
+below the maximum, so a manifest cited by 37 stories looks a tenth of one cited by 3,700.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import math
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["NodeStyle", "document_icon", "node_size", "styles_for"]
+__all__ = [
+    "COUNTED",
+    "MAX_SIZE",
+    "MIN_SIZE",
+    "NodeStyle",
+    "document_icon",
+    "node_size",
+    "styles_for",
+]
 
 
 @dataclass(frozen=True)
@@ -28,17 +43,32 @@ class NodeStyle:
 _STYLES: dict[str, NodeStyle] = {
     "Story": NodeStyle("#1f6feb", "#0b3d91", "star", 16),
     "StoryGroup": NodeStyle("#58a6ff", "#0b3d91", "star", 18),
-    "RelatedStory": NodeStyle("#a5d6ff", "#388bfd", "dot", 10),
     "Section": NodeStyle("#0e9f9a", "#07605d", "triangle", 12),
-    "Paragraph": NodeStyle("#8c959f", "#57606a", "dot", 9),
+    "Paragraph": NodeStyle("#8c959f", "#424a53", "dot", 9),
     "KeyFact": NodeStyle("#d4a72c", "#7d4e00", "triangleDown", 12),
     "Claim": NodeStyle("#8250df", "#512a97", "diamond", 9),
     "Manifest": NodeStyle("#f0883e", "#9a4a0f", "square", 12),
     "SourceDocument": NodeStyle("#db61a2", "#8a2564", "image", 12),
     "Publisher": NodeStyle("#2da44e", "#116329", "hexagon", 20),
+    # The rest of the types the ``all`` view shows (hcgraph.project.to_networkx).
+    "Citation": NodeStyle("#cf222e", "#82071e", "dot", 7),
+    "RelatedStory": NodeStyle("#a5d6ff", "#388bfd", "triangle", 10),
+    "UnresolvedQuestion": NodeStyle("#bc4c00", "#762c00", "triangleDown", 9),
+    "Agent": NodeStyle("#1b7c83", "#0c4a50", "square", 10),
+    "Edition": NodeStyle("#4d2d00", "#2e1a00", "diamond", 10),
+    "Newsroom": NodeStyle("#0969da", "#033d8b", "hexagon", 12),
+    "DecisionCard": NodeStyle("#a475f9", "#6639ba", "square", 9),
+    "ReuseTerms": NodeStyle("#bf3989", "#772057", "diamond", 9),
+    "SponsorNote": NodeStyle("#bf3989", "#772057", "triangle", 9),
+    "Ingest": NodeStyle("#1b7c83", "#0c4a50", "star", 9),
+    "RawDocument": NodeStyle("#4d2d00", "#2e1a00", "square", 8),
+    "WriterRun": NodeStyle("#0969da", "#033d8b", "triangleDown", 9),
+    "Correction": NodeStyle("#cf222e", "#82071e", "triangle", 9),
 }
+#: The largest counted node's size (vis-network radius) and the smallest any node gets.
+MAX_SIZE = 48.0
+MIN_SIZE = 5.0
 _SPARE_COLOURS = (
-    ("#6e7781", "#32383f"),
     ("#cf222e", "#82071e"),
     ("#bc4c00", "#762c00"),
     ("#4d2d00", "#2e1a00"),
@@ -61,21 +91,27 @@ def document_icon(color: str, border: str) -> str:
 
 
 def styles_for(types: list[str]) -> dict[str, NodeStyle]:
-    """A style for each of ``types``: the fixed table, then unused (colour, shape) pairs."""
-    out = {t: _STYLES[t] for t in types if t in _STYLES}
-    used = {(s.color, s.shape) for s in _STYLES.values()}
-    pairs = ((c, b, sh) for sh in _SPARE_SHAPES for c, b in _SPARE_COLOURS if (c, sh) not in used)
-    for t in sorted(set(types) - set(out)):
-        color, border, shape = next(pairs)
-        out[t] = NodeStyle(color, border, shape, 9)
+    """A style for each of ``types``: the fixed table, else a pair picked by the type's name."""
+    unused = [(c, b, sh) for sh in _SPARE_SHAPES for c, b in _SPARE_COLOURS
+              if (c, sh) not in {(s.color, s.shape) for s in _STYLES.values()}]  # fmt: skip
+    out = {}
+    for t in types:
+        if t in _STYLES:
+            out[t] = _STYLES[t]
+        else:
+            k = int(hashlib.sha256(t.encode()).hexdigest(), 16) % len(unused)
+            color, border, shape = unused[k]
+            out[t] = NodeStyle(color, border, shape, 9)
     return out
 
 
-def node_size(attrs: dict[str, Any], style: NodeStyle) -> int:
-    """Manifests and publishers grow with the number of stories citing them."""
-    stories = int(attrs.get("stories", 1) or 1)
-    if attrs["type"] == "Manifest":
-        return min(36, style.size + round(4 * math.sqrt(stories - 1)))
-    if attrs["type"] in ("Publisher", "StoryGroup"):
-        return min(44, style.size + round(2 * math.sqrt(stories)))
-    return style.size
+#: Node types whose size shows a count (``stories``).
+COUNTED = ("Manifest", "Publisher", "StoryGroup")
+
+
+def node_size(attrs: dict[str, Any], style: NodeStyle, max_count: int) -> float:
+    """Counted nodes: area ∝ count, the map's ``max_count`` drawn at :data:`MAX_SIZE`."""
+    if attrs["type"] not in COUNTED or max_count <= 0:
+        return float(style.size)
+    count = max(0, int(attrs.get("stories", 0) or 0))
+    return round(max(MIN_SIZE, MAX_SIZE * math.sqrt(count / max_count)), 2)

@@ -3,8 +3,9 @@
 ``citation_graph(store, view, focus)`` returns a ``networkx.DiGraph`` whose edges run in the
 provenance direction, from the citing thing to what it draws on (story → manifest →
 publisher; paragraph → claim → manifest → source document → publisher). Views are built
-with SPARQL aggregation over the store (``GROUP BY`` in Oxigraph), not by walking triples in
-Python, so the reuse map of 10k stories takes about a second.
+from typed records loaded by :mod:`hcgraph.viz.data` (SPARQL aggregation in Oxigraph);
+:mod:`hcgraph.viz.focus` resolves ``--focus`` and :mod:`hcgraph.viz.facets` fills the
+filter facets.
 
 Views (registry ``VIEWS``):
 
@@ -14,9 +15,10 @@ Views (registry ``VIEWS``):
                folded into weighted edges; a focus story / manifest / publisher keeps only
                its neighbourhood (the focus, its manifests, every story citing them).
 ``publisher``  one publisher (focus), every manifest it published and every story citing
-               those manifests.
+               those manifests (laid out as rings: focus, manifests, stories by newsroom).
 ``all``        every typed node of the graph (``hcgraph.project.to_networkx`` collapsed to
-               a DiGraph); refuses past ``max_nodes``; a focus keeps nodes within 2 hops.
+               a DiGraph); refuses past ``max_nodes`` nodes (counted as drawn); a focus
+               keeps nodes within 2 hops.
 
 Node attributes (every view):
 
@@ -31,8 +33,10 @@ Node attributes (every view):
 ``url``         the story page or the source document's URL, or ""
 ``publishers``  sorted tuple of publisher names the node draws on (filter facet)
 ``newsrooms``   sorted tuple of newsroom ids the node belongs to or is cited from (facet)
-``stories``     number of stories the node stands for or is cited by (Story: 1; Manifest:
-                citing stories; Publisher: stories citing any of its manifests)
+``stories``     Story: 1; StoryGroup: the stories it folds; Manifest: distinct stories
+                citing it; Publisher: distinct stories citing any of its manifests (its
+                *reach*). Manifest and publisher counts are whole-store truths: the same
+                in every view and under every ``top`` / ``group_stories`` / ``focus``.
 
 Edge attributes:
 
@@ -41,13 +45,15 @@ Edge attributes:
                 ``derivedFrom`` (paragraph → manifest, a cite without claim ids),
                 ``isPartOf`` (claim → manifest), ``hadPrimarySource``, ``wasAttributedTo``;
                 in ``all``: the predicate CURIEs joined with ", "
-``claims``      ``cites`` edges: number of distinct claims the story cites from the
-                manifest (summed over a story group); the edge width in the map
+``claims``      story → manifest ``cites`` edges: distinct claims the story cites from
+                the manifest; the edge width in the map
+``stories``     story group → manifest ``cites`` edges: the group's stories citing it
 ``citations``   ``citesAsEvidence`` / ``derivedFrom`` edges: number of cite objects
-``weight``      the drawn width's source value: ``claims`` where set, else 1
+``weight``      the drawn width's source value: ``claims`` / ``stories`` where set, else 1
 
 Graph attributes: ``view``, ``focus`` (the resolved focus IRI or None), ``title`` (a human
-title for the map), ``note`` (what was folded or left out, or "").
+title for the map), ``note`` (what was folded or left out, or ""); an overview also has
+``drill``: ``{"stories": [(iri, headline, date), …], "citers": {manifest: [index, …]}}``.
 """
 
 from __future__ import annotations
@@ -55,7 +61,6 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import networkx as nx
@@ -64,9 +69,29 @@ import pyoxigraph as ox
 from ..errors import VizError
 from ..project import to_networkx
 from ..store import Store
+from .data import (
+    HC,
+    LABEL,
+    Q_COUNT_NODES,
+    Q_SOME_STORIES,
+    Q_STORY_CITES,
+    Q_STORY_PARTS,
+    Citations,
+    ManifestRec,
+    ReuseData,
+    load_citations,
+    load_reuse,
+    load_story_manifests,
+    load_story_record,
+    short,
+    value,
+)
+from .facets import graph_facets, reuse_facets, trail_facets
+from .focus import Focus, resolve_focus
 
 __all__ = [
     "ALL_MAX_NODES",
+    "OVERVIEW_STORIES",
     "STORY_GROUPS",
     "VIEWS",
     "citation_graph",
@@ -75,349 +100,9 @@ __all__ = [
 
 #: ``all`` refuses graphs with more nodes than this (the map would be unreadable and slow).
 ALL_MAX_NODES = 2500
-_LABEL = 48
-
-
-# --- SPARQL --------------------------------------------------------------------------------
-# What a story says about itself (its headline, parts, citations, links) is read from its own
-# named graph (GRAPH ?s); manifests, claims, publishers and newsrooms are described once, in
-# the shared graphs, and read from the union default graph (a set: no DISTINCT needed).
-
-_Q_STORIES = """
-SELECT ?s ?id ?headline ?date ?slug ?room WHERE { GRAPH ?s {
-  ?s a hc:Story .
-  OPTIONAL { ?s dcterms:identifier ?id }
-  OPTIONAL { ?s schema:headline ?headline }
-  OPTIONAL { ?s schema:datePublished ?date }
-  OPTIONAL { ?s hc:slug ?slug }
-}
-  OPTIONAL { GRAPH ?s { ?s hc:newsroom ?r }
-             OPTIONAL { ?r dcterms:identifier ?rid } OPTIONAL { ?r schema:name ?rname } }
-  BIND(COALESCE(?rid, ?rname, STR(?r)) AS ?room)
-}
-"""
-
-# Paragraphs and claims folded into one weighted edge per (story, manifest): the distinct
-# claims the story cites under that manifest (its citations); hc:citesManifest adds the pairs
-# whose cites carry no claim ids.
-_Q_CLAIMS = """
-SELECT ?s ?m (COUNT(DISTINCT ?claim) AS ?n)
-WHERE { GRAPH ?s { ?c hc:citesClaim ?claim ; cito:hasCitedEntity ?m } }
-GROUP BY ?s ?m
-"""
-_Q_DERIVED = "SELECT ?s ?m WHERE { GRAPH ?s { ?s hc:citesManifest ?m } }"
-_Q_STORY_IRIS = "SELECT ?s WHERE { GRAPH ?s { ?s a hc:Story } }"
-_Q_PUBLISHED_BY = "SELECT ?s ?o WHERE { ?s dcterms:publisher ?o . ?s a hc:Manifest }"
-
-_MANIFEST_BODY = """
-  ?m a hc:Manifest .
-  OPTIONAL { ?m dcterms:identifier ?id }
-  OPTIONAL { ?m dcterms:title ?title }
-  OPTIONAL { ?m dcterms:publisher ?pub OPTIONAL { ?pub schema:name ?pubname } }
-  OPTIONAL { ?m prov:hadPrimarySource ?doc
-             OPTIONAL { ?doc schema:url ?url } OPTIONAL { ?doc dcterms:issued ?issued } }
-"""
-# The manifests one story lists or cites (its own graph), described from the shared graph.
-_Q_STORY_MANIFESTS = (
-    "SELECT DISTINCT ?s ?m ?id ?title ?pub ?pubname ?doc ?url ?issued WHERE {"
-    " GRAPH ?s { { ?s hc:listsManifest ?m } UNION { ?s hc:citesManifest ?m } }"
-    + _MANIFEST_BODY
-    + "}"
-)
-
-_Q_STORY_PARTS = """
-SELECT ?s ?part ?type ?parent ?pos ?name ?text WHERE { GRAPH ?s {
-  ?part dcterms:isPartOf ?parent ; a ?type .
-  FILTER(?type IN (hc:Section, hc:Paragraph, hc:KeyFact))
-  OPTIONAL { ?part schema:position ?pos }
-  OPTIONAL { ?part schema:name ?name }
-  OPTIONAL { ?part schema:text ?text }
-} }
-"""
-
-_Q_STORY_CITES = """
-SELECT ?s ?part ?m ?c ?claim ?cid WHERE {
-  GRAPH ?s { ?c a hc:Citation ; cito:hasCitingEntity ?part ; cito:hasCitedEntity ?m . }
-  OPTIONAL { GRAPH ?s { ?c hc:citesClaim ?claim } OPTIONAL { ?claim dcterms:identifier ?cid } }
-}
-"""
-
-_Q_FIND_STORY = """
-SELECT DISTINCT ?s ?v WHERE { GRAPH ?s { ?s a hc:Story .
-  { ?s dcterms:identifier ?v } UNION { ?s hc:slug ?v } } } ORDER BY ?s
-"""
-_Q_IS_STORY = "ASK { GRAPH ?s { ?s a hc:Story } }"
-_Q_FIND_MANIFEST = "SELECT DISTINCT ?m ?v WHERE { ?m a hc:Manifest ; dcterms:identifier ?v }"
-_Q_IS_A = "ASK { ?x a ?t }"
-_Q_FIND_PUBLISHER = "SELECT DISTINCT ?p ?v WHERE { ?p a hc:Publisher ; schema:name ?v }"
-_Q_COUNT_NODES = "SELECT (COUNT(DISTINCT ?x) AS ?n) WHERE { ?x a ?t }"
-# A node belongs to every story graph that types it or points to it (manifests, claims and
-# publishers are typed once, in the shared graphs, and pointed to from story graphs).
-_Q_GRAPH_MEMBERS = """
-SELECT DISTINCT ?g ?x WHERE { GRAPH ?g { { ?x a ?t } UNION { ?y ?p ?x FILTER (isIRI(?x)) } } }
-"""
-_Q_GRAPH_FACETS = """
-SELECT DISTINCT ?g ?pubname ?room WHERE {
-  { GRAPH ?g { ?g hc:listsPublisher ?pub } ?pub schema:name ?pubname }
-  UNION { GRAPH ?g { ?g hc:newsroom ?r } OPTIONAL { ?r dcterms:identifier ?rid }
-          BIND(COALESCE(?rid, STR(?r)) AS ?room) }
-}
-"""
-_Q_SOME_STORIES = "SELECT ?s ?slug WHERE { GRAPH ?s { ?s a hc:Story ; hc:slug ?slug } } LIMIT 3"
-
-_HC = "https://w3id.org/hcgraph/ns#"
-
-
-def _v(solution: Any, name: str) -> str:
-    term = solution[name]
-    return "" if term is None else str(term.value)
-
-
-def _short(text: str, limit: int = _LABEL) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def _date(text: str) -> str:
-    return text[:10]
-
-
-# --- focus -----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Focus:
-    """A resolved ``--focus``: what kind of node it names and its IRI."""
-
-    kind: str  # "Story", "Manifest" or "Publisher"
-    iri: str
-
-
-def _named(text: str) -> ox.NamedNode | None:
-    if not text.startswith(("http://", "https://", "urn:")):
-        return None
-    try:
-        return ox.NamedNode(text)
-    except ValueError:
-        return None
-
-
-def resolve_focus(store: Store, focus: str) -> Focus:
-    """Find the story (URL, id, slug), manifest (id, IRI) or publisher (name, IRI) ``focus``
-    names, in that order.
-
-    Raises:
-        VizError: nothing matches, or an id/slug matches several stories.
-    """
-    text = focus.strip()
-    for candidate in (text, text + "/"):
-        node = _named(candidate)
-        if node is not None and store.query(_Q_IS_STORY, bindings={"s": node}):
-            return Focus("Story", node.value)
-    found = [sol["s"].value for sol in store.query(_Q_FIND_STORY, bindings={"v": ox.Literal(text)})]
-    if len(found) > 1:
-        raise VizError(f"--focus {text!r} matches {len(found)} stories; give the story URL")
-    if found:
-        return Focus("Story", found[0])
-    node = _named(text)
-    for kind in ("Manifest", "Publisher"):
-        if node is not None and store.query(
-            _Q_IS_A, bindings={"x": node, "t": ox.NamedNode(_HC + kind)}
-        ):
-            return Focus(kind, node.value)
-    lit = {"v": ox.Literal(text)}
-    for kind, query, var in (
-        ("Manifest", _Q_FIND_MANIFEST, "m"),
-        ("Publisher", _Q_FIND_PUBLISHER, "p"),
-    ):
-        hits = sorted(sol[var].value for sol in store.query(query, bindings=lit))
-        if hits:
-            return Focus(kind, hits[0])
-    raise VizError(
-        f"--focus {text!r}: no story (URL, id or slug), manifest (id) or publisher (name) "
-        "by that name in the store"
-    )
-
-
-# --- reuse data (shared by reuse and publisher views) ----------------------------------------
-@dataclass
-class _Reuse:
-    stories: dict[str, dict[str, Any]] = field(default_factory=dict)
-    manifests: dict[str, dict[str, Any]] = field(default_factory=dict)
-    publishers: dict[str, dict[str, Any]] = field(default_factory=dict)
-    cites: dict[tuple[str, str], int] = field(default_factory=dict)
-    published_by: set[tuple[str, str]] = field(default_factory=set)
-
-
-def _manifest_rows(store: Store, data: _Reuse, query: str, bindings: dict[str, Any]) -> None:
-    for sol in store.query(query, bindings=bindings):
-        iri = sol["m"].value
-        node = data.manifests.get(iri)
-        if node is None:
-            mid = _v(sol, "id")
-            title = _v(sol, "title")
-            node = data.manifests[iri] = {
-                "type": "Manifest",
-                "iri": iri,
-                "id": mid,
-                "title": title,
-                "label": _short(title or f"manifest {mid}"),
-                "date": _date(_v(sol, "issued")),
-                "url": _v(sol, "url"),
-                "doc": _v(sol, "doc"),
-            }
-        else:
-            # A second source document / title for the same manifest id: keep the first.
-            node["title"] = node["title"] or _v(sol, "title")
-            node["url"] = node["url"] or _v(sol, "url")
-            node["date"] = node["date"] or _date(_v(sol, "issued"))
-        pub = _v(sol, "pub")
-        if pub:
-            name = _v(sol, "pubname") or pub.rsplit("/", 1)[-1]
-            data.publishers.setdefault(
-                pub,
-                {"type": "Publisher", "iri": pub, "id": name, "title": name,
-                 "label": _short(name), "date": "", "url": ""},
-            )  # fmt: skip
-            data.published_by.add((iri, pub))
-
-
-def _pairs(store: Store, predicate: str) -> dict[str, str]:
-    """Subject → object (first, sorted) for one predicate over the union of all graphs.
-
-    One predicate per query: each is one index scan (the union is a set, so no DISTINCT),
-    and joining the lookups in Python keeps the cost linear.
-    """
-    out: dict[str, str] = {}
-    # No ORDER BY: sorting in Oxigraph cost seconds; the smallest value wins instead.
-    for sol in store.query(f"SELECT ?s ?o WHERE {{ ?s {predicate} ?o }}"):
-        s, o = sol["s"].value, sol["o"].value
-        if s not in out or o < out[s]:
-            out[s] = o
-    return out
-
-
-def _typed(store: Store, cls: str) -> list[str]:
-    return [sol["x"].value for sol in store.query(f"SELECT ?x WHERE {{ ?x a {cls} }}")]
-
-
-def _reuse_data(store: Store) -> _Reuse:
-    """Stories, manifests, publishers and weighted story → manifest edges, by aggregation."""
-    data = _Reuse()
-    ident = _pairs(store, "dcterms:identifier")
-    headline = _pairs(store, "schema:headline")
-    date = _pairs(store, "schema:datePublished")
-    slug = _pairs(store, "hc:slug")
-    room_of = _pairs(store, "hc:newsroom")
-    for iri in sorted(sol["s"].value for sol in store.query(_Q_STORY_IRIS)):
-        room = room_of.get(iri, "")
-        room = ident.get(room, room)
-        title = headline.get(iri, "")
-        data.stories[iri] = {
-            "type": "Story", "iri": iri, "id": ident.get(iri, ""), "title": title,
-            "label": _short(title or slug.get(iri, "") or iri), "date": _date(date.get(iri, "")),
-            "url": iri, "newsrooms": (room,) if room else (),
-        }  # fmt: skip
-    titles = _pairs(store, "dcterms:title")
-    source = _pairs(store, "prov:hadPrimarySource")
-    url = _pairs(store, "schema:url")
-    issued = _pairs(store, "dcterms:issued")
-    for iri in _typed(store, "hc:Manifest"):
-        mid, title, doc = ident.get(iri, ""), titles.get(iri, ""), source.get(iri, "")
-        data.manifests[iri] = {
-            "type": "Manifest", "iri": iri, "id": mid, "title": title,
-            "label": _short(title or f"manifest {mid}"), "date": _date(issued.get(doc, "")),
-            "url": url.get(doc, ""), "doc": doc,
-        }  # fmt: skip
-    names = _pairs(store, "schema:name")
-    for sol in store.query(_Q_PUBLISHED_BY):
-        m, pub = sol["s"].value, sol["o"].value
-        name = names.get(pub) or pub.rsplit("/", 1)[-1]
-        data.publishers.setdefault(
-            pub, {"type": "Publisher", "iri": pub, "id": name, "title": name,
-                  "label": _short(name), "date": "", "url": ""},
-        )  # fmt: skip
-        data.published_by.add((m, pub))
-    for sol in store.query(_Q_DERIVED):
-        data.cites[(sol["s"].value, sol["m"].value)] = 0
-    for sol in store.query(_Q_CLAIMS):
-        data.cites[(sol["s"].value, sol["m"].value)] = int(sol["n"].value)
-    data.cites = {k: v for k, v in data.cites.items() if k[0] in data.stories}
-    return data
-
-
-def _facets(graph: nx.DiGraph) -> None:
-    """Fill the ``publishers`` / ``newsrooms`` facets and ``stories`` counts of a reuse graph."""
-    pubs_of: dict[str, set[str]] = defaultdict(set)
-    rooms_of: dict[str, set[str]] = defaultdict(set)
-    for m, p in graph.edges():
-        if graph.nodes[p]["type"] == "Publisher":
-            pubs_of[m].add(graph.nodes[p]["id"])
-    for n, attrs in graph.nodes(data=True):
-        rooms_of[n].update(attrs.get("newsrooms", ()))
-    cited_by: dict[str, int] = defaultdict(int)
-    for s, m in graph.edges():
-        if graph.nodes[s]["type"] in ("Story", "StoryGroup"):
-            pubs_of[s].update(pubs_of[m])
-            rooms_of[m].update(rooms_of[s])
-            cited_by[m] += graph.nodes[s].get("stories", 1)
-    for m, p in graph.edges():
-        if graph.nodes[p]["type"] == "Publisher":
-            rooms_of[p].update(rooms_of[m])
-    pub_stories: dict[str, set[str]] = defaultdict(set)
-    for s, m in graph.edges():
-        if graph.nodes[s]["type"] in ("Story", "StoryGroup"):
-            for p in graph.successors(m):
-                if graph.nodes[p]["type"] == "Publisher":
-                    pub_stories[p].add(s)
-    for n, attrs in graph.nodes(data=True):
-        kind = attrs["type"]
-        if kind == "Publisher":
-            pubs_of[n].add(attrs["id"])
-            attrs["stories"] = sum(graph.nodes[s].get("stories", 1) for s in pub_stories[n])
-        elif kind == "Manifest":
-            attrs["stories"] = cited_by[n]
-        else:
-            attrs.setdefault("stories", 1)
-        attrs["publishers"] = tuple(sorted(pubs_of[n]))
-        attrs["newsrooms"] = tuple(sorted(rooms_of[n]))
-
-
-def _complete(attrs: dict[str, Any]) -> dict[str, Any]:
-    out = {k: attrs.get(k, "") for k in ("type", "label", "title", "iri", "id", "date", "url")}
-    out["newsrooms"] = tuple(attrs.get("newsrooms", ()))
-    out["publishers"] = tuple(attrs.get("publishers", ()))
-    if "stories" in attrs:
-        out["stories"] = attrs["stories"]
-    return out
-
-
-def _reuse_graph(data: _Reuse) -> nx.DiGraph:
-    graph = nx.DiGraph()
-    for table in (data.stories, data.manifests, data.publishers):
-        for iri in sorted(table):
-            graph.add_node(iri, **_complete(table[iri]))
-    for (s, m), claims in sorted(data.cites.items()):
-        if m not in graph:  # cited manifest with no description at all (should not happen)
-            graph.add_node(m, **_complete({"type": "Manifest", "iri": m, "label": _short(m)}))
-        graph.add_edge(s, m, relation="cites", claims=claims, weight=max(1, claims))
-    for m, p in sorted(data.published_by):
-        if m in graph:
-            graph.add_edge(m, p, relation="publishedBy", weight=1)
-    # Manifests no story cites (listed but uncited) stay: they are part of the reuse picture.
-    return graph
-
-
-def _group_key(kind: str) -> Callable[[dict[str, Any]], tuple[str, str]]:
-    def key(story: dict[str, Any]) -> tuple[str, str]:
-        room = story["newsrooms"][0] if story["newsrooms"] else "(no newsroom)"
-        day = story["date"] or "(undated)"
-        if kind == "newsroom":
-            return room, room
-        if kind == "day":
-            return day, day
-        return f"{room} {day}", f"{room} · {day}"
-
-    return key
-
+#: A reuse map of more stories than this (no focus, no grouping) is drawn as an overview:
+#: manifests and publishers, each manifest's citing stories listed and drawn on a click.
+OVERVIEW_STORIES = 2000
 
 #: ``group_stories`` choices: fold stories into one node per newsroom, day, or both.
 STORY_GROUPS: dict[str, str] = {
@@ -427,86 +112,168 @@ STORY_GROUPS: dict[str, str] = {
 }
 
 
-def _fold(data: _Reuse, top: int | None, group_stories: str | None) -> tuple[_Reuse, list[str]]:
-    """Apply ``top`` (keep the N manifests cited by most stories) and story grouping."""
-    notes: list[str] = []
-    if top is not None:
-        count: dict[str, int] = defaultdict(int)
-        for _s, m in data.cites:
-            count[m] += 1
-        keep = set(sorted(count, key=lambda m: (-count[m], m))[:top])
-        dropped = len(data.manifests) - len(keep & set(data.manifests))
-        data.cites = {k: v for k, v in data.cites.items() if k[1] in keep}
-        data.manifests = {k: v for k, v in data.manifests.items() if k in keep}
-        data.published_by = {(m, p) for m, p in data.published_by if m in keep}
-        used = {p for _m, p in data.published_by}
-        data.publishers = {p: v for p, v in data.publishers.items() if p in used}
-        citing = {s for s, _m in data.cites}
-        gone = len(data.stories) - len(citing)
-        data.stories = {k: v for k, v in data.stories.items() if k in citing}
-        notes.append(
-            f"top {top} manifests by citing stories; {dropped} other manifests and "
-            f"{gone} stories citing none of them left out"
-        )
-    if group_stories is not None:
-        if group_stories not in STORY_GROUPS:
-            raise VizError(
-                f"unknown story grouping {group_stories!r}; choose from {', '.join(STORY_GROUPS)}"
-            )
-        key = _group_key(group_stories)
-        groups: dict[str, dict[str, Any]] = {}
-        member: dict[str, str] = {}
-        for iri in sorted(data.stories):
-            story = data.stories[iri]
-            gid, name = key(story)
-            giri = "urn:hcgraph:group:" + hashlib.sha1(gid.encode()).hexdigest()[:16]
-            group = groups.setdefault(
-                giri,
-                {"type": "StoryGroup", "iri": giri, "id": name, "title": name, "date": "",
-                 "url": "", "newsrooms": set(), "stories": 0, "dates": set()},
-            )  # fmt: skip
-            group["stories"] += 1
-            group["newsrooms"].update(story["newsrooms"])
-            if story["date"]:
-                group["dates"].add(story["date"])
-            member[iri] = giri
-        for group in groups.values():
-            group["newsrooms"] = tuple(sorted(group["newsrooms"]))
-            dates = sorted(group.pop("dates"))
-            group["date"] = (
-                dates[0] if len(dates) == 1 else (f"{dates[0]}…{dates[-1]}" if dates else "")
-            )
-            group["label"] = _short(f"{group['title']} ({group['stories']} stories)")
-            group["title"] = f"{group['title']}: {group['stories']} stories"
-        folded: dict[tuple[str, str], int] = defaultdict(int)
-        for (s, m), claims in data.cites.items():
-            folded[(member[s], m)] += claims
-        notes.append(
-            f"{len(data.stories)} stories folded into {len(groups)} groups ({group_stories})"
-        )
-        data.stories, data.cites = groups, dict(folded)
-    return data, notes
+def _complete(attrs: dict[str, Any]) -> dict[str, Any]:
+    """Every documented attribute present (empty where unknown)."""
+    out = {k: attrs.get(k, "") for k in ("type", "label", "title", "iri", "id", "date", "url")}
+    out["newsrooms"] = tuple(attrs.get("newsrooms", ()))
+    out["publishers"] = tuple(attrs.get("publishers", ()))
+    if "stories" in attrs:
+        out["stories"] = attrs["stories"]
+    return out
 
 
-# --- views -----------------------------------------------------------------------------------
+# --- reuse -----------------------------------------------------------------------------------
+def _group_key(kind: str) -> Callable[[dict[str, Any]], tuple[str, str]]:
+    def key(story: dict[str, Any]) -> tuple[str, str]:
+        room = story["newsrooms"][0] if story["newsrooms"] else "(no newsroom)"
+        date = story["date"] or "(undated)"
+        if kind == "newsroom":
+            return room, room
+        if kind == "day":
+            return date, date
+        return f"{room} {date}", f"{room} · {date}"
+
+    return key
+
+
+def _reuse_graph(data: ReuseData, counts: Citations, *, stories: bool = True) -> nx.DiGraph:
+    """Stories → manifests → publishers, every count from the whole-store ``counts``.
+
+    ``stories=False`` (the overview) leaves the story nodes and their edges out.
+    """
+    graph = nx.DiGraph()
+    reach = counts.reach()
+    for iri in sorted(data.stories) if stories else ():
+        graph.add_node(iri, **_complete(data.stories[iri].attrs()))
+    for iri in sorted(data.manifests):
+        rec = data.manifests[iri]
+        graph.add_node(iri, **_complete(rec.attrs(counts.manifest_count(iri))))
+    for iri in sorted(data.publishers):
+        graph.add_node(iri, **_complete(data.publishers[iri].attrs(reach.get(iri, 0))))
+    for (s, m), claims in sorted(data.cites.items()) if stories else ():
+        if m not in graph:  # cited manifest with no description at all (should not happen)
+            rec = ManifestRec(m, "", "")
+            graph.add_node(m, **_complete(rec.attrs(counts.manifest_count(m))))
+        graph.add_edge(s, m, relation="cites", claims=claims, weight=max(1, claims))
+    for m, p in sorted(data.published_by):
+        if m in graph:
+            graph.add_edge(m, p, relation="publishedBy", weight=1)
+    # Manifests no story cites (listed but uncited) stay: they are part of the reuse picture.
+    return graph
+
+
+def _keep_top(data: ReuseData, top: int, counts: Citations) -> str:
+    """Keep the ``top`` manifests cited by most stories; returns the note."""
+    cited = [m for m in counts.citers if counts.manifest_count(m)]
+    keep = set(sorted(cited, key=lambda m: (-counts.manifest_count(m), m))[:top])
+    dropped = len(set(data.manifests) - keep)
+    data.cites = {k: v for k, v in data.cites.items() if k[1] in keep}
+    data.manifests = {k: v for k, v in data.manifests.items() if k in keep}
+    data.published_by = {(m, p) for m, p in data.published_by if m in keep}
+    used = {p for _m, p in data.published_by}
+    data.publishers = {p: v for p, v in data.publishers.items() if p in used}
+    citing = {s for s, _m in data.cites}
+    gone = len(data.stories) - len(citing)
+    data.stories = {k: v for k, v in data.stories.items() if k in citing}
+    return (
+        f"top {top} manifests by citing stories; {dropped} other manifests and "
+        f"{gone} stories citing none of them left out"
+    )
+
+
+def _group(graph: nx.DiGraph, kind: str) -> str:
+    """Fold the story nodes of a reuse graph into one node per ``kind``; returns the note.
+
+    A group → manifest edge carries ``stories``: how many of the group's stories cite the
+    manifest. Manifest and publisher counts are untouched (they are distinct stories).
+    """
+    if kind not in STORY_GROUPS:
+        raise VizError(f"unknown story grouping {kind!r}; choose from {', '.join(STORY_GROUPS)}")
+    key = _group_key(kind)
+    stories = sorted(n for n, a in graph.nodes(data=True) if a["type"] == "Story")
+    groups: dict[str, dict[str, Any]] = {}
+    citing: dict[tuple[str, str], int] = defaultdict(int)
+    for s in stories:
+        attrs = graph.nodes[s]
+        gid, name = key(attrs)
+        giri = "urn:hcgraph:group:" + hashlib.sha1(gid.encode()).hexdigest()[:16]
+        group = groups.setdefault(giri, {"name": name, "stories": 0, "rooms": set(),
+                                         "dates": set()})  # fmt: skip
+        group["stories"] += 1
+        group["rooms"].update(attrs["newsrooms"])
+        if attrs["date"]:
+            group["dates"].add(attrs["date"])
+        for m in graph.successors(s):
+            citing[(giri, m)] += 1
+    graph.remove_nodes_from(stories)
+    for giri in sorted(groups):
+        g = groups[giri]
+        dates = sorted(g["dates"])
+        date = dates[0] if len(dates) == 1 else (f"{dates[0]}…{dates[-1]}" if dates else "")
+        graph.add_node(giri, **_complete({
+            "type": "StoryGroup", "iri": giri, "id": g["name"], "date": date,
+            "title": f"{g['name']}: {g['stories']} stories",
+            "label": short(f"{g['name']} ({g['stories']} stories)"),
+            "newsrooms": tuple(sorted(g["rooms"])), "stories": g["stories"],
+        }))  # fmt: skip
+    for (giri, m), n in sorted(citing.items()):
+        graph.add_edge(giri, m, relation="cites", stories=n, weight=n)
+    return f"{len(stories)} stories folded into {len(groups)} groups ({kind})"
+
+
+def _drill(data: ReuseData, counts: Citations) -> dict[str, Any]:
+    """What the overview's drill-down needs: each story once, each manifest's citers.
+
+    Stories are numbered newest first (then by IRI), so every citer list is already in the
+    order the page lists and draws them: no sorting in the browser.
+    """
+    order = sorted({s for citers in counts.citers.values() for s in citers})
+    order.sort(key=lambda s: data.stories[s].date, reverse=True)  # stable: IRI order kept
+    index = {s: i for i, s in enumerate(order)}
+    return {
+        "stories": [(s, data.stories[s].title or data.stories[s].label, data.stories[s].date)
+                    for s in order],
+        "citers": {m: sorted(index[s] for s in counts.citers[m])
+                   for m in sorted(data.manifests) if counts.citers.get(m)},
+    }  # fmt: skip
+
+
 def _reuse_view(
     store: Store,
     focus: Focus | None,
     *,
     top: int | None = None,
     group_stories: str | None = None,
+    overview: bool | None = None,
     **_: Any,
 ) -> nx.DiGraph:
-    data, notes = _fold(_reuse_data(store), top, group_stories)
-    graph = _reuse_graph(data)
+    if overview is None:
+        overview = (
+            focus is None and group_stories is None and len(store.story_graphs()) > OVERVIEW_STORIES
+        )
+    elif overview and (focus is not None or group_stories is not None):
+        raise VizError("the overview draws no stories: drop --focus / --group-stories")
+    # Claims per (story, manifest) are the widths of story → manifest edges: the costliest
+    # query (seconds at 10k), skipped when no such edge is drawn (overview, story groups).
+    data = load_reuse(store, claims=not overview and group_stories is None)
+    counts = data.citations()
+    notes = [_keep_top(data, top, counts)] if top is not None else []
+    graph = _reuse_graph(data, counts, stories=not overview)
+    if overview:
+        graph.graph["drill"] = _drill(data, counts)
+        notes.append(
+            f"overview: {len(data.stories)} stories not drawn; click a source to list its "
+            "citing stories and draw them (--stories-all draws every story)"
+        )
     title = "Source reuse across all stories"
     if focus is not None:
         if focus.iri not in graph:
             raise VizError(f"--focus {focus.iri} is not in this map (left out by --top?)")
-        keep = _reuse_neighbourhood(graph, focus)
-        graph = graph.subgraph(keep).copy()
+        graph = graph.subgraph(_reuse_neighbourhood(graph, focus)).copy()
         title = f"Source reuse around {graph.nodes[focus.iri]['label']}"
-    _facets(graph)
+    if group_stories is not None:
+        notes.append(_group(graph, group_stories))
+    reuse_facets(graph)
     graph.graph.update(view="reuse", focus=focus.iri if focus else None, title=title,
                        note="; ".join(notes))  # fmt: skip
     return graph
@@ -534,7 +301,12 @@ def _publisher_view(store: Store, focus: Focus | None, **kw: Any) -> nx.DiGraph:
             "or its IRI)"
         )
     kw.pop("top", None)
+    kw.pop("overview", None)
     graph = _reuse_view(store, focus, **kw)
+    # Only the focus publisher: another publisher of a shared manifest would pull the
+    # rings apart and is one click away in the reuse map.
+    others = [n for n, a in graph.nodes(data=True) if a["type"] == "Publisher" and n != focus.iri]
+    graph.remove_nodes_from(others)
     name = graph.nodes[focus.iri]["id"]
     graph.graph.update(
         view="publisher", title=f"Publisher {name}: its manifests and the stories citing them"
@@ -542,11 +314,12 @@ def _publisher_view(store: Store, focus: Focus | None, **kw: Any) -> nx.DiGraph:
     return graph
 
 
+# --- story -----------------------------------------------------------------------------------
 def _only_story(store: Store) -> Focus:
     stories = store.story_graphs()
     if len(stories) == 1:
         return Focus("Story", stories[0])
-    examples = ", ".join(_v(sol, "slug") for sol in store.query(_Q_SOME_STORIES))
+    examples = ", ".join(value(sol, "slug") for sol in store.query(Q_SOME_STORIES))
     raise VizError(
         f"--view story needs --focus STORY (URL, id or slug): the store has {len(stories)} "
         f"stories" + (f", e.g. {examples}" if examples else "")
@@ -559,40 +332,43 @@ def _story_view(store: Store, focus: Focus | None, **_: Any) -> nx.DiGraph:
         raise VizError(f"--view story needs a story to focus on; {focus.iri} is a {focus.kind}")
     s = ox.NamedNode(focus.iri)
     bind = {"s": s}
-    story = _story_nodes_one(store, s)
-    room = story["newsrooms"]
+    story = load_story_record(store, s)
+    if story is None:
+        raise VizError(f"{s.value}: not a story in the store")
+    room = (story.newsroom,) if story.newsroom else ()
     graph = nx.DiGraph()
-    graph.add_node(focus.iri, **_complete(story))
+    graph.add_node(focus.iri, **_complete(story.attrs()))
     parts = sorted(
-        store.query(_Q_STORY_PARTS, bindings=bind),
-        key=lambda sol: (sol["parent"].value, int(_v(sol, "pos") or 0), sol["part"].value),
+        store.query(Q_STORY_PARTS, bindings=bind),
+        key=lambda sol: (sol["parent"].value, int(value(sol, "pos") or 0), sol["part"].value),
     )
     for sol in parts:
-        part, kind = sol["part"].value, sol["type"].value.removeprefix(_HC)
-        text = _v(sol, "name") or _v(sol, "text")
+        part, kind = sol["part"].value, sol["type"].value.removeprefix(HC)
+        text = value(sol, "name") or value(sol, "text")
         frag = part.rsplit("#", 1)[-1]
         graph.add_node(part, **_complete({
             "type": kind, "iri": part, "id": frag, "title": text,
-            "label": _short(f"{frag}: {text}" if text else frag, 40), "newsrooms": room,
+            "label": short(f"{frag}: {text}" if text else frag, 40), "newsrooms": room,
         }))  # fmt: skip
     for sol in parts:
         part, parent = sol["part"].value, sol["parent"].value
         if parent in graph:
             graph.add_edge(parent, part, relation="hasPart", weight=1)
-    data = _Reuse()
-    _manifest_rows(store, data, _Q_STORY_MANIFESTS, bind)
+    data = ReuseData()
+    load_story_manifests(store, s, data)
+    counts = load_citations(store)
+    reach = counts.reach()
     claim_in: dict[tuple[str, str], None] = {}
     cite_count: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for sol in store.query(_Q_STORY_CITES, bindings=bind):
+    for sol in store.query(Q_STORY_CITES, bindings=bind):
         part, m, cite = sol["part"].value, sol["m"].value, sol["c"].value
         if m not in data.manifests:
-            data.manifests[m] = {"type": "Manifest", "iri": m, "id": m.rsplit("/", 1)[-1],
-                                 "label": _short("manifest " + m.rsplit("/", 1)[-1])}  # fmt: skip
-        claim = _v(sol, "claim")
+            data.manifests[m] = ManifestRec(m, m.rsplit("/", 1)[-1], "")
+        claim = value(sol, "claim")
         if not claim:
             cite_count[(part, m)].add(cite)
             continue
-        cid = _v(sol, "cid") or claim.rsplit("/", 1)[-1]
+        cid = value(sol, "cid") or claim.rsplit("/", 1)[-1]
         if claim not in graph:
             graph.add_node(claim, **_complete({
                 "type": "Claim", "iri": claim, "id": cid, "title": f"claim {cid}",
@@ -601,21 +377,22 @@ def _story_view(store: Store, focus: Focus | None, **_: Any) -> nx.DiGraph:
         cite_count[(part, claim)].add(cite)
         claim_in[(claim, m)] = None
     for iri in sorted(data.manifests):
-        graph.add_node(iri, **_complete({**data.manifests[iri], "newsrooms": room}))
-        doc = data.manifests[iri].get("doc")
-        if doc:
-            attrs = data.manifests[iri]
-            host = attrs["url"].split("//", 1)[-1].split("/", 1)[0] if attrs["url"] else ""
-            graph.add_node(doc, **_complete({
-                "type": "SourceDocument", "iri": doc, "id": attrs["id"], "title": attrs["title"],
-                "label": _short(host or doc.rsplit("/", 1)[-1], 40), "date": attrs["date"],
-                "url": attrs["url"], "newsrooms": room,
+        rec = data.manifests[iri]
+        graph.add_node(iri, **_complete({**rec.attrs(counts.manifest_count(iri)),
+                                         "newsrooms": room}))  # fmt: skip
+        if rec.doc:
+            host = rec.url.split("//", 1)[-1].split("/", 1)[0] if rec.url else ""
+            graph.add_node(rec.doc, **_complete({
+                "type": "SourceDocument", "iri": rec.doc, "id": rec.id, "title": rec.title,
+                "label": short(host or rec.doc.rsplit("/", 1)[-1], 40), "date": rec.date,
+                "url": rec.url, "newsrooms": room,
             }))  # fmt: skip
-            graph.add_edge(iri, doc, relation="hadPrimarySource", weight=1)
+            graph.add_edge(iri, rec.doc, relation="hadPrimarySource", weight=1)
     for pub in sorted(data.publishers):
-        graph.add_node(pub, **_complete({**data.publishers[pub], "newsrooms": room}))
+        attrs = data.publishers[pub].attrs(reach.get(pub, 0))
+        graph.add_node(pub, **_complete({**attrs, "newsrooms": room}))
     for m, p in sorted(data.published_by):
-        doc = data.manifests[m].get("doc")
+        doc = data.manifests[m].doc
         # The trail reads manifest → source document → publisher (prov:wasAttributedTo).
         graph.add_edge(doc or m, p, relation="wasAttributedTo" if doc else "publishedBy", weight=1)
     for (part, target), cites in sorted(cite_count.items()):
@@ -625,61 +402,51 @@ def _story_view(store: Store, focus: Focus | None, **_: Any) -> nx.DiGraph:
         graph.add_edge(part, target, relation=relation, citations=len(cites), weight=len(cites))
     for claim, m in claim_in:
         graph.add_edge(claim, m, relation="isPartOf", weight=1)
-    _trail_facets(graph)
-    graph.graph.update(view="story", focus=focus.iri, title=f"Citation map: {story['label']}",
+    trail_facets(graph)
+    graph.graph.update(view="story", focus=focus.iri, title=f"Citation map: {story.label}",
                        note="")  # fmt: skip
     return graph
 
 
-def _story_nodes_one(store: Store, s: ox.NamedNode) -> dict[str, Any]:
-    for sol in store.query(_Q_STORIES, bindings={"s": s}):
-        headline = _v(sol, "headline")
-        room = _v(sol, "room")
-        return {"type": "Story", "iri": s.value, "id": _v(sol, "id"), "title": headline,
-                "label": _short(headline or _v(sol, "slug") or s.value),
-                "date": _date(_v(sol, "date")), "url": s.value,
-                "newsrooms": (room,) if room else (), "stories": 1}  # fmt: skip
-    raise VizError(f"{s.value}: not a story in the store")
-
-
-def _trail_facets(graph: nx.DiGraph) -> None:
-    """Publisher facet for a provenance trail: the publishers each node leads to."""
-    pubs = {n: a["id"] for n, a in graph.nodes(data=True) if a["type"] == "Publisher"}
-    order = list(nx.topological_sort(graph)) if nx.is_directed_acyclic_graph(graph) else []
-    reach: dict[str, set[str]] = {n: ({pubs[n]} if n in pubs else set()) for n in graph}
-    if order:
-        for n in reversed(order):
-            for succ in graph.successors(n):
-                reach[n] |= reach[succ]
-    else:
-        for n in graph:
-            reach[n] = {pubs[d] for d in nx.descendants(graph, n) if d in pubs} | reach[n]
-    for n, attrs in graph.nodes(data=True):
-        attrs["publishers"] = tuple(sorted(reach[n]))
+# --- all -------------------------------------------------------------------------------------
+def _too_big(count: int, max_nodes: int) -> VizError:
+    return VizError(
+        f"--view all: the graph has {count} nodes, over the limit of {max_nodes}; "
+        "draw --view reuse (add --top N or --group-stories for big graphs), or --focus "
+        "one story"
+    )
 
 
 def _all_view(
     store: Store, focus: Focus | None, *, max_nodes: int = ALL_MAX_NODES, **_: Any
 ) -> nx.DiGraph:
-    count = int(next(iter(store.query(_Q_COUNT_NODES)))["n"].value)
-    if focus is None and count > max_nodes:
-        raise VizError(
-            f"--view all: the graph has {count} nodes, over the limit of {max_nodes}; "
-            "draw --view reuse (add --top N or --group-stories for big graphs), or --focus "
-            "one story"
-        )
-    multi = to_networkx(store, max_label=_LABEL)
+    # The typed nodes are a lower bound of the nodes drawn: refuse early when they already
+    # exceed the limit, and check the exact count (what is drawn) once the graph is built.
+    typed = int(next(iter(store.query(Q_COUNT_NODES)))["n"].value)
+    if focus is None and typed > max_nodes:
+        raise _too_big(typed, max_nodes)
+    multi = to_networkx(store, max_label=LABEL)
+    if focus is None and len(multi) > max_nodes:
+        raise _too_big(len(multi), max_nodes)
+    counts = load_citations(store)
+    reach = counts.reach()
     graph = nx.DiGraph()
     for n, attrs in multi.nodes(data=True):
+        kind = attrs["type"]
+        extra: dict[str, Any] = {}
+        if kind == "Manifest":
+            extra["stories"] = counts.manifest_count(n)
+        elif kind == "Publisher":
+            extra["stories"] = reach.get(n, 0)
         graph.add_node(n, **_complete({
-            "type": attrs["type"], "iri": n, "title": attrs["text"], "label": attrs["label"],
-            "url": n if attrs["type"] in ("Story", "RelatedStory", "SourceDocument") else "",
+            "type": kind, "iri": n, "title": attrs["text"], "label": attrs["label"],
+            "url": n if kind in ("Story", "RelatedStory", "SourceDocument") else "", **extra,
         }))  # fmt: skip
     for s, o, attrs in multi.edges(data=True):
         old = graph.get_edge_data(s, o)
         rel = attrs["predicate"] if old is None else f"{old['relation']}, {attrs['predicate']}"
         graph.add_edge(s, o, relation=rel, weight=1)
-    _graph_facets(store, graph)
+    graph_facets(store, graph)
     title = "Every node of the graph"
     if focus is not None:
         keep = nx.ego_graph(graph.to_undirected(as_view=True), focus.iri, radius=2).nodes
@@ -692,27 +459,6 @@ def _all_view(
             )
     graph.graph.update(view="all", focus=focus.iri if focus else None, title=title, note="")
     return graph
-
-
-def _graph_facets(store: Store, graph: nx.DiGraph) -> None:
-    """Facets for ``all``: the publishers and newsroom of every story graph a node is in."""
-    pubs: dict[str, set[str]] = defaultdict(set)
-    rooms: dict[str, set[str]] = defaultdict(set)
-    for sol in store.query(_Q_GRAPH_FACETS):
-        g = sol["g"].value
-        if sol["pubname"] is not None:
-            pubs[g].add(sol["pubname"].value)
-        if sol["room"] is not None:
-            rooms[g].add(sol["room"].value)
-    node_pubs: dict[str, set[str]] = defaultdict(set)
-    node_rooms: dict[str, set[str]] = defaultdict(set)
-    for sol in store.query(_Q_GRAPH_MEMBERS):
-        g, x = sol["g"].value, sol["x"].value
-        node_pubs[x] |= pubs[g]
-        node_rooms[x] |= rooms[g]
-    for n, attrs in graph.nodes(data=True):
-        attrs["publishers"] = tuple(sorted(node_pubs.get(n, ())))
-        attrs["newsrooms"] = tuple(sorted(node_rooms.get(n, ())))
 
 
 #: View name → builder ``(store, focus, **options) -> DiGraph``.
@@ -732,6 +478,7 @@ def citation_graph(
     top: int | None = None,
     group_stories: str | None = None,
     max_nodes: int = ALL_MAX_NODES,
+    overview: bool | None = None,
 ) -> nx.DiGraph:
     """The networkx projection behind a citation map (attributes in the module docstring).
 
@@ -745,6 +492,10 @@ def citation_graph(
         group_stories: reuse/publisher views: fold stories into one node per ``newsroom``,
             ``day`` or ``newsroom-day``.
         max_nodes: ``all`` refuses graphs with more nodes than this.
+        overview: reuse view: draw manifests and publishers only, with each manifest's
+            citing stories listed (graph attribute ``drill``) and drawn on demand in the
+            page. ``None`` (default): only past :data:`OVERVIEW_STORIES` stories with no
+            focus and no grouping.
 
     Raises:
         VizError: unknown view, unresolvable focus, or a graph too large for ``all``.
@@ -754,5 +505,10 @@ def citation_graph(
         raise VizError(f"unknown view {view!r}; choose from {', '.join(VIEWS)}")
     if top is not None and top < 1:
         raise VizError("--top must be at least 1")
+    if group_stories is not None and group_stories not in STORY_GROUPS:
+        raise VizError(
+            f"unknown story grouping {group_stories!r}; choose from {', '.join(STORY_GROUPS)}"
+        )
     resolved = resolve_focus(store, focus) if focus else None
-    return builder(store, resolved, top=top, group_stories=group_stories, max_nodes=max_nodes)
+    return builder(store, resolved, top=top, group_stories=group_stories, max_nodes=max_nodes,
+                   overview=overview)  # fmt: skip

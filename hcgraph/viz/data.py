@@ -1,0 +1,347 @@
+"""What the citation maps read from the store: SPARQL queries and loaders of typed records.
+
+Every map count comes from here, computed over the whole store before any folding
+(``--top``, ``--group-stories``, ``--focus``), so a number on a map never depends on what
+the map leaves out:
+
+- a manifest's count is the number of **distinct stories citing it** (``hc:citesManifest``
+  in the story's own graph, which the mapping writes for every cite);
+- a publisher's count (its *reach*) is the number of distinct stories citing at least one
+  of its manifests.
+
+Views are built with SPARQL aggregation over the store (``GROUP BY`` in Oxigraph), not by
+walking triples in Python. What a story says about itself is read from its own named graph
+(``GRAPH ?s``); manifests, claims and publishers are described once, in the shared graphs,
+and read from the union default graph.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyoxigraph as ox
+
+from ..store import Store
+
+__all__ = [
+    "HC",
+    "Citations",
+    "ManifestRec",
+    "PublisherRec",
+    "ReuseData",
+    "StoryRec",
+    "load_citations",
+    "load_reuse",
+    "load_story_record",
+    "short",
+]
+
+HC = "https://w3id.org/hcgraph/ns#"
+LABEL = 48
+
+Q_STORIES = """
+SELECT ?s ?id ?headline ?date ?slug ?room WHERE { GRAPH ?s {
+  ?s a hc:Story .
+  OPTIONAL { ?s dcterms:identifier ?id }
+  OPTIONAL { ?s schema:headline ?headline }
+  OPTIONAL { ?s schema:datePublished ?date }
+  OPTIONAL { ?s hc:slug ?slug }
+}
+  OPTIONAL { GRAPH ?s { ?s hc:newsroom ?r }
+             OPTIONAL { ?r dcterms:identifier ?rid } OPTIONAL { ?r schema:name ?rname } }
+  BIND(COALESCE(?rid, ?rname, STR(?r)) AS ?room)
+}
+"""
+# Paragraphs and claims folded into one weighted edge per (story, manifest): the distinct
+# claims the story cites under that manifest; hc:citesManifest adds the pairs whose cites
+# carry no claim ids.
+Q_CLAIMS = """
+SELECT ?s ?m (COUNT(DISTINCT ?claim) AS ?n)
+WHERE { GRAPH ?s { ?c hc:citesClaim ?claim ; cito:hasCitedEntity ?m } }
+GROUP BY ?s ?m
+"""
+#: Every (story, manifest it cites): the basis of every count on every map.
+Q_CITES = "SELECT ?s ?m WHERE { GRAPH ?s { ?s hc:citesManifest ?m } }"
+Q_STORY_IRIS = "SELECT ?s WHERE { GRAPH ?s { ?s a hc:Story } }"
+Q_PUBLISHED_BY = "SELECT ?s ?o WHERE { ?s dcterms:publisher ?o . ?s a hc:Manifest }"
+
+_MANIFEST_BODY = """
+  ?m a hc:Manifest .
+  OPTIONAL { ?m dcterms:identifier ?id }
+  OPTIONAL { ?m dcterms:title ?title }
+  OPTIONAL { ?m dcterms:publisher ?pub OPTIONAL { ?pub schema:name ?pubname } }
+  OPTIONAL { ?m prov:hadPrimarySource ?doc
+             OPTIONAL { ?doc schema:url ?url } OPTIONAL { ?doc dcterms:issued ?issued } }
+"""
+#: The manifests one story lists or cites (its own graph), described from the shared graph.
+Q_STORY_MANIFESTS = (
+    "SELECT DISTINCT ?s ?m ?id ?title ?pub ?pubname ?doc ?url ?issued WHERE {"
+    " GRAPH ?s { { ?s hc:listsManifest ?m } UNION { ?s hc:citesManifest ?m } }"
+    + _MANIFEST_BODY
+    + "}"
+)
+Q_STORY_PARTS = """
+SELECT ?s ?part ?type ?parent ?pos ?name ?text WHERE { GRAPH ?s {
+  ?part dcterms:isPartOf ?parent ; a ?type .
+  FILTER(?type IN (hc:Section, hc:Paragraph, hc:KeyFact))
+  OPTIONAL { ?part schema:position ?pos }
+  OPTIONAL { ?part schema:name ?name }
+  OPTIONAL { ?part schema:text ?text }
+} }
+"""
+Q_STORY_CITES = """
+SELECT ?s ?part ?m ?c ?claim ?cid WHERE {
+  GRAPH ?s { ?c a hc:Citation ; cito:hasCitingEntity ?part ; cito:hasCitedEntity ?m . }
+  OPTIONAL { GRAPH ?s { ?c hc:citesClaim ?claim } OPTIONAL { ?claim dcterms:identifier ?cid } }
+}
+"""
+Q_COUNT_NODES = "SELECT (COUNT(DISTINCT ?x) AS ?n) WHERE { ?x a ?t }"
+# A node belongs to every story graph that types it or points to it.
+Q_GRAPH_MEMBERS = """
+SELECT DISTINCT ?g ?x WHERE { GRAPH ?g { { ?x a ?t } UNION { ?y ?p ?x FILTER (isIRI(?x)) } } }
+"""
+Q_GRAPH_FACETS = """
+SELECT DISTINCT ?g ?pubname ?room WHERE {
+  { GRAPH ?g { ?g hc:listsPublisher ?pub } ?pub schema:name ?pubname }
+  UNION { GRAPH ?g { ?g hc:newsroom ?r } OPTIONAL { ?r dcterms:identifier ?rid }
+          BIND(COALESCE(?rid, STR(?r)) AS ?room) }
+}
+"""
+Q_SOME_STORIES = "SELECT ?s ?slug WHERE { GRAPH ?s { ?s a hc:Story ; hc:slug ?slug } } LIMIT 3"
+
+
+def value(solution: Any, name: str) -> str:
+    """A solution's value for ``name`` as text ("" when unbound)."""
+    term = solution[name]
+    return "" if term is None else str(term.value)
+
+
+def short(text: str, limit: int = LABEL) -> str:
+    """One line of at most ``limit`` characters (an ellipsis marks a cut)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def day(text: str) -> str:
+    """``YYYY-MM-DD`` from an ``xsd:date`` or ``xsd:dateTime`` lexical form."""
+    return text[:10]
+
+
+# --- records ---------------------------------------------------------------------------------
+@dataclass
+class StoryRec:
+    """A story: IRI (its canonical URL), id, headline, date and newsroom ("" if none)."""
+
+    iri: str
+    id: str
+    title: str
+    label: str
+    date: str
+    newsroom: str
+
+    def attrs(self) -> dict[str, Any]:
+        """The node attributes of the story in a map (one story stands for itself)."""
+        return {"type": "Story", "iri": self.iri, "id": self.id, "title": self.title,
+                "label": self.label, "date": self.date, "url": self.iri,
+                "newsrooms": (self.newsroom,) if self.newsroom else (), "stories": 1}  # fmt: skip
+
+
+@dataclass
+class ManifestRec:
+    """A manifest and its source document (``doc``: IRI, ``url``, ``date`` issued)."""
+
+    iri: str
+    id: str
+    title: str
+    date: str = ""
+    url: str = ""
+    doc: str = ""
+
+    @property
+    def label(self) -> str:
+        return short(self.title or f"manifest {self.id or self.iri.rsplit('/', 1)[-1]}")
+
+    def attrs(self, stories: int) -> dict[str, Any]:
+        """Node attributes; ``stories`` is the number of distinct stories citing it."""
+        return {"type": "Manifest", "iri": self.iri, "id": self.id, "title": self.title,
+                "label": self.label, "date": self.date, "url": self.url,
+                "stories": stories}  # fmt: skip
+
+
+@dataclass
+class PublisherRec:
+    """A publisher (``source_name``) and its IRI."""
+
+    iri: str
+    name: str
+
+    def attrs(self, reach: int) -> dict[str, Any]:
+        """Node attributes; ``reach`` is the number of stories citing any of its manifests."""
+        return {"type": "Publisher", "iri": self.iri, "id": self.name, "title": self.name,
+                "label": short(self.name), "date": "", "url": "", "stories": reach}  # fmt: skip
+
+
+@dataclass
+class Citations:
+    """Who cites what, over the whole store: the source of every count on every map."""
+
+    citers: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    published_by: set[tuple[str, str]] = field(default_factory=set)
+
+    def manifest_count(self, manifest: str) -> int:
+        """Distinct stories citing ``manifest``."""
+        return len(self.citers.get(manifest, ()))
+
+    def reach(self) -> dict[str, int]:
+        """Publisher IRI → distinct stories citing at least one of its manifests."""
+        stories: dict[str, set[str]] = defaultdict(set)
+        for m, p in self.published_by:
+            stories[p] |= self.citers.get(m, set())
+        return {p: len(s) for p, s in stories.items()}
+
+
+@dataclass
+class ReuseData:
+    """Stories, manifests, publishers and the weighted story → manifest citations."""
+
+    stories: dict[str, StoryRec] = field(default_factory=dict)
+    manifests: dict[str, ManifestRec] = field(default_factory=dict)
+    publishers: dict[str, PublisherRec] = field(default_factory=dict)
+    #: (story, manifest) → distinct claims the story cites from it (0: cites without ids).
+    cites: dict[tuple[str, str], int] = field(default_factory=dict)
+    published_by: set[tuple[str, str]] = field(default_factory=set)
+
+    def citations(self) -> Citations:
+        """The whole-store citation index (call before folding anything away)."""
+        out = Citations(published_by=set(self.published_by))
+        for s, m in self.cites:
+            out.citers[m].add(s)
+        return out
+
+
+# --- loaders ---------------------------------------------------------------------------------
+def _pairs(store: Store, predicate: str) -> dict[str, str]:
+    """Subject → object (smallest) for one predicate over the union of all graphs.
+
+    One predicate per query: each is one index scan, and joining the lookups in Python
+    keeps the cost linear (an ORDER BY in Oxigraph cost seconds).
+    """
+    out: dict[str, str] = {}
+    for sol in store.query(f"SELECT ?s ?o WHERE {{ ?s {predicate} ?o }}"):
+        s, o = sol["s"].value, sol["o"].value
+        if s not in out or o < out[s]:
+            out[s] = o
+    return out
+
+
+def _typed(store: Store, cls: str) -> list[str]:
+    return [sol["x"].value for sol in store.query(f"SELECT ?x WHERE {{ ?x a {cls} }}")]
+
+
+def _typed_pairs(store: Store, cls: str, predicate: str) -> dict[str, str]:
+    """Like :func:`_pairs`, for the subjects of one class only (a much smaller scan)."""
+    out: dict[str, str] = {}
+    for sol in store.query(f"SELECT ?s ?o WHERE {{ ?s a {cls} ; {predicate} ?o }}"):
+        s, o = sol["s"].value, sol["o"].value
+        if s not in out or o < out[s]:
+            out[s] = o
+    return out
+
+
+def load_publishers(store: Store, data: ReuseData) -> None:
+    """Every manifest → publisher link and the publishers' names into ``data``."""
+    names = _typed_pairs(store, "hc:Publisher", "schema:name")
+    for sol in store.query(Q_PUBLISHED_BY):
+        m, pub = sol["s"].value, sol["o"].value
+        if pub not in data.publishers:
+            data.publishers[pub] = PublisherRec(pub, names.get(pub) or pub.rsplit("/", 1)[-1])
+        data.published_by.add((m, pub))
+
+
+def load_reuse(store: Store, *, claims: bool = True) -> ReuseData:
+    """Stories, manifests, publishers and weighted story → manifest edges, by aggregation.
+
+    ``claims=False`` skips the per-(story, manifest) count of distinct claims (the edge
+    widths), the costliest query: the overview draws no story → manifest edges.
+    """
+    data = ReuseData()
+    ident = _pairs(store, "dcterms:identifier")
+    headline = _pairs(store, "schema:headline")
+    date = _pairs(store, "schema:datePublished")
+    room_of = _pairs(store, "hc:newsroom")
+    iris = sorted(sol["s"].value for sol in store.query(Q_STORY_IRIS))
+    # The slug labels only a story without a headline: skip its scan when none lacks one.
+    slug = _pairs(store, "hc:slug") if any(i not in headline for i in iris) else {}
+    for iri in iris:
+        room = room_of.get(iri, "")
+        title = headline.get(iri, "")
+        data.stories[iri] = StoryRec(
+            iri, ident.get(iri, ""), title, short(title or slug.get(iri, "") or iri),
+            day(date.get(iri, "")), ident.get(room, room),
+        )  # fmt: skip
+    titles = _pairs(store, "dcterms:title")
+    source = _pairs(store, "prov:hadPrimarySource")
+    url = _typed_pairs(store, "hc:SourceDocument", "schema:url")
+    issued = _pairs(store, "dcterms:issued")
+    for iri in _typed(store, "hc:Manifest"):
+        doc = source.get(iri, "")
+        data.manifests[iri] = ManifestRec(
+            iri, ident.get(iri, ""), titles.get(iri, ""), day(issued.get(doc, "")),
+            url.get(doc, ""), doc,
+        )  # fmt: skip
+    load_publishers(store, data)
+    for sol in store.query(Q_CITES):
+        data.cites[(sol["s"].value, sol["m"].value)] = 0
+    for sol in store.query(Q_CLAIMS) if claims else ():
+        data.cites[(sol["s"].value, sol["m"].value)] = int(sol["n"].value)
+    data.cites = {k: v for k, v in data.cites.items() if k[0] in data.stories}
+    return data
+
+
+def load_citations(store: Store) -> Citations:
+    """The whole-store citation index without the rest of the reuse data (story, all)."""
+    out = Citations()
+    stories = {sol["s"].value for sol in store.query(Q_STORY_IRIS)}
+    for sol in store.query(Q_CITES):
+        s = sol["s"].value
+        if s in stories:
+            out.citers[sol["m"].value].add(s)
+    for sol in store.query(Q_PUBLISHED_BY):
+        out.published_by.add((sol["s"].value, sol["o"].value))
+    return out
+
+
+def load_story_record(store: Store, s: ox.NamedNode) -> StoryRec | None:
+    """One story's record, or None when ``s`` is not a story in the store."""
+    for sol in store.query(Q_STORIES, bindings={"s": s}):
+        headline = value(sol, "headline")
+        return StoryRec(
+            s.value, value(sol, "id"), headline,
+            short(headline or value(sol, "slug") or s.value), day(value(sol, "date")),
+            value(sol, "room"),
+        )  # fmt: skip
+    return None
+
+
+def load_story_manifests(store: Store, s: ox.NamedNode, data: ReuseData) -> None:
+    """The manifests one story lists or cites, and their publishers, into ``data``."""
+    for sol in store.query(Q_STORY_MANIFESTS, bindings={"s": s}):
+        iri = sol["m"].value
+        rec = data.manifests.get(iri)
+        if rec is None:
+            data.manifests[iri] = ManifestRec(
+                iri, value(sol, "id"), value(sol, "title"), day(value(sol, "issued")),
+                value(sol, "url"), value(sol, "doc"),
+            )  # fmt: skip
+        else:
+            # A second source document / title for the same manifest id: keep the first.
+            rec.title = rec.title or value(sol, "title")
+            rec.url = rec.url or value(sol, "url")
+            rec.date = rec.date or day(value(sol, "issued"))
+        pub = value(sol, "pub")
+        if pub:
+            name = value(sol, "pubname") or pub.rsplit("/", 1)[-1]
+            data.publishers.setdefault(pub, PublisherRec(pub, name))
+            data.published_by.add((iri, pub))

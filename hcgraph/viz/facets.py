@@ -1,0 +1,83 @@
+"""The filter facets of a map: the publishers each node draws on, the newsrooms it belongs to.
+
+One algorithm per kind of view, because each view's graph has its own shape:
+
+- reuse / publisher: stories point to manifests, manifests to publishers (two hops);
+- story: a provenance trail, where a node leads to the publishers downstream of it;
+- all: a node belongs to every story graph that mentions it.
+
+Facets never change counts: those come from :mod:`hcgraph.viz.data`.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import networkx as nx
+
+from ..store import Store
+from .data import Q_GRAPH_FACETS, Q_GRAPH_MEMBERS
+
+__all__ = ["graph_facets", "reuse_facets", "trail_facets"]
+
+_CITERS = ("Story", "StoryGroup")
+
+
+def reuse_facets(graph: nx.DiGraph) -> None:
+    """Facets of a reuse graph: a story's publishers, a manifest's citing newsrooms."""
+    nodes = graph.nodes
+    pubs_of: dict[str, set[str]] = defaultdict(set)
+    rooms_of: dict[str, set[str]] = defaultdict(set)
+    for n, attrs in graph.nodes(data=True):
+        rooms_of[n].update(attrs.get("newsrooms", ()))
+        if attrs["type"] == "Publisher":
+            pubs_of[n].add(attrs["id"])
+    for m, p in graph.edges():
+        if nodes[p]["type"] == "Publisher":
+            pubs_of[m].add(nodes[p]["id"])
+    for s, m in graph.edges():
+        if nodes[s]["type"] in _CITERS:
+            pubs_of[s].update(pubs_of[m])
+            rooms_of[m].update(rooms_of[s])
+    for m, p in graph.edges():
+        if nodes[p]["type"] == "Publisher":
+            rooms_of[p].update(rooms_of[m])
+    for n, attrs in graph.nodes(data=True):
+        attrs["publishers"] = tuple(sorted(pubs_of[n]))
+        attrs["newsrooms"] = tuple(sorted(rooms_of[n]))
+
+
+def trail_facets(graph: nx.DiGraph) -> None:
+    """Publisher facet for a provenance trail: the publishers each node leads to."""
+    pubs = {n: a["id"] for n, a in graph.nodes(data=True) if a["type"] == "Publisher"}
+    reach: dict[str, set[str]] = {n: ({pubs[n]} if n in pubs else set()) for n in graph}
+    if nx.is_directed_acyclic_graph(graph):
+        for n in reversed(list(nx.topological_sort(graph))):
+            for succ in graph.successors(n):
+                reach[n] |= reach[succ]
+    else:
+        for n in graph:
+            reach[n] = {pubs[d] for d in nx.descendants(graph, n) if d in pubs} | reach[n]
+    for n, attrs in graph.nodes(data=True):
+        attrs["publishers"] = tuple(sorted(reach[n]))
+
+
+def graph_facets(store: Store, graph: nx.DiGraph) -> None:
+    """Facets for ``all``: the publishers and newsroom of every story graph a node is in."""
+    pubs: dict[str, set[str]] = defaultdict(set)
+    rooms: dict[str, set[str]] = defaultdict(set)
+    for sol in store.query(Q_GRAPH_FACETS):
+        g = sol["g"].value
+        if sol["pubname"] is not None:
+            pubs[g].add(sol["pubname"].value)
+        if sol["room"] is not None:
+            rooms[g].add(sol["room"].value)
+    node_pubs: dict[str, set[str]] = defaultdict(set)
+    node_rooms: dict[str, set[str]] = defaultdict(set)
+    for sol in store.query(Q_GRAPH_MEMBERS):
+        g, x = sol["g"].value, sol["x"].value
+        node_pubs[x] |= pubs[g]
+        node_rooms[x] |= rooms[g]
+    for n, attrs in graph.nodes(data=True):
+        attrs["publishers"] = tuple(sorted(node_pubs.get(n, ())))
+        attrs["newsrooms"] = tuple(sorted(node_rooms.get(n, ())))
