@@ -26,7 +26,7 @@ from tests.conftest import FIXTURES, SEED, SEED_URL
 
 GOLDEN = FIXTURES / "golden.json"
 EXPORTS = ["nquads", "trig", "turtle", "ntriples", "jsonld", "graphml", "gexf"]
-RESULT_FORMATS = ["csv", "tsv", "json", "md", "table"]
+RESULT_FORMATS = ["csv", "tsv", "json", "md", "table", "xml"]
 # Saved queries and the parameters they need (the others need none).
 QUERIES: dict[str, list[str]] = {
     "claim-reuse": [],

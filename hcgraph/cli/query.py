@@ -50,7 +50,7 @@ def _list_queries() -> None:
 )  # fmt: skip
 @click.option(
     "--format", "fmt", type=click.Choice(list(FORMATS)), default="table", show_default=True,
-    help="table for people; csv, tsv, json (SPARQL 1.1 results formats) or md for tools.",
+    help="table for people; csv, tsv, json, xml (SPARQL results formats) or md for tools.",
 )  # fmt: skip
 @click.option(
     "--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
