@@ -44,7 +44,7 @@ import rdflib
 from rdflib.collection import Collection
 from rdflib.namespace import RDF, SH
 
-from .errors import CheckError
+from .errors import CheckError, first_line
 from .store import Store
 
 __all__ = [
@@ -97,7 +97,7 @@ def load_shapes(path: Path | str | None = None) -> rdflib.Graph:
     try:
         graph.parse(source, format="turtle")
     except (OSError, SyntaxError, ValueError) as exc:  # rdflib raises BadSyntax (a SyntaxError)
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        reason = first_line(exc)
         raise CheckError(f"{source}: cannot load SHACL shapes: {reason}") from None
     if not any(graph.subjects(RDF.type, SH.NodeShape)):
         raise CheckError(f"{source}: no sh:NodeShape found")

@@ -29,7 +29,7 @@ from typing import IO, Any
 
 import pyoxigraph as ox
 
-from .errors import StoreError
+from .errors import StoreError, first_line
 from .iris import minted
 from .ledger import Ledger
 from .sparqlguard import check_no_service
@@ -332,9 +332,3 @@ class Store:
 def _value(term: ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple) -> str:
     """The lexical value of a term (a quoted triple has none: empty string)."""
     return "" if isinstance(term, ox.Triple) else term.value
-
-
-def first_line(exc: BaseException) -> str:
-    """The first line of an exception's message (for one-line user errors)."""
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

@@ -33,11 +33,11 @@ from pathlib import Path
 import httpx
 
 from .._version import __version__
-from ..errors import PushError
+from ..errors import PushError, first_line
 from ..retry import Backoff
 from ..store import Store
 from .auth import Credentials
-from .endpoints import Endpoint
+from .endpoints import RemoteEndpoint
 from .graphs import LocalGraph, local_graphs
 from .gsp import gsp_request
 from .state import PushState
@@ -154,7 +154,7 @@ class _Refused(Exception):
 
 def push_graphs(
     store: Store,
-    endpoint: Endpoint,
+    endpoint: RemoteEndpoint,
     options: PushOptions | None = None,
     *,
     credentials: Credentials | None = None,
@@ -194,7 +194,7 @@ def push_graphs(
 
 async def push_graphs_async(
     store: Store,
-    endpoint: Endpoint,
+    endpoint: RemoteEndpoint,
     options: PushOptions | None = None,
     *,
     credentials: Credentials | None = None,
@@ -252,7 +252,7 @@ class _Run:
     def __init__(
         self,
         store: Store,
-        endpoint: Endpoint,
+        endpoint: RemoteEndpoint,
         opts: PushOptions,
         credentials: Credentials | None,
         state: PushState,
@@ -388,7 +388,7 @@ class _Run:
                 raise _Refused(message, server_side=True) from exc
             except httpx.TransportError as exc:
                 last = None
-                unreachable, problem = True, f"cannot reach {url}: {_first_line(exc)}"
+                unreachable, problem = True, f"cannot reach {url}: {first_line(exc)}"
                 continue
             unreachable, last = False, response
             status = response.status_code
@@ -433,8 +433,3 @@ def _snippet(response: httpx.Response) -> str:
     text = response.content[:300].decode("utf-8", "replace").strip()
     line = text.splitlines()[0] if text else ""
     return f": {line[:200]}" if line else ""
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
