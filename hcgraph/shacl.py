@@ -230,7 +230,7 @@ def candidates(
                 focus.add(node.value)
     found: dict[str, set[str]] = defaultdict(set)
     for node in sorted(focus):
-        for graph in {q.graph_name for q in store.ox.quads_for_pattern(_node(node), None, None)}:
+        for graph in {q.graph_name for q in store.quads(_node(node))}:
             if isinstance(graph, ox.NamedNode):
                 found[graph.value].add(node)
     return dict(found)
@@ -271,13 +271,9 @@ def _data_graph(
     graph = rdflib.Graph()
     g = ox.NamedNode(name)
     if focus is None:
-        quads: Iterable[ox.Quad] = store.ox.quads_for_pattern(None, None, None, g)
+        quads: Iterable[ox.Quad] = store.quads(graph=g)
     else:
-        quads = (
-            q
-            for node in sorted(focus)
-            for q in store.ox.quads_for_pattern(_node(node), None, None, g)
-        )
+        quads = (q for node in sorted(focus) for q in store.quads(_node(node), graph=g))
     targets: set[ox.NamedNode] = set()
     subjects: dict[Any, None] = {}
     for quad in quads:
@@ -287,7 +283,7 @@ def _data_graph(
         if isinstance(quad.object, ox.NamedNode):
             targets.add(quad.object)
     for target in sorted(targets, key=lambda t: t.value):
-        for quad in store.ox.quads_for_pattern(target, _TYPE, None, None):
+        for quad in store.quads(target, _TYPE):
             graph.add((_to_rdflib(quad.subject), _to_rdflib(_TYPE), _to_rdflib(quad.object)))
     return graph, sorted(subjects, key=str)
 

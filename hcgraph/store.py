@@ -152,6 +152,20 @@ class Store:
         """The quads of one named graph."""
         return self.ox.quads_for_pattern(None, None, None, ox.NamedNode(graph))
 
+    def quads(
+        self,
+        subject: ox.NamedNode | ox.BlankNode | None = None,
+        predicate: ox.NamedNode | None = None,
+        obj: ox.NamedNode | ox.BlankNode | ox.Literal | None = None,
+        graph: ox.NamedNode | None = None,
+    ) -> Iterator[ox.Quad]:
+        """The quads matching a pattern (None matches anything), in the store's index order.
+
+        The one index look-up other modules need (identity, SHACL focus, id clashes), so no
+        module outside the store touches the engine's handle.
+        """
+        return self.ox.quads_for_pattern(subject, predicate, obj, graph)
+
     def sorted_lines(self, graph: str, *, quads: bool = False) -> list[bytes]:
         """One graph as sorted N-Triples lines (or N-Quads with ``quads``): a stable form
         for hashing, diffing and shards, whatever the insertion order."""
