@@ -24,7 +24,6 @@ import datetime as dt
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from types import TracebackType
 from typing import IO, Any
 
 import pyoxigraph as ox
@@ -124,12 +123,7 @@ class Store:
     def __enter__(self) -> Store:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # --- reading --------------------------------------------------------------------------

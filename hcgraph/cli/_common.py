@@ -16,6 +16,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 __all__ = [
     "allow_service_option",
     "err_console",
+    "flag_option",
     "float_option",
     "int_option",
     "max_bytes_option",
@@ -56,6 +57,12 @@ def out_file_option(help: str) -> Callable[[F], F]:
     return click.option(
         "--out", type=click.Path(dir_okay=False, path_type=Path), default=None, help=help
     )
+
+
+def flag_option(name: str, help: str, dest: str | None = None) -> Callable[[F], F]:
+    """An on/off flag (off unless given), stored as ``dest`` when named."""
+    decls = (name,) if dest is None else (name, dest)
+    return click.option(*decls, is_flag=True, help=help)
 
 
 def int_option(

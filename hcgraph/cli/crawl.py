@@ -12,6 +12,7 @@ from rich.table import Table
 from ..crawl import CrawlOptions, CrawlProgress, CrawlReport, FetchPolicy, crawl
 from ._common import (
     err_console,
+    flag_option,
     float_option,
     int_option,
     max_bytes_option,
@@ -50,10 +51,7 @@ _SHOWN_FAILURES = 20
     "--contact", default=None, metavar="EMAIL|URL",
     help="Added to the User-Agent so site owners can reach you.",
 )  # fmt: skip
-@click.option(
-    "--no-conditional", is_flag=True,
-    help="Do not send If-None-Match/If-Modified-Since from earlier crawls.",
-)  # fmt: skip
+@flag_option("--no-conditional", "Do not send If-None-Match/If-Modified-Since from earlier crawls.")
 @click.option(
     "--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
     help="JSON crawl report (default: STORE/crawl-report.json).",

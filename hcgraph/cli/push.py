@@ -26,7 +26,15 @@ from ..push import (
 )
 from ..push.auth import Credentials, credentials_at_risk
 from ..store import Store
-from ._common import F, err_console, float_option, int_option, out_console, store_option
+from ._common import (
+    F,
+    err_console,
+    flag_option,
+    float_option,
+    int_option,
+    out_console,
+    store_option,
+)
 
 
 def _service_path(service: str, what: str) -> Callable[[F], F]:
@@ -65,14 +73,10 @@ def _service_path(service: str, what: str) -> Callable[[F], F]:
     "--ca-bundle", type=click.Path(dir_okay=False, exists=True, path_type=Path),
     help="PEM file of CA certificates to trust (TLS verification is always on).",
 )  # fmt: skip
-@click.option(
-    "--verify", is_flag=True,
-    help="Afterwards, compare per-graph triple counts on the server with the store.",
-)  # fmt: skip
-@click.option(
-    "--all", "force", is_flag=True,
-    help="Push every graph, not only those changed since the last push here.",
-)  # fmt: skip
+@flag_option(
+    "--verify", "Afterwards, compare per-graph triple counts on the server with the store."
+)
+@flag_option("--all", "Push every graph, not only those changed since the last push here.", "force")
 @click.option("--dry-run", is_flag=True, help="List the graphs that would be pushed; send nothing.")
 @int_option("--concurrency", 4, "Requests in flight.")
 @int_option("--batch", 50, "Graphs per SPARQL Update request (--protocol update).")

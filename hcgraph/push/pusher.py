@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 import httpx
 
@@ -44,7 +45,14 @@ from .state import PushState
 from .update import update_request
 from .verify import VerifyReport, compare_counts, remote_counts
 
-__all__ = ["GraphFailure", "PushOptions", "PushReport", "push_graphs", "push_graphs_async"]
+__all__ = [
+    "GraphFailure",
+    "PushExtras",
+    "PushOptions",
+    "PushReport",
+    "push_graphs",
+    "push_graphs_async",
+]
 
 PROTOCOLS = ("gsp", "update")
 MODES = ("replace", "merge")
@@ -152,15 +160,20 @@ class _Refused(Exception):
         self.server_side = server_side
 
 
+class PushExtras(TypedDict, total=False):
+    """The keyword arguments of :func:`push_graphs` and :func:`push_graphs_async`."""
+
+    credentials: Credentials | None
+    state: PushState | None
+    on_progress: Progress | None
+    transport: httpx.AsyncBaseTransport | None
+
+
 def push_graphs(
     store: Store,
     endpoint: RemoteEndpoint,
     options: PushOptions | None = None,
-    *,
-    credentials: Credentials | None = None,
-    state: PushState | None = None,
-    on_progress: Progress | None = None,
-    transport: httpx.AsyncBaseTransport | None = None,
+    **extras: Unpack[PushExtras],
 ) -> PushReport:
     """Push the story graphs of ``store`` to ``endpoint`` (blocking; see :func:`push_graphs_async`).
 
@@ -179,17 +192,7 @@ def push_graphs(
     Raises:
         PushError: bad options, unreadable state file, or a failed ``--verify`` query.
     """
-    return asyncio.run(
-        push_graphs_async(
-            store,
-            endpoint,
-            options,
-            credentials=credentials,
-            state=state,
-            on_progress=on_progress,
-            transport=transport,
-        )
-    )
+    return asyncio.run(push_graphs_async(store, endpoint, options, **extras))
 
 
 async def push_graphs_async(
