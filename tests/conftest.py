@@ -21,6 +21,15 @@ SEED = FIXTURES / "agentic-rl-production.json"
 SEED_URL = "https://hangingcontext.com/stories/2026-10-20/agentic-rl-production/"
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that runs ``python -m hcgraph`` in a subprocess (the ``run_cli`` fixture) is
+    slow by definition (an interpreter start each call): mark it, so ``-m "not slow"`` stays
+    a quick in-process loop while CI still runs everything."""
+    for item in items:
+        if "run_cli" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture
 def seed_path() -> Path:
     """The real story every suite starts from."""

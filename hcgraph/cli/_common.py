@@ -82,7 +82,11 @@ def float_option(
 
 
 def size(text: str) -> int:
-    """A size like ``10MB``, ``500k`` or ``1024`` in bytes (for ``--max-bytes``)."""
+    """A size like ``10MB``, ``500k`` or ``1024`` in bytes (for ``--max-bytes``).
+
+    >>> size("10MB"), size("500k"), size("1024")
+    (10485760, 512000, 1024)
+    """
     units = {"k": 1024, "m": 1024**2, "g": 1024**3}
     value = text.strip().lower().removesuffix("b")
     factor = units.get(value[-1:], 1)
