@@ -56,7 +56,7 @@ def demo(out_dir: Path, store_dir: Path | None, n_stories: int) -> None:
         f"  failures     {len(failed)} related links not ingested "
         f"({not_found} not found on the sample site; details in the crawl report)"
     )
-    out_console.print(f"  triples      {s['triples']}")
+    out_console.print(f"  quads        {s['quads']}")
     out_console.print("wrote:")
     for name, paths in result.outputs.items():
         for path in paths:
