@@ -1,10 +1,17 @@
-"""Shared by the bench scripts: replace one section of bench/RESULTS.md in place."""
+"""Shared by the bench scripts: print a results section and replace it in bench/RESULTS.md."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
+
+
+def publish(heading: str, section: str, write: bool) -> None:
+    """Print a rendered section; with ``write`` (``--write-results``) also store it."""
+    print(section)
+    if write:
+        write_section(heading, section)
 
 
 def write_section(heading: str, section: str, path: Path = RESULTS) -> None:

@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from _results import write_section  # noqa: E402
+from _results import publish  # noqa: E402
 
 SECTION = "## Trace, audit, history (issue 13)"
 SEED_URL = "https://hangingcontext.com/stories/2026-10-20/agentic-rl-production/"
@@ -44,6 +44,39 @@ def timed(fn: Callable[[], Any], runs: int) -> tuple[float, Any]:
         out = fn()
         times.append(time.perf_counter() - t)
     return statistics.median(times), out
+
+
+def render(r: dict[str, Any]) -> str:
+    """The bench/RESULTS.md section: what was run, then one table per measure."""
+    a = r["args"]
+    lines = [
+        SECTION,
+        "",
+        f"`python bench/bench_audit.py --stories {a['stories']} --seed {a['seed']} --runs "
+        f"{a['runs']}`: the real seed story plus {a['stories']:,} generated stories "
+        f"({r['quads']:,} quads), layout v2 (shared things stated once, issue 9). "
+        f"Load average {r['load_before']:.1f} before, {r['load_after']:.1f} after "
+        "(2 cores, shared with other work).",
+        "",
+        "| one story (on disk, read-only; median) | time | target |",
+        "| --- | ---: | ---: |",
+    ]
+    for name, sec in r["one"].items():
+        lines.append(f"| {name} | {sec * 1000:.0f} ms | < 1 s |")
+    lines += [
+        "",
+        "| whole corpus | time | note |",
+        "| --- | ---: | --- |",
+        f"| `audit` (every story), on disk | {r['audit_disk']:.1f} s | target < 10 s; "
+        f"{r['findings']:,} findings in {r['failing']:,} stories |",
+        f"| `audit`, in-memory store | {r['audit_memory']:.1f} s | same quads |",
+        f"| HTML report | {r['html']:.1f} s | {r['html_bytes'] / 1e6:.1f} MB |",
+        f"| baseline: `ground_truth()` over the JSON dicts | {r['ground_truth']:.1f} s | plain "
+        "Python, no graph |",
+        f"| context: `ingest` of the corpus | {r['ingest']:.0f} s | on disk |",
+        "",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def main() -> None:
@@ -110,42 +143,7 @@ def main() -> None:
     print(f"audit, in memory: {r['audit_memory']:.1f} s", flush=True)
     r["load_after"] = os.getloadavg()[0]
     shutil.rmtree(work, ignore_errors=True)
-    text = render(r)
-    print(text)
-    if args.write_results:
-        write_section(SECTION, text)
-
-
-def render(r: dict[str, Any]) -> str:
-    a = r["args"]
-    lines = [
-        SECTION,
-        "",
-        f"`python bench/bench_audit.py --stories {a['stories']} --seed {a['seed']} --runs "
-        f"{a['runs']}`: the real seed story plus {a['stories']:,} generated stories "
-        f"({r['quads']:,} quads), layout v2 (shared things stated once, issue 9). "
-        f"Load average {r['load_before']:.1f} before, {r['load_after']:.1f} after "
-        "(2 cores, shared with other work).",
-        "",
-        "| one story (on disk, read-only; median) | time | target |",
-        "| --- | ---: | ---: |",
-    ]
-    for name, sec in r["one"].items():
-        lines.append(f"| {name} | {sec * 1000:.0f} ms | < 1 s |")
-    lines += [
-        "",
-        "| whole corpus | time | note |",
-        "| --- | ---: | --- |",
-        f"| `audit` (every story), on disk | {r['audit_disk']:.1f} s | target < 10 s; "
-        f"{r['findings']:,} findings in {r['failing']:,} stories |",
-        f"| `audit`, in-memory store | {r['audit_memory']:.1f} s | same quads |",
-        f"| HTML report | {r['html']:.1f} s | {r['html_bytes'] / 1e6:.1f} MB |",
-        f"| baseline: `ground_truth()` over the JSON dicts | {r['ground_truth']:.1f} s | plain "
-        "Python, no graph |",
-        f"| context: `ingest` of the corpus | {r['ingest']:.0f} s | on disk |",
-        "",
-    ]
-    return "\n".join(lines) + "\n"
+    publish(SECTION, render(r), args.write_results)
 
 
 if __name__ == "__main__":

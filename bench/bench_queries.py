@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from _results import write_section  # noqa: E402
+from _results import publish  # noqa: E402
 
 SECTION = "## Queries and checks, layout v2 (issue 9)"
 
@@ -281,10 +281,7 @@ def main() -> None:
     big.close()
     results["load_after"] = os.getloadavg()[0]
     (work / "results.json").write_text(json.dumps(results, indent=1, default=str))
-    text = render(results)
-    print(text)
-    if args.write_results:
-        write_section(SECTION, text)
+    publish(SECTION, render(results), args.write_results)
 
 
 def render(r: dict[str, Any]) -> str:

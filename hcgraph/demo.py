@@ -209,7 +209,7 @@ def _summary(store_dir: Path, report: CrawlReport) -> dict[str, int]:
             "sample_stories": sample,
             "sources_reused": _count(store, _REUSED),
             "failures": len(report.failures),
-            "triples": len(store),
+            "quads": len(store),
         }
 
 

@@ -36,7 +36,20 @@ __all__ = [
     "StoryError",
     "UnknownFormatError",
     "VizError",
+    "first_line",
 ]
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (for one-line user errors).
+
+    >>> first_line(OSError("disk full\\nat block 7"))
+    'disk full'
+    >>> first_line(KeyError())
+    'KeyError'
+    """
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 #: Problems listed per story; the rest are counted ("… and N more").

@@ -27,7 +27,7 @@ def crawled_from(store: Store, story_url: str) -> str | None:
     if sha is None:
         return None
     graph = ox.NamedNode(story_url)
-    for quad in store.ox.quads_for_pattern(mint("ingest", sha), _SOURCE, None, graph):
+    for quad in store.quads(mint("ingest", sha), _SOURCE, None, graph):
         source = quad.object
         if isinstance(source, ox.Literal) and source.value.startswith(("http://", "https://")):
             return source.value

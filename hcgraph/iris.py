@@ -66,7 +66,13 @@ def mint(kind: str, *parts: str) -> ox.NamedNode:
 
 
 def checked_iri(value: str | None) -> str | None:
-    """:func:`as_iri` as text: the IRI if RDF syntaxes accept it, else ``None``."""
+    """:func:`as_iri` as text: the IRI if RDF syntaxes accept it, else ``None``.
+
+    >>> checked_iri("https://example.org/ok")
+    'https://example.org/ok'
+    >>> checked_iri("https://example.org/a b") is None, checked_iri("javascript:alert(1)") is None
+    (True, True)
+    """
     node = as_iri(value)
     return None if node is None else node.value
 

@@ -52,7 +52,7 @@ import pyoxigraph as ox
 
 from ._version import __version__
 from .iris import checked_iri, minted
-from .model import Cite, Story
+from .model import Cite, Reuse, Sponsor, Story
 from .rdftext import XSD_DATE, XSD_DATETIME, boolean, integer, iri, literal, typed
 from .vocab import CITO, DCTERMS, HC, PROV, RDF, RDFS, SDO, SHARED_GRAPHS
 
@@ -199,6 +199,31 @@ class _Emitter:
     def extra(self, s: str, extra: dict[str, Any] | None) -> None:
         if extra:
             self.add(s, HCT("unmappedJson"), _canonical_json(extra))
+
+    def passage(self, node_iri: str, cls: str, markdown: str) -> str:
+        """A passage of the story (paragraph, key fact): a typed entity with its text."""
+        node = iri(node_iri)
+        self.typed(node, cls, PROVO("Entity"))
+        self.add(node, SCHEMA("text"), literal(markdown))
+        return node
+
+    def texts(self, s: str, values: dict[str, str | None]) -> None:
+        """:meth:`text` for each predicate → value (empty and None values are left out)."""
+        for p, value in values.items():
+            self.text(s, p, value)
+
+    def link(self, s: str, p: str, url: object) -> str | None:
+        """``s p <url>`` when ``url`` is a usable IRI (else nothing); the IRI or None."""
+        checked = checked_iri(url) if isinstance(url, str) else None
+        if checked is not None:
+            self.add(s, p, iri(checked))
+        return checked
+
+    def part(self, story: str, node: str, cls: str, link: str) -> str:
+        """A typed node of the story (its reuse terms, its sponsor note) linked from it."""
+        self.typed(node, cls)
+        self.add(story, link, node)
+        return node
 
     def about(self, graph: str, subject: str) -> _Shared:
         """The shared description of ``subject`` (created on first use)."""
@@ -401,17 +426,13 @@ def _map_body(
         out.extra(sec, section.extra)
         for j, para in enumerate(section.paragraphs, 1):
             node_iri = f"{base}#s{i}-p{j}"
-            node = iri(node_iri)
-            out.typed(node, HCT("Paragraph"), PROVO("Entity"))
-            out.add(node, SCHEMA("text"), literal(para.markdown))
+            node = out.passage(node_iri, HCT("Paragraph"), para.markdown)
             _part(out, node, sec, j)
             _cites(out, node_iri, para.cites, listed, st)
             out.extra(node, para.extra)
     for i, fact in enumerate(story.key_facts, 1):
         node_iri = f"{base}#kf{i}"
-        node = iri(node_iri)
-        out.typed(node, HCT("KeyFact"), PROVO("Entity"))
-        out.add(node, SCHEMA("text"), literal(fact.text))
+        node = out.passage(node_iri, HCT("KeyFact"), fact.text)
         out.add(node, SCHEMA("position"), integer(i))
         out.add(node, DC("isPartOf"), st)
         out.add(st, HCT("keyFact"), node)
@@ -512,8 +533,10 @@ def _map_extras(out: _Emitter, st: str, story: Story) -> None:
             for value in values:
                 out.add(node, HCT(prop), literal(value))
         out.extra(node, card.extra)
-    _map_reuse(out, st, story)
-    _map_sponsor(out, st, story)
+    if story.reuse is not None:
+        _map_reuse(out, st, story.url, story.reuse)
+    if story.sponsor is not None:
+        _map_sponsor(out, st, story.url, story.sponsor)
     for rel in story.related:
         target_iri = _related_iri(rel.url)
         if target_iri is None:
@@ -542,44 +565,23 @@ def _related_iri(url: str) -> str | None:
         return checked_iri(url)
 
 
-def _map_reuse(out: _Emitter, st: str, story: Story) -> None:
-    reuse = story.reuse
-    if reuse is None:
-        return
-    node = iri(f"{story.url}#reuse")
-    out.typed(node, HCT("ReuseTerms"))
-    out.add(st, HCT("reuseTerms"), node)
-    out.text(node, SCHEMA("version"), reuse.version)
-    out.text(node, SCHEMA("abstract"), reuse.summary)
-    out.text(node, SCHEMA("creditText"), reuse.attribution)
+def _map_reuse(out: _Emitter, st: str, base: str, reuse: Reuse) -> None:
+    node = out.part(st, iri(f"{base}#reuse"), HCT("ReuseTerms"), HCT("reuseTerms"))
+    texts = {SCHEMA("version"): reuse.version, SCHEMA("abstract"): reuse.summary}
+    out.texts(node, {**texts, SCHEMA("creditText"): reuse.attribution})
     for rule in (reuse.link_rule, reuse.keep_ids_rule, reuse.no_endorsement):
         out.text(node, HCT("usageRule"), rule)
-    license_iri = checked_iri(reuse.license_url)
-    if license_iri is not None:
-        out.add(st, SCHEMA("license"), iri(license_iri))
-        out.add(node, SCHEMA("license"), iri(license_iri))
-    machine = checked_iri(reuse.machine_url)
-    if machine is not None:
-        out.add(node, SCHEMA("usageInfo"), iri(machine))
-    canonical = checked_iri(reuse.canonical_url)
-    if canonical is not None:
-        out.add(node, SCHEMA("url"), iri(canonical))
+    if out.link(st, SCHEMA("license"), reuse.license_url) is not None:
+        out.link(node, SCHEMA("license"), reuse.license_url)
+    out.link(node, SCHEMA("usageInfo"), reuse.machine_url)
+    out.link(node, SCHEMA("url"), reuse.canonical_url)
     out.extra(node, reuse.extra)
 
 
-def _map_sponsor(out: _Emitter, st: str, story: Story) -> None:
-    sponsor = story.sponsor
-    if sponsor is None:
-        return
-    node = iri(f"{story.url}#sponsor")
-    out.typed(node, HCT("SponsorNote"))
-    out.add(st, HCT("sponsorNote"), node)
-    out.text(node, SCHEMA("name"), sponsor.label)
-    out.text(node, DC("title"), sponsor.title)
-    out.text(node, SCHEMA("text"), sponsor.text)
-    out.text(node, COMMENT, sponsor.note)
+def _map_sponsor(out: _Emitter, st: str, base: str, sponsor: Sponsor) -> None:
+    node = out.part(st, iri(f"{base}#sponsor"), HCT("SponsorNote"), HCT("sponsorNote"))
+    texts = {SCHEMA("name"): sponsor.label, DC("title"): sponsor.title}
+    out.texts(node, {**texts, SCHEMA("text"): sponsor.text, COMMENT: sponsor.note})
     cta = sponsor.cta or {}
-    link = checked_iri(cta.get("url")) if isinstance(cta.get("url"), str) else None
-    if link is not None:
-        out.add(node, SCHEMA("url"), iri(link))
+    out.link(node, SCHEMA("url"), cta.get("url"))
     out.extra(node, {**sponsor.extra, **({"cta": cta} if cta else {})} or None)

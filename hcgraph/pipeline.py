@@ -461,7 +461,7 @@ class Pipeline:
         first = self._run_ids.setdefault(story.id, story.url)
         if first != story.url:
             return first
-        pattern = self.store.ox.quads_for_pattern(None, _IDENTIFIER, ox.Literal(story.id), None)
+        pattern = self.store.quads(None, _IDENTIFIER, ox.Literal(story.id))
         for quad in pattern:
             subject = quad.subject
             if not isinstance(subject, ox.NamedNode) or subject != quad.graph_name:

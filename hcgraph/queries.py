@@ -32,7 +32,7 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from .errors import QueryError
+from .errors import QueryError, first_line
 from .sparqlguard import SERVICE_REFUSED, uses_service
 from .store import Store
 from .vocab import XSD
@@ -390,7 +390,7 @@ def run_query(
     except SyntaxError as exc:
         raise QueryError(f"{saved.name}: {_syntax_message(exc)}") from None
     except (RuntimeError, OSError, ValueError) as exc:
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        message = first_line(exc)
         if "SELECT projection" in message:
             message = (
                 "every parameter must be a projected variable of a SELECT query"

@@ -1,20 +1,20 @@
 """Output formats for query results: a registry of writers (name → function).
 
 What: ``write_result(result, "csv", stream)`` writes a :class:`~hcgraph.queries.QueryResult`
-as ``table`` (rich, for people), ``csv`` / ``tsv`` / ``json`` (the W3C SPARQL 1.1 Query Results
-CSV, TSV and JSON formats, for tools), or ``md`` (a GitHub-flavoured Markdown table).
+as ``table`` (rich, for people), ``csv`` / ``tsv`` / ``json`` / ``xml`` (the W3C SPARQL Query
+Results formats, for tools, written by pyoxigraph), or ``md`` (a GitHub-flavoured Markdown
+table). Only the two formats for people are written here.
 
 Why a registry: the CLI's ``--format`` choices, the help text and the tests all read
 :data:`FORMATS`, so a new format is one function and one line.
 
 Untrusted text stays text: the table is built from ``rich.text.Text`` (no markup is
 interpreted) with control characters shown as escapes, Markdown escapes ``|``, ``\\``,
-backticks, link brackets and HTML, and CSV/TSV/JSON are escaped by their own rules.
+backticks, link brackets and HTML, and pyoxigraph escapes CSV/TSV/JSON/XML by their own rules.
 """
 
 from __future__ import annotations
 
-import csv
 import json
 import re
 from collections.abc import Callable
@@ -32,8 +32,10 @@ __all__ = ["FORMATS", "display", "write_result"]
 
 Writer = Callable[[QueryResult, TextIO], None]
 
-_XSD = "http://www.w3.org/2001/XMLSchema#"
-_BARE_TSV = {_XSD + "integer", _XSD + "decimal", _XSD + "double", _XSD + "boolean"}
+_JSON = ox.QueryResultsFormat.JSON
+# Control characters pyoxigraph's TSV writer leaves raw (it escapes tab, CR, LF itself).
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_SHORT_ESCAPES = {"\b": "\\b", "\f": "\\f"}
 # C0/C1 controls (but tab and newline), DEL, and bidi overrides that could disguise text.
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
@@ -86,60 +88,71 @@ def write_table(result: QueryResult, out: TextIO) -> None:
     console.print(table)
 
 
+def _solutions(result: QueryResult, *, table: bool = False) -> ox.QuerySolutions | ox.QueryBoolean:
+    """The materialised rows as pyoxigraph results again, so pyoxigraph writes the formats.
+
+    Why a bridge: rows are materialised (and sorted in Python, see hcgraph.queries), and
+    pyoxigraph results cannot be built from terms. TSV carries each term in its N-Triples
+    syntax (``str(term)``, an empty cell for unbound), so the round trip is lossless.
+    ``table`` gives an ASK answer as a one-column table (CSV and TSV have no boolean form).
+    """
+    if result.boolean is not None and not table:
+        answer = "true" if result.boolean else "false"
+        return ox.parse_query_results(f'{{"head":{{}},"boolean":{answer}}}', _JSON)
+    header, rows = _ask_terms(result)
+    lines = ["\t".join("?" + name for name in header)]
+    lines.extend("\t".join("" if t is None else str(t) for t in row) for row in rows)
+    return ox.parse_query_results("\n".join(lines) + "\n", ox.QueryResultsFormat.TSV)
+
+
+def _ask_terms(result: QueryResult) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
+    if result.boolean is not None:
+        return ("boolean",), [(ox.Literal(result.boolean),)]
+    return result.variables, result.terms
+
+
+def _serialize(result: QueryResult, fmt: ox.QueryResultsFormat) -> str:
+    table = fmt in (ox.QueryResultsFormat.CSV, ox.QueryResultsFormat.TSV)
+    data = _solutions(result, table=table).serialize(format=fmt)
+    assert data is not None
+    return data.decode("utf-8")
+
+
+def _escape_control(match: re.Match[str]) -> str:
+    char = match.group()
+    return _SHORT_ESCAPES.get(char) or f"\\u{ord(char):04X}"
+
+
 def write_csv(result: QueryResult, out: TextIO) -> None:
-    """SPARQL 1.1 Query Results CSV: a header of names, plain values, CRLF line ends."""
-    header, rows = _ask_rows(result)
-    writer = csv.writer(out, lineterminator="\r\n")
-    writer.writerow(header)
-    writer.writerows(rows)
-
-
-def _tsv_term(term: Any) -> str:
-    if term is None:
-        return ""
-    if isinstance(term, ox.Literal) and term.datatype.value in _BARE_TSV and not term.language:
-        return str(term.value)  # the format allows bare numbers and booleans
-    return str(term)  # N-Triples syntax: <iri>, "text" with \t \n \" escapes, _:b
+    """SPARQL 1.1 Query Results CSV (pyoxigraph's writer): names, plain values, CRLF ends."""
+    out.write(_serialize(result, ox.QueryResultsFormat.CSV))
 
 
 def write_tsv(result: QueryResult, out: TextIO) -> None:
-    """SPARQL 1.1 Query Results TSV: ``?var`` header, terms in N-Triples/Turtle syntax."""
-    if result.boolean is not None:
-        out.write("?boolean\n" + ("true" if result.boolean else "false") + "\n")
-        return
-    out.write("\t".join("?" + v for v in result.variables) + "\n")
-    for row in result.terms:
-        out.write("\t".join(_tsv_term(t) for t in row) + "\n")
+    """SPARQL 1.1 Query Results TSV (pyoxigraph's writer): terms in N-Triples syntax.
 
-
-def _json_term(term: Any) -> dict[str, str]:
-    if isinstance(term, ox.NamedNode):
-        return {"type": "uri", "value": term.value}
-    if isinstance(term, ox.BlankNode):
-        return {"type": "bnode", "value": term.value}
-    if isinstance(term, ox.Triple):
-        return {"type": "triple", "value": str(term)}
-    out = {"type": "literal", "value": term.value}
-    if term.language:
-        out["xml:lang"] = term.language
-    elif term.datatype.value != _XSD + "string":
-        out["datatype"] = term.datatype.value
-    return out
+    pyoxigraph leaves control characters raw inside literals (valid Turtle); they are
+    escaped here as N-Triples does (``\\u0001``, ``\\b``), so no raw NUL or ESC reaches a
+    terminal or a line-based tool. Only literals can hold them (IRIs and blank node labels
+    cannot), so the substitution touches nothing else.
+    """
+    out.write(_CONTROL.sub(_escape_control, _serialize(result, ox.QueryResultsFormat.TSV)))
 
 
 def write_json(result: QueryResult, out: TextIO) -> None:
-    """SPARQL 1.1 Query Results JSON: ``{"head": {"vars": …}, "results": {"bindings": …}}``."""
-    if result.boolean is not None:
-        json.dump({"head": {}, "boolean": result.boolean}, out)
-        out.write("\n")
-        return
-    bindings = [
-        {var: _json_term(term) for var, term in zip(result.variables, row, strict=True) if term}
-        for row in result.terms
-    ]
-    doc = {"head": {"vars": list(result.variables)}, "results": {"bindings": bindings}}
-    json.dump(doc, out, ensure_ascii=False, indent=1)
+    """SPARQL 1.1 Query Results JSON (pyoxigraph's writer), indented one space per level.
+
+    pyoxigraph writes compact JSON; re-indenting keeps the files hcgraph has always written
+    (and diffs of them) readable and byte-identical.
+    """
+    doc = json.loads(_serialize(result, _JSON))
+    json.dump(doc, out, ensure_ascii=False, indent=None if result.boolean is not None else 1)
     out.write("\n")
+
+
+def write_xml(result: QueryResult, out: TextIO) -> None:
+    """SPARQL Query Results XML (pyoxigraph's writer)."""
+    out.write(_serialize(result, ox.QueryResultsFormat.XML))
 
 
 _MD_SPECIAL = str.maketrans(
@@ -177,6 +190,7 @@ FORMATS: dict[str, Writer] = {
     "tsv": write_tsv,
     "json": write_json,
     "md": write_md,
+    "xml": write_xml,
 }
 
 

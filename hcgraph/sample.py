@@ -33,13 +33,14 @@ from dataclasses import dataclass, field
 from functools import cache
 from itertools import accumulate
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar, Unpack
 from urllib.parse import urlsplit
 
 __all__ = [
     "DEFAULT_BASE_URL",
     "ODDITIES",
     "Corpus",
+    "CorpusOptions",
     "generate_corpus",
     "iter_stories",
 ]
@@ -269,30 +270,26 @@ class Corpus:
         return files
 
 
-def generate_corpus(
-    n_stories: int,
-    seed: int = 0,
-    *,
-    hostile: bool = True,
-    oddities: bool = True,
-    base_url: str = DEFAULT_BASE_URL,
-    include_seed: dict[str, Any] | None = None,
-) -> Corpus:
+class CorpusOptions(TypedDict, total=False):
+    """The keyword arguments of :func:`generate_corpus` and :func:`iter_stories`."""
+
+    hostile: bool
+    oddities: bool
+    base_url: str
+    include_seed: dict[str, Any] | None
+
+
+def generate_corpus(n_stories: int, seed: int = 0, **options: Unpack[CorpusOptions]) -> Corpus:
     """Generate ``n_stories`` synthetic stories (plus ``include_seed`` first, if given).
 
-    Same arguments give byte-identical JSON. ``hostile`` puts awkward text into about one
-    story in five (and one manifest title in ten); ``oddities`` plants the :data:`ODDITIES`.
-    ``include_seed`` is a real story dict, yielded unchanged (deep-copied) before the
-    ``n_stories`` generated stories; some generated stories cite its manifests and link to it.
+    Same arguments give byte-identical JSON. The options (:class:`CorpusOptions`, as for
+    :func:`iter_stories`): ``hostile`` (default True) puts awkward text into about one story
+    in five (and one manifest title in ten); ``oddities`` (default True) plants the
+    :data:`ODDITIES`; ``base_url`` is where the stories live; ``include_seed`` is a real
+    story dict, yielded unchanged (deep-copied) before the ``n_stories`` generated stories
+    (some of which cite its manifests and link to it).
     """
-    stream = iter_stories(
-        n_stories,
-        seed,
-        hostile=hostile,
-        oddities=oddities,
-        base_url=base_url,
-        include_seed=include_seed,
-    )
+    stream = iter_stories(n_stories, seed, **options)
     # Story dicts hold no reference cycles, so the cyclic GC can only waste time here: with
     # millions of live containers its full passes roughly doubled the cost of 10k stories.
     gc_was_enabled = gc.isenabled()

@@ -44,7 +44,7 @@ import rdflib
 from rdflib.collection import Collection
 from rdflib.namespace import RDF, SH
 
-from .errors import CheckError
+from .errors import CheckError, first_line
 from .store import Store
 
 __all__ = [
@@ -97,7 +97,7 @@ def load_shapes(path: Path | str | None = None) -> rdflib.Graph:
     try:
         graph.parse(source, format="turtle")
     except (OSError, SyntaxError, ValueError) as exc:  # rdflib raises BadSyntax (a SyntaxError)
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        reason = first_line(exc)
         raise CheckError(f"{source}: cannot load SHACL shapes: {reason}") from None
     if not any(graph.subjects(RDF.type, SH.NodeShape)):
         raise CheckError(f"{source}: no sh:NodeShape found")
@@ -230,7 +230,7 @@ def candidates(
                 focus.add(node.value)
     found: dict[str, set[str]] = defaultdict(set)
     for node in sorted(focus):
-        for graph in {q.graph_name for q in store.ox.quads_for_pattern(_node(node), None, None)}:
+        for graph in {q.graph_name for q in store.quads(_node(node))}:
             if isinstance(graph, ox.NamedNode):
                 found[graph.value].add(node)
     return dict(found)
@@ -271,13 +271,9 @@ def _data_graph(
     graph = rdflib.Graph()
     g = ox.NamedNode(name)
     if focus is None:
-        quads: Iterable[ox.Quad] = store.ox.quads_for_pattern(None, None, None, g)
+        quads: Iterable[ox.Quad] = store.quads(graph=g)
     else:
-        quads = (
-            q
-            for node in sorted(focus)
-            for q in store.ox.quads_for_pattern(_node(node), None, None, g)
-        )
+        quads = (q for node in sorted(focus) for q in store.quads(_node(node), graph=g))
     targets: set[ox.NamedNode] = set()
     subjects: dict[Any, None] = {}
     for quad in quads:
@@ -287,7 +283,7 @@ def _data_graph(
         if isinstance(quad.object, ox.NamedNode):
             targets.add(quad.object)
     for target in sorted(targets, key=lambda t: t.value):
-        for quad in store.ox.quads_for_pattern(target, _TYPE, None, None):
+        for quad in store.quads(target, _TYPE):
             graph.add((_to_rdflib(quad.subject), _to_rdflib(_TYPE), _to_rdflib(quad.object)))
     return graph, sorted(subjects, key=str)
 

@@ -24,12 +24,11 @@ import datetime as dt
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from types import TracebackType
 from typing import IO, Any
 
 import pyoxigraph as ox
 
-from .errors import StoreError
+from .errors import StoreError, first_line
 from .iris import minted
 from .ledger import Ledger
 from .sparqlguard import check_no_service
@@ -124,12 +123,7 @@ class Store:
     def __enter__(self) -> Store:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # --- reading --------------------------------------------------------------------------
@@ -151,6 +145,20 @@ class Store:
     def graph_quads(self, graph: str) -> Iterator[ox.Quad]:
         """The quads of one named graph."""
         return self.ox.quads_for_pattern(None, None, None, ox.NamedNode(graph))
+
+    def quads(
+        self,
+        subject: ox.NamedNode | ox.BlankNode | None = None,
+        predicate: ox.NamedNode | None = None,
+        obj: ox.NamedNode | ox.BlankNode | ox.Literal | None = None,
+        graph: ox.NamedNode | None = None,
+    ) -> Iterator[ox.Quad]:
+        """The quads matching a pattern (None matches anything), in the store's index order.
+
+        The one index look-up other modules need (identity, SHACL focus, id clashes), so no
+        module outside the store touches the engine's handle.
+        """
+        return self.ox.quads_for_pattern(subject, predicate, obj, graph)
 
     def sorted_lines(self, graph: str, *, quads: bool = False) -> list[bytes]:
         """One graph as sorted N-Triples lines (or N-Quads with ``quads``): a stable form
@@ -332,9 +340,3 @@ class Store:
 def _value(term: ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple) -> str:
     """The lexical value of a term (a quoted triple has none: empty string)."""
     return "" if isinstance(term, ox.Triple) else term.value
-
-
-def first_line(exc: BaseException) -> str:
-    """The first line of an exception's message (for one-line user errors)."""
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

@@ -21,6 +21,28 @@ SEED = FIXTURES / "agentic-rl-production.json"
 SEED_URL = "https://hangingcontext.com/stories/2026-10-20/agentic-rl-production/"
 
 
+#: Fixtures that start a process or a server: a test using one is slow by definition.
+SLOW_FIXTURES = frozenset(
+    {
+        "run_cli",  # python -m hcgraph in a subprocess (an interpreter start per call)
+        "oxigraph",  # the Oxigraph server
+        "oxigraph_session",
+        "auth_proxy",  # an HTTP proxy in front of it
+        "crawl_server",  # the crawl tests' HTTP server
+        "endpoint",  # hcgraph serve (tests/test_serve.py)
+        "browser",  # headless Chromium
+    }
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that uses a :data:`SLOW_FIXTURES` fixture ``slow``, so
+    ``-m "not slow"`` stays a quick in-process loop while CI still runs everything."""
+    for item in items:
+        if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture
 def seed_path() -> Path:
     """The real story every suite starts from."""

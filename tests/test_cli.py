@@ -97,6 +97,7 @@ def test_every_command_has_help_with_example(invoke, command: str) -> None:  # t
     assert "--store" in result.output
 
 
+@pytest.mark.slow  # a subprocess
 def test_installed_entry_point_smoke(tmp_path: Path) -> None:
     """The console script pip installs (skipped only where the package is not installed)."""
     import subprocess
@@ -108,6 +109,7 @@ def test_installed_entry_point_smoke(tmp_path: Path) -> None:
     assert proc.returncode == 0 and "hcgraph" in proc.stdout
 
 
+@pytest.mark.slow  # a subprocess
 def test_help_lists_every_command_without_importing_it() -> None:
     """``hcgraph --help`` reads the summaries, and each is its command's own first line."""
     import importlib

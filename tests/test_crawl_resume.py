@@ -13,10 +13,13 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from conftest import cli_env
 from crawlserver import CrawlServer, quads_of
 
 from hcgraph.sample import DEFAULT_BASE_URL, generate_corpus
+
+pytestmark = pytest.mark.slow  # real crawl processes, killed and restarted
 
 
 def test_sigkill_then_rerun_equals_uninterrupted(crawl_server: CrawlServer, tmp_path: Path) -> None:

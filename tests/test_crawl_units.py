@@ -216,3 +216,76 @@ def test_one_retry_policy_for_crawl_and_push() -> None:
     later = "Wed, 21 Oct 2099 07:28:00 GMT"
     assert Backoff(max_retry_after=10**12).wait(1, later) > 1e6  # an HTTP date works too
     assert Backoff().max_retry_after >= _MAX_RETRY_AFTER
+
+
+# --- the scheduler: leases, the story cap, idle detection -------------------------------------
+@pytest.mark.timeout(30)  # a scheduler bug shows as a worker waiting forever
+def test_scheduler_leases_shallowest_first_and_never_twice() -> None:
+    from hcgraph.crawl.scheduler import Scheduler
+
+    frontier = Frontier(None)
+    frontier.begin("test", 1)  # links one hop deep are followed
+    frontier.add("https://a.example/deep", 1)
+    frontier.add("https://a.example/seed", 0)
+
+    async def scenario() -> list[tuple[str, int] | None]:
+        scheduler = Scheduler(frontier, max_stories=None, stored=0)
+        first, second = await scheduler.lease(), await scheduler.lease()
+        assert scheduler.in_flight == 2
+        for url in ("https://a.example/seed", "https://a.example/deep"):
+            frontier.mark_failed(url, status=404, kind="http", reason="HTTP 404")
+            scheduler.release(url)
+        return [first, second, await scheduler.lease()]  # idle, nothing queued: over
+
+    assert asyncio.run(scenario()) == [
+        ("https://a.example/seed", 0),
+        ("https://a.example/deep", 1),
+        None,
+    ]
+
+
+@pytest.mark.timeout(30)  # a scheduler bug shows as a worker waiting forever
+def test_scheduler_holds_leases_at_the_cap_until_the_crawl_is_idle() -> None:
+    from hcgraph.crawl.scheduler import Scheduler
+
+    frontier = Frontier(None)
+    for n in range(3):
+        frontier.add(f"https://a.example/{n}", 0)
+
+    async def scenario() -> None:
+        scheduler = Scheduler(frontier, max_stories=2, stored=1)  # one stored before a resume
+        url, _ = await scheduler.lease() or ("", 0)
+        waiting = asyncio.create_task(scheduler.lease())
+        await asyncio.sleep(0.01)
+        assert not waiting.done()  # 1 stored + 1 in flight reach the cap: wait
+        scheduler.handed_over()
+        scheduler.release(url)
+        await scheduler.wake()
+        await asyncio.sleep(0.01)
+        assert not waiting.done()  # still counted while it is being processed
+        scheduler.processed(1, stored=1)
+        await scheduler.wake()
+        assert await waiting is None  # the cap is reached by stored stories: the crawl ends
+        assert scheduler.idle() and scheduler.cap_reached()
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.timeout(30)  # a scheduler bug shows as a worker waiting forever
+def test_scheduler_stop_ends_waiting_workers() -> None:
+    from hcgraph.crawl.scheduler import Scheduler
+
+    frontier = Frontier(None)
+    frontier.add("https://a.example/0", 0)
+
+    async def scenario() -> None:
+        scheduler = Scheduler(frontier, max_stories=None, stored=0)
+        assert await scheduler.lease() is not None
+        waiting = asyncio.create_task(scheduler.lease())  # nothing queued, one in flight
+        await asyncio.sleep(0.01)
+        assert not waiting.done()
+        scheduler.stop()
+        await scheduler.wake()
+        assert await waiting is None
+
+    asyncio.run(scenario())

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pyoxigraph as ox
+import pytest
 
 from hcgraph import demo
 from hcgraph.demo import sample_site
@@ -63,6 +64,7 @@ def test_sample_site_marks_generated_stories() -> None:
             assert path.startswith("/hangingcontext.com/") and "sample" not in doc
 
 
+@pytest.mark.slow  # serves and crawls the sample site
 def test_a_feature_adds_its_output_with_one_step(monkeypatch, tmp_path: Path) -> None:
     def count_stories(store_dir: Path, out_dir: Path) -> list[Path]:
         with Store(store_dir, read_only=True) as store:

@@ -130,6 +130,7 @@ def readme_recipe(name: str) -> list[str]:
     return [line for line in match.group(1).splitlines() if line and not line.startswith("#")]
 
 
+@pytest.mark.slow  # a shell and the oxigraph binary
 @pytest.mark.skipif(shutil.which("oxigraph") is None, reason="needs the oxigraph binary")
 def test_readme_oxigraph_load_recipe(corpus_store: Path, tmp_path: Path):
     """Run the bulk-load recipe of docs/pushing.md verbatim (hcgraph = this checkout)."""

@@ -56,6 +56,7 @@ def _union_size(store: Store) -> int:
     return sum(1 for _ in store.union_triples())
 
 
+@pytest.mark.slow  # three parsers over 10k+ triples, rapper in a subprocess
 @pytest.mark.parametrize("fmt", sorted(RDF_FORMATS))
 def test_rdf_export_round_trips_in_three_parsers(
     hostile_store: Store, fmt: str, tmp_path: Path

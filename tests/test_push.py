@@ -31,6 +31,8 @@ from hcgraph.vocab import PREFIXES
 from tests.conftest import SEED, OxigraphServer, cli_env, free_port
 from tests.support.groundtruth import ground_truth
 
+pytestmark = pytest.mark.slow  # a real Oxigraph server, proxies and subprocesses
+
 SEED_URL = "https://hangingcontext.com/stories/2026-10-20/agentic-rl-production/"
 CORPUS_SEED = 6
 

@@ -423,3 +423,46 @@ def test_server_errors_fail_a_whole_update_batch_without_splitting(mem_store: St
     report = run(mem_store, handler, protocol="update", batch=ALL, retries=1)
     assert calls == 2  # one batch, retried once, not split into one per graph
     assert len(report.failures) == ALL  # type: ignore[attr-defined]
+
+
+def _verify_with(body: bytes) -> dict[str, int]:
+    import asyncio
+
+    from hcgraph.push.verify import remote_counts
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        assert request.headers["accept"] == "application/sparql-results+json"
+        return httpx.Response(200, content=body)
+
+    async def run() -> dict[str, int]:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
+            return await remote_counts(client, ENDPOINT)
+
+    return asyncio.run(run())
+
+
+def test_verify_reads_per_graph_counts_from_sparql_json() -> None:
+    xsd_integer = "http://www.w3.org/2001/XMLSchema#integer"
+    body = json.dumps(
+        {
+            "head": {"vars": ["g", "n"]},
+            "results": {
+                "bindings": [
+                    {
+                        "g": {"type": "uri", "value": "https://example.org/g1"},
+                        "n": {"type": "literal", "value": "12", "datatype": xsd_integer},
+                    },
+                    {"n": {"type": "literal", "value": "3", "datatype": xsd_integer}},
+                ]
+            },
+        }
+    ).encode()
+    assert _verify_with(body) == {"https://example.org/g1": 12}  # no graph: not a named graph
+
+
+@pytest.mark.parametrize(
+    "body", [b"<html>busy</html>", b'{"head": {}, "boolean": true}', b'{"head": {"vars": ["x"]}}']
+)
+def test_verify_refuses_what_is_not_a_count_table(body: bytes) -> None:
+    with pytest.raises(PushError, match="did not answer with SPARQL JSON results"):
+        _verify_with(body)

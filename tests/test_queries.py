@@ -70,6 +70,7 @@ def test_canonical_files_are_the_packaged_ones() -> None:
     assert len(top) >= 12
 
 
+@pytest.mark.slow  # a subprocess
 def test_queries_ship_as_package_data(tmp_path: Path) -> None:
     """Built the way a wheel is built (setuptools build_py, from a copy of the source tree):
     the symlinked hcgraph/data/queries becomes real .rq files inside the package."""

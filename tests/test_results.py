@@ -39,7 +39,7 @@ def test_csv_parses_back() -> None:
     assert rows[-1] == ["_:b0", "chat", ""]
 
 
-@pytest.mark.parametrize("fmt", ["json", "tsv"])
+@pytest.mark.parametrize("fmt", ["json", "tsv", "xml"])
 def test_w3c_formats_parse_with_an_independent_parser(fmt: str) -> None:
     """Oxigraph's own SPARQL results parsers read what we write, term for term."""
     parsed = ox.parse_query_results(
@@ -84,9 +84,40 @@ def test_markdown_escapes_pipes_newlines_and_html() -> None:
 def test_unknown_format() -> None:
     from hcgraph import QueryError
 
-    with pytest.raises(QueryError, match="known: table, csv, tsv, json, md"):
-        _render("xml")
-    assert list(FORMATS) == ["table", "csv", "tsv", "json", "md"]
+    with pytest.raises(QueryError, match="known: table, csv, tsv, json, md, xml"):
+        _render("rdf")
+    assert list(FORMATS) == ["table", "csv", "tsv", "json", "md", "xml"]
+
+
+def test_tsv_escapes_control_characters_the_way_ntriples_does() -> None:
+    """No raw control character reaches a terminal or a line-based tool."""
+    text = _render("tsv")
+    assert "\x00" not in text and "\x1b" not in text
+    assert "\\u0001\\b\\u000B\\f\\u001F\\u007F" in text
+
+
+def test_tsv_keeps_a_decimal_with_an_integral_value_a_decimal() -> None:
+    """A bare ``6`` reads back as xsd:integer, so a decimal 6 keeps its datatype."""
+    six = ox.Literal("6", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#decimal"))
+    text = _render("tsv", QueryResult(("x",), [(six,)]))
+    assert text == '?x\n"6"^^<http://www.w3.org/2001/XMLSchema#decimal>\n'
+    assert next(iter(ox.parse_query_results(text, ox.QueryResultsFormat.TSV)))["x"] == six
+
+
+def test_ask_answers_in_every_format() -> None:
+    yes = QueryResult((), [], True)
+    assert _render("csv", yes) == "boolean\r\ntrue\r\n"
+    assert _render("tsv", yes) == "?boolean\ntrue\n"
+    assert "<boolean>true</boolean>" in _render("xml", yes)
+    assert bool(ox.parse_query_results(_render("xml", yes), ox.QueryResultsFormat.XML))
+
+
+def test_cli_xml_format(invoke: Any, seeded: Path) -> None:
+    result = invoke("query", "publisher-reach", "--format", "xml", "--store", seeded)
+    assert result.exit_code == 0
+    parsed = ox.parse_query_results(result.stdout_bytes, ox.QueryResultsFormat.XML)
+    assert isinstance(parsed, ox.QuerySolutions)
+    assert sum(int(sol["claims"].value) for sol in parsed) == 24
 
 
 # --- the CLI --------------------------------------------------------------------------------

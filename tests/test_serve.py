@@ -21,6 +21,8 @@ from hcgraph.sample import generate_corpus
 from hcgraph.store import Store
 from tests.conftest import SEED, cli_env
 
+pytestmark = pytest.mark.slow  # the Oxigraph server in a subprocess
+
 
 @pytest.fixture(scope="module")
 def store_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:

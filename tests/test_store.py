@@ -139,6 +139,7 @@ def test_second_writer_gets_a_clear_error(tmp_path: Path) -> None:
         Store(tmp_path / "st")
 
 
+@pytest.mark.slow  # a subprocess, killed
 @pytest.mark.parametrize("mode", ["stream", "batches"])
 def test_killed_ingest_leaves_only_whole_stories(tmp_path: Path, mode: str) -> None:
     """SIGKILL an ingest inside a store write: after recovery every story in the store is

@@ -25,7 +25,10 @@ from tests.conftest import ROOT, SEED, SEED_URL
 from tests.hostile import CANARY, hostile_story
 from tests.support.chromium import CHROMIUM
 
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium")
+pytestmark = [
+    pytest.mark.slow,  # a real browser
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium"),
+]
 
 ARTIFACTS = ROOT / "tests" / "artifacts"
 HOSTILE_URL = "https://news.example.org/stories/2026-10-21/hostile/"

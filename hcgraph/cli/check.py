@@ -13,7 +13,7 @@ from ..check import INTEGRITY_CHECKS, CheckReport
 from ..check import check as run_check
 from ..shacl import MODES
 from ..store import Store
-from ._common import store_option
+from ._common import int_option, store_option
 
 # Control characters and bidi overrides from untrusted text never reach the terminal raw.
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -70,10 +70,7 @@ def render_text(report: CheckReport, *, max_per_story: int = 0) -> str:
     default=None, help="A SHACL shapes file instead of the packaged shapes.ttl.",
 )  # fmt: skip
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
-@click.option(
-    "--max-per-story", type=int, default=20, show_default=True,
-    help="Findings shown per story in text output (0: all).",
-)  # fmt: skip
+@int_option("--max-per-story", 20, "Findings shown per story in text output (0: all).")
 @store_option
 def check(
     fmt: str,

@@ -10,104 +10,52 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ..crawl import CrawlOptions, CrawlProgress, CrawlReport, FetchPolicy, crawl
-from ._common import err_console, out_console, size, store_option
+from ._common import (
+    err_console,
+    flag_option,
+    float_option,
+    int_option,
+    max_bytes_option,
+    out_console,
+    size,
+    store_option,
+)
 
 _SHOWN_FAILURES = 20
 
 
 @click.command()
 @click.argument("seeds", nargs=-1, required=True)
+@int_option("--depth", 2, "Follow related links up to N hops from a seed (seed = 0).", at_least=0)
+@int_option("--max-stories", None, "Stop after N stories are stored.", at_least=1)
+@int_option("--concurrency", 8, "Requests in flight overall.", at_least=1)
+@int_option("--per-host", None, "Requests in flight per host (default: --concurrency).", at_least=1)
+@float_option("--rate", None, "Requests per second per host (default: no limit).", positive=True)
 @click.option(
-    "--depth",
-    type=click.IntRange(min=0),
-    default=2,
-    show_default=True,
-    help="Follow related links up to N hops from a seed (seed = 0).",
-)
-@click.option(
-    "--max-stories",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Stop after N stories are stored.",
-)
-@click.option(
-    "--concurrency",
-    type=click.IntRange(min=1),
-    default=8,
-    show_default=True,
-    help="Requests in flight overall.",
-)
-@click.option(
-    "--per-host",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Requests in flight per host (default: --concurrency).",
-)
-@click.option(
-    "--rate",
-    type=click.FloatRange(min=0, min_open=True),
-    default=None,
-    help="Requests per second per host (default: no limit).",
-)
-@click.option(
-    "--allow-host",
-    "allow_hosts",
-    multiple=True,
-    metavar="HOST",
+    "--allow-host", "allow_hosts", multiple=True, metavar="HOST",
     help="Also follow links to HOST (repeatable). Default: the seeds' hosts only.",
-)
+)  # fmt: skip
 @click.option(
-    "--mirror",
-    "mirrors",
-    multiple=True,
-    metavar="ORIGIN=MIRROR",
+    "--mirror", "mirrors", multiple=True, metavar="ORIGIN=MIRROR",
     help="Fetch ORIGIN's URLs from MIRROR; IRIs stay ORIGIN's (repeatable).",
-)
+)  # fmt: skip
 @click.option("--ignore-robots", is_flag=True, help="Do not read robots.txt (your own mirror).")
+@int_option("--retries", 3, "Retries on connection errors, timeouts, 408, 429 and 5xx.", at_least=0)
+@float_option("--timeout", 30.0, "Seconds for one request, connect to last byte.", positive=True)
+@max_bytes_option("Body size cap; larger responses are aborted.")
 @click.option(
-    "--retries",
-    type=click.IntRange(min=0),
-    default=3,
-    show_default=True,
-    help="Retries on connection errors, timeouts, 408, 429 and 5xx.",
-)
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=30.0,
-    show_default=True,
-    help="Seconds for one request, connect to last byte.",
-)
-@click.option(
-    "--max-bytes",
-    default="10MB",
-    show_default=True,
-    help="Body size cap; larger responses are aborted.",
-)
-@click.option(
-    "--json-suffix",
-    default="index.json",
-    show_default=True,
+    "--json-suffix", default="index.json", show_default=True,
     help="A story page URL + this = its JSON URL.",
-)
+)  # fmt: skip
 @click.option(
-    "--contact",
-    default=None,
-    metavar="EMAIL|URL",
+    "--contact", default=None, metavar="EMAIL|URL",
     help="Added to the User-Agent so site owners can reach you.",
-)
+)  # fmt: skip
+@flag_option("--no-conditional", "Do not send If-None-Match/If-Modified-Since from earlier crawls.")
 @click.option(
-    "--no-conditional",
-    is_flag=True,
-    help="Do not send If-None-Match/If-Modified-Since from earlier crawls.",
-)
-@click.option(
-    "--report",
-    "report_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
+    "--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
     help="JSON crawl report (default: STORE/crawl-report.json).",
-)
+)  # fmt: skip
 @store_option
 def crawl_command(
     seeds: tuple[str, ...], depth: int, max_stories: int | None, concurrency: int,

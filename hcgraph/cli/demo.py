@@ -13,28 +13,17 @@ from ._common import out_console
 
 @click.command()
 @click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("output"),
-    show_default=True,
-    help="Output directory.",
-)
+    "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+    default=Path("output"), show_default=True, help="Output directory.",
+)  # fmt: skip
 @click.option(
-    "--store",
-    "store_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
+    "--store", "store_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
     help="Store directory (default: OUT/store).",
-)
+)  # fmt: skip
 @click.option(
-    "--stories",
-    "n_stories",
-    type=click.IntRange(min=1, max=5000),
-    default=60,
-    show_default=True,
-    help="Generated sample stories served besides the real one.",
-)
+    "--stories", "n_stories", type=click.IntRange(min=1, max=5000), default=60,
+    show_default=True, help="Generated sample stories served besides the real one.",
+)  # fmt: skip
 def demo(out_dir: Path, store_dir: Path | None, n_stories: int) -> None:
     """Run the whole job offline on a bundled sample site.
 
@@ -67,7 +56,7 @@ def demo(out_dir: Path, store_dir: Path | None, n_stories: int) -> None:
         f"  failures     {len(failed)} related links not ingested "
         f"({not_found} not found on the sample site; details in the crawl report)"
     )
-    out_console.print(f"  triples      {s['triples']}")
+    out_console.print(f"  quads        {s['quads']}")
     out_console.print("wrote:")
     for name, paths in result.outputs.items():
         for path in paths:

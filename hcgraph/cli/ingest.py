@@ -11,21 +11,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from ..errors import problem_lines
 from ..ingest import discover, ingest_paths
 from ..store import Store
-from ._common import err_console, out_console, size, store_option
+from ._common import err_console, max_bytes_option, out_console, size, store_option
 
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@max_bytes_option("Largest story file read; larger files fail (as crawl --max-bytes).")
 @click.option(
-    "--max-bytes",
-    default="10MB",
-    show_default=True,
-    help="Largest story file read; larger files fail (as crawl --max-bytes).",
-)
-@click.option(
-    "--replace",
-    is_flag=True,
-    help="Let a file replace a story that was crawled from its URL.",
+    "--replace", is_flag=True, help="Let a file replace a story that was crawled from its URL."
 )
 @click.option(
     "--absolute-paths",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -25,91 +26,62 @@ from ..push import (
 )
 from ..push.auth import Credentials, credentials_at_risk
 from ..store import Store
-from ._common import err_console, out_console, store_option
+from ._common import (
+    F,
+    err_console,
+    flag_option,
+    float_option,
+    int_option,
+    out_console,
+    store_option,
+)
+
+
+def _service_path(service: str, what: str) -> Callable[[F], F]:
+    """``--SERVICE-path PATH|URL``: where the endpoint has one service, over the preset."""
+    return click.option(
+        f"--{service}-path", metavar="PATH|URL", help=f"{what} (overrides the preset)."
+    )
 
 
 @click.command(name="push")
 @click.option(
-    "--endpoint",
-    required=True,
-    metavar="URL",
+    "--endpoint", required=True, metavar="URL",
     help="The store's base URL (server root; Fuseki: the dataset URL).",
-)
+)  # fmt: skip
 @click.option(
-    "--preset",
-    type=click.Choice(sorted(PRESETS)),
-    default="oxigraph",
-    show_default=True,
+    "--preset", type=click.Choice(sorted(PRESETS)), default="oxigraph", show_default=True,
     help="Where this product puts its GSP/query/update services.",
-)
+)  # fmt: skip
+@_service_path("gsp", "Graph Store Protocol service")
+@_service_path("query", "SPARQL query service")
+@_service_path("update", "SPARQL update service")
 @click.option(
-    "--gsp-path", metavar="PATH|URL", help="Graph Store Protocol service (overrides the preset)."
-)
-@click.option(
-    "--query-path", metavar="PATH|URL", help="SPARQL query service (overrides the preset)."
-)
-@click.option(
-    "--update-path", metavar="PATH|URL", help="SPARQL update service (overrides the preset)."
-)
-@click.option(
-    "--protocol",
-    type=click.Choice(["gsp", "update"]),
-    default="gsp",
-    show_default=True,
+    "--protocol", type=click.Choice(["gsp", "update"]), default="gsp", show_default=True,
     help="gsp: one PUT per graph; update: DROP + INSERT DATA in batches.",
-)
+)  # fmt: skip
 @click.option(
-    "--mode",
-    type=click.Choice(["replace", "merge"]),
-    default="replace",
-    show_default=True,
+    "--mode", type=click.Choice(["replace", "merge"]), default="replace", show_default=True,
     help="Replace each remote graph, or add to it.",
-)
+)  # fmt: skip
 @click.option(
-    "--auth-env",
-    metavar="VAR",
+    "--auth-env", metavar="VAR",
     help="Environment variable holding 'user:password' (Basic), 'Digest user:password' "
     "or a bearer token.",
-)
+)  # fmt: skip
 @click.option(
-    "--ca-bundle",
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    "--ca-bundle", type=click.Path(dir_okay=False, exists=True, path_type=Path),
     help="PEM file of CA certificates to trust (TLS verification is always on).",
+)  # fmt: skip
+@flag_option(
+    "--verify", "Afterwards, compare per-graph triple counts on the server with the store."
 )
-@click.option(
-    "--verify",
-    is_flag=True,
-    help="Afterwards, compare per-graph triple counts on the server with the store.",
-)
-@click.option(
-    "--all",
-    "force",
-    is_flag=True,
-    help="Push every graph, not only those changed since the last push here.",
-)
+@flag_option("--all", "Push every graph, not only those changed since the last push here.", "force")
 @click.option("--dry-run", is_flag=True, help="List the graphs that would be pushed; send nothing.")
-@click.option("--concurrency", type=int, default=4, show_default=True, help="Requests in flight.")
-@click.option(
-    "--batch",
-    type=int,
-    default=50,
-    show_default=True,
-    help="Graphs per SPARQL Update request (--protocol update).",
-)
-@click.option(
-    "--retries",
-    type=int,
-    default=3,
-    show_default=True,
-    help="Retries after a connection error or HTTP 5xx/429, with backoff.",
-)
-@click.option(
-    "--timeout",
-    type=float,
-    default=60.0,
-    show_default=True,
-    help="Seconds to wait for each answer.",
-)
+@int_option("--concurrency", 4, "Requests in flight.")
+@int_option("--batch", 50, "Graphs per SPARQL Update request (--protocol update).")
+@int_option("--retries", 3, "Retries after a connection error or HTTP 5xx/429, with backoff.")
+@float_option("--timeout", 60.0, "Seconds to wait for each answer.")
 @store_option
 def push_command(
     endpoint: str,

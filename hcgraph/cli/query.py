@@ -15,7 +15,7 @@ from ..errors import QueryError
 from ..queries import load_query, run_query, saved_queries
 from ..results import FORMATS, write_result
 from ..store import Store
-from ._common import out_console, store_option
+from ._common import allow_service_option, out_console, out_file_option, store_option
 
 
 def _parse_params(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -50,17 +50,13 @@ def _list_queries() -> None:
 )  # fmt: skip
 @click.option(
     "--format", "fmt", type=click.Choice(list(FORMATS)), default="table", show_default=True,
-    help="table for people; csv, tsv, json (SPARQL 1.1 results formats) or md for tools.",
+    help="table for people; csv, tsv, json, xml (SPARQL results formats) or md for tools.",
 )  # fmt: skip
-@click.option(
-    "--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-    help="Write to this file (default: stdout).",
-)  # fmt: skip
+@out_file_option("Write to this file (default: stdout).")
 @click.option("--list", "list_only", is_flag=True, help="List the saved queries and exit.")
-@click.option(
-    "--allow-service", is_flag=True,
-    help="Let the query use SERVICE (federation: this machine then fetches the URLs it names).",
-)  # fmt: skip
+@allow_service_option(
+    "Let the query use SERVICE (federation: this machine then fetches the URLs it names)."
+)
 @store_option
 def query(
     name_or_file: str | None,

@@ -9,7 +9,7 @@ from types import FrameType
 import click
 
 from ..serve import DEFAULT_PORT, Endpoint
-from ._common import store_option
+from ._common import allow_service_option, store_option
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
@@ -29,10 +29,9 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
     "--timeout-s", type=click.IntRange(1), default=None,
     help="Per-query timeout in seconds, enforced by the server.",
 )  # fmt: skip
-@click.option(
-    "--allow-service", is_flag=True,
-    help="Let queries use SERVICE (federation: the server then fetches the URLs they name).",
-)  # fmt: skip
+@allow_service_option(
+    "Let queries use SERVICE (federation: the server then fetches the URLs they name)."
+)
 @store_option
 def serve(
     host: str, port: int, timeout_s: int | None, allow_service: bool, store_dir: Path

@@ -8,7 +8,7 @@ import click
 
 from ..store import Store
 from ..viz import ALL_MAX_NODES, STORY_GROUPS, VIEWS, draw_map
-from ._common import store_option
+from ._common import out_file_option, store_option
 
 _BIG_MAP = 5000
 
@@ -23,10 +23,7 @@ _BIG_MAP = 5000
     "--focus", default=None, metavar="STORY-URL|ID|SLUG|MANIFEST-ID|PUBLISHER",
     help="What to centre on: a story (URL, id or slug), a manifest id or a publisher name.",
 )  # fmt: skip
-@click.option(
-    "--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-    help="Output HTML file (default: output/map.html, or output/map-VIEW-FOCUS.html).",
-)  # fmt: skip
+@out_file_option("Output HTML file (default: output/map.html, or output/map-VIEW-FOCUS.html).")
 @click.option(
     "--top", type=click.IntRange(min=1), default=None, metavar="N",
     help="reuse: keep only the N manifests cited by the most stories.",

@@ -8,6 +8,8 @@ How the parts fit (one job each):
 * :mod:`.identity` accepts a story only under the URL it was fetched from;
 * :mod:`hcgraph.archive` keeps every body and its fetch metadata before anything else;
 * :mod:`.process` parses and stores batches off the event loop;
+* :mod:`.scheduler` leases URLs to workers, caps the stories, and sees when the crawl is idle;
+* :mod:`.recorder` writes each outcome into the frontier and the progress counters;
 * :mod:`.report` summarises the run.
 
 ``concurrency`` worker tasks lease URLs from the frontier (shallowest first), fetch, archive
@@ -26,7 +28,7 @@ import hashlib
 import json
 import signal
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -46,9 +48,11 @@ from .frontier import Frontier, Validators
 from .identity import identity_mismatch
 from .politeness import Politeness
 from .process import Runner, open_store
+from .recorder import CrawlProgress, Recorder
 from .report import CrawlReport, build_report
 from .robots import Robots
-from .urls import DEFAULT_JSON_SUFFIX, Mirror, Mirrors, Scope, canonicalize, json_url, resolve
+from .scheduler import Scheduler
+from .urls import DEFAULT_JSON_SUFFIX, Mirror, Mirrors, Scope, json_url
 
 __all__ = ["CrawlOptions", "CrawlProgress", "Crawler", "acrawl", "crawl", "user_agent"]
 
@@ -116,23 +120,6 @@ class CrawlOptions:
         data = asdict(self)
         data["report"] = str(self.report) if self.report else None
         return data
-
-
-@dataclass
-class CrawlProgress:
-    """Live counters for a progress display."""
-
-    fetched: int = 0
-    stored: int = 0
-    failed: int = 0
-    queued: int = 0
-    started: float = field(default_factory=time.monotonic)
-
-    @property
-    def rate(self) -> float:
-        """Stories stored per second so far."""
-        elapsed = time.monotonic() - self.started
-        return self.stored / elapsed if elapsed > 0 else 0.0
 
 
 def _seed_kind(seed: str) -> str:
@@ -207,17 +194,12 @@ class Crawler:
         self.archive = Archive(self.store_dir / "archive")
         self.frontier: Frontier | None = None
         self._stop = False
-        self._leased: set[str] = set()
-        self._buffer: list[tuple[str, int]] = []
-        self._in_flight = 0
-        self._processing = 0
-        self._not_modified: set[str] = set()
+        self._scheduler: Scheduler | None = None
+        self._recorder: Recorder | None = None
         self._resume_items: list[Document] = []
         self._workers: list[asyncio.Task[None]] = []
         self._tasks: set[asyncio.Task[None]] = set()
-        self._cond: asyncio.Condition | None = None
         self._queue: asyncio.Queue[Document | None] | None = None
-        self._stored = 0
 
     # --- public -----------------------------------------------------------------------------
     def stop(self) -> None:
@@ -225,7 +207,8 @@ class Crawler:
         self._stop = True
         for task in self._workers:  # a cancelled fetch leaves its URL queued
             task.cancel()
-        if self._cond is not None:
+        if self._scheduler is not None:
+            self._scheduler.stop()
             task = asyncio.get_running_loop().create_task(self._notify())
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
@@ -329,18 +312,25 @@ class Crawler:
 
     # --- the crawl loop ---------------------------------------------------------------------
     async def _crawl(self, frontier: Frontier, runner: Runner) -> int:
-        self._cond = asyncio.Condition()
+        # A resumed run counts what it stored before towards --max-stories.
+        scheduler = self._scheduler = Scheduler(
+            frontier, max_stories=self.options.max_stories, stored=frontier.count("done")
+        )
+        if self._stop:
+            scheduler.stop()
+        self.progress.stored = 0
+        recorder = self._recorder = Recorder(
+            frontier, self.scope, self.options.json_suffix, self.progress
+        )
         self._queue = asyncio.Queue(maxsize=2 * BATCH)
         own_client = self.client is None
         client = self.client or self._make_client()
         per_host = self.options.per_host or self.options.concurrency
         fetcher = Fetcher(
             client, Politeness(per_host, self.options.rate), self.options.policy,
-            lambda u: self.scope.why_not(u), self.mirrors,
+            lambda u: recorder.scope.why_not(u), self.mirrors,
         )  # fmt: skip
         robots = Robots(fetcher, enabled=not self.options.ignore_robots)
-        self.progress.stored = 0
-        self._stored = frontier.count("done")  # a resumed run counts what it stored before
         for row in frontier.rows("fetched"):  # fetched before an interruption: reprocess
             if row.sha256 and self.archive.has_body(row.sha256):
                 self._buffer_processing(row.url, row.sha256, row.source or row.url, row.fetched_at)
@@ -377,68 +367,43 @@ class Crawler:
             task.cancel()
 
     def _buffer_processing(self, url: str, sha: str, source: str, fetched_at: str | None) -> None:
-        assert self._queue is not None
+        assert self._scheduler is not None
         when = dt.datetime.fromisoformat(fetched_at) if fetched_at else dt.datetime.now(dt.UTC)
-        self._processing += 1
+        self._scheduler.handed_over()
         self._resume_items.append(Document(self.archive.get_body(sha), source, when, url))
 
     async def _notify(self) -> None:
-        assert self._cond is not None
-        async with self._cond:
-            self._cond.notify_all()
+        if self._scheduler is not None:
+            await self._scheduler.wake()
         if self.on_progress is not None:
             self.on_progress(self.progress)
 
-    def _cap_reached(self) -> bool:
-        cap = self.options.max_stories
-        return cap is not None and self._stored + self._in_flight + self._processing >= cap
-
-    async def _next(self, frontier: Frontier) -> tuple[str, int] | None:
-        assert self._cond is not None
-        async with self._cond:
-            while True:
-                if self._stop:
-                    return None
-                if not self._cap_reached():
-                    if not self._buffer:
-                        self._buffer = frontier.queued(64, self._leased)[::-1]
-                    if self._buffer:
-                        url, depth = self._buffer.pop()
-                        if url in self._leased:
-                            continue
-                        self._leased.add(url)
-                        self._in_flight += 1
-                        return url, depth
-                if self._in_flight == 0 and self._processing == 0:
-                    self._cond.notify_all()
-                    return None
-                await self._cond.wait()
-
     async def _worker(self, frontier: Frontier, fetcher: Fetcher, robots: Robots) -> None:
+        assert self._scheduler is not None
         while True:
-            leased = await self._next(frontier)
+            leased = await self._scheduler.lease()
             if leased is None:
                 return
             url, _depth = leased
             try:
                 await self._fetch_one(frontier, fetcher, robots, url)
             finally:
-                self._leased.discard(url)
-                self._in_flight -= 1
+                self._scheduler.release(url)
             await self._notify()
 
     async def _fetch_one(
         self, frontier: Frontier, fetcher: Fetcher, robots: Robots, url: str
     ) -> None:
         """Fetch one URL into the archive and hand its body to processing."""
+        assert self._recorder is not None and self._scheduler is not None
+        record = self._recorder
         verdict = await robots.why_not(url)
         if verdict is not None:
             state, reason = verdict
             if state == "failed":
-                frontier.mark_failed(url, status=None, kind="robots", reason=reason)
-                self.progress.failed += 1
+                record.failed(url, status=None, kind="robots", reason=reason)
             else:
-                frontier.mark_skipped(url, reason)
+                record.skipped(url, reason)
             return
         validators = frontier.validators(url) if self.options.conditional else None
         headers = _conditional_headers(validators, self.archive)
@@ -450,22 +415,18 @@ class Crawler:
         elif result.body is not None:
             sha = self.archive.put_body(result.body)
         self.archive.add_record(_record(result, sha))
-        self.progress.fetched += 1
+        record.fetched()
         failure = _failure(result, not_modified)
         if failure is not None:
             kind, reason = failure
-            frontier.mark_failed(url, status=result.status, kind=kind, reason=reason)
-            self.progress.failed += 1
+            record.failed(url, status=result.status, kind=kind, reason=reason)
             return
         assert sha is not None
         body = result.body if not not_modified else self.archive.get_body(sha)
         assert body is not None
         mismatch = identity_mismatch(body, [url, *result.redirects], self.options.json_suffix)
         if mismatch is not None:  # the body stays in the archive; nothing is stored
-            frontier.mark_failed(
-                url, status=result.status, kind="identity-mismatch", reason=mismatch
-            )
-            self.progress.failed += 1
+            record.failed(url, status=result.status, kind="identity-mismatch", reason=mismatch)
             return
         if result.status == 200:
             frontier.set_validators(
@@ -476,13 +437,15 @@ class Crawler:
             url, sha, result.final_url, result.fetched_at.isoformat(), result.status
         )
         if not_modified:
-            self._not_modified.add(url)
+            record.not_modified.add(url)
         assert self._queue is not None
-        self._processing += 1  # counted before the (possibly blocking) put: the crawl is not idle
+        self._scheduler.handed_over()  # before the (possibly blocking) put: not idle meanwhile
         await self._queue.put(Document(body, result.final_url, result.fetched_at, url))
 
     async def _process_loop(self, frontier: Frontier, runner: Runner) -> None:
         assert self._queue is not None
+        assert self._scheduler is not None and self._recorder is not None
+        scheduler, record = self._scheduler, self._recorder
         pending, self._resume_items = self._resume_items, []
         # Bodies that were in a batch when the store worker died: retried one at a time.
         suspects = set(json.loads(frontier.get_setting("suspects") or "[]"))
@@ -504,14 +467,13 @@ class Crawler:
                     break
                 batch.append(item)
             if self._stop:  # leave them fetched: the resume processes them from the archive
-                self._processing -= len(batch)
+                scheduler.processed(len(batch))
                 await self._notify()
                 continue
             outcomes = await self._process_batch(frontier, runner, batch, suspects)
             with frontier.batch():
-                for outcome in outcomes:
-                    self._record(frontier, outcome)
-            self._processing -= len(batch)
+                stored = sum(record.outcome(outcome) for outcome in outcomes)
+            scheduler.processed(len(batch), stored)
             self.progress.queued = frontier.count("queued")
             await self._notify()
 
@@ -526,11 +488,12 @@ class Crawler:
         remembered as suspects, so the resume retries them one at a time and records the one
         that kills it as failed instead of dying on it again and again.
         """
+        assert self._recorder is not None
         try:
             outcomes = await runner.process(batch)
         except StoreError as exc:
             if len(batch) == 1:
-                self._poisoned(frontier, batch[0], exc)
+                self._recorder.poisoned(batch[0], exc)
             else:
                 suspects.update(item.key or "" for item in batch)
                 frontier.set_setting("suspects", json.dumps(sorted(suspects)))
@@ -540,7 +503,7 @@ class Crawler:
             ) from None
         except Exception as exc:
             if len(batch) == 1:
-                self._poisoned(frontier, batch[0], exc)
+                self._recorder.poisoned(batch[0], exc)
                 return []
             outcomes = []
             for item in batch:
@@ -550,61 +513,6 @@ class Crawler:
             suspects.discard(batch[0].key or "")
             frontier.set_setting("suspects", json.dumps(sorted(suspects)))
         return outcomes
-
-    def _poisoned(self, frontier: Frontier, item: Document, exc: Exception) -> None:
-        text = " ".join(str(exc).split())[:300] or type(exc).__name__
-        frontier.mark_failed(item.key or "", status=None, kind="process-error", reason=text)
-        self.progress.failed += 1
-
-    def _record(self, frontier: Frontier, outcome: Outcome) -> None:
-        url = outcome.key
-        assert url is not None
-        if outcome.reason is not None:
-            kind = "not-a-story" if outcome.not_a_story else "invalid-story"
-            frontier.mark_failed(
-                url, status=None, kind=kind, reason=outcome.reason, json_path=outcome.json_path
-            )
-            self.progress.failed += 1
-            return
-        assert outcome.story_url is not None
-        if outcome.duplicate_of is not None:
-            frontier.mark_duplicate(url, outcome.story_url, f"same story as {outcome.duplicate_of}")
-            return
-        depth = frontier.depth_of(url) or 0
-        if depth == 0 and url.startswith("file:"):  # a local seed: its site is in scope
-            host = _host_or_none(outcome.story_url)
-            if host and host not in self.scope.hosts:
-                self.scope = self.scope.with_host(host)
-                frontier.set_setting("hosts", json.dumps(sorted(self.scope.hosts)))
-        related = list(self._children(frontier, outcome, depth))
-        put = outcome.status or "unchanged"
-        if put == "unchanged" and url in self._not_modified:
-            put = "not-modified"
-        frontier.mark_done(url, outcome.story_url, put, related)
-        frontier.claim(outcome.story_url, url, outcome.story_id)
-        self._stored += 1
-        self.progress.stored += 1
-        try:
-            own = json_url(outcome.story_url, self.options.json_suffix)
-        except ValueError:
-            own = None
-        if own and own != url:
-            frontier.add_final(own, depth, "alias", url, f"same story as {url}")
-
-    def _children(self, frontier: Frontier, outcome: Outcome, depth: int) -> Iterable[str]:
-        """Queue the in-scope related links one hop deeper; record the rest as skipped."""
-        base = outcome.story_url or outcome.key or ""
-        for link in outcome.related:
-            target = resolve(link, base)
-            why = self.scope.why_not(target)
-            if why is not None:  # canonical where possible: one entry per resource
-                with contextlib.suppress(ValueError):
-                    target = canonicalize(target)
-                frontier.add_final(target, depth + 1, "skipped", outcome.key, why)
-                continue
-            child = json_url(target, self.options.json_suffix)
-            frontier.add(child, depth + 1, outcome.key)
-            yield child
 
 
 def _lock(path: Path) -> IO[bytes]:
@@ -627,13 +535,6 @@ def _lock(path: Path) -> IO[bytes]:
         handle.close()
         raise CrawlError(f"{path.parent.parent}: another crawl is running on this store") from None
     return handle
-
-
-def _host_or_none(url: str) -> str | None:
-    try:
-        return canonicalize(url).split("/")[2]
-    except (ValueError, IndexError):
-        return None
 
 
 def _conditional_headers(v: Validators | None, archive: Archive) -> dict[str, str]:

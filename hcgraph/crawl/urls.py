@@ -64,6 +64,9 @@ def canonicalize(url: str) -> str:
     ``/`` (``/stories/x`` and ``/stories/x/`` are the same page). Empty segments (``/a//b``)
     are kept: they name a different resource.
 
+    >>> canonicalize("HTTPS://Example.org:443/stories/x?utm_source=feed&b=2&a=1#top")
+    'https://example.org/stories/x/?a=1&b=2'
+
     Raises:
         ValueError: not an absolute http(s) URL.
     """

@@ -13,7 +13,7 @@ Modules: :mod:`.endpoints` (URLs and presets), :mod:`.auth` (credentials), :mod:
 """
 
 from .auth import Credentials, credentials_from_env
-from .endpoints import PRESETS, Endpoint, resolve_endpoint
+from .endpoints import PRESETS, RemoteEndpoint, resolve_endpoint
 from .graphs import LocalGraph, local_graphs
 from .pusher import GraphFailure, PushOptions, PushReport, push_graphs, push_graphs_async
 from .state import STATE_FILE, PushState
@@ -23,13 +23,13 @@ __all__ = [
     "PRESETS",
     "STATE_FILE",
     "Credentials",
-    "Endpoint",
     "GraphFailure",
     "LocalGraph",
     "Mismatch",
     "PushOptions",
     "PushReport",
     "PushState",
+    "RemoteEndpoint",
     "VerifyReport",
     "credentials_from_env",
     "local_graphs",

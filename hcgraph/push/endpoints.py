@@ -30,7 +30,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import PushError
 
-__all__ = ["PRESETS", "Endpoint", "Preset", "resolve_endpoint"]
+__all__ = ["PRESETS", "Preset", "RemoteEndpoint", "resolve_endpoint"]
 
 
 @dataclass(frozen=True)
@@ -62,8 +62,10 @@ PRESETS: dict[str, Preset] = {
 
 
 @dataclass(frozen=True)
-class Endpoint:
-    """The resolved URLs of one triple store.
+class RemoteEndpoint:
+    """The resolved URLs of one remote triple store, the target of a push.
+
+    Not :class:`hcgraph.serve.Endpoint`, which serves the local store read-only.
 
     Attributes:
         url: the endpoint as given, normalised (no trailing slash); also the key under which
@@ -88,7 +90,7 @@ def resolve_endpoint(
     gsp_path: str | None = None,
     query_path: str | None = None,
     update_path: str | None = None,
-) -> Endpoint:
+) -> RemoteEndpoint:
     """Resolve ``url`` with a preset and optional path overrides.
 
     Raises:
@@ -106,7 +108,7 @@ def resolve_endpoint(
     def pick(override: str | None, default: str, option: str) -> str:
         return _join(base, override if override is not None else default, option)
 
-    return Endpoint(
+    return RemoteEndpoint(
         url=base,
         gsp_url=pick(gsp_path, layout.gsp, "--gsp-path"),
         query_url=pick(query_path, layout.query, "--query-path"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import httpx
 
-from .endpoints import Endpoint
+from .endpoints import RemoteEndpoint
 from .graphs import LocalGraph
 
 __all__ = ["gsp_request"]
@@ -18,7 +18,7 @@ METHODS = {"replace": "PUT", "merge": "POST"}
 
 
 def gsp_request(
-    client: httpx.AsyncClient, endpoint: Endpoint, graph: LocalGraph, mode: str
+    client: httpx.AsyncClient, endpoint: RemoteEndpoint, graph: LocalGraph, mode: str
 ) -> httpx.Request:
     """The request that sends ``graph`` to ``endpoint`` (``mode``: replace or merge)."""
     return client.build_request(

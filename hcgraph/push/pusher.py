@@ -29,22 +29,30 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 import httpx
 
 from .._version import __version__
-from ..errors import PushError
+from ..errors import PushError, first_line
 from ..retry import Backoff
 from ..store import Store
 from .auth import Credentials
-from .endpoints import Endpoint
+from .endpoints import RemoteEndpoint
 from .graphs import LocalGraph, local_graphs
 from .gsp import gsp_request
 from .state import PushState
 from .update import update_request
 from .verify import VerifyReport, compare_counts, remote_counts
 
-__all__ = ["GraphFailure", "PushOptions", "PushReport", "push_graphs", "push_graphs_async"]
+__all__ = [
+    "GraphFailure",
+    "PushExtras",
+    "PushOptions",
+    "PushReport",
+    "push_graphs",
+    "push_graphs_async",
+]
 
 PROTOCOLS = ("gsp", "update")
 MODES = ("replace", "merge")
@@ -152,15 +160,20 @@ class _Refused(Exception):
         self.server_side = server_side
 
 
+class PushExtras(TypedDict, total=False):
+    """The keyword arguments of :func:`push_graphs` and :func:`push_graphs_async`."""
+
+    credentials: Credentials | None
+    state: PushState | None
+    on_progress: Progress | None
+    transport: httpx.AsyncBaseTransport | None
+
+
 def push_graphs(
     store: Store,
-    endpoint: Endpoint,
+    endpoint: RemoteEndpoint,
     options: PushOptions | None = None,
-    *,
-    credentials: Credentials | None = None,
-    state: PushState | None = None,
-    on_progress: Progress | None = None,
-    transport: httpx.AsyncBaseTransport | None = None,
+    **extras: Unpack[PushExtras],
 ) -> PushReport:
     """Push the story graphs of ``store`` to ``endpoint`` (blocking; see :func:`push_graphs_async`).
 
@@ -179,22 +192,12 @@ def push_graphs(
     Raises:
         PushError: bad options, unreadable state file, or a failed ``--verify`` query.
     """
-    return asyncio.run(
-        push_graphs_async(
-            store,
-            endpoint,
-            options,
-            credentials=credentials,
-            state=state,
-            on_progress=on_progress,
-            transport=transport,
-        )
-    )
+    return asyncio.run(push_graphs_async(store, endpoint, options, **extras))
 
 
 async def push_graphs_async(
     store: Store,
-    endpoint: Endpoint,
+    endpoint: RemoteEndpoint,
     options: PushOptions | None = None,
     *,
     credentials: Credentials | None = None,
@@ -252,7 +255,7 @@ class _Run:
     def __init__(
         self,
         store: Store,
-        endpoint: Endpoint,
+        endpoint: RemoteEndpoint,
         opts: PushOptions,
         credentials: Credentials | None,
         state: PushState,
@@ -388,7 +391,7 @@ class _Run:
                 raise _Refused(message, server_side=True) from exc
             except httpx.TransportError as exc:
                 last = None
-                unreachable, problem = True, f"cannot reach {url}: {_first_line(exc)}"
+                unreachable, problem = True, f"cannot reach {url}: {first_line(exc)}"
                 continue
             unreachable, last = False, response
             status = response.status_code
@@ -433,8 +436,3 @@ def _snippet(response: httpx.Response) -> str:
     text = response.content[:300].decode("utf-8", "replace").strip()
     line = text.splitlines()[0] if text else ""
     return f": {line[:200]}" if line else ""
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

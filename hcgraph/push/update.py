@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import httpx
 
-from .endpoints import Endpoint
+from .endpoints import RemoteEndpoint
 from .graphs import LocalGraph
 
 __all__ = ["update_body", "update_request"]
@@ -35,7 +35,7 @@ def update_body(graphs: Sequence[LocalGraph], mode: str) -> bytes:
 
 
 def update_request(
-    client: httpx.AsyncClient, endpoint: Endpoint, graphs: Sequence[LocalGraph], mode: str
+    client: httpx.AsyncClient, endpoint: RemoteEndpoint, graphs: Sequence[LocalGraph], mode: str
 ) -> httpx.Request:
     """A POST of the update for ``graphs`` (SPARQL 1.1 Protocol, ``application/sparql-update``)."""
     return client.build_request(

@@ -7,14 +7,14 @@ holds that the local store does not have are ignored (a shared server may hold o
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import httpx
+import pyoxigraph as ox
 
-from ..errors import PushError
-from .endpoints import Endpoint
+from ..errors import PushError, first_line
+from .endpoints import RemoteEndpoint
 
 __all__ = ["COUNT_QUERY", "Mismatch", "VerifyReport", "compare_counts", "remote_counts"]
 
@@ -52,7 +52,7 @@ def compare_counts(local: Mapping[str, int], remote: Mapping[str, int]) -> Verif
     return report
 
 
-async def remote_counts(client: httpx.AsyncClient, endpoint: Endpoint) -> dict[str, int]:
+async def remote_counts(client: httpx.AsyncClient, endpoint: RemoteEndpoint) -> dict[str, int]:
     """Triples per named graph on the server (SPARQL 1.1 Protocol, results as JSON).
 
     Raises:
@@ -66,16 +66,18 @@ async def remote_counts(client: httpx.AsyncClient, endpoint: Endpoint) -> dict[s
             headers={"Accept": "application/sparql-results+json"},
         )
     except httpx.TransportError as exc:
-        raise PushError(f"verify: cannot reach {url}: {_first_line(exc)}") from exc
+        raise PushError(f"verify: cannot reach {url}: {first_line(exc)}") from exc
     if response.status_code >= 300:
         raise PushError(f"verify: HTTP {response.status_code} from {url}")
     try:
-        rows = json.loads(response.content)["results"]["bindings"]
-        return {row["g"]["value"]: int(row["n"]["value"]) for row in rows if "g" in row}
-    except (ValueError, KeyError, TypeError) as exc:
+        answer = ox.parse_query_results(response.content, ox.QueryResultsFormat.JSON)
+        if not isinstance(answer, ox.QuerySolutions):
+            raise ValueError("a boolean answer")
+        counts: dict[str, int] = {}
+        for row in answer:
+            graph, n = row["g"], row["n"]
+            if isinstance(graph, ox.NamedNode) and isinstance(n, ox.Literal):
+                counts[graph.value] = int(n.value)
+        return counts
+    except (SyntaxError, ValueError, KeyError) as exc:
         raise PushError(f"verify: {url} did not answer with SPARQL JSON results") from exc
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
