@@ -50,13 +50,14 @@ SELECT ?story ?headline ?published ?trust ?trustText ?count ?room WHERE { GRAPH 
 _LISTED = "SELECT ?story ?m WHERE { GRAPH ?story { ?story hc:listsManifest ?m } }"
 _DECLARED_PUB = "SELECT ?story ?p WHERE { GRAPH ?story { ?story hc:declaredPublisher ?p } }"
 _DECLARED_CITED = "SELECT ?story ?m WHERE { GRAPH ?story { ?story hc:declaredCitedManifest ?m } }"
+# hc:citesManifest: the derived summary of the manifests the story's citations name.
 _CITED_DIFF = (
-    "SELECT DISTINCT ?story ?m WHERE { GRAPH ?story { ?p prov:wasDerivedFrom ?m "
+    "SELECT ?story ?m WHERE { GRAPH ?story { ?story hc:citesManifest ?m "
     "MINUS { ?story hc:declaredCitedManifest ?m } } }",
-    "SELECT DISTINCT ?story ?m WHERE { GRAPH ?story { ?story hc:declaredCitedManifest ?m "
-    "MINUS { ?p prov:wasDerivedFrom ?m } } }",
+    "SELECT ?story ?m WHERE { GRAPH ?story { ?story hc:declaredCitedManifest ?m "
+    "MINUS { ?story hc:citesManifest ?m } } }",
 )
-_CITED = "SELECT DISTINCT ?story ?m WHERE { GRAPH ?story { ?part prov:wasDerivedFrom ?m } }"
+_CITED = "SELECT ?story ?m WHERE { GRAPH ?story { ?story hc:citesManifest ?m } }"
 _UNCITED = """
 SELECT ?story ?para WHERE { GRAPH ?story {
   ?para a hc:Paragraph MINUS { ?para cito:citesAsEvidence ?claim }
