@@ -184,6 +184,10 @@ def _shacl_finding(result: ShaclResult) -> Finding:
 
 #: Worker processes sharing the SHACL pre-selection while ``check`` runs the integrity queries.
 WORKERS = 1
+#: The compiled SHACL queries are dealt into this many parts; this process runs
+#: ``LOCAL_SHARE`` of them after the integrity queries, the workers the rest.
+SHARES = 3
+LOCAL_SHARE = 1
 
 
 class _Preselection:
@@ -192,8 +196,10 @@ class _Preselection:
     Oxigraph evaluates a query on one core and holds the GIL, so the integrity queries and
     the compiled SHACL queries run one after the other in one process; with the store on
     disk, :data:`WORKERS` processes open it read-only and share the pre-selection while this
-    one runs the integrity queries. In-memory stores, ``full`` mode, or a worker that cannot
-    start fall back to pre-selecting here.
+    one runs the integrity queries, then takes its own share (:data:`LOCAL_SHARE` of
+    :data:`SHARES` parts: the integrity queries cost less than the pre-selection, so the two
+    cores end together). In-memory stores, ``full`` mode, or a worker that cannot start fall
+    back to pre-selecting here.
     """
 
     def __init__(self, store: Store, wanted: bool, shapes_path: str | None) -> None:
@@ -212,9 +218,9 @@ class _Preselection:
                 self._pool = ProcessPoolExecutor(WORKERS, mp_context=context)
                 self._futures = [
                     self._pool.submit(
-                        candidates_at, str(self.store.directory), self.shapes_path, (i, WORKERS)
+                        candidates_at, str(self.store.directory), self.shapes_path, (i, SHARES)
                     )
-                    for i in range(WORKERS)
+                    for i in range(SHARES - LOCAL_SHARE)
                 ]
             except (OSError, RuntimeError):
                 self.parallel = False
@@ -225,14 +231,21 @@ class _Preselection:
         if not self.wanted:
             return None
         if self._futures:
+            shapes = load_shapes(self.shapes_path)
+            parts = [
+                candidates(self.store, shapes, (i, SHARES))
+                for i in range(SHARES - LOCAL_SHARE, SHARES)
+            ]
             try:
-                merged: dict[str, set[str]] = {}
-                for future in self._futures:
-                    for graph, focus in future.result().items():
-                        merged.setdefault(graph, set()).update(focus)
-                return merged
+                parts += [future.result() for future in self._futures]
             except Exception:  # a broken worker: pre-select here instead
                 self.parallel = False
+                return candidates(self.store, shapes)
+            merged: dict[str, set[str]] = {}
+            for part in parts:
+                for graph, focus in part.items():
+                    merged.setdefault(graph, set()).update(focus)
+            return merged
         return candidates(self.store, load_shapes(self.shapes_path))
 
     def __exit__(self, *exc: object) -> None:
