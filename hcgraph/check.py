@@ -55,60 +55,46 @@ class Finding:
 Describe = Callable[[dict[str, Any]], tuple[str, str]]
 
 
-def _uncited(row: dict[str, Any]) -> tuple[str, str]:
-    return row["paragraph"], f"paragraph {row['section']}.{row['position']} cites nothing"
+def _template(focus: str, text: str) -> Describe:
+    """A row → (focus, message) describer: ``focus`` names the column, ``text`` is a
+    :meth:`str.format` template over the row's columns (unbound ones read as empty)."""
+
+    def describe(row: dict[str, Any]) -> tuple[str, str]:
+        values = {k: "" if v is None else v for k, v in row.items()}
+        return values[focus], text.format_map(values)
+
+    return describe
 
 
-def _unsupported(row: dict[str, Any]) -> tuple[str, str]:
-    return row["key_fact"], (
-        f"key fact {row['position']} cites claims no paragraph cites:"
-        f" {row['unsupported_claim_ids']}"
-    )
+_DANGLING = {
+    "cited-unlisted": _template("manifest_id", "cites manifest {manifest_id}, which manifests[] "
+                                "does not list"),
+    "listed-uncited": _template("manifest_id", "lists manifest {manifest_id} but never cites it"),
+    "claim-conflict": _template("claim_id", "cites claim {claim_id} under manifest {manifest_id}; "
+                                "{detail}"),
+}  # fmt: skip
 
 
 def _dangling(row: dict[str, Any]) -> tuple[str, str]:
-    problem, manifest = row["problem"], row["manifest_id"]
-    if problem == "cited-unlisted":
-        return manifest, f"cites manifest {manifest}, which manifests[] does not list"
-    if problem == "listed-uncited":
-        return manifest, f"lists manifest {manifest} but never cites it"
-    return row["claim_id"], (
-        f"cites claim {row['claim_id']} under manifest {manifest}; {row['detail'] or ''}"
-    ).rstrip("; ")
-
-
-def _declared(row: dict[str, Any]) -> tuple[str, str]:
-    return row["field"], (
-        f"declared {row['field']} [{row['declared'] or ''}] but the content says"
-        f" [{row['derived'] or ''}]"
-    )
-
-
-def _related(row: dict[str, Any]) -> tuple[str, str]:
-    return row["related"], f"related story {row['related']} is not in the graph"
-
-
-def _conflict(row: dict[str, Any]) -> tuple[str, str]:
-    return row["manifest"], (
-        f"stories give manifest {row['manifest_id']} {row['count']} different"
-        f" {row['property']}s: {row['values']}"
-    )
-
-
-def _duplicate_id(row: dict[str, Any]) -> tuple[str, str]:
-    return row["id"], f"id {row['id']} is also the id of {row['other']}"
+    focus, message = _DANGLING[row["problem"]](row)
+    return focus, message.rstrip("; ")
 
 
 #: Integrity query name → (severity, row → (focus, message)).
 INTEGRITY_CHECKS: dict[str, tuple[str, Describe]] = {
-    "uncited-paragraphs": ("violation", _uncited),
-    "unsupported-key-facts": ("violation", _unsupported),
+    "uncited-paragraphs": (
+        "violation", _template("paragraph", "paragraph {section}.{position} cites nothing")),
+    "unsupported-key-facts": ("violation", _template("key_fact",
+        "key fact {position} cites claims no paragraph cites: {unsupported_claim_ids}")),
     "dangling-citations": ("violation", _dangling),
-    "declared-vs-derived": ("violation", _declared),
-    "related-not-ingested": ("warning", _related),
-    "manifest-conflicts": ("violation", _conflict),
-    "duplicate-ids": ("violation", _duplicate_id),
-}
+    "declared-vs-derived": ("violation", _template("field",
+        "declared {field} [{declared}] but the content says [{derived}]")),
+    "related-not-ingested": (
+        "warning", _template("related", "related story {related} is not in the graph")),
+    "manifest-conflicts": ("violation", _template("manifest",
+        "stories give manifest {manifest_id} {count} different {property}s: {values}")),
+    "duplicate-ids": ("violation", _template("id", "id {id} is also the id of {other}")),
+}  # fmt: skip
 
 
 @dataclass

@@ -111,6 +111,11 @@ class AuditReport:
         return [f for s in self.stories for f in s.findings]
 
     @property
+    def failing(self) -> list[StoryAudit]:
+        """The scorecards of the stories that break a promise."""
+        return [s for s in self.stories if s.findings]
+
+    @property
     def exit_code(self) -> int:
         """1 when any story breaks a promise, else 0 (gates a pipeline)."""
         return 1 if any(s.findings for s in self.stories) else 0
@@ -127,7 +132,7 @@ class AuditReport:
             "summary": {
                 "stories": len(self.stories),
                 "stories_in_store": self.total_stories,
-                "stories_failing": sum(1 for s in self.stories if s.findings),
+                "stories_failing": len(self.failing),
                 "findings": len(self.findings),
                 "by_check": self.counts(),
             },
