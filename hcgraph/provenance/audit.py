@@ -47,6 +47,23 @@ SELECT ?story ?headline ?published ?trust ?trustText ?count ?room WHERE { GRAPH 
   OPTIONAL { ?story hc:newsroom ?room }
 } }
 """
+# The same for the whole store: each property one scan, left-joined by hash (the form above
+# looks every property up per story: about 3x the CPU on the on-disk store at 10k stories).
+_ALL_STORIES = "SELECT ?story ?headline ?published ?trust ?trustText ?count ?room WHERE {\n" + (
+    "{ SELECT ?story WHERE { GRAPH ?story { ?story a hc:Story } } }\n"
+    + "".join(
+        f"OPTIONAL {{ {{ SELECT ?story ?{v} WHERE {{ GRAPH ?story {{ ?story {p} ?{v} }} }} }} }}\n"
+        for p, v in (
+            ("schema:headline", "headline"),
+            ("schema:datePublished", "published"),
+            ("hc:trust", "trust"),
+            ("hc:trustText", "trustText"),
+            ("hc:declaredSourceCount", "count"),
+            ("hc:newsroom", "room"),
+        )
+    )
+    + "}"
+)
 _LISTED = "SELECT ?story ?m WHERE { GRAPH ?story { ?story hc:listsManifest ?m } }"
 _DECLARED_PUB = "SELECT ?story ?p WHERE { GRAPH ?story { ?story hc:declaredPublisher ?p } }"
 _DECLARED_CITED = "SELECT ?story ?m WHERE { GRAPH ?story { ?story hc:declaredCitedManifest ?m } }"
@@ -246,7 +263,8 @@ def _each(store: Store, sparql: str, only: list[str] | None) -> Iterator[tuple[s
 
 def _load(store: Store, only: list[str] | None = None) -> dict[str, StoryFacts]:
     data: dict[str, StoryFacts] = {}
-    for url, headline, published, trust, trust_text, count, room in _each(store, _STORIES, only):
+    stories = _STORIES if only is not None else _ALL_STORIES
+    for url, headline, published, trust, trust_text, count, room in _each(store, stories, only):
         if url is None or url in data:
             continue
         s = StoryFacts(url, headline or "", trust=trust, trust_text=trust_text, room=room)
