@@ -55,60 +55,46 @@ class Finding:
 Describe = Callable[[dict[str, Any]], tuple[str, str]]
 
 
-def _uncited(row: dict[str, Any]) -> tuple[str, str]:
-    return row["paragraph"], f"paragraph {row['section']}.{row['position']} cites nothing"
+def _template(focus: str, text: str) -> Describe:
+    """A row → (focus, message) describer: ``focus`` names the column, ``text`` is a
+    :meth:`str.format` template over the row's columns (unbound ones read as empty)."""
+
+    def describe(row: dict[str, Any]) -> tuple[str, str]:
+        values = {k: "" if v is None else v for k, v in row.items()}
+        return values[focus], text.format_map(values)
+
+    return describe
 
 
-def _unsupported(row: dict[str, Any]) -> tuple[str, str]:
-    return row["key_fact"], (
-        f"key fact {row['position']} cites claims no paragraph cites:"
-        f" {row['unsupported_claim_ids']}"
-    )
+_DANGLING = {
+    "cited-unlisted": _template("manifest_id", "cites manifest {manifest_id}, which manifests[] "
+                                "does not list"),
+    "listed-uncited": _template("manifest_id", "lists manifest {manifest_id} but never cites it"),
+    "claim-conflict": _template("claim_id", "cites claim {claim_id} under manifest {manifest_id}; "
+                                "{detail}"),
+}  # fmt: skip
 
 
 def _dangling(row: dict[str, Any]) -> tuple[str, str]:
-    problem, manifest = row["problem"], row["manifest_id"]
-    if problem == "cited-unlisted":
-        return manifest, f"cites manifest {manifest}, which manifests[] does not list"
-    if problem == "listed-uncited":
-        return manifest, f"lists manifest {manifest} but never cites it"
-    return row["claim_id"], (
-        f"cites claim {row['claim_id']} under manifest {manifest}; {row['detail'] or ''}"
-    ).rstrip("; ")
-
-
-def _declared(row: dict[str, Any]) -> tuple[str, str]:
-    return row["field"], (
-        f"declared {row['field']} [{row['declared'] or ''}] but the content says"
-        f" [{row['derived'] or ''}]"
-    )
-
-
-def _related(row: dict[str, Any]) -> tuple[str, str]:
-    return row["related"], f"related story {row['related']} is not in the graph"
-
-
-def _conflict(row: dict[str, Any]) -> tuple[str, str]:
-    return row["manifest"], (
-        f"stories give manifest {row['manifest_id']} {row['count']} different"
-        f" {row['property']}s: {row['values']}"
-    )
-
-
-def _duplicate_id(row: dict[str, Any]) -> tuple[str, str]:
-    return row["id"], f"id {row['id']} is also the id of {row['other']}"
+    focus, message = _DANGLING[row["problem"]](row)
+    return focus, message.rstrip("; ")
 
 
 #: Integrity query name → (severity, row → (focus, message)).
 INTEGRITY_CHECKS: dict[str, tuple[str, Describe]] = {
-    "uncited-paragraphs": ("violation", _uncited),
-    "unsupported-key-facts": ("violation", _unsupported),
+    "uncited-paragraphs": (
+        "violation", _template("paragraph", "paragraph {section}.{position} cites nothing")),
+    "unsupported-key-facts": ("violation", _template("key_fact",
+        "key fact {position} cites claims no paragraph cites: {unsupported_claim_ids}")),
     "dangling-citations": ("violation", _dangling),
-    "declared-vs-derived": ("violation", _declared),
-    "related-not-ingested": ("warning", _related),
-    "manifest-conflicts": ("violation", _conflict),
-    "duplicate-ids": ("violation", _duplicate_id),
-}
+    "declared-vs-derived": ("violation", _template("field",
+        "declared {field} [{declared}] but the content says [{derived}]")),
+    "related-not-ingested": (
+        "warning", _template("related", "related story {related} is not in the graph")),
+    "manifest-conflicts": ("violation", _template("manifest",
+        "stories give manifest {manifest_id} {count} different {property}s: {values}")),
+    "duplicate-ids": ("violation", _template("id", "id {id} is also the id of {other}")),
+}  # fmt: skip
 
 
 @dataclass
@@ -184,6 +170,10 @@ def _shacl_finding(result: ShaclResult) -> Finding:
 
 #: Worker processes sharing the SHACL pre-selection while ``check`` runs the integrity queries.
 WORKERS = 1
+#: The compiled SHACL queries are dealt into this many parts; this process runs
+#: ``LOCAL_SHARE`` of them after the integrity queries, the workers the rest.
+SHARES = 3
+LOCAL_SHARE = 1
 
 
 class _Preselection:
@@ -192,8 +182,10 @@ class _Preselection:
     Oxigraph evaluates a query on one core and holds the GIL, so the integrity queries and
     the compiled SHACL queries run one after the other in one process; with the store on
     disk, :data:`WORKERS` processes open it read-only and share the pre-selection while this
-    one runs the integrity queries. In-memory stores, ``full`` mode, or a worker that cannot
-    start fall back to pre-selecting here.
+    one runs the integrity queries, then takes its own share (:data:`LOCAL_SHARE` of
+    :data:`SHARES` parts: the integrity queries cost less than the pre-selection, so the two
+    cores end together). In-memory stores, ``full`` mode, or a worker that cannot start fall
+    back to pre-selecting here.
     """
 
     def __init__(self, store: Store, wanted: bool, shapes_path: str | None) -> None:
@@ -212,9 +204,9 @@ class _Preselection:
                 self._pool = ProcessPoolExecutor(WORKERS, mp_context=context)
                 self._futures = [
                     self._pool.submit(
-                        candidates_at, str(self.store.directory), self.shapes_path, (i, WORKERS)
+                        candidates_at, str(self.store.directory), self.shapes_path, (i, SHARES)
                     )
-                    for i in range(WORKERS)
+                    for i in range(SHARES - LOCAL_SHARE)
                 ]
             except (OSError, RuntimeError):
                 self.parallel = False
@@ -225,14 +217,21 @@ class _Preselection:
         if not self.wanted:
             return None
         if self._futures:
+            shapes = load_shapes(self.shapes_path)
+            parts = [
+                candidates(self.store, shapes, (i, SHARES))
+                for i in range(SHARES - LOCAL_SHARE, SHARES)
+            ]
             try:
-                merged: dict[str, set[str]] = {}
-                for future in self._futures:
-                    for graph, focus in future.result().items():
-                        merged.setdefault(graph, set()).update(focus)
-                return merged
+                parts += [future.result() for future in self._futures]
             except Exception:  # a broken worker: pre-select here instead
                 self.parallel = False
+                return candidates(self.store, shapes)
+            merged: dict[str, set[str]] = {}
+            for part in parts:
+                for graph, focus in part.items():
+                    merged.setdefault(graph, set()).update(focus)
+            return merged
         return candidates(self.store, load_shapes(self.shapes_path))
 
     def __exit__(self, *exc: object) -> None:

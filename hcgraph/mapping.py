@@ -26,8 +26,10 @@ both stay (conflicts are kept; ``hcgraph check`` finds them).
 
 Each story graph also carries derived **summary links** that the queries would otherwise have
 to compute through every citation: ``hc:citesManifest`` (story → each manifest it cites,
-listed or not) and ``hc:listsPublisher`` (story → the publisher of each manifest it lists, as
-the story itself gives it).
+listed or not), ``hc:listsPublisher`` (story → the publisher of each manifest it lists, as
+the story itself gives it) and ``hc:citesClaimUnder`` (story → each *claim use* it cites: a
+claim as cited under one manifest, ``…/id/claim-use/{manifest}/{claim}``, described once in
+the sources graph by ``hc:claim`` and ``hc:manifest``).
 
 Nothing is dropped: a manifest cited but not listed still gets a description (type and id)
 and ``hc:citesUnlistedManifest``; related links are canonicalised as the crawler does
@@ -482,10 +484,15 @@ def _cites(
             add(f"{act} {_CITES_CLAIM} {claim}")
             if out.first(f"{citing} cites {claim}"):
                 add(f"{citing} {_EVIDENCE} {claim}")
+            use, use_triples = _claim_use(claim_id, cite.manifest_id)
+            if out.first(use):
+                out.about(_SOURCES, use).desc.triples.update(use_triples)
+                add(f"{st} {_CITES_CLAIM_UNDER} {use}")
         out.extra(act, cite.extra)
 
 
 _CITES_MANIFEST, _CITATION, _CITES_CLAIM = HCT("citesManifest"), HCT("Citation"), HCT("citesClaim")
+_CITES_CLAIM_UNDER = HCT("citesClaimUnder")
 _HAS_CITING, _HAS_CITED = CITE("hasCitingEntity"), CITE("hasCitedEntity")
 _EVIDENCE, _DERIVED_FROM = CITE("citesAsEvidence"), PROVO("wasDerivedFrom")
 _POSITION = SCHEMA("position")
@@ -503,6 +510,19 @@ def _claim(claim_id: str, manifest: str) -> tuple[str, dict[str, None]]:
         f"{claim} {DC('isPartOf')} {manifest}",
     )
     return claim, dict.fromkeys(triples)
+
+
+@lru_cache(maxsize=1 << 16)
+def _claim_use(claim_id: str, manifest_id: str) -> tuple[str, dict[str, None]]:
+    """A claim as cited under one manifest (``…/id/claim-use/{manifest}/{claim}``) and its
+    description: which claim, which manifest. Stories link to it with the derived summary
+    ``hc:citesClaimUnder``, so "stories citing claim c under manifest m" is one index lookup."""
+    use = _minted("claim-use", manifest_id, claim_id)
+    triples = (
+        f"{use} {HCT('claim')} {_minted('claim', claim_id)}",
+        f"{use} {HCT('manifest')} {_minted('manifest', manifest_id)}",
+    )
+    return use, dict.fromkeys(triples)
 
 
 def _map_extras(out: _Emitter, st: str, story: Story) -> None:

@@ -61,6 +61,7 @@ class HC(DefinedNamespace):
     Paragraph: URIRef  # One paragraph of a section; the unit that cites claims.
     KeyFact: URIRef  # A key fact stated at the top of a story, with its own citations.
     Claim: URIRef  # One claim inside a manifest, cited by id.
+    ClaimUse: URIRef  # Derived: a claim as cited under one manifest.
     Manifest: URIRef  # A manifest: a summary of one source document, holding claims.
     SourceDocument: URIRef  # The document (paper, post) a manifest summarises.
     Publisher: URIRef  # The source a manifest's document comes from (its source_name).
@@ -100,6 +101,9 @@ class HC(DefinedNamespace):
     citesUnlistedManifest: URIRef  # A manifest cited by the story but missing from manifests[].
     citesManifest: URIRef  # Derived at ingest: a manifest any citation of the story names.
     listsPublisher: URIRef  # Derived at ingest: publisher of a listed manifest, as the story says.
+    citesClaimUnder: URIRef  # Derived at ingest: a claim use (a claim under a manifest) cited.
+    claim: URIRef  # Derived: the claim of a claim use.
+    manifest: URIRef  # Derived: the manifest of a claim use.
     declaredSourceCount: URIRef  # The story's own source_count field.
     declaredPublisher: URIRef  # A publisher named in the story's own publishers[] field.
     declaredCitedManifest: URIRef  # A manifest named in the story's cited_manifest_ids field.

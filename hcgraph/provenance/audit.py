@@ -47,16 +47,34 @@ SELECT ?story ?headline ?published ?trust ?trustText ?count ?room WHERE { GRAPH 
   OPTIONAL { ?story hc:newsroom ?room }
 } }
 """
+# The same for the whole store: each property one scan, left-joined by hash (the form above
+# looks every property up per story: about 3x the CPU on the on-disk store at 10k stories).
+_ALL_STORIES = "SELECT ?story ?headline ?published ?trust ?trustText ?count ?room WHERE {\n" + (
+    "{ SELECT ?story WHERE { GRAPH ?story { ?story a hc:Story } } }\n"
+    + "".join(
+        f"OPTIONAL {{ {{ SELECT ?story ?{v} WHERE {{ GRAPH ?story {{ ?story {p} ?{v} }} }} }} }}\n"
+        for p, v in (
+            ("schema:headline", "headline"),
+            ("schema:datePublished", "published"),
+            ("hc:trust", "trust"),
+            ("hc:trustText", "trustText"),
+            ("hc:declaredSourceCount", "count"),
+            ("hc:newsroom", "room"),
+        )
+    )
+    + "}"
+)
 _LISTED = "SELECT ?story ?m WHERE { GRAPH ?story { ?story hc:listsManifest ?m } }"
 _DECLARED_PUB = "SELECT ?story ?p WHERE { GRAPH ?story { ?story hc:declaredPublisher ?p } }"
 _DECLARED_CITED = "SELECT ?story ?m WHERE { GRAPH ?story { ?story hc:declaredCitedManifest ?m } }"
+# hc:citesManifest: the derived summary of the manifests the story's citations name.
 _CITED_DIFF = (
-    "SELECT DISTINCT ?story ?m WHERE { GRAPH ?story { ?p prov:wasDerivedFrom ?m "
+    "SELECT ?story ?m WHERE { GRAPH ?story { ?story hc:citesManifest ?m "
     "MINUS { ?story hc:declaredCitedManifest ?m } } }",
-    "SELECT DISTINCT ?story ?m WHERE { GRAPH ?story { ?story hc:declaredCitedManifest ?m "
-    "MINUS { ?p prov:wasDerivedFrom ?m } } }",
+    "SELECT ?story ?m WHERE { GRAPH ?story { ?story hc:declaredCitedManifest ?m "
+    "MINUS { ?story hc:citesManifest ?m } } }",
 )
-_CITED = "SELECT DISTINCT ?story ?m WHERE { GRAPH ?story { ?part prov:wasDerivedFrom ?m } }"
+_CITED = "SELECT ?story ?m WHERE { GRAPH ?story { ?story hc:citesManifest ?m } }"
 _UNCITED = """
 SELECT ?story ?para WHERE { GRAPH ?story {
   ?para a hc:Paragraph MINUS { ?para cito:citesAsEvidence ?claim }
@@ -110,6 +128,11 @@ class AuditReport:
         return [f for s in self.stories for f in s.findings]
 
     @property
+    def failing(self) -> list[StoryAudit]:
+        """The scorecards of the stories that break a promise."""
+        return [s for s in self.stories if s.findings]
+
+    @property
     def exit_code(self) -> int:
         """1 when any story breaks a promise, else 0 (gates a pipeline)."""
         return 1 if any(s.findings for s in self.stories) else 0
@@ -126,7 +149,7 @@ class AuditReport:
             "summary": {
                 "stories": len(self.stories),
                 "stories_in_store": self.total_stories,
-                "stories_failing": sum(1 for s in self.stories if s.findings),
+                "stories_failing": len(self.failing),
                 "findings": len(self.findings),
                 "by_check": self.counts(),
             },
@@ -240,7 +263,8 @@ def _each(store: Store, sparql: str, only: list[str] | None) -> Iterator[tuple[s
 
 def _load(store: Store, only: list[str] | None = None) -> dict[str, StoryFacts]:
     data: dict[str, StoryFacts] = {}
-    for url, headline, published, trust, trust_text, count, room in _each(store, _STORIES, only):
+    stories = _STORIES if only is not None else _ALL_STORIES
+    for url, headline, published, trust, trust_text, count, room in _each(store, stories, only):
         if url is None or url in data:
             continue
         s = StoryFacts(url, headline or "", trust=trust, trust_text=trust_text, room=room)

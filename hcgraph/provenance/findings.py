@@ -61,16 +61,19 @@ class StoryFacts:
 
     url: str
     headline: str = ""
-    published: dt.datetime | None = None
-    published_text: str | None = None
-    trust: str | None = None
-    trust_text: str | None = None
-    declared_count: int | None = None
-    room: str | None = None
+    # what the content says: manifests listed and cited
     listed: set[str] = field(default_factory=set)
     cited: set[str] = field(default_factory=set)
+    # what the story declares about itself: source count, publishers, cited manifests
+    declared_count: int | None = None
     declared_publishers: set[str] = field(default_factory=set)
     declared_cited: set[str] = field(default_factory=set)
+    trust: str | None = None
+    trust_text: str | None = None
+    # when and where
+    published: dt.datetime | None = None
+    published_text: str | None = None
+    room: str | None = None
 
 
 def manifest_ids(iris: Iterable[str]) -> list[str]:

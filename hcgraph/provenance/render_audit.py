@@ -13,17 +13,22 @@ __all__ = ["render_markdown", "render_summary"]
 _md = md_escape
 
 
+def _tally(report: AuditReport) -> str:
+    """ "K of N stories keep every promise; F findings in M stories"."""
+    failing = len(report.failing)
+    return (
+        f"{len(report.stories) - failing} of {len(report.stories)} stories keep every "
+        f"promise; {len(report.findings)} findings in {failing} stories"
+    )
+
+
 def render_summary(report: AuditReport, limit: int = 20) -> list[Any]:
     """Rich renderables: findings per check, then the failing stories (first ``limit``)."""
     from rich.table import Table
     from rich.text import Text
 
-    failing = [s for s in report.stories if s.findings]
-    head = Text(
-        f"{len(report.stories) - len(failing)} of {len(report.stories)} stories keep every "
-        f"promise; {len(report.findings)} findings in {len(failing)} stories",
-        style="bold green" if not failing else "bold red",
-    )
+    failing = report.failing
+    head = Text(_tally(report), style="bold green" if not failing else "bold red")
     checks = Table(title="findings per check")
     checks.add_column("promise")
     checks.add_column("check")
@@ -42,21 +47,18 @@ def render_summary(report: AuditReport, limit: int = 20) -> list[Any]:
 
 def render_markdown(report: AuditReport) -> str:
     """The report as Markdown: summary table, then each failing story's findings."""
-    failing = [s for s in report.stories if s.findings]
     o = report.options
     lines = [
         "# hcgraph audit",
         "",
-        f"{len(report.stories) - len(failing)} of {len(report.stories)} stories keep every "
-        f"promise; {len(report.findings)} findings in {len(failing)} stories "
-        f"(max source age {o.max_source_age} days, repeat window {o.repeat_window} days, "
-        f"repeat threshold {o.repeat_threshold}).",
+        f"{_tally(report)} (max source age {o.max_source_age} days, repeat window "
+        f"{o.repeat_window} days, repeat threshold {o.repeat_threshold}).",
         "",
         "| promise | check | findings |",
         "| --- | --- | ---: |",
     ]
     lines += [f"| {CHECKS[k]} | `{k}` | {n} |" for k, n in report.counts().items()]
-    for s in failing:
+    for s in report.failing:
         lines += ["", f"## {_md(s.headline or s.url)}", "", f"<{s.url}>", ""]
         lines += [f"- **{f.check}**: {_md(f.message)}" for f in s.findings]
     return "\n".join(lines) + "\n"

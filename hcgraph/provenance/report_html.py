@@ -104,7 +104,7 @@ def _link(url: str | None, text: str | None = None) -> str:
 
 def render_report(report: AuditReport) -> str:
     """The whole HTML document as a string."""
-    failing = [s for s in report.stories if s.findings]
+    failing = report.failing
     o = report.options
     parts = [
         "<!DOCTYPE html>",
