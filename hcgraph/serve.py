@@ -100,8 +100,13 @@ class Endpoint:
         timeout_s: per-query timeout the server enforces, in seconds (None: none).
         allow_service: let queries use ``SERVICE`` (federation; off by default, see above).
 
-    >>> with Endpoint("output/store", port=0) as ep:   # doctest: +SKIP
-    ...     print(ep.query_url)
+    >>> import tempfile
+    >>> from hcgraph import Store
+    >>> with tempfile.TemporaryDirectory() as store_dir:
+    ...     Store(store_dir).close()  # an empty store
+    ...     with Endpoint(store_dir, port=0) as ep:
+    ...         print(ep.query_url.startswith("http://127.0.0.1:"))
+    True
     """
 
     def __init__(
