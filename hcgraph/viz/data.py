@@ -18,6 +18,7 @@ and read from the union default graph.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -228,12 +229,7 @@ def _pairs(store: Store, predicate: str) -> dict[str, str]:
     One predicate per query: each is one index scan, and joining the lookups in Python
     keeps the cost linear (an ORDER BY in Oxigraph cost seconds).
     """
-    out: dict[str, str] = {}
-    for sol in store.query(f"SELECT ?s ?o WHERE {{ ?s {predicate} ?o }}"):
-        s, o = sol["s"].value, sol["o"].value
-        if s not in out or o < out[s]:
-            out[s] = o
-    return out
+    return _smallest(store.query(f"SELECT ?s ?o WHERE {{ ?s {predicate} ?o }}"))
 
 
 def _typed(store: Store, cls: str) -> list[str]:
@@ -242,8 +238,13 @@ def _typed(store: Store, cls: str) -> list[str]:
 
 def _typed_pairs(store: Store, cls: str, predicate: str) -> dict[str, str]:
     """Like :func:`_pairs`, for the subjects of one class only (a much smaller scan)."""
+    return _smallest(store.query(f"SELECT ?s ?o WHERE {{ ?s a {cls} ; {predicate} ?o }}"))
+
+
+def _smallest(solutions: Iterable[Any]) -> dict[str, str]:
+    """``?s`` → the smallest ``?o`` it has (a deterministic pick among several)."""
     out: dict[str, str] = {}
-    for sol in store.query(f"SELECT ?s ?o WHERE {{ ?s a {cls} ; {predicate} ?o }}"):
+    for sol in solutions:
         s, o = sol["s"].value, sol["o"].value
         if s not in out or o < out[s]:
             out[s] = o
