@@ -113,9 +113,13 @@ def test_cli_serve_until_interrupted(store_dir: Path, tmp_path: Path) -> None:
     from tests.conftest import free_port
 
     port = free_port()
+    # Ctrl-C reaches a foreground command with SIGINT at its default. When the suite itself
+    # runs as a background job (`pytest &`, some CI runners) the shell starts it with SIGINT
+    # ignored, Python keeps an ignored SIGINT ignored, and the server would never see it.
     proc = subprocess.Popen(
         [sys.executable, "-m", "hcgraph", "serve", "--port", str(port), "--store", str(store_dir)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env(), text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
     try:
         banner = proc.stderr.readline() if proc.stderr else ""
