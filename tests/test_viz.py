@@ -208,18 +208,9 @@ def test_resolve_focus_by_every_kind_of_name(cstore: Store, corpus: list[dict[st
         citation_graph(cstore, "pie")
 
 
-def test_all_view_refuses_big_graphs_and_points_to_reuse(cstore: Store, seed_store: Store) -> None:
-    with pytest.raises(VizError, match=r"--view reuse"):
-        citation_graph(cstore, "all", max_nodes=500)
-    graph = citation_graph(seed_store, "all")
-    assert len(graph) > 80 and {"Story", "Citation", "Publisher"} <= set(_types(graph))
-    focused = citation_graph(cstore, "all", HOSTILE_URL)
-    assert HOSTILE_URL in focused and len(focused) < 400
-
-
 # --- layout and HTML -------------------------------------------------------------------------
 def test_layouts_place_every_node_deterministically(cstore: Store) -> None:
-    for view, focus in (("story", "hostile"), ("reuse", None), ("all", "hostile")):
+    for view, focus in (("story", "hostile"), ("reuse", None), ("reuse", "hostile")):
         graph = citation_graph(cstore, view, focus)
         pos = compute_layout(graph)
         assert set(pos) == set(graph)
@@ -281,17 +272,6 @@ def test_cli_writes_the_default_map(run_cli, tmp_path: Path) -> None:  # type: i
     assert proc.stderr.count("\n") == 1
 
 
-def test_cli_all_refuses_with_a_pointer_to_reuse(invoke, tmp_path: Path, cstore: Store) -> None:  # type: ignore[no-untyped-def]
-    store_dir = tmp_path / "store"
-    with Store(store_dir) as st:
-        ingest_bytes(st, [(SEED.read_bytes(), str(SEED))])
-    result = invoke("viz", "--view", "all", "--max-nodes", "50", "--store", store_dir,
-                    "--out", tmp_path / "all.html")  # fmt: skip
-    assert result.exit_code == 1
-    assert "over the limit of 50" in result.output and "--view reuse" in result.output
-    assert not (tmp_path / "all.html").exists()
-
-
 def test_draw_map_and_default_paths(seed_store: Store, tmp_path: Path) -> None:
     info = draw_map(seed_store, "story", None, tmp_path / "deep" / "m.html")
     assert info.path.exists() and info.nodes == 58 and info.bytes == info.path.stat().st_size
@@ -318,7 +298,6 @@ COMBOS: list[tuple[str, str | None, dict[str, Any]]] = [
     ("publisher", "publisher", {}),
     ("story", "seed", {}),
     ("story", "hostile", {}),
-    ("all", "hostile", {}),
 ] + [
     (view, focus, {**opts, "group_stories": kind})
     for kind in ("newsroom", "day", "newsroom-day")
@@ -420,8 +399,8 @@ def test_publisher_view_layout_is_rings(cstore: Store, corpus: list[dict[str, An
     assert runs == len({r for r in rooms})
 
 
-def test_all_max_nodes_counts_what_is_drawn(seed_store: Store) -> None:
-    drawn = len(citation_graph(seed_store, "all"))
-    assert len(citation_graph(seed_store, "all", max_nodes=drawn)) == drawn
-    with pytest.raises(VizError, match=f"the graph has {drawn} nodes, over the limit"):
-        citation_graph(seed_store, "all", max_nodes=drawn - 1)
+@pytest.mark.parametrize("view", ["all", "pie"])
+def test_unknown_views_are_refused_with_the_choices(seed_store: Store, view: str) -> None:
+    """``all`` was dropped (issue 12): asking for it names the views that exist."""
+    with pytest.raises(VizError, match="choose from story, reuse, publisher"):
+        citation_graph(seed_store, view)

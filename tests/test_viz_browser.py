@@ -242,18 +242,6 @@ def test_publisher_view_in_chromium(browser: Any, vstore: Store, tmp_path: Path)
     page.page.close()
 
 
-def test_all_view_in_chromium(browser: Any, vstore: Store, tmp_path: Path) -> None:
-    graph = citation_graph(vstore, "all")
-    assert len(graph) > 500
-    page = _open(browser, graph, tmp_path)
-    _check_clean(page, graph)
-    _screenshot(page, "all")
-    _check_search_and_filter(page, graph, "hostile", "Citation")
-    _check_publisher_filter(page, graph)
-    _check_clean(page, graph)
-    page.page.close()
-
-
 def test_grouped_reuse_view_in_chromium(browser: Any, vstore: Store, tmp_path: Path) -> None:
     graph = citation_graph(vstore, "reuse", top=10, group_stories="newsroom-day")
     page = _open(browser, graph, tmp_path)

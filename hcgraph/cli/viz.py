@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..store import Store
-from ..viz import ALL_MAX_NODES, STORY_GROUPS, VIEWS, draw_map
+from ..viz import STORY_GROUPS, VIEWS, draw_map
 from ._common import out_file_option, store_option
 
 _BIG_MAP = 5000
@@ -17,7 +17,7 @@ _BIG_MAP = 5000
 @click.option(
     "--view", type=click.Choice(list(VIEWS)), default="reuse", show_default=True,
     help="story: one story's citation trail; reuse: stories ↔ manifests ↔ publishers; "
-    "publisher: one publisher's reach; all: every node (small graphs only).",
+    "publisher: one publisher's reach.",
 )  # fmt: skip
 @click.option(
     "--focus", default=None, metavar="STORY-URL|ID|SLUG|MANIFEST-ID|PUBLISHER",
@@ -33,10 +33,6 @@ _BIG_MAP = 5000
     help="reuse/publisher: fold stories into one node per newsroom, day or both.",
 )  # fmt: skip
 @click.option(
-    "--max-nodes", type=click.IntRange(min=1), default=ALL_MAX_NODES, show_default=True,
-    help="all: refuse graphs with more nodes than this.",
-)  # fmt: skip
-@click.option(
     "--overview/--stories-all", "overview", default=None,
     help="reuse: draw only sources and publishers, each source's citing stories listed and "
     "drawn on a click (default past 2,000 stories with no --focus/--group-stories), or "
@@ -49,7 +45,6 @@ def viz(
     out: Path | None,
     top: int | None,
     group_stories: str | None,
-    max_nodes: int,
     overview: bool | None,
     store_dir: Path,
 ) -> None:
@@ -67,8 +62,7 @@ def viz(
     """
     with Store(store_dir, read_only=True) as store:
         info = draw_map(
-            store, view, focus, out, top=top, group_stories=group_stories, max_nodes=max_nodes,
-            overview=overview,
+            store, view, focus, out, top=top, group_stories=group_stories, overview=overview,
         )  # fmt: skip
     click.echo(
         f"wrote {info.path} ({info.view} map: {info.nodes} nodes, {info.edges} edges, "

@@ -22,7 +22,6 @@ from .layout import compute_layout
 from .notebook import to_pyvis
 from .render import MapInfo, render_map, write_map
 from .views import (
-    ALL_MAX_NODES,
     OVERVIEW_STORIES,
     STORY_GROUPS,
     VIEWS,
@@ -31,7 +30,6 @@ from .views import (
 )
 
 __all__ = [
-    "ALL_MAX_NODES",
     "OVERVIEW_STORIES",
     "STORY_GROUPS",
     "VIEWS",
@@ -67,17 +65,14 @@ def draw_map(
     *,
     top: int | None = None,
     group_stories: str | None = None,
-    max_nodes: int = ALL_MAX_NODES,
     overview: bool | None = None,
 ) -> MapInfo:
     """Project, lay out, render and write one map; returns what was written.
 
     Raises:
-        VizError: unknown view, unresolvable focus, a graph too big for ``all``, or an
-            output file that cannot be written.
+        VizError: unknown view, unresolvable focus, or an output file that cannot be
+            written.
     """
-    graph = citation_graph(
-        store, view, focus, top=top, group_stories=group_stories, max_nodes=max_nodes,
-        overview=overview,
-    )  # fmt: skip
+    graph = citation_graph(store, view, focus, top=top, group_stories=group_stories,
+                           overview=overview)  # fmt: skip
     return write_map(graph, out if out is not None else default_map_path(view, focus))

@@ -98,18 +98,6 @@ SELECT ?s ?part ?m ?c ?claim ?cid WHERE {
   OPTIONAL { GRAPH ?s { ?c hc:citesClaim ?claim } OPTIONAL { ?claim dcterms:identifier ?cid } }
 }
 """
-Q_COUNT_NODES = "SELECT (COUNT(DISTINCT ?x) AS ?n) WHERE { ?x a ?t }"
-# A node belongs to every story graph that types it or points to it.
-Q_GRAPH_MEMBERS = """
-SELECT DISTINCT ?g ?x WHERE { GRAPH ?g { { ?x a ?t } UNION { ?y ?p ?x FILTER (isIRI(?x)) } } }
-"""
-Q_GRAPH_FACETS = """
-SELECT DISTINCT ?g ?pubname ?room WHERE {
-  { GRAPH ?g { ?g hc:listsPublisher ?pub } ?pub schema:name ?pubname }
-  UNION { GRAPH ?g { ?g hc:newsroom ?r } OPTIONAL { ?r dcterms:identifier ?rid }
-          BIND(COALESCE(?rid, STR(?r)) AS ?room) }
-}
-"""
 Q_SOME_STORIES = "SELECT ?s ?slug WHERE { GRAPH ?s { ?s a hc:Story ; hc:slug ?slug } } LIMIT 3"
 
 

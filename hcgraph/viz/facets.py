@@ -15,10 +15,7 @@ from collections import defaultdict
 
 import networkx as nx
 
-from ..store import Store
-from .data import Q_GRAPH_FACETS, Q_GRAPH_MEMBERS
-
-__all__ = ["graph_facets", "reuse_facets", "trail_facets"]
+__all__ = ["reuse_facets", "trail_facets"]
 
 _CITERS = ("Story", "StoryGroup")
 
@@ -60,24 +57,3 @@ def trail_facets(graph: nx.DiGraph) -> None:
             reach[n] = {pubs[d] for d in nx.descendants(graph, n) if d in pubs} | reach[n]
     for n, attrs in graph.nodes(data=True):
         attrs["publishers"] = tuple(sorted(reach[n]))
-
-
-def graph_facets(store: Store, graph: nx.DiGraph) -> None:
-    """Facets for ``all``: the publishers and newsroom of every story graph a node is in."""
-    pubs: dict[str, set[str]] = defaultdict(set)
-    rooms: dict[str, set[str]] = defaultdict(set)
-    for sol in store.query(Q_GRAPH_FACETS):
-        g = sol["g"].value
-        if sol["pubname"] is not None:
-            pubs[g].add(sol["pubname"].value)
-        if sol["room"] is not None:
-            rooms[g].add(sol["room"].value)
-    node_pubs: dict[str, set[str]] = defaultdict(set)
-    node_rooms: dict[str, set[str]] = defaultdict(set)
-    for sol in store.query(Q_GRAPH_MEMBERS):
-        g, x = sol["g"].value, sol["x"].value
-        node_pubs[x] |= pubs[g]
-        node_rooms[x] |= rooms[g]
-    for n, attrs in graph.nodes(data=True):
-        attrs["publishers"] = tuple(sorted(node_pubs.get(n, ())))
-        attrs["newsrooms"] = tuple(sorted(node_rooms.get(n, ())))

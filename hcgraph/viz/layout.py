@@ -199,11 +199,10 @@ LAYOUTS: dict[str, Callable[[nx.DiGraph], Positions]] = {
     "story": layered_layout,
     "reuse": anchored_layout,
     "publisher": publisher_layout,
-    "all": spring_layout,
 }
 
 
 def compute_layout(graph: nx.DiGraph) -> Positions:
     """Positions for every node, by the graph's ``view`` (graph attribute); rounded to 0.1 px."""
-    layout = LAYOUTS.get(graph.graph.get("view", "all"), spring_layout)
+    layout = LAYOUTS.get(graph.graph.get("view", ""), spring_layout)
     return {n: (round(x, 1), round(y, 1)) for n, (x, y) in layout(graph).items()}

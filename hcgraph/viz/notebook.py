@@ -58,7 +58,7 @@ def to_pyvis(
             to project (then ``view``, ``focus`` and ``options`` go to ``citation_graph``).
         view: the view to project from a store.
         focus: the focus, as for ``citation_graph``.
-        **options: ``top``, ``group_stories``, ``max_nodes``, ``overview``.
+        **options: ``top``, ``group_stories``, ``overview``.
 
     Raises:
         VizError: pyvis is not installed, or ``citation_graph`` refused.

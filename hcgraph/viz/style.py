@@ -50,7 +50,7 @@ _STYLES: dict[str, NodeStyle] = {
     "Manifest": NodeStyle("#f0883e", "#9a4a0f", "square", 12),
     "SourceDocument": NodeStyle("#db61a2", "#8a2564", "image", 12),
     "Publisher": NodeStyle("#2da44e", "#116329", "hexagon", 20),
-    # The rest of the types the ``all`` view shows (hcgraph.project.to_networkx).
+    # Other types a graph from hcgraph.project.to_networkx may carry.
     "Citation": NodeStyle("#cf222e", "#82071e", "dot", 7),
     "RelatedStory": NodeStyle("#a5d6ff", "#388bfd", "triangle", 10),
     "UnresolvedQuestion": NodeStyle("#bc4c00", "#762c00", "triangleDown", 9),

@@ -16,15 +16,15 @@ Views (registry ``VIEWS``):
                its neighbourhood (the focus, its manifests, every story citing them).
 ``publisher``  one publisher (focus), every manifest it published and every story citing
                those manifests (laid out as rings: focus, manifests, stories by newsroom).
-``all``        every typed node of the graph (``hcgraph.project.to_networkx`` collapsed to
-               a DiGraph); refuses past ``max_nodes`` nodes (counted as drawn); a focus
-               keeps nodes within 2 hops.
+
+(An ``all`` view of every typed node was dropped: past a few hundred nodes it answered no
+question a reader brings; ``hcgraph export --format graphml`` or
+:func:`hcgraph.project.to_networkx` give the whole graph to tools made for that.)
 
 Node attributes (every view):
 
 ``type``        ``Story``, ``StoryGroup``, ``Section``, ``Paragraph``, ``KeyFact``,
                 ``Claim``, ``Manifest``, ``SourceDocument``, ``Publisher``, ``RelatedStory``
-                (and in ``all`` any other type ``to_networkx`` gives)
 ``label``       a short label (≤ 48 characters)
 ``title``       the full headline, title, name or paragraph text ("" if none)
 ``iri``         the node's IRI (a ``urn:hcgraph:group:…`` name for a story group)
@@ -67,12 +67,9 @@ import networkx as nx
 import pyoxigraph as ox
 
 from ..errors import VizError
-from ..project import to_networkx
 from ..store import Store
 from .data import (
     HC,
-    LABEL,
-    Q_COUNT_NODES,
     Q_SOME_STORIES,
     Q_STORY_CITES,
     Q_STORY_PARTS,
@@ -86,11 +83,10 @@ from .data import (
     short,
     value,
 )
-from .facets import graph_facets, reuse_facets, trail_facets
+from .facets import reuse_facets, trail_facets
 from .focus import Focus, resolve_focus
 
 __all__ = [
-    "ALL_MAX_NODES",
     "OVERVIEW_STORIES",
     "STORY_GROUPS",
     "VIEWS",
@@ -98,8 +94,6 @@ __all__ = [
     "resolve_focus",
 ]
 
-#: ``all`` refuses graphs with more nodes than this (the map would be unreadable and slow).
-ALL_MAX_NODES = 2500
 #: A reuse map of more stories than this (no focus, no grouping) is drawn as an overview:
 #: manifests and publishers, each manifest's citing stories listed and drawn on a click.
 OVERVIEW_STORIES = 2000
@@ -408,65 +402,11 @@ def _story_view(store: Store, focus: Focus | None, **_: Any) -> nx.DiGraph:
     return graph
 
 
-# --- all -------------------------------------------------------------------------------------
-def _too_big(count: int, max_nodes: int) -> VizError:
-    return VizError(
-        f"--view all: the graph has {count} nodes, over the limit of {max_nodes}; "
-        "draw --view reuse (add --top N or --group-stories for big graphs), or --focus "
-        "one story"
-    )
-
-
-def _all_view(
-    store: Store, focus: Focus | None, *, max_nodes: int = ALL_MAX_NODES, **_: Any
-) -> nx.DiGraph:
-    # The typed nodes are a lower bound of the nodes drawn: refuse early when they already
-    # exceed the limit, and check the exact count (what is drawn) once the graph is built.
-    typed = int(next(iter(store.query(Q_COUNT_NODES)))["n"].value)
-    if focus is None and typed > max_nodes:
-        raise _too_big(typed, max_nodes)
-    multi = to_networkx(store, max_label=LABEL)
-    if focus is None and len(multi) > max_nodes:
-        raise _too_big(len(multi), max_nodes)
-    counts = load_citations(store)
-    reach = counts.reach()
-    graph = nx.DiGraph()
-    for n, attrs in multi.nodes(data=True):
-        kind = attrs["type"]
-        extra: dict[str, Any] = {}
-        if kind == "Manifest":
-            extra["stories"] = counts.manifest_count(n)
-        elif kind == "Publisher":
-            extra["stories"] = reach.get(n, 0)
-        graph.add_node(n, **_complete({
-            "type": kind, "iri": n, "title": attrs["text"], "label": attrs["label"],
-            "url": n if kind in ("Story", "RelatedStory", "SourceDocument") else "", **extra,
-        }))  # fmt: skip
-    for s, o, attrs in multi.edges(data=True):
-        old = graph.get_edge_data(s, o)
-        rel = attrs["predicate"] if old is None else f"{old['relation']}, {attrs['predicate']}"
-        graph.add_edge(s, o, relation=rel, weight=1)
-    graph_facets(store, graph)
-    title = "Every node of the graph"
-    if focus is not None:
-        keep = nx.ego_graph(graph.to_undirected(as_view=True), focus.iri, radius=2).nodes
-        graph = graph.subgraph(keep).copy()
-        title = f"Every node within 2 hops of {graph.nodes[focus.iri]['label']}"
-        if len(graph) > max_nodes:
-            raise VizError(
-                f"--view all --focus: {len(graph)} nodes within 2 hops, over the limit of "
-                f"{max_nodes}; draw --view story or --view reuse instead"
-            )
-    graph.graph.update(view="all", focus=focus.iri if focus else None, title=title, note="")
-    return graph
-
-
 #: View name → builder ``(store, focus, **options) -> DiGraph``.
 VIEWS: dict[str, Callable[..., nx.DiGraph]] = {
     "story": _story_view,
     "reuse": _reuse_view,
     "publisher": _publisher_view,
-    "all": _all_view,
 }
 
 
@@ -477,28 +417,26 @@ def citation_graph(
     *,
     top: int | None = None,
     group_stories: str | None = None,
-    max_nodes: int = ALL_MAX_NODES,
     overview: bool | None = None,
 ) -> nx.DiGraph:
     """The networkx projection behind a citation map (attributes in the module docstring).
 
     Args:
         store: the store to read.
-        view: ``story``, ``reuse``, ``publisher`` or ``all``.
+        view: ``story``, ``reuse`` or ``publisher``.
         focus: a story URL / id / slug, a manifest id, or a publisher name (see
             :func:`resolve_focus`); required for ``publisher``, and for ``story`` when the
             store holds more than one story.
         top: reuse view: keep only the N manifests cited by the most stories.
         group_stories: reuse/publisher views: fold stories into one node per ``newsroom``,
             ``day`` or ``newsroom-day``.
-        max_nodes: ``all`` refuses graphs with more nodes than this.
         overview: reuse view: draw manifests and publishers only, with each manifest's
             citing stories listed (graph attribute ``drill``) and drawn on demand in the
             page. ``None`` (default): only past :data:`OVERVIEW_STORIES` stories with no
             focus and no grouping.
 
     Raises:
-        VizError: unknown view, unresolvable focus, or a graph too large for ``all``.
+        VizError: unknown view or unresolvable focus.
     """
     builder = VIEWS.get(view)
     if builder is None:
@@ -510,5 +448,4 @@ def citation_graph(
             f"unknown story grouping {group_stories!r}; choose from {', '.join(STORY_GROUPS)}"
         )
     resolved = resolve_focus(store, focus) if focus else None
-    return builder(store, resolved, top=top, group_stories=group_stories, max_nodes=max_nodes,
-                   overview=overview)  # fmt: skip
+    return builder(store, resolved, top=top, group_stories=group_stories, overview=overview)
