@@ -59,13 +59,19 @@ def _ids(graph: nx.DiGraph) -> dict[str, str]:
     return {n: a["id"] for n, a in graph.nodes(data=True)}
 
 
+def _reuse_page(
+    browser: Any, store: Store, path: Path, **options: Any
+) -> tuple[nx.DiGraph, dict[str, str], Any]:
+    """The reuse map of ``store`` (with ``options``), its node ids, and the page showing it."""
+    graph = citation_graph(store, "reuse", **options)
+    return graph, _ids(graph), _open(browser, graph, path)
+
+
 def test_ranking_panel_and_labels_answer_who_dominates(
     browser: Any, mstore: Store, stories: list[dict[str, Any]], tmp_path: Path
 ) -> None:
     truth = ground_truth(stories)
-    graph = citation_graph(mstore, "reuse")
-    ids = _ids(graph)
-    page = _open(browser, graph, tmp_path / "reuse.html")
+    graph, ids, page = _reuse_page(browser, mstore, tmp_path / "reuse.html")
     for panel, kind, count_of in (
         ("#rank-sources", "Manifest", lambda i: len(truth.manifest_citing_stories.get(i, ()))),
         ("#rank-publishers", "Publisher", lambda i: truth.publisher_reach.get(i, (0,))[0]),
@@ -151,9 +157,7 @@ def test_manifest_click_lists_the_stories_citing_it(
     browser: Any, mstore: Store, stories: list[dict[str, Any]], tmp_path: Path
 ) -> None:
     truth = ground_truth(stories)
-    graph = citation_graph(mstore, "reuse")
-    ids = _ids(graph)
-    page = _open(browser, graph, tmp_path / "reuse.html")
+    graph, ids, page = _reuse_page(browser, mstore, tmp_path / "reuse.html")
     by_url = {s["url"]: s for s in stories}
     manifest = max((n for n, a in graph.nodes(data=True) if a["type"] == "Manifest"),
                    key=lambda n: (graph.nodes[n]["stories"], n))  # fmt: skip
@@ -233,10 +237,8 @@ def test_overview_lists_and_draws_a_sources_stories(
     browser: Any, mstore: Store, stories: list[dict[str, Any]], tmp_path: Path
 ) -> None:
     truth = ground_truth(stories)
-    graph = citation_graph(mstore, "reuse", overview=True)
+    graph, ids, page = _reuse_page(browser, mstore, tmp_path / "overview.html", overview=True)
     assert not any(a["type"] == "Story" for _n, a in graph.nodes(data=True))
-    ids = _ids(graph)
-    page = _open(browser, graph, tmp_path / "overview.html")
     assert page.evaluate("hcmap.shown()")["nodes"] == len(graph)
     source = page.eval_on_selector("#rank-sources button", "b => b.dataset.id")
     citing = truth.manifest_citing_stories[ids[source]]
