@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from itertools import accumulate
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
@@ -367,7 +366,7 @@ def check_shape(
         StoryError: with the JSON path of the first offending place.
     """
     data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
-    if len(data) <= max_literal and _max_depth(data) <= max_depth:
+    if len(data) <= max_literal and _max_depth(data, max_depth) <= max_depth:
         return  # neither too deep nor too long: the common case, decided in C
     # Walk the structure to find (and name) the first offending place.
     # Each open container: [is_object, key or index]
@@ -401,15 +400,31 @@ def check_shape(
             stack[-1][1] += 1
 
 
-_STRINGS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
-_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+_STRUCTURE = bytes(b for b in range(256) if b not in b'[]{}"')
+_SQUARE = bytes.maketrans(b"{}", b"[]")  # for depth, an object is a bracket like an array
 
 
-def _max_depth(data: bytes) -> int:
-    """The deepest nesting of ``data``'s JSON brackets (strings removed first, in C)."""
-    brackets = _STRINGS.sub(b"", data).translate(None, _NOT_BRACKETS)
-    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
+def _max_depth(data: bytes, limit: int) -> int:
+    """The deepest nesting of ``data``'s JSON brackets, or some number above ``limit``.
+
+    All in C: escaped backslashes and quotes are dropped, then every byte but brackets and
+    quotes (braces become brackets); what sits between quotes is string content. Each pass
+    then removes the innermost ``[]`` pairs, so the passes count the depth. Unbalanced or
+    unterminated input answers "too deep" and goes to the slow walk, which finds the real
+    problem (if any).
+    """
+    plain = data.replace(b"\\\\", b"").replace(b'\\"', b"").translate(_SQUARE, _STRUCTURE)
+    parts = plain.split(b'"')
+    if len(parts) % 2 == 0:  # an unterminated string
+        return limit + 1
+    rest = b"".join(parts[0::2])
+    depth = 0
+    while rest and depth <= limit:
+        shorter = rest.replace(b"[]", b"")
+        if len(shorter) == len(rest):
+            return limit + 1
+        rest, depth = shorter, depth + 1
+    return depth
 
 
 def _scan_path(stack: list[list[Any]]) -> str:
