@@ -157,10 +157,12 @@ class _Write:
 
     def nquads(self, *, shared: bool) -> bytes:
         """The new stories (and, with ``shared``, the new descriptions) as N-Quads."""
-        parts = [mapped.nquads() for mapped, _ in self.new]
+        # Encoded story by story: one non-ASCII character would make a joined batch a wide
+        # string and its encoding ~2x slower (measured: 600 vs 255 us a story).
+        parts = [mapped.nquads().encode() for mapped, _ in self.new]
         if shared:
-            parts.extend(_as_nquads(g, body) for g, body in self.shared_ntriples().items())
-        return "".join(parts).encode()
+            parts.extend(_as_nquads(g, b).encode() for g, b in self.shared_ntriples().items())
+        return b"".join(parts)
 
 
 def _as_nquads(graph: str, ntriples: str) -> str:
