@@ -13,7 +13,7 @@ Per batch of whole stories the pipeline
 3. maps each story to N-Quads text (:func:`hcgraph.mapping.map_story`): its own graph plus
    descriptions of shared things;
 4. writes: descriptions new to the ledger go into the shared graphs once, new story graphs go
-   in with Oxigraph's bulk loader (one load per segment of :data:`SEGMENT` quads), a
+   in with Oxigraph's bulk loader (one load per segment of up to :data:`SEGMENT` quads), a
    changed story's graph is replaced in one transaction, and what only a replaced or
    removed story said is retracted.
 
@@ -56,7 +56,7 @@ __all__ = [
 
 #: Stories per batch (parse + map, then one hand-over to the writer).
 BATCH = 250
-#: Quads per bulk load: long, sorted loads write few SST files for RocksDB to compact, but
+#: Most quads per bulk load: long, sorted loads write few SST files for RocksDB to compact, but
 #: Oxigraph's loader holds what it sorts in memory (~0.5 KB a quad): this bounds peak RSS.
 SEGMENT = 300_000
 _IDENTIFIER = ox.NamedNode(str(DCTERMS.identifier))
@@ -207,6 +207,10 @@ class _Loader:
             return
         data, self.chunks = b"".join(self.chunks), []
         self.future = self.pool.submit(self.store.load_nquads, data)
+
+    def done(self) -> bool:
+        """True once the segment's load has finished (or failed)."""
+        return self.future is not None and self.future.done()
 
     def finish(self) -> list[Pending]:
         """Start the load if needed, wait for it; the stories it wrote (raises its error)."""
@@ -444,7 +448,7 @@ class Pipeline:
         return None
 
     def _start(self, write: _Write, *, stream: bool) -> None:
-        """Send a prepared batch on its way: into the long load, or to the writer thread."""
+        """Send a prepared batch on its way: into a segment load, or to the writer thread."""
         if not write:
             return
         if stream and not write.replaced:
@@ -455,8 +459,11 @@ class Pipeline:
             self.store.ledger.begin(_rows(write), write.pending())
             self._loader.feed(write)
             self._inflight.update(self._loader.urls)
-            if self._loader.quads >= SEGMENT:
-                self._end_segment()  # bounded memory (see SEGMENT)
+            # A segment ends when it is full (bounded memory, see SEGMENT) or when the writer
+            # is idle: loading starts with the first batch, and segments grow to SEGMENT
+            # only while the loads are slower than the mapping.
+            if self._loader.quads >= SEGMENT or self._closing is None or self._closing.done():
+                self._end_segment()
             return
         self.flush()  # replacements and crawl batches: one transaction after another
         self.store.ledger.begin(_rows(write), write.pending())
