@@ -87,6 +87,34 @@ def test_identity_rule(fetched: list[str], declared: str, ok: bool) -> None:
     assert (identity_mismatch(body, fetched) is None) is ok
 
 
+@pytest.mark.parametrize(
+    "encode",
+    [
+        pytest.param(lambda text: text.encode("utf-16"), id="utf-16"),
+        pytest.param(lambda text: text.encode("utf-32-le"), id="utf-32"),
+        pytest.param(
+            lambda text: text.replace('"headline": "', '"headline": "\\ud800').encode(),
+            id="lone-surrogate",
+        ),
+    ],
+)
+def test_identity_is_checked_in_every_encoding_processing_accepts(encode: Any) -> None:
+    """The check reads bodies with a fast parser; what that parser refuses but processing
+    still stores (its lenient path) must be checked all the same."""
+    from hcgraph.model import parse_story
+
+    doc = json.loads(story("x", url="https://s.example/stories/victim/"))
+    body = encode(json.dumps(doc, ensure_ascii=False))
+    assert parse_story(body, "imposter").url == "https://s.example/stories/victim/"
+    mismatch = identity_mismatch(body, ["https://s.example/stories/x/index.json"])
+    assert mismatch is not None and "stories/victim/" in mismatch
+
+
+def test_identity_check_survives_hostile_nesting() -> None:
+    deep = b'{"schema": "hangingcontext.desk/1", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    assert identity_mismatch(deep, ["https://s.example/stories/x/index.json"]) is None
+
+
 def test_local_file_may_not_replace_crawled_story(site: Site, tmp_path: Path, invoke: Any) -> None:
     site.add("a", story("a"))
     site.crawl(tmp_path / "store")
