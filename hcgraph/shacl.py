@@ -114,12 +114,53 @@ def _sh_keys(graph: rdflib.Graph, node: Any) -> set[Any]:
     return {p for p in graph.predicates(node, None) if str(p).startswith(str(SH))}
 
 
+@dataclass(frozen=True)
+class _Task:
+    """One unit of pre-selection: ``queries`` yield candidate focus nodes as ``?r``; each
+    comes with the two variables of ``precheck`` (a one-row query) whose equal values prove
+    it would find nothing, so it is skipped (None: always run)."""
+
+    queries: tuple[tuple[tuple[str, str] | None, str], ...]
+    precheck: str | None = None
+
+
+def _union(classes: Iterable[Any], var: str = "?f0") -> str:
+    """A pattern binding ``var`` to the instances of any of ``classes``."""
+    return " UNION ".join(f"{{ {var} a {_iri(c)} }}" for c in sorted(classes, key=str))
+
+
+def _typed(classes: Iterable[Any], var: str = "?f0") -> str:
+    """:func:`_union` as a subquery, so that Oxigraph joins it by hashing instead of one
+    index look-up per row of the other side."""
+    return f"{{ SELECT {var} WHERE {{ {_union(classes, var)} }} }}"
+
+
 class _Compiler:
     """Turns node shapes into SPARQL queries over the union yielding ``?r`` (focus nodes).
 
     Every triple about a subject lives in one graph (its story's, or its kind's shared
     graph), so counting a focus node's values over the union counts them in its graph; the
     graph of each candidate is looked up afterwards (:func:`candidates`).
+
+    Oxigraph evaluates a hash join, ``MINUS`` or ``DISTINCT`` at about a microsecond a row,
+    a filter that reads an IRI or a string several times that, an index look-up per row
+    (a nested-loop join, ``EXISTS``) about ten. So the constraints of the target-class
+    shapes are grouped by property, each property's triples are read once per kind of
+    constraint whatever the number of shapes using it, and the common, cheap answers are
+    proved first:
+
+    * ``sh:minCount 1``: the focus nodes of every shape requiring the property, ``MINUS`` its
+      subjects (higher minimums: a count per focus node);
+    * ``sh:maxCount``: one pre-check counts the property's triples and distinct subjects; if
+      they are equal no subject has two values and (``sh:maxCount`` ≥ 1) nothing can break
+      it; otherwise the subjects with too many values, joined with the focus nodes;
+    * ``sh:datatype``/``sh:nodeKind``: the subjects with a bad value (one filtered scan per
+      property and test), joined with the focus nodes;
+    * ``sh:class``/``sh:or``: the subjects with a value typed as none of the classes
+      (``MINUS``, types from any graph), joined with the focus nodes.
+
+    Shapes reached through ``sh:node`` are compiled per property on the path from the
+    target (:meth:`shape`).
     """
 
     def __init__(self, shapes: rdflib.Graph) -> None:
@@ -127,18 +168,145 @@ class _Compiler:
         self.counter = itertools.count()
 
     def queries(self) -> list[str]:
-        out: list[str] = []
+        """Every query :meth:`tasks` may run (pre-checks excluded)."""
+        return [query for task in self.tasks() for _, query in task.queries]
+
+    def tasks(self) -> list[_Task]:
+        out: list[_Task] = []
+        minimum: dict[tuple[str, int], set[Any]] = defaultdict(set)
+        maximum: dict[tuple[str, int], set[Any]] = defaultdict(set)
+        bad: dict[tuple[str, str], set[Any]] = defaultdict(set)
+        typed: dict[tuple[str, tuple[str, ...]], set[Any]] = defaultdict(set)
         for shape in sorted(set(self.g.subjects(RDF.type, SH.NodeShape)), key=str):
             targets = list(self.g.objects(shape, SH.targetClass))
             if not targets:
                 continue  # only reached through sh:node
+            keys = _sh_keys(self.g, shape) - {SH.targetClass, SH.property}
+            nodes = list(self.g.objects(shape, SH.property))
+            props = [self.constraints(prop) for prop in nodes]
             for cls in targets:
                 focus = f"{{ SELECT ?f0 WHERE {{ ?f0 a {_iri(cls)} }} }}"
-                out.extend(self.shape(shape, focus, "?f0", depth=0))
+                if keys - _DOC_KEYS or any(c is None for c in props):
+                    # node-level or unknown constraints: every focus node is a candidate
+                    everyone = f"SELECT DISTINCT (?f0 AS ?r) WHERE {{ {focus} }}"
+                    out.append(_Task(((None, everyone),)))
+                    continue
+                for prop, c in zip(nodes, props, strict=True):
+                    assert c is not None
+                    p, low, high, fails, options = c
+                    if low:
+                        minimum[p, low].add(cls)
+                    if high is not None:
+                        maximum[p, high].add(cls)
+                    for fail in fails:
+                        bad[p, fail].add(cls)
+                    for alternatives in options:
+                        typed[p, alternatives].add(cls)
+                    for nested in self.g.objects(prop, SH.node):
+                        inner = f"?f{next(self.counter) + 1}"
+                        hop = f"{{ SELECT ?f0 {inner} WHERE {{ ?f0 {p} {inner} }} }}"
+                        nest = self.shape(nested, f"{focus} {hop}", inner, depth=1)
+                        out.extend(_Task(((None, q),)) for q in nest)
+        head = "SELECT DISTINCT (?f0 AS ?r) WHERE"
+        values = "{{ SELECT ?f0 ?v WHERE {{ ?f0 {p} ?v }} }}"
+        for p in sorted({p for p, _ in [*minimum, *maximum, *bad]}):
+            # One pass over the property proves the usual case: ?n its triples, ?d their
+            # distinct subjects (?n = ?d: nobody has two values), ?u the distinct subjects and
+            # focus nodes needing one (?u = ?d: every one has a value), ?bI the bad values.
+            queries: list[tuple[tuple[str, str] | None, str]] = []
+            needed = minimum.get((p, 1), set())
+            aggregates = ["(COUNT(?v) AS ?n)", "(COUNT(DISTINCT ?s) AS ?d)", "(0 AS ?z)"]
+            if needed:
+                aggregates.append("(COUNT(DISTINCT ?f0) AS ?u)")
+                query = f"{head} {{ {_union(needed)} MINUS {{ ?f0 {p} ?v }} }}"
+                queries.append((("u", "d"), query))
+            for (q, low), classes in sorted(minimum.items()):
+                if q == p and low > 1:
+                    counts = f"SELECT ?f0 (COUNT(?v) AS ?n) WHERE {{ ?f0 {p} ?v }} GROUP BY ?f0"
+                    query = (
+                        f"{head} {{ {_typed(classes)} OPTIONAL {{ {{ {counts} }} }}"
+                        f" FILTER (!BOUND(?n) || ?n < {low}) }}"
+                    )
+                    queries.append((None, query))
+            for (q, high), classes in sorted(maximum.items()):
+                if q == p:
+                    many = (
+                        f"{{ SELECT ?f0 WHERE {{ ?f0 {p} ?v }} GROUP BY ?f0"
+                        f" HAVING (COUNT(?v) > {high}) }}"
+                    )
+                    queries.append(
+                        (("n", "d") if high else None, f"{head} {{ {many} {_typed(classes)} }}")
+                    )
+            for i, ((q, fail), classes) in enumerate(sorted(bad.items())):
+                if q == p:
+                    aggregates.append(
+                        f"(SUM(IF(BOUND(?v) && COALESCE({fail}, true), 1, 0)) AS ?b{i})"
+                    )
+                    test = f"FILTER (COALESCE({fail}, true))"
+                    query = f"{head} {{ {_typed(classes)} {values.format(p=p)} {test} }}"
+                    queries.append(((f"b{i}", "z"), query))
+            rows = f"{{ ?s {p} ?v BIND (?s AS ?f0) }}"
+            pattern = f"{_union(needed)} UNION {rows}" if needed else rows
+            precheck = f"SELECT {' '.join(aggregates)} WHERE {{ {pattern} }}"
+            out.append(_Task(tuple(queries), precheck))
+        for (p, alternatives), classes in sorted(typed.items()):
+            # The value must be an instance of one of the options, typed in any graph (a
+            # manifest cited in a story graph is typed in the sources graph); pre-check: no
+            # value of the property at all lacks every option.
+            kinds = " UNION ".join(f"{{ ?v a {c} }}" for c in alternatives)
+            query = f"{head} {{ {_typed(classes)} {values.format(p=p)} MINUS {{ {kinds} }} }}"
+            precheck = (
+                f"SELECT (COUNT(*) AS ?n) (0 AS ?z) WHERE {{ ?s {p} ?v MINUS {{ {kinds} }} }}"
+            )
+            out.append(_Task(((("n", "z"), query),), precheck))
         return out
 
+    def constraints(
+        self, prop: Any
+    ) -> tuple[str, int, int | None, list[str], list[tuple[str, ...]]] | None:
+        """A property shape as (path, minimum, maximum, value tests that fail, class
+        requirements: each a tuple of alternatives); None if it cannot be compiled."""
+        path = self.g.value(prop, SH.path)
+        keys = _sh_keys(self.g, prop)
+        if not isinstance(path, rdflib.URIRef) or keys - _DOC_KEYS - _COMPILED:
+            return None
+        min_count = self.g.value(prop, SH.minCount)
+        max_count = self.g.value(prop, SH.maxCount)
+        fails: list[str] = []
+        datatype = self.g.value(prop, SH.datatype)
+        if datatype is not None:
+            fails.append(f"(!isLiteral(?v) || DATATYPE(?v) != {_iri(datatype)})")
+        kind = self.g.value(prop, SH.nodeKind)
+        if kind is not None:
+            if kind not in _NODE_KIND_FAILS:
+                return None
+            fails.append(_NODE_KIND_FAILS[kind])
+        options = self.classes(prop)
+        if options is None:
+            return None
+        low = int(min_count) if min_count is not None else 0
+        high = int(max_count) if max_count is not None else None
+        return _iri(path), max(low, 0), high, fails, options
+
+    def classes(self, prop: Any) -> list[tuple[str, ...]] | None:
+        """Each ``sh:class`` of a property shape, and each ``sh:or`` of ``sh:class`` shapes:
+        the classes a value must be an instance of one of (None: an ``sh:or`` member that
+        is not a lone ``sh:class``)."""
+        out: list[tuple[str, ...]] = [(_iri(c),) for c in self.g.objects(prop, SH["class"])]
+        for alternatives in self.g.objects(prop, SH["or"]):
+            options = []
+            for member in Collection(self.g, alternatives):
+                member_keys = _sh_keys(self.g, member) - _DOC_KEYS
+                classes = list(self.g.objects(member, SH["class"]))
+                if member_keys != {SH["class"]} or len(classes) != 1:
+                    return None
+                options.append(_iri(classes[0]))
+            out.append(tuple(sorted(options)))
+        return sorted(set(out))
+
     def shape(self, shape: Any, focus: str, var: str, depth: int) -> list[str]:
-        """Queries for one node shape whose focus nodes ``var`` come from pattern ``focus``."""
+        """Queries for a node shape reached through ``sh:node``, whose focus nodes ``var``
+        come from pattern ``focus`` (the candidates are the targets ``?f0`` they hang from)."""
         everyone = [f"SELECT DISTINCT (?f0 AS ?r) WHERE {{ {focus} }}"]
         keys = _sh_keys(self.g, shape) - {SH.targetClass, SH.property}
         if keys - _DOC_KEYS or depth > 3:
@@ -152,36 +320,24 @@ class _Compiler:
         return out
 
     def property(self, prop: Any, focus: str, var: str, depth: int) -> list[str] | None:
-        path = self.g.value(prop, SH.path)
-        keys = _sh_keys(self.g, prop)
-        if not isinstance(path, rdflib.URIRef) or keys - _DOC_KEYS - _COMPILED:
+        c = self.constraints(prop)
+        if c is None:
             return None
-        p = _iri(path)
+        p, low, high, fails, options = c
         values = f"{{ SELECT {var} ?v WHERE {{ {var} {p} ?v }} }}"
         head = "SELECT DISTINCT (?f0 AS ?r) WHERE"
         out: list[str] = []
         # minCount, maxCount, datatype and nodeKind in one pass over the property: per focus
         # node, how many values (a graph is a set: no DISTINCT needed) and how many bad ones.
         tests: list[str] = []
-        min_count = self.g.value(prop, SH.minCount)
-        if min_count is not None and int(min_count) > 0:
-            tests.append(f"!BOUND(?n) || ?n < {int(min_count)}")
-        max_count = self.g.value(prop, SH.maxCount)
-        if max_count is not None:
-            tests.append(f"(BOUND(?n) && ?n > {int(max_count)})")
-        fails: list[str] = []
-        datatype = self.g.value(prop, SH.datatype)
-        if datatype is not None:
-            fails.append(f"(!isLiteral(?v) || DATATYPE(?v) != {_iri(datatype)})")
-        kind = self.g.value(prop, SH.nodeKind)
-        if kind is not None:
-            if kind not in _NODE_KIND_FAILS:
-                return None
-            fails.append(_NODE_KIND_FAILS[kind])
+        if low > 0:
+            tests.append(f"!BOUND(?n) || ?n < {low}")
+        if high is not None:
+            tests.append(f"(BOUND(?n) && ?n > {high})")
         if fails:
             tests.append("(BOUND(?bad) && ?bad > 0)")
         if tests:
-            bad = " || ".join(fails) or "false"
+            bad = " || ".join(f"COALESCE({f}, true)" for f in fails) or "false"
             counts = (
                 f"{{ SELECT {var} (COUNT(?v) AS ?n) (SUM(IF({bad}, 1, 0)) AS ?bad)"
                 f" WHERE {{ {values} }} GROUP BY {var} }}"
@@ -189,23 +345,11 @@ class _Compiler:
             out.append(
                 f"{head} {{ {focus} OPTIONAL {{ {counts} }} FILTER ({' || '.join(tests)}) }}"
             )
-        classes = [list(self.g.objects(prop, SH["class"]))]
-        for alternatives in self.g.objects(prop, SH["or"]):
-            options = []
-            for member in Collection(self.g, alternatives):
-                member_keys = _sh_keys(self.g, member) - _DOC_KEYS
-                cls = self.g.value(member, SH["class"])
-                if member_keys != {SH["class"]} or cls is None:
-                    return None
-                options.append(cls)
-            classes.append(options)
-        for options in classes:
-            if not options:
-                continue
+        for alternatives in options:
             # The value must be an instance of one of the options, typed in any graph (a
             # manifest cited in a story graph is typed in the sources graph).
-            typed = " UNION ".join(f"{{ SELECT ?v WHERE {{ ?v a {_iri(c)} }} }}" for c in options)
-            out.append(f"{head} {{ {focus} {values} MINUS {{ {typed} }} }}")
+            kinds = " UNION ".join(f"{{ SELECT ?v WHERE {{ ?v a {c} }} }}" for c in alternatives)
+            out.append(f"{head} {{ {focus} {values} MINUS {{ {kinds} }} }}")
         for nested in self.g.objects(prop, SH.node):
             inner = f"?f{next(self.counter) + 1}"
             hop = f"{{ SELECT {var} {inner} WHERE {{ {var} {p} {inner} }} }}"
@@ -213,21 +357,35 @@ class _Compiler:
         return out
 
 
+def _proof(store: Store, precheck: str | None) -> dict[str, Any]:
+    """The one row of a pre-check query, variable → value (empty: nothing proved)."""
+    if precheck is None:
+        return {}
+    solutions = store.query(precheck)
+    for row in solutions:
+        return {v.value: row[v] for v in solutions.variables if row[v] is not None}
+    return {}
+
+
 def candidates(
     store: Store, shapes: rdflib.Graph, part: tuple[int, int] = (0, 1)
 ) -> dict[str, set[str]]:
     """Graph → focus nodes that may violate a shape (a superset of the real ones).
 
-    ``part`` = ``(i, n)`` runs only every n-th compiled query from the i-th (for workers
+    ``part`` = ``(i, n)`` runs only every n-th compiled task from the i-th (for workers
     that share the pre-selection); the union of all parts is the whole answer.
     """
     index, parts = part
     focus: set[str] = set()
-    for query in _Compiler(shapes).queries()[index::parts]:
-        for row in store.query(query):
-            node = row["r"]
-            if isinstance(node, ox.NamedNode):
-                focus.add(node.value)
+    for task in _Compiler(shapes).tasks()[index::parts]:
+        proof = _proof(store, task.precheck)
+        for unless, query in task.queries:
+            if unless and unless[0] in proof and proof[unless[0]] == proof.get(unless[1]):
+                continue  # the pre-check proved it finds nothing
+            for row in store.query(query):
+                node = row["r"]
+                if isinstance(node, ox.NamedNode):
+                    focus.add(node.value)
     found: dict[str, set[str]] = defaultdict(set)
     for node in sorted(focus):
         for graph in {q.graph_name for q in store.quads(_node(node))}:
