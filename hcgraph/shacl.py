@@ -118,9 +118,10 @@ def _sh_keys(graph: rdflib.Graph, node: Any) -> set[Any]:
 class _Task:
     """One unit of pre-selection: ``queries`` yield candidate focus nodes as ``?r``; each
     comes with the two variables of ``precheck`` (a one-row query) whose equal values prove
-    it would find nothing, so it is skipped (None: always run)."""
+    it would find nothing, so it is skipped (None: always run), and the classes its answers
+    are then kept to (none: all kept)."""
 
-    queries: tuple[tuple[tuple[str, str] | None, str], ...]
+    queries: tuple[tuple[tuple[str, str] | None, str, tuple[str, ...]], ...]  # classes: IRIs
     precheck: str | None = None
 
 
@@ -169,7 +170,7 @@ class _Compiler:
 
     def queries(self) -> list[str]:
         """Every query :meth:`tasks` may run (pre-checks excluded)."""
-        return [query for task in self.tasks() for _, query in task.queries]
+        return [query for task in self.tasks() for _, query, _ in task.queries]
 
     def tasks(self) -> list[_Task]:
         out: list[_Task] = []
@@ -189,7 +190,7 @@ class _Compiler:
                 if keys - _DOC_KEYS or any(c is None for c in props):
                     # node-level or unknown constraints: every focus node is a candidate
                     everyone = f"SELECT DISTINCT (?f0 AS ?r) WHERE {{ {focus} }}"
-                    out.append(_Task(((None, everyone),)))
+                    out.append(_Task(((None, everyone, ()),)))
                     continue
                 for prop, c in zip(nodes, props, strict=True):
                     assert c is not None
@@ -206,20 +207,20 @@ class _Compiler:
                         inner = f"?f{next(self.counter) + 1}"
                         hop = f"{{ SELECT ?f0 {inner} WHERE {{ ?f0 {p} {inner} }} }}"
                         nest = self.shape(nested, f"{focus} {hop}", inner, depth=1)
-                        out.extend(_Task(((None, q),)) for q in nest)
+                        out.extend(_Task(((None, q, ()),)) for q in nest)
         head = "SELECT DISTINCT (?f0 AS ?r) WHERE"
         values = "{{ SELECT ?f0 ?v WHERE {{ ?f0 {p} ?v }} }}"
         for p in sorted({p for p, _ in [*minimum, *maximum, *bad]}):
             # One pass over the property proves the usual case: ?n its triples, ?d their
             # distinct subjects (?n = ?d: nobody has two values), ?u the distinct subjects and
             # focus nodes needing one (?u = ?d: every one has a value), ?bI the bad values.
-            queries: list[tuple[tuple[str, str] | None, str]] = []
+            queries: list[tuple[tuple[str, str] | None, str, tuple[str, ...]]] = []
             needed = minimum.get((p, 1), set())
             aggregates = ["(COUNT(?v) AS ?n)", "(COUNT(DISTINCT ?s) AS ?d)", "(0 AS ?z)"]
             if needed:
                 aggregates.append("(COUNT(DISTINCT ?f0) AS ?u)")
                 query = f"{head} {{ {_union(needed)} MINUS {{ ?f0 {p} ?v }} }}"
-                queries.append((("u", "d"), query))
+                queries.append((("u", "d"), query, ()))
             for (q, low), classes in sorted(minimum.items()):
                 if q == p and low > 1:
                     counts = f"SELECT ?f0 (COUNT(?v) AS ?n) WHERE {{ ?f0 {p} ?v }} GROUP BY ?f0"
@@ -227,16 +228,16 @@ class _Compiler:
                         f"{head} {{ {_typed(classes)} OPTIONAL {{ {{ {counts} }} }}"
                         f" FILTER (!BOUND(?n) || ?n < {low}) }}"
                     )
-                    queries.append((None, query))
+                    queries.append((None, query, ()))
             for (q, high), classes in sorted(maximum.items()):
                 if q == p:
+                    # the few subjects with too many values, then which are focus nodes
                     many = (
-                        f"{{ SELECT ?f0 WHERE {{ ?f0 {p} ?v }} GROUP BY ?f0"
-                        f" HAVING (COUNT(?v) > {high}) }}"
+                        f"SELECT (?f0 AS ?r) WHERE {{ ?f0 {p} ?v }} GROUP BY ?f0"
+                        f" HAVING (COUNT(?v) > {high})"
                     )
-                    queries.append(
-                        (("n", "d") if high else None, f"{head} {{ {many} {_typed(classes)} }}")
-                    )
+                    kept = tuple(str(c) for c in sorted(classes, key=str))
+                    queries.append((("n", "d") if high else None, many, kept))
             for i, ((q, fail), classes) in enumerate(sorted(bad.items())):
                 if q == p:
                     aggregates.append(
@@ -244,7 +245,7 @@ class _Compiler:
                     )
                     test = f"FILTER (COALESCE({fail}, true))"
                     query = f"{head} {{ {_typed(classes)} {values.format(p=p)} {test} }}"
-                    queries.append(((f"b{i}", "z"), query))
+                    queries.append(((f"b{i}", "z"), query, ()))
             rows = f"{{ ?s {p} ?v BIND (?s AS ?f0) }}"
             pattern = f"{_union(needed)} UNION {rows}" if needed else rows
             precheck = f"SELECT {' '.join(aggregates)} WHERE {{ {pattern} }}"
@@ -255,10 +256,8 @@ class _Compiler:
             # value of the property at all lacks every option.
             kinds = " UNION ".join(f"{{ ?v a {c} }}" for c in alternatives)
             query = f"{head} {{ {_typed(classes)} {values.format(p=p)} MINUS {{ {kinds} }} }}"
-            precheck = (
-                f"SELECT (COUNT(*) AS ?n) (0 AS ?z) WHERE {{ ?s {p} ?v MINUS {{ {kinds} }} }}"
-            )
-            out.append(_Task(((("n", "z"), query),), precheck))
+            precheck = f"ASK {{ ?s {p} ?v MINUS {{ {kinds} }} }}"  # stops at the first
+            out.append(_Task(((("found", "none"), query, ()),), precheck))
         return out
 
     def constraints(
@@ -358,13 +357,23 @@ class _Compiler:
 
 
 def _proof(store: Store, precheck: str | None) -> dict[str, Any]:
-    """The one row of a pre-check query, variable → value (empty: nothing proved)."""
+    """The one row of a pre-check query, variable → value (empty: nothing proved); for an
+    ``ASK`` pre-check ``found`` (its answer) and ``none`` (False)."""
     if precheck is None:
         return {}
     solutions = store.query(precheck)
+    if isinstance(solutions, ox.QueryBoolean):
+        return {"found": bool(solutions), "none": False}
     for row in solutions:
         return {v.value: row[v] for v in solutions.variables if row[v] is not None}
     return {}
+
+
+def _instances(store: Store, nodes: list[ox.NamedNode], classes: tuple[str, ...]) -> list[Any]:
+    """Those of ``nodes`` that are instances of one of ``classes``, typed in any graph (an
+    index look-up per node: for the few a query found)."""
+    wanted = {ox.NamedNode(c) for c in classes}
+    return [n for n in nodes if any(q.object in wanted for q in store.quads(n, _TYPE))]
 
 
 def candidates(
@@ -379,13 +388,12 @@ def candidates(
     focus: set[str] = set()
     for task in _Compiler(shapes).tasks()[index::parts]:
         proof = _proof(store, task.precheck)
-        for unless, query in task.queries:
+        for unless, query, kept in task.queries:
             if unless and unless[0] in proof and proof[unless[0]] == proof.get(unless[1]):
                 continue  # the pre-check proved it finds nothing
-            for row in store.query(query):
-                node = row["r"]
-                if isinstance(node, ox.NamedNode):
-                    focus.add(node.value)
+            nodes = [row["r"] for row in store.query(query)]
+            named = [node for node in nodes if isinstance(node, ox.NamedNode)]
+            focus.update(node.value for node in (_instances(store, named, kept) if kept else named))
     found: dict[str, set[str]] = defaultdict(set)
     for node in sorted(focus):
         for graph in {q.graph_name for q in store.quads(_node(node))}:
