@@ -44,7 +44,7 @@ from typing import Any
 import pyoxigraph as ox
 import rdflib
 from rdflib.collection import Collection
-from rdflib.namespace import RDF, SH
+from rdflib.namespace import RDF, SH, XSD
 
 from .errors import CheckError, first_line
 from .store import Store
@@ -65,6 +65,9 @@ MODES = ("fast", "full")
 # Keys of a property shape that either constrain nothing or are compiled below.
 _DOC_KEYS = {SH.path, SH.message, SH.name, SH.description, SH.severity, SH.order, SH.group}
 _COMPILED = {SH.minCount, SH.maxCount, SH.datatype, SH.nodeKind, SH["class"], SH["or"], SH.node}
+# XSD datatypes Oxigraph casts to: a literal of one of them is well-formed iff the cast works.
+_CASTS = {XSD[t] for t in ("string", "boolean", "integer", "decimal", "float", "double",
+                           "dateTime", "date", "time")}  # fmt: skip
 _NODE_KIND_FAILS = {
     SH.IRI: "!isIRI(?v)",
     SH.Literal: "!isLiteral(?v)",
@@ -279,7 +282,9 @@ class _Compiler:
         fails: list[str] = []
         datatype = self.g.value(prop, SH.datatype)
         if datatype is not None:
-            fails.append(f"(!isLiteral(?v) || DATATYPE(?v) != {_iri(datatype)})")
+            # ill-formed ("abc"^^xsd:integer) fails too: the cast to the datatype errs
+            cast = f" || !isLiteral({_iri(datatype)}(?v))" if datatype in _CASTS else ""
+            fails.append(f"(!isLiteral(?v) || DATATYPE(?v) != {_iri(datatype)}{cast})")
         kind = self.g.value(prop, SH.nodeKind)
         if kind is not None:
             if kind not in _NODE_KIND_FAILS:

@@ -200,6 +200,7 @@ BROKEN = {  # node → (what breaks, its triples)
     "a4": ("nodeKind", GOOD.replace("ex:page ex:p", 'ex:page "p"')),
     "a5": ("second sh:class", GOOD.replace("ex:link ex:bc", "ex:link ex:b")),
     "a10": ("first sh:class", GOOD.replace("ex:link ex:bc", "ex:link ex:c")),
+    "a11": ("ill-formed datatype", GOOD.replace("ex:one 1 ;", 'ex:one "one"^^xsd:integer ;')),
     "a6": ("minCount 2", GOOD.replace('ex:pair "x", "y"', 'ex:pair "x"')),
     "a7": ("maxCount 0", GOOD.replace("ex:one 1 ;", 'ex:one 1 ; ex:never "x" ;')),
     "a8": ("sh:or", GOOD.replace("ex:either ex:b", "ex:either ex:untyped")),
@@ -209,7 +210,8 @@ BROKEN = {  # node → (what breaks, its triples)
 
 
 def _kinds_store() -> Store:
-    prefix = "PREFIX ex: <https://example.org/ns#> INSERT DATA { "
+    prefix = "PREFIX ex: <https://example.org/ns#> PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>"
+    prefix += " INSERT DATA { "
     graphs = [
         "GRAPH <https://example.org/g/shared> { ex:bc a ex:B, ex:C . ex:b a ex:B . ex:c a ex:C . }",
         # not targeted, sharing the properties: two values, strings, untyped links
