@@ -27,9 +27,11 @@ reference the tests compare ``fast`` against. See :class:`_Compiler` for what ea
 constraint costs and how it is proved.
 
 Supported for pre-selection (anything else falls back to "validate all targets"): node
-shapes with ``sh:targetClass``; property shapes with an IRI ``sh:path`` and ``sh:minCount``,
-``sh:maxCount``, ``sh:datatype``, ``sh:nodeKind``, ``sh:class``, ``sh:or`` of ``sh:class``
-shapes, and ``sh:node``.
+shapes with ``sh:targetClass`` (or that are an ``rdfs:Class``); property shapes with an IRI
+``sh:path`` and ``sh:minCount``, ``sh:maxCount``, ``sh:datatype``, ``sh:nodeKind``,
+``sh:class``, ``sh:or`` of ``sh:class`` shapes, and ``sh:node``. Node, subjects-of and
+objects-of targets, and property shapes with targets of their own, make all their targets
+candidates.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from typing import Any
 import pyoxigraph as ox
 import rdflib
 from rdflib.collection import Collection
-from rdflib.namespace import RDF, SH, XSD
+from rdflib.namespace import RDF, RDFS, SH, XSD
 
 from .errors import CheckError, first_line
 from .store import Store
@@ -68,6 +70,7 @@ _COMPILED = {SH.minCount, SH.maxCount, SH.datatype, SH.nodeKind, SH["class"], SH
 # XSD datatypes Oxigraph casts to: a literal of one of them is well-formed iff the cast works.
 _CASTS = {XSD[t] for t in ("string", "boolean", "integer", "decimal", "float", "double",
                            "dateTime", "date", "time")}  # fmt: skip
+_OTHER_TARGETS = (SH.targetNode, SH.targetSubjectsOf, SH.targetObjectsOf)
 _NODE_KIND_FAILS = {
     SH.IRI: "!isIRI(?v)",
     SH.Literal: "!isLiteral(?v)",
@@ -186,17 +189,25 @@ class _Compiler:
         maximum: dict[tuple[str, int], set[Any]] = defaultdict(set)
         bad: dict[tuple[str, str], set[Any]] = defaultdict(set)
         typed: dict[tuple[str, tuple[str, ...]], set[Any]] = defaultdict(set)
-        for shape in sorted(set(self.g.subjects(RDF.type, SH.NodeShape)), key=str):
+        for shape in self.targeted():
+            for pattern in self.other_focus(shape):
+                # node targets, subjects-of, objects-of: all are candidates
+                out.append(
+                    _Task(((None, f"SELECT DISTINCT (?f0 AS ?r) WHERE {{ {pattern} }}", ()),))
+                )
             targets = list(self.g.objects(shape, SH.targetClass))
+            if (shape, RDF.type, RDFS.Class) in self.g:
+                targets.append(shape)  # an implicit class target
             if not targets:
-                continue  # only reached through sh:node
-            keys = _sh_keys(self.g, shape) - {SH.targetClass, SH.property}
+                continue
+            keys = _sh_keys(self.g, shape) - {SH.targetClass, SH.property, *_OTHER_TARGETS}
             nodes = list(self.g.objects(shape, SH.property))
             props = [self.constraints(prop) for prop in nodes]
             for cls in targets:
                 focus = f"{{ SELECT ?f0 WHERE {{ ?f0 a {_iri(cls)} }} }}"
                 if keys - _DOC_KEYS or any(c is None for c in props):
-                    # node-level or unknown constraints: every focus node is a candidate
+                    # node-level or unknown constraints, or a property shape with targets:
+                    # every focus node is a candidate
                     everyone = f"SELECT DISTINCT (?f0 AS ?r) WHERE {{ {focus} }}"
                     out.append(_Task(((None, everyone, ()),)))
                     continue
@@ -266,6 +277,28 @@ class _Compiler:
             query = f"{head} {{ {_typed(classes)} {values.format(p=p)} MINUS {{ {kinds} }} }}"
             precheck = f"ASK {{ ?s {p} ?v MINUS {{ {kinds} }} }}"  # stops at the first
             out.append(_Task(((("found", "none"), query, ()),), precheck))
+        return out
+
+    def targeted(self) -> list[Any]:
+        """The shapes with targets: explicit ones, or a shape that is also an ``rdfs:Class``."""
+        shapes = {s for key in (SH.targetClass, *_OTHER_TARGETS) for s in self.g.subjects(key)}
+        for cls in self.g.subjects(RDF.type, RDFS.Class):
+            if _sh_keys(self.g, cls):
+                shapes.add(cls)
+        return sorted(shapes, key=str)
+
+    def other_focus(self, shape: Any) -> list[str]:
+        """Patterns binding ``?f0`` to the IRI targets of ``shape`` other than its classes
+        (and to the nodes pointing at its ``sh:targetObjectsOf`` targets)."""
+        out = [f"VALUES ?f0 {{ {_iri(n)} }}" for n in self.g.objects(shape, SH.targetNode)
+               if isinstance(n, rdflib.URIRef)]  # fmt: skip
+        for p in self.g.objects(shape, SH.targetSubjectsOf):
+            out.append(f"?f0 {_iri(p)} ?x")
+        for p in self.g.objects(shape, SH.targetObjectsOf):
+            out.append(f"?x {_iri(p)} ?f0")
+            # and whoever points at them: the triple that makes them targets is in the
+            # pointing node's graph, and pySHACL must see it
+            out.append(f"?f0 {_iri(p)} ?x")
         return out
 
     def constraints(

@@ -245,3 +245,41 @@ def test_fast_mode_finds_each_constraint_kind() -> None:
     assert set(fast) == set(full)
     assert validated == len(BROKEN)  # the good nodes and the other graph are not validated
     assert set(found) == {f"https://example.org/g/{node}" for node in BROKEN}
+
+
+TARGET_SHAPES = """
+@prefix sh: <http://www.w3.org/ns/shacl#> . @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix ex: <https://example.org/ns#> .
+ex:BySubjects sh:targetSubjectsOf ex:flag ; sh:property [ sh:path ex:flag ; sh:maxCount 1 ] .
+ex:ByObjects a sh:NodeShape ; sh:targetObjectsOf ex:points ;
+  sh:property [ sh:path ex:req ; sh:minCount 1 ] .
+ex:ByNode a sh:NodeShape ; sh:targetNode ex:n1 ; sh:property [ sh:path ex:req ; sh:minCount 1 ] .
+ex:PropertyOnly a sh:PropertyShape ; sh:targetClass ex:E ; sh:path ex:req ; sh:minCount 1 .
+ex:Implicit a sh:NodeShape, rdfs:Class ; sh:property [ sh:path ex:req ; sh:minCount 1 ] .
+"""
+TARGETED = {  # graph → its triples: each breaks one shape, reached by another kind of target
+    "subjects": "ex:s1 ex:flag 1, 2 .",
+    "objects": "ex:o0 ex:points ex:o1 . ex:o1 ex:other 1 .",
+    "node": "ex:n1 ex:other 1 .",
+    "property": "ex:e1 a ex:E .",
+    "implicit": "ex:i1 a ex:Implicit .",
+}
+
+
+def test_fast_mode_covers_every_kind_of_target() -> None:
+    """Shapes targeting subjects-of, objects-of, nodes, a top-level property shape and a shape
+    that is also a class: none was pre-selected before (the graphs were never validated)."""
+    import rdflib
+
+    shapes = rdflib.Graph().parse(data=TARGET_SHAPES, format="turtle")
+    good = "ex:s2 ex:flag 1 . ex:o2 ex:points ex:o3 . ex:o3 ex:req 1 . ex:e2 a ex:E ; ex:req 1 ."
+    graphs = [f"GRAPH <https://example.org/g/{g}> {{ {t} }}" for g, t in TARGETED.items()]
+    graphs.append(f"GRAPH <https://example.org/g/good> {{ {good} }}")
+    with Store(None) as store:
+        store.ox.update(
+            f"PREFIX ex: <https://example.org/ns#> INSERT DATA {{ {' '.join(graphs)} }}"
+        )
+        full, _ = validate(store, shapes, mode="full")
+        fast, _ = validate(store, shapes, mode="fast")
+    assert {r.story.rsplit("/", 1)[-1] for r in full} == set(TARGETED)
+    assert set(fast) == set(full)
