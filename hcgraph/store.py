@@ -283,18 +283,6 @@ class Store:
         except (OSError, SyntaxError) as exc:
             raise StoreError(f"{self.directory}: write failed: {first_line(exc)}") from exc
 
-    def load_stream(self, stream: IO[bytes]) -> None:
-        """Add an N-Quads stream with one bulk load (the pipeline's long ingest load).
-
-        IRIs are validated by hcgraph before they are written (``lenient`` skips the
-        loader's second check).
-        """
-        self._writable()
-        try:
-            self.ox.bulk_load(stream, ox.RdfFormat.N_QUADS, lenient=True)
-        except (OSError, SyntaxError) as exc:
-            raise StoreError(f"{self.directory}: write failed: {first_line(exc)}") from exc
-
     def replace_graph(
         self, graph: str, ntriples: str, also: Mapping[str, str] | None = None
     ) -> None:
