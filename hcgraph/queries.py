@@ -163,8 +163,10 @@ def to_python(term: Any) -> Any:
     if isinstance(term, ox.BlankNode):
         return f"_:{term.value}"
     if isinstance(term, ox.Literal):
-        kind = term.datatype.value.removeprefix(_XSD)
-        converter = _LITERAL_CONVERTERS.get(kind) if term.datatype.value.startswith(_XSD) else None
+        datatype = term.datatype.value
+        converter = (
+            _LITERAL_CONVERTERS.get(datatype[len(_XSD) :]) if datatype.startswith(_XSD) else None
+        )
         if converter is not None:
             try:
                 return converter(term.value)
@@ -416,12 +418,13 @@ def _split_order(text: str) -> tuple[str, list[tuple[str, bool]]]:
 
 def _order_key(term: Any) -> tuple[Any, ...]:
     """SPARQL ORDER BY ranks: unbound < blank nodes < IRIs < literals; numbers by value."""
+    kind = type(term)
+    if kind is ox.NamedNode:
+        return (2, term.value)
     if term is None:
         return (0,)
-    if isinstance(term, ox.BlankNode):
+    if kind is ox.BlankNode:
         return (1, term.value)
-    if isinstance(term, ox.NamedNode):
-        return (2, term.value)
     value = to_python(term)
     if isinstance(value, bool):
         return (3, 1, int(value), "")
@@ -433,12 +436,32 @@ def _order_key(term: Any) -> tuple[Any, ...]:
 
 
 def _sort_rows(result: QueryResult, order: list[tuple[str, bool]]) -> None:
-    """Sort rows in place by the ORDER BY keys (stable sorts, last key first)."""
-    for name, descending in reversed(order):
-        column = result.variables.index(name)
+    """Sort rows in place by the ORDER BY keys.
 
-        def key(row: tuple[Any, ...], column: int = column) -> tuple[Any, ...]:
-            return _order_key(row[column])
+    Consecutive keys of one direction sort in one stable pass (a tuple key), the groups last
+    first; each distinct term's rank is computed once per column (a story IRI recurs on many
+    rows, and reading a term's text back from pyoxigraph is what costs).
+    """
+    groups: list[tuple[list[int], bool]] = []
+    for name, descending in order:
+        column = result.variables.index(name)
+        if groups and groups[-1][1] == descending:
+            groups[-1][0].append(column)
+        else:
+            groups.append(([column], descending))
+    for columns, descending in reversed(groups):
+        ranks: list[dict[Any, tuple[Any, ...]]] = [{} for _ in columns]
+        pairs = list(zip(columns, ranks, strict=True))
+
+        def key(row: tuple[Any, ...], pairs: list[Any] = pairs) -> tuple[Any, ...]:
+            out = []
+            for column, seen in pairs:
+                term = row[column]
+                rank = seen.get(term)
+                if rank is None:
+                    rank = seen[term] = _order_key(term)
+                out.append(rank)
+            return tuple(out)
 
         result.terms.sort(key=key, reverse=descending)
 
