@@ -1,8 +1,8 @@
 """Writing output files: the one atomic, durable "write a temp file, then rename" helper.
 
-Every file hcgraph writes (exports, shards, query results, maps, reports, archive records,
-push state) goes through :func:`atomic_writer`, so each one is either the whole new file or
-the old one, never torn:
+Every file hcgraph writes (exports, shards, query results, maps, reports, push state) goes
+through :func:`atomic_writer`, so each one is either the whole new file or the old one,
+never torn:
 
 * the data goes to a temporary file beside the target, is flushed and ``fsync``-ed, then
   renamed over the target, and the directory is ``fsync``-ed too (a power cut after the
@@ -12,6 +12,10 @@ the old one, never torn:
   holding secrets;
 * an :class:`OSError` (no such directory, permission denied, disk full) becomes one
   :class:`~hcgraph.errors.OutputError` naming the path, which the CLI prints as one line.
+
+The crawl archive's files are the exception (:func:`write_new`): created once under their
+final name, since there a rename costs ~4x the write and every torn file is detected (a
+body by its SHA-256) or harmless (a record that does not parse is skipped).
 """
 
 from __future__ import annotations
@@ -26,7 +30,14 @@ from typing import BinaryIO, TextIO
 
 from .errors import OutputError
 
-__all__ = ["atomic_text_writer", "atomic_writer", "ensure_dir", "file_mode", "write_atomic"]
+__all__ = [
+    "atomic_text_writer",
+    "atomic_writer",
+    "ensure_dir",
+    "file_mode",
+    "write_atomic",
+    "write_new",
+]
 
 
 def file_mode() -> int:
@@ -113,6 +124,36 @@ def write_atomic(
     """Write ``data`` to ``path`` with :func:`atomic_writer` (all or nothing)."""
     with atomic_writer(path, private=private, durable=durable) as handle:
         handle.write(data)
+
+
+def write_new(path: Path, data: bytes) -> None:
+    """Create ``path`` holding ``data`` (exclusively: no temporary file, no rename).
+
+    For files whose readers detect a torn one (see the module docstring): a crash mid-write
+    can leave one; a failed write removes what it wrote.
+
+    Raises:
+        FileExistsError: ``path`` exists (left as it is).
+        OutputError: it cannot be written.
+    """
+    try:
+        try:
+            handle = path.open("xb")
+        except FileNotFoundError:  # the directory is missing: make it (only then)
+            ensure_dir(path.parent)
+            handle = path.open("xb")
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot write: {_why(exc)}") from None
+    try:
+        with handle:
+            handle.write(data)
+    except BaseException as exc:
+        path.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise OutputError(f"{path}: cannot write: {_why(exc)}") from None
+        raise
 
 
 def _temp_beside(target: Path) -> tuple[int, str]:

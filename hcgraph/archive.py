@@ -9,9 +9,13 @@ directory)::
       records/2026-11-29/20261129T231700.123456Z-<12 hex of sha256(url)>.json
                                    one metadata record per fetch (see FetchRecord)
 
-Bodies are written once (same bytes, same file); records are never changed. Both are written
-to a temporary file in the same directory and renamed into place, so a crash (even SIGKILL)
-leaves either the whole file or none of it. Record names sort by fetch time.
+Bodies are written once (same bytes, same file); records are never changed. Both are created
+once under their final name (:func:`hcgraph._io.write_new`; a temporary file and a rename
+cost ~4x the write here, two files per fetch). A crash mid-write (even SIGKILL) can leave a
+torn file, and that is safe: a torn body is found by its SHA-256 (on read, and by the next
+fetch of the same bytes, which writes it again) and no record names it, since a fetch's
+record is written after its body; a torn record does not parse and is skipped, so that
+fetch is made again. Record names sort by fetch time.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _io
-from .errors import CrawlError, OutputError
+from .errors import CrawlError
 
 __all__ = ["Archive", "FetchRecord", "write_atomic"]
 
@@ -82,46 +86,11 @@ class FetchRecord:
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary file and a rename (all or nothing).
-
-    Not fsync-ed: two fsyncs per fetched body halved the crawl's speed, and the archive needs
-    no such guarantee — every body is checked against its SHA-256 when read, and a lost
-    record only means that fetch is made again.
+    """Write ``data`` to ``path`` via a temporary file and a rename (all or nothing), not
+    fsync-ed: for reports (the crawl report, the audit page), which running the command
+    again writes again if a power cut loses them.
     """
     _io.write_atomic(path, data, durable=False)
-
-
-def _create(path: Path, data: bytes) -> None:
-    """Create ``path`` holding ``data``; refuse (FileExistsError) if it exists.
-
-    No temporary file and rename: on this kind of filesystem the rename costs ~4x the write
-    (measured: 430 vs 90 us a file), and a crawl writes two files per story on its event
-    loop. A crash mid-write can leave a torn file, which the archive tolerates: a body is
-    checked against its SHA-256 when read and before an existing copy is trusted, and a torn
-    record is skipped when read (that fetch is made again).
-
-    Raises:
-        FileExistsError: ``path`` exists.
-        OutputError: it cannot be written (a partial file is removed).
-    """
-    try:
-        try:
-            handle = path.open("xb")
-        except FileNotFoundError:  # the directory is missing: make it (only then)
-            _io.ensure_dir(path.parent)
-            handle = path.open("xb")
-    except FileExistsError:
-        raise
-    except OSError as exc:
-        raise OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
-    try:
-        with handle:
-            handle.write(data)
-    except BaseException as exc:
-        path.unlink(missing_ok=True)
-        if isinstance(exc, OSError):
-            raise OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
-        raise
 
 
 class Archive:
@@ -137,15 +106,19 @@ class Archive:
         return self.bodies / sha256[:2] / sha256
 
     def put_body(self, data: bytes) -> str:
-        """Store a body (once per distinct content); return its SHA-256."""
+        """Store a body (once per distinct content); return its SHA-256.
+
+        Written once under its final name (:func:`hcgraph._io.write_new`): a copy torn by a
+        crash is found by its hash here and by :meth:`get_body`, and written again here.
+        """
         sha = hashlib.sha256(data).hexdigest()
         path = self.body_path(sha)
         try:
-            _create(path, data)
+            _io.write_new(path, data)
         except FileExistsError:
             if not self._intact(path, sha):  # torn by a crash mid-write: write it again
                 path.unlink(missing_ok=True)
-                _create(path, data)
+                _io.write_new(path, data)
         return sha
 
     @staticmethod
@@ -184,7 +157,7 @@ class Archive:
         data, n = record.to_json(), 1
         while True:
             try:
-                _create(path, data)
+                _io.write_new(path, data)
                 return path
             except FileExistsError:  # the same URL twice in one microsecond: keep both
                 n += 1
