@@ -224,8 +224,17 @@ def time_rdflib(store: Any, urls: list[str], runs: int, cap: int, k: int) -> dic
                 out[name] = (statistics.median(times), rows)
             except _Timeout:
                 out[name] = (None, None)
+            except Exception as exc:  # rdflib's own bugs: recorded, the run goes on
+                signal.alarm(0)
+                out[name] = (None, f"{type(exc).__name__}: {exc}")
             signal.alarm(0)
-            shown = f"{out[name][0]:8.2f} s" if out[name][0] is not None else f"> {cap} s"
+            sec, rows_or_error = out[name]
+            if sec is not None:
+                shown = f"{sec:8.2f} s"
+            elif isinstance(rows_or_error, str):
+                shown = f"fails ({rows_or_error})"
+            else:
+                shown = f"> {cap} s"
             print(f"  {name:26s} {shown}", flush=True)
     finally:
         signal.signal(signal.SIGALRM, previous or signal.SIG_DFL)
@@ -353,7 +362,9 @@ def render(r: dict[str, Any]) -> str:
     ratios, bounds = [], []
     for name, (sec, rows, _n) in r["small_disk"].items():
         base, base_rows = r["small_rdflib"][name]
-        if base is None:
+        if base is None and isinstance(base_rows, str):
+            shown, ratio = f"fails: {base_rows}", "-"
+        elif base is None:
             shown, ratio = f"> {a['baseline_timeout']} s", f"> {a['baseline_timeout'] / sec:,.0f}x"
             bounds.append(a["baseline_timeout"] / sec)
         else:
