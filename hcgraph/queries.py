@@ -438,10 +438,9 @@ def _order_key(term: Any) -> tuple[Any, ...]:
 def _sort_rows(result: QueryResult, order: list[tuple[str, bool]]) -> None:
     """Sort rows in place by the ORDER BY keys.
 
-    Consecutive keys of one direction sort in one stable pass, the groups last first. Each
-    column's distinct terms are ranked once (a story IRI recurs on many rows, and reading a
-    term's text back from pyoxigraph is what costs) and replaced by their position among
-    the column's sorted ranks, so the sort compares small integers, not nested tuples.
+    Consecutive keys of one direction sort in one stable pass (a tuple key), the groups last
+    first; each distinct term's rank is computed once per column (a story IRI recurs on many
+    rows, and reading a term's text back from pyoxigraph is what costs).
     """
     groups: list[tuple[list[int], bool]] = []
     for name, descending in order:
@@ -450,22 +449,21 @@ def _sort_rows(result: QueryResult, order: list[tuple[str, bool]]) -> None:
             groups[-1][0].append(column)
         else:
             groups.append(([column], descending))
-    rows = result.terms
     for columns, descending in reversed(groups):
-        keys: list[Any] = [_column_positions(rows, column) for column in columns]
-        key = keys[0] if len(keys) == 1 else list(zip(*keys, strict=True))
-        rows = [rows[i] for i in sorted(range(len(rows)), key=key.__getitem__, reverse=descending)]
-    result.terms[:] = rows
+        ranks: list[dict[Any, tuple[Any, ...]]] = [{} for _ in columns]
+        pairs = list(zip(columns, ranks, strict=True))
 
+        def key(row: tuple[Any, ...], pairs: list[Any] = pairs) -> tuple[Any, ...]:
+            out = []
+            for column, seen in pairs:
+                term = row[column]
+                rank = seen.get(term)
+                if rank is None:
+                    rank = seen[term] = _order_key(term)
+                out.append(rank)
+            return tuple(out)
 
-def _column_positions(rows: list[tuple[Any, ...]], column: int) -> list[int]:
-    """Each row's term in ``column`` as the position of its rank among the column's ranks.
-
-    Terms of equal rank share a position, so the sort stays stable among them.
-    """
-    ranks = {term: _order_key(term) for term in {row[column] for row in rows}}
-    position = {rank: i for i, rank in enumerate(sorted(set(ranks.values())))}
-    return [position[ranks[row[column]]] for row in rows]
+        result.terms.sort(key=key, reverse=descending)
 
 
 def _syntax_message(exc: SyntaxError) -> str:
