@@ -205,9 +205,11 @@ class Ledger:
             self.db.execute("DELETE FROM pending WHERE story = ?", (p.story,))
 
     def clean(self) -> None:
-        """Mark the ledger consistent with the store again."""
+        """Mark the ledger consistent with the store again (not while a story is still
+        pending: a write that failed stays for :func:`hcgraph.pipeline.recover`)."""
         with self._transaction():
-            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('dirty', '0')")
+            if self.db.execute("SELECT 1 FROM pending LIMIT 1").fetchone() is None:
+                self.db.execute("INSERT OR REPLACE INTO meta VALUES ('dirty', '0')")
 
     def _transaction(self) -> _transaction:
         """A write transaction; the in-memory user counts are dropped if it rolls back."""

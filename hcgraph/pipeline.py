@@ -253,6 +253,7 @@ class Pipeline:
         self._closing: _Loader | None = None
         self._writing: Future[None] | None = None
         self._inflight: set[str] = set()
+        self._broken = False  # a write failed: the store waits for recover()
         self._run_urls: dict[str, str] = {}  # story IRI → first source in this run
         self._run_ids: dict[str, str] = {}  # story id → first story IRI in this run
         recover(store)
@@ -309,7 +310,15 @@ class Pipeline:
         if self._closing is None:
             return
         loader, self._closing = self._closing, None
-        pending = loader.finish()
+        try:
+            pending = loader.finish()
+        except BaseException:
+            # The load failed, maybe part-written. Load nothing more: a later segment's
+            # stories may state descriptions only this one carried. Every unsettled story
+            # stays pending and the ledger dirty, for recover() on the next open.
+            self._loader = None
+            self._broken = True
+            raise
         ledger = self.store.ledger
         _retract(self.store, ledger.settle(pending))
         if self._loader is None:
@@ -451,6 +460,8 @@ class Pipeline:
         """Send a prepared batch on its way: into a segment load, or to the writer thread."""
         if not write:
             return
+        if self._broken:
+            raise StoreError(f"{self.store.directory}: an earlier write failed; reopen the store")
         if stream and not write.replaced:
             if self._writing is not None:
                 self.flush()
