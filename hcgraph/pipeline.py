@@ -137,6 +137,12 @@ class _Write:
     replaced: list[tuple[MappedStory, str]] = field(default_factory=list)
     descriptions: dict[bytes, tuple[str, str, str]] = field(default_factory=dict)
     uses: dict[str, frozenset[bytes]] = field(default_factory=dict)
+    stated: dict[bytes, tuple[str, str, str]] = field(default_factory=dict)  # all of them
+
+    def find_new(self, known: Callable[[bytes], bool]) -> None:
+        """Keep as :attr:`descriptions` the stated ones the ledger does not know, decided
+        when the write begins: a replacement written meanwhile may have retracted some."""
+        self.descriptions = {h: d for h, d in self.stated.items() if not known(h)}
 
     def __bool__(self) -> bool:
         return bool(self.new or self.replaced)
@@ -429,13 +435,12 @@ class Pipeline:
         )
         mapped = map_story(story, info)
         hashes = set()
-        ledger = self.store.ledger
         for desc in mapped.shared.values():
             body = desc.body()
             digest = description_hash(desc.graph, body)
             hashes.add(digest)
-            if digest not in write.descriptions and not ledger.known(digest):
-                write.descriptions[digest] = (desc.graph, desc.subject, body)
+            if digest not in write.stated:
+                write.stated[digest] = (desc.graph, desc.subject, body)
         write.uses[story.url] = frozenset(hashes)
         (write.replaced if old else write.new).append((mapped, sha))
         return replace(base, status="replaced" if old else "added", quads=len(mapped))
@@ -467,6 +472,7 @@ class Pipeline:
                 self.flush()
             if self._loader is None:
                 self._loader = _Loader(self.store, self._pool)
+            write.find_new(self.store.ledger.known)
             self.store.ledger.begin(_rows(write), write.pending())
             self._loader.feed(write)
             self._inflight.update(self._loader.urls)
@@ -477,6 +483,7 @@ class Pipeline:
                 self._end_segment()
             return
         self.flush()  # replacements and crawl batches: one transaction after another
+        write.find_new(self.store.ledger.known)
         self.store.ledger.begin(_rows(write), write.pending())
         self._inflight = {m.url for m, _ in (*write.new, *write.replaced)}
         self._writing = self._pool.submit(_write, self.store, write)

@@ -3,13 +3,16 @@ batch, a retraction interrupted between the ledger and the store."""
 
 from __future__ import annotations
 
+import json
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import hcgraph.pipeline as pl
 from hcgraph.errors import StoreError
-from hcgraph.ingest import ingest_paths
+from hcgraph.ingest import ingest_bytes, ingest_paths
 from hcgraph.sample import generate_corpus
 from hcgraph.store import Store
 
@@ -56,4 +59,53 @@ def test_a_failed_segment_load_is_recovered_not_marked_clean(
         assert ingest_paths(store, [stories]).ok
         clean = Store(None)
         assert ingest_paths(clean, [stories]).ok
+        _assert_same(store, clean)
+
+
+def _seed_variants(seed_bytes: bytes) -> tuple[bytes, bytes, bytes]:
+    """The seed story; its next version (manifest 0 retitled); another story citing the
+    seed's manifests unchanged (so it states the description the next version drops)."""
+    seed = json.loads(seed_bytes)
+    changed = json.loads(seed_bytes)
+    changed["manifests"][0]["title"] = "A retitled manifest"
+    other = json.loads(seed_bytes)
+    other["id"] = "9" + str(other["id"])
+    other["url"] = other["url"].rstrip("/") + "-copy/"
+    return json.dumps(seed).encode(), json.dumps(changed).encode(), json.dumps(other).encode()
+
+
+def test_a_description_retracted_by_a_replacement_stays_for_the_next_batch(
+    tmp_path: Path, seed_bytes: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Batch 1 replaces a story, whose write (on the writer thread) retracts a description
+    only its old version stated; batch 2, prepared meanwhile, adds a story stating that
+    description. Before, batch 2 took it as known (the retraction had not happened yet) and
+    did not write it: the store lost the description the new story states."""
+    v1, v2, other = _seed_variants(seed_bytes)
+    prepared = threading.Event()
+    real_prepare, real_replace = pl.Pipeline._prepare, Store.replace_graph
+
+    def prepare(self: pl.Pipeline, doc: pl.Document, *args: Any) -> pl.Outcome:
+        outcome = real_prepare(self, doc, *args)
+        if doc.source == "other":
+            prepared.set()
+        return outcome
+
+    def replace_graph(self: Store, *args: Any, **kwargs: Any) -> None:
+        prepared.wait(10)  # the writer is slower than the next batch's mapping
+        real_replace(self, *args, **kwargs)
+
+    with Store(tmp_path / "st") as store:
+        assert ingest_bytes(store, [(v1, "v1")]).ok
+        monkeypatch.setattr(pl.Pipeline, "_prepare", prepare)
+        monkeypatch.setattr(Store, "replace_graph", replace_graph)
+        with pl.Pipeline(store, batch_size=1) as pipeline:
+            docs = [pl.Document(v2, "v2"), pl.Document(other, "other")]
+            statuses = [o.status for o in pipeline.run(docs)]
+        assert statuses == ["replaced", "added"]
+        monkeypatch.undo()
+        monkeypatch.setenv("SOURCE_DATE_EPOCH", "1790000000")
+        clean = Store(None)  # the same three documents, one write at a time
+        for raw, source in ((v1, "v1"), (v2, "v2"), (other, "other")):
+            assert ingest_bytes(clean, [(raw, source)]).ok
         _assert_same(store, clean)
