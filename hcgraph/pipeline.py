@@ -523,12 +523,14 @@ def _retract(store: Store, dropped: set[bytes]) -> None:
         return
     ledger = store.ledger
     subjects = {ledger.subject_of(h) for h in dropped} - {None}
-    ledger.forget(dropped)
     for graph, subject in sorted(s for s in subjects if s is not None):
         lines: dict[str, None] = {}
         for body in ledger.bodies_in_use(graph, subject):
             lines.update(dict.fromkeys(body.splitlines(keepends=True)))
         store.set_subject(graph, subject[1:-1], "".join(sorted(lines)))
+    # Forgotten only once the store no longer says them: if the process stops before,
+    # recover() finds them among the unused descriptions and retracts them again.
+    ledger.forget(dropped)
 
 
 def remove_story(store: Store, story_url: str) -> bool:

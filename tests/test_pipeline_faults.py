@@ -13,6 +13,7 @@ import pytest
 import hcgraph.pipeline as pl
 from hcgraph.errors import StoreError
 from hcgraph.ingest import ingest_bytes, ingest_paths
+from hcgraph.pipeline import recover
 from hcgraph.sample import generate_corpus
 from hcgraph.store import Store
 
@@ -107,5 +108,34 @@ def test_a_description_retracted_by_a_replacement_stays_for_the_next_batch(
         monkeypatch.setenv("SOURCE_DATE_EPOCH", "1790000000")
         clean = Store(None)  # the same three documents, one write at a time
         for raw, source in ((v1, "v1"), (v2, "v2"), (other, "other")):
+            assert ingest_bytes(clean, [(raw, source)]).ok
+        _assert_same(store, clean)
+
+
+def test_a_retraction_interrupted_before_the_store_is_finished_on_recovery(
+    tmp_path: Path, seed_bytes: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A replacement's retraction fails between the ledger and the store (a crash, a full
+    disk): the next open recovers and the store says what a clean run says. Before, the
+    ledger forgot the dropped description first, so recovery never found it and the
+    manifest kept its old title beside the new one."""
+    v1, v2, _ = _seed_variants(seed_bytes)
+    real = Store.set_subject
+
+    def failing(self: Store, *args: Any) -> None:
+        raise StoreError("disk full (injected)")
+
+    with Store(tmp_path / "st") as store:
+        assert ingest_bytes(store, [(v1, "v1")]).ok
+        monkeypatch.setattr(Store, "set_subject", failing)
+        with pytest.raises(StoreError, match="injected"):
+            ingest_bytes(store, [(v2, "v2")])
+        monkeypatch.setattr(Store, "set_subject", real)
+        assert store.ledger.dirty
+    with Store(tmp_path / "st") as store:
+        recover(store)
+        assert not store.ledger.dirty
+        clean = Store(None)
+        for raw, source in ((v1, "v1"), (v2, "v2")):
             assert ingest_bytes(clean, [(raw, source)]).ok
         _assert_same(store, clean)
