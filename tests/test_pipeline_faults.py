@@ -13,6 +13,7 @@ import pytest
 import hcgraph.pipeline as pl
 from hcgraph.errors import StoreError
 from hcgraph.ingest import ingest_bytes, ingest_paths
+from hcgraph.ledger import Ledger
 from hcgraph.pipeline import recover
 from hcgraph.sample import generate_corpus
 from hcgraph.store import Store
@@ -138,4 +139,32 @@ def test_a_retraction_interrupted_before_the_store_is_finished_on_recovery(
         clean = Store(None)
         for raw, source in ((v1, "v1"), (v2, "v2")):
             assert ingest_bytes(clean, [(raw, source)]).ok
+        _assert_same(store, clean)
+
+
+def test_a_landed_story_with_a_repeated_entry_survives_recovery(
+    tmp_path: Path, seed_bytes: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The process stops after the load, before the ledger settles: recovery keeps every
+    story that landed whole. A story listing one publisher twice maps to a repeated triple
+    the store holds once; its expected quad count counted it twice, so recovery took the
+    whole story for a partial load and removed it."""
+    story = json.loads(seed_bytes)
+    story["publishers"].append(story["publishers"][0])
+    raw = json.dumps(story).encode()
+    real = Ledger.settle
+
+    def stopped(self: Ledger, *args: Any) -> Any:
+        raise KeyboardInterrupt  # as if killed between the load and the settle
+
+    with Store(tmp_path / "st") as store:
+        monkeypatch.setattr(Ledger, "settle", stopped)
+        with pytest.raises(KeyboardInterrupt):
+            ingest_bytes(store, [(raw, "dup")])
+        monkeypatch.setattr(Ledger, "settle", real)
+    with Store(tmp_path / "st") as store:
+        recover(store)
+        assert store.story_graphs() == [story["url"]]
+        clean = Store(None)
+        assert ingest_bytes(clean, [(raw, "dup")]).ok
         _assert_same(store, clean)
