@@ -260,9 +260,19 @@ class _transaction:
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         if exc_type is None:
-            self.db.execute("COMMIT")
-            return
-        self.db.execute("ROLLBACK")
+            try:
+                self.db.execute("COMMIT")
+                return
+            except BaseException:
+                # a failed COMMIT (a full disk) may leave the transaction open, and what
+                # was counted in memory for it is not in the database
+                self._rollback()
+                raise
+        self._rollback()
+
+    def _rollback(self) -> None:
+        if self.db.in_transaction:  # SQLite may have rolled back already
+            self.db.execute("ROLLBACK")
         if self.on_rollback is not None:
             self.on_rollback()
 
