@@ -202,10 +202,11 @@ class _Loader:
 
     def feed(self, write: _Write) -> None:
         """Add one prepared batch (its new stories and new descriptions) to the segment."""
+        data = write.nquads(shared=True)  # first: a batch that fails here is not settled
         self.pending.extend(write.pending())
         self.urls.update(m.url for m, _ in write.new)
         self.quads += sum(len(m) for m, _ in write.new)
-        self.chunks.append(write.nquads(shared=True))
+        self.chunks.append(data)
 
     def end_input(self) -> None:
         """The segment is complete: start its load on the writer thread."""

@@ -168,3 +168,34 @@ def test_a_landed_story_with_a_repeated_entry_survives_recovery(
         clean = Store(None)
         assert ingest_bytes(clean, [(raw, "dup")]).ok
         _assert_same(store, clean)
+
+
+def test_a_batch_that_fails_to_encode_is_not_settled_with_its_segment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch raises while its N-Quads are made (after the ledger recorded its stories):
+    the segment's earlier batches are loaded and settled, that batch's stories are not.
+    Before, they were settled with the segment although never loaded, and the ledger
+    marked clean: their descriptions stayed 'known', and a re-run never wrote them."""
+    corpus = generate_corpus(40, seed=7)
+    stories = tmp_path / "stories"
+    corpus.write(stories)
+    real = pl._Write.nquads
+    calls = []
+
+    def failing_second(self: pl._Write, *, shared: bool) -> bytes:
+        calls.append(shared)
+        if len(calls) == 2:
+            raise MemoryError("injected")
+        return real(self, shared=shared)
+
+    with Store(tmp_path / "st") as store:
+        monkeypatch.setattr(pl._Write, "nquads", failing_second)
+        with pytest.raises(MemoryError, match="injected"):
+            ingest_paths(store, [stories], batch_size=10)
+        monkeypatch.setattr(pl._Write, "nquads", real)
+    with Store(tmp_path / "st") as store:
+        assert ingest_paths(store, [stories]).ok
+        clean = Store(None)
+        assert ingest_paths(clean, [stories]).ok
+        _assert_same(store, clean)
