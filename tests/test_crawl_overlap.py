@@ -3,6 +3,7 @@ recorded as stored only once its batch's write has landed (resume correctness)."
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from pathlib import Path
@@ -13,7 +14,7 @@ from crawlserver import CrawlServer, Site, page, stories_in, story
 
 from hcgraph import pipeline
 from hcgraph.crawl import crawler, recorder
-from hcgraph.pipeline import Outcome
+from hcgraph.pipeline import Document, Outcome
 
 SLUGS = [f"s{n}" for n in range(9)]
 
@@ -92,3 +93,51 @@ def test_a_write_that_fails_in_flight_fails_its_story_alone(
     assert stories_in(tmp_path) == expected
     assert landed == expected
     assert report.counts["added"] == len(expected)
+
+
+class _Writing:
+    """Stands in for a Runner whose batch write ends when the test says so."""
+
+    def __init__(self) -> None:
+        self.ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def written(self) -> asyncio.Future[None]:
+        return self.ended
+
+
+def _doc(n: int) -> Document:
+    return Document(b"{}", f"https://site.example/stories/s{n}/index.json")
+
+
+def test_a_batch_grows_while_the_one_before_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(crawler, "BATCH", 4)
+
+    async def scenario() -> tuple[list[int], list[int], list[int]]:
+        c = crawler.Crawler([page("a")], tmp_path)
+        queue = c._queue = asyncio.Queue()
+        writing = _Writing()
+        # A write in flight: one queued body does not make a batch; more are waited for.
+        await queue.put(_doc(0))
+        grown: list[Document] = []
+        fill = asyncio.create_task(c._fill(grown, writing))  # type: ignore[arg-type]
+        await asyncio.sleep(0.05)
+        assert not fill.done()
+        for n in range(1, 6):
+            await queue.put(_doc(n))
+        assert await fill is False
+        # ... until the write ends: then the batch goes with what it has.
+        short: list[Document] = []
+        writing = _Writing()
+        fill = asyncio.create_task(c._fill(short, writing))  # type: ignore[arg-type]
+        await asyncio.sleep(0.05)
+        writing.ended.set_result(None)
+        await fill
+        # No write in flight: only what is queued already.
+        await queue.put(_doc(6))
+        alone: list[Document] = []
+        assert await c._fill(alone, None) is False
+        return [len(grown)], [len(short)], [len(alone)]
+
+    assert asyncio.run(scenario()) == ([4], [2], [1])

@@ -487,12 +487,7 @@ class Crawler:
                 if item is None:
                     break
                 batch = [item]
-            while len(batch) < BATCH and not self._queue.empty():
-                item = self._queue.get_nowait()
-                if item is None:
-                    finished = True
-                    break
-                batch.append(item)
+            finished = await self._fill(batch, runner if inflight is not None else None)
             alone = len(batch) == 1 and batch[0].key in suspects
             if inflight is not None and (self._stop or alone):
                 await self._land(frontier, runner, inflight, suspects)
@@ -507,6 +502,35 @@ class Crawler:
                 inflight = await self._overlapped(frontier, runner, batch, suspects, inflight)
         if inflight is not None:
             await self._land(frontier, runner, inflight, suspects)
+
+    async def _fill(self, batch: list[Document], runner: Runner | None) -> bool:
+        """Add queued bodies to ``batch``, up to :data:`BATCH`; True once the end is seen.
+
+        While the batch before is still being written (``runner`` given), wait for more
+        bodies instead of starting a small batch: each write has a fixed cost (a bulk load:
+        new files for the store to compact), so a batch grows with the time its predecessor
+        takes to write. Without a write in flight, take only what is queued already.
+        """
+        assert self._queue is not None
+        queue = self._queue
+        written = runner.written() if runner is not None else None
+        while len(batch) < BATCH:
+            if queue.empty():
+                if written is None or written.done() or self._stop:
+                    return False
+                getter = asyncio.ensure_future(queue.get())
+                either: set[asyncio.Future[Any]] = {getter, written}
+                await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+                if not getter.done():
+                    getter.cancel()
+                    continue
+                item = getter.result()
+            else:
+                item = queue.get_nowait()
+            if item is None:
+                return True
+            batch.append(item)
+        return False
 
     async def _overlapped(
         self,

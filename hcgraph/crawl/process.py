@@ -103,6 +103,25 @@ class Runner:
         if self.pipeline is not None:
             await self._run(self.pipeline.flush)
 
+    def written(self) -> asyncio.Future[None] | None:
+        """An awaitable that ends when the write in flight ends (however it ends); None
+        when no write is running. Call between batches (not while one is submitted)."""
+        running = self.pipeline.writing if self.pipeline is not None else None
+        if running is None or running.done():
+            return None
+        loop = asyncio.get_running_loop()
+        ended: asyncio.Future[None] = loop.create_future()
+
+        def end() -> None:
+            if not ended.done():
+                ended.set_result(None)
+
+        def wake(_: object) -> None:
+            loop.call_soon_threadsafe(end)
+
+        running.add_done_callback(wake)
+        return ended
+
     async def previous_landed(self) -> bool:
         """After :meth:`submit` raised: True if the write that was in flight when it began
         (the batch before) is in the store. Waits for that write to end."""
