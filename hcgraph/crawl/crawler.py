@@ -448,14 +448,13 @@ class Crawler:
         if mismatch is not None:  # the body stays in the archive; nothing is stored
             record.failed(url, status=result.status, kind="identity-mismatch", reason=mismatch)
             return
-        if result.status == 200:
-            frontier.set_validators(
-                url,
-                Validators(result.headers.get("etag"), result.headers.get("last-modified"), sha),
+        with frontier.batch():  # one commit, not two: each is a WAL write on the event loop
+            if result.status == 200:
+                etag, modified = result.headers.get("etag"), result.headers.get("last-modified")
+                frontier.set_validators(url, Validators(etag, modified, sha))
+            frontier.mark_fetched(
+                url, sha, result.final_url, result.fetched_at.isoformat(), result.status
             )
-        frontier.mark_fetched(
-            url, sha, result.final_url, result.fetched_at.isoformat(), result.status
-        )
         if not_modified:
             record.not_modified.add(url)
         assert self._queue is not None
