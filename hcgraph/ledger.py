@@ -205,9 +205,11 @@ class Ledger:
             self.db.execute("DELETE FROM pending WHERE story = ?", (p.story,))
 
     def clean(self) -> None:
-        """Mark the ledger consistent with the store again."""
+        """Mark the ledger consistent with the store again (not while a story is still
+        pending: a write that failed stays for :func:`hcgraph.pipeline.recover`)."""
         with self._transaction():
-            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('dirty', '0')")
+            if self.db.execute("SELECT 1 FROM pending LIMIT 1").fetchone() is None:
+                self.db.execute("INSERT OR REPLACE INTO meta VALUES ('dirty', '0')")
 
     def _transaction(self) -> _transaction:
         """A write transaction; the in-memory user counts are dropped if it rolls back."""
@@ -258,9 +260,19 @@ class _transaction:
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         if exc_type is None:
-            self.db.execute("COMMIT")
-            return
-        self.db.execute("ROLLBACK")
+            try:
+                self.db.execute("COMMIT")
+                return
+            except BaseException:
+                # a failed COMMIT (a full disk) may leave the transaction open, and what
+                # was counted in memory for it is not in the database
+                self._rollback()
+                raise
+        self._rollback()
+
+    def _rollback(self) -> None:
+        if self.db.in_transaction:  # SQLite may have rolled back already
+            self.db.execute("ROLLBACK")
         if self.on_rollback is not None:
             self.on_rollback()
 

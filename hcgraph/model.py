@@ -15,6 +15,7 @@ The model covers the whole ``hangingcontext.desk/1`` story document. Three rules
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from typing import Annotated, Any
 from urllib.parse import urlsplit
@@ -365,7 +366,7 @@ def check_shape(
     Raises:
         StoryError: with the JSON path of the first offending place.
     """
-    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else _as_utf8(raw)
     if len(data) <= max_literal and _max_depth(data, max_depth) <= max_depth:
         return  # neither too deep nor too long: the common case, decided in C
     # Walk the structure to find (and name) the first offending place.
@@ -398,6 +399,19 @@ def check_shape(
                 stack[-1][1] = last_string[1:-1].decode("utf-8", "replace")
         elif stack and not stack[-1][0]:  # a comma in an array
             stack[-1][1] += 1
+
+
+def _as_utf8(data: bytes) -> bytes:
+    """UTF-16 or UTF-32 JSON (which Python's parser reads: the lenient path) as UTF-8, so
+    the byte scans see its structure: in those encodings a character's bytes can include a
+    quote or a bracket (U+4122 is 0x22 0x41 in UTF-16LE)."""
+    encoding = json.detect_encoding(data)
+    if encoding in ("utf-8", "utf-8-sig"):
+        return data
+    try:
+        return data.decode(encoding, "surrogatepass").encode("utf-8", "surrogatepass")
+    except UnicodeError:
+        return data  # json.loads cannot decode it either (a ValueError there)
 
 
 _STRUCTURE = bytes(b for b in range(256) if b not in b'[]{}"')

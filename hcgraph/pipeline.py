@@ -137,6 +137,12 @@ class _Write:
     replaced: list[tuple[MappedStory, str]] = field(default_factory=list)
     descriptions: dict[bytes, tuple[str, str, str]] = field(default_factory=dict)
     uses: dict[str, frozenset[bytes]] = field(default_factory=dict)
+    stated: dict[bytes, tuple[str, str, str]] = field(default_factory=dict)  # all of them
+
+    def find_new(self, known: Callable[[bytes], bool]) -> None:
+        """Keep as :attr:`descriptions` the stated ones the ledger does not know, decided
+        when the write begins: a replacement written meanwhile may have retracted some."""
+        self.descriptions = {h: d for h, d in self.stated.items() if not known(h)}
 
     def __bool__(self) -> bool:
         return bool(self.new or self.replaced)
@@ -196,10 +202,11 @@ class _Loader:
 
     def feed(self, write: _Write) -> None:
         """Add one prepared batch (its new stories and new descriptions) to the segment."""
+        data = write.nquads(shared=True)  # first: a batch that fails here is not settled
         self.pending.extend(write.pending())
         self.urls.update(m.url for m, _ in write.new)
         self.quads += sum(len(m) for m, _ in write.new)
-        self.chunks.append(write.nquads(shared=True))
+        self.chunks.append(data)
 
     def end_input(self) -> None:
         """The segment is complete: start its load on the writer thread."""
@@ -253,6 +260,7 @@ class Pipeline:
         self._closing: _Loader | None = None
         self._writing: Future[None] | None = None
         self._inflight: set[str] = set()
+        self._broken = False  # a write failed: the store waits for recover()
         self._run_urls: dict[str, str] = {}  # story IRI → first source in this run
         self._run_ids: dict[str, str] = {}  # story id → first story IRI in this run
         recover(store)
@@ -328,7 +336,15 @@ class Pipeline:
         if self._closing is None:
             return
         loader, self._closing = self._closing, None
-        pending = loader.finish()
+        try:
+            pending = loader.finish()
+        except BaseException:
+            # The load failed, maybe part-written. Load nothing more: a later segment's
+            # stories may state descriptions only this one carried. Every unsettled story
+            # stays pending and the ledger dirty, for recover() on the next open.
+            self._loader = None
+            self._broken = True
+            raise
         ledger = self.store.ledger
         _retract(self.store, ledger.settle(pending))
         if self._loader is None:
@@ -439,13 +455,12 @@ class Pipeline:
         )
         mapped = map_story(story, info)
         hashes = set()
-        ledger = self.store.ledger
         for desc in mapped.shared.values():
             body = desc.body()
             digest = description_hash(desc.graph, body)
             hashes.add(digest)
-            if digest not in write.descriptions and not ledger.known(digest):
-                write.descriptions[digest] = (desc.graph, desc.subject, body)
+            if digest not in write.stated:
+                write.stated[digest] = (desc.graph, desc.subject, body)
         write.uses[story.url] = frozenset(hashes)
         (write.replaced if old else write.new).append((mapped, sha))
         return replace(base, status="replaced" if old else "added", quads=len(mapped))
@@ -470,11 +485,14 @@ class Pipeline:
         """Send a prepared batch on its way: into a segment load, or to the writer thread."""
         if not write:
             return
+        if self._broken:
+            raise StoreError(f"{self.store.directory}: an earlier write failed; reopen the store")
         if stream and not write.replaced:
             if self._writing is not None:
                 self.flush()
             if self._loader is None:
                 self._loader = _Loader(self.store, self._pool)
+            write.find_new(self.store.ledger.known)
             self.store.ledger.begin(_rows(write), write.pending())
             self._loader.feed(write)
             self._inflight.update(self._loader.urls)
@@ -485,6 +503,7 @@ class Pipeline:
                 self._end_segment()
             return
         self.flush()  # replacements and crawl batches: one transaction after another
+        write.find_new(self.store.ledger.known)
         self.store.ledger.begin(_rows(write), write.pending())
         self._inflight = {m.url for m, _ in (*write.new, *write.replaced)}
         self._writing = self._pool.submit(_write, self.store, write)
@@ -524,12 +543,14 @@ def _retract(store: Store, dropped: set[bytes]) -> None:
         return
     ledger = store.ledger
     subjects = {ledger.subject_of(h) for h in dropped} - {None}
-    ledger.forget(dropped)
     for graph, subject in sorted(s for s in subjects if s is not None):
         lines: dict[str, None] = {}
         for body in ledger.bodies_in_use(graph, subject):
             lines.update(dict.fromkeys(body.splitlines(keepends=True)))
         store.set_subject(graph, subject[1:-1], "".join(sorted(lines)))
+    # Forgotten only once the store no longer says them: if the process stops before,
+    # recover() finds them among the unused descriptions and retracts them again.
+    ledger.forget(dropped)
 
 
 def remove_story(store: Store, story_url: str) -> bool:

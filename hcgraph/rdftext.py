@@ -57,7 +57,9 @@ def literal(value: str) -> str:
 
 def typed(value: str, datatype: str) -> str:
     """A typed literal ``"value"^^<datatype>``."""
-    return '"' + value.translate(_ESCAPES) + '"^^<' + datatype + ">"
+    if _NEEDS_ESCAPE.search(value) is not None:  # rare: translate walks every character
+        value = value.translate(_ESCAPES)
+    return '"' + value + '"^^<' + datatype + ">"
 
 
 def boolean(value: bool) -> str:

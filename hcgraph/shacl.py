@@ -70,6 +70,7 @@ _COMPILED = {SH.minCount, SH.maxCount, SH.datatype, SH.nodeKind, SH["class"], SH
 # XSD datatypes Oxigraph casts to: a literal of one of them is well-formed iff the cast works.
 _CASTS = {XSD[t] for t in ("string", "boolean", "integer", "decimal", "float", "double",
                            "dateTime", "date", "time")}  # fmt: skip
+_YEARS = {XSD.dateTime, XSD.date}
 _OTHER_TARGETS = (SH.targetNode, SH.targetSubjectsOf, SH.targetObjectsOf)
 _NODE_KIND_FAILS = {
     SH.IRI: "!isIRI(?v)",
@@ -204,6 +205,11 @@ class _Compiler:
             nodes = list(self.g.objects(shape, SH.property))
             props = [self.constraints(prop) for prop in nodes]
             for cls in targets:
+                # pySHACL also targets instances of subclasses (rdfs:subClassOf in the data
+                # graph); the queries below see direct instances only, so those (rare) are
+                # all candidates
+                sub = f"?sub <{RDFS.subClassOf}>+ {_iri(cls)} . ?f0 a ?sub"
+                out.append(_Task(((None, f"SELECT DISTINCT (?f0 AS ?r) WHERE {{ {sub} }}", ()),)))
                 focus = f"{{ SELECT ?f0 WHERE {{ ?f0 a {_iri(cls)} }} }}"
                 if keys - _DOC_KEYS or any(c is None for c in props):
                     # node-level or unknown constraints, or a property shape with targets:
@@ -316,8 +322,15 @@ class _Compiler:
         datatype = self.g.value(prop, SH.datatype)
         if datatype is not None:
             # ill-formed ("abc"^^xsd:integer) fails too: the cast to the datatype errs
-            cast = f" || !isLiteral({_iri(datatype)}(?v))" if datatype in _CASTS else ""
-            fails.append(f"(!isLiteral(?v) || DATATYPE(?v) != {_iri(datatype)}{cast})")
+            if datatype in _CASTS:
+                cast = f" || !isLiteral({_iri(datatype)}(?v))"
+                if datatype in _YEARS:  # rdflib (pySHACL) parses years 1 to 9999 only
+                    cast += " || ABS(YEAR(?v) - 5000) > 4999"
+                fails.append(f"(!isLiteral(?v) || DATATYPE(?v) != {_iri(datatype)}{cast})")
+            elif datatype == RDF.langString:
+                fails.append(f"(!isLiteral(?v) || DATATYPE(?v) != {_iri(datatype)})")
+            else:  # no cast to tell an ill-formed value (which pySHACL reports): any may be
+                fails.append("true")
         kind = self.g.value(prop, SH.nodeKind)
         if kind is not None:
             if kind not in _NODE_KIND_FAILS:
@@ -469,6 +482,7 @@ def _to_rdflib(term: Any) -> Any:
 
 
 _TYPE = ox.NamedNode(str(RDF.type))
+_SUBCLASS = ox.NamedNode(str(RDFS.subClassOf))
 
 
 def _data_graph(
@@ -483,6 +497,9 @@ def _data_graph(
         quads: Iterable[ox.Quad] = store.quads(graph=g)
     else:
         quads = (q for node in sorted(focus) for q in store.quads(_node(node), graph=g))
+        # the graph's subclass links: pySHACL targets instances of subclasses through them
+        for quad in store.quads(None, _SUBCLASS, graph=g):
+            graph.add((_to_rdflib(quad.subject), RDFS.subClassOf, _to_rdflib(quad.object)))
     targets: set[ox.NamedNode] = set()
     subjects: dict[Any, None] = {}
     for quad in quads:

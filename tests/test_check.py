@@ -283,3 +283,78 @@ def test_fast_mode_covers_every_kind_of_target() -> None:
         fast, _ = validate(store, shapes, mode="fast")
     assert {r.story.rsplit("/", 1)[-1] for r in full} == set(TARGETED)
     assert set(fast) == set(full)
+
+
+# Literals whose datatype is right but whose text pySHACL (rdflib) finds ill-formed, while
+# Oxigraph casts it (a year outside 1-9999) or no cast exists (hexBinary, duration).
+ILL_FORMED = {
+    "datetime-year-0": ('"0000-01-01T00:00:00"', "dateTime"),
+    "datetime-year-10000": ('"10000-01-01T00:00:00"', "dateTime"),
+    "date-negative-year": ('"-0001-01-01"', "date"),
+    "hexbinary": ('"zz"', "hexBinary"),
+    "duration": ('"nonsense"', "duration"),
+}
+
+
+def test_fast_mode_finds_ill_formed_literals_pyshacl_finds() -> None:
+    import rdflib
+
+    props = " ".join(
+        f"sh:property [ sh:path ex:{name} ; sh:datatype xsd:{kind} ] ;"
+        for name, (_, kind) in ILL_FORMED.items()
+    )
+    shapes = rdflib.Graph().parse(
+        data="@prefix sh: <http://www.w3.org/ns/shacl#> ."
+        " @prefix xsd: <http://www.w3.org/2001/XMLSchema#> ."
+        " @prefix ex: <https://example.org/ns#> ."
+        f" ex:S a sh:NodeShape ; sh:targetClass ex:A ; {props[:-1]} .",
+        format="turtle",
+    )
+    graphs = [  # each ill-formed value in its own graph, and a good node
+        f"GRAPH <https://example.org/g/{name}>"
+        f" {{ ex:{name} a ex:A ; ex:{name} {text}^^xsd:{kind} }}"
+        for name, (text, kind) in ILL_FORMED.items()
+    ]
+    graphs.append(
+        "GRAPH <https://example.org/g/good> { ex:good a ex:A ;"
+        ' ex:datetime-year-0 "2020-01-01T00:00:00"^^xsd:dateTime }'
+    )
+    with Store(None) as store:
+        store.ox.update(
+            "PREFIX ex: <https://example.org/ns#> PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>"
+            f" INSERT DATA {{ {' '.join(graphs)} }}"
+        )
+        full, _ = validate(store, shapes, mode="full")
+        fast, _ = validate(store, shapes, mode="fast")
+    assert {r.story.rsplit("/", 1)[-1] for r in full} == set(ILL_FORMED)
+    assert set(fast) == set(full)
+
+
+def test_fast_mode_finds_instances_of_a_subclass() -> None:
+    """pySHACL targets the instances of a target class's subclasses (rdfs:subClassOf in the
+    data graph); the pre-selection looked for direct instances only."""
+    import rdflib
+
+    shapes = rdflib.Graph().parse(
+        data="@prefix sh: <http://www.w3.org/ns/shacl#> . @prefix ex: <https://example.org/ns#> ."
+        " ex:S a sh:NodeShape ; sh:targetClass ex:A ;"
+        " sh:property [ sh:path ex:p ; sh:minCount 1 ; sh:maxCount 1 ] .",
+        format="turtle",
+    )
+    data = {
+        "direct": "ex:d a ex:A ; ex:p 1 .",
+        "missing": "ex:m a ex:Sub . ex:Sub rdfs:subClassOf ex:A .",
+        "two": "ex:t a ex:SubSub ; ex:p 1, 2 . ex:SubSub rdfs:subClassOf ex:Sub ."
+        " ex:Sub rdfs:subClassOf ex:A .",
+    }
+    graphs = [f"GRAPH <https://example.org/g/{g}> {{ {t} }}" for g, t in data.items()]
+    with Store(None) as store:
+        store.ox.update(
+            "PREFIX ex: <https://example.org/ns#>"
+            " PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>"
+            f" INSERT DATA {{ {' '.join(graphs)} }}"
+        )
+        full, _ = validate(store, shapes, mode="full")
+        fast, _ = validate(store, shapes, mode="fast")
+    assert {r.story.rsplit("/", 1)[-1] for r in full} == {"missing", "two"}
+    assert set(fast) == set(full)

@@ -71,6 +71,27 @@ def test_depth_scan_measures_every_document_exactly() -> None:
     assert _max_depth(b"[[]}]]", 64) > 64
 
 
+@pytest.mark.parametrize("codec", ["utf-16", "utf-32-le"])
+def test_deep_document_in_utf16_or_utf32_is_refused(codec: str) -> None:
+    """Python's parser reads UTF-16 and UTF-32 bodies (the lenient path), so the depth check
+    must see their structure too. U+4122 puts a quote byte (0x22) inside a string: a scan of
+    the raw bytes took the deep array for string content, passed it, and json.loads raised
+    RecursionError out of parse_story and the crawler's identity check."""
+    from hcgraph.crawl.identity import declared_url
+
+    odd = "\u4122"
+    doc = (
+        f'{{"schema":"hangingcontext.desk/1","a":"{odd}","x":'
+        + "[" * 2000
+        + "]" * 2000
+        + f',"b":"{odd}"}}'
+    )
+    body = doc.encode(codec)
+    with pytest.raises(StoryError, match=f"nested deeper than {MAX_DEPTH} levels"):
+        parse_story(body, "deep.json")
+    assert declared_url(body) is None
+
+
 def test_long_literal_is_refused_with_path() -> None:
     doc = {"sections": [{"paragraphs": [{"markdown": "x" * 2000}]}]}
     with pytest.raises(StoryError) as info:
