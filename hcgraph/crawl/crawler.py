@@ -519,9 +519,13 @@ class Crawler:
                     return False
                 getter = asyncio.ensure_future(queue.get())
                 either: set[asyncio.Future[Any]] = {getter, written}
-                await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
-                if not getter.done():
-                    getter.cancel()
+                try:
+                    await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    waiting = not getter.done()
+                    if waiting:  # a cancelled get leaves its item in the queue
+                        getter.cancel()
+                if waiting:
                     continue
                 item = getter.result()
             else:
