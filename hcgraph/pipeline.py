@@ -288,10 +288,29 @@ class Pipeline:
             self.flush()
 
     def process(self, documents: Sequence[Document]) -> list[Outcome]:
-        """Process one batch and wait until it is written (the crawler's call)."""
+        """Process one batch and wait until it is written."""
         outcomes = self._submit(list(documents), stream=False)
         self.flush()
         return outcomes
+
+    def submit(self, documents: Sequence[Document]) -> list[Outcome]:
+        """Process one batch without waiting for its write (the crawler's overlapped call).
+
+        The batch is parsed and mapped while the previous batch's transaction may still be
+        running on the writer thread; then its own transaction starts. When this returns,
+        every *earlier* batch is in the store (so the caller may record those as stored),
+        while this batch is written once the next :meth:`submit` or :meth:`flush` returns.
+        """
+        before = self._writing
+        outcomes = self._submit(list(documents), stream=False)
+        if before is not None and self._writing is before:  # nothing new to write: wait here
+            self.flush()
+        return outcomes
+
+    @property
+    def writing(self) -> Future[None] | None:
+        """The batch transaction running on the writer thread, if any (crawl mode)."""
+        return self._writing
 
     def flush(self) -> None:
         """Wait until everything submitted is in the store (raises what the write raised)."""

@@ -448,14 +448,13 @@ class Crawler:
         if mismatch is not None:  # the body stays in the archive; nothing is stored
             record.failed(url, status=result.status, kind="identity-mismatch", reason=mismatch)
             return
-        if result.status == 200:
-            frontier.set_validators(
-                url,
-                Validators(result.headers.get("etag"), result.headers.get("last-modified"), sha),
+        with frontier.batch():  # one commit, not two: each is a WAL write on the event loop
+            if result.status == 200:
+                etag, modified = result.headers.get("etag"), result.headers.get("last-modified")
+                frontier.set_validators(url, Validators(etag, modified, sha))
+            frontier.mark_fetched(
+                url, sha, result.final_url, result.fetched_at.isoformat(), result.status
             )
-        frontier.mark_fetched(
-            url, sha, result.final_url, result.fetched_at.isoformat(), result.status
-        )
         if not_modified:
             record.not_modified.add(url)
         assert self._queue is not None
@@ -463,39 +462,133 @@ class Crawler:
         await self._queue.put(Document(body, result.final_url, result.fetched_at, url))
 
     async def _process_loop(self, frontier: Frontier, runner: Runner) -> None:
-        assert self._queue is not None
-        assert self._scheduler is not None and self._recorder is not None
-        scheduler, record = self._scheduler, self._recorder
+        """Take fetched bodies off the queue in batches and process them, two in flight:
+        batch n + 1 is mapped while batch n is written, and batch n's outcomes are
+        recorded only once its write has landed (a URL recorded as stored is in the store).
+        """
+        assert self._queue is not None and self._scheduler is not None
         pending, self._resume_items = self._resume_items, []
         # Bodies that were in a batch when the store worker died: retried one at a time.
         suspects = set(json.loads(frontier.get_setting("suspects") or "[]"))
         pending.sort(key=lambda item: item.key not in suspects)
+        inflight: _Submitted | None = None  # mapped, its write maybe still running
         finished = False
         while not finished:
             size = 1 if pending and pending[0].key in suspects else BATCH
             batch = pending[:size]
             pending = pending[size:]
             if not batch:
+                if inflight is not None and self._queue.empty():
+                    # Nothing to map meanwhile: record it now (its links feed the fetchers).
+                    await self._land(frontier, runner, inflight, suspects)
+                    inflight = None
                 item = await self._queue.get()
                 if item is None:
                     break
                 batch = [item]
-            while len(batch) < BATCH and not self._queue.empty():
-                item = self._queue.get_nowait()
-                if item is None:
-                    finished = True
-                    break
-                batch.append(item)
+            finished = await self._fill(batch, runner if inflight is not None else None)
+            alone = len(batch) == 1 and batch[0].key in suspects
+            if inflight is not None and (self._stop or alone):
+                await self._land(frontier, runner, inflight, suspects)
+                inflight = None
             if self._stop:  # leave them fetched: the resume processes them from the archive
-                scheduler.processed(len(batch))
+                self._scheduler.processed(len(batch))
                 await self._notify()
-                continue
-            outcomes = await self._process_batch(frontier, runner, batch, suspects)
-            with frontier.batch():
-                stored = sum(record.outcome(outcome) for outcome in outcomes)
-            scheduler.processed(len(batch), stored)
-            self.progress.queued = frontier.count("queued")
-            await self._notify()
+            elif alone:
+                outcomes = await self._process_batch(frontier, runner, batch, suspects)
+                await self._record(frontier, batch, outcomes)
+            else:
+                inflight = await self._overlapped(frontier, runner, batch, suspects, inflight)
+        if inflight is not None:
+            await self._land(frontier, runner, inflight, suspects)
+
+    async def _fill(self, batch: list[Document], runner: Runner | None) -> bool:
+        """Add queued bodies to ``batch``, up to :data:`BATCH`; True once the end is seen.
+
+        While the batch before is still being written (``runner`` given), wait for more
+        bodies instead of starting a small batch: each write has a fixed cost (a bulk load:
+        new files for the store to compact), so a batch grows with the time its predecessor
+        takes to write. Without a write in flight, take only what is queued already.
+        """
+        assert self._queue is not None
+        queue = self._queue
+        written = runner.written() if runner is not None else None
+        while len(batch) < BATCH:
+            if queue.empty():
+                if written is None or written.done() or self._stop:
+                    return False
+                getter = asyncio.ensure_future(queue.get())
+                either: set[asyncio.Future[Any]] = {getter, written}
+                try:
+                    await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    waiting = not getter.done()
+                    if waiting:  # a cancelled get leaves its item in the queue
+                        getter.cancel()
+                if waiting:
+                    continue
+                item = getter.result()
+            else:
+                item = queue.get_nowait()
+            if item is None:
+                return True
+            batch.append(item)
+        return False
+
+    async def _overlapped(
+        self,
+        frontier: Frontier,
+        runner: Runner,
+        batch: list[Document],
+        suspects: set[str],
+        inflight: _Submitted | None,
+    ) -> _Submitted | None:
+        """Map ``batch`` while ``inflight`` is written; record ``inflight`` once it landed.
+
+        Returns ``batch`` as the new batch in flight. If submitting raises, whatever of the
+        two has not landed goes through :meth:`_process_batch` (one body at a time if need
+        be), is recorded, and nothing is left in flight.
+        """
+        try:
+            outcomes = await runner.submit(batch)
+        except Exception:
+            redo = list(batch)
+            if inflight is not None:
+                if await runner.previous_landed():
+                    await self._record(frontier, inflight.batch, inflight.outcomes)
+                else:
+                    redo = [*inflight.batch, *batch]
+            await self._record(
+                frontier, redo, await self._process_batch(frontier, runner, redo, suspects)
+            )
+            return None
+        if inflight is not None:  # submit returned: the batch before it is in the store
+            await self._record(frontier, inflight.batch, inflight.outcomes)
+        return _Submitted(batch, outcomes)
+
+    async def _land(
+        self, frontier: Frontier, runner: Runner, inflight: _Submitted, suspects: set[str]
+    ) -> None:
+        """Wait for the batch in flight to be written, then record its outcomes."""
+        try:
+            await runner.flush()
+        except Exception:
+            outcomes = await self._process_batch(frontier, runner, inflight.batch, suspects)
+        else:
+            outcomes = inflight.outcomes
+        await self._record(frontier, inflight.batch, outcomes)
+
+    async def _record(
+        self, frontier: Frontier, batch: list[Document], outcomes: list[Outcome]
+    ) -> None:
+        """Record a written batch's outcomes in the frontier (one transaction)."""
+        assert self._scheduler is not None and self._recorder is not None
+        record = self._recorder
+        with frontier.batch():
+            stored = sum(record.outcome(outcome) for outcome in outcomes)
+        self._scheduler.processed(len(batch), stored)
+        self.progress.queued = frontier.count("queued")
+        await self._notify()
 
     async def _process_batch(
         self, frontier: Frontier, runner: Runner, batch: list[Document], suspects: set[str]
@@ -533,6 +626,14 @@ class Crawler:
             suspects.discard(batch[0].key or "")
             frontier.set_setting("suspects", json.dumps(sorted(suspects)))
         return outcomes
+
+
+@dataclass(frozen=True)
+class _Submitted:
+    """A batch handed to the pipeline whose outcomes are not recorded yet."""
+
+    batch: list[Document]
+    outcomes: list[Outcome]
 
 
 def _lock(path: Path) -> IO[bytes]:

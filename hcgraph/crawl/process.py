@@ -12,16 +12,20 @@ it measured no faster than this thread — 36 vs 35 stories/s — and was remove
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import TypeVar
 
 from ..errors import StoreError
 from ..pipeline import Document, Outcome, Pipeline
 from ..store import Store
 
 __all__ = ["Runner", "open_store"]
+
+T = TypeVar("T")
 
 
 def open_store(directory: Path, wait: float = 15.0) -> Store:
@@ -43,6 +47,10 @@ def open_store(directory: Path, wait: float = 15.0) -> Store:
 class Runner:
     """Runs the pipeline over batches in one worker thread.
 
+    Two ways to hand it a batch: :meth:`process` (map, write, wait) and :meth:`submit`
+    (map while the previous batch is still being written, then start this one's write), so
+    the mapping of batch n + 1 overlaps the write of batch n.
+
     Args:
         store: the open, writable store.
         claims: story IRI → (crawl URL, story id) already stored by this crawl (resume).
@@ -57,22 +65,80 @@ class Runner:
         self.pool = ThreadPoolExecutor(1, thread_name_prefix="hcgraph-process")
         self.pipeline: Pipeline | None = None
         self.claims = claims
+        self._previous: Future[None] | None = None  # the write in flight when submit began
 
-    def _process(self, documents: Sequence[Document]) -> list[Outcome]:
+    def _pipeline(self) -> Pipeline:
         if self.pipeline is None:
             self.pipeline = Pipeline(self.store, crawl_claims=self.claims)
-        return self.pipeline.process(documents)
+        return self.pipeline
+
+    def _process(self, documents: Sequence[Document]) -> list[Outcome]:
+        return self._pipeline().process(documents)
+
+    def _submit(self, documents: Sequence[Document]) -> list[Outcome]:
+        pipeline = self._pipeline()
+        self._previous = pipeline.writing
+        return pipeline.submit(documents)
+
+    async def _run(self, fn: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self.pool, fn)
 
     async def process(self, documents: Sequence[Document]) -> list[Outcome]:
         """Process one batch (parse, dedupe, map, write) and return its outcomes in order."""
+        batch = list(documents)
+        return await self._run(lambda: self._process(batch))
+
+    async def submit(self, documents: Sequence[Document]) -> list[Outcome]:
+        """Parse, dedupe and map one batch and start its write; its outcomes in order.
+
+        When this returns, the batches submitted before it are in the store; this one is
+        once the next :meth:`submit` or :meth:`flush` returns. If it raises, ask
+        :meth:`previous_landed` whether the batch before it was written.
+        """
+        batch = list(documents)
+        return await self._run(lambda: self._submit(batch))
+
+    async def flush(self) -> None:
+        """Wait until every submitted batch is in the store (raises what its write raised)."""
+        if self.pipeline is not None:
+            await self._run(self.pipeline.flush)
+
+    def written(self) -> asyncio.Future[None] | None:
+        """An awaitable that ends when the write in flight ends (however it ends); None
+        when no write is running. Call between batches (not while one is submitted)."""
+        running = self.pipeline.writing if self.pipeline is not None else None
+        if running is None or running.done():
+            return None
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.pool, self._process, list(documents))
+        ended: asyncio.Future[None] = loop.create_future()
+
+        def end() -> None:
+            if not ended.done():
+                ended.set_result(None)
+
+        def wake(_: object) -> None:
+            loop.call_soon_threadsafe(end)
+
+        running.add_done_callback(wake)
+        return ended
+
+    async def previous_landed(self) -> bool:
+        """After :meth:`submit` raised: True if the write that was in flight when it began
+        (the batch before) is in the store. Waits for that write to end."""
+        previous, self._previous = self._previous, None
+
+        def settle() -> bool:
+            if self.pipeline is not None:
+                with contextlib.suppress(Exception):  # its error is the answer below
+                    self.pipeline.flush()
+            return previous is None or previous.exception() is None
+
+        return await self._run(settle)
 
     async def close(self) -> None:
         """Finish the batch in flight, stop the thread, close the store if owned."""
-        loop = asyncio.get_running_loop()
         if self.pipeline is not None:
-            await loop.run_in_executor(self.pool, self.pipeline.close)
+            await self._run(self.pipeline.close)
         self.pool.shutdown(wait=True)
         if self.owns_store:
             self.store.close()

@@ -1,0 +1,143 @@
+"""Two batches in flight: batch n + 1 is mapped while batch n is written, and a URL is
+recorded as stored only once its batch's write has landed (resume correctness)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from crawlserver import CrawlServer, Site, page, stories_in, story
+
+from hcgraph import pipeline
+from hcgraph.crawl import crawler, recorder
+from hcgraph.pipeline import Document, Outcome
+
+SLUGS = [f"s{n}" for n in range(9)]
+
+
+@pytest.fixture
+def site(crawl_server: CrawlServer) -> Site:
+    site = Site(crawl_server)
+    site.add("a", story("a", *(page(s) for s in SLUGS)))
+    for slug in SLUGS:
+        site.add(slug, story(slug))
+    return site
+
+
+@pytest.fixture
+def landed(monkeypatch: pytest.MonkeyPatch) -> set[str]:
+    """Story IRIs whose batch write has returned; each write is slowed down so that the
+    next batch is mapped (and could be recorded too early) while it runs."""
+    done: set[str] = set()
+    lock = threading.Lock()
+    real = pipeline._write
+
+    def write(store: Any, batch: Any) -> None:
+        time.sleep(0.05)
+        real(store, batch)
+        with lock:
+            done.update(m.url for m, _ in (*batch.new, *batch.replaced))
+
+    monkeypatch.setattr(pipeline, "_write", write)
+    monkeypatch.setattr(crawler, "BATCH", 2)
+    return done
+
+
+def test_stored_is_recorded_only_after_the_write_landed(
+    site: Site, tmp_path: Path, landed: set[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    early: list[str] = []
+    overlapped: list[bool] = []
+    real_outcome = recorder.Recorder.outcome
+    real_submit = pipeline.Pipeline.submit
+
+    def outcome(self: recorder.Recorder, result: Outcome) -> bool:
+        if result.ok and result.story_url not in landed:
+            early.append(str(result.story_url))
+        return real_outcome(self, result)
+
+    def submit(self: pipeline.Pipeline, documents: Any) -> list[Outcome]:
+        overlapped.append(self.writing is not None and not self.writing.done())
+        return real_submit(self, documents)
+
+    monkeypatch.setattr(recorder.Recorder, "outcome", outcome)
+    monkeypatch.setattr(pipeline.Pipeline, "submit", submit)
+    report = site.crawl(tmp_path)
+    assert report.exit_code == 0 and report.counts["added"] == 1 + len(SLUGS)
+    assert any(overlapped), "no batch was mapped while another was being written"
+    assert early == []
+    assert stories_in(tmp_path) == {page(s) for s in ["a", *SLUGS]}
+
+
+def test_a_write_that_fails_in_flight_fails_its_story_alone(
+    site: Site, tmp_path: Path, landed: set[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    slowed = pipeline._write
+
+    def write(store: Any, batch: Any) -> None:
+        if any("/s4/" in m.url for m, _ in batch.new):
+            raise RuntimeError("boom while writing")
+        slowed(store, batch)
+
+    monkeypatch.setattr(pipeline, "_write", write)
+    report = site.crawl(tmp_path)
+    assert report.exit_code == 3
+    (fail,) = report.failures
+    assert fail["kind"] == "process-error" and "/s4/" in fail["url"]
+    assert "boom while writing" in fail["reason"]
+    expected = {page(s) for s in ["a", *SLUGS] if s != "s4"}
+    assert stories_in(tmp_path) == expected
+    assert landed == expected
+    assert report.counts["added"] == len(expected)
+
+
+class _Writing:
+    """Stands in for a Runner whose batch write ends when the test says so."""
+
+    def __init__(self) -> None:
+        self.ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def written(self) -> asyncio.Future[None]:
+        return self.ended
+
+
+def _doc(n: int) -> Document:
+    return Document(b"{}", f"https://site.example/stories/s{n}/index.json")
+
+
+def test_a_batch_grows_while_the_one_before_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(crawler, "BATCH", 4)
+
+    async def scenario() -> tuple[list[int], list[int], list[int]]:
+        c = crawler.Crawler([page("a")], tmp_path)
+        queue = c._queue = asyncio.Queue()
+        writing = _Writing()
+        # A write in flight: one queued body does not make a batch; more are waited for.
+        await queue.put(_doc(0))
+        grown: list[Document] = []
+        fill = asyncio.create_task(c._fill(grown, writing))  # type: ignore[arg-type]
+        await asyncio.sleep(0.05)
+        assert not fill.done()
+        for n in range(1, 6):
+            await queue.put(_doc(n))
+        assert await fill is False
+        # ... until the write ends: then the batch goes with what it has.
+        short: list[Document] = []
+        writing = _Writing()
+        fill = asyncio.create_task(c._fill(short, writing))  # type: ignore[arg-type]
+        await asyncio.sleep(0.05)
+        writing.ended.set_result(None)
+        await fill
+        # No write in flight: only what is queued already.
+        await queue.put(_doc(6))
+        alone: list[Document] = []
+        assert await c._fill(alone, None) is False
+        return [len(grown)], [len(short)], [len(alone)]
+
+    assert asyncio.run(scenario()) == ([4], [2], [1])
