@@ -66,7 +66,7 @@ def test_stored_is_recorded_only_after_the_write_landed(
 
     monkeypatch.setattr(recorder.Recorder, "outcome", outcome)
     monkeypatch.setattr(pipeline.Pipeline, "submit", submit)
-    report = site.crawl(tmp_path)
+    report = site.crawl(tmp_path, store_worker="thread")
     assert report.exit_code == 0 and report.counts["added"] == 1 + len(SLUGS)
     assert any(overlapped), "no batch was mapped while another was being written"
     assert early == []
@@ -84,7 +84,7 @@ def test_a_write_that_fails_in_flight_fails_its_story_alone(
         slowed(store, batch)
 
     monkeypatch.setattr(pipeline, "_write", write)
-    report = site.crawl(tmp_path)
+    report = site.crawl(tmp_path, store_worker="thread")
     assert report.exit_code == 3
     (fail,) = report.failures
     assert fail["kind"] == "process-error" and "/s4/" in fail["url"]

@@ -246,7 +246,7 @@ def test_processing_error_fails_one_story(
     site.add("a", story("a", page("poison"), page("b")))
     site.add("poison", story("poison"))
     site.add("b", story("b"))
-    report = site.crawl(tmp_path)
+    report = site.crawl(tmp_path, store_worker="thread")
     assert report.exit_code == 3
     assert stories_in(tmp_path) == {page("a"), page("b")}
     (fail,) = report.failures
@@ -265,10 +265,10 @@ def test_dead_worker_ends_crawl_and_resume_skips_the_body(
     site.add("poison", story("poison"))
     site.add("b", story("b"))
     with pytest.raises(CrawlError, match="processing failed"):
-        site.crawl(tmp_path)
-    report = site.crawl(tmp_path)  # the resume
+        site.crawl(tmp_path, store_worker="thread")
+    report = site.crawl(tmp_path, store_worker="thread")  # the resume
     if report.exit_code != 3:  # the poisoned body may need the one-at-a-time retry
-        report = site.crawl(tmp_path)
+        report = site.crawl(tmp_path, store_worker="thread")
     assert report.exit_code == 3
     assert stories_in(tmp_path) == {page("a"), page("b")}
     (fail,) = report.failures

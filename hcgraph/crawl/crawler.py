@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 import httpx
 
@@ -48,16 +48,17 @@ from .fetch import Fetcher, FetchPolicy, FetchResult
 from .frontier import Frontier, Validators
 from .identity import identity_mismatch
 from .politeness import Politeness
-from .process import Runner, open_store
+from .process import BatchRunner, Runner, open_store
 from .recorder import CrawlProgress, Recorder
 from .report import CrawlReport, build_report
 from .robots import Robots
 from .scheduler import Scheduler
 from .urls import DEFAULT_JSON_SUFFIX, Mirror, Mirrors, Scope, json_url
+from .worker import ProcessRunner
 
 __all__ = ["CrawlOptions", "CrawlProgress", "Crawler", "acrawl", "crawl", "user_agent"]
 
-BATCH = 200  # at most this many fetched stories per pipeline batch (crawl latency)
+BATCH = 500  # at most this many fetched stories per pipeline batch (one bulk load each)
 _JSONISH = ("application/json", "text/json", "text/plain", "application/octet-stream")
 
 
@@ -85,6 +86,10 @@ class CrawlOptions:
         conditional: send If-None-Match / If-Modified-Since from earlier crawls.
         policy: timeouts, retries, back-off, body cap, redirects.
         report: where to write the JSON report (default ``STORE/crawl-report.json``).
+        store_worker: where the pipeline runs when the crawl opens the store itself:
+            ``process`` (a worker process of its own, see :mod:`.worker`: measured faster,
+            the event loop and the pipeline no longer share one GIL) or ``thread``. A crawl
+            handed an open :class:`~hcgraph.store.Store` always uses a thread.
     """
 
     depth: int = 2
@@ -100,6 +105,7 @@ class CrawlOptions:
     conditional: bool = True
     policy: FetchPolicy = field(default_factory=FetchPolicy)
     report: Path | None = None
+    store_worker: Literal["process", "thread"] = "process"
 
     def fingerprint(self, seeds: Sequence[str]) -> str:
         """What identifies "the same crawl" for resume: seeds and what decides the result.
@@ -225,6 +231,7 @@ class Crawler:
             resumed = self._begin(frontier)
             runner = self._runner(frontier)
             try:
+                await runner.start()
                 requests = await self._crawl(frontier, runner)
             finally:
                 await runner.close()
@@ -291,10 +298,12 @@ class Crawler:
         self.archive.add_record(record)
         frontier.mark_fetched(uri, sha, str(path), now.isoformat(), None)
 
-    def _runner(self, frontier: Frontier) -> Runner:
+    def _runner(self, frontier: Frontier) -> BatchRunner:
         claims = frontier.claims()
         if self.open_store is not None:
             return Runner(self.open_store, claims)
+        if self.options.store_worker == "process":
+            return ProcessRunner(self.store_dir, claims)
         return Runner(open_store(self.store_dir), claims, owns_store=True)
 
     def _make_client(self) -> httpx.AsyncClient:
@@ -313,7 +322,7 @@ class Crawler:
         )
 
     # --- the crawl loop ---------------------------------------------------------------------
-    async def _crawl(self, frontier: Frontier, runner: Runner) -> int:
+    async def _crawl(self, frontier: Frontier, runner: BatchRunner) -> int:
         # A resumed run counts what it stored before towards --max-stories.
         scheduler = self._scheduler = Scheduler(
             frontier, max_stories=self.options.max_stories, stored=frontier.count("done")
@@ -461,7 +470,7 @@ class Crawler:
         self._scheduler.handed_over()  # before the (possibly blocking) put: not idle meanwhile
         await self._queue.put(Document(body, result.final_url, result.fetched_at, url))
 
-    async def _process_loop(self, frontier: Frontier, runner: Runner) -> None:
+    async def _process_loop(self, frontier: Frontier, runner: BatchRunner) -> None:
         """Take fetched bodies off the queue in batches and process them, two in flight:
         batch n + 1 is mapped while batch n is written, and batch n's outcomes are
         recorded only once its write has landed (a URL recorded as stored is in the store).
@@ -502,7 +511,7 @@ class Crawler:
         if inflight is not None:
             await self._land(frontier, runner, inflight, suspects)
 
-    async def _fill(self, batch: list[Document], runner: Runner | None) -> bool:
+    async def _fill(self, batch: list[Document], runner: BatchRunner | None) -> bool:
         """Add queued bodies to ``batch``, up to :data:`BATCH`; True once the end is seen.
 
         While the batch before is still being written (``runner`` given), wait for more
@@ -538,7 +547,7 @@ class Crawler:
     async def _overlapped(
         self,
         frontier: Frontier,
-        runner: Runner,
+        runner: BatchRunner,
         batch: list[Document],
         suspects: set[str],
         inflight: _Submitted | None,
@@ -567,7 +576,7 @@ class Crawler:
         return _Submitted(batch, outcomes)
 
     async def _land(
-        self, frontier: Frontier, runner: Runner, inflight: _Submitted, suspects: set[str]
+        self, frontier: Frontier, runner: BatchRunner, inflight: _Submitted, suspects: set[str]
     ) -> None:
         """Wait for the batch in flight to be written, then record its outcomes."""
         try:
@@ -591,7 +600,7 @@ class Crawler:
         await self._notify()
 
     async def _process_batch(
-        self, frontier: Frontier, runner: Runner, batch: list[Document], suspects: set[str]
+        self, frontier: Frontier, runner: BatchRunner, batch: list[Document], suspects: set[str]
     ) -> list[Outcome]:
         """Process a batch; a body that makes processing fail fails alone, not the crawl.
 

@@ -17,13 +17,13 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from ..errors import StoreError
 from ..pipeline import Document, Outcome, Pipeline
 from ..store import Store
 
-__all__ = ["Runner", "open_store"]
+__all__ = ["BatchRunner", "Runner", "open_store"]
 
 T = TypeVar("T")
 
@@ -42,6 +42,19 @@ def open_store(directory: Path, wait: float = 15.0) -> Store:
             if time.monotonic() >= deadline:
                 raise
             time.sleep(0.2)
+
+
+class BatchRunner(Protocol):
+    """What the crawler needs of whatever runs the pipeline: :class:`Runner` (a thread) or
+    :class:`.worker.ProcessRunner` (a process). See :class:`Runner` for each method."""
+
+    async def start(self) -> None: ...
+    async def process(self, documents: Sequence[Document]) -> list[Outcome]: ...
+    async def submit(self, documents: Sequence[Document]) -> list[Outcome]: ...
+    async def flush(self) -> None: ...
+    def written(self) -> asyncio.Future[None] | None: ...
+    async def previous_landed(self) -> bool: ...
+    async def close(self) -> None: ...
 
 
 class Runner:
@@ -66,6 +79,10 @@ class Runner:
         self.pipeline: Pipeline | None = None
         self.claims = claims
         self._previous: Future[None] | None = None  # the write in flight when submit began
+
+    async def start(self) -> None:
+        """Nothing to wait for: the store is open already (:class:`.worker.ProcessRunner`
+        opens its own)."""
 
     def _pipeline(self) -> Pipeline:
         if self.pipeline is None:

@@ -1,0 +1,296 @@
+"""The store worker process: the crawl's pipeline in a process of its own.
+
+Why a process: a crawl's Python work — the event loop (httpx, the frontier, the archive
+hand-off) plus parsing and mapping plus the writer's encoding — all needs the one GIL, and
+on a busy crawl the GIL, not the CPU, is what runs out (measured: ~7 ms of GIL-holding work
+a story, so ~140 stories/s at best, while ingest needs ~4.5 ms). A worker process holds the
+store and runs :class:`~hcgraph.pipeline.Pipeline` exactly as :class:`~.process.Runner`'s
+thread does; the event loop keeps its own GIL for fetching.
+
+:class:`ProcessRunner` has :class:`~.process.Runner`'s interface, so the crawler cannot tell
+them apart. The two sides talk over one :func:`multiprocessing.Pipe`:
+
+* requests go one at a time, parent → worker: ``(op, batch)``, op ``process``, ``submit``,
+  ``flush``, ``previous_landed`` or ``close``;
+* the worker answers each with ``("reply", ok, value)``, and also sends ``("written", n)``
+  from its writer thread when the write of submitted batch ``n`` ends (what
+  :meth:`ProcessRunner.written` waits for).
+
+Failures keep their meaning: an error a batch raises in the worker is raised again in the
+parent (a :class:`~hcgraph.errors.StoreError` stays one, so a broken store still ends the
+crawl with its bodies as suspects); a worker that dies (killed, out of memory, a crash in
+native code) is a :class:`~hcgraph.errors.StoreError` for the batch it was working on. The
+worker ignores SIGINT (a Ctrl-C reaches the whole process group; the parent decides how to
+stop) and, when the parent goes away without closing it, finishes its writes and exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import pickle
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from ..errors import StoreError
+from ..pipeline import Document, Outcome, Pipeline
+from .process import open_store
+
+__all__ = ["ProcessRunner"]
+
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+_START = "import sys; from hcgraph.crawl.worker import main; main(sys.argv)"
+
+
+class _Remote(Exception):
+    """An error from the worker that could not be sent as itself."""
+
+
+def _wire(exc: BaseException) -> BaseException:
+    """``exc`` if it survives pickling, else a stand-in with its type and message."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+    except Exception:
+        text = str(exc)
+        stand_in: BaseException = (
+            StoreError(text)
+            if isinstance(exc, StoreError)
+            else _Remote(f"{type(exc).__name__}: {text}")
+        )
+        return stand_in
+    return exc
+
+
+def _serve(conn: Connection) -> None:
+    """The worker's main loop (runs in the child process): open, then answer requests."""
+    lock = threading.Lock()
+
+    def send(message: tuple[Any, ...]) -> None:
+        with lock, contextlib.suppress(OSError):
+            conn.send(message)
+
+    try:
+        _, (directory, claims, wait) = conn.recv()
+        store = open_store(Path(directory), wait)
+        pipeline = Pipeline(store, crawl_claims=claims)
+    except BaseException as exc:  # every failure to start is the parent's to report
+        send(("reply", False, _wire(exc)))
+        return
+    send(("reply", True, None))
+    submitted = 0
+    previous: Any = None
+    try:
+        while True:
+            try:
+                op, batch = conn.recv()
+            except (EOFError, OSError):
+                break  # the parent is gone: finish the writes below
+            try:
+                if op == "process":
+                    value: Any = pipeline.process(batch)
+                elif op == "submit":
+                    previous = pipeline.writing
+                    outcomes = pipeline.submit(batch)
+                    running = pipeline.writing
+                    n = None
+                    if running is not None and running is not previous:
+                        submitted += 1
+                        n = submitted
+                        running.add_done_callback(_announce(send, n))
+                    value = (outcomes, n)
+                elif op == "flush":
+                    pipeline.flush()
+                    value = None
+                elif op == "previous_landed":
+                    with contextlib.suppress(Exception):
+                        pipeline.flush()
+                    value = previous is None or previous.exception() is None
+                    previous = None
+                elif op == "close":
+                    break
+                else:  # pragma: no cover - the parent sends only the ops above
+                    raise ValueError(f"unknown op {op!r}")
+            except Exception as exc:
+                send(("reply", False, _wire(exc)))
+            else:
+                send(("reply", True, value))
+    finally:
+        try:
+            pipeline.close()
+            store.close()
+        except BaseException as exc:
+            send(("reply", False, _wire(exc)))
+        else:
+            send(("reply", True, None))
+        conn.close()
+
+
+def _announce(send: Callable[[tuple[Any, ...]], None], n: int) -> Callable[[object], None]:
+    """A done-callback for batch ``n``'s write: tell the parent it ended."""
+    return lambda _: send(("written", n))
+
+
+def main(argv: Sequence[str]) -> None:
+    """The worker process's entry point: serve the parent over the socket ``argv[1]``."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides how a crawl stops
+    _serve(Connection(int(argv[1])))
+
+
+class ProcessRunner:
+    """Runs the pipeline over batches in a worker process (see the module docstring).
+
+    Args:
+        directory: the store directory (the worker opens it; this process must not).
+        claims: story IRI → (crawl URL, story id) already stored by this crawl (resume).
+        wait: seconds the worker waits for a store another process holds (see
+            :func:`.process.open_store`).
+    """
+
+    def __init__(
+        self, directory: Path, claims: dict[str, tuple[str, str | None]], *, wait: float = 15.0
+    ) -> None:
+        ours, theirs = socket.socketpair()
+        env = dict(os.environ)
+        # the worker imports this very hcgraph, wherever it was imported from
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
+        with ours, theirs:
+            self._process = subprocess.Popen(
+                [sys.executable, "-c", _START, str(theirs.fileno())],
+                pass_fds=(theirs.fileno(),),
+                env=env,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,  # a Ctrl-C meant for the crawl is the crawl's to handle
+            )
+            self._conn = Connection(ours.detach())
+        self._sender = ThreadPoolExecutor(1, thread_name_prefix="hcgraph-send")
+        self._sender.submit(self._conn.send, ("open", (str(directory), claims, wait)))
+        self._reply: asyncio.Future[Any] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._dead: str | None = None
+        self._running: int | None = None  # the submitted batch whose write may be running
+        self._ended = 0  # every batch up to this one has finished writing
+        self._waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self._closed = False
+
+    @property
+    def pid(self) -> int:
+        """The worker's process id."""
+        return self._process.pid
+
+    # --- the pipe ---------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Wait until the worker has opened the store (raises what opening raised)."""
+        self._loop = asyncio.get_running_loop()
+        self._reply = self._loop.create_future()
+        self._loop.add_reader(self._conn.fileno(), self._readable)
+        try:
+            await self._reply
+        except BaseException as exc:
+            self._dead = f"the store worker did not start: {exc}"  # close() has nothing to ask
+            raise
+
+    def _readable(self) -> None:
+        try:
+            while self._conn.poll():
+                message = self._conn.recv()
+                if message[0] == "written":
+                    self._ended = max(self._ended, message[1])
+                    self._wake()
+                else:
+                    _, ok, value = message
+                    reply, self._reply = self._reply, None
+                    if reply is not None and not reply.done():
+                        if ok:
+                            reply.set_result(value)
+                        else:
+                            reply.set_exception(value)
+        except (EOFError, OSError):
+            self._died()
+
+    def _died(self) -> None:
+        assert self._loop is not None
+        self._loop.remove_reader(self._conn.fileno())
+        try:
+            code: int | None = self._process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            code = None
+        self._dead = f"the store worker process ended (exit code {code})"
+        self._ended = self._running or self._ended
+        self._wake()
+        reply, self._reply = self._reply, None
+        if reply is not None and not reply.done():
+            reply.set_exception(StoreError(self._dead))
+
+    def _wake(self) -> None:
+        keep = []
+        for n, waiter in self._waiters:
+            if n <= self._ended:
+                if not waiter.done():
+                    waiter.set_result(None)
+            else:
+                keep.append((n, waiter))
+        self._waiters = keep
+
+    async def _call(self, op: str, batch: Sequence[Document] | None = None) -> Any:
+        if self._dead is not None:
+            raise StoreError(self._dead)
+        assert self._loop is not None and self._reply is None
+        reply = self._reply = self._loop.create_future()
+        with contextlib.suppress(OSError):  # the worker is gone: _readable sees the pipe end
+            await self._loop.run_in_executor(self._sender, self._conn.send, (op, batch))
+        return await reply
+
+    # --- Runner's interface ------------------------------------------------------------------
+    async def process(self, documents: Sequence[Document]) -> list[Outcome]:
+        """Process one batch (parse, dedupe, map, write) and return its outcomes in order."""
+        outcomes: list[Outcome] = await self._call("process", list(documents))
+        return outcomes
+
+    async def submit(self, documents: Sequence[Document]) -> list[Outcome]:
+        """As :meth:`.process.Runner.submit`: map now, the write runs on in the worker."""
+        outcomes, running = await self._call("submit", list(documents))
+        if running is not None:
+            self._running = running
+        return list(outcomes)
+
+    async def flush(self) -> None:
+        """Wait until every submitted batch is in the store (raises what its write raised)."""
+        await self._call("flush")
+
+    def written(self) -> asyncio.Future[None] | None:
+        """An awaitable that ends when the write in flight ends; None if none is running."""
+        if self._running is None or self._running <= self._ended or self._loop is None:
+            return None
+        waiter: asyncio.Future[None] = self._loop.create_future()
+        self._waiters.append((self._running, waiter))
+        return waiter
+
+    async def previous_landed(self) -> bool:
+        """After :meth:`submit` raised: True if the batch before it is in the store."""
+        landed: bool = await self._call("previous_landed")
+        return landed
+
+    async def close(self) -> None:
+        """Finish the writes in flight, close the store and end the worker."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self._dead is None and self._loop is not None:
+                await self._call("close")
+        finally:
+            if self._loop is not None:
+                with contextlib.suppress(ValueError, OSError):
+                    self._loop.remove_reader(self._conn.fileno())
+            self._sender.shutdown(wait=True)
+            await asyncio.get_running_loop().run_in_executor(None, self._process.wait, 60)
+            self._conn.close()

@@ -1,0 +1,173 @@
+"""The store worker process (:mod:`hcgraph.crawl.worker`): the crawl's pipeline in a process
+of its own. What it must keep: the same graph as the thread, errors that keep their type
+across the pipe, a worker that dies ending the crawl without losing what was stored (the
+resume finishes it), Ctrl-C left to the crawl, and writes finished when the parent is gone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pickle
+import signal
+from pathlib import Path
+
+import psutil
+import pytest
+from crawlserver import FAST, CrawlServer, Site, page, quads_of, stories_in, story
+
+from hcgraph.crawl import CrawlOptions, crawl
+from hcgraph.crawl.worker import ProcessRunner, _Remote, _wire
+from hcgraph.errors import CrawlError, StoreError
+from hcgraph.pipeline import Document
+from hcgraph.store import Store
+
+SLUGS = [f"s{n}" for n in range(6)]
+ALL = [page("a"), *(page(s) for s in SLUGS)]
+
+pytestmark = pytest.mark.slow  # each crawl starts a worker process
+
+
+@pytest.fixture
+def site(crawl_server: CrawlServer) -> Site:
+    site = Site(crawl_server)
+    site.add("a", story("a", *(page(s) for s in SLUGS)))
+    for slug in SLUGS:
+        site.add(slug, story(slug))
+    return site
+
+
+def _workers() -> list[psutil.Process]:
+    return [
+        p for p in psutil.Process().children() if "hcgraph.crawl.worker" in " ".join(p.cmdline())
+    ]
+
+
+def _crawl_sending(site: Site, store: Path, sig: int) -> object:
+    """Crawl, sending ``sig`` to the store worker as soon as the first fetch is done."""
+    sent: list[int] = []
+
+    def progress(_: object) -> None:
+        if not sent:
+            for worker in _workers():
+                os.kill(worker.pid, sig)
+                sent.append(worker.pid)
+
+    opts = CrawlOptions(mirrors=(site.mirror,), policy=FAST)
+    try:
+        return crawl(ALL, store, opts, on_progress=progress)
+    finally:
+        assert sent, "no store worker process was running"
+
+
+@pytest.mark.timeout(120)
+def test_process_and_thread_workers_store_the_same_graph(
+    site: Site, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764547200")  # reaches the worker's environment
+    by_process = site.crawl(tmp_path / "p")
+    by_thread = site.crawl(tmp_path / "t", store_worker="thread")
+    assert by_process.exit_code == by_thread.exit_code == 0
+    assert stories_in(tmp_path / "p") == set(ALL)
+    assert quads_of(tmp_path / "p") == quads_of(tmp_path / "t")
+
+
+@pytest.mark.timeout(120)
+def test_a_killed_worker_ends_the_crawl_and_the_resume_finishes_it(
+    site: Site, tmp_path: Path
+) -> None:
+    with pytest.raises(CrawlError, match=r"processing failed: the store worker process ended"):
+        _crawl_sending(site, tmp_path, signal.SIGKILL)
+    for _ in range(3):  # the resume: the bodies of the killed batch one at a time
+        try:
+            report = site.crawl(tmp_path, *ALL)
+            break
+        except CrawlError:  # pragma: no cover - a resume that dies would fail below
+            continue
+    assert report.status == "complete"
+    # Nothing is lost: every page is stored, or - if it was alone in the batch the worker
+    # died on, so it may be what killed it - recorded as failed with the reason.
+    failed = {f["url"].removesuffix("index.json") for f in report.failures}
+    assert len(failed) <= 1
+    assert all("store worker process ended (exit code -9)" in f["reason"] for f in report.failures)
+    assert stories_in(tmp_path) | failed == set(ALL)
+    assert not stories_in(tmp_path) & failed
+    assert not _workers()
+
+
+@pytest.mark.timeout(120)
+def test_the_worker_leaves_ctrl_c_to_the_crawl(site: Site, tmp_path: Path) -> None:
+    report = _crawl_sending(site, tmp_path, signal.SIGINT)
+    assert report.exit_code == 0  # type: ignore[attr-defined]
+    assert stories_in(tmp_path) == set(ALL)
+
+
+def _docs(*slugs: str) -> list[Document]:
+    return [Document(story(s), f"{page(s)}index.json", key=f"{page(s)}index.json") for s in slugs]
+
+
+@pytest.mark.timeout(60)
+def test_the_worker_finishes_its_writes_when_the_parent_goes_away(tmp_path: Path) -> None:
+    async def scenario() -> int:
+        runner = ProcessRunner(tmp_path, {})
+        await runner.start()
+        outcomes = await runner.submit(_docs("x", "y"))  # its write runs on in the worker
+        assert [o.status for o in outcomes] == ["added", "added"]
+        runner._conn.close()  # the parent is gone, without a word
+        return await asyncio.to_thread(runner._process.wait, 30)
+
+    assert asyncio.run(scenario()) == 0
+    assert stories_in(tmp_path) == {page("x"), page("y")}
+
+
+@pytest.mark.timeout(60)
+def test_a_store_the_worker_cannot_open_is_a_store_error(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        runner = ProcessRunner(tmp_path, {}, wait=0.2)
+        try:
+            await runner.start()
+        finally:
+            await runner.close()
+
+    with Store(tmp_path), pytest.raises(StoreError, match="cannot open the store"):
+        asyncio.run(scenario())
+
+
+@pytest.mark.timeout(60)
+def test_a_batch_error_in_the_worker_is_raised_in_the_parent(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        runner = ProcessRunner(tmp_path, {})
+        await runner.start()
+        try:
+            await runner.process(_docs("x"))
+            runner._conn.send(("no-such-op", None))  # an error inside the worker's loop
+            runner._reply = asyncio.get_running_loop().create_future()
+            with pytest.raises(ValueError, match="unknown op 'no-such-op'"):  # its own type
+                await runner._reply
+            assert [o.status for o in await runner.process(_docs("y"))] == ["added"]
+        finally:
+            await runner.close()
+
+    asyncio.run(scenario())
+    assert stories_in(tmp_path) == {page("x"), page("y")}
+
+
+class _Unpicklable(Exception):
+    def __init__(self, a: int, b: int) -> None:
+        super().__init__(f"{a}/{b}")
+
+
+class _BadStore(StoreError):
+    def __init__(self, a: int, b: int) -> None:
+        super().__init__(f"store {a}/{b}")
+
+
+def test_errors_cross_the_pipe_with_their_type() -> None:
+    assert isinstance(pickle.loads(pickle.dumps(_wire(StoreError("disk full")))), StoreError)
+    same = _wire(ValueError("bad"))
+    assert type(same) is ValueError and str(same) == "bad"
+    stand_in = _wire(_Unpicklable(1, 2))
+    assert isinstance(stand_in, _Remote) and str(stand_in) == "_Unpicklable: 1/2"
+    store_error = _wire(_BadStore(1, 2))  # still a StoreError: the crawl ends on it
+    assert type(store_error) is StoreError and str(store_error) == "store 1/2"
+    pickle.loads(pickle.dumps(store_error))
