@@ -171,3 +171,30 @@ def test_errors_cross_the_pipe_with_their_type() -> None:
     store_error = _wire(_BadStore(1, 2))  # still a StoreError: the crawl ends on it
     assert type(store_error) is StoreError and str(store_error) == "store 1/2"
     pickle.loads(pickle.dumps(store_error))
+
+
+def _gone(runner: ProcessRunner) -> bool:
+    """True once the worker has exited (killing it if not, so no test leaves it behind)."""
+    if runner._process.poll() is not None:
+        return True
+    runner._process.kill()
+    runner._process.wait(10)
+    return False
+
+
+@pytest.mark.timeout(60)
+def test_close_after_a_cancelled_start_ends_the_worker(tmp_path: Path) -> None:
+    # Ctrl-C while the worker opens the store: close() must not wait for a worker that,
+    # once open, waits for requests that never come.
+    async def scenario() -> ProcessRunner:
+        runner = ProcessRunner(tmp_path, {})
+        start = asyncio.ensure_future(runner.start())
+        await asyncio.sleep(0)
+        start.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await start
+        await asyncio.wait_for(runner.close(), 20)
+        return runner
+
+    runner = asyncio.run(scenario())
+    assert _gone(runner)

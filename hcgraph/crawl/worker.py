@@ -292,5 +292,7 @@ class ProcessRunner:
                 with contextlib.suppress(ValueError, OSError):
                     self._loop.remove_reader(self._conn.fileno())
             self._sender.shutdown(wait=True)
-            await asyncio.get_running_loop().run_in_executor(None, self._process.wait, 60)
+            # Before waiting: a worker not told to close sees the pipe end, finishes its
+            # writes and exits (instead of waiting for a request that never comes).
             self._conn.close()
+            await asyncio.get_running_loop().run_in_executor(None, self._process.wait, 60)
