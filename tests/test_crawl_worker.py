@@ -183,6 +183,25 @@ def _gone(runner: ProcessRunner) -> bool:
 
 
 @pytest.mark.timeout(60)
+def test_close_after_a_cancelled_call_ends_the_worker(tmp_path: Path) -> None:
+    # A Ctrl-C without handle_signals cancels the crawl's task, and with it a call in flight
+    # (the processor's submit or process); run()'s finally then closes the runner.
+    async def scenario() -> ProcessRunner:
+        runner = ProcessRunner(tmp_path, {})
+        await runner.start()
+        call = asyncio.ensure_future(runner.process(_docs("x")))
+        await asyncio.sleep(0)  # the request is on its way
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        await asyncio.wait_for(runner.close(), 30)
+        return runner
+
+    runner = asyncio.run(scenario())
+    assert _gone(runner)
+
+
+@pytest.mark.timeout(60)
 def test_close_after_a_cancelled_start_ends_the_worker(tmp_path: Path) -> None:
     # Ctrl-C while the worker opens the store: close() must not wait for a worker that,
     # once open, waits for requests that never come.

@@ -285,7 +285,8 @@ class ProcessRunner:
             return
         self._closed = True
         try:
-            if self._dead is None and self._loop is not None:
+            # Not after a call that was abandoned (cancelled): its reply is still to come.
+            if self._dead is None and self._loop is not None and self._reply is None:
                 await self._call("close")
         finally:
             if self._loop is not None:
