@@ -217,3 +217,25 @@ def test_close_after_a_cancelled_start_ends_the_worker(tmp_path: Path) -> None:
 
     runner = asyncio.run(scenario())
     assert _gone(runner)
+
+
+@pytest.mark.timeout(60)
+def test_the_worker_imports_this_hcgraph_not_one_in_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # e.g. `hcgraph crawl` (or bench/ab_crawl.py) run from inside another checkout
+    other = tmp_path / "elsewhere" / "hcgraph"
+    other.mkdir(parents=True)
+    (other / "__init__.py").write_text("raise ImportError('the hcgraph in the cwd')\n")
+    monkeypatch.chdir(other.parent)
+
+    async def scenario() -> None:
+        runner = ProcessRunner(tmp_path / "store", {})
+        try:
+            await runner.start()
+            assert [o.status for o in await runner.process(_docs("x"))] == ["added"]
+        finally:
+            await runner.close()
+
+    asyncio.run(scenario())
+    assert stories_in(tmp_path / "store") == {page("x")}

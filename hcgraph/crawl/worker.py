@@ -164,7 +164,8 @@ class ProcessRunner:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
         with ours, theirs:
             self._process = subprocess.Popen(
-                [sys.executable, "-c", _START, str(theirs.fileno())],
+                # -P: not the working directory first on sys.path (it may hold another hcgraph)
+                [sys.executable, "-P", "-c", _START, str(theirs.fileno())],
                 pass_fds=(theirs.fileno(),),
                 env=env,
                 stdin=subprocess.DEVNULL,
