@@ -11,6 +11,7 @@ import os
 import pickle
 import signal
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -239,3 +240,55 @@ def test_the_worker_imports_this_hcgraph_not_one_in_the_working_directory(
 
     asyncio.run(scenario())
     assert stories_in(tmp_path / "store") == {page("x")}
+
+
+@pytest.mark.timeout(60)
+def test_previous_landed_after_the_worker_died_is_an_answer_not_an_error(tmp_path: Path) -> None:
+    # The crawler asks previous_landed() when submit raised with a batch in flight; the
+    # thread Runner always answers. If the worker died, the answer is "not known to be in
+    # the store" (both batches go to _process_batch, which ends the crawl with them as
+    # suspects); a StoreError here escaped that and the resume retried the poison in a batch.
+    async def scenario() -> None:
+        runner = ProcessRunner(tmp_path, {})
+        await runner.start()
+        try:
+            await runner.submit(_docs("x"))
+            os.kill(runner.pid, signal.SIGKILL)
+            with pytest.raises(StoreError, match="store worker process ended"):
+                await runner.submit(_docs("y"))
+            assert await runner.previous_landed() is False
+        finally:
+            await runner.close()
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.timeout(120)
+def test_a_worker_dying_with_a_batch_in_flight_ends_the_crawl_with_suspects(
+    crawl_server: CrawlServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hcgraph.crawl import crawler
+
+    site = Site(crawl_server)
+    slugs = [f"t{n}" for n in range(120)]
+    for n, slug in enumerate(slugs):
+        site.add(slug, story(slug, id=str(1_900_000_000_000_000_000 + n)))  # ids all differ
+    seeds = [page(s) for s in slugs]
+    overlapped = crawler.Crawler._overlapped
+    killed: list[int] = []
+
+    async def kill_first(self: Any, frontier: Any, runner: Any, batch: Any, *rest: Any) -> Any:
+        if rest[-1] is not None and not killed:  # a batch is in flight: the worker dies now
+            os.kill(runner.pid, signal.SIGKILL)
+            killed.append(len(batch))
+        return await overlapped(self, frontier, runner, batch, *rest)
+
+    monkeypatch.setattr(crawler.Crawler, "_overlapped", kill_first)
+    with pytest.raises(CrawlError, match=r"processing failed: the store worker process ended"):
+        site.crawl(tmp_path, *seeds, concurrency=16)
+    assert killed, "no batch was submitted with another in flight"
+    monkeypatch.undo()
+    report = site.crawl(tmp_path, *seeds)  # the resume: the suspects one at a time
+    assert report.status == "complete" and report.exit_code == 0
+    assert stories_in(tmp_path) == set(seeds)
+    assert not _workers()

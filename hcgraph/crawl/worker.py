@@ -277,8 +277,11 @@ class ProcessRunner:
 
     async def previous_landed(self) -> bool:
         """After :meth:`submit` raised: True if the batch before it is in the store."""
-        landed: bool = await self._call("previous_landed")
-        return landed
+        if self._dead is None:
+            with contextlib.suppress(StoreError):  # raised only if the worker died meanwhile
+                landed: bool = await self._call("previous_landed")
+                return landed
+        return False  # the worker died: not known to be stored, so the crawler redoes it
 
     async def close(self) -> None:
         """Finish the writes in flight, close the store and end the worker."""
