@@ -292,3 +292,27 @@ def test_a_worker_dying_with_a_batch_in_flight_ends_the_crawl_with_suspects(
     assert report.status == "complete" and report.exit_code == 0
     assert stories_in(tmp_path) == set(seeds)
     assert not _workers()
+
+
+@pytest.mark.timeout(120)
+def test_a_sigterm_to_the_crawl_and_its_worker_is_a_clean_stop(site: Site, tmp_path: Path) -> None:
+    # `systemctl stop` (and any kill of the whole cgroup) sends SIGTERM to every process of
+    # the crawl at once: the worker included, though it is in a session of its own. The
+    # crawl (handle_signals, as the CLI) stops cleanly, as it does with the thread.
+    sent: list[int] = []
+
+    def progress(_: object) -> None:
+        if not sent:
+            for worker in _workers():
+                os.kill(worker.pid, signal.SIGTERM)
+                sent.append(worker.pid)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    opts = CrawlOptions(mirrors=(site.mirror,), policy=FAST)
+    report = crawl(ALL, tmp_path, opts, on_progress=progress, handle_signals=True)
+    assert sent, "no store worker process was running"
+    assert report.status == "interrupted" and report.failures == []
+    resumed = site.crawl(tmp_path, *ALL)
+    assert resumed.exit_code == 0 and resumed.failures == []
+    assert stories_in(tmp_path) == set(ALL)
+    assert not _workers()

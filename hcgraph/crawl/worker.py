@@ -20,8 +20,9 @@ Failures keep their meaning: an error a batch raises in the worker is raised aga
 parent (a :class:`~hcgraph.errors.StoreError` stays one, so a broken store still ends the
 crawl with its bodies as suspects); a worker that dies (killed, out of memory, a crash in
 native code) is a :class:`~hcgraph.errors.StoreError` for the batch it was working on. The
-worker ignores SIGINT (a Ctrl-C reaches the whole process group; the parent decides how to
-stop) and, when the parent goes away without closing it, finishes its writes and exits.
+worker ignores SIGINT and SIGTERM (a Ctrl-C reaches the whole process group, a service stop
+the whole cgroup; the parent decides how to stop) and, when the parent goes away without
+closing it, finishes its writes and exits.
 """
 
 from __future__ import annotations
@@ -141,7 +142,10 @@ def _announce(send: Callable[[tuple[Any, ...]], None], n: int) -> Callable[[obje
 
 def main(argv: Sequence[str]) -> None:
     """The worker process's entry point: serve the parent over the socket ``argv[1]``."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides how a crawl stops
+    # The parent decides how a crawl stops: a Ctrl-C, or a SIGTERM sent to every process of
+    # the crawl (systemctl stop: the whole cgroup), must not kill a write it will wait for.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     _serve(Connection(int(argv[1])))
 
 
