@@ -7,6 +7,7 @@ resume finishes it), Ctrl-C left to the crawl, and writes finished when the pare
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import pickle
 import signal
@@ -316,3 +317,29 @@ def test_a_sigterm_to_the_crawl_and_its_worker_is_a_clean_stop(site: Site, tmp_p
     assert resumed.exit_code == 0 and resumed.failures == []
     assert stories_in(tmp_path) == set(ALL)
     assert not _workers()
+
+
+class _OnlyHere:
+    """A type the worker cannot import (this test module is not on its path)."""
+
+
+@pytest.mark.timeout(60)
+def test_a_call_that_breaks_the_worker_loop_is_not_answered_as_a_success(
+    tmp_path: Path,
+) -> None:
+    # Anything the loop does not catch as an Exception of the op (a request that does not
+    # unpickle in the worker, a BaseException such as pyo3's PanicException from the store)
+    # ended the loop, and the worker's closing reply ("reply", True, None) was taken as the
+    # answer to that call: process() returned None instead of raising.
+    async def scenario() -> None:
+        runner = ProcessRunner(tmp_path, {})
+        await runner.start()
+        try:
+            doc = Document(_OnlyHere(), "x", key="x")  # type: ignore[arg-type]
+            with pytest.raises(ModuleNotFoundError, match="test_crawl_worker"):
+                await runner.process([doc])
+        finally:
+            with contextlib.suppress(StoreError):  # the worker is gone, maybe not yet seen
+                await runner.close()
+
+    asyncio.run(scenario())

@@ -89,6 +89,7 @@ def _serve(conn: Connection) -> None:
     send(("reply", True, None))
     submitted = 0
     previous: Any = None
+    failed = False
     try:
         while True:
             try:
@@ -124,14 +125,20 @@ def _serve(conn: Connection) -> None:
                 send(("reply", False, _wire(exc)))
             else:
                 send(("reply", True, value))
+    except BaseException as exc:  # ends the worker: the call in hand failed, not succeeded
+        send(("reply", False, _wire(exc)))
+        failed = True
+        raise
     finally:
         try:
             pipeline.close()
             store.close()
         except BaseException as exc:
-            send(("reply", False, _wire(exc)))
+            if not failed:
+                send(("reply", False, _wire(exc)))
         else:
-            send(("reply", True, None))
+            if not failed:  # the answer to "close" (or to nobody, when the parent is gone)
+                send(("reply", True, None))
         conn.close()
 
 
