@@ -7,10 +7,12 @@ resume finishes it), Ctrl-C left to the crawl, and writes finished when the pare
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import pickle
 import signal
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -171,3 +173,173 @@ def test_errors_cross_the_pipe_with_their_type() -> None:
     store_error = _wire(_BadStore(1, 2))  # still a StoreError: the crawl ends on it
     assert type(store_error) is StoreError and str(store_error) == "store 1/2"
     pickle.loads(pickle.dumps(store_error))
+
+
+def _gone(runner: ProcessRunner) -> bool:
+    """True once the worker has exited (killing it if not, so no test leaves it behind)."""
+    if runner._process.poll() is not None:
+        return True
+    runner._process.kill()
+    runner._process.wait(10)
+    return False
+
+
+@pytest.mark.timeout(60)
+def test_close_after_a_cancelled_call_ends_the_worker(tmp_path: Path) -> None:
+    # A Ctrl-C without handle_signals cancels the crawl's task, and with it a call in flight
+    # (the processor's submit or process); run()'s finally then closes the runner.
+    async def scenario() -> ProcessRunner:
+        runner = ProcessRunner(tmp_path, {})
+        await runner.start()
+        call = asyncio.ensure_future(runner.process(_docs("x")))
+        await asyncio.sleep(0)  # the request is on its way
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        await asyncio.wait_for(runner.close(), 30)
+        return runner
+
+    runner = asyncio.run(scenario())
+    assert _gone(runner)
+
+
+@pytest.mark.timeout(60)
+def test_close_after_a_cancelled_start_ends_the_worker(tmp_path: Path) -> None:
+    # Ctrl-C while the worker opens the store: close() must not wait for a worker that,
+    # once open, waits for requests that never come.
+    async def scenario() -> ProcessRunner:
+        runner = ProcessRunner(tmp_path, {})
+        start = asyncio.ensure_future(runner.start())
+        await asyncio.sleep(0)
+        start.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await start
+        await asyncio.wait_for(runner.close(), 20)
+        return runner
+
+    runner = asyncio.run(scenario())
+    assert _gone(runner)
+
+
+@pytest.mark.timeout(60)
+def test_the_worker_imports_this_hcgraph_not_one_in_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # e.g. `hcgraph crawl` (or bench/ab_crawl.py) run from inside another checkout
+    other = tmp_path / "elsewhere" / "hcgraph"
+    other.mkdir(parents=True)
+    (other / "__init__.py").write_text("raise ImportError('the hcgraph in the cwd')\n")
+    monkeypatch.chdir(other.parent)
+
+    async def scenario() -> None:
+        runner = ProcessRunner(tmp_path / "store", {})
+        try:
+            await runner.start()
+            assert [o.status for o in await runner.process(_docs("x"))] == ["added"]
+        finally:
+            await runner.close()
+
+    asyncio.run(scenario())
+    assert stories_in(tmp_path / "store") == {page("x")}
+
+
+@pytest.mark.timeout(60)
+def test_previous_landed_after_the_worker_died_is_an_answer_not_an_error(tmp_path: Path) -> None:
+    # The crawler asks previous_landed() when submit raised with a batch in flight; the
+    # thread Runner always answers. If the worker died, the answer is "not known to be in
+    # the store" (both batches go to _process_batch, which ends the crawl with them as
+    # suspects); a StoreError here escaped that and the resume retried the poison in a batch.
+    async def scenario() -> None:
+        runner = ProcessRunner(tmp_path, {})
+        await runner.start()
+        try:
+            await runner.submit(_docs("x"))
+            os.kill(runner.pid, signal.SIGKILL)
+            with pytest.raises(StoreError, match="store worker process ended"):
+                await runner.submit(_docs("y"))
+            assert await runner.previous_landed() is False
+        finally:
+            await runner.close()
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.timeout(120)
+def test_a_worker_dying_with_a_batch_in_flight_ends_the_crawl_with_suspects(
+    crawl_server: CrawlServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hcgraph.crawl import crawler
+
+    site = Site(crawl_server)
+    slugs = [f"t{n}" for n in range(120)]
+    for n, slug in enumerate(slugs):
+        site.add(slug, story(slug, id=str(1_900_000_000_000_000_000 + n)))  # ids all differ
+    seeds = [page(s) for s in slugs]
+    overlapped = crawler.Crawler._overlapped
+    killed: list[int] = []
+
+    async def kill_first(self: Any, frontier: Any, runner: Any, batch: Any, *rest: Any) -> Any:
+        if rest[-1] is not None and not killed:  # a batch is in flight: the worker dies now
+            os.kill(runner.pid, signal.SIGKILL)
+            killed.append(len(batch))
+        return await overlapped(self, frontier, runner, batch, *rest)
+
+    monkeypatch.setattr(crawler.Crawler, "_overlapped", kill_first)
+    with pytest.raises(CrawlError, match=r"processing failed: the store worker process ended"):
+        site.crawl(tmp_path, *seeds, concurrency=16)
+    assert killed, "no batch was submitted with another in flight"
+    monkeypatch.undo()
+    report = site.crawl(tmp_path, *seeds)  # the resume: the suspects one at a time
+    assert report.status == "complete" and report.exit_code == 0
+    assert stories_in(tmp_path) == set(seeds)
+    assert not _workers()
+
+
+@pytest.mark.timeout(120)
+def test_a_sigterm_to_the_crawl_and_its_worker_is_a_clean_stop(site: Site, tmp_path: Path) -> None:
+    # `systemctl stop` (and any kill of the whole cgroup) sends SIGTERM to every process of
+    # the crawl at once: the worker included, though it is in a session of its own. The
+    # crawl (handle_signals, as the CLI) stops cleanly, as it does with the thread.
+    sent: list[int] = []
+
+    def progress(_: object) -> None:
+        if not sent:
+            for worker in _workers():
+                os.kill(worker.pid, signal.SIGTERM)
+                sent.append(worker.pid)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    opts = CrawlOptions(mirrors=(site.mirror,), policy=FAST)
+    report = crawl(ALL, tmp_path, opts, on_progress=progress, handle_signals=True)
+    assert sent, "no store worker process was running"
+    assert report.status == "interrupted" and report.failures == []
+    resumed = site.crawl(tmp_path, *ALL)
+    assert resumed.exit_code == 0 and resumed.failures == []
+    assert stories_in(tmp_path) == set(ALL)
+    assert not _workers()
+
+
+class _OnlyHere:
+    """A type the worker cannot import (this test module is not on its path)."""
+
+
+@pytest.mark.timeout(60)
+def test_a_call_that_breaks_the_worker_loop_is_not_answered_as_a_success(
+    tmp_path: Path,
+) -> None:
+    # Anything the loop does not catch as an Exception of the op (a request that does not
+    # unpickle in the worker, a BaseException such as pyo3's PanicException from the store)
+    # ended the loop, and the worker's closing reply ("reply", True, None) was taken as the
+    # answer to that call: process() returned None instead of raising.
+    async def scenario() -> None:
+        runner = ProcessRunner(tmp_path, {})
+        await runner.start()
+        try:
+            doc = Document(_OnlyHere(), "x", key="x")  # type: ignore[arg-type]
+            with pytest.raises(ModuleNotFoundError, match="test_crawl_worker"):
+                await runner.process([doc])
+        finally:
+            with contextlib.suppress(StoreError):  # the worker is gone, maybe not yet seen
+                await runner.close()
+
+    asyncio.run(scenario())

@@ -20,8 +20,9 @@ Failures keep their meaning: an error a batch raises in the worker is raised aga
 parent (a :class:`~hcgraph.errors.StoreError` stays one, so a broken store still ends the
 crawl with its bodies as suspects); a worker that dies (killed, out of memory, a crash in
 native code) is a :class:`~hcgraph.errors.StoreError` for the batch it was working on. The
-worker ignores SIGINT (a Ctrl-C reaches the whole process group; the parent decides how to
-stop) and, when the parent goes away without closing it, finishes its writes and exits.
+worker ignores SIGINT and SIGTERM (a Ctrl-C reaches the whole process group, a service stop
+the whole cgroup; the parent decides how to stop) and, when the parent goes away without
+closing it, finishes its writes and exits.
 """
 
 from __future__ import annotations
@@ -88,6 +89,7 @@ def _serve(conn: Connection) -> None:
     send(("reply", True, None))
     submitted = 0
     previous: Any = None
+    failed = False
     try:
         while True:
             try:
@@ -123,14 +125,20 @@ def _serve(conn: Connection) -> None:
                 send(("reply", False, _wire(exc)))
             else:
                 send(("reply", True, value))
+    except BaseException as exc:  # ends the worker: the call in hand failed, not succeeded
+        send(("reply", False, _wire(exc)))
+        failed = True
+        raise
     finally:
         try:
             pipeline.close()
             store.close()
         except BaseException as exc:
-            send(("reply", False, _wire(exc)))
+            if not failed:
+                send(("reply", False, _wire(exc)))
         else:
-            send(("reply", True, None))
+            if not failed:  # the answer to "close" (or to nobody, when the parent is gone)
+                send(("reply", True, None))
         conn.close()
 
 
@@ -141,7 +149,10 @@ def _announce(send: Callable[[tuple[Any, ...]], None], n: int) -> Callable[[obje
 
 def main(argv: Sequence[str]) -> None:
     """The worker process's entry point: serve the parent over the socket ``argv[1]``."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides how a crawl stops
+    # The parent decides how a crawl stops: a Ctrl-C, or a SIGTERM sent to every process of
+    # the crawl (systemctl stop: the whole cgroup), must not kill a write it will wait for.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     _serve(Connection(int(argv[1])))
 
 
@@ -164,7 +175,8 @@ class ProcessRunner:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
         with ours, theirs:
             self._process = subprocess.Popen(
-                [sys.executable, "-c", _START, str(theirs.fileno())],
+                # -P: not the working directory first on sys.path (it may hold another hcgraph)
+                [sys.executable, "-P", "-c", _START, str(theirs.fileno())],
                 pass_fds=(theirs.fileno(),),
                 env=env,
                 stdin=subprocess.DEVNULL,
@@ -276,8 +288,11 @@ class ProcessRunner:
 
     async def previous_landed(self) -> bool:
         """After :meth:`submit` raised: True if the batch before it is in the store."""
-        landed: bool = await self._call("previous_landed")
-        return landed
+        if self._dead is None:
+            with contextlib.suppress(StoreError):  # raised only if the worker died meanwhile
+                landed: bool = await self._call("previous_landed")
+                return landed
+        return False  # the worker died: not known to be stored, so the crawler redoes it
 
     async def close(self) -> None:
         """Finish the writes in flight, close the store and end the worker."""
@@ -285,12 +300,15 @@ class ProcessRunner:
             return
         self._closed = True
         try:
-            if self._dead is None and self._loop is not None:
+            # Not after a call that was abandoned (cancelled): its reply is still to come.
+            if self._dead is None and self._loop is not None and self._reply is None:
                 await self._call("close")
         finally:
             if self._loop is not None:
                 with contextlib.suppress(ValueError, OSError):
                     self._loop.remove_reader(self._conn.fileno())
             self._sender.shutdown(wait=True)
-            await asyncio.get_running_loop().run_in_executor(None, self._process.wait, 60)
+            # Before waiting: a worker not told to close sees the pipe end, finishes its
+            # writes and exits (instead of waiting for a request that never comes).
             self._conn.close()
+            await asyncio.get_running_loop().run_in_executor(None, self._process.wait, 60)
