@@ -1,14 +1,18 @@
 """The store worker process: the crawl's pipeline in a process of its own.
 
-Why a process: a crawl's Python work — the event loop (httpx, the frontier, the archive
-hand-off) plus parsing and mapping plus the writer's encoding — all needs the one GIL, and
-on a busy crawl the GIL, not the CPU, is what runs out (measured: ~7 ms of GIL-holding work
-a story, so ~140 stories/s at best, while ingest needs ~4.5 ms). A worker process holds the
-store and runs :class:`~hcgraph.pipeline.Pipeline` exactly as :class:`~.process.Runner`'s
-thread does; the event loop keeps its own GIL for fetching.
+Why a process: in one process a crawl's Python work — the event loop (httpx, the frontier,
+the archive hand-off) plus parsing and mapping plus the writer's encoding — shares one GIL
+(a profile put ~7 ms of GIL-holding work on each crawled story, ingest ~4.5 ms). A worker
+process holds the store and runs :class:`~hcgraph.pipeline.Pipeline` exactly as
+:class:`~.process.Runner`'s thread does; the event loop keeps its own GIL for fetching.
+Measured against the thread: a little less CPU a story and 1 to 22% more stories a second
+(``bench/ab_crawl.py``; ``bench/RESULTS.md``).
 
 :class:`ProcessRunner` has :class:`~.process.Runner`'s interface, so the crawler cannot tell
-them apart. The two sides talk over one :func:`multiprocessing.Pipe`:
+them apart. The worker is started with :mod:`subprocess` (``python -P -c …``), not
+:mod:`multiprocessing`, so a caller's script is never imported again in it (no
+``if __name__ == "__main__"`` guard needed); the two sides talk over a socket pair wrapped in
+:class:`multiprocessing.connection.Connection` (pickled messages):
 
 * requests go one at a time, parent → worker: ``(op, batch)``, op ``process``, ``submit``,
   ``flush``, ``previous_landed`` or ``close``;
@@ -20,16 +24,16 @@ Failures keep their meaning: an error a batch raises in the worker is raised aga
 parent (a :class:`~hcgraph.errors.StoreError` stays one, so a broken store still ends the
 crawl with its bodies as suspects); a worker that dies (killed, out of memory, a crash in
 native code) is a :class:`~hcgraph.errors.StoreError` for the batch it was working on. The
-worker ignores SIGINT and SIGTERM (a Ctrl-C reaches the whole process group, a service stop
-the whole cgroup; the parent decides how to stop) and, when the parent goes away without
-closing it, finishes its writes and exits.
+parent decides how a crawl stops: the worker runs in a session of its own (a Ctrl-C at the
+terminal does not reach it) and ignores SIGINT and SIGTERM (a service stop signals every
+process of the crawl); when the parent goes away without closing it, it finishes its writes
+and exits.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import pickle
 import signal
 import socket
@@ -49,7 +53,13 @@ from .process import open_store
 __all__ = ["ProcessRunner"]
 
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
-_START = "import sys; from hcgraph.crawl.worker import main; main(sys.argv)"
+# The worker imports this very hcgraph: its root goes first on sys.path unless it is there
+# already (an installed hcgraph: putting site-packages before the stdlib could shadow it).
+_START = (
+    "import os, sys; root = os.path.realpath(sys.argv[2]); "
+    "root in map(os.path.realpath, sys.path) or sys.path.insert(0, root); "
+    "from hcgraph.crawl.worker import main; main(sys.argv)"
+)
 
 
 class _Remote(Exception):
@@ -170,15 +180,11 @@ class ProcessRunner:
         self, directory: Path, claims: dict[str, tuple[str, str | None]], *, wait: float = 15.0
     ) -> None:
         ours, theirs = socket.socketpair()
-        env = dict(os.environ)
-        # the worker imports this very hcgraph, wherever it was imported from
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
         with ours, theirs:
             self._process = subprocess.Popen(
                 # -P: not the working directory first on sys.path (it may hold another hcgraph)
-                [sys.executable, "-P", "-c", _START, str(theirs.fileno())],
+                [sys.executable, "-P", "-c", _START, str(theirs.fileno()), _PACKAGE_ROOT],
                 pass_fds=(theirs.fileno(),),
-                env=env,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,  # a Ctrl-C meant for the crawl is the crawl's to handle
             )
