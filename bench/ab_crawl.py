@@ -22,21 +22,16 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
-
-import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_crawl import CONF, NGINX, Run, free_port, run_measured  # noqa: E402
+from bench_crawl import Run, run_measured, serve_site  # noqa: E402
 
-from hcgraph.sample import DEFAULT_BASE_URL, generate_corpus  # noqa: E402
+from hcgraph.sample import DEFAULT_BASE_URL  # noqa: E402
 
 # Runs `hcgraph crawl` from one tree, with CrawlOptions fields overridden (argv[1:4]).
 _CRAWL = """
@@ -70,32 +65,12 @@ def main() -> None:
         name, _, options = spec.partition("=")
         variants[name] = (ROOT, json.loads(options))
     n = args.stories
-    (ROOT / "bench" / "_work").mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="ab-", dir=ROOT / "bench" / "_work"))
-    work.chmod(0o755)  # nginx's worker runs as an unprivileged user and must read the site
-    corpus = generate_corpus(n, args.seed)
-    corpus.write(work / "files")
-    for path, body in corpus.site_files().items():
-        target = work / "site" / path.lstrip("/")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(body)
-    seeds = [str(s["url"]) for s in corpus.stories]
-    del corpus
-    port = free_port()
-    (work / "nginx.conf").write_text(CONF.format(work=work, port=port))
-    nginx = subprocess.Popen([NGINX, "-c", str(work / "nginx.conf"), "-p", str(work)])
+    work, seeds, nginx, base = serve_site(n, args.seed, "ab-")
     env = dict(os.environ)
     env.pop("SOURCE_DATE_EPOCH", None)
     env.pop("PYTHONPATH", None)
     runs: dict[str, list[Run]] = {"ingest": []}
     try:
-        base = f"http://127.0.0.1:{port}"
-        for _ in range(100):  # wait for nginx to listen
-            try:
-                httpx.get(base + "/", timeout=0.2)
-                break
-            except httpx.TransportError:
-                time.sleep(0.05)
         argv = ["crawl", *seeds, "--mirror", f"{DEFAULT_BASE_URL}={base}",
                 "--concurrency", str(args.concurrency), "--retries", "0"]  # fmt: skip
         for pair in range(args.pairs):

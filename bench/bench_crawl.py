@@ -75,6 +75,35 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def serve_site(
+    n: int, seed: int, prefix: str
+) -> tuple[Path, list[str], subprocess.Popen[bytes], str]:
+    """Generate ``n`` stories as local files (``WORK/files``) and as a static site served by
+    nginx on a free loopback port; return (work dir, story URLs, nginx, its base URL)."""
+    (ROOT / "bench" / "_work").mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=prefix, dir=ROOT / "bench" / "_work"))
+    work.chmod(0o755)  # nginx's worker runs as an unprivileged user and must read the site
+    corpus = generate_corpus(n, seed)
+    corpus.write(work / "files")
+    for path, body in corpus.site_files().items():
+        target = work / "site" / path.lstrip("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(body)
+    seeds = [str(s["url"]) for s in corpus.stories]
+    del corpus
+    port = free_port()
+    (work / "nginx.conf").write_text(CONF.format(work=work, port=port))
+    nginx = subprocess.Popen([NGINX, "-c", str(work / "nginx.conf"), "-p", str(work)])
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(100):  # wait for nginx to listen
+        try:
+            httpx.get(base + "/", timeout=0.2)
+            break
+        except httpx.TransportError:
+            time.sleep(0.05)
+    return work, seeds, nginx, base
+
+
 class Run:
     """What one measured step used: wall seconds, CPU seconds (own and nginx's), peak RSS."""
 
@@ -157,33 +186,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     n = args.stories
-    (ROOT / "bench" / "_work").mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="crawl-", dir=ROOT / "bench" / "_work"))
-    work.chmod(0o755)  # nginx's worker runs as an unprivileged user and must read the site
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop("SOURCE_DATE_EPOCH", None)
     print(f"generating {n} stories …", flush=True)
-    corpus = generate_corpus(n, args.seed)
-    corpus.write(work / "files")
-    for path, body in corpus.site_files().items():
-        target = work / "site" / path.lstrip("/")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(body)
-    seeds = [str(s["url"]) for s in corpus.stories]
-    del corpus
-
-    port = free_port()
-    (work / "nginx.conf").write_text(CONF.format(work=work, port=port))
-    nginx = subprocess.Popen([NGINX, "-c", str(work / "nginx.conf"), "-p", str(work)])
+    work, seeds, nginx, base = serve_site(n, args.seed, "crawl-")
     rows: list[tuple[str, int, Run]] = []
     try:
-        base = f"http://127.0.0.1:{port}"
-        for _ in range(100):  # wait for nginx to listen
-            try:
-                httpx.get(base + "/", timeout=0.2)
-                break
-            except httpx.TransportError:
-                time.sleep(0.05)
         print(f"nginx on {base} (pid {nginx.pid})", flush=True)
         server = psutil.Process(nginx.pid)
         mirror = f"{DEFAULT_BASE_URL}={base}"

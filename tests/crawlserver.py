@@ -14,7 +14,7 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from itertools import count
@@ -228,6 +228,15 @@ class Site:
     def crawl(self, store: Path, *seeds: str, **options: Any) -> CrawlReport:
         opts = {"mirrors": (self.mirror,), "policy": FAST, **options}
         return crawl(list(seeds) or [page("a")], store, CrawlOptions(**opts))
+
+
+def hub_site(server: CrawlServer, slugs: Sequence[str]) -> Site:
+    """A site on ``server`` whose story ``a`` links to one small story per slug."""
+    site = Site(server)
+    site.add("a", story("a", *(page(s) for s in slugs)))
+    for slug in slugs:
+        site.add(slug, story(slug))
+    return site
 
 
 def stories_in(store_dir: Path) -> set[str]:

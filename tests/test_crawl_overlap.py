@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from crawlserver import CrawlServer, Site, page, stories_in, story
+from crawlserver import CrawlServer, Site, hub_site, page, stories_in
 
 from hcgraph import pipeline
 from hcgraph.crawl import crawler, recorder
@@ -21,11 +21,7 @@ SLUGS = [f"s{n}" for n in range(9)]
 
 @pytest.fixture
 def site(crawl_server: CrawlServer) -> Site:
-    site = Site(crawl_server)
-    site.add("a", story("a", *(page(s) for s in SLUGS)))
-    for slug in SLUGS:
-        site.add(slug, story(slug))
-    return site
+    return hub_site(crawl_server, SLUGS)
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from typing import Any
 
 import psutil
 import pytest
-from crawlserver import FAST, CrawlServer, Site, page, quads_of, stories_in, story
+from crawlserver import FAST, CrawlServer, Site, hub_site, page, quads_of, stories_in, story
 
 from hcgraph.crawl import CrawlOptions, crawl
 from hcgraph.crawl.worker import ProcessRunner, _Remote, _wire
@@ -32,11 +32,7 @@ pytestmark = pytest.mark.slow  # each crawl starts a worker process
 
 @pytest.fixture
 def site(crawl_server: CrawlServer) -> Site:
-    site = Site(crawl_server)
-    site.add("a", story("a", *(page(s) for s in SLUGS)))
-    for slug in SLUGS:
-        site.add(slug, story(slug))
-    return site
+    return hub_site(crawl_server, SLUGS)
 
 
 def _workers() -> list[psutil.Process]:
@@ -343,3 +339,23 @@ def test_a_call_that_breaks_the_worker_loop_is_not_answered_as_a_success(
                 await runner.close()
 
     asyncio.run(scenario())
+
+
+@pytest.mark.timeout(60)
+def test_a_worker_that_does_not_end_is_stopped_with_a_store_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hcgraph.crawl import worker
+
+    monkeypatch.setattr(worker, "_CLOSE_WAIT", 0.5)
+
+    async def scenario() -> ProcessRunner:
+        runner = ProcessRunner(tmp_path, {})
+        await runner.start()
+        os.kill(runner.pid, signal.SIGSTOP)  # a worker stuck in its last write
+        with pytest.raises(StoreError, match="did not finish its writes in 0 s and was stopped"):
+            await runner.close()
+        return runner
+
+    runner = asyncio.run(scenario())
+    assert _gone(runner)

@@ -52,6 +52,7 @@ from .process import open_store
 
 __all__ = ["ProcessRunner"]
 
+_CLOSE_WAIT = 600.0  # seconds close() waits for the worker's last writes (a batch takes ~3 s)
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 # The worker imports this very hcgraph: its root goes first on sys.path unless it is there
 # already (an installed hcgraph: putting site-packages before the stdlib could shadow it).
@@ -301,20 +302,45 @@ class ProcessRunner:
         return False  # the worker died: not known to be stored, so the crawler redoes it
 
     async def close(self) -> None:
-        """Finish the writes in flight, close the store and end the worker."""
+        """Finish the writes in flight, close the store and end the worker.
+
+        Raises:
+            StoreError: the worker failed to close the store, or did not end within
+                :data:`_CLOSE_WAIT` seconds (then it is killed; what it had not written stays
+                pending in the ledger for the next run's recovery).
+        """
         if self._closed:
             return
         self._closed = True
+        loop = asyncio.get_running_loop()
+        ended = True
         try:
             # Not after a call that was abandoned (cancelled): its reply is still to come.
             if self._dead is None and self._loop is not None and self._reply is None:
-                await self._call("close")
+                try:
+                    await asyncio.wait_for(self._call("close"), _CLOSE_WAIT)
+                except TimeoutError:
+                    ended = False
         finally:
             if self._loop is not None:
                 with contextlib.suppress(ValueError, OSError):
                     self._loop.remove_reader(self._conn.fileno())
-            self._sender.shutdown(wait=True)
-            # Before waiting: a worker not told to close sees the pipe end, finishes its
-            # writes and exits (instead of waiting for a request that never comes).
-            self._conn.close()
-            await asyncio.get_running_loop().run_in_executor(None, self._process.wait, 60)
+            if ended:
+                self._sender.shutdown(wait=True)  # a request still being sent is read first
+                # Before waiting: a worker not told to close sees the pipe end, finishes its
+                # writes and exits (instead of waiting for a request that never comes).
+                self._conn.close()
+                try:
+                    await loop.run_in_executor(None, self._process.wait, _CLOSE_WAIT)
+                except subprocess.TimeoutExpired:
+                    ended = False
+            if not ended:
+                self._process.kill()
+                await loop.run_in_executor(None, self._process.wait)
+                self._sender.shutdown(wait=True)  # a send blocked on the pipe failed with it
+                self._conn.close()
+        if not ended:
+            raise StoreError(
+                f"the store worker did not finish its writes in {_CLOSE_WAIT:.0f} s and was "
+                "stopped; the next run on this store recovers them"
+            )
