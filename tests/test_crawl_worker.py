@@ -11,6 +11,7 @@ import contextlib
 import os
 import pickle
 import signal
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -180,6 +181,15 @@ def _gone(runner: ProcessRunner) -> bool:
     return False
 
 
+async def _cancel_soon(call: Coroutine[Any, Any, object]) -> None:
+    """Start ``call``, cancel it at its first wait, and check it ended cancelled."""
+    task = asyncio.ensure_future(call)
+    await asyncio.sleep(0)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
 @pytest.mark.timeout(60)
 def test_close_after_a_cancelled_call_ends_the_worker(tmp_path: Path) -> None:
     # A Ctrl-C without handle_signals cancels the crawl's task, and with it a call in flight
@@ -187,11 +197,7 @@ def test_close_after_a_cancelled_call_ends_the_worker(tmp_path: Path) -> None:
     async def scenario() -> ProcessRunner:
         runner = ProcessRunner(tmp_path, {})
         await runner.start()
-        call = asyncio.ensure_future(runner.process(_docs("x")))
-        await asyncio.sleep(0)  # the request is on its way
-        call.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await call
+        await _cancel_soon(runner.process(_docs("x")))  # the request is on its way
         await asyncio.wait_for(runner.close(), 30)
         return runner
 
@@ -205,11 +211,7 @@ def test_close_after_a_cancelled_start_ends_the_worker(tmp_path: Path) -> None:
     # once open, waits for requests that never come.
     async def scenario() -> ProcessRunner:
         runner = ProcessRunner(tmp_path, {})
-        start = asyncio.ensure_future(runner.start())
-        await asyncio.sleep(0)
-        start.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await start
+        await _cancel_soon(runner.start())
         await asyncio.wait_for(runner.close(), 20)
         return runner
 

@@ -1,12 +1,10 @@
 """Turning fetched bodies into stored stories, off the event loop.
 
 The crawler hands batches of fetched bodies (:class:`~hcgraph.pipeline.Document`, keyed by
-their frontier URL) to a :class:`Runner`, which runs the one ingest pipeline
-(:mod:`hcgraph.pipeline`) in a worker thread while the event loop keeps fetching. Oxigraph's
-bulk loader releases the GIL while it writes, so the write overlaps fetching.
-
-(An earlier version ran the pipeline in a worker process over a hand-made pickle protocol;
-it measured no faster than this thread — 36 vs 35 stories/s — and was removed.)
+their frontier URL) to a :class:`BatchRunner`, which runs the one ingest pipeline
+(:mod:`hcgraph.pipeline`) while the event loop keeps fetching: :class:`Runner` in a thread
+of this process, :class:`.worker.ProcessRunner` (the default of ``hcgraph crawl``) in a
+worker process. Both drive the pipeline through the same :class:`Batches`.
 """
 
 from __future__ import annotations
@@ -23,7 +21,7 @@ from ..errors import StoreError
 from ..pipeline import Document, Outcome, Pipeline
 from ..store import Store
 
-__all__ = ["BatchRunner", "Runner", "open_store"]
+__all__ = ["BatchRunner", "Batches", "Runner", "open_store"]
 
 T = TypeVar("T")
 
@@ -57,6 +55,48 @@ class BatchRunner(Protocol):
     async def close(self) -> None: ...
 
 
+class Batches:
+    """The pipeline as the crawl drives it, one call at a time (from :class:`Runner`'s
+    thread, or in :mod:`.worker`'s process): it remembers which write was in flight when
+    a :meth:`submit` began, so that after a failed submit :meth:`previous_landed` can say
+    whether the batch before it is in the store.
+    """
+
+    def __init__(self, store: Store, claims: dict[str, tuple[str, str | None]]) -> None:
+        self.pipeline = Pipeline(store, crawl_claims=claims)
+        self._previous: Future[None] | None = None  # the write in flight when submit began
+
+    @property
+    def writing(self) -> Future[None] | None:
+        """The batch write running now, if any."""
+        return self.pipeline.writing
+
+    def process(self, documents: Sequence[Document]) -> list[Outcome]:
+        """Map and write one batch, and wait for it."""
+        return self.pipeline.process(documents)
+
+    def submit(self, documents: Sequence[Document]) -> list[Outcome]:
+        """Map one batch while the one before is written; start its write."""
+        self._previous = self.pipeline.writing
+        return self.pipeline.submit(documents)
+
+    def flush(self) -> None:
+        """Wait until every submitted batch is written (raises what a write raised)."""
+        self.pipeline.flush()
+
+    def previous_landed(self) -> bool:
+        """After :meth:`submit` raised: True if the write that was in flight when it began
+        (the batch before) is in the store. Waits for that write to end."""
+        previous, self._previous = self._previous, None
+        with contextlib.suppress(Exception):  # its error is the answer below
+            self.pipeline.flush()
+        return previous is None or previous.exception() is None
+
+    def close(self) -> None:
+        """Finish the writes in flight."""
+        self.pipeline.close()
+
+
 class Runner:
     """Runs the pipeline over batches in one worker thread.
 
@@ -76,26 +116,17 @@ class Runner:
         self.store = store
         self.owns_store = owns_store
         self.pool = ThreadPoolExecutor(1, thread_name_prefix="hcgraph-process")
-        self.pipeline: Pipeline | None = None
+        self.batches: Batches | None = None
         self.claims = claims
-        self._previous: Future[None] | None = None  # the write in flight when submit began
 
     async def start(self) -> None:
         """Nothing to wait for: the store is open already (:class:`.worker.ProcessRunner`
         opens its own)."""
 
-    def _pipeline(self) -> Pipeline:
-        if self.pipeline is None:
-            self.pipeline = Pipeline(self.store, crawl_claims=self.claims)
-        return self.pipeline
-
-    def _process(self, documents: Sequence[Document]) -> list[Outcome]:
-        return self._pipeline().process(documents)
-
-    def _submit(self, documents: Sequence[Document]) -> list[Outcome]:
-        pipeline = self._pipeline()
-        self._previous = pipeline.writing
-        return pipeline.submit(documents)
+    def _batches(self) -> Batches:
+        if self.batches is None:  # made in the thread: opening the pipeline reads the store
+            self.batches = Batches(self.store, self.claims)
+        return self.batches
 
     async def _run(self, fn: Callable[[], T]) -> T:
         return await asyncio.get_running_loop().run_in_executor(self.pool, fn)
@@ -103,7 +134,7 @@ class Runner:
     async def process(self, documents: Sequence[Document]) -> list[Outcome]:
         """Process one batch (parse, dedupe, map, write) and return its outcomes in order."""
         batch = list(documents)
-        return await self._run(lambda: self._process(batch))
+        return await self._run(lambda: self._batches().process(batch))
 
     async def submit(self, documents: Sequence[Document]) -> list[Outcome]:
         """Parse, dedupe and map one batch and start its write; its outcomes in order.
@@ -113,17 +144,17 @@ class Runner:
         :meth:`previous_landed` whether the batch before it was written.
         """
         batch = list(documents)
-        return await self._run(lambda: self._submit(batch))
+        return await self._run(lambda: self._batches().submit(batch))
 
     async def flush(self) -> None:
         """Wait until every submitted batch is in the store (raises what its write raised)."""
-        if self.pipeline is not None:
-            await self._run(self.pipeline.flush)
+        if self.batches is not None:
+            await self._run(self.batches.flush)
 
     def written(self) -> asyncio.Future[None] | None:
         """An awaitable that ends when the write in flight ends (however it ends); None
         when no write is running. Call between batches (not while one is submitted)."""
-        running = self.pipeline.writing if self.pipeline is not None else None
+        running = self.batches.writing if self.batches is not None else None
         if running is None or running.done():
             return None
         loop = asyncio.get_running_loop()
@@ -142,20 +173,12 @@ class Runner:
     async def previous_landed(self) -> bool:
         """After :meth:`submit` raised: True if the write that was in flight when it began
         (the batch before) is in the store. Waits for that write to end."""
-        previous, self._previous = self._previous, None
-
-        def settle() -> bool:
-            if self.pipeline is not None:
-                with contextlib.suppress(Exception):  # its error is the answer below
-                    self.pipeline.flush()
-            return previous is None or previous.exception() is None
-
-        return await self._run(settle)
+        return await self._run(self._batches().previous_landed)
 
     async def close(self) -> None:
         """Finish the batch in flight, stop the thread, close the store if owned."""
-        if self.pipeline is not None:
-            await self._run(self.pipeline.close)
+        if self.batches is not None:
+            await self._run(self.batches.close)
         self.pool.shutdown(wait=True)
         if self.owns_store:
             self.store.close()

@@ -47,8 +47,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StoreError
-from ..pipeline import Document, Outcome, Pipeline
-from .process import open_store
+from ..pipeline import Document, Outcome
+from .process import Batches, open_store
 
 __all__ = ["ProcessRunner"]
 
@@ -72,13 +72,9 @@ def _wire(exc: BaseException) -> BaseException:
     try:
         pickle.loads(pickle.dumps(exc))
     except Exception:
-        text = str(exc)
-        stand_in: BaseException = (
-            StoreError(text)
-            if isinstance(exc, StoreError)
-            else _Remote(f"{type(exc).__name__}: {text}")
-        )
-        return stand_in
+        if isinstance(exc, StoreError):
+            return StoreError(str(exc))
+        return _Remote(f"{type(exc).__name__}: {exc}")
     return exc
 
 
@@ -93,13 +89,12 @@ def _serve(conn: Connection) -> None:
     try:
         _, (directory, claims, wait) = conn.recv()
         store = open_store(Path(directory), wait)
-        pipeline = Pipeline(store, crawl_claims=claims)
+        batches = Batches(store, claims)
     except BaseException as exc:  # every failure to start is the parent's to report
         send(("reply", False, _wire(exc)))
         return
     send(("reply", True, None))
     submitted = 0
-    previous: Any = None
     failed = False
     try:
         while True:
@@ -109,25 +104,22 @@ def _serve(conn: Connection) -> None:
                 break  # the parent is gone: finish the writes below
             try:
                 if op == "process":
-                    value: Any = pipeline.process(batch)
+                    value: Any = batches.process(batch)
                 elif op == "submit":
-                    previous = pipeline.writing
-                    outcomes = pipeline.submit(batch)
-                    running = pipeline.writing
+                    before = batches.writing
+                    outcomes = batches.submit(batch)
+                    running = batches.writing
                     n = None
-                    if running is not None and running is not previous:
+                    if running is not None and running is not before:
                         submitted += 1
                         n = submitted
                         running.add_done_callback(_announce(send, n))
                     value = (outcomes, n)
                 elif op == "flush":
-                    pipeline.flush()
+                    batches.flush()
                     value = None
                 elif op == "previous_landed":
-                    with contextlib.suppress(Exception):
-                        pipeline.flush()
-                    value = previous is None or previous.exception() is None
-                    previous = None
+                    value = batches.previous_landed()
                 elif op == "close":
                     break
                 else:  # pragma: no cover - the parent sends only the ops above
@@ -142,7 +134,7 @@ def _serve(conn: Connection) -> None:
         raise
     finally:
         try:
-            pipeline.close()
+            batches.close()
             store.close()
         except BaseException as exc:
             if not failed:
