@@ -13,16 +13,17 @@ Per batch of whole stories the pipeline
 3. maps each story to N-Quads text (:func:`hcgraph.mapping.map_story`): its own graph plus
    descriptions of shared things;
 4. writes: descriptions new to the ledger go into the shared graphs once, new story graphs go
-   in with Oxigraph's bulk loader (one load per segment of up to :data:`SEGMENT` quads), a
-   changed story's graph is replaced in one transaction, and what only a replaced or
-   removed story said is retracted.
+   in with Oxigraph's bulk loader (one load per segment of up to :data:`SEGMENT` quads; in
+   a crawl, one per batch), a changed story's graph is replaced in one transaction, and
+   what only a replaced or removed story said is retracted.
 
 While Oxigraph loads segment *n* (in Rust, without the GIL) the pipeline already parses
 and maps segment *n + 1*, so both cores work. Memory holds at most two segments.
 
 Crash safety: before each write the ledger records the stories being written (with their
-expected quad counts); :func:`recover` settles or undoes them on the next open, so every
-story in the store is complete and the shared graphs match the ledger.
+expected quad counts); :func:`recover` settles or undoes them on the next open (or at once,
+when a write fails and the process goes on), so every story in the store is complete and
+the shared graphs match the ledger.
 """
 
 from __future__ import annotations
@@ -254,7 +255,7 @@ class Pipeline:
         self.by_story = {s: u for s, (u, _) in (crawl_claims or {}).items()}
         self.by_id = {i: s for s, (_, i) in (crawl_claims or {}).items() if i}
         # Writer threads: a segment's load runs (in Rust, without the GIL) while the next
-        # segment is mapped; a crawl batch's transaction runs while the next is fetched.
+        # segment (or crawl batch) is mapped; a replacement's transaction likewise.
         self._pool = ThreadPoolExecutor(2, thread_name_prefix="hcgraph-write")
         self._loader: _Loader | None = None
         self._closing: _Loader | None = None
@@ -301,16 +302,19 @@ class Pipeline:
         every *earlier* batch is in the store (so the caller may record those as stored),
         while this batch is written once the next :meth:`submit` or :meth:`flush` returns.
         """
-        before = self._writing
+        before = self.writing
         outcomes = self._submit(list(documents), stream=False)
-        if before is not None and self._writing is before:  # nothing new to write: wait here
+        if before is not None and self.writing is before:  # nothing new to write: wait here
             self.flush()
         return outcomes
 
     @property
     def writing(self) -> Future[None] | None:
-        """The batch transaction running on the writer thread, if any (crawl mode)."""
-        return self._writing
+        """The write started last on the writer thread (a batch's load or transaction),
+        until it is settled; it may have ended already. None when nothing is to settle."""
+        if self._writing is not None:
+            return self._writing
+        return None if self._closing is None else self._closing.future
 
     def flush(self) -> None:
         """Wait until everything submitted is in the store (raises what the write raised)."""
@@ -319,9 +323,33 @@ class Pipeline:
             self._settle_closing()
             if self._writing is not None:
                 writing, self._writing = self._writing, None
-                writing.result()
+                try:
+                    writing.result()
+                except BaseException:
+                    self._after_failed_write(writing.done())
+                    raise
         finally:
             self._inflight.clear()
+
+    def _after_failed_write(self, ended: bool) -> None:
+        """A write failed, maybe part-written: bring the store and the ledger back in step.
+
+        The failed write had entered its stories as pending and its new descriptions as
+        known; left so, a later batch would not state those descriptions again and its
+        stories would cite things the store never described. :func:`recover` drops the
+        stories that did not land (a partial graph too) and retracts what only they stated,
+        so the pipeline can go on (the crawler retries a failed batch one body at a time).
+        If the write has not ended (interrupted while waiting) or recovery fails too, the
+        pipeline writes nothing more: everything stays pending for recover() on the next
+        open.
+        """
+        if not ended:
+            self._broken = True
+            return
+        try:
+            recover(self.store)
+        except Exception:
+            self._broken = True
 
     def _end_segment(self) -> None:
         """Close the current load's input; it finishes in the background (one at a time)."""
@@ -339,11 +367,10 @@ class Pipeline:
         try:
             pending = loader.finish()
         except BaseException:
-            # The load failed, maybe part-written. Load nothing more: a later segment's
-            # stories may state descriptions only this one carried. Every unsettled story
-            # stays pending and the ledger dirty, for recover() on the next open.
+            # The load failed, maybe part-written. The segment being gathered is dropped
+            # too: its stories may rely on descriptions only the failed one carried.
             self._loader = None
-            self._broken = True
+            self._after_failed_write(loader.done())
             raise
         ledger = self.store.ledger
         _retract(self.store, ledger.settle(pending))
@@ -487,22 +514,29 @@ class Pipeline:
             return
         if self._broken:
             raise StoreError(f"{self.store.directory}: an earlier write failed; reopen the store")
-        if stream and not write.replaced:
+        if not write.replaced:
             if self._writing is not None:
                 self.flush()
             if self._loader is None:
                 self._loader = _Loader(self.store, self._pool)
             write.find_new(self.store.ledger.known)
             self.store.ledger.begin(_rows(write), write.pending())
-            self._loader.feed(write)
+            self._loader.feed(write)  # encoded here, so the writer thread runs Rust only
             self._inflight.update(self._loader.urls)
-            # A segment ends when it is full (bounded memory, see SEGMENT) or when the writer
-            # is idle: loading starts with the first batch, and segments grow to SEGMENT
-            # only while the loads are slower than the mapping.
-            if self._loader.quads >= SEGMENT or self._closing is None or self._closing.done():
+            # A stream's segment ends when it is full (bounded memory, see SEGMENT) or when
+            # the writer is idle: loading starts with the first batch, and segments grow to
+            # SEGMENT only while the loads are slower than the mapping. A crawl batch (not
+            # a stream) is a segment of its own: the crawler records a batch as stored once
+            # the next one is submitted.
+            if (
+                not stream
+                or self._loader.quads >= SEGMENT
+                or self._closing is None
+                or self._closing.done()
+            ):
                 self._end_segment()
             return
-        self.flush()  # replacements and crawl batches: one transaction after another
+        self.flush()  # replacements: one transaction after another
         write.find_new(self.store.ledger.known)
         self.store.ledger.begin(_rows(write), write.pending())
         self._inflight = {m.url for m, _ in (*write.new, *write.replaced)}
