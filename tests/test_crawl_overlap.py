@@ -131,6 +131,15 @@ class _Writing:
         return self.ended
 
 
+class _Fetching:
+    """Stands in for the crawl's scheduler: whether fetches may still bring bodies."""
+
+    more = True
+
+    def may_fetch(self) -> bool:
+        return self.more
+
+
 def _doc(n: int) -> Document:
     return Document(b"{}", f"https://site.example/stories/s{n}/index.json")
 
@@ -140,9 +149,11 @@ def test_a_batch_grows_while_the_one_before_is_written(
 ) -> None:
     monkeypatch.setattr(crawler, "BATCH", 4)
 
-    async def scenario() -> tuple[list[int], list[int], list[int]]:
+    async def scenario() -> tuple[list[int], list[int], list[int], list[int]]:
         c = crawler.Crawler([page("a")], tmp_path)
         queue = c._queue = asyncio.Queue()
+        fetching = _Fetching()
+        c._scheduler = fetching  # type: ignore[assignment]
         writing = _Writing()
         # A write in flight: one queued body does not make a batch; more are waited for.
         await queue.put(_doc(0))
@@ -164,6 +175,22 @@ def test_a_batch_grows_while_the_one_before_is_written(
         await queue.put(_doc(6))
         alone: list[Document] = []
         assert await c._fill(alone, None) is False
-        return [len(grown)], [len(short)], [len(alone)]
+        # A write in flight, but no fetch can bring more (the crawl's tail): no waiting.
+        await queue.put(_doc(7))
+        fetching.more = False
+        tail: list[Document] = []
+        fill = asyncio.create_task(c._fill(tail, _Writing()))  # type: ignore[arg-type]
+        await asyncio.sleep(0.05)
+        assert fill.done() and await fill is False
+        # ... nor once the last fetch ends while the batch waits.
+        fetching.more = True
+        last: list[Document] = []
+        fill = asyncio.create_task(c._fill(last, _Writing()))  # type: ignore[arg-type]
+        await asyncio.sleep(0.05)
+        assert not fill.done()
+        await queue.put(_doc(8))
+        fetching.more = False
+        assert await asyncio.wait_for(fill, 1) is False
+        return [len(grown)], [len(short)], [len(alone)], [len(tail), len(last)]
 
-    assert asyncio.run(scenario()) == ([4], [2], [1])
+    assert asyncio.run(scenario()) == ([4], [2], [1], [1, 1])

@@ -271,6 +271,37 @@ def test_scheduler_holds_leases_at_the_cap_until_the_crawl_is_idle() -> None:
     asyncio.run(scenario())
 
 
+@pytest.mark.timeout(30)
+def test_scheduler_may_fetch_while_a_fetch_runs_or_a_url_waits() -> None:
+    """What a batch waiting for bodies asks: can a fetch still bring one?"""
+    from hcgraph.crawl.scheduler import Scheduler
+
+    frontier = Frontier(None)
+    frontier.add("https://a.example/0", 0)
+    frontier.add("https://a.example/1", 0)
+
+    async def scenario() -> list[bool]:
+        scheduler = Scheduler(frontier, max_stories=None, stored=0)
+        seen = [scheduler.may_fetch()]  # two queued
+        first, _ = await scheduler.lease() or ("", 0)
+        second, _ = await scheduler.lease() or ("", 0)
+        frontier.mark_failed(first, status=404, kind="http", reason="HTTP 404")
+        scheduler.release(first)
+        seen.append(scheduler.may_fetch())  # one in flight
+        frontier.mark_fetched(second, "0" * 64, second, "2026-12-01T00:00:00+00:00", 200)
+        scheduler.handed_over()
+        scheduler.release(second)
+        seen.append(scheduler.may_fetch())  # nothing queued or in flight: only processing
+        frontier.add("https://a.example/2", 0)  # queued by what was processed
+        seen.append(scheduler.may_fetch())
+        scheduler.max_stories = 1
+        scheduler.stored = 1
+        seen.append(scheduler.may_fetch())  # the cap: nothing more is leased
+        return seen
+
+    assert asyncio.run(scenario()) == [True, True, False, True, False]
+
+
 @pytest.mark.timeout(30)  # a scheduler bug shows as a worker waiting forever
 def test_scheduler_stop_ends_waiting_workers() -> None:
     from hcgraph.crawl.scheduler import Scheduler

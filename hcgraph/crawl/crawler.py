@@ -59,6 +59,7 @@ from .worker import ProcessRunner
 __all__ = ["CrawlOptions", "CrawlProgress", "Crawler", "acrawl", "crawl", "user_agent"]
 
 BATCH = 500  # at most this many fetched stories per pipeline batch (one bulk load each)
+_FETCH_POLL = 0.05  # s: how often a batch waiting for bodies checks that fetches go on
 _JSONISH = ("application/json", "text/json", "text/plain", "application/octet-stream")
 
 
@@ -517,19 +518,27 @@ class Crawler:
         While the batch before is still being written (``runner`` given), wait for more
         bodies instead of starting a small batch: each write has a fixed cost (a bulk load:
         new files for the store to compact), so a batch grows with the time its predecessor
-        takes to write. Without a write in flight, take only what is queued already.
+        takes to write. Without a write in flight, take only what is queued already; and
+        stop waiting once no fetch can bring more (the end of a crawl, or a depth that waits
+        for the related links of what is being processed): checked every
+        :data:`_FETCH_POLL` seconds.
         """
-        assert self._queue is not None
+        assert self._queue is not None and self._scheduler is not None
         queue = self._queue
+        scheduler = self._scheduler
         written = runner.written() if runner is not None else None
         while len(batch) < BATCH:
             if queue.empty():
                 if written is None or written.done() or self._stop:
                     return False
+                if not scheduler.may_fetch():
+                    return False
                 getter = asyncio.ensure_future(queue.get())
                 either: set[asyncio.Future[Any]] = {getter, written}
                 try:
-                    await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+                    await asyncio.wait(
+                        either, timeout=_FETCH_POLL, return_when=asyncio.FIRST_COMPLETED
+                    )
                 finally:
                     waiting = not getter.done()
                     if waiting:  # a cancelled get leaves its item in the queue

@@ -49,6 +49,16 @@ class Scheduler:
         """Nothing in flight and nothing being processed (so nothing new can be queued)."""
         return self.in_flight == 0 and self.processing == 0
 
+    def may_fetch(self) -> bool:
+        """True while more bodies may arrive before processing records anything: a fetch is
+        in flight, or a queued URL can still be leased. (Once false, only the outcomes of
+        what is being processed can queue more, by their related links.)"""
+        if self.in_flight:
+            return True
+        if self.stopped or self.cap_reached():
+            return False
+        return bool(self._buffer) or bool(self.frontier.queued(1, self._leased))
+
     async def lease(self) -> tuple[str, int] | None:
         """The next ``(url, depth)`` to fetch, waiting while others may still queue some;
         None when the crawl is stopped or over (the worker then ends)."""
