@@ -201,9 +201,9 @@ class _Loader:
         self.urls: set[str] = set()
         self.quads = 0
 
-    def feed(self, write: _Write) -> None:
-        """Add one prepared batch (its new stories and new descriptions) to the segment."""
-        data = write.nquads(shared=True)  # first: a batch that fails here is not settled
+    def feed(self, write: _Write, data: bytes) -> None:
+        """Add one prepared batch (its new stories and new descriptions, ``data`` its
+        N-Quads: ``write.nquads(shared=True)``) to the segment."""
         self.pending.extend(write.pending())
         self.urls.update(m.url for m, _ in write.new)
         self.quads += sum(len(m) for m, _ in write.new)
@@ -517,11 +517,15 @@ class Pipeline:
         if not write.replaced:
             if self._writing is not None:
                 self.flush()
+            write.find_new(self.store.ledger.known)
+            # Encoded here, so the writer thread runs Rust only; and before the ledger
+            # records the batch: a batch that fails to encode has begun nothing (else its
+            # new descriptions would stay 'known' but unwritten, and a retry would omit them).
+            data = write.nquads(shared=True)
             if self._loader is None:
                 self._loader = _Loader(self.store, self._pool)
-            write.find_new(self.store.ledger.known)
             self.store.ledger.begin(_rows(write), write.pending())
-            self._loader.feed(write)  # encoded here, so the writer thread runs Rust only
+            self._loader.feed(write, data)
             self._inflight.update(self._loader.urls)
             # A stream's segment ends when it is full (bounded memory, see SEGMENT) or when
             # the writer is idle: loading starts with the first batch, and segments grow to

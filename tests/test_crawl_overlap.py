@@ -121,6 +121,44 @@ def test_a_write_that_fails_in_flight_fails_its_story_alone(
         assert not st.ledger.dirty and not st.ledger.pending()
 
 
+def test_a_batch_that_fails_to_encode_fails_its_story_alone(
+    crawl_server: CrawlServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A crawl batch raises while its N-Quads are made (on the pipeline's thread, before its
+    load starts): s4 fails alone and the rest is stored one body at a time, each with the
+    manifests it cites. Before, the ledger had recorded the batch's stories and new
+    descriptions before the encoding failed, so the retried stories took those descriptions
+    for stored and the store never described their manifests."""
+    site = Site(crawl_server)
+    site.add("a", story("a", *(page(s) for s in SLUGS)))
+    for slug in SLUGS:
+        site.add(slug, _own_manifest(slug))
+    real = pipeline._Write.nquads
+
+    def nquads(self: pipeline._Write, *, shared: bool) -> bytes:
+        if any("/s4/" in m.url for m, _ in self.new):
+            raise MemoryError("boom while encoding")
+        return real(self, shared=shared)
+
+    monkeypatch.setattr(pipeline._Write, "nquads", nquads)
+    monkeypatch.setattr(crawler, "BATCH", 3)
+    report = site.crawl(tmp_path, store_worker="thread")
+    assert report.exit_code == 3
+    (fail,) = report.failures
+    assert fail["kind"] == "process-error" and "/s4/" in fail["url"]
+    expected = {page(s) for s in ["a", *SLUGS] if s != "s4"}
+    assert stories_in(tmp_path) == expected
+    assert report.counts["added"] == len(expected)
+    with Store(tmp_path, read_only=True) as st:
+        undescribed = st.query(
+            "SELECT ?story ?m WHERE { ?story hc:listsManifest ?m "
+            "FILTER NOT EXISTS { ?m dcterms:identifier ?id } }"
+        )
+        assert [(str(r[0].value), str(r[1].value)) for r in undescribed] == []
+    with Store(tmp_path) as st:
+        assert not st.ledger.dirty and not st.ledger.pending()
+
+
 class _Writing:
     """Stands in for a Runner whose batch write ends when the test says so."""
 
