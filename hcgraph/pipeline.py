@@ -264,6 +264,8 @@ class Pipeline:
         self._broken = False  # a write failed: the store waits for recover()
         self._run_urls: dict[str, str] = {}  # story IRI → first source in this run
         self._run_ids: dict[str, str] = {}  # story id → first story IRI in this run
+        # story IRI → (new, quads): written whole by a write that failed, kept by recovery
+        self._recovered: dict[str, tuple[bool, int]] = {}
         recover(store)
         store.ledger.preload()  # here, not later in a writer thread
         # Stories already stored: a story not among them needs no look-up (on a store being
@@ -347,7 +349,11 @@ class Pipeline:
             self._broken = True
             return
         try:
+            written = [p for p in self.store.ledger.pending() if p.sha is not None]
             recover(self.store)
+            for p in written:  # landed whole, so kept: a retry of it is no "unchanged"
+                if self.store.raw_sha256(p.story) == p.sha:
+                    self._recovered[p.story] = (p.new, p.quads)
         except Exception:
             self._broken = True
 
@@ -463,7 +469,14 @@ class Pipeline:
             repeat_of=repeat,
         )
         if old == sha:
+            # Written whole by a write of this run that failed (kept by recovery): this is
+            # its retry. Kept until another version comes: the retry may fail again.
+            recovered = self._recovered.get(story.url)
+            if recovered is not None:
+                new, quads = recovered
+                return replace(base, status="added" if new else "replaced", quads=quads)
             return replace(base, status="unchanged")
+        self._recovered.pop(story.url, None)
         if old is not None and self.protect_crawled:
             origin = crawled_from(self.store, story.url)
             if origin is not None:

@@ -159,6 +159,40 @@ def test_a_batch_that_fails_to_encode_fails_its_story_alone(
         assert not st.ledger.dirty and not st.ledger.pending()
 
 
+def test_a_recrawl_write_that_fails_after_part_landed_still_reports_replaced(
+    crawl_server: CrawlServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A re-crawl batch's transactions fail at s4 after the batch's other replacements
+    landed: recovery keeps those, and their one-at-a-time retry finds their new version in
+    the store. They were replaced in this run, so they are reported replaced (before:
+    'unchanged', as if the server had not changed them)."""
+    site = hub_site(crawl_server, SLUGS)
+    assert site.crawl(tmp_path, store_worker="thread").counts["added"] == len(SLUGS) + 1
+    for slug in SLUGS:
+        site.add(slug, story(slug, headline=f"Story {slug}, corrected"))
+    real_write, real_replace = pipeline._write, Store.replace_graph
+
+    def write(store: Store, batch: Any) -> None:  # s4 last: the others land before it fails
+        batch.replaced.sort(key=lambda ms: "/s4/" in ms[0].url)
+        real_write(store, batch)
+
+    def replace_graph(self: Store, graph: str, *args: Any) -> None:
+        if "/s4/" in graph:
+            raise RuntimeError("boom while replacing")
+        real_replace(self, graph, *args)
+
+    monkeypatch.setattr(pipeline, "_write", write)
+    monkeypatch.setattr(Store, "replace_graph", replace_graph)
+    monkeypatch.setattr(crawler, "BATCH", 3)
+    report = site.crawl(tmp_path, store_worker="thread")
+    (fail,) = report.failures
+    assert fail["kind"] == "process-error" and "/s4/" in fail["url"]
+    assert report.counts["replaced"] == len(SLUGS) - 1
+    assert report.counts["unchanged"] + report.counts["not_modified"] == 1  # the hub
+    with Store(tmp_path) as st:
+        assert not st.ledger.dirty and not st.ledger.pending()
+
+
 class _Writing:
     """Stands in for a Runner whose batch write ends when the test says so."""
 
