@@ -351,9 +351,16 @@ class Pipeline:
         try:
             written = [p for p in self.store.ledger.pending() if p.sha is not None]
             recover(self.store)
+            lost = set()
             for p in written:  # landed whole, so kept: a retry of it is no "unchanged"
                 if self.store.raw_sha256(p.story) == p.sha:
                     self._recovered[p.story] = (p.new, p.quads)
+                elif p.new:
+                    lost.add(p.story)
+            if lost and self.crawl:  # not stored: no claim (a retry claims them again)
+                for story in lost:
+                    self.by_story.pop(story, None)
+                self.by_id = {i: s for i, s in self.by_id.items() if s not in lost}
         except Exception:
             self._broken = True
 

@@ -199,3 +199,33 @@ def test_a_batch_that_fails_to_encode_is_not_settled_with_its_segment(
         clean = Store(None)
         assert ingest_paths(clean, [stories]).ok
         _assert_same(store, clean)
+
+
+def test_a_story_whose_write_failed_claims_nothing_in_a_crawl(
+    tmp_path: Path, seed_bytes: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A crawl batch's write fails for a story, and so does its retry (the crawler records
+    it failed): the story is not in the store, so another URL serving a story with its id
+    is stored, not reported a duplicate of the failed URL. Before, the failed story kept
+    its claim on its IRI and id for the rest of the crawl."""
+    seed = json.loads(seed_bytes)
+    other = dict(seed, url=seed["url"].rstrip("/") + "-copy/")  # the same id
+    real = Store.load_nquads
+
+    def load(self: Store, data: bytes, *args: Any) -> None:
+        if f"<{seed['url']}> .\n".encode() in data:
+            raise RuntimeError("boom while writing")
+        real(self, data, *args)
+
+    monkeypatch.setattr(Store, "load_nquads", load)
+    with Store(tmp_path / "st") as store, pl.Pipeline(store, crawl_claims={}) as pipeline:
+        failing = pl.Document(seed_bytes, "https://x.example/1", key="https://x.example/1")
+        pipeline.submit([failing])
+        with pytest.raises(RuntimeError, match="boom"):
+            pipeline.flush()
+        with pytest.raises(RuntimeError, match="boom"):
+            pipeline.process([failing])  # the crawler's retry of the body alone
+        raw = json.dumps(other).encode()
+        (outcome,) = pipeline.process([pl.Document(raw, "https://x.example/2", key="u2")])
+        assert outcome.duplicate_of is None and outcome.status == "added"
+        assert store.story_graphs() == [other["url"]]
