@@ -82,6 +82,28 @@ def _own_manifest(slug: str) -> bytes:
     )  # fmt: skip
 
 
+def _own_manifest_site(server: CrawlServer) -> Site:
+    """The hub site, each story citing a manifest of its own."""
+    site = Site(server)
+    site.add("a", story("a", *(page(s) for s in SLUGS)))
+    for slug in SLUGS:
+        site.add(slug, _own_manifest(slug))
+    return site
+
+
+def _assert_consistent(store_dir: Path) -> None:
+    """Every manifest a stored story lists is described, and nothing is left for the next
+    open to repair."""
+    with Store(store_dir, read_only=True) as st:
+        undescribed = st.query(
+            "SELECT ?story ?m WHERE { ?story hc:listsManifest ?m "
+            "FILTER NOT EXISTS { ?m dcterms:identifier ?id } }"
+        )
+        assert [(str(r[0].value), str(r[1].value)) for r in undescribed] == []
+    with Store(store_dir) as st:
+        assert not st.ledger.dirty and not st.ledger.pending()
+
+
 def test_a_write_that_fails_in_flight_fails_its_story_alone(
     crawl_server: CrawlServer, tmp_path: Path, landed: set[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -89,10 +111,7 @@ def test_a_write_that_fails_in_flight_fails_its_story_alone(
     before, if it had not landed) is stored one body at a time, each with the manifests it
     cites. Before, the failed write had entered the batch's new descriptions as known, so
     the stories written again after it listed manifests the store never described."""
-    site = Site(crawl_server)
-    site.add("a", story("a", *(page(s) for s in SLUGS)))
-    for slug in SLUGS:
-        site.add(slug, _own_manifest(slug))
+    site = _own_manifest_site(crawl_server)
     slowed = Store.load_nquads
 
     def load(self: Store, data: bytes, *args: Any) -> None:
@@ -111,14 +130,7 @@ def test_a_write_that_fails_in_flight_fails_its_story_alone(
     assert stories_in(tmp_path) == expected
     assert landed == expected
     assert report.counts["added"] == len(expected)
-    with Store(tmp_path, read_only=True) as st:
-        undescribed = st.query(
-            "SELECT ?story ?m WHERE { ?story hc:listsManifest ?m "
-            "FILTER NOT EXISTS { ?m dcterms:identifier ?id } }"
-        )
-        assert [(str(r[0].value), str(r[1].value)) for r in undescribed] == []
-    with Store(tmp_path) as st:  # and nothing is left for the next open to repair
-        assert not st.ledger.dirty and not st.ledger.pending()
+    _assert_consistent(tmp_path)
 
 
 def test_a_batch_that_fails_to_encode_fails_its_story_alone(
@@ -129,10 +141,7 @@ def test_a_batch_that_fails_to_encode_fails_its_story_alone(
     manifests it cites. Before, the ledger had recorded the batch's stories and new
     descriptions before the encoding failed, so the retried stories took those descriptions
     for stored and the store never described their manifests."""
-    site = Site(crawl_server)
-    site.add("a", story("a", *(page(s) for s in SLUGS)))
-    for slug in SLUGS:
-        site.add(slug, _own_manifest(slug))
+    site = _own_manifest_site(crawl_server)
     real = pipeline._Write.nquads
 
     def nquads(self: pipeline._Write, *, shared: bool) -> bytes:
@@ -149,14 +158,7 @@ def test_a_batch_that_fails_to_encode_fails_its_story_alone(
     expected = {page(s) for s in ["a", *SLUGS] if s != "s4"}
     assert stories_in(tmp_path) == expected
     assert report.counts["added"] == len(expected)
-    with Store(tmp_path, read_only=True) as st:
-        undescribed = st.query(
-            "SELECT ?story ?m WHERE { ?story hc:listsManifest ?m "
-            "FILTER NOT EXISTS { ?m dcterms:identifier ?id } }"
-        )
-        assert [(str(r[0].value), str(r[1].value)) for r in undescribed] == []
-    with Store(tmp_path) as st:
-        assert not st.ledger.dirty and not st.ledger.pending()
+    _assert_consistent(tmp_path)
 
 
 def test_a_recrawl_write_that_fails_after_part_landed_still_reports_replaced(
