@@ -529,9 +529,7 @@ class Crawler:
         written = runner.written() if runner is not None else None
         while len(batch) < BATCH:
             if queue.empty():
-                if written is None or written.done() or self._stop:
-                    return False
-                if not scheduler.may_fetch():
+                if written is None or written.done() or self._stop or not scheduler.may_fetch():
                     return False
                 getter = asyncio.ensure_future(queue.get())
                 either: set[asyncio.Future[Any]] = {getter, written}
