@@ -13,6 +13,12 @@ a store worker process included) and peak RSS over the pairs, with crawl / inges
 Variants: ``current`` (this tree) always; ``baseline`` with ``--baseline-tree DIR`` (another
 checkout, e.g. ``git worktree add /tmp/old <commit>``); and any ``--variant NAME=JSON`` (this
 tree with those :class:`~hcgraph.crawl.CrawlOptions` fields set).
+
+``--floor`` adds the crawl's floor on this machine: ``hcgraph ingest`` of the files and, at
+the same time in a second process, a bare httpx client fetching every story URL with the same
+concurrency and keeping each body (SHA-256, appended to one file). Any crawl must do at least
+that work (fetch, keep, parse, map, write), so its wall time bounds what a crawl can reach,
+and ingest / floor is the best crawl / ingest ratio this machine allows with this client.
 """
 
 from __future__ import annotations
@@ -48,6 +54,30 @@ from hcgraph.cli import main
 main(open(sys.argv[3]).read().split("\\n"))
 """
 
+# The floor: `hcgraph ingest` (argv[3:]) in a child process while this one fetches every URL
+# in the file argv[1] with httpx (argv[2] at a time) and appends each body to one file.
+_FLOOR = """
+import asyncio, hashlib, os, subprocess, sys
+import httpx
+urls = open(sys.argv[1]).read().split()
+ingest = subprocess.Popen(sys.argv[3:], stdout=subprocess.DEVNULL)
+fd = os.open(sys.argv[1] + ".bodies", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND)
+async def fetch_all(n):
+    limits = httpx.Limits(max_connections=n, max_keepalive_connections=n)
+    async with httpx.AsyncClient(limits=limits, trust_env=False) as client:
+        async def worker(todo):
+            while todo:
+                response = await client.get(todo.pop())
+                body = response.content
+                assert response.status_code == 200, response.status_code
+                header = b"%s %d\\n" % (hashlib.sha256(body).hexdigest().encode(), len(body))
+                os.writev(fd, [header, body, b"\\n"])
+        todo = list(reversed(urls))
+        await asyncio.gather(*(worker(todo) for _ in range(n)))
+asyncio.run(fetch_all(int(sys.argv[2])))
+sys.exit(ingest.wait())
+"""
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -57,6 +87,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--baseline-tree", type=Path, help="another hcgraph checkout")
     parser.add_argument("--variant", action="append", default=[], metavar="NAME=JSON")
+    parser.add_argument("--floor", action="store_true", help="add the ingest ‖ fetch floor")
     args = parser.parse_args()
     variants: dict[str, tuple[Path, dict[str, object]]] = {"current": (ROOT, {})}
     if args.baseline_tree:
@@ -73,12 +104,20 @@ def main() -> None:
     try:
         argv = ["crawl", *seeds, "--mirror", f"{DEFAULT_BASE_URL}={base}",
                 "--concurrency", str(args.concurrency), "--retries", "0"]  # fmt: skip
+        # what the crawl fetches for each story: its JSON, under the mirror's base URL
+        urls = [u.replace(DEFAULT_BASE_URL, base) + "index.json" for u in seeds]
+        (work / "urls").write_text("\n".join(urls))
         for pair in range(args.pairs):
             store = work / f"ingest-{pair}"
             ingest = [sys.executable, "-m", "hcgraph", "ingest", str(work / "files"),
                       "--store", str(store)]  # fmt: skip
             ingest_env = {**env, "PYTHONPATH": str(ROOT)}
             _step(runs, "ingest", pair, n, ingest, ingest_env)
+            if args.floor:
+                shutil.rmtree(store)
+                floor = [sys.executable, "-c", _FLOOR, str(work / "urls"), str(args.concurrency),
+                         *ingest]  # fmt: skip
+                _step(runs, "floor", pair, n, floor, ingest_env)
             for name, (tree, overrides) in variants.items():
                 store = work / f"{name}-{pair}"
                 (work / "argv").write_text("\n".join([*argv, "--store", str(store)]))

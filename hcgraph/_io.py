@@ -13,9 +13,8 @@ never torn:
 * an :class:`OSError` (no such directory, permission denied, disk full) becomes one
   :class:`~hcgraph.errors.OutputError` naming the path, which the CLI prints as one line.
 
-The crawl archive's files are the exception (:func:`write_new`): created once under their
-final name, since there a rename costs ~4x the write and every torn file is detected (a
-body by its SHA-256) or harmless (a record that does not parse is skipped).
+The crawl archive is the exception: it appends to pack files (:mod:`hcgraph.archive`),
+whose readers find a torn last entry and stop there.
 """
 
 from __future__ import annotations
@@ -36,7 +35,6 @@ __all__ = [
     "ensure_dir",
     "file_mode",
     "write_atomic",
-    "write_new",
 ]
 
 
@@ -75,8 +73,9 @@ def atomic_writer(
         path: the target file (its parent directories are created).
         private: keep mode ``0600`` (for secrets) instead of ``0666 & ~umask``.
         durable: fsync the file before the rename and the directory after it, so a power
-            cut never leaves a torn file. Off only where a torn file is detected and
-            repaired anyway (the crawl archive checks every body against its SHA-256).
+            cut never leaves a torn file. Off only for files that running the command again
+            writes again (the crawl report, the audit page: see
+            :func:`hcgraph.archive.write_atomic`).
 
     Raises:
         OutputError: the file cannot be written (the target is left as it was).
@@ -124,36 +123,6 @@ def write_atomic(
     """Write ``data`` to ``path`` with :func:`atomic_writer` (all or nothing)."""
     with atomic_writer(path, private=private, durable=durable) as handle:
         handle.write(data)
-
-
-def write_new(path: Path, data: bytes) -> None:
-    """Create ``path`` holding ``data`` (exclusively: no temporary file, no rename).
-
-    For files whose readers detect a torn one (see the module docstring): a crash mid-write
-    can leave one; a failed write removes what it wrote.
-
-    Raises:
-        FileExistsError: ``path`` exists (left as it is).
-        OutputError: it cannot be written.
-    """
-    try:
-        try:
-            handle = path.open("xb")
-        except FileNotFoundError:  # the directory is missing: make it (only then)
-            ensure_dir(path.parent)
-            handle = path.open("xb")
-    except FileExistsError:
-        raise
-    except OSError as exc:
-        raise OutputError(f"{path}: cannot write: {_why(exc)}") from None
-    try:
-        with handle:
-            handle.write(data)
-    except BaseException as exc:
-        path.unlink(missing_ok=True)
-        if isinstance(exc, OSError):
-            raise OutputError(f"{path}: cannot write: {_why(exc)}") from None
-        raise
 
 
 def _temp_beside(target: Path) -> tuple[int, str]:

@@ -5,33 +5,62 @@ it with no network, so a changed mapping never needs a re-crawl. Layout (under t
 directory)::
 
     STORE/archive/
-      bodies/ab/abcdef…            the body bytes (after Content-Encoding), named by SHA-256
-      records/2026-11-29/20261129T231700.123456Z-<12 hex of sha256(url)>.json
-                                   one metadata record per fetch (see FetchRecord)
+      packs/20261201T102200.123456Z-<pid>.pack
+                        append-only pack files: one per crawl (a new one every 256 MiB)
+      bodies/ab/abcdef…, records/DAY/TIME-URLHASH.json
+                        the layout before packs (one file per body and per fetch):
+                        still read, no longer written
 
-Bodies are written once (same bytes, same file); records are never changed. Both are created
-once under their final name (:func:`hcgraph._io.write_new`; a temporary file and a rename
-cost ~4x the write here, two files per fetch). A crash mid-write (even SIGKILL) can leave a
-torn file, and that is safe: a torn body is found by its SHA-256 (on read, and by the next
-fetch of the same bytes, which writes it again) and no record names it, since a fetch's
-record is written after its body; a torn record does not parse and is skipped, so that
-fetch is made again. Record names sort by fetch time.
+A pack is a sequence of entries, each a one-line ASCII header, the payload and a newline::
+
+    HCA1 B <sha256 of the payload> <length> -\\n<body bytes>\\n
+    HCA1 R <sha256 of the payload> <length> <TIME-URLHASH>\\n<FetchRecord JSON>\\n
+
+A body entry is named by its SHA-256 (stored once per archive); a record entry carries its
+sort key (fetch time, then a hash of the URL: the old record file's name) so reading the
+records in fetch order needs only the headers. Each entry is one ``writev`` on a file opened
+``O_APPEND``, unbuffered, so a crash of the process (even SIGKILL) loses nothing written; like
+the old layout, the archive is not fsync-ed, so a power cut can lose the last fetches (they
+are made again by the next run). Why packs: creating two files per fetch cost ~0.5 ms of the
+crawler's CPU per fetch and more in the kernel (the journal); appending costs ~0.04 ms.
+
+What a crash can leave, and what reading does about it:
+
+* a torn last entry (a header cut short, or a payload shorter than its header says): reading
+  that pack stops there; every entry before it is kept. The next crawl writes a new pack,
+  never after a torn tail.
+* a record whose bytes do not match its hash (zeroed by a power cut): skipped, so that fetch
+  is made again by the next run.
+* a body whose bytes do not match its hash: :meth:`Archive.get_body` says it is corrupt, and
+  the next :meth:`Archive.put_body` of the same content writes it again (the newest copy
+  wins).
+
+A failed write (disk full) truncates the pack back to its last whole entry, closes it and
+raises :class:`~hcgraph.errors.OutputError`; the next write starts a new pack.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import json
+import os
+import threading
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import _io
-from .errors import CrawlError
+from .errors import CrawlError, OutputError
 
-__all__ = ["Archive", "FetchRecord", "write_atomic"]
+__all__ = ["PACK_LIMIT", "Archive", "FetchRecord", "write_atomic"]
+
+#: A pack grows to about this many bytes before the next write starts a new one.
+PACK_LIMIT = 256 * 1024 * 1024
+_MAGIC = b"HCA1"
+_HEADER_MAX = 256  # a header is ~100 bytes; anything longer is not a header
 
 
 @dataclass(frozen=True)
@@ -44,8 +73,8 @@ class FetchRecord:
         fetch_url: where the bytes were really fetched from (a mirror URL, or ``url``).
         status: HTTP status of the last response; ``None`` for a network failure or a file.
         fetched_at: when the response ended (UTC, ISO 8601).
-        sha256: SHA-256 of the body in ``bodies/``; ``None`` when there was no body. For a
-            304 it is the earlier body the server confirmed unchanged.
+        sha256: SHA-256 of the archived body; ``None`` when there was no body. For a 304 it
+            is the earlier body the server confirmed unchanged.
         size: body length in bytes.
         headers: selected response headers (content-type, etag, last-modified, …).
         etag / last_modified: the validators sent back on the next crawl.
@@ -73,9 +102,17 @@ class FetchRecord:
         """``fetched_at`` as an aware datetime."""
         return dt.datetime.fromisoformat(self.fetched_at)
 
+    @property
+    def sort_key(self) -> str:
+        """``TIME-URLHASH``: fetch time (UTC, to the microsecond), then 12 hex of the URL's
+        SHA-256. Records are read in this order (the old layout's file names)."""
+        stamp = self.time.astimezone(dt.UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+        return f"{stamp}-{hashlib.sha256(self.url.encode()).hexdigest()[:12]}"
+
     def to_json(self) -> bytes:
-        """The record as sorted, UTF-8 JSON."""
-        return json.dumps(asdict(self), sort_keys=True, ensure_ascii=False).encode()
+        """The record as sorted, UTF-8 JSON (``asdict``'s deep copy is skipped: one a fetch)."""
+        fields = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        return json.dumps(fields, sort_keys=True, ensure_ascii=False).encode()
 
     @classmethod
     def from_json(cls, data: bytes) -> FetchRecord:
@@ -93,44 +130,163 @@ def write_atomic(path: Path, data: bytes) -> None:
     _io.write_atomic(path, data, durable=False)
 
 
+class _Entry(NamedTuple):
+    """Where one entry's payload lies in a pack."""
+
+    pack: Path
+    offset: int
+    length: int
+    sha256: str
+    key: str  # a record's sort key; "-" for a body
+
+
+def _scan(pack: Path) -> Iterator[tuple[bytes, _Entry]]:
+    """The entries of one pack, by their headers only (kind, where), up to a torn tail."""
+    try:
+        handle = pack.open("rb")
+    except OSError:
+        return
+    with handle:
+        size = os.fstat(handle.fileno()).st_size
+        while True:
+            start = handle.tell()
+            line = handle.readline(_HEADER_MAX)
+            parts = line.split()
+            if len(parts) != 5 or parts[0] != _MAGIC or parts[1] not in (b"B", b"R"):
+                return  # the end, or a torn header
+            try:
+                length = int(parts[3])
+                sha, key = parts[2].decode("ascii"), parts[4].decode("ascii")
+            except ValueError:
+                return
+            offset = start + len(line)
+            if length < 0 or len(sha) != 64 or offset + length + 1 > size:
+                return  # a payload cut short
+            handle.seek(offset + length)
+            if handle.read(1) != b"\n":
+                return
+            yield parts[1], _Entry(pack, offset, length, sha, key)
+
+
+class _Old(NamedTuple):
+    """A record file of the old layout."""
+
+    path: Path
+    key: str
+
+
 class Archive:
-    """A raw archive directory (created on first write)."""
+    """A raw archive directory (created on first write).
+
+    One writer at a time (the crawl holds a lock on the store); readers may run beside it
+    and see the entries written before they started. Thread-safe within one process.
+    """
 
     def __init__(self, directory: Path | str) -> None:
         self.directory = Path(directory)
-        self.bodies = self.directory / "bodies"
-        self.records_dir = self.directory / "records"
+        self.packs = self.directory / "packs"
+        self.bodies = self.directory / "bodies"  # the old layout
+        self.records_dir = self.directory / "records"  # the old layout
+        self._old_bodies = self.bodies.is_dir()  # never created now: checked once
+        self._lock = threading.Lock()
+        self._index: dict[str, _Entry] | None = None  # body SHA-256 → its newest copy
+        self._fd: int | None = None  # the pack being written
+        self._pack: Path | None = None
+        self._end = 0  # where the next entry goes in it
 
-    def body_path(self, sha256: str) -> Path:
-        """Where the body with this SHA-256 lives."""
-        return self.bodies / sha256[:2] / sha256
-
+    # --- writing ----------------------------------------------------------------------------
     def put_body(self, data: bytes) -> str:
         """Store a body (once per distinct content); return its SHA-256.
 
-        Written once under its final name (:func:`hcgraph._io.write_new`): a copy torn by a
-        crash is found by its hash here and by :meth:`get_body`, and written again here.
+        A body already here is written again only if its stored copy no longer matches its
+        hash (see the module docstring).
+
+        Raises:
+            OutputError: the archive cannot be written.
         """
         sha = hashlib.sha256(data).hexdigest()
-        path = self.body_path(sha)
-        try:
-            _io.write_new(path, data)
-        except FileExistsError:
-            if not self._intact(path, sha):  # torn by a crash mid-write: write it again
-                path.unlink(missing_ok=True)
-                _io.write_new(path, data)
+        with self._lock:
+            if not self._intact(sha):
+                self._index_of()[sha] = self._append(b"B", sha, data, "-")
         return sha
 
-    @staticmethod
-    def _intact(path: Path, sha256: str) -> bool:
-        try:
-            return hashlib.sha256(path.read_bytes()).hexdigest() == sha256
-        except OSError:
-            return False
+    def add_record(self, record: FetchRecord) -> str:
+        """Append one fetch record; return its sort key.
 
+        Raises:
+            OutputError: the archive cannot be written.
+        """
+        data, key = record.to_json(), record.sort_key
+        with self._lock:
+            self._append(b"R", hashlib.sha256(data).hexdigest(), data, key)
+        return key
+
+    def close(self) -> None:
+        """Close the pack being written (the next write opens a new one)."""
+        with self._lock:
+            self._close_pack()
+
+    def __enter__(self) -> Archive:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _append(self, kind: bytes, sha: str, data: bytes, key: str) -> _Entry:
+        if self._fd is None or self._end >= PACK_LIMIT:
+            self._open_pack()
+        assert self._fd is not None and self._pack is not None
+        header = b"%s %s %s %d %s\n" % (_MAGIC, kind, sha.encode(), len(data), key.encode())
+        want = len(header) + len(data) + 1
+        try:
+            written = os.writev(self._fd, [header, data, b"\n"])
+            if written != want:
+                raise OSError(28, "short write (disk full?)")
+        except OSError as exc:
+            self._fail(exc)
+        entry = _Entry(self._pack, self._end + len(header), len(data), sha, key)
+        self._end += want
+        return entry
+
+    def _open_pack(self) -> None:
+        self._close_pack()
+        _io.ensure_dir(self.packs)
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
+        for n in range(1, 1000):
+            suffix = "" if n == 1 else f"-{n}"
+            path = self.packs / f"{stamp}-{os.getpid()}{suffix}.pack"
+            try:
+                self._fd = os.open(path, flags, _io.file_mode())
+            except FileExistsError:
+                continue
+            except OSError as exc:
+                raise OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
+            self._pack, self._end = path, 0
+            return
+        raise OutputError(f"{self.packs}: cannot create a new pack file")
+
+    def _fail(self, exc: OSError) -> None:
+        """Cut the pack back to its last whole entry and close it; raise ``OutputError``."""
+        assert self._fd is not None
+        path = self._pack
+        with contextlib.suppress(OSError):  # if this fails too, reading stops at the tear
+            os.ftruncate(self._fd, self._end)
+        self._close_pack()
+        raise OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
+
+    def _close_pack(self) -> None:
+        if self._fd is not None:
+            fd, self._fd, self._pack = self._fd, None, None
+            os.close(fd)
+
+    # --- reading ----------------------------------------------------------------------------
     def has_body(self, sha256: str) -> bool:
         """True if the body is in the archive."""
-        return self.body_path(sha256).is_file()
+        with self._lock:
+            return sha256 in self._index_of() or (
+                self._old_bodies and self._old_body(sha256).is_file()
+            )
 
     def get_body(self, sha256: str) -> bytes:
         """The body with this SHA-256.
@@ -138,8 +294,10 @@ class Archive:
         Raises:
             CrawlError: it is not in the archive (or its bytes no longer match the hash).
         """
+        with self._lock:
+            entry = self._index_of().get(sha256)
         try:
-            data = self.body_path(sha256).read_bytes()
+            data = _read(entry) if entry is not None else self._old_body(sha256).read_bytes()
         except OSError as exc:
             raise CrawlError(
                 f"archive {self.directory}: body {sha256} missing: {exc.strerror}"
@@ -148,32 +306,82 @@ class Archive:
             raise CrawlError(f"archive {self.directory}: body {sha256} is corrupt")
         return data
 
-    def add_record(self, record: FetchRecord) -> Path:
-        """Write one fetch record; return its path."""
-        when = record.time.astimezone(dt.UTC)
-        url_hash = hashlib.sha256(record.url.encode()).hexdigest()[:12]
-        stamp = when.strftime("%Y%m%dT%H%M%S.%fZ")
-        path = self.records_dir / when.strftime("%Y-%m-%d") / f"{stamp}-{url_hash}.json"
-        data, n = record.to_json(), 1
-        while True:
-            try:
-                _io.write_new(path, data)
-                return path
-            except FileExistsError:  # the same URL twice in one microsecond: keep both
-                n += 1
-                path = path.with_name(f"{stamp}-{url_hash}-{n}.json")
-
     def records(self) -> Iterator[FetchRecord]:
-        """Every fetch record, oldest first. Unreadable records are skipped."""
-        if not self.records_dir.is_dir():
-            return
-        for day in sorted(p for p in self.records_dir.iterdir() if p.is_dir()):
-            for path in sorted(day.glob("*.json")):
-                try:
-                    yield FetchRecord.from_json(path.read_bytes())
-                except (OSError, ValueError, TypeError):
+        """Every fetch record, oldest first (both layouts). Unreadable records are skipped."""
+        found: list[_Entry | _Old] = []
+        for path in self._pack_files():
+            found.extend(entry for kind, entry in _scan(path) if kind == b"R")
+        found.extend(self._old_records())
+        found.sort(key=lambda f: f.key)  # stable: one key twice keeps the order written
+        for item in found:
+            try:
+                if isinstance(item, _Old):
+                    yield FetchRecord.from_json(item.path.read_bytes())
                     continue
+                data = _read(item)
+                if hashlib.sha256(data).hexdigest() == item.sha256:
+                    yield FetchRecord.from_json(data)
+            except (OSError, ValueError, TypeError):
+                continue
 
     def exists(self) -> bool:
-        """True if any record was ever written here."""
-        return self.records_dir.is_dir()
+        """True if anything was ever written here."""
+        return self.packs.is_dir() or self.records_dir.is_dir()
+
+    def _pack_files(self) -> list[Path]:
+        if not self.packs.is_dir():
+            return []
+        return sorted(self.packs.glob("*.pack"))  # by creation time
+
+    def _index_of(self) -> dict[str, _Entry]:
+        """The body index, built on first use from the packs' headers (the lock is held)."""
+        if self._index is None:
+            self._index = {
+                entry.sha256: entry  # a later copy wins: it was written because of a bad one
+                for path in self._pack_files()
+                for kind, entry in _scan(path)
+                if kind == b"B"
+            }
+        return self._index
+
+    def _intact(self, sha256: str) -> bool:
+        """Is there a copy of this body whose bytes still match its hash?"""
+        entry = self._index_of().get(sha256)
+        try:
+            if entry is not None:
+                return hashlib.sha256(_read(entry)).hexdigest() == sha256
+            if not self._old_bodies:
+                return False
+            old = self._old_body(sha256)
+            return old.is_file() and hashlib.sha256(old.read_bytes()).hexdigest() == sha256
+        except OSError:
+            return False
+
+    def _old_body(self, sha256: str) -> Path:
+        return self.bodies / sha256[:2] / sha256
+
+    def _old_records(self) -> Iterator[_Old]:
+        if not self.records_dir.is_dir():
+            return
+        for day in self.records_dir.iterdir():
+            if day.is_dir():
+                for path in day.glob("*.json"):
+                    yield _Old(path, _old_key(path.stem))
+
+
+def _old_key(stem: str) -> str:
+    """An old record file's sort key: its name, with a repeat's ``-N`` kept last in order."""
+    stamp, _, rest = stem.partition("-")
+    url_hash, _, n = rest.partition("-")
+    return f"{stamp}-{url_hash}" + (f"\x00{int(n):06d}" if n.isdigit() else "")
+
+
+def _read(entry: _Entry) -> bytes:
+    fd = os.open(entry.pack, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        data = os.pread(fd, entry.length, entry.offset)
+    finally:
+        os.close(fd)
+    if len(data) != entry.length:
+        raise OSError(5, "pack cut short")
+    return data

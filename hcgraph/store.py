@@ -9,7 +9,7 @@ Layout of a store directory (default ``output/store``)::
     output/store/
       oxigraph/       the RocksDB database
       ledger.sqlite   which story states which shared description (hcgraph.ledger)
-      archive/        raw bodies kept by the crawler (hcgraph.archive)
+      archive/        raw bodies and fetch records kept by the crawler (hcgraph.archive)
 
 Each story lives in its own named graph, named by the story IRI; manifests, claims, source
 documents, publishers and agents are described once in the shared graphs of

@@ -1,64 +1,239 @@
-"""The raw archive: bodies by SHA-256 and fetch records, written without a rename."""
+"""The raw archive: append-only packs of bodies (by SHA-256) and fetch records, what a crash
+or a full disk leaves in them, and the older one-file-per-fetch layout, which is still read."""
 
 from __future__ import annotations
 
 import hashlib
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from hcgraph import archive as archive_module
 from hcgraph.archive import Archive, FetchRecord
 from hcgraph.errors import CrawlError, OutputError
 
 BODY = b'{"schema": "hangingcontext.desk/1", "headline": "caf\xc3\xa9"}' * 50
+SHA = hashlib.sha256(BODY).hexdigest()
 
 
-def _record(url: str = "https://s.example/a/index.json") -> FetchRecord:
-    return FetchRecord(url, url, url, 200, "2026-11-30T20:00:00.123456+00:00", "0" * 64, 3)
+def _record(
+    url: str = "https://s.example/a/index.json", when: str = "2026-11-30T20:00:00.123456+00:00"
+) -> FetchRecord:
+    return FetchRecord(url, url, url, 200, when, SHA, len(BODY))
 
 
-def test_body_round_trip_and_written_once(tmp_path: Path) -> None:
-    archive = Archive(tmp_path / "raw")
-    sha = archive.put_body(BODY)
-    assert sha == hashlib.sha256(BODY).hexdigest() and archive.get_body(sha) == BODY
-    mtime = archive.body_path(sha).stat().st_mtime_ns
-    assert archive.put_body(BODY) == sha  # the same content again: the file is kept
-    assert archive.body_path(sha).stat().st_mtime_ns == mtime
-    assert not [p for p in archive.bodies.rglob("*") if p.name.endswith(".tmp")]
+def _packs(archive: Archive) -> list[Path]:
+    return sorted(archive.packs.glob("*.pack"))
 
 
-def test_torn_body_is_detected_and_repaired_by_the_next_put(tmp_path: Path) -> None:
-    """A crash mid-write leaves a torn file under the final name (no rename is used)."""
-    archive = Archive(tmp_path / "raw")
-    sha = hashlib.sha256(BODY).hexdigest()
-    path = archive.body_path(sha)
-    path.parent.mkdir(parents=True)
-    path.write_bytes(BODY[:100])  # what a kill half-way through the write leaves
+def test_body_round_trip_and_stored_once(tmp_path: Path) -> None:
+    with Archive(tmp_path / "raw") as archive:
+        assert archive.put_body(BODY) == SHA and archive.get_body(SHA) == BODY
+        (pack,) = _packs(archive)
+        size = pack.stat().st_size
+        assert archive.put_body(BODY) == SHA  # the same content again: not written again
+        assert pack.stat().st_size == size
+    fresh = Archive(tmp_path / "raw")  # another process reads it from the pack's headers
+    assert fresh.has_body(SHA) and fresh.get_body(SHA) == BODY
+    assert not fresh.has_body("0" * 64)
+    with pytest.raises(CrawlError, match="missing"):
+        fresh.get_body("0" * 64)
+
+
+def test_records_come_back_in_fetch_order_across_packs(tmp_path: Path) -> None:
+    """Each crawl writes its own pack; a record is read back by fetch time, not by pack."""
+    with Archive(tmp_path / "raw") as first:
+        first.add_record(_record("https://s.example/late", "2026-11-30T22:00:00+00:00"))
+        first.add_record(_record("https://s.example/early", "2026-11-30T20:00:00+00:00"))
+    with Archive(tmp_path / "raw") as second:
+        second.add_record(_record("https://s.example/middle", "2026-11-30T21:00:00+00:00"))
+        # another time zone, the same instant order in UTC
+        second.add_record(_record("https://s.example/first", "2026-11-30T20:30:00+05:00"))
+    assert len(_packs(Archive(tmp_path / "raw"))) == 2
+    urls = [r.url.rsplit("/", 1)[1] for r in Archive(tmp_path / "raw").records()]
+    assert urls == ["first", "early", "middle", "late"]
+
+
+def test_records_in_the_same_microsecond_are_all_kept_in_order(tmp_path: Path) -> None:
+    with Archive(tmp_path / "raw") as archive:
+        for n in range(3):
+            archive.add_record(_record().__class__(**{**_record().__dict__, "attempts": n + 1}))
+    assert [r.attempts for r in Archive(tmp_path / "raw").records()] == [1, 2, 3]
+
+
+def test_a_torn_tail_loses_only_the_torn_entry(tmp_path: Path) -> None:
+    """What a kill mid-write leaves: the entries before it are read; the next crawl writes a
+    new pack, never after the torn bytes."""
+    with Archive(tmp_path / "raw") as archive:
+        archive.put_body(BODY)
+        archive.add_record(_record("https://s.example/kept"))
+        (pack,) = _packs(archive)
+    whole = pack.read_bytes()
+    for torn in (b"HCA1 B " + b"1" * 30, b"HCA1 B %s 9999 -\n" % (b"2" * 64) + BODY[:100]):
+        pack.write_bytes(whole + torn)
+        again = Archive(tmp_path / "raw")
+        assert [r.url for r in again.records()] == ["https://s.example/kept"]
+        assert again.get_body(SHA) == BODY and not again.has_body("2" * 64)
+    with Archive(tmp_path / "raw") as later:
+        later.add_record(_record("https://s.example/after", "2026-11-30T21:00:00+00:00"))
+    assert pack.read_bytes() == whole + torn  # left as it was
+    assert [r.url for r in Archive(tmp_path / "raw").records()] == [
+        "https://s.example/kept",
+        "https://s.example/after",
+    ]
+
+
+def _zero(pack: Path, needle: bytes) -> None:
+    """Overwrite the first copy of ``needle`` with zeros (what a power cut can leave)."""
+    data = pack.read_bytes()
+    at = data.index(needle)
+    pack.write_bytes(data[:at] + b"\0" * len(needle) + data[at + len(needle) :])
+
+
+def test_a_corrupt_body_is_reported_and_written_again_by_the_next_put(tmp_path: Path) -> None:
+    with Archive(tmp_path / "raw") as archive:
+        archive.put_body(BODY)
+    (pack,) = _packs(archive)
+    _zero(pack, BODY[:64])
     with pytest.raises(CrawlError, match="corrupt"):
-        archive.get_body(sha)
-    assert archive.put_body(BODY) == sha
-    assert archive.get_body(sha) == BODY
+        Archive(tmp_path / "raw").get_body(SHA)
+    with Archive(tmp_path / "raw") as repair:
+        assert repair.put_body(BODY) == SHA
+        assert repair.get_body(SHA) == BODY
+    assert Archive(tmp_path / "raw").get_body(SHA) == BODY  # the newer copy wins on reading
 
 
-def test_records_in_the_same_microsecond_are_all_kept(tmp_path: Path) -> None:
-    archive = Archive(tmp_path / "raw")
-    paths = [archive.add_record(_record()) for _ in range(3)]
-    assert len(set(paths)) == 3 and all(p.is_file() for p in paths)
-    assert [r.url for r in archive.records()] == [_record().url] * 3
+def test_a_corrupt_record_is_skipped_and_the_rest_are_read(tmp_path: Path) -> None:
+    with Archive(tmp_path / "raw") as archive:
+        archive.add_record(_record("https://s.example/zeroed", "2026-11-30T20:00:00+00:00"))
+        archive.add_record(_record("https://s.example/kept", "2026-11-30T21:00:00+00:00"))
+    (pack,) = _packs(archive)
+    _zero(pack, b"https://s.example/zeroed")
+    assert [r.url for r in Archive(tmp_path / "raw").records()] == ["https://s.example/kept"]
 
 
-def test_torn_record_is_skipped_when_read(tmp_path: Path) -> None:
-    archive = Archive(tmp_path / "raw")
-    good = archive.add_record(_record("https://s.example/b/index.json"))
-    (good.parent / "20261130T200000.000000Z-000000000000.json").write_bytes(b'{"url": "ht')
-    assert [r.url for r in archive.records()] == ["https://s.example/b/index.json"]
+def _old_layout(root: Path) -> None:
+    """An archive as hcgraph wrote it before packs: one file per body and per fetch."""
+    body = root / "bodies" / SHA[:2] / SHA
+    body.parent.mkdir(parents=True)
+    body.write_bytes(BODY)
+    day = root / "records" / "2026-11-30"
+    day.mkdir(parents=True)
+    one = _record("https://s.example/old", "2026-11-30T20:00:00+00:00")
+    stem = one.sort_key
+    (day / f"{stem}.json").write_bytes(one.to_json())
+    repeat = FetchRecord(**{**one.__dict__, "attempts": 2})
+    (day / f"{stem}-2.json").write_bytes(repeat.to_json())
+    (day / "20261130T190000.000000Z-000000000000.json").write_bytes(b'{"url": "ht')  # torn
+
+
+def test_the_old_layout_is_still_read_beside_packs(tmp_path: Path) -> None:
+    root = tmp_path / "raw"
+    _old_layout(root)
+    with Archive(root) as archive:
+        assert archive.exists() and archive.has_body(SHA) and archive.get_body(SHA) == BODY
+        assert archive.put_body(BODY) == SHA  # intact in the old layout: not copied
+        archive.add_record(_record("https://s.example/new", "2026-11-30T20:30:00+00:00"))
+    (pack,) = _packs(archive)
+    assert BODY not in pack.read_bytes()
+    got = [(r.url.rsplit("/", 1)[1], r.attempts) for r in Archive(root).records()]
+    assert got == [("old", 1), ("old", 2), ("new", 1)]
 
 
 def test_unwritable_archive_is_a_clear_error(tmp_path: Path) -> None:
-    """A file where a shard directory belongs (works as root too, unlike a chmod)."""
+    """A file where the packs directory belongs (works as root too, unlike a chmod)."""
     archive = Archive(tmp_path / "raw")
-    shard = archive.body_path(hashlib.sha256(BODY).hexdigest()).parent
-    shard.parent.mkdir(parents=True)
-    shard.write_bytes(b"not a directory")
-    with pytest.raises(OutputError, match="cannot write"):
+    archive.directory.mkdir()
+    archive.packs.write_bytes(b"not a directory")
+    with pytest.raises(OutputError, match="cannot"):
         archive.put_body(BODY)
+
+
+def test_a_failed_write_is_cut_back_and_the_next_goes_to_a_new_pack(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Disk full half-way through an entry: nothing torn is left, nothing earlier is lost."""
+    real = os.writev
+    archive = Archive(tmp_path / "raw")
+    archive.add_record(_record("https://s.example/before", "2026-11-30T20:00:00+00:00"))
+    (pack,) = _packs(archive)
+    size = pack.stat().st_size
+
+    def half_then_full(fd: int, buffers: list[bytes]) -> int:
+        real(fd, [b"".join(buffers)[:50]])
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(archive_module.os, "writev", half_then_full)
+    with pytest.raises(OutputError, match="No space left"):
+        archive.put_body(BODY)
+    assert pack.stat().st_size == size  # cut back to the last whole entry
+    monkeypatch.setattr(archive_module.os, "writev", real)
+    archive.put_body(BODY)
+    archive.add_record(_record("https://s.example/after", "2026-11-30T21:00:00+00:00"))
+    archive.close()
+    assert len(_packs(archive)) == 2
+    fresh = Archive(tmp_path / "raw")
+    assert [r.url for r in fresh.records()] == [
+        "https://s.example/before",
+        "https://s.example/after",
+    ]
+    assert fresh.get_body(SHA) == BODY
+
+
+def test_a_full_pack_rolls_over_to_a_new_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(archive_module, "PACK_LIMIT", 4000)
+    bodies = [BODY + str(n).encode() for n in range(6)]
+    with Archive(tmp_path / "raw") as archive:
+        for n, body in enumerate(bodies):
+            archive.put_body(body)
+            archive.add_record(_record(f"https://s.example/{n}", f"2026-11-30T20:00:0{n}+00:00"))
+    fresh = Archive(tmp_path / "raw")
+    assert len(_packs(fresh)) >= 3
+    assert [r.url for r in fresh.records()] == [f"https://s.example/{n}" for n in range(6)]
+    assert all(fresh.get_body(hashlib.sha256(b).hexdigest()) == b for b in bodies)
+
+
+_WRITER = """
+import hashlib, sys, datetime as dt
+from hcgraph.archive import Archive, FetchRecord
+archive = Archive(sys.argv[1])
+n = 0
+while True:
+    body = (b"body %d " % n) * (50 + n % 3000)
+    sha = archive.put_body(body)
+    when = (dt.datetime(2026, 11, 30, tzinfo=dt.UTC) + dt.timedelta(seconds=n)).isoformat()
+    url = "https://s.example/%d" % n
+    archive.add_record(FetchRecord(url, url, url, 200, when, sha, len(body)))
+    n += 1
+    if n == 200:
+        print("ready", flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_a_killed_writer_leaves_every_record_with_its_body(tmp_path: Path) -> None:
+    """SIGKILL at an arbitrary point of a stream of writes: every record read back has its
+    body, intact, and they are a gapless prefix of what was written."""
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": root}
+    with subprocess.Popen(
+        [sys.executable, "-c", _WRITER, str(tmp_path / "raw")], stdout=subprocess.PIPE, env=env
+    ) as proc:
+        assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    archive = Archive(tmp_path / "raw")
+    records = list(archive.records())
+    assert len(records) >= 200
+    assert [r.url for r in records] == [f"https://s.example/{n}" for n in range(len(records))]
+    for n, record in enumerate(records):
+        assert record.sha256 is not None
+        assert archive.get_body(record.sha256) == (b"body %d " % n) * (50 + n % 3000)
