@@ -30,7 +30,8 @@ What a crash can leave, and what reading does about it:
   that pack stops there; every entry before it is kept. The next crawl writes a new pack,
   never after a torn tail.
 * a record whose bytes do not match its hash (zeroed by a power cut): skipped, so that fetch
-  is made again by the next run.
+  is made again by the next run. Zeros over a header (or a payload's closing newline) lose
+  the entries they cover; reading goes on at the next header after them.
 * a body whose bytes do not match its hash: :meth:`Archive.get_body` says it is corrupt, and
   the next :meth:`Archive.put_body` of the same content writes it again (the newest copy
   wins).
@@ -50,7 +51,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
 from . import _io
 from .errors import CrawlError, OutputError
@@ -141,31 +142,64 @@ class _Entry(NamedTuple):
 
 
 def _scan(pack: Path) -> Iterator[tuple[bytes, _Entry]]:
-    """The entries of one pack, by their headers only (kind, where), up to a torn tail."""
+    """The entries of one pack, by their headers only (kind, where), up to a torn tail.
+
+    Zeros (a power cut) where a header or a payload's closing newline belongs are passed
+    over to the next header, so an entry after them is still found; anything else that is
+    not a header is a torn tail, and the pack ends there.
+    """
     try:
         handle = pack.open("rb")
     except OSError:
         return
     with handle:
         size = os.fstat(handle.fileno()).st_size
-        while True:
-            start = handle.tell()
+        start = 0
+        while start < size:
+            handle.seek(start)
             line = handle.readline(_HEADER_MAX)
-            parts = line.split()
-            if len(parts) != 5 or parts[0] != _MAGIC or parts[1] not in (b"B", b"R"):
-                return  # the end, or a torn header
-            try:
-                length = int(parts[3])
-                sha, key = parts[2].decode("ascii"), parts[4].decode("ascii")
-            except ValueError:
-                return
-            offset = start + len(line)
-            if length < 0 or len(sha) != 64 or offset + length + 1 > size:
-                return  # a payload cut short
-            handle.seek(offset + length)
-            if handle.read(1) != b"\n":
-                return
-            yield parts[1], _Entry(pack, offset, length, sha, key)
+            entry = _header(pack, line, start, size)
+            if entry is not None:
+                kind, found = entry
+                handle.seek(found.offset + found.length)
+                end = handle.read(1)
+                if end in (b"\n", b"\0"):  # zeros: a damaged payload, found by its hash
+                    yield kind, found
+                    start = found.offset + found.length + 1
+                    continue
+            if b"\0" not in line:
+                return  # the end, or a torn tail
+            start = _next_header(handle, start + 1, size)
+
+
+def _header(pack: Path, line: bytes, start: int, size: int) -> tuple[bytes, _Entry] | None:
+    """The entry whose header is ``line`` (at ``start``), if it is one that fits the pack."""
+    parts = line.split()
+    if b"\0" in line or len(parts) != 5 or parts[0] != _MAGIC or parts[1] not in (b"B", b"R"):
+        return None
+    try:
+        length = int(parts[3])
+        sha, key = parts[2].decode("ascii"), parts[4].decode("ascii")
+    except ValueError:
+        return None
+    offset = start + len(line)
+    if length < 0 or len(sha) != 64 or offset + length + 1 > size:
+        return None  # a payload cut short
+    return parts[1], _Entry(pack, offset, length, sha, key)
+
+
+def _next_header(handle: BinaryIO, start: int, size: int) -> int:
+    """Where the next line starting with the magic begins at or after ``start`` (or ``size``)."""
+    needle, chunk = b"\n" + _MAGIC + b" ", 1 << 20
+    at = start - 1
+    while at < size:
+        handle.seek(at)
+        data = handle.read(chunk + len(needle))
+        found = data.find(needle)
+        if found >= 0:
+            return at + found + 1
+        at += chunk
+    return size
 
 
 class _Old(NamedTuple):

@@ -237,3 +237,54 @@ def test_a_killed_writer_leaves_every_record_with_its_body(tmp_path: Path) -> No
     for n, record in enumerate(records):
         assert record.sha256 is not None
         assert archive.get_body(record.sha256) == (b"body %d " % n) * (50 + n % 3000)
+
+
+def test_a_zeroed_page_mid_pack_loses_only_the_entries_it_covers(tmp_path: Path) -> None:
+    """A power cut can leave a page of zeros anywhere in the last unsynced part of a pack
+    (page-sized, so it takes a header or a payload's closing newline with it): the entries
+    after it were written whole and are still read."""
+    bodies = [(b"body %d " % n) * 300 for n in range(10)]  # ~2.4 KiB each
+    with Archive(tmp_path / "raw") as archive:
+        for n, body in enumerate(bodies):
+            sha = archive.put_body(body)
+            url = f"https://s.example/{n}"
+            when = f"2026-11-30T20:00:{n:02d}+00:00"
+            archive.add_record(FetchRecord(url, url, url, 200, when, sha, len(body)))
+    (pack,) = _packs(archive)
+    data = bytearray(pack.read_bytes())
+    data[4096:8192] = b"\0" * 4096
+    pack.write_bytes(bytes(data))
+    fresh = Archive(tmp_path / "raw")
+    urls = [r.url for r in fresh.records()]
+    assert urls[0] == "https://s.example/0" and urls[-3:] == [
+        f"https://s.example/{n}" for n in (7, 8, 9)
+    ]
+    for n in (7, 8, 9):
+        assert fresh.get_body(hashlib.sha256(bodies[n]).hexdigest()) == bodies[n]
+
+
+def test_a_zeroed_payload_end_skips_that_entry_only(tmp_path: Path) -> None:
+    """Zeros over the end of a record, its closing newline included: that record is skipped."""
+    with Archive(tmp_path / "raw") as archive:
+        archive.add_record(_record("https://s.example/zeroed", "2026-11-30T20:00:00+00:00"))
+        archive.add_record(_record("https://s.example/kept", "2026-11-30T21:00:00+00:00"))
+    (pack,) = _packs(archive)
+    data = pack.read_bytes()
+    end = data.index(b"\nHCA1 R", 1)  # the first record's closing newline
+    pack.write_bytes(data[: end - 20] + b"\0" * 21 + data[end + 1 :])
+    assert [r.url for r in Archive(tmp_path / "raw").records()] == ["https://s.example/kept"]
+
+
+def test_a_record_whose_header_is_partly_zeroed_is_not_read_out_of_order(
+    tmp_path: Path,
+) -> None:
+    """Zeros inside a record's sort key must not move the record to the front."""
+    with Archive(tmp_path / "raw") as archive:
+        archive.add_record(_record("https://s.example/a", "2026-11-30T20:00:00+00:00"))
+        archive.add_record(_record("https://s.example/b", "2026-11-30T21:00:00+00:00"))
+    (pack,) = _packs(archive)
+    data = pack.read_bytes()
+    key = _record("https://s.example/b", "2026-11-30T21:00:00+00:00").sort_key.encode()
+    at = data.index(key) + 4
+    pack.write_bytes(data[:at] + b"\0" * 4 + data[at + 4 :])
+    assert [r.url for r in Archive(tmp_path / "raw").records()] == ["https://s.example/a"]
