@@ -365,7 +365,7 @@ class Archive:
     def _pack_files(self) -> list[Path]:
         if not self.packs.is_dir():
             return []
-        return sorted(self.packs.glob("*.pack"))  # by creation time
+        return sorted(self.packs.glob("*.pack"), key=_pack_order)  # by creation time
 
     def _index_of(self) -> dict[str, _Entry]:
         """The body index, built on first use from the packs' headers (the lock is held)."""
@@ -401,6 +401,14 @@ class Archive:
             if day.is_dir():
                 for path in day.glob("*.json"):
                     yield _Old(path, _old_key(path.stem))
+
+
+def _pack_order(path: Path) -> tuple[str, str, int]:
+    """A pack's place in creation order: ``STAMP-PID.pack`` before ``STAMP-PID-N.pack`` (made
+    in the same microsecond), which sorts first by name."""
+    stamp, _, rest = path.stem.partition("-")
+    pid, _, n = rest.partition("-")
+    return (stamp, pid, int(n)) if n.isdecimal() else (stamp, rest, 1)
 
 
 def _old_key(stem: str) -> str:

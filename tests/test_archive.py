@@ -288,3 +288,31 @@ def test_a_record_whose_header_is_partly_zeroed_is_not_read_out_of_order(
     at = data.index(key) + 4
     pack.write_bytes(data[:at] + b"\0" * 4 + data[at + 4 :])
     assert [r.url for r in Archive(tmp_path / "raw").records()] == ["https://s.example/a"]
+
+
+def test_packs_opened_in_the_same_microsecond_are_read_in_the_order_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second pack in the same microsecond is named ``…-<pid>-2.pack``, which sorts before
+    ``…-<pid>.pack`` by name: the newer copy of a body must still win, and records with one
+    key must keep the order they were written in."""
+    import datetime as dt
+
+    class Frozen(dt.datetime):
+        @classmethod
+        def now(cls, tz: dt.tzinfo | None = None) -> Frozen:
+            return cls(2026, 12, 1, 10, 0, 0, 123456, tzinfo=tz)
+
+    monkeypatch.setattr(archive_module.dt, "datetime", Frozen)
+    with Archive(tmp_path / "raw") as first:
+        first.put_body(BODY)
+        first.add_record(_record())
+    (pack,) = _packs(first)
+    _zero(pack, BODY[:64])
+    with Archive(tmp_path / "raw") as second:
+        second.put_body(BODY)  # the first copy is corrupt: written again, in a new pack
+        second.add_record(FetchRecord(**{**_record().__dict__, "attempts": 2}))
+    assert len(_packs(second)) == 2
+    fresh = Archive(tmp_path / "raw")
+    assert fresh.get_body(SHA) == BODY
+    assert [r.attempts for r in fresh.records()] == [1, 2]
