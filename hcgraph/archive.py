@@ -330,6 +330,9 @@ class Archive:
         """
         with self._lock:
             entry = self._index_of().get(sha256)
+            if entry is None and not (self._old_bodies and self._old_body(sha256).is_file()):
+                self._index = None  # perhaps written since, by another writer: look again
+                entry = self._index_of().get(sha256)
         try:
             data = _read(entry) if entry is not None else self._old_body(sha256).read_bytes()
         except OSError as exc:

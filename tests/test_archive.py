@@ -316,3 +316,20 @@ def test_packs_opened_in_the_same_microsecond_are_read_in_the_order_written(
     fresh = Archive(tmp_path / "raw")
     assert fresh.get_body(SHA) == BODY
     assert [r.attempts for r in fresh.records()] == [1, 2]
+
+
+def test_a_reader_finds_the_body_of_every_record_it_reads(tmp_path: Path) -> None:
+    """One reader object beside a writer: a record its ``records()`` returns has a body its
+    ``get_body`` finds, also one written after the reader's first ``get_body``."""
+    with Archive(tmp_path / "raw") as writer:
+        writer.put_body(BODY)
+        writer.add_record(_record())
+        reader = Archive(tmp_path / "raw")
+        assert reader.get_body(SHA) == BODY
+        later = b'{"headline": "later"}'
+        writer.put_body(later)
+        writer.add_record(
+            FetchRecord(**{**_record().__dict__, "sha256": hashlib.sha256(later).hexdigest()})
+        )
+        for record in reader.records():
+            assert record.sha256 is not None and reader.get_body(record.sha256)
