@@ -154,7 +154,7 @@ def _scan(pack: Path) -> Iterator[tuple[bytes, _Entry]]:
         return
     with handle:
         size = os.fstat(handle.fileno()).st_size
-        start = 0
+        start, lost = 0, False  # lost: looking for the next header after zeros
         while start < size:
             handle.seek(start)
             line = handle.readline(_HEADER_MAX)
@@ -165,11 +165,11 @@ def _scan(pack: Path) -> Iterator[tuple[bytes, _Entry]]:
                 end = handle.read(1)
                 if end in (b"\n", b"\0"):  # zeros: a damaged payload, found by its hash
                     yield kind, found
-                    start = found.offset + found.length + 1
+                    start, lost = found.offset + found.length + 1, False
                     continue
-            if b"\0" not in line:
+            if not lost and b"\0" not in line:
                 return  # the end, or a torn tail
-            start = _next_header(handle, start + 1, size)
+            start, lost = _next_header(handle, start + 1, size), True
 
 
 def _header(pack: Path, line: bytes, start: int, size: int) -> tuple[bytes, _Entry] | None:

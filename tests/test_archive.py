@@ -333,3 +333,19 @@ def test_a_reader_finds_the_body_of_every_record_it_reads(tmp_path: Path) -> Non
         )
         for record in reader.records():
             assert record.sha256 is not None and reader.get_body(record.sha256)
+
+
+def test_after_zeros_a_line_that_only_looks_like_a_header_is_passed_over(
+    tmp_path: Path,
+) -> None:
+    text = b"log:\nHCA1 is not a header\n" * 20
+    with Archive(tmp_path / "raw") as archive:
+        archive.add_record(_record("https://s.example/a", "2026-11-30T20:00:00+00:00"))
+        archive.put_body(text)
+        archive.add_record(_record("https://s.example/b", "2026-11-30T21:00:00+00:00"))
+    (pack,) = _packs(archive)
+    data = pack.read_bytes()
+    at = data.index(b"HCA1 B")  # the text's header and its first line, zeroed
+    pack.write_bytes(data[:at] + b"\0" * 100 + data[at + 100 :])
+    urls = [r.url for r in Archive(tmp_path / "raw").records()]
+    assert urls == ["https://s.example/a", "https://s.example/b"]
