@@ -34,7 +34,7 @@ What a crash can leave, and what reading does about it:
   the entries they cover; reading goes on at the next header after them.
 * a body whose bytes do not match its hash: :meth:`Archive.get_body` says it is corrupt, and
   the next :meth:`Archive.put_body` of the same content writes it again (the newest copy
-  wins).
+  wins; reading falls back to any intact copy).
 
 A failed write (disk full) truncates the pack back to its last whole entry, closes it and
 raises :class:`~hcgraph.errors.OutputError`; the next write starts a new pack.
@@ -340,8 +340,25 @@ class Archive:
                 f"archive {self.directory}: body {sha256} missing: {exc.strerror}"
             ) from None
         if hashlib.sha256(data).hexdigest() != sha256:
-            raise CrawlError(f"archive {self.directory}: body {sha256} is corrupt")
+            good = self._other_copy(sha256, entry) if entry is not None else None
+            if good is None:
+                raise CrawlError(f"archive {self.directory}: body {sha256} is corrupt")
+            data = good
         return data
+
+    def _other_copy(self, sha256: str, bad: _Entry) -> bytes | None:
+        """An intact copy of a body besides ``bad`` (pack names follow the wall clock, which
+        can be set back, so the newest copy is not always the last one read)."""
+        for path in self._pack_files():
+            for kind, entry in _scan(path):
+                if kind == b"B" and entry.sha256 == sha256 and entry != bad:
+                    with contextlib.suppress(OSError):
+                        data = _read(entry)
+                        if hashlib.sha256(data).hexdigest() == sha256:
+                            with self._lock:
+                                self._index_of()[sha256] = entry
+                            return data
+        return None
 
     def records(self) -> Iterator[FetchRecord]:
         """Every fetch record, oldest first (both layouts). Unreadable records are skipped."""

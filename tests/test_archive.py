@@ -349,3 +349,29 @@ def test_after_zeros_a_line_that_only_looks_like_a_header_is_passed_over(
     pack.write_bytes(data[:at] + b"\0" * 100 + data[at + 100 :])
     urls = [r.url for r in Archive(tmp_path / "raw").records()]
     assert urls == ["https://s.example/a", "https://s.example/b"]
+
+
+def test_a_good_copy_of_a_body_is_found_whatever_the_pack_names_say(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pack names come from the wall clock, which a reboot after a power cut can set back:
+    the copy written again because the first was zeroed may sort before it."""
+    import datetime as dt
+
+    times = iter(
+        [dt.datetime(2026, 12, 1, 10, tzinfo=dt.UTC), dt.datetime(2026, 1, 1, tzinfo=dt.UTC)]
+    )
+
+    class Clock(dt.datetime):
+        @classmethod
+        def now(cls, tz: dt.tzinfo | None = None) -> dt.datetime:
+            return next(times)
+
+    monkeypatch.setattr(archive_module.dt, "datetime", Clock)
+    with Archive(tmp_path / "raw") as first:
+        first.put_body(BODY)
+    _zero(_packs(first)[0], BODY[:64])
+    with Archive(tmp_path / "raw") as second:  # the clock is set back now
+        second.put_body(BODY)
+    assert len(_packs(second)) == 2
+    assert Archive(tmp_path / "raw").get_body(SHA) == BODY
