@@ -13,15 +13,21 @@ directory)::
 
 A pack is a sequence of entries, each a one-line ASCII header, the payload and a newline::
 
-    HCA1 B <sha256 of the payload> <length> -\\n<body bytes>\\n
-    HCA1 R <sha256 of the payload> <length> <TIME-URLHASH>\\n<FetchRecord JSON>\\n
+    HCA1 B <sha256 of the payload> <length> - <offset>\\n<body bytes>\\n
+    HCA1 R <sha256 of the payload> <length> <TIME-URLHASH> <offset>\\n<FetchRecord JSON>\\n
 
 A body entry is named by its SHA-256 (stored once per archive); a record entry carries its
 sort key (fetch time, then a hash of the URL: the old record file's name) so reading the
-records in fetch order needs only the headers. Each entry is one ``writev`` on a file opened
-``O_APPEND``, unbuffered, so a crash of the process (even SIGKILL) loses nothing written; like
-the old layout, the archive is not fsync-ed, so a power cut can lose the last fetches (they
-are made again by the next run). Why packs: creating two files per fetch cost ~0.5 ms of the
+records in fetch order needs only the headers. ``offset`` is where the header itself starts
+in the pack: a header is only believed where it says it is, so bytes inside a fetched body
+that look like an entry (a hostile page can hold anything) are never read as one, not even
+when reading searches for the next header after damage.
+
+Each entry is one ``writev`` on a file opened ``O_APPEND``, unbuffered, so a crash of the
+process (even SIGKILL) loses nothing written. For a power cut, :meth:`Archive.sync` flushes
+the pack to disk; the crawler calls it before it hands a batch to the store, so whatever the
+store holds, the archive holds too (fetches after the last sync may be lost, and are made
+again by the next run). Why packs: creating two files per fetch cost ~0.5 ms of the
 crawler's CPU per fetch and more in the kernel (the journal); appending costs ~0.04 ms.
 
 What a crash can leave, and what reading does about it:
@@ -36,8 +42,9 @@ What a crash can leave, and what reading does about it:
   the next :meth:`Archive.put_body` of the same content writes it again (the newest copy
   wins; reading falls back to any intact copy).
 
-A failed write (disk full) truncates the pack back to its last whole entry, closes it and
-raises :class:`~hcgraph.errors.OutputError`; the next write starts a new pack.
+A failed write (disk full) truncates the pack back to its last whole entry (removing a pack
+left empty), closes it and raises :class:`~hcgraph.errors.OutputError`; the next write starts
+a new pack.
 """
 
 from __future__ import annotations
@@ -175,15 +182,15 @@ def _scan(pack: Path) -> Iterator[tuple[bytes, _Entry]]:
 def _header(pack: Path, line: bytes, start: int, size: int) -> tuple[bytes, _Entry] | None:
     """The entry whose header is ``line`` (at ``start``), if it is one that fits the pack."""
     parts = line.split()
-    if b"\0" in line or len(parts) != 5 or parts[0] != _MAGIC or parts[1] not in (b"B", b"R"):
+    if b"\0" in line or len(parts) != 6 or parts[0] != _MAGIC or parts[1] not in (b"B", b"R"):
         return None
     try:
-        length = int(parts[3])
+        length, at = int(parts[3]), int(parts[5])
         sha, key = parts[2].decode("ascii"), parts[4].decode("ascii")
     except ValueError:
         return None
     offset = start + len(line)
-    if length < 0 or len(sha) != 64 or offset + length + 1 > size:
+    if at != start or length < 0 or len(sha) != 64 or offset + length + 1 > size:
         return None  # a payload cut short
     return parts[1], _Entry(pack, offset, length, sha, key)
 
@@ -227,6 +234,7 @@ class Archive:
         self._fd: int | None = None  # the pack being written
         self._pack: Path | None = None
         self._end = 0  # where the next entry goes in it
+        self._unsynced: list[int] = []  # descriptors of packs closed since the last sync
 
     # --- writing ----------------------------------------------------------------------------
     def put_body(self, data: bytes) -> str:
@@ -256,9 +264,12 @@ class Archive:
         return key
 
     def close(self) -> None:
-        """Close the pack being written (the next write opens a new one)."""
+        """Close the pack being written (the next write opens a new one); no sync."""
         with self._lock:
             self._close_pack()
+            fds, self._unsynced = self._unsynced, []
+        for fd in fds:
+            os.close(fd)
 
     def __enter__(self) -> Archive:
         return self
@@ -270,7 +281,14 @@ class Archive:
         if self._fd is None or self._end >= PACK_LIMIT:
             self._open_pack()
         assert self._fd is not None and self._pack is not None
-        header = b"%s %s %s %d %s\n" % (_MAGIC, kind, sha.encode(), len(data), key.encode())
+        header = b"%s %s %s %d %s %d\n" % (
+            _MAGIC,
+            kind,
+            sha.encode(),
+            len(data),
+            key.encode(),
+            self._end,
+        )
         want = len(header) + len(data) + 1
         try:
             written = os.writev(self._fd, [header, data, b"\n"])
@@ -306,13 +324,38 @@ class Archive:
         path = self._pack
         with contextlib.suppress(OSError):  # if this fails too, reading stops at the tear
             os.ftruncate(self._fd, self._end)
+        empty = self._end == 0
         self._close_pack()
+        if empty and path is not None:  # else every retry on a full disk leaves one behind
+            path.unlink(missing_ok=True)
         raise OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
 
     def _close_pack(self) -> None:
         if self._fd is not None:
             fd, self._fd, self._pack = self._fd, None, None
-            os.close(fd)
+            self._unsynced.append(fd)  # closed by the next sync() or close()
+
+    def sync(self) -> None:
+        """Flush what was written so far to disk (``fdatasync``), for a power cut.
+
+        The wait happens outside the lock, so writes go on meanwhile (on duplicates of the
+        packs' descriptors: a pack that fills up meanwhile is still synced).
+
+        Raises:
+            OutputError: the disk refused (the data may not be on it).
+        """
+        with self._lock:
+            fds, self._unsynced = self._unsynced, []
+            if self._fd is not None:
+                fds.append(os.dup(self._fd))
+        try:
+            for fd in fds:
+                os.fdatasync(fd)
+        except OSError as exc:
+            raise OutputError(f"{self.packs}: cannot sync: {exc.strerror or exc}") from None
+        finally:
+            for fd in fds:
+                os.close(fd)
 
     # --- reading ----------------------------------------------------------------------------
     def has_body(self, sha256: str) -> bool:

@@ -74,7 +74,8 @@ def test_a_torn_tail_loses_only_the_torn_entry(tmp_path: Path) -> None:
         archive.add_record(_record("https://s.example/kept"))
         (pack,) = _packs(archive)
     whole = pack.read_bytes()
-    for torn in (b"HCA1 B " + b"1" * 30, b"HCA1 B %s 9999 -\n" % (b"2" * 64) + BODY[:100]):
+    cut_short = b"HCA1 B %s 9999 - %d\n" % (b"2" * 64, len(whole)) + BODY[:100]
+    for torn in (b"HCA1 B " + b"1" * 30, cut_short):
         pack.write_bytes(whole + torn)
         again = Archive(tmp_path / "raw")
         assert [r.url for r in again.records()] == ["https://s.example/kept"]
@@ -375,3 +376,70 @@ def test_a_good_copy_of_a_body_is_found_whatever_the_pack_names_say(
         second.put_body(BODY)
     assert len(_packs(second)) == 2
     assert Archive(tmp_path / "raw").get_body(SHA) == BODY
+
+
+def test_an_entry_forged_inside_a_body_is_never_read(tmp_path: Path) -> None:
+    """A fetched page can hold bytes that look like a whole entry. Even when damage before it
+    makes reading search for the next header, a header is believed only at the offset it
+    names, so the forged record (a hostile page claiming another site's URL) is not read."""
+    fake = FetchRecord(
+        "https://victim.example/x/", "https://victim.example/x/", "x", 200,
+        "2026-11-30T20:30:00+00:00", SHA, len(BODY),
+    )  # fmt: skip
+    data = fake.to_json()
+    forged = b"HCA1 R %s %d %s 0\n%s\n" % (
+        hashlib.sha256(data).hexdigest().encode(),
+        len(data),
+        fake.sort_key.encode(),
+        data,
+    )
+    hostile = b"<html>\n" + forged + b"</html>\n"
+    with Archive(tmp_path / "raw") as archive:
+        archive.add_record(_record("https://s.example/a", "2026-11-30T20:00:00+00:00"))
+        archive.put_body(hostile)
+        archive.add_record(_record("https://s.example/b", "2026-11-30T21:00:00+00:00"))
+    (pack,) = _packs(archive)
+    whole = pack.read_bytes()
+    at = whole.index(b"<html>") - 40  # zeros over the body's header: reading searches on
+    pack.write_bytes(whole[:at] + b"\0" * 40 + whole[at + 40 :])
+    urls = [r.url for r in Archive(tmp_path / "raw").records()]
+    assert urls == ["https://s.example/a", "https://s.example/b"]
+
+
+def test_a_first_write_that_fails_leaves_no_empty_pack(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def full(fd: int, buffers: list[bytes]) -> int:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(archive_module.os, "writev", full)
+    archive = Archive(tmp_path / "raw")
+    for _ in range(3):  # a crawl retrying on a full disk
+        with pytest.raises(OutputError, match="No space left"):
+            archive.put_body(BODY)
+    assert _packs(archive) == []
+
+
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_sync_flushes_every_pack_written_and_leaks_no_descriptor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(archive_module, "PACK_LIMIT", 1000)  # one body a pack
+    synced: list[int] = []
+    real = os.fdatasync
+    monkeypatch.setattr(archive_module.os, "fdatasync", lambda fd: synced.append(fd) or real(fd))
+    before = _open_fds()
+    archive = Archive(tmp_path / "raw")
+    for n in range(3):  # three packs: two full ones closed, one open
+        archive.put_body(BODY + str(n).encode())
+    archive.sync()
+    assert len(synced) == 3 and _open_fds() == before + 1  # the pack still being written
+    archive.sync()
+    assert len(synced) == 4
+    archive.put_body(BODY + b"more")  # a fourth pack, the third now waits for a sync
+    archive.close()
+    assert _open_fds() == before
+    assert len(_packs(archive)) == 4
