@@ -13,6 +13,7 @@ import pytest
 from crawlserver import CrawlServer, Site, hub_site, page, stories_in, story
 
 from hcgraph import pipeline
+from hcgraph.archive import Archive
 from hcgraph.crawl import crawler, recorder
 from hcgraph.pipeline import Document, Outcome
 from hcgraph.store import Store
@@ -69,6 +70,47 @@ def test_stored_is_recorded_only_after_the_write_landed(
     assert any(overlapped), "no batch was mapped while another was being written"
     assert early == []
     assert stories_in(tmp_path) == {page(s) for s in ["a", *SLUGS]}
+
+
+def test_every_body_is_synced_to_disk_before_its_batch_goes_to_the_store(
+    site: Site, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A power cut must not leave the store holding a story whose body the archive lost
+    (``rebuild`` could not recreate it): the pack is fsync-ed before each batch is written."""
+    written: list[bytes] = []
+    synced: set[bytes] = set()
+    unsynced: list[str] = []
+    real_put, real_sync = Archive.put_body, Archive.sync
+    real_submit, real_process = pipeline.Pipeline.submit, pipeline.Pipeline.process
+
+    def put_body(self: Archive, data: bytes) -> str:
+        written.append(data)
+        return real_put(self, data)
+
+    def sync(self: Archive) -> None:
+        done = list(written)
+        real_sync(self)
+        synced.update(done)
+
+    def check(documents: Any) -> None:
+        unsynced.extend(str(d.key) for d in documents if d.body not in synced)
+
+    def submit(self: pipeline.Pipeline, documents: Any) -> list[Outcome]:
+        check(documents)
+        return real_submit(self, documents)
+
+    def process(self: pipeline.Pipeline, documents: Any) -> list[Outcome]:
+        check(documents)
+        return real_process(self, documents)
+
+    monkeypatch.setattr(Archive, "put_body", put_body)
+    monkeypatch.setattr(Archive, "sync", sync)
+    monkeypatch.setattr(pipeline.Pipeline, "submit", submit)
+    monkeypatch.setattr(pipeline.Pipeline, "process", process)
+    monkeypatch.setattr(crawler, "BATCH", 2)
+    report = site.crawl(tmp_path, store_worker="thread")
+    assert report.exit_code == 0 and report.counts["added"] == 1 + len(SLUGS)
+    assert written and unsynced == []
 
 
 def _own_manifest(slug: str) -> bytes:

@@ -398,6 +398,13 @@ class Crawler:
         assert self._io is not None
         return await asyncio.get_running_loop().run_in_executor(self._io, write)
 
+    async def _synced(self) -> None:
+        """Flush the archive to disk before a batch goes to the store (on the archive's
+        thread: one ``fdatasync`` a batch), so the store never holds a story whose body a
+        power cut took from the archive, and ``rebuild`` can always recreate it."""
+        assert self._io is not None
+        await asyncio.get_running_loop().run_in_executor(self._io, self.archive.sync)
+
     def _abort_fetching(self) -> None:
         for task in self._workers:
             task.cancel()
@@ -569,6 +576,7 @@ class Crawler:
         two has not landed goes through :meth:`_process_batch` (one body at a time if need
         be), is recorded, and nothing is left in flight.
         """
+        await self._synced()  # not in the try: a disk that fails ends the crawl
         try:
             outcomes = await runner.submit(batch)
         except Exception:
@@ -622,6 +630,7 @@ class Crawler:
         that kills it as failed instead of dying on it again and again.
         """
         assert self._recorder is not None
+        await self._synced()  # not in the try: a disk that fails ends the crawl
         try:
             outcomes = await runner.process(batch)
         except StoreError as exc:
