@@ -365,6 +365,15 @@ class Archive:
                 self._old_bodies and self._old_body(sha256).is_file()
             )
 
+    def intact(self, sha256: str) -> bool:
+        """True if the body is here and its bytes still match its hash (it is read: for a
+        body about to be relied on, e.g. the old copy a 304 would confirm)."""
+        try:
+            self.get_body(sha256)
+        except CrawlError:
+            return False
+        return True
+
     def get_body(self, sha256: str) -> bytes:
         """The body with this SHA-256.
 

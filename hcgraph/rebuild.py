@@ -35,6 +35,8 @@ class RebuildReport:
         bodies: distinct (URL, body) pairs replayed.
         outcomes: what happened to each replayed body.
         failures: archived 200 responses that are not valid stories (URL, reason, JSON path).
+        unreadable: records whose body the archive cannot give back (missing, or its bytes
+            no longer match its SHA-256: damage on disk): skipped, the rebuild goes on.
         store_dir: the rebuilt store.
     """
 
@@ -42,6 +44,7 @@ class RebuildReport:
     bodies: int = 0
     outcomes: list[Outcome] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
+    unreadable: list[Failure] = field(default_factory=list)
     store_dir: Path | None = None
 
     def count(self, status: str) -> int:
@@ -55,8 +58,9 @@ class RebuildReport:
 
     @property
     def exit_code(self) -> int:
-        """0 when every archived story body was rebuilt, 3 when some were not stories."""
-        return 3 if self.failures else 0
+        """0 when every archived story body was rebuilt, 3 when some were not stories or
+        could not be read."""
+        return 3 if self.failures or self.unreadable else 0
 
 
 def _source(record: FetchRecord) -> str:
@@ -77,7 +81,12 @@ def _documents(archive: Archive, report: RebuildReport) -> Iterator[Document]:
             continue  # a 304 or an unchanged re-fetch: nothing new
         seen.add(key)
         report.bodies += 1
-        yield Document(archive.get_body(record.sha256), _source(record), record.time, record.url)
+        try:
+            body = archive.get_body(record.sha256)
+        except CrawlError as exc:  # one damaged body loses that fetch, not the rebuild
+            report.unreadable.append(Failure(record.url, str(exc)))
+            continue
+        yield Document(body, _source(record), record.time, record.url)
 
 
 def rebuild(store_dir: Path | str, archive_dir: Path | str | None = None) -> RebuildReport:

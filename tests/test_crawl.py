@@ -12,7 +12,7 @@ import pytest
 from crawlserver import CrawlServer, Reply, Site, page, stories_in, story
 
 from hcgraph.archive import Archive
-from hcgraph.crawl import CrawlReport, FetchPolicy
+from hcgraph.crawl import CrawlReport, FetchPolicy, crawler
 from hcgraph.store import Store
 
 
@@ -237,6 +237,48 @@ def test_recrawl_is_conditional_and_records_revisions(site: Site, tmp_path: Path
         assert {str(r[0].value) for r in rows} == {"Story a", "Story b, corrected"}
         revisions = list(st.query("SELECT ?new ?old WHERE { ?new prov:wasRevisionOf ?old }"))
         assert len(revisions) == 1
+
+
+def test_recrawl_fetches_whole_what_the_archive_holds_damaged(site: Site, tmp_path: Path) -> None:
+    """A 304 would confirm an archived copy whose bytes a disk damaged: the re-crawl asks
+    unconditionally instead (and a damaged body never stops the crawl)."""
+    site.add("a", story("a", headline="Story a, kept whole"))
+    assert site.crawl(tmp_path).counts["added"] == 1
+    (pack,) = (tmp_path / "archive" / "packs").glob("*.pack")
+    data = pack.read_bytes()
+    at = data.index(b"kept whole")
+    pack.write_bytes(data[:at] + b"\0" * 10 + data[at + 10 :])
+    again = site.crawl(tmp_path)
+    assert again.exit_code == 0 and again.counts["not_modified"] == 0
+    hits = site.server.hits_for(lambda p: p == site.path("a"))
+    assert len(hits) == 2 and not hits[-1].headers.get("If-None-Match")
+    archive = Archive(tmp_path / "archive")
+    (latest,) = [r for r in archive.records() if r.url.endswith("/a/index.json")][-1:]
+    assert latest.sha256 is not None and b"kept whole" in archive.get_body(latest.sha256)
+
+
+@pytest.mark.timeout(60)
+def test_a_fetcher_that_dies_of_an_error_ends_the_crawl_instead_of_hanging_it(
+    site: Site, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug (or an error nobody foresaw) between a fetch and its hand-over kills one fetcher
+    task: the crawl stops with that error; the others no longer wait for its URL for ever."""
+    site.add("a", story("a", page("b"), page("c")))
+    site.add("b", story("b"))
+    site.add("c", story("c"))
+    real = crawler.identity_mismatch
+
+    def broken(body: bytes, fetched: list[str], suffix: str) -> str | None:
+        if "/b/" in fetched[0]:
+            raise RuntimeError("a bug in the identity check")
+        return real(body, fetched, suffix)
+
+    monkeypatch.setattr(crawler, "identity_mismatch", broken)
+    with pytest.raises(RuntimeError, match="a bug in the identity check"):
+        site.crawl(tmp_path)
+    monkeypatch.setattr(crawler, "identity_mismatch", real)
+    assert site.crawl(tmp_path).exit_code == 0  # the resume finishes the job
+    assert stories_in(tmp_path) == {page("a"), page("b"), page("c")}
 
 
 def test_local_file_seed_follows_links_over_http(site: Site, tmp_path: Path) -> None:

@@ -66,6 +66,26 @@ def test_rebuild_replays_revisions(crawl_server: CrawlServer, tmp_path: Path) ->
     assert quads_of(tmp_path) == crawled
 
 
+def test_rebuild_names_a_body_damaged_on_disk_and_rebuilds_the_rest(
+    crawl_server: CrawlServer, run_cli, tmp_path: Path
+) -> None:
+    """Zeros over one archived body (a disk that lost a page): that fetch is reported by URL
+    and skipped; every other story is rebuilt; the exit code says something is missing."""
+    site = Site(crawl_server)
+    site.add("a", story("a", page("b")))
+    site.add("b", story("b", headline="the damaged one"))
+    site.crawl(tmp_path)
+    (pack,) = (tmp_path / "archive" / "packs").glob("*.pack")
+    data = pack.read_bytes()
+    at = data.index(b"the damaged one")
+    pack.write_bytes(data[:at] + b"\0" * 15 + data[at + 15 :])
+    result = run_cli("rebuild", "--store", tmp_path)
+    assert result.returncode == 3 and "Traceback" not in result.stderr
+    assert "unreadable body: https://site.example/stories/b/index.json" in result.stderr
+    assert "corrupt" in result.stderr and "1 unreadable" in result.stdout
+    assert stories_in(tmp_path) == {page("a")}
+
+
 def test_rebuild_without_archive_is_a_user_error(run_cli, tmp_path: Path) -> None:
     result = run_cli("rebuild", "--store", tmp_path / "none")
     assert result.returncode == 1

@@ -28,7 +28,8 @@ def rebuild(archive_dir: Path | None, store_dir: Path) -> None:
     Bodies are replayed in fetch order through the same parse and mapping as a crawl, so
     the graph is the one a crawl would build with today's mapping (revisions included).
     The old graph is replaced only when the new one is complete. Exit code 3 if some
-    archived 200 responses are not valid stories (the crawl reported them too).
+    archived 200 responses are not valid stories (the crawl reported them too), or if
+    some archived bodies cannot be read back (damaged on disk: each is named, and skipped).
 
     \b
     Example:
@@ -41,9 +42,14 @@ def rebuild(archive_dir: Path | None, store_dir: Path) -> None:
         err_console.print(
             f"[red]not a story:[/] {escape(failure.source)}: {escape(where + failure.reason)}"
         )
+    for failure in report.unreadable:
+        err_console.print(
+            f"[red]unreadable body:[/] {escape(failure.source)}: {escape(failure.reason)}"
+        )
+    unreadable = f", {len(report.unreadable)} unreadable" if report.unreadable else ""
     out_console.print(
         f"rebuilt {report.stories} stories from {report.records} archived fetches "
-        f"({report.bodies} distinct bodies, {len(report.failures)} not stories) "
+        f"({report.bodies} distinct bodies, {len(report.failures)} not stories{unreadable}) "
         f"-> {escape(str(store_dir))}"
     )
     raise SystemExit(report.exit_code)

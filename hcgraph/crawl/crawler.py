@@ -347,7 +347,7 @@ class Crawler:
         )  # fmt: skip
         robots = Robots(fetcher, enabled=not self.options.ignore_robots)
         for row in frontier.rows("fetched"):  # fetched before an interruption: reprocess
-            if row.sha256 and self.archive.has_body(row.sha256):
+            if row.sha256 and self.archive.intact(row.sha256):
                 self._buffer_processing(row.url, row.sha256, row.source or row.url, row.fetched_at)
             else:
                 frontier.requeue(row.url)
@@ -357,8 +357,12 @@ class Crawler:
             for _ in range(self.options.concurrency)
         ]
         # If processing dies, nothing would ever drain the queue: stop the fetchers at once
-        # (the error is raised below) instead of waiting for it forever.
+        # (the error is raised below) instead of waiting for it forever. Likewise if a
+        # fetcher dies of an error: the URL it held is never handed over, so the others
+        # would wait for it to be processed, for ever.
         processor.add_done_callback(lambda _: self._abort_fetching())
+        for task in workers:
+            task.add_done_callback(self._fetcher_ended)
         try:
             results = await asyncio.gather(*workers, return_exceptions=True)
             errors = [r for r in results if isinstance(r, Exception)]
@@ -404,6 +408,10 @@ class Crawler:
         power cut took from the archive, and ``rebuild`` can always recreate it."""
         assert self._io is not None
         await asyncio.get_running_loop().run_in_executor(self._io, self.archive.sync)
+
+    def _fetcher_ended(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            self._abort_fetching()
 
     def _abort_fetching(self) -> None:
         for task in self._workers:
@@ -688,8 +696,8 @@ def _lock(path: Path) -> IO[bytes]:
 
 
 def _conditional_headers(v: Validators | None, archive: Archive) -> dict[str, str]:
-    if v is None or not v.sha256 or not archive.has_body(v.sha256):
-        return {}  # without the old body a 304 would leave us nothing to process
+    if v is None or not v.sha256 or not archive.intact(v.sha256):
+        return {}  # without the old body (or with a damaged one) a 304 would leave nothing
     headers = {}
     if v.etag:
         headers["If-None-Match"] = v.etag
