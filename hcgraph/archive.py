@@ -345,17 +345,20 @@ class Archive:
             OutputError: the disk refused (the data may not be on it).
         """
         with self._lock:
-            fds, self._unsynced = self._unsynced, []
-            if self._fd is not None:
-                fds.append(os.dup(self._fd))
+            try:
+                current = [] if self._fd is None else [os.dup(self._fd)]
+            except OSError as exc:  # the closed packs stay listed: synced or closed later
+                raise OutputError(f"{self.packs}: cannot sync: {exc.strerror or exc}") from None
+            fds, self._unsynced = [*self._unsynced, *current], []
         try:
             for fd in fds:
                 os.fdatasync(fd)
         except OSError as exc:
             raise OutputError(f"{self.packs}: cannot sync: {exc.strerror or exc}") from None
         finally:
-            for fd in fds:
-                os.close(fd)
+            for fd in fds:  # every one, even if closing one fails
+                with contextlib.suppress(OSError):
+                    os.close(fd)
 
     # --- reading ----------------------------------------------------------------------------
     def has_body(self, sha256: str) -> bool:

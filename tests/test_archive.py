@@ -443,3 +443,26 @@ def test_sync_flushes_every_pack_written_and_leaks_no_descriptor(
     archive.close()
     assert _open_fds() == before
     assert len(_packs(archive)) == 4
+
+
+def test_a_sync_that_fails_early_leaks_no_descriptor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Out of descriptors when the open pack is duplicated: the packs closed since the last
+    sync are still closed (not dropped from the list, open for ever), and the error is the
+    archive's ``OutputError``, not a bare ``OSError``."""
+    monkeypatch.setattr(archive_module, "PACK_LIMIT", 1000)  # one body a pack
+    before = _open_fds()
+    archive = Archive(tmp_path / "raw")
+    for n in range(3):  # two full packs closed, one open
+        archive.put_body(BODY + str(n).encode())
+
+    def no_more(fd: int) -> int:
+        raise OSError(24, "Too many open files")
+
+    monkeypatch.setattr(archive_module.os, "dup", no_more)
+    with pytest.raises(OutputError, match="Too many open files"):
+        archive.sync()
+    monkeypatch.undo()
+    archive.close()
+    assert _open_fds() == before
