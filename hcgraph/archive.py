@@ -55,7 +55,7 @@ import hashlib
 import json
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
@@ -335,22 +335,32 @@ class Archive:
             fd, self._fd, self._pack = self._fd, None, None
             self._unsynced.append(fd)  # closed by the next sync() or close()
 
-    def sync(self) -> None:
+    def sync(self, bodies: Iterable[str] = ()) -> None:
         """Flush what was written so far to disk (``fdatasync``), for a power cut.
 
         The wait happens outside the lock, so writes go on meanwhile (on duplicates of the
         packs' descriptors: a pack that fills up meanwhile is still synced).
 
+        Args:
+            bodies: SHA-256s of bodies written before this object was made (perhaps by a
+                run that never flushed them): the files holding them are flushed too.
+
         Raises:
             OutputError: the disk refused (the data may not be on it).
         """
         with self._lock:
+            index = self._index_of() if bodies else {}
+            older = {index[sha].pack if sha in index else self._old_body(sha) for sha in bodies}
+            older.discard(self._pack)  # type: ignore[arg-type]
             try:
                 current = [] if self._fd is None else [os.dup(self._fd)]
             except OSError as exc:  # the closed packs stay listed: synced or closed later
                 raise OutputError(f"{self.packs}: cannot sync: {exc.strerror or exc}") from None
             fds, self._unsynced = [*self._unsynced, *current], []
         try:
+            for path in older:
+                with contextlib.suppress(FileNotFoundError):  # an old body not there: no data
+                    fds.append(os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)))
             for fd in fds:
                 os.fdatasync(fd)
         except OSError as exc:

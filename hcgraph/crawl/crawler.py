@@ -206,6 +206,7 @@ class Crawler:
         self._scheduler: Scheduler | None = None
         self._recorder: Recorder | None = None
         self._resume_items: list[Document] = []
+        self._resumed_bodies: list[str] = []  # their SHA-256s, flushed before they are stored
         self._workers: list[asyncio.Task[None]] = []
         self._tasks: set[asyncio.Task[None]] = set()
         self._queue: asyncio.Queue[Document | None] | None = None
@@ -407,7 +408,9 @@ class Crawler:
         thread: one ``fdatasync`` a batch), so the store never holds a story whose body a
         power cut took from the archive, and ``rebuild`` can always recreate it."""
         assert self._io is not None
-        await asyncio.get_running_loop().run_in_executor(self._io, self.archive.sync)
+        # Bodies a resume takes from the archive: an earlier run may never have flushed them.
+        bodies, self._resumed_bodies = self._resumed_bodies, []
+        await asyncio.get_running_loop().run_in_executor(self._io, self.archive.sync, bodies)
 
     def _fetcher_ended(self, task: asyncio.Task[None]) -> None:
         if not task.cancelled() and task.exception() is not None:
@@ -422,6 +425,7 @@ class Crawler:
         when = dt.datetime.fromisoformat(fetched_at) if fetched_at else dt.datetime.now(dt.UTC)
         self._scheduler.handed_over()
         self._resume_items.append(Document(self.archive.get_body(sha), source, when, url))
+        self._resumed_bodies.append(sha)
 
     async def _notify(self) -> None:
         if self._scheduler is not None:
