@@ -381,6 +381,8 @@ class Archive:
     def intact(self, sha256: str) -> bool:
         """True if the body is here and its bytes still match its hash (it is read: for a
         body about to be relied on, e.g. the old copy a 304 would confirm)."""
+        if not self.has_body(sha256):  # not there: no rescan of every pack (get_body's)
+            return False
         try:
             self.get_body(sha256)
         except CrawlError:
