@@ -235,6 +235,7 @@ class Archive:
         self._pack: Path | None = None
         self._end = 0  # where the next entry goes in it
         self._unsynced: list[int] = []  # descriptors of packs closed since the last sync
+        self._new_pack = False  # a pack was created since the last sync: its name too
 
     # --- writing ----------------------------------------------------------------------------
     def put_body(self, data: bytes) -> str:
@@ -314,7 +315,7 @@ class Archive:
                 continue
             except OSError as exc:
                 raise OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
-            self._pack, self._end = path, 0
+            self._pack, self._end, self._new_pack = path, 0, True
             return
         raise OutputError(f"{self.packs}: cannot create a new pack file")
 
@@ -351,12 +352,14 @@ class Archive:
         with self._lock:
             index = self._index_of() if bodies else {}
             older = {index[sha].pack if sha in index else self._old_body(sha) for sha in bodies}
-            older.discard(self._pack)  # type: ignore[arg-type]
+            if self._pack is not None:
+                older.discard(self._pack)
             try:
                 current = [] if self._fd is None else [os.dup(self._fd)]
             except OSError as exc:  # the closed packs stay listed: synced or closed later
                 raise OutputError(f"{self.packs}: cannot sync: {exc.strerror or exc}") from None
             fds, self._unsynced = [*self._unsynced, *current], []
+            new_pack, self._new_pack = self._new_pack, False
         try:
             for path in older:
                 with contextlib.suppress(FileNotFoundError):  # an old body not there: no data
@@ -364,11 +367,16 @@ class Archive:
             for fd in fds:
                 os.fdatasync(fd)
         except OSError as exc:
+            with self._lock:
+                self._new_pack = self._new_pack or new_pack
             raise OutputError(f"{self.packs}: cannot sync: {exc.strerror or exc}") from None
         finally:
             for fd in fds:  # every one, even if closing one fails
                 with contextlib.suppress(OSError):
                     os.close(fd)
+        if new_pack:  # its name in packs/, and packs/ itself the first time
+            _io._sync_dir(self.packs)
+            _io._sync_dir(self.directory)
 
     # --- reading ----------------------------------------------------------------------------
     def has_body(self, sha256: str) -> bool:

@@ -490,3 +490,29 @@ def test_intact_does_not_rescan_the_packs_for_a_body_that_is_not_there(
     for n in range(3):
         assert not archive.intact(hashlib.sha256(b"lost %d" % n).hexdigest())
     assert scans == []
+
+
+def test_sync_flushes_the_directory_entry_of_a_new_pack(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pack created since the last sync is only found after a power cut if its name in
+    ``packs/`` (and ``packs/`` itself, the first time) reached the disk too: flushing the
+    file alone does not promise that (the store's own durable writes flush the directory)."""
+    flushed: list[str] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        real(fd)
+        flushed.append(os.path.realpath(f"/proc/self/fd/{fd}"))
+
+    monkeypatch.setattr(archive_module.os, "fsync", fsync)
+    archive = Archive(tmp_path / "raw")
+    archive.put_body(BODY)
+    archive.sync()
+    assert str(archive.packs.resolve()) in flushed
+    assert str(archive.directory.resolve()) in flushed
+    flushed.clear()
+    archive.put_body(BODY + b"more")  # the same pack: its name is on disk already
+    archive.sync()
+    assert flushed == []
+    archive.close()
