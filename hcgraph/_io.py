@@ -34,6 +34,7 @@ __all__ = [
     "atomic_writer",
     "ensure_dir",
     "file_mode",
+    "sync_dir",
     "write_atomic",
 ]
 
@@ -98,7 +99,7 @@ def atomic_writer(
         os.chmod(tmp, 0o600 if private else file_mode())
         os.replace(tmp, target)
         if durable:
-            _sync_dir(target.parent)
+            sync_dir(target.parent)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
         raise OutputError(f"{target}: cannot write: {_why(exc)}") from None
@@ -129,7 +130,9 @@ def _temp_beside(target: Path) -> tuple[int, str]:
     return tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
 
 
-def _sync_dir(directory: Path) -> None:
+def sync_dir(directory: Path) -> None:
+    """``fsync`` a directory, so the names created in it survive a power cut (best effort:
+    not every filesystem lets a directory be synced)."""
     with contextlib.suppress(OSError):  # not every filesystem lets a directory be fsync-ed
         fd = os.open(directory, os.O_RDONLY)
         try:

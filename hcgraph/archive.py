@@ -375,8 +375,8 @@ class Archive:
                 with contextlib.suppress(OSError):
                     os.close(fd)
         if new_pack:  # its name in packs/, and packs/ itself the first time
-            _io._sync_dir(self.packs)
-            _io._sync_dir(self.directory)
+            _io.sync_dir(self.packs)
+            _io.sync_dir(self.directory)
 
     # --- reading ----------------------------------------------------------------------------
     def has_body(self, sha256: str) -> bool:

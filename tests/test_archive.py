@@ -337,19 +337,28 @@ def test_a_reader_finds_the_body_of_every_record_it_reads(tmp_path: Path) -> Non
             assert record.sha256 is not None and reader.get_body(record.sha256)
 
 
+def _records_around_a_zeroed_body(
+    tmp_path: Path, body: bytes, marker: bytes, shift: int, width: int
+) -> list[str]:
+    """Records a and b with ``body`` between them; ``width`` zeros from ``shift`` bytes after
+    the first ``marker`` in the pack; the URLs of the records read back."""
+    with Archive(tmp_path / "raw") as archive:
+        archive.add_record(_record("https://s.example/a", "2026-11-30T20:00:00+00:00"))
+        archive.put_body(body)
+        archive.add_record(_record("https://s.example/b", "2026-11-30T21:00:00+00:00"))
+    (pack,) = _packs(archive)
+    data = pack.read_bytes()
+    at = data.index(marker) + shift
+    pack.write_bytes(data[:at] + b"\0" * width + data[at + width :])
+    return [r.url for r in Archive(tmp_path / "raw").records()]
+
+
 def test_after_zeros_a_line_that_only_looks_like_a_header_is_passed_over(
     tmp_path: Path,
 ) -> None:
     text = b"log:\nHCA1 is not a header\n" * 20
-    with Archive(tmp_path / "raw") as archive:
-        archive.add_record(_record("https://s.example/a", "2026-11-30T20:00:00+00:00"))
-        archive.put_body(text)
-        archive.add_record(_record("https://s.example/b", "2026-11-30T21:00:00+00:00"))
-    (pack,) = _packs(archive)
-    data = pack.read_bytes()
-    at = data.index(b"HCA1 B")  # the text's header and its first line, zeroed
-    pack.write_bytes(data[:at] + b"\0" * 100 + data[at + 100 :])
-    urls = [r.url for r in Archive(tmp_path / "raw").records()]
+    # the text's header and its first line, zeroed
+    urls = _records_around_a_zeroed_body(tmp_path, text, b"HCA1 B", 0, 100)
     assert urls == ["https://s.example/a", "https://s.example/b"]
 
 
@@ -395,15 +404,8 @@ def test_an_entry_forged_inside_a_body_is_never_read(tmp_path: Path) -> None:
         data,
     )
     hostile = b"<html>\n" + forged + b"</html>\n"
-    with Archive(tmp_path / "raw") as archive:
-        archive.add_record(_record("https://s.example/a", "2026-11-30T20:00:00+00:00"))
-        archive.put_body(hostile)
-        archive.add_record(_record("https://s.example/b", "2026-11-30T21:00:00+00:00"))
-    (pack,) = _packs(archive)
-    whole = pack.read_bytes()
-    at = whole.index(b"<html>") - 40  # zeros over the body's header: reading searches on
-    pack.write_bytes(whole[:at] + b"\0" * 40 + whole[at + 40 :])
-    urls = [r.url for r in Archive(tmp_path / "raw").records()]
+    # zeros over the body's header: reading searches on from there
+    urls = _records_around_a_zeroed_body(tmp_path, hostile, b"<html>", -40, 40)
     assert urls == ["https://s.example/a", "https://s.example/b"]
 
 

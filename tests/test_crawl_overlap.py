@@ -73,6 +73,22 @@ def test_stored_is_recorded_only_after_the_write_landed(
     assert stories_in(tmp_path) == {page(s) for s in ["a", *SLUGS]}
 
 
+def _before_each_batch(monkeypatch: pytest.MonkeyPatch, check: Any) -> None:
+    """Call ``check(documents)`` before the pipeline takes each batch (either way in)."""
+    real_submit, real_process = pipeline.Pipeline.submit, pipeline.Pipeline.process
+
+    def submit(self: pipeline.Pipeline, documents: Any) -> list[Outcome]:
+        check(documents)
+        return real_submit(self, documents)
+
+    def process(self: pipeline.Pipeline, documents: Any) -> list[Outcome]:
+        check(documents)
+        return real_process(self, documents)
+
+    monkeypatch.setattr(pipeline.Pipeline, "submit", submit)
+    monkeypatch.setattr(pipeline.Pipeline, "process", process)
+
+
 def test_every_body_is_synced_to_disk_before_its_batch_goes_to_the_store(
     site: Site, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -82,7 +98,6 @@ def test_every_body_is_synced_to_disk_before_its_batch_goes_to_the_store(
     synced: set[bytes] = set()
     unsynced: list[str] = []
     real_put, real_sync = Archive.put_body, Archive.sync
-    real_submit, real_process = pipeline.Pipeline.submit, pipeline.Pipeline.process
 
     def put_body(self: Archive, data: bytes) -> str:
         written.append(data)
@@ -96,18 +111,9 @@ def test_every_body_is_synced_to_disk_before_its_batch_goes_to_the_store(
     def check(documents: Any) -> None:
         unsynced.extend(str(d.key) for d in documents if d.body not in synced)
 
-    def submit(self: pipeline.Pipeline, documents: Any) -> list[Outcome]:
-        check(documents)
-        return real_submit(self, documents)
-
-    def process(self: pipeline.Pipeline, documents: Any) -> list[Outcome]:
-        check(documents)
-        return real_process(self, documents)
-
     monkeypatch.setattr(Archive, "put_body", put_body)
     monkeypatch.setattr(Archive, "sync", sync)
-    monkeypatch.setattr(pipeline.Pipeline, "submit", submit)
-    monkeypatch.setattr(pipeline.Pipeline, "process", process)
+    _before_each_batch(monkeypatch, check)
     monkeypatch.setattr(crawler, "BATCH", 2)
     report = site.crawl(tmp_path, store_worker="thread")
     assert report.exit_code == 0 and report.counts["added"] == 1 + len(SLUGS)
@@ -343,23 +349,12 @@ def test_bodies_an_earlier_run_left_unsynced_are_synced_before_the_resume_stores
             ):
                 unsynced.append(str(d.key))
 
-    real_submit, real_process = pipeline.Pipeline.submit, pipeline.Pipeline.process
-
-    def submit(self: pipeline.Pipeline, documents: Any) -> list[Outcome]:
-        check(documents)
-        return real_submit(self, documents)
-
-    def process(self: pipeline.Pipeline, documents: Any) -> list[Outcome]:
-        check(documents)
-        return real_process(self, documents)
-
     def refused(self: Archive, *bodies: Any) -> None:
         raise OutputError("the disk refused")
 
     monkeypatch.setattr(os, "fdatasync", flushed(real_fdatasync))
     monkeypatch.setattr(os, "fsync", flushed(real_fsync))
-    monkeypatch.setattr(pipeline.Pipeline, "submit", submit)
-    monkeypatch.setattr(pipeline.Pipeline, "process", process)
+    _before_each_batch(monkeypatch, check)
     monkeypatch.setattr(crawler, "BATCH", 2)
     real_sync = Archive.sync
     monkeypatch.setattr(Archive, "sync", refused)
