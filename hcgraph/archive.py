@@ -236,13 +236,15 @@ class Archive:
         self._end = 0  # where the next entry goes in it
         self._unsynced: list[int] = []  # descriptors of packs closed since the last sync
         self._new_pack = False  # a pack was created since the last sync: its name too
+        self._kept: set[str] = set()  # bodies put again but already here: sync their files
 
     # --- writing ----------------------------------------------------------------------------
     def put_body(self, data: bytes) -> str:
         """Store a body (once per distinct content); return its SHA-256.
 
         A body already here is written again only if its stored copy no longer matches its
-        hash (see the module docstring).
+        hash (see the module docstring); one kept from an earlier run is flushed by the next
+        :meth:`sync` (that run may have ended before flushing it).
 
         Raises:
             OutputError: the archive cannot be written.
@@ -251,6 +253,8 @@ class Archive:
         with self._lock:
             if not self._intact(sha):
                 self._index_of()[sha] = self._append(b"B", sha, data, "-")
+            else:
+                self._kept.add(sha)
         return sha
 
     def add_record(self, record: FetchRecord) -> str:
@@ -350,6 +354,7 @@ class Archive:
             OutputError: the disk refused (the data may not be on it).
         """
         with self._lock:
+            bodies = {*bodies, *self._kept}
             index = self._index_of() if bodies else {}
             older = {index[sha].pack if sha in index else self._old_body(sha) for sha in bodies}
             if self._pack is not None:
@@ -358,7 +363,7 @@ class Archive:
                 current = [] if self._fd is None else [os.dup(self._fd)]
             except OSError as exc:  # the closed packs stay listed: synced or closed later
                 raise OutputError(f"{self.packs}: cannot sync: {exc.strerror or exc}") from None
-            fds, self._unsynced = [*self._unsynced, *current], []
+            fds, self._unsynced, self._kept = [*self._unsynced, *current], [], set()
             new_pack, self._new_pack = self._new_pack, False
         try:
             for path in older:

@@ -518,3 +518,30 @@ def test_sync_flushes_the_directory_entry_of_a_new_pack(
     archive.sync()
     assert flushed == []
     archive.close()
+
+
+def test_a_body_kept_from_an_earlier_run_is_synced_with_the_next_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A crawl that puts a body an earlier, interrupted run wrote (and never flushed) keeps
+    that copy: the next sync flushes the earlier pack too."""
+    with Archive(tmp_path / "raw") as earlier:
+        earlier.put_body(BODY)
+    (old_pack,) = _packs(earlier)
+    flushed: list[str] = []
+    real = os.fdatasync
+
+    def fdatasync(fd: int) -> None:
+        flushed.append(os.path.realpath(f"/proc/self/fd/{fd}"))
+        real(fd)
+
+    monkeypatch.setattr(archive_module.os, "fdatasync", fdatasync)
+    later = Archive(tmp_path / "raw")
+    assert later.put_body(BODY) == SHA  # kept, not written again
+    later.add_record(_record())
+    later.sync()
+    assert str(old_pack.resolve()) in flushed
+    flushed.clear()
+    later.sync()  # flushed once is enough
+    assert str(old_pack.resolve()) not in flushed
+    later.close()
