@@ -414,7 +414,7 @@ class Archive:
                 self._index = None  # perhaps written since, by another writer: look again
                 entry = self._index_of().get(sha256)
         try:
-            data = _read(entry) if entry is not None else self._old_body(sha256).read_bytes()
+            data = self._load(entry, sha256)
         except OSError as exc:
             raise CrawlError(
                 f"archive {self.directory}: body {sha256} missing: {exc.strerror}"
@@ -481,15 +481,16 @@ class Archive:
     def _intact(self, sha256: str) -> bool:
         """Is there a copy of this body whose bytes still match its hash?"""
         entry = self._index_of().get(sha256)
+        if entry is None and not self._old_bodies:
+            return False
         try:
-            if entry is not None:
-                return hashlib.sha256(_read(entry)).hexdigest() == sha256
-            if not self._old_bodies:
-                return False
-            old = self._old_body(sha256)
-            return old.is_file() and hashlib.sha256(old.read_bytes()).hexdigest() == sha256
+            return hashlib.sha256(self._load(entry, sha256)).hexdigest() == sha256
         except OSError:
             return False
+
+    def _load(self, entry: _Entry | None, sha256: str) -> bytes:
+        """The stored bytes: from ``entry`` in a pack, else from the old layout's file."""
+        return _read(entry) if entry is not None else self._old_body(sha256).read_bytes()
 
     def _old_body(self, sha256: str) -> Path:
         return self.bodies / sha256[:2] / sha256

@@ -13,6 +13,7 @@ from crawlserver import CrawlServer, Reply, Site, page, stories_in, story
 
 from hcgraph.archive import Archive
 from hcgraph.crawl import CrawlReport, FetchPolicy, crawler
+from hcgraph.crawl.frontier import Frontier
 from hcgraph.store import Store
 
 
@@ -255,6 +256,32 @@ def test_recrawl_fetches_whole_what_the_archive_holds_damaged(site: Site, tmp_pa
     archive = Archive(tmp_path / "archive")
     (latest,) = [r for r in archive.records() if r.url.endswith("/a/index.json")][-1:]
     assert latest.sha256 is not None and b"kept whole" in archive.get_body(latest.sha256)
+
+
+def test_a_resume_fetches_again_a_body_the_archive_holds_damaged(
+    site: Site, tmp_path: Path
+) -> None:
+    """An interrupted run left a URL fetched but not processed, and its archived body was
+    damaged since: the resume fetches it again instead of failing on it."""
+    site.add("a", story("a", page("b")))
+    site.add("b", story("b", headline="Story b, kept whole"))
+    assert site.crawl(tmp_path).counts["added"] == 2
+    b = f"https://site.example{site.path('b').removeprefix(site.prefix)}"
+    frontier = Frontier(tmp_path / "crawl" / "frontier.sqlite")
+    (row,) = [r for r in frontier.rows("done") if r.url == b]
+    assert row.sha256 is not None
+    frontier.mark_fetched(b, row.sha256, b, "2026-12-01T10:00:00+00:00", 200)
+    frontier.set_setting("status", "running")  # as an interrupted run leaves it
+    frontier.close()
+    (pack,) = (tmp_path / "archive" / "packs").glob("*.pack")
+    data = pack.read_bytes()
+    at = data.index(b"kept whole")
+    pack.write_bytes(data[:at] + b"\0" * 10 + data[at + 10 :])
+    hits = len(site.server.hits_for(lambda p: p == site.path("b")))
+    resumed = site.crawl(tmp_path)
+    assert resumed.exit_code == 0 and resumed.resumed
+    assert len(site.server.hits_for(lambda p: p == site.path("b"))) == hits + 1
+    assert page("b") in stories_in(tmp_path)
 
 
 @pytest.mark.timeout(60)

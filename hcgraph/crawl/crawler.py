@@ -348,10 +348,10 @@ class Crawler:
         )  # fmt: skip
         robots = Robots(fetcher, enabled=not self.options.ignore_robots)
         for row in frontier.rows("fetched"):  # fetched before an interruption: reprocess
-            if row.sha256 and self.archive.intact(row.sha256):
-                self._buffer_processing(row.url, row.sha256, row.source or row.url, row.fetched_at)
-            else:
-                frontier.requeue(row.url)
+            if not row.sha256 or not self._buffer_processing(
+                row.url, row.sha256, row.source or row.url, row.fetched_at
+            ):
+                frontier.requeue(row.url)  # its body is missing or damaged: fetch it again
         processor = asyncio.create_task(self._process_loop(frontier, runner))
         workers = self._workers = [
             asyncio.create_task(self._worker(frontier, fetcher, robots))
@@ -420,12 +420,18 @@ class Crawler:
         for task in self._workers:
             task.cancel()
 
-    def _buffer_processing(self, url: str, sha: str, source: str, fetched_at: str | None) -> None:
+    def _buffer_processing(self, url: str, sha: str, source: str, fetched_at: str | None) -> bool:
+        """Queue an archived body for processing; False if the archive cannot give it back."""
         assert self._scheduler is not None
+        try:
+            body = self.archive.get_body(sha)
+        except CrawlError:
+            return False
         when = dt.datetime.fromisoformat(fetched_at) if fetched_at else dt.datetime.now(dt.UTC)
         self._scheduler.handed_over()
-        self._resume_items.append(Document(self.archive.get_body(sha), source, when, url))
+        self._resume_items.append(Document(body, source, when, url))
         self._resumed_bodies.append(sha)
+        return True
 
     async def _notify(self) -> None:
         if self._scheduler is not None:
