@@ -107,6 +107,16 @@ def side_floor(store: Path, work: Path) -> dict[str, Any]:
     return out
 
 
+def side_dump(store: Path, work: Path) -> dict[str, Any]:
+    """The store's quads as one N-Quads file (``work/floor.nq``, for :func:`side_segments`)."""
+    import pyoxigraph as ox
+
+    db = ox.Store.read_only(str(store / "oxigraph"))
+    t0 = time.perf_counter()
+    db.dump(str(work / "floor.nq"), ox.RdfFormat.N_QUADS)
+    return {"dump": time.perf_counter() - t0, "quads": len(db)}
+
+
 def side_segments(work: Path) -> dict[str, Any]:
     """The floor under ingest's memory policy: the same dump, bulk-loaded (lenient) in
     segments of ``hcgraph.pipeline.SEGMENT`` quads handed over as bytes, as ingest does.
@@ -169,7 +179,7 @@ def side_rdflib(work: Path) -> dict[str, Any]:
 
 
 SIDES = {"ingest": side_ingest, "floor": side_floor, "segments": side_segments,
-         "exports": side_exports, "rdflib": side_rdflib}  # fmt: skip
+         "exports": side_exports, "rdflib": side_rdflib, "dump": side_dump}  # fmt: skip
 
 
 def _child(side: str, *args: str) -> dict[str, Any]:

@@ -9,6 +9,7 @@ ever holds complete stories.
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,14 +47,27 @@ class Failure:
 
 @dataclass
 class IngestReport:
-    """The outcome of an ingest run: one :class:`~hcgraph.pipeline.Outcome` per stored story."""
+    """The outcome of an ingest run: how many stories ended how, every failure, and one
+    :class:`~hcgraph.pipeline.Outcome` per stored story in ``results``.
+
+    ``keep_results=False`` keeps only the outcomes a caller must act on (a repeated url, a
+    duplicate id) and the counts: memory then stays flat however many stories pass
+    (``hcgraph ingest`` runs this way; a kept outcome is ~1 KB, 100 MB at 100k stories).
+    """
 
     results: list[Outcome] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
+    keep_results: bool = True
+    counts: Counter[str] = field(default_factory=Counter)
 
     def count(self, status: str) -> int:
         """How many stories ended with ``status`` (added, replaced, unchanged)."""
-        return sum(1 for r in self.results if r.status == status)
+        return self.counts[status]
+
+    @property
+    def stored(self) -> int:
+        """How many stories are in the store after this run (added, replaced or unchanged)."""
+        return self.counts.total()
 
     @property
     def ok(self) -> bool:
@@ -73,7 +87,10 @@ class IngestReport:
     def record(self, outcome: Outcome) -> None:
         """File one pipeline outcome as a result or a failure."""
         if outcome.ok:
-            self.results.append(outcome)
+            assert outcome.status is not None
+            self.counts[outcome.status] += 1
+            if self.keep_results or outcome.id_clash is not None or outcome.repeat_of is not None:
+                self.results.append(outcome)
         elif outcome.reason is not None:
             self.failures.append(
                 Failure(
@@ -152,6 +169,7 @@ def ingest_paths(
     max_bytes: int = MAX_BYTES,
     replace: bool = False,
     absolute_paths: bool = False,
+    report: IngestReport | None = None,
 ) -> IngestReport:
     """Ingest every story file found under ``paths`` (see :func:`discover`); a file larger
     than ``max_bytes`` is a failure, never read into memory; ``replace`` lets a file replace
@@ -160,8 +178,9 @@ def ingest_paths(
     The graph records each file's path relative to the directory given (a file given
     directly: its name) as ``hc:sourceLocation``, so exports do not depend on where the corpus
     lies; ``absolute_paths`` records the absolute path instead. Reports name the path as given.
+    Outcomes go into ``report`` if given (e.g. ``IngestReport(keep_results=False)``).
     """
-    report = IngestReport()
+    report = report if report is not None else IngestReport()
 
     def read_all() -> Iterator[Document]:
         for path, location in _discover_located(paths, absolute=absolute_paths):

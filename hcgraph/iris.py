@@ -53,13 +53,21 @@ def segment(value: str) -> str:
     return quote(value, safe="")
 
 
-@lru_cache(maxsize=1 << 16)
+#: Entries in each memo of minted IRIs and mapped shared descriptions (here, in
+#: :mod:`hcgraph.mapping` and :mod:`hcgraph.crawl.urls`). Claims, manifests and publishers
+#: recur across nearby stories, so a few thousand entries catch the repeats; 65,536 each
+#: made ingest's memory grow by ~60 MB from 1k to 10k stories for no measurable speed
+#: (bench/RESULTS.md, "Ingest's memory").
+CACHE_SIZE = 1 << 12
+
+
+@lru_cache(maxsize=CACHE_SIZE)
 def minted(kind: str, *parts: str) -> str:
     """An hcgraph-minted IRI as text: ``https://w3id.org/hcgraph/id/{kind}/{part}/…``."""
     return _BASE + kind + "/" + "/".join(segment(p) for p in parts)
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=CACHE_SIZE)
 def mint(kind: str, *parts: str) -> ox.NamedNode:
     """:func:`minted` as a pyoxigraph ``NamedNode``."""
     return ox.NamedNode(minted(kind, *parts))

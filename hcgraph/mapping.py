@@ -53,7 +53,7 @@ from typing import Any
 import pyoxigraph as ox
 
 from ._version import __version__
-from .iris import checked_iri, minted
+from .iris import CACHE_SIZE, checked_iri, minted
 from .model import Cite, Reuse, Sponsor, Story
 from .rdftext import XSD_DATE, XSD_DATETIME, boolean, integer, iri, literal, typed
 from .vocab import CITO, DCTERMS, HC, PROV, RDF, RDFS, SDO, SHARED_GRAPHS
@@ -505,7 +505,7 @@ _POSITION = SCHEMA("position")
 _CITO_CITATION, _CHARACTERIZATION = CITE("Citation"), CITE("hasCitationCharacterization")
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=CACHE_SIZE)
 def _claim(claim_id: str, manifest: str) -> tuple[str, dict[str, None]]:
     """A claim's term and its description as cited under ``manifest`` (claims recur)."""
     claim = _minted("claim", claim_id)
@@ -518,7 +518,7 @@ def _claim(claim_id: str, manifest: str) -> tuple[str, dict[str, None]]:
     return claim, dict.fromkeys(triples)
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=CACHE_SIZE)
 def _claim_use(claim_id: str, manifest_id: str) -> tuple[str, dict[str, None]]:
     """A claim as cited under one manifest (``…/id/claim-use/{manifest}/{claim}``) and its
     description: which claim, which manifest. Stories link to it with the derived summary
@@ -578,7 +578,7 @@ def _map_extras(out: _Emitter, st: str, story: Story) -> None:
     out.extra(st, story.extra)
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=CACHE_SIZE)
 def _related_iri(url: str) -> str | None:
     """A related link's target as the crawler would fetch it: canonicalised with
     :func:`hcgraph.crawl.urls.canonicalize` (tracking parameters and fragment dropped, …), so

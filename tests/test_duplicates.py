@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from hcgraph.check import check
-from hcgraph.ingest import ingest_bytes, ingest_paths
+from hcgraph.ingest import IngestReport, ingest_bytes, ingest_paths
 from hcgraph.store import Store
 
 SEED = Path(__file__).resolve().parent / "fixtures" / "agentic-rl-production.json"
@@ -58,5 +58,32 @@ def test_same_url_twice_in_one_run_is_reported(tmp_path: Path, invoke: object) -
     (tmp_path / "in" / "3.json").write_bytes(_variant(url=OTHER))
     result = invoke("ingest", tmp_path / "in", "--store", tmp_path / "st")  # type: ignore[operator]
     assert result.exit_code == 0, result.output
-    assert "1 repeated url, 1 duplicate id" in result.output
+    assert (
+        "ingested 3 stories (2 added, 1 replaced, 0 unchanged, 1 repeated url, 1 duplicate id)"
+        in (result.output)
+    )
     assert "same url" in result.output and "is also the id of" in result.output
+
+
+def test_a_report_without_results_keeps_the_counts_and_what_needs_acting_on() -> None:
+    """``keep_results=False`` (as ``hcgraph ingest`` runs) drops the per-story outcomes but
+    not the counts, the repeats or the id clashes."""
+    fourth = json.loads(SEED.read_text())
+    fourth.update(url="https://hangingcontext.com/stories/2026-10-22/fourth/", id="x-4")
+    docs = [
+        (SEED.read_bytes(), "1.json"),
+        (_variant(headline="second"), "2.json"),  # same url: a repeat
+        (_variant(url=OTHER), "3.json"),  # same id: a clash
+        (json.dumps(fourth).encode(), "4.json"),  # neither
+    ]
+    with Store(None) as full_store, Store(None) as lean_store:
+        full = ingest_bytes(full_store, docs)
+        lean = ingest_bytes(lean_store, docs, report=IngestReport(keep_results=False))
+        assert len(full.results) == 4 and full.stored == lean.stored == 4
+        for status in ("added", "replaced", "unchanged"):
+            assert lean.count(status) == full.count(status)
+        assert full.count("added") == 3  # the repeat replaced the first in this run
+        assert [r.source for r in lean.results] == ["2.json", "3.json"]
+        assert [r.source for r in lean.repeats] == [r.source for r in full.repeats] == ["2.json"]
+        assert [r.source for r in lean.id_clashes] == [r.source for r in full.id_clashes]
+        assert set(full_store.quads()) == set(lean_store.quads())

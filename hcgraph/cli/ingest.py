@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from ..errors import problem_lines
-from ..ingest import discover, ingest_paths
+from ..ingest import IngestReport, discover, ingest_paths
 from ..store import Store
 from ._common import err_console, max_bytes_option, out_console, size, store_option
 
@@ -59,6 +59,7 @@ def ingest(
                 max_bytes=size(max_bytes),
                 replace=replace,
                 absolute_paths=absolute_paths,
+                report=IngestReport(keep_results=False),  # counts: flat memory at any size
             )
     for failure in report.failures:
         where = f"{failure.json_path}: " if failure.json_path else ""
@@ -80,7 +81,7 @@ def ingest(
     if report.repeats or report.id_clashes:
         dupes = f", {len(report.repeats)} repeated url, {len(report.id_clashes)} duplicate id"
     out_console.print(
-        f"ingested {len(report.results)} stories "
+        f"ingested {report.stored} stories "
         f"({report.count('added')} added, {report.count('replaced')} replaced, "
         f"{report.count('unchanged')} unchanged{dupes}), "
         f"{len(report.failures) + len(missing)} failed -> {escape(str(store_dir))}"

@@ -21,6 +21,7 @@ from urllib.parse import quote, unquote, urljoin, urlsplit, urlunsplit
 from w3lib.url import canonicalize_url, url_query_cleaner
 
 from ..errors import CrawlError
+from ..iris import CACHE_SIZE
 
 __all__ = [
     "DEFAULT_JSON_SUFFIX",
@@ -51,7 +52,7 @@ def _is_tracking(name: str) -> bool:
     return low.startswith("utm_") or low in TRACKING_PARAMS
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=CACHE_SIZE)
 def canonicalize(url: str) -> str:
     """The canonical form of an absolute http(s) URL, used for dedupe.
 
