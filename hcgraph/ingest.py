@@ -66,7 +66,8 @@ class IngestReport:
 
     @property
     def stored(self) -> int:
-        """How many stories are in the store after this run (added, replaced or unchanged)."""
+        """How many documents were stored (added, replaced or unchanged; a url repeated in
+        the run counts each time, as in :attr:`results`)."""
         return self.counts.total()
 
     @property

@@ -57,7 +57,7 @@ def segment(value: str) -> str:
 #: :mod:`hcgraph.mapping` and :mod:`hcgraph.crawl.urls`). Claims, manifests and publishers
 #: recur across nearby stories, so a few thousand entries catch the repeats; 65,536 each
 #: made ingest's memory grow by ~60 MB from 1k to 10k stories for no measurable speed
-#: (bench/RESULTS.md, "Ingest's memory").
+#: (bench/RESULTS.md, "Ingest's peak memory").
 CACHE_SIZE = 1 << 12
 
 
