@@ -19,6 +19,7 @@ blocks in memory), so ingest's growth is read against the floor's growth in the 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -62,6 +63,9 @@ def measure(n: int, trees: dict[str, Path], root: Path) -> dict[str, Any]:
         print(f"[{n}] ingest ({name}) ...", flush=True)
         store = work / f"store-{name}"
         row[name] = ingest_cli(tree, stories, store)
+        r = row[name]  # printed as it comes: a 100k run takes an hour
+        line = f"[{n}] {name}: {r['wall']:.1f} s, {r['cpu']:.1f} CPU s, {r['rss']:.0f} MB"
+        print(line, flush=True)
         if name == "current":
             row["dump"] = dp._child("dump", str(store), str(work))
         shutil.rmtree(store)
@@ -69,6 +73,7 @@ def measure(n: int, trees: dict[str, Path], root: Path) -> dict[str, Any]:
     row["floor"] = dp._child("segments", str(work))
     row["load_after"] = os.getloadavg()[0]
     shutil.rmtree(work)
+    print(json.dumps(row), flush=True)
     return row
 
 
