@@ -54,11 +54,11 @@ def segment(value: str) -> str:
 
 
 #: Entries in each memo of minted IRIs and mapped shared descriptions (here, in
-#: :mod:`hcgraph.mapping` and :mod:`hcgraph.crawl.urls`). Claims, manifests and publishers
-#: recur across nearby stories, so a few thousand entries catch the repeats; 65,536 each
-#: made ingest's memory grow by ~60 MB from 1k to 10k stories for no measurable speed
+#: :mod:`hcgraph.mapping` and :mod:`hcgraph.crawl.urls`). At 10k stories they hold ~50 MB of
+#: Python heap; 4,096 entries were tried and not kept: `hcgraph ingest` at 10k then used
+#: ~8% more CPU in two A/B runs and its peak RSS, which the segment loads set, did not drop
 #: (bench/RESULTS.md, "Ingest's peak memory").
-CACHE_SIZE = 1 << 12
+CACHE_SIZE = 1 << 16
 
 
 @lru_cache(maxsize=CACHE_SIZE)
