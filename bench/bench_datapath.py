@@ -86,13 +86,8 @@ def side_ingest(stories: Path, store: Path) -> dict[str, Any]:
 def side_floor(store: Path, work: Path) -> dict[str, Any]:
     import pyoxigraph as ox
 
-    out: dict[str, Any] = {}
-    db = ox.Store.read_only(str(store / "oxigraph"))
+    out: dict[str, Any] = {"dump": side_dump(store, work)["dump"]}
     dump = work / "floor.nq"
-    t0 = time.perf_counter()
-    db.dump(str(dump), ox.RdfFormat.N_QUADS)
-    out["dump"] = time.perf_counter() - t0
-    del db
     for name, lenient in (("load", False), ("load_lenient", True)):
         target = work / f"floor-{name}"
         t0, c0 = time.perf_counter(), time.process_time()
@@ -114,7 +109,16 @@ def side_dump(store: Path, work: Path) -> dict[str, Any]:
     db = ox.Store.read_only(str(store / "oxigraph"))
     t0 = time.perf_counter()
     db.dump(str(work / "floor.nq"), ox.RdfFormat.N_QUADS)
-    return {"dump": time.perf_counter() - t0, "quads": len(db)}
+    seconds = time.perf_counter() - t0
+    del db
+    return {"dump": seconds, "quads": _lines(work / "floor.nq")}
+
+
+def _lines(path: Path) -> int:
+    """Quads in an N-Quads dump: one a line (far cheaper than ``len()`` of an on-disk store,
+    which scans it)."""
+    with open(path, "rb") as fh:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 24), b""))
 
 
 def side_segments(work: Path) -> dict[str, Any]:

@@ -41,12 +41,15 @@ def ingest_cli(tree: Path, stories: Path, store: Path) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(tree)}
     env.pop("SOURCE_DATE_EPOCH", None)
     cmd = [sys.executable, "-m", "hcgraph", "ingest", str(stories), "--store", str(store)]
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    out = (proc.stdout.read() if proc.stdout else b"").decode()
-    if os.waitstatus_to_exitcode(status) != 0:
+    with tempfile.TemporaryFile() as said:  # not a pipe: a full one would block the child
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, env=env, stdout=said, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(proc.pid, 0)  # reaped here, with its own rusage
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        said.seek(0)
+        out = said.read().decode(errors="replace")
+    if proc.returncode != 0:
         raise SystemExit(f"ingest ({tree}) failed: {out}")
     return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
             "rss": usage.ru_maxrss / 1024, "said": out.strip()}  # fmt: skip

@@ -509,7 +509,7 @@ def _pack_order(path: Path) -> tuple[str, str, int]:
     in the same microsecond), which sorts first by name."""
     stamp, _, rest = path.stem.partition("-")
     pid, _, n = rest.partition("-")
-    return (stamp, pid, int(n)) if n.isdecimal() else (stamp, rest, 1)
+    return stamp, pid, int(n) if n.isdecimal() else 1
 
 
 def _old_key(stem: str) -> str:
