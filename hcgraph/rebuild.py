@@ -12,7 +12,9 @@ rebuild leaves the old store as it was.
 
 from __future__ import annotations
 
+import hashlib
 import shutil
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +35,11 @@ class RebuildReport:
     Attributes:
         records: fetch records read.
         bodies: distinct (URL, body) pairs replayed.
-        outcomes: what happened to each replayed body.
+        stories: distinct stories in the rebuilt graph.
+        counts: replayed bodies per store status (added, replaced, unchanged).
+        outcomes: what happened to each replayed body; empty when the rebuild ran with
+            ``keep_outcomes=False`` (``hcgraph rebuild`` does: memory then stays flat
+            however large the archive, an outcome being ~1 KB).
         failures: archived 200 responses that are not valid stories (URL, reason, JSON path).
         unreadable: records whose body the archive cannot give back (missing, or its bytes
             no longer match its SHA-256: damage on disk): skipped, the rebuild goes on.
@@ -42,6 +48,8 @@ class RebuildReport:
 
     records: int = 0
     bodies: int = 0
+    stories: int = 0
+    counts: Counter[str] = field(default_factory=Counter)
     outcomes: list[Outcome] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
     unreadable: list[Failure] = field(default_factory=list)
@@ -49,12 +57,7 @@ class RebuildReport:
 
     def count(self, status: str) -> int:
         """Replayed bodies the store reported as ``status`` (added, replaced, unchanged)."""
-        return sum(1 for o in self.outcomes if o.status == status)
-
-    @property
-    def stories(self) -> int:
-        """Distinct stories in the rebuilt graph."""
-        return len({o.story_url for o in self.outcomes if o.ok})
+        return self.counts[status]
 
     @property
     def exit_code(self) -> int:
@@ -69,14 +72,14 @@ def _source(record: FetchRecord) -> str:
 
 
 def _documents(archive: Archive, report: RebuildReport) -> Iterator[Document]:
-    seen: set[tuple[str, str]] = set()
+    seen: set[bytes] = set()  # 16-byte digests of (URL, body hash): an archive's worth stays small
     for record in archive.records():
         report.records += 1
         if record.sha256 is None or record.error is not None:
             continue
         if record.status not in (200, 304, None):
             continue  # an error page: kept in the archive, never a story
-        key = (record.url, record.sha256)
+        key = hashlib.blake2b(f"{record.url}\0{record.sha256}".encode(), digest_size=16).digest()
         if key in seen:
             continue  # a 304 or an unchanged re-fetch: nothing new
         seen.add(key)
@@ -89,8 +92,13 @@ def _documents(archive: Archive, report: RebuildReport) -> Iterator[Document]:
         yield Document(body, _source(record), record.time, record.url)
 
 
-def rebuild(store_dir: Path | str, archive_dir: Path | str | None = None) -> RebuildReport:
+def rebuild(
+    store_dir: Path | str, archive_dir: Path | str | None = None, *, keep_outcomes: bool = True
+) -> RebuildReport:
     """Rebuild ``store_dir``'s graph from ``archive_dir`` (default ``STORE/archive``).
+
+    ``keep_outcomes=False`` keeps counts and failures only, not one
+    :class:`~hcgraph.pipeline.Outcome` per replayed body.
 
     Raises:
         CrawlError: there is no archive.
@@ -107,13 +115,18 @@ def rebuild(store_dir: Path | str, archive_dir: Path | str | None = None) -> Reb
     report = RebuildReport(store_dir=store_dir)
     # Crawl mode with no earlier claims: one story under two URLs is deduplicated as the
     # crawl did it.
-    with Store(staging) as store, Pipeline(store, crawl_claims={}) as pipeline:
-        for outcome in pipeline.run(_documents(archive, report)):
-            report.outcomes.append(outcome)
-            if outcome.reason is not None:
-                report.failures.append(
-                    Failure(outcome.source, outcome.reason, outcome.json_path or "")
-                )
+    with Store(staging) as store:
+        with Pipeline(store, crawl_claims={}) as pipeline:
+            for outcome in pipeline.run(_documents(archive, report)):
+                if keep_outcomes:
+                    report.outcomes.append(outcome)
+                if outcome.status is not None:
+                    report.counts[outcome.status] += 1
+                if outcome.reason is not None:
+                    report.failures.append(
+                        Failure(outcome.source, outcome.reason, outcome.json_path or "")
+                    )
+        report.stories = len(store.story_graphs())  # the staging store started empty
     for name in _DATABASE:
         _swap(staging / name, store_dir / name)
     shutil.rmtree(staging, ignore_errors=True)

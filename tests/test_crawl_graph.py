@@ -4,6 +4,7 @@ rebuilt from the raw archive, and the CLI's exit codes. Real loopback server thr
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -62,8 +63,15 @@ def test_rebuild_replays_revisions(crawl_server: CrawlServer, tmp_path: Path) ->
     site.crawl(tmp_path)
     crawled = quads_of(tmp_path)
     assert any("wasRevisionOf" in q for q in crawled)
-    rebuild(tmp_path)
+    report = rebuild(tmp_path)
     assert quads_of(tmp_path) == crawled
+    # b's two versions: added, then replaced; a's unchanged re-fetch is not replayed
+    assert report.counts == Counter(o.status for o in report.outcomes if o.ok)
+    assert report.counts == {"added": 2, "replaced": 1} and report.stories == 2
+    # counts only (as the CLI runs it): the same figures and graph, no outcome kept
+    lean = rebuild(tmp_path, keep_outcomes=False)
+    assert quads_of(tmp_path) == crawled and lean.outcomes == []
+    assert (lean.counts, lean.stories, lean.bodies) == (report.counts, 2, report.bodies)
 
 
 def test_rebuild_names_a_body_damaged_on_disk_and_rebuilds_the_rest(
@@ -82,7 +90,9 @@ def test_rebuild_names_a_body_damaged_on_disk_and_rebuilds_the_rest(
     result = run_cli("rebuild", "--store", tmp_path)
     assert result.returncode == 3 and "Traceback" not in result.stderr
     assert "unreadable body: https://site.example/stories/b/index.json" in result.stderr
-    assert "corrupt" in result.stderr and "1 unreadable" in result.stdout
+    assert "corrupt" in result.stderr
+    summary = "rebuilt 1 stories from 2 archived fetches (2 distinct bodies, 0 not stories, "
+    assert summary + "1 unreadable)" in " ".join(result.stdout.split())
     assert stories_in(tmp_path) == {page("a")}
 
 

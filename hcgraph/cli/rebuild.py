@@ -36,7 +36,7 @@ def rebuild(archive_dir: Path | None, store_dir: Path) -> None:
       hcgraph rebuild --store output/store
       hcgraph rebuild --archive backup/archive --store output/fresh-store
     """
-    report = run_rebuild(store_dir, archive_dir)
+    report = run_rebuild(store_dir, archive_dir, keep_outcomes=False)
     for failure in report.failures:
         where = f"{failure.json_path}: " if failure.json_path else ""
         err_console.print(
