@@ -391,16 +391,16 @@ class Archive:
                 self._old_bodies and self._old_body(sha256).is_file()
             )
 
-    def intact(self, sha256: str) -> bool:
-        """True if the body is here and its bytes still match its hash (it is read: for a
-        body about to be relied on, e.g. the old copy a 304 would confirm)."""
-        if not self.has_body(sha256):  # not there: no rescan of every pack (get_body's)
-            return False
+    def intact_body(self, sha256: str) -> bytes | None:
+        """The body if it is here and its bytes still match its hash, else None: for a body
+        about to be relied on, e.g. the old copy a 304 would confirm. A missing one costs no
+        rescan of every pack (``get_body``'s)."""
+        if not self.has_body(sha256):
+            return None
         try:
-            self.get_body(sha256)
+            return self.get_body(sha256)
         except CrawlError:
-            return False
-        return True
+            return None
 
     def get_body(self, sha256: str) -> bytes:
         """The body with this SHA-256.

@@ -471,7 +471,7 @@ def test_a_sync_that_fails_early_leaks_no_descriptor(
     assert _open_fds() == before
 
 
-def test_intact_does_not_rescan_the_packs_for_a_body_that_is_not_there(
+def test_intact_body_does_not_rescan_the_packs_for_a_body_that_is_not_there(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A resume after a power cut (or a re-crawl) asks about every body the frontier names;
@@ -480,7 +480,7 @@ def test_intact_does_not_rescan_the_packs_for_a_body_that_is_not_there(
     with Archive(tmp_path / "raw") as archive:
         archive.put_body(BODY)
     archive = Archive(tmp_path / "raw")
-    assert archive.intact(SHA)  # the index is built once
+    assert archive.intact_body(SHA) == BODY  # the index is built once
     scans: list[Path] = []
     real = archive_module._scan
 
@@ -490,7 +490,7 @@ def test_intact_does_not_rescan_the_packs_for_a_body_that_is_not_there(
 
     monkeypatch.setattr(archive_module, "_scan", scan)
     for n in range(3):
-        assert not archive.intact(hashlib.sha256(b"lost %d" % n).hexdigest())
+        assert archive.intact_body(hashlib.sha256(b"lost %d" % n).hexdigest()) is None
     assert scans == []
 
 

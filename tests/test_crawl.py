@@ -240,6 +240,29 @@ def test_recrawl_is_conditional_and_records_revisions(site: Site, tmp_path: Path
         assert len(revisions) == 1
 
 
+def test_a_304_reads_the_archived_body_once(
+    site: Site, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The old body is read (and its hash checked) before the conditional request; on a 304
+    that same copy is processed, not read from the archive a second time."""
+    site.add("a", story("a", page("b")))
+    site.add("b", story("b"))
+    assert site.crawl(tmp_path).counts["added"] == 2
+    reads: list[str] = []
+    real = Archive.get_body
+
+    def get_body(self: Archive, sha256: str) -> bytes:
+        reads.append(sha256)
+        return real(self, sha256)
+
+    monkeypatch.setattr(Archive, "get_body", get_body)
+    again = site.crawl(tmp_path)
+    assert again.counts["not_modified"] == 2 and again.exit_code == 0
+    assert len(reads) == 2 and len(set(reads)) == 2  # each old body once
+    with Store(tmp_path, read_only=True) as st:
+        assert len(list(st.query("SELECT ?h WHERE { ?s schema:headline ?h }"))) == 2
+
+
 def test_recrawl_fetches_whole_what_the_archive_holds_damaged(site: Site, tmp_path: Path) -> None:
     """A 304 would confirm an archived copy whose bytes a disk damaged: the re-crawl asks
     unconditionally instead (and a damaged body never stops the crawl)."""

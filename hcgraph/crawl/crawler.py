@@ -467,7 +467,7 @@ class Crawler:
                 record.skipped(url, reason)
             return
         validators = frontier.validators(url) if self.options.conditional else None
-        headers = _conditional_headers(validators, self.archive)
+        headers, old_body = _conditional(validators, self.archive)
         result = await fetcher.get(url, headers)
         not_modified = result.status == 304 and bool(headers)
         if not_modified and validators is not None:
@@ -481,7 +481,7 @@ class Crawler:
             record.failed(url, status=result.status, kind=kind, reason=reason)
             return
         assert sha is not None
-        body = result.body if not not_modified else self.archive.get_body(sha)
+        body = old_body if not_modified else result.body
         assert body is not None
         mismatch = identity_mismatch(body, [url, *result.redirects], self.options.json_suffix)
         if mismatch is not None:  # the body stays in the archive; nothing is stored
@@ -705,15 +705,20 @@ def _lock(path: Path) -> IO[bytes]:
     return handle
 
 
-def _conditional_headers(v: Validators | None, archive: Archive) -> dict[str, str]:
-    if v is None or not v.sha256 or not archive.intact(v.sha256):
-        return {}  # without the old body (or with a damaged one) a 304 would leave nothing
+def _conditional(v: Validators | None, archive: Archive) -> tuple[dict[str, str], bytes | None]:
+    """The headers that make a re-fetch conditional, with the archived body a 304 would
+    confirm: read and checked against its hash here, once, and used as is on a 304."""
+    if v is None or not v.sha256 or not (v.etag or v.last_modified):
+        return {}, None
+    old = archive.intact_body(v.sha256)
+    if old is None:  # lost or damaged: a 304 would leave nothing, so ask unconditionally
+        return {}, None
     headers = {}
     if v.etag:
         headers["If-None-Match"] = v.etag
     if v.last_modified:
         headers["If-Modified-Since"] = v.last_modified
-    return headers
+    return headers, old
 
 
 def _record(result: FetchResult, sha: str | None) -> FetchRecord:
