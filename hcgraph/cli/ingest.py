@@ -44,17 +44,21 @@ def ingest(
     missing = [p for p in paths if not p.exists()]
     for path in missing:
         err_console.print(f"[red]error:[/] {escape(str(path))}: no such file or directory")
-    files = list(discover(p for p in paths if p.exists()))
+    present = [p for p in paths if p.exists()]
+    # The paths go to ingest_paths as given, so each file's location is recorded relative to
+    # the directory it was found under; the bar's total costs a second walk, only when shown.
+    shown = err_console.is_terminal
+    total = sum(1 for _ in discover(present)) if shown else None
     with Store(store_dir) as store:
         progress = Progress(
             TextColumn("ingest"), BarColumn(), MofNCompleteColumn(),
-            console=err_console, disable=not err_console.is_terminal, transient=True,
+            console=err_console, disable=not shown, transient=True,
         )  # fmt: skip
         with progress:
-            task = progress.add_task("ingest", total=len(files))
+            task = progress.add_task("ingest", total=total)
             report = ingest_paths(
                 store,
-                files,
+                present,
                 on_progress=lambda n: progress.advance(task, n),
                 max_bytes=size(max_bytes),
                 replace=replace,
