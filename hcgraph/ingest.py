@@ -9,6 +9,7 @@ ever holds complete stories.
 from __future__ import annotations
 
 import datetime as dt
+import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -100,6 +101,18 @@ class IngestReport:
             )
 
 
+def shown_path(path: Path | str) -> str:
+    """``path`` as text that can always be written out (in the graph, a report, a terminal):
+    a file name whose bytes are not UTF-8 (from another system) keeps them as ``\\xff``
+    escapes instead of the lone surrogates Python decodes them to, which no UTF-8 output
+    accepts.
+
+    >>> shown_path(b"a\\xff.json".decode("utf-8", "surrogateescape"))
+    'a\\\\xff.json'
+    """
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
 def discover(paths: Iterable[Path | str]) -> Iterator[Path]:
     """Story files under ``paths``: files as given, directories searched for ``*.json``."""
     for path, _ in _discover_located(paths, absolute=False):
@@ -118,9 +131,9 @@ def _discover_located(paths: Iterable[Path | str], *, absolute: bool) -> Iterato
         if path.is_dir():
             for found in sorted(p for p in path.rglob("*.json") if p.is_file()):
                 rel = found.relative_to(path).as_posix()
-                yield found, str(found.resolve()) if absolute else rel
+                yield found, shown_path(found.resolve() if absolute else rel)
         else:
-            yield path, str(path.resolve()) if absolute else path.name
+            yield path, shown_path(path.resolve() if absolute else path.name)
 
 
 def ingest_documents(
@@ -185,12 +198,13 @@ def ingest_paths(
 
     def read_all() -> Iterator[Document]:
         for path, location in _discover_located(paths, absolute=absolute_paths):
+            source = shown_path(path)
             try:
-                yield Document(_read_capped(path, max_bytes), str(path), location=location)
+                yield Document(_read_capped(path, max_bytes), source, location=location)
             except _TooLarge as exc:
-                report.failures.append(Failure(str(path), str(exc)))
+                report.failures.append(Failure(source, str(exc)))
             except OSError as exc:
-                report.failures.append(Failure(str(path), f"cannot read: {exc.strerror or exc}"))
+                report.failures.append(Failure(source, f"cannot read: {exc.strerror or exc}"))
 
     return ingest_documents(
         store,

@@ -286,7 +286,15 @@ class Story(_Open):
             raise ValueError("must be an absolute http(s) URL")
         if any(ch in value for ch in ' <>"{}|\\^`') or any(ord(ch) < 0x21 for ch in value):
             raise ValueError("must be a URL without spaces, quotes or angle brackets")
-        return value.strip().split("#", 1)[0]
+        url = value.strip().split("#", 1)[0]
+        import pyoxigraph  # here, not at the top: the model loads without the RDF engine
+
+        try:  # the story's IRI: what RDF accepts (a bad %-escape, a C1 control, "[" …)
+            pyoxigraph.NamedNode(url)
+        except ValueError as exc:
+            why = "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in str(exc))
+            raise ValueError(f"must be a valid IRI: {why}") from None
+        return url
 
     @property
     def json_url(self) -> str:

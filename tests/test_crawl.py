@@ -5,6 +5,7 @@ crawls it through a mirror, so the IRIs are those of ``https://site.example``.""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from crawlserver import CrawlServer, Reply, Site, page, stories_in, story
 from hcgraph.archive import Archive
 from hcgraph.crawl import CrawlReport, FetchPolicy, crawler
 from hcgraph.crawl.frontier import Frontier
+from hcgraph.rebuild import rebuild
 from hcgraph.store import Store
 
 
@@ -338,6 +340,21 @@ def test_local_file_seed_follows_links_over_http(site: Site, tmp_path: Path) -> 
     report = site.crawl(tmp_path / "store", str(local))
     assert report.exit_code == 0
     assert stories_in(tmp_path / "store") == {page("a"), page("b")}
+
+
+def test_local_seed_whose_name_is_not_utf8(site: Site, tmp_path: Path) -> None:
+    """A seed file named in bytes that are not UTF-8: crawled, its name kept with a ``\\xff``
+    escape in the report and the graph, and the archive rebuilds it."""
+    local = Path(os.fsdecode(bytes(tmp_path) + b"/a\xff.json"))
+    local.write_bytes(story("a"))
+    report = site.crawl(tmp_path / "store", str(local))
+    assert report.exit_code == 0 and stories_in(tmp_path / "store") == {page("a")}
+    saved = json.loads((tmp_path / "store" / "crawl-report.json").read_text())
+    assert saved["seeds"] == [f"{tmp_path}/a\\xff.json"]
+    rebuild(tmp_path / "store")
+    with Store(tmp_path / "store", read_only=True) as st:
+        rows = st.query("SELECT ?l WHERE { ?i hc:sourceLocation ?l }")
+        assert [str(r[0].value) for r in rows] == [f"{tmp_path}/a\\xff.json"]
 
 
 def test_robots_txt_unreachable_is_a_failure_not_a_skip(site: Site, tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ and a processing failure that fails one story, never the whole crawl."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from crawlserver import CrawlServer, Site, page, stories_in, story
 from hcgraph import pipeline
 from hcgraph.errors import StoreError, StoryError
 from hcgraph.model import MAX_DEPTH, check_shape, parse_story
+from hcgraph.store import Store
 
 DEEP = b'{"schema":"hangingcontext.desk/1","x":' + b"[" * 2000 + b"]" * 2000 + b"}"
 
@@ -109,6 +111,47 @@ def test_ingest_deep_file_fails_alone(invoke: Any, tmp_path: Path, seed_path: Pa
     assert "ingested 1 stories" in result.stdout
     assert "Traceback" not in result.output and "RecursionError" not in result.output
     assert "deep.json: x[0]" in result.stderr and "nested deeper than 64" in result.stderr
+
+
+@pytest.mark.parametrize("bad", ["a%zz", "[b]", "a\x7fb", "a\x85b"])
+def test_story_url_that_is_no_iri_fails_alone(
+    invoke: Any, tmp_path: Path, seed_path: Path, bad: str
+) -> None:
+    """A url the model's own checks let through but RDF refuses (a bad %-escape, a bracket,
+    a DEL or C1 control) is a schema error at ``url``, not a crash losing the batch."""
+    files = tmp_path / "in"
+    files.mkdir()
+    (files / "good.json").write_bytes(seed_path.read_bytes())
+    doc = _doc(seed_path)
+    doc["url"], doc["id"] = f"https://hangingcontext.com/stories/{bad}/", "1899999999999999991"
+    (files / "bad.json").write_text(json.dumps(doc))
+    result = invoke("ingest", files, "--store", tmp_path / "store")
+    assert result.exit_code == 3 and "Traceback" not in result.output, result.output
+    assert "ingested 1 stories" in result.stdout
+    assert "bad.json: url: must be a valid IRI" in result.stderr
+
+
+def test_a_file_name_that_is_not_utf8_is_ingested(
+    invoke: Any, tmp_path: Path, seed_path: Path
+) -> None:
+    """A file name from another system (bytes that are not UTF-8) is read, and its name kept
+    with a ``\\xff`` escape in the graph and in messages; one such bad file fails alone."""
+    files = tmp_path / "in"
+    files.mkdir()
+    (files / "good.json").write_bytes(seed_path.read_bytes())
+    doc = _doc(seed_path)
+    doc["url"], doc["id"] = "https://hangingcontext.com/stories/odd/", "1899999999999999992"
+    odd = os.fsdecode(bytes(files) + b"/odd\xffname.json")
+    Path(odd).write_text(json.dumps(doc))
+    Path(os.fsdecode(bytes(files) + b"/bad\xfe.json")).write_text("{")
+    store = tmp_path / "store"
+    result = invoke("ingest", files, "--store", store)
+    assert result.exit_code == 3 and "Traceback" not in result.output, result.output
+    assert "ingested 2 stories" in result.stdout
+    assert "bad\\xfe.json:" in result.stderr
+    with Store(store, read_only=True) as st:
+        rows = st.query("SELECT ?l WHERE { ?i hc:sourceLocation ?l }")
+        assert {str(r[0].value) for r in rows} == {"good.json", "odd\\xffname.json"}
 
 
 def test_ingest_max_bytes(invoke: Any, tmp_path: Path, seed_path: Path) -> None:

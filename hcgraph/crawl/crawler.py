@@ -40,7 +40,7 @@ from .._io import ensure_dir
 from .._version import __version__
 from ..archive import Archive, FetchRecord
 from ..errors import CrawlError, StoreError
-from ..ingest import discover
+from ..ingest import discover, shown_path
 from ..pipeline import Document, Outcome
 from ..store import Store
 from .decoding import ACCEPT_ENCODING
@@ -195,7 +195,7 @@ class Crawler:
             self.url_seeds.append(_seed_url(seed, self.options.json_suffix))
         self.mirrors = Mirrors(tuple(Mirror.parse(m) for m in self.options.mirrors))
         self.scope = Scope.of(self.url_seeds, self.options.allow_hosts)
-        self.seeds = [*self.url_seeds, *(str(p) for p in self.path_seeds)]
+        self.seeds = [*self.url_seeds, *(shown_path(p) for p in self.path_seeds)]
         self.client = client
         self.transport = transport
         self.on_progress = on_progress
@@ -295,12 +295,13 @@ class Crawler:
             frontier.mark_failed(uri, status=None, kind="too-large", reason=reason)
             return
         sha = self.archive.put_body(body)
+        shown = shown_path(path)  # the file's name even when its bytes are not UTF-8
         record = FetchRecord(
-            url=uri, final_url=uri, fetch_url=str(path), status=None, fetched_at=now.isoformat(),
+            url=uri, final_url=uri, fetch_url=shown, status=None, fetched_at=now.isoformat(),
             sha256=sha, size=len(body),
         )  # fmt: skip
         self.archive.add_record(record)
-        frontier.mark_fetched(uri, sha, str(path), now.isoformat(), None)
+        frontier.mark_fetched(uri, sha, shown, now.isoformat(), None)
 
     def _runner(self, frontier: Frontier) -> BatchRunner:
         claims = frontier.claims()
