@@ -93,15 +93,23 @@ def _documents(archive: Archive, report: RebuildReport) -> Iterator[Document]:
 
 
 def rebuild(
-    store_dir: Path | str, archive_dir: Path | str | None = None, *, keep_outcomes: bool = True
+    store_dir: Path | str,
+    archive_dir: Path | str | None = None,
+    *,
+    keep_outcomes: bool = True,
+    drop_unarchived: bool = False,
 ) -> RebuildReport:
     """Rebuild ``store_dir``'s graph from ``archive_dir`` (default ``STORE/archive``).
 
-    ``keep_outcomes=False`` keeps counts and failures only, not one
-    :class:`~hcgraph.pipeline.Outcome` per replayed body.
+    Only crawled stories are in the archive: a story ingested from a local file (or bytes),
+    or a crawled one replaced by a local file, cannot be rebuilt from it. If the store holds
+    any, the rebuild refuses before doing anything, unless ``drop_unarchived``: then those
+    stories are left out (re-ingest their files afterwards). ``keep_outcomes=False`` keeps
+    counts and failures only, not one :class:`~hcgraph.pipeline.Outcome` per replayed body.
 
     Raises:
-        CrawlError: there is no archive.
+        CrawlError: there is no archive, or the store holds stories it does not (and
+            ``drop_unarchived`` is false).
         StoreError: the store is in use by another process.
     """
     store_dir = Path(store_dir)
@@ -109,7 +117,11 @@ def rebuild(
     if not archive.exists():
         raise CrawlError(f"{archive.directory}: no raw archive here (run 'hcgraph crawl' first)")
     if (store_dir / "oxigraph").exists():
-        Store(store_dir).close()  # fails now, not after the work, if another process holds it
+        # Opened now (it fails now, not after the work, if another process holds it).
+        with Store(store_dir) as old:
+            lost = [url for url, sha in old.raw_documents() if not archive.has_body(sha)]
+        if lost and not drop_unarchived:
+            raise CrawlError(_unarchived_message(store_dir, archive, lost))
     staging = store_dir / ".rebuild"
     shutil.rmtree(staging, ignore_errors=True)
     report = RebuildReport(store_dir=store_dir)
@@ -131,6 +143,16 @@ def rebuild(
         _swap(staging / name, store_dir / name)
     shutil.rmtree(staging, ignore_errors=True)
     return report
+
+
+def _unarchived_message(store_dir: Path, archive: Archive, lost: list[str]) -> str:
+    shown = ", ".join(sorted(lost)[:3]) + (f" and {len(lost) - 3} more" if len(lost) > 3 else "")
+    return (
+        f"{store_dir}: {len(lost)} stories in the store are not in the archive "
+        f"{archive.directory} (ingested from local files, or replaced by one): {shown}. "
+        "A rebuild would drop them: re-ingest their files after it, and pass "
+        "--drop-unarchived (rebuild(drop_unarchived=True)) to rebuild without them"
+    )
 
 
 _DATABASE = ("oxigraph", "ledger.sqlite", "ledger.sqlite-wal", "ledger.sqlite-shm")

@@ -135,6 +135,13 @@ class Store:
         """IRIs of all story graphs, sorted."""
         return [g for g in self.graph_names() if not g.startswith(_SHARED_PREFIX)]
 
+    def raw_documents(self) -> Iterator[tuple[str, str]]:
+        """(story IRI, SHA-256 of the raw bytes its graph was built from) for every story
+        graph, in one scan of the ``hc:rawDocument`` index (:meth:`raw_sha256` for each)."""
+        for quad in self.ox.quads_for_pattern(None, _RAW_DOCUMENT, None, None):
+            if isinstance(quad.subject, ox.NamedNode) and quad.subject == quad.graph_name:
+                yield quad.subject.value, _value(quad.object).removeprefix(_RAW_PREFIX)
+
     def shared_graphs(self) -> list[str]:
         """IRIs of the shared graphs that hold something, sorted."""
         return [g for g in self.graph_names() if g.startswith(_SHARED_PREFIX)]

@@ -96,6 +96,33 @@ def test_rebuild_names_a_body_damaged_on_disk_and_rebuilds_the_rest(
     assert stories_in(tmp_path) == {page("a")}
 
 
+def test_rebuild_refuses_to_drop_stories_the_archive_does_not_hold(
+    crawl_server: CrawlServer, run_cli, tmp_path: Path
+) -> None:
+    """A story ingested from a local file, and a crawled one a local file replaced, are not
+    in the archive: rebuild names them and changes nothing, unless --drop-unarchived."""
+    site = Site(crawl_server)
+    site.add("a", story("a", page("b")))
+    site.add("b", story("b"))
+    site.crawl(tmp_path)
+    (tmp_path / "c.json").write_bytes(story("c"))
+    (tmp_path / "b.json").write_bytes(story("b", headline="b, edited locally"))
+    for name, extra in (("c.json", []), ("b.json", ["--replace"])):
+        ingested = run_cli("ingest", tmp_path / name, "--store", tmp_path, *extra)
+        assert ingested.returncode == 0, ingested.stderr
+    before = quads_of(tmp_path)
+    refused = run_cli("rebuild", "--store", tmp_path)
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    message = " ".join(refused.stderr.split())
+    assert "2 stories in the store are not in the archive" in message
+    assert f"{page('b')}, {page('c')}. A rebuild would drop them" in message
+    assert quads_of(tmp_path) == before  # nothing touched
+    dropped = run_cli("rebuild", "--store", tmp_path, "--drop-unarchived")
+    assert dropped.returncode == 0, dropped.stderr
+    assert stories_in(tmp_path) == {page("a"), page("b")}  # b as crawled, c left out
+    assert "b, edited locally" not in "".join(quads_of(tmp_path))
+
+
 def test_rebuild_without_archive_is_a_user_error(run_cli, tmp_path: Path) -> None:
     result = run_cli("rebuild", "--store", tmp_path / "none")
     assert result.returncode == 1

@@ -19,15 +19,23 @@ from ._common import err_console, out_console, store_option
     default=None,
     help="Raw archive to rebuild from (default: STORE/archive).",
 )
+@click.option(
+    "--drop-unarchived",
+    is_flag=True,
+    help="Rebuild even if the store holds stories the archive does not (ingested from local "
+    "files): they are left out.",
+)
 @store_option
-def rebuild(archive_dir: Path | None, store_dir: Path) -> None:
+def rebuild(archive_dir: Path | None, drop_unarchived: bool, store_dir: Path) -> None:
     """Rebuild the store's graph from the raw archive the crawler kept.
 
     No network is used.
 
     Bodies are replayed in fetch order through the same parse and mapping as a crawl, so
     the graph is the one a crawl would build with today's mapping (revisions included).
-    The old graph is replaced only when the new one is complete. Exit code 3 if some
+    The old graph is replaced only when the new one is complete. Stories ingested from
+    local files are not in the archive: if the store holds any, rebuild refuses and names
+    them (exit code 1), unless --drop-unarchived. Exit code 3 if some
     archived 200 responses are not valid stories (the crawl reported them too), or if
     some archived bodies cannot be read back (damaged on disk: each is named, and skipped).
 
@@ -36,7 +44,9 @@ def rebuild(archive_dir: Path | None, store_dir: Path) -> None:
       hcgraph rebuild --store output/store
       hcgraph rebuild --archive backup/archive --store output/fresh-store
     """
-    report = run_rebuild(store_dir, archive_dir, keep_outcomes=False)
+    report = run_rebuild(
+        store_dir, archive_dir, keep_outcomes=False, drop_unarchived=drop_unarchived
+    )
     for failure in report.failures:
         where = f"{failure.json_path}: " if failure.json_path else ""
         err_console.print(
