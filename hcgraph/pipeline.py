@@ -500,7 +500,14 @@ class Pipeline:
         info = IngestInfo(
             sha, doc.location or doc.source, graph_time(doc.retrieved_at), len(doc.body), revisions
         )
-        mapped = map_story(story, info)
+        try:
+            mapped = map_story(story, info)
+        except Exception as exc:  # a story that trips the mapping fails alone, not the run
+            if repeat is None:
+                self._run_urls.pop(story.url, None)  # it never reached the store
+            if base.id_clash is None and self._run_ids.get(story.id) == story.url:
+                del self._run_ids[story.id]
+            return replace(base, reason=f"cannot be mapped to RDF: {type(exc).__name__}: {exc}")
         hashes = set()
         for desc in mapped.shared.values():
             body = desc.body()

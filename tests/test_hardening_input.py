@@ -154,6 +154,34 @@ def test_a_file_name_that_is_not_utf8_is_ingested(
         assert {str(r[0].value) for r in rows} == {"good.json", "odd\\xffname.json"}
 
 
+def test_a_story_that_trips_the_mapping_fails_alone(
+    invoke: Any, tmp_path: Path, seed_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An unforeseen error while mapping one story (a bug some input triggers) fails that
+    file with its reason; the others are stored, and a later file with the same url and id
+    is neither its repeat nor its id clash."""
+    real = pipeline.map_story
+
+    def map_story(story: Any, info: Any) -> Any:
+        if "/trips/" in story.url and "first" in story.headline:
+            raise KeyError("boom")
+        return real(story, info)
+
+    monkeypatch.setattr(pipeline, "map_story", map_story)
+    files = tmp_path / "in"
+    files.mkdir()
+    (files / "a-good.json").write_bytes(seed_path.read_bytes())
+    doc = _doc(seed_path)
+    doc["url"], doc["id"] = "https://hangingcontext.com/stories/trips/", "1899999999999999993"
+    for name, headline in (("b-trips.json", "the first"), ("c-again.json", "the second")):
+        (files / name).write_text(json.dumps({**doc, "headline": headline}))
+    result = invoke("ingest", files, "--store", tmp_path / "store")
+    assert result.exit_code == 3 and "Traceback" not in result.output, result.output
+    assert "ingested 2 stories (2 added" in result.stdout
+    assert "b-trips.json: cannot be mapped to RDF: KeyError: 'boom'" in result.stderr
+    assert "warning" not in result.stderr  # c is no repeat of b, nor b's id clash
+
+
 def test_ingest_max_bytes(invoke: Any, tmp_path: Path, seed_path: Path) -> None:
     files = tmp_path / "in"
     files.mkdir()
