@@ -15,6 +15,8 @@ never torn:
 
 The crawl archive is the exception: it appends to pack files (:mod:`hcgraph.archive`),
 whose readers find a torn last entry and stop there.
+
+Reading an input under a byte cap goes through :func:`read_at_most`.
 """
 
 from __future__ import annotations
@@ -34,9 +36,32 @@ __all__ = [
     "atomic_writer",
     "ensure_dir",
     "file_mode",
+    "read_at_most",
     "sync_dir",
     "write_atomic",
 ]
+
+
+#: The piece :func:`read_at_most` reads at a time.
+_READ_PIECE = 1024 * 1024
+
+
+def read_at_most(handle: BinaryIO, limit: int) -> bytes:
+    """Up to ``limit`` bytes from ``handle``, read in pieces of at most 1 MiB.
+
+    ``handle.read(limit)`` would allocate ``limit`` bytes up front: a generous cap such as
+    ``--max-bytes 1000g`` then fails with MemoryError (or OverflowError) on a small file.
+    Memory here follows the bytes actually read.
+    """
+    pieces: list[bytes] = []
+    left = limit
+    while left > 0:
+        piece = handle.read(min(left, _READ_PIECE))
+        if not piece:
+            break
+        pieces.append(piece)
+        left -= len(piece)
+    return b"".join(pieces)
 
 
 def file_mode() -> int:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ._io import read_at_most
 from .pipeline import BATCH, Document, Outcome, Pipeline
 from .store import Store
 
@@ -30,7 +31,7 @@ class _TooLarge(Exception):
 
 def _read_capped(path: Path, cap: int) -> bytes:
     with path.open("rb") as handle:
-        data = handle.read(cap + 1)  # the size on disk may change; never read past the cap
+        data = read_at_most(handle, cap + 1)  # the size on disk may change; never past the cap
     if len(data) > cap:
         raise _TooLarge(f"file too large: more than the {cap}-byte cap (--max-bytes)")
     return data

@@ -9,9 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from crawlserver import CrawlServer, Site, page, stories_in, story
 
 from hcgraph import pipeline
+from hcgraph.cli import cli
 from hcgraph.errors import StoreError, StoryError
 from hcgraph.model import MAX_DEPTH, check_shape, parse_story
 from hcgraph.store import Store
@@ -195,6 +197,47 @@ def test_ingest_max_bytes(invoke: Any, tmp_path: Path, seed_path: Path) -> None:
     assert result.exit_code == 3
     assert "ingested 1 stories" in result.stdout
     assert "big.json: file too large: more than the 25600-byte cap" in result.stderr
+
+
+@pytest.mark.parametrize("command", ["ingest", "crawl"])
+@pytest.mark.parametrize("value", ["-5", "inf", "1e400", "nan"])
+def test_max_bytes_out_of_range_is_a_usage_error(
+    tmp_path: Path, seed_path: Path, command: str, value: str
+) -> None:
+    """A negative or infinite cap is refused like ``abc`` (exit 2, the option named), not a
+    ValueError/OverflowError traceback where the cap is used."""
+    result = CliRunner().invoke(
+        cli, [command, str(seed_path), "--store", str(tmp_path / "store"), "--max-bytes", value]
+    )
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert f"Invalid value for '--max-bytes': '{value}' is not a size" in result.output
+    assert not (tmp_path / "store").exists()
+
+
+@pytest.mark.parametrize("command", ["ingest", "crawl"])
+def test_huge_max_bytes_reads_a_small_file(
+    invoke: Any, tmp_path: Path, seed_path: Path, command: str
+) -> None:
+    """A generous cap is no allocation: the file is read piece by piece (it was a
+    MemoryError, or OverflowError for ``1e300``, on a 40 KB story)."""
+    local = ["--depth", "0"] if command == "crawl" else []  # the seed file only, no network
+    for cap in ("1000g", "1e300"):
+        args = [command, seed_path, *local, "--store", tmp_path / "store", "--max-bytes", cap]
+        result = invoke(*args)
+        assert result.exit_code == 0, result.output
+        assert "too large" not in result.output
+
+
+@pytest.mark.parametrize(("option", "value"), [("--timeout", "nan"), ("--rate", "inf")])
+def test_crawl_non_finite_number_is_a_usage_error(
+    tmp_path: Path, seed_path: Path, option: str, value: str
+) -> None:
+    """click's FloatRange lets nan and inf through; --timeout nan was a NaN-deadline crash."""
+    args = ["crawl", str(seed_path), "--store", str(tmp_path / "store"), option, value]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2, result.output
+    assert f"Invalid value for '{option}': '{value}' is not a finite number" in result.output
 
 
 # --- item 5: every problem, each with its path -----------------------------------------------

@@ -385,6 +385,8 @@ def test_incremental_state(mem_store: Store) -> None:
         ({"batch": 0}, "--batch"),
         ({"retries": 11}, "--retries"),
         ({"timeout": 0}, "--timeout"),
+        ({"timeout": float("nan")}, "--timeout"),  # nan is not <= 0: it slipped through
+        ({"timeout": float("inf")}, "--timeout"),
     ],
 )
 def test_bad_options(options: dict[str, object], message: str) -> None:

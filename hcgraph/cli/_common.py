@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -42,9 +43,23 @@ def store_option(func: F) -> F:
     )(func)
 
 
+class _Size(click.ParamType[int]):
+    """A size option's value as bytes (:func:`size`); a bad one is a usage error naming it."""
+
+    name = "text"  # the metavar --help has always shown (and docs/commands.md with it)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        try:
+            return size(str(value))
+        except click.BadParameter as exc:
+            self.fail(exc.message, param, ctx)
+
+
 def max_bytes_option(help: str) -> Callable[[F], F]:
-    """``--max-bytes SIZE`` (default ``10MB``, read with :func:`size`): a body or file cap."""
-    return click.option("--max-bytes", default="10MB", show_default=True, help=help)
+    """``--max-bytes SIZE`` (default ``10MB``): a body or file cap, passed on in bytes."""
+    return click.option("--max-bytes", type=_Size(), default="10MB", show_default=True, help=help)
 
 
 def allow_service_option(help: str) -> Callable[[F], F]:
@@ -73,11 +88,24 @@ def int_option(
     return click.option(name, type=kind, default=default, show_default=True, help=help)
 
 
+class _FiniteFloat(click.FloatRange):
+    """A :class:`click.FloatRange` that also refuses ``nan`` and ``inf``: click lets them
+    through (``nan`` passes every bound check), and they crash later (a NaN deadline)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number
+
+
 def float_option(
     name: str, default: float | None, help: str, *, positive: bool = False
 ) -> Callable[[F], F]:
-    """A number option (greater than 0 with ``positive``), its default shown when set."""
-    kind = click.FloatRange(min=0, min_open=True) if positive else float
+    """A number option (finite and greater than 0 with ``positive``), its default shown when set."""
+    # An unbounded FloatRange would show "x<=None" in --help: plain float there (push checks
+    # its --timeout itself, nan and inf included).
+    kind = _FiniteFloat(min=0, min_open=True) if positive else float
     return click.option(name, type=kind, default=default, show_default=True, help=help)
 
 
@@ -92,6 +120,11 @@ def size(text: str) -> int:
     factor = units.get(value[-1:], 1)
     value = value[:-1] if value[-1:] in units else value
     try:
-        return int(float(value) * factor)
+        number = float(value) * factor
     except ValueError:
-        raise click.BadParameter(f"{text!r} is not a size like 10MB or 500k") from None
+        number = math.nan
+    # nan, inf (also ``1e400``, which overflows to inf) and negative sizes are no cap at all:
+    # refused here, as a usage error, not as a crash where the cap is used.
+    if not math.isfinite(number) or number < 0:
+        raise click.BadParameter(f"{text!r} is not a size like 10MB or 500k")
+    return int(number)

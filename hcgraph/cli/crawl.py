@@ -17,7 +17,6 @@ from ._common import (
     int_option,
     max_bytes_option,
     out_console,
-    size,
     store_option,
 )
 
@@ -61,7 +60,7 @@ def crawl_command(
     seeds: tuple[str, ...], depth: int, max_stories: int | None, concurrency: int,
     per_host: int | None, rate: float | None, allow_hosts: tuple[str, ...],
     mirrors: tuple[str, ...], ignore_robots: bool, retries: int, timeout: float,
-    max_bytes: str, json_suffix: str, contact: str | None, no_conditional: bool,
+    max_bytes: int, json_suffix: str, contact: str | None, no_conditional: bool,
     report_path: Path | None, store_dir: Path,
 ) -> None:  # fmt: skip
     """Crawl stories from SEED URLs breadth-first over their related links.
@@ -87,7 +86,7 @@ def crawl_command(
         depth=depth, max_stories=max_stories, concurrency=concurrency, per_host=per_host,
         rate=rate, allow_hosts=allow_hosts, mirrors=mirrors, ignore_robots=ignore_robots,
         json_suffix=json_suffix, contact=contact, conditional=not no_conditional,
-        policy=FetchPolicy(timeout=timeout, retries=retries, max_bytes=size(max_bytes)),
+        policy=FetchPolicy(timeout=timeout, retries=retries, max_bytes=max_bytes),
         report=report_path,
     )  # fmt: skip
     progress = Progress(

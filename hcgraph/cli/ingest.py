@@ -11,7 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from ..errors import problem_lines
 from ..ingest import IngestReport, discover, ingest_paths
 from ..store import Store
-from ._common import err_console, max_bytes_option, out_console, size, store_option
+from ._common import err_console, max_bytes_option, out_console, store_option
 
 
 @click.command()
@@ -28,7 +28,7 @@ from ._common import err_console, max_bytes_option, out_console, size, store_opt
 )
 @store_option
 def ingest(
-    paths: tuple[Path, ...], store_dir: Path, max_bytes: str, replace: bool, absolute_paths: bool
+    paths: tuple[Path, ...], store_dir: Path, max_bytes: int, replace: bool, absolute_paths: bool
 ) -> None:
     """Ingest story JSON files (or directories of them) into the store.
 
@@ -60,7 +60,7 @@ def ingest(
                 store,
                 present,
                 on_progress=lambda n: progress.advance(task, n),
-                max_bytes=size(max_bytes),
+                max_bytes=max_bytes,
                 replace=replace,
                 absolute_paths=absolute_paths,
                 report=IngestReport(keep_results=False),  # counts: flat memory at any size

@@ -36,7 +36,7 @@ from typing import IO, Any, Literal
 
 import httpx
 
-from .._io import ensure_dir
+from .._io import ensure_dir, read_at_most
 from .._version import __version__
 from ..archive import Archive, FetchRecord
 from ..errors import CrawlError, StoreError
@@ -284,7 +284,7 @@ class Crawler:
         cap = self.options.policy.max_bytes
         try:
             with path.open("rb") as handle:
-                body = handle.read(cap + 1)
+                body = read_at_most(handle, cap + 1)
         except OSError as exc:
             frontier.mark_failed(
                 uri, status=None, kind="file", reason=f"cannot read: {exc.strerror}"

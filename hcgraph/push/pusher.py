@@ -24,6 +24,7 @@ pushes exactly what is still missing.
 from __future__ import annotations
 
 import asyncio
+import math
 import ssl
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -104,8 +105,8 @@ class PushOptions:
             raise PushError("--batch must be between 1 and 10000")
         if not 0 <= self.retries <= 10:
             raise PushError("--retries must be between 0 and 10")
-        if self.timeout <= 0:
-            raise PushError("--timeout must be positive")
+        if not (self.timeout > 0 and math.isfinite(self.timeout)):  # nan fails `<= 0` too
+            raise PushError("--timeout must be a positive number of seconds")
 
 
 @dataclass(frozen=True)
