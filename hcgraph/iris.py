@@ -43,7 +43,7 @@ import pyoxigraph as ox
 
 from .vocab import ID
 
-__all__ = ["as_iri", "checked_iri", "mint", "minted", "segment"]
+__all__ = ["as_iri", "checked_iri", "mint", "minted", "named_node", "segment"]
 
 _BASE = str(ID)
 
@@ -85,6 +85,23 @@ def checked_iri(value: str | None) -> str | None:
     return None if node is None else node.value
 
 
+def named_node(text: str) -> ox.NamedNode | None:
+    """``text`` as a NamedNode, or ``None`` when pyoxigraph refuses it as an IRI.
+
+    For text a user typed to name something in the store (a story URL given to ``audit``,
+    ``history``, ``trace``): a slug (no scheme), a space, or a lone surrogate (a non-UTF-8
+    argument) is no IRI, so it names nothing there, and the caller says "no such story"
+    instead of raising ValueError or UnicodeEncodeError (a ValueError too).
+
+    >>> named_node("https://example.org/s/").value, named_node("a-slug"), named_node("\\udcff")
+    ('https://example.org/s/', None, None)
+    """
+    try:
+        return ox.NamedNode(text)
+    except ValueError:
+        return None
+
+
 @lru_cache(maxsize=1 << 14)
 def as_iri(value: str | None) -> ox.NamedNode | None:
     """``value`` as a NamedNode if it is an absolute http(s) IRI that RDF syntaxes accept.
@@ -101,7 +118,4 @@ def as_iri(value: str | None) -> ox.NamedNode | None:
         return None
     if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
         return None
-    try:
-        return ox.NamedNode(text)
-    except ValueError:
-        return None
+    return named_node(text)

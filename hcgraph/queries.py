@@ -33,6 +33,7 @@ from typing import Any
 import pyoxigraph as ox
 
 from .errors import QueryError, first_line
+from .iris import named_node
 from .sparqlguard import SERVICE_REFUSED, uses_service
 from .store import Store
 from .vocab import XSD
@@ -194,11 +195,18 @@ _LITERAL_CONVERTERS: dict[str, Any] = {
 
 # --- parameters -----------------------------------------------------------------------------
 def _iri(name: str, value: str) -> ox.NamedNode:
-    try:
-        node = ox.NamedNode(value)
-    except ValueError:
-        raise QueryError(f"parameter {name}: not an absolute IRI: {value!r}") from None
+    node = named_node(value)
+    if node is None:
+        raise QueryError(f"parameter {name}: not an absolute IRI: {value!r}")
     return node
+
+
+def _text(name: str, value: str) -> ox.Literal:
+    """A string parameter; a lone surrogate (a non-UTF-8 argument) is no RDF string."""
+    try:
+        return ox.Literal(value)
+    except ValueError:
+        raise QueryError(f"parameter {name}: not valid UTF-8 text: {value!r}") from None
 
 
 def _typed(xsd_name: str, check: Any) -> Any:
@@ -224,8 +232,8 @@ def _boolean(value: str) -> str:
 #: Parameter types a header may declare → converter from the text a user gives.
 PARAM_TYPES: dict[str, Any] = {
     "iri": _iri,
-    "literal": lambda name, value: ox.Literal(value),
-    "string": lambda name, value: ox.Literal(value),
+    "literal": _text,
+    "string": _text,
     "integer": _typed("integer", lambda v: str(int(v))),
     "decimal": _typed("decimal", lambda v: str(Decimal(v))),
     "boolean": _typed("boolean", _boolean),

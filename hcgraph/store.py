@@ -29,7 +29,7 @@ from typing import IO, Any
 import pyoxigraph as ox
 
 from .errors import StoreError, first_line
-from .iris import minted
+from .iris import minted, named_node
 from .ledger import Ledger
 from .sparqlguard import check_no_service
 from .vocab import DCTERMS, GRAPH, HC, PREFIXES, PROV
@@ -184,7 +184,9 @@ class Store:
 
     def raw_sha256(self, story_url: str) -> str | None:
         """SHA-256 of the raw bytes the story's graph was built from, or None if absent."""
-        st = ox.NamedNode(story_url)
+        st = named_node(story_url)
+        if st is None:  # not an IRI (a slug, a space, a non-UTF-8 argument): not stored
+            return None
         for quad in self.ox.quads_for_pattern(st, _RAW_DOCUMENT, None, st):
             return _value(quad.object).removeprefix(_RAW_PREFIX)
         return None

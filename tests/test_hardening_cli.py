@@ -78,3 +78,38 @@ def test_outputs_get_the_usual_mode(good_store: Path, tmp_path: Path, run_cli: A
     expected = 0o666 & ~old
     for path in [out / "g.ttl", out / "q.csv", out / "map.html", out / "demo" / "graph.ttl"]:
         assert _mode(path) == expected, path
+
+
+# A story named by text that is no IRI: a slug, a space, a non-UTF-8 byte (Python sees the
+# lone surrogate "\udcff"; subprocess passes it back as the byte 0xff). Each command gives
+# its own "no such story" line, as for a URL it does not hold.
+NOT_IRIS = ["agentic-rl-production", "https://hangingcontext.com/ #s1", "\udcff"]
+UNKNOWN_STORY = {
+    "audit": "no such story in the store",
+    "history": "no version of this story in the store or archive",
+    "trace": "in the store",  # "no such story in the store" or "not a story URL, … in the store"
+}
+
+
+@pytest.mark.parametrize("command", sorted(UNKNOWN_STORY))
+@pytest.mark.parametrize("target", NOT_IRIS, ids=["slug", "space", "non-utf8"])
+def test_story_that_is_no_iri_is_one_line(
+    good_store: Path, run_cli: Any, command: str, target: str
+) -> None:
+    proc = run_cli(command, target, "--store", good_store)
+    lines = proc.stderr.strip().splitlines()
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 1, proc.stderr
+    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    assert lines[0].endswith(UNKNOWN_STORY[command]), lines[0]
+
+
+def test_query_string_parameter_not_utf8_is_one_line(
+    good_store: Path, run_cli: Any, tmp_path: Path
+) -> None:
+    query = tmp_path / "t.rq"
+    query.write_text("# title: t\n# param: t string\nSELECT ?t WHERE { }\n")
+    proc = run_cli("query", query, "-p", "t=\udcff", "--store", good_store)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.strip() == "error: parameter t: not valid UTF-8 text: '\\udcff'"

@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..errors import ProvenanceError
+from ..iris import named_node
 from ..store import Store
 from ._graph import ManifestInfo, describe_manifests, manifest_id, publisher_name, rows
 from .conflicts import conflicts
@@ -254,10 +255,11 @@ def _each(store: Store, sparql: str, only: list[str] | None) -> Iterator[tuple[s
     if only is None:
         yield from rows(store, sparql)
         return
-    import pyoxigraph as ox
-
     for url in only:
-        for row in rows(store, sparql, story=ox.NamedNode(url)):
+        node = named_node(url)
+        if node is None:  # not an IRI: no rows, so the caller reports no such story
+            continue
+        for row in rows(store, sparql, story=node):
             yield (url, *row)
 
 

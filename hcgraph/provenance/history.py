@@ -23,10 +23,9 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-import pyoxigraph as ox
-
 from ..archive import Archive
 from ..errors import HcgraphError, ProvenanceError
+from ..iris import named_node
 from ..model import Story, parse_story
 from ..store import Store
 from ._graph import rows
@@ -187,10 +186,11 @@ def _from_archive(arc: Archive, url: str, versions: dict[str, Version]) -> None:
 
 
 def _from_graph(store: Store, url: str, versions: dict[str, Version]) -> None:
+    story = named_node(url)  # None: not an IRI (a slug, a space), so not in the graph
     current = store.raw_sha256(url)
-    if current is None:
+    if story is None or current is None:
         return
-    for raw, sha, created, ended, loc in rows(store, _CHAIN, story=ox.NamedNode(url)):
+    for raw, sha, created, ended, loc in rows(store, _CHAIN, story=story):
         sha = sha or (raw or "").removeprefix(_RAW)
         if not sha:
             continue

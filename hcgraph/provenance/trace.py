@@ -23,6 +23,7 @@ from urllib.parse import unquote
 import pyoxigraph as ox
 
 from ..errors import ProvenanceError
+from ..iris import named_node
 from ..store import Store
 from ..vocab import ID
 from ._graph import (
@@ -245,15 +246,27 @@ def trace(store: Store, target: str, limit: int | None = None) -> Trace:
         if only is not None and not st.parts:
             raise ProvenanceError(f"{target}: the story has no such paragraph or key fact")
         return _finish(store, target, "part" if only else "story", [st], total=1)
-    if _ask(store, _IS_MANIFEST, m=ox.NamedNode(manifest_iri(target))):
-        stories, total = _citing(store, "manifest", manifest_iri(target), limit)
+    manifest = _minted_node(manifest_iri, target)
+    if manifest is not None and _ask(store, _IS_MANIFEST, m=manifest):
+        stories, total = _citing(store, "manifest", manifest.value, limit)
         return _finish(store, target, "manifest", stories, focus=target, total=total)
-    if _ask(store, _IS_CLAIM, claim=ox.NamedNode(claim_iri(target))):
-        stories, total = _citing(store, "claim", claim_iri(target), limit)
+    claim = _minted_node(claim_iri, target)
+    if claim is not None and _ask(store, _IS_CLAIM, claim=claim):
+        stories, total = _citing(store, "claim", claim.value, limit)
         return _finish(store, target, "claim", stories, total=total)
     raise ProvenanceError(
         f"{target}: not a story URL, part IRI, manifest id or claim id in the store"
     )
+
+
+def _minted_node(make: Callable[[str], str], target: str) -> ox.NamedNode | None:
+    """The node ``make`` mints for ``target``, or ``None`` when no IRI can hold it (a lone
+    surrogate, from a non-UTF-8 argument, cannot be percent-encoded): nothing is stored
+    under it."""
+    try:
+        return named_node(make(target))
+    except UnicodeEncodeError:
+        return None
 
 
 def _ask(store: Store, sparql: str, **bindings: ox.NamedNode) -> bool:
@@ -266,7 +279,8 @@ def _find_story(store: Store, url: str) -> str | None:
         candidates.append(url[: -len("index.json")])
     candidates.append(url.rstrip("/") + "/" if not url.endswith("/") else url.rstrip("/"))
     for candidate in candidates:
-        if candidate and _ask(store, _IS_STORY, story=ox.NamedNode(candidate)):
+        node = named_node(candidate)  # None: not an IRI (a space...), so no story
+        if node is not None and _ask(store, _IS_STORY, story=node):
             return candidate
     return None
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import pyoxigraph as ox
 
 from ..errors import VizError
+from ..iris import named_node
 from ..store import Store
 from .data import HC
 
@@ -38,10 +39,7 @@ class Focus:
 def _named(text: str) -> ox.NamedNode | None:
     if not text.startswith(("http://", "https://", "urn:")):
         return None
-    try:
-        return ox.NamedNode(text)
-    except ValueError:
-        return None
+    return named_node(text)
 
 
 def resolve_focus(store: Store, focus: str) -> Focus:
