@@ -17,6 +17,7 @@ import pytest
 from hcgraph import Store, ingest_bytes
 from hcgraph.errors import ProvenanceError
 from hcgraph.provenance.audit import AuditOptions, AuditReport, audit
+from hcgraph.provenance.findings import MAX_REPEAT_WINDOW
 from hcgraph.sample import ODDITIES, generate_corpus
 from tests.conftest import SEED, SEED_URL
 from tests.support.groundtruth import ground_truth
@@ -235,3 +236,23 @@ def test_one_story_lookups_equal_the_whole_store_audit(
         one = audit(astore, [url], opts)
         assert one.findings == [f for f in report.findings if f.story == url], url
         assert one.total_stories == len(corpus)
+
+
+def test_repeat_window_has_a_maximum(
+    astore: Store, tmp_path: Path, invoke: Any, corpus: list[dict[str, Any]]
+) -> None:
+    """A window past timedelta's range was an OverflowError: now a usage error (exit 2)
+    from the CLI and a ProvenanceError from the library; the maximum itself works."""
+    assert audit(astore, options=AuditOptions(repeat_window=MAX_REPEAT_WINDOW)).stories
+    with pytest.raises(ProvenanceError, match="--repeat-window must be at most 36500"):
+        audit(astore, options=AuditOptions(repeat_window=10**9))
+    files = tmp_path / "files"
+    files.mkdir()
+    for i, s in enumerate(corpus[:20]):  # enough stories sharing manifests to compare
+        (files / f"{i}.json").write_text(json.dumps(s))
+    assert invoke("ingest", files, "--store", tmp_path / "store").exit_code == 0
+    res = invoke("audit", "--repeat-window", "1000000000", "--store", tmp_path / "store")
+    assert res.exit_code == 2
+    assert "Invalid value for '--repeat-window': 1000000000 is not in the range" in res.output
+    res = invoke("audit", "--repeat-window", "36500", "--store", tmp_path / "store")
+    assert res.exit_code == 1 and "stories keep every promise" in res.output

@@ -26,7 +26,14 @@ from ..iris import named_node
 from ..store import Store
 from ._graph import ManifestInfo, describe_manifests, manifest_id, publisher_name, rows
 from .conflicts import conflicts
-from .findings import CHECKS, AuditFinding, AuditOptions, StoryFacts, manifest_ids
+from .findings import (
+    CHECKS,
+    MAX_REPEAT_WINDOW,
+    AuditFinding,
+    AuditOptions,
+    StoryFacts,
+    manifest_ids,
+)
 from .repeats import repeats, repeats_local
 from .trace import part_sort_key
 
@@ -193,6 +200,8 @@ def audit(
     opts = options or AuditOptions()
     if opts.max_source_age < 0 or opts.repeat_window < 0:
         raise ProvenanceError("--max-source-age and --repeat-window must be >= 0")
+    if opts.repeat_window > MAX_REPEAT_WINDOW:
+        raise ProvenanceError(f"--repeat-window must be at most {MAX_REPEAT_WINDOW} days")
     if not 0 < opts.repeat_threshold <= 1:
         raise ProvenanceError("--repeat-threshold must be in (0, 1]")
     given = None if stories is None else list(dict.fromkeys(stories))

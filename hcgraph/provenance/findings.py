@@ -14,7 +14,14 @@ from typing import Any
 
 from ._graph import manifest_id
 
-__all__ = ["CHECKS", "AuditFinding", "AuditOptions", "StoryFacts", "manifest_ids"]
+__all__ = [
+    "CHECKS",
+    "MAX_REPEAT_WINDOW",
+    "AuditFinding",
+    "AuditOptions",
+    "StoryFacts",
+    "manifest_ids",
+]
 
 #: check name → the promise it tests.
 CHECKS: dict[str, str] = {
@@ -29,6 +36,11 @@ CHECKS: dict[str, str] = {
     "declared-cited-manifests": "declared counts are true",
     "trust-label": "trust label fits",
 }
+
+
+#: The longest ``repeat_window``, in days (100 years): a window becomes a timedelta, whose
+#: limit is 999,999,999 days; a longer window would be an OverflowError, not an answer.
+MAX_REPEAT_WINDOW = 36_500
 
 
 @dataclass(frozen=True)
