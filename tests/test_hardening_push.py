@@ -56,3 +56,43 @@ def test_cli_warns_for_lookalike_host(
         cli, [*args, "--store", str(store)], env={"HC_AUTH": "alice:s3cret"}
     )
     assert ("sending credentials over plain http://" in result.stderr) is warned
+
+
+#: Per option: URLs urllib or httpx refuses, and a word of the reason each gives.
+BAD_URLS = {
+    "--endpoint": {
+        "http://[::1": "Invalid IPv6 URL",
+        "http://127.0.0.1:99999": "Port out of range 0-65535",
+        "http://127.0.0.1:abc": "Port could not be cast",
+        "http://127.0.0.1:9/\x01": "non-printable",
+    },
+    "--gsp-path": {
+        "http://[::1": "Invalid IPv6 URL",
+        "http://127.0.0.1:99999/store": "Port out of range",
+        "store\x01": "non-printable",  # a relative path, joined to the endpoint
+    },
+    "--update-path": {"http://127.0.0.1:99999/update": "Port out of range"},
+    "--query-path": {"http://[::1": "Invalid IPv6 URL"},
+}
+
+
+@pytest.mark.parametrize(
+    ("option", "url", "why"),
+    [(option, url, why) for option, urls in BAD_URLS.items() for url, why in urls.items()],
+)
+def test_bad_url_is_one_line_before_anything_is_written(
+    tmp_path: Path, seed_path: Path, invoke: Any, option: str, url: str, why: str
+) -> None:
+    """A URL urllib or httpx refuses (bad IPv6 literal, port, control character) was a
+    ValueError/OverflowError traceback, after the endpoint went into push-state.json."""
+    store = tmp_path / "store"
+    assert invoke("ingest", seed_path, "--store", store).exit_code == 0
+    extra = [] if option == "--endpoint" else ["--endpoint", "http://127.0.0.1:9"]
+    protocol = ["--protocol", "update"] if option == "--update-path" else []
+    result = invoke("push", *extra, *protocol, option, url, "--store", store)
+    assert result.exit_code == 1
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(f"error: {option} must be a valid http(s) URL: "), lines[0]
+    assert why in result.stderr
+    assert not (store / "push-state.json").exists()

@@ -28,6 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
+import httpx
+
 from ..errors import PushError
 
 __all__ = ["PRESETS", "Preset", "RemoteEndpoint", "resolve_endpoint"]
@@ -118,7 +120,10 @@ def resolve_endpoint(
 
 
 def _check_url(url: str, option: str) -> str:
-    parts = urlsplit(url.strip())
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError as exc:  # a bracket left open ("http://[::1"): no URL in the message
+        raise PushError(f"{option} must be a valid http(s) URL: {exc}") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise PushError(f"{option} must be an http:// or https:// URL with a host")
     if parts.username is not None or parts.password is not None:
@@ -127,6 +132,14 @@ def _check_url(url: str, option: str) -> str:
             f"{option} must not contain credentials; put them in an environment variable "
             "and pass --auth-env VAR"
         )
+    try:
+        # The crawl's check (urls.canonicalize): urllib refuses a port out of 0-65535 or not
+        # a number; httpx, which sends the requests, refuses what it cannot send (a control
+        # character). Both here, before the push state is touched, not as a traceback later.
+        parts.port  # noqa: B018 -- read for its ValueError
+        httpx.URL(url.strip())
+    except (ValueError, httpx.InvalidURL) as exc:
+        raise PushError(f"{option} must be a valid http(s) URL: {exc}") from None
     path = parts.path.rstrip("/")
     return urlunsplit((parts.scheme, parts.netloc.lower(), path, parts.query, ""))
 
@@ -136,4 +149,6 @@ def _join(base: str, path: str, option: str) -> str:
         return _check_url(path, option) + ("/" if path.endswith("/") else "")
     if not path:
         return base
-    return base + "/" + path.lstrip("/")
+    joined = base + "/" + path.lstrip("/")
+    _check_url(joined, option)  # a path httpx cannot send (a control character) fails here
+    return joined
