@@ -36,6 +36,7 @@ __all__ = [
     "StoryError",
     "UnknownFormatError",
     "VizError",
+    "failure_text",
     "first_line",
 ]
 
@@ -62,6 +63,18 @@ def problem_lines(problems: list[tuple[str, str]], limit: int = MAX_PROBLEMS) ->
     if len(problems) > limit:
         lines.append(f"… and {len(problems) - limit} more")
     return lines
+
+
+def failure_text(json_path: str | None, reason: str) -> str:
+    """A failure's one-line reason with the first problem's JSON path in front of it.
+
+    ``reason`` is :attr:`StoryError.reason`: the first problem's message, then the others
+    each with its own path, so the first path belongs at the start, not after the list.
+
+    >>> failure_text("related[0].url", "bad; related[1].url: bad"), failure_text(None, "gone")
+    ('related[0].url: bad; related[1].url: bad', 'gone')
+    """
+    return f"{json_path}: {reason}" if json_path else reason
 
 
 class HcgraphError(Exception):

@@ -377,3 +377,23 @@ def test_second_crawl_on_the_same_store_is_refused(site: Site, tmp_path: Path) -
     finally:
         held.close()
     assert site.crawl(tmp_path).exit_code == 0
+
+
+def test_cli_failure_line_gives_each_problem_its_own_path(
+    site: Site, tmp_path: Path, run_cli: Any
+) -> None:
+    """Several schema errors in one crawled story: the failure line names each with its
+    own JSON path, as ingest does; the first path used to trail the whole list ("msg1;
+    related[1].url: msg2; related[2].url: msg3 at related[0].url")."""
+    bad = json.loads(story("bad"))
+    bad["related"] = [{"url": n, "headline": "rel"} for n in (1, 2, 3)]
+    site.add("bad", json.dumps(bad).encode())
+    proc = run_cli("crawl", page("bad"), "--mirror", site.mirror, "--store", tmp_path / "s")
+    assert proc.returncode == 3, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("failed:")]
+    (tmp_path / "bad.json").write_bytes(json.dumps(bad).encode())
+    ingest = run_cli("ingest", tmp_path / "bad.json", "--store", tmp_path / "i")
+    expected = [line.split(": ", 2)[2] for line in ingest.stderr.splitlines()]
+    assert len(expected) == 3 and expected[0].startswith("related[0].url: ")
+    assert lines == [f"failed: {page('bad')}index.json [200]: {'; '.join(expected)}"]
+    assert " at related" not in proc.stderr

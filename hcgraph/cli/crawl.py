@@ -10,6 +10,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ..crawl import CrawlOptions, CrawlProgress, CrawlReport, FetchPolicy, crawl
+from ..errors import failure_text
 from ._common import (
     err_console,
     flag_option,
@@ -127,12 +128,11 @@ def print_report(report: CrawlReport) -> None:
     table.add_row("time", f"{report.elapsed_seconds:.1f} s ({report.rate:.0f} stories/s)")
     out_console.print(table)
     for failure in report.failures[:_SHOWN_FAILURES]:
-        where = f" at {failure['json_path']}" if failure.get("json_path") else ""
         status = f" [{failure['status']}]" if failure.get("status") else ""
-        err_console.print(
-            f"[red]failed:[/] {escape(failure['url'])}{status}: {escape(failure['reason'])}"
-            f"{escape(where)}"
-        )
+        # Each problem with its own JSON path, as ingest prints them (the first path used
+        # to trail the list: "msg1; path2: msg2 at path1").
+        reason = failure_text(failure.get("json_path"), failure["reason"])
+        err_console.print(f"[red]failed:[/] {escape(failure['url'])}{status}: {escape(reason)}")
     if len(report.failures) > _SHOWN_FAILURES:
         err_console.print(f"… and {len(report.failures) - _SHOWN_FAILURES} more failures")
     out_console.print(f"report: {escape(str(report.report_path))}")

@@ -8,7 +8,7 @@ import click
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from ..errors import problem_lines
+from ..errors import failure_text, problem_lines
 from ..ingest import IngestReport, discover, ingest_paths
 from ..store import Store
 from ._common import err_console, max_bytes_option, out_console, store_option
@@ -66,8 +66,7 @@ def ingest(
                 report=IngestReport(keep_results=False),  # counts: flat memory at any size
             )
     for failure in report.failures:
-        where = f"{failure.json_path}: " if failure.json_path else ""
-        lines = problem_lines(failure.problems) or [where + failure.reason]
+        lines = problem_lines(failure.problems) or [failure_text(failure.json_path, failure.reason)]
         for line in lines:  # every problem, each with its JSON path
             err_console.print(f"[red]failed:[/] {escape(failure.source)}: {escape(line)}")
     for r in report.repeats:
