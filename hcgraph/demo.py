@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ._io import atomic_writer, ensure_dir
+from ._io import atomic_text_writer, atomic_writer, ensure_dir
 from .crawl import CrawlOptions, CrawlReport, crawl
 from .crawl.fetch import FetchPolicy
 from .store import Store
@@ -75,7 +75,7 @@ def _run_queries(store_dir: Path, out_dir: Path) -> list[Path]:
     with Store(store_dir, read_only=True) as store:
         for name in ("source-reuse", "publisher-reach", "dangling-citations"):
             target = queries_dir / f"{name}.csv"
-            with target.open("w", encoding="utf-8", newline="") as handle:
+            with atomic_text_writer(target) as handle:
                 write_result(run_query(store, name), "csv", handle)
             written.append(target)
     return written

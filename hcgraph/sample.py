@@ -36,6 +36,8 @@ from pathlib import Path
 from typing import Any, TypedDict, TypeVar, Unpack
 from urllib.parse import urlsplit
 
+from ._io import ensure_dir, write_atomic
+
 __all__ = [
     "DEFAULT_BASE_URL",
     "ODDITIES",
@@ -244,14 +246,15 @@ class Corpus:
         written verbatim, the way the real site publishes it.
         """
         directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
+        ensure_dir(directory)  # a user error (unwritable path) is one OutputError line
         paths: list[Path] = []
         for story in self.stories:
             slug = str(story["slug"])
             if not slug or "/" in slug or "\\" in slug or slug.startswith("."):
                 raise ValueError(f"unsafe slug for a file name: {slug!r}")
             path = directory / f"{slug}.json"
-            path.write_text(_dumps(story), encoding="utf-8")
+            # atomic like every output; not fsync-ed: writing the corpus again recreates it
+            write_atomic(path, _dumps(story).encode("utf-8"), durable=False)
             paths.append(path)
         return sorted(paths)
 

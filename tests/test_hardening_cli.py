@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SEED, cli_env
+from conftest import SEED, SEED_URL, cli_env
 
 pytestmark = pytest.mark.slow
 
@@ -45,6 +45,8 @@ CASES: list[tuple[str, list[str]]] = [
     ("crawl", ["crawl", "https://site.example/stories/a/", "--store", f"{BAD}/store"]),
     ("push", ["push", "--endpoint", "http://127.0.0.1:9", "--store", f"{BAD}/store"]),
     ("serve", ["serve", "--store", f"{BAD}/store"]),
+    *[(f"trace-{fmt}", ["trace", SEED_URL, "--format", fmt, "-o", f"{BAD}/t.{fmt}",
+                        "--store", "{good}"]) for fmt in ("tree", "json", "md", "provn")],
 ]  # fmt: skip
 
 
@@ -113,3 +115,29 @@ def test_query_string_parameter_not_utf8_is_one_line(
     assert "Traceback" not in proc.stderr, proc.stderr
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.strip() == "error: parameter t: not valid UTF-8 text: '\\udcff'"
+
+
+def test_trace_creates_the_output_directory(good_store: Path, tmp_path: Path, run_cli: Any) -> None:
+    """``trace -o new/dir/t.md`` makes the missing directories, like every other output."""
+    out = tmp_path / "new" / "dir" / "t.md"
+    proc = run_cli("trace", SEED_URL, "--format", "md", "-o", out, "--store", good_store)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert out.read_text(encoding="utf-8").startswith("#")
+    assert _mode(out) == 0o666 & ~_umask()
+
+
+def test_demo_query_output_blocked_by_a_directory(tmp_path: Path, run_cli: Any) -> None:
+    """A directory where the demo writes a query result: one error line, no traceback."""
+    blocked = tmp_path / "out" / "queries" / "source-reuse.csv"
+    blocked.mkdir(parents=True)
+    proc = run_cli("demo", "--out", tmp_path / "out", "--stories", "3")
+    lines = proc.stderr.strip().splitlines()
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 1
+    assert lines[-1].startswith("error: ") and str(blocked) in lines[-1], proc.stderr
+
+
+def _umask() -> int:
+    old = os.umask(0o022)
+    os.umask(old)
+    return old

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from hcgraph.errors import OutputError
 from hcgraph.sample import ODDITIES, Corpus, generate_corpus, iter_stories
 from tests.support.groundtruth import GroundTruth, ground_truth
 
@@ -163,6 +164,18 @@ def test_write_and_site_files(tmp_path: Path) -> None:
     for story in small.stories:
         path = story["url"].removeprefix("https://news.example.org") + "index.json"
         assert json.loads(files[path]) == story
+
+
+def test_write_to_an_unwritable_directory_is_an_output_error(tmp_path: Path) -> None:
+    """Corpus.write goes through the atomic writer: an unwritable path is an OutputError
+    naming it, and a file it cannot replace (a directory in the way) is left as it was."""
+    small = generate_corpus(2, seed=1)
+    with pytest.raises(OutputError, match="/proc/nope"):
+        small.write(Path("/proc/nope/corpus"))
+    (tmp_path / f"{small.stories[0]['slug']}.json").mkdir()
+    with pytest.raises(OutputError, match="cannot write"):
+        small.write(tmp_path)
+    assert list(tmp_path.glob(".*.tmp")) == []
 
 
 # ----- corpus statistics and planted oddities ---------------------------------------------

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from .._io import write_atomic
 from ..provenance.prov_export import PROV_FORMATS
 from ..provenance.trace import render_markdown, render_tree, trace
 from ..store import Store
@@ -63,5 +64,5 @@ def trace_command(
     if output is None:
         click.echo(text, nl=False)
     else:
-        output.write_text(text, encoding="utf-8")
+        write_atomic(output, text.encode("utf-8"))  # atomic; an OSError becomes one line
         out_console.print(f"wrote {fmt} trace -> {output}", markup=False)
