@@ -11,7 +11,11 @@ never torn:
   left as is, every output would be private). ``private=True`` keeps ``0600``, for files
   holding secrets;
 * an :class:`OSError` (no such directory, permission denied, disk full) becomes one
-  :class:`~hcgraph.errors.OutputError` naming the path, which the CLI prints as one line.
+  :class:`~hcgraph.errors.OutputError` naming the path, which the CLI prints as one line;
+* a symlink is written through, not replaced: its target gets the new file and the link
+  stays; an existing file that is not a regular file (``/dev/null``, ``/dev/stdout``, a
+  FIFO) is written straight into, since renaming over it would replace the device with a
+  regular file (no atomicity is possible there, and none is needed).
 
 The crawl archive is the exception: it appends to pack files (:mod:`hcgraph.archive`),
 whose readers find a torn last entry and stop there.
@@ -24,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -107,12 +112,16 @@ def atomic_writer(
         OutputError: the file cannot be written (the target is left as it was).
     """
     target = Path(path)
+    dest, straight = _destination(target)
+    if straight:  # a device or FIFO: open it as it is (a rename would replace it)
+        yield from _write_through(target)
+        return
     try:
         try:
-            fd, tmp = _temp_beside(target)
+            fd, tmp = _temp_beside(dest)
         except FileNotFoundError:  # the directory is missing: make it (only then: a crawl
-            ensure_dir(target.parent)  # writes thousands of files into existing folders)
-            fd, tmp = _temp_beside(target)
+            ensure_dir(dest.parent)  # writes thousands of files into existing folders)
+            fd, tmp = _temp_beside(dest)
     except OSError as exc:
         raise OutputError(f"{target}: cannot write: {_why(exc)}") from None
     try:
@@ -122,9 +131,9 @@ def atomic_writer(
             if durable:
                 os.fsync(raw.fileno())
         os.chmod(tmp, 0o600 if private else file_mode())
-        os.replace(tmp, target)
+        os.replace(tmp, dest)
         if durable:
-            sync_dir(target.parent)
+            sync_dir(dest.parent)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
         raise OutputError(f"{target}: cannot write: {_why(exc)}") from None
@@ -149,6 +158,41 @@ def write_atomic(
     """Write ``data`` to ``path`` with :func:`atomic_writer` (all or nothing)."""
     with atomic_writer(path, private=private, durable=durable) as handle:
         handle.write(data)
+
+
+def _destination(target: Path) -> tuple[Path, bool]:
+    """Where :func:`atomic_writer` puts the file: ``(path, straight)``.
+
+    ``straight`` is true for an existing file that is not a regular file or a directory (a
+    character device, a FIFO): it is opened and written as it is, through any symlink
+    (``/dev/stdout`` links to ``/proc/self/fd/1``, which must not be resolved by name).
+    Otherwise a symlink is resolved, so the rename replaces its target and keeps the link
+    (a dangling link's target is created, as ``open`` would). A directory stays the target:
+    the rename fails and says so.
+    """
+    try:
+        mode = os.stat(target).st_mode  # follows symlinks
+    except OSError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        return target, True
+    if os.path.islink(target):
+        return Path(os.path.realpath(target)), False
+    return target, False
+
+
+def _write_through(target: Path) -> Iterator[BinaryIO]:
+    """Write straight into an existing device or FIFO (no temporary file, no rename)."""
+    try:
+        raw = open(target, "wb")  # noqa: SIM115 - closed below, after the caller's writes
+    except OSError as exc:
+        raise OutputError(f"{target}: cannot write: {_why(exc)}") from None
+    try:
+        with raw:
+            yield raw
+            raw.flush()
+    except OSError as exc:
+        raise OutputError(f"{target}: cannot write: {_why(exc)}") from None
 
 
 def _temp_beside(target: Path) -> tuple[int, str]:

@@ -7,6 +7,7 @@ import os
 import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -141,3 +142,64 @@ def _umask() -> int:
     old = os.umask(0o022)
     os.umask(old)
     return old
+
+
+def test_export_writes_through_a_symlink(good_store: Path, tmp_path: Path, run_cli: Any) -> None:
+    """``--out link`` replaces the link's target (atomically) and keeps the link."""
+    real = tmp_path / "real" / "graph.ttl"
+    real.parent.mkdir()
+    real.write_text("old\n")
+    link = tmp_path / "dev" / "link.ttl"
+    link.parent.mkdir()
+    link.symlink_to(real)
+    proc = run_cli("export", "--out", link, "--store", good_store)
+    assert proc.returncode == 0, proc.stderr
+    assert link.is_symlink() and link.resolve() == real.resolve()
+    assert "hangingcontext.com" in real.read_text(encoding="utf-8")
+    assert list(link.parent.iterdir()) == [link]  # no temporary file left beside the link
+    dangling = tmp_path / "dev" / "dangling.ttl"
+    dangling.symlink_to(tmp_path / "real" / "new.ttl")
+    assert run_cli("export", "--out", dangling, "--store", good_store).returncode == 0
+    assert dangling.is_symlink() and (tmp_path / "real" / "new.ttl").stat().st_size > 0
+
+
+def test_export_to_a_null_device_keeps_the_device(
+    good_store: Path, tmp_path: Path, run_cli: Any
+) -> None:
+    """A character device is written into, not replaced by a regular file.
+
+    As root the test makes its own null device in tmp_path: a writer that renames over the
+    target (the bug) would otherwise replace the machine's /dev/null. As another user
+    /dev/null itself is safe to use (its directory is not writable).
+    """
+    device = Path("/dev/null")
+    if os.geteuid() == 0:
+        device = tmp_path / "null"
+        os.mknod(device, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    proc = run_cli("export", "--out", device, "--store", good_store)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert stat.S_ISCHR(os.lstat(device).st_mode)
+
+
+def test_export_to_a_fifo_writes_into_it(good_store: Path, tmp_path: Path, run_cli: Any) -> None:
+    """A FIFO is written straight into (read here by a thread), and stays a FIFO."""
+    fifo = tmp_path / "pipe.ttl"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+
+    def read() -> None:
+        with open(fifo, "rb") as handle:  # blocks until the writer opens it
+            received.append(handle.read())
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        proc = run_cli("export", "--out", fifo, "--store", good_store)
+        reader.join(timeout=30)
+    finally:
+        if reader.is_alive():  # the writer never opened the FIFO: unblock the reader
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            reader.join(timeout=5)
+    assert proc.returncode == 0, proc.stderr
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert received and b"hangingcontext.com" in received[0]
