@@ -164,3 +164,59 @@ def test_limit_caps_the_stories_detailed(tstore: Store, corpus: list[dict[str, A
     short = trace(tstore, mid, limit=1)
     assert short.total_stories == full.total_stories and len(short.stories) == 1
     assert short.stories[0].url in {s.url for s in full.stories}
+
+
+def _html(markdown: str) -> str | None:
+    """The CommonMark HTML of ``markdown`` (markdown-it-py), or None without it."""
+    try:
+        from markdown_it import MarkdownIt
+    except ImportError:
+        return None
+    return str(MarkdownIt("commonmark").render(markdown))
+
+
+HOSTILE_URL = "https://a.example/<img src=x onerror=alert(1)>"
+
+
+def test_markdown_keeps_urls_and_code_inert(tmp_path: Path, invoke: Any) -> None:
+    """A manifest's source_url, a publisher and the writer agent from a story are shown,
+    never parsed as HTML: the URL is percent-encoded inside its autolink, code spans get a
+    fence longer than any backtick run in them (story and manifest traces alike)."""
+    story = json.loads(SEED.read_text())
+    manifest = story["manifests"][0]
+    manifest["source_url"] = HOSTILE_URL
+    manifest["source_name"] = "pub`<img src=x onerror=alert(2)>`"
+    story["writer"]["agent"] = "m``<img src=x onerror=alert(3)>`"
+    doc = tmp_path / "hostile.json"
+    doc.write_text(json.dumps(story))
+    store_dir = tmp_path / "store"
+    assert invoke("ingest", doc, "--store", store_dir).exit_code == 0
+    for target in (SEED_URL, manifest["manifest_id"]):
+        res = invoke("trace", target, "--format", "md", "--store", store_dir)
+        assert res.exit_code == 0
+        md = res.output
+        assert "<https://a.example/%3Cimg%20src=x%20onerror=alert(1)%3E>" in md
+        assert "``` m``<img src=x onerror=alert(3)>` ```" in md
+        html = _html(md)
+        if html is not None:
+            assert "<img" not in html, html
+            assert 'href="https://a.example/%3Cimg%20src=x%20onerror=alert(1)%3E"' in html
+            assert "m``&lt;img src=x onerror=alert(3)&gt;`" in html
+
+
+@pytest.mark.parametrize(
+    ("url", "link"),
+    [(HOSTILE_URL, True), ("img src=x onerror=alert(1)", False),
+     ("javascript:alert(1)", False), ('https://a"b c\\d\n<x>', True)],
+)  # fmt: skip
+def test_md_url_never_lets_html_through(url: str, link: bool) -> None:
+    """Only http(s) URLs become autolinks; anything else is a code span (a ``<...>`` that is
+    not an autolink would be raw HTML)."""
+    from hcgraph.provenance.trace import md_url
+
+    rendered = md_url(url)
+    assert "\n" not in rendered and rendered.startswith("<" if link else "`")
+    html = _html(f"- source {rendered}")
+    if html is not None:
+        assert "<img" not in html and "<x>" not in html, html
+        assert ("<a href=" in html) is link, html

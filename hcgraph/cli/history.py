@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..provenance.history import History, history
+from ..provenance.trace import md_code, md_url
 from ..provenance.trace import md_escape as _md
 from ..store import Store
 from ._common import out_console, store_option
@@ -64,7 +65,7 @@ def _short(when: str | None) -> str:
 
 
 def _markdown(h: History) -> str:
-    lines = [f"# History of <{h.url}>", "",
+    lines = [f"# History of {md_url(h.url)}", "",
              "| # | first seen | last seen | sha256 | fetches | in graph | changes |",
              "| ---: | --- | --- | --- | ---: | --- | --- |"]  # fmt: skip
     for i, v in enumerate(h.versions, 1):
@@ -76,5 +77,7 @@ def _markdown(h: History) -> str:
             lines += ["", f"## Version {i - 1} → {i}", ""]
             for c in v.changes:
                 detail = c.diff or c.new or c.old or ""
-                lines.append(f"- {c.kind} `{c.what}`" + (f": {_md(detail)}" if detail else ""))
+                lines.append(
+                    f"- {c.kind} {md_code(c.what)}" + (f": {_md(detail)}" if detail else "")
+                )
     return "\n".join(lines) + "\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .audit import CHECKS, AuditReport
-from .trace import md_escape
+from .trace import md_escape, md_url
 
 __all__ = ["render_markdown", "render_summary"]
 
@@ -59,6 +59,6 @@ def render_markdown(report: AuditReport) -> str:
     ]
     lines += [f"| {CHECKS[k]} | `{k}` | {n} |" for k, n in report.counts().items()]
     for s in report.failing:
-        lines += ["", f"## {_md(s.headline or s.url)}", "", f"<{s.url}>", ""]
+        lines += ["", f"## {_md(s.headline or s.url)}", "", md_url(s.url), ""]
         lines += [f"- **{f.check}**: {_md(f.message)}" for f in s.findings]
     return "\n".join(lines) + "\n"

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 import pyoxigraph as ox
 
@@ -363,36 +363,68 @@ def md_escape(text: str) -> str:
 
 _md_escape = md_escape
 
+#: What :func:`md_url` leaves as it is: the URL punctuation a CommonMark autolink allows.
+#: Everything else (space, ``<``, ``>``, ``"``, ``\\``, controls, non-ASCII) is
+#: percent-encoded, so the autolink cannot end early and let the rest be read as HTML.
+_URL_SAFE = "!#$%&'()*+,-./:;=?@[]^_`{|}~"
+_AUTOLINK = re.compile(r"https?://[\x21-\x7e]+", re.IGNORECASE)
+
+
+def md_code(text: str) -> str:
+    """One line of text as a Markdown code span: shown literally, never parsed.
+
+    The fence is one backtick longer than the longest run of backticks in the text, so a
+    backtick in the text cannot close the span early (and let the rest be read as HTML).
+    """
+    text = " ".join(_CONTROL.sub(" ", str(text)).split()) or " "
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def md_url(url: str) -> str:
+    """A URL as a Markdown autolink ``<…>``, percent-encoding what an autolink cannot hold.
+
+    Only ``http``/``https`` URLs become links; anything else is shown as a code span (a
+    ``<…>`` that is not a valid autolink would be read as raw HTML).
+    """
+    quoted = quote(str(url), safe=_URL_SAFE)
+    if _AUTOLINK.fullmatch(quoted):
+        return f"<{quoted}>"
+    return md_code(url)
+
 
 def render_markdown(tr: Trace) -> str:
     """The trace as a nested Markdown list (story text escaped)."""
-    lines = [f"# Trace of `{tr.target.replace('`', '')}` ({tr.kind}){_more(tr)}", ""]
+    lines = [f"# Trace of {md_code(tr.target)} ({tr.kind}){_more(tr)}", ""]
     for s in tr.stories:
         lines.append(f"## {_md_escape(s.headline or s.url)}")
         lines.append("")
-        lines.append(f"- story: <{s.url}>")
+        lines.append(f"- story: {md_url(s.url)}")
         if s.published_at:
-            lines.append(f"- published: {s.published_at}")
+            lines.append(f"- published: {_md_escape(s.published_at)}")
         if s.writer_agent:
-            lines.append(f"- written by agent `{s.writer_agent}`, run `{s.writer_run or '-'}`")
+            agent, run = md_code(s.writer_agent), md_code(s.writer_run or "-")
+            lines.append(f"- written by agent {agent}, run {run}")
         if s.ingest is not None:
             ing = s.ingest
             lines.append(
-                f"- fetched by hcgraph at {ing.retrieved_at} from `{ing.source}` "
-                f"(SHA-256 `{ing.sha256}`, {ing.byte_size} bytes)"
+                f"- fetched by hcgraph at {_md_escape(str(ing.retrieved_at))} from "
+                f"{md_code(str(ing.source))} (SHA-256 {md_code(str(ing.sha256))}, "
+                f"{ing.byte_size} bytes)"
             )
         for p in s.parts:
-            lines.append(f"- {p.kind} `{p.key}`: {_md_escape(p.text)}")
+            lines.append(f"- {p.kind} {md_code(p.key)}: {_md_escape(p.text)}")
             for c in p.citations:
                 info = tr.manifests.get(c.manifest_id)
-                claims = ", ".join(f"`{x}`" for x in c.claim_ids) or "(no claim ids)"
+                claims = ", ".join(md_code(x) for x in c.claim_ids) or "(no claim ids)"
                 lines.append(f"  - claims {claims}")
                 lines.append(f"    - {_manifest_line(c.manifest_id, info, md=True)}")
                 if info is not None and info.source_url:
                     date = info.published_date.isoformat() if info.published_date else "-"
-                    lines.append(f"      - source <{info.source_url}> published {date}")
+                    lines.append(f"      - source {md_url(info.source_url)} published {date}")
                     for pub in sorted(info.publishers):
-                        lines.append(f"        - publisher `{pub}`")
+                        lines.append(f"        - publisher {md_code(pub)}")
         lines.append("")
     return "\n".join(lines)
 
@@ -404,6 +436,8 @@ def _more(tr: Trace) -> str:
 
 
 def _manifest_line(mid: str, info: ManifestInfo | None, *, md: bool = False) -> str:
+    if md:
+        mid = _md_escape(mid)
     if info is None or not (info.titles or info.documents):
         return f"manifest {mid} (not listed by any story: dangling)"
     title = info.title or "(untitled)"
