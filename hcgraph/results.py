@@ -10,7 +10,8 @@ Why a registry: the CLI's ``--format`` choices, the help text and the tests all 
 
 Untrusted text stays text: the table is built from ``rich.text.Text`` (no markup is
 interpreted) with control characters shown as escapes, Markdown escapes ``|``, ``\\``,
-backticks, link brackets and HTML, and pyoxigraph escapes CSV/TSV/JSON/XML by their own rules.
+backticks, link brackets and HTML, and pyoxigraph escapes CSV/TSV/JSON/XML by their own rules
+(a value XML 1.0 cannot carry at all, such as a NUL, makes ``xml`` refuse, see :func:`write_xml`).
 """
 
 from __future__ import annotations
@@ -150,9 +151,38 @@ def write_json(result: QueryResult, out: TextIO) -> None:
     out.write("\n")
 
 
+# What XML 1.0 cannot hold at all, not even as a character reference: C0 controls but tab,
+# LF and CR, and U+FFFE/U+FFFF (surrogates cannot reach a Python str from the store).
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
 def write_xml(result: QueryResult, out: TextIO) -> None:
-    """SPARQL Query Results XML (pyoxigraph's writer)."""
+    """SPARQL Query Results XML (pyoxigraph's writer).
+
+    pyoxigraph writes a literal's characters as they are, so a value holding a NUL or
+    another character XML 1.0 forbids would make a file no XML parser reads. Rather than
+    alter the data silently, such a result is refused before anything is written.
+
+    Raises:
+        QueryError: a value holds a character XML 1.0 cannot carry (names row, column and
+            character, and suggests a format that can).
+    """
+    _check_xml_chars(result)
     out.write(_serialize(result, ox.QueryResultsFormat.XML))
+
+
+def _check_xml_chars(result: QueryResult) -> None:
+    if result.boolean is not None:
+        return
+    for number, row in enumerate(result.terms, 1):
+        for name, term in zip(result.variables, row, strict=False):
+            # only a literal can hold such a character (IRIs and blank node ids cannot)
+            bad = _NOT_XML.search(term.value) if isinstance(term, ox.Literal) else None
+            if bad is not None:
+                raise QueryError(
+                    f"row {number}, column ?{name}: the value holds U+{ord(bad.group()):04X}, "
+                    "which XML 1.0 cannot carry; use --format json, tsv or csv"
+                )
 
 
 _MD_SPECIAL = str.maketrans(

@@ -7,12 +7,14 @@ import io
 import json
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import pyoxigraph as ox
 import pytest
 
+from hcgraph.errors import QueryError
 from hcgraph.queries import QueryResult
-from hcgraph.results import FORMATS, write_result
+from hcgraph.results import FORMATS, display, write_result
 from tests.conftest import SEED_URL
 from tests.hostile import NASTY
 
@@ -39,15 +41,75 @@ def test_csv_parses_back() -> None:
     assert rows[-1] == ["_:b0", "chat", ""]
 
 
+def _xml_safe_result() -> QueryResult:
+    """:func:`_result` without the row holding characters XML 1.0 cannot carry (NUL...)."""
+    full = _result()
+    return QueryResult(full.variables, [r for r in full.terms if "\x00" not in display(r[1])])
+
+
 @pytest.mark.parametrize("fmt", ["json", "tsv", "xml"])
 def test_w3c_formats_parse_with_an_independent_parser(fmt: str) -> None:
     """Oxigraph's own SPARQL results parsers read what we write, term for term."""
+    expected = _xml_safe_result() if fmt == "xml" else _result()
+    text = _render(fmt, expected)
     parsed = ox.parse_query_results(
-        _render(fmt).encode(), format=getattr(ox.QueryResultsFormat, fmt.upper())
+        text.encode(), format=getattr(ox.QueryResultsFormat, fmt.upper())
     )
     assert [v.value for v in parsed.variables] == ["thing", "text", "n"]
     rows = [tuple(sol[i] for i in range(3)) for sol in parsed]
-    assert rows == _result().terms
+    assert rows == expected.terms
+    if fmt == "xml":  # and a strict XML 1.0 parser (expat) reads it too
+        ElementTree.fromstring(text.encode("utf-8"))
+
+
+def test_xml_refuses_characters_xml_cannot_carry() -> None:
+    """XML 1.0 cannot hold NUL or most C0 controls, not even as &#0;: the result is refused
+    with the row, column and character named, nothing is written, and the data is not
+    silently altered."""
+    out = io.StringIO()
+    with pytest.raises(QueryError) as err:
+        write_result(_result(), "xml", out)
+    row = NASTY.index("control \x01\x08\x0b\x0c\x1f\x7f chars and NUL \x00 end") + 1
+    assert str(err.value) == (
+        f"row {row}, column ?text: the value holds U+0001, which XML 1.0 cannot carry; "
+        "use --format json, tsv or csv"
+    )
+    assert out.getvalue() == ""
+    odd = QueryResult(("x",), [(ox.Literal("fine\ttab\n"),), (ox.Literal("a\uffffb"),)])
+    with pytest.raises(QueryError, match=r"row 2, column \?x: the value holds U\+FFFF"):
+        write_result(odd, "xml", io.StringIO())
+
+
+def test_cli_xml_refuses_a_nul_in_a_headline(run_cli: Any, tmp_path: Path, seed_path: Path) -> None:
+    """A headline "a\\u0000b" (ingest accepts it): --format xml is one error line, the --out
+    file keeps its old content (atomic), stdout gets nothing; json carries the NUL."""
+    story = json.loads(seed_path.read_text())
+    story["headline"] = "a\u0000b"
+    doc = tmp_path / "nul.json"
+    doc.write_text(json.dumps(story))
+    store = tmp_path / "store"
+    assert run_cli("ingest", doc, "--store", store).returncode == 0
+    rq = tmp_path / "headlines.rq"
+    rq.write_text("SELECT ?h WHERE { ?s a hc:Story ; schema:headline ?h }\n")
+    out = tmp_path / "out.xml"
+    out.write_text("old\n")
+    proc = run_cli("query", rq, "--format", "xml", "--out", out, "--store", store)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.splitlines() == [
+        "error: row 1, column ?h: the value holds U+0000, which XML 1.0 cannot carry; "
+        "use --format json, tsv or csv"
+    ]
+    assert out.read_text() == "old\n" and sorted(p.name for p in tmp_path.iterdir()) == [
+        "headlines.rq",
+        "nul.json",
+        "out.xml",
+        "store",
+    ]
+    proc = run_cli("query", rq, "--format", "xml", "--store", store)
+    assert proc.returncode == 1 and proc.stdout == ""
+    proc = run_cli("query", rq, "--format", "json", "--store", store)
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout)["results"]["bindings"][0]["h"]["value"] == "a\x00b"
 
 
 def test_json_shape() -> None:
