@@ -34,6 +34,7 @@ import pyoxigraph as ox
 from .errors import UnknownFormatError
 from .jsonld import write_jsonld
 from .project import to_networkx
+from .rdftext import XML_FORBIDDEN
 from .store import Store
 from .vocab import TURTLE_PREFIXES
 
@@ -89,7 +90,6 @@ def _trig(store: Store, out: BinaryIO) -> None:
 
 
 # XML 1.0 forbids most C0 controls even when escaped; GraphML/GEXF readers reject them.
-_XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
 def _xml_safe_projection(store: Store) -> nx.MultiDiGraph:
@@ -97,7 +97,7 @@ def _xml_safe_projection(store: Store) -> nx.MultiDiGraph:
     for _, data in graph.nodes(data=True):
         for key, value in data.items():
             if isinstance(value, str):
-                data[key] = _XML_BAD.sub("\ufffd", value)
+                data[key] = XML_FORBIDDEN.sub("\ufffd", value)
     return graph
 
 

@@ -21,6 +21,7 @@ import re
 from functools import lru_cache
 
 __all__ = [
+    "XML_FORBIDDEN",
     "XSD_BOOLEAN",
     "XSD_DATE",
     "XSD_DATETIME",
@@ -36,6 +37,12 @@ XSD_BOOLEAN = "http://www.w3.org/2001/XMLSchema#boolean"
 XSD_DATE = "http://www.w3.org/2001/XMLSchema#date"
 XSD_DATETIME = "http://www.w3.org/2001/XMLSchema#dateTime"
 XSD_INTEGER = "http://www.w3.org/2001/XMLSchema#integer"
+
+#: The characters XML 1.0 cannot hold at all, not even as ``&#N;``: C0 controls but tab, LF
+#: and CR, and U+FFFE/U+FFFF. A literal may hold them (RDF allows any string); an XML output
+#: (SPARQL results XML, GraphML, GEXF, SVG) must not (surrogates never reach a Python str
+#: from the store).
+XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 _ESCAPES: dict[int, str] = {c: f"\\u{c:04X}" for c in (*range(0x20), 0x7F, 0xFFFE, 0xFFFF)}
 _ESCAPES.update({ord('"'): '\\"', ord("\\"): "\\\\", ord("\n"): "\\n", ord("\r"): "\\r"})

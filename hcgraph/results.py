@@ -28,6 +28,7 @@ from rich.text import Text
 
 from .errors import QueryError
 from .queries import QueryResult
+from .rdftext import XML_FORBIDDEN
 
 __all__ = ["FORMATS", "display", "write_result"]
 
@@ -151,11 +152,6 @@ def write_json(result: QueryResult, out: TextIO) -> None:
     out.write("\n")
 
 
-# What XML 1.0 cannot hold at all, not even as a character reference: C0 controls but tab,
-# LF and CR, and U+FFFE/U+FFFF (surrogates cannot reach a Python str from the store).
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
-
-
 def write_xml(result: QueryResult, out: TextIO) -> None:
     """SPARQL Query Results XML (pyoxigraph's writer).
 
@@ -177,7 +173,7 @@ def _check_xml_chars(result: QueryResult) -> None:
     for number, row in enumerate(result.terms, 1):
         for name, term in zip(result.variables, row, strict=False):
             # only a literal can hold such a character (IRIs and blank node ids cannot)
-            bad = _NOT_XML.search(term.value) if isinstance(term, ox.Literal) else None
+            bad = XML_FORBIDDEN.search(term.value) if isinstance(term, ox.Literal) else None
             if bad is not None:
                 raise QueryError(
                     f"row {number}, column ?{name}: the value holds U+{ord(bad.group()):04X}, "

@@ -137,6 +137,25 @@ def test_dot_and_svg_through_prov_graph_export(tstore: Store, tmp_path: Path) ->
     assert "<svg" in svg and "s1-p1" in svg
 
 
+@pytest.mark.skipif(shutil.which("dot") is None, reason="needs Graphviz (dot)")
+def test_svg_refuses_a_nul_in_one_line(tmp_path: Path, invoke: Any) -> None:
+    """A headline holding NUL (ingest accepts it) cannot go into SVG (XML 1.0) and made
+    Graphviz fail with a traceback: now one error line naming the character, no file."""
+    story = json.loads(SEED.read_text())
+    story["headline"] = "a\u0000b"
+    doc = tmp_path / "nul.json"
+    doc.write_text(json.dumps(story))
+    store_dir = tmp_path / "store"
+    assert invoke("ingest", doc, "--store", store_dir).exit_code == 0
+    out = tmp_path / "t.svg"
+    res = invoke("trace", SEED_URL, "--format", "svg", "-o", out, "--store", store_dir)
+    assert res.exit_code == 1 and not out.exists()
+    assert res.stderr == (
+        "error: the trace holds U+0000, which SVG (XML 1.0) cannot carry; "
+        "use --format dot, provn or provjson\n"
+    )
+
+
 def test_cli_formats(tstore: Store, tmp_path: Path, invoke: Any, seed_path: Path) -> None:
     store_dir = tmp_path / "store"
     assert invoke("ingest", seed_path, "--store", store_dir).exit_code == 0

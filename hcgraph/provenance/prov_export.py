@@ -28,8 +28,9 @@ from collections.abc import Callable
 from typing import Any
 
 from .._version import __version__
-from ..errors import ProvenanceError
+from ..errors import ProvenanceError, first_line
 from ..iris import mint
+from ..rdftext import XML_FORBIDDEN
 from ..vocab import CITO, HC
 from ._graph import claim_iri, manifest_iri
 from .trace import Trace
@@ -189,10 +190,25 @@ def dot(tr: Trace) -> str:
 
 
 def svg(tr: Trace) -> str:
-    """SVG, drawn by ``prov.dot`` and rendered by Graphviz's ``dot``."""
+    """SVG, drawn by ``prov.dot`` and rendered by Graphviz's ``dot``.
+
+    Raises:
+        ProvenanceError: Graphviz is missing, the trace holds a character SVG (XML 1.0)
+            cannot carry (a NUL in a headline: Graphviz would fail on it), or Graphviz fails.
+    """
     if shutil.which("dot") is None:
         raise ProvenanceError("svg output needs Graphviz ('dot' on the PATH; apt install graphviz)")
-    data = _dot_graph(tr).create(format="svg")
+    graph = _dot_graph(tr)
+    bad = XML_FORBIDDEN.search(str(graph.to_string()))
+    if bad is not None:
+        raise ProvenanceError(
+            f"the trace holds U+{ord(bad.group()):04X}, which SVG (XML 1.0) cannot carry; "
+            "use --format dot, provn or provjson"
+        )
+    try:
+        data = graph.create(format="svg")
+    except (AssertionError, OSError) as exc:  # pydot asserts dot's exit status is 0
+        raise ProvenanceError(f"Graphviz could not draw the trace: {first_line(exc)}") from None
     return bytes(data).decode("utf-8")
 
 
