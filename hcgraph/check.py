@@ -28,6 +28,7 @@ from .queries import run_query
 from .shacl import ShaclResult, candidates, candidates_at, load_shapes
 from .shacl import validate as validate_shapes
 from .store import Store
+from .vocab import GRAPH
 
 __all__ = ["INTEGRITY_CHECKS", "CheckReport", "Finding", "check"]
 
@@ -135,6 +136,15 @@ class CheckReport:
             grouped.setdefault(finding.story, []).append(finding)
         return dict(sorted(grouped.items()))
 
+    def stories_with_findings(self) -> int:
+        """How many story graphs have a finding (shared graphs are not stories: a finding
+        about a manifest is filed under ``graph/sources``, see the module docstring)."""
+        return sum(1 for name in self.by_story() if not _is_shared(name))
+
+    def shared_graphs_with_findings(self) -> int:
+        """How many shared graphs (``graph/sources``, ``graph/publishers``…) have a finding."""
+        return sum(1 for name in self.by_story() if _is_shared(name))
+
     def counts(self) -> dict[str, dict[str, int]]:
         """check name → severity → number of findings."""
         out: dict[str, dict[str, int]] = {}
@@ -148,7 +158,8 @@ class CheckReport:
         return {
             "ok": self.ok,
             "stories": self.stories,
-            "stories_with_findings": len(self.by_story()),
+            "stories_with_findings": self.stories_with_findings(),
+            "shared_graphs_with_findings": self.shared_graphs_with_findings(),
             "violations": self.violations,
             "warnings": self.warnings,
             "shacl_graphs_validated": self.shacl_graphs_validated,
@@ -159,6 +170,11 @@ class CheckReport:
                 for story, items in self.by_story().items()
             },
         }
+
+
+def _is_shared(graph: str) -> bool:
+    """True for a shared graph's IRI (story graphs never start with the ``GRAPH`` namespace)."""
+    return graph.startswith(str(GRAPH))
 
 
 def _shacl_finding(result: ShaclResult) -> Finding:

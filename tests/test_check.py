@@ -358,3 +358,30 @@ def test_fast_mode_finds_instances_of_a_subclass() -> None:
         fast, _ = validate(store, shapes, mode="fast")
     assert {r.story.rsplit("/", 1)[-1] for r in full} == {"missing", "two"}
     assert set(fast) == set(full)
+
+
+def test_summary_counts_shared_graph_findings_apart(tmp_path: Path, invoke: Any) -> None:
+    """A finding in a shared graph (a manifest conflict, filed under graph/sources) is not a
+    story: the summary never reports more stories with findings than stories checked."""
+    seed = json.loads(SEED.read_text())
+    other = json.loads(SEED.read_text())
+    other["id"] = "9" + str(other["id"])
+    other["url"] = other["url"].rstrip("/") + "-copy/"
+    other["slug"] += "-copy"
+    other["manifests"][0]["title"] = "A different title"
+    (tmp_path / "in").mkdir()
+    for name, story in (("a", seed), ("b", other)):
+        (tmp_path / "in" / f"{name}.json").write_text(json.dumps(story))
+    store = tmp_path / "store"
+    assert invoke("ingest", tmp_path / "in", "--store", store).exit_code == 0
+    result = invoke("check", "--store", store)
+    assert result.exit_code == 1
+    assert "FAILED: 2 stories checked, 2 with findings (and findings in 1 shared graph);" in (
+        result.output
+    )
+    doc = json.loads(invoke("check", "--format", "json", "--store", store).output)
+    assert doc["stories"] == 2 and doc["stories_with_findings"] == 2
+    assert doc["shared_graphs_with_findings"] == 1
+    assert SHARED_GRAPHS["sources"] in doc["findings"]
+    only = invoke("check", "--only", "manifest-conflicts", "--shacl", "off", "--store", store)
+    assert "2 stories checked, 0 with findings (and findings in 1 shared graph);" in only.output

@@ -43,9 +43,12 @@ def render_text(report: CheckReport, *, max_per_story: int = 0) -> str:
         f"{name}: {sum(counts.values())}" for name, counts in report.counts().items()
     )
     verdict = "OK" if report.ok else "FAILED"
+    shared = report.shared_graphs_with_findings()  # not stories: counted apart
     lines.append(
-        f"{verdict}: {report.stories} stories checked, {len(report.by_story())} with findings;"
-        f" {report.violations} violations, {report.warnings} warnings"
+        f"{verdict}: {report.stories} stories checked, {report.stories_with_findings()} with"
+        " findings"
+        + (f" (and findings in {shared} shared graph{'s' * (shared != 1)})" if shared else "")
+        + f"; {report.violations} violations, {report.warnings} warnings"
         + (f" ({per_check})" if per_check else "")
     )
     return "\n".join(lines) + "\n"
