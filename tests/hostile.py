@@ -26,6 +26,16 @@ NASTY = [
 ]
 
 
+def nul_headline_story(seed_path: Path, directory: Path) -> Path:
+    """The seed story with the headline ``"a\\u0000b"`` (ingest accepts it; XML 1.0 cannot
+    carry it at all), written to ``directory/nul.json``."""
+    doc = json.loads(seed_path.read_text())
+    doc["headline"] = "a\u0000b"
+    path = directory / "nul.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
 def hostile_story(seed_path: Path, *, slug: str = "hostile") -> dict[str, Any]:
     """The seed story with every free-text field (and a publisher name) made hostile."""
     doc = json.loads(seed_path.read_text())

@@ -16,7 +16,7 @@ from hcgraph.errors import QueryError
 from hcgraph.queries import QueryResult
 from hcgraph.results import FORMATS, display, write_result
 from tests.conftest import SEED_URL
-from tests.hostile import NASTY
+from tests.hostile import NASTY, nul_headline_story
 
 XSD_INT = ox.NamedNode("http://www.w3.org/2001/XMLSchema#integer")
 
@@ -83,10 +83,7 @@ def test_xml_refuses_characters_xml_cannot_carry() -> None:
 def test_cli_xml_refuses_a_nul_in_a_headline(run_cli: Any, tmp_path: Path, seed_path: Path) -> None:
     """A headline "a\\u0000b" (ingest accepts it): --format xml is one error line, the --out
     file keeps its old content (atomic), stdout gets nothing; json carries the NUL."""
-    story = json.loads(seed_path.read_text())
-    story["headline"] = "a\u0000b"
-    doc = tmp_path / "nul.json"
-    doc.write_text(json.dumps(story))
+    doc = nul_headline_story(seed_path, tmp_path)
     store = tmp_path / "store"
     assert run_cli("ingest", doc, "--store", store).returncode == 0
     rq = tmp_path / "headlines.rq"

@@ -16,6 +16,7 @@ from hcgraph.provenance.prov_export import PROV_FORMATS, to_prov_document
 from hcgraph.provenance.trace import trace
 from hcgraph.sample import generate_corpus
 from tests.conftest import SEED, SEED_URL
+from tests.hostile import nul_headline_story
 
 
 def _stories() -> list[dict[str, Any]]:
@@ -141,12 +142,8 @@ def test_dot_and_svg_through_prov_graph_export(tstore: Store, tmp_path: Path) ->
 def test_svg_refuses_a_nul_in_one_line(tmp_path: Path, invoke: Any) -> None:
     """A headline holding NUL (ingest accepts it) cannot go into SVG (XML 1.0) and made
     Graphviz fail with a traceback: now one error line naming the character, no file."""
-    story = json.loads(SEED.read_text())
-    story["headline"] = "a\u0000b"
-    doc = tmp_path / "nul.json"
-    doc.write_text(json.dumps(story))
     store_dir = tmp_path / "store"
-    assert invoke("ingest", doc, "--store", store_dir).exit_code == 0
+    assert invoke("ingest", nul_headline_story(SEED, tmp_path), "--store", store_dir).exit_code == 0
     out = tmp_path / "t.svg"
     res = invoke("trace", SEED_URL, "--format", "svg", "-o", out, "--store", store_dir)
     assert res.exit_code == 1 and not out.exists()
