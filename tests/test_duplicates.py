@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from hcgraph.check import check
 from hcgraph.ingest import IngestReport, ingest_bytes, ingest_paths
 from hcgraph.store import Store
@@ -65,9 +67,12 @@ def test_same_url_twice_in_one_run_is_reported(tmp_path: Path, invoke: object) -
     assert "same url" in result.output and "is also the id of" in result.output
 
 
-def test_a_report_without_results_keeps_the_counts_and_what_needs_acting_on() -> None:
+def test_a_report_without_results_keeps_the_counts_and_what_needs_acting_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """``keep_results=False`` (as ``hcgraph ingest`` runs) drops the per-story outcomes but
     not the counts, the repeats or the id clashes."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1790000000")  # both stores: one ingest time
     fourth = json.loads(SEED.read_text())
     fourth.update(url="https://hangingcontext.com/stories/2026-10-22/fourth/", id="x-4")
     docs = [
