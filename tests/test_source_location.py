@@ -15,7 +15,7 @@ import pytest
 
 from hcgraph.export import export
 from hcgraph.identity import crawled_from
-from hcgraph.ingest import ingest_paths
+from hcgraph.ingest import discover, ingest_paths
 from hcgraph.sample import generate_corpus
 from hcgraph.store import Store
 from hcgraph.vocab import HC
@@ -99,3 +99,17 @@ def test_cli_absolute_paths_flag(tmp_path: Path, invoke: object) -> None:
             assert locs == {str((corpus / r).resolve()) for r in RELATIVE}
         else:  # relative to the directory given, as ingest_paths records them
             assert locs == RELATIVE
+
+
+def test_discovery_order_is_path_order(tmp_path: Path) -> None:
+    """Files are found in the order of their paths part by part (not as plain strings, where
+    ``a-c.json`` would sort before ``a/b.json``): the order stories are ingested in."""
+    for rel in ("a/b.json", "a-c.json", "a.json", "b/a.json", "a/a/z.json", "a.json.d/x.json"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("{}")
+    (tmp_path / "dir.json").mkdir()  # a directory named like a story file is not one
+    found = list(discover([tmp_path]))
+    assert found == sorted(p for p in tmp_path.rglob("*.json") if p.is_file())
+    assert [p.relative_to(tmp_path).as_posix() for p in found] == [
+        "a/a/z.json", "a/b.json", "a-c.json", "a.json", "a.json.d/x.json", "b/a.json"
+    ]  # fmt: skip
