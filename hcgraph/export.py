@@ -89,9 +89,6 @@ def _trig(store: Store, out: BinaryIO) -> None:
     store.dump(out, ox.RdfFormat.TRIG, _prefixes())
 
 
-# XML 1.0 forbids most C0 controls even when escaped; GraphML/GEXF readers reject them.
-
-
 def _xml_safe_projection(store: Store) -> nx.MultiDiGraph:
     graph = to_networkx(store)
     for _, data in graph.nodes(data=True):

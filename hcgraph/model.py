@@ -292,7 +292,7 @@ class Story(_Open):
         try:  # the story's IRI: what RDF accepts (a bad %-escape, a C1 control, "[" …)
             pyoxigraph.NamedNode(url)
         except ValueError as exc:
-            why = "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in str(exc))
+            why = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(exc))
             raise ValueError(f"must be a valid IRI: {why}") from None
         return url
 

@@ -423,7 +423,11 @@ class Pipeline:
                 write, batch_urls = _Write(), set()
             elif story.url in self._inflight:
                 self.flush()
-            outcomes.append(self._prepare(doc, story, write))
+            outcome = self._prepare(doc, story, write)
+            if self.crawl and outcome.ok:  # only a stored story owns its url and id
+                self.by_story[story.url] = doc.key or doc.source
+                self.by_id.setdefault(story.id, story.url)
+            outcomes.append(outcome)
             batch_urls.add(story.url)
         self._start(write, stream=stream)
         return outcomes
@@ -445,8 +449,6 @@ class Pipeline:
             dup = self._duplicate_of(story, doc.key or doc.source)
             if dup is not None:
                 return Outcome(doc.source, doc.key, story.url, story.id, related, duplicate_of=dup)
-            self.by_story[story.url] = doc.key or doc.source
-            self.by_id.setdefault(story.id, story.url)
         return story
 
     def _duplicate_of(self, story: Story, url: str) -> str | None:
@@ -466,6 +468,7 @@ class Pipeline:
         repeat = self._run_urls.get(story.url)
         if repeat is None:
             self._run_urls[story.url] = doc.source
+        new_id = story.id not in self._run_ids
         base = Outcome(
             doc.source,
             doc.key,
@@ -505,7 +508,7 @@ class Pipeline:
         except Exception as exc:  # a story that trips the mapping fails alone, not the run
             if repeat is None:
                 self._run_urls.pop(story.url, None)  # it never reached the store
-            if base.id_clash is None and self._run_ids.get(story.id) == story.url:
+            if new_id:
                 del self._run_ids[story.id]
             return replace(base, reason=f"cannot be mapped to RDF: {type(exc).__name__}: {exc}")
         hashes = set()

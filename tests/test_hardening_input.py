@@ -15,6 +15,7 @@ from crawlserver import CrawlServer, Site, page, stories_in, story
 from hcgraph import pipeline
 from hcgraph.cli import cli
 from hcgraph.errors import StoreError, StoryError
+from hcgraph.ingest import ingest_bytes
 from hcgraph.model import MAX_DEPTH, check_shape, parse_story
 from hcgraph.store import Store
 
@@ -133,6 +134,16 @@ def test_story_url_that_is_no_iri_fails_alone(
     assert "bad.json: url: must be a valid IRI" in result.stderr
 
 
+@pytest.mark.parametrize("char, shown", [("\x85", "\\x85"), ("\ue000", "\\ue000")])
+def test_an_unprintable_character_in_the_url_is_named_by_its_escape(
+    seed_path: Path, char: str, shown: str
+) -> None:
+    doc = {**_doc(seed_path), "url": f"https://hangingcontext.com/stories/a{char}b/"}
+    with pytest.raises(StoryError) as info:
+        parse_story(json.dumps(doc).encode(), "u.json")
+    assert info.value.json_path == "url" and f"'{shown}'" in info.value.reason
+
+
 def test_a_file_name_that_is_not_utf8_is_ingested(
     invoke: Any, tmp_path: Path, seed_path: Path
 ) -> None:
@@ -182,6 +193,57 @@ def test_a_story_that_trips_the_mapping_fails_alone(
     assert "ingested 2 stories (2 added" in result.stdout
     assert "b-trips.json: cannot be mapped to RDF: KeyError: 'boom'" in result.stderr
     assert "warning" not in result.stderr  # c is no repeat of b, nor b's id clash
+
+
+def _trips_on_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mapping raises for any story whose headline holds "first"."""
+    real = pipeline.map_story
+
+    def map_story(story: Any, info: Any) -> Any:
+        if "first" in story.headline:
+            raise KeyError("boom")
+        return real(story, info)
+
+    monkeypatch.setattr(pipeline, "map_story", map_story)
+
+
+def test_a_failed_mapping_forgets_only_what_it_added(
+    seed_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stored story, then its url and id again failing to map, then its id under another
+    url: the third is still the first's id clash (the failure did not erase what the first
+    stored story holds)."""
+    _trips_on_first(monkeypatch)
+    doc = _doc(seed_path)
+    other = {**doc, "url": "https://hangingcontext.com/stories/other/"}
+    docs = [
+        (json.dumps(doc).encode(), "a.json"),
+        (json.dumps({**doc, "headline": "the first"}).encode(), "b.json"),
+        (json.dumps(other).encode(), "c.json"),
+    ]
+    with Store(None) as store:
+        report = ingest_bytes(store, docs)
+    assert [f.source for f in report.failures] == ["b.json"]
+    assert [(r.source, r.id_clash) for r in report.id_clashes] == [("c.json", doc["url"])]
+
+
+def test_crawl_a_failed_mapping_does_not_own_the_story(
+    seed_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a crawl, the same story fetched under a second URL after the first copy failed to
+    map is stored, not called a duplicate of the failed fetch."""
+    _trips_on_first(monkeypatch)
+    doc = _doc(seed_path)
+    first = json.dumps({**doc, "headline": "the first"}).encode()
+    mirror = "https://mirror.example/agentic/index.json"
+    with Store(None) as store, pipeline.Pipeline(store, crawl_claims={}) as run:
+        outcomes = list(run.run([
+            pipeline.Document(first, doc["url"], key=doc["url"]),
+            pipeline.Document(json.dumps(doc).encode(), mirror, key=mirror),
+        ]))  # fmt: skip
+        assert outcomes[0].reason is not None and outcomes[0].reason.startswith("cannot be mapped")
+        assert outcomes[1].duplicate_of is None and outcomes[1].status == "added"
+        assert store.story_graphs() == [doc["url"]]
 
 
 def test_ingest_max_bytes(invoke: Any, tmp_path: Path, seed_path: Path) -> None:

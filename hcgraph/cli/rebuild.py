@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
+from ..errors import failure_text
 from ..rebuild import rebuild as run_rebuild
 from ._common import err_console, out_console, store_option
 
@@ -22,8 +23,9 @@ from ._common import err_console, out_console, store_option
 @click.option(
     "--drop-unarchived",
     is_flag=True,
-    help="Rebuild even if the store holds stories the archive does not (ingested from local "
-    "files): they are left out.",
+    help="Rebuild even if the store holds stories the archive does not: a story only a local "
+    "file holds is left out; a crawled story a local file replaced goes back to its crawled "
+    "version.",
 )
 @store_option
 def rebuild(archive_dir: Path | None, drop_unarchived: bool, store_dir: Path) -> None:
@@ -48,10 +50,8 @@ def rebuild(archive_dir: Path | None, drop_unarchived: bool, store_dir: Path) ->
         store_dir, archive_dir, keep_outcomes=False, drop_unarchived=drop_unarchived
     )
     for failure in report.failures:
-        where = f"{failure.json_path}: " if failure.json_path else ""
-        err_console.print(
-            f"[red]not a story:[/] {escape(failure.source)}: {escape(where + failure.reason)}"
-        )
+        reason = failure_text(failure.json_path, failure.reason)
+        err_console.print(f"[red]not a story:[/] {escape(failure.source)}: {escape(reason)}")
     for failure in report.unreadable:
         err_console.print(
             f"[red]unreadable body:[/] {escape(failure.source)}: {escape(failure.reason)}"
