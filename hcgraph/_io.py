@@ -13,9 +13,11 @@ never torn:
 * an :class:`OSError` (no such directory, permission denied, disk full) becomes one
   :class:`~hcgraph.errors.OutputError` naming the path, which the CLI prints as one line;
 * a symlink is written through, not replaced: its target gets the new file and the link
-  stays; an existing file that is not a regular file (``/dev/null``, ``/dev/stdout``, a
-  FIFO) is written straight into, since renaming over it would replace the device with a
-  regular file (no atomicity is possible there, and none is needed).
+  stays; an existing file that is not a regular file (``/dev/null``, a FIFO) is written
+  straight into, since renaming over it would replace the device with a regular file (no
+  atomicity is possible there, and none is needed); a name of the process's own descriptor
+  (``/dev/stdout``, ``/dev/fd/N``) writes to that descriptor, wherever the shell sent it
+  (``>> log`` appends to the log).
 
 The crawl archive is the exception: it appends to pack files (:mod:`hcgraph.archive`),
 whose readers find a torn last entry and stop there.
@@ -28,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Iterator
@@ -112,9 +115,10 @@ def atomic_writer(
         OutputError: the file cannot be written (the target is left as it was).
     """
     target = Path(path)
+    fd = _own_descriptor(target)
     dest, straight = _destination(target)
-    if straight:  # a device or FIFO: open it as it is (a rename would replace it)
-        yield from _write_through(target)
+    if fd is not None or straight:  # a device, FIFO or stdout: a rename would replace it
+        yield from _write_through(target, fd)
         return
     try:
         try:
@@ -164,8 +168,9 @@ def _destination(target: Path) -> tuple[Path, bool]:
     """Where :func:`atomic_writer` puts the file: ``(path, straight)``.
 
     ``straight`` is true for an existing file that is not a regular file or a directory (a
-    character device, a FIFO): it is opened and written as it is, through any symlink
-    (``/dev/stdout`` links to ``/proc/self/fd/1``, which must not be resolved by name).
+    character device, a FIFO): it is opened and written as it is, through any symlink.
+    (A name of this process's own descriptor, ``/dev/stdout``, is found before this: see
+    :func:`_own_descriptor`.)
     Otherwise a symlink is resolved, so the rename replaces its target and keeps the link
     (a dangling link's target is created, as ``open`` would). A directory stays the target:
     the rename fails and says so.
@@ -181,10 +186,38 @@ def _destination(target: Path) -> tuple[Path, bool]:
     return target, False
 
 
-def _write_through(target: Path) -> Iterator[BinaryIO]:
-    """Write straight into an existing device or FIFO (no temporary file, no rename)."""
+#: Names of this process's own descriptors (``/dev/stdout`` links to ``/proc/self/fd/1``).
+_OWN_FD = re.compile(r"/(?:dev/fd|proc/self/fd)/(\d+)")
+_STD_NAMES = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
+
+
+def _own_descriptor(target: Path) -> int | None:
+    """The descriptor ``target`` names if it is one of this process's own (``/dev/stdout``,
+    ``/dev/fd/N``, ``/proc/self/fd/N``, or a symlink chain reaching one), else ``None``.
+
+    Such a name is a link to whatever the descriptor is: with stdout sent to a file
+    (``> log`` or ``>> log``), resolving it would rename over the log, and opening it would
+    truncate it; writing to a copy of the descriptor writes where the shell meant.
+    """
+    name = os.path.abspath(target)
+    for _ in range(40):  # the kernel's own limit on a chain of links
+        if name in _STD_NAMES:
+            return _STD_NAMES[name]
+        match = _OWN_FD.fullmatch(name)
+        if match:
+            return int(match.group(1))
+        if not os.path.islink(name):
+            return None
+        name = os.path.normpath(os.path.join(os.path.dirname(name), os.readlink(name)))
+    return None
+
+
+def _write_through(target: Path, fd: int | None = None) -> Iterator[BinaryIO]:
+    """Write straight into an existing device or FIFO, or into a copy of descriptor ``fd``
+    (no temporary file, no rename)."""
     try:
-        raw = open(target, "wb")  # noqa: SIM115 - closed below, after the caller's writes
+        # closed below, after the caller's writes
+        raw = os.fdopen(os.dup(fd), "wb") if fd is not None else open(target, "wb")  # noqa: SIM115
     except OSError as exc:
         raise OutputError(f"{target}: cannot write: {_why(exc)}") from None
     try:

@@ -181,6 +181,26 @@ def test_export_to_a_null_device_keeps_the_device(
     assert stat.S_ISCHR(os.lstat(device).st_mode)
 
 
+@pytest.mark.parametrize("name", ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"])
+def test_export_to_stdout_sent_to_a_file_appends_to_it(
+    good_store: Path, tmp_path: Path, name: str
+) -> None:
+    """``--out /dev/stdout >> log``: the export goes where the shell sent stdout, after what
+    the log held (resolving the name would rename over the log; opening it would truncate)."""
+    log = tmp_path / "log"
+    log.write_text("EARLIER\n")
+    inode = log.stat().st_ino
+    with log.open("ab") as stdout:
+        proc = subprocess.run(
+            [sys.executable, "-m", "hcgraph", "export", "--out", name, "--store", str(good_store)],
+            stdout=stdout, stderr=subprocess.PIPE, text=True, env=cli_env(), timeout=120,
+        )  # fmt: skip
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    text = log.read_text(encoding="utf-8")
+    assert text.startswith("EARLIER\n") and "hangingcontext.com" in text
+    assert log.stat().st_ino == inode and sorted(tmp_path.iterdir()) == [log]
+
+
 def test_export_to_a_fifo_writes_into_it(good_store: Path, tmp_path: Path, run_cli: Any) -> None:
     """A FIFO is written straight into (read here by a thread), and stays a FIFO."""
     fifo = tmp_path / "pipe.ttl"
