@@ -9,9 +9,11 @@ services on loopback) and hand back the answer.
 
 :func:`uses_service` reads the query as the SPARQL grammar does: codepoint escapes
 (``\\u0053ERVICE``) are decoded first, as the grammar requires, then strings, IRIs and
-comments are skipped, and ``SERVICE`` (any case) counts where it is a keyword, not part of a
-variable (``?service``) or a prefixed name (``service:x``, ``ex:service``). In doubt it says
-yes: a refused query is a clear error, a missed one an outbound request.
+comments are skipped (an escaped character in a prefixed name, ``ex:a\\#`` or ``ex:a\\'``, is
+read as part of the name, not as a comment or a string), and ``SERVICE`` (any case) counts
+where it is a keyword, not part of a variable (``?service``) or a prefixed name
+(``service:x``, ``ex:service``). In doubt it says yes: a refused query is a clear error, a
+missed one an outbound request.
 """
 
 from __future__ import annotations
@@ -34,7 +36,10 @@ _SKIP = re.compile(
     r"|'(?:[^'\\\n\r]|\\.)*'"
     r'|"(?:[^"\\\n\r]|\\.)*"'
     r"|<[^<>\"{}|^`\\\x00-\x20]*>"
-    r"|#[^\n\r]*",
+    r"|#[^\n\r]*"
+    # PN_LOCAL_ESC: in ``ex:a\#`` and ``ex:a\'`` the escaped character is part of a prefixed
+    # name, not a comment or a string; read as one, it would hide what follows (a SERVICE)
+    r"|\\[_~.\-!$&'()*+,;=/?#@%]",
     re.DOTALL,
 )
 _SERVICE = re.compile(r"(?<![\w?$:\-])service(?![\w:\-])", re.IGNORECASE)
@@ -48,7 +53,12 @@ def _decode(match: re.Match[str]) -> str:
 def uses_service(query: str) -> bool:
     """True if ``query`` may contain a ``SERVICE`` clause (see the module docstring)."""
     text = _ESCAPE.sub(_decode, query)
-    return _SERVICE.search(_SKIP.sub(" ", text)) is not None
+    return _SERVICE.search(_SKIP.sub(_blank, text)) is not None
+
+
+def _blank(match: re.Match[str]) -> str:
+    # An escaped character stays part of its name ("_"); strings, IRIs, comments: a space.
+    return "_" if match.group().startswith("\\") else " "
 
 
 def check_no_service(query: str) -> None:

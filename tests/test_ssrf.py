@@ -14,7 +14,7 @@ import pytest
 
 from hcgraph.errors import QueryError
 from hcgraph.ingest import ingest_bytes
-from hcgraph.queries import run_query
+from hcgraph.queries import parse_query_text, run_query
 from hcgraph.serve import Endpoint
 from hcgraph.sparqlguard import uses_service
 from hcgraph.store import Store
@@ -31,6 +31,8 @@ from tests.conftest import SEED
         "SELECT * { \\U00000073ervice <http://x/> { ?s ?p ?o } }",
         "SELECT * { SERVICE ?endpoint { ?s ?p ?o } }",
         'SELECT * { BIND("x" AS ?y) SERVICE <http://x/> { ?s ?p ?o } }',
+        "PREFIX ex: <http://e/> SELECT * { ?s ex:a\\# ?o . SERVICE <http://x/> { ?s ?p ?o } }",
+        "PREFIX ex: <http://e/> SELECT * { ?s ex:a\\' ?o SERVICE <http://x/> {} FILTER(?o != '') }",
     ],
 )
 def test_service_is_found(text: str) -> None:
@@ -46,6 +48,8 @@ def test_service_is_found(text: str) -> None:
         'SELECT * { ?s ?p "SERVICE <http://x/> {}" }',
         "SELECT * { ?s ?p '''\nSERVICE\n''' }",
         "SELECT * { ?s <http://x/SERVICE> ?o }  # SERVICE <http://x/>",
+        "PREFIX ex: <http://e/> SELECT * { ?s ex:a\\#service ?o }",
+        "SELECT * { ?s ?p 'it\\'s' }  # SERVICE <http://x/>",
     ],
 )
 def test_no_false_alarm(text: str) -> None:
@@ -112,6 +116,26 @@ def test_local_query_refuses_service(
     result = invoke("query", _query_file(tmp_path, probe), "--store", store_dir)  # type: ignore[operator]
     assert result.exit_code != 0 and "SERVICE" in result.output
     assert probe.hits == hits
+
+
+# A backslash-escaped character in a prefixed name (PN_LOCAL_ESC) read as a comment or a
+# string start hid the SERVICE after it from the guard, while Oxigraph ran it.
+ESCAPED_NAMES = ["ex:a\\#", "ex:a\\'"]
+
+
+@pytest.mark.parametrize("name", ESCAPED_NAMES, ids=["hash", "quote"])
+def test_an_escaped_name_does_not_hide_service(probe: _Probe, name: str) -> None:
+    query = parse_query_text(
+        f"PREFIX ex: <http://e/> SELECT ?x WHERE {{ OPTIONAL {{ ?s {name} ?o }} "
+        f"SERVICE <{probe.url}> {{ ?s ?p ?x }} FILTER(?o != 'x') }}",
+        "escaped",
+    )
+    with Store(None) as store:
+        with pytest.raises(QueryError, match="SERVICE"):
+            run_query(store, query)
+        assert probe.hits == 0
+        run_query(store, query, allow_service=True)  # Oxigraph parses it and does fetch
+        assert probe.hits > 0
 
 
 @pytest.fixture(scope="module")
