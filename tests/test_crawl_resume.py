@@ -99,9 +99,10 @@ def test_sigterm_stops_cleanly_and_the_same_command_resumes(
             break
         time.sleep(0.02)
     proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=60)
+    out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert b"run the same command again to resume" in err
+    assert b"not fetched yet (resume)" in out and b"--max-stories" not in out
     report = json.loads((tmp_path / "crawl-report.json").read_text())
     assert report["status"] == "interrupted" and 0 < report["counts"]["not_fetched"] < 30
     db = sqlite3.connect(tmp_path / "crawl" / "frontier.sqlite")

@@ -109,6 +109,11 @@ def crawl_command(
     raise SystemExit(report.exit_code)
 
 
+# What the URLs left in the frontier are: a finished run left them by --max-stories, an
+# interrupted one has not got to them yet.
+_LEFT = {"complete": "not fetched (--max-stories)", "interrupted": "not fetched yet (resume)"}
+
+
 def print_report(report: CrawlReport) -> None:
     """The summary table on stdout; failures (the first few) on stderr."""
     c = report.counts
@@ -120,7 +125,7 @@ def print_report(report: CrawlReport) -> None:
         ("stories stored", c["stories"]), ("  added", c["added"]), ("  replaced", c["replaced"]),
         ("  unchanged", c["unchanged"]), ("  not modified (304)", c["not_modified"]),
         ("duplicates (same story, other URL)", c["duplicates"]), ("failed", c["failed"]),
-        ("skipped (off-site, robots.txt)", c["skipped"]), ("not fetched (--max-stories)",
+        ("skipped (off-site, robots.txt)", c["skipped"]), (_LEFT.get(report.status, "not fetched"),
         c["not_fetched"]), ("HTTP requests", c["requests"]),
     ]  # fmt: skip
     for label, value in rows:

@@ -27,8 +27,9 @@ class CrawlReport:
         resumed: this invocation continued an interrupted run.
         counts: ``stories`` (in the store after this run), ``added``, ``replaced``,
             ``unchanged``, ``not_modified`` (304), ``duplicates``, ``failed``, ``skipped``,
-            ``not_fetched`` (left queued by ``--max-stories``), ``requests`` (HTTP requests
-            made by this invocation, retries and robots.txt included).
+            ``not_fetched`` (left queued by ``--max-stories``, or not reached yet by an
+            interrupted run), ``requests`` (HTTP requests made by this invocation, retries
+            and robots.txt included).
         failures: one entry per failed URL: ``url``, ``status``, ``kind``, ``reason``,
             ``json_path``, ``linked_from``.
         skipped: URLs not fetched on purpose (off-site, not http, robots.txt).
