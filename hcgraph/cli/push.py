@@ -113,7 +113,8 @@ def push_command(
 
     A graph the server refuses is reported and the rest continue (exit 3); an unreachable
     server or refused credentials stop the push (exit 1); graphs already acknowledged are
-    recorded, so a rerun sends only what is missing. --verify mismatches exit 3.
+    recorded, so a rerun sends only what is missing. --verify mismatches exit 3; a count
+    query that fails is an error after the summary (exit 1, or 3 if graphs were refused).
 
     \b
     Example:
@@ -180,16 +181,24 @@ def _print_report(report: PushReport, *, dry_run: bool) -> None:
     if report.not_sent:
         summary += f", {report.not_sent} not sent"
     out_console.print(summary)
-    if report.verify is not None:
-        for m in report.verify.mismatches:
+    verify = report.verify
+    if verify is not None and verify.error is not None:
+        # After the summary: the push happened; only the check of it could not run.
+        err_console.print(f"error: {escape(verify.error)}; the counts were not compared")
+    elif verify is not None:
+        for m in verify.mismatches:
             remote = "missing" if m.remote == 0 else f"{m.remote} triples"
             err_console.print(
                 f"[red]verify:[/] {escape(m.graph)}: local {m.local} triples, remote {remote}"
             )
-        state = "all match" if report.verify.ok else f"{len(report.verify.mismatches)} differ"
-        out_console.print(f"verified {report.verify.checked} graphs on the server: {state}")
+        state = "all match" if verify.ok else f"{len(verify.mismatches)} differ"
+        out_console.print(f"verified {verify.checked} graphs on the server: {state}")
     if report.aborted is not None:
         err_console.print(f"error: {escape(report.aborted)}; rerun to push the rest")
         raise SystemExit(1)
+    if report.failures:
+        raise SystemExit(3)  # graphs refused: the push's own result comes first
+    if verify is not None and verify.error is not None:
+        raise SystemExit(1)  # an error, not a difference: nothing was compared
     if not report.ok:
         raise SystemExit(3)

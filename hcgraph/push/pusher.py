@@ -188,10 +188,11 @@ def push_graphs(
         transport: an httpx transport (tests inject ``httpx.MockTransport``).
 
     Returns:
-        A :class:`PushReport`; failures are in it, not raised.
+        A :class:`PushReport`; failures are in it, not raised (a ``--verify`` query that
+        failed too: ``report.verify.error``).
 
     Raises:
-        PushError: bad options, unreadable state file, or a failed ``--verify`` query.
+        PushError: bad options, an unreadable state file or CA bundle.
     """
     return asyncio.run(push_graphs_async(store, endpoint, options, **extras))
 
@@ -219,8 +220,7 @@ async def push_graphs_async(
             async with _client(opts, credentials, transport) as client:
                 await run.send_all(client)
                 if opts.verify and run.report.aborted is None:
-                    remote = await remote_counts(client, endpoint)
-                    run.report.verify = compare_counts(run.local_counts, remote)
+                    run.report.verify = await run.verify(client)
     finally:
         run.report.seconds = time.perf_counter() - started
         if not opts.dry_run:
@@ -307,6 +307,16 @@ class _Run:
     def plan_only(self) -> None:
         for graph in self._changed():
             self.report.pending.append(graph.iri)
+
+    async def verify(self, client: httpx.AsyncClient) -> VerifyReport:
+        """Compare remote triple counts with the local ones. A count query that fails is
+        reported in the result, not raised: the push before it happened all the same, and
+        its report (what went, what was refused) must still reach the user."""
+        try:
+            remote = await remote_counts(client, self.endpoint)
+        except PushError as exc:
+            return VerifyReport(error=self._redact(str(exc)))
+        return compare_counts(self.local_counts, remote)
 
     # --- sending ------------------------------------------------------------------------
     async def send_all(self, client: httpx.AsyncClient) -> None:

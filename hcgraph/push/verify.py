@@ -32,14 +32,19 @@ class Mismatch:
 
 @dataclass
 class VerifyReport:
-    """The outcome of a verification: how many graphs were compared, which differ."""
+    """The outcome of a verification: how many graphs were compared, which differ.
+
+    ``error`` is set, and nothing was compared, when the count query itself failed (the
+    server refused it, did not answer, or answered something else than a count table).
+    """
 
     checked: int = 0
     mismatches: list[Mismatch] = field(default_factory=list)
+    error: str | None = None
 
     @property
     def ok(self) -> bool:
-        return not self.mismatches
+        return not self.mismatches and self.error is None
 
 
 def compare_counts(local: Mapping[str, int], remote: Mapping[str, int]) -> VerifyReport:

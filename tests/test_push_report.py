@@ -1,0 +1,101 @@
+"""What ``hcgraph push`` prints when a server misbehaves: the report survives a failed
+``--verify`` query.
+
+Run with the real CLI (a subprocess, real exit codes) against a real Oxigraph server or a
+tiny loopback server answering the hostile responses.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hcgraph import Store, ingest_bytes
+from hcgraph.push import STATE_FILE
+from tests.conftest import OxigraphServer
+
+
+def _handler(status: int, body: bytes) -> type[BaseHTTPRequestHandler]:
+    """Answer every request with ``status`` and ``body`` (after reading the request's)."""
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def _answer(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(status)
+            self.send_header("Content-Type", "text/plain; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = do_PUT = _answer
+
+    return Handler
+
+
+@pytest.fixture
+def seed_store(store: Store, seed_bytes: bytes) -> Path:
+    """An on-disk store holding the seed story (5 graphs), closed for the CLI."""
+    ingest_bytes(store, [(seed_bytes, "seed.json")])
+    store.close()
+    return store.directory
+
+
+def _refuser(status: int, body: bytes) -> Iterator[str]:
+    """A loopback server refusing everything, running while the caller holds its URL."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(status, body))
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@pytest.fixture
+def refuses_400() -> Iterator[str]:
+    yield from _refuser(400, b"no thanks\n")
+
+
+def test_verify_query_failing_keeps_the_push_report(
+    oxigraph: OxigraphServer, seed_store: Path, run_cli: Any
+) -> None:
+    """Graphs pushed, then the count query 404s: summary first, then one error (exit 1)."""
+    result = run_cli(
+        "push", "--store", seed_store, "--endpoint", oxigraph.url,
+        "--query-path", "/nope", "--verify", "--all",
+    )  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    assert "pushed 5 graphs (690 triples)" in result.stdout
+    assert f"error: verify: HTTP 404 from {oxigraph.url}/nope" in result.stderr
+    assert "Traceback" not in result.stderr
+    state = json.loads((seed_store / STATE_FILE).read_text())
+    assert [len(e["graphs"]) for e in state["endpoints"].values()] == [5]
+    assert len(oxigraph.graph_counts()) == 5
+
+
+def test_verify_query_failing_after_refused_graphs_exits_3(
+    refuses_400: str, seed_store: Path, run_cli: Any
+) -> None:
+    """Every graph refused and the count query too: the failures, the summary, then the
+    verify error on its own line; exit 3, as without --verify."""
+    args = ("push", "--store", seed_store, "--endpoint", refuses_400, "--all")
+    plain = run_cli(*args)
+    verified = run_cli(*args, "--verify")
+    assert plain.returncode == verified.returncode == 3, verified.stderr
+    assert verified.stderr.count("failed: ") == plain.stderr.count("failed: ") == 5
+    assert "HTTP 400 from" in verified.stderr and "no thanks" in verified.stderr
+    assert "pushed 0 graphs" in verified.stdout and "5 failed" in verified.stdout
+    last = verified.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"error: verify: HTTP 400 from {refuses_400}/query")
