@@ -21,6 +21,8 @@ can catch exactly what they mean to::
 
 from __future__ import annotations
 
+import re
+
 __all__ = [
     "MAX_PROBLEMS",
     "CheckError",
@@ -38,6 +40,7 @@ __all__ = [
     "VizError",
     "failure_text",
     "first_line",
+    "visible",
 ]
 
 
@@ -51,6 +54,28 @@ def first_line(exc: BaseException) -> str:
     """
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+# C0 controls (but tab and newline), DEL, C1 controls, and the bidi embeddings, overrides
+# and isolates that could disguise text: what a terminal must never get raw.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(text: str) -> str:
+    r"""``text`` with each control and bidi-override character as a ``\xNN``/``\uNNNN``
+    escape, so text someone else wrote (a server's error body, a story) cannot move the
+    cursor, retitle the terminal or reverse what follows it when printed. Tab and newline
+    are kept; callers that print one line replace them.
+
+    >>> visible("\x1b[31mred\x07 \u202eevil")
+    '\\x1b[31mred\\x07 \\u202eevil'
+    """
+
+    def escape(match: re.Match[str]) -> str:
+        code = ord(match.group())
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+    return _UNSAFE.sub(escape, text)
 
 
 #: Problems listed per story; the rest are counted ("… and N more").

@@ -26,7 +26,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .errors import QueryError
+from .errors import QueryError, visible
 from .queries import QueryResult
 from .rdftext import XML_FORBIDDEN
 
@@ -38,8 +38,6 @@ _JSON = ox.QueryResultsFormat.JSON
 # Control characters pyoxigraph's TSV writer leaves raw (it escapes tab, CR, LF itself).
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _SHORT_ESCAPES = {"\b": "\\b", "\f": "\\f"}
-# C0/C1 controls (but tab and newline), DEL, and bidi overrides that could disguise text.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def display(term: Any) -> str:
@@ -49,16 +47,6 @@ def display(term: Any) -> str:
     if isinstance(term, ox.BlankNode):
         return f"_:{term.value}"
     return str(term.value)
-
-
-def _visible(text: str) -> str:
-    """Control and bidi-override characters as ``\\xNN``/``\\uNNNN`` escapes (terminal safety)."""
-
-    def escape(match: re.Match[str]) -> str:
-        code = ord(match.group())
-        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-    return _UNSAFE.sub(escape, text)
 
 
 def _ask_rows(result: QueryResult) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
@@ -74,7 +62,7 @@ def write_table(result: QueryResult, out: TextIO) -> None:
     for name in header:
         table.add_column(Text(name), overflow="fold")
     for row in rows:
-        table.add_row(*(Text(_visible(cell)) for cell in row))
+        table.add_row(*(Text(visible(cell)) for cell in row))
     is_tty = getattr(out, "isatty", lambda: False)()
     console = Console(
         file=out,
@@ -197,7 +185,7 @@ _MD_SPECIAL = str.maketrans(
 
 def _md_cell(text: str) -> str:
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    return "<br>".join(_visible(line).translate(_MD_SPECIAL) for line in lines)
+    return "<br>".join(visible(line).translate(_MD_SPECIAL) for line in lines)
 
 
 def write_md(result: QueryResult, out: TextIO) -> None:

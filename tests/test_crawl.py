@@ -397,3 +397,16 @@ def test_cli_failure_line_gives_each_problem_its_own_path(
     assert len(expected) == 3 and expected[0].startswith("related[0].url: ")
     assert lines == [f"failed: {page('bad')}index.json [200]: {'; '.join(expected)}"]
     assert " at related" not in proc.stderr
+
+
+def test_cli_failure_line_escapes_what_the_server_sent(
+    site: Site, tmp_path: Path, run_cli: Any
+) -> None:
+    """A Content-Type header carrying escape sequences (h11 lets ESC, BEL and 8-bit bytes
+    through): the failure line shows them as ``\\x1b`` text, never as raw control codes."""
+    site.add("a", story("a"), headers={"Content-Type": "text/\x1b[31mx\x1b]0:pwned\x07\x9b2J"})
+    proc = run_cli("crawl", page("a"), "--mirror", site.mirror, "--store", tmp_path / "s")
+    assert proc.returncode == 3, proc.stderr
+    for raw in ("\x1b", "\x07", "\x9b"):
+        assert raw not in proc.stdout + proc.stderr
+    assert "Content-Type text/\\x1b[31mx\\x1b]0:pwned\\x07\\x9b2j" in proc.stderr  # lower-cased

@@ -1,5 +1,5 @@
 """What ``hcgraph push`` prints when a server misbehaves: the report survives a failed
-``--verify`` query.
+``--verify`` query, and nothing the server writes reaches the terminal as a control code.
 
 Run with the real CLI (a subprocess, real exit codes) against a real Oxigraph server or a
 tiny loopback server answering the hostile responses.
@@ -19,6 +19,10 @@ import pytest
 from hcgraph import Store, ingest_bytes
 from hcgraph.push import STATE_FILE
 from tests.conftest import OxigraphServer
+
+#: A 400 body with an SGR colour, an OSC title change (BEL-terminated), a C1 CSI and an
+#: RTL override: each must be shown escaped, never obeyed.
+HOSTILE_BODY = "\x1b[31mbad\x1b]0;pwned\x07 graph \x9b2J \u202eevil\n".encode()
 
 
 def _handler(status: int, body: bytes) -> type[BaseHTTPRequestHandler]:
@@ -68,6 +72,11 @@ def refuses_400() -> Iterator[str]:
     yield from _refuser(400, b"no thanks\n")
 
 
+@pytest.fixture
+def hostile_400() -> Iterator[str]:
+    yield from _refuser(400, HOSTILE_BODY)
+
+
 def test_verify_query_failing_keeps_the_push_report(
     oxigraph: OxigraphServer, seed_store: Path, run_cli: Any
 ) -> None:
@@ -99,3 +108,16 @@ def test_verify_query_failing_after_refused_graphs_exits_3(
     assert "pushed 0 graphs" in verified.stdout and "5 failed" in verified.stdout
     last = verified.stderr.strip().splitlines()[-1]
     assert last.startswith(f"error: verify: HTTP 400 from {refuses_400}/query")
+
+
+def test_push_error_body_control_characters_are_escaped(
+    hostile_400: str, seed_store: Path, run_cli: Any
+) -> None:
+    """The server's error body is shown, its escape sequences as text, not obeyed."""
+    result = run_cli("push", "--store", seed_store, "--endpoint", hostile_400, "--all")
+    assert result.returncode == 3, result.stderr
+    out = result.stdout + result.stderr
+    for raw in ("\x1b", "\x07", "\x9b", "\u202e"):
+        assert raw not in out
+    assert "failed: " in result.stderr
+    assert "\\x1b[31mbad\\x1b]0;pwned\\x07 graph \\x9b2J \\u202eevil" in result.stderr

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -11,17 +10,15 @@ import click
 
 from ..check import INTEGRITY_CHECKS, CheckReport
 from ..check import check as run_check
+from ..errors import visible
 from ..shacl import MODES
 from ..store import Store
 from ._common import int_option, store_option
 
-# Control characters and bidi overrides from untrusted text never reach the terminal raw.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
 
 def _safe(text: str) -> str:
-    text = _UNSAFE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else
-                       f"\\u{ord(m.group()):04x}", text)  # fmt: skip
+    """Untrusted text on one line, control characters and bidi overrides escaped."""
+    text = visible(text)
     return text.replace("\n", "\\n").replace("\t", "\\t")
 
 

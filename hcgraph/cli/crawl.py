@@ -10,7 +10,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ..crawl import CrawlOptions, CrawlProgress, CrawlReport, FetchPolicy, crawl
-from ..errors import failure_text
+from ..errors import failure_text, visible
 from ._common import (
     err_console,
     flag_option,
@@ -137,7 +137,10 @@ def print_report(report: CrawlReport) -> None:
         # Each problem with its own JSON path, as ingest prints them (the first path used
         # to trail the list: "msg1; path2: msg2 at path1").
         reason = failure_text(failure.get("json_path"), failure["reason"])
-        err_console.print(f"[red]failed:[/] {escape(failure['url'])}{status}: {escape(reason)}")
+        # URL and reason come from the sites crawled (headers, bodies, links): escaped, so
+        # a server cannot send escape sequences to this terminal.
+        url = visible(failure["url"])
+        err_console.print(f"[red]failed:[/] {escape(url)}{status}: {escape(visible(reason))}")
     if len(report.failures) > _SHOWN_FAILURES:
         err_console.print(f"… and {len(report.failures) - _SHOWN_FAILURES} more failures")
     out_console.print(f"report: {escape(str(report.report_path))}")

@@ -35,7 +35,7 @@ from typing import TypedDict, Unpack
 import httpx
 
 from .._version import __version__
-from ..errors import PushError, first_line
+from ..errors import PushError, first_line, visible
 from ..retry import Backoff
 from ..store import Store
 from .auth import Credentials
@@ -417,7 +417,7 @@ class _Run:
                 )
                 raise _Abort(f"{url}: HTTP {status}: {hint}")
             if 300 <= status < 400:
-                where = response.headers.get("Location", "?")
+                where = visible(response.headers.get("Location", "?"))  # the server's text
                 raise _Abort(f"{url} redirects (HTTP {status} to {where}); push to that URL")
             if status in (404, 405):
                 raise _Abort(f"{problem} (wrong path for this store? see --preset, --gsp-path)")
@@ -443,7 +443,11 @@ class _Run:
 
 
 def _snippet(response: httpx.Response) -> str:
-    """The first line of an error body, short: enough to say what the server disliked."""
+    """The first line of an error body, short: enough to say what the server disliked.
+
+    Control characters are escaped (:func:`~hcgraph.errors.visible`): the server wrote
+    this text, and it is printed on the user's terminal.
+    """
     text = response.content[:300].decode("utf-8", "replace").strip()
     line = text.splitlines()[0] if text else ""
-    return f": {line[:200]}" if line else ""
+    return f": {visible(line[:200])}" if line else ""
