@@ -280,18 +280,40 @@ class _GuardHandler(BaseHTTPRequestHandler):
         self._handle(b"")
 
     def do_POST(self) -> None:
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            self._refuse(411, "send a Content-Length")
-            return
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > _MAX_BODY:
-            self._refuse(413, "request body too large")
+        length = self._body_length()
+        if length is None:
             return
         body = self.rfile.read(length)
         if urlsplit(self.path).path != "/query":
             self._refuse(403, "read-only endpoint: POST only to /query")
             return
         self._handle(body)
+
+    def _body_length(self) -> int | None:
+        """The POST body's length from its Content-Length, or None once refused.
+
+        Refused, before any of the body is read: chunked or no Content-Length (411: the
+        body is read whole, so its length must be known), a Content-Length that is not
+        a plain decimal number or several that disagree (400: ``int()`` alone would take
+        ``+5`` and raise on ``abc`` or ``-5``), one over ``_MAX_BODY`` (413, read from
+        the digits, not by reading that much).
+        """
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            self._refuse(411, "send a Content-Length", close=True)
+            return None
+        values = {v.strip() for v in self.headers.get_all("Content-Length", [])}
+        if not values:
+            self._refuse(411, "send a Content-Length", close=True)
+            return None
+        value = values.pop()
+        if values or not (value.isascii() and value.isdigit()):
+            self._refuse(400, "Content-Length must be one number of bytes", close=True)
+            return None
+        digits = value.lstrip("0") or "0"  # int() of thousands of digits raises, too
+        if len(digits) > len(str(_MAX_BODY)) or int(digits) > _MAX_BODY:
+            self._refuse(413, "request body too large", close=True)
+            return None
+        return int(digits)
 
     def _queries(self, body: bytes) -> list[str]:
         texts = parse_qs(urlsplit(self.path).query).get("query", [])
@@ -335,11 +357,16 @@ class _GuardHandler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(data)
 
-    def _refuse(self, status: int, message: str) -> None:
+    def _refuse(self, status: int, message: str, *, close: bool = False) -> None:
+        """Answer ``status`` with a one-line text body. ``close``: the request body was
+        not read, so the connection ends here (what is left of it is no next request)."""
         data = (message + "\n").encode()
         self.send_response(status)
         self.send_header("Content-Type", "text/plain; charset=utf-8")
         self.send_header("Content-Length", str(len(data)))
+        if close:
+            self.send_header("Connection", "close")
+            self.close_connection = True
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(data)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -147,3 +148,45 @@ def test_cli_refuses_public_address(run_cli: Any, store_dir: Path) -> None:
     proc = run_cli("serve", "--host", "0.0.0.0", "--store", store_dir)
     assert proc.returncode == 1 and "loopback only" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def _raw_post(endpoint: Endpoint, *headers: str) -> tuple[int, bytes]:
+    """POST /query with exactly these header lines and no body; the status and body of
+    the answer, read until the server closes (it must: the body, if any, is unread)."""
+    head = "".join(
+        f"{h}\r\n" for h in ("POST /query HTTP/1.1", f"Host: 127.0.0.1:{endpoint.port}", *headers)
+    )
+    with socket.create_connection((endpoint.host, endpoint.port), timeout=10) as sock:
+        sock.sendall(f"{head}\r\n".encode())
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    if not answer:
+        return 0, b""  # no answer at all (what curl reports as 000)
+    status_line, _, rest = answer.partition(b"\r\n")
+    return int(status_line.split()[1]), rest.partition(b"\r\n\r\n")[2]
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        (("Content-Length: abc",), 400),
+        (("Content-Length: -5",), 400),
+        (("Content-Length: +5",), 400),
+        (("Content-Length: 5", "Content-Length: 7"), 400),
+        (("Content-Length: 99999999999",), 413),  # refused from the header, nothing read
+        (("Content-Length: " + "9" * 5000,), 413),  # int() of that many digits raises
+        ((), 411),
+        (("Transfer-Encoding: chunked",), 411),
+    ],
+)
+def test_post_with_a_bad_content_length_is_refused(
+    endpoint: Endpoint, headers: tuple[str, ...], status: int, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A malformed, missing or huge Content-Length gets a short text answer, not a dropped
+    connection and a traceback on the serve terminal; the endpoint keeps serving."""
+    got, body = _raw_post(endpoint, *headers)
+    assert (got, body.count(b"\n")) == (status, 1), body
+    assert "Traceback" not in capfd.readouterr().err
+    ok = httpx.post(endpoint.query_url, data={"query": "ASK {}"}, trust_env=False, timeout=30)
+    assert ok.status_code == 200
