@@ -20,6 +20,7 @@ Oxigraph server ``--union-default-graph``) — is a set.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 from collections.abc import Iterator, Mapping
@@ -106,19 +107,36 @@ class Store:
             path = None if self.directory is None else self.directory / "ledger.sqlite"
             try:
                 self._ledger = Ledger(path)
-            except Exception as exc:  # sqlite3.Error and OSError alike
+            except StoreError:  # names the file already
+                raise
+            except Exception as exc:  # OSError and the like
                 raise StoreError(f"{path}: cannot open the ledger: {first_line(exc)}") from exc
         return self._ledger
 
     def close(self) -> None:
-        """Flush writes and release the database (and its lock)."""
-        if self._ledger is not None:
-            self._ledger.close()
-            self._ledger = None
+        """Flush writes and release the database (and its lock).
+
+        Raises:
+            StoreError: the last writes could not be flushed (a full disk). The database
+                is released all the same; the next writer's open recovers what the failed
+                writes left (see :func:`hcgraph.pipeline.recover`).
+        """
+        try:
+            if self._ledger is not None:
+                ledger, self._ledger = self._ledger, None
+                ledger.close()
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        """Flush and drop the Oxigraph database (an ``OSError`` becomes a StoreError)."""
         if getattr(self, "ox", None) is not None:
-            if not self.read_only and self.directory is not None:
-                self.ox.flush()
-            del self.ox
+            try:
+                if not self.read_only and self.directory is not None:
+                    with self._written():
+                        self.ox.flush()
+            finally:
+                del self.ox
 
     def __enter__(self) -> Store:
         return self
@@ -284,13 +302,11 @@ class Store:
         self._writable()
         if not data:
             return
-        try:
+        with self._written():
             if len(data) < small:
                 self.ox.load(data, ox.RdfFormat.N_QUADS, lenient=True)
             else:
                 self.ox.bulk_load(data, ox.RdfFormat.N_QUADS, lenient=True)
-        except (OSError, SyntaxError) as exc:
-            raise StoreError(f"{self.directory}: write failed: {first_line(exc)}") from exc
 
     def replace_graph(
         self, graph: str, ntriples: str, also: Mapping[str, str] | None = None
@@ -304,30 +320,40 @@ class Store:
         g = f"<{graph}>"
         extra = "".join(f"GRAPH <{name}> {{\n{body}}}\n" for name, body in (also or {}).items())
         update = f"DROP SILENT GRAPH {g} ;\nINSERT DATA {{ GRAPH {g} {{\n{ntriples}}}\n{extra}}}"
-        try:
+        with self._written():
             self.ox.update(update)
-        except (OSError, SyntaxError) as exc:
-            raise StoreError(f"{self.directory}: write failed: {first_line(exc)}") from exc
 
     def remove_graph(self, graph: str) -> None:
         """Drop one named graph."""
         self._writable()
-        self.ox.remove_graph(ox.NamedNode(graph))
+        with self._written():
+            self.ox.remove_graph(ox.NamedNode(graph))
 
     def set_subject(self, graph: str, subject: str, ntriples: str) -> None:
         """Make ``ntriples`` the only triples about ``subject`` (an IRI) in ``graph``."""
         self._writable()
         g, s = ox.NamedNode(graph), ox.NamedNode(subject)
-        for quad in list(self.ox.quads_for_pattern(s, None, None, g)):
-            self.ox.remove(quad)
-        if ntriples:
-            self.ox.load(ntriples.encode(), ox.RdfFormat.N_TRIPLES, to_graph=g)
+        with self._written():
+            for quad in list(self.ox.quads_for_pattern(s, None, None, g)):
+                self.ox.remove(quad)
+            if ntriples:
+                self.ox.load(ntriples.encode(), ox.RdfFormat.N_TRIPLES, to_graph=g)
 
     def optimize(self) -> None:
         """Compact the on-disk database (faster reads after large loads)."""
         self._writable()
         if self.directory is not None:
-            self.ox.optimize()
+            with self._written():
+                self.ox.optimize()
+
+    @contextlib.contextmanager
+    def _written(self) -> Iterator[None]:
+        """An engine error while writing (``OSError``: a full disk; ``SyntaxError``) is a
+        StoreError naming the store, so the CLI prints one line, never a traceback."""
+        try:
+            yield
+        except (OSError, SyntaxError) as exc:
+            raise StoreError(f"{self.directory}: write failed: {first_line(exc)}") from exc
 
     def _writable(self) -> None:
         if self.read_only:
