@@ -25,10 +25,12 @@ tells the pipeline what to check after a crash (see ``hcgraph.pipeline.recover``
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from ._sqlite import Database
+from .errors import StoreError
 
 __all__ = ["Ledger", "Pending", "description_hash"]
 
@@ -73,14 +75,15 @@ class Ledger:
 
     def __init__(self, path: Path | None) -> None:
         # One writer thread uses it after the pipeline opened it: no same-thread check.
-        self.db = sqlite3.connect(
-            ":memory:" if path is None else str(path), isolation_level=None, check_same_thread=False
-        )
+        # A failing statement (a full disk) is a StoreError naming the file: in a crawl it
+        # ends the crawl resumable, instead of failing each body of the batch as a bad one.
+        self.db = Database(path, StoreError, "cannot open the ledger", check_same_thread=False)
         if path is not None:
             self.db.execute("PRAGMA journal_mode = WAL")
         self.db.execute("PRAGMA synchronous = NORMAL")
         self.db.executescript(_SCHEMA)
         _migrate(self.db)
+        self.db.what = "the ledger failed"
         self._known: set[bytes] | None = None
         self._users: dict[bytes, int] | None = None  # description → stories stating it
 
@@ -251,7 +254,7 @@ class Ledger:
 class _transaction:
     """``with _transaction(db):`` BEGIN … COMMIT (ROLLBACK on error, then ``on_rollback``)."""
 
-    def __init__(self, db: sqlite3.Connection, on_rollback: Callable[[], None] | None = None):
+    def __init__(self, db: Database, on_rollback: Callable[[], None] | None = None):
         self.db = db
         self.on_rollback = on_rollback
 
@@ -277,7 +280,7 @@ class _transaction:
             self.on_rollback()
 
 
-def _migrate(db: sqlite3.Connection) -> None:
+def _migrate(db: Database) -> None:
     """Ledgers written before ``stated`` kept one ``uses`` row per (story, description)."""
     old = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'uses'")
     if old.fetchone() is None:

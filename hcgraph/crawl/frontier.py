@@ -26,13 +26,13 @@ runs (the ``validators`` table survives runs).
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._sqlite import Database
 from ..errors import CrawlError
 
 __all__ = ["Frontier", "Row", "Validators"]
@@ -114,16 +114,16 @@ class Frontier:
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
-        try:
-            if path is not None:
-                path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(str(path) if path else ":memory:", isolation_level=None)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            # NORMAL: a commit survives the process being killed (only power loss can undo it).
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.executescript(_SCHEMA)
-        except sqlite3.Error as exc:
-            raise CrawlError(f"{path}: cannot open the crawl frontier: {exc}") from None
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = Database(path, CrawlError, "cannot open the crawl frontier")
+        self.db.execute("PRAGMA journal_mode=WAL")
+        # NORMAL: a commit survives the process being killed (only power loss can undo it).
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.executescript(_SCHEMA)
+        # From here on a failing statement (a full disk: "database or disk is full") is a
+        # CrawlError naming the file, so the crawl ends with one line, resumable.
+        self.db.what = "the crawl frontier failed"
         self._seq = self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM urls").fetchone()[0]
         self._depth = 0
         self._in_batch = False

@@ -1,0 +1,83 @@
+"""SQLite databases whose failures are hcgraph errors, not raw ``sqlite3`` ones.
+
+The crawl frontier and the store's ledger are SQLite files next to the data; on a full
+disk (or a damaged file) any statement may fail with ``sqlite3.OperationalError`` ("database
+or disk is full"). Raised as it is, that is a traceback at the command line, and in a crawl
+it looks like a bad body (any other exception while processing a batch fails that body
+alone). :class:`Database` raises it as the caller's own error instead (a
+:class:`~hcgraph.errors.CrawlError` for the frontier, a :class:`~hcgraph.errors.StoreError`
+for the ledger), naming the file, so the CLI prints one line and a crawl stops resumable.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from .errors import HcgraphError, first_line
+
+__all__ = ["Database"]
+
+
+class Database:
+    """A ``sqlite3.Connection`` (autocommit: transactions are explicit ``BEGIN``/``COMMIT``)
+    whose statements raise ``error(f"{path}: {what}: reason")`` instead of ``sqlite3.Error``.
+
+    ``what`` says what failed (it may be changed once the database is open: opening and
+    using it fail differently). Only what hcgraph uses of the connection: :meth:`execute`,
+    :meth:`executemany`, :meth:`executescript`, :attr:`in_transaction` and :meth:`close`.
+
+    Raises:
+        the ``error`` type given: the database cannot be opened.
+    """
+
+    def __init__(
+        self,
+        path: Path | None,
+        error: Callable[[str], HcgraphError],
+        what: str,
+        *,
+        check_same_thread: bool = True,
+    ) -> None:
+        self.path = path
+        self._error = error
+        self.what = what
+        self.raw: sqlite3.Connection = self._guard(
+            sqlite3.connect,
+            ":memory:" if path is None else str(path),
+            isolation_level=None,
+            check_same_thread=check_same_thread,
+        )
+
+    def _guard(self, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            return call(*args, **kwargs)
+        except sqlite3.Error as exc:
+            where = self.path if self.path is not None else ":memory:"
+            raise self._error(f"{where}: {self.what}: {first_line(exc)}") from exc
+
+    def execute(self, sql: str, parameters: Iterable[Any] = ()) -> sqlite3.Cursor:
+        """Run one statement."""
+        cursor: sqlite3.Cursor = self._guard(self.raw.execute, sql, tuple(parameters))
+        return cursor
+
+    def executemany(self, sql: str, rows: Iterable[Iterable[Any]]) -> sqlite3.Cursor:
+        """Run one statement for each of ``rows``."""
+        cursor: sqlite3.Cursor = self._guard(self.raw.executemany, sql, rows)
+        return cursor
+
+    def executescript(self, script: str) -> sqlite3.Cursor:
+        """Run a script of statements."""
+        cursor: sqlite3.Cursor = self._guard(self.raw.executescript, script)
+        return cursor
+
+    @property
+    def in_transaction(self) -> bool:
+        """True while a ``BEGIN`` is not yet committed or rolled back."""
+        return self.raw.in_transaction
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._guard(self.raw.close)
