@@ -36,7 +36,7 @@ from dataclasses import dataclass, field, replace
 
 import pyoxigraph as ox
 
-from .errors import NotAStoryError, StoreError, StoryError
+from .errors import NotAStoryError, StoreError, StoryError, first_line
 from .identity import crawled_from
 from .ledger import Pending, description_hash
 from .mapping import IngestInfo, MappedStory, Revision, map_story
@@ -261,7 +261,9 @@ class Pipeline:
         self._closing: _Loader | None = None
         self._writing: Future[None] | None = None
         self._inflight: set[str] = set()
-        self._broken = False  # a write failed: the store waits for recover()
+        # A write failed and could not be undone: the store waits for recover(). Its error,
+        # so that what is refused after it still says why (a full disk), not only "earlier".
+        self._broken: str | None = None
         self._run_urls: dict[str, str] = {}  # story IRI → first source in this run
         self._run_ids: dict[str, str] = {}  # story id → first story IRI in this run
         # story IRI → (new, quads): written whole by a write that failed, kept by recovery
@@ -327,13 +329,13 @@ class Pipeline:
                 writing, self._writing = self._writing, None
                 try:
                     writing.result()
-                except BaseException:
-                    self._after_failed_write(writing.done())
+                except BaseException as exc:
+                    self._after_failed_write(writing.done(), exc)
                     raise
         finally:
             self._inflight.clear()
 
-    def _after_failed_write(self, ended: bool) -> None:
+    def _after_failed_write(self, ended: bool, error: BaseException) -> None:
         """A write failed, maybe part-written: bring the store and the ledger back in step.
 
         The failed write had entered its stories as pending and its new descriptions as
@@ -345,8 +347,10 @@ class Pipeline:
         pipeline writes nothing more: everything stays pending for recover() on the next
         open.
         """
+        # The reason without the store's name, which the refusal puts in front of it.
+        reason = first_line(error).removeprefix(f"{self.store.directory}: ")
         if not ended:
-            self._broken = True
+            self._broken = reason
             return
         try:
             written = [p for p in self.store.ledger.pending() if p.sha is not None]
@@ -362,7 +366,7 @@ class Pipeline:
                     self.by_story.pop(story, None)
                 self.by_id = {i: s for i, s in self.by_id.items() if s not in lost}
         except Exception:
-            self._broken = True
+            self._broken = reason
 
     def _end_segment(self) -> None:
         """Close the current load's input; it finishes in the background (one at a time)."""
@@ -379,11 +383,11 @@ class Pipeline:
         loader, self._closing = self._closing, None
         try:
             pending = loader.finish()
-        except BaseException:
+        except BaseException as exc:
             # The load failed, maybe part-written. The segment being gathered is dropped
             # too: its stories may rely on descriptions only the failed one carried.
             self._loader = None
-            self._after_failed_write(loader.done())
+            self._after_failed_write(loader.done(), exc)
             raise
         ledger = self.store.ledger
         _retract(self.store, ledger.settle(pending))
@@ -542,8 +546,11 @@ class Pipeline:
         """Send a prepared batch on its way: into a segment load, or to the writer thread."""
         if not write:
             return
-        if self._broken:
-            raise StoreError(f"{self.store.directory}: an earlier write failed; reopen the store")
+        if self._broken is not None:
+            raise StoreError(
+                f"{self.store.directory}: an earlier write failed ({self._broken}); "
+                "reopen the store"
+            )
         if not write.replaced:
             if self._writing is not None:
                 self.flush()
