@@ -230,14 +230,20 @@ class Crawler:
         t0 = time.monotonic()
         lock = _lock(self.store_dir / "crawl" / "lock")
         frontier = self.frontier = Frontier(self.store_dir / "crawl" / "frontier.sqlite")
+        failing = True
         try:
             resumed = self._begin(frontier)
             runner = self._runner(frontier)
             try:
                 await runner.start()
                 requests = await self._crawl(frontier, runner)
-            finally:
-                await runner.close()
+            except BaseException:
+                # The crawl's error is the one to report: closing after it may fail too (on
+                # a full disk the store's last flush does) and must not replace it.
+                with contextlib.suppress(Exception):
+                    await runner.close()
+                raise
+            await runner.close()
             status = "interrupted" if self._stop else "complete"
             if status == "complete":
                 frontier.finish()
@@ -252,10 +258,9 @@ class Crawler:
                 options=self.options.describe(),
                 requests=requests,
             )
+            failing = False
         finally:
-            self.archive.close()
-            frontier.close()
-            lock.close()
+            _close_all((self.archive.close, frontier.close, lock.close), failing=failing)
         report.write(self.options.report or self.store_dir / "crawl-report.json")
         return report
 
@@ -653,11 +658,14 @@ class Crawler:
         try:
             outcomes = await runner.process(batch)
         except StoreError as exc:
-            if len(batch) == 1:
-                self._recorder.poisoned(batch[0], exc)
-            else:
-                suspects.update(item.key or "" for item in batch)
-                frontier.set_setting("suspects", json.dumps(sorted(suspects)))
+            # The store's error is the one to report. On a full disk the frontier cannot
+            # be written either: then the batch is not remembered (the resume redoes it).
+            with contextlib.suppress(CrawlError):
+                if len(batch) == 1:
+                    self._recorder.poisoned(batch[0], exc)
+                else:
+                    suspects.update(item.key or "" for item in batch)
+                    frontier.set_setting("suspects", json.dumps(sorted(suspects)))
             raise CrawlError(
                 f"processing failed: {exc} (run the same command again to resume; "
                 "the body that caused it is recorded as failed)"
@@ -682,6 +690,19 @@ class _Submitted:
 
     batch: list[Document]
     outcomes: list[Outcome]
+
+
+def _close_all(closers: Sequence[Callable[[], object]], *, failing: bool) -> None:
+    """Call every closer, even after one raised; then raise the first error, unless the
+    caller is ``failing`` already (its error is the one to report, not a later one)."""
+    first: Exception | None = None
+    for close in closers:
+        try:
+            close()
+        except Exception as exc:
+            first = first or exc
+    if first is not None and not failing:
+        raise first
 
 
 def _lock(path: Path) -> IO[bytes]:

@@ -176,9 +176,21 @@ class Runner:
         return await self._run(self._batches().previous_landed)
 
     async def close(self) -> None:
-        """Finish the batch in flight, stop the thread, close the store if owned."""
-        if self.batches is not None:
-            await self._run(self.batches.close)
+        """Finish the batch in flight, stop the thread, close the store if owned.
+
+        Raises:
+            StoreError: a write in flight failed, or the store's last flush did (the first
+                of them; the thread is stopped and the store closed all the same).
+        """
+        try:
+            if self.batches is not None:
+                await self._run(self.batches.close)
+        except BaseException:
+            self.pool.shutdown(wait=True)
+            if self.owns_store:
+                with contextlib.suppress(StoreError):  # the write's error is the one raised
+                    self.store.close()
+            raise
         self.pool.shutdown(wait=True)
         if self.owns_store:
             self.store.close()
