@@ -667,8 +667,9 @@ class Crawler:
                     suspects.update(item.key or "" for item in batch)
                     frontier.set_setting("suspects", json.dumps(sorted(suspects)))
             raise CrawlError(
-                f"processing failed: {exc} (run the same command again to resume; "
-                "the body that caused it is recorded as failed)"
+                f"processing failed: {exc} (run the same command again to resume; a body "
+                "that made the store worker fail is retried alone, and recorded as failed if it "
+                "does again)"
             ) from None
         except Exception as exc:
             if len(batch) == 1:
