@@ -34,6 +34,7 @@ __all__ = [
     "ProvenanceError",
     "PushError",
     "QueryError",
+    "StoreDiskError",
     "StoreError",
     "StoryError",
     "UnknownFormatError",
@@ -141,6 +142,14 @@ class NotAStoryError(StoryError):
 
 class StoreError(HcgraphError):
     """The embedded RDF store could not be opened, read or written."""
+
+
+class StoreDiskError(StoreError):
+    """The store's files could not be written: the engine met an I/O error (a full disk).
+
+    Nothing the data did: the crawl does not hold the batch's stories responsible (it would
+    a write the data made fail), and the same command resumes once the disk has room.
+    """
 
 
 class OutputError(HcgraphError):

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field, replace
 
 import pyoxigraph as ox
 
-from .errors import NotAStoryError, StoreError, StoryError, first_line
+from .errors import NotAStoryError, StoreDiskError, StoreError, StoryError, first_line
 from .identity import crawled_from
 from .ledger import Pending, description_hash
 from .mapping import IngestInfo, MappedStory, Revision, map_story
@@ -264,6 +264,7 @@ class Pipeline:
         # A write failed and could not be undone: the store waits for recover(). Its error,
         # so that what is refused after it still says why (a full disk), not only "earlier".
         self._broken: str | None = None
+        self._broken_by: type[StoreError] = StoreError  # StoreDiskError: the disk, not data
         self._run_urls: dict[str, str] = {}  # story IRI → first source in this run
         self._run_ids: dict[str, str] = {}  # story id → first story IRI in this run
         # story IRI → (new, quads): written whole by a write that failed, kept by recovery
@@ -349,6 +350,7 @@ class Pipeline:
         """
         # The reason without the store's name, which the refusal puts in front of it.
         reason = first_line(error).removeprefix(f"{self.store.directory}: ")
+        self._broken_by = StoreDiskError if isinstance(error, StoreDiskError) else StoreError
         if not ended:
             self._broken = reason
             return
@@ -547,7 +549,7 @@ class Pipeline:
         if not write:
             return
         if self._broken is not None:
-            raise StoreError(
+            raise self._broken_by(
                 f"{self.store.directory}: an earlier write failed ({self._broken}); "
                 "reopen the store"
             )

@@ -29,7 +29,7 @@ from typing import IO, Any
 
 import pyoxigraph as ox
 
-from .errors import StoreError, first_line
+from .errors import StoreDiskError, StoreError, first_line
 from .iris import minted, named_node
 from .ledger import Ledger
 from .sparqlguard import check_no_service
@@ -348,11 +348,14 @@ class Store:
 
     @contextlib.contextmanager
     def _written(self) -> Iterator[None]:
-        """An engine error while writing (``OSError``: a full disk; ``SyntaxError``) is a
-        StoreError naming the store, so the CLI prints one line, never a traceback."""
+        """An engine error while writing is a StoreError naming the store, so the CLI prints
+        one line, never a traceback: a :class:`StoreDiskError` for an ``OSError`` (a full
+        disk), a plain one for a ``SyntaxError`` (data the engine refused)."""
         try:
             yield
-        except (OSError, SyntaxError) as exc:
+        except OSError as exc:
+            raise StoreDiskError(f"{self.directory}: write failed: {first_line(exc)}") from exc
+        except SyntaxError as exc:
             raise StoreError(f"{self.directory}: write failed: {first_line(exc)}") from exc
 
     def _writable(self) -> None:

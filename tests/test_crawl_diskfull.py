@@ -113,6 +113,27 @@ def test_a_full_disk_with_the_thread_worker_is_one_crawl_error(
     assert stories_in(store) == EVERY
 
 
+@pytest.mark.timeout(120)
+def test_a_full_disk_holds_no_story_responsible(
+    site: Site, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store's disk is full for two runs (the frontier's is not): no story is recorded
+    as failed for it (before, the resume retried the batch one body at a time and recorded
+    the first as failed, as if it had killed the writer), and with room the third run
+    stores every story and exits 0."""
+    diskfull.install(monkeypatch.setattr, "engine", tmp_path / "full")
+    store = tmp_path / "store"
+    for _ in range(2):
+        with pytest.raises(CrawlError, match=r"No space left on device.*once the store's disk"):
+            site.crawl(store, page("a"), depth=1, store_worker="thread")
+        gc.collect()  # the injected engine's frames hold the real engine's lock
+    monkeypatch.undo()
+    gc.collect()
+    report = site.crawl(store, page("a"), depth=1, store_worker="thread")
+    assert report.failures == [] and report.exit_code == 0
+    assert stories_in(store) == EVERY
+
+
 def test_a_frontier_write_on_a_full_disk_is_a_crawl_error_naming_the_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -39,7 +39,7 @@ import httpx
 from .._io import ensure_dir, read_at_most
 from .._version import __version__
 from ..archive import Archive, FetchRecord
-from ..errors import CrawlError, StoreError
+from ..errors import CrawlError, StoreDiskError, StoreError
 from ..ingest import discover, shown_path
 from ..pipeline import Document, Outcome
 from ..store import Store
@@ -657,6 +657,11 @@ class Crawler:
         await self._synced()  # not in the try: a disk that fails ends the crawl
         try:
             outcomes = await runner.process(batch)
+        except StoreDiskError as exc:  # the disk, not a body: no story is held responsible
+            raise CrawlError(
+                f"processing failed: {exc} (run the same command again to resume once the "
+                "store's disk has room)"
+            ) from None
         except StoreError as exc:
             # The store's error is the one to report. On a full disk the frontier cannot
             # be written either: then the batch is not remembered (the resume redoes it).

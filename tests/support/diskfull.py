@@ -8,8 +8,9 @@ store worker process it starts):
   raises the ``OSError`` Oxigraph raises on a full disk;
 * ``archive``: every append to the crawl archive's packs fails with ``ENOSPC``, and so does
   the store's flush on close;
+* ``engine``: as ``store``, but the frontier (on another disk) keeps working;
 
-and in both, once the disk is full (the ``flag`` file exists: it is made by the first
+and in the first two, once the disk is full (the ``flag`` file exists: it is made by the first
 failure, whichever process it happens in) every write to the crawl frontier fails as
 SQLite's does (``database or disk is full``). Only the engine, ``os.writev`` and
 ``sqlite3.connect`` are patched, so hcgraph's own handling of those errors is what runs.
@@ -49,7 +50,7 @@ def install(patch: Callable[[Any, str, Any], None], fault: str, flag: Path | str
     def fill() -> None:
         flag.touch()
 
-    failing = _ENGINE_WRITES if fault == "store" else {"flush"}
+    failing = _ENGINE_WRITES if fault in ("store", "engine") else {"flush"}
 
     class FullEngine:
         """An Oxigraph store whose ``failing`` methods fail as on a full disk."""
@@ -94,7 +95,7 @@ def install(patch: Callable[[Any, str, Any], None], fault: str, flag: Path | str
     connect = sqlite3.connect
 
     def connect_full(database: Any, *args: Any, **kwargs: Any) -> sqlite3.Connection:
-        if str(database).endswith("frontier.sqlite"):
+        if str(database).endswith("frontier.sqlite") and fault != "engine":
             kwargs["factory"] = FullFrontier
         return connect(database, *args, **kwargs)
 
