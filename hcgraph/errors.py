@@ -145,7 +145,8 @@ class StoreError(HcgraphError):
 
 
 class StoreDiskError(StoreError):
-    """The store's files could not be written: the engine met an I/O error (a full disk).
+    """The store's files could not be written or read: the engine or the ledger met an I/O
+    error (a full disk, a damaged file).
 
     Nothing the data did: the crawl does not hold the batch's stories responsible (it would
     a write the data made fail), and the same command resumes once the disk has room.

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ._sqlite import Database
-from .errors import StoreError
+from .errors import StoreDiskError
 
 __all__ = ["Ledger", "Pending", "description_hash"]
 
@@ -75,9 +75,10 @@ class Ledger:
 
     def __init__(self, path: Path | None) -> None:
         # One writer thread uses it after the pipeline opened it: no same-thread check.
-        # A failing statement (a full disk) is a StoreError naming the file: in a crawl it
-        # ends the crawl resumable, instead of failing each body of the batch as a bad one.
-        self.db = Database(path, StoreError, "cannot open the ledger", check_same_thread=False)
+        # A failing statement (a full disk, a damaged file) is a StoreDiskError naming the
+        # file: nothing a story did (the ledger holds only hashes), so in a crawl it ends the
+        # crawl resumable and no body of the batch is held responsible.
+        self.db = Database(path, StoreDiskError, "cannot open the ledger", check_same_thread=False)
         if path is not None:
             self.db.execute("PRAGMA journal_mode = WAL")
         self.db.execute("PRAGMA synchronous = NORMAL")

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from hcgraph.errors import StoreError
+from hcgraph.errors import StoreDiskError
 from hcgraph.ledger import Ledger, Pending, description_hash
 
 GRAPH = "https://w3id.org/hcgraph/graph/sources"
@@ -57,14 +57,14 @@ def test_a_failed_commit_leaves_counts_and_transactions_right(tmp_path: Path) ->
 
 
 def test_a_failing_statement_is_a_store_error_naming_the_ledger(tmp_path: Path) -> None:
-    """A full disk under the ledger is a StoreError (one line at the CLI; in a crawl it ends
-    the crawl resumable), not a raw sqlite3.OperationalError that failed each body of the
-    crawl's batch as a bad one."""
+    """A full disk under the ledger is a StoreDiskError (one line at the CLI; in a crawl it
+    ends the crawl resumable, no body held responsible), not a raw sqlite3.OperationalError
+    that failed each body of the crawl's batch as a bad one."""
     path = tmp_path / "ledger.sqlite"
     ledger = Ledger(path)
     story = Pending("https://example.org/s", "a" * 64, 1, frozenset({D}), new=True)
     ledger.db.raw = _FailingCommit(ledger.db.raw)  # type: ignore[assignment]
-    with pytest.raises(StoreError) as info:
+    with pytest.raises(StoreDiskError) as info:
         ledger.begin([(D, GRAPH, "<https://example.org/m>", BODY)], [story])
     assert str(info.value) == f"{path}: the ledger failed: database or disk is full"
     assert Ledger(path).pending() == []  # nothing of it was kept
