@@ -1,0 +1,178 @@
+"""Data in and out: hcgraph's own namespace, JSON that is not RFC 8259, bad ingest paths,
+store opening errors (a second writer, a damaged store) and atomic split exports."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from crawlserver import FAST, CrawlServer, stories_in
+
+from hcgraph.crawl import CrawlOptions, crawl
+from hcgraph.errors import StoryError
+from hcgraph.model import parse_story
+from hcgraph.store import Store
+
+
+def _doc(seed_path: Path) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(seed_path.read_text())
+    return doc
+
+
+def _write(path: Path, doc: dict[str, Any]) -> Path:
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+# --- a story cannot take over hcgraph's own IRIs ---------------------------------------------
+
+OWN = [
+    "https://w3id.org/hcgraph/graph/sources",
+    "https://w3id.org/hcgraph/graph/publishers",
+    "https://w3id.org/hcgraph/graph/agents",
+    "https://w3id.org/hcgraph/id/manifest/1811111111111111111",
+    "https://w3id.org/hcgraph/ns",
+]
+
+
+def _own_iris(store_dir: Path) -> list[str]:
+    """Story graphs and typed subjects the store holds inside hcgraph's namespace, other
+    than what hcgraph itself wrote there (nothing at all when the store is empty)."""
+    with Store(store_dir, read_only=True) as st:
+        rows = st.query("SELECT DISTINCT ?s WHERE { ?s a hc:Story }")
+        stories = [str(r[0].value) for r in rows]
+        return [s for s in [*stories, *st.story_graphs()] if s.startswith("https://w3id.org/")]
+
+
+@pytest.mark.parametrize("url", OWN)
+def test_ingest_refuses_a_story_url_in_hcgraphs_namespace(
+    invoke: Any, tmp_path: Path, seed_path: Path, url: str
+) -> None:
+    doc = _doc(seed_path)
+    doc["url"] = url
+    bad = _write(tmp_path / "bad.json", doc)
+    store_dir = tmp_path / "store"
+    result = invoke("ingest", bad, seed_path, "--store", store_dir)
+    assert result.exit_code == 3
+    assert "bad.json: url: must not be in hcgraph's own namespace" in result.stderr
+    assert "ingested 1 stories" in result.stdout  # the good file still went in
+    assert _own_iris(store_dir) == []
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "HTTPS://W3ID.ORG/hcgraph/ns",
+        "http://w3id.org/hcgraph/graph/sources",
+        "https://w3id.org:443/hcgraph/id/claim/1",
+        "https://w3id.org./hcgraph/",
+        "https://w3id.org/%68cgraph/graph/links",
+        "https://w3id.org/hcgraph",
+    ],
+)
+def test_every_spelling_of_the_namespace_is_refused(seed_path: Path, url: str) -> None:
+    doc = _doc(seed_path)
+    doc["url"] = url
+    with pytest.raises(StoryError) as info:
+        parse_story(json.dumps(doc), "x.json")
+    assert info.value.problems[0][0] == "url"
+    assert "own namespace" in info.value.problems[0][1]
+
+
+@pytest.mark.parametrize("url", ["https://w3id.org/hcgraphs/x/", "https://example.org/hcgraph/"])
+def test_urls_beside_the_namespace_are_kept(seed_path: Path, url: str) -> None:
+    doc = _doc(seed_path)
+    doc["url"] = url
+    assert parse_story(json.dumps(doc), "x.json").url == url
+
+
+@pytest.mark.parametrize(
+    ("where", "path"),
+    [
+        (("related", 0, "url"), "related[0].url"),
+        (("manifests", 0, "source_url"), "manifests[0].source_url"),
+        (("links", "newsroom"), "links.newsroom"),
+        (("links", "edition"), "links.edition"),
+    ],
+)
+def test_urls_that_name_described_things_are_refused_in_the_namespace(
+    seed_path: Path, where: tuple[Any, ...], path: str
+) -> None:
+    """A related story, a source document, a newsroom or an edition is described under its
+    URL (in the links, sources and agents graphs): inside hcgraph's namespace it would take
+    over a manifest, a shared graph or a term."""
+    doc = _doc(seed_path)
+    node = doc
+    for key in where[:-1]:
+        node = node.setdefault(key, {}) if isinstance(key, str) else node[key]
+    node[where[-1]] = "https://w3id.org/hcgraph/id/manifest/1811111111111111111"
+    with pytest.raises(StoryError) as info:
+        parse_story(json.dumps(doc), "x.json")
+    assert any(p == path and "own namespace" in m for p, m in info.value.problems)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(60)
+def test_crawl_refuses_a_story_in_hcgraphs_namespace(
+    crawl_server: CrawlServer, tmp_path: Path
+) -> None:
+    """The crawl parses with the same model: a page served under the namespace (through a
+    mirror here) whose story claims that URL fails, and nothing is stored."""
+    from crawlserver import Reply, story
+
+    prefix = crawl_server.prefix()
+    url = "https://w3id.org/hcgraph/graph/sources/"
+    body = json.loads(story("x"))
+    body["url"] = url
+    served = Reply(body=json.dumps(body).encode())
+    crawl_server.route(f"{prefix}/hcgraph/graph/sources/index.json", served)
+    options = CrawlOptions(mirrors=(f"https://w3id.org={crawl_server.base}{prefix}",), policy=FAST)
+    report = crawl([url], tmp_path / "store", options)
+    assert report.exit_code == 3
+    (failure,) = report.failures
+    assert failure["json_path"] == "url" and "own namespace" in failure["reason"]
+    assert stories_in(tmp_path / "store") == set()
+
+
+# --- JSON that RFC 8259 does not allow --------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity", "1e400", "[1, NaN]"])
+def test_non_finite_numbers_are_refused_with_their_path(seed_path: Path, value: str) -> None:
+    text = json.dumps(_doc(seed_path))
+    raw = text[:-1] + ', "x_future": {"a": ' + value + "}}"
+    with pytest.raises(StoryError) as info:
+        parse_story(raw.encode(), "x.json")
+    path, message = info.value.problems[0]
+    assert path == ("x_future.a[1]" if value.startswith("[") else "x_future.a")
+    assert "not JSON" in message or "beyond a double" in message
+
+
+def test_the_words_nan_and_infinity_in_text_are_kept(seed_path: Path) -> None:
+    doc = _doc(seed_path)
+    doc["x_future"] = {"a": "NaN, to Infinity", "b": "1e400"}
+    assert parse_story(json.dumps(doc), "x.json").extra["x_future"]["b"] == "1e400"
+
+
+@pytest.mark.parametrize(
+    "surrogate",
+    [pytest.param(b"\xed\xa0\x80", id="encoded"), pytest.param(b"\\ud800", id="escaped")],
+)
+def test_a_lone_surrogate_is_refused_with_its_path(seed_path: Path, surrogate: bytes) -> None:
+    """Neither is Unicode text: stored, either became U+FFFD without a word."""
+    raw = seed_path.read_bytes().replace(b"Agentic RL grows up", b"Agentic " + surrogate, 1)
+    with pytest.raises(StoryError) as info:
+        parse_story(raw, "x.json")
+    assert info.value.problems[0][0] == "headline"
+    assert "surrogate U+D800" in info.value.problems[0][1]
+
+
+def test_ingest_names_the_path_of_a_nan(invoke: Any, tmp_path: Path, seed_path: Path) -> None:
+    text = json.dumps(_doc(seed_path))
+    bad = tmp_path / "nan.json"
+    bad.write_text(text[:-1] + ', "x_future": [0, {"b": NaN}]}')
+    result = invoke("ingest", bad, "--store", tmp_path / "store")
+    assert result.exit_code == 3
+    assert "nan.json: x_future[1].b: NaN is not JSON" in result.stderr
