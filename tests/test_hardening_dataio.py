@@ -176,3 +176,49 @@ def test_ingest_names_the_path_of_a_nan(invoke: Any, tmp_path: Path, seed_path: 
     result = invoke("ingest", bad, "--store", tmp_path / "store")
     assert result.exit_code == 3
     assert "nan.json: x_future[1].b: NaN is not JSON" in result.stderr
+
+
+# --- ingest: a missing path is a user error; a FIFO is never opened ---------------------------
+
+
+def test_ingest_of_a_missing_path_exits_1_and_creates_nothing(invoke: Any, tmp_path: Path) -> None:
+    store_dir = tmp_path / "output" / "store"
+    result = invoke("ingest", tmp_path / "typo.json", "--store", store_dir)
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines() == [
+        f"error: {tmp_path / 'typo.json'}: no such file or directory"
+    ]
+    assert not (tmp_path / "output").exists()
+
+
+def test_a_missing_path_among_good_ones_refuses_the_run(
+    invoke: Any, tmp_path: Path, seed_path: Path
+) -> None:
+    store_dir = tmp_path / "store"
+    result = invoke("ingest", seed_path, tmp_path / "a.json", tmp_path / "b", "--store", store_dir)
+    assert result.exit_code == 1
+    (line,) = result.stderr.strip().splitlines()
+    assert line.endswith("a.json: no such file or directory (and 1 more missing paths)")
+    assert not store_dir.exists()
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_ingest_refuses_what_is_no_regular_file(
+    invoke: Any, tmp_path: Path, seed_path: Path, kind: str
+) -> None:
+    """A FIFO with no writer blocked ingest forever; a device is no story file either. Each
+    is refused by its path, unopened, and the other files go in."""
+    import os
+
+    if kind == "fifo":
+        odd = tmp_path / "pipe.json"
+        os.mkfifo(odd)
+        why = "not a regular file (a FIFO)"
+    else:
+        odd = Path("/dev/zero")
+        why = "not a regular file (a character device)"
+    result = invoke("ingest", odd, seed_path, "--store", tmp_path / "store")
+    assert result.exit_code == 3
+    assert f"{odd}: {why}" in result.stderr
+    assert "ingested 1 stories" in result.stdout
