@@ -222,3 +222,105 @@ def test_ingest_refuses_what_is_no_regular_file(
     assert result.exit_code == 3
     assert f"{odd}: {why}" in result.stderr
     assert "ingested 1 stories" in result.stdout
+
+
+# --- store opening errors: one line each --------------------------------------------------------
+
+
+def _damage(store_dir: Path) -> None:
+    (store_dir / "oxigraph" / "CURRENT").write_text("garbage\n")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["stats"],
+        ["export", "--format", "nquads"],
+        ["ingest", "tests/fixtures/agentic-rl-production.json"],
+        ["query", "publisher-reach"],
+        ["check"],
+    ],
+    ids=lambda c: c[0],
+)
+def test_a_damaged_store_is_one_line_saying_how_to_rebuild(
+    run_cli: Any, invoke: Any, tmp_path: Path, seed_path: Path, command: list[str]
+) -> None:
+    from conftest import ROOT
+
+    store_dir = tmp_path / "store"
+    assert invoke("ingest", seed_path, "--store", store_dir).exit_code == 0
+    _damage(store_dir)
+    proc = run_cli(*command, "--store", store_dir, cwd=ROOT)
+    assert proc.returncode == 1
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith(f"error: {store_dir}: the store is damaged (Corruption: ")
+    assert "ingest again" in line  # no archive here: rebuild has nothing to rebuild from
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_damaged_crawled_store_is_rebuilt_as_its_message_says(
+    run_cli: Any, tmp_path: Path
+) -> None:
+    assert run_cli("demo", "--stories", "5", "--out", tmp_path / "out").returncode == 0
+    store_dir = tmp_path / "out" / "store"
+    before = run_cli("stats", "--format", "json", "--store", store_dir).stdout
+    _damage(store_dir)
+    proc = run_cli("stats", "--store", store_dir)
+    hint = f"hcgraph rebuild --drop-unarchived --store {store_dir}"
+    assert proc.returncode == 1 and hint in proc.stderr
+    refused = run_cli("rebuild", "--store", store_dir)  # without the flag: said, not guessed
+    assert refused.returncode == 1 and "--drop-unarchived" in refused.stderr
+    assert run_cli(*hint.split()[1:]).returncode == 0
+    assert run_cli("stats", "--format", "json", "--store", store_dir).stdout == before
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["ingest", "tests/fixtures/agentic-rl-production.json"], ["rebuild", "--drop-unarchived"]],
+    ids=lambda c: c[0],
+)
+def test_a_second_writer_is_told_who_holds_the_store(
+    run_cli: Any, tmp_path: Path, command: list[str]
+) -> None:
+    """RocksDB's "IO error: While lock file: …/LOCK: Resource temporarily unavailable" was all
+    a second writer got."""
+    import os
+
+    from conftest import ROOT
+
+    store_dir = tmp_path / "store"
+    (store_dir / "archive" / "packs").mkdir(parents=True)  # rebuild gets to the store
+    with Store(store_dir, holder="hcgraph crawl"):
+        proc = run_cli(*command, "--store", store_dir, cwd=ROOT)
+    assert proc.returncode == 1
+    (line,) = proc.stderr.strip().splitlines()
+    assert line == (
+        f"error: {store_dir}: the store is in use by hcgraph crawl, pid {os.getpid()}; "
+        "wait for it to finish, or stop it"
+    )
+    assert not (store_dir / "writer.json").exists()  # the holder's record went with it
+
+
+def test_the_cli_names_its_command_as_the_holder(invoke: Any, tmp_path: Path) -> None:
+    import sys
+
+    from hcgraph.errors import StoreBusyError
+
+    store_dir = tmp_path / "store"
+    argv = sys.argv
+    sys.argv = ["/usr/bin/hcgraph", "--quiet", "ingest", "x.json"]
+    try:
+        with Store(store_dir), pytest.raises(StoreBusyError) as info:
+            Store(store_dir)
+    finally:
+        sys.argv = argv
+    assert info.value.holder is not None and info.value.holder.startswith("hcgraph ingest, pid")
+
+
+def test_a_stale_holder_record_is_not_believed(tmp_path: Path) -> None:
+    """A writer killed by SIGKILL leaves writer.json behind: a dead pid names nobody."""
+    from hcgraph.store import holder_of
+
+    (tmp_path / "writer.json").write_text('{"pid": 999999999, "command": "hcgraph crawl"}')
+    assert holder_of(tmp_path) is None
