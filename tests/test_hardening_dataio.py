@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import ROOT, SEED
 from crawlserver import FAST, CrawlServer, stories_in
 
 from hcgraph.crawl import CrawlOptions, crawl
@@ -245,8 +246,6 @@ def _damage(store_dir: Path) -> None:
 def test_a_damaged_store_is_one_line_saying_how_to_rebuild(
     run_cli: Any, invoke: Any, tmp_path: Path, seed_path: Path, command: list[str]
 ) -> None:
-    from conftest import ROOT
-
     store_dir = tmp_path / "store"
     assert invoke("ingest", seed_path, "--store", store_dir).exit_code == 0
     _damage(store_dir)
@@ -287,8 +286,6 @@ def test_a_second_writer_is_told_who_holds_the_store(
     a second writer got."""
     import os
 
-    from conftest import ROOT
-
     store_dir = tmp_path / "store"
     (store_dir / "archive" / "packs").mkdir(parents=True)  # rebuild gets to the store
     with Store(store_dir, holder="hcgraph crawl"):
@@ -324,3 +321,23 @@ def test_a_stale_holder_record_is_not_believed(tmp_path: Path) -> None:
 
     (tmp_path / "writer.json").write_text('{"pid": 999999999, "command": "hcgraph crawl"}')
     assert holder_of(tmp_path) is None
+
+
+# --- crawl: an empty seed -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", ["", "  ", "\t"])
+def test_an_empty_seed_is_refused(
+    invoke: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: str
+) -> None:
+    """``hcgraph crawl "$UNSET"`` crawled the current directory, then what it linked to."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "story.json").write_bytes(SEED.read_bytes())  # what "" found: the cwd's files
+    result = invoke("crawl", seed, "--store", tmp_path / "store")
+    assert result.exit_code == 1
+    (line,) = result.stderr.strip().splitlines()
+    assert line == (
+        f"error: seed {seed!r} is empty: give a story URL or a local story file "
+        "(an unset shell variable?)"
+    )
+    assert not (tmp_path / "store").exists()
