@@ -341,3 +341,127 @@ def test_an_empty_seed_is_refused(
         "(an unset shell variable?)"
     )
     assert not (tmp_path / "store").exists()
+
+
+# --- export --split: the whole new dump or the old one; stdout that cannot be written -------
+
+_KILLED_MID_EXPORT = """
+import os, signal, sys
+import hcgraph.dump as dump
+real = dump._flush
+def flush(target, index, lines, compress):
+    path = real(target, index, lines, compress)
+    if index == 1:  # two shards of the new dump are on disk: kill -9, no clean-up at all
+        os.kill(os.getpid(), signal.SIGKILL)
+    return path
+dump._flush = flush
+from hcgraph.cli import main
+main(sys.argv[1:])
+"""
+
+
+@pytest.fixture(scope="module")
+def dump_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from hcgraph.ingest import ingest_bytes
+    from hcgraph.sample import generate_corpus
+
+    directory = tmp_path_factory.mktemp("dump") / "store"
+    corpus = generate_corpus(30, seed=25)
+    with Store(directory) as store:
+        docs = ((json.dumps(d).encode(), str(d["url"])) for d in corpus.stories)
+        assert not ingest_bytes(store, docs).failures
+    return directory
+
+
+def _split(store_dir: Path, out: Path, n: int) -> list[str]:
+    return ["export", "--format", "nquads", "--gzip", "--split", str(n), "--out", str(out),
+            "--store", str(store_dir)]  # fmt: skip
+
+
+def _dump(out: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(out.iterdir())}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_a_killed_split_export_leaves_the_old_dump_whole(
+    invoke: Any, dump_store: Path, tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    from conftest import cli_env
+
+    out = tmp_path / "dump"
+    assert invoke(*_split(dump_store, out, 100_000)).exit_code == 0
+    old = _dump(out)
+    assert list(old) == ["graph-00000.nq.gz"]
+    args = [sys.executable, "-c", _KILLED_MID_EXPORT, *_split(dump_store, out, 2000)]
+    killed = subprocess.run(args, env=cli_env(), capture_output=True, timeout=100)
+    assert killed.returncode == -9
+    assert _dump(out) == old  # not the new shard 0 over the old one
+    fresh = tmp_path / "fresh"  # killed on its first export: no half dump at all
+    args = [sys.executable, "-c", _KILLED_MID_EXPORT, *_split(dump_store, fresh, 2000)]
+    assert subprocess.run(args, env=cli_env(), capture_output=True, timeout=100).returncode == -9
+    assert not fresh.exists()
+    # The next export clears what the killed ones left beside the directories.
+    assert invoke(*_split(dump_store, out, 2000)).exit_code == 0
+    assert len(_dump(out)) > 2
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".dump.")) == []
+
+
+def test_a_smaller_dump_replaces_a_longer_one_exactly(
+    invoke: Any, dump_store: Path, seed_path: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "dump"
+    assert invoke(*_split(dump_store, out, 1000)).exit_code == 0
+    assert len(_dump(out)) > 3
+    small = tmp_path / "small"
+    assert invoke("ingest", seed_path, "--store", small).exit_code == 0
+    assert invoke(*_split(small, out, 1000)).exit_code == 0
+    fresh = tmp_path / "fresh"
+    assert invoke(*_split(small, fresh, 1000)).exit_code == 0
+    assert _dump(out) == _dump(fresh)
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_split_export_never_replaces_other_files(
+    invoke: Any, dump_store: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "dump"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    result = invoke(*_split(dump_store, out, 1000))
+    assert result.exit_code == 1
+    assert "holds 'notes.txt', not a shard" in result.stderr
+    assert _dump(out) == {"notes.txt": b"mine"}
+
+
+def test_a_split_export_through_a_symlink_keeps_the_link(
+    invoke: Any, dump_store: Path, tmp_path: Path
+) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    assert invoke(*_split(dump_store, link, 1000)).exit_code == 0
+    assert link.is_symlink() and len(_dump(real)) > 3
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("gz", [[], ["--gzip"]], ids=["plain", "gzip"])
+def test_export_to_a_full_stdout_is_one_line(dump_store: Path, gz: list[str]) -> None:
+    import subprocess
+    import sys
+
+    from conftest import cli_env
+
+    with open("/dev/full", "wb") as full:
+        proc = subprocess.run(
+            [sys.executable, "-m", "hcgraph", "export", *gz, "--store", str(dump_store)],
+            stdout=full, stderr=subprocess.PIPE, text=True, env=cli_env(), timeout=120,
+        )  # fmt: skip
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines() == [
+        "error: stdout: cannot write the export: No space left on device"
+    ]
