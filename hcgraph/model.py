@@ -361,7 +361,7 @@ def parse_story(raw: bytes | str, source: str) -> Story:
         errors = exc.errors(include_url=False)
     else:
         _validate_identity(story, source)
-        if _SUSPECT.search(raw if isinstance(raw, bytes) else raw.encode("utf-8", "replace")):
+        if _suspect(raw if isinstance(raw, bytes) else raw.encode("utf-8", "replace")):
             _refuse_unstorable(json.loads(raw, parse_constant=_Constant), source)
         return story
     problems = [(json_path(tuple(e["loc"])), _message(e)) for e in errors]
@@ -505,9 +505,15 @@ def _parse_lenient(raw: bytes | str, source: str) -> Any:
 #: Problems :func:`_unstorable` collects before it stops looking (the error lists 20).
 _MAX_UNSTORABLE = 100
 # What the strict parser takes but RFC 8259 does not allow: NaN and Infinity, and a number
-# whose exponent may take it past a double (1e400 parses as inf). Only documents holding
-# one of these bytes (prose may: "to Infinity") are parsed again and walked.
-_SUSPECT = re.compile(rb"NaN|Infinity|\d[eE]\+?\d{3}")
+# whose exponent may take it past a double (1e400 parses as inf). Only documents holding one
+# of these bytes (prose may: "to Infinity") are parsed again and walked. Literal searches:
+# one alternation regex cost 40% of a parse, these 5%.
+_EXPONENTS = (re.compile(rb"e\+?\d\d\d"), re.compile(rb"E\+?\d\d\d"))
+
+
+def _suspect(raw: bytes) -> bool:
+    """Whether ``raw`` may hold a value the strict parser took but RFC 8259 does not allow."""
+    return b"NaN" in raw or b"Infinity" in raw or any(e.search(raw) for e in _EXPONENTS)
 
 
 def _refuse_unstorable(doc: Any, source: str) -> None:
