@@ -10,14 +10,19 @@ headers carry no name or time, so the same store gives byte-identical shards.
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import gzip
+import os
 import re
+import secrets
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
-from ._io import atomic_writer, ensure_dir
+from ._io import atomic_writer, ensure_dir, sync_dir
 from .errors import ExportError
 from .store import Store
 
@@ -45,28 +50,93 @@ def write_shards(
     """Write the store's story graphs as N-Quads shards of at most ``max_quads`` quads.
 
     A shard is closed before a graph that would push it past ``max_quads``; a single
-    graph larger than that gets a shard of its own. Shards left in ``directory`` by an
-    earlier, larger dump are removed, so the directory always holds exactly this dump.
+    graph larger than that gets a shard of its own. The directory always holds exactly
+    one whole dump: the shards are written (and ``fsync``-ed) into a new directory beside
+    it, which then takes its place in one step (``renameat2`` exchanging the two where
+    the system has it, else two renames), and the old dump is removed after. An export
+    that fails or is killed half-way leaves the old dump as it was (and, killed, a hidden
+    ``.DIR.….new`` beside it, removed by the next export into ``DIR``).
 
     Returns:
         The shard paths, in order.
 
     Raises:
-        ExportError: ``max_quads`` < 1, or the directory cannot be written.
+        ExportError: ``max_quads`` < 1, the directory holds files that are not shards (it
+            is replaced whole: they would be lost), or it cannot be written.
     """
     if max_quads < 1:
         raise ExportError("--split needs a positive number of quads per shard")
-    target = Path(directory)
+    target = Path(os.path.realpath(directory))  # through a symlink: the link stays
+    shown = Path(directory)
     try:
-        ensure_dir(target)
-        written = _write(store, target, max_quads, compress)
-        keep = {p.name for p in written}
-        for old in target.iterdir():
-            if SHARD_PATTERN.match(old.name) and old.name not in keep:
-                old.unlink()
+        _check_target(target, shown)
+        ensure_dir(target.parent)
+        _clean_leftovers(target)
+        staging = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.new")
+        os.mkdir(staging)
+        try:
+            names = [p.name for p in _write(store, staging, max_quads, compress)]
+            sync_dir(staging)
+            _swap_in(staging, target)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)  # the old dump, or a failed new one
     except OSError as exc:
-        raise ExportError(f"{target}: cannot write shards: {exc.strerror or exc}") from exc
-    return written
+        raise ExportError(f"{shown}: cannot write shards: {exc.strerror or exc}") from exc
+    return [shown / name for name in names]
+
+
+def _check_target(target: Path, shown: Path) -> None:
+    """Refuse a target that is no directory, or holds anything but shards."""
+    if not target.exists():
+        return
+    if not target.is_dir():
+        raise ExportError(f"{shown}: not a directory (--split writes a directory of shards)")
+    others = sorted(p.name for p in target.iterdir() if not SHARD_PATTERN.match(p.name))
+    if others:
+        more = f" and {len(others) - 1} more" if len(others) > 1 else ""
+        raise ExportError(
+            f"{shown}: holds {others[0]!r}{more}, not a shard: --split replaces the whole "
+            "directory; give an empty one, or one an earlier --split wrote"
+        )
+
+
+def _clean_leftovers(target: Path) -> None:
+    """Remove what a killed export into ``target`` left beside it."""
+    prefix = f".{target.name}."
+    for path in target.parent.iterdir():
+        if path.name.startswith(prefix) and path.name.endswith((".new", ".old")):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _swap_in(staging: Path, target: Path) -> None:
+    """Put ``staging`` where ``target`` is; afterwards ``staging`` holds the old dump (or
+    nothing), for the caller to remove. Durable: the parent directory is synced."""
+    if not target.exists():
+        os.rename(staging, target)
+    elif not _exchange(staging, target):
+        old = staging.with_suffix(".old")
+        os.rename(target, old)  # a crash between these two leaves the old dump in .old
+        os.rename(staging, target)
+        os.rename(old, staging)
+    sync_dir(target.parent)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two directories atomically (Linux ``renameat2(RENAME_EXCHANGE)``); ``False``
+    where the system or filesystem cannot."""
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
+                          ctypes.c_uint]  # fmt: skip
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), str(b))
 
 
 def _write(store: Store, target: Path, max_quads: int, compress: bool) -> list[Path]:

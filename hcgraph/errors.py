@@ -7,7 +7,11 @@ can catch exactly what they mean to::
     HcgraphError
     ├── StoryError            a document is not a valid story (names source + JSON path)
     │   └── NotAStoryError    valid JSON, but not a hangingcontext.desk/1 story
+    ├── InputError            an input path given (a story file, a directory) is missing
     ├── StoreError            the embedded store cannot be opened, read or written
+    │   ├── StoreBusyError    another process is writing to it
+    │   ├── StoreDamagedError its database is damaged (rebuild it)
+    │   └── StoreDiskError    its files cannot be written or read (a full disk)
     ├── OutputError           an output file or directory cannot be written
     ├── ExportError           an export cannot be produced
     │   └── UnknownFormatError
@@ -29,11 +33,14 @@ __all__ = [
     "CrawlError",
     "ExportError",
     "HcgraphError",
+    "InputError",
     "NotAStoryError",
     "OutputError",
     "ProvenanceError",
     "PushError",
     "QueryError",
+    "StoreBusyError",
+    "StoreDamagedError",
     "StoreDiskError",
     "StoreError",
     "StoryError",
@@ -140,8 +147,30 @@ class NotAStoryError(StoryError):
     """Valid JSON that is not a ``hangingcontext.desk/1`` story (wrong schema or type)."""
 
 
+class InputError(HcgraphError):
+    """An input path the user gave (a story file or directory) does not exist: a user
+    error, refused before anything is written."""
+
+
 class StoreError(HcgraphError):
     """The embedded RDF store could not be opened, read or written."""
+
+
+class StoreBusyError(StoreError):
+    """Another process holds the store's write lock (a crawl, an ingest, a rebuild).
+
+    Attributes:
+        holder: what holds it (``hcgraph crawl, pid 123``), or ``None`` when unknown.
+    """
+
+    def __init__(self, message: str, holder: str | None = None) -> None:
+        super().__init__(message)
+        self.holder = holder
+
+
+class StoreDamagedError(StoreError):
+    """The store's database cannot be read: its files are damaged (``Corruption`` from the
+    engine). Waiting does not help; rebuilding it does (``hcgraph rebuild``)."""
 
 
 class StoreDiskError(StoreError):

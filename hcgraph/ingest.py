@@ -10,16 +10,26 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import stat
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._io import read_at_most
+from .errors import InputError
 from .pipeline import BATCH, Document, Outcome, Pipeline
 from .store import Store
 
-__all__ = ["MAX_BYTES", "Failure", "IngestReport", "discover", "ingest_bytes", "ingest_paths"]
+__all__ = [
+    "MAX_BYTES",
+    "Failure",
+    "IngestReport",
+    "check_paths",
+    "discover",
+    "ingest_bytes",
+    "ingest_paths",
+]
 
 #: Largest story file read (as ``hcgraph crawl --max-bytes``).
 MAX_BYTES = 10 * 1024 * 1024
@@ -29,8 +39,34 @@ class _TooLarge(Exception):
     pass
 
 
+class _NotRegular(Exception):
+    pass
+
+
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a directory"),
+)
+
+
+def _check_regular(mode: int) -> None:
+    """Refuse anything but a regular file: reading a FIFO with no writer blocks forever, a
+    device may never end."""
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _KINDS if test(mode)), "no regular file")
+        raise _NotRegular(f"not a regular file ({kind}): not read")
+
+
 def _read_capped(path: Path, cap: int) -> bytes:
-    with path.open("rb") as handle:
+    _check_regular(path.stat().st_mode)  # before opening: opening a FIFO blocks
+    # Non-blocking open, then checked again: a FIFO swapped in after the stat cannot block.
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as handle:
+        _check_regular(os.fstat(fd).st_mode)
+        os.set_blocking(fd, True)
         data = read_at_most(handle, cap + 1)  # the size on disk may change; never past the cap
     if len(data) > cap:
         raise _TooLarge(f"file too large: more than the {cap}-byte cap (--max-bytes)")
@@ -114,6 +150,19 @@ def shown_path(path: Path | str) -> str:
     return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
+def check_paths(paths: Iterable[Path | str]) -> None:
+    """Refuse the run when a path given does not exist (``hcgraph ingest typo.json``): a
+    user error, raised before the store is opened, so nothing is created.
+
+    Raises:
+        InputError: naming the first missing path (and how many more there are).
+    """
+    missing = [Path(p) for p in paths if not os.path.exists(p)]
+    if missing:
+        more = f" (and {len(missing) - 1} more missing paths)" if len(missing) > 1 else ""
+        raise InputError(f"{shown_path(missing[0])}: no such file or directory{more}")
+
+
 def discover(paths: Iterable[Path | str]) -> Iterator[Path]:
     """Story files under ``paths``: files as given, directories searched for ``*.json``."""
     for path, _ in _discover_located(paths, absolute=False):
@@ -190,8 +239,9 @@ def ingest_paths(
     report: IngestReport | None = None,
 ) -> IngestReport:
     """Ingest every story file found under ``paths`` (see :func:`discover`); a file larger
-    than ``max_bytes`` is a failure, never read into memory; ``replace`` lets a file replace
-    a story that was crawled from its URL.
+    than ``max_bytes`` is a failure, never read into memory, and so is a path that is no
+    regular file (a FIFO, a device, a socket: never opened, so never waited on); ``replace``
+    lets a file replace a story that was crawled from its URL.
 
     The graph records each file's path relative to the directory given (a file given
     directly: its name) as ``hc:sourceLocation``, so exports do not depend on where the corpus
@@ -205,7 +255,7 @@ def ingest_paths(
             source = shown_path(path)
             try:
                 yield Document(_read_capped(path, max_bytes), source, location=location)
-            except _TooLarge as exc:
+            except (_TooLarge, _NotRegular) as exc:
                 report.failures.append(Failure(source, str(exc)))
             except OSError as exc:
                 report.failures.append(Failure(source, f"cannot read: {exc.strerror or exc}"))

@@ -37,15 +37,30 @@ an id or a publisher name can never break out of its IRI.
 from __future__ import annotations
 
 from functools import lru_cache
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 import pyoxigraph as ox
 
 from .vocab import ID
 
-__all__ = ["as_iri", "checked_iri", "mint", "minted", "named_node", "segment"]
+__all__ = [
+    "OWN_BASE",
+    "as_iri",
+    "checked_iri",
+    "in_own_namespace",
+    "mint",
+    "minted",
+    "named_node",
+    "segment",
+]
 
 _BASE = str(ID)
+
+#: Where every IRI hcgraph mints lives: its ids (``…/id/``), its shared graphs
+#: (``…/graph/``) and its vocabulary (``…/ns``). No story may name anything there.
+OWN_BASE = "https://w3id.org/hcgraph"
+_OWN_HOST = "w3id.org"
+_OWN_PATH = "/hcgraph"
 
 
 def segment(value: str) -> str:
@@ -119,3 +134,34 @@ def as_iri(value: str | None) -> ox.NamedNode | None:
     if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
         return None
     return named_node(text)
+
+
+def in_own_namespace(url: str) -> bool:
+    """True when ``url``, or any IRI hcgraph would mint from it (``{url}#s1-p1``, its
+    canonical form), lies in hcgraph's own namespace :data:`OWN_BASE`.
+
+    A story there would write its triples into hcgraph's shared graphs, turn a manifest
+    into a story or mint paragraphs in the vocabulary: such a URL is refused as a schema
+    error (:mod:`hcgraph.model`). Scheme and host compare case-insensitively (``http`` as
+    well as ``https``, a default port or a trailing dot changing nothing), and the path after
+    percent-decoding, as the crawler canonicalises URLs.
+
+    >>> in_own_namespace("https://w3id.org/hcgraph/graph/sources")
+    True
+    >>> in_own_namespace("HTTPS://W3ID.org:443/hcgraph/ns"), in_own_namespace("https://w3id.org/hcgraph")
+    (True, True)
+    >>> in_own_namespace("https://w3id.org/hcgraphs/"), in_own_namespace("https://example.org/hcgraph/")
+    (False, False)
+    """
+    try:
+        parts = urlsplit(url.strip())
+        host = (parts.hostname or "").rstrip(".")
+        port = parts.port
+    except ValueError:
+        return False  # no URL at all: refused (or kept as text) for that reason instead
+    if parts.scheme.lower() not in ("http", "https") or host != _OWN_HOST:
+        return False
+    if port is not None and port != (443 if parts.scheme.lower() == "https" else 80):
+        return False
+    path = unquote(parts.path)
+    return path == _OWN_PATH or path.startswith(_OWN_PATH + "/")

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .archive import Archive, FetchRecord
-from .errors import CrawlError
+from .errors import CrawlError, StoreDamagedError
 from .ingest import Failure
 from .pipeline import Document, Outcome, Pipeline
 from .store import Store
@@ -111,6 +111,9 @@ def rebuild(
         CrawlError: there is no archive, or the store holds stories it does not (and
             ``drop_unarchived`` is false).
         StoreError: the store is in use by another process.
+
+    A damaged store (:class:`~hcgraph.errors.StoreDamagedError`) is rebuilt too, with
+    ``drop_unarchived`` (what only it held cannot be listed, so nothing is checked).
     """
     store_dir = Path(store_dir)
     archive = Archive(Path(archive_dir) if archive_dir else store_dir / "archive")
@@ -118,8 +121,17 @@ def rebuild(
         raise CrawlError(f"{archive.directory}: no raw archive here (run 'hcgraph crawl' first)")
     if (store_dir / "oxigraph").exists():
         # Opened now (it fails now, not after the work, if another process holds it).
-        with Store(store_dir) as old:
-            lost = [url for url, sha in old.raw_documents() if not archive.has_body(sha)]
+        try:
+            with Store(store_dir) as old:
+                lost = [url for url, sha in old.raw_documents() if not archive.has_body(sha)]
+        except StoreDamagedError:
+            if not drop_unarchived:  # what only the store held cannot be listed
+                raise CrawlError(
+                    f"{store_dir}: the store is damaged, so the stories it holds that the "
+                    "archive does not (ingested from local files) cannot be listed: pass "
+                    "--drop-unarchived to rebuild it from the archive alone"
+                ) from None
+            lost = []
         if lost and not drop_unarchived:
             raise CrawlError(_unarchived_message(store_dir, archive, lost))
     staging = store_dir / ".rebuild"

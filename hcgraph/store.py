@@ -10,6 +10,8 @@ Layout of a store directory (default ``output/store``)::
       oxigraph/       the RocksDB database
       ledger.sqlite   which story states which shared description (hcgraph.ledger)
       archive/        raw bodies and fetch records kept by the crawler (hcgraph.archive)
+      writer.json     which process holds the store open for writing (pid, command), so a
+                      second writer is told who holds it
 
 Each story lives in its own named graph, named by the story IRI; manifests, claims, source
 documents, publishers and agents are described once in the shared graphs of
@@ -22,20 +24,29 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import json
 import os
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
 import pyoxigraph as ox
 
-from .errors import StoreDiskError, StoreError, first_line
+from .errors import (
+    StoreBusyError,
+    StoreDamagedError,
+    StoreDiskError,
+    StoreError,
+    first_line,
+    visible,
+)
 from .iris import minted, named_node
 from .ledger import Ledger
 from .sparqlguard import check_no_service
 from .vocab import DCTERMS, GRAPH, HC, PREFIXES, PROV
 
-__all__ = ["DEFAULT_STORE", "Store", "first_line", "now_utc", "source_date_epoch"]
+__all__ = ["DEFAULT_STORE", "Store", "first_line", "holder_of", "now_utc", "source_date_epoch"]
 
 DEFAULT_STORE = Path("output") / "store"
 _RAW_PREFIX = minted("raw", "")
@@ -68,14 +79,26 @@ class Store:
         read_only: open without taking the write lock, so another process (the Oxigraph
             server) may hold the database open too.
 
+        holder: what a second writer is told holds the store (default: ``hcgraph
+            COMMAND`` when run by the CLI, else the program's name).
+
     Raises:
-        StoreError: the directory cannot be opened (in use by a writer, not a store).
+        StoreBusyError: another writer holds the store (named, with its pid, when known).
+        StoreDamagedError: the database is damaged (says how to rebuild it).
+        StoreError: the directory cannot be opened otherwise (not a store, no permission).
     """
 
-    def __init__(self, directory: Path | str | None = DEFAULT_STORE, *, read_only: bool = False):
+    def __init__(
+        self,
+        directory: Path | str | None = DEFAULT_STORE,
+        *,
+        read_only: bool = False,
+        holder: str | None = None,
+    ):
         self.directory = Path(directory) if directory is not None else None
         self.read_only = read_only
         self._ledger: Ledger | None = None
+        self._holder_file: Path | None = None
         try:
             if self.directory is None:
                 self.ox = ox.Store()
@@ -89,7 +112,14 @@ class Store:
                 self.db_path.mkdir(parents=True, exist_ok=True)
                 self.ox = ox.Store(str(self.db_path))
         except OSError as exc:
+            if self.directory is not None and _is_lock_error(exc):
+                raise _busy(self.directory) from None
             raise StoreError(f"{self.directory}: cannot open the store: {first_line(exc)}") from exc
+        except RuntimeError as exc:  # the engine's "Corruption: …" (an overwritten CURRENT)
+            assert self.directory is not None  # an in-memory store has no files to damage
+            raise _damaged(self.directory, exc) from None
+        if self.directory is not None and not read_only:
+            self._holder_file = _claim(self.directory, holder or _this_command())
 
     # --- lifecycle ------------------------------------------------------------------------
     @property
@@ -136,6 +166,9 @@ class Store:
                     with self._written():
                         self.ox.flush()
             finally:
+                # Before the lock goes: a writer that takes it next writes its own file.
+                _unclaim(self._holder_file)
+                self._holder_file = None
                 del self.ox
 
     def __enter__(self) -> Store:
@@ -361,6 +394,97 @@ class Store:
     def _writable(self) -> None:
         if self.read_only:
             raise StoreError(f"{self.directory}: store opened read-only")
+
+
+def _this_command() -> str:
+    """What this process is, for a second writer: ``hcgraph ingest`` when the CLI runs (the
+    command only: its arguments may hold anything), else the program's name."""
+    program = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
+    if not program or program.startswith("-"):  # python -c, an interactive interpreter
+        return "python"
+    if program == "hcgraph" or Path(sys.argv[0]).parts[-2:] == ("hcgraph", "__main__.py"):
+        command = next((a for a in sys.argv[1:] if not a.startswith("-")), "")
+        return f"hcgraph {command}".strip()
+    return program
+
+
+def _claim(directory: Path, command: str) -> Path | None:
+    """Record in ``directory/writer.json`` that this process holds the store (best effort:
+    a store on a read-only medium still opens)."""
+    path = directory / "writer.json"
+    tmp = directory / f".writer.{os.getpid()}.tmp"
+    try:
+        tmp.write_text(json.dumps({"pid": os.getpid(), "command": command}), encoding="utf-8")
+        tmp.replace(path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        return None
+    return path
+
+
+def _unclaim(path: Path | None) -> None:
+    """Remove the ``writer.json`` this process wrote (not one a later writer wrote)."""
+    if path is not None and _holder_pid(path) == os.getpid():
+        with contextlib.suppress(OSError):
+            path.unlink()
+
+
+def _holder_pid(path: Path) -> int | None:
+    try:
+        pid = json.loads(path.read_text(encoding="utf-8")).get("pid")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return pid if isinstance(pid, int) else None
+
+
+def holder_of(directory: Path) -> str | None:
+    """What holds ``directory``'s store for writing (``hcgraph crawl, pid 123``), if a live
+    process recorded it in ``writer.json``; ``None`` when unknown (another program, an old
+    hcgraph, a process gone since)."""
+    path = directory / "writer.json"
+    pid = _holder_pid(path)
+    if pid is None:
+        return None
+    try:
+        os.kill(pid, 0)  # signal 0: only "does it exist?"
+    except ProcessLookupError:
+        return None  # a writer that died: its file is stale
+    except OSError:
+        pass  # exists, another user's
+    try:
+        command = json.loads(path.read_text(encoding="utf-8")).get("command")
+    except (OSError, ValueError, AttributeError):
+        command = None
+    label = command if isinstance(command, str) and command else "a process"
+    return f"{visible(label)}, pid {pid}"
+
+
+def _is_lock_error(exc: OSError) -> bool:
+    """RocksDB's "IO error: While lock file: …/LOCK: Resource temporarily unavailable" (or
+    "lock hold by current process"): another open writer."""
+    return "LOCK" in str(exc)
+
+
+def _busy(directory: Path) -> StoreBusyError:
+    holder = holder_of(directory)
+    who = f"by {holder}" if holder else "by another process (it holds the store's write lock)"
+    return StoreBusyError(
+        f"{directory}: the store is in use {who}; wait for it to finish, or stop it",
+        holder,
+    )
+
+
+def _damaged(directory: Path, exc: RuntimeError) -> StoreDamagedError:
+    why = first_line(exc)
+    if (directory / "archive").is_dir():
+        how = (
+            f"rebuild it from its raw archive with 'hcgraph rebuild --drop-unarchived --store "
+            f"{directory}', then re-ingest any local story files"
+        )
+    else:
+        how = f"it has no raw archive to rebuild from: move {directory} away and ingest again"
+    return StoreDamagedError(f"{directory}: the store is damaged ({why}); {how}")
 
 
 def _value(term: ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple) -> str:

@@ -85,7 +85,8 @@ def test_user_errors_are_one_line(run_cli, tmp_path: Path) -> None:  # type: ign
     assert proc.stderr.strip().count("\n") == 0
     assert proc.stderr.startswith("error: ") and "no store here" in proc.stderr
     proc = run_cli("ingest", tmp_path / "nope.json", "--store", tmp_path / "st")
-    assert proc.returncode == 3 and "no such file" in proc.stderr
+    assert proc.returncode == 1 and "no such file" in proc.stderr  # a user error (was 3)
+    assert not (tmp_path / "st").exists()
     proc = run_cli("export", "--format", "xml", "--store", tmp_path / "st")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
 

@@ -128,7 +128,7 @@ def test_a_store_the_worker_cannot_open_is_a_store_error(tmp_path: Path) -> None
         finally:
             await runner.close()
 
-    with Store(tmp_path), pytest.raises(StoreError, match="cannot open the store"):
+    with Store(tmp_path), pytest.raises(StoreError, match="the store is in use by "):
         asyncio.run(scenario())
 
 

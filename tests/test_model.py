@@ -108,10 +108,13 @@ def test_unknown_fields_are_kept(seed_path: Path) -> None:
     assert story.sections[0].paragraphs[0].extra == {"tone": "dry"}
 
 
-def test_lone_surrogate_becomes_replacement_character(seed_path: Path) -> None:
+def test_lone_surrogate_is_refused_with_its_path(seed_path: Path) -> None:
+    """Once kept as U+FFFD without a word; no Unicode text, so refused like other bad input
+    (tests/test_hardening_dataio.py has the encoded form too)."""
     raw = seed_path.read_text().replace("Agentic RL grows up", "Agentic \\ud800 RL grows up", 1)
-    story = parse_story(raw, "x.json")
-    assert "\ufffd" in story.headline
+    with pytest.raises(StoryError) as info:
+        parse_story(raw, "x.json")
+    assert info.value.problems[0][0] == "headline"
 
 
 @pytest.mark.parametrize("url", ["file:///etc/passwd", "not a url", "https://a.example/<x>"])

@@ -135,7 +135,7 @@ def test_missing_store_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_second_writer_gets_a_clear_error(tmp_path: Path) -> None:
-    with Store(tmp_path / "st"), pytest.raises(StoreError, match="cannot open the store"):
+    with Store(tmp_path / "st"), pytest.raises(StoreError, match="the store is in use by "):
         Store(tmp_path / "st")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import BinaryIO
@@ -10,7 +11,7 @@ import click
 
 from .._io import atomic_writer
 from ..dump import gzip_writer, write_shards
-from ..errors import ExportError
+from ..errors import ExportError, OutputError
 from ..export import FORMATS
 from ..export import export as run_export
 from ..store import Store
@@ -54,13 +55,28 @@ def export(fmt: str, out: Path | None, compress: bool, split: int | None, store_
         raise ExportError(f"--out {out} is a directory (only --split writes into one)")
     with Store(store_dir, read_only=True) as store:
         if out is None:
-            _write(store, fmt, sys.stdout.buffer, compress)
-            sys.stdout.buffer.flush()
+            _to_stdout(store, fmt, compress)
             return
         # Written beside the target and renamed: a failed export never leaves a torn file.
         with atomic_writer(out) as handle:
             _write(store, fmt, handle, compress)
     click.echo(f"wrote {out} ({fmt})", err=True)
+
+
+def _to_stdout(store: Store, fmt: str, compress: bool) -> None:
+    """The export on stdout; a failed write (``> /dev/full``) is one line, not a traceback."""
+    try:
+        _write(store, fmt, sys.stdout.buffer, compress)
+        sys.stdout.buffer.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        # What is still buffered would fail again at exit ("Exception ignored …"): stdout
+        # goes to /dev/null from here on.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        raise OutputError(f"stdout: cannot write the export: {exc.strerror or exc}") from None
 
 
 def _write(store: Store, fmt: str, handle: BinaryIO, compress: bool) -> None:

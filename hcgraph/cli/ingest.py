@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from ..errors import failure_text, problem_lines
-from ..ingest import IngestReport, discover, ingest_paths
+from ..ingest import IngestReport, check_paths, discover, ingest_paths
 from ..store import Store
 from ._common import err_console, max_bytes_option, out_console, store_option
 
@@ -35,16 +35,15 @@ def ingest(
     A file that is not a valid story is reported with its path and JSON path and skipped;
     the rest are ingested. Re-ingesting identical bytes changes nothing; changed bytes
     replace the story's graph and record the revision, except that a story crawled from its
-    URL is replaced by a file only with --replace. Exit code 3 if any file failed.
+    URL is replaced by a file only with --replace. Exit code 3 if any file failed; exit
+    code 1, before the store is touched, if a path given does not exist.
 
     \b
     Example:
       hcgraph ingest stories/ extra/one-story.json --store output/store
     """
-    missing = [p for p in paths if not p.exists()]
-    for path in missing:
-        err_console.print(f"[red]error:[/] {escape(str(path))}: no such file or directory")
-    present = [p for p in paths if p.exists()]
+    check_paths(paths)  # a typo is a user error, refused before the store is created
+    present = list(paths)
     # The paths go to ingest_paths as given, so each file's location is recorded relative to
     # the directory it was found under; the bar's total costs a second walk, only when shown.
     shown = err_console.is_terminal
@@ -87,7 +86,7 @@ def ingest(
         f"ingested {report.stored} stories "
         f"({report.count('added')} added, {report.count('replaced')} replaced, "
         f"{report.count('unchanged')} unchanged{dupes}), "
-        f"{len(report.failures) + len(missing)} failed -> {escape(str(store_dir))}"
+        f"{len(report.failures)} failed -> {escape(str(store_dir))}"
     )
-    if report.failures or missing:
+    if report.failures:
         raise SystemExit(3)

@@ -132,6 +132,11 @@ class CrawlOptions:
 
 
 def _seed_kind(seed: str) -> str:
+    if not seed.strip():  # Path("") is the current directory: it would be crawled
+        raise CrawlError(
+            f"seed {seed!r} is empty: give a story URL or a local story file "
+            "(an unset shell variable?)"
+        )
     if Path(seed).exists():
         return "path"
     if "://" in seed:

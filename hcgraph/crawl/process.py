@@ -17,7 +17,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from ..errors import StoreError
+from ..errors import StoreBusyError, StoreError
 from ..pipeline import Document, Outcome, Pipeline
 from ..store import Store
 
@@ -30,13 +30,14 @@ def open_store(directory: Path, wait: float = 15.0) -> Store:
     """Open a store for writing, waiting up to ``wait`` s while another process holds it.
 
     A crawl killed a moment ago may hold the lock for an instant longer; waiting briefly
-    lets the re-run resume instead of failing on the lock.
+    lets the re-run resume instead of failing on the lock. Any other failure (a damaged
+    store) is raised at once: waiting would not mend it.
     """
     deadline = time.monotonic() + wait
     while True:
         try:
-            return Store(directory)
-        except StoreError:
+            return Store(directory, holder="hcgraph crawl")
+        except StoreBusyError:
             if time.monotonic() >= deadline:
                 raise
             time.sleep(0.2)
