@@ -293,7 +293,6 @@ class _Flight:
     reader: asyncio.StreamReader
     writer: asyncio.StreamWriter
     reason: str = ""
-    draining_since: float | None = None
     sent: bool = False
 
 
@@ -369,6 +368,7 @@ class _Front:
             await asyncio.gather(*self.connections, *self._tasks, return_exceptions=True)
             for worker in self.all_workers:
                 worker.kill()
+                _close_transport(worker)
             for worker in self.all_workers:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(worker.proc.wait(), 5)
@@ -392,6 +392,7 @@ class _Front:
             kind, payload = b"", b"the query worker exited"
         if kind != _READY:
             worker.kill()
+            _close_transport(worker)
             await proc.wait()
             self.all_workers.remove(worker)
             raise StoreError(payload.decode("utf-8", "replace") or "a query worker did not start")
@@ -400,8 +401,9 @@ class _Front:
     async def _replace(self, worker: _Worker) -> None:
         """End ``worker`` (killed, or broken) and put a fresh one in the pool."""
         worker.kill()
+        _close_transport(worker)  # unread answer in its pipe: wait() would never return
         with contextlib.suppress(Exception):
-            await worker.proc.wait()
+            await asyncio.wait_for(worker.proc.wait(), 10)
         if worker in self.all_workers:
             self.all_workers.remove(worker)
         assert self.stopping is not None and self.idle is not None
@@ -429,12 +431,6 @@ class _Front:
                     flight.reason = "timeout"
                 elif flight.reader.at_eof() or flight.writer.transport.is_closing():
                     flight.reason = "gone"
-                elif (
-                    flight.draining_since is not None
-                    and now - flight.draining_since > self.ep.read_timeout_s
-                ):
-                    flight.reason = "stalled"
-                    flight.writer.transport.abort()
                 else:
                     continue
                 flight.worker.kill()
@@ -499,7 +495,7 @@ class _Front:
                 head = await reader.readuntil(b"\r\n\r\n")
         except asyncio.LimitOverrunError:
             writer.write(self._plain(431, b"request head too large\n", close=True, head_only=False))
-            await writer.drain()
+            await self._flush(writer)
             return False
         request: _Request | None = None
         try:
@@ -514,7 +510,7 @@ class _Front:
             close = refusal.close or request is None or not _keep_alive(request)
             writer.write(self._plain(refusal.status, data, close=close, head_only=head_only,
                                      allow=refusal.allow))  # fmt: skip
-            await writer.drain()
+            await self._flush(writer)
             return not close
         return await self._answer(request, query, accept, reader, writer, keep)
 
@@ -670,7 +666,7 @@ class _Front:
             if not flight.sent and not flight.reason and not isinstance(exc, ConnectionError):
                 data = b"the query worker failed on this query\n"
                 writer.write(self._plain(500, data, close=not keep, head_only=head_only))
-                await writer.drain()
+                await self._flush(writer)
                 return keep
             writer.transport.abort()
             return False
@@ -687,21 +683,32 @@ class _Front:
             self.idle.put_nowait(worker)
 
     async def _drain(self, flight: _Flight) -> None:
-        if flight.writer.transport.get_write_buffer_size() == 0:
+        await self._flush(flight.writer)
+
+    async def _flush(self, writer: asyncio.StreamWriter) -> None:
+        """Wait until the client took what was written; TimeoutError if it stopped reading
+        for ``read_timeout_s`` (the connection is then dropped)."""
+        if writer.transport.get_write_buffer_size() == 0:
             return
-        flight.draining_since = time.monotonic()
-        try:
-            await flight.writer.drain()
-        finally:
-            flight.draining_since = None
+        async with asyncio.timeout(self.ep.read_timeout_s):
+            await writer.drain()
 
     async def _timed_out(self, writer: asyncio.StreamWriter, head_only: bool, keep: bool) -> bool:
         data = (
             f"the query did not finish within {self.ep.timeout_s:g} s (hcgraph serve --timeout-s)\n"
         ).encode()
         writer.write(self._plain(503, data, close=not keep, head_only=head_only))
-        await writer.drain()
+        await self._flush(writer)
         return keep
+
+
+def _close_transport(worker: _Worker) -> None:
+    """Close an ended worker's pipes while the loop runs (asyncio would at garbage
+    collection, after the loop is gone, and complain)."""
+    transport = getattr(worker.proc, "_transport", None)
+    if transport is not None:
+        with contextlib.suppress(Exception):
+            transport.close()
 
 
 def _parse_head(head: bytes) -> _Request:

@@ -160,6 +160,22 @@ def test_an_abandoned_query_is_stopped_when_its_client_goes(store_dir: Path) -> 
         assert ep.worker_pids() != [pid]
 
 
+def test_a_client_that_stops_reading_is_dropped(store_dir: Path) -> None:
+    """An endless answer to a client that reads nothing: dropped after the read timeout,
+    its worker stopped, instead of a connection and a worker held forever."""
+    with Endpoint(store_dir, port=0, timeout_s=None, workers=1, read_timeout_s=1) as ep:
+        (pid,) = ep.worker_pids()
+        query = "CONSTRUCT { ?a ?b ?f } WHERE { ?a ?b ?c . ?d ?e ?f }"
+        with socket.create_connection((ep.host, ep.port)) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.sendall(
+                f"GET /query?query={quote(query)} HTTP/1.1\r\n"
+                f"Host: 127.0.0.1:{ep.port}\r\n\r\n".encode()
+            )
+            assert _gone(pid)  # nothing read, yet the worker goes
+        assert _count(ep) == 21
+
+
 def test_a_query_past_its_timeout_gets_503_and_is_stopped(store_dir: Path) -> None:
     with Endpoint(store_dir, port=0, timeout_s=1, workers=1) as ep:
         (pid,) = ep.worker_pids()
