@@ -52,6 +52,7 @@ import struct
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -108,6 +109,8 @@ class Endpoint:
         read_timeout_s: time allowed for a request head, for its body, and idle between
             keep-alive requests; also how long a client may stop reading an answer.
         max_connections: connections open at once; more are answered 503 and closed.
+        static: files served at fixed paths for GET/HEAD (path -> (media type, bytes)),
+            e.g. a query page at ``/``; behind the same Host check as queries.
 
     >>> import tempfile
     >>> from hcgraph import Store
@@ -129,6 +132,7 @@ class Endpoint:
         workers: int | None = None,
         read_timeout_s: float = 10.0,
         max_connections: int = 256,
+        static: Mapping[str, tuple[str, bytes]] | None = None,
     ) -> None:
         self.host = _loopback(host)
         self.port = port
@@ -138,6 +142,7 @@ class Endpoint:
         self.workers = workers or _default_workers()
         self.read_timeout_s = read_timeout_s
         self.max_connections = max_connections
+        self.static = dict(static or {})
         self._front: _Front | None = None
         self._thread: threading.Thread | None = None
         self._stopped = threading.Event()
@@ -503,6 +508,14 @@ class _Front:
             self._check_host(request)
             keep = _keep_alive(request)
             body = await self._body(reader, request)
+            if request.method in {"GET", "HEAD"} and (page := self._static(request)):
+                writer.write(
+                    page
+                    if request.method == "GET"
+                    else page.partition(b"\r\n\r\n")[0] + b"\r\n\r\n"
+                )
+                await self._flush(writer)
+                return keep
             query, accept = self._query(request, body)
         except _Refusal as refusal:
             head_only = request is not None and request.method == "HEAD"
@@ -513,6 +526,16 @@ class _Front:
             await self._flush(writer)
             return not close
         return await self._answer(request, query, accept, reader, writer, keep)
+
+    def _static(self, request: _Request) -> bytes | None:
+        """The whole answer (head and body) for a static path, or None."""
+        found = self.ep.static.get(urlsplit(request.target).path)
+        if found is None:
+            return None
+        media, data = found
+        headers = [("Content-Type", media), ("Content-Length", str(len(data))),
+                   ("Cache-Control", "no-cache")]  # fmt: skip
+        return self._head(200, headers, not _keep_alive(request)) + data
 
     def _check_host(self, request: _Request) -> None:
         hosts = request.get_all("host")
