@@ -5,7 +5,8 @@ package ``oxigraph``) serving the very same database read-only with
 ``--union-default-graph``; ``hcgraph serve`` (the guard, the worker processes) is started
 through its CLI, as a user runs it. The load generator is ``wrk`` (compiled, so it takes
 less of the CPU the servers need; Debian package ``wrk``): 48 connections, a new connection
-per request (``Connection: close``), cheap queries (an ASK, a SELECT ... LIMIT 10). The
+per request (``Connection: close``), cheap queries (an ASK, a SELECT ... LIMIT 10), plus
+one keep-alive row for comparison. The
 servers take turns, ``--rounds`` times each; the table gives the median rate. Target
 (serve reliability item): >= 80% of the direct server's rate, 0 errors.
 
@@ -49,6 +50,11 @@ QUERIES = {
     "ASK": "ASK { ?s ?p ?o }",
     "SELECT LIMIT 10": "SELECT * WHERE { ?s ?p ?o } LIMIT 10",
 }
+# name -> (query, a new connection per request); the keep-alive row is for comparison only
+RUNS = {
+    **{name: (query, True) for name, query in QUERIES.items()},
+    "ASK, keep-alive": (QUERIES["ASK"], False),
+}
 
 
 def free_port() -> int:
@@ -87,10 +93,11 @@ def start(kind: str, store: Path) -> tuple[subprocess.Popen[bytes], str]:
     return proc, url
 
 
-def run_wrk(url: str, query: str, seconds: int) -> dict[str, float]:
+def run_wrk(url: str, query: str, seconds: int, close: bool) -> dict[str, float]:
     target = f"{url}?query={quote(query)}"
+    header = ["-H", "Connection: close"] if close else []
     out = subprocess.run(
-        ["wrk", "-t2", "-c48", f"-d{seconds}s", "-H", "Connection: close", target],
+        ["wrk", "-t2", "-c48", f"-d{seconds}s", *header, target],
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
@@ -135,17 +142,17 @@ def main() -> None:
                 assert bodies["oxigraph"] == bodies["hcgraph"], name
             results: dict[tuple[str, str], list[dict[str, float]]] = {}
             for _ in range(args.rounds):
-                for name, query in QUERIES.items():
+                for name, (query, close) in RUNS.items():
                     for kind, (_proc, url) in servers.items():
                         results.setdefault((name, kind), []).append(
-                            run_wrk(url, query, args.seconds)
+                            run_wrk(url, query, args.seconds, close)
                         )
         finally:
             for proc, _url in servers.values():
                 proc.terminate()
                 proc.wait(timeout=30)
     rows = []
-    for name in QUERIES:
+    for name in RUNS:
         rate = {k: statistics.median(r["rate"] for r in results[(name, k)]) for k in servers}
         errors = {k: sum(r["errors"] for r in results[(name, k)]) for k in servers}
         done = {k: sum(int(r["done"]) for r in results[(name, k)]) for k in servers}
@@ -162,7 +169,8 @@ def main() -> None:
             "",
             f"`python bench/bench_serve.py --stories {args.stories} --seconds {args.seconds}"
             f" --rounds {args.rounds}`: {args.stories} stories, wrk with 48 connections, a new"
-            f" connection per request, {args.rounds} alternating rounds of {args.seconds} s,"
+            " connection per request (but the keep-alive row),"
+            f" {args.rounds} alternating rounds of {args.seconds} s,"
             f" median q/s; {os.cpu_count()} CPUs (shared). Errors: connect/write/timeout and"
             " non-2xx, over all requests; resets: connections wrk saw reset after a complete"
             " answer.",

@@ -39,6 +39,7 @@ is running, queries answer from the data as it was when the worker last opened i
 from __future__ import annotations
 
 import asyncio
+import base64
 import concurrent.futures
 import contextlib
 import email.utils
@@ -46,9 +47,11 @@ import fcntl
 import ipaddress
 import json
 import os
+import select
 import signal
 import socket
 import struct
+import subprocess
 import sys
 import threading
 import time
@@ -111,6 +114,9 @@ class Endpoint:
         max_connections: connections open at once; more are answered 503 and closed.
         static: files served at fixed paths for GET/HEAD (path -> (media type, bytes)),
             e.g. a query page at ``/``; behind the same Host check as queries.
+        fronts: HTTP server processes sharing the one listening socket: 1 (default) runs
+            it in a thread of this process; each further one is a child process with
+            ``workers`` workers of its own (more CPU for the HTTP side on a busy machine).
 
     >>> import tempfile
     >>> from hcgraph import Store
@@ -133,6 +139,7 @@ class Endpoint:
         read_timeout_s: float = 10.0,
         max_connections: int = 256,
         static: Mapping[str, tuple[str, bytes]] | None = None,
+        fronts: int = 1,
     ) -> None:
         self.host = _loopback(host)
         self.port = port
@@ -143,6 +150,8 @@ class Endpoint:
         self.read_timeout_s = read_timeout_s
         self.max_connections = max_connections
         self.static = dict(static or {})
+        self.fronts = max(1, fronts)
+        self._children: list[subprocess.Popen[bytes]] = []
         self._front: _Front | None = None
         self._thread: threading.Thread | None = None
         self._stopped = threading.Event()
@@ -177,6 +186,7 @@ class Endpoint:
         front = _Front(self, sock)
         ready: concurrent.futures.Future[None] = concurrent.futures.Future()
         self._stopped.clear()
+        self._children = [self._spawn_front(sock) for _ in range(self.fronts - 1)]
         self._thread = threading.Thread(
             target=self._run, args=(front, ready), name="hcgraph-serve", daemon=True
         )
@@ -184,6 +194,8 @@ class Endpoint:
         self._thread.start()
         try:
             ready.result(timeout=_READY_TIMEOUT)
+            for child in self._children:
+                self._child_ready(child)
         except BaseException as exc:
             self.stop()
             if isinstance(exc, StoreError):
@@ -194,6 +206,28 @@ class Endpoint:
                 ) from None
             raise
         return self
+
+    def _spawn_front(self, sock: socket.socket) -> subprocess.Popen[bytes]:
+        config = {
+            "store": str(self.db_path.parent), "host": self.host, "port": self.port,
+            "timeout_s": self.timeout_s, "allow_service": self.allow_service,
+            "workers": self.workers, "read_timeout_s": self.read_timeout_s,
+            "max_connections": self.max_connections,
+            "static": {k: [m, base64.b64encode(d).decode()] for k, (m, d) in self.static.items()},
+        }  # fmt: skip
+        return subprocess.Popen(
+            [sys.executable, "-c", "from hcgraph.serve import _front_main; _front_main()",
+             json.dumps(config), str(sock.fileno())],
+            pass_fds=(sock.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    def _child_ready(self, child: subprocess.Popen[bytes]) -> None:
+        assert child.stdout is not None
+        readable, _, _ = select.select([child.stdout], [], [], _READY_TIMEOUT)
+        line = child.stdout.readline().decode("utf-8", "replace").strip() if readable else ""
+        if line != "ready":
+            raise StoreError(line.removeprefix("error: ") or "an HTTP server process did not start")
 
     def _listen(self) -> socket.socket:
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
@@ -237,6 +271,18 @@ class Endpoint:
         front, self._front = self._front, None
         if front is not None:
             front.request_stop()
+        children, self._children = self._children, []
+        for child in children:
+            with contextlib.suppress(OSError):
+                child.terminate()
+        for child in children:
+            try:
+                child.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+            if child.stdout is not None:
+                child.stdout.close()
         if self._thread is not None:
             self._thread.join(timeout=15)
             self._thread = None
@@ -946,6 +992,36 @@ def _writer_holds(lock_path: str) -> bool:
         return False
     finally:
         os.close(fd)
+
+
+def _front_main() -> None:
+    """A further HTTP server process (``python -c ... CONFIG FD``): serves the inherited
+    listening socket with workers of its own until SIGTERM; prints ``ready`` once serving."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the first process's to handle
+    _die_with_parent()
+    config = json.loads(sys.argv[1])
+    sock = socket.socket(fileno=int(sys.argv[2]))
+    sock.setblocking(False)
+    static = {k: (m, base64.b64decode(d)) for k, (m, d) in config.pop("static").items()}
+    endpoint = Endpoint(config.pop("store"), static=static, **config)
+    front = _Front(endpoint, sock)
+    ready: concurrent.futures.Future[None] = concurrent.futures.Future()
+
+    def report(done: concurrent.futures.Future[None]) -> None:
+        error = done.exception()
+        print("ready" if error is None else f"error: {_first_line(error)}", flush=True)
+
+    ready.add_done_callback(report)
+    signal.signal(signal.SIGTERM, lambda _signum, _frame: front.request_stop())
+    loop = asyncio.new_event_loop()
+    loop.set_exception_handler(lambda _loop, _context: None)
+    try:
+        loop.run_until_complete(front.run(ready))
+    except BaseException as exc:  # a worker could not open the store
+        if not ready.done():
+            ready.set_exception(exc)
+    finally:
+        loop.close()
 
 
 def _worker_main() -> None:

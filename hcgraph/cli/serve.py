@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 from pathlib import Path
 from types import FrameType
@@ -31,7 +32,8 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 )  # fmt: skip
 @click.option(
     "--workers", type=click.IntRange(1, 64), default=None,
-    help="Query worker processes, i.e. queries evaluated at once (default: 2-4 by CPUs).",
+    help="Query worker processes per HTTP process (default: 2-4 by CPUs); with more than"
+    " one CPU, two HTTP processes share the port.",
 )  # fmt: skip
 @allow_service_option(
     "Let queries use SERVICE (federation: the server then fetches the URLs they name)."
@@ -62,7 +64,7 @@ def serve(
     """
     endpoint = Endpoint(
         store_dir, host=host, port=port, timeout_s=timeout_s or None,
-        allow_service=allow_service, workers=workers,
+        allow_service=allow_service, workers=workers, fronts=min(2, os.cpu_count() or 1),
     )  # fmt: skip
     # SIGTERM (service managers, `timeout`) stops the server as cleanly as Ctrl-C does.
     previous = signal.signal(signal.SIGTERM, _interrupt)
