@@ -36,6 +36,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import httpx
+import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -93,11 +94,25 @@ def start(kind: str, store: Path) -> tuple[subprocess.Popen[bytes], str]:
     return proc, url
 
 
-def run_wrk(url: str, query: str, seconds: int, close: bool) -> dict[str, float]:
+def tree_cpu(pid: int) -> float:
+    """CPU seconds (user + system) of a process and its children so far."""
+    procs = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
+    total = 0.0
+    for proc in procs:
+        try:
+            times = proc.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += times.user + times.system
+    return total
+
+
+def run_wrk(url: str, query: str, seconds: int, close: bool, pid: int) -> dict[str, float]:
     target = f"{url}?query={quote(query)}"
+    cpu = tree_cpu(pid)
     header = ["-H", "Connection: close"] if close else []
     out = subprocess.run(
-        ["wrk", "-t2", "-c48", f"-d{seconds}s", *header, target],
+        ["wrk", "-t2", "-c48", f"-d{seconds}s", "--timeout", "30s", *header, target],
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
@@ -107,7 +122,8 @@ def run_wrk(url: str, query: str, seconds: int, close: bool) -> dict[str, float]
         errors = dict(zip(errors, map(int, found.groups()), strict=True))
     non2xx = int(m.group(1)) if (m := re.search(r"Non-2xx or 3xx responses: (\d+)", out)) else 0
     hard = errors["connect"] + errors["write"] + errors["timeout"] + non2xx
-    return {"rate": rate, "done": done, "errors": hard, "reads": errors["read"]}
+    cpu_us = (tree_cpu(pid) - cpu) / max(done, 1) * 1e6
+    return {"rate": rate, "done": done, "errors": hard, "reads": errors["read"], "cpu": cpu_us}
 
 
 def build(directory: Path, stories: int) -> None:
@@ -136,16 +152,16 @@ def main() -> None:
                         params={"query": query},
                         trust_env=False,
                         headers={"Accept": "text/csv"},
-                    ).text  # fmt: skip
+                    ).text
                     for kind, (_proc, url) in servers.items()
                 }
                 assert bodies["oxigraph"] == bodies["hcgraph"], name
             results: dict[tuple[str, str], list[dict[str, float]]] = {}
             for _ in range(args.rounds):
                 for name, (query, close) in RUNS.items():
-                    for kind, (_proc, url) in servers.items():
+                    for kind, (proc, url) in servers.items():
                         results.setdefault((name, kind), []).append(
-                            run_wrk(url, query, args.seconds, close)
+                            run_wrk(url, query, args.seconds, close, proc.pid)
                         )
         finally:
             for proc, _url in servers.values():
@@ -157,8 +173,10 @@ def main() -> None:
         errors = {k: sum(r["errors"] for r in results[(name, k)]) for k in servers}
         done = {k: sum(int(r["done"]) for r in results[(name, k)]) for k in servers}
         reads = {k: sum(int(r["reads"]) for r in results[(name, k)]) for k in servers}
+        cpu = {k: statistics.median(r["cpu"] for r in results[(name, k)]) for k in servers}
         rows.append(
             f"| {name} | {rate['oxigraph']:.0f} | {rate['hcgraph']:.0f} | "
+            f"{cpu['oxigraph']:.0f} | {cpu['hcgraph']:.0f} | "
             f"{rate['hcgraph'] / rate['oxigraph']:.0%} | {errors['oxigraph']} / {done['oxigraph']}"
             f" ({reads['oxigraph']} resets) | {errors['hcgraph']} / {done['hcgraph']}"
             f" ({reads['hcgraph']} resets) |"
@@ -173,10 +191,13 @@ def main() -> None:
             f" {args.rounds} alternating rounds of {args.seconds} s,"
             f" median q/s; {os.cpu_count()} CPUs (shared). Errors: connect/write/timeout and"
             " non-2xx, over all requests; resets: connections wrk saw reset after a complete"
-            " answer.",
+            " answer. CPU µs/q: CPU time of the server's whole process tree (user + system)"
+            " per answered request, median of the rounds: the cost, whatever the machine's"
+            " load; the q/s ratio depends on how much CPU the load left.",
             "",
-            "| query | oxigraph q/s | hcgraph q/s | ratio | oxigraph errors | hcgraph errors |",
-            "|---|---:|---:|---:|---:|---:|",
+            "| query | oxigraph q/s | hcgraph q/s | oxigraph CPU µs/q | hcgraph CPU µs/q |"
+            " ratio | oxigraph errors | hcgraph errors |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
             *rows,
             "",
         ]
