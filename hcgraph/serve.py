@@ -553,7 +553,7 @@ class _Front:
             request = _parse_head(head)
             self._check_host(request)
             keep = _keep_alive(request)
-            body = await self._body(reader, request)
+            body = await self._body(reader, writer, request)
             if request.method in {"GET", "HEAD"} and (page := self._static(request)):
                 writer.write(
                     page
@@ -594,11 +594,19 @@ class _Front:
         if hosts[0].lower() not in self.hosts:
             raise _Refusal(403, f"Host {hosts[0]!r} is not this endpoint (DNS rebinding guard)")
 
-    async def _body(self, reader: asyncio.StreamReader, request: _Request) -> bytes:
-        """The request body, read whole within the read timeout (see :func:`_body_length`)."""
+    async def _body(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, request: _Request
+    ) -> bytes:
+        """The request body, read whole within the read timeout (see :func:`_body_length`);
+        a client waiting for ``100 Continue`` (curl, for bodies over 1 KiB) gets it first."""
         length = _body_length(request)
         if not length:
             return b""
+        if (
+            request.version == "HTTP/1.1"
+            and (request.get("expect") or "").lower() == "100-continue"
+        ):
+            writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
         try:
             async with asyncio.timeout(self.ep.read_timeout_s):
                 return await reader.readexactly(length)

@@ -388,3 +388,20 @@ def test_a_write_running_when_the_server_starts_is_seen_once_it_finishes(
             if pipe is not None:
                 pipe.close()
         writer.wait()
+
+
+def test_a_client_expecting_100_continue_gets_it(endpoint: Endpoint) -> None:
+    """curl sends `Expect: 100-continue` for bodies over 1 KiB and waits for it."""
+    body = "query=" + quote("ASK { ?s ?p ?o }" + " " * 2000)
+    with socket.create_connection((endpoint.host, endpoint.port), timeout=30) as sock:
+        sock.sendall(
+            f"POST /query HTTP/1.1\r\nHost: 127.0.0.1:{endpoint.port}\r\n"
+            "Content-Type: application/x-www-form-urlencoded\r\nExpect: 100-continue\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+        )
+        assert sock.recv(1024).startswith(b"HTTP/1.1 100 Continue\r\n\r\n")
+        sock.sendall(body.encode())
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    assert _status(answer) == 200 and answer.endswith(b'"boolean":true}')
