@@ -168,9 +168,11 @@ class Endpoint:
         return f"{self.url}/query"
 
     def worker_pids(self) -> list[int]:
-        """Process ids of the query workers running now (tests and diagnostics)."""
+        """Process ids of this process's query workers ready for queries now (tests and
+        diagnostics; a replacement still starting is not listed)."""
         front = self._front
-        return [] if front is None else [w.proc.pid for w in front.all_workers if w.alive]
+        workers = [] if front is None else front.all_workers
+        return [w.proc.pid for w in workers if w.alive and w.ready]
 
     def start(self) -> Endpoint:
         """Listen, start the workers and wait until every worker has opened the store.
@@ -321,6 +323,7 @@ _REASONS = {
 class _Worker:
     proc: asyncio.subprocess.Process
     alive: bool = True
+    ready: bool = False  # the store is open: it takes queries
 
     async def frame(self) -> tuple[bytes, bytes]:
         assert self.proc.stdout is not None
@@ -447,6 +450,7 @@ class _Front:
             await proc.wait()
             self.all_workers.remove(worker)
             raise StoreError(payload.decode("utf-8", "replace") or "a query worker did not start")
+        worker.ready = True
         return worker
 
     async def _replace(self, worker: _Worker) -> None:

@@ -90,6 +90,16 @@ def _gone(pid: int) -> bool:
     return True
 
 
+def _replaced(ep: Endpoint, old: int) -> None:
+    """Wait (bounded) until the endpoint has a fresh worker ready in place of ``old``."""
+    for _ in range(600):
+        pids = ep.worker_pids()
+        if pids and old not in pids:
+            return
+        time.sleep(0.05)
+    raise AssertionError("no replacement worker")
+
+
 def _busy(pid: int) -> None:
     """Wait (bounded) until a worker is computing (its CPU time grows)."""
     proc = psutil.Process(pid)
@@ -184,13 +194,15 @@ def test_a_query_past_its_timeout_gets_503_and_is_stopped(store_dir: Path) -> No
         assert answer.status_code == 503
         assert answer.text.count("\n") == 1 and "--timeout-s" in answer.text
         assert _gone(pid)
+        _replaced(ep, pid)  # its replacement's start-up is not part of the next query's time
         assert _count(ep) == 21
 
 
 def test_a_timeout_mid_answer_is_an_error_not_a_short_document(store_dir: Path) -> None:
     """Rows were already streamed when the time ran out: the answer ends without its final
     chunk, which the client reports, instead of a 200 with half a JSON document."""
-    with Endpoint(store_dir, port=0, timeout_s=1, workers=1) as ep:
+    with Endpoint(store_dir, port=0, timeout_s=5, workers=1) as ep:
+        (pid,) = ep.worker_pids()
         with (
             pytest.raises(httpx.TransportError),
             httpx.stream(
@@ -200,6 +212,7 @@ def test_a_timeout_mid_answer_is_an_error_not_a_short_document(store_dir: Path) 
             assert answer.status_code == 200
             for _ in answer.iter_bytes():
                 pass
+        _replaced(ep, pid)
         assert _count(ep) == 21
 
 
