@@ -1,71 +1,83 @@
-"""A read-only SPARQL 1.1 Protocol endpoint over the store, run by the Oxigraph server.
+"""A read-only SPARQL 1.1 Protocol endpoint over the store, served in-process by hcgraph.
 
-What: :class:`Endpoint` starts ``oxigraph serve-read-only`` (the server from the PyPI package
-``oxigraph``) on the store's database directory, bound to a loopback address, with
-``--union-default-graph`` so the default graph is the union of all graphs exactly as
-in :meth:`hcgraph.store.Store.query`. Queries go to ``http://HOST:PORT/query`` (GET or POST,
-any SPARQL client: YASGUI, SPARQLWrapper, rdflib's SPARQLStore, curl).
+What: :class:`Endpoint` listens on one loopback port (``/query``, GET or POST, any SPARQL
+client: YASGUI, SPARQLWrapper, rdflib's SPARQLStore, curl) and evaluates each query in a
+small pool of worker processes, each holding the store open read-only
+(``pyoxigraph.Store.read_only``) and querying it with ``use_default_graph_as_union`` exactly
+as :meth:`hcgraph.store.Store.query` does. Workers listen on no port: they read requests
+from, and stream answers to, pipes of the one front process, so no query reaches the store
+without passing the guard below.
 
-Why an existing server: the SPARQL protocol, content negotiation and result formats are
-Oxigraph's, over the very same on-disk store, instead of a home-made HTTP layer. Read-only
-mode lets several readers share the database; do not ingest while it runs (Oxigraph calls a
-concurrent writer undefined behaviour).
+Why processes: a query in pyoxigraph cannot be interrupted, so a query whose client went
+away or whose time (``timeout_s``, default 30 s) ran out is stopped by killing its worker,
+which is then replaced; the client of a timed-out query gets ``503`` (or, when part of the
+answer was already sent, a connection closed before the final chunk, which every HTTP
+client reports as an error, never as a complete document). Answers are streamed in pieces
+(64 KiB), small ones sent with a ``Content-Length``.
 
-**No outbound requests, no DNS rebinding.** Oxigraph answers ``SERVICE <url> {…}`` by
-fetching ``url`` (SSRF: any service this machine reaches, loopback included), and its server
-(0.5) has no switch to disable federation. So the server listens on a private loopback port
-and a small guard in front of it (the public port) passes requests on only if (1) the query
-does not use ``SERVICE`` (:func:`hcgraph.sparqlguard.uses_service`; ``allow_service``
-lifts this), and (2) the ``Host`` header names the loopback address and port it serves
-(``127.0.0.1:PORT``, ``localhost:PORT``, ``[::1]:PORT``): a web page whose host name an
-attacker re-pointed at 127.0.0.1 sends its own host name and gets 403, so it cannot read the
-endpoint from a victim's browser. Only GET/HEAD anywhere and POST to ``/query`` pass.
+**Guard.** (1) The query may not use ``SERVICE`` (:func:`hcgraph.sparqlguard.uses_service`;
+``allow_service`` lifts this): Oxigraph would fetch the URL (SSRF). (2) The ``Host``
+header must name the loopback address and port served (``127.0.0.1:PORT``,
+``localhost:PORT``, ``[::1]:PORT``): a web page whose host name an attacker re-pointed at
+127.0.0.1 sends its own host name and gets 403 (DNS rebinding). A request with two Host
+headers, or an HTTP/1.1 request with none, gets 400 (RFC 9112). (3) Only GET/HEAD and POST
+to ``/query``; updates get 403.
+
+**Limits.** The request head must arrive within ``read_timeout_s`` (10 s; also the idle
+time allowed between keep-alive requests) and the body within as long again; a head over
+64 KiB gets 431, a body over 16 MiB 413. At most ``max_connections`` (256) connections are
+open at once (more get 503), ``workers`` queries run at once and the rest wait (inside
+their timeout). A client that stops reading an answer for ``read_timeout_s`` is dropped.
+
+**Fresh data.** Before each query a worker looks at the database directory: if its files
+changed since the worker opened it and no writer holds the database any more (the lock
+file of Oxigraph's RocksDB, checked without taking it), the worker reopens it, so the
+first query after an ingest or crawl finishes answers from the new data. While a writer
+is running, queries answer from the data as it was when the worker last opened it.
 """
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import concurrent.futures
 import contextlib
-import http.client
+import email.utils
+import fcntl
 import ipaddress
+import json
 import os
-import shutil
+import select
+import signal
 import socket
+import struct
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 from urllib.parse import parse_qs, urlsplit
-
-import httpx
 
 from .errors import StoreError
 from .sparqlguard import SERVICE_REFUSED, uses_service
 
-__all__ = ["DEFAULT_PORT", "Endpoint", "oxigraph_binary"]
+__all__ = ["DEFAULT_PORT", "DEFAULT_TIMEOUT_S", "Endpoint", "negotiate"]
 
 DEFAULT_PORT = 7878
-_READY_TIMEOUT = 30.0
+DEFAULT_TIMEOUT_S = 30.0
+_READY_TIMEOUT = 60.0
+_MAX_BODY = 16 * 1024 * 1024
+_MAX_HEAD = 64 * 1024
+_CHUNK = 64 * 1024
+_BACKLOG = 1024
+_TICK = 0.1  # how often in-flight queries are checked for a gone client or a passed deadline
 
-
-def oxigraph_binary() -> str:
-    """Path of the ``oxigraph`` server binary: beside this Python first, then on PATH.
-
-    Raises:
-        StoreError: not installed (``pip install oxigraph``, or ``hcgraph[serve]``).
-    """
-    beside = Path(sys.executable).parent / ("oxigraph.exe" if os.name == "nt" else "oxigraph")
-    if beside.is_file():
-        return str(beside)
-    found = shutil.which("oxigraph")
-    if found is None:
-        raise StoreError(
-            "the Oxigraph server is not installed: pip install oxigraph (or 'hcgraph[serve]')"
-        )
-    return found
+# Worker -> front frames: one type byte, a 4-byte big-endian length, the payload.
+# A whole small answer is one frame: W = 4-byte length of the head (JSON), head, body.
+_READY, _HEAD, _DATA, _END, _ABORT, _WHOLE = b"R", b"H", b"D", b"E", b"X", b"W"
 
 
 def _loopback(host: str) -> str:
@@ -83,22 +95,28 @@ def _loopback(host: str) -> str:
     return str(address)
 
 
-def _free_port(host: str) -> int:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
+def _default_workers() -> int:
+    return max(2, min(4, os.cpu_count() or 2))
 
 
 class Endpoint:
-    """The Oxigraph server over a store directory; a context manager.
+    """The SPARQL endpoint over a store directory; a context manager.
 
     Args:
         store_dir: the hcgraph store directory (its ``oxigraph/`` database is served).
         host: a loopback address (``127.0.0.1`` default, ``::1``, ``localhost``).
         port: TCP port; 0 picks a free one.
-        timeout_s: per-query timeout the server enforces, in seconds (None: none).
+        timeout_s: per-query time limit in seconds, answer included (``None`` or 0: none).
         allow_service: let queries use ``SERVICE`` (federation; off by default, see above).
+        workers: query worker processes (queries evaluated at once); default 2-4 by CPUs.
+        read_timeout_s: time allowed for a request head, for its body, and idle between
+            keep-alive requests; also how long a client may stop reading an answer.
+        max_connections: connections open at once; more are answered 503 and closed.
+        static: files served at fixed paths for GET/HEAD (path -> (media type, bytes)),
+            e.g. a query page at ``/``; behind the same Host check as queries.
+        fronts: HTTP server processes sharing the one listening socket: 1 (default) runs
+            it in a thread of this process; each further one is a child process with
+            ``workers`` workers of its own (more CPU for the HTTP side on a busy machine).
 
     >>> import tempfile
     >>> from hcgraph import Store
@@ -115,18 +133,28 @@ class Endpoint:
         *,
         host: str = "127.0.0.1",
         port: int = DEFAULT_PORT,
-        timeout_s: int | None = None,
+        timeout_s: float | None = DEFAULT_TIMEOUT_S,
         allow_service: bool = False,
+        workers: int | None = None,
+        read_timeout_s: float = 10.0,
+        max_connections: int = 256,
+        static: Mapping[str, tuple[str, bytes]] | None = None,
+        fronts: int = 1,
     ) -> None:
         self.host = _loopback(host)
-        self.allow_service = allow_service
-        self.backend_port = 0
-        self._guard: _GuardServer | None = None
-        self.db_path = Path(store_dir) / "oxigraph"
         self.port = port
-        self.timeout_s = timeout_s
-        self.process: subprocess.Popen[bytes] | None = None
-        self._log: IO[bytes] | None = None
+        self.db_path = Path(store_dir) / "oxigraph"
+        self.timeout_s = timeout_s if timeout_s else None
+        self.allow_service = allow_service
+        self.workers = workers or _default_workers()
+        self.read_timeout_s = read_timeout_s
+        self.max_connections = max_connections
+        self.static = dict(static or {})
+        self.fronts = max(1, fronts)
+        self._children: list[subprocess.Popen[bytes]] = []
+        self._front: _Front | None = None
+        self._thread: threading.Thread | None = None
+        self._stopped = threading.Event()
 
     @property
     def url(self) -> str:
@@ -139,107 +167,127 @@ class Endpoint:
         """The SPARQL 1.1 Protocol query endpoint."""
         return f"{self.url}/query"
 
-    @property
-    def backend_url(self) -> str:
-        """The Oxigraph server's own (private, unguarded) base URL."""
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.backend_port}"
-
-    def command(self) -> list[str]:
-        """The Oxigraph server command line (it listens on the private backend port)."""
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        cmd = [
-            oxigraph_binary(), "serve-read-only", "--location", str(self.db_path),
-            "--bind", f"{host}:{self.backend_port}", "--union-default-graph",
-        ]  # fmt: skip
-        if self.timeout_s is not None:
-            cmd += ["--timeout-s", str(int(self.timeout_s))]
-        return cmd
+    def worker_pids(self) -> list[int]:
+        """Process ids of this process's query workers ready for queries now (tests and
+        diagnostics; a replacement still starting is not listed)."""
+        front = self._front
+        workers = [] if front is None else front.all_workers
+        return [w.proc.pid for w in workers if w.alive and w.ready]
 
     def start(self) -> Endpoint:
-        """Start the server and wait until it answers a query.
+        """Listen, start the workers and wait until every worker has opened the store.
 
         Raises:
-            StoreError: no store there, the port is taken, or the server did not start.
+            StoreError: no store there, the port is taken, or a worker could not open it.
         """
         if not self.db_path.is_dir():
             raise StoreError(f"{self.db_path.parent}: no store here (run 'hcgraph ingest' first)")
+        sock = self._listen()
         if self.port == 0:
-            self.port = _free_port(self.host)
-        self._check_port_free()
-        self.backend_port = _free_port(self.host)
-        # stderr goes to a file, not a pipe: a chatty server can never block on a full pipe
-        self._log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the server
-        self.process = subprocess.Popen(
-            self.command(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._log
+            self.port = int(sock.getsockname()[1])
+        front = _Front(self, sock)
+        ready: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._stopped.clear()
+        self._children = [self._spawn_front(sock) for _ in range(self.fronts - 1)]
+        self._thread = threading.Thread(
+            target=self._run, args=(front, ready), name="hcgraph-serve", daemon=True
         )
-        self._wait_ready()
+        self._front = front
+        self._thread.start()
         try:
-            self._guard = _GuardServer(self)
-        except OSError as exc:
+            ready.result(timeout=_READY_TIMEOUT)
+            for child in self._children:
+                self._child_ready(child)
+        except BaseException as exc:
             self.stop()
-            raise StoreError(f"{self.url}: cannot listen: {exc.strerror or exc}") from None
-        threading.Thread(
-            target=self._guard.serve_forever, name="hcgraph-serve", daemon=True
-        ).start()
+            if isinstance(exc, StoreError):
+                raise StoreError(str(exc)) from None
+            if isinstance(exc, concurrent.futures.TimeoutError):
+                raise StoreError(
+                    f"{self.url}: the query workers did not start within {_READY_TIMEOUT:.0f} s"
+                ) from None
+            raise
         return self
 
-    def _check_port_free(self) -> None:
-        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-        with socket.socket(family, socket.SOCK_STREAM) as sock:
-            try:
-                sock.bind((self.host, self.port))
-            except OSError:
-                raise StoreError(f"{self.url}: port {self.port} is already in use") from None
+    def _spawn_front(self, sock: socket.socket) -> subprocess.Popen[bytes]:
+        config = {
+            "store": str(self.db_path.parent), "host": self.host, "port": self.port,
+            "timeout_s": self.timeout_s, "allow_service": self.allow_service,
+            "workers": self.workers, "read_timeout_s": self.read_timeout_s,
+            "max_connections": self.max_connections,
+            "static": {k: [m, base64.b64encode(d).decode()] for k, (m, d) in self.static.items()},
+        }  # fmt: skip
+        return subprocess.Popen(
+            [sys.executable, "-c", "from hcgraph.serve import _front_main; _front_main()",
+             json.dumps(config), str(sock.fileno())],
+            pass_fds=(sock.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )  # fmt: skip
 
-    def _wait_ready(self) -> None:
-        assert self.process is not None
-        deadline = time.monotonic() + _READY_TIMEOUT
-        with httpx.Client(timeout=2.0, trust_env=False) as client:
-            while time.monotonic() < deadline:  # bounded: ~30 s at most
-                if self.process.poll() is not None:
-                    err = self._read_log()
-                    reason = err.strip().splitlines()[-1] if err.strip() else "exited"
-                    raise StoreError(f"oxigraph server did not start: {reason}")
-                with contextlib.suppress(httpx.HTTPError):
-                    answer = client.get(f"{self.backend_url}/query", params={"query": "ASK {}"})
-                    if answer.status_code == 200:
-                        return
-                time.sleep(0.1)
-        self.stop()
-        raise StoreError(
-            f"oxigraph server did not answer on {self.url} within {_READY_TIMEOUT:.0f} s"
-        )
+    def _child_ready(self, child: subprocess.Popen[bytes]) -> None:
+        assert child.stdout is not None
+        readable, _, _ = select.select([child.stdout], [], [], _READY_TIMEOUT)
+        line = child.stdout.readline().decode("utf-8", "replace").strip() if readable else ""
+        if line != "ready":
+            raise StoreError(line.removeprefix("error: ") or "an HTTP server process did not start")
+
+    def _listen(self) -> socket.socket:
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind((self.host, self.port))
+            sock.listen(_BACKLOG)
+        except OSError as exc:
+            sock.close()
+            if exc.errno in {98, 48, 10048}:  # EADDRINUSE on Linux, macOS, Windows
+                raise StoreError(f"{self.url}: port {self.port} is already in use") from None
+            raise StoreError(f"{self.url}: cannot listen: {exc.strerror or exc}") from None
+        sock.setblocking(False)
+        return sock
+
+    def _run(self, front: _Front, ready: concurrent.futures.Future[None]) -> None:
+        loop = asyncio.new_event_loop()
+        loop.set_exception_handler(lambda _loop, _context: None)  # quiet: no tracebacks
+        try:
+            loop.run_until_complete(front.run(ready))
+        except BaseException as exc:
+            if not ready.done():
+                ready.set_exception(exc)
+        finally:
+            with contextlib.suppress(Exception):
+                loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+            self._stopped.set()
 
     def wait(self) -> int:
-        """Block until the server exits; returns its exit code."""
-        assert self.process is not None
-        return self.process.wait()
+        """Block until the server stops (:meth:`stop`, from another thread); returns 0."""
+        while not self._stopped.wait(0.5):
+            pass
+        return 0
 
     def stop(self) -> None:
-        """Stop the server (terminate, then kill after 5 s)."""
-        if self._guard is not None:
-            guard, self._guard = self._guard, None
-            guard.shutdown()
-            guard.server_close()
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        finally:
-            if self._log is not None:
-                self._log.close()
-                self._log = None
-
-    def _read_log(self) -> str:
-        if self._log is None:
-            return ""
-        self._log.seek(0)
-        return self._log.read().decode("utf-8", "replace")
+        """Stop serving: close the port and every connection, end the workers."""
+        front, self._front = self._front, None
+        if front is not None:
+            front.request_stop()
+        children, self._children = self._children, []
+        for child in children:
+            with contextlib.suppress(OSError):
+                child.terminate()
+        for child in children:
+            try:
+                child.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+            if child.stdout is not None:
+                child.stdout.close()
+        if self._thread is not None:
+            self._thread.join(timeout=15)
+            self._thread = None
 
     def __enter__(self) -> Endpoint:
         return self.start()
@@ -248,125 +296,819 @@ class Endpoint:
         self.stop()
 
 
-_MAX_BODY = 16 * 1024 * 1024
-_PASS_HEADERS = ("Accept", "Content-Type")
+# --- the front: HTTP, the guard, the worker pool ------------------------------------------
 
 
-class _GuardServer(ThreadingHTTPServer):
-    """The public side of :class:`Endpoint`: checks each request, then relays it."""
+class _Refusal(Exception):
+    """An answer given instead of running the query: status, one-line message."""
 
-    daemon_threads = True
+    def __init__(self, status: int, message: str, *, close: bool = False, allow: str = ""):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.close = close
+        self.allow = allow
 
-    def __init__(self, endpoint: Endpoint) -> None:
-        self.address_family = socket.AF_INET6 if ":" in endpoint.host else socket.AF_INET
-        self.endpoint = endpoint
+
+_REASONS = {
+    200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found",
+    405: "Method Not Allowed", 406: "Not Acceptable", 411: "Length Required",
+    413: "Content Too Large", 415: "Unsupported Media Type",
+    431: "Request Header Fields Too Large", 500: "Internal Server Error",
+    503: "Service Unavailable", 505: "HTTP Version Not Supported",
+}  # fmt: skip
+
+
+@dataclass(eq=False)
+class _Worker:
+    proc: asyncio.subprocess.Process
+    alive: bool = True
+    ready: bool = False  # the store is open: it takes queries
+
+    async def frame(self) -> tuple[bytes, bytes]:
+        assert self.proc.stdout is not None
+        head = await self.proc.stdout.readexactly(5)
+        size = int.from_bytes(head[1:], "big")
+        return head[:1], (await self.proc.stdout.readexactly(size) if size else b"")
+
+    def kill(self) -> None:
+        if self.alive:
+            self.alive = False
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.kill()
+
+
+@dataclass(eq=False)
+class _Flight:
+    """A query being answered: what the watchdog needs to stop it."""
+
+    worker: _Worker
+    deadline: float | None
+    reader: asyncio.StreamReader
+    writer: asyncio.StreamWriter
+    reason: str = ""
+    sent: bool = False
+
+
+@dataclass
+class _Request:
+    method: str
+    target: str
+    version: str
+    headers: list[tuple[str, str]] = field(default_factory=list)
+
+    def get(self, name: str) -> str | None:
+        for key, value in self.headers:
+            if key == name:
+                return value
+        return None
+
+    def get_all(self, name: str) -> list[str]:
+        return [value for key, value in self.headers if key == name]
+
+
+class _Front:
+    def __init__(self, endpoint: Endpoint, sock: socket.socket) -> None:
+        self.ep = endpoint
+        self.sock = sock
         host = f"[{endpoint.host}]" if ":" in endpoint.host else endpoint.host
         names = {host, "localhost"} | ({"127.0.0.1"} if host == "127.0.0.1" else {"[::1]"})
         self.hosts = {f"{n}:{endpoint.port}".lower() for n in names}
-        super().__init__((endpoint.host, endpoint.port), _GuardHandler)
+        self.all_workers: list[_Worker] = []
+        self.idle: asyncio.Queue[_Worker] | None = None
+        self.flights: set[_Flight] = set()
+        self.writers: set[asyncio.StreamWriter] = set()
+        self.connections: set[asyncio.Task[Any]] = set()
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.stopping: asyncio.Event | None = None
+        self._date = (0.0, "")
+        self._tasks: set[asyncio.Task[None]] = set()  # worker replacements under way
 
+    def request_stop(self) -> None:
+        loop, stopping = self.loop, self.stopping
+        if loop is not None and stopping is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(stopping.set)
 
-class _GuardHandler(BaseHTTPRequestHandler):
-    server: _GuardServer
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass  # quiet, as the Oxigraph server it fronts
-
-    def do_GET(self) -> None:
-        self._handle(b"")
-
-    def do_HEAD(self) -> None:
-        self._handle(b"")
-
-    def do_POST(self) -> None:
-        length = self._body_length()
-        if length is None:
-            return
-        body = self.rfile.read(length)
-        if urlsplit(self.path).path != "/query":
-            self._refuse(403, "read-only endpoint: POST only to /query")
-            return
-        self._handle(body)
-
-    def _body_length(self) -> int | None:
-        """The POST body's length from its Content-Length, or None once refused.
-
-        Refused, before any of the body is read: chunked or no Content-Length (411: the
-        body is read whole, so its length must be known), a Content-Length that is not
-        a plain decimal number or several that disagree (400: ``int()`` alone would take
-        ``+5`` and raise on ``abc`` or ``-5``), one over ``_MAX_BODY`` (413, read from
-        the digits, not by reading that much).
-        """
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            self._refuse(411, "send a Content-Length", close=True)
-            return None
-        values = {v.strip() for v in self.headers.get_all("Content-Length", [])}
-        if not values:
-            self._refuse(411, "send a Content-Length", close=True)
-            return None
-        value = values.pop()
-        if values or not (value.isascii() and value.isdigit()):
-            self._refuse(400, "Content-Length must be one number of bytes", close=True)
-            return None
-        digits = value.lstrip("0") or "0"  # int() of thousands of digits raises, too
-        if len(digits) > len(str(_MAX_BODY)) or int(digits) > _MAX_BODY:
-            self._refuse(413, "request body too large", close=True)
-            return None
-        return int(digits)
-
-    def _queries(self, body: bytes) -> list[str]:
-        texts = parse_qs(urlsplit(self.path).query).get("query", [])
-        if body:
-            kind = self.headers.get("Content-Type", "").split(";")[0].strip().lower()
-            text = body.decode("utf-8", "replace")
-            if kind == "application/x-www-form-urlencoded":
-                texts += parse_qs(text).get("query", [])
-            else:
-                texts.append(text)
-        return texts
-
-    def _handle(self, body: bytes) -> None:
-        host = self.headers.get("Host")
-        if host is not None and host.strip().lower() not in self.server.hosts:
-            self._refuse(403, f"Host {host!r} is not this endpoint (DNS rebinding guard)")
-            return
-        if not self.server.endpoint.allow_service and any(
-            uses_service(t) for t in self._queries(body)
-        ):
-            self._refuse(400, SERVICE_REFUSED.replace("--allow-service", "serve --allow-service"))
-            return
-        ep = self.server.endpoint
-        conn = http.client.HTTPConnection(ep.host, ep.backend_port, timeout=None)
+    async def run(self, ready: concurrent.futures.Future[None]) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.stopping = asyncio.Event()
+        self.idle = asyncio.Queue()
+        server: asyncio.Server | None = None
+        watchdog = asyncio.create_task(self._watchdog())
         try:
-            headers = {k: v for k in _PASS_HEADERS if (v := self.headers.get(k)) is not None}
-            conn.request(self.command, self.path, body=body or None, headers=headers)
-            answer = conn.getresponse()
-            data = answer.read()
-        except OSError as exc:
-            self._refuse(502, f"the Oxigraph server did not answer: {exc}")
+            started = await asyncio.gather(
+                *(self._spawn() for _ in range(self.ep.workers)), return_exceptions=True
+            )
+            for result in started:
+                if isinstance(result, BaseException):
+                    raise result
+                self.idle.put_nowait(result)
+            server = await asyncio.start_server(
+                self._connection, sock=self.sock, limit=_MAX_HEAD, backlog=_BACKLOG
+            )
+            ready.set_result(None)
+            await self.stopping.wait()
+        finally:
+            if server is not None:
+                server.close()
+            else:
+                self.sock.close()
+            for writer in list(self.writers):
+                writer.transport.abort()
+            watchdog.cancel()
+            for task in list(self.connections) + list(self._tasks):
+                task.cancel()
+            await asyncio.gather(*self.connections, *self._tasks, return_exceptions=True)
+            for worker in self.all_workers:
+                worker.kill()
+                _close_transport(worker)
+            for worker in self.all_workers:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(worker.proc.wait(), 5)
+            if server is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(server.wait_closed(), 2)
+
+    # --- workers ------------------------------------------------------------------------
+    async def _spawn(self) -> _Worker:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", "from hcgraph.serve import _worker_main; _worker_main()",
+            str(self.ep.db_path), "1" if self.ep.allow_service else "0",
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL, limit=4 * _CHUNK,
+        )  # fmt: skip
+        worker = _Worker(proc)
+        self.all_workers.append(worker)
+        try:
+            kind, payload = await worker.frame()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            kind, payload = b"", b"the query worker exited"
+        if kind != _READY:
+            worker.kill()
+            _close_transport(worker)
+            await proc.wait()
+            self.all_workers.remove(worker)
+            raise StoreError(payload.decode("utf-8", "replace") or "a query worker did not start")
+        worker.ready = True
+        return worker
+
+    async def _replace(self, worker: _Worker) -> None:
+        """End ``worker`` (killed, or broken) and put a fresh one in the pool."""
+        worker.kill()
+        _close_transport(worker)  # unread answer in its pipe: wait() would never return
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(worker.proc.wait(), 10)
+        if worker in self.all_workers:
+            self.all_workers.remove(worker)
+        assert self.stopping is not None and self.idle is not None
+        while not self.stopping.is_set():
+            try:
+                self.idle.put_nowait(await self._spawn())
+                return
+            except Exception:
+                await asyncio.sleep(1.0)
+
+    def _discard(self, worker: _Worker) -> None:
+        assert self.loop is not None
+        task = self.loop.create_task(self._replace(worker))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _watchdog(self) -> None:
+        while True:
+            await asyncio.sleep(_TICK)
+            now = time.monotonic()
+            for flight in list(self.flights):
+                if flight.reason:
+                    continue
+                if flight.deadline is not None and now >= flight.deadline:
+                    flight.reason = "timeout"
+                elif flight.reader.at_eof() or flight.writer.transport.is_closing():
+                    flight.reason = "gone"
+                else:
+                    continue
+                flight.worker.kill()
+                if flight.reason == "timeout" and flight.sent:
+                    flight.writer.transport.abort()  # a half answer must not look whole
+
+    # --- HTTP ---------------------------------------------------------------------------
+    def _http_date(self) -> str:
+        now = time.time()
+        if now - self._date[0] >= 1.0:
+            self._date = (now, email.utils.formatdate(now, usegmt=True))
+        return self._date[1]
+
+    def _head(self, status: int, headers: list[tuple[str, str]], close: bool) -> bytes:
+        lines = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}", f"Date: {self._http_date()}"]
+        lines += [f"{k}: {v}" for k, v in headers]
+        if close:
+            lines.append("Connection: close")
+        return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if len(self.writers) >= self.ep.max_connections:
+            body = b"too many connections; retry\n"
+            writer.write(self._plain(503, body, close=True, head_only=False))
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(writer.drain(), 1)
+            writer.transport.abort()
+            return
+        self.writers.add(writer)
+        task = asyncio.current_task()
+        if task is not None:
+            self.connections.add(task)
+        try:
+            while await self._exchange(reader, writer):
+                pass
+        except (ConnectionError, OSError, asyncio.IncompleteReadError, TimeoutError):
+            pass
+        except asyncio.CancelledError:  # the server stops
+            writer.transport.abort()
             return
         finally:
-            conn.close()
-        self.send_response(answer.status)
-        for name, value in answer.getheaders():
-            if name.lower() in {"content-type", "content-disposition", "vary", "allow"}:
-                self.send_header(name, value)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(data)
+            self.writers.discard(writer)
+            if task is not None:
+                self.connections.discard(task)
+            writer.transport.abort() if writer.transport.is_closing() else writer.close()
 
-    def _refuse(self, status: int, message: str, *, close: bool = False) -> None:
-        """Answer ``status`` with a one-line text body. ``close``: the request body was
-        not read, so the connection ends here (what is left of it is no next request)."""
-        data = (message + "\n").encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "text/plain; charset=utf-8")
-        self.send_header("Content-Length", str(len(data)))
-        if close:
-            self.send_header("Connection", "close")
-            self.close_connection = True
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(data)
+    def _plain(
+        self, status: int, body: bytes, *, close: bool, head_only: bool, allow: str = ""
+    ) -> bytes:
+        headers = [
+            ("Content-Type", "text/plain; charset=utf-8"),
+            ("Content-Length", str(len(body))),
+        ]
+        if allow:
+            headers.append(("Allow", allow))
+        return self._head(status, headers, close) + (b"" if head_only else body)
+
+    async def _exchange(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        """Read one request and answer it; True to keep the connection for another."""
+        try:
+            async with asyncio.timeout(self.ep.read_timeout_s):
+                head = await reader.readuntil(b"\r\n\r\n")
+        except asyncio.LimitOverrunError:
+            writer.write(self._plain(431, b"request head too large\n", close=True, head_only=False))
+            await self._flush(writer)
+            return False
+        request: _Request | None = None
+        try:
+            request = _parse_head(head)
+            self._check_host(request)
+            keep = _keep_alive(request)
+            body = await self._body(reader, writer, request)
+            if request.method in {"GET", "HEAD"} and (page := self._static(request)):
+                writer.write(
+                    page
+                    if request.method == "GET"
+                    else page.partition(b"\r\n\r\n")[0] + b"\r\n\r\n"
+                )
+                await self._flush(writer)
+                return keep
+            query, accept = self._query(request, body)
+        except _Refusal as refusal:
+            head_only = request is not None and request.method == "HEAD"
+            data = (refusal.message + "\n").encode()
+            close = refusal.close or request is None or not _keep_alive(request)
+            writer.write(self._plain(refusal.status, data, close=close, head_only=head_only,
+                                     allow=refusal.allow))  # fmt: skip
+            await self._flush(writer)
+            return not close
+        return await self._answer(request, query, accept, reader, writer, keep)
+
+    def _static(self, request: _Request) -> bytes | None:
+        """The whole answer (head and body) for a static path, or None."""
+        found = self.ep.static.get(urlsplit(request.target).path)
+        if found is None:
+            return None
+        media, data = found
+        headers = [("Content-Type", media), ("Content-Length", str(len(data))),
+                   ("Cache-Control", "no-cache")]  # fmt: skip
+        return self._head(200, headers, not _keep_alive(request)) + data
+
+    def _check_host(self, request: _Request) -> None:
+        hosts = request.get_all("host")
+        if len(hosts) > 1:
+            raise _Refusal(400, "send one Host header", close=True)
+        if not hosts:
+            if request.version == "HTTP/1.1":
+                raise _Refusal(400, "an HTTP/1.1 request needs a Host header", close=True)
+            return
+        if hosts[0].lower() not in self.hosts:
+            raise _Refusal(403, f"Host {hosts[0]!r} is not this endpoint (DNS rebinding guard)")
+
+    async def _body(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, request: _Request
+    ) -> bytes:
+        """The request body, read whole within the read timeout (see :func:`_body_length`);
+        a client waiting for ``100 Continue`` (curl, for bodies over 1 KiB) gets it first."""
+        length = _body_length(request)
+        if not length:
+            return b""
+        if (
+            request.version == "HTTP/1.1"
+            and (request.get("expect") or "").lower() == "100-continue"
+        ):
+            writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        try:
+            async with asyncio.timeout(self.ep.read_timeout_s):
+                return await reader.readexactly(length)
+        except TimeoutError:
+            raise _Refusal(400, "the request body did not arrive in time", close=True) from None
+
+    def _query(self, request: _Request, body: bytes) -> tuple[str, str]:
+        """The query text and Accept header of a request to ``/query``, or a refusal."""
+        if request.method not in {"GET", "HEAD", "POST"}:
+            raise _Refusal(
+                405, "read-only endpoint: GET, HEAD or POST /query", allow="GET, HEAD, POST"
+            )
+        parts = urlsplit(request.target)
+        if request.method == "POST" and parts.path != "/query":
+            raise _Refusal(403, "read-only endpoint: POST only to /query")
+        if parts.path != "/query":
+            raise _Refusal(404, "not found: the SPARQL endpoint is /query")
+        params = parse_qs(parts.query)
+        if request.method == "POST":
+            kind = (request.get("content-type") or "").split(";")[0].strip().lower()
+            text = body.decode("utf-8", "replace")
+            if kind == "application/x-www-form-urlencoded":
+                form = parse_qs(text)
+                if "update" in form:
+                    raise _Refusal(403, "read-only endpoint: updates are refused")
+                for key, values in form.items():
+                    params.setdefault(key, []).extend(values)
+            elif kind == "application/sparql-query":
+                params.setdefault("query", []).append(text)
+            elif kind == "application/sparql-update":
+                raise _Refusal(403, "read-only endpoint: updates are refused")
+            else:
+                raise _Refusal(
+                    415, "POST the query as application/sparql-query or a form (query=...)"
+                )
+        if "default-graph-uri" in params or "named-graph-uri" in params:
+            raise _Refusal(400, "default-graph-uri and named-graph-uri are not supported here")
+        texts = params.get("query", [])
+        if len(texts) != 1:
+            raise _Refusal(400, "give one query (a 'query' parameter or a sparql-query body)")
+        if not self.ep.allow_service and uses_service(texts[0]):
+            raise _Refusal(400, SERVICE_REFUSED.replace("--allow-service", "serve --allow-service"))
+        return texts[0], ", ".join(request.get_all("accept"))
+
+    async def _acquire(self, deadline: float | None) -> _Worker | None:
+        assert self.idle is not None
+        while True:
+            try:
+                if deadline is None:
+                    worker = await self.idle.get()
+                else:
+                    async with asyncio.timeout_at(self._loop_time(deadline)):
+                        worker = await self.idle.get()
+            except TimeoutError:
+                return None
+            if worker.alive:
+                return worker
+
+    def _loop_time(self, monotonic_deadline: float) -> float:
+        assert self.loop is not None
+        return self.loop.time() + (monotonic_deadline - time.monotonic())
+
+    async def _answer(
+        self,
+        request: _Request,
+        query: str,
+        accept: str,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        keep: bool,
+    ) -> bool:
+        timeout = self.ep.timeout_s
+        deadline = None if timeout is None else time.monotonic() + timeout
+        head_only = request.method == "HEAD"
+        worker = await self._acquire(deadline)
+        if worker is None:
+            return await self._timed_out(writer, head_only, keep)
+        flight = _Flight(worker, deadline, reader, writer)
+        self.flights.add(flight)
+        try:
+            message = json.dumps({"q": query, "a": accept}).encode()
+            assert worker.proc.stdin is not None
+            worker.proc.stdin.write(len(message).to_bytes(4, "big") + message)
+            kind, payload = await worker.frame()
+            if kind == _WHOLE:
+                self.idle_put(worker, flight)
+                size = int.from_bytes(payload[:4], "big")
+                meta = json.loads(payload[4 : 4 + size])
+                body = payload[4 + size :]
+                headers = [("Content-Type", meta["type"]), ("Content-Length", str(len(body)))]
+                if meta["status"] == 200:
+                    headers.append(("Vary", "Accept"))
+                head = self._head(meta["status"], headers, not keep)
+                writer.write(head if head_only else head + body)
+                await self._drain(flight)
+                return keep
+            if kind != _HEAD:
+                raise asyncio.IncompleteReadError(b"", None)
+            meta = json.loads(payload)
+            first = b""
+            kind, payload = await worker.frame()
+            if kind != _DATA:
+                raise asyncio.IncompleteReadError(b"", None)
+            # a long answer: streamed (chunked on HTTP/1.1; to the close on HTTP/1.0)
+            chunked = request.version == "HTTP/1.1"
+            headers = [("Content-Type", meta["type"]), ("Vary", "Accept")]
+            if chunked:
+                headers.append(("Transfer-Encoding", "chunked"))
+            keep = keep and chunked
+            writer.write(self._head(meta["status"], headers, not keep))
+            flight.sent = True
+            while kind == _DATA:
+                if not head_only:
+                    for piece in (first, payload) if first else (payload,):
+                        writer.write(b"%x\r\n%s\r\n" % (len(piece), piece) if chunked else piece)
+                    first = b""
+                await self._drain(flight)
+                kind, payload = await worker.frame()
+            if kind != _END:
+                raise asyncio.IncompleteReadError(b"", None)
+            self.idle_put(worker, flight)
+            if chunked and not head_only:
+                writer.write(b"0\r\n\r\n")
+            await self._drain(flight)
+            return keep
+        except asyncio.CancelledError:
+            self._discard(worker)
+            raise
+        except (asyncio.IncompleteReadError, ConnectionError, OSError, ValueError, KeyError) as exc:
+            self.flights.discard(flight)
+            self._discard(worker)
+            if flight.reason == "timeout" and not flight.sent:
+                return await self._timed_out(writer, head_only, keep)
+            if not flight.sent and not flight.reason and not isinstance(exc, ConnectionError):
+                data = b"the query worker failed on this query\n"
+                writer.write(self._plain(500, data, close=not keep, head_only=head_only))
+                await self._flush(writer)
+                return keep
+            writer.transport.abort()
+            return False
+        finally:
+            self.flights.discard(flight)
+
+    def idle_put(self, worker: _Worker, flight: _Flight) -> None:
+        """The worker finished its answer: back to the pool (unless the watchdog killed it)."""
+        self.flights.discard(flight)
+        if flight.reason or not worker.alive:
+            self._discard(worker)
+        else:
+            assert self.idle is not None
+            self.idle.put_nowait(worker)
+
+    async def _drain(self, flight: _Flight) -> None:
+        await self._flush(flight.writer)
+
+    async def _flush(self, writer: asyncio.StreamWriter) -> None:
+        """Wait until the client took what was written; TimeoutError if it stopped reading
+        for ``read_timeout_s`` (the connection is then dropped)."""
+        if writer.transport.get_write_buffer_size() == 0:
+            return
+        async with asyncio.timeout(self.ep.read_timeout_s):
+            await writer.drain()
+
+    async def _timed_out(self, writer: asyncio.StreamWriter, head_only: bool, keep: bool) -> bool:
+        data = (
+            f"the query did not finish within {self.ep.timeout_s:g} s (hcgraph serve --timeout-s)\n"
+        ).encode()
+        writer.write(self._plain(503, data, close=not keep, head_only=head_only))
+        await self._flush(writer)
+        return keep
+
+
+def _close_transport(worker: _Worker) -> None:
+    """Close an ended worker's pipes while the loop runs (asyncio would at garbage
+    collection, after the loop is gone, and complain)."""
+    transport = getattr(worker.proc, "_transport", None)
+    if transport is not None:
+        with contextlib.suppress(Exception):
+            transport.close()
+
+
+def _parse_head(head: bytes) -> _Request:
+    """The request line and headers of a request head (RFC 9112), or a 400 refusal."""
+    lines = head[:-4].split(b"\r\n")
+    parts = lines[0].decode("latin-1").split(" ")
+    if len(parts) != 3 or not parts[0].isalpha() or not parts[1]:
+        raise _Refusal(400, "malformed request line", close=True)
+    method, target, version = parts
+    if version not in {"HTTP/1.1", "HTTP/1.0"}:
+        if version.startswith("HTTP/"):
+            raise _Refusal(505, "HTTP/1.1 or HTTP/1.0 only", close=True)
+        raise _Refusal(400, "malformed request line", close=True)
+    request = _Request(method, target, version)
+    for raw in lines[1:]:
+        line = raw.decode("latin-1")
+        name, sep, value = line.partition(":")
+        if not sep or not name or name != name.strip() or " " in name or "\t" in name:
+            raise _Refusal(400, "malformed header line", close=True)  # also obs-fold
+        request.headers.append((name.lower(), value.strip(" \t")))
+    return request
+
+
+def _keep_alive(request: _Request) -> bool:
+    tokens = {t.strip().lower() for v in request.get_all("connection") for t in v.split(",")}
+    if request.version == "HTTP/1.0":
+        return "keep-alive" in tokens
+    return "close" not in tokens
+
+
+def _body_length(request: _Request) -> int:
+    """The request body's length from its Content-Length, or a refusal.
+
+    Refused, before any of the body is read: a Transfer-Encoding (411: the body is read
+    whole, so its length must be known), a POST without Content-Length (411), a
+    Content-Length that is not a plain decimal number or several that disagree (400:
+    ``int()`` alone would take ``+5`` and raise on ``abc`` or ``-5``), one over
+    ``_MAX_BODY`` (413, read from the digits, not by reading that much).
+    """
+    if request.get_all("transfer-encoding"):
+        raise _Refusal(411, "send a Content-Length", close=True)
+    values = {v.strip() for v in request.get_all("content-length")}
+    if not values:
+        if request.method == "POST":
+            raise _Refusal(411, "send a Content-Length", close=True)
+        return 0
+    value = values.pop()
+    if values or not (value.isascii() and value.isdigit()):
+        raise _Refusal(400, "Content-Length must be one number of bytes", close=True)
+    digits = value.lstrip("0") or "0"  # int() of thousands of digits raises, too
+    if len(digits) > len(str(_MAX_BODY)) or int(digits) > _MAX_BODY:
+        raise _Refusal(413, "request body too large", close=True)
+    return int(digits)
+
+
+# --- the worker: one process, the store read-only, one query at a time ---------------------
+
+_SOLUTION_TYPES = (
+    ("application/sparql-results+json", "JSON"), ("application/sparql-results+xml", "XML"),
+    ("text/csv", "CSV"), ("text/tab-separated-values", "TSV"), ("application/json", "JSON"),
+    ("application/xml", "XML"), ("text/xml", "XML"),
+)  # fmt: skip
+_GRAPH_TYPES = (
+    ("application/n-triples", "N_TRIPLES"), ("text/turtle", "TURTLE"),
+    ("application/rdf+xml", "RDF_XML"), ("application/n-quads", "N_QUADS"),
+    ("application/trig", "TRIG"), ("text/plain", "N_TRIPLES"), ("application/xml", "RDF_XML"),
+)  # fmt: skip
+
+
+def negotiate(accept: str, offers: tuple[tuple[str, str], ...]) -> tuple[str, str] | None:
+    """The offer (media type, format name) an Accept header prefers; None if none is
+    acceptable. No Accept: the first offer. Ties go to the earlier offer."""
+    if not accept.strip():
+        return offers[0]
+    ranges: list[tuple[str, float]] = []
+    for item in accept.split(","):
+        media, *params = (p.strip() for p in item.split(";"))
+        q = 1.0
+        for param in params:
+            key, _, value = param.partition("=")
+            if key.strip().lower() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        if media:
+            ranges.append((media.lower(), q))
+    best: tuple[float, int] | None = None
+    chosen = None
+    for index, (media, fmt) in enumerate(offers):
+        kind = media.split("/")[0]
+        matches = [
+            (3 if r == media else 2 if r == f"{kind}/*" else 1, q)
+            for r, q in ranges
+            if r in {media, f"{kind}/*", "*/*"}
+        ]
+        if not matches:
+            continue
+        q = max(matches)[1]
+        if q > 0 and (best is None or q > best[0]):
+            best, chosen = (q, index), (media, fmt)
+    return chosen
+
+
+class _FrameWriter:
+    """File-like sink for pyoxigraph's ``serialize``: frames its bytes onto the pipe, 64 KiB
+    at a time, the answer's head first (held back until the first piece or the end)."""
+
+    def __init__(self, out: IO[bytes], status: int, media: str) -> None:
+        self.out = out
+        self.head: bytes | None = json.dumps({"status": status, "type": media}).encode()
+        self.buffer = bytearray()
+
+    def write(self, data: bytes) -> int:
+        self.buffer += data
+        if len(self.buffer) >= _CHUNK:
+            self._send()
+        return len(data)
+
+    def flush(self) -> None:
+        pass  # pieces go out at _CHUNK bytes or at the end, not at each flush
+
+    def _send(self) -> None:
+        if self.head is not None:
+            _frame(self.out, _HEAD, self.head)
+            self.head = None
+        if self.buffer:
+            _frame(self.out, _DATA, bytes(self.buffer))
+            self.buffer.clear()
+
+    def end(self) -> None:
+        if self.head is not None:  # all of it fits in one piece
+            head, self.head = self.head, None
+            _frame(self.out, _WHOLE, len(head).to_bytes(4, "big") + head + bytes(self.buffer))
+            return
+        self._send()
+        _frame(self.out, _END)
+
+
+def _frame(out: IO[bytes], kind: bytes, payload: bytes = b"") -> None:
+    out.write(kind + len(payload).to_bytes(4, "big") + payload)
+
+
+def _die_with_parent() -> None:
+    """Linux: the kernel kills this worker when the server process dies (even by SIGKILL)."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(Exception):
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+class _Database:
+    """The worker's read-only view of the store, reopened when a finished write changed it."""
+
+    def __init__(self, path: str) -> None:
+        import pyoxigraph as ox
+
+        self.ox = ox
+        self.path = path
+        self.state = self._files()
+        self.store = ox.Store.read_only(path)
+
+    def _files(self) -> tuple[tuple[str, int, int], ...]:
+        """Name, size and mtime of the files holding data (not RocksDB's info ``LOG``,
+        which every read-only open appends to)."""
+        with os.scandir(self.path) as entries:
+            return tuple(
+                sorted(
+                    (e.name, (s := e.stat()).st_size, s.st_mtime_ns)
+                    for e in entries
+                    if e.name == "CURRENT"
+                    or e.name.startswith("MANIFEST-")
+                    or e.name.endswith((".sst", ".log", ".blob"))
+                )
+            )
+
+    def fresh(self) -> Any:
+        """The store, reopened first if it changed and no writer holds it now."""
+        with contextlib.suppress(OSError):
+            state = self._files()
+            if state != self.state and not _writer_holds(os.path.join(self.path, "LOCK")):
+                for attempt in range(3):  # a compaction may delete a file while we open
+                    try:
+                        store = self.ox.Store.read_only(self.path)
+                    except OSError:
+                        if attempt == 2:
+                            raise
+                        time.sleep(0.05)
+                        continue
+                    self.store, self.state = store, state
+                    break
+        return self.store
+
+
+def _writer_holds(lock_path: str) -> bool:
+    """True if a process holds the POSIX lock Oxigraph's RocksDB takes on its ``LOCK``
+    file (asked with F_GETLK: nothing is taken, a writer starting now is not disturbed).
+    Where that cannot be asked (not 64-bit Linux), False: reopen on any change."""
+    if not (sys.platform.startswith("linux") and sys.maxsize > 2**32):
+        return False
+    try:
+        fd = os.open(lock_path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        query = struct.pack("hhqqi", fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
+        answer = fcntl.fcntl(fd, fcntl.F_GETLK, query)
+        return int(struct.unpack("hhqqi", answer)[0]) != fcntl.F_UNLCK
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _front_main() -> None:
+    """A further HTTP server process (``python -c ... CONFIG FD``): serves the inherited
+    listening socket with workers of its own until SIGTERM; prints ``ready`` once serving."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the first process's to handle
+    _die_with_parent()
+    config = json.loads(sys.argv[1])
+    sock = socket.socket(fileno=int(sys.argv[2]))
+    sock.setblocking(False)
+    static = {k: (m, base64.b64decode(d)) for k, (m, d) in config.pop("static").items()}
+    endpoint = Endpoint(config.pop("store"), static=static, **config)
+    front = _Front(endpoint, sock)
+    ready: concurrent.futures.Future[None] = concurrent.futures.Future()
+
+    def report(done: concurrent.futures.Future[None]) -> None:
+        error = done.exception()
+        print("ready" if error is None else f"error: {_first_line(error)}", flush=True)
+
+    ready.add_done_callback(report)
+    signal.signal(signal.SIGTERM, lambda _signum, _frame: front.request_stop())
+    loop = asyncio.new_event_loop()
+    loop.set_exception_handler(lambda _loop, _context: None)
+    try:
+        loop.run_until_complete(front.run(ready))
+    except BaseException as exc:  # a worker could not open the store
+        if not ready.done():
+            ready.set_exception(exc)
+    finally:
+        loop.close()
+
+
+def _worker_main() -> None:
+    """A query worker (``python -c ... DB_PATH ALLOW_SERVICE``): answers one query at a time
+    from stdin on stdout (frames), until stdin closes. Ctrl-C is the server's to handle."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent()
+    out = os.fdopen(os.dup(1), "wb", buffering=_CHUNK + 16)
+    os.dup2(2, 1)  # a stray print cannot corrupt the frames
+    inp = sys.stdin.buffer
+    db_path, allow_service = sys.argv[1], sys.argv[2] == "1"
+    try:
+        db = _Database(db_path)
+    except OSError as exc:
+        _frame(out, _ABORT, f"{db_path}: cannot open the store: {_first_line(exc)}".encode())
+        out.flush()
+        return
+    _frame(out, _READY)
+    out.flush()
+    while True:
+        size = inp.read(4)
+        if len(size) < 4:
+            return
+        message = json.loads(inp.read(int.from_bytes(size, "big")))
+        try:
+            _evaluate(db, message["q"], message["a"], allow_service, out)
+        except BrokenPipeError:
+            return
+        out.flush()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _evaluate(db: _Database, query: str, accept: str, allow_service: bool, out: IO[bytes]) -> None:
+    ox = db.ox
+
+    def refuse(status: int, message: str) -> None:
+        sink = _FrameWriter(out, status, "text/plain; charset=utf-8")
+        sink.write((message + "\n").encode())
+        sink.end()
+
+    if not allow_service and uses_service(query):  # the front checked; a second look is cheap
+        refuse(400, SERVICE_REFUSED)
+        return
+    try:
+        result = db.fresh().query(query, use_default_graph_as_union=True)
+    except SyntaxError as exc:
+        refuse(400, _first_line(exc))
+        return
+    except OSError as exc:
+        refuse(
+            503, f"the store could not be read (a write in progress?); retry: {_first_line(exc)}"
+        )
+        return
+    graph = isinstance(result, ox.QueryTriples)
+    offers = _GRAPH_TYPES if graph else _SOLUTION_TYPES
+    chosen = negotiate(accept, offers)
+    if chosen is None:
+        names = ", ".join(dict.fromkeys(m for m, _ in offers))
+        refuse(406, f"no result format the Accept header allows; offered: {names}")
+        return
+    media, name = chosen
+    fmt = getattr(ox.RdfFormat if graph else ox.QueryResultsFormat, name)
+    sink = _FrameWriter(out, 200, media + ("; charset=utf-8" if media.startswith("text/") else ""))
+    try:
+        result.serialize(sink, fmt)
+    except (OSError, ValueError, SyntaxError) as exc:  # evaluation errors surface while writing
+        if sink.head is not None:  # nothing sent yet: a proper error answer
+            sink.buffer.clear()
+            status = 503 if isinstance(exc, OSError) else 400
+            refuse(status, _first_line(exc))
+        else:
+            _frame(out, _ABORT, _first_line(exc).encode())
+        return
+    sink.end()

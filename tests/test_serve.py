@@ -190,3 +190,18 @@ def test_post_with_a_bad_content_length_is_refused(
     assert "Traceback" not in capfd.readouterr().err
     ok = httpx.post(endpoint.query_url, data={"query": "ASK {}"}, trust_env=False, timeout=30)
     assert ok.status_code == 200
+
+
+def test_static_pages_are_served_behind_the_host_check(store_dir: Path) -> None:
+    """The HTTP layer serves fixed files too (a query page at / to come)."""
+    page = b"<!doctype html><title>q</title>"
+    with Endpoint(store_dir, port=0, static={"/": ("text/html; charset=utf-8", page)}) as ep:
+        answer = httpx.get(ep.url + "/", trust_env=False)
+        assert answer.status_code == 200 and answer.content == page
+        assert answer.headers["content-type"].startswith("text/html")
+        head = httpx.head(ep.url + "/", trust_env=False)
+        assert head.status_code == 200 and head.headers["content-length"] == str(len(page))
+        assert head.content == b""
+        evil = httpx.get(ep.url + "/", headers={"Host": "evil.example"}, trust_env=False)
+        assert evil.status_code == 403
+        assert httpx.get(ep.url + "/other", trust_env=False).status_code == 404

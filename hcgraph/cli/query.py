@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import io
+import multiprocessing
 import sys
+from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.table import Table
 from rich.text import Text
 
 from .._io import atomic_text_writer
-from ..errors import QueryError
-from ..queries import load_query, run_query, saved_queries
+from ..errors import HcgraphError, QueryError
+from ..queries import QueryResult, SavedQuery, load_query, run_query, saved_queries
 from ..results import FORMATS, write_result
 from ..store import Store
 from ._common import allow_service_option, out_console, out_file_option, store_option
@@ -42,6 +45,60 @@ def _list_queries() -> None:
     out_console.print(table)
 
 
+def _run_in_child(
+    conn: Connection, store_dir: Path, saved: SavedQuery, params: dict[str, str], allow: bool
+) -> None:
+    try:
+        with Store(store_dir, read_only=True) as store:
+            answer: Any = run_query(store, saved, params, allow_service=allow)
+    except HcgraphError as exc:
+        answer = exc
+    try:
+        conn.send(answer)
+    except Exception as exc:  # an error object that does not pickle
+        conn.send(QueryError(str(exc)))
+
+
+def _run_limited(
+    store_dir: Path, saved: SavedQuery, params: dict[str, str], allow: bool, timeout_s: float
+) -> QueryResult:
+    """Run the query in a child process and stop it after ``timeout_s`` seconds: a query
+    running in pyoxigraph cannot be interrupted otherwise.
+
+    Raises:
+        QueryError: the time ran out (the child is killed), or the query failed.
+    """
+    context: Any = multiprocessing.get_context(
+        "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    )
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(
+        target=_run_in_child, args=(send, store_dir, saved, params, allow), daemon=True
+    )
+    child.start()
+    send.close()
+    try:
+        if not receive.poll(timeout_s):
+            raise QueryError(
+                f"{saved.name}: the query did not finish within {timeout_s:g} s (--timeout-s);"
+                " stopped"
+            )
+        try:
+            answer = receive.recv()
+        except EOFError:
+            raise QueryError(f"{saved.name}: the query process ended without an answer") from None
+    finally:
+        if child.is_alive():
+            child.kill()
+        child.join()
+        receive.close()
+    if isinstance(answer, HcgraphError):
+        raise answer
+    if not isinstance(answer, QueryResult):
+        raise QueryError(f"{saved.name}: the query process gave no result")
+    return answer
+
+
 @click.command()
 @click.argument("name_or_file", required=False)
 @click.option(
@@ -53,6 +110,10 @@ def _list_queries() -> None:
     help="table for people; csv, tsv, json, xml (SPARQL results formats) or md for tools.",
 )  # fmt: skip
 @out_file_option("Write to this file (default: stdout).")
+@click.option(
+    "--timeout-s", type=click.FloatRange(0, min_open=True), default=None,
+    help="Stop the query after this many seconds (exit 1); default: no limit.",
+)  # fmt: skip
 @click.option("--list", "list_only", is_flag=True, help="List the saved queries and exit.")
 @allow_service_option(
     "Let the query use SERVICE (federation: this machine then fetches the URLs it names)."
@@ -63,6 +124,7 @@ def query(
     params: tuple[str, ...],
     fmt: str,
     out: Path | None,
+    timeout_s: float | None,
     list_only: bool,
     allow_service: bool,
     store_dir: Path,
@@ -88,8 +150,12 @@ def query(
         names = ", ".join(saved_queries())
         raise click.UsageError(f"give a saved query name or a .rq file (saved: {names})")
     saved = load_query(name_or_file)
-    with Store(store_dir, read_only=True) as store:
-        result = run_query(store, saved, _parse_params(params), allow_service=allow_service)
+    bindings = _parse_params(params)
+    if timeout_s is not None:
+        result = _run_limited(store_dir, saved, bindings, allow_service, timeout_s)
+    else:
+        with Store(store_dir, read_only=True) as store:
+            result = run_query(store, saved, bindings, allow_service=allow_service)
     if out is None:
         if fmt == "table":
             write_result(result, fmt, sys.stdout)

@@ -1,14 +1,15 @@
-"""``hcgraph serve``: a read-only SPARQL endpoint over the store (the Oxigraph server)."""
+"""``hcgraph serve``: a read-only SPARQL endpoint over the store (served in-process)."""
 
 from __future__ import annotations
 
+import os
 import signal
 from pathlib import Path
 from types import FrameType
 
 import click
 
-from ..serve import DEFAULT_PORT, Endpoint
+from ..serve import DEFAULT_PORT, DEFAULT_TIMEOUT_S, Endpoint
 from ._common import allow_service_option, store_option
 
 
@@ -26,23 +27,34 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
     help="TCP port (0: pick a free one).",
 )  # fmt: skip
 @click.option(
-    "--timeout-s", type=click.IntRange(1), default=None,
-    help="Per-query timeout in seconds, enforced by the server.",
+    "--timeout-s", type=click.FloatRange(0), default=DEFAULT_TIMEOUT_S, show_default=True,
+    help="Per-query time limit in seconds, answer included (0: none); then 503.",
+)  # fmt: skip
+@click.option(
+    "--workers", type=click.IntRange(1, 64), default=None,
+    help="Query worker processes per HTTP process (default: 2-4 by CPUs); with more than"
+    " one CPU, two HTTP processes share the port.",
 )  # fmt: skip
 @allow_service_option(
     "Let queries use SERVICE (federation: the server then fetches the URLs they name)."
 )
 @store_option
 def serve(
-    host: str, port: int, timeout_s: int | None, allow_service: bool, store_dir: Path
+    host: str,
+    port: int,
+    timeout_s: float,
+    workers: int | None,
+    allow_service: bool,
+    store_dir: Path,
 ) -> None:
     """Serve the store read-only over the SPARQL 1.1 Protocol until Ctrl-C.
 
-    Runs the Oxigraph server (`oxigraph serve-read-only --union-default-graph`) over the
-    store's database: the default graph is the union of all graphs, as in
-    `hcgraph query`. Do not ingest into the store while it is served. Queries using SERVICE
-    are refused (no outbound requests) unless --allow-service; requests whose Host header is
-    not this loopback address and port are refused (DNS rebinding).
+    Queries go to /query (GET or POST) and run in worker processes holding the store open
+    read-only; the default graph is the union of all graphs, as in `hcgraph query`. A
+    query that runs past --timeout-s, or whose client goes away, is stopped. After an
+    ingest or crawl into the store finishes, the next query sees the new data. Queries
+    using SERVICE are refused (no outbound requests) unless --allow-service; requests whose
+    Host header is not this loopback address and port are refused (DNS rebinding).
 
     \b
     Example:
@@ -51,24 +63,22 @@ def serve(
         http://127.0.0.1:7878/query
     """
     endpoint = Endpoint(
-        store_dir, host=host, port=port, timeout_s=timeout_s, allow_service=allow_service
-    )
-    endpoint.start()
+        store_dir, host=host, port=port, timeout_s=timeout_s or None,
+        allow_service=allow_service, workers=workers, fronts=min(2, os.cpu_count() or 1),
+    )  # fmt: skip
     # SIGTERM (service managers, `timeout`) stops the server as cleanly as Ctrl-C does.
     previous = signal.signal(signal.SIGTERM, _interrupt)
-    click.echo(
-        f"SPARQL endpoint: {endpoint.query_url} (read-only; default graph = union of all"
-        " graphs). Ctrl-C to stop.",
-        err=True,
-    )
     try:
-        code = endpoint.wait()
+        endpoint.start()
+        click.echo(
+            f"SPARQL endpoint: {endpoint.query_url} (read-only; default graph = union of all"
+            " graphs). Ctrl-C to stop.",
+            err=True,
+        )
+        endpoint.wait()
     except KeyboardInterrupt:
         endpoint.stop()
         click.echo("stopped", err=True)
-        return
     finally:
         signal.signal(signal.SIGTERM, previous)
-    endpoint.stop()
-    if code != 0:
-        raise click.ClickException(f"oxigraph server exited with code {code}")
+        endpoint.stop()

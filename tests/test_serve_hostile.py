@@ -1,0 +1,420 @@
+"""`hcgraph serve` under hostile or careless clients, against the real server.
+
+Half-sent requests, missing or repeated Host headers, a body shorter than its
+Content-Length, abandoned and runaway queries, 48 clients at once, every listening port in
+the process tree asked for SERVICE, Ctrl-C with a query in flight, and writes while serving.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import quote
+
+import httpx
+import psutil
+import pytest
+
+from hcgraph import Endpoint
+from hcgraph.ingest import ingest_bytes
+from hcgraph.sample import generate_corpus
+from hcgraph.store import Store
+from tests.conftest import SEED, cli_env, free_port
+
+pytestmark = pytest.mark.slow
+
+# Every triple with every triple with every triple: runs for hours on any real store.
+CARTESIAN_COUNT = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }"
+CARTESIAN_ROWS = "SELECT * WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }"
+STORIES = (
+    "PREFIX hc: <https://w3id.org/hcgraph/ns#> SELECT (COUNT(DISTINCT ?s) AS ?n) { ?s a hc:Story }"
+)
+
+
+@pytest.fixture(scope="module")
+def store_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("hostile") / "store"
+    corpus = generate_corpus(20, seed=5, include_seed=json.loads(SEED.read_text()))
+    with Store(directory) as st:
+        ingest_bytes(st, ((json.dumps(s).encode(), str(s["url"])) for s in corpus.stories))
+    return directory
+
+
+@pytest.fixture()
+def endpoint(store_dir: Path) -> Iterator[Endpoint]:
+    with Endpoint(store_dir, port=0, read_timeout_s=1.0, timeout_s=None, workers=2) as ep:
+        yield ep
+
+
+def _raw(ep: Endpoint, data: bytes, timeout: float = 30) -> bytes:
+    """Send ``data`` on a fresh connection and read until the server closes it."""
+    with socket.create_connection((ep.host, ep.port), timeout=timeout) as sock:
+        sock.sendall(data)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    return answer
+
+
+def _status(answer: bytes) -> int:
+    return int(answer.split(b" ", 2)[1]) if answer else 0
+
+
+def _count(ep: Endpoint, query: str = STORIES) -> int:
+    answer = httpx.get(
+        ep.query_url, params={"query": query}, headers={"Accept": "text/csv"},
+        trust_env=False, timeout=60,
+    )  # fmt: skip
+    assert answer.status_code == 200, answer.text
+    return int(answer.text.split()[1])
+
+
+def _gone(pid: int) -> bool:
+    """Wait (bounded) for a process to end; True if it did."""
+    try:
+        psutil.Process(pid).wait(timeout=30)
+    except psutil.NoSuchProcess:
+        return True
+    except psutil.TimeoutExpired:
+        return False
+    return True
+
+
+def _replaced(ep: Endpoint, old: int) -> None:
+    """Wait (bounded) until the endpoint has a fresh worker ready in place of ``old``."""
+    for _ in range(600):
+        pids = ep.worker_pids()
+        if pids and old not in pids:
+            return
+        time.sleep(0.05)
+    raise AssertionError("no replacement worker")
+
+
+def _busy(pid: int) -> None:
+    """Wait (bounded) until a worker is computing (its CPU time grows)."""
+    proc = psutil.Process(pid)
+    start = sum(proc.cpu_times()[:2])
+    for _ in range(300):
+        if sum(proc.cpu_times()[:2]) - start > 0.2:
+            return
+        time.sleep(0.05)
+    raise AssertionError("the worker never started the query")
+
+
+def test_half_sent_requests_are_closed_by_the_read_timeout(endpoint: Endpoint) -> None:
+    """100 clients that never finish their request head are dropped, not held forever;
+    the endpoint answers others meanwhile."""
+    socks = [socket.create_connection((endpoint.host, endpoint.port)) for _ in range(100)]
+    try:
+        for sock in socks:
+            host = f"127.0.0.1:{endpoint.port}"
+            sock.sendall(f"GET /query?query=ASK%7B%7D HTTP/1.1\r\nHost: {host}\r\n".encode())
+            sock.settimeout(30)
+        assert _count(endpoint) == 21
+        for sock in socks:
+            assert sock.recv(1024) == b""  # closed by the server (else: socket.timeout)
+    finally:
+        for sock in socks:
+            sock.close()
+
+
+@pytest.mark.parametrize(
+    ("head", "status"),
+    [
+        ("GET /query?query=ASK%7B%7D HTTP/1.1\r\n", 400),  # HTTP/1.1 without Host
+        ("GET /query?query=ASK%7B%7D HTTP/1.1\r\nHost: {h}\r\nHost: {h}\r\n", 400),
+        ("GET /query?query=ASK%7B%7D HTTP/1.1\r\nHost: {h}\r\nHost: evil.example\r\n", 400),
+        ("GET /query?query=ASK%7B%7D HTTP/1.1\r\nHost: evil.example:1\r\n", 403),
+        ("GET /query?query=ASK%7B%7D HTTP/1.0\r\n", 200),  # HTTP/1.0 has no Host rule
+        ("GET /query?query=ASK%7B%7D HTTP/1.1\r\nHost: {h}\r\nConnection: close\r\n", 200),
+    ],
+)
+def test_host_header_rules(endpoint: Endpoint, head: str, status: int) -> None:
+    answer = _raw(endpoint, (head.format(h=f"127.0.0.1:{endpoint.port}") + "\r\n").encode())
+    assert _status(answer) == status, answer
+    body = answer.partition(b"\r\n\r\n")[2]
+    assert body.count(b"\n") == (1 if status != 200 else body.count(b"\n"))
+
+
+def test_a_body_shorter_than_its_content_length_is_dropped(endpoint: Endpoint) -> None:
+    head = (
+        f"POST /query HTTP/1.1\r\nHost: 127.0.0.1:{endpoint.port}\r\n"
+        "Content-Type: application/sparql-query\r\nContent-Length: 100\r\n\r\nASK {}"
+    )
+    answer = _raw(endpoint, head.encode())  # returns only once the server closed
+    assert _status(answer) == 400 and b"did not arrive" in answer
+
+
+def test_an_abandoned_query_is_stopped_when_its_client_goes(store_dir: Path) -> None:
+    with Endpoint(store_dir, port=0, timeout_s=None, workers=1) as ep:
+        (pid,) = ep.worker_pids()
+        sock = socket.create_connection((ep.host, ep.port))
+        sock.sendall(
+            f"GET /query?query={quote(CARTESIAN_COUNT)} HTTP/1.1\r\n"
+            f"Host: 127.0.0.1:{ep.port}\r\n\r\n".encode()
+        )
+        _busy(pid)
+        sock.close()
+        assert _gone(pid)  # the worker was killed, not left computing
+        assert _count(ep) == 21  # and replaced
+        assert ep.worker_pids() != [pid]
+
+
+def test_a_client_that_stops_reading_is_dropped(store_dir: Path) -> None:
+    """An endless answer to a client that reads nothing: dropped after the read timeout,
+    its worker stopped, instead of a connection and a worker held forever."""
+    with Endpoint(store_dir, port=0, timeout_s=None, workers=1, read_timeout_s=1) as ep:
+        (pid,) = ep.worker_pids()
+        query = "CONSTRUCT { ?a ?b ?f } WHERE { ?a ?b ?c . ?d ?e ?f }"
+        with socket.create_connection((ep.host, ep.port)) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.sendall(
+                f"GET /query?query={quote(query)} HTTP/1.1\r\n"
+                f"Host: 127.0.0.1:{ep.port}\r\n\r\n".encode()
+            )
+            assert _gone(pid)  # nothing read, yet the worker goes
+        assert _count(ep) == 21
+
+
+def test_a_query_past_its_timeout_gets_503_and_is_stopped(store_dir: Path) -> None:
+    with Endpoint(store_dir, port=0, timeout_s=1, workers=1) as ep:
+        (pid,) = ep.worker_pids()
+        answer = httpx.get(ep.query_url, params={"query": CARTESIAN_COUNT}, trust_env=False,
+                           timeout=60)  # fmt: skip
+        assert answer.status_code == 503
+        assert answer.text.count("\n") == 1 and "--timeout-s" in answer.text
+        assert _gone(pid)
+        _replaced(ep, pid)  # its replacement's start-up is not part of the next query's time
+        assert _count(ep) == 21
+
+
+def test_a_timeout_mid_answer_is_an_error_not_a_short_document(store_dir: Path) -> None:
+    """Rows were already streamed when the time ran out: the answer ends without its final
+    chunk, which the client reports, instead of a 200 with half a JSON document."""
+    with Endpoint(store_dir, port=0, timeout_s=5, workers=1) as ep:
+        (pid,) = ep.worker_pids()
+        with (
+            pytest.raises(httpx.TransportError),
+            httpx.stream(
+                "GET", ep.query_url, params={"query": CARTESIAN_ROWS}, trust_env=False, timeout=60
+            ) as answer,  # fmt: skip
+        ):
+            assert answer.status_code == 200
+            for _ in answer.iter_bytes():
+                pass
+        _replaced(ep, pid)
+        assert _count(ep) == 21
+
+
+def test_a_construct_answer_is_streamed(endpoint: Endpoint, store_dir: Path) -> None:
+    with Store(store_dir, read_only=True) as st:
+        (row,) = st.query("SELECT (COUNT(*) AS ?n) { GRAPH ?g { ?s ?p ?o } }")
+        triples = int(row[0].value)
+    query = "CONSTRUCT { ?s ?p ?o } WHERE { GRAPH ?g { ?s ?p ?o } }"
+    accept = {"Accept": "application/n-triples"}
+    with httpx.stream("GET", endpoint.query_url, params={"query": query}, trust_env=False,
+                      headers=accept, timeout=60) as answer:  # fmt: skip
+        assert answer.headers["transfer-encoding"] == "chunked"
+        assert "content-length" not in answer.headers
+        lines = sum(chunk.count(b"\n") for chunk in answer.iter_bytes())
+    assert lines == triples
+
+
+class _Probe(BaseHTTPRequestHandler):
+    hits = 0
+
+    def do_GET(self) -> None:
+        type(self).hits += 1
+        self.send_response(200)
+        self.send_header("Content-Type", "application/sparql-results+json")
+        body = b'{"head":{"vars":[]},"results":{"bindings":[{}]}}'
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_POST = do_GET
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def _serve_cli(store_dir: Path, *args: str) -> tuple[subprocess.Popen[str], int]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hcgraph", "serve", "--port", str(port), "--store",
+         str(store_dir), *args],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env(), text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    banner = proc.stderr.readline() if proc.stderr else ""
+    assert f"http://127.0.0.1:{port}/query" in banner, banner
+    return proc, port
+
+
+def test_no_listening_port_in_the_process_tree_runs_service(store_dir: Path) -> None:
+    """Whatever port the serve process or its children listen on, a SERVICE query sent
+    there never reaches the probe (the old Oxigraph backend port did)."""
+    _Probe.hits = 0
+    probe = ThreadingHTTPServer(("127.0.0.1", 0), _Probe)
+    threading.Thread(target=probe.serve_forever, daemon=True).start()
+    service = (
+        f"SELECT * WHERE {{ SERVICE <http://127.0.0.1:{probe.server_port}/sparql> {{ ?s ?p ?o }} }}"
+    )
+    proc, _port = _serve_cli(store_dir)
+    try:
+        tree = [psutil.Process(proc.pid), *psutil.Process(proc.pid).children(recursive=True)]
+        ports = {
+            c.laddr.port
+            for p in tree
+            for c in p.net_connections(kind="inet")
+            if c.status == psutil.CONN_LISTEN
+        }
+        assert ports  # the endpoint itself, at least
+        for port in ports:
+            for host in (f"127.0.0.1:{port}", f"localhost:{port}"):
+                with httpx.Client(trust_env=False, timeout=30) as client:
+                    client.get(f"http://127.0.0.1:{port}/query", params={"query": service},
+                               headers={"Host": host})  # fmt: skip
+                    client.post(f"http://127.0.0.1:{port}/query", data={"query": service},
+                                headers={"Host": host})  # fmt: skip
+        assert _Probe.hits == 0
+    finally:
+        proc.kill()
+        proc.communicate()
+        probe.shutdown()
+        probe.server_close()
+
+
+def test_48_clients_with_a_connection_per_request_get_no_errors(endpoint: Endpoint) -> None:
+    url = f"/query?query={quote('ASK { ?s ?p ?o }')}"
+
+    def client(_: int) -> list[int]:
+        statuses = []
+        for _ in range(15):
+            conn = http.client.HTTPConnection(endpoint.host, endpoint.port, timeout=60)
+            try:
+                conn.request("GET", url, headers={"Connection": "close"})
+                answer = conn.getresponse()
+                answer.read()
+                statuses.append(answer.status)
+            except OSError as exc:
+                statuses.append(-1)
+                print("error:", exc)
+            finally:
+                conn.close()
+        return statuses
+
+    with ThreadPoolExecutor(48) as pool:
+        statuses = [s for batch in pool.map(client, range(48)) for s in batch]
+    assert statuses == [200] * (48 * 15)
+
+
+def test_ctrl_c_with_a_query_in_flight_stops_cleanly(store_dir: Path) -> None:
+    proc, port = _serve_cli(store_dir, "--timeout-s", "0")
+    workers = psutil.Process(proc.pid).children(recursive=True)
+    assert workers
+    sock = socket.create_connection(("127.0.0.1", port))
+    try:
+        sock.sendall(
+            f"GET /query?query={quote(CARTESIAN_COUNT)} HTTP/1.1\r\n"
+            f"Host: 127.0.0.1:{port}\r\n\r\n".encode()
+        )
+        for _ in range(300):  # a worker has the query
+            if any(w.cpu_times().user > 0.5 for w in workers):
+                break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        sock.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0
+    assert err.strip() == "stopped", err
+    assert all(_gone(w.pid) for w in workers)
+
+
+def _story(n: int) -> tuple[bytes, str]:
+    (story,) = generate_corpus(n, seed=77).stories[n - 1 : n]
+    return json.dumps(story).encode(), str(story["url"])
+
+
+def test_a_write_after_the_server_started_is_seen_by_the_next_query(tmp_path: Path) -> None:
+    store_dir = tmp_path / "store"
+    with Store(store_dir) as st:
+        ingest_bytes(st, [_story(1)])
+    with Endpoint(store_dir, port=0, workers=2) as ep:
+        assert _count(ep) == 1
+        with Store(store_dir) as st:  # an ingest while serving
+            ingest_bytes(st, [_story(2)])
+        assert _count(ep) == 2
+        assert _count(ep) == 2  # and on the other worker
+
+
+def test_a_write_running_when_the_server_starts_is_seen_once_it_finishes(
+    tmp_path: Path,
+) -> None:
+    store_dir = tmp_path / "store"
+    with Store(store_dir) as st:
+        ingest_bytes(st, [_story(1)])
+    # the writer runs in a process of its own, as an ingest or crawl would
+    code = (
+        "import sys, json\n"
+        "from hcgraph.store import Store\n"
+        "from hcgraph.ingest import ingest_bytes\n"
+        "from tests.test_serve_hostile import _story\n"
+        "with Store(sys.argv[1]) as st:\n"
+        "    ingest_bytes(st, [_story(2)])\n"
+        "    print('written', flush=True)\n"
+        "    sys.stdin.readline()\n"
+        "    ingest_bytes(st, [_story(3)])\n"
+    )
+    writer = subprocess.Popen(
+        [sys.executable, "-c", code, str(store_dir)], stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE, text=True, env=cli_env(), cwd=Path(__file__).parent.parent,
+    )  # fmt: skip
+    try:
+        assert writer.stdout is not None and writer.stdout.readline() == "written\n"
+        with Endpoint(store_dir, port=0, workers=1) as ep:
+            before = _count(ep)  # the data as it was when the server opened it
+            assert before in {1, 2}
+            assert writer.stdin is not None
+            writer.stdin.write("go\n")
+            writer.stdin.close()
+            assert writer.wait(timeout=60) == 0
+            assert _count(ep) == 3
+    finally:
+        if writer.poll() is None:
+            writer.kill()
+        for pipe in (writer.stdin, writer.stdout):
+            if pipe is not None:
+                pipe.close()
+        writer.wait()
+
+
+def test_a_client_expecting_100_continue_gets_it(endpoint: Endpoint) -> None:
+    """curl sends `Expect: 100-continue` for bodies over 1 KiB and waits for it."""
+    body = "query=" + quote("ASK { ?s ?p ?o }" + " " * 2000)
+    with socket.create_connection((endpoint.host, endpoint.port), timeout=30) as sock:
+        sock.sendall(
+            f"POST /query HTTP/1.1\r\nHost: 127.0.0.1:{endpoint.port}\r\n"
+            "Content-Type: application/x-www-form-urlencoded\r\nExpect: 100-continue\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+        )
+        assert sock.recv(1024).startswith(b"HTTP/1.1 100 Continue\r\n\r\n")
+        sock.sendall(body.encode())
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    assert _status(answer) == 200 and answer.endswith(b'"boolean":true}')
