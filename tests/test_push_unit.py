@@ -221,6 +221,36 @@ def test_state_round_trip(tmp_path: Path) -> None:
     assert not again.is_current("http://other", "urn:g", "ab" * 32)
 
 
+def test_state_journals_each_acknowledgement_before_any_save(tmp_path: Path) -> None:
+    """A push killed before it saves keeps its acknowledgements: each one is on disk in the
+    journal as soon as it is recorded; a torn last line is ignored; a save folds them in."""
+    state = PushState.for_store(tmp_path)
+    for i in range(3):
+        state.record("http://h", f"urn:g{i}", f"{i:02d}" * 32)
+    journal = tmp_path / "push-state.journal"
+    assert len(journal.read_bytes().splitlines()) == 3  # no save, no close: already written
+    with journal.open("ab") as handle:
+        handle.write(b'{"endpoint": "http://h", "graph": "urn:torn", "sha')  # the kill
+    killed = PushState.for_store(tmp_path)  # the next run, the first never saved
+    assert all(killed.is_current("http://h", f"urn:g{i}", f"{i:02d}" * 32) for i in range(3))
+    assert not killed.is_current("http://h", "urn:torn", "")
+    assert not (tmp_path / "push-state.json").exists()
+    killed.record("http://h", "urn:g3", "33" * 32)
+    killed.save("http://h")
+    assert not journal.exists()
+    data = json.loads((tmp_path / "push-state.json").read_text())
+    assert sorted(data["endpoints"]["http://h"]["graphs"]) == [f"urn:g{i}" for i in range(4)]
+    assert PushState.for_store(tmp_path).graphs("http://h") == killed.graphs("http://h")
+
+
+def test_state_in_memory_writes_no_journal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    state = PushState.for_store(None)
+    state.record("http://h", "urn:g", "ab" * 32)
+    state.save("http://h")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_state_corrupt(tmp_path: Path) -> None:
     (tmp_path / "push-state.json").write_text("{not json")
     with pytest.raises(PushError, match="unreadable push state"):
