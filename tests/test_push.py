@@ -523,7 +523,9 @@ def test_auth_accepted_and_secret_never_shown(
                                "--verify", env=env)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "pushed 205 graphs" in done.stdout and "all match" in done.stdout
-    assert auth_proxy.forwarded >= 206 and auth_proxy.refused == 0
+    # user:password answers the server's challenge (curl's --anyauth): the first requests
+    # (one per concurrent worker at most) are challenged, every later one carries Basic.
+    assert auth_proxy.forwarded >= 206 and 1 <= auth_proxy.refused <= 4
     assert oxigraph.graph_counts() == local_counts(corpus_store)
     _assert_secret_absent(SECRET_PASS, done.stdout, done.stderr, directory=corpus_store)
 
