@@ -22,8 +22,6 @@ New formats register with :func:`register`; an unknown name raises
 
 from __future__ import annotations
 
-import io
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -124,16 +122,31 @@ def _graphml(store: Store, out: BinaryIO) -> None:
     nx.write_graphml(graph, out, named_key_ids=True)
 
 
-# networkx stamps today's date into GEXF's optional <meta lastmodifieddate>: drop it, so the
-# same store always exports the same bytes.
-_GEXF_DATE = re.compile(rb' lastmodifieddate="[^"]*"')
-
-
 def _gexf(store: Store, out: BinaryIO) -> None:
+    """The projection as GEXF 1.2draft that validates against gexf.net's ``gexf.xsd``.
+
+    networkx's writer needs three corrections: it writes ``<graph name="">``, an attribute the
+    1.2draft schema does not allow on ``graph``; a multigraph's edge keys become a
+    ``networkx_key`` edge attribute (ours only repeat the edge id); and it stamps today's date
+    into ``<meta lastmodifieddate>``, which would make the same store export different bytes
+    on different days. All three are removed from the element tree before it is written.
+    """
     graph = _with_ids(_xml_safe_projection(store), node_ids=False)
-    buf = io.BytesIO()
-    nx.write_gexf(graph, buf)
-    out.write(_GEXF_DATE.sub(b"", buf.getvalue(), count=1))
+    writer = nx.readwrite.gexf.GEXFWriter(encoding="utf-8", prettyprint=True, version="1.2draft")
+    writer.add_graph(graph)
+    root = writer.xml
+    for meta in root.iter("meta"):
+        meta.attrib.pop("lastmodifieddate", None)
+    for element in root.iter("graph"):
+        element.attrib.pop("name", None)
+        for block in element.iter("attributes"):
+            stray = [a for a in block.iter("attribute") if a.get("title") == "networkx_key"]
+            for attribute in stray:
+                block.remove(attribute)
+                for values in element.iter("attvalues"):
+                    for value in [v for v in values if v.get("for") == attribute.get("id")]:
+                        values.remove(value)
+    writer.write(out)
 
 
 for _exp in (

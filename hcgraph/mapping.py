@@ -344,7 +344,7 @@ def _map_provenance(out: _Emitter, st: str, story: Story, info: IngestInfo) -> N
     if writer is not None and writer.agent:
         agent = _minted("agent", writer.agent)
         desc = out.about(_AGENTS, agent)
-        desc.typed(PROVO("SoftwareAgent"), PROVO("Agent"))
+        desc.typed(PROVO("SoftwareAgent"), PROVO("Agent"), SCHEMA("SoftwareApplication"))
         desc.text(SCHEMA("name"), writer.agent)
         desc.extra(writer.extra)
         out.add(st, PROVO("wasAttributedTo"), agent)
@@ -368,7 +368,7 @@ def _map_provenance(out: _Emitter, st: str, story: Story, info: IngestInfo) -> N
     out.add(ingest, PROVO("wasAssociatedWith"), tool)
     out.add(ingest, HCT("sourceLocation"), literal(info.source))
     tool_desc = out.about(_AGENTS, tool)
-    tool_desc.typed(PROVO("SoftwareAgent"), PROVO("Agent"))
+    tool_desc.typed(PROVO("SoftwareAgent"), PROVO("Agent"), SCHEMA("SoftwareApplication"))
     tool_desc.add(SCHEMA("softwareVersion"), literal(__version__))
     newer = raw
     for rev in info.revisions:
@@ -399,7 +399,10 @@ def _map_manifests(out: _Emitter, st: str, story: Story) -> dict[str, tuple[str,
         desc.add(PROVO("hadPrimarySource"), doc)
         doc_desc = out.about(_SOURCES, doc)
         doc_desc.typed(HCT("SourceDocument"), SCHEMA("CreativeWork"))
-        doc_desc.text(SCHEMA("url"), m.source_url)
+        if doc_iri:
+            doc_desc.add(SCHEMA("url"), doc)  # schema:url's range is URL: an IRI, as on stories
+        else:  # not an IRI: kept as written, under a property that takes text
+            doc_desc.text(HCT("unusableUrl"), m.source_url)
         if m.published_date is not None:
             doc_desc.add(DC("issued"), typed(m.published_date.isoformat(), XSD_DATE))
         pub: str | None = None

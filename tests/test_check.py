@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -100,6 +101,20 @@ def test_report_groups_findings_by_story(corpus_store: Any) -> None:
     story, items = next(iter(doc["findings"].items()))
     assert story.startswith("https://")
     assert set(items[0]) == {"check", "severity", "focus", "message"}
+
+
+def test_declared_vs_derived_names_the_real_lists(corpus_store: Any) -> None:
+    """``check`` says what each side of a mismatching list field holds, never ``[] … []``."""
+    report = check(corpus_store.store, shacl=False, integrity=["declared-vs-derived"])
+    pattern = re.compile(r"declared (\S+) \[(.*)\] but the content says \[(.*)\]")
+    got = {}
+    for finding in report.findings:
+        match = pattern.fullmatch(finding.message)
+        assert match, finding.message
+        field, declared, derived = match.groups()
+        if field != "source_count":
+            got[(finding.story, field)] = (frozenset(declared.split()), frozenset(derived.split()))
+    assert got == corpus_store.truth.declared_sides
 
 
 def test_seed_story_is_clean_with_warnings(tmp_path: Path, invoke: Any, seed_path: Path) -> None:

@@ -59,11 +59,12 @@ def test_export_to_stdout_and_file(invoke, seed_path: Path, tmp_path: Path) -> N
     invoke("ingest", seed_path, "--store", tmp_path / "st")
     to_stdout = invoke("export", "--format", "ntriples", "--store", tmp_path / "st")
     assert to_stdout.exit_code == 0
-    # the seed's 690 triples: 562 of its own before issue 9, plus 5 hc:citesManifest and
+    # the seed's 692 triples: 562 of its own before issue 9, plus 5 hc:citesManifest and
     # 4 hc:listsPublisher summary links, minus the 4 hc:slug on related links (dropped), plus
     # 51 from issue 11 (stated cito:Citation/prov:Agent/... types, citation characterizations),
-    # plus 72 from the claim uses (24 hc:citesClaimUnder links, 24 times hc:claim and hc:manifest)
-    assert len(to_stdout.stdout_bytes.splitlines()) == 690
+    # plus 72 from the claim uses (24 hc:citesClaimUnder links, 24 times hc:claim and hc:manifest),
+    # plus 2 from issue 25 (the writer and hcgraph `a schema:SoftwareApplication`)
+    assert len(to_stdout.stdout_bytes.splitlines()) == 692
     out = tmp_path / "out" / "graph.ttl"
     result = invoke("export", "--format", "turtle", "--out", out, "--store", tmp_path / "st")
     assert result.exit_code == 0 and out.exists()
@@ -76,7 +77,7 @@ def test_stats_table(invoke, seed_path: Path, tmp_path: Path) -> None:  # type: 
     invoke("ingest", seed_path, "--store", tmp_path / "st")
     result = invoke("stats", "--store", tmp_path / "st")
     assert result.exit_code == 0
-    assert "Paragraph" in result.output and "690" in result.output
+    assert "Paragraph" in result.output and "692" in result.output
 
 
 def test_user_errors_are_one_line(run_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

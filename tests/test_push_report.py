@@ -86,7 +86,7 @@ def test_verify_query_failing_keeps_the_push_report(
         "--query-path", "/nope", "--verify", "--all",
     )  # fmt: skip
     assert result.returncode == 1, result.stderr
-    assert "pushed 5 graphs (690 triples)" in result.stdout
+    assert "pushed 5 graphs (692 triples)" in result.stdout
     assert f"error: verify: HTTP 404 from {oxigraph.url}/nope" in result.stderr
     assert "Traceback" not in result.stderr
     state = json.loads((seed_store / STATE_FILE).read_text())

@@ -94,6 +94,21 @@ def test_presets(preset: str, url: str, gsp: str, query: str, update: str) -> No
     assert preset in PRESETS
 
 
+def test_virtuoso_with_credentials_uses_its_authenticated_services() -> None:
+    """Virtuoso's anonymous services answer credentials with 403; its *-auth ones take them."""
+    ep = resolve_endpoint("http://v:8890", "virtuoso", authenticated=True)
+    assert (ep.gsp_url, ep.query_url, ep.update_url) == (
+        "http://v:8890/sparql-graph-crud-auth", "http://v:8890/sparql-auth",
+        "http://v:8890/sparql-auth",
+    )  # fmt: skip
+    anonymous = resolve_endpoint("http://v:8890", "virtuoso")
+    assert anonymous.gsp_url == "http://v:8890/sparql-graph-crud"
+    chosen = resolve_endpoint("http://v:8890", "virtuoso", authenticated=True, gsp_path="x")
+    assert chosen.gsp_url == "http://v:8890/x"  # an explicit path wins
+    same = resolve_endpoint("http://o:7878", "oxigraph", authenticated=True)
+    assert same == resolve_endpoint("http://o:7878", "oxigraph")
+
+
 def test_path_overrides() -> None:
     ep = resolve_endpoint(
         "http://H:1/base", gsp_path="/gsp", query_path="https://q.example/sparql", update_path=""
@@ -139,12 +154,56 @@ def _auth_header(creds: object) -> str:
     return str(next(flow).headers["Authorization"])
 
 
-def test_basic_credentials() -> None:
+def _challenger(scheme: str, seen: list[str]) -> Callable[[httpx.Request], httpx.Response]:
+    """A server that takes only ``scheme`` (``Basic`` or ``Digest``) for alice:pa:ss."""
+    challenge = {"Basic": 'Basic realm="r"', "Digest": 'Digest realm="r", nonce="n", qop="auth"'}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        header = request.headers.get("Authorization", "")
+        seen.append(header.split(" ")[0])
+        ok = header == "Basic YWxpY2U6cGE6c3M=" if scheme == "Basic" else (
+            header.startswith("Digest ") and 'username="alice"' in header)  # fmt: skip
+        if ok:
+            return httpx.Response(201)
+        return httpx.Response(401, headers={"WWW-Authenticate": challenge[scheme]})
+
+    return handler
+
+
+@pytest.mark.parametrize("scheme", ["Basic", "Digest"])
+def test_user_password_answers_the_challenge_the_server_sends(scheme: str) -> None:
+    """``user:password`` is curl's ``--anyauth``: no credentials until the server's 401 says
+    which scheme it takes; then that one, at once, on every later request."""
     creds = credentials_from_env("V", {"V": "alice:pa:ss"})
-    assert creds.scheme == "basic"
-    assert _auth_header(creds) == "Basic YWxpY2U6cGE6c3M="
+    assert creds.scheme == "password"
+    seen: list[str] = []
+    with httpx.Client(transport=httpx.MockTransport(_challenger(scheme, seen)),
+                      auth=creds.auth) as client:  # fmt: skip
+        for _ in range(3):
+            assert client.put("http://127.0.0.1:1/g", content=b"x").status_code == 201
+    assert seen == ["", scheme, scheme, scheme]
+
+
+def test_user_password_prefers_digest_and_wrong_ones_are_refused() -> None:
+    seen: list[str] = []
+
+    def both(request: httpx.Request) -> httpx.Response:
+        seen.append(request.headers.get("Authorization", "").split(" ")[0])
+        offers = [("WWW-Authenticate", 'Basic realm="r"'),
+                  ("WWW-Authenticate", 'Digest realm="r", nonce="n"')]  # fmt: skip
+        return httpx.Response(401, headers=offers)
+
+    creds = credentials_from_env("V", {"V": "alice:wrong"})
+    with httpx.Client(transport=httpx.MockTransport(both), auth=creds.auth) as client:
+        assert client.put("http://127.0.0.1:1/g", content=b"x").status_code == 401
+    assert seen == ["", "Digest"]  # asked once, then the 401 is the answer
+
+
+def test_password_credentials() -> None:
+    creds = credentials_from_env("V", {"V": "alice:pa:ss"})
     assert "pa:ss" not in repr(creds) and "pa:ss" not in str(creds)
-    assert creds.describe() == "basic credentials from $V"
+    assert "pa:ss" not in repr(creds.auth)
+    assert creds.describe() == "user:password credentials (Basic or Digest) from $V"
     assert creds.redact("x pa:ss YWxpY2U6cGE6c3M= y") == "x *** *** y"
 
 
@@ -219,6 +278,36 @@ def test_state_round_trip(tmp_path: Path) -> None:
     assert again.is_current("http://h", "urn:g", "ab" * 32)
     assert not again.is_current("http://h", "urn:g", "cd" * 32)
     assert not again.is_current("http://other", "urn:g", "ab" * 32)
+
+
+def test_state_journals_each_acknowledgement_before_any_save(tmp_path: Path) -> None:
+    """A push killed before it saves keeps its acknowledgements: each one is on disk in the
+    journal as soon as it is recorded; a torn last line is ignored; a save folds them in."""
+    state = PushState.for_store(tmp_path)
+    for i in range(3):
+        state.record("http://h", f"urn:g{i}", f"{i:02d}" * 32)
+    journal = tmp_path / "push-state.journal"
+    assert len(journal.read_bytes().splitlines()) == 3  # no save, no close: already written
+    with journal.open("ab") as handle:
+        handle.write(b'{"endpoint": "http://h", "graph": "urn:torn", "sha')  # the kill
+    killed = PushState.for_store(tmp_path)  # the next run, the first never saved
+    assert all(killed.is_current("http://h", f"urn:g{i}", f"{i:02d}" * 32) for i in range(3))
+    assert not killed.is_current("http://h", "urn:torn", "")
+    assert not (tmp_path / "push-state.json").exists()
+    killed.record("http://h", "urn:g3", "33" * 32)
+    killed.save("http://h")
+    assert not journal.exists()
+    data = json.loads((tmp_path / "push-state.json").read_text())
+    assert sorted(data["endpoints"]["http://h"]["graphs"]) == [f"urn:g{i}" for i in range(4)]
+    assert PushState.for_store(tmp_path).graphs("http://h") == killed.graphs("http://h")
+
+
+def test_state_in_memory_writes_no_journal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    state = PushState.for_store(None)
+    state.record("http://h", "urn:g", "ab" * 32)
+    state.save("http://h")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_state_corrupt(tmp_path: Path) -> None:
@@ -347,6 +436,8 @@ def test_server_echoing_the_secret_is_redacted(mem_store: Store) -> None:
     creds = credentials_from_env("V", {"V": "u:echo-me-secret"})
 
     def handler(request: httpx.Request) -> httpx.Response:
+        if "Authorization" not in request.headers:
+            return httpx.Response(401, headers={"WWW-Authenticate": 'Basic realm="r"'})
         return httpx.Response(400, text=f"bad header {request.headers['Authorization']}")
 
     report = run(mem_store, handler, credentials=creds)

@@ -66,8 +66,8 @@ def _service_path(service: str, what: str) -> Callable[[F], F]:
 )  # fmt: skip
 @click.option(
     "--auth-env", metavar="VAR",
-    help="Environment variable holding 'user:password' (Basic), 'Digest user:password' "
-    "or a bearer token.",
+    help="Environment variable holding 'user:password' (Basic or Digest, as the server asks), "
+    "'Digest user:password' or a bearer token.",
 )  # fmt: skip
 @click.option(
     "--ca-bundle", type=click.Path(dir_okay=False, exists=True, path_type=Path),
@@ -123,10 +123,11 @@ def push_command(
       HC_AUTH='alice:s3cret' hcgraph push --endpoint https://sparql.example.org/ds \\
           --preset fuseki --auth-env HC_AUTH
     """  # fmt: skip
-    target = resolve_endpoint(
-        endpoint, preset, gsp_path=gsp_path, query_path=query_path, update_path=update_path
-    )
     credentials = credentials_from_env(auth_env) if auth_env else None
+    target = resolve_endpoint(
+        endpoint, preset, gsp_path=gsp_path, query_path=query_path, update_path=update_path,
+        authenticated=credentials is not None,
+    )  # fmt: skip
     options = PushOptions(
         protocol=protocol, mode=mode, concurrency=concurrency, batch=batch, retries=retries,
         timeout=timeout, force=force, verify=verify, dry_run=dry_run, ca_bundle=ca_bundle,

@@ -140,7 +140,7 @@ _M_TITLE = "SELECT DISTINCT ?m ?v WHERE { ?m dcterms:title ?v }"
 _M_PUB = "SELECT DISTINCT ?m ?v WHERE { ?m dcterms:publisher ?v }"
 _M_DOC = "SELECT DISTINCT ?m ?v WHERE { ?m prov:hadPrimarySource ?v }"
 _D_ISSUED = "SELECT DISTINCT ?m ?v WHERE { ?m dcterms:issued ?v }"
-_D_URL = "SELECT DISTINCT ?m ?v WHERE { ?m schema:url ?v }"
+_D_URL = "SELECT DISTINCT ?m ?v WHERE { ?m hc:unusableUrl ?v }"
 
 
 def describe_manifests(store: Store, iris: Iterable[str] | None = None) -> dict[str, ManifestInfo]:
@@ -188,7 +188,7 @@ def describe_manifests(store: Store, iris: Iterable[str] | None = None) -> dict[
             if day is not None:
                 info(m).issued.add(day)
     # A source document is named by its own URL unless that was missing or unusable (then
-    # a minted .../id/source/{manifest} IRI carries the text as schema:url): read only those.
+    # a minted .../id/source/{manifest} IRI carries the text as hc:unusableUrl): read only those.
     minted = sorted(d for d in docs if d.startswith(_SOURCE))
     for d in docs:
         if not d.startswith(_SOURCE):

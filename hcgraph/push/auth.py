@@ -3,10 +3,13 @@
 ``--auth-env VAR`` names a variable (the secret itself never appears on the command line,
 where ``ps`` and shell history would see it). Its value is one of:
 
-* ``user:password`` → HTTP Basic;
+* ``user:password`` → whatever the server asks for, Basic or Digest, as curl's ``--anyauth``
+  does: the first request goes without credentials; a ``401`` answer's ``WWW-Authenticate``
+  challenge says which scheme the server takes (Digest preferred when both are offered:
+  the password never crosses the wire), the request is sent again answering it, and every
+  later request of the push uses that scheme at once (no second round trip);
 * ``Bearer TOKEN`` (or a value with no colon) → ``Authorization: Bearer TOKEN``;
-* ``Digest user:password`` → HTTP Digest (Virtuoso's ``/sparql-auth`` and
-  ``/sparql-graph-crud-auth`` take only Digest).
+* ``Digest user:password`` → HTTP Digest only (a Basic challenge is not answered).
 
 The secret is kept inside an :class:`httpx.Auth` object; :meth:`Credentials.redact` scrubs
 it (and its Base64 form) from any text hcgraph prints, in case a server echoes it back.
@@ -32,9 +35,9 @@ _MASK = "***"
 
 @dataclass(frozen=True, repr=False)
 class Credentials:
-    """A Basic or Bearer credential. ``repr`` and ``str`` never show the secret."""
+    """A user:password, Digest or Bearer credential. ``repr`` and ``str`` never show it."""
 
-    scheme: str  # "basic", "bearer" or "digest"
+    scheme: str  # "password" (Basic or Digest, as the server asks), "bearer" or "digest"
     variable: str
     _header: str = field(compare=False)
     _secrets: tuple[str, ...] = field(compare=False)
@@ -47,10 +50,13 @@ class Credentials:
 
     @property
     def auth(self) -> httpx.Auth:
-        """An httpx auth hook: the ``Authorization`` header on every request, or Digest."""
-        if self._digest is not None:
+        """A new httpx auth hook (give one to a client: it learns the server's scheme once):
+        the ``Authorization`` header on every request (Bearer), Digest, or either (password)."""
+        if self._digest is None:
+            return _HeaderAuth(self._header)
+        if self.scheme == "digest":
             return httpx.DigestAuth(*self._digest)
-        return _HeaderAuth(self._header)
+        return _AnyAuth(*self._digest)
 
     def redact(self, text: str) -> str:
         """``text`` with every form of the secret replaced by ``***``."""
@@ -61,6 +67,8 @@ class Credentials:
 
     def describe(self) -> str:
         """What to tell the user: the scheme and the variable, not the value."""
+        if self.scheme == "password":
+            return f"user:password credentials (Basic or Digest) from ${self.variable}"
         return f"{self.scheme} credentials from ${self.variable}"
 
 
@@ -74,6 +82,61 @@ class _HeaderAuth(httpx.Auth):
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
         request.headers["Authorization"] = self._value
         yield request
+
+
+class _AnyAuth(httpx.Auth):
+    """Basic or Digest, whichever the server's ``401`` challenge asks for (curl's
+    ``--anyauth``). The scheme, once learned, is used at once on every later request."""
+
+    requires_request_body = True  # a challenged request is sent again, body and all
+
+    def __init__(self, user: str, password: str) -> None:
+        token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+        self._basic = f"Basic {token}"
+        self._digest = httpx.DigestAuth(user, password)
+        self._scheme: str | None = None  # learned from the first challenge
+
+    def __repr__(self) -> str:
+        return f"_AnyAuth({self._scheme or 'unknown'}, ***)"
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        if self._scheme == "basic":
+            request.headers["Authorization"] = self._basic
+            yield request
+            return
+        if self._scheme == "digest":
+            yield from self._digest.auth_flow(request)
+            return
+        response = yield request
+        offered = _challenges(response) if response.status_code == 401 else set()
+        if "digest" in offered:
+            self._scheme = "digest"
+            # Hand the challenge already received to httpx's Digest flow: its first
+            # (unauthenticated) request is the one just answered, so it is not sent again.
+            flow = self._digest.auth_flow(request)
+            next(flow)
+            try:
+                answered = flow.send(response)
+                while True:
+                    answered = flow.send((yield answered))
+            except StopIteration:
+                return
+        if "basic" in offered:
+            self._scheme = "basic"
+            request.headers["Authorization"] = self._basic
+            yield request
+
+
+def _challenges(response: httpx.Response) -> set[str]:
+    """The auth schemes a ``401`` answer offers, lower-cased (``{"basic", "digest"}``)."""
+    schemes = set()
+    for header in response.headers.get_list("www-authenticate"):
+        # One header may hold several challenges: 'Basic realm="a", Digest realm="b", …'.
+        for part in header.split(","):
+            word = part.strip().split(" ", 1)[0].split("=", 1)
+            if len(word) == 1 and word[0]:
+                schemes.add(word[0].lower())
+    return schemes
 
 
 def credentials_from_env(variable: str, environ: dict[str, str] | None = None) -> Credentials:
@@ -99,7 +162,7 @@ def credentials_from_env(variable: str, environ: dict[str, str] | None = None) -
     user, _, password = value.partition(":")
     token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
     secrets = tuple(s for s in (value, password, token) if len(s) >= 3)
-    return Credentials("basic", variable, f"Basic {token}", secrets)
+    return Credentials("password", variable, "", secrets, (user, password))
 
 
 def _bearer(variable: str, token: str) -> Credentials:

@@ -13,11 +13,17 @@ fuseki     the dataset URL (…/ds)         /ds/data /ds/sparql         document
                                           /ds/update
 graphdb    …/repositories/ID              …/rdf-graphs/service        documented layout
                                           …/ID …/ID/statements
-virtuoso   the server root                /sparql-graph-crud /sparql  documented layout
-                                          /sparql
+virtuoso   the server root                /sparql-graph-crud /sparql  yes (real server)
+                                          /sparql; with credentials
+                                          /sparql-graph-crud-auth
+                                          /sparql-auth /sparql-auth
 neptune    https://cluster:8182           /sparql/gsp/ /sparql        documented layout
                                           /sparql
 =========  =============================  ==========================  ======================
+
+A preset may name other services for a push with credentials (``authenticated=True``):
+Virtuoso's anonymous services refuse credentials (HTTP 403) and its ``*-auth`` services
+take them (Basic or Digest).
 
 Credentials never go in the endpoint URL (they would end up in logs, shell history and the
 push state file): a URL with ``user:pass@`` is refused; use ``--auth-env``.
@@ -41,7 +47,8 @@ class Preset:
 
     ``""`` means the endpoint URL itself. ``content_type`` is what the GSP body is sent as:
     the body is always N-Triples, which is also valid Turtle, so stores that only take
-    Turtle get ``text/turtle``.
+    Turtle get ``text/turtle``. ``authenticated`` is ``(gsp, query, update)`` for a push
+    with credentials, where the store has separate services for them.
     """
 
     name: str
@@ -49,6 +56,7 @@ class Preset:
     query: str
     update: str
     content_type: str = "application/n-triples"
+    authenticated: tuple[str, str, str] | None = None
 
 
 PRESETS: dict[str, Preset] = {
@@ -57,7 +65,14 @@ PRESETS: dict[str, Preset] = {
         Preset("oxigraph", "store", "query", "update"),
         Preset("fuseki", "data", "sparql", "update"),
         Preset("graphdb", "rdf-graphs/service", "", "statements"),
-        Preset("virtuoso", "sparql-graph-crud", "sparql", "sparql", "text/turtle"),
+        Preset(
+            "virtuoso",
+            "sparql-graph-crud",
+            "sparql",
+            "sparql",
+            "text/turtle",
+            ("sparql-graph-crud-auth", "sparql-auth", "sparql-auth"),
+        ),
         Preset("neptune", "sparql/gsp/", "sparql", "sparql"),
     )
 }
@@ -92,8 +107,12 @@ def resolve_endpoint(
     gsp_path: str | None = None,
     query_path: str | None = None,
     update_path: str | None = None,
+    authenticated: bool = False,
 ) -> RemoteEndpoint:
     """Resolve ``url`` with a preset and optional path overrides.
+
+    ``authenticated``: the push carries credentials; a preset with services of its own for
+    those (Virtuoso's ``*-auth``) picks them. An explicit path always wins.
 
     Raises:
         PushError: the URL is not http(s), has no host, carries credentials, or the preset
@@ -110,11 +129,16 @@ def resolve_endpoint(
     def pick(override: str | None, default: str, option: str) -> str:
         return _join(base, override if override is not None else default, option)
 
+    gsp, query, update = (
+        layout.authenticated
+        if authenticated and layout.authenticated is not None
+        else (layout.gsp, layout.query, layout.update)
+    )
     return RemoteEndpoint(
         url=base,
-        gsp_url=pick(gsp_path, layout.gsp, "--gsp-path"),
-        query_url=pick(query_path, layout.query, "--query-path"),
-        update_url=pick(update_path, layout.update, "--update-path"),
+        gsp_url=pick(gsp_path, gsp, "--gsp-path"),
+        query_url=pick(query_path, query, "--query-path"),
+        update_url=pick(update_path, update, "--update-path"),
         content_type=layout.content_type,
     )
 

@@ -17,8 +17,9 @@ Failures, and what happens next:
 * the server unreachable after all retries, credentials refused (401/403), a wrong path
   (404/405) or a redirect stop the whole push: every further graph would fail the same way.
 
-Only graphs the server acknowledged with 2xx count as pushed and are recorded, so a rerun
-pushes exactly what is still missing.
+Only graphs the server acknowledged with 2xx count as pushed and are recorded — each one as
+its answer comes, in the state's journal (:mod:`.state`), so even a push killed midway
+leaves them recorded — and a rerun pushes exactly what is still missing.
 """
 
 from __future__ import annotations

@@ -6,6 +6,13 @@ store it describes. Only endpoint URLs (which never hold credentials, see
 after the server acknowledged it with a 2xx answer, so an interrupted push never marks
 unsent graphs as sent; the file is replaced atomically.
 
+Each acknowledgement is also appended, as it comes, to a journal beside the state file
+(``push-state.journal``, one JSON line per graph, written straight to the file: a push that
+is killed, even with ``kill -9``, keeps every line written before). It is ``fsync``-ed every
+:data:`SYNC_EVERY` lines, so a power cut loses at most that many acknowledgements, which a
+rerun sends again. Loading the state folds the journal in (a torn last line is ignored);
+saving writes the whole state to ``push-state.json`` and then removes the journal.
+
 If the remote store is wiped or changed by someone else, the state cannot know: use
 ``--all`` (or ``--verify`` to find out).
 """
@@ -14,15 +21,19 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 from .._io import write_atomic
 from ..errors import OutputError, PushError
 
-__all__ = ["STATE_FILE", "PushState"]
+__all__ = ["JOURNAL_FILE", "STATE_FILE", "SYNC_EVERY", "PushState"]
 
 STATE_FILE = "push-state.json"
+JOURNAL_FILE = "push-state.journal"  # beside STATE_FILE: its name with ".journal"
+#: Journal lines written between two ``fsync`` calls.
+SYNC_EVERY = 32
 _FORMAT = "hcgraph-push-state/1"
 
 
@@ -34,7 +45,10 @@ class PushState:
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
+        self.journal = path.with_suffix(".journal") if path is not None else None
         self._endpoints: dict[str, dict[str, Any]] = {}
+        self._fd: int | None = None
+        self._unsynced = 0
         if path is not None and path.exists():
             try:
                 data = json.loads(path.read_text(encoding="utf-8"))
@@ -45,6 +59,27 @@ class PushState:
             if not isinstance(data, dict) or data.get("format") != _FORMAT:
                 raise PushError(f"{path}: not an hcgraph push state file")
             self._endpoints = dict(data.get("endpoints", {}))
+        self._replay()
+
+    def _replay(self) -> None:
+        """Fold in the acknowledgements a push journalled but did not save (it was killed)."""
+        if self.journal is None:
+            return
+        try:
+            lines = self.journal.read_bytes().splitlines()
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise PushError(f"{self.journal}: unreadable push journal ({exc})") from exc
+        for line in lines:
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue  # a line torn by the kill: that graph is sent again
+            if isinstance(entry, dict) and all(
+                isinstance(entry.get(k), str) for k in ("endpoint", "graph", "sha256")
+            ):
+                self.graphs(entry["endpoint"])[entry["graph"]] = entry["sha256"]
 
     @classmethod
     def for_store(cls, directory: Path | None) -> PushState:
@@ -62,8 +97,43 @@ class PushState:
         return self.graphs(endpoint).get(iri) == sha256
 
     def record(self, endpoint: str, iri: str, sha256: str) -> None:
-        """Note that ``endpoint`` acknowledged ``iri`` with content ``sha256``."""
+        """Note that ``endpoint`` acknowledged ``iri`` with content ``sha256``, in memory and
+        at once in the journal (one ``write``; an ``fsync`` every :data:`SYNC_EVERY`).
+
+        Raises:
+            PushError: the journal cannot be written (disk full, permission denied).
+        """
         self.graphs(endpoint)[iri] = sha256
+        if self.journal is None:
+            return
+        line = json.dumps({"endpoint": endpoint, "graph": iri, "sha256": sha256})
+        try:
+            if self._fd is None:
+                flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
+                self._fd = os.open(self.journal, flags, 0o666)
+            os.write(self._fd, line.encode("utf-8") + b"\n")
+            self._unsynced += 1
+            if self._unsynced >= SYNC_EVERY:
+                self.sync()
+        except OSError as exc:
+            raise PushError(f"cannot record the push state in {self.journal}: {exc}") from None
+
+    def sync(self) -> None:
+        """``fsync`` the journal lines written so far."""
+        if self._fd is not None and self._unsynced:
+            os.fsync(self._fd)
+        self._unsynced = 0
+
+    def close(self) -> None:
+        """Sync and close the journal (it stays, for the next load to fold in)."""
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            try:
+                if self._unsynced:
+                    os.fsync(fd)
+            finally:
+                self._unsynced = 0
+                os.close(fd)
 
     def save(self, endpoint: str) -> None:
         """Stamp ``endpoint`` with the time and write the file atomically."""
@@ -74,6 +144,13 @@ class PushState:
         data = {"format": _FORMAT, "endpoints": self._endpoints}
         text = json.dumps(data, indent=1, sort_keys=True) + "\n"
         try:
+            self.close()
             write_atomic(self.path, text.encode("utf-8"))
+            # Everything journalled is in the file now (a crash before this line only
+            # replays the same entries).
+            if self.journal is not None:
+                self.journal.unlink(missing_ok=True)
         except OutputError as exc:
             raise PushError(f"cannot save the push state: {exc}") from None
+        except OSError as exc:
+            raise PushError(f"cannot save the push state: {self.journal}: {exc}") from None

@@ -89,6 +89,10 @@ class GroundTruth:
             ``source_count`` vs the number of ``manifests[]`` entries, ``cited_manifest_ids`` vs
             the manifest ids cited by paragraphs or key facts. A missing field is a mismatch.
             Only stories with at least one mismatch appear.
+        declared_sides: ``(story_url, field)`` -> ``(declared, derived)`` for each mismatching
+            list field (``publishers``, ``cited_manifest_ids``): the story's own list as a set
+            (empty when missing) and what the content says (the listed manifests'
+            ``source_name`` values, the cited manifest ids).
         related_not_ingested: ``(story_url, related_url)`` for related urls that are not the
             url of any input story.
         newsroom_publisher: ``(newsroom, publisher)`` -> number of stories of that newsroom
@@ -111,6 +115,7 @@ class GroundTruth:
     listed_uncited: frozenset[tuple[str, str]]
     claim_manifest_conflicts: frozenset[str]
     declared_mismatch: dict[str, frozenset[str]]
+    declared_sides: dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]]
     related_not_ingested: frozenset[tuple[str, str]]
     newsroom_publisher: dict[tuple[str, str], int]
     source_lag_days: dict[tuple[str, str], int]
@@ -227,6 +232,7 @@ class _Accumulator:
         self.cited_unlisted: set[tuple[str, str]] = set()
         self.listed_uncited: set[tuple[str, str]] = set()
         self.mismatch: dict[str, frozenset[str]] = {}
+        self.sides: dict[tuple[str, str], tuple[frozenset[str], frozenset[str]]] = {}
         self.lag: dict[tuple[str, str], int] = {}
 
     def add(self, story: dict[str, Any]) -> None:
@@ -298,11 +304,15 @@ class _Accumulator:
         publishers = story.get("publishers")
         if publishers is None or {str(p) for p in publishers} != set(listed.values()):
             wrong.add("publishers")
+            declared_names = frozenset(str(p) for p in publishers or ())
+            self.sides[(url, "publishers")] = (declared_names, frozenset(listed.values()))
         if story.get("source_count") != len(story.get("manifests") or []):
             wrong.add("source_count")
         declared = story.get("cited_manifest_ids")
         if declared is None or {str(m) for m in declared} != cited:
             wrong.add("cited_manifest_ids")
+            declared_ids = frozenset(str(m) for m in declared or ())
+            self.sides[(url, "cited_manifest_ids")] = (declared_ids, frozenset(cited))
         if wrong:
             self.mismatch[url] = frozenset(wrong)
 
@@ -363,6 +373,7 @@ class _Accumulator:
                 c for c, ms in self.claim_manifests.items() if len(ms) > 1
             ),
             declared_mismatch=dict(self.mismatch),
+            declared_sides=dict(self.sides),
             related_not_ingested=frozenset((s, t) for s, t in self.related if t not in self.urls),
             newsroom_publisher=newsroom_publisher,
             source_lag_days=dict(self.lag),
