@@ -13,9 +13,15 @@ from rich.text import Text
 from .._io import atomic_text_writer
 from ..errors import QueryError
 from ..queries import load_query, run_query, saved_queries
-from ..results import FORMATS, write_result
+from ..results import FORMATS, write_result, write_table
 from ..store import Store
-from ._common import allow_service_option, out_console, out_file_option, store_option
+from ._common import (
+    allow_service_option,
+    out_console,
+    out_file_option,
+    store_option,
+    width_option,
+)
 
 
 def _parse_params(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -39,7 +45,7 @@ def _list_queries() -> None:
             for p in query.params
         )
         table.add_row(Text(name), Text(query.title), Text(params))
-    out_console.print(table)
+    out_console.print(table, soft_wrap=False)
 
 
 @click.command()
@@ -57,6 +63,7 @@ def _list_queries() -> None:
 @allow_service_option(
     "Let the query use SERVICE (federation: this machine then fetches the URLs it names)."
 )
+@width_option
 @store_option
 def query(
     name_or_file: str | None,
@@ -92,7 +99,7 @@ def query(
         result = run_query(store, saved, _parse_params(params), allow_service=allow_service)
     if out is None:
         if fmt == "table":
-            write_result(result, fmt, sys.stdout)
+            write_table(result, sys.stdout, width=out_console.fixed_width)
         else:
             # Tools get exactly UTF-8 with the format's own line ends, whatever the locale.
             stream = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="")
