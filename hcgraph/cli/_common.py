@@ -51,6 +51,13 @@ class TermConsole(Console):
     width, and either at the ``--width`` of the running command when it has one.
     """
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if kwargs.get("width") is None:
+            # rich takes an exported COLUMNS as a fixed width for a pipe too; here it counts
+            # only for a terminal (rich reads it again there), so a pipe gets whole lines.
+            self._width = None
+
     @property
     def fixed_width(self) -> int | None:
         """The running command's ``--width`` (None: not given, or no command running)."""

@@ -61,7 +61,7 @@ def audit_command(
         click.echo(render_markdown(report), nl=False)
     else:
         for item in render_summary(report):
-            out_console.print(item, soft_wrap=False)
+            out_console.print(item)
     if html is not None:
         write_report(report, html)
         err_console.print(f"wrote audit report -> {html}", markup=False)
