@@ -64,26 +64,55 @@ def first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-# C0 controls (but tab and newline), DEL, C1 controls, and the bidi embeddings, overrides
-# and isolates that could disguise text: what a terminal must never get raw.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# What a terminal (or a page) must never get raw from text someone else wrote:
+# - C0 controls (but tab and newline: see ``one_line``) and DEL: ESC starts every escape
+#   sequence (SGR colours, OSC 8 hyperlinks, OSC 0 titles, cursor moves), CR overwrites a line;
+# - C1 controls U+0080-U+009F: CSI, OSC, NEL (U+0085, a line break) work as ESC sequences do;
+# - the bidi controls that reorder what follows them: LRE/RLE/PDF/LRO/RLO (U+202A-U+202E),
+#   the isolates LRI/RLI/FSI/PDI (U+2066-U+2069), the marks LRM/RLM (U+200E/F), ALM (U+061C);
+# - format characters that hide text or join it out of sight: soft hyphen, Mongolian vowel
+#   separator, zero width space, word joiner and the invisible operators (U+2060-U+2064),
+#   the deprecated format controls (U+206A-U+206F), the byte order mark, the interlinear
+#   annotation controls (U+FFF9-U+FFFB) and the tag characters (U+E0000-U+E007F, which
+#   can carry a whole hidden ASCII text);
+# - the line and paragraph separators U+2028/U+2029 (a line break to some renderers);
+# - lone surrogates (from a file name that is not UTF-8): no UTF-8 output can carry them.
+# ZWNJ and ZWJ (U+200C/D) are kept: Persian and Indic scripts and emoji need them, and they
+# neither reorder nor hide text.
+_UNSAFE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u061c\u180e\u200b\u200e\u200f\u2028-\u202e"
+    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff\U000e0000-\U000e007f]"
+)
+_UNSAFE_LINE = re.compile(_UNSAFE.pattern[:1] + "\t\n" + _UNSAFE.pattern[1:])
+_SHORT = {"\t": "\\t", "\n": "\\n"}
 
 
-def visible(text: str) -> str:
-    r"""``text`` with each control and bidi-override character as a ``\xNN``/``\uNNNN``
-    escape, so text someone else wrote (a server's error body, a story) cannot move the
-    cursor, retitle the terminal or reverse what follows it when printed. Tab and newline
-    are kept; callers that print one line replace them.
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    code = ord(char)
+    if char in _SHORT:
+        return _SHORT[char]
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
-    >>> visible("\x1b[31mred\x07 \u202eevil")
-    '\\x1b[31mred\\x07 \\u202eevil'
+
+def visible(text: str, *, one_line: bool = False) -> str:
+    r"""``text`` with each control, bidi and hiding format character as a ``\xNN``,
+    ``\uNNNN`` or ``\UNNNNNNNN`` escape: the one function every text someone else wrote (a
+    story, a server's answer, a file name) goes through before a terminal prints it, so it
+    cannot colour the terminal, open a hyperlink to elsewhere, move the cursor, retitle the
+    window, or reverse or hide what follows it.
+
+    Tab and newline are kept, unless ``one_line``: then they are ``\t`` and ``\n`` too
+    (for text printed in a single line: a table cell, a failure line).
+
+    >>> visible("\x1b[31mred\x07 \u202eevil\u0085")
+    '\\x1b[31mred\\x07 \\u202eevil\\x85'
+    >>> visible("a\tb\nc \U000e0041", one_line=True)
+    'a\\tb\\nc \\U000e0041'
     """
-
-    def escape(match: re.Match[str]) -> str:
-        code = ord(match.group())
-        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-    return _UNSAFE.sub(escape, text)
+    return (_UNSAFE_LINE if one_line else _UNSAFE).sub(_escape, text)
 
 
 #: Problems listed per story; the rest are counted ("… and N more").

@@ -97,6 +97,16 @@ class IngestReport:
     failures: list[Failure] = field(default_factory=list)
     keep_results: bool = True
     counts: Counter[str] = field(default_factory=Counter)
+    #: Called with each failure as it is recorded (a file that cannot be read: at once; a
+    #: file that is not a story: when its batch is parsed), so a caller can show failures
+    #: during a long run, and a run that is stopped has shown those it met.
+    on_failure: Callable[[Failure], None] | None = None
+
+    def fail(self, failure: Failure) -> None:
+        """Record one failure, and tell :attr:`on_failure`."""
+        self.failures.append(failure)
+        if self.on_failure is not None:
+            self.on_failure(failure)
 
     def count(self, status: str) -> int:
         """How many stories ended with ``status`` (added, replaced, unchanged)."""
@@ -131,7 +141,7 @@ class IngestReport:
             if self.keep_results or outcome.id_clash is not None or outcome.repeat_of is not None:
                 self.results.append(outcome)
         elif outcome.reason is not None:
-            self.failures.append(
+            self.fail(
                 Failure(
                     outcome.source, outcome.reason, outcome.json_path or "", list(outcome.problems)
                 )
@@ -256,9 +266,9 @@ def ingest_paths(
             try:
                 yield Document(_read_capped(path, max_bytes), source, location=location)
             except (_TooLarge, _NotRegular) as exc:
-                report.failures.append(Failure(source, str(exc)))
+                report.fail(Failure(source, str(exc)))
             except OSError as exc:
-                report.failures.append(Failure(source, f"cannot read: {exc.strerror or exc}"))
+                report.fail(Failure(source, f"cannot read: {exc.strerror or exc}"))
 
     return ingest_documents(
         store,

@@ -9,9 +9,10 @@ Why a registry: the CLI's ``--format`` choices, the help text and the tests all 
 :data:`FORMATS`, so a new format is one function and one line.
 
 Untrusted text stays text: the table is built from ``rich.text.Text`` (no markup is
-interpreted) with control characters shown as escapes, Markdown escapes ``|``, ``\\``,
-backticks, link brackets and HTML, and pyoxigraph escapes CSV/TSV/JSON/XML by their own rules
-(a value XML 1.0 cannot carry at all, such as a NUL, makes ``xml`` refuse, see :func:`write_xml`).
+interpreted) with control characters shown as escapes, Markdown escapes through
+:mod:`hcgraph.mdtext` (``|``, ``\\``, emphasis, code, links, HTML, entities), and
+pyoxigraph escapes CSV/TSV/JSON/XML by their own rules (a value XML 1.0 cannot carry at
+all, such as a NUL, makes ``xml`` refuse, see :func:`write_xml`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .errors import QueryError, visible
+from .mdtext import md_cell
 from .queries import QueryResult
 from .rdftext import XML_FORBIDDEN
 
@@ -55,8 +57,9 @@ def _ask_rows(result: QueryResult) -> tuple[tuple[str, ...], list[tuple[str, ...
     return result.variables, [tuple(display(t) for t in row) for row in result.terms]
 
 
-def write_table(result: QueryResult, out: TextIO) -> None:
-    """A rich table with a row count; wraps to the terminal, or stays wide for files."""
+def write_table(result: QueryResult, out: TextIO, *, width: int | None = None) -> None:
+    """A rich table with a row count; wraps to the terminal (or to ``width`` columns), or
+    stays wide for files and pipes. Cells are shown through :func:`~hcgraph.errors.visible`."""
     header, rows = _ask_rows(result)
     table = Table(show_lines=False, caption=f"{len(rows)} row{'s' * (len(rows) != 1)}")
     for name in header:
@@ -66,14 +69,14 @@ def write_table(result: QueryResult, out: TextIO) -> None:
     is_tty = getattr(out, "isatty", lambda: False)()
     console = Console(
         file=out,
-        width=None if is_tty else 100_000,
+        width=width if width is not None else None if is_tty else 100_000,
         highlight=False,
         emoji=False,
         markup=False,
         color_system="auto" if is_tty else None,
         legacy_windows=False,
     )
-    if not is_tty:
+    if not is_tty and width is None:
         console.width = max(80, table.__rich_measure__(console, console.options).maximum)
     console.print(table)
 
@@ -169,32 +172,14 @@ def _check_xml_chars(result: QueryResult) -> None:
                 )
 
 
-_MD_SPECIAL = str.maketrans(
-    {
-        "\\": "\\\\",
-        "|": "\\|",
-        "`": "\\`",
-        "[": "\\[",
-        "]": "\\]",
-        "<": "&lt;",
-        ">": "&gt;",
-        "&": "&amp;",
-    }
-)
-
-
-def _md_cell(text: str) -> str:
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    return "<br>".join(visible(line).translate(_MD_SPECIAL) for line in lines)
-
-
 def write_md(result: QueryResult, out: TextIO) -> None:
-    """A GitHub Markdown table; ``|``, newlines, Markdown and HTML in values are escaped."""
+    """A GitHub Markdown table; ``|``, newlines, Markdown and HTML in values are escaped
+    (:func:`hcgraph.mdtext.md_cell`, the escaper of every Markdown hcgraph writes)."""
     header, rows = _ask_rows(result)
-    out.write("| " + " | ".join(_md_cell(h) for h in header) + " |\n")
+    out.write("| " + " | ".join(md_cell(h) for h in header) + " |\n")
     out.write("|" + "---|" * len(header) + "\n")
     for row in rows:
-        out.write("| " + " | ".join(_md_cell(c) for c in row) + " |\n")
+        out.write("| " + " | ".join(md_cell(c) for c in row) + " |\n")
 
 
 #: Output format name → writer. ``table`` is for people; the others are for tools.

@@ -18,7 +18,7 @@ from typing import Any
 import click
 
 from .._version import __version__
-from ..errors import HcgraphError
+from ..errors import HcgraphError, visible
 
 __all__ = ["COMMANDS", "SUMMARIES", "main"]
 
@@ -90,7 +90,8 @@ class _LazyGroup(click.Group):
         try:
             return super().invoke(ctx)
         except HcgraphError as exc:
-            click.echo(f"error: {exc}", err=True)
+            # The message often quotes a story, a server or a file name: escaped for the terminal.
+            click.echo(f"error: {visible(str(exc))}", err=True)
             ctx.exit(1)
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)

@@ -8,13 +8,17 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
+from rich.markup import escape
 
+from ..errors import visible
 from ..store import DEFAULT_STORE
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 __all__ = [
+    "UNWRAPPED",
+    "TermConsole",
     "allow_service_option",
     "err_console",
     "flag_option",
@@ -23,12 +27,92 @@ __all__ = [
     "max_bytes_option",
     "out_console",
     "out_file_option",
+    "shown",
     "size",
     "store_option",
+    "width_option",
 ]
 
-out_console = Console(highlight=False, soft_wrap=True)
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+#: The width output that is not a terminal is laid out at: wide enough that no line is
+#: wrapped, so ``hcgraph trace URL | grep TITLE`` finds a whole title (rich pads nothing:
+#: a line is as long as its text).
+UNWRAPPED = 1_000_000
+
+
+_WIDTH_KEY = "hcgraph.width"  # where --width keeps its value: the run's click context
+
+
+class TermConsole(Console):
+    """A rich console that wraps only for a terminal.
+
+    rich lays out for the terminal's width (80 when it finds none) even when the output
+    goes to a pipe or a file, breaking titles and URLs mid-string there. This console lays
+    out a pipe or a file at :data:`UNWRAPPED` columns (whole lines), a terminal at its own
+    width, and either at the ``--width`` of the running command when it has one.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if kwargs.get("width") is None:
+            # rich takes an exported COLUMNS as a fixed width for a pipe too; here it counts
+            # only for a terminal (rich reads it again there), so a pipe gets whole lines.
+            self._width = None
+
+    @property
+    def fixed_width(self) -> int | None:
+        """The running command's ``--width`` (None: not given, or no command running)."""
+        ctx = click.get_current_context(silent=True)
+        value = None if ctx is None else ctx.meta.get(_WIDTH_KEY)
+        return value if isinstance(value, int) else None
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        """The terminal's size; a fixed or unwrapped width for the rest (see the class)."""
+        width = self.fixed_width
+        if self._width is not None:  # set in code (console.width = N): as rich does
+            return super().size
+        if width is None and not self.is_terminal:
+            width = UNWRAPPED
+        if width is not None:
+            return ConsoleDimensions(width, 25)
+        return super().size
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        self._width, self._height = new_size
+
+
+# No markup, highlighting or emoji codes are read from what is printed: untrusted text is
+# escaped with errors.visible (and rich.markup.escape where a line has markup of its own).
+out_console = TermConsole(highlight=False, soft_wrap=True, emoji=False)
+err_console = TermConsole(stderr=True, highlight=False, soft_wrap=True, emoji=False)
+
+
+def shown(text: object) -> str:
+    """Untrusted text (a story's, a server's, a file name) for a line printed with rich
+    markup: on one line, control and bidi characters escaped (:func:`~hcgraph.errors.visible`)
+    and rich markup escaped, so it can neither send the terminal escape sequences nor be
+    read as markup (``[link=…]``)."""
+    return escape(visible(str(text), one_line=True))
+
+
+def width_option(func: F) -> F:
+    """``--width N``: lay the human output out at N columns (default: the terminal's width;
+    no wrapping when the output is not a terminal)."""
+
+    def apply(ctx: click.Context, param: click.Parameter, value: int | None) -> int | None:
+        ctx.meta[_WIDTH_KEY] = value
+        return value
+
+    return click.option(
+        "--width",
+        type=click.IntRange(min=20),
+        default=None,
+        expose_value=False,
+        callback=apply,
+        help="Wrap the human output at N columns (default: the terminal's width; "
+        "whole lines when the output is not a terminal).",
+    )(func)
 
 
 def store_option(func: F) -> F:

@@ -11,7 +11,7 @@ from ..provenance.findings import MAX_REPEAT_WINDOW
 from ..provenance.render_audit import render_markdown, render_summary
 from ..provenance.report_html import write_report
 from ..store import Store
-from ._common import err_console, out_console, store_option
+from ._common import err_console, out_console, store_option, width_option
 
 
 @click.command("audit")
@@ -28,6 +28,7 @@ from ._common import err_console, out_console, store_option
 @click.option("--repeat-threshold", type=click.FloatRange(0, 1, min_open=True), default=0.8,
               show_default=True,
               help="Jaccard of cited manifests that counts as a repeat.")  # fmt: skip
+@width_option
 @store_option
 def audit_command(
     stories: tuple[str, ...],

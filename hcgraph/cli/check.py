@@ -18,8 +18,7 @@ from ._common import int_option, store_option
 
 def _safe(text: str) -> str:
     """Untrusted text on one line, control characters and bidi overrides escaped."""
-    text = visible(text)
-    return text.replace("\n", "\\n").replace("\t", "\\t")
+    return visible(text, one_line=True)
 
 
 def render_text(report: CheckReport, *, max_per_story: int = 0) -> str:

@@ -5,12 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ..crawl import CrawlOptions, CrawlProgress, CrawlReport, FetchPolicy, crawl
-from ..errors import failure_text, visible
+from ..errors import failure_text
 from ._common import (
     err_console,
     flag_option,
@@ -18,6 +17,7 @@ from ._common import (
     int_option,
     max_bytes_option,
     out_console,
+    shown,
     store_option,
 )
 
@@ -139,10 +139,10 @@ def print_report(report: CrawlReport) -> None:
         reason = failure_text(failure.get("json_path"), failure["reason"])
         # URL and reason come from the sites crawled (headers, bodies, links): escaped, so
         # a server cannot send escape sequences to this terminal.
-        url = visible(failure["url"])
-        err_console.print(f"[red]failed:[/] {escape(url)}{status}: {escape(visible(reason))}")
+        url = failure["url"]
+        err_console.print(f"[red]failed:[/] {shown(url)}{status}: {shown(reason)}")
     if len(report.failures) > _SHOWN_FAILURES:
         err_console.print(f"… and {len(report.failures) - _SHOWN_FAILURES} more failures")
-    out_console.print(f"report: {escape(str(report.report_path))}")
+    out_console.print(f"report: {shown(report.report_path)}")
     if report.status == "interrupted":
         err_console.print("interrupted: run the same command again to resume")

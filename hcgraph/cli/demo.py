@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.markup import escape
 
 from ..demo import run_demo
-from ._common import out_console
+from ._common import out_console, shown
 
 
 @click.command()
@@ -60,15 +59,15 @@ def demo(out_dir: Path, store_dir: Path | None, n_stories: int) -> None:
     out_console.print("wrote:")
     for name, paths in result.outputs.items():
         for path in paths:
-            out_console.print(f"  {name:<13}{escape(str(path))}")
+            out_console.print(f"  {name:<13}{shown(path)}")
     maps = result.outputs.get("maps", [])
     if maps:
         # file:// URIs: a terminal makes them clickable, and the maps need no server.
         out_console.print("open the maps in a browser (they work offline, from file://):")
         for path in maps:
-            out_console.print(f"  {escape(Path(path).resolve().as_uri())}", soft_wrap=True)
+            out_console.print(f"  {shown(Path(path).resolve().as_uri())}", soft_wrap=True)
     store = result.store_dir
     out_console.print(
-        f"next: hcgraph stats --store {escape(str(store))}  ·  "
-        f"hcgraph export --format trig --store {escape(str(store))}"
+        f"next: hcgraph stats --store {shown(store)}  ·  "
+        f"hcgraph export --format trig --store {shown(store)}"
     )

@@ -5,13 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from ..errors import failure_text, problem_lines
-from ..ingest import IngestReport, check_paths, discover, ingest_paths
+from ..ingest import Failure, IngestReport, check_paths, discover, ingest_paths
 from ..store import Store
-from ._common import err_console, max_bytes_option, out_console, store_option
+from ._common import err_console, max_bytes_option, out_console, shown, store_option
+
+
+def _show_failure(failure: Failure) -> None:
+    """A failure's lines on stderr, as it happens: every problem, each with its JSON path."""
+    lines = problem_lines(failure.problems) or [failure_text(failure.json_path, failure.reason)]
+    for line in lines:
+        err_console.print(f"[red]failed:[/] {shown(failure.source)}: {shown(line)}")
 
 
 @click.command()
@@ -46,12 +52,12 @@ def ingest(
     present = list(paths)
     # The paths go to ingest_paths as given, so each file's location is recorded relative to
     # the directory it was found under; the bar's total costs a second walk, only when shown.
-    shown = err_console.is_terminal
-    total = sum(1 for _ in discover(present)) if shown else None
+    bar = err_console.is_terminal
+    total = sum(1 for _ in discover(present)) if bar else None
     with Store(store_dir) as store:
         progress = Progress(
             TextColumn("ingest"), BarColumn(), MofNCompleteColumn(),
-            console=err_console, disable=not shown, transient=True,
+            console=err_console, disable=not bar, transient=True,
         )  # fmt: skip
         with progress:
             task = progress.add_task("ingest", total=total)
@@ -62,21 +68,18 @@ def ingest(
                 max_bytes=max_bytes,
                 replace=replace,
                 absolute_paths=absolute_paths,
-                report=IngestReport(keep_results=False),  # counts: flat memory at any size
+                # counts only (flat memory at any size); each failure shown as it happens
+                report=IngestReport(keep_results=False, on_failure=_show_failure),
             )
-    for failure in report.failures:
-        lines = problem_lines(failure.problems) or [failure_text(failure.json_path, failure.reason)]
-        for line in lines:  # every problem, each with its JSON path
-            err_console.print(f"[red]failed:[/] {escape(failure.source)}: {escape(line)}")
     for r in report.repeats:
         err_console.print(
-            f"[yellow]warning:[/] {escape(r.source)}: same url {escape(r.story_url or '')} as "
-            f"{escape(r.repeat_of or '')} earlier in this run; the later file replaced it"
+            f"[yellow]warning:[/] {shown(r.source)}: same url {shown(r.story_url or '')} as "
+            f"{shown(r.repeat_of or '')} earlier in this run; the later file replaced it"
         )
     for r in report.id_clashes:
         err_console.print(
-            f"[yellow]warning:[/] {escape(r.source)}: id {escape(r.story_id or '')} of "
-            f"{escape(r.story_url or '')} is also the id of {escape(r.id_clash or '')}; "
+            f"[yellow]warning:[/] {shown(r.source)}: id {shown(r.story_id or '')} of "
+            f"{shown(r.story_url or '')} is also the id of {shown(r.id_clash or '')}; "
             "both are stored (hcgraph check flags them)"
         )
     dupes = ""
@@ -86,7 +89,7 @@ def ingest(
         f"ingested {report.stored} stories "
         f"({report.count('added')} added, {report.count('replaced')} replaced, "
         f"{report.count('unchanged')} unchanged{dupes}), "
-        f"{len(report.failures)} failed -> {escape(str(store_dir))}"
+        f"{len(report.failures)} failed -> {shown(store_dir)}"
     )
     if report.failures:
         raise SystemExit(3)

@@ -6,7 +6,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import click
-from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -33,6 +32,7 @@ from ._common import (
     float_option,
     int_option,
     out_console,
+    shown,
     store_option,
 )
 
@@ -161,17 +161,17 @@ def _warn_plain_http(url: str, credentials: Credentials | None) -> None:
 
 
 def _print_report(report: PushReport, *, dry_run: bool) -> None:
-    where = escape(report.endpoint)
+    where = shown(report.endpoint)
     if dry_run:
         for graph in report.pending:
-            out_console.print(escape(graph))
+            out_console.print(shown(graph))
         out_console.print(
             f"would push {len(report.pending)} of {report.graphs} graphs to {where} "
             f"({report.unchanged} unchanged)"
         )
         return
     for failure in report.failures:
-        err_console.print(f"[red]failed:[/] {escape(failure.graph)}: {escape(failure.reason)}")
+        err_console.print(f"[red]failed:[/] {shown(failure.graph)}: {shown(failure.reason)}")
     seconds = max(report.seconds, 1e-9)
     summary = (
         f"pushed {report.pushed} graphs ({report.triples:,} triples) to {where} via "
@@ -185,17 +185,17 @@ def _print_report(report: PushReport, *, dry_run: bool) -> None:
     verify = report.verify
     if verify is not None and verify.error is not None:
         # After the summary: the push happened; only the check of it could not run.
-        err_console.print(f"error: {escape(verify.error)}; the counts were not compared")
+        err_console.print(f"error: {shown(verify.error)}; the counts were not compared")
     elif verify is not None:
         for m in verify.mismatches:
             remote = "missing" if m.remote == 0 else f"{m.remote} triples"
             err_console.print(
-                f"[red]verify:[/] {escape(m.graph)}: local {m.local} triples, remote {remote}"
+                f"[red]verify:[/] {shown(m.graph)}: local {m.local} triples, remote {remote}"
             )
         state = "all match" if verify.ok else f"{len(verify.mismatches)} differ"
         out_console.print(f"verified {verify.checked} graphs on the server: {state}")
     if report.aborted is not None:
-        err_console.print(f"error: {escape(report.aborted)}; rerun to push the rest")
+        err_console.print(f"error: {shown(report.aborted)}; rerun to push the rest")
         raise SystemExit(1)
     if report.failures:
         raise SystemExit(3)  # graphs refused: the push's own result comes first

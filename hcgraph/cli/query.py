@@ -16,9 +16,15 @@ from rich.text import Text
 from .._io import atomic_text_writer
 from ..errors import HcgraphError, QueryError
 from ..queries import QueryResult, SavedQuery, load_query, run_query, saved_queries
-from ..results import FORMATS, write_result
+from ..results import FORMATS, write_result, write_table
 from ..store import Store
-from ._common import allow_service_option, out_console, out_file_option, store_option
+from ._common import (
+    allow_service_option,
+    out_console,
+    out_file_option,
+    store_option,
+    width_option,
+)
 
 
 def _parse_params(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -42,7 +48,7 @@ def _list_queries() -> None:
             for p in query.params
         )
         table.add_row(Text(name), Text(query.title), Text(params))
-    out_console.print(table)
+    out_console.print(table, soft_wrap=False)
 
 
 def _run_in_child(
@@ -118,6 +124,7 @@ def _run_limited(
 @allow_service_option(
     "Let the query use SERVICE (federation: this machine then fetches the URLs it names)."
 )
+@width_option
 @store_option
 def query(
     name_or_file: str | None,
@@ -158,7 +165,7 @@ def query(
             result = run_query(store, saved, bindings, allow_service=allow_service)
     if out is None:
         if fmt == "table":
-            write_result(result, fmt, sys.stdout)
+            write_table(result, sys.stdout, width=out_console.fixed_width)
         else:
             # Tools get exactly UTF-8 with the format's own line ends, whatever the locale.
             stream = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="")

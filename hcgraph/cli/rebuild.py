@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.markup import escape
 
 from ..errors import failure_text
 from ..rebuild import rebuild as run_rebuild
-from ._common import err_console, out_console, store_option
+from ._common import err_console, out_console, shown, store_option
 
 
 @click.command()
@@ -51,15 +50,15 @@ def rebuild(archive_dir: Path | None, drop_unarchived: bool, store_dir: Path) ->
     )
     for failure in report.failures:
         reason = failure_text(failure.json_path, failure.reason)
-        err_console.print(f"[red]not a story:[/] {escape(failure.source)}: {escape(reason)}")
+        err_console.print(f"[red]not a story:[/] {shown(failure.source)}: {shown(reason)}")
     for failure in report.unreadable:
         err_console.print(
-            f"[red]unreadable body:[/] {escape(failure.source)}: {escape(failure.reason)}"
+            f"[red]unreadable body:[/] {shown(failure.source)}: {shown(failure.reason)}"
         )
     unreadable = f", {len(report.unreadable)} unreadable" if report.unreadable else ""
     out_console.print(
         f"rebuilt {report.stories} stories from {report.records} archived fetches "
         f"({report.bodies} distinct bodies, {len(report.failures)} not stories{unreadable}) "
-        f"-> {escape(str(store_dir))}"
+        f"-> {shown(store_dir)}"
     )
     raise SystemExit(report.exit_code)

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import click
 from rich.table import Table
+from rich.text import Text
 
+from ..errors import visible
 from ..stats import graph_stats
 from ..store import Store
 from ._common import out_console, store_option
@@ -36,5 +38,5 @@ def stats(fmt: str, store_dir: Path) -> None:
     for key in ("stories", "triples", "quads", "related_links"):
         table.add_row(key, str(data[key]))
     for kind, count in data["nodes"].items():
-        table.add_row(f"  {kind}", str(count))
-    out_console.print(table)
+        table.add_row(Text(f"  {visible(kind, one_line=True)}"), str(count))
+    out_console.print(table, soft_wrap=False)

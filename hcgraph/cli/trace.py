@@ -10,7 +10,7 @@ from .._io import write_atomic
 from ..provenance.prov_export import PROV_FORMATS
 from ..provenance.trace import render_markdown, render_tree, trace
 from ..store import Store
-from ._common import out_console, store_option
+from ._common import TermConsole, out_console, store_option, width_option
 
 FORMATS = ["tree", "json", "md", *PROV_FORMATS]
 
@@ -23,6 +23,7 @@ FORMATS = ["tree", "json", "md", *PROV_FORMATS]
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True,
               help="For a manifest or claim: detail at most this many citing stories.")  # fmt: skip
 @click.option("--all", "show_all", is_flag=True, help="Detail every citing story.")
+@width_option
 @store_option
 def trace_command(
     target: str, fmt: str, output: Path | None, limit: int, show_all: bool, store_dir: Path
@@ -43,9 +44,9 @@ def trace_command(
     with Store(store_dir, read_only=True) as store:
         tr = trace(store, target, limit=None if show_all else limit)
     if fmt == "tree" and output is None:
-        from rich.console import Console
-
-        Console(highlight=False).print(render_tree(tr))  # wraps long sentences, never crops
+        # A terminal: wrapped to its width (never cropped); a pipe: whole lines (grep finds
+        # a whole title or URL).
+        out_console.print(render_tree(tr), soft_wrap=False)
         return
     if fmt == "json":
         text = tr.to_json() + "\n"
@@ -54,11 +55,9 @@ def trace_command(
     elif fmt == "tree":
         import io
 
-        from rich.console import Console
-
-        console = Console(record=True, width=120, file=io.StringIO())
-        console.print(render_tree(tr))
-        text = console.export_text()
+        buffer = io.StringIO()  # not a terminal: whole lines (or --width), no colours
+        TermConsole(file=buffer, highlight=False, emoji=False).print(render_tree(tr))
+        text = buffer.getvalue()
     else:
         text = PROV_FORMATS[fmt](tr)
     if output is None:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import visible
+from ..mdtext import md_text, md_url
 from .audit import CHECKS, AuditReport
-from .trace import md_escape, md_url
 
 __all__ = ["render_markdown", "render_summary"]
 
 
-_md = md_escape
+_md = md_text
 
 
 def _tally(report: AuditReport) -> str:
@@ -23,7 +24,8 @@ def _tally(report: AuditReport) -> str:
 
 
 def render_summary(report: AuditReport, limit: int = 20) -> list[Any]:
-    """Rich renderables: findings per check, then the failing stories (first ``limit``)."""
+    """Rich renderables: findings per check, then the failing stories (first ``limit``);
+    story text and URLs through :func:`~hcgraph.errors.visible`."""
     from rich.table import Table
     from rich.text import Text
 
@@ -40,8 +42,8 @@ def render_summary(report: AuditReport, limit: int = 20) -> list[Any]:
         out.append(Text(f"stories breaking a promise (first {min(limit, len(failing))}):",
                         style="bold"))  # fmt: skip
         for s in failing[:limit]:
-            out.append(Text(s.url, style="cyan"))
-            out += [Text(f"  {f.check}: {f.message}") for f in s.findings]
+            out.append(Text(visible(s.url, one_line=True), style="cyan"))
+            out += [Text(f"  {f.check}: {visible(f.message, one_line=True)}") for f in s.findings]
     return out
 
 

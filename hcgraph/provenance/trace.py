@@ -18,12 +18,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, unquote
+from urllib.parse import unquote
 
 import pyoxigraph as ox
 
-from ..errors import ProvenanceError
+from ..errors import ProvenanceError, visible
 from ..iris import named_node
+from ..mdtext import md_code, md_text, md_url
 from ..store import Store
 from ..vocab import ID
 from ._graph import (
@@ -351,47 +352,8 @@ def _finish(
 Renderer = Callable[[Trace], str]
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-
-
-def md_escape(text: str) -> str:
-    """One line of Markdown-inert text: control characters and newlines become spaces, and
-    Markdown/HTML punctuation is backslash-escaped."""
-    text = " ".join(_CONTROL.sub(" ", str(text)).split())
-    return re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", text)
-
-
-_md_escape = md_escape
-
-#: What :func:`md_url` leaves as it is: the URL punctuation a CommonMark autolink allows.
-#: Everything else (space, ``<``, ``>``, ``"``, ``\\``, controls, non-ASCII) is
-#: percent-encoded, so the autolink cannot end early and let the rest be read as HTML.
-_URL_SAFE = "!#$%&'()*+,-./:;=?@[]^_`{|}~"
-_AUTOLINK = re.compile(r"https?://[\x21-\x7e]+", re.IGNORECASE)
-
-
-def md_code(text: str) -> str:
-    """One line of text as a Markdown code span: shown literally, never parsed.
-
-    The fence is one backtick longer than the longest run of backticks in the text, so a
-    backtick in the text cannot close the span early (and let the rest be read as HTML).
-    """
-    text = " ".join(_CONTROL.sub(" ", str(text)).split()) or " "
-    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
-
-
-def md_url(url: str) -> str:
-    """A URL as a Markdown autolink ``<…>``, percent-encoding what an autolink cannot hold.
-
-    Only ``http``/``https`` URLs become links; anything else is shown as a code span (a
-    ``<…>`` that is not a valid autolink would be read as raw HTML).
-    """
-    quoted = quote(str(url), safe=_URL_SAFE)
-    if _AUTOLINK.fullmatch(quoted):
-        return f"<{quoted}>"
-    return md_code(url)
+# The one Markdown escaper (hcgraph.mdtext); md_escape is its old name here.
+md_escape = _md_escape = md_text
 
 
 def render_markdown(tr: Trace) -> str:
@@ -447,33 +409,38 @@ def _manifest_line(mid: str, info: ManifestInfo | None, *, md: bool = False) -> 
     return f'manifest {mid} "{title}" ({date})'
 
 
+def _v(text: object) -> str:
+    """Story text for a terminal: one line, controls and bidi characters escaped."""
+    return visible(" ".join(str(text).split()), one_line=True)
+
+
 def render_tree(tr: Trace) -> Any:
-    """The trace as a :class:`rich.tree.Tree` (text never parsed as markup)."""
+    """The trace as a :class:`rich.tree.Tree` (text never parsed as markup; every text from
+    a story or the graph shown through :func:`~hcgraph.errors.visible`)."""
     from rich.text import Text
     from rich.tree import Tree
 
-    root = Tree(Text(f"trace {tr.target} ({tr.kind}){_more(tr)}", style="bold"))
+    root = Tree(Text(f"trace {_v(tr.target)} ({tr.kind}){_more(tr)}", style="bold"))
     for s in tr.stories:
-        node = root.add(Text(f"{s.headline or ''} <{s.url}>", style="bold cyan"))
+        node = root.add(Text(f"{_v(s.headline or '')} <{_v(s.url)}>", style="bold cyan"))
         if s.writer_agent:
-            node.add(Text(f"written by {s.writer_agent}, run {s.writer_run or '-'}; "
-                          f"published {s.published_at or '-'}"))  # fmt: skip
+            node.add(Text(f"written by {_v(s.writer_agent)}, run {_v(s.writer_run or '-')}; "
+                          f"published {_v(s.published_at or '-')}"))  # fmt: skip
         if s.ingest is not None:
             ing = s.ingest
-            node.add(Text(f"fetched {ing.retrieved_at} from {ing.source}; sha256 {ing.sha256}, "
-                          f"{ing.byte_size} bytes"))  # fmt: skip
+            node.add(Text(f"fetched {_v(ing.retrieved_at)} from {_v(ing.source)}; "
+                          f"sha256 {_v(ing.sha256)}, {ing.byte_size} bytes"))  # fmt: skip
         for p in s.parts:
-            text = " ".join(p.text.split())
-            pnode = node.add(Text(f"{p.key} ({p.kind}): {text}"))
+            pnode = node.add(Text(f"{_v(p.key)} ({p.kind}): {_v(p.text)}"))
             if not p.citations:
                 pnode.add(Text("cites nothing", style="red"))
             for c in p.citations:
-                cnode = pnode.add(Text("claims " + (", ".join(c.claim_ids) or "-")))
+                cnode = pnode.add(Text("claims " + (_v(", ".join(c.claim_ids)) or "-")))
                 info = tr.manifests.get(c.manifest_id)
-                mnode = cnode.add(Text(_manifest_line(c.manifest_id, info)))
+                mnode = cnode.add(Text(_v(_manifest_line(c.manifest_id, info))))
                 if info is not None and info.source_url:
                     date = info.published_date.isoformat() if info.published_date else "-"
-                    dnode = mnode.add(Text(f"source {info.source_url} published {date}"))
+                    dnode = mnode.add(Text(f"source {_v(info.source_url)} published {date}"))
                     for pub in sorted(info.publishers):
-                        dnode.add(Text(f"publisher {pub}"))
+                        dnode.add(Text(f"publisher {_v(pub)}"))
     return root
