@@ -37,11 +37,16 @@ def stories() -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def gl_map(stories: list[dict[str, Any]], tmp_path_factory: pytest.TempPathFactory) -> Any:
+def gstore(stories: list[dict[str, Any]]) -> Iterator[Store]:
     with Store(None) as st:
         docs = [(json.dumps(s).encode(), f"s{i}") for i, s in enumerate(stories)]
         assert not ingest_bytes(st, docs).failures
-        graph = citation_graph(st, "reuse", overview=False)
+        yield st
+
+
+@pytest.fixture(scope="module")
+def gl_map(gstore: Store, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    graph = citation_graph(gstore, "reuse", overview=False)
     path = tmp_path_factory.mktemp("gl") / "map.html"
     write_map(graph, path, renderer="webgl")
     return graph, path
@@ -201,8 +206,11 @@ def test_keyboard_reaches_the_ranked_nodes(page: Any, gl_map: Any) -> None:
     graph, _ = gl_map
     ranking = page.evaluate("hcmap.ranking")
     page.focus("#map")
+    # N steps through the ranked nodes in rank order: #1 source, #1 publisher, #2 source, …
     page.keyboard.press("n")
     assert page.evaluate("hcmap.selected()") == ranking["sources"][0]["id"]
+    page.keyboard.press("n")
+    assert page.evaluate("hcmap.selected()") == ranking["publishers"][0]["id"]
     page.keyboard.press("n")
     second = ranking["sources"][1]["id"]
     assert page.evaluate("hcmap.selected()") == second
@@ -228,3 +236,62 @@ def test_hostile_text_stays_text_and_tooltips_wrap(
     wrap = page.evaluate("getComputedStyle(document.getElementById('tip')).overflowWrap")
     assert wrap == "anywhere"
     assert page.errors == []
+
+
+def _uncited_parts(story: dict[str, Any]) -> set[str]:
+    """Ground truth: the node ids of the story's paragraphs and key facts citing nothing."""
+    url = story["url"]
+    truth = ground_truth([story])
+    parts = {f"{url}#s{s + 1}-p{p + 1}" for _u, s, p in truth.uncited_paragraphs}
+    parts |= {f"{url}#kf{k + 1}" for k, f in enumerate(story["key_facts"]) if not f.get("cites")}
+    return parts
+
+
+def test_unsourced_parts_are_marked_listed_and_filtered(
+    browser: Any, gstore: Store, stories: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    story = next(s for s in stories if _uncited_parts(s))
+    expected = _uncited_parts(story)
+    graph = citation_graph(gstore, "story", story["url"])
+    path = tmp_path / "story.html"
+    write_map(graph, path)
+    page = _open(browser, path)
+    assert page.evaluate("hcmap.renderer") == "canvas"
+    assert set(page.evaluate("hcmap.uncited()")) == expected
+    # Marked: a red dashed border on each, none on a cited paragraph.
+    for node in expected:
+        look = page.evaluate("id => hcmap.nodes.get(id)", node)
+        assert look["color"]["border"] == "#cf222e" and look["shapeProperties"]["borderDashes"]
+    cited = next(n for n, a in graph.nodes(data=True)
+                 if a["type"] == "Paragraph" and n not in expected)  # fmt: skip
+    assert "shapeProperties" not in page.evaluate("id => hcmap.nodes.get(id)", cited)
+    # Listed in the panel; a click lists its (empty) provenance.
+    listed = page.eval_on_selector_all("#uncited-list button", "bs => bs.map(b => b.dataset.id)")
+    assert set(listed) == expected
+    page.click("#uncited-list button")
+    assert "cites no source" in page.text_content("#details")
+    # The filter shows only them (with their sections and story).
+    page.check("#uncited-only")
+    shown = page.evaluate("hcmap.nodes.get().filter(n => !n.hidden).map(n => n.id)")
+    parts = {n for n in shown if graph.nodes[n]["type"] in ("Paragraph", "KeyFact")}
+    assert parts == expected
+    assert {graph.nodes[n]["type"] for n in shown} <= {"Story", "Section", "Paragraph", "KeyFact"}
+    assert page.errors == []
+    page.close()
+
+
+def test_reuse_map_marks_stories_with_uncited_parts(
+    page: Any, gl_map: Any, stories: list[dict[str, Any]]
+) -> None:
+    expected = {s["url"]: len(_uncited_parts(s)) for s in stories if _uncited_parts(s)}
+    got = page.evaluate("hcmap.uncited()")
+    assert set(got) == set(expected)
+    for url in list(expected)[:20]:
+        assert page.evaluate("id => hcmap.nodes.get(id).g", url) == expected[url]
+    page.evaluate("hcmap.setUncited(true)")
+    stories_shown = page.evaluate(
+        "hcmap.nodes.getIds().filter(id => hcmap.nodes.get(id).group === 'Story')"
+        ".filter(id => !hcmap.graph.getNodeAttribute(id, 'hidden') && hcmap.uncited().includes(id))"
+    )
+    assert set(stories_shown) == set(expected)
+    assert page.evaluate("hcmap.shown()")["nodes"] < len(gl_map[0])

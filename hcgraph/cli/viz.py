@@ -41,7 +41,7 @@ _BIG_MAP = 5000
 @click.option(
     "--renderer", type=click.Choice(list(RENDERERS)), default="auto", show_default=True,
     help="webgl (sigma.js: big maps), canvas (vis-network: shapes and arrows), or auto: "
-    "webgl past 1,500 nodes.",
+    "webgl past 1,000 nodes.",
 )  # fmt: skip
 @store_option
 def viz(

@@ -63,8 +63,8 @@ SIGMA_SHA256 = "be6f790da9c1856765b1c430de3b1aac50433223361870edb3097a9868218a88
 GRAPHOLOGY_VERSION = "0.26.0"
 GRAPHOLOGY_SHA256 = "dc337efa23903f61e064c8e7e7f93a429e6855dccfc2458802b4ed30c621c087"
 #: ``auto`` draws maps of more than this many nodes with WebGL (sigma.js), smaller ones
-#: with vis-network on a canvas (shapes, arrows; measured faster below ~1,500 nodes).
-GL_NODES = 1500
+#: with vis-network on a canvas (shapes, arrows); at 1,441 nodes WebGL measured faster (bench/RESULTS.md).
+GL_NODES = 1000
 #: The page renderers: ``auto``, ``webgl`` (sigma.js + graphology), ``canvas`` (vis-network).
 RENDERERS = ("auto", "webgl", "canvas")
 #: Beyond this many edges, edges are hidden while dragging/zooming to keep panning smooth.
@@ -201,7 +201,12 @@ def build_payload(graph: nx.DiGraph, positions: Positions | None = None) -> dict
         max_count = 0
     ranking = _ranking(graph)
     focus = graph.graph.get("focus") or ""
-    always = [e["id"] for e in ranking["sources"] + ranking["publishers"]]
+    # Placed in rank order, sources and publishers interleaved (#1 source, #1 publisher, #2
+    # …): placing every source first left the top publishers no free place.
+    src, pub = ranking["sources"], ranking["publishers"]
+    always = [
+        r["id"] for k in range(max(len(src), len(pub))) for r in src[k : k + 1] + pub[k : k + 1]
+    ]
     if focus in graph and focus not in always:
         always.insert(0, focus)
     styles = styles_for(types)
@@ -231,6 +236,7 @@ def build_payload(graph: nx.DiGraph, positions: Positions | None = None) -> dict
             s=int(a.get("stories", 0) or 0),
             p=[pub_ix[p] for p in a.get("publishers", ())],
             r=[room_ix[r] for r in a.get("newsrooms", ())],
+            **({"g": int(a["uncited"])} if a.get("uncited") else {}),
         ))  # fmt: skip
     edges: list[dict[str, Any]] = []
     for k, (s, o, a) in enumerate(sorted(graph.edges(data=True), key=lambda e: (e[0], e[1]))):

@@ -33,6 +33,9 @@ Node attributes (every view):
 ``url``         the story page or the source document's URL, or ""
 ``publishers``  sorted tuple of publisher names the node draws on (filter facet)
 ``newsrooms``   sorted tuple of newsroom ids the node belongs to or is cited from (facet)
+``uncited``     (only where non-zero) Story in ``reuse``: its paragraphs and key facts
+                that cite nothing; Paragraph / KeyFact in ``story``: 1 when it cites
+                nothing (no claim, no manifest)
 ``stories``     Story: 1; StoryGroup: the stories it folds; Manifest: distinct stories
                 citing it; Publisher: distinct stories citing any of its manifests (its
                 *reach*). Manifest and publisher counts are whole-store truths: the same
@@ -98,7 +101,7 @@ __all__ = [
 
 #: A reuse map of more stories than this (no focus, no grouping) is drawn as an overview:
 #: manifests and publishers, each manifest's citing stories listed and drawn on a click.
-#: (Below it every story is drawn; past 1,500 nodes the page draws with WebGL.)
+#: (Below it every story is drawn; past 1,000 nodes the page draws with WebGL.)
 OVERVIEW_STORIES = 20000
 #: Past this many stories the reuse map skips the per-(story, manifest) count of distinct
 #: claims (the ``claims`` edge attribute, drawn as the edge width): the costliest query
@@ -120,6 +123,8 @@ def _complete(attrs: dict[str, Any]) -> dict[str, Any]:
     out["publishers"] = tuple(attrs.get("publishers", ()))
     if "stories" in attrs:
         out["stories"] = attrs["stories"]
+    if attrs.get("uncited"):
+        out["uncited"] = attrs["uncited"]
     return out
 
 
@@ -148,7 +153,8 @@ def _reuse_graph(
     graph = nx.DiGraph()
     reach = counts.reach()
     for iri in sorted(data.stories) if stories else ():
-        graph.add_node(iri, **_complete(data.stories[iri].attrs()))
+        uncited = data.uncited.get(iri, 0)
+        graph.add_node(iri, **_complete({**data.stories[iri].attrs(), "uncited": uncited}))
     for iri in sorted(data.manifests):
         rec = data.manifests[iri]
         graph.add_node(iri, **_complete(rec.attrs(counts.manifest_count(iri))))
@@ -412,6 +418,12 @@ def _story_view(store: Store, focus: Focus | None, **_: Any) -> nx.DiGraph:
         graph.add_edge(part, target, relation=relation, citations=len(cites), weight=len(cites))
     for claim, m in claim_in:
         graph.add_edge(claim, m, relation="isPartOf", weight=1)
+    for part, attrs in graph.nodes(data=True):
+        if attrs["type"] in ("Paragraph", "KeyFact") and not any(
+            graph.edges[part, t]["relation"] in ("citesAsEvidence", "derivedFrom")
+            for t in graph.successors(part)
+        ):
+            attrs["uncited"] = 1
     trail_facets(graph)
     graph.graph.update(view="story", focus=focus.iri, title=f"Citation map: {story.label}",
                        note="")  # fmt: skip
