@@ -63,7 +63,8 @@ SIGMA_SHA256 = "be6f790da9c1856765b1c430de3b1aac50433223361870edb3097a9868218a88
 GRAPHOLOGY_VERSION = "0.26.0"
 GRAPHOLOGY_SHA256 = "dc337efa23903f61e064c8e7e7f93a429e6855dccfc2458802b4ed30c621c087"
 #: ``auto`` draws maps of more than this many nodes with WebGL (sigma.js), smaller ones
-#: with vis-network on a canvas (shapes, arrows); at 1,441 nodes WebGL measured faster (bench/RESULTS.md).
+#: with vis-network on a canvas (shapes, arrows); WebGL measured faster at 1,441 nodes
+#: (bench/RESULTS.md).
 GL_NODES = 1000
 #: The page renderers: ``auto``, ``webgl`` (sigma.js + graphology), ``canvas`` (vis-network).
 RENDERERS = ("auto", "webgl", "canvas")
