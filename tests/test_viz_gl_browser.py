@@ -295,3 +295,45 @@ def test_reuse_map_marks_stories_with_uncited_parts(
     )
     assert set(stories_shown) == set(expected)
     assert page.evaluate("hcmap.shown()")["nodes"] < len(gl_map[0])
+
+
+@pytest.mark.parametrize("view", ["reuse", "story"])
+def test_canvas_maps_label_every_top_name_too(
+    browser: Any, gstore: Store, stories: list[dict[str, Any]], tmp_path: Path, view: str
+) -> None:
+    """vis-network pages (the 300-story reuse map, a story's trail): the top sources and
+    publishers are all labelled at first frame (placed in rank order, further out when
+    crowded), none overlapping."""
+    focus = stories[0]["url"] if view == "story" else None
+    graph = citation_graph(gstore, view, focus)
+    path = tmp_path / f"{view}.html"
+    write_map(graph, path, renderer="canvas")
+    page = _open(browser, path)
+    texts = {d["id"]: d["text"] for d in page.evaluate("hcmap.labels()")}
+    rows = page.evaluate("hcmap.ranking.sources.concat(hcmap.ranking.publishers)")
+    assert rows
+    missing = [r["label"] for r in rows if texts.get(r["id"]) != graph.nodes[r["id"]]["label"]]
+    assert missing == []
+    assert page.errors == []
+    page.close()
+
+
+def test_big_reuse_maps_are_laid_out_by_community(gl_map: Any) -> None:
+    """Past 1,000 nodes a community's sources and publishers sit together: each one is
+    nearer its own community's centre than any other community's."""
+    from hcgraph.viz.layout import COMMUNITY_NODES, communities, compute_layout
+
+    graph, _ = gl_map
+    big = graph.copy()
+    for k in range(COMMUNITY_NODES + 1 - len(big)):
+        big.add_node(f"urn:x:{k}", type="Story", label="", stories=1)
+    pos = compute_layout(big)
+    groups = [[n for n in c if big.nodes[n]["type"] != "Story"] for c in communities(big)]
+    groups = [g for g in groups if len(g) >= 3]
+    centres = [
+        (sum(pos[n][0] for n in g) / len(g), sum(pos[n][1] for n in g) / len(g)) for g in groups
+    ]
+    for i, g in enumerate(groups):
+        for n in g:
+            d = [(pos[n][0] - cx) ** 2 + (pos[n][1] - cy) ** 2 for cx, cy in centres]
+            assert min(range(len(d)), key=d.__getitem__) == i, n

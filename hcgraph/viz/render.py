@@ -38,7 +38,7 @@ from .._io import write_atomic
 from .._version import __version__
 from ..errors import OutputError, VizError
 from .data import LABEL, short
-from .layout import Positions, compute_layout
+from .layout import Positions, communities, compute_layout
 from .style import COUNTED, NodeStyle, document_icon, node_size, styles_for
 
 __all__ = [
@@ -380,24 +380,6 @@ def gl_payload(graph: nx.DiGraph, payload: dict[str, Any]) -> None:
         named.append({"label": label, "size": len(members)})
     payload["clusters"] = named
     payload["colour"] = "cluster" if len(clusters) > 1 else "type"
-
-
-def communities(graph: nx.DiGraph) -> list[list[str]]:
-    """Louvain communities (networkx, seed 7) of the map's undirected graph, biggest first.
-
-    Deterministic: same graph, same communities, in the same order (ties by first member).
-    """
-    if graph.number_of_edges() == 0:
-        return []
-    und = nx.Graph()
-    und.add_nodes_from(sorted(graph))
-    und.add_weighted_edges_from(
-        sorted((s, o, float(a.get("weight", 1) or 1)) for s, o, a in graph.edges(data=True))
-    )
-    found = nx.community.louvain_communities(und, weight="weight", seed=7, resolution=1.0)
-    groups = [sorted(c) for c in found]
-    groups.sort(key=lambda c: (-len(c), c[0]))
-    return groups
 
 
 def script_hashes(html: str) -> str:
