@@ -117,7 +117,7 @@ def interact(page: Any) -> dict[str, float | None]:
     return out
 
 
-def generate(store_dir: Path, out: Path, **opts: Any) -> dict[str, Any]:
+def generate(store_dir: Path, out: Path, renderer: str = "auto", **opts: Any) -> dict[str, Any]:
     """hcgraph: projection, layout, render+write; wall seconds of each."""
     with Store(store_dir, read_only=True) as store:
         c0 = time.process_time()
@@ -126,7 +126,7 @@ def generate(store_dir: Path, out: Path, **opts: Any) -> dict[str, Any]:
         t1 = time.perf_counter()
         pos = compute_layout(graph)
         t2 = time.perf_counter()
-        info = write_map(graph, out, pos)
+        info = write_map(graph, out, pos, renderer=renderer)
         t3 = time.perf_counter()
     return {
         "graph": graph,
@@ -234,8 +234,21 @@ def main() -> None:
     ap.add_argument("--cap", type=float, default=180.0, help="time-to-stable cap, seconds")
     ap.add_argument("--baseline-size", type=int, default=1000)
     ap.add_argument("--write-results", action="store_true")
+    ap.add_argument(
+        "--renderers", action="store_true",
+        help="issue 27: the every-story reuse map drawn by vis-network (canvas) and by "
+        "sigma.js (WebGL), same run",
+    )  # fmt: skip
+    ap.add_argument(
+        "--synthetic", type=int, default=0, metavar="K",
+        help="with --renderers: also the WebGL map of the 10k stories K times over",
+    )  # fmt: skip
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
+
+    if args.renderers:
+        renderers(args)
+        return
 
     load0 = os.getloadavg()[0]
     rows: list[list[str]] = []
@@ -297,6 +310,120 @@ def main() -> None:
     print(table)
     if args.write_results:
         _write_results(table, args, (load0, os.getloadavg()[0]))
+
+
+_GL_TIMED = """
+async ([action, arg]) => {
+  const frame = () => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  const out = [];
+  for (let i = 0; i < 3; i++) {
+    await frame();
+    const t0 = performance.now();
+    if (action === "setDates") { hcmap.setDates(arg[0], arg[1]); } else { hcmap[action](arg); }
+    await frame();
+    out.push(performance.now() - t0);
+    hcmap.reset();
+    await frame();
+  }
+  out.sort((a, b) => a - b);
+  return out[1];
+}
+"""
+
+
+def renderers(args: argparse.Namespace) -> None:
+    """The every-story reuse map, canvas vs WebGL, at each size: write CPU, first frame and
+    interaction (hover = tooltip of the top source, click, search, date filter)."""
+    from playwright.sync_api import sync_playwright
+
+    load0 = os.getloadavg()[0]
+    rows: list[list[str]] = []
+    tmp = Path(tempfile.mkdtemp(prefix="bench-viz-gl-"))
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+        for n in args.sizes:
+            store_dir = build_store(n, args.seed)
+            for renderer in ("canvas", "webgl"):
+                out = tmp / f"{renderer}-{n}.html"
+                gen = generate(store_dir, out, renderer=renderer, overview=False)
+                firsts, timings = [], {}
+                for k in range(args.loads):
+                    page = browser.new_page(viewport={"width": 1400, "height": 900})
+                    page.route("**/*", lambda r: r.abort() if r.request.url.startswith("http")
+                               else r.continue_())  # fmt: skip
+                    page.goto(out.as_uri(), wait_until="commit")
+                    page.wait_for_function("() => window.hcmapReady !== undefined",
+                                           timeout=args.cap * 1000, polling=100)  # fmt: skip
+                    firsts.append(page.evaluate("window.hcmapReady") / 1000)
+                    if k == 0:
+                        top = page.evaluate("hcmap.ranking.sources[0]")
+                        word = max(top["label"].split(), key=len).strip(":,.…")
+                        timings["click"] = page.evaluate(_GL_TIMED, ["highlight", top["id"]])
+                        timings["search"] = page.evaluate(_GL_TIMED, ["search", word])
+                        if renderer == "webgl":
+                            r = page.evaluate("hcmap.dateRange()")
+                            timings["dates"] = page.evaluate(
+                                _GL_TIMED, ["setDates", [r["min"], r["min"][:8] + "28"]]
+                            )
+                    page.close()
+                rows.append([
+                    renderer, f"{n:,}", f"{gen['nodes']:,}", f"{gen['edges']:,}",
+                    f"{gen['cpu_s']:.2f}", f"{gen['mb']:.1f}",
+                    f"{statistics.median(firsts):.2f}",
+                    f"{timings['click']:.0f}", f"{timings['search']:.0f}",
+                    f"{timings['dates']:.0f}" if "dates" in timings else "—",
+                ])  # fmt: skip
+                print(" | ".join(rows[-1]), flush=True)
+        if args.synthetic:
+            # 100k stories without a 100k store (ingest: ~45 min here): the 10k map's
+            # stories ten times over (new IRIs, same sources), laid out and written alike.
+            store_dir = build_store(10000, args.seed)
+            with Store(store_dir, read_only=True) as store:
+                base = citation_graph(store, "reuse", overview=False)
+            graph = base.copy()
+            for k in range(1, args.synthetic):
+                for n, a in base.nodes(data=True):
+                    if a["type"] == "Story":
+                        graph.add_node(f"{n}#copy{k}", **a)
+                        for t in base.successors(n):
+                            graph.add_edge(f"{n}#copy{k}", t, **base.edges[n, t])
+            out = tmp / "webgl-synthetic.html"
+            c0 = time.process_time()
+            info = write_map(graph, out, compute_layout(graph), renderer="webgl")
+            cpu = time.process_time() - c0
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.goto(out.as_uri(), wait_until="commit")
+            page.wait_for_function("() => window.hcmapReady !== undefined",
+                                   timeout=args.cap * 1000, polling=100)  # fmt: skip
+            first = page.evaluate("window.hcmapReady") / 1000
+            top = page.evaluate("hcmap.ranking.sources[0]")
+            click = page.evaluate(_GL_TIMED, ["highlight", top["id"]])
+            page.close()
+            rows.append([
+                f"webgl (synthetic: the 10k stories {args.synthetic} times)",
+                f"{10000 * args.synthetic:,}", f"{info.nodes:,}", f"{info.edges:,}",
+                f"{cpu:.2f} (render only)", f"{info.bytes / 1e6:.1f}", f"{first:.2f}",
+                f"{click:.0f}", "", "",
+            ])  # fmt: skip
+            print(" | ".join(rows[-1]), flush=True)
+        browser.close()
+    head = ("| renderer | stories | nodes | edges | write CPU s (incl. layout) | HTML MB "
+            "| first frame s | click-highlight ms | search ms | date filter ms |")  # fmt: skip
+    table = "\n".join([head, "|" + "---|" * 10, *("| " + " | ".join(r) + " |" for r in rows)])
+    print(table)
+    if args.write_results:
+        heading = "## Citation maps: WebGL renderer (issue 27)"
+        write_section(heading, (
+            f"{heading}\n\n`python bench/bench_viz.py --renderers --write-results --loads "
+            f"{args.loads} --sizes {' '.join(map(str, args.sizes))}` on {os.cpu_count()} "
+            f"cores, {time.strftime('%Y-%m-%d')}, load average {load0:.1f} at the start and "
+            f"{os.getloadavg()[0]:.1f} at the end (other jobs share the cores: read ratios). "
+            "The every-story reuse map (`--stories-all`), drawn by vis-network on a canvas "
+            "and by sigma.js on WebGL (headless Chromium, SwiftShader software WebGL). First "
+            f"frame: median of {args.loads} loads; interaction: in-page, call → end of the "
+            "next frame, median of 3.\n\n"
+            f"{table}\n"
+        ))  # fmt: skip
 
 
 def _write_results(table: str, args: argparse.Namespace, load: tuple[float, float]) -> None:

@@ -4,6 +4,9 @@
   ranking panel, top labels, sizes.
 - ``map-story-provenance.png``: the seed story's trail with one paragraph clicked, the
   provenance panel listing its claims, manifests, dates, source links and publishers.
+- ``map-reuse-10k.png``: the WebGL reuse map of 10,000 generated stories (seed 1), every
+  story drawn, coloured by cluster, the top labels drawn (skipped unless bench/bench_viz.py
+  built its 10k store).
 
 Usage: ``python scripts/map_screenshots.py`` (needs /usr/bin/chromium and Playwright; the
 1k store is bench/bench_viz.py's, built on first use).
@@ -39,6 +42,12 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="map-shots-"))
     with Store(build_store(1000, 1), read_only=True) as store:
         write_map(citation_graph(store, "reuse"), tmp / "reuse.html")
+    big = ROOT / "bench" / "_work" / "viz-store-10000-seed1"
+    names = ["map-reuse-1k.png", "map-story-provenance.png"]
+    if (big / "DONE").exists():
+        with Store(big, read_only=True) as store:
+            write_map(citation_graph(store, "reuse"), tmp / "reuse-10k.html")
+        names.append("map-reuse-10k.png")
     seed = json.loads(SEED.read_text())
     corpus = generate_corpus(40, seed=5, include_seed=seed).stories
     docs = [(json.dumps(s).encode(), f"s{i}") for i, s in enumerate(corpus)]
@@ -57,8 +66,12 @@ def main() -> None:
         # The side panel scrolled to the provenance list, the trail beside it.
         page.evaluate("document.getElementById('details').scrollIntoView()")
         page.screenshot(path=str(OUT / "map-story-provenance.png"))
+        if "map-reuse-10k.png" in names:
+            page.goto((tmp / "reuse-10k.html").as_uri())
+            page.wait_for_function("() => window.hcmapReady !== undefined", timeout=120_000)
+            page.screenshot(path=str(OUT / "map-reuse-10k.png"))
         browser.close()
-    for name in ("map-reuse-1k.png", "map-story-provenance.png"):
+    for name in names:
         _shrink(OUT / name)
         print(OUT / name, (OUT / name).stat().st_size)
 

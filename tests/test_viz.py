@@ -404,3 +404,70 @@ def test_unknown_views_are_refused_with_the_choices(seed_store: Store, view: str
     """``all`` was dropped (issue 12): asking for it names the views that exist."""
     with pytest.raises(VizError, match="choose from story, reuse, publisher"):
         citation_graph(seed_store, view)
+
+
+# --- the WebGL renderer (issue 27) and labels cut after escaping (issue 25, item 14) -----
+def test_a_label_is_cut_after_its_bidi_controls_are_shown() -> None:
+    from hcgraph.viz.render import visible_label
+
+    heading = "\u202e" * 50 + " tail"
+    label = visible_label(heading)
+    assert len(label) <= 48 and label.startswith("[U+202E][U+202E]") and label.endswith("…")
+    assert visible_label("short") == "short"
+
+
+def test_the_renderer_is_picked_by_size_and_the_bundles_are_checked(
+    cstore: Store,
+) -> None:
+    from hcgraph.viz import render
+
+    graph = citation_graph(cstore, "reuse")
+    assert render.pick_renderer(graph) == "canvas"
+    assert render.pick_renderer(graph, "webgl") == "webgl"
+    with pytest.raises(VizError, match="unknown renderer"):
+        render.pick_renderer(graph, "svg")
+    big = nx.DiGraph(view="reuse")
+    big.add_nodes_from(str(i) for i in range(render.GL_NODES + 1))
+    assert render.pick_renderer(big) == "webgl"
+    for name, digest in (("sigma.min.js", render.SIGMA_SHA256),
+                         ("graphology.umd.min.js", render.GRAPHOLOGY_SHA256)):  # fmt: skip
+        static = Path(render.__file__).parent / "static"
+        assert hashlib.sha256((static / name).read_bytes()).hexdigest() == digest
+        assert (static / f"LICENSE-{name.split('.')[0]}.txt").exists()
+
+
+def test_webgl_page_is_self_contained_and_escapes_story_text(tmp_path: Path) -> None:
+    doc = hostile_story(SEED)
+    with Store(None) as st:
+        assert not ingest_bytes(st, [(json.dumps(doc).encode(), "h.json")]).failures
+        graph = citation_graph(st, "reuse")
+    html = render_map(graph, renderer="webgl")
+    assert render_map(graph, renderer="webgl") == html  # deterministic (seeded Louvain)
+    assert "sigma" in html and "graphology" in html
+    assert not re.search(r"<script[^>]*\ssrc=", html) and "sourceMappingURL" not in html
+    data = html.split('id="hc-data">', 1)[1].split("</script>", 1)[0]
+    assert "<" not in data and ">" not in data and "&" not in data
+    assert json.loads(data)["meta"]["view"] == "reuse"
+    body = html.split("</style>", 1)[1]
+    assert "innerHTML" not in body and "insertAdjacentHTML" not in body
+    assert "default-src 'none'" in html and "'unsafe-inline'; img" in html  # styles only
+
+
+def test_communities_are_seeded_and_cover_the_map(cstore: Store) -> None:
+    from hcgraph.viz.render import communities
+
+    graph = citation_graph(cstore, "reuse")
+    first = communities(graph)
+    assert first == communities(graph)
+    assert sorted(n for c in first for n in c) == sorted(graph)
+    assert [len(c) for c in first] == sorted((len(c) for c in first), reverse=True)
+
+
+def test_tooltips_wrap_long_unbroken_strings(cstore: Store) -> None:
+    """Both pages' tooltip rules break a 300-character URL anywhere (issue 25, item 14)."""
+    graph = citation_graph(cstore, "reuse")
+    canvas = render_map(graph, renderer="canvas")
+    rules = re.findall(r"div\.vis-tooltip \{[^}]*\}", canvas)
+    assert any("overflow-wrap: anywhere" in r and "pre-wrap" in r for r in rules), rules
+    rules = re.findall(r"#tip \{[^}]*\}", render_map(graph, renderer="webgl"))
+    assert any("overflow-wrap: anywhere" in r for r in rules), rules

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..store import Store
-from ..viz import STORY_GROUPS, VIEWS, draw_map
+from ..viz import RENDERERS, STORY_GROUPS, VIEWS, draw_map
 from ._common import out_file_option, store_option
 
 _BIG_MAP = 5000
@@ -35,8 +35,13 @@ _BIG_MAP = 5000
 @click.option(
     "--overview/--stories-all", "overview", default=None,
     help="reuse: draw only sources and publishers, each source's citing stories listed and "
-    "drawn on a click (default past 2,000 stories with no --focus/--group-stories), or "
+    "drawn on a click (default past 20,000 stories with no --focus/--group-stories), or "
     "draw every story.",
+)  # fmt: skip
+@click.option(
+    "--renderer", type=click.Choice(list(RENDERERS)), default="auto", show_default=True,
+    help="webgl (sigma.js: big maps), canvas (vis-network: shapes and arrows), or auto: "
+    "webgl past 1,000 nodes.",
 )  # fmt: skip
 @store_option
 def viz(
@@ -46,6 +51,7 @@ def viz(
     top: int | None,
     group_stories: str | None,
     overview: bool | None,
+    renderer: str,
     store_dir: Path,
 ) -> None:
     """Draw an interactive citation map: one HTML file that works offline.
@@ -63,6 +69,7 @@ def viz(
     with Store(store_dir, read_only=True) as store:
         info = draw_map(
             store, view, focus, out, top=top, group_stories=group_stories, overview=overview,
+            renderer=renderer,
         )  # fmt: skip
     click.echo(
         f"wrote {info.path} ({info.view} map: {info.nodes} nodes, {info.edges} edges, "

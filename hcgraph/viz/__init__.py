@@ -7,7 +7,8 @@
 - :mod:`hcgraph.viz.facets`: the publisher / newsroom filter facets of each view.
 - :mod:`hcgraph.viz.notebook`: ``to_pyvis``, a view as a ``pyvis.network.Network``.
 - :mod:`hcgraph.viz.layout`: positions computed in Python (no live physics in the browser).
-- :mod:`hcgraph.viz.render`: the self-contained HTML (vendored vis-network, CSP, escaped JSON).
+- :mod:`hcgraph.viz.render`: the self-contained HTML (vendored vis-network for small maps,
+  sigma.js + graphology on WebGL for big ones; CSP, escaped JSON).
 
 ``draw_map`` is what ``hcgraph viz`` runs.
 """
@@ -20,7 +21,7 @@ from pathlib import Path
 from ..store import Store
 from .layout import compute_layout
 from .notebook import to_pyvis
-from .render import MapInfo, render_map, write_map
+from .render import RENDERERS, MapInfo, render_map, write_map
 from .views import (
     OVERVIEW_STORIES,
     STORY_GROUPS,
@@ -31,6 +32,7 @@ from .views import (
 
 __all__ = [
     "OVERVIEW_STORIES",
+    "RENDERERS",
     "STORY_GROUPS",
     "VIEWS",
     "MapInfo",
@@ -66,6 +68,7 @@ def draw_map(
     top: int | None = None,
     group_stories: str | None = None,
     overview: bool | None = None,
+    renderer: str = "auto",
 ) -> MapInfo:
     """Project, lay out, render and write one map; returns what was written.
 
@@ -75,4 +78,5 @@ def draw_map(
     """
     graph = citation_graph(store, view, focus, top=top, group_stories=group_stories,
                            overview=overview)  # fmt: skip
-    return write_map(graph, out if out is not None else default_map_path(view, focus))
+    path = out if out is not None else default_map_path(view, focus)
+    return write_map(graph, path, renderer=renderer)

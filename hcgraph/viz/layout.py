@@ -10,6 +10,10 @@ stay draggable.
   centre); every story sits at the weighted centre of the manifests it cites, spread in its
   own small spiral when several land on one spot. Stories that draw on several publishers
   therefore sit between their clusters, which is exactly what a reuse map should show.
+- ``reuse`` past :data:`COMMUNITY_NODES` nodes: the same, with Louvain communities (seeded)
+  in place of publishers: each community's sources and publishers in one spiral, the
+  communities on the ring, stories at the weighted centre of what they cite; so the map's
+  default colouring (by community) shows as regions.
 - ``publisher``: rings: the focus publisher in the centre, its manifests on a ring around
   it (most-cited first), the citing stories (or story groups) on outer rings, grouped by
   newsroom, then by date.
@@ -24,12 +28,13 @@ All layouts are deterministic: same graph, same positions.
 from __future__ import annotations
 
 import math
+import weakref
 from collections import defaultdict
 from collections.abc import Callable
 
 import networkx as nx
 
-__all__ = ["LAYOUTS", "compute_layout"]
+__all__ = ["COMMUNITY_NODES", "LAYOUTS", "communities", "community_layout", "compute_layout"]
 
 Positions = dict[str, tuple[float, float]]
 
@@ -83,6 +88,71 @@ def anchored_layout(graph: nx.DiGraph) -> Positions:
             pos[m] = (cx + dx, cy + dy)
     _place_citers(graph, pos, types)
     return pos
+
+
+#: Reuse maps of more nodes than this are laid out by community (the WebGL maps).
+COMMUNITY_NODES = 1000
+_COMMUNITIES: weakref.WeakKeyDictionary[nx.DiGraph, tuple[int, int, list[list[str]]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def communities(graph: nx.DiGraph) -> list[list[str]]:
+    """Louvain communities (networkx, seed 7) of the map's undirected graph, biggest first.
+
+    Deterministic: same graph, same communities, in the same order (ties by first member).
+    Computed once per graph object (layout and page share it) while its size is unchanged.
+    """
+    cached = _COMMUNITIES.get(graph)
+    if cached and cached[:2] == (graph.number_of_nodes(), graph.number_of_edges()):
+        return cached[2]
+    groups: list[list[str]] = []
+    if graph.number_of_edges():
+        und = nx.Graph()
+        und.add_nodes_from(sorted(graph))
+        und.add_weighted_edges_from(
+            sorted((s, o, float(a.get("weight", 1) or 1)) for s, o, a in graph.edges(data=True))
+        )
+        found = nx.community.louvain_communities(und, weight="weight", seed=7)
+        groups = sorted((sorted(c) for c in found), key=lambda c: (-len(c), c[0]))
+    _COMMUNITIES[graph] = (graph.number_of_nodes(), graph.number_of_edges(), groups)
+    return groups
+
+
+def community_layout(graph: nx.DiGraph) -> Positions:
+    """Communities on a ring, each one's sources and publishers in a spiral; stories after."""
+    types = {n: a["type"] for n, a in graph.nodes(data=True)}
+    weight = {n: int(a.get("stories", 1) or 0) for n, a in graph.nodes(data=True)}
+    clusters = [
+        sorted((n for n in c if types[n] != "Story"),
+               key=lambda n: (types[n] != "Publisher", -weight[n], n))
+        for c in communities(graph)
+    ]  # fmt: skip
+    clusters = [c for c in clusters if c]
+    if not clusters:
+        return anchored_layout(graph)
+    radii = [_SPACING * (1.5 + math.sqrt(len(c) + 4)) for c in clusters]
+    pos: Positions = {}
+    circumference = sum(2 * r + 2 * _SPACING for r in radii)
+    ring = max(circumference / (2 * math.pi), max(radii) * 1.2) if len(clusters) > 1 else 0.0
+    angle = 0.0
+    for members, radius in zip(clusters, radii, strict=True):
+        half = (radius + _SPACING) / ring if ring else 0.0
+        angle += half
+        cx, cy = ring * math.cos(angle), ring * math.sin(angle)
+        angle += half
+        for k, n in enumerate(members):
+            dx, dy = _spiral(k)
+            pos[n] = (cx + dx, cy + dy)
+    _place_citers(graph, pos, types)
+    return pos
+
+
+def _reuse_layout(graph: nx.DiGraph) -> Positions:
+    """Anchored on publishers; past :data:`COMMUNITY_NODES` nodes, on communities."""
+    if graph.number_of_nodes() > COMMUNITY_NODES:
+        return community_layout(graph)
+    return anchored_layout(graph)
 
 
 def _place_citers(graph: nx.DiGraph, pos: Positions, types: dict[str, str]) -> None:
@@ -197,7 +267,7 @@ def publisher_layout(graph: nx.DiGraph) -> Positions:
 #: View name → layout function.
 LAYOUTS: dict[str, Callable[[nx.DiGraph], Positions]] = {
     "story": layered_layout,
-    "reuse": anchored_layout,
+    "reuse": _reuse_layout,
     "publisher": publisher_layout,
 }
 

@@ -37,10 +37,15 @@ from jinja2 import Environment, select_autoescape
 from .._io import write_atomic
 from .._version import __version__
 from ..errors import OutputError, VizError
-from .layout import Positions, compute_layout
+from .data import LABEL, short
+from .layout import Positions, communities, compute_layout
 from .style import COUNTED, NodeStyle, document_icon, node_size, styles_for
 
 __all__ = [
+    "GL_NODES",
+    "GRAPHOLOGY_VERSION",
+    "RENDERERS",
+    "SIGMA_VERSION",
     "VIS_NETWORK_VERSION",
     "VIS_SHA256",
     "MapInfo",
@@ -53,6 +58,16 @@ __all__ = [
 
 VIS_NETWORK_VERSION = "10.1.5"
 VIS_SHA256 = "b427322ad953d70ab75d1b798ebb8349863502f244e02de3e12a4ab7dfeddf2c"
+SIGMA_VERSION = "3.0.2"
+SIGMA_SHA256 = "be6f790da9c1856765b1c430de3b1aac50433223361870edb3097a9868218a88"
+GRAPHOLOGY_VERSION = "0.26.0"
+GRAPHOLOGY_SHA256 = "dc337efa23903f61e064c8e7e7f93a429e6855dccfc2458802b4ed30c621c087"
+#: ``auto`` draws maps of more than this many nodes with WebGL (sigma.js), smaller ones
+#: with vis-network on a canvas (shapes, arrows); WebGL measured faster at 1,441 nodes
+#: (bench/RESULTS.md).
+GL_NODES = 1000
+#: The page renderers: ``auto``, ``webgl`` (sigma.js + graphology), ``canvas`` (vis-network).
+RENDERERS = ("auto", "webgl", "canvas")
 #: Beyond this many edges, edges are hidden while dragging/zooming to keep panning smooth.
 _BIG = 3000
 #: The ranking panel lists this many top sources and top publishers; their labels (and the
@@ -81,22 +96,27 @@ def safe_json(value: Any) -> str:
 
 
 @cache
-def _vis_js() -> str:
-    data = resources.files("hcgraph.viz").joinpath("static/vis-network.min.js").read_bytes()
-    if hashlib.sha256(data).hexdigest() != VIS_SHA256:
-        raise VizError("hcgraph/viz/static/vis-network.min.js does not match its recorded sha256")
+def _vendored(name: str, sha256: str) -> str:
+    """A vendored bundle from ``static/``, checked against its recorded sha256, inlinable."""
+    data = resources.files("hcgraph.viz").joinpath(f"static/{name}").read_bytes()
+    if hashlib.sha256(data).hexdigest() != sha256:
+        raise VizError(f"hcgraph/viz/static/{name} does not match its recorded sha256")
     text = data.decode("utf-8")
-    # Drop the source-map comment so no browser ever asks for vis-network.min.js.map.
-    text = re.sub(r"\n//# sourceMappingURL=\S+\s*$", "\n", text)
+    # Drop the source-map comment so no browser ever asks for the .map file.
+    text = re.sub(r"\n?//# sourceMappingURL=\S+\s*$", "\n", text)
     if "</script" in text.lower() or "<!--" in text:
-        raise VizError("vendored vis-network contains '</script' or '<!--'; cannot inline it")
+        raise VizError(f"vendored {name} contains '</script' or '<!--'; cannot inline it")
     return text
 
 
+def _vis_js() -> str:
+    return _vendored("vis-network.min.js", VIS_SHA256)
+
+
 @cache
-def _template() -> Any:
+def _template(name: str = "template.html") -> Any:
     env = Environment(autoescape=select_autoescape(default=True), keep_trailing_newline=True)
-    source = resources.files("hcgraph.viz").joinpath("template.html").read_text("utf-8")
+    source = resources.files("hcgraph.viz").joinpath(name).read_text("utf-8")
     return env.from_string(source)
 
 
@@ -182,7 +202,12 @@ def build_payload(graph: nx.DiGraph, positions: Positions | None = None) -> dict
         max_count = 0
     ranking = _ranking(graph)
     focus = graph.graph.get("focus") or ""
-    always = [e["id"] for e in ranking["sources"] + ranking["publishers"]]
+    # Placed in rank order, sources and publishers interleaved (#1 source, #1 publisher, #2
+    # …): placing every source first left the top publishers no free place.
+    src, pub = ranking["sources"], ranking["publishers"]
+    always = [
+        r["id"] for k in range(max(len(src), len(pub))) for r in src[k : k + 1] + pub[k : k + 1]
+    ]
     if focus in graph and focus not in always:
         always.insert(0, focus)
     styles = styles_for(types)
@@ -199,7 +224,7 @@ def build_payload(graph: nx.DiGraph, positions: Positions | None = None) -> dict
         # tooltip (``title``) and the details panel from them.
         nodes.append(dict(
             id=n,
-            label=visible_bidi(a["label"] or n),
+            label=visible_label(a["label"] or n),
             shape=style.shape,
             group=a["type"],
             x=x,
@@ -212,6 +237,7 @@ def build_payload(graph: nx.DiGraph, positions: Positions | None = None) -> dict
             s=int(a.get("stories", 0) or 0),
             p=[pub_ix[p] for p in a.get("publishers", ())],
             r=[room_ix[r] for r in a.get("newsrooms", ())],
+            **({"g": int(a["uncited"])} if a.get("uncited") else {}),
         ))  # fmt: skip
     edges: list[dict[str, Any]] = []
     for k, (s, o, a) in enumerate(sorted(graph.edges(data=True), key=lambda e: (e[0], e[1]))):
@@ -267,7 +293,7 @@ def _ranking(graph: nx.DiGraph) -> dict[str, list[dict[str, Any]]]:
     def top(kind: str) -> list[dict[str, Any]]:
         rows = [(n, a) for n, a in graph.nodes(data=True) if a["type"] == kind]
         rows.sort(key=lambda r: (-int(r[1].get("stories", 0) or 0), r[1]["label"], r[0]))
-        return [{"id": n, "label": visible_bidi(a["label"] or n),
+        return [{"id": n, "label": visible_label(a["label"] or n),
                  "count": int(a.get("stories", 0) or 0)} for n, a in rows[:TOP_N]]  # fmt: skip
 
     return {"sources": top("Manifest"), "publishers": top("Publisher")}
@@ -277,21 +303,83 @@ _SCRIPT_SRC = "__hcgraph_script_src__"
 _INLINE_SCRIPT = re.compile(r"<script>(.*?)</script>", re.DOTALL)
 
 
-def render_map(graph: nx.DiGraph, positions: Positions | None = None) -> str:
-    """The whole map as one HTML string (deterministic: same graph, same bytes)."""
+def pick_renderer(graph: nx.DiGraph, renderer: str = "auto") -> str:
+    """``webgl`` or ``canvas`` for ``graph``: ``auto`` is WebGL past :data:`GL_NODES` nodes.
+
+    An overview (a manifest's stories drawn on demand) stays on vis-network, whose DataSet
+    takes nodes added after the first frame.
+    """
+    if renderer not in RENDERERS:
+        raise VizError(f"unknown renderer {renderer!r}: choose one of {', '.join(RENDERERS)}")
+    if renderer != "auto":
+        return renderer
+    if graph.graph.get("drill") or graph.number_of_nodes() <= GL_NODES:
+        return "canvas"
+    return "webgl"
+
+
+def render_map(
+    graph: nx.DiGraph, positions: Positions | None = None, *, renderer: str = "auto"
+) -> str:
+    """The whole map as one HTML string (deterministic: same graph, same bytes).
+
+    ``renderer``: ``auto`` (default), ``webgl`` (sigma.js, for big maps) or ``canvas``
+    (vis-network); see :func:`pick_renderer`.
+    """
+    kind = pick_renderer(graph, renderer)
     payload = build_payload(graph, positions)
-    html = str(
-        _template().render(
-            title=payload["meta"]["title"] or "hcgraph citation map",
-            meta=payload["meta"],
-            version=__version__,
-            vis_version=VIS_NETWORK_VERSION,
-            data_json=safe_json(payload),
-            vis_js=_vis_js(),
-            script_src=_SCRIPT_SRC,
+    common = {
+        "title": payload["meta"]["title"] or "hcgraph citation map",
+        "meta": payload["meta"],
+        "version": __version__,
+        "script_src": _SCRIPT_SRC,
+    }
+    if kind == "webgl":
+        gl_payload(graph, payload)
+        html = str(
+            _template("template_gl.html").render(
+                **common,
+                sigma_version=SIGMA_VERSION,
+                graphology_version=GRAPHOLOGY_VERSION,
+                data_json=safe_json(payload),
+                sigma_js=_vendored("sigma.min.js", SIGMA_SHA256),
+                graphology_js=_vendored("graphology.umd.min.js", GRAPHOLOGY_SHA256),
+            )
         )
-    )
+    else:
+        html = str(
+            _template().render(
+                **common,
+                vis_version=VIS_NETWORK_VERSION,
+                data_json=safe_json(payload),
+                vis_js=_vis_js(),
+            )
+        )
     return html.replace(_SCRIPT_SRC, script_hashes(html), 1)
+
+
+def gl_payload(graph: nx.DiGraph, payload: dict[str, Any]) -> None:
+    """The WebGL page's extras: clusters (``c`` per node, ``clusters`` named, biggest first).
+
+    The vis-network options are dropped (sigma takes its settings in the page script).
+    """
+    payload.pop("options", None)
+    clusters = communities(graph)
+    index = {n: k for k, members in enumerate(clusters) for n in members}
+    for node in payload["nodes"]:
+        node["c"] = index.get(node["id"], -1)
+
+    def weight(n: str) -> tuple[int, str]:
+        a = graph.nodes[n]
+        return (-1 if a["type"] == "Story" else int(a.get("stories", 0) or 0), n)
+
+    named = []
+    for members in clusters:
+        lead = max(members, key=weight)  # the most-cited source or publisher names it
+        label = visible_label(graph.nodes[lead]["label"] or lead)
+        named.append({"label": label, "size": len(members)})
+    payload["clusters"] = named
+    payload["colour"] = "cluster" if len(clusters) > 1 else "type"
 
 
 def script_hashes(html: str) -> str:
@@ -321,10 +409,25 @@ def visible_bidi(text: str) -> str:
     return _BIDI.sub(lambda m: f"[U+{ord(m.group(0)):04X}]", text) if text else text
 
 
-def write_map(graph: nx.DiGraph, out: Path | str, positions: Positions | None = None) -> MapInfo:
+def visible_label(text: str, limit: int = LABEL) -> str:
+    """A label as drawn: bidi controls made visible *first*, then cut to ``limit`` characters.
+
+    Cutting first and expanding after let a heading of 50 bidi controls become a label of
+    some 400 characters (each control is 8 characters once shown as ``[U+202E]``).
+    """
+    return short(visible_bidi(text), limit) if text else text
+
+
+def write_map(
+    graph: nx.DiGraph,
+    out: Path | str,
+    positions: Positions | None = None,
+    *,
+    renderer: str = "auto",
+) -> MapInfo:
     """Render ``graph`` and write it to ``out`` atomically (parent directories created)."""
     path = Path(out)
-    html = render_map(graph, positions).encode("utf-8")
+    html = render_map(graph, positions, renderer=renderer).encode("utf-8")
     try:
         write_atomic(path, html)
     except OutputError as exc:

@@ -33,6 +33,9 @@ Node attributes (every view):
 ``url``         the story page or the source document's URL, or ""
 ``publishers``  sorted tuple of publisher names the node draws on (filter facet)
 ``newsrooms``   sorted tuple of newsroom ids the node belongs to or is cited from (facet)
+``uncited``     (only where non-zero) Story in ``reuse``: its paragraphs and key facts
+                that cite nothing; Paragraph / KeyFact in ``story``: 1 when it cites
+                nothing (no claim, no manifest)
 ``stories``     Story: 1; StoryGroup: the stories it folds; Manifest: distinct stories
                 citing it; Publisher: distinct stories citing any of its manifests (its
                 *reach*). Manifest and publisher counts are whole-store truths: the same
@@ -46,7 +49,8 @@ Edge attributes:
                 ``isPartOf`` (claim → manifest), ``hadPrimarySource``, ``wasAttributedTo``;
                 in ``all``: the predicate CURIEs joined with ", "
 ``claims``      story → manifest ``cites`` edges: distinct claims the story cites from
-                the manifest; the edge width in the map
+                the manifest; the edge width in the map (left out past
+                :data:`CLAIM_STORIES` stories in the store: the costliest query)
 ``stories``     story group → manifest ``cites`` edges: the group's stories citing it
 ``citations``   ``citesAsEvidence`` / ``derivedFrom`` edges: number of cite objects
 ``weight``      the drawn width's source value: ``claims`` / ``stories`` where set, else 1
@@ -87,6 +91,7 @@ from .facets import reuse_facets, trail_facets
 from .focus import Focus, resolve_focus
 
 __all__ = [
+    "CLAIM_STORIES",
     "OVERVIEW_STORIES",
     "STORY_GROUPS",
     "VIEWS",
@@ -96,7 +101,12 @@ __all__ = [
 
 #: A reuse map of more stories than this (no focus, no grouping) is drawn as an overview:
 #: manifests and publishers, each manifest's citing stories listed and drawn on a click.
-OVERVIEW_STORIES = 2000
+#: (Below it every story is drawn; past 1,000 nodes the page draws with WebGL.)
+OVERVIEW_STORIES = 20000
+#: Past this many stories the reuse map skips the per-(story, manifest) count of distinct
+#: claims (the ``claims`` edge attribute, drawn as the edge width): the costliest query
+#: (9 CPU s of the 10k map's 17), and a width no one reads among 49,000 edges.
+CLAIM_STORIES = 5000
 
 #: ``group_stories`` choices: fold stories into one node per newsroom, day, or both.
 STORY_GROUPS: dict[str, str] = {
@@ -113,6 +123,8 @@ def _complete(attrs: dict[str, Any]) -> dict[str, Any]:
     out["publishers"] = tuple(attrs.get("publishers", ()))
     if "stories" in attrs:
         out["stories"] = attrs["stories"]
+    if attrs.get("uncited"):
+        out["uncited"] = attrs["uncited"]
     return out
 
 
@@ -130,25 +142,32 @@ def _group_key(kind: str) -> Callable[[dict[str, Any]], tuple[str, str]]:
     return key
 
 
-def _reuse_graph(data: ReuseData, counts: Citations, *, stories: bool = True) -> nx.DiGraph:
+def _reuse_graph(
+    data: ReuseData, counts: Citations, *, stories: bool = True, claims: bool = True
+) -> nx.DiGraph:
     """Stories → manifests → publishers, every count from the whole-store ``counts``.
 
-    ``stories=False`` (the overview) leaves the story nodes and their edges out.
+    ``stories=False`` (the overview) leaves the story nodes and their edges out;
+    ``claims=False`` leaves the story → manifest edges without a ``claims`` count.
     """
     graph = nx.DiGraph()
     reach = counts.reach()
     for iri in sorted(data.stories) if stories else ():
-        graph.add_node(iri, **_complete(data.stories[iri].attrs()))
+        uncited = data.uncited.get(iri, 0)
+        graph.add_node(iri, **_complete({**data.stories[iri].attrs(), "uncited": uncited}))
     for iri in sorted(data.manifests):
         rec = data.manifests[iri]
         graph.add_node(iri, **_complete(rec.attrs(counts.manifest_count(iri))))
     for iri in sorted(data.publishers):
         graph.add_node(iri, **_complete(data.publishers[iri].attrs(reach.get(iri, 0))))
-    for (s, m), claims in sorted(data.cites.items()) if stories else ():
+    for (s, m), n in sorted(data.cites.items()) if stories else ():
         if m not in graph:  # cited manifest with no description at all (should not happen)
             rec = ManifestRec(m, "", "")
             graph.add_node(m, **_complete(rec.attrs(counts.manifest_count(m))))
-        graph.add_edge(s, m, relation="cites", claims=claims, weight=max(1, claims))
+        if claims:
+            graph.add_edge(s, m, relation="cites", claims=n, weight=max(1, n))
+        else:
+            graph.add_edge(s, m, relation="cites", weight=1)
     for m, p in sorted(data.published_by):
         if m in graph:
             graph.add_edge(m, p, relation="publishedBy", weight=1)
@@ -249,10 +268,13 @@ def _reuse_view(
         raise VizError("the overview draws no stories: drop --focus / --group-stories")
     # Claims per (story, manifest) are the widths of story → manifest edges: the costliest
     # query (seconds at 10k), skipped when no such edge is drawn (overview, story groups).
-    data = load_reuse(store, claims=not overview and group_stories is None)
+    # Past CLAIM_STORIES stories the widths are skipped too (all edges width 1).
+    claims = not overview and group_stories is None
+    claims = claims and len(store.story_graphs()) <= CLAIM_STORIES
+    data = load_reuse(store, claims=claims)
     counts = data.citations()
     notes = [_keep_top(data, top, counts)] if top is not None else []
-    graph = _reuse_graph(data, counts, stories=not overview)
+    graph = _reuse_graph(data, counts, stories=not overview, claims=claims)
     if overview:
         graph.graph["drill"] = _drill(data, counts)
         notes.append(
@@ -396,6 +418,12 @@ def _story_view(store: Store, focus: Focus | None, **_: Any) -> nx.DiGraph:
         graph.add_edge(part, target, relation=relation, citations=len(cites), weight=len(cites))
     for claim, m in claim_in:
         graph.add_edge(claim, m, relation="isPartOf", weight=1)
+    for part, attrs in graph.nodes(data=True):
+        if attrs["type"] in ("Paragraph", "KeyFact") and not any(
+            graph.edges[part, t]["relation"] in ("citesAsEvidence", "derivedFrom")
+            for t in graph.successors(part)
+        ):
+            attrs["uncited"] = 1
     trail_facets(graph)
     graph.graph.update(view="story", focus=focus.iri, title=f"Citation map: {story.label}",
                        note="")  # fmt: skip

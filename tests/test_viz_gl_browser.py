@@ -1,0 +1,339 @@
+"""The WebGL (sigma.js) citation map in Chromium: labels by rank, the date filter's counts,
+share (PNG, SVG, URL state), phone and keyboard, offline and hostile text (issue 27).
+
+Ground truth comes from the story dicts (tests/support/groundtruth.py), never from the map.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hcgraph import Store, citation_graph, ingest_bytes
+from hcgraph.sample import generate_corpus
+from hcgraph.viz import write_map
+from tests.conftest import SEED
+from tests.hostile import CANARY
+from tests.support.chromium import CHROMIUM
+from tests.support.groundtruth import ground_truth
+
+pytestmark = [
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium"),
+    pytest.mark.slow,
+]
+
+
+@pytest.fixture(scope="module")
+def stories() -> list[dict[str, Any]]:
+    seed = json.loads(SEED.read_text())
+    corpus = generate_corpus(300, seed=11, include_seed=seed).stories
+    # One story whose headline would run if it ever reached the DOM as markup.
+    corpus[5]["headline"] = CANARY
+    return corpus
+
+
+@pytest.fixture(scope="module")
+def gstore(stories: list[dict[str, Any]]) -> Iterator[Store]:
+    with Store(None) as st:
+        docs = [(json.dumps(s).encode(), f"s{i}") for i, s in enumerate(stories)]
+        assert not ingest_bytes(st, docs).failures
+        yield st
+
+
+@pytest.fixture(scope="module")
+def gl_map(gstore: Store, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    graph = citation_graph(gstore, "reuse", overview=False)
+    path = tmp_path_factory.mktemp("gl") / "map.html"
+    write_map(graph, path, renderer="webgl")
+    return graph, path
+
+
+def _open(browser: Any, path: Path, *, hash: str = "", **kw: Any) -> Any:
+    page = browser.new_page(**({"viewport": {"width": 1400, "height": 900}} | kw))
+    page.errors = []
+    page.requests = []
+    page.on("pageerror", lambda exc: page.errors.append(str(exc)))
+    page.on("console", lambda m: page.errors.append(m.text) if m.type == "error" else None)
+    page.on("request", lambda r: page.requests.append(r.url))
+    page.goto(path.as_uri() + hash)
+    page.wait_for_function("() => window.hcmapReady !== undefined", timeout=60_000)
+    return page
+
+
+@pytest.fixture()
+def page(browser: Any, gl_map: Any) -> Iterator[Any]:
+    pg = _open(browser, gl_map[1])
+    yield pg
+    pg.close()
+
+
+def test_every_top_name_is_labelled_at_first_frame(page: Any, gl_map: Any) -> None:
+    graph, _path = gl_map
+    assert page.evaluate("hcmap.renderer") == "webgl"
+    assert page.evaluate("hcmap.shown()")["nodes"] == graph.number_of_nodes()
+    drawn = page.evaluate("hcmap.labels()")
+    texts = {d["id"]: d["text"] for d in drawn}
+    ranking = page.evaluate("hcmap.ranking")
+    assert len(ranking["sources"]) == 10 and len(ranking["publishers"]) == 10
+    for row in ranking["sources"] + ranking["publishers"]:
+        assert texts.get(row["id"]) == graph.nodes[row["id"]]["label"], row
+    # Legible: inside the map, none overlapping another.
+    width = page.evaluate("document.getElementById('map').clientWidth")
+    height = page.evaluate("document.getElementById('map').clientHeight")
+    for i, a in enumerate(drawn):
+        assert a["x"] >= 0 and a["x"] + a["w"] <= width and 0 <= a["y"] <= height
+        for b in drawn[i + 1 :]:
+            apart = (a["x"] + a["w"] <= b["x"] or b["x"] + b["w"] <= a["x"]
+                     or a["y"] + a["h"] <= b["y"] or b["y"] + b["h"] <= a["y"])  # fmt: skip
+            assert apart, (a["text"], b["text"])
+    # Zoomed in on the top source: its label is still drawn.
+    top = ranking["sources"][0]["id"]
+    page.evaluate("id => hcmap.focus(id)", top)
+    assert top in {d["id"] for d in page.evaluate("hcmap.labels()")}
+    # Offline: not one request beyond the file itself; no script error.
+    assert [u for u in page.requests if not u.startswith("file:")] == []
+    assert page.errors == []
+
+
+def test_legend_says_what_colour_means(page: Any, gl_map: Any) -> None:
+    graph, _ = gl_map
+    clusters = page.evaluate("hcmap.clusters")
+    assert len(clusters) > 1 and sum(c["size"] for c in clusters) == graph.number_of_nodes()
+    legend = page.text_content("#legend")
+    assert "Louvain" in legend and clusters[0]["label"] in legend
+    pub = page.evaluate("hcmap.ranking.publishers[0]")
+    page.select_option("#colour", "publisher")
+    assert pub["label"] in page.text_content("#legend")
+    # The top publisher and its manifests share one colour.
+    manifest = next(m for m, p in graph.in_edges(pub["id"]))
+    assert page.evaluate("id => hcmap.colour(id)", manifest) == page.evaluate(
+        "id => hcmap.colour(id)", pub["id"]
+    )
+
+
+def test_date_filter_counts_match_ground_truth(
+    page: Any, gl_map: Any, stories: list[dict[str, Any]]
+) -> None:
+    graph, _ = gl_map
+    dates = sorted(str(s["published_at"])[:10] for s in stories)
+    lo, hi = dates[len(dates) // 4], dates[len(dates) // 2]
+    inside = [s for s in stories if lo <= str(s["published_at"])[:10] <= hi]
+    truth = ground_truth(inside)
+    got = page.evaluate("([a, b]) => hcmap.setDates(a, b)", [lo, hi])
+    ids = {n: a["id"] for n, a in graph.nodes(data=True)}
+    every = sorted((len(v) for v in truth.manifest_citing_stories.values()), reverse=True)
+    assert [r["count"] for r in got["sources"]] == every[:10]
+    for r in got["sources"]:
+        assert r["count"] == len(truth.manifest_citing_stories[ids[r["id"]]])
+    # A publisher's reach: the shown stories citing one of its manifests (a manifest's
+    # publisher known from any story listing it, in the range or not).
+    publisher = {str(m["manifest_id"]): m["source_name"] for s in stories for m in s["manifests"]}
+    reached: dict[str, set[str]] = {}
+    for url, cited in truth.story_cited_manifests.items():
+        for m in cited:
+            if m in publisher:
+                reached.setdefault(publisher[m], set()).add(url)
+    reach = sorted((len(v) for v in reached.values()), reverse=True)
+    assert [r["count"] for r in got["publishers"]] == reach[:10]
+    # The panel shows those counts; the stories outside the range are not drawn.
+    shown = page.eval_on_selector_all("#rank-sources .count", "cs => cs.map(c => +c.textContent)")
+    assert shown == every[:10]
+    drawn = page.evaluate("hcmap.shown()")["nodes"]
+    assert drawn < graph.number_of_nodes()
+    assert page.evaluate("hcmap.dateRange()")["from"] == lo
+    page.evaluate("hcmap.reset()")
+    assert page.evaluate("hcmap.shown()")["nodes"] == graph.number_of_nodes()
+
+
+def test_png_and_svg_downloads(page: Any, tmp_path: Path) -> None:
+    with page.expect_download() as dl:
+        page.click("#png")
+    png = tmp_path / "map.png"
+    dl.value.save_as(png)
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+    with page.expect_download() as dl:
+        page.click("#svg")
+    svg = tmp_path / "map.svg"
+    dl.value.save_as(svg)
+    text = svg.read_text()
+    assert text.startswith("<svg") and "<circle" in text
+    top = page.evaluate("hcmap.ranking.sources[0].label")
+    from xml.etree import ElementTree
+
+    root = ElementTree.fromstring(text)
+    labels = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    assert top in labels
+
+
+def test_url_fragment_restores_the_view(browser: Any, page: Any, gl_map: Any) -> None:
+    graph, path = gl_map
+    pub = page.evaluate("hcmap.publishers[1]")
+    manifest = page.evaluate("hcmap.ranking.sources[0].id")
+    page.select_option("#publisher", "1")
+    page.evaluate("hcmap.setDates('2026-01-01', '2026-12-31')")
+    page.select_option("#colour", "date")
+    page.evaluate("id => hcmap.highlight(id)", manifest)
+    state = page.evaluate("hcmap.state()")
+    assert state["pub"] == pub and state["sel"] == manifest and state["colour"] == "date"
+    frag = page.evaluate("location.hash")
+    shown = page.evaluate("hcmap.shown()")
+    other = _open(browser, path, hash=frag)
+    assert other.evaluate("hcmap.state()") == state
+    assert other.evaluate("hcmap.shown()") == shown
+    assert other.evaluate("hcmap.selected()") == manifest
+    assert graph.nodes[manifest]["title"] in other.text_content("#details")
+    assert other.input_value("#publisher") == "1"
+    other.close()
+
+
+def test_phone_panel_collapses_and_the_map_gets_the_screen(browser: Any, gl_map: Any) -> None:
+    phone = _open(browser, gl_map[1], viewport={"width": 390, "height": 844})
+    box = phone.locator("#map").bounding_box()
+    assert box["height"] >= 0.7 * 844 and box["width"] >= 380
+    phone.click("#toggle")
+    assert phone.evaluate("document.getElementById('side').offsetHeight") > 200
+    phone.click("#toggle")
+    assert phone.locator("#map").bounding_box()["height"] >= 0.7 * 844
+    phone.close()
+
+
+def test_keyboard_reaches_the_ranked_nodes(page: Any, gl_map: Any) -> None:
+    graph, _ = gl_map
+    ranking = page.evaluate("hcmap.ranking")
+    page.focus("#map")
+    # N steps through the ranked nodes in rank order: #1 source, #1 publisher, #2 source, …
+    page.keyboard.press("n")
+    assert page.evaluate("hcmap.selected()") == ranking["sources"][0]["id"]
+    page.keyboard.press("n")
+    assert page.evaluate("hcmap.selected()") == ranking["publishers"][0]["id"]
+    page.keyboard.press("n")
+    second = ranking["sources"][1]["id"]
+    assert page.evaluate("hcmap.selected()") == second
+    page.keyboard.press("Enter")
+    assert graph.nodes[second]["title"] in page.text_content("#details")
+    # Search results are buttons: Tab reaches them, Enter opens the provenance.
+    word = graph.nodes[ranking["publishers"][0]["id"]]["label"]
+    page.fill("#search", word)
+    page.press("#search", "Enter")
+    page.keyboard.press("Enter")
+    assert "reach" in page.text_content("#details")
+
+
+def test_hostile_text_stays_text_and_tooltips_wrap(
+    page: Any, stories: list[dict[str, Any]]
+) -> None:
+    url = stories[5]["url"]
+    assert page.evaluate("window.__pwned") is None
+    page.evaluate("id => hcmap.highlight(id)", url)
+    assert "<script>window.__pwned" in page.text_content("#details")
+    assert page.evaluate("window.__pwned") is None
+    assert page.evaluate("document.querySelectorAll('#details img, #details script').length") == 0
+    wrap = page.evaluate("getComputedStyle(document.getElementById('tip')).overflowWrap")
+    assert wrap == "anywhere"
+    assert page.errors == []
+
+
+def _uncited_parts(story: dict[str, Any]) -> set[str]:
+    """Ground truth: the node ids of the story's paragraphs and key facts citing nothing."""
+    url = story["url"]
+    truth = ground_truth([story])
+    parts = {f"{url}#s{s + 1}-p{p + 1}" for _u, s, p in truth.uncited_paragraphs}
+    parts |= {f"{url}#kf{k + 1}" for k, f in enumerate(story["key_facts"]) if not f.get("cites")}
+    return parts
+
+
+def test_unsourced_parts_are_marked_listed_and_filtered(
+    browser: Any, gstore: Store, stories: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    story = next(s for s in stories if _uncited_parts(s))
+    expected = _uncited_parts(story)
+    graph = citation_graph(gstore, "story", story["url"])
+    path = tmp_path / "story.html"
+    write_map(graph, path)
+    page = _open(browser, path)
+    assert page.evaluate("hcmap.renderer") == "canvas"
+    assert set(page.evaluate("hcmap.uncited()")) == expected
+    # Marked: a red dashed border on each, none on a cited paragraph.
+    for node in expected:
+        look = page.evaluate("id => hcmap.nodes.get(id)", node)
+        assert look["color"]["border"] == "#cf222e" and look["shapeProperties"]["borderDashes"]
+    cited = next(n for n, a in graph.nodes(data=True)
+                 if a["type"] == "Paragraph" and n not in expected)  # fmt: skip
+    assert "shapeProperties" not in page.evaluate("id => hcmap.nodes.get(id)", cited)
+    # Listed in the panel; a click lists its (empty) provenance.
+    listed = page.eval_on_selector_all("#uncited-list button", "bs => bs.map(b => b.dataset.id)")
+    assert set(listed) == expected
+    page.click("#uncited-list button")
+    assert "cites no source" in page.text_content("#details")
+    # The filter shows only them (with their sections and story).
+    page.check("#uncited-only")
+    shown = page.evaluate("hcmap.nodes.get().filter(n => !n.hidden).map(n => n.id)")
+    parts = {n for n in shown if graph.nodes[n]["type"] in ("Paragraph", "KeyFact")}
+    assert parts == expected
+    assert {graph.nodes[n]["type"] for n in shown} <= {"Story", "Section", "Paragraph", "KeyFact"}
+    assert page.errors == []
+    page.close()
+
+
+def test_reuse_map_marks_stories_with_uncited_parts(
+    page: Any, gl_map: Any, stories: list[dict[str, Any]]
+) -> None:
+    expected = {s["url"]: len(_uncited_parts(s)) for s in stories if _uncited_parts(s)}
+    got = page.evaluate("hcmap.uncited()")
+    assert set(got) == set(expected)
+    for url in list(expected)[:20]:
+        assert page.evaluate("id => hcmap.nodes.get(id).g", url) == expected[url]
+    page.evaluate("hcmap.setUncited(true)")
+    stories_shown = page.evaluate(
+        "hcmap.nodes.getIds().filter(id => hcmap.nodes.get(id).group === 'Story')"
+        ".filter(id => !hcmap.graph.getNodeAttribute(id, 'hidden') && hcmap.uncited().includes(id))"
+    )
+    assert set(stories_shown) == set(expected)
+    assert page.evaluate("hcmap.shown()")["nodes"] < len(gl_map[0])
+
+
+@pytest.mark.parametrize("view", ["reuse", "story"])
+def test_canvas_maps_label_every_top_name_too(
+    browser: Any, gstore: Store, stories: list[dict[str, Any]], tmp_path: Path, view: str
+) -> None:
+    """vis-network pages (the 300-story reuse map, a story's trail): the top sources and
+    publishers are all labelled at first frame (placed in rank order, further out when
+    crowded), none overlapping."""
+    focus = stories[0]["url"] if view == "story" else None
+    graph = citation_graph(gstore, view, focus)
+    path = tmp_path / f"{view}.html"
+    write_map(graph, path, renderer="canvas")
+    page = _open(browser, path)
+    texts = {d["id"]: d["text"] for d in page.evaluate("hcmap.labels()")}
+    rows = page.evaluate("hcmap.ranking.sources.concat(hcmap.ranking.publishers)")
+    assert rows
+    missing = [r["label"] for r in rows if texts.get(r["id"]) != graph.nodes[r["id"]]["label"]]
+    assert missing == []
+    assert page.errors == []
+    page.close()
+
+
+def test_big_reuse_maps_are_laid_out_by_community(gl_map: Any) -> None:
+    """Past 1,000 nodes a community's sources and publishers sit together: each one is
+    nearer its own community's centre than any other community's."""
+    from hcgraph.viz.layout import COMMUNITY_NODES, communities, compute_layout
+
+    graph, _ = gl_map
+    big = graph.copy()
+    for k in range(COMMUNITY_NODES + 1 - len(big)):
+        big.add_node(f"urn:x:{k}", type="Story", label="", stories=1)
+    pos = compute_layout(big)
+    groups = [[n for n in c if big.nodes[n]["type"] != "Story"] for c in communities(big)]
+    groups = [g for g in groups if len(g) >= 3]
+    centres = [
+        (sum(pos[n][0] for n in g) / len(g), sum(pos[n][1] for n in g) / len(g)) for g in groups
+    ]
+    for i, g in enumerate(groups):
+        for n in g:
+            d = [(pos[n][0] - cx) ** 2 + (pos[n][1] - cy) ** 2 for cx, cy in centres]
+            assert min(range(len(d)), key=d.__getitem__) == i, n
