@@ -54,6 +54,14 @@ def _list_queries() -> None:
 )  # fmt: skip
 @out_file_option("Write to this file (default: stdout).")
 @click.option("--list", "list_only", is_flag=True, help="List the saved queries and exit.")
+@click.option(
+    "--limit", type=click.IntRange(min=0), default=None, metavar="N",
+    help="At most N rows (after --offset), in the query's order.",
+)  # fmt: skip
+@click.option(
+    "--offset", type=click.IntRange(min=0), default=0, metavar="N",
+    help="Skip the first N rows: page k of n rows is --offset k*n --limit n.",
+)  # fmt: skip
 @allow_service_option(
     "Let the query use SERVICE (federation: this machine then fetches the URLs it names)."
 )
@@ -64,6 +72,8 @@ def query(
     fmt: str,
     out: Path | None,
     list_only: bool,
+    limit: int | None,
+    offset: int,
     allow_service: bool,
     store_dir: Path,
 ) -> None:
@@ -77,6 +87,7 @@ def query(
     Example:
       hcgraph query --list
       hcgraph query source-reuse
+      hcgraph query source-stories -p manifest_id=ID --limit 20 --offset 20
       hcgraph query co-citation -p story=URL --param k=3 --format csv --out pairs.csv
       hcgraph query story-trail -p story=https://hangingcontext.com/stories/2026-10-20/agentic-rl-production/
       hcgraph query my-question.rq --format json
@@ -89,7 +100,14 @@ def query(
         raise click.UsageError(f"give a saved query name or a .rq file (saved: {names})")
     saved = load_query(name_or_file)
     with Store(store_dir, read_only=True) as store:
-        result = run_query(store, saved, _parse_params(params), allow_service=allow_service)
+        result = run_query(
+            store,
+            saved,
+            _parse_params(params),
+            allow_service=allow_service,
+            limit=limit,
+            offset=offset,
+        )
     if out is None:
         if fmt == "table":
             write_result(result, fmt, sys.stdout)
