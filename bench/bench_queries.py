@@ -66,18 +66,18 @@ FLOORS = {
     WHERE { ?manifest prov:hadPrimarySource ?source ; dcterms:identifier ?manifest_id ;
                       dcterms:publisher ?pub . ?pub schema:name ?publisher .
             ?source dcterms:issued ?issued } } }""",
-    # claim-reuse: only its story_urls column (every distinct (story, claim) pair's story
-    # URL, concatenated per claim), without the ids, counts or the >= 2 filter
-    "claim-reuse": """SELECT ?claim (GROUP_CONCAT(STR(?story); separator=" ") AS ?story_urls)
+    # claim-reuse: only its count per claim (every distinct (story, claim) pair counted),
+    # without the ids, the manifests' ids or the >= 2 filter
+    "claim-reuse": """SELECT ?claim (COUNT(?story) AS ?stories)
 WHERE { { SELECT DISTINCT ?story ?claim
           WHERE { ?story hc:citesClaimUnder ?use .
                   { SELECT ?use ?claim WHERE { ?use hc:claim ?claim } } } } }
 GROUP BY ?claim""",
-    # source-reuse: its columns for the reused manifests (story_urls concatenated per
-    # manifest, as the answer holds them; the id, every title and publisher name decoded),
-    # without the MIN, the publishers' concatenation or the sort
-    "source-reuse": """SELECT ?manifest ?manifest_id ?t ?name ?story_urls WHERE {
-  { SELECT ?manifest (GROUP_CONCAT(STR(?story); separator=" ") AS ?story_urls)
+    # source-reuse: its columns for the reused manifests (the count per manifest; the id,
+    # every title and publisher name decoded), without the MIN, the publishers'
+    # concatenation or the sort
+    "source-reuse": """SELECT ?manifest ?manifest_id ?t ?name ?stories WHERE {
+  { SELECT ?manifest (COUNT(?story) AS ?stories)
     WHERE { ?story hc:citesManifest ?manifest } GROUP BY ?manifest HAVING (COUNT(?story) >= 2) }
   ?manifest dcterms:identifier ?manifest_id .
   OPTIONAL { ?manifest dcterms:title ?t }
@@ -119,7 +119,31 @@ def build_store(
     return store, urls
 
 
-def _params(name: str, urls: list[str], k: int) -> dict[str, Any]:
+#: A most-cited manifest's and claim's id per store (source-stories, claim-stories).
+_EXAMPLES: dict[str, dict[str, str]] = {}
+
+
+def _examples(store: Any) -> dict[str, str]:
+    key = str(store.directory)
+    if key not in _EXAMPLES:
+        from hcgraph.queries import run_query
+
+        top = {
+            "manifest_id": ("source-reuse", "manifest_id"),
+            "claim_id": ("claim-reuse", "claim_id"),
+        }
+        _EXAMPLES[key] = {
+            param: str(run_query(store, query, limit=1).records()[0][column])
+            for param, (query, column) in top.items()
+        }
+    return _EXAMPLES[key]
+
+
+def _params(name: str, urls: list[str], k: int, store: Any) -> dict[str, Any]:
+    if name == "source-stories":
+        return {"manifest_id": _examples(store)["manifest_id"]}
+    if name == "claim-stories":
+        return {"claim_id": _examples(store)["claim_id"]}
     if name == "story-trail":
         return {"story": urls[len(urls) // 2]}
     if name == "co-citation":  # per-story form (issue 9): the pairs of one story
@@ -141,13 +165,13 @@ def time_hcgraph(
     out: dict[str, tuple[float | None, int | None, int]] = {}
     for name, query in saved_queries().items():
         if isolate and name in isolate:
-            out[name] = _child_run(store, name, _params(name, urls, k), isolate[name])
+            out[name] = _child_run(store, name, _params(name, urls, k, store), isolate[name])
         else:
             times: list[float] = []
             rows = 0
             while len(times) < runs and sum(times) < 30:
                 started = time.perf_counter()
-                rows = len(run_query(store, query, _params(name, urls, k)))
+                rows = len(run_query(store, query, _params(name, urls, k, store)))
                 times.append(time.perf_counter() - started)
             out[name] = (statistics.median(times), rows, len(times))
         sec, rows_, n = out[name]
@@ -223,7 +247,7 @@ def time_rdflib(store: Any, urls: list[str], runs: int, cap: int, k: int) -> dic
         for name, query in saved_queries().items():
             bindings = {
                 key: rdflib.URIRef(v) if key == "story" else rdflib.Literal(v)
-                for key, v in _params(name, urls, k).items()
+                for key, v in _params(name, urls, k, store).items()
             }
             times, rows = [], 0
             try:

@@ -364,12 +364,16 @@ def run_query(
     params: Mapping[str, Any] | None = None,
     *,
     allow_service: bool = False,
+    limit: int | None = None,
+    offset: int = 0,
 ) -> QueryResult:
     """Run a saved query (by name, path or :class:`SavedQuery`) and materialise its rows.
 
     The default graph is the union of all graphs (a set). ``params`` are bound as RDF terms.
     A query using ``SERVICE`` is refused unless ``allow_service`` (no outbound requests by
-    default; see :mod:`hcgraph.sparqlguard`).
+    default; see :mod:`hcgraph.sparqlguard`). ``offset`` and ``limit`` page the rows in the
+    query's own order (as SPARQL's OFFSET and LIMIT would, after the final ORDER BY): page
+    ``k`` of ``n`` rows is ``offset=k*n, limit=n``.
 
     >>> from hcgraph import Store, ingest_paths, run_query
     >>> with Store(None) as store:
@@ -381,6 +385,8 @@ def run_query(
             ``SERVICE`` without ``allow_service``, or an evaluation error.
     """
     saved = query if isinstance(query, SavedQuery) else load_query(query)
+    if offset < 0 or (limit is not None and limit < 0):
+        raise QueryError(f"{saved.name}: --limit and --offset take whole numbers from 0")
     bindings = bind_params(saved, params)
     if not allow_service and uses_service(saved.text):
         raise QueryError(f"{saved.name}: {SERVICE_REFUSED}")
@@ -396,6 +402,9 @@ def run_query(
                 )
             else:
                 _sort_rows(result, order)
+        if offset or limit is not None:
+            end = None if limit is None else offset + limit
+            result.terms[:] = result.terms[offset:end]
         return result
     except SyntaxError as exc:
         raise QueryError(f"{saved.name}: {_syntax_message(exc)}") from None

@@ -32,6 +32,7 @@ RESULT_FORMATS = ["csv", "tsv", "json", "md", "table", "xml"]
 # Saved queries and the parameters they need (the others need none).
 QUERIES: dict[str, list[str]] = {
     "claim-reuse": [],
+    "claim-stories": ["-p", "claim_id=1792440033556282600"],
     "co-citation": ["-p", f"story={SEED_URL}"],
     "dangling-citations": [],
     "declared-vs-derived": [],
@@ -43,6 +44,7 @@ QUERIES: dict[str, list[str]] = {
     "source-lag-by-publisher": [],
     "source-lag": [],
     "source-reuse": [],
+    "source-stories": ["-p", "manifest_id=1792439777014362933"],
     "story-trail": ["-p", f"story={SEED_URL}"],
     "uncited-paragraphs": [],
     "unsupported-key-facts": [],

@@ -2,7 +2,8 @@
 
 Skipped only where the Debian package ``virtuoso-opensource`` is absent (``.ci/run`` installs
 it). Push with ``--preset virtuoso`` over the Graph Store Protocol and SPARQL Update,
-``--verify``, incremental re-push, and the saved queries giving the same rows there.
+``--verify``, incremental re-push and the bulk-load recipe; the saved queries giving the same
+rows there as on four other engines is ``tests/test_engines.py``.
 """
 
 from __future__ import annotations
@@ -15,12 +16,10 @@ from typing import Any
 import pytest
 
 from hcgraph.ingest import ingest_bytes
-from hcgraph.queries import run_query, saved_queries
-from hcgraph.results import display
 from hcgraph.sample import generate_corpus
 from hcgraph.store import Store
 from tests import virtuoso
-from tests.conftest import SEED, SEED_URL, free_port
+from tests.conftest import SEED, free_port
 
 pytestmark = [
     pytest.mark.slow,
@@ -79,53 +78,6 @@ def test_push_sparql_update(server: virtuoso.VirtuosoServer, store_dir: Path, in
     result = invoke(*args)
     assert result.exit_code == 0, result.output
     assert "all match" in result.output
-
-
-def _remote_rows(server: virtuoso.VirtuosoServer, text: str) -> set[tuple[str, ...]]:
-    import httpx
-
-    answer = httpx.post(f"{server.url}/sparql", data={"query": text},
-                        headers={"Accept": "application/sparql-results+json"},
-                        timeout=120, trust_env=False)  # fmt: skip
-    if answer.status_code != 200:
-        raise AssertionError(answer.text[:300])
-    doc = answer.json()
-    names = doc["head"]["vars"]
-    return {tuple(b.get(v, {}).get("value", "") for v in names) for b in doc["results"]["bindings"]}
-
-
-def _unordered(rows: set[tuple[str, ...]]) -> set[tuple[str, ...]]:
-    return {tuple(" ".join(sorted(cell.split(" "))) for cell in row) for row in rows}
-
-
-def test_saved_queries_give_the_same_rows(
-    server: virtuoso.VirtuosoServer, store_dir: Path, invoke: Any
-) -> None:
-    pushed = invoke("push", "--endpoint", server.url, "--preset", "virtuoso", "--store", store_dir)
-    assert pushed.exit_code == 0, pushed.output
-    problems: dict[str, str] = {}
-    with Store(store_dir, read_only=True) as st:
-        for name, query in saved_queries().items():
-            required = [p.name for p in query.params if p.default is None]
-            if required != [] and required != ["story"]:
-                continue
-            text, params = query.text, {}
-            if required:  # a VALUES block at the top binds it on any SPARQL 1.1 endpoint
-                params = {"story": SEED_URL}
-                head, brace, rest = text.partition("WHERE {")
-                text = f"{head}{brace}\n  VALUES ?story {{ <{SEED_URL}> }}{rest}"
-            local = {tuple(display(t) for t in row) for row in run_query(st, query, params).terms}
-            try:
-                remote = _remote_rows(server, text)
-            except AssertionError as exc:
-                problems[name] = f"error: {exc}"
-                continue
-            # GROUP_CONCAT's order is undefined in SPARQL 1.1: compare lists as sets.
-            local, remote = _unordered(local), _unordered(remote)
-            if remote != local:
-                diff = sorted(local ^ remote)[:2]
-                problems[name] = f"{len(local)} local rows, {len(remote)} remote; e.g. {diff}"
-    assert problems == {}, json.dumps(problems, indent=1)
 
 
 def test_bulk_load_recipe(tmp_path_factory: pytest.TempPathFactory, store_dir: Path) -> None:

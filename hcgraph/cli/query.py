@@ -52,11 +52,16 @@ def _list_queries() -> None:
 
 
 def _run_in_child(
-    conn: Connection, store_dir: Path, saved: SavedQuery, params: dict[str, str], allow: bool
+    conn: Connection,
+    store_dir: Path,
+    saved: SavedQuery,
+    params: dict[str, str],
+    allow: bool,
+    page: dict[str, Any],
 ) -> None:
     try:
         with Store(store_dir, read_only=True) as store:
-            answer: Any = run_query(store, saved, params, allow_service=allow)
+            answer: Any = run_query(store, saved, params, allow_service=allow, **page)
     except HcgraphError as exc:
         answer = exc
     try:
@@ -66,7 +71,12 @@ def _run_in_child(
 
 
 def _run_limited(
-    store_dir: Path, saved: SavedQuery, params: dict[str, str], allow: bool, timeout_s: float
+    store_dir: Path,
+    saved: SavedQuery,
+    params: dict[str, str],
+    allow: bool,
+    timeout_s: float,
+    page: dict[str, Any],
 ) -> QueryResult:
     """Run the query in a child process and stop it after ``timeout_s`` seconds: a query
     running in pyoxigraph cannot be interrupted otherwise.
@@ -79,7 +89,7 @@ def _run_limited(
     )
     receive, send = context.Pipe(duplex=False)
     child = context.Process(
-        target=_run_in_child, args=(send, store_dir, saved, params, allow), daemon=True
+        target=_run_in_child, args=(send, store_dir, saved, params, allow, page), daemon=True
     )
     child.start()
     send.close()
@@ -121,6 +131,14 @@ def _run_limited(
     help="Stop the query after this many seconds (exit 1); default: no limit.",
 )  # fmt: skip
 @click.option("--list", "list_only", is_flag=True, help="List the saved queries and exit.")
+@click.option(
+    "--limit", type=click.IntRange(min=0), default=None, metavar="N",
+    help="At most N rows (after --offset), in the query's order.",
+)  # fmt: skip
+@click.option(
+    "--offset", type=click.IntRange(min=0), default=0, metavar="N",
+    help="Skip the first N rows: page k of n rows is --offset k*n --limit n.",
+)  # fmt: skip
 @allow_service_option(
     "Let the query use SERVICE (federation: this machine then fetches the URLs it names)."
 )
@@ -133,6 +151,8 @@ def query(
     out: Path | None,
     timeout_s: float | None,
     list_only: bool,
+    limit: int | None,
+    offset: int,
     allow_service: bool,
     store_dir: Path,
 ) -> None:
@@ -146,6 +166,7 @@ def query(
     Example:
       hcgraph query --list
       hcgraph query source-reuse
+      hcgraph query source-stories -p manifest_id=ID --limit 20 --offset 20
       hcgraph query co-citation -p story=URL --param k=3 --format csv --out pairs.csv
       hcgraph query story-trail -p story=https://hangingcontext.com/stories/2026-10-20/agentic-rl-production/
       hcgraph query my-question.rq --format json
@@ -158,11 +179,12 @@ def query(
         raise click.UsageError(f"give a saved query name or a .rq file (saved: {names})")
     saved = load_query(name_or_file)
     bindings = _parse_params(params)
+    page: dict[str, Any] = {"limit": limit, "offset": offset}
     if timeout_s is not None:
-        result = _run_limited(store_dir, saved, bindings, allow_service, timeout_s)
+        result = _run_limited(store_dir, saved, bindings, allow_service, timeout_s, page)
     else:
         with Store(store_dir, read_only=True) as store:
-            result = run_query(store, saved, bindings, allow_service=allow_service)
+            result = run_query(store, saved, bindings, allow_service=allow_service, **page)
     if out is None:
         if fmt == "table":
             write_table(result, sys.stdout, width=out_console.fixed_width)
