@@ -3,10 +3,7 @@ unless opted in, and the endpoint checks the Host header (DNS rebinding)."""
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -19,6 +16,7 @@ from hcgraph.serve import Endpoint
 from hcgraph.sparqlguard import uses_service
 from hcgraph.store import Store
 from tests.conftest import SEED
+from tests.support.probe import Probe
 
 
 @pytest.mark.parametrize(
@@ -56,36 +54,7 @@ def test_no_false_alarm(text: str) -> None:
     assert not uses_service(text)
 
 
-class _Probe:
-    """A loopback HTTP server that counts the requests it gets."""
-
-    def __init__(self) -> None:
-        probe = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def _answer(self) -> None:
-                probe.hits += 1
-                body = json.dumps({"head": {"vars": ["x"]}, "results": {"bindings": [
-                    {"x": {"type": "literal", "value": "secret"}}]}}).encode()  # fmt: skip
-                self.send_response(200)
-                self.send_header("Content-Type", "application/sparql-results+json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            do_GET = do_POST = _answer
-
-        self.hits = 0
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/probe"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+_Probe = Probe
 
 
 @pytest.fixture
