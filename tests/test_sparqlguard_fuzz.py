@@ -65,13 +65,19 @@ OBJECTS = [
     "'''x'''", '"x"@en', '"x"^^<urn:x:t>', "<urn:x:o>", "ex:o", "ex:a.b", "()",
 ]  # fmt: skip
 DECLS = "PREFIX ex: <urn:x:> "
-DATA = (
+_DATA = (
     DECLS
     + "INSERT DATA { GRAPH <urn:x:g> { "
     + " ".join(f"<urn:x:s> <urn:x:p> {o} ." for o in OBJECTS if o != "()")
-    + ' <urn:x:s> <urn:x:p> <http://www.w3.org/1999/02/22-rdf-syntax-ns#nil> . <urn:x:s> <urn:x:q> "y" ~ <urn:x:r> {| <urn:x:q> "z" |} .'
+    + ' <urn:x:s> <urn:x:p> <http://www.w3.org/1999/02/22-rdf-syntax-ns#nil> . <urn:x:s> <urn:x:q> "y" .'
+    " @REIFIED@"
     ' <urn:x:s> a <urn:x:C> . <urn:x:s> <urn:x:p> [ <urn:x:q> "r" ] . } }'
 )
+
+# The in-process store also holds a reified triple (``~``, ``{| |}``); the on-disk one for the
+# commands does not (``hcgraph query`` prints no triple terms).
+DATA = _DATA.replace("@REIFIED@", '<urn:x:s> <urn:x:q> "y" ~ <urn:x:r> {| <urn:x:q> "z" |} .')
+PLAIN_DATA = _DATA.replace("@REIFIED@", "")
 
 # A complete item that ends in a terminal; SERVICE is glued right after it.
 BEFORE = [f"?s <urn:x:p> {o}" for o in OBJECTS] + [
@@ -170,15 +176,36 @@ SOUP = [
 ]  # fmt: skip
 
 
+# Fragments that hide text from a careless reader (escapes, quotes in strings, ``<`` as an
+# operator, local names with dots, ``#`` inside IRIs and strings).
+TRICKS = [
+    r'?s ?p "a\u0022"', r"?s ?p 'a\u0027'", r"?s ex:a\# ?o", r"?s ex:a\' ?o", "FILTER(?o<?o2)",
+    "FILTER(?o < 2 && ?o > 1)", "?s ?p ex:a.b.c", "?s ?p <urn:x:a#b>", '# comment "\n',
+    '?s ?p """a"b"""', "?s ?p '''a''b'''", r'?s ?p "\\"', 'FILTER("#" != "<")', "?s ?p ?o #<\n",
+    "BIND(<urn:x:o> AS ?z)", "FILTER(?o IN (1, <urn:x:o>))", "?s ?p ex:", "?s ?p :x", "?s ?p 1.",
+]  # fmt: skip
+CALLS = [f"SERVICE <{URL}> {{}}", "SERVICE:probe{}", f"service<{URL}>{{}}"]
+
+
 @st.composite
 def soup_queries(draw: st.DrawFn) -> str:
-    """A ``SERVICE`` call amid random tokens, glued or spaced."""
-    sep = draw(st.sampled_from(["", " "]))
-    left = sep.join(draw(st.lists(st.sampled_from(SOUP), max_size=8)))
-    right = sep.join(draw(st.lists(st.sampled_from(SOUP), max_size=8)))
-    call = draw(st.sampled_from([f"SERVICE <{URL}> {{}}", "SERVICE:probe{}", f"service<{URL}>{{}}"]))
+    """A ``SERVICE`` call amid random tokens, or amid random (mostly valid) fragments."""
+    call = draw(st.sampled_from(CALLS))
+    if draw(st.booleans()):
+        sep = draw(st.sampled_from(["", " "]))
+        left = sep.join(draw(st.lists(st.sampled_from(SOUP), max_size=8)))
+        right = sep.join(draw(st.lists(st.sampled_from(SOUP), max_size=8)))
+        body = left + sep + call + sep + right
+    else:
+        items = draw(st.lists(st.sampled_from(BEFORE + BENIGN + TRICKS + SOUP), max_size=6))
+        items.insert(draw(st.integers(0, len(items))), call)
+        glue = st.sampled_from(["", " ", " . ", "\n", "."])
+        body = "".join(item + draw(glue) for item in items)
     prologue = draw(st.sampled_from(["", f"PREFIX : <{BASE}> ", f"PREFIX ex: <{BASE}> "]))
-    return prologue + draw(st.sampled_from(WRAP)).format(left + sep + call + sep + right)
+    decls = "PREFIX service: <urn:service:> PREFIX sd: <urn:sd:> "
+    if "ex:" not in prologue:
+        decls += DECLS
+    return prologue + decls + draw(st.sampled_from(WRAP)).format(body)
 
 
 # --- running ---------------------------------------------------------------------------------
@@ -274,7 +301,7 @@ def store_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     directory = tmp_path_factory.mktemp("fuzz") / "store"
     with Store(directory) as store:
-        store.ox.update(DATA)
+        store.ox.update(PLAIN_DATA)
     return directory
 
 
