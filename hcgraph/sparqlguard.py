@@ -85,6 +85,8 @@ _KEYWORD = re.compile("service", re.IGNORECASE | re.ASCII)
 # A declaration's shape, wherever it is: NAME: (space|comment)* <IRI>.
 _DECL = re.compile(f"([{_CHARS}.]*):(?:[ \\t\\r\\n]|#[^\\r\\n]*)*<([^<>]*)>")
 # After these an operand must follow, so a ``<`` there starts an IRI, never the operator.
+# What a character starts when it starts one of these (each a single token to Oxigraph).
+_ATOMS = {"?": _VAR, "$": _VAR, "_": _BLANK, "@": _LANG, **dict.fromkeys("0123456789.", _NUMBER)}
 _OPERAND_NEXT = frozenset("(,=!&|+-*/^{[")
 _MAX_FORKS = 256
 
@@ -161,14 +163,8 @@ class _Scan:
                     if self.forks > _MAX_FORKS or self.finds(pos + 1, stack, True):
                         return True
                 pos, expect = match.end(), False
-            elif char in "?$" and (match := _VAR.match(text, pos)):
-                pos, expect = match.end(), False
-            elif char == "_" and (match := _BLANK.match(text, pos)):
-                pos, expect = match.end(), False
-            elif char == "@" and (match := _LANG.match(text, pos)):
-                pos, expect = match.end(), False
-            elif char in "0123456789." and (match := _NUMBER.match(text, pos)):
-                pos, expect = match.end(), False
+            elif (pattern := _ATOMS.get(char)) and (match := pattern.match(text, pos)):
+                pos, expect = match.end(), False  # a variable, blank node, language tag, number
             elif (after := self._after_colon(pos)) is not None:
                 prefix = text[pos : after - 1]
                 local = _PN_LOCAL.match(text, after)

@@ -69,7 +69,8 @@ _DATA = (
     DECLS
     + "INSERT DATA { GRAPH <urn:x:g> { "
     + " ".join(f"<urn:x:s> <urn:x:p> {o} ." for o in OBJECTS if o != "()")
-    + ' <urn:x:s> <urn:x:p> <http://www.w3.org/1999/02/22-rdf-syntax-ns#nil> . <urn:x:s> <urn:x:q> "y" .'
+    + " <urn:x:s> <urn:x:p> <http://www.w3.org/1999/02/22-rdf-syntax-ns#nil> ."
+    + ' <urn:x:s> <urn:x:q> "y" .'
     " @REIFIED@"
     ' <urn:x:s> a <urn:x:C> . <urn:x:s> <urn:x:p> [ <urn:x:q> "r" ] . } }'
 )
@@ -111,7 +112,7 @@ _ENDS_IN_NAME = re.compile(r"([?$]|@|ex:)[\w.]*$")
 
 def _cased(word: str) -> st.SearchStrategy[str]:
     return st.lists(st.booleans(), min_size=len(word), max_size=len(word)).map(
-        lambda ups: "".join(c.upper() if up else c.lower() for c, up in zip(word, ups))
+        lambda ups: "".join(c.upper() if up else c.lower() for c, up in zip(word, ups, strict=True))
     )
 
 
@@ -316,7 +317,9 @@ def _mixed() -> st.SearchStrategy[tuple[str, bool]]:
 @seed(SEED)
 @settings(_SETTINGS, max_examples=CLI_EXAMPLES)
 @given(case=_mixed())
-def test_fuzz_hcgraph_query(rig: Rig, store_dir: Path, tmp_path: Path, case: tuple[str, bool]) -> None:
+def test_fuzz_hcgraph_query(
+    rig: Rig, store_dir: Path, tmp_path: Path, case: tuple[str, bool]
+) -> None:
     template, keyword = case
     path = tmp_path / "fuzz.rq"
     path.write_text(rig.text(template), encoding="utf-8")

@@ -14,7 +14,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 __all__ = ["Probe"]
 
 _ANSWER = json.dumps(
-    {"head": {"vars": ["x"]}, "results": {"bindings": [{"x": {"type": "literal", "value": "secret"}}]}}
+    {
+        "head": {"vars": ["x"]},
+        "results": {"bindings": [{"x": {"type": "literal", "value": "secret"}}]},
+    }
 ).encode()
 
 
