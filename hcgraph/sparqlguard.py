@@ -82,13 +82,16 @@ _STRINGS = (
 )
 _ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
 _KEYWORD = re.compile("service", re.IGNORECASE | re.ASCII)
-# A declaration's shape, wherever it is: NAME: (space|comment)* <IRI>.
-_DECL = re.compile(f"([{_CHARS}.]*):(?:[ \\t\\r\\n]|#[^\\r\\n]*)*<([^<>]*)>")
+# A declaration's shape, wherever it is: NAME: (space|comment)* <IRI>; NAME is read backwards.
+_DECL = re.compile(r":(?:[ \t\r\n]|#[^\r\n]*+)*+<([^<>]*)>")
+_NAME_CHAR = re.compile(f"[{_CHARS}.]")
 # After these an operand must follow, so a ``<`` there starts an IRI, never the operator.
 # What a character starts when it starts one of these (each a single token to Oxigraph).
 _ATOMS = {"?": _VAR, "$": _VAR, "_": _BLANK, "@": _LANG, **dict.fromkeys("0123456789.", _NUMBER)}
 _OPERAND_NEXT = frozenset("(,=!&|+-*/^{[")
-_MAX_FORKS = 256
+# Characters that start no token but themselves (``-`` and ``+`` included: no name starts so).
+_PUNCT = frozenset("(){}[],;=!&|+-*/^~>")
+_MAX_FORKS = 4096
 
 
 def _decode(match: re.Match[str]) -> str:
@@ -125,29 +128,75 @@ def _valid_iri(value: str) -> bool:
     return True
 
 
+class _Frame:
+    """An open bracket and the one around it (states compare frames by identity)."""
+
+    __slots__ = ("char", "number", "outer")
+
+    def __init__(self, char: str, outer: _Frame | None, number: int) -> None:
+        self.char, self.outer, self.number = char, outer, number
+
+
+_State = tuple[int, "_Frame | None", bool]
+
+
 class _Scan:
-    """One reading of a query text; :meth:`finds` is True if a ``SERVICE`` may be in it."""
+    """The readings of one query text; :meth:`finds` is True if a ``SERVICE`` may be in one.
+
+    A state is (position, innermost open bracket, whether an operand must follow). Where
+    Oxigraph could read the text two ways, the other reading is queued as a state; a state
+    met before is not scanned again. The work is bounded (``_MAX_FORKS`` readings, a few
+    steps per character): past that, "cannot tell" counts as a yes.
+    """
 
     def __init__(self, text: str, prefixes: Mapping[str, str]) -> None:
         self.text = text
         self.decls: dict[str, set[str | None]] = {k: {v} for k, v in prefixes.items()}
         for match in _DECL.finditer(text):
-            name, iri = match.group(1), _iri_or_none(match.group(2))
+            start = match.start()
+            while start > 0 and _NAME_CHAR.match(text, start - 1):
+                start -= 1  # the name before ``:`` (read backwards: no regex backtracking)
+            name, iri = text[start : match.start()], _iri_or_none(match.group(1))
             names = {name, name[6:]} if name.lower().startswith("prefix") else {name}
             for declared in names:  # ``PREFIXex: <…>`` declares ``ex``
                 self.decls.setdefault(declared, set()).add(iri)
-        self.seen: set[tuple[int, tuple[str, ...], bool]] = set()
-        self.forks = 0
+        self.lengths = sorted({len(name) for name in self.decls})
+        self.seen: set[int] = set()  # states as numbers: a set of tuples would keep the GC busy
+        self.frames = 0
+        self.queue: list[_State] = [(0, None, True)]
+        self.budget = 8 * len(text) + 10_000
 
-    def finds(self, pos: int = 0, stack: tuple[str, ...] = (), expect: bool = True) -> bool:
-        """Scan from ``pos``. ``stack``: open brackets; ``expect``: an operand must follow."""
+    def finds(self) -> bool:
+        """True if some reading holds ``SERVICE`` (or the work ran past its bound)."""
+        forks = 0
+        while self.queue:
+            if self._reading(*self.queue.pop()):
+                return True
+            forks += 1
+            if forks > _MAX_FORKS:
+                return True
+        return False
+
+    def _reading(self, pos: int, frame: _Frame | None, expect: bool) -> bool:
+        """Scan one reading from ``pos``; queue the other readings met on the way."""
         text, end = self.text, len(self.text)
         while pos < end:
-            state = (pos, stack, expect)
+            state = ((frame.number if frame else 0) * (end + 1) + pos) * 2 + expect
             if state in self.seen:
-                return False  # another reading was here in the same state and found nothing
+                return False  # another reading was here in the same state
             self.seen.add(state)
+            self.budget -= 1
+            if self.budget < 0:
+                return True
             char = text[pos]
+            if char in _PUNCT:  # the common case first: a character that starts no token
+                if char in "({[":
+                    self.frames += 1
+                    frame = _Frame(char, frame, self.frames)
+                elif char in ")}]" and frame is not None:
+                    frame = frame.outer
+                pos, expect = pos + 1, char in _OPERAND_NEXT
+                continue
             if (match := _SPACE.match(text, pos)) or (match := _COMMENT.match(text, pos)):
                 pos = match.end()
                 continue
@@ -158,10 +207,8 @@ class _Scan:
                 if match is None or text.startswith("<<", pos) or text[pos - 1 : pos] == "<":
                     pos, expect = pos + 1, True
                     continue
-                if stack[-1:] == ("(",) and not expect:  # the ``<`` operator, maybe
-                    self.forks += 1
-                    if self.forks > _MAX_FORKS or self.finds(pos + 1, stack, True):
-                        return True
+                if frame is not None and frame.char == "(" and not expect:
+                    self.queue.append((pos + 1, frame, True))  # or the ``<`` operator
                 pos, expect = match.end(), False
             elif (pattern := _ATOMS.get(char)) and (match := pattern.match(text, pos)):
                 pos, expect = match.end(), False  # a variable, blank node, language tag, number
@@ -177,11 +224,7 @@ class _Scan:
                     return True
                 pos, expect = match.end(), False
             else:
-                if char in "({[":
-                    stack = (*stack, char)
-                elif char in ")}]":
-                    stack = stack[:-1]
-                pos, expect = pos + 1, char in _OPERAND_NEXT
+                pos, expect = pos + 1, False  # ``\\``, ``%``, a lone quote …: nothing hides here
         return False
 
     def _after_colon(self, pos: int) -> int | None:
@@ -201,17 +244,26 @@ class _Scan:
 
     def _prefixed_name(self, prefix: str, local: str) -> bool:
         """True if ``prefix:local`` may hold the ``SERVICE`` keyword."""
-        for match in _KEYWORD.finditer(prefix):
-            before = prefix[: match.start()].rstrip(".")
-            rest = prefix[match.end() :]
-            rests = {rest, rest[6:]} if rest.lower().startswith("silent") else {rest}
-            if (not before or before.endswith(("true", "false"))) and rests & self.decls.keys():
-                return True  # ``SERVICE`` (``SILENT``) then the prefixed name ``rest:local``
+        size = len(prefix)
+        for length in self.lengths:  # ``SERVICE`` (``SILENT``) then ``rest:local``, rest declared
+            rest = prefix[size - length :] if length else ""
+            if length > size or rest not in self.decls:
+                continue
+            for cut in (size - length, size - length - 6):
+                if cut < 7 or (cut != size - length and prefix[cut : cut + 6].lower() != "silent"):
+                    continue
+                before = prefix[: cut - 7].rstrip(".")
+                if prefix[cut - 7 : cut].lower() == "service" and (
+                    not before or before.endswith(("true", "false"))
+                ):
+                    return True
         if not _KEYWORD.search(local):
             return False
         name = local.replace("\\", "")
-        for start in range(len(prefix) + 1):  # ``trueex:x`` may be ``true`` ``ex:x``
-            for iri in self.decls.get(prefix[start:], ()):
+        for length in self.lengths:  # ``trueex:x`` may be ``true`` ``ex:x``
+            if length > size:
+                break
+            for iri in self.decls.get(prefix[size - length :] if length else "", ()):
                 if iri is None or not _valid_iri(iri + name):
                     # Oxigraph falls back to ``prefix:`` alone and reads the local name as code
                     # up to its first escape (where that reading stops).
