@@ -17,8 +17,9 @@ machine. Three kinds of generated queries (hypothesis, fixed seed):
 
 Most examples run in-process (the guard, then raw pyoxigraph ``Store.query`` without it); a
 bounded sample goes through the real ``hcgraph query`` and ``hcgraph serve`` (GET, POST
-form, POST body), where the probe must see no request at all. More examples:
-``HCGRAPH_FUZZ_EXAMPLES=20000 python -m pytest tests/test_sparqlguard_fuzz.py`` (and
+form, POST body; also with every byte %-escaped), where the probe must see no request at
+all. More examples: ``HCGRAPH_FUZZ_EXAMPLES=20000 python -m pytest
+tests/test_sparqlguard_fuzz.py`` (and
 ``HCGRAPH_FUZZ_SEED`` for another seed); see docs/development.md.
 """
 
@@ -370,6 +371,7 @@ def test_fuzz_hcgraph_serve(rig: Rig, served: str, case: tuple[str, bool]) -> No
     template, keyword = case
     query = rig.text(template)
     accept = {"Accept": "application/sparql-results+json, application/n-triples"}
+    escaped = "".join(f"%{byte:02X}" for byte in query.encode())
     hits = rig.probe.hits
     with httpx.Client(trust_env=False, timeout=60) as client:
         answers = [
@@ -377,6 +379,10 @@ def test_fuzz_hcgraph_serve(rig: Rig, served: str, case: tuple[str, bool]) -> No
             client.post(served, data={"query": query}, headers=accept),
             client.post(served, content=query.encode(),
                         headers={**accept, "Content-Type": "application/sparql-query"}),
+            # every byte %-escaped (``%53ERVICE``): the guard reads what Oxigraph decodes
+            client.get(f"{served}?query={escaped}", headers=accept),
+            client.post(served, content=f"query={escaped}",
+                        headers={**accept, "Content-Type": "application/x-www-form-urlencoded"}),
         ]  # fmt: skip
     assert rig.probe.hits == hits, query
     for answer in answers:
