@@ -50,6 +50,8 @@ SEED = int(os.environ.get("HCGRAPH_FUZZ_SEED", "20261201"))
 CLI_EXAMPLES = max(6, EXAMPLES // 100)
 SERVE_EXAMPLES = max(40, EXAMPLES // 10)
 
+# A longer run needs longer than pytest-timeout's default for one test.
+_TIMEOUT = pytest.mark.timeout(max(300, EXAMPLES // 5))
 _SETTINGS = settings(
     max_examples=EXAMPLES,
     deadline=None,
@@ -269,6 +271,7 @@ def test_service_after_every_terminal(rig: Rig, before: str, wrap: str) -> None:
     assert uses_service(merged) or not rig.raw(merged)[1], merged
 
 
+@_TIMEOUT
 @seed(SEED)
 @_SETTINGS
 @given(template=keyword_queries())
@@ -277,6 +280,7 @@ def test_fuzz_keyword_is_refused(rig: Rig, template: str) -> None:
     assert uses_service(query), query
 
 
+@_TIMEOUT
 @seed(SEED)
 @_SETTINGS
 @given(template=benign_queries())
@@ -286,6 +290,7 @@ def test_fuzz_benign_is_let_through(rig: Rig, template: str) -> None:
     assert rig.raw(query) == (True, False), query
 
 
+@_TIMEOUT
 @seed(SEED)
 @_SETTINGS
 @given(template=soup_queries())
@@ -314,6 +319,7 @@ def _mixed() -> st.SearchStrategy[tuple[str, bool]]:
     )
 
 
+@_TIMEOUT
 @pytest.mark.slow  # a subprocess per example
 @seed(SEED)
 @settings(_SETTINGS, max_examples=CLI_EXAMPLES)
@@ -363,6 +369,7 @@ def served(store_dir: Path) -> Iterator[str]:
             proc.communicate()
 
 
+@_TIMEOUT
 @pytest.mark.slow  # the Oxigraph server in a subprocess
 @seed(SEED)
 @settings(_SETTINGS, max_examples=SERVE_EXAMPLES)
