@@ -7,20 +7,41 @@ hcgraph refuses a query that uses ``SERVICE`` unless the caller opts in (``hcgra
 the endpoint could make the machine fetch any URL it can reach (SSRF: cloud metadata,
 services on loopback) and hand back the answer.
 
-:func:`uses_service` reads the query as the SPARQL grammar does: codepoint escapes
-(``\\u0053ERVICE``) are decoded first, as the grammar requires, then strings, IRIs and
-comments are skipped (an escaped character in a prefixed name, ``ex:a\\#`` or ``ex:a\\'``, is
-read as part of the name, not as a comment or a string), and ``SERVICE`` (any case) counts
-where it is a keyword, not part of a variable (``?service``) or a prefixed name
-(``service:x``, ``ex:service``). In doubt it says yes: a refused query is a clear error, a
-missed one an outbound request.
+**How.** :func:`uses_service` lexes the query with the terminals of Oxigraph 0.5's SPARQL
+grammar (``spargebra``: a PEG parser that needs no space between tokens, so ``1SERVICE``,
+``trueSERVICE``, ``}SERVICE``, ``"x"SERVICE`` and ``SERVICE:x`` are all the keyword) and says
+yes when any ``service`` (ASCII, any case) could be read as the keyword. Text is passed over
+only where every reading Oxigraph could make of it is a string, an IRI, a comment, a
+variable's name, a blank node label, a language tag or the local part of a prefixed name:
+
+* strings are matched as Oxigraph does (long forms first, then the short ones, escapes and
+  ``\\u`` codepoints checked), so an unterminated or broken string hides nothing;
+* ``<…>`` inside parentheses right after an operand may be the ``<`` operator: both readings
+  are followed (an IRI, and code after ``<``);
+* a local name (``ex:service``) is passed over only if ``prefix IRI + local name`` is a valid
+  IRI for every IRI the prefix may have (else Oxigraph reads just ``ex:`` and the rest as
+  code); Oxigraph's local names hold one run of dots at most (``ex:a.b.service`` is
+  ``ex:a.b`` ``.`` ``service``);
+* ``service`` inside a prefix's name (``service:x``, ``trueservice:x``, ``serviceX:y``) is the
+  keyword when what follows it names a prefix the query may declare (``PREFIX : <…>`` makes
+  ``service:x`` read ``SERVICE :x``); ``PREFIX service: <…>`` alone and ``?service`` are fine;
+* ``\\uXXXX`` escapes: Oxigraph 0.5 reads them only inside strings and IRIs, the SPARQL
+  standard decodes them first; both readings are checked.
+
+In doubt it says yes: a refused query is a clear error, a missed one an outbound request.
+``tests/test_sparqlguard_fuzz.py`` checks it against Oxigraph itself (a loopback probe
+counts the requests Oxigraph makes).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+
+import pyoxigraph as ox
 
 from .errors import QueryError
+from .vocab import PREFIXES
 
 __all__ = ["SERVICE_REFUSED", "check_no_service", "uses_service"]
 
@@ -29,20 +50,48 @@ SERVICE_REFUSED = (
     "refused (opt in with --allow-service)"
 )
 
-_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
-_SKIP = re.compile(
-    r"'''(?:[^'\\]|\\.|'(?!''))*'''"
-    r'|"""(?:[^"\\]|\\.|"(?!""))*"""'
-    r"|'(?:[^'\\\n\r]|\\.)*'"
-    r'|"(?:[^"\\\n\r]|\\.)*"'
-    r"|<[^<>\"{}|^`\\\x00-\x20]*>"
-    r"|#[^\n\r]*"
-    # PN_LOCAL_ESC: in ``ex:a\#`` and ``ex:a\'`` the escaped character is part of a prefixed
-    # name, not a comment or a string; read as one, it would hide what follows (a SERVICE)
-    r"|\\[_~.\-!$&'()*+,;=/?#@%]",
-    re.DOTALL,
+# --- Oxigraph 0.5's terminals (lib/spargebra/src/parser.rs) ----------------------------------
+_BASE = (
+    "A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u02ff\u0370-\u037d\u037f-\u1fff\u200c-\u200d"
+    "\u2070-\u218f\u2c00-\u2fef\u3001-\ud7ff\uf900-\ufdcf\ufdf0-\ufffd"
 )
-_SERVICE = re.compile(r"(?<![\w?$:\-])service(?![\w:\-])", re.IGNORECASE)
+_U = _BASE + "_"
+_CHARS = _U + "\\-0-9\u00b7\u0300-\u036f\u203f-\u2040"
+_VARCHARS = _U + "0-9\u00b7\u0300-\u036f\u203f-\u2040"
+_PLX = r"(?:%[0-9A-Fa-f]{2}|\\[_~.\-!$&'()*+,;=/?#@%])"
+_PN_PREFIX = re.compile(f"[{_BASE}][{_CHARS}]*(?:\\.+[{_CHARS}]+)*:")
+_PN_LOCAL = re.compile(
+    f"(?:[{_U}:0-9]|{_PLX})(?:[{_CHARS}:]|{_PLX})*(?:\\.+(?:[{_CHARS}:]|{_PLX})+)?"
+)
+_VAR = re.compile(f"[?$][{_U}0-9][{_VARCHARS}]*")
+_BLANK = re.compile(f"_:[{_U}0-9][{_CHARS}]*(?:\\.+[{_CHARS}]+)*")
+_LANG = re.compile(r"@[A-Za-z]+(?:-[A-Za-z0-9]+)*(?:--[A-Za-z]+)?")
+_NUMBER = re.compile(r"[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?|[0-9]+\.[0-9]*(?:[eE][+-]?[0-9]+)?")
+_WORD = re.compile(f"[{_CHARS}.]+")
+_SPACE = re.compile(r"[ \t\r\n]+")
+_COMMENT = re.compile(r"#[^\r\n]*")
+_IRI = re.compile(r"<([^<>]*)>")
+_UCHAR = r"\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}"
+_ECHAR = r"""\\[tbnrf"'\\]"""
+# PEG-faithful strings: Oxigraph tries ''' """ ' " in this order at a quote.
+_STRINGS = (
+    re.compile(f"'''(?:(?:''|')?(?:[^'\\\\]|{_ECHAR}|{_UCHAR}))*'''"),
+    re.compile(f'"""(?:(?:""|")?(?:[^"\\\\]|{_ECHAR}|{_UCHAR}))*"""'),
+    re.compile(f"'(?:[^'\\\\\\n\\r]|{_ECHAR}|{_UCHAR})*'"),
+    re.compile(f'"(?:[^"\\\\\\n\\r]|{_ECHAR}|{_UCHAR})*"'),
+)
+_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
+_KEYWORD = re.compile("service", re.IGNORECASE | re.ASCII)
+# A declaration's shape, wherever it is: NAME: (space|comment)* <IRI>; NAME is read backwards.
+_DECL = re.compile(r":(?:[ \t\r\n]|#[^\r\n]*+)*+<([^<>]*)>")
+_NAME_CHAR = re.compile(f"[{_CHARS}.]")
+# After these an operand must follow, so a ``<`` there starts an IRI, never the operator.
+# What a character starts when it starts one of these (each a single token to Oxigraph).
+_ATOMS = {"?": _VAR, "$": _VAR, "_": _BLANK, "@": _LANG, **dict.fromkeys("0123456789.", _NUMBER)}
+_OPERAND_NEXT = frozenset("(,=!&|+-*/^{[")
+# Characters that start no token but themselves (``-`` and ``+`` included: no name starts so).
+_PUNCT = frozenset("(){}[],;=!&|+-*/^~>")
+_MAX_FORKS = 4096
 
 
 def _decode(match: re.Match[str]) -> str:
@@ -50,18 +99,191 @@ def _decode(match: re.Match[str]) -> str:
     return chr(code) if code <= 0x10FFFF else "\ufffd"
 
 
-def uses_service(query: str) -> bool:
-    """True if ``query`` may contain a ``SERVICE`` clause (see the module docstring)."""
-    text = _ESCAPE.sub(_decode, query)
-    return _SERVICE.search(_SKIP.sub(_blank, text)) is not None
+def _codepoints_ok(text: str) -> bool:
+    """Oxigraph rejects a ``\\u`` escape that is a surrogate or beyond U+10FFFF."""
+    for match in _ESCAPE.finditer(text):
+        code = int(match.group(1) or match.group(2), 16)
+        if code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
+            return False
+    return True
 
 
-def _blank(match: re.Match[str]) -> str:
-    # An escaped character stays part of its name ("_"); strings, IRIs, comments: a space.
-    return "_" if match.group().startswith("\\") else " "
+def _iri_or_none(text: str) -> str | None:
+    """The IRI an ``IRIREF``'s content denotes if it is a valid absolute IRI, else None."""
+    if "\\" in _ESCAPE.sub("", text) or not _codepoints_ok(text):
+        return None
+    value = _ESCAPE.sub(_decode, text)
+    try:
+        ox.NamedNode(value)  # the same IRI parser (oxiri) as Oxigraph's SPARQL parser
+    except (ValueError, UnicodeError):
+        return None
+    return value
 
 
-def check_no_service(query: str) -> None:
+def _valid_iri(value: str) -> bool:
+    try:
+        ox.NamedNode(value)
+    except (ValueError, UnicodeError):
+        return False
+    return True
+
+
+class _Frame:
+    """An open bracket and the one around it (states compare frames by identity)."""
+
+    __slots__ = ("char", "number", "outer")
+
+    def __init__(self, char: str, outer: _Frame | None, number: int) -> None:
+        self.char, self.outer, self.number = char, outer, number
+
+
+_State = tuple[int, "_Frame | None", bool]
+
+
+class _Scan:
+    """The readings of one query text; :meth:`finds` is True if a ``SERVICE`` may be in one.
+
+    A state is (position, innermost open bracket, whether an operand must follow). Where
+    Oxigraph could read the text two ways, the other reading is queued as a state; a state
+    met before is not scanned again. The work is bounded (``_MAX_FORKS`` readings, a few
+    steps per character): past that, "cannot tell" counts as a yes.
+    """
+
+    def __init__(self, text: str, prefixes: Mapping[str, str]) -> None:
+        self.text = text
+        self.decls: dict[str, set[str | None]] = {k: {v} for k, v in prefixes.items()}
+        for match in _DECL.finditer(text):
+            start = match.start()
+            while start > 0 and _NAME_CHAR.match(text, start - 1):
+                start -= 1  # the name before ``:`` (read backwards: no regex backtracking)
+            name, iri = text[start : match.start()], _iri_or_none(match.group(1))
+            names = {name, name[6:]} if name.lower().startswith("prefix") else {name}
+            for declared in names:  # ``PREFIXex: <…>`` declares ``ex``
+                self.decls.setdefault(declared, set()).add(iri)
+        self.lengths = sorted({len(name) for name in self.decls})
+        self.seen: set[int] = set()  # states as numbers: a set of tuples would keep the GC busy
+        self.frames = 0
+        self.queue: list[_State] = [(0, None, True)]
+        self.budget = 8 * len(text) + 10_000
+
+    def finds(self) -> bool:
+        """True if some reading holds ``SERVICE`` (or the work ran past its bound)."""
+        forks = 0
+        while self.queue:
+            if self._reading(*self.queue.pop()):
+                return True
+            forks += 1
+            if forks > _MAX_FORKS:
+                return True
+        return False
+
+    def _reading(self, pos: int, frame: _Frame | None, expect: bool) -> bool:
+        """Scan one reading from ``pos``; queue the other readings met on the way."""
+        text, end = self.text, len(self.text)
+        while pos < end:
+            state = ((frame.number if frame else 0) * (end + 1) + pos) * 2 + expect
+            if state in self.seen:
+                return False  # another reading was here in the same state
+            self.seen.add(state)
+            self.budget -= 1
+            if self.budget < 0:
+                return True
+            char = text[pos]
+            if char in _PUNCT:  # the common case first: a character that starts no token
+                if char in "({[":
+                    self.frames += 1
+                    frame = _Frame(char, frame, self.frames)
+                elif char in ")}]" and frame is not None:
+                    frame = frame.outer
+                pos, expect = pos + 1, char in _OPERAND_NEXT
+                continue
+            if (match := _SPACE.match(text, pos)) or (match := _COMMENT.match(text, pos)):
+                pos = match.end()
+                continue
+            if char in "'\"":
+                pos, expect = self._string(pos), False
+            elif char == "<":
+                match = _IRI.match(text, pos)
+                if match is None or text.startswith("<<", pos) or text[pos - 1 : pos] == "<":
+                    pos, expect = pos + 1, True
+                    continue
+                if frame is not None and frame.char == "(" and not expect:
+                    self.queue.append((pos + 1, frame, True))  # or the ``<`` operator
+                pos, expect = match.end(), False
+            elif (pattern := _ATOMS.get(char)) and (match := pattern.match(text, pos)):
+                pos, expect = match.end(), False  # a variable, blank node, language tag, number
+            elif (after := self._after_colon(pos)) is not None:
+                prefix = text[pos : after - 1]
+                local = _PN_LOCAL.match(text, after)
+                stop = local.end() if local else after
+                if self._prefixed_name(prefix, text[after:stop]):
+                    return True
+                pos, expect = stop, False
+            elif match := _WORD.match(text, pos):
+                if _KEYWORD.search(match.group()):
+                    return True
+                pos, expect = match.end(), False
+            else:
+                pos, expect = pos + 1, False  # ``\\``, ``%``, a lone quote …: nothing hides here
+        return False
+
+    def _after_colon(self, pos: int) -> int | None:
+        """Where the local part starts if a prefixed name (``PNAME_NS``) starts at ``pos``."""
+        if self.text.startswith(":", pos):
+            return pos + 1
+        match = _PN_PREFIX.match(self.text, pos)
+        return match.end() if match else None
+
+    def _string(self, pos: int) -> int:
+        """End of the string Oxigraph reads at ``pos`` (a lone quote if it reads none)."""
+        for pattern in _STRINGS:
+            match = pattern.match(self.text, pos)
+            if match and _codepoints_ok(match.group()):
+                return match.end()
+        return pos + 1
+
+    def _prefixed_name(self, prefix: str, local: str) -> bool:
+        """True if ``prefix:local`` may hold the ``SERVICE`` keyword."""
+        size = len(prefix)
+        for length in self.lengths:  # ``SERVICE`` (``SILENT``) then ``rest:local``, rest declared
+            rest = prefix[size - length :] if length else ""
+            if length > size or rest not in self.decls:
+                continue
+            for cut in (size - length, size - length - 6):
+                if cut < 7 or (cut != size - length and prefix[cut : cut + 6].lower() != "silent"):
+                    continue
+                before = prefix[: cut - 7].rstrip(".")
+                if prefix[cut - 7 : cut].lower() == "service" and (
+                    not before or before.endswith(("true", "false"))
+                ):
+                    return True
+        if not _KEYWORD.search(local):
+            return False
+        name = local.replace("\\", "")
+        for length in self.lengths:  # ``trueex:x`` may be ``true`` ``ex:x``
+            if length > size:
+                break
+            for iri in self.decls.get(prefix[size - length :] if length else "", ()):
+                if iri is None or not _valid_iri(iri + name):
+                    # Oxigraph falls back to ``prefix:`` alone and reads the local name as code
+                    # up to its first escape (where that reading stops).
+                    return bool(_KEYWORD.search(re.split(r"[\\%]", local, maxsplit=1)[0]))
+        return False
+
+
+def uses_service(query: str, prefixes: Mapping[str, str] | None = None) -> bool:
+    """True if ``query`` may contain a ``SERVICE`` clause (see the module docstring).
+
+    ``prefixes`` are the prefixes predeclared for the query (hcgraph's by default).
+    """
+    declared = PREFIXES if prefixes is None else prefixes
+    readings = [query]
+    if _ESCAPE.search(query):
+        readings.append(_ESCAPE.sub(_decode, query))
+    return any(_Scan(text, declared).finds() for text in readings)
+
+
+def check_no_service(query: str, prefixes: Mapping[str, str] | None = None) -> None:
     """Raise :class:`~hcgraph.errors.QueryError` if ``query`` uses ``SERVICE``."""
-    if uses_service(query):
+    if uses_service(query, prefixes):
         raise QueryError(SERVICE_REFUSED)

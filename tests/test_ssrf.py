@@ -3,10 +3,7 @@ unless opted in, and the endpoint checks the Host header (DNS rebinding)."""
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -19,6 +16,7 @@ from hcgraph.serve import Endpoint
 from hcgraph.sparqlguard import uses_service
 from hcgraph.store import Store
 from tests.conftest import SEED
+from tests.support.probe import Probe
 
 
 @pytest.mark.parametrize(
@@ -33,6 +31,11 @@ from tests.conftest import SEED
         'SELECT * { BIND("x" AS ?y) SERVICE <http://x/> { ?s ?p ?o } }',
         "PREFIX ex: <http://e/> SELECT * { ?s ex:a\\# ?o . SERVICE <http://x/> { ?s ?p ?o } }",
         "PREFIX ex: <http://e/> SELECT * { ?s ex:a\\' ?o SERVICE <http://x/> {} FILTER(?o != '') }",
+        "PREFIX : <http://x/> SELECT * { SERVICE:x { ?a ?b ?c } }",
+        "SELECT * { ?s <urn:x:p>? 1SERVICE <http://x/> { ?a ?b ?c } }",
+        "SELECT * { ?s <urn:x:p> trueSERVICE <http://x/> { ?a ?b ?c } }",
+        # ambiguous: with the empty prefix declared, ``service:x {…}`` is ``SERVICE :x {…}``
+        "PREFIX : <http://x/> PREFIX service: <http://s/> SELECT * { ?s service:p ?o }",
     ],
 )
 def test_service_is_found(text: str) -> None:
@@ -50,42 +53,18 @@ def test_service_is_found(text: str) -> None:
         "SELECT * { ?s <http://x/SERVICE> ?o }  # SERVICE <http://x/>",
         "PREFIX ex: <http://e/> SELECT * { ?s ex:a\\#service ?o }",
         "SELECT * { ?s ?p 'it\\'s' }  # SERVICE <http://x/>",
+        "PREFIX service: <http://x/> SELECT ?service { ?service service:SERVICE ?o }",
+        "PREFIX sd: <http://www.w3.org/ns/sparql-service-description#> "
+        "SELECT * { ?s sd:endpoint ?o FILTER(?o != <http://x/service#a>) }",
+        "PREFIX ex: <http://e/> SELECT * { ?s ex:a.service ?o ; ?p _:service }",
+        'SELECT * { ?s ?p "x"@service FILTER(?o < 2 && ?o > 1) }',
     ],
 )
 def test_no_false_alarm(text: str) -> None:
     assert not uses_service(text)
 
 
-class _Probe:
-    """A loopback HTTP server that counts the requests it gets."""
-
-    def __init__(self) -> None:
-        probe = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def _answer(self) -> None:
-                probe.hits += 1
-                body = json.dumps({"head": {"vars": ["x"]}, "results": {"bindings": [
-                    {"x": {"type": "literal", "value": "secret"}}]}}).encode()  # fmt: skip
-                self.send_response(200)
-                self.send_header("Content-Type", "application/sparql-results+json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            do_GET = do_POST = _answer
-
-        self.hits = 0
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/probe"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+_Probe = Probe
 
 
 @pytest.fixture
@@ -176,3 +155,83 @@ def test_endpoint_refuses_service_and_foreign_hosts(store_dir: Path, probe: _Pro
     ):
         answer = client.get(ep.query_url, params={"query": query}, headers=accept)
         assert answer.status_code == 200 and probe.hits > 0  # opted in: federation works
+
+
+# Oxigraph fetches the probe for each of these, and all but ``ex:a.b.service`` walked past
+# the old guard (a regex): no space is needed around the keyword, a \u0022 inside a string is
+# a quote character, not the string's end, ``<`` after an operand is the less-than operator,
+# and a local name that makes an invalid IRI leaves ``ex:`` alone and the rest as code.
+# ``ex:a.b.service`` is what a lexer true to the standard would miss: Oxigraph's local names
+# hold one run of dots, so it reads ``ex:a.b`` ``.`` ``service``.
+BYPASSES = [
+    "PREFIX : <{base}> SELECT * {{ SERVICE:x {{ ?a ?b ?c }} }}",
+    "SELECT * {{ ?s <urn:x:p>? 1SERVICE <{url}> {{ ?a ?b ?c }} }}",
+    "SELECT * {{ ?s <urn:x:p> trueSERVICE <{url}> {{ ?a ?b ?c }} }}",
+    "SELECT * {{ ?s <urn:x:p> 1e5SERVICE <{url}> {{ }} }}",
+    "PREFIX: <{base}> SELECT * {{ {{}}SERVICE:x{{}} }}",
+    "PREFIX X: <{base}> SELECT * {{ serviceX:y {{}} }}",
+    "PREFIX : <{base}> PREFIX service: <urn:s:> SELECT * {{ service:x {{}} }}",
+    'SELECT * {{ BIND("a\\u0022" AS ?x) SERVICE <{url}> {{}} }} #"',
+    "SELECT * {{ ?s ?p ?o FILTER(?o<?b)SERVICE#>\n<{url}>{{}} }}",
+    "PREFIX ex: <urn:x:> SELECT * {{ ?s ?p ex:a.b.service <{url}> {{}} }}",
+    "PREFIX ex: <http://e:> SELECT * {{ ?s ?p ex:service<{url}>{{}} }}",
+    "PREFIX ex: <http://e:> SELECT * {{ ex:atrueservice<{url}>{{}} }}",
+]
+
+
+@pytest.fixture
+def data_store() -> Iterator[Store]:
+    with Store(None) as store:
+        store.ox.update("INSERT DATA { <urn:x:s> <urn:x:p> 1, true, 1e5 }")
+        yield store
+
+
+@pytest.mark.parametrize("template", BYPASSES)
+def test_bypasses_are_refused(
+    data_store: Store,
+    probe: Probe,
+    template: str,
+    invoke: object,
+    tmp_path: Path,
+    store_dir: Path,
+) -> None:
+    query = template.format(url=probe.url, base=probe.base)
+    assert uses_service(query)
+    with pytest.raises(QueryError, match="SERVICE"):
+        data_store.query(query)
+    with pytest.raises(QueryError, match="SERVICE"):
+        run_query(data_store, parse_query_text(query, "bypass"))
+    path = tmp_path / "bypass.rq"
+    path.write_text(query)
+    result = invoke("query", path, "--store", store_dir)  # type: ignore[operator]
+    assert result.exit_code == 1 and "SERVICE" in result.output
+    assert probe.hits == 0
+    # Oxigraph parses each one as SERVICE and really fetches: the opt-in still federates.
+    list(data_store.query(query, allow_service=True))
+    assert probe.hits > 0
+
+
+def test_saved_queries_pass_the_guard() -> None:
+    root = Path(__file__).resolve().parent.parent
+    paths = sorted((root / "queries").glob("*.rq")) + sorted(
+        (root / "hcgraph" / "data" / "queries").glob("*.rq")
+    )
+    assert len(paths) >= 2
+    assert [p.name for p in paths if uses_service(p.read_text(encoding="utf-8"))] == []
+
+
+def test_a_parameterised_query_with_service_is_refused(
+    tmp_path: Path, probe: Probe, invoke: object, store_dir: Path
+) -> None:
+    path = tmp_path / "param.rq"
+    path.write_text(
+        "# title: federated\n# param: ep iri -- the endpoint\n"
+        "SELECT ?ep ?x WHERE { SERVICE ?ep { ?s ?p ?x } }\n"
+    )
+    result = invoke("query", path, "--store", store_dir, "--param", f"ep={probe.url}")  # type: ignore[operator]
+    assert result.exit_code == 1 and "SERVICE" in result.output
+    assert probe.hits == 0
+    result = invoke(  # type: ignore[operator]
+        "query", path, "--store", store_dir, "--param", f"ep={probe.url}", "--allow-service"
+    )
+    assert result.exit_code == 0 and probe.hits > 0, result.output
