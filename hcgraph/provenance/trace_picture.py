@@ -33,7 +33,6 @@ import shutil
 import subprocess
 import textwrap
 from dataclasses import dataclass, field
-from urllib.parse import quote
 from xml.sax.saxutils import escape as xml_escape
 
 from .._version import __version__
@@ -122,8 +121,9 @@ def _html(text: str) -> str:
 
 
 def _name(iri: str) -> str:
-    """A DOT node name from an IRI (IRIs hold no ``"`` or ``\\``; percent-encode any)."""
-    return '"' + quote(clean_text(iri), safe="/:#?&=%+@!$'()*,;~[]") + '"'
+    """A DOT node name from an IRI, kept as it is (IRIs hold no ``"`` or ``\\``, DOT's only
+    specials in a quoted name; any are percent-encoded)."""
+    return '"' + clean_text(iri).replace("\\", "%5C").replace('"', "%22") + '"'
 
 
 @dataclass
