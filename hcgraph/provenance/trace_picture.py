@@ -225,7 +225,7 @@ class _Picture:
             if upper_level == lower_level:
                 lines += [f"  {a} -> {b} [style=invis, weight={COLUMN_WEIGHT}];"
                           for a, b in zip(upper, lower, strict=False)]  # fmt: skip
-            else:
+            elif (upper[0], lower[0]) not in self.edges:  # a drawn edge orders them already
                 lines.append(f"  {upper[0]} -> {lower[0]} [style=invis, weight=0];")
         for i, ((tail, head), (_text, dashed)) in enumerate(self.edges.items()):
             style = ", style=dashed" if dashed else ""
