@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -48,13 +49,20 @@ print(re.search(r'<svg width="([0-9.]+)pt"', svg).group(1))
 
 
 def _run(args: list[str], cap: float, env: dict[str, str]) -> tuple[float | None, str]:
+    """Wall time and stdout of ``args``, or ``None`` after ``cap`` seconds (then the whole
+    process group is stopped: pydot's Graphviz child too)."""
     start = time.perf_counter()
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            env=env, start_new_session=True)  # fmt: skip
     try:
-        done = subprocess.run(args, capture_output=True, text=True, timeout=cap, env=env,
-                              check=True)  # fmt: skip
+        out, _ = proc.communicate(timeout=cap)
     except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
         return None, ""
-    return time.perf_counter() - start, done.stdout
+    if proc.returncode != 0:
+        raise SystemExit(f"{args[:4]} failed with exit code {proc.returncode}")
+    return time.perf_counter() - start, out
 
 
 def main() -> None:
