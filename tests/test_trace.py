@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,6 @@ from hcgraph.provenance.prov_export import PROV_FORMATS, to_prov_document
 from hcgraph.provenance.trace import trace
 from hcgraph.sample import generate_corpus
 from tests.conftest import SEED, SEED_URL
-from tests.hostile import nul_headline_story
 
 
 def _stories() -> list[dict[str, Any]]:
@@ -129,28 +127,7 @@ def test_provn_matches_the_document_and_round_trips(tstore: Store) -> None:
     assert back == doc
 
 
-@pytest.mark.skipif(shutil.which("dot") is None, reason="needs Graphviz (dot)")
-def test_dot_and_svg_through_prov_graph_export(tstore: Store, tmp_path: Path) -> None:
-    tr = trace(tstore, SEED_URL + "#s1-p1")
-    dot = PROV_FORMATS["dot"](tr)
-    assert dot.startswith("digraph")
-    svg = PROV_FORMATS["svg"](tr)
-    assert "<svg" in svg and "s1-p1" in svg
-
-
-@pytest.mark.skipif(shutil.which("dot") is None, reason="needs Graphviz (dot)")
-def test_svg_refuses_a_nul_in_one_line(tmp_path: Path, invoke: Any) -> None:
-    """A headline holding NUL (ingest accepts it) cannot go into SVG (XML 1.0) and made
-    Graphviz fail with a traceback: now one error line naming the character, no file."""
-    store_dir = tmp_path / "store"
-    assert invoke("ingest", nul_headline_story(SEED, tmp_path), "--store", store_dir).exit_code == 0
-    out = tmp_path / "t.svg"
-    res = invoke("trace", SEED_URL, "--format", "svg", "-o", out, "--store", store_dir)
-    assert res.exit_code == 1 and not out.exists()
-    assert res.stderr == (
-        "error: the trace holds U+0000, which SVG (XML 1.0) cannot carry; "
-        "use --format dot, provn or provjson\n"
-    )
+# The dot/svg picture: tests/test_trace_picture.py.
 
 
 def test_cli_formats(tstore: Store, tmp_path: Path, invoke: Any, seed_path: Path) -> None:

@@ -9,6 +9,7 @@ import click
 from .._io import write_atomic
 from ..provenance.prov_export import PROV_FORMATS
 from ..provenance.trace import render_markdown, render_tree, trace
+from ..provenance.trace_picture import MAX_STORIES
 from ..store import Store
 from ._common import TermConsole, out_console, store_option, width_option
 
@@ -34,13 +35,16 @@ def trace_command(
     a claim id. The chain: sentence → cited claim ids → manifest (title, date) → source
     document (URL, date) → publisher, plus the writer agent and run and hcgraph's ingest.
     For a manifest or claim: every story and paragraph citing it. provn/provjson are W3C PROV
-    (written with the prov package); dot/svg are prov's graph export (svg needs Graphviz).
+    (written with the prov package); dot/svg are a top-down picture of the chain (svg needs
+    Graphviz), drawing a few citing stories and counting the rest.
 
     \b
     Example:
       hcgraph trace 'https://hangingcontext.com/stories/2026-10-20/agentic-rl-production/#s1-p1'
       hcgraph trace 1792439777014362933 --format provn -o manifest.provn
     """
+    if fmt in ("dot", "svg"):  # the picture draws a few citing stories and counts the rest
+        limit, show_all = MAX_STORIES, False
     with Store(store_dir, read_only=True) as store:
         tr = trace(store, target, limit=None if show_all else limit)
     if fmt == "tree" and output is None:

@@ -16,24 +16,23 @@ The PROV-DM reading of a trace (the same relations the graph states in PROV-O):
 Every IRI is kept whole: a namespace is declared for each distinct IRI prefix up to the last
 ``/`` (``st1``, ``st2``…), so a reader gets back exactly the IRIs of the graph.
 
-Formats (:data:`PROV_FORMATS`): ``provn`` and ``provjson`` (text), ``dot`` and ``svg`` (through
-``prov.dot``, which needs ``pydot``; svg also needs Graphviz's ``dot`` on the PATH).
+Formats (:data:`PROV_FORMATS`): ``provn`` and ``provjson`` (text), and ``dot`` and ``svg``, the
+trace's picture (hcgraph's own drawing, :mod:`hcgraph.provenance.trace_picture`: top-down,
+every node named; svg needs Graphviz's ``dot`` on the PATH).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import shutil
 from collections.abc import Callable
 from typing import Any
 
 from .._version import __version__
-from ..errors import ProvenanceError, first_line
 from ..iris import mint
-from ..rdftext import XML_FORBIDDEN
 from ..vocab import CITO, HC
 from ._graph import claim_iri, manifest_iri
 from .trace import Trace
+from .trace_picture import to_dot, to_svg
 
 __all__ = ["PROV_FORMATS", "to_prov_document"]
 
@@ -176,40 +175,18 @@ def provjson(tr: Trace) -> str:
     return str(to_prov_document(tr).serialize(format="json", indent=2)) + "\n"
 
 
-def _dot_graph(tr: Trace) -> Any:
-    try:
-        from prov.dot import prov_to_dot
-    except ImportError as exc:  # pydot missing
-        raise ProvenanceError(f"dot/svg output needs pydot: {exc}") from None
-    return prov_to_dot(to_prov_document(tr))
-
-
 def dot(tr: Trace) -> str:
-    """Graphviz dot text, drawn by ``prov.dot``."""
-    return str(_dot_graph(tr).to_string())
+    """Graphviz DOT text of the trace's picture (:mod:`hcgraph.provenance.trace_picture`)."""
+    return to_dot(tr)
 
 
 def svg(tr: Trace) -> str:
-    """SVG, drawn by ``prov.dot`` and rendered by Graphviz's ``dot``.
+    """SVG of the trace's picture, drawn by Graphviz's ``dot``.
 
     Raises:
-        ProvenanceError: Graphviz is missing, the trace holds a character SVG (XML 1.0)
-            cannot carry (a NUL in a headline: Graphviz would fail on it), or Graphviz fails.
+        ProvenanceError: Graphviz is missing or fails.
     """
-    if shutil.which("dot") is None:
-        raise ProvenanceError("svg output needs Graphviz ('dot' on the PATH; apt install graphviz)")
-    graph = _dot_graph(tr)
-    bad = XML_FORBIDDEN.search(str(graph.to_string()))
-    if bad is not None:
-        raise ProvenanceError(
-            f"the trace holds U+{ord(bad.group()):04X}, which SVG (XML 1.0) cannot carry; "
-            "use --format dot, provn or provjson"
-        )
-    try:
-        data = graph.create(format="svg")
-    except (AssertionError, OSError) as exc:  # pydot asserts dot's exit status is 0
-        raise ProvenanceError(f"Graphviz could not draw the trace: {first_line(exc)}") from None
-    return bytes(data).decode("utf-8")
+    return to_svg(tr)
 
 
 PROV_FORMATS: dict[str, Callable[[Trace], str]] = {

@@ -32,8 +32,19 @@ SHORT = {"every cited manifest exists": "manifests exist", "sources are recent":
          "the story does not repeat a recent story": "no repeat",
          "each paragraph is supported": "supported", "declared counts are true": "counts",
          "trust label fits": "trust"}  # fmt: skip
-PALETTE = ["#4269d0", "#efb118", "#ff725c", "#6cc5b0", "#3ca951", "#ff8ab7", "#a463f2",
-           "#97bbf5", "#9c6b4e", "#9498a0"]  # fmt: skip
+#: Line colours of the newsroom chart, colour-blind safe: every pair is at least CIEDE2000
+#: ΔE 20 apart, also under simulated protanopia and deuteranopia (Machado et al. 2009), and
+#: each at least ΔE 30 from the white page (Okabe-Ito orange, Paul Tol's indigo and green,
+#: black, and grey for the newsrooms drawn together). tests/test_audit_charts.py checks it.
+PALETTE = ["#332288", "#E69F00", "#117733", "#000000", "#888888"]
+#: Newsrooms drawn as their own line; the rest are summed into one "other newsrooms" line.
+ROOMS = len(PALETTE) - 1
+#: Each line also has its own dash pattern and marker, so colour is never the only cue.
+DASHES = ["", "6 3", "2 2", "8 3 2 3", "1 3"]
+MARKERS = ["circle", "square", "triangle", "diamond", "cross"]
+#: The age histogram's in-range and out-of-range bars (Okabe-Ito blue and vermillion).
+IN_RANGE, OUT_OF_RANGE = "#0072B2", "#D55E00"
+BAR = "#0072B2"
 
 _STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1200px;padding:1em 2em;
@@ -172,37 +183,132 @@ def _svg(width: int, height: int, body: list[str], label: str) -> str:
             f'font-family="system-ui,sans-serif">' + "".join(body) + "</svg>")  # fmt: skip
 
 
+def nice_ticks(top: float, most: int = 6) -> list[int]:
+    """Round tick values from 0 up to at least ``top``: steps of 1, 2 or 5 times a power of
+    ten, at most ``most`` steps.
+
+    >>> nice_ticks(7)
+    [0, 2, 4, 6, 8]
+    >>> nice_ticks(1), nice_ticks(0), nice_ticks(130)
+    ([0, 1], [0, 1], [0, 50, 100, 150])
+    """
+    top = max(1, math.ceil(top))
+    magnitude = 1
+    while True:
+        for factor in (1, 2, 5):
+            step = factor * magnitude
+            if math.ceil(top / step) <= most:
+                return list(range(0, step * math.ceil(top / step) + 1, step))
+        magnitude *= 10
+
+
+class _Plot:
+    """The plot area of a chart (``rect.plot-area``): value → pixel, axes with units.
+
+    Everything that is not data — tick labels, axis titles, legend — is drawn outside this
+    rectangle, so nothing ever covers the data.
+    """
+
+    def __init__(self, left: float, top: float, width: float, height: float, ymax: int) -> None:
+        self.left, self.top, self.width, self.height, self.ymax = left, top, width, height, ymax
+
+    @property
+    def bottom(self) -> float:
+        return self.top + self.height
+
+    def y(self, value: float) -> float:
+        return self.bottom - self.height * value / self.ymax
+
+    def frame(self, ticks: list[int], unit: str, x_unit: str) -> list[str]:
+        """The plot-area rectangle, the y axis (ticks, grid lines, unit), the x axis line and
+        its unit under the tick labels."""
+        x0, t, b = self.left, self.top, self.bottom
+        r = x0 + self.width
+        out = [f'<rect class="plot-area" x="{x0}" y="{t}" width="{self.width}" '
+               f'height="{self.height}" fill="none"/>',
+               f'<g class="y-axis"><line x1="{x0}" y1="{t}" x2="{x0}" y2="{b}" '
+               'stroke="#666"/>']  # fmt: skip
+        for v in ticks:
+            y = self.y(v)
+            out.append(f'<line class="tick" x1="{x0 - 4}" y1="{y:.1f}" x2="{x0}" y2="{y:.1f}" '
+                       f'stroke="#666"/><line x1="{x0}" y1="{y:.1f}" x2="{r}" y2="{y:.1f}" '
+                       f'stroke="#eee"/><text x="{x0 - 6}" y="{y + 4:.1f}" '
+                       f'text-anchor="end">{v}</text>')  # fmt: skip
+        out.append(f'<text class="unit" transform="translate({x0 - 34},{(t + b) / 2:.1f}) '
+                   f'rotate(-90)" text-anchor="middle">{_e(unit)}</text></g>')  # fmt: skip
+        out.append(f'<g class="x-axis"><line x1="{x0}" y1="{b}" x2="{r}" y2="{b}" stroke="#666"/>'
+                   f'<text class="unit" x="{x0 + self.width / 2:.1f}" y="{b + 30}" '
+                   f'text-anchor="middle">{_e(x_unit)}</text></g>')  # fmt: skip
+        return out
+
+
+def _marker(kind: str, x: float, y: float, color: str, tip: str = "") -> str:
+    title = f"<title>{_e(tip)}</title>" if tip else ""
+    if kind == "circle":
+        return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{color}">{title}</circle>'
+    if kind == "square":
+        return (f'<rect x="{x - 3:.1f}" y="{y - 3:.1f}" width="6" height="6" '
+                f'fill="{color}">{title}</rect>')  # fmt: skip
+    shapes: dict[str, list[tuple[float, float]]] = {
+        "triangle": [(0, -3.5), (3.5, 3), (-3.5, 3)],
+        "diamond": [(0, -4), (4, 0), (0, 4), (-4, 0)],
+        "cross": [(-1, -4), (1, -4), (1, -1), (4, -1), (4, 1), (1, 1), (1, 4), (-1, 4), (-1, 1),
+                  (-4, 1), (-4, -1), (-1, -1)],
+    }  # fmt: skip
+    pts = " ".join(f"{x + dx:.1f},{y + dy:.1f}" for dx, dy in shapes[kind])
+    return f'<polygon points="{pts}" fill="{color}">{title}</polygon>'
+
+
+def _legend(top: float, left: float, entries: list[tuple[str, str, str, str]]) -> list[str]:
+    """A legend below the x axis: one row per (label, colour, dash, marker)."""
+    out = ['<g class="legend">']
+    for i, (label, color, dash, marker) in enumerate(entries):
+        y = top + 16 * i
+        dashes = f' stroke-dasharray="{dash}"' if dash else ""
+        out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + 24}" y2="{y:.1f}" '
+                   f'stroke="{color}" stroke-width="2"{dashes}/>')  # fmt: skip
+        out.append(_marker(marker, left + 12, y, color))
+        out.append(f'<text x="{left + 32}" y="{y + 4:.1f}">{_e(label)}</text>')
+    out.append("</g>")
+    return out
+
+
 def _age_chart(report: AuditReport) -> str:
     ages = Counter(days for _, _, days in report.source_ages)
     if not ages:
         return '<p class="muted">no dated sources</p>'
     lo, hi = min(min(ages), 0), max(max(ages), 1)
     bins = list(range(lo, hi + 1))
+    step = 1
     if len(bins) > 60:  # wide ranges: group into weeks
         step = math.ceil(len(bins) / 60)
         grouped: Counter[int] = Counter()
         for d, n in ages.items():
             grouped[lo + (d - lo) // step * step] += n
         ages, bins = grouped, list(range(lo, hi + 1, step))
-    w, h, pad = 420, 220, 30
-    top = max(ages.values())
-    bw = (w - 2 * pad) / len(bins)
-    body = [f'<line x1="{pad}" y1="{h - pad}" x2="{w - pad}" y2="{h - pad}" stroke="#999"/>']
     limit = report.options.max_source_age
+    ticks = nice_ticks(max(ages.values()))
+    w = 440
+    plot = _Plot(52, 12, w - 52 - 26, 150, ticks[-1])
+    bin_note = f" ({step}-day bins)" if step > 1 else ""
+    body = plot.frame(ticks, "sources per bin" if step > 1 else "sources per day of age",
+                      f"days between source and story{bin_note}")  # fmt: skip
+    bw = plot.width / len(bins)
     for i, b in enumerate(bins):
         n = ages.get(b, 0)
-        bh = (h - 2 * pad) * n / top
-        x, y = pad + i * bw, h - pad - bh
-        color = "#c0392b" if b < 0 or b > limit else "#4269d0"
-        body.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{max(bw - 1, 1):.1f}" '
-                    f'height="{bh:.1f}" fill="{color}">'
+        x, y = plot.left + i * bw, plot.y(n)
+        color = OUT_OF_RANGE if b < 0 or b > limit else IN_RANGE
+        body.append(f'<rect class="bar" x="{x:.1f}" y="{y:.1f}" width="{max(bw - 1, 1):.1f}" '
+                    f'height="{plot.bottom - y:.1f}" fill="{color}">'
                     f"<title>{b} days: {n}</title></rect>")  # fmt: skip
         if len(bins) <= 20 or i % max(1, len(bins) // 10) == 0:
-            body.append(f'<text x="{x + bw / 2:.1f}" y="{h - pad + 14}" '
+            body.append(f'<text x="{x + bw / 2:.1f}" y="{plot.bottom + 14}" '
                         f'text-anchor="middle">{b}</text>')  # fmt: skip
-    body.append(f'<text x="{pad}" y="{pad - 10}">max {top} sources per bin; red: outside '
-                f"0..{limit} days</text>")  # fmt: skip
-    return _svg(w, h, body, "source age histogram")
+    top = plot.bottom + 46
+    body += _legend(top, plot.left, [(f"within 0..{limit} days", IN_RANGE, "", "square"),
+                                     (f"outside 0..{limit} days (a finding)", OUT_OF_RANGE, "",
+                                      "square")])  # fmt: skip
+    return _svg(w, int(top + 16 * 2), body, "source age histogram")
 
 
 def _newsroom_chart(report: AuditReport) -> str:
@@ -217,31 +323,43 @@ def _newsroom_chart(report: AuditReport) -> str:
     if not days:
         return '<p class="muted">no dated stories</p>'
     axis = sorted(days)
-    rooms = sorted(per)[: len(PALETTE)]
-    w, h, pad = 420, 220, 30
-    top = max(1, max(c[d] for c in per.values() for d in axis))
-    step = (w - 2 * pad) / max(1, len(axis) - 1)
-    body = [f'<line x1="{pad}" y1="{h - pad}" x2="{w - pad}" y2="{h - pad}" stroke="#999"/>',
-            f'<text x="{pad}" y="{pad - 10}">max {top} findings per day</text>']  # fmt: skip
-    for k, room in enumerate(rooms):
-        color = PALETTE[k]
-        pts = []
-        for i, d in enumerate(axis):
-            x = pad + i * step if len(axis) > 1 else w / 2
-            y = h - pad - (h - 2 * pad) * per[room][d] / top
-            pts.append(f"{x:.1f},{y:.1f}")
-            body.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="{color}">'
-                        f"<title>{_e(room)} {d}: {per[room][d]}</title></circle>")  # fmt: skip
-        body.append(f'<polyline points="{" ".join(pts)}" fill="none" stroke="{color}" '
-                    'stroke-width="1.5"/>')  # fmt: skip
-        body.append(f'<text x="{w - pad}" y="{pad + 12 * k}" text-anchor="end" '
-                    f'fill="{color}">{_e(room)}</text>')  # fmt: skip
+    ranked = sorted(per, key=lambda r: (-sum(per[r].values()), r))
+    rooms = ranked[:ROOMS]
+    series = [(room, per[room]) for room in rooms]
+    rest = [r for r in ranked if r not in rooms]
+    if rest:
+        other: Counter[str] = Counter()
+        for r in rest:
+            other.update(per[r])
+        label = rest[0] if len(rest) == 1 else f"{len(rest)} other newsrooms"
+        series.append((label, other))
+    ticks = nice_ticks(max(c[d] for _, c in series for d in axis))
+    w = 440
+    plot = _Plot(52, 12, w - 52 - 26, 150, ticks[-1])
+    body = plot.frame(ticks, "findings per day", "publication day (UTC)")
+    step = plot.width / max(1, len(axis) - 1)
+
+    def x_of(i: int) -> float:
+        return plot.left + i * step if len(axis) > 1 else plot.left + plot.width / 2
+
+    entries = []
+    for k, (room, counts) in enumerate(series):
+        color, dash = PALETTE[k], DASHES[k]  # the summed rest, if any, is last: grey
+        pts = " ".join(f"{x_of(i):.1f},{plot.y(counts[d]):.1f}" for i, d in enumerate(axis))
+        dashes = f' stroke-dasharray="{dash}"' if dash else ""
+        body.append(f'<polyline class="series" points="{pts}" fill="none" stroke="{color}" '
+                    f'stroke-width="1.8"{dashes}/>')  # fmt: skip
+        body += [_marker(MARKERS[k], x_of(i), plot.y(counts[d]), color,
+                         f"{room} {d}: {counts[d]} findings")
+                 for i, d in enumerate(axis)]  # fmt: skip
+        entries.append((room, color, dash, MARKERS[k]))
     for i, d in enumerate(axis):
         if len(axis) <= 8 or i % max(1, len(axis) // 6) == 0:
-            x = pad + i * step if len(axis) > 1 else w / 2
-            body.append(f'<text x="{x:.1f}" y="{h - pad + 14}" text-anchor="middle">'
+            body.append(f'<text x="{x_of(i):.1f}" y="{plot.bottom + 14}" text-anchor="middle">'
                         f"{_e(d[5:])}</text>")  # fmt: skip
-    return _svg(w, h, body, "findings per newsroom per day")
+    top = plot.bottom + 46
+    body += _legend(top, plot.left, entries)
+    return _svg(w, int(top + 16 * len(entries)), body, "findings per newsroom per day")
 
 
 def _publisher_chart(report: AuditReport) -> str:
@@ -251,8 +369,8 @@ def _publisher_chart(report: AuditReport) -> str:
         return '<p class="muted">no citations</p>'
     top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:10]
     hhi = sum((n / total) ** 2 for n in counts.values())
-    w, row, pad, label_w = 420, 18, 24, 170
-    h = pad * 2 + row * len(top)
+    w, row, pad, label_w = 440, 18, 24, 170
+    h = pad * 2 + row * len(top) + 20
     body = [f'<text x="0" y="14">{len(counts)} publishers · HHI {hhi:.3f} · top 3 hold '
             f"{sum(n for _, n in top[:3]) / total:.0%}</text>"]  # fmt: skip
     for i, (name, n) in enumerate(top):
@@ -261,9 +379,13 @@ def _publisher_chart(report: AuditReport) -> str:
         short = name if len(name) <= 26 else name[:25] + "\u2026"
         body.append(f'<text x="{label_w - 4}" y="{y + 12}" text-anchor="end">{_e(short)}'
                     f"<title>{_e(name)}</title></text>")  # fmt: skip
-        body.append(f'<rect x="{label_w}" y="{y + 2}" width="{bw:.1f}" height="{row - 4}" '
-                    f'fill="{PALETTE[i % len(PALETTE)]}"/>')  # fmt: skip
+        body.append(f'<rect class="bar" x="{label_w}" y="{y + 2}" width="{bw:.1f}" '
+                    f'height="{row - 4}" fill="{BAR}"/>')  # fmt: skip
         body.append(f'<text x="{label_w + bw + 4:.1f}" y="{y + 12}">{n / total:.1%}</text>')
+    body.append(
+        f'<text class="unit" x="{label_w}" y="{pad + row * len(top) + 14}">'
+        "share of all citations (%), top 10 publishers</text>"
+    )
     return _svg(w, h, body, "publisher concentration")
 
 

@@ -5,7 +5,8 @@
 - :mod:`hcgraph.viz.views`: ``citation_graph(store, view, focus)``, the projections (public
   API; node and edge attributes documented there).
 - :mod:`hcgraph.viz.facets`: the publisher / newsroom filter facets of each view.
-- :mod:`hcgraph.viz.notebook`: ``to_pyvis``, a view as a ``pyvis.network.Network``.
+- :mod:`hcgraph.viz.notebook`: ``to_pyvis`` (a view as a ``pyvis.network.Network`` whose
+  pages work offline) and ``show_map`` (hcgraph's own map inline in a notebook).
 - :mod:`hcgraph.viz.layout`: positions computed in Python (no live physics in the browser).
 - :mod:`hcgraph.viz.render`: the self-contained HTML (vendored vis-network for small maps,
   sigma.js + graphology on WebGL for big ones; CSP, escaped JSON).
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from ..store import Store
 from .layout import compute_layout
-from .notebook import to_pyvis
+from .notebook import MapDisplay, show_map, to_pyvis
 from .render import RENDERERS, MapInfo, render_map, write_map
 from .views import (
     OVERVIEW_STORIES,
@@ -35,6 +36,7 @@ __all__ = [
     "RENDERERS",
     "STORY_GROUPS",
     "VIEWS",
+    "MapDisplay",
     "MapInfo",
     "citation_graph",
     "compute_layout",
@@ -42,6 +44,7 @@ __all__ = [
     "draw_map",
     "render_map",
     "resolve_focus",
+    "show_map",
     "to_pyvis",
     "write_map",
 ]

@@ -1,33 +1,258 @@
-"""pyvis for notebook users: a citation map as a ``pyvis.network.Network``.
+"""Citation maps in notebooks: a pyvis ``Network`` that works offline, and hcgraph's own map.
 
-hcgraph's own maps use a vendored vis-network and its own page (offline, CSP-locked, with
-the ranking and provenance panels). A notebook user who wants pyvis's API instead (restyle
-with ``net.set_options`` / ``net.toggle_physics``, then ``net.show()`` or
-``net.generate_html()``) gets the same view from :func:`to_pyvis`: the same nodes, edges,
-plain-text titles, palette, sizes and precomputed positions (physics off).
+- :func:`to_pyvis` gives a view as a ``pyvis.network.Network`` for users who want pyvis's API
+  (restyle with ``net.set_options`` / ``net.toggle_physics``, then ``net.write_html``,
+  ``net.show`` or ``net.generate_html()``): the same nodes, edges, plain-text titles,
+  palette, sizes and precomputed positions (physics off). Its pages work offline: pyvis's
+  own template loads vis-network from a CDN with ``cdn_resources="local"`` (the default: a
+  blank page without the network) and Bootstrap from a CDN in every mode, so the network
+  returned renders with hcgraph's template instead (:data:`PYVIS_TEMPLATE`): the vendored
+  vis-network inlined, no other resource, a Content-Security-Policy allowing exactly its
+  inline scripts. Displayed as a notebook cell's value it shows itself inline.
+- :func:`show_map` returns hcgraph's own map (what ``hcgraph viz`` writes: ranking panel,
+  search, filters, provenance) as an object a notebook displays inline, in a sandboxed
+  ``<iframe srcdoc>``; it needs no IPython (the object has ``_repr_html_``).
 
 pyvis is an optional extra (``pip install hcgraph[pyvis]``); nothing else in hcgraph needs
 it. pyvis's ``add_node`` scans a list of node ids, so a map of many thousands of nodes
-takes a while to build: draw big maps with :func:`hcgraph.viz.draw_map`.
+takes a while to build: draw big maps with :func:`hcgraph.viz.draw_map` or :func:`show_map`.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
+import re
+from functools import cache
+from html import escape
+from importlib import resources
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import networkx as nx
+from markupsafe import Markup
 
+from .._io import write_atomic
 from ..errors import VizError
 from ..store import Store
 from .layout import compute_layout
-from .render import visible_bidi
+from .render import render_map, visible_bidi
 from .style import COUNTED, node_size, styles_for
 from .views import citation_graph
 
 if TYPE_CHECKING:
     from pyvis.network import Network
 
-__all__ = ["node_title", "to_pyvis"]
+__all__ = ["PYVIS_TEMPLATE", "MapDisplay", "node_title", "show_map", "to_pyvis"]
+
+#: The Jinja template the network from :func:`to_pyvis` renders with: pyvis's template
+#: variables (``nodes``, ``edges``, ``options``, ``heading``, ``height``, ``width``,
+#: ``bgcolor``, ``conf``, ``neighborhood_highlight``, ``select_menu``, ``filter_menu``), with
+#: every resource inline. Left out of pyvis's: the CDN links, Bootstrap (styling only), the
+#: ``innerHTML`` link popup (titles stay plain text) and the DOT-string mode.
+PYVIS_TEMPLATE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="__HCGRAPH_CSP__">
+<meta name="referrer" content="no-referrer">
+<title>{{ heading or "hcgraph citation map (pyvis)" }}</title>
+<style>
+body { margin: 0; font: 14px system-ui, sans-serif; }
+h1 { font-size: 1.2em; text-align: center; }
+#mynetwork { width: {{ width }}; height: {{ height }}; background-color: {{ bgcolor }};
+  border: 1px solid lightgray; position: relative; float: left; }
+{% if conf %}#config { float: left; width: 400px; height: 600px; }{% endif %}
+</style>
+{% if select_menu or filter_menu %}<style>{% include 'lib/tom-select/tom-select.css' %}</style>
+{% endif %}
+<script>{{ hcgraph_vis_js|safe }}</script>
+{% if neighborhood_highlight or select_menu or filter_menu %}
+<script>{% include 'lib/bindings/utils.js' %}</script>
+{% endif %}
+{% if select_menu or filter_menu %}
+<script>{% include 'lib/tom-select/tom-select.complete.min.js' %}</script>
+{% endif %}
+</head>
+<body>
+{% if heading %}<h1>{{ heading }}</h1>{% endif %}
+{% if select_menu %}
+<div id="select-menu"><select id="select-node" onchange="selectNode([value]);">
+<option selected>Select a Node by ID</option>
+{% for node in nodes %}<option value="{{ node.id }}">{{ node.id }}</option>{% endfor %}
+</select>
+<button type="button" onclick="neighbourhoodHighlight({nodes: []});">Reset Selection</button>
+</div>
+{% endif %}
+<div id="mynetwork"></div>
+{% if conf %}<div id="config"></div>{% endif %}
+<script>
+var edges, nodes, allNodes, allEdges, nodeColors, originalNodes, network, container;
+var options, data;
+var filter = { item: "", property: "", value: [] };
+function drawGraph() {
+  var container = document.getElementById("mynetwork");
+  nodes = new vis.DataSet({{ nodes|tojson }});
+  edges = new vis.DataSet({{ edges|tojson }});
+  nodeColors = {};
+  allNodes = nodes.get({ returnType: "Object" });
+  for (var nodeId in allNodes) { nodeColors[nodeId] = allNodes[nodeId].color; }
+  allEdges = edges.get({ returnType: "Object" });
+  data = { nodes: nodes, edges: edges };
+  var options = {{ options|hcgraph_json }};
+  {% if conf %}options.configure["container"] = document.getElementById("config");{% endif %}
+  network = new vis.Network(container, data, options);
+  {% if neighborhood_highlight %}network.on("click", neighbourhoodHighlight);{% endif %}
+  {% if select_menu %}network.on("selectNode", neighbourhoodHighlight);
+  new TomSelect("#select-node", { create: false, sortField: { field: "text",
+    direction: "asc" } });{% endif %}
+  window.hcgraphPyvisReady = true;
+  return network;
+}
+drawGraph();
+</script>
+</body>
+</html>
+"""
+
+_SCRIPT = re.compile(r"<script>(.*?)</script>", re.DOTALL)
+_CSP_SLOT = "__HCGRAPH_CSP__"
+
+
+@cache
+def _vis_js() -> str:
+    """The vendored vis-network (checked against its recorded sha256), ready to inline."""
+    from .render import VIS_SHA256
+
+    data = resources.files("hcgraph.viz").joinpath("static/vis-network.min.js").read_bytes()
+    if hashlib.sha256(data).hexdigest() != VIS_SHA256:
+        raise VizError("hcgraph/viz/static/vis-network.min.js does not match its recorded sha256")
+    text = re.sub(r"\n//# sourceMappingURL=\S+\s*$", "\n", data.decode("utf-8"))
+    if "</script" in text.lower() or "<!--" in text:
+        raise VizError("vendored vis-network contains '</script' or '<!--'; cannot inline it")
+    return text
+
+
+def _script_json(value: Any) -> Markup:
+    """pyvis's options JSON made safe inside ``<script>`` (``<``, ``>``, ``&`` escaped)."""
+    text = value if isinstance(value, str) else json.dumps(value)
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return Markup(text)  # escaped for a <script> element just above
+
+
+def _with_csp(html: str) -> str:
+    """Fill the CSP slot: exactly the page's inline scripts (by hash), inline styles, no
+    connections, frames, forms or remote anything."""
+    hashes = " ".join(
+        "'sha256-" + base64.b64encode(hashlib.sha256(m.group(1).encode()).digest()).decode() + "'"
+        for m in _SCRIPT.finditer(html)
+    )
+    csp = (f"default-src 'none'; script-src {hashes}; style-src 'unsafe-inline'; "
+           "img-src data:; connect-src 'none'; base-uri 'none'; form-action 'none'")  # fmt: skip
+    return html.replace(_CSP_SLOT, csp, 1)
+
+
+def _iframe(html: str, height: str, title: str) -> str:
+    """``html`` as a sandboxed ``<iframe srcdoc>`` (scripts run; no same-origin access, no
+    top navigation, no forms, no popups)."""
+    return (f'<iframe srcdoc="{escape(html, quote=True)}" sandbox="allow-scripts" '
+            f'title="{escape(title, quote=True)}" '
+            f'style="width:100%;height:{escape(height, quote=True)};border:1px solid #ddd">'
+            "</iframe>")  # fmt: skip
+
+
+@cache
+def _network_class() -> type[Network]:
+    """pyvis's ``Network`` rendering with :data:`PYVIS_TEMPLATE` (defined on first use:
+    pyvis is optional)."""
+    try:
+        from jinja2 import ChoiceLoader, DictLoader, Environment, FileSystemLoader
+        from pyvis.network import Network
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise VizError("to_pyvis needs pyvis: pip install 'hcgraph[pyvis]'") from None
+
+    class OfflineNetwork(Network):  # type: ignore[misc]
+        """A ``pyvis.network.Network`` whose pages need no network (see the module)."""
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            kwargs["cdn_resources"] = "in_line"  # write_html copies no lib/ folder
+            super().__init__(*args, **kwargs)
+            env = Environment(
+                loader=ChoiceLoader(
+                    [
+                        DictLoader({"hcgraph.html": PYVIS_TEMPLATE}),
+                        FileSystemLoader(self.template_dir),
+                    ]
+                ),
+                autoescape=True,
+            )
+            env.globals["hcgraph_vis_js"] = _vis_js()
+            env.filters["hcgraph_json"] = _script_json
+            self.templateEnv = env
+            self.path = "hcgraph.html"
+            self.template = env.get_template(self.path)  # also for notebook=True
+
+        def generate_html(self, name: str = "index.html", local: bool = True,
+                          notebook: bool = False) -> str:  # fmt: skip
+            """pyvis's page, offline (every resource inline) with its CSP filled in."""
+            self.html = _with_csp(str(super().generate_html(name, local, notebook)))
+            return str(self.html)
+
+        def _repr_html_(self) -> str:
+            """Inline display as a notebook cell's value."""
+            return _iframe(self.generate_html(), str(self.height), "citation map (pyvis)")
+
+    return OfflineNetwork
+
+
+class MapDisplay:
+    """hcgraph's own map, for a notebook: shows itself inline (``_repr_html_``), or
+    :meth:`save` writes the same page as ``hcgraph viz`` would.
+
+    Attributes:
+        html: the whole self-contained map page.
+        height: the CSS height of the inline frame.
+    """
+
+    def __init__(self, html: str, height: str = "720px", title: str = "citation map") -> None:
+        self.html = html
+        self.height = height
+        self.title = title
+
+    def _repr_html_(self) -> str:
+        return _iframe(self.html, self.height, self.title)
+
+    def save(self, path: Path | str) -> Path:
+        """Write the page to ``path`` atomically; return the path."""
+        target = Path(path)
+        write_atomic(target, self.html.encode("utf-8"))
+        return target
+
+
+def show_map(
+    graph_or_store: nx.DiGraph | Store,
+    view: str = "reuse",
+    focus: str | None = None,
+    *,
+    height: str = "720px",
+    **options: Any,
+) -> MapDisplay:
+    """hcgraph's own map of a view, displayable inline in a notebook.
+
+    ``show_map(store, "story", focus="agentic-rl-production")`` as a cell's last line draws
+    the map under the cell (a sandboxed ``<iframe srcdoc>`` holding the whole page: offline,
+    ~0.7 MB, stored in the notebook file). Arguments as for :func:`to_pyvis`.
+
+    Raises:
+        VizError: ``citation_graph`` refused (unknown view, unresolvable focus).
+    """
+    if isinstance(graph_or_store, nx.DiGraph):
+        graph = graph_or_store
+    else:
+        graph = citation_graph(graph_or_store, view, focus, **options)
+    title = str(graph.graph.get("title") or "citation map")
+    return MapDisplay(render_map(graph), height=height, title=title)
 
 
 def node_title(attrs: dict[str, Any]) -> str:
@@ -51,7 +276,8 @@ def to_pyvis(
     focus: str | None = None,
     **options: Any,
 ) -> Network:
-    """A view as a ``pyvis.network.Network`` (directed, physics off, positions set).
+    """A view as a ``pyvis.network.Network`` (directed, physics off, positions set), whose
+    pages (``write_html``, ``show``, ``generate_html``, inline display) work offline.
 
     Args:
         graph_or_store: a projection from :func:`hcgraph.viz.citation_graph`, or a store
@@ -63,10 +289,7 @@ def to_pyvis(
     Raises:
         VizError: pyvis is not installed, or ``citation_graph`` refused.
     """
-    try:
-        from pyvis.network import Network
-    except ImportError:  # pragma: no cover - depends on the environment
-        raise VizError("to_pyvis needs pyvis: pip install 'hcgraph[pyvis]'") from None
+    network = _network_class()
     if isinstance(graph_or_store, nx.DiGraph):
         graph = graph_or_store
     else:
@@ -76,7 +299,7 @@ def to_pyvis(
     counts = [int(a.get("stories", 0) or 0) for _n, a in graph.nodes(data=True)
               if a["type"] in COUNTED]  # fmt: skip
     top = max(counts, default=0)
-    net = Network(directed=True, height="800px", width="100%")
+    net = network(directed=True, height="800px", width="100%")
     for n in sorted(graph):
         a = graph.nodes[n]
         style = styles[a["type"]]

@@ -1,0 +1,415 @@
+"""A trace as a picture people can read: Graphviz DOT, drawn top-down, of bounded width.
+
+``hcgraph trace --format dot|svg`` draws this (the W3C PROV data is ``provn`` / ``provjson``;
+see :mod:`hcgraph.provenance.prov_export`). The picture reads from the top, following the
+chain a reader asks about: story (headline, date, writer, hcgraph's ingest) → paragraph or key
+fact (its text, the claims it cites) → manifest (title, date) → source document (URL, date)
+→ publisher; a claim trace puts the claim between the paragraphs and its manifest.
+
+Why not ``prov.dot``'s export, which the first version used: it lays PROV records out left to
+right with qualified names as labels (``n1:``, ``n4:e63092…``), so one paragraph was a strip
+5,617 pt wide, and a manifest cited by ~190 stories took Graphviz 116 s for a drawing
+126,153 pt wide. Here:
+
+* every node is labelled with its name (headline, text, title, URL, publisher), wrapped at
+  :data:`WRAP` characters and cut with an ellipsis after a few lines; the full text is the
+  node's tooltip (the SVG ``<title>``, with its IRI);
+* no rank holds more than :data:`ROW` nodes (longer ranks wrap onto further rows), so a
+  paragraph's trace fits a screen (under ~1,600 pt wide);
+* a manifest or claim trace draws the first :data:`MAX_STORIES` citing stories (at most
+  :data:`MAX_PARTS` parts each) and one summary node for the rest ("… and 180 more citing
+  stories"), so it draws in well under a second however many stories cite it;
+* untrusted text goes into HTML-like labels with ``&``, ``<``, ``>``, ``"`` escaped (Graphviz
+  reads no ``\\`` escapes, record characters or entities in them), control characters become
+  spaces, characters XML cannot carry become U+FFFD and bidi controls are shown as
+  ``[U+202E]``: the SVG parses as XML and shows exactly the intended text.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import shutil
+import subprocess
+import textwrap
+from dataclasses import dataclass, field
+from xml.sax.saxutils import escape as xml_escape
+
+from .._version import __version__
+from ..errors import ProvenanceError
+from ..iris import minted
+from ._graph import ManifestInfo, claim_iri, manifest_iri
+from .trace import Part, StoryTrace, Trace
+
+__all__ = [
+    "MAX_PARTS",
+    "MAX_STORIES",
+    "ROW",
+    "WRAP",
+    "clean_text",
+    "label_lines",
+    "to_dot",
+    "to_svg",
+]
+
+#: Nodes per row: a rank with more wraps onto further rows (bounds the picture's width).
+ROW = 5
+#: Characters per label line.
+WRAP = 30
+#: Citing stories drawn in a manifest or claim trace; the rest are one summary node.
+MAX_STORIES = 4
+#: Citing parts drawn per story in a manifest or claim trace (the story node counts the rest).
+MAX_PARTS = 2
+#: How strongly the rows of a wrapped level are stacked into columns.
+COLUMN_WEIGHT = 8
+#: Graphviz gets this long to draw (a trace picture takes well under a second).
+TIMEOUT = 60.0
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_NOT_XML = re.compile("[\ufffe\uffff\ud800-\udfff]")
+_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
+_TOOLTIP = 600
+#: The start of a node's or edge's group in Graphviz's SVG, through its <title>.
+_GROUP_TITLE = re.compile(r'<g id="([te]\d+)" class="(?:node|edge)[^"]*">\s*<title>[^<]*</title>')
+
+_LEVEL = {"story": 0, "more": 0, "part": 1, "claim": 2, "manifest": 3, "source": 4,
+          "publisher": 5}  # fmt: skip
+_FILL = {"story": "#dbe9f6", "more": "#f2f2f2", "part": "#ffffff", "claim": "#fdf0d5",
+         "manifest": "#fde2c8", "source": "#dcefe3", "publisher": "#ece2f4"}  # fmt: skip
+
+
+def clean_text(text: object) -> str:
+    """Untrusted text as one line a picture can show literally.
+
+    Control characters and line breaks become spaces (runs of whitespace collapse),
+    characters XML 1.0 cannot carry (lone surrogates, U+FFFE/U+FFFF) become U+FFFD, and bidi
+    controls are shown as ``[U+202E]`` instead of reordering the text around them.
+
+    >>> clean_text('a\\n"b"\\x00 <c>\\u202e')
+    'a "b" <c>[U+202E]'
+    """
+    text = _CONTROL.sub(" ", "" if text is None else str(text))
+    text = _NOT_XML.sub("\ufffd", text)
+    text = _BIDI.sub(lambda m: f"[U+{ord(m.group(0)):04X}]", text)
+    return " ".join(text.split())
+
+
+def label_lines(text: object, lines: int = 2, width: int = WRAP) -> list[str]:
+    """``text`` (cleaned) wrapped at ``width`` characters, at most ``lines`` lines; the last
+    shown line ends with an ellipsis when text was cut.
+
+    >>> label_lines("one two three four five six", lines=2, width=9)
+    ['one two', 'three…']
+    """
+    wrapped = textwrap.wrap(clean_text(text), width=width, break_on_hyphens=False) or [""]
+    if len(wrapped) <= lines:
+        return wrapped
+    kept = wrapped[:lines]
+    last = kept[-1]
+    if len(last) >= width:
+        last = last[: width - 1].rstrip()
+    kept[-1] = last + "\u2026"
+    return kept
+
+
+def _html(text: str) -> str:
+    """Text for a Graphviz HTML-like label: the XML specials as entities (Graphviz decodes
+    them once, so ``&amp;amp;`` reaches the SVG as ``&amp;amp;``) and backslashes doubled
+    (labels still expand ``\\N``, ``\\G``… escapes, even HTML-like ones)."""
+    text = text.replace("\\", "\\\\").replace("&", "&amp;").replace("<", "&lt;")
+    return text.replace(">", "&gt;").replace('"', "&quot;")
+
+
+def _name(iri: str) -> str:
+    """A DOT node name from an IRI, kept as it is (IRIs hold no ``"`` or ``\\``, DOT's only
+    specials in a quoted name; any are percent-encoded)."""
+    return '"' + clean_text(iri).replace("\\", "%5C").replace('"', "%22") + '"'
+
+
+@dataclass
+class _Node:
+    name: str
+    kind: str
+    head: list[str]  # bold lines
+    body: list[str] = field(default_factory=list)  # plain lines
+    foot: list[str] = field(default_factory=list)  # small grey lines
+    tooltip: str = ""
+    focus: bool = False
+    ident: str = ""  # the SVG id of its group, set by _Picture.add
+
+    def dot(self) -> str:
+        rows = [f"<B>{_html(line)}</B>" for line in self.head]
+        rows += [_html(line) for line in self.body]
+        rows += [f'<FONT POINT-SIZE="9" COLOR="#444444">{_html(line)}</FONT>'
+                 for line in self.foot]  # fmt: skip
+        style = "rounded,filled,dashed" if self.kind == "more" else "rounded,filled"
+        attrs = [
+            f"label=<{'<BR/>'.join(rows)}>",
+            f'class="{self.kind}"',
+            f'fillcolor="{_FILL[self.kind]}"',
+            f'style="{style}"',
+            f'id="{self.ident}"',
+        ]
+        if self.focus:
+            attrs.append("penwidth=2.5")
+        return f"{self.name} [{', '.join(attrs)}];"
+
+
+class _Picture:
+    """Nodes by name (insertion order), edges, and the rows they are laid out in.
+
+    Tooltips are not Graphviz ``tooltip`` attributes: Graphviz expands ``\\N``-style escapes
+    and passes entities through in those, inconsistently across versions, so no escaping
+    makes hostile text come out exact. Each node and edge gets a plain ``id`` instead, and
+    :meth:`titled` writes its text into the ``<title>`` of that SVG group (what a browser
+    shows on hover), escaped by Python.
+    """
+
+    def __init__(self) -> None:
+        self.nodes: dict[str, _Node] = {}
+        self.edges: dict[tuple[str, str], tuple[str, bool]] = {}
+
+    def add(self, node: _Node) -> str:
+        if node.name not in self.nodes:
+            node.ident = f"t{len(self.nodes)}"
+            self.nodes[node.name] = node
+        elif node.focus:
+            self.nodes[node.name].focus = True
+        return node.name
+
+    def edge(self, tail: str, head: str, tooltip: str, *, dashed: bool = False) -> None:
+        self.edges.setdefault((tail, head), (clean_text(tooltip)[:_TOOLTIP], dashed))
+
+    def titled(self, svg: str) -> str:
+        """``svg`` (Graphviz's drawing of :meth:`dot`) with each group's ``<title>`` holding
+        its text: a node's full text then its IRI (on two lines), an edge's relation."""
+        texts = {n.ident: f"{n.tooltip[:_TOOLTIP]}\n{n.name.strip(chr(34))}"
+                 for n in self.nodes.values()}  # fmt: skip
+        texts.update({f"e{i}": text for i, (text, _) in enumerate(self.edges.values())})
+
+        def title(match: re.Match[str]) -> str:
+            text = texts.get(match.group(1))
+            if text is None:
+                return match.group(0)
+            return f"{match.group(0).split('<title>')[0]}<title>{xml_escape(text)}</title>"
+
+        return _GROUP_TITLE.sub(title, svg)
+
+    def rows(self) -> list[tuple[int, list[str]]]:
+        """The nodes level by level (story → publisher), each level cut into rows of ROW."""
+        levels: dict[int, list[str]] = {}
+        for name, node in self.nodes.items():
+            levels.setdefault(_LEVEL[node.kind], []).append(name)
+        return [(level, names[i : i + ROW]) for level, names in sorted(levels.items())
+                for i in range(0, len(names), ROW)]  # fmt: skip
+
+    def dot(self, title: str) -> str:
+        lines = [
+            "digraph trace {",
+            "  graph [rankdir=TB, newrank=true, nodesep=0.18, ranksep=0.45, "
+            f'fontname="Helvetica", fontsize=13, labelloc=t, '
+            f"label=<<B>{_html(title)}</B>>];",
+            '  node [shape=box, fontname="Helvetica", fontsize=11, margin="0.12,0.06", '
+            'color="#555555"];',
+            '  edge [color="#777777", arrowsize=0.7];',
+        ]
+        lines += [f"  {node.dot()}" for node in self.nodes.values()]
+        rows = self.rows()
+        for _level, row in rows:
+            if len(row) > 1:
+                lines.append(f"  {{ rank=same; {'; '.join(row)}; }}")
+        # Invisible edges keep the rows in order: between the rows of one wrapped level, one
+        # per column, weighted to stack the rows into columns (else each row drifts sideways
+        # and the picture is as wide as all of them); between levels one with weight 0.
+        for (upper_level, upper), (lower_level, lower) in itertools.pairwise(rows):
+            if upper_level == lower_level:
+                lines += [f"  {a} -> {b} [style=invis, weight={COLUMN_WEIGHT}];"
+                          for a, b in zip(upper, lower, strict=False)]  # fmt: skip
+            elif (upper[0], lower[0]) not in self.edges:  # a drawn edge orders them already
+                lines.append(f"  {upper[0]} -> {lower[0]} [style=invis, weight=0];")
+        for i, ((tail, head), (_text, dashed)) in enumerate(self.edges.items()):
+            style = ", style=dashed" if dashed else ""
+            lines.append(f'  {tail} -> {head} [id="e{i}"{style}];')
+        lines.append("}")
+        return "\n".join(lines) + "\n"
+
+
+def _date(value: str | None) -> str:
+    return clean_text(value)[:10] if value else "-"
+
+
+def url_lines(url: object, lines: int = 2, width: int = WRAP) -> list[str]:
+    """A URL (cleaned) cut into lines of at most ``width`` characters, after a ``/`` where
+    one is near, at most ``lines`` lines (the last ends with an ellipsis when cut).
+
+    >>> url_lines("https://example.org/stories/2026-10-20/slug/", width=24)
+    ['https://example.org/', 'stories/2026-10-20/slug/']
+    """
+    text = clean_text(url)
+    out: list[str] = []
+    while text and len(out) < lines:
+        if len(text) <= width:
+            out.append(text)
+            text = ""
+            break
+        cut = text.rfind("/", width // 2, width)
+        cut = width if cut < 0 else cut + 1
+        out.append(text[:cut])
+        text = text[cut:]
+    if text:
+        out[-1] = out[-1][: width - 1] + "\u2026"
+    return out or [""]
+
+
+def _story_node(s: StoryTrace, extra: str | None = None) -> _Node:
+    foot = [f"published {_date(s.published_at)}"]
+    if s.writer_agent:
+        foot[0] += f" · by {clean_text(s.writer_agent)[:16]}"
+        if s.writer_run:
+            foot.append(f"run {clean_text(s.writer_run)[: WRAP - 4]}")
+    if s.ingest is not None:
+        foot.append(f"fetched by hcgraph {_date(s.ingest.retrieved_at)}")
+    foot += url_lines(s.url, lines=2, width=WRAP + 4)
+    if extra:
+        foot.append(extra)
+    tooltip = clean_text(s.headline or s.url)
+    if s.ingest is not None and s.ingest.sha256:
+        tooltip += f" (raw document sha256 {clean_text(s.ingest.sha256)})"
+    return _Node(_name(s.url), "story", label_lines(s.headline or s.url, lines=3), foot=foot,
+                 tooltip=tooltip)  # fmt: skip
+
+
+def _part_node(p: Part) -> _Node:
+    claims = len(p.claim_ids)
+    manifests = len(p.manifest_ids)
+    foot = [f"cites {claims} claim{'s' * (claims != 1)} in {manifests} "
+            f"manifest{'s' * (manifests != 1)}" if p.citations else "cites nothing"]  # fmt: skip
+    return _Node(_name(p.iri), "part", [f"{p.kind} {clean_text(p.key)}"],
+                 body=label_lines(p.text, lines=3), foot=foot,
+                 tooltip=f"{p.kind} {clean_text(p.key)}: {clean_text(p.text)}")  # fmt: skip
+
+
+def _manifest_nodes(pic: _Picture, mid: str, info: ManifestInfo | None, focus: bool) -> str:
+    """The manifest → source document → publisher chain; returns the manifest's name."""
+    iri = manifest_iri(mid)
+    short = clean_text(mid)
+    if info is None or not (info.titles or info.documents):
+        return pic.add(_Node(_name(iri), "manifest", [f"manifest {short[:WRAP]}"],
+                             body=["not listed by any story", "(dangling)"],
+                             tooltip=f"manifest {short}: not listed by any story (dangling)",
+                             focus=focus))  # fmt: skip
+    date = info.published_date.isoformat() if info.published_date else "-"
+    title = info.title or "(untitled)"
+    node = pic.add(_Node(_name(iri), "manifest", label_lines(title, lines=2),
+                         foot=[f"manifest {short[:WRAP]}", f"published {date}"],
+                         tooltip=f"manifest {short}: {clean_text(title)} ({date})",
+                         focus=focus))  # fmt: skip
+    for doc in sorted(info.documents):
+        url = info.source_url if len(info.documents) == 1 and info.source_url else doc
+        source = pic.add(_Node(_name(doc), "source", ["source document"],
+                               body=url_lines(url, lines=2, width=WRAP + 4),
+                               foot=[f"published {date}"],
+                               tooltip=f"source {clean_text(url)} published {date}"))  # fmt: skip
+        pic.edge(node, source, "hadPrimarySource")
+        for pub in sorted(info.publishers):
+            publisher = pic.add(_Node(_name(minted("publisher", pub)), "publisher",
+                                      label_lines(pub, lines=2), foot=["publisher"],
+                                      tooltip=f"publisher {clean_text(pub)}"))  # fmt: skip
+            pic.edge(source, publisher, "wasAttributedTo")
+    return node
+
+
+def _draw(tr: Trace) -> _Picture:
+    pic = _Picture()
+    shown = tr.stories[:MAX_STORIES] if tr.kind in ("manifest", "claim") else tr.stories
+    claim_node: str | None = None
+    if tr.kind == "claim":
+        claim = clean_text(tr.target)
+        claim_node = pic.add(_Node(_name(claim_iri(tr.target)), "claim", [f"claim {claim[:WRAP]}"],
+                                   foot=[f"cited by {tr.total_stories} stories"],
+                                   tooltip=f"claim {claim}", focus=True))  # fmt: skip
+    focus_manifest = tr.target if tr.kind == "manifest" else None
+    if focus_manifest is not None:
+        _manifest_nodes(pic, focus_manifest, tr.manifests.get(focus_manifest), True)
+    for s in shown:
+        parts = s.parts
+        extra = None
+        if tr.kind in ("manifest", "claim") and len(parts) > MAX_PARTS:
+            extra = f"+ {len(parts) - MAX_PARTS} more citing parts not drawn"
+            parts = parts[:MAX_PARTS]
+        snode = _story_node(s, extra)
+        snode.focus = tr.kind == "story"
+        story = pic.add(snode)
+        for p in parts:
+            cites = [(c.manifest_id, c.claim_ids) for c in p.citations]
+            if tr.kind == "manifest":
+                cites = [c for c in cites if c[0] == focus_manifest]
+            elif tr.kind == "claim":
+                cites = [c for c in cites if tr.target in c[1]]
+            pnode = _part_node(p)
+            pnode.focus = tr.kind == "part"
+            part = pic.add(pnode)
+            pic.edge(story, part, "hadMember")
+            for mid, claims in cites:
+                tooltip = "cites claims " + (", ".join(claims) or "(none)")
+                if claim_node is not None:
+                    pic.edge(part, claim_node, tooltip)
+                    manifest = _manifest_nodes(pic, mid, tr.manifests.get(mid), False)
+                    pic.edge(claim_node, manifest, "isPartOf")
+                else:
+                    manifest = _manifest_nodes(pic, mid, tr.manifests.get(mid), False)
+                    pic.edge(part, manifest, tooltip)
+    hidden = max(tr.total_stories, len(tr.stories)) - len(shown)
+    if tr.kind in ("manifest", "claim") and hidden > 0:
+        more = pic.add(_Node('"more-citing-stories"', "more",
+                             [f"\u2026 and {hidden} more"],
+                             body=[f"citing stor{'ies' if hidden != 1 else 'y'} not drawn"],
+                             foot=["trace --all --format md", "lists every one"],
+                             tooltip=f"{hidden} more citing stories"))  # fmt: skip
+        target = claim_node or (_name(manifest_iri(tr.target)) if focus_manifest else None)
+        if target is not None:
+            pic.edge(more, target, f"{hidden} more citing stories", dashed=True)
+    return pic
+
+
+def _title(tr: Trace) -> str:
+    title = f"trace of {clean_text(tr.target)}"
+    if len(title) > 90:
+        title = title[:89] + "\u2026"
+    title += f" ({tr.kind})"
+    if tr.kind in ("manifest", "claim"):
+        title += f": cited by {tr.total_stories} stor{'ies' if tr.total_stories != 1 else 'y'}"
+    return title + f" · hcgraph {__version__}"
+
+
+def to_dot(tr: Trace) -> str:
+    """The trace's picture as Graphviz DOT text (see the module docstring)."""
+    return _draw(tr).dot(_title(tr))
+
+
+def to_svg(tr: Trace) -> str:
+    """The trace's picture as SVG, drawn by Graphviz's ``dot``.
+
+    Raises:
+        ProvenanceError: Graphviz is missing or fails.
+    """
+    exe = shutil.which("dot")
+    if exe is None:
+        raise ProvenanceError("svg output needs Graphviz ('dot' on the PATH; apt install graphviz)")
+    pic = _draw(tr)
+    try:
+        done = subprocess.run(
+            [exe, "-Tsvg"],
+            input=pic.dot(_title(tr)).encode("utf-8"),
+            capture_output=True,
+            timeout=TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ProvenanceError(f"Graphviz could not draw the trace: {exc}") from None
+    if done.returncode != 0:
+        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise ProvenanceError(
+            "Graphviz could not draw the trace: " + (message[0] if message else "dot failed")
+        )
+    return pic.titled(done.stdout.decode("utf-8"))
