@@ -39,7 +39,6 @@ import pyoxigraph as ox
 
 from .errors import NotAStoryError, StoryError
 from .identity import crawled_from
-from .ledger import description_hash
 from .mapping import IngestInfo, Revision, map_story
 from .model import Story, parse_story
 from .store import Store, now_utc, source_date_epoch
@@ -305,48 +304,43 @@ class Pipeline:
             repeat_of=repeat,
         )
         if old == sha:
-            # Written whole by a write of this run that failed (kept by recovery): this is
-            # its retry. Kept until another version comes: the retry may fail again.
-            recovered = self._recovered.get(story.url)
-            if recovered is not None:
-                new, quads = recovered
-                return replace(base, status="added" if new else "replaced", quads=quads)
-            return replace(base, status="unchanged")
+            return self._same_bytes(base, story.url)
         self._recovered.pop(story.url, None)
-        if old is not None and self.protect_crawled:
-            origin = crawled_from(self.store, story.url)
-            if origin is not None:
-                reason = (
-                    f"{story.url} was crawled from {origin}; a local file replaces a crawled "
-                    "story only with --replace"
-                )
-                return replace(base, reason=reason, json_path="url", problems=(("url", reason),))
-        revisions = (
-            tuple(Revision(s, when) for s, when in self.store.revisions(story.url, old))
-            if old
-            else ()
-        )
-        info = IngestInfo(
-            sha, doc.location or doc.source, graph_time(doc.retrieved_at), len(doc.body), revisions
-        )
+        origin = crawled_from(self.store, story.url) if old and self.protect_crawled else None
+        if origin is not None:
+            reason = (
+                f"{story.url} was crawled from {origin}; a local file replaces a crawled "
+                "story only with --replace"
+            )
+            return replace(base, reason=reason, json_path="url", problems=(("url", reason),))
         try:
-            mapped = map_story(story, info)
+            mapped = map_story(story, self._info(doc, story.url, sha, old))
         except Exception as exc:  # a story that trips the mapping fails alone, not the run
             if repeat is None:
                 self._run_urls.pop(story.url, None)  # it never reached the store
             if new_id:
                 del self._run_ids[story.id]
             return replace(base, reason=f"cannot be mapped to RDF: {type(exc).__name__}: {exc}")
-        hashes = set()
-        for desc in mapped.shared.values():
-            body = desc.body()
-            digest = description_hash(desc.graph, body)
-            hashes.add(digest)
-            if digest not in write.stated:
-                write.stated[digest] = (desc.graph, desc.subject, body)
-        write.uses[story.url] = frozenset(hashes)
-        (write.replaced if old else write.new).append((mapped, sha))
+        write.add(mapped, sha, replaces=old is not None)
         return replace(base, status="replaced" if old else "added", quads=len(mapped))
+
+    def _same_bytes(self, base: Outcome, url: str) -> Outcome:
+        """The outcome of a document whose bytes are the stored version's."""
+        # Written whole by a write of this run that failed (kept by recovery): this is its
+        # retry. Kept until another version comes: the retry may fail again.
+        recovered = self._recovered.get(url)
+        if recovered is None:
+            return replace(base, status="unchanged")
+        new, quads = recovered
+        return replace(base, status="added" if new else "replaced", quads=quads)
+
+    def _info(self, doc: Document, url: str, sha: str, old: str | None) -> IngestInfo:
+        """What the graph records of this ingest, with the stored versions before it."""
+        revisions = (
+            tuple(Revision(s, when) for s, when in self.store.revisions(url, old)) if old else ()
+        )
+        where = doc.location or doc.source
+        return IngestInfo(sha, where, graph_time(doc.retrieved_at), len(doc.body), revisions)
 
     def _id_clash(self, story: Story) -> str | None:
         """Another story IRI with ``story``'s id: earlier in this run, or in the store."""

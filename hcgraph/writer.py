@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from .errors import StoreDiskError, StoreError, first_line
-from .ledger import Pending
+from .ledger import Pending, description_hash
 from .mapping import MappedStory
 from .store import Store
 
@@ -81,6 +81,18 @@ class Batch:
     def urls(self) -> Iterator[str]:
         """The stories written."""
         return (m.url for m, _ in (*self.new, *self.replaced))
+
+    def add(self, mapped: MappedStory, sha: str, *, replaces: bool) -> None:
+        """Add one mapped story (``replaces``: a changed story) and the descriptions it states."""
+        hashes = set()
+        for desc in mapped.shared.values():
+            body = desc.body()
+            digest = description_hash(desc.graph, body)
+            hashes.add(digest)
+            if digest not in self.stated:
+                self.stated[digest] = (desc.graph, desc.subject, body)
+        self.uses[mapped.url] = frozenset(hashes)
+        (self.replaced if replaces else self.new).append((mapped, sha))
 
     def find_new(self, known: Callable[[bytes], bool]) -> None:
         """Keep as :attr:`descriptions` the stated ones the ledger does not know."""
@@ -204,6 +216,15 @@ class Writer:
         """Finish the queued writes and stop the thread."""
         self._pool.shutdown(wait=True)
 
+    def _break(self, error: BaseException) -> None:
+        """Refuse every later write, saying why (a full disk stays a StoreDiskError)."""
+        with self._lock:
+            if self._broken is None:
+                self._broken = first_line(error).removeprefix(f"{self.store.directory}: ")
+                self._broken_by = (
+                    StoreDiskError if isinstance(error, StoreDiskError) else StoreError
+                )
+
     def _refuse_if_broken(self) -> None:
         if self._broken is not None:
             raise self._broken_by(
@@ -262,24 +283,23 @@ class Writer:
         what did not land and retracts what only it stated, so writing can go on; if that
         fails too, the writer is broken (everything stays pending for the next open).
         """
-        reason = first_line(error).removeprefix(f"{self.store.directory}: ")
         kept: dict[str, tuple[bool, int]] = {}
         try:
             self._refuse_if_broken()  # then nothing was written: nothing to recover
-            written = [p for p in self.store.ledger.pending() if p.sha is not None]
-            recover(self.store)
-            for p in written:  # landed whole, so kept: a retry of it is no "unchanged"
-                if self.store.raw_sha256(p.story) == p.sha:
-                    kept[p.story] = (p.new, p.quads)
+            kept = _recovered(self.store)
         except BaseException:
-            with self._lock:
-                self._broken = self._broken or reason
-                self._broken_by = (
-                    StoreDiskError if isinstance(error, StoreDiskError) else StoreError
-                )
+            self._break(error)
         with self._lock:
             self._recovered.update(kept)
             self._lost.update(m.url for b in job.batches for m, _ in b.new if m.url not in kept)
+
+
+def _recovered(store: Store) -> dict[str, tuple[bool, int]]:
+    """Recover the store; the pending stories it kept whole: url → (new, quads)."""
+    written = [p for p in store.ledger.pending() if p.sha is not None]
+    recover(store)
+    # landed whole, so kept: a retry of it is no "unchanged"
+    return {p.story: (p.new, p.quads) for p in written if store.raw_sha256(p.story) == p.sha}
 
 
 def _rows(batch: Batch) -> Iterator[tuple[bytes, str, str, str]]:
@@ -344,25 +364,28 @@ def recover(store: Store) -> None:
     ledger = store.ledger
     if not ledger.dirty:
         return
-    landed: list[Pending] = []
-    for p in ledger.pending():
-        sha = store.raw_sha256(p.story)
-        if p.sha is None:
-            if sha is not None:
-                store.remove_graph(p.story)
-            landed.append(p)
-        elif sha == p.sha and store.graph_size(p.story) == p.quads:
-            landed.append(p)
-        else:
-            # Not landed. A new story's graph may be partial (the bulk loader is not
-            # transactional): remove it, a re-run ingests it again. A replaced story's old
-            # version (another sha) is intact: keep it.
-            if sha is None or sha == p.sha:
-                store.remove_graph(p.story)
-            ledger.drop_pending(p)
+    landed = [p for p in ledger.pending() if _settle_or_undo(store, p)]
     hashes = {h for p in landed for h in (ledger.uses_of(p.story) if p.new else p.hashes)}
     text = "".join(_as_nquads(graph, body) for graph, body in ledger.bodies(sorted(hashes)))
     store.load_nquads(text.encode())
     dropped = ledger.settle(landed)
     _retract(store, dropped | set(ledger.unused()))
     ledger.clean()
+
+
+def _settle_or_undo(store: Store, p: Pending) -> bool:
+    """True if ``p``'s write landed (a removal: finished now); else undo it."""
+    sha = store.raw_sha256(p.story)
+    if p.sha is None:
+        if sha is not None:
+            store.remove_graph(p.story)
+        return True
+    if sha == p.sha and store.graph_size(p.story) == p.quads:
+        return True
+    # Not landed. A new story's graph may be partial (the bulk loader is not transactional):
+    # remove it, a re-run ingests it again. A replaced story's old version (another sha) is
+    # intact: keep it.
+    if sha is None or sha == p.sha:
+        store.remove_graph(p.story)
+    store.ledger.drop_pending(p)
+    return False

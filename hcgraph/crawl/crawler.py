@@ -521,10 +521,9 @@ class Crawler:
         finished = False
         while not finished:
             size = 1 if pending and pending[0].key in suspects else BATCH
-            batch = pending[:size]
-            pending = pending[size:]
+            batch, pending = pending[:size], pending[size:]
             if not batch:
-                if inflight is not None and self._queue.empty():
+                if self._queue.empty():
                     # Nothing to map meanwhile: record it now (its links feed the fetchers).
                     await self._land(frontier, runner, inflight, suspects)
                     inflight = None
@@ -532,9 +531,9 @@ class Crawler:
                 if item is None:
                     break
                 batch = [item]
-            finished = await self._fill(batch, inflight.landed if inflight is not None else None)
+            finished = await self._fill(batch, inflight.landed if inflight else None)
             alone = len(batch) == 1 and batch[0].key in suspects
-            if inflight is not None and (self._stop or alone):
+            if self._stop or alone:
                 await self._land(frontier, runner, inflight, suspects)
                 inflight = None
             if self._stop:  # leave them fetched: the resume processes them from the archive
@@ -545,8 +544,7 @@ class Crawler:
                 await self._record(frontier, batch, outcomes)
             else:
                 inflight = await self._overlapped(frontier, runner, batch, suspects, inflight)
-        if inflight is not None:
-            await self._land(frontier, runner, inflight, suspects)
+        await self._land(frontier, runner, inflight, suspects)
 
     async def _fill(self, batch: list[Document], written: asyncio.Future[Any] | None) -> bool:
         """Add queued bodies to ``batch``, up to :data:`BATCH`; True once the end is seen.
@@ -611,8 +609,7 @@ class Crawler:
                 frontier, redo, await self._process_batch(frontier, runner, redo, suspects)
             )
             return None
-        if inflight is not None:
-            await self._land(frontier, runner, inflight, suspects)
+        await self._land(frontier, runner, inflight, suspects)
         return _Submitted(batch, landed)
 
     async def _landed(self, frontier: Frontier, inflight: _Submitted) -> bool:
@@ -626,11 +623,15 @@ class Crawler:
         return True
 
     async def _land(
-        self, frontier: Frontier, runner: BatchRunner, inflight: _Submitted, suspects: set[str]
+        self,
+        frontier: Frontier,
+        runner: BatchRunner,
+        inflight: _Submitted | None,
+        suspects: set[str],
     ) -> None:
-        """Wait for the batch in flight to land and record it; if its write failed, process
-        it again (one body at a time if need be) and record that."""
-        if not await self._landed(frontier, inflight):
+        """Wait for the batch in flight (if any) to land and record it; if its write failed,
+        process it again (one body at a time if need be) and record that."""
+        if inflight is not None and not await self._landed(frontier, inflight):
             outcomes = await self._process_batch(frontier, runner, inflight.batch, suspects)
             await self._record(frontier, inflight.batch, outcomes)
 

@@ -94,26 +94,9 @@ def _serve(conn: Connection) -> None:
         send(("reply", False, _wire(exc)))
         return
     send(("reply", True, None))
-    submitted = 0
     failed = False
     try:
-        while True:
-            try:
-                op, batch = conn.recv()
-            except (EOFError, OSError):
-                break  # the parent is gone: finish the writes below
-            if op == "close":
-                break
-            try:
-                if op != "submit":  # pragma: no cover - the parent sends only these ops
-                    raise ValueError(f"unknown op {op!r}")
-                landed = pipeline.submit(batch)
-            except Exception as exc:
-                send(("reply", False, _wire(exc)))
-                continue
-            submitted += 1
-            send(("reply", True, submitted))
-            landed.add_done_callback(_announce(send, submitted))
+        _answer(conn, pipeline, send)
     except BaseException as exc:  # ends the worker: the call in hand failed, not succeeded
         send(("reply", False, _wire(exc)))
         failed = True
@@ -129,6 +112,28 @@ def _serve(conn: Connection) -> None:
             if not failed:  # the answer to "close" (or to nobody, when the parent is gone)
                 send(("reply", True, None))
         conn.close()
+
+
+def _answer(conn: Connection, pipeline: Pipeline, send: Callable[[tuple[Any, ...]], None]) -> None:
+    """Answer ``submit`` requests until ``close`` (or until the parent is gone)."""
+    submitted = 0
+    while True:
+        try:
+            op, batch = conn.recv()
+        except (EOFError, OSError):
+            return  # the parent is gone: finish the writes
+        if op == "close":
+            return
+        try:
+            if op != "submit":  # pragma: no cover - the parent sends only these ops
+                raise ValueError(f"unknown op {op!r}")
+            landed = pipeline.submit(batch)
+        except Exception as exc:
+            send(("reply", False, _wire(exc)))
+            continue
+        submitted += 1
+        send(("reply", True, submitted))
+        landed.add_done_callback(_announce(send, submitted))
 
 
 def _announce(
