@@ -224,16 +224,16 @@ class Pipeline:
         self._take_failures()
         outcomes: list[Outcome] = []
         futures: list[Future[None]] = []
-        write = Batch()
+        write, urls = Batch(), set[str]()
         for doc in documents:
             parsed = self._parse(doc)
             if isinstance(parsed, Outcome):
                 outcomes.append(parsed)
                 continue
             story = parsed
-            if story.url in write.uses:  # the same story twice in this batch
+            if story.url in urls:  # the same story twice in this batch
                 futures.append(self.writer.submit(write))
-                write = Batch()
+                write, urls = Batch(), set[str]()
             if self.writer.writing(story.url):  # its stored version is to be read
                 self.writer.wait()
                 self._take_failures()
@@ -242,6 +242,7 @@ class Pipeline:
                 self.by_story[story.url] = doc.key or doc.source
                 self.by_id.setdefault(story.id, story.url)
             outcomes.append(outcome)
+            urls.add(story.url)
         futures.append(self.writer.submit(write))
         return outcomes, futures
 

@@ -61,26 +61,24 @@ State = Literal["idle", "loading", "replacing", "broken"]
 
 @dataclass
 class Batch:
-    """A prepared batch: the stories to write and the shared descriptions they state."""
+    """A prepared batch: the stories to write, as the writer needs them (a new story's
+    N-Quads, a changed story's N-Triples, each story's ledger record), and the shared
+    descriptions they state. No mapped story is held: memory is the text to write."""
 
-    new: list[tuple[MappedStory, str]] = field(default_factory=list)  # (mapping, sha)
-    replaced: list[tuple[MappedStory, str]] = field(default_factory=list)
-    uses: dict[str, frozenset[bytes]] = field(default_factory=dict)
+    pending: list[Pending] = field(default_factory=list)  # each story's ledger record
+    replaced: list[tuple[str, str]] = field(default_factory=list)  # (story, N-Triples)
+    chunks: list[bytes] = field(default_factory=list)  # the new stories' N-Quads
     stated: dict[bytes, tuple[str, str, str]] = field(default_factory=dict)  # all of them
     descriptions: dict[bytes, tuple[str, str, str]] = field(default_factory=dict)  # new ones
-    data: bytes = b""  # the new stories' N-Quads
+    quads: int = 0  # of the new stories
+    data: bytes = b""  # the chunks, joined
 
     def __bool__(self) -> bool:
-        return bool(self.new or self.replaced)
+        return bool(self.pending)
 
-    @property
-    def quads(self) -> int:
-        """Quads of the new stories."""
-        return sum(len(m) for m, _ in self.new)
-
-    def urls(self) -> Iterator[str]:
+    def urls(self) -> list[str]:
         """The stories written."""
-        return (m.url for m, _ in (*self.new, *self.replaced))
+        return [p.story for p in self.pending]
 
     def add(self, mapped: MappedStory, sha: str, *, replaces: bool) -> None:
         """Add one mapped story (``replaces``: a changed story) and the descriptions it states."""
@@ -91,19 +89,18 @@ class Batch:
             hashes.add(digest)
             if digest not in self.stated:
                 self.stated[digest] = (desc.graph, desc.subject, body)
-        self.uses[mapped.url] = frozenset(hashes)
-        (self.replaced if replaces else self.new).append((mapped, sha))
+        self.pending.append(Pending(mapped.url, sha, len(mapped), frozenset(hashes), not replaces))
+        if replaces:
+            self.replaced.append((mapped.url, mapped.ntriples()))
+        else:
+            # Encoded story by story: one non-ASCII character would make a joined batch a
+            # wide string and its encoding ~2x slower (measured: 600 vs 255 us a story).
+            self.chunks.append(mapped.nquads().encode())
+            self.quads += len(mapped)
 
     def find_new(self, known: Callable[[bytes], bool]) -> None:
         """Keep as :attr:`descriptions` the stated ones the ledger does not know."""
         self.descriptions = {h: d for h, d in self.stated.items() if not known(h)}
-
-    def pending(self) -> list[Pending]:
-        """Ledger records of the stories in this batch."""
-        return [
-            *(Pending(m.url, sha, len(m), self.uses[m.url], new=True) for m, sha in self.new),
-            *(Pending(m.url, sha, len(m), self.uses[m.url]) for m, sha in self.replaced),
-        ]
 
     def shared_ntriples(self) -> dict[str, str]:
         """The new descriptions as N-Triples text per shared graph."""
@@ -114,9 +111,7 @@ class Batch:
 
     def nquads(self) -> bytes:
         """The new stories as N-Quads."""
-        # Encoded story by story: one non-ASCII character would make a joined batch a wide
-        # string and its encoding ~2x slower (measured: 600 vs 255 us a story).
-        return b"".join(mapped.nquads().encode() for mapped, _ in self.new)
+        return b"".join(self.chunks)
 
     def shared_nquads(self) -> bytes:
         """The new descriptions as N-Quads."""
@@ -166,8 +161,8 @@ class Writer:
     def submit(self, batch: Batch) -> Future[None]:
         """Queue ``batch`` for writing; the future ends when it has landed (or failed).
 
-        Its stories' N-Quads are encoded here, on the caller's thread (a batch that fails to
-        encode has begun nothing), so the writer thread runs mostly Rust.
+        Its stories are joined into one text here, on the caller's thread (a batch that
+        fails to has begun nothing), so the writer thread runs mostly Rust.
 
         Raises:
             StoreError: the writer is broken (an earlier write failed, and its recovery).
@@ -176,7 +171,7 @@ class Writer:
             done: Future[None] = Future()
             done.set_result(None)
             return done
-        batch.data = batch.nquads()
+        batch.data, batch.chunks = batch.nquads(), []
         while True:
             with self._lock:
                 self._refuse_if_broken()
@@ -258,20 +253,21 @@ class Writer:
         pending: list[Pending] = []
         for batch in batches:
             batch.find_new(ledger.known)
-            ledger.begin(_rows(batch), batch.pending())
-            pending.extend(batch.pending())
+            ledger.begin(_rows(batch), batch.pending)
+            pending.extend(batch.pending)
         first = batches[0]
         if first.replaced:
             shared = first.shared_ntriples()
-            for n, (mapped, _) in enumerate(first.replaced):
+            for n, (story, ntriples) in enumerate(first.replaced):
                 # Each changed story in its own transaction; the batch's new descriptions
                 # ride with the first one.
-                store.replace_graph(mapped.url, mapped.ntriples(), shared if n == 0 else None)
-            store.load_nquads(first.data)
+                store.replace_graph(story, ntriples, shared if n == 0 else None)
+            data = first.data
         else:
-            store.load_nquads(
-                b"".join(part for b in batches for part in (b.data, b.shared_nquads()))
-            )
+            data = b"".join(part for b in batches for part in (b.data, b.shared_nquads()))
+        for batch in batches:  # held once, by the load
+            batch.data = b""
+        store.load_nquads(data)
         _retract(store, ledger.settle(pending))
         ledger.clean()
 
@@ -291,7 +287,9 @@ class Writer:
             self._break(error)
         with self._lock:
             self._recovered.update(kept)
-            self._lost.update(m.url for b in job.batches for m, _ in b.new if m.url not in kept)
+            self._lost.update(
+                p.story for b in job.batches for p in b.pending if p.new and p.story not in kept
+            )
 
 
 def _recovered(store: Store) -> dict[str, tuple[bool, int]]:

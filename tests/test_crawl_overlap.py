@@ -195,7 +195,7 @@ def test_a_batch_that_fails_to_encode_fails_its_story_alone(
     real = Batch.nquads
 
     def nquads(self: Batch) -> bytes:
-        if any("/s4/" in m.url for m, _ in self.new):
+        if any("/s4/" in p.story for p in self.pending):
             raise MemoryError("boom while encoding")
         return real(self)
 
@@ -226,7 +226,7 @@ def test_a_recrawl_write_that_fails_after_part_landed_still_reports_replaced(
 
     def write(self: Writer, batches: Any) -> None:  # s4 last: the others land before it fails
         for batch in batches:
-            batch.replaced.sort(key=lambda ms: "/s4/" in ms[0].url)
+            batch.replaced.sort(key=lambda replaced: "/s4/" in replaced[0])
         real_write(self, batches)
 
     def replace_graph(self: Store, graph: str, *args: Any) -> None:
