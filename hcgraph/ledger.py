@@ -19,7 +19,7 @@ manifest — stay side by side until each loses its last story).
 
 Crash safety: a write marks the ledger dirty and records the stories it is writing as
 *pending* before touching Oxigraph, and settles them afterwards. :meth:`Ledger.pending`
-tells the pipeline what to check after a crash (see ``hcgraph.pipeline.recover``).
+tells the writer what to check after a crash (see ``hcgraph.writer.recover``).
 """
 
 from __future__ import annotations
@@ -210,7 +210,7 @@ class Ledger:
 
     def clean(self) -> None:
         """Mark the ledger consistent with the store again (not while a story is still
-        pending: a write that failed stays for :func:`hcgraph.pipeline.recover`)."""
+        pending: a write that failed stays for :func:`hcgraph.writer.recover`)."""
         with self._transaction():
             if self.db.execute("SELECT 1 FROM pending LIMIT 1").fetchone() is None:
                 self.db.execute("INSERT OR REPLACE INTO meta VALUES ('dirty', '0')")

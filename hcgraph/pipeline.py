@@ -12,37 +12,38 @@ Per batch of whole stories the pipeline
    (crawl mode), identical bytes are a no-op, changed bytes are a revision;
 3. maps each story to N-Quads text (:func:`hcgraph.mapping.map_story`): its own graph plus
    descriptions of shared things;
-4. writes: descriptions new to the ledger go into the shared graphs once, new story graphs go
-   in with Oxigraph's bulk loader (one load per segment of up to :data:`SEGMENT` quads; in
-   a crawl, one per batch), a changed story's graph is replaced in one transaction, and
-   what only a replaced or removed story said is retracted.
+4. hands the prepared batch to the store's :class:`~hcgraph.writer.Writer`, which writes it
+   on its own thread — descriptions new to the ledger into the shared graphs once, new
+   stories with Oxigraph's bulk loader (batches that arrive while it is busy join one
+   segment of up to :data:`SEGMENT` quads), a changed story's graph replaced in one
+   transaction, what only a replaced or removed story said retracted — and resolves the
+   batch's future once it has landed.
 
-While Oxigraph loads segment *n* (in Rust, without the GIL) the pipeline already parses
-and maps segment *n + 1*, so both cores work. Memory holds at most two segments.
+The pipeline has no threads of its own: while the writer loads segment *n* (in Rust,
+without the GIL) the caller already parses and maps the next, so both cores work.
 
-Crash safety: before each write the ledger records the stories being written (with their
-expected quad counts); :func:`recover` settles or undoes them on the next open (or at once,
-when a write fails and the process goes on), so every story in the store is complete and
-the shared graphs match the ledger.
+Crash safety is the writer's (see :mod:`hcgraph.writer`): every story in the store is
+complete and the shared graphs match the ledger, after any crash, once :func:`recover` ran.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from concurrent.futures import Future
+from dataclasses import dataclass, replace
 
 import pyoxigraph as ox
 
-from .errors import NotAStoryError, StoreDiskError, StoreError, StoryError, first_line
+from .errors import NotAStoryError, StoryError
 from .identity import crawled_from
-from .ledger import Pending, description_hash
-from .mapping import IngestInfo, MappedStory, Revision, map_story
+from .mapping import IngestInfo, Revision, map_story
 from .model import Story, parse_story
 from .store import Store, now_utc, source_date_epoch
 from .vocab import DCTERMS
+from .writer import Batch, Writer, recover, remove_story
 
 __all__ = [
     "BATCH",
@@ -130,106 +131,9 @@ def graph_time(when: dt.datetime | None) -> dt.datetime:
     return when.astimezone(dt.UTC).replace(microsecond=0)
 
 
-@dataclass
-class _Write:
-    """A prepared batch: the stories to write and the descriptions new to the ledger."""
-
-    new: list[tuple[MappedStory, str]] = field(default_factory=list)  # (mapping, sha)
-    replaced: list[tuple[MappedStory, str]] = field(default_factory=list)
-    descriptions: dict[bytes, tuple[str, str, str]] = field(default_factory=dict)
-    uses: dict[str, frozenset[bytes]] = field(default_factory=dict)
-    stated: dict[bytes, tuple[str, str, str]] = field(default_factory=dict)  # all of them
-
-    def find_new(self, known: Callable[[bytes], bool]) -> None:
-        """Keep as :attr:`descriptions` the stated ones the ledger does not know, decided
-        when the write begins: a replacement written meanwhile may have retracted some."""
-        self.descriptions = {h: d for h, d in self.stated.items() if not known(h)}
-
-    def __bool__(self) -> bool:
-        return bool(self.new or self.replaced)
-
-    def pending(self) -> list[Pending]:
-        """Ledger records of the stories in this batch."""
-        return [
-            *(Pending(m.url, sha, len(m), self.uses[m.url], new=True) for m, sha in self.new),
-            *(Pending(m.url, sha, len(m), self.uses[m.url]) for m, sha in self.replaced),
-        ]
-
-    def shared_ntriples(self) -> dict[str, str]:
-        """The new descriptions as N-Triples text per shared graph."""
-        by_graph: dict[str, list[str]] = {}
-        for graph, _, body in self.descriptions.values():
-            by_graph.setdefault(graph, []).append(body)
-        return {g: "".join(bodies) for g, bodies in sorted(by_graph.items())}
-
-    def nquads(self, *, shared: bool) -> bytes:
-        """The new stories (and, with ``shared``, the new descriptions) as N-Quads."""
-        # Encoded story by story: one non-ASCII character would make a joined batch a wide
-        # string and its encoding ~2x slower (measured: 600 vs 255 us a story).
-        parts = [mapped.nquads().encode() for mapped, _ in self.new]
-        if shared:
-            parts.extend(_as_nquads(g, b).encode() for g, b in self.shared_ntriples().items())
-        return b"".join(parts)
-
-
-def _as_nquads(graph: str, ntriples: str) -> str:
-    """N-Triples lines (hcgraph's own: one triple per line) placed in ``graph``."""
-    tail = f" <{graph}> .\n"
-    return tail.join(ntriples[:-3].split(" .\n")) + tail if ntriples else ""
-
-
-class _Loader:
-    """One segment of new stories: batches gathered as N-Quads, then one bulk load.
-
-    Oxigraph's bulk loader is fast at long, sorted loads, but it must be handed *bytes*:
-    fed from a Python stream, it calls ``read`` for every ~2 KB, each call needs the GIL,
-    and while the pipeline's thread parses and maps (holding the GIL) every such call waits
-    out the interpreter's switch interval — the load crawls and the two sides take turns
-    instead of overlapping (measured: a 60 MB load next to a busy Python thread took 9-26 s
-    from a stream, 2.5-5.6 s from bytes). Given bytes, the load runs in Rust without the
-    GIL on the writer thread while the next segment is mapped. Segments of at most
-    :data:`SEGMENT` quads bound peak memory: one load of everything held 1.6 GB at 10k
-    stories (bench/bench_datapath.py measures both).
-    """
-
-    def __init__(self, store: Store, pool: ThreadPoolExecutor) -> None:
-        self.store = store
-        self.pool = pool
-        self.chunks: list[bytes] = []
-        self.future: Future[None] | None = None
-        self.pending: list[Pending] = []
-        self.urls: set[str] = set()
-        self.quads = 0
-
-    def feed(self, write: _Write, data: bytes) -> None:
-        """Add one prepared batch (its new stories and new descriptions, ``data`` its
-        N-Quads: ``write.nquads(shared=True)``) to the segment."""
-        self.pending.extend(write.pending())
-        self.urls.update(m.url for m, _ in write.new)
-        self.quads += sum(len(m) for m, _ in write.new)
-        self.chunks.append(data)
-
-    def end_input(self) -> None:
-        """The segment is complete: start its load on the writer thread."""
-        if self.future is not None:
-            return
-        data, self.chunks = b"".join(self.chunks), []
-        self.future = self.pool.submit(self.store.load_nquads, data)
-
-    def done(self) -> bool:
-        """True once the segment's load has finished (or failed)."""
-        return self.future is not None and self.future.done()
-
-    def finish(self) -> list[Pending]:
-        """Start the load if needed, wait for it; the stories it wrote (raises its error)."""
-        self.end_input()
-        assert self.future is not None
-        self.future.result()
-        return self.pending
-
-
 class Pipeline:
-    """Parse, dedupe, map and write documents (see the module docstring).
+    """Parse, dedupe and map documents, and hand them to a :class:`~hcgraph.writer.Writer`
+    (see the module docstring).
 
     Args:
         store: an open, writable store.
@@ -254,23 +158,11 @@ class Pipeline:
         self.crawl = crawl_claims is not None
         self.by_story = {s: u for s, (u, _) in (crawl_claims or {}).items()}
         self.by_id = {i: s for s, (_, i) in (crawl_claims or {}).items() if i}
-        # Writer threads: a segment's load runs (in Rust, without the GIL) while the next
-        # segment (or crawl batch) is mapped; a replacement's transaction likewise.
-        self._pool = ThreadPoolExecutor(2, thread_name_prefix="hcgraph-write")
-        self._loader: _Loader | None = None
-        self._closing: _Loader | None = None
-        self._writing: Future[None] | None = None
-        self._inflight: set[str] = set()
-        # A write failed and could not be undone: the store waits for recover(). Its error,
-        # so that what is refused after it still says why (a full disk), not only "earlier".
-        self._broken: str | None = None
-        self._broken_by: type[StoreError] = StoreError  # StoreDiskError: the disk, not data
+        self.writer = Writer(store, segment=SEGMENT)  # recovers the store first
         self._run_urls: dict[str, str] = {}  # story IRI → first source in this run
         self._run_ids: dict[str, str] = {}  # story id → first story IRI in this run
         # story IRI → (new, quads): written whole by a write that failed, kept by recovery
         self._recovered: dict[str, tuple[bool, int]] = {}
-        recover(store)
-        store.ledger.preload()  # here, not later in a writer thread
         # Stories already stored: a story not among them needs no look-up (on a store being
         # bulk-loaded, every point read has many fresh files to search).
         self._stored = set(store.story_graphs())
@@ -282,127 +174,42 @@ class Pipeline:
     ) -> Iterator[Outcome]:
         """Process a stream of documents; outcomes come back in order, batch by batch.
 
-        New stories go to bulk loads of whole segments (see :class:`_Loader`); they are in
-        the store when the iteration ends.
+        A batch's outcomes come once it is mapped; its stories are in the store when the
+        iteration ends, which raises what a write raised (as soon as it is seen).
         """
+        landed: deque[Future[None]] = deque()
         try:
             for batch in _batches(documents, self.batch_size):
-                yield from self._submit(batch, stream=True)
+                outcomes, futures = self._submit(batch)
+                landed.extend(futures)
+                yield from outcomes
                 if on_progress is not None:
                     on_progress(len(batch))
-        finally:
-            self.flush()
+                while landed and landed[0].done():
+                    landed.popleft().result()
+        except BaseException:
+            self.writer.wait()  # what was submitted ends before the error goes up
+            raise
+        for future in landed:
+            future.result()
+
+    def submit(self, documents: Sequence[Document]) -> Future[list[Outcome]]:
+        """Parse, dedupe and map one batch, and queue its write.
+
+        Returns once the batch is mapped (the write of an earlier batch may still run);
+        the future gives the batch's outcomes, in order, once its stories have landed in
+        the store, or raises what the write raised.
+        """
+        outcomes, futures = self._submit(list(documents))
+        return _landed(futures, outcomes)
 
     def process(self, documents: Sequence[Document]) -> list[Outcome]:
         """Process one batch and wait until it is written."""
-        outcomes = self._submit(list(documents), stream=False)
-        self.flush()
-        return outcomes
-
-    def submit(self, documents: Sequence[Document]) -> list[Outcome]:
-        """Process one batch without waiting for its write (the crawler's overlapped call).
-
-        The batch is parsed and mapped while the previous batch's transaction may still be
-        running on the writer thread; then its own transaction starts. When this returns,
-        every *earlier* batch is in the store (so the caller may record those as stored),
-        while this batch is written once the next :meth:`submit` or :meth:`flush` returns.
-        """
-        before = self.writing
-        outcomes = self._submit(list(documents), stream=False)
-        if before is not None and self.writing is before:  # nothing new to write: wait here
-            self.flush()
-        return outcomes
-
-    @property
-    def writing(self) -> Future[None] | None:
-        """The write started last on the writer thread (a batch's load or transaction),
-        until it is settled; it may have ended already. None when nothing is to settle."""
-        if self._writing is not None:
-            return self._writing
-        return None if self._closing is None else self._closing.future
-
-    def flush(self) -> None:
-        """Wait until everything submitted is in the store (raises what the write raised)."""
-        try:
-            self._end_segment()
-            self._settle_closing()
-            if self._writing is not None:
-                writing, self._writing = self._writing, None
-                try:
-                    writing.result()
-                except BaseException as exc:
-                    self._after_failed_write(writing.done(), exc)
-                    raise
-        finally:
-            self._inflight.clear()
-
-    def _after_failed_write(self, ended: bool, error: BaseException) -> None:
-        """A write failed, maybe part-written: bring the store and the ledger back in step.
-
-        The failed write had entered its stories as pending and its new descriptions as
-        known; left so, a later batch would not state those descriptions again and its
-        stories would cite things the store never described. :func:`recover` drops the
-        stories that did not land (a partial graph too) and retracts what only they stated,
-        so the pipeline can go on (the crawler retries a failed batch one body at a time).
-        If the write has not ended (interrupted while waiting) or recovery fails too, the
-        pipeline writes nothing more: everything stays pending for recover() on the next
-        open.
-        """
-        # The reason without the store's name, which the refusal puts in front of it.
-        reason = first_line(error).removeprefix(f"{self.store.directory}: ")
-        self._broken_by = StoreDiskError if isinstance(error, StoreDiskError) else StoreError
-        if not ended:
-            self._broken = reason
-            return
-        try:
-            written = [p for p in self.store.ledger.pending() if p.sha is not None]
-            recover(self.store)
-            lost = set()
-            for p in written:  # landed whole, so kept: a retry of it is no "unchanged"
-                if self.store.raw_sha256(p.story) == p.sha:
-                    self._recovered[p.story] = (p.new, p.quads)
-                elif p.new:
-                    lost.add(p.story)
-            if lost and self.crawl:  # not stored: no claim (a retry claims them again)
-                for story in lost:
-                    self.by_story.pop(story, None)
-                self.by_id = {i: s for i, s in self.by_id.items() if s not in lost}
-        except Exception:
-            self._broken = reason
-
-    def _end_segment(self) -> None:
-        """Close the current load's input; it finishes in the background (one at a time)."""
-        if self._loader is None:
-            return
-        self._settle_closing()  # at most one load finishing while the next is fed
-        self._loader.end_input()
-        self._closing, self._loader = self._loader, None
-
-    def _settle_closing(self) -> None:
-        """Wait for the finishing load, then record its stories in the ledger as written."""
-        if self._closing is None:
-            return
-        loader, self._closing = self._closing, None
-        try:
-            pending = loader.finish()
-        except BaseException as exc:
-            # The load failed, maybe part-written. The segment being gathered is dropped
-            # too: its stories may rely on descriptions only the failed one carried.
-            self._loader = None
-            self._after_failed_write(loader.done(), exc)
-            raise
-        ledger = self.store.ledger
-        _retract(self.store, ledger.settle(pending))
-        if self._loader is None:
-            ledger.clean()
-        self._inflight.difference_update(loader.urls)
+        return self.submit(documents).result()
 
     def close(self) -> None:
-        """Finish the writes in flight and stop the writer threads."""
-        try:
-            self.flush()
-        finally:
-            self._pool.shutdown(wait=True)
+        """Finish the writes in flight and stop the writer."""
+        self.writer.close()
 
     def __enter__(self) -> Pipeline:
         return self
@@ -411,32 +218,45 @@ class Pipeline:
         self.close()
 
     # --- one batch ----------------------------------------------------------------------
-    def _submit(self, documents: list[Document], *, stream: bool) -> list[Outcome]:
+    def _submit(self, documents: list[Document]) -> tuple[list[Outcome], list[Future[None]]]:
+        """The batch's outcomes, and the futures of its writes (more than one when a story
+        comes twice: the later version replaces the earlier)."""
+        self._take_failures()
         outcomes: list[Outcome] = []
-        write = _Write()
-        batch_urls: set[str] = set()
+        futures: list[Future[None]] = []
+        write, urls = Batch(), set[str]()
         for doc in documents:
             parsed = self._parse(doc)
             if isinstance(parsed, Outcome):
                 outcomes.append(parsed)
                 continue
             story = parsed
-            if story.url in batch_urls:
-                # The same story twice in one batch: write what we have, then the later
-                # version replaces it (with the earlier one as its revision).
-                self._start(write, stream=False)
-                self.flush()
-                write, batch_urls = _Write(), set()
-            elif story.url in self._inflight:
-                self.flush()
+            if story.url in urls:  # the same story twice in this batch
+                futures.append(self.writer.submit(write))
+                write, urls = Batch(), set[str]()
+            if self.writer.writing(story.url):  # its stored version is to be read
+                self.writer.wait()
+                self._take_failures()
             outcome = self._prepare(doc, story, write)
             if self.crawl and outcome.ok:  # only a stored story owns its url and id
                 self.by_story[story.url] = doc.key or doc.source
                 self.by_id.setdefault(story.id, story.url)
             outcomes.append(outcome)
-            batch_urls.add(story.url)
-        self._start(write, stream=stream)
-        return outcomes
+            urls.add(story.url)
+        futures.append(self.writer.submit(write))
+        return outcomes, futures
+
+    def _take_failures(self) -> None:
+        """Learn what failed writes left: stories recovery kept, new ones that were lost."""
+        recovered, lost = self.writer.failures()
+        self._recovered.update(recovered)
+        if not lost:
+            return
+        for story in lost:  # not stored: no claim (a retry claims them again)
+            self.by_story.pop(story, None)
+            self._run_urls.pop(story, None)
+        self.by_id = {i: s for i, s in self.by_id.items() if s not in lost}
+        self._run_ids = {i: s for i, s in self._run_ids.items() if s not in lost}
 
     def _parse(self, doc: Document) -> Story | Outcome:
         try:
@@ -466,7 +286,7 @@ class Pipeline:
             return self.by_story.get(same_id, same_id)
         return None
 
-    def _prepare(self, doc: Document, story: Story, write: _Write) -> Outcome:
+    def _prepare(self, doc: Document, story: Story, write: Batch) -> Outcome:
         related = tuple(r.url for r in story.related)
         sha = hashlib.sha256(doc.body).hexdigest()
         old = self.store.raw_sha256(story.url) if story.url in self._stored else None
@@ -485,48 +305,43 @@ class Pipeline:
             repeat_of=repeat,
         )
         if old == sha:
-            # Written whole by a write of this run that failed (kept by recovery): this is
-            # its retry. Kept until another version comes: the retry may fail again.
-            recovered = self._recovered.get(story.url)
-            if recovered is not None:
-                new, quads = recovered
-                return replace(base, status="added" if new else "replaced", quads=quads)
-            return replace(base, status="unchanged")
+            return self._same_bytes(base, story.url)
         self._recovered.pop(story.url, None)
-        if old is not None and self.protect_crawled:
-            origin = crawled_from(self.store, story.url)
-            if origin is not None:
-                reason = (
-                    f"{story.url} was crawled from {origin}; a local file replaces a crawled "
-                    "story only with --replace"
-                )
-                return replace(base, reason=reason, json_path="url", problems=(("url", reason),))
-        revisions = (
-            tuple(Revision(s, when) for s, when in self.store.revisions(story.url, old))
-            if old
-            else ()
-        )
-        info = IngestInfo(
-            sha, doc.location or doc.source, graph_time(doc.retrieved_at), len(doc.body), revisions
-        )
+        origin = crawled_from(self.store, story.url) if old and self.protect_crawled else None
+        if origin is not None:
+            reason = (
+                f"{story.url} was crawled from {origin}; a local file replaces a crawled "
+                "story only with --replace"
+            )
+            return replace(base, reason=reason, json_path="url", problems=(("url", reason),))
         try:
-            mapped = map_story(story, info)
+            mapped = map_story(story, self._info(doc, story.url, sha, old))
         except Exception as exc:  # a story that trips the mapping fails alone, not the run
             if repeat is None:
                 self._run_urls.pop(story.url, None)  # it never reached the store
             if new_id:
                 del self._run_ids[story.id]
             return replace(base, reason=f"cannot be mapped to RDF: {type(exc).__name__}: {exc}")
-        hashes = set()
-        for desc in mapped.shared.values():
-            body = desc.body()
-            digest = description_hash(desc.graph, body)
-            hashes.add(digest)
-            if digest not in write.stated:
-                write.stated[digest] = (desc.graph, desc.subject, body)
-        write.uses[story.url] = frozenset(hashes)
-        (write.replaced if old else write.new).append((mapped, sha))
+        write.add(mapped, sha, replaces=old is not None)
         return replace(base, status="replaced" if old else "added", quads=len(mapped))
+
+    def _same_bytes(self, base: Outcome, url: str) -> Outcome:
+        """The outcome of a document whose bytes are the stored version's."""
+        # Written whole by a write of this run that failed (kept by recovery): this is its
+        # retry. Kept until another version comes: the retry may fail again.
+        recovered = self._recovered.get(url)
+        if recovered is None:
+            return replace(base, status="unchanged")
+        new, quads = recovered
+        return replace(base, status="added" if new else "replaced", quads=quads)
+
+    def _info(self, doc: Document, url: str, sha: str, old: str | None) -> IngestInfo:
+        """What the graph records of this ingest, with the stored versions before it."""
+        revisions = (
+            tuple(Revision(s, when) for s, when in self.store.revisions(url, old)) if old else ()
+        )
+        where = doc.location or doc.source
+        return IngestInfo(sha, where, graph_time(doc.retrieved_at), len(doc.body), revisions)
 
     def _id_clash(self, story: Story) -> str | None:
         """Another story IRI with ``story``'s id: earlier in this run, or in the store."""
@@ -544,47 +359,6 @@ class Pipeline:
                 return subject.value
         return None
 
-    def _start(self, write: _Write, *, stream: bool) -> None:
-        """Send a prepared batch on its way: into a segment load, or to the writer thread."""
-        if not write:
-            return
-        if self._broken is not None:
-            raise self._broken_by(
-                f"{self.store.directory}: an earlier write failed ({self._broken}); "
-                "reopen the store"
-            )
-        if not write.replaced:
-            if self._writing is not None:
-                self.flush()
-            write.find_new(self.store.ledger.known)
-            # Encoded here, so the writer thread runs Rust only; and before the ledger
-            # records the batch: a batch that fails to encode has begun nothing (else its
-            # new descriptions would stay 'known' but unwritten, and a retry would omit them).
-            data = write.nquads(shared=True)
-            if self._loader is None:
-                self._loader = _Loader(self.store, self._pool)
-            self.store.ledger.begin(_rows(write), write.pending())
-            self._loader.feed(write, data)
-            self._inflight.update(self._loader.urls)
-            # A stream's segment ends when it is full (bounded memory, see SEGMENT) or when
-            # the writer is idle: loading starts with the first batch, and segments grow to
-            # SEGMENT only while the loads are slower than the mapping. A crawl batch (not
-            # a stream) is a segment of its own: the crawler records a batch as stored once
-            # the next one is submitted.
-            if (
-                not stream
-                or self._loader.quads >= SEGMENT
-                or self._closing is None
-                or self._closing.done()
-            ):
-                self._end_segment()
-            return
-        self.flush()  # replacements: one transaction after another
-        write.find_new(self.store.ledger.known)
-        self.store.ledger.begin(_rows(write), write.pending())
-        self._inflight = {m.url for m, _ in (*write.new, *write.replaced)}
-        self._writing = self._pool.submit(_write, self.store, write)
-
 
 def _batches(documents: Iterable[Document], size: int) -> Iterator[list[Document]]:
     batch: list[Document] = []
@@ -597,94 +371,17 @@ def _batches(documents: Iterable[Document], size: int) -> Iterator[list[Document
         yield batch
 
 
-def _rows(write: _Write) -> Iterator[tuple[bytes, str, str, str]]:
-    return ((h, g, s, b) for h, (g, s, b) in write.descriptions.items())
+def _landed(futures: list[Future[None]], outcomes: list[Outcome]) -> Future[list[Outcome]]:
+    """A future of ``outcomes`` once every write future has ended (the error of the first
+    that failed). The writer runs jobs in order: when the last ends, all have."""
+    result: Future[list[Outcome]] = Future()
 
-
-def _write(store: Store, write: _Write) -> None:
-    """Write one batch (ledger already begun): Oxigraph, then settle and retract."""
-    shared = write.shared_ntriples()
-    for n, (mapped, _) in enumerate(write.replaced):
-        # Each changed story in its own transaction; the batch's new descriptions ride with
-        # the first one.
-        store.replace_graph(mapped.url, mapped.ntriples(), shared if n == 0 else None)
-    store.load_nquads(write.nquads(shared=not write.replaced))
-    ledger = store.ledger
-    _retract(store, ledger.settle(write.pending()))
-    ledger.clean()
-
-
-def _retract(store: Store, dropped: set[bytes]) -> None:
-    """Remove descriptions no story states any more; their subjects keep the rest."""
-    if not dropped:
-        return
-    ledger = store.ledger
-    subjects = {ledger.subject_of(h) for h in dropped} - {None}
-    for graph, subject in sorted(s for s in subjects if s is not None):
-        lines: dict[str, None] = {}
-        for body in ledger.bodies_in_use(graph, subject):
-            lines.update(dict.fromkeys(body.splitlines(keepends=True)))
-        store.set_subject(graph, subject[1:-1], "".join(sorted(lines)))
-    # Forgotten only once the store no longer says them: if the process stops before,
-    # recover() finds them among the unused descriptions and retracts them again.
-    ledger.forget(dropped)
-
-
-def remove_story(store: Store, story_url: str) -> bool:
-    """Remove one story: its graph, and what only it said about shared things.
-
-    Returns:
-        False if the story was not in the store.
-
-    Raises:
-        StoreError: the store is read-only or cannot be written.
-    """
-    if store.read_only:
-        raise StoreError(f"{store.directory}: store opened read-only")
-    recover(store)
-    if store.raw_sha256(story_url) is None:
-        return False
-    ledger = store.ledger
-    pending = [Pending(story_url, None, 0, frozenset())]
-    ledger.begin((), pending)
-    store.remove_graph(story_url)
-    _retract(store, ledger.settle(pending))
-    ledger.clean()
-    return True
-
-
-def recover(store: Store) -> None:
-    """Settle or undo writes an earlier process left unfinished (see module docstring).
-
-    For each pending story: if its graph holds the expected version, complete and with the
-    expected number of quads, the write landed and is settled; otherwise a partial graph is
-    removed and the record dropped. Descriptions of settled stories are written again
-    (idempotent), and descriptions nobody uses are retracted.
-    """
-    if store.read_only:
-        return
-    ledger = store.ledger
-    if not ledger.dirty:
-        return
-    landed: list[Pending] = []
-    for p in ledger.pending():
-        sha = store.raw_sha256(p.story)
-        if p.sha is None:
-            if sha is not None:
-                store.remove_graph(p.story)
-            landed.append(p)
-        elif sha == p.sha and store.graph_size(p.story) == p.quads:
-            landed.append(p)
+    def end(_: object) -> None:
+        errors = [e for e in (f.exception() for f in futures) if e is not None]
+        if errors:
+            result.set_exception(errors[0])
         else:
-            # Not landed. A new story's graph may be partial (the bulk loader is not
-            # transactional): remove it, a re-run ingests it again. A replaced story's old
-            # version (another sha) is intact: keep it.
-            if sha is None or sha == p.sha:
-                store.remove_graph(p.story)
-            ledger.drop_pending(p)
-    hashes = {h for p in landed for h in (ledger.uses_of(p.story) if p.new else p.hashes)}
-    text = "".join(_as_nquads(graph, body) for graph, body in ledger.bodies(sorted(hashes)))
-    store.load_nquads(text.encode())
-    dropped = ledger.settle(landed)
-    _retract(store, dropped | set(ledger.unused()))
-    ledger.clean()
+            result.set_result(outcomes)
+
+    futures[-1].add_done_callback(end)
+    return result

@@ -18,6 +18,7 @@ from hcgraph.archive import Archive
 from hcgraph.crawl import crawler, recorder
 from hcgraph.pipeline import Document, Outcome
 from hcgraph.store import Store
+from hcgraph.writer import Batch, Writer
 
 SLUGS = [f"s{n}" for n in range(9)]
 
@@ -60,8 +61,8 @@ def test_stored_is_recorded_only_after_the_write_landed(
             early.append(str(result.story_url))
         return real_outcome(self, result)
 
-    def submit(self: pipeline.Pipeline, documents: Any) -> list[Outcome]:
-        overlapped.append(self.writing is not None and not self.writing.done())
+    def submit(self: pipeline.Pipeline, documents: Any) -> Any:
+        overlapped.append(self.writer.state != "idle")
         return real_submit(self, documents)
 
     monkeypatch.setattr(recorder.Recorder, "outcome", outcome)
@@ -77,7 +78,7 @@ def _before_each_batch(monkeypatch: pytest.MonkeyPatch, check: Any) -> None:
     """Call ``check(documents)`` before the pipeline takes each batch (either way in)."""
     real_submit, real_process = pipeline.Pipeline.submit, pipeline.Pipeline.process
 
-    def submit(self: pipeline.Pipeline, documents: Any) -> list[Outcome]:
+    def submit(self: pipeline.Pipeline, documents: Any) -> Any:
         check(documents)
         return real_submit(self, documents)
 
@@ -191,14 +192,14 @@ def test_a_batch_that_fails_to_encode_fails_its_story_alone(
     descriptions before the encoding failed, so the retried stories took those descriptions
     for stored and the store never described their manifests."""
     site = _own_manifest_site(crawl_server)
-    real = pipeline._Write.nquads
+    real = Batch.nquads
 
-    def nquads(self: pipeline._Write, *, shared: bool) -> bytes:
-        if any("/s4/" in m.url for m, _ in self.new):
+    def nquads(self: Batch) -> bytes:
+        if any("/s4/" in p.story for p in self.pending):
             raise MemoryError("boom while encoding")
-        return real(self, shared=shared)
+        return real(self)
 
-    monkeypatch.setattr(pipeline._Write, "nquads", nquads)
+    monkeypatch.setattr(Batch, "nquads", nquads)
     monkeypatch.setattr(crawler, "BATCH", 3)
     report = site.crawl(tmp_path, store_worker="thread")
     assert report.exit_code == 3
@@ -221,18 +222,19 @@ def test_a_recrawl_write_that_fails_after_part_landed_still_reports_replaced(
     assert site.crawl(tmp_path, store_worker="thread").counts["added"] == len(SLUGS) + 1
     for slug in SLUGS:
         site.add(slug, story(slug, headline=f"Story {slug}, corrected"))
-    real_write, real_replace = pipeline._write, Store.replace_graph
+    real_write, real_replace = Writer._write, Store.replace_graph
 
-    def write(store: Store, batch: Any) -> None:  # s4 last: the others land before it fails
-        batch.replaced.sort(key=lambda ms: "/s4/" in ms[0].url)
-        real_write(store, batch)
+    def write(self: Writer, batches: Any) -> None:  # s4 last: the others land before it fails
+        for batch in batches:
+            batch.replaced.sort(key=lambda replaced: "/s4/" in replaced[0])
+        real_write(self, batches)
 
     def replace_graph(self: Store, graph: str, *args: Any) -> None:
         if "/s4/" in graph:
             raise RuntimeError("boom while replacing")
         real_replace(self, graph, *args)
 
-    monkeypatch.setattr(pipeline, "_write", write)
+    monkeypatch.setattr(Writer, "_write", write)
     monkeypatch.setattr(Store, "replace_graph", replace_graph)
     monkeypatch.setattr(crawler, "BATCH", 3)
     report = site.crawl(tmp_path, store_worker="thread")
@@ -245,13 +247,10 @@ def test_a_recrawl_write_that_fails_after_part_landed_still_reports_replaced(
 
 
 class _Writing:
-    """Stands in for a Runner whose batch write ends when the test says so."""
+    """Stands in for a batch's future: its write ends when the test says so."""
 
     def __init__(self) -> None:
         self.ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-    def written(self) -> asyncio.Future[None]:
-        return self.ended
 
 
 class _Fetching:
@@ -281,7 +280,7 @@ def test_a_batch_grows_while_the_one_before_is_written(
         # A write in flight: one queued body does not make a batch; more are waited for.
         await queue.put(_doc(0))
         grown: list[Document] = []
-        fill = asyncio.create_task(c._fill(grown, writing))  # type: ignore[arg-type]
+        fill = asyncio.create_task(c._fill(grown, writing.ended))
         await asyncio.sleep(0.05)
         assert not fill.done()
         for n in range(1, 6):
@@ -290,7 +289,7 @@ def test_a_batch_grows_while_the_one_before_is_written(
         # ... until the write ends: then the batch goes with what it has.
         short: list[Document] = []
         writing = _Writing()
-        fill = asyncio.create_task(c._fill(short, writing))  # type: ignore[arg-type]
+        fill = asyncio.create_task(c._fill(short, writing.ended))
         await asyncio.sleep(0.05)
         writing.ended.set_result(None)
         await fill
@@ -302,13 +301,13 @@ def test_a_batch_grows_while_the_one_before_is_written(
         await queue.put(_doc(7))
         fetching.more = False
         tail: list[Document] = []
-        fill = asyncio.create_task(c._fill(tail, _Writing()))  # type: ignore[arg-type]
+        fill = asyncio.create_task(c._fill(tail, _Writing().ended))
         await asyncio.sleep(0.05)
         assert fill.done() and await fill is False
         # ... nor once the last fetch ends while the batch waits.
         fetching.more = True
         last: list[Document] = []
-        fill = asyncio.create_task(c._fill(last, _Writing()))  # type: ignore[arg-type]
+        fill = asyncio.create_task(c._fill(last, _Writing().ended))
         await asyncio.sleep(0.05)
         assert not fill.done()
         await queue.put(_doc(8))

@@ -17,6 +17,7 @@ from hcgraph.ledger import Ledger
 from hcgraph.pipeline import recover
 from hcgraph.sample import generate_corpus
 from hcgraph.store import Store
+from hcgraph.writer import Batch
 
 
 @pytest.fixture(autouse=True)
@@ -180,20 +181,20 @@ def test_a_batch_that_fails_to_encode_is_not_settled_with_its_segment(
     corpus = generate_corpus(40, seed=7)
     stories = tmp_path / "stories"
     corpus.write(stories)
-    real = pl._Write.nquads
+    real = Batch.nquads
     calls = []
 
-    def failing_second(self: pl._Write, *, shared: bool) -> bytes:
-        calls.append(shared)
+    def failing_second(self: Batch) -> bytes:
+        calls.append(self)
         if len(calls) == 2:
             raise MemoryError("injected")
-        return real(self, shared=shared)
+        return real(self)
 
     with Store(tmp_path / "st") as store:
-        monkeypatch.setattr(pl._Write, "nquads", failing_second)
+        monkeypatch.setattr(Batch, "nquads", failing_second)
         with pytest.raises(MemoryError, match="injected"):
             ingest_paths(store, [stories], batch_size=10)
-        monkeypatch.setattr(pl._Write, "nquads", real)
+        monkeypatch.setattr(Batch, "nquads", real)
     with Store(tmp_path / "st") as store:
         assert ingest_paths(store, [stories]).ok
         clean = Store(None)
@@ -220,9 +221,9 @@ def test_a_story_whose_write_failed_claims_nothing_in_a_crawl(
     monkeypatch.setattr(Store, "load_nquads", load)
     with Store(tmp_path / "st") as store, pl.Pipeline(store, crawl_claims={}) as pipeline:
         failing = pl.Document(seed_bytes, "https://x.example/1", key="https://x.example/1")
-        pipeline.submit([failing])
+        landed = pipeline.submit([failing])
         with pytest.raises(RuntimeError, match="boom"):
-            pipeline.flush()
+            landed.result()
         with pytest.raises(RuntimeError, match="boom"):
             pipeline.process([failing])  # the crawler's retry of the body alone
         raw = json.dumps(other).encode()

@@ -514,7 +514,8 @@ class Crawler:
     async def _process_loop(self, frontier: Frontier, runner: BatchRunner) -> None:
         """Take fetched bodies off the queue in batches and process them, two in flight:
         batch n + 1 is mapped while batch n is written, and batch n's outcomes are
-        recorded only once its write has landed (a URL recorded as stored is in the store).
+        recorded only once its future says it has landed (a URL recorded as stored is in
+        the store).
         """
         assert self._queue is not None and self._scheduler is not None
         pending, self._resume_items = self._resume_items, []
@@ -525,10 +526,9 @@ class Crawler:
         finished = False
         while not finished:
             size = 1 if pending and pending[0].key in suspects else BATCH
-            batch = pending[:size]
-            pending = pending[size:]
+            batch, pending = pending[:size], pending[size:]
             if not batch:
-                if inflight is not None and self._queue.empty():
+                if self._queue.empty():
                     # Nothing to map meanwhile: record it now (its links feed the fetchers).
                     await self._land(frontier, runner, inflight, suspects)
                     inflight = None
@@ -536,9 +536,9 @@ class Crawler:
                 if item is None:
                     break
                 batch = [item]
-            finished = await self._fill(batch, runner if inflight is not None else None)
+            finished = await self._fill(batch, inflight.landed if inflight else None)
             alone = len(batch) == 1 and batch[0].key in suspects
-            if inflight is not None and (self._stop or alone):
+            if self._stop or alone:
                 await self._land(frontier, runner, inflight, suspects)
                 inflight = None
             if self._stop:  # leave them fetched: the resume processes them from the archive
@@ -549,13 +549,12 @@ class Crawler:
                 await self._record(frontier, batch, outcomes)
             else:
                 inflight = await self._overlapped(frontier, runner, batch, suspects, inflight)
-        if inflight is not None:
-            await self._land(frontier, runner, inflight, suspects)
+        await self._land(frontier, runner, inflight, suspects)
 
-    async def _fill(self, batch: list[Document], runner: BatchRunner | None) -> bool:
+    async def _fill(self, batch: list[Document], written: asyncio.Future[Any] | None) -> bool:
         """Add queued bodies to ``batch``, up to :data:`BATCH`; True once the end is seen.
 
-        While the batch before is still being written (``runner`` given), wait for more
+        While the batch before is still being written (``written``: its future), wait for more
         bodies instead of starting a small batch: each write has a fixed cost (a bulk load:
         new files for the store to compact), so a batch grows with the time its predecessor
         takes to write. Without a write in flight, take only what is queued already; and
@@ -566,7 +565,6 @@ class Crawler:
         assert self._queue is not None and self._scheduler is not None
         queue = self._queue
         scheduler = self._scheduler
-        written = runner.written() if runner is not None else None
         while len(batch) < BATCH:
             if queue.empty():
                 if written is None or written.done() or self._stop or not scheduler.may_fetch():
@@ -601,39 +599,46 @@ class Crawler:
     ) -> _Submitted | None:
         """Map ``batch`` while ``inflight`` is written; record ``inflight`` once it landed.
 
-        Returns ``batch`` as the new batch in flight. If submitting raises, whatever of the
-        two has not landed goes through :meth:`_process_batch` (one body at a time if need
-        be), is recorded, and nothing is left in flight.
+        Returns ``batch`` as the new batch in flight. If submitting raises, ``batch`` (and
+        ``inflight``, if its write failed too) goes through :meth:`_process_batch` (one body
+        at a time if need be), is recorded, and nothing is left in flight.
         """
         await self._synced()  # not in the try: a disk that fails ends the crawl
         try:
-            outcomes = await runner.submit(batch)
+            landed = await runner.submit(batch)
         except Exception:
-            redo = list(batch)
-            if inflight is not None:
-                if await runner.previous_landed():
-                    await self._record(frontier, inflight.batch, inflight.outcomes)
-                else:
-                    redo = [*inflight.batch, *batch]
+            redo = batch
+            if inflight is not None and not await self._landed(frontier, inflight):
+                redo = [*inflight.batch, *batch]
             await self._record(
                 frontier, redo, await self._process_batch(frontier, runner, redo, suspects)
             )
             return None
-        if inflight is not None:  # submit returned: the batch before it is in the store
-            await self._record(frontier, inflight.batch, inflight.outcomes)
-        return _Submitted(batch, outcomes)
+        await self._land(frontier, runner, inflight, suspects)
+        return _Submitted(batch, landed)
+
+    async def _landed(self, frontier: Frontier, inflight: _Submitted) -> bool:
+        """Wait for the batch in flight to land and record its outcomes; False if its
+        write failed (nothing recorded)."""
+        try:
+            outcomes = await inflight.landed
+        except Exception:
+            return False
+        await self._record(frontier, inflight.batch, outcomes)
+        return True
 
     async def _land(
-        self, frontier: Frontier, runner: BatchRunner, inflight: _Submitted, suspects: set[str]
+        self,
+        frontier: Frontier,
+        runner: BatchRunner,
+        inflight: _Submitted | None,
+        suspects: set[str],
     ) -> None:
-        """Wait for the batch in flight to be written, then record its outcomes."""
-        try:
-            await runner.flush()
-        except Exception:
+        """Wait for the batch in flight (if any) to land and record it; if its write failed,
+        process it again (one body at a time if need be) and record that."""
+        if inflight is not None and not await self._landed(frontier, inflight):
             outcomes = await self._process_batch(frontier, runner, inflight.batch, suspects)
-        else:
-            outcomes = inflight.outcomes
-        await self._record(frontier, inflight.batch, outcomes)
+            await self._record(frontier, inflight.batch, outcomes)
 
     async def _record(
         self, frontier: Frontier, batch: list[Document], outcomes: list[Outcome]
@@ -697,10 +702,11 @@ class Crawler:
 
 @dataclass(frozen=True)
 class _Submitted:
-    """A batch handed to the pipeline whose outcomes are not recorded yet."""
+    """A batch handed to the pipeline whose outcomes are not recorded yet: ``landed``
+    gives them once its write has landed."""
 
     batch: list[Document]
-    outcomes: list[Outcome]
+    landed: asyncio.Future[list[Outcome]]
 
 
 def _close_all(closers: Sequence[Callable[[], object]], *, failing: bool) -> None:

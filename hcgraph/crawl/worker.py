@@ -14,11 +14,11 @@ them apart. The worker is started with :mod:`subprocess` (``python -P -c …``),
 ``if __name__ == "__main__"`` guard needed); the two sides talk over a socket pair wrapped in
 :class:`multiprocessing.connection.Connection` (pickled messages):
 
-* requests go one at a time, parent → worker: ``(op, batch)``, op ``process``, ``submit``,
-  ``flush``, ``previous_landed`` or ``close``;
-* the worker answers each with ``("reply", ok, value)``, and also sends ``("written", n)``
-  from its writer thread when the write of submitted batch ``n`` ends (what
-  :meth:`ProcessRunner.written` waits for).
+* requests go one at a time, parent → worker: ``(op, batch)``, op ``submit`` or ``close``;
+* the worker answers each with ``("reply", ok, value)`` (for ``submit``: the batch's number
+  ``n``, once it is mapped), and sends ``("landed", n, ok, outcomes or error)`` from its
+  writer thread when batch ``n``'s write ends: what the future :meth:`ProcessRunner.submit`
+  returned is resolved with.
 
 Failures keep their meaning: an error a batch raises in the worker is raised again in the
 parent (a :class:`~hcgraph.errors.StoreError` stays one, so a broken store still ends the
@@ -41,14 +41,14 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
 from ..errors import StoreError
-from ..pipeline import Document, Outcome
-from .process import Batches, open_store
+from ..pipeline import Document, Outcome, Pipeline
+from .process import open_store
 
 __all__ = ["ProcessRunner"]
 
@@ -89,52 +89,21 @@ def _serve(conn: Connection) -> None:
     try:
         _, (directory, claims, wait) = conn.recv()
         store = open_store(Path(directory), wait)
-        batches = Batches(store, claims)
+        pipeline = Pipeline(store, crawl_claims=claims)
     except BaseException as exc:  # every failure to start is the parent's to report
         send(("reply", False, _wire(exc)))
         return
     send(("reply", True, None))
-    submitted = 0
     failed = False
     try:
-        while True:
-            try:
-                op, batch = conn.recv()
-            except (EOFError, OSError):
-                break  # the parent is gone: finish the writes below
-            try:
-                if op == "process":
-                    value: Any = batches.process(batch)
-                elif op == "submit":
-                    before = batches.writing
-                    outcomes = batches.submit(batch)
-                    running = batches.writing
-                    n = None
-                    if running is not None and running is not before:
-                        submitted += 1
-                        n = submitted
-                        running.add_done_callback(_announce(send, n))
-                    value = (outcomes, n)
-                elif op == "flush":
-                    batches.flush()
-                    value = None
-                elif op == "previous_landed":
-                    value = batches.previous_landed()
-                elif op == "close":
-                    break
-                else:  # pragma: no cover - the parent sends only the ops above
-                    raise ValueError(f"unknown op {op!r}")
-            except Exception as exc:
-                send(("reply", False, _wire(exc)))
-            else:
-                send(("reply", True, value))
+        _answer(conn, pipeline, send)
     except BaseException as exc:  # ends the worker: the call in hand failed, not succeeded
         send(("reply", False, _wire(exc)))
         failed = True
         raise
     finally:
         try:
-            batches.close()
+            pipeline.close()
             store.close()
         except BaseException as exc:
             if not failed:
@@ -145,9 +114,42 @@ def _serve(conn: Connection) -> None:
         conn.close()
 
 
-def _announce(send: Callable[[tuple[Any, ...]], None], n: int) -> Callable[[object], None]:
-    """A done-callback for batch ``n``'s write: tell the parent it ended."""
-    return lambda _: send(("written", n))
+def _answer(conn: Connection, pipeline: Pipeline, send: Callable[[tuple[Any, ...]], None]) -> None:
+    """Answer ``submit`` requests until ``close`` (or until the parent is gone)."""
+    submitted = 0
+    while True:
+        try:
+            op, batch = conn.recv()
+        except (EOFError, OSError):
+            return  # the parent is gone: finish the writes
+        if op == "close":
+            return
+        try:
+            if op != "submit":  # pragma: no cover - the parent sends only these ops
+                raise ValueError(f"unknown op {op!r}")
+            landed = pipeline.submit(batch)
+        except Exception as exc:
+            send(("reply", False, _wire(exc)))
+            continue
+        submitted += 1
+        send(("reply", True, submitted))
+        landed.add_done_callback(_announce(send, submitted))
+
+
+def _announce(
+    send: Callable[[tuple[Any, ...]], None], n: int
+) -> Callable[[Future[list[Outcome]]], None]:
+    """A done-callback for batch ``n``'s write: tell the parent how it ended."""
+
+    def landed(future: Future[list[Outcome]]) -> None:
+        error = future.exception()
+        send(
+            ("landed", n, True, future.result())
+            if error is None
+            else ("landed", n, False, _wire(error))
+        )
+
+    return landed
 
 
 def main(argv: Sequence[str]) -> None:
@@ -187,9 +189,8 @@ class ProcessRunner:
         self._reply: asyncio.Future[Any] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._dead: str | None = None
-        self._running: int | None = None  # the submitted batch whose write may be running
-        self._ended = 0  # every batch up to this one has finished writing
-        self._waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self._landed: dict[int, asyncio.Future[list[Outcome]]] = {}  # batches writing
+        self._submitted = 0  # batches the worker took
         self._closed = False
 
     @property
@@ -213,17 +214,13 @@ class ProcessRunner:
         try:
             while self._conn.poll():
                 message = self._conn.recv()
-                if message[0] == "written":
-                    self._ended = max(self._ended, message[1])
-                    self._wake()
+                if message[0] == "landed":
+                    _, n, ok, value = message
+                    _resolve(self._landed.pop(n, None), ok, value)
                 else:
                     _, ok, value = message
                     reply, self._reply = self._reply, None
-                    if reply is not None and not reply.done():
-                        if ok:
-                            reply.set_result(value)
-                        else:
-                            reply.set_exception(value)
+                    _resolve(reply, ok, value)
         except (EOFError, OSError):
             self._died()
 
@@ -235,21 +232,10 @@ class ProcessRunner:
         except subprocess.TimeoutExpired:
             code = None
         self._dead = f"the store worker process ended (exit code {code})"
-        self._ended = self._running or self._ended
-        self._wake()
-        reply, self._reply = self._reply, None
-        if reply is not None and not reply.done():
-            reply.set_exception(StoreError(self._dead))
-
-    def _wake(self) -> None:
-        keep = []
-        for n, waiter in self._waiters:
-            if n <= self._ended:
-                if not waiter.done():
-                    waiter.set_result(None)
-            else:
-                keep.append((n, waiter))
-        self._waiters = keep
+        waiting = [self._reply, *self._landed.values()]
+        self._reply = None
+        for future in waiting:
+            _resolve(future, False, StoreError(self._dead))
 
     async def _call(self, op: str, batch: Sequence[Document] | None = None) -> Any:
         if self._dead is not None:
@@ -261,37 +247,26 @@ class ProcessRunner:
         return await reply
 
     # --- Runner's interface ------------------------------------------------------------------
+    async def submit(self, documents: Sequence[Document]) -> asyncio.Future[list[Outcome]]:
+        """As :meth:`.process.Runner.submit`: returns once mapped, the write runs on in the
+        worker; the future ends when it has landed."""
+        # Made before asking: the worker's "landed" may come right after its reply.
+        assert self._loop is not None
+        n = self._submitted + 1
+        landed = self._landed[n] = self._loop.create_future()
+        try:
+            await self._call("submit", list(documents))
+        except BaseException:
+            del self._landed[n]
+            if not landed.cancel():  # ended by the worker's death: the error raised says it
+                landed.exception()
+            raise
+        self._submitted = n
+        return landed
+
     async def process(self, documents: Sequence[Document]) -> list[Outcome]:
         """Process one batch (parse, dedupe, map, write) and return its outcomes in order."""
-        outcomes: list[Outcome] = await self._call("process", list(documents))
-        return outcomes
-
-    async def submit(self, documents: Sequence[Document]) -> list[Outcome]:
-        """As :meth:`.process.Runner.submit`: map now, the write runs on in the worker."""
-        outcomes, running = await self._call("submit", list(documents))
-        if running is not None:
-            self._running = running
-        return list(outcomes)
-
-    async def flush(self) -> None:
-        """Wait until every submitted batch is in the store (raises what its write raised)."""
-        await self._call("flush")
-
-    def written(self) -> asyncio.Future[None] | None:
-        """An awaitable that ends when the write in flight ends; None if none is running."""
-        if self._running is None or self._running <= self._ended or self._loop is None:
-            return None
-        waiter: asyncio.Future[None] = self._loop.create_future()
-        self._waiters.append((self._running, waiter))
-        return waiter
-
-    async def previous_landed(self) -> bool:
-        """After :meth:`submit` raised: True if the batch before it is in the store."""
-        if self._dead is None:
-            with contextlib.suppress(StoreError):  # raised only if the worker died meanwhile
-                landed: bool = await self._call("previous_landed")
-                return landed
-        return False  # the worker died: not known to be stored, so the crawler redoes it
+        return await (await self.submit(documents))
 
     async def close(self) -> None:
         """Finish the writes in flight, close the store and end the worker.
@@ -336,3 +311,13 @@ class ProcessRunner:
                 f"the store worker did not finish its writes in {_CLOSE_WAIT:.0f} s and was "
                 "stopped; the next run on this store recovers them"
             )
+
+
+def _resolve(future: asyncio.Future[Any] | None, ok: bool, value: Any) -> None:
+    """End ``future`` (if it is still waiting) with ``value``, or with it raised."""
+    if future is None or future.done():
+        return
+    if ok:
+        future.set_result(value)
+    else:
+        future.set_exception(value)
