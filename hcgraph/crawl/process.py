@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from ..errors import StoreBusyError, StoreError
+from ..errors import StoreBusyError
 from ..pipeline import Document, Outcome, Pipeline
 from ..store import Store
 
