@@ -73,7 +73,8 @@ def test_canonical_files_are_the_packaged_ones() -> None:
 @pytest.mark.slow  # a subprocess
 def test_queries_ship_as_package_data(tmp_path: Path) -> None:
     """Built the way a wheel is built (setuptools build_py, from a copy of the source tree):
-    the symlinked hcgraph/data/queries becomes real .rq files inside the package."""
+    the symlinked hcgraph/data/queries becomes real .rq files inside the package, and every
+    map template (the two pages and the parts they import) ships with it."""
     src = tmp_path / "src"
     shutil.copytree(
         ROOT, src, symlinks=True,
@@ -91,6 +92,9 @@ def test_queries_ship_as_package_data(tmp_path: Path) -> None:
         assert copy.is_file() and not copy.is_symlink()
         assert copy.read_text() == rq.read_text()
     assert (built / "shapes.ttl").is_file()
+    pages = sorted(p.name for p in (ROOT / "hcgraph" / "viz").glob("*.html"))
+    assert "_map_common.html" in pages
+    assert sorted(p.name for p in (built / "viz").glob("*.html")) == pages
     assert set(saved_queries(built / "data" / "queries")) == set(saved_queries())
 
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import networkx as nx
-from jinja2 import Environment, select_autoescape
+from jinja2 import Environment, FunctionLoader, select_autoescape
 
 from .._io import write_atomic
 from .._version import __version__
@@ -113,11 +113,28 @@ def _vis_js() -> str:
     return _vendored("vis-network.min.js", VIS_SHA256)
 
 
+def _load(name: str) -> str:
+    """A template's text from the package (``template*.html``, ``_map_common.html``)."""
+    return resources.files("hcgraph.viz").joinpath(name).read_text("utf-8")
+
+
+@cache
+def _env() -> Environment:
+    """One environment for both pages: they import their shared parts (``_map_common.html``).
+
+    The loader reads through :mod:`importlib.resources`, so an installed (even zipped)
+    package works; every value autoescapes, the shared macros' text included as written.
+    """
+    return Environment(
+        loader=FunctionLoader(_load),
+        autoescape=select_autoescape(default=True),
+        keep_trailing_newline=True,
+    )
+
+
 @cache
 def _template(name: str = "template.html") -> Any:
-    env = Environment(autoescape=select_autoescape(default=True), keep_trailing_newline=True)
-    source = resources.files("hcgraph.viz").joinpath(name).read_text("utf-8")
-    return env.from_string(source)
+    return _env().get_template(name)
 
 
 def _http(url: str) -> str:
