@@ -5,8 +5,13 @@ from __future__ import annotations
 import json
 import re
 from html.parser import HTMLParser
+from pathlib import Path
 from typing import Any
 
+import httpx
+import pytest
+
+from hcgraph import Endpoint, Store
 from hcgraph.queries import parse_query_text, saved_queries
 from hcgraph.workbench import CSP, WORKBENCH_DIR, page_html, script_json, workbench_files
 
@@ -126,3 +131,22 @@ def test_script_json_round_trips() -> None:
     text = script_json(value)
     assert not set("<>&") & set(text)
     assert json.loads(text) == value
+
+
+@pytest.mark.slow  # server processes
+def test_every_http_process_serves_the_workbench(tmp_path: Path) -> None:
+    """With two HTTP processes sharing the port (what `hcgraph serve` runs on more than one
+    CPU) the second gets the ~1 MB of files too: its config once went on the command line,
+    over Linux's 128 KiB limit for one argument, and the server did not start."""
+    store_dir = tmp_path / "store"
+    with Store(store_dir):
+        pass
+    files = workbench_files()
+    with Endpoint(store_dir, port=0, fronts=2, workers=1, static=files) as ep:
+        base = ep.query_url.rsplit("/", 1)[0]
+        with httpx.Client(trust_env=False, timeout=30) as client:
+            for _ in range(8):  # new connections, so both processes answer some
+                got = client.get(f"{base}/workbench/yasgui.min.js", headers={"Connection": "close"})
+                assert got.status_code == 200
+                assert got.content == files["/workbench/yasgui.min.js"][1]
+                assert got.headers["content-type"] == files["/workbench/yasgui.min.js"][0]
