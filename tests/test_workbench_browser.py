@@ -26,6 +26,7 @@ import pytest
 
 from hcgraph import Store, ingest_bytes, run_query, saved_queries
 from hcgraph.sample import generate_corpus
+from hcgraph.workbench import workbench_files
 from tests.conftest import ROOT, SEED, cli_env, free_port
 from tests.support.chromium import CHROMIUM
 from tests.support.probe import Probe
@@ -87,11 +88,15 @@ class Workbench:
             "window.__csp = []; document.addEventListener('securitypolicyviolation',"
             " e => window.__csp.push(e.violatedDirective + ' ' + e.blockedURI));"
         )
-        self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
+        self.page.on("console", self._console)
         self.page.on("pageerror", lambda exc: self.errors.append(f"pageerror: {exc}"))
         self.context.route("**/*", self._route)
         self.page.goto(f"{base}/")
         self.page.wait_for_function("() => window.hcWorkbench !== undefined", timeout=60_000)
+
+    def _console(self, message: Any) -> None:
+        if message.type == "error":
+            self.errors.append(message.text)
 
     def _route(self, route: Any) -> None:
         request = route.request
@@ -164,16 +169,10 @@ def test_saved_query_runs_from_the_page(browser: Any, server: str, store_dir: Pa
         assert bench.violations() == []
         assert bench.errors == []
         paths = {p for _m, p in bench.own}
-        assert paths <= {"/", "/query"} | {p for p in _static_paths(server)}, paths
+        assert paths <= {"/query"} | set(workbench_files()), paths
         assert ("POST", "/query") in bench.own
     finally:
         bench.close()
-
-
-def _static_paths(base: str) -> set[str]:
-    from hcgraph.workbench import workbench_files
-
-    return set(workbench_files())
 
 
 def test_service_query_from_the_page_is_refused(browser: Any, server: str) -> None:
