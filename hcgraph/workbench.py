@@ -19,17 +19,34 @@ text containing ``</script>`` or ``<!--`` cannot end the block.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .errors import StoreError
 from .queries import SavedQuery, saved_queries
 
-__all__ = ["CSP", "WORKBENCH_DIR", "YASGUI_VERSION", "page_html", "script_json", "workbench_files"]
+__all__ = [
+    "CSP",
+    "WORKBENCH_DIR",
+    "YASGUI_SHA256",
+    "YASGUI_VERSION",
+    "page_html",
+    "script_json",
+    "workbench_files",
+]
 
 WORKBENCH_DIR = Path(__file__).resolve().parent / "data" / "workbench"
 YASGUI_VERSION = "4.6.2"
+# The vendored files, byte-identical to the npm package (README.md beside them).
+YASGUI_SHA256 = {
+    "yasgui.min.js": "55034eaac74c55f55fbd1eeed008ae38a79053651cbed2b453f1fcfd895a4b75",
+    "yasgui.min.css": "085b94556b97f9928981bdedb6848fd11ad4d8d950e821f0d698c58ca538fc55",
+}
+_SOURCE_MAP = re.compile(rb"\n//# sourceMappingURL=\S*\s*\Z")
 
 CSP = "; ".join(
     [
@@ -105,5 +122,12 @@ def workbench_files(
         "/index.html": ("text/html; charset=utf-8", page),
     }
     for name, media in _ASSETS.items():
-        files[f"/workbench/{name}"] = (media, (WORKBENCH_DIR / name).read_bytes())
+        data = (WORKBENCH_DIR / name).read_bytes()
+        if name in YASGUI_SHA256:
+            if hashlib.sha256(data).hexdigest() != YASGUI_SHA256[name]:
+                raise StoreError(
+                    f"{WORKBENCH_DIR / name}: not the vendored YASGUI file (reinstall hcgraph)"
+                )
+            data = _SOURCE_MAP.sub(b"\n", data)  # no request for a map that is not there
+        files[f"/workbench/{name}"] = (media, data)
     return files

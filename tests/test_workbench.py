@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from html.parser import HTMLParser
@@ -13,7 +14,15 @@ import pytest
 
 from hcgraph import Endpoint, Store
 from hcgraph.queries import parse_query_text, saved_queries
-from hcgraph.workbench import CSP, WORKBENCH_DIR, page_html, script_json, workbench_files
+from hcgraph.workbench import (
+    CSP,
+    WORKBENCH_DIR,
+    YASGUI_SHA256,
+    YASGUI_VERSION,
+    page_html,
+    script_json,
+    workbench_files,
+)
 
 
 class _Blocks(HTMLParser):
@@ -91,7 +100,18 @@ def test_page_loads_only_files_the_server_serves() -> None:
     assert files["/workbench/yasgui.min.js"][0].startswith("text/javascript")
     assert files["/workbench/yasgui.min.css"][0].startswith("text/css")
     assert "MIT License" in files["/workbench/LICENSE-yasgui.txt"][1].decode()
-    assert files["/workbench/yasgui.min.js"][1] == (WORKBENCH_DIR / "yasgui.min.js").read_bytes()
+    served = files["/workbench/yasgui.min.js"][1]
+    vendored = (WORKBENCH_DIR / "yasgui.min.js").read_bytes()
+    assert b"sourceMappingURL" in vendored[-200:] and b"sourceMappingURL" not in served[-200:]
+    assert vendored.startswith(served.rstrip())
+    assert files["/workbench/yasgui.min.css"][1] == (WORKBENCH_DIR / "yasgui.min.css").read_bytes()
+
+
+def test_vendored_yasgui_is_the_npm_build() -> None:
+    for name, digest in YASGUI_SHA256.items():
+        assert hashlib.sha256((WORKBENCH_DIR / name).read_bytes()).hexdigest() == digest
+    readme = (WORKBENCH_DIR / "README.md").read_text()
+    assert all(d in readme for d in YASGUI_SHA256.values()) and YASGUI_VERSION in readme
 
 
 def test_page_carries_a_content_security_policy() -> None:
