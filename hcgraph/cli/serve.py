@@ -79,13 +79,12 @@ def serve(
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         endpoint.start()
+        base = endpoint.query_url.rsplit("/", 1)[0]
         click.echo(
             f"SPARQL endpoint: {endpoint.query_url} (read-only; default graph = union of all"
-            " graphs). Ctrl-C to stop.",
+            " graphs)" + ("" if no_workbench else f"; workbench: {base}/") + ". Ctrl-C to stop.",
             err=True,
         )
-        if not no_workbench:
-            click.echo(f"Workbench: {endpoint.query_url.rsplit('/', 1)[0]}/", err=True)
         endpoint.wait()
     except KeyboardInterrupt:
         endpoint.stop()
