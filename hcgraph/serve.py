@@ -217,12 +217,18 @@ class Endpoint:
             "max_connections": self.max_connections,
             "static": {k: [m, base64.b64encode(d).decode()] for k, (m, d) in self.static.items()},
         }  # fmt: skip
-        return subprocess.Popen(
+        # The config goes through stdin: with static files (the workbench's script is ~1 MB)
+        # it is far over the 128 KiB Linux allows for one command-line argument.
+        child = subprocess.Popen(
             [sys.executable, "-c", "from hcgraph.serve import _front_main; _front_main()",
-             json.dumps(config), str(sock.fileno())],
-            pass_fds=(sock.fileno(),), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+             str(sock.fileno())],
+            pass_fds=(sock.fileno(),), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
         )  # fmt: skip
+        assert child.stdin is not None
+        with child.stdin:
+            child.stdin.write(json.dumps(config).encode())
+        return child
 
     def _child_ready(self, child: subprocess.Popen[bytes]) -> None:
         assert child.stdout is not None
@@ -1007,12 +1013,13 @@ def _writer_holds(lock_path: str) -> bool:
 
 
 def _front_main() -> None:
-    """A further HTTP server process (``python -c ... CONFIG FD``): serves the inherited
-    listening socket with workers of its own until SIGTERM; prints ``ready`` once serving."""
+    """A further HTTP server process (``python -c ... FD``, its config as JSON on stdin):
+    serves the inherited listening socket with workers of its own until SIGTERM; prints
+    ``ready`` once serving."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the first process's to handle
     _die_with_parent()
-    config = json.loads(sys.argv[1])
-    sock = socket.socket(fileno=int(sys.argv[2]))
+    config = json.loads(sys.stdin.buffer.read())
+    sock = socket.socket(fileno=int(sys.argv[1]))
     sock.setblocking(False)
     static = {k: (m, base64.b64decode(d)) for k, (m, d) in config.pop("static").items()}
     endpoint = Endpoint(config.pop("store"), static=static, **config)

@@ -10,6 +10,7 @@ from types import FrameType
 import click
 
 from ..serve import DEFAULT_PORT, DEFAULT_TIMEOUT_S, Endpoint
+from ..workbench import workbench_files
 from ._common import allow_service_option, store_option
 
 
@@ -35,6 +36,10 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
     help="Query worker processes per HTTP process (default: 2-4 by CPUs); with more than"
     " one CPU, two HTTP processes share the port.",
 )  # fmt: skip
+@click.option(
+    "--no-workbench", is_flag=True,
+    help="Serve no query page at / (only the /query endpoint).",
+)  # fmt: skip
 @allow_service_option(
     "Let queries use SERVICE (federation: the server then fetches the URLs they name)."
 )
@@ -44,6 +49,7 @@ def serve(
     port: int,
     timeout_s: float,
     workers: int | None,
+    no_workbench: bool,
     allow_service: bool,
     store_dir: Path,
 ) -> None:
@@ -55,6 +61,8 @@ def serve(
     ingest or crawl into the store finishes, the next query sees the new data. Queries
     using SERVICE are refused (no outbound requests) unless --allow-service; requests whose
     Host header is not this loopback address and port are refused (DNS rebinding).
+    The root URL (/) is a SPARQL workbench (YASGUI) with the saved queries as examples; it
+    loads nothing from elsewhere and sends its queries to /query (--no-workbench: no page).
 
     \b
     Example:
@@ -65,14 +73,16 @@ def serve(
     endpoint = Endpoint(
         store_dir, host=host, port=port, timeout_s=timeout_s or None,
         allow_service=allow_service, workers=workers, fronts=min(2, os.cpu_count() or 1),
+        static=None if no_workbench else workbench_files(),
     )  # fmt: skip
     # SIGTERM (service managers, `timeout`) stops the server as cleanly as Ctrl-C does.
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         endpoint.start()
+        base = endpoint.query_url.rsplit("/", 1)[0]
         click.echo(
             f"SPARQL endpoint: {endpoint.query_url} (read-only; default graph = union of all"
-            " graphs). Ctrl-C to stop.",
+            " graphs)" + ("" if no_workbench else f"; workbench: {base}/") + ". Ctrl-C to stop.",
             err=True,
         )
         endpoint.wait()

@@ -1,0 +1,133 @@
+"""The SPARQL workbench of ``hcgraph serve``: YASGUI at ``/``, querying this server only.
+
+What: :func:`workbench_files` builds the fixed files :class:`hcgraph.serve.Endpoint` serves
+for GET at fixed paths (``static=``): the page at ``/`` (and ``/index.html``), the vendored
+YASGUI build (npm ``@zazuko/yasgui``, MIT; its licence is served beside it) and a small
+script that points YASGUI at ``/query`` (POST) and offers the saved queries
+(:func:`hcgraph.queries.saved_queries`) as ready-to-run examples with their titles,
+questions and parameters.
+
+Why this way: the page must make no request beyond the server. The script switches off
+every outside call YASGUI has (the Linked Open Vocabularies autocompleters, the endpoint
+catalogue, endpoints taken from the URL), and the page's Content-Security-Policy
+(``connect-src 'self'`` and ``'self'`` or nothing for everything else) makes the browser
+refuse any that was missed. Queries the page sends meet the same read-only guard as any
+other client (no ``SERVICE``, no updates, the Host check). The saved queries travel in a
+``<script type="application/json">`` block, escaped by :func:`script_json` so that a query
+text containing ``</script>`` or ``<!--`` cannot end the block.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .errors import StoreError
+from .queries import SavedQuery, saved_queries
+
+__all__ = [
+    "CSP",
+    "WORKBENCH_DIR",
+    "YASGUI_SHA256",
+    "YASGUI_VERSION",
+    "page_html",
+    "script_json",
+    "workbench_files",
+]
+
+WORKBENCH_DIR = Path(__file__).resolve().parent / "data" / "workbench"
+YASGUI_VERSION = "4.6.2"
+# The vendored files, byte-identical to the npm package (README.md beside them).
+YASGUI_SHA256 = {
+    "yasgui.min.js": "55034eaac74c55f55fbd1eeed008ae38a79053651cbed2b453f1fcfd895a4b75",
+    "yasgui.min.css": "085b94556b97f9928981bdedb6848fd11ad4d8d950e821f0d698c58ca538fc55",
+}
+_SOURCE_MAP = re.compile(rb"\n//# sourceMappingURL=\S*\s*\Z")
+
+CSP = "; ".join(
+    [
+        "default-src 'none'",
+        "script-src 'self'",
+        "style-src 'self' 'unsafe-inline'",  # YASGUI and CodeMirror set style attributes
+        "img-src 'self' data:",
+        "font-src 'self' data:",
+        "connect-src 'self'",
+        "form-action 'self'",
+        "base-uri 'none'",
+    ]
+)
+
+_ASSETS = {
+    "yasgui.min.js": "text/javascript; charset=utf-8",
+    "yasgui.min.css": "text/css; charset=utf-8",
+    "workbench.js": "text/javascript; charset=utf-8",
+    "workbench.css": "text/css; charset=utf-8",
+    "LICENSE-yasgui.txt": "text/plain; charset=utf-8",
+}
+
+
+def script_json(value: Any) -> str:
+    """``value`` as JSON safe inside an HTML ``<script>`` element.
+
+    ``<``, ``>`` and ``&`` become ``\\u003c``, ``\\u003e``, ``\\u0026`` (the same string to
+    ``JSON.parse``), so no text in the data can close the element (``</script>``) or open
+    an HTML comment (``<!--``) that changes how the parser reads the rest of the page.
+    """
+    text = json.dumps(value, ensure_ascii=False)
+    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+def _examples(queries: Mapping[str, SavedQuery]) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": name,
+            "title": q.title,
+            "question": q.question,
+            "text": q.text,
+            "params": [
+                {"name": p.name, "type": p.type, "default": p.default, "description": p.description}
+                for p in q.params
+            ],
+        }
+        for name, q in sorted(queries.items())
+    ]
+
+
+def page_html(queries: Mapping[str, SavedQuery] | None = None) -> str:
+    """The workbench page, with ``queries`` (default: the saved queries) as its examples."""
+    template = (WORKBENCH_DIR / "index.html").read_text(encoding="utf-8")
+    examples = script_json(_examples(saved_queries() if queries is None else queries))
+    return (
+        template.replace("@CSP@", CSP)
+        .replace("@VERSION@", YASGUI_VERSION)
+        .replace("@QUERIES@", examples)
+    )
+
+
+def workbench_files(
+    queries: Mapping[str, SavedQuery] | None = None,
+) -> dict[str, tuple[str, bytes]]:
+    """The workbench's files for ``Endpoint(static=...)``: path -> (media type, bytes).
+
+    The page is at ``/`` and ``/index.html``; its scripts, styles and YASGUI's licence at
+    ``/workbench/<name>``, loaded by relative URLs from the same server.
+    """
+    page = page_html(queries).encode("utf-8")
+    files = {
+        "/": ("text/html; charset=utf-8", page),
+        "/index.html": ("text/html; charset=utf-8", page),
+    }
+    for name, media in _ASSETS.items():
+        data = (WORKBENCH_DIR / name).read_bytes()
+        if name in YASGUI_SHA256:
+            if hashlib.sha256(data).hexdigest() != YASGUI_SHA256[name]:
+                raise StoreError(
+                    f"{WORKBENCH_DIR / name}: not the vendored YASGUI file (reinstall hcgraph)"
+                )
+            data = _SOURCE_MAP.sub(b"\n", data)  # no request for a map that is not there
+        files[f"/workbench/{name}"] = (media, data)
+    return files
