@@ -7,18 +7,24 @@ about it (unless ``plain``), and answer a fixed, precomputed SPARQL JSON ASK ans
 worker, no store). asyncio ``Protocol`` callbacks (no streams, no tasks per connection) in
 as many processes as ``hcgraph serve`` has HTTP processes, sharing one listening socket.
 Its rate is the ceiling of any Python guard on this stack; ``plain`` skips the guard call
-(pure HTTP).
+(pure HTTP). ``worker`` adds the one thing a guard that can stop a runaway query must do
+(pyoxigraph cannot interrupt one, so queries run in processes it can kill): each query goes
+over a pipe (4-byte length + text) to a worker process holding the store read-only, which
+answers JSON the same way; still no timeouts, no content negotiation, no streaming.
 
 Usage (from bench_serve.py)::
 
-    python bench/_floor_server.py PORT guard|plain PROCESSES
+    python bench/_floor_server.py PORT guard|plain|worker PROCESSES [STORE]
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
+import io
 import os
 import socket
+import subprocess
 import sys
 from pathlib import Path
 from urllib.parse import parse_qs
@@ -78,14 +84,93 @@ class Floor(asyncio.Protocol):
             return False
         if self.guard and uses_service(texts[0]):
             return False
+        if pool is not None:
+            pool.submit(texts[0], self.transport, close)
+            return True
         self.transport.write(ANSWER_CLOSE if close else ANSWER_KEEP)
         if close:
             self.transport.close()
         return True
 
 
-def serve(sock: socket.socket) -> None:
+class Pool:
+    """Worker processes over pipes: a query out, an answer back (both length-prefixed)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, store: str, count: int) -> None:
+        self.loop = loop
+        self.idle: list[subprocess.Popen[bytes]] = []
+        self.waiting: collections.deque[tuple[str, asyncio.Transport, bool]] = collections.deque()
+        self.busy: dict[int, tuple[subprocess.Popen[bytes], asyncio.Transport, bool, bytes]] = {}
+        for _ in range(count):
+            proc = subprocess.Popen(
+                [sys.executable, __file__, "0", "serve-worker", "1", store],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            )  # fmt: skip
+            assert proc.stdout is not None
+            assert proc.stdout.read(1) == b"R"  # the store is open
+            os.set_blocking(proc.stdout.fileno(), False)
+            self.idle.append(proc)
+
+    def submit(self, query: str, transport: asyncio.Transport, close: bool) -> None:
+        if not self.idle:
+            self.waiting.append((query, transport, close))
+            return
+        proc = self.idle.pop()
+        data = query.encode()
+        assert proc.stdin is not None and proc.stdout is not None
+        os.write(proc.stdin.fileno(), len(data).to_bytes(4, "big") + data)
+        fd = proc.stdout.fileno()
+        self.busy[fd] = (proc, transport, close, b"")
+        self.loop.add_reader(fd, self.ready, fd)
+
+    def ready(self, fd: int) -> None:
+        proc, transport, close, got = self.busy[fd]
+        got += os.read(fd, 1 << 16)
+        if len(got) < 4 or len(got) < 4 + int.from_bytes(got[:4], "big"):
+            self.busy[fd] = (proc, transport, close, got)
+            return
+        self.loop.remove_reader(fd)
+        del self.busy[fd]
+        body = got[4:]
+        head = (
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/sparql-results+json\r\n"
+            b"Content-Length: %d\r\nVary: Accept\r\n%s\r\n"
+            % (len(body), b"Connection: close\r\n" if close else b"")
+        )
+        if not transport.is_closing():
+            transport.write(head + body)
+            if close:
+                transport.close()
+        self.idle.append(proc)
+        if self.waiting:
+            self.submit(*self.waiting.popleft())
+
+
+def worker(store: str) -> None:
+    """A worker: the store read-only, one query at a time, answers as SPARQL JSON."""
+    import pyoxigraph as ox
+
+    db = ox.Store.read_only(store)
+    inp, out = sys.stdin.buffer, sys.stdout.buffer
+    out.write(b"R")
+    out.flush()
+    while len(size := inp.read(4)) == 4:
+        query = inp.read(int.from_bytes(size, "big")).decode()
+        sink = io.BytesIO()
+        db.query(query, use_default_graph_as_union=True).serialize(sink, ox.QueryResultsFormat.JSON)
+        data = sink.getvalue()
+        out.write(len(data).to_bytes(4, "big") + data)
+        out.flush()
+
+
+pool: Pool | None = None
+
+
+def serve(sock: socket.socket, store: str | None) -> None:
+    global pool
     loop = asyncio.new_event_loop()
+    if store is not None:
+        pool = Pool(loop, store, 2)  # as many as hcgraph serve's default per HTTP process
     server = loop.run_until_complete(loop.create_server(Floor, sock=sock, backlog=1024))
     try:
         loop.run_forever()
@@ -104,7 +189,13 @@ def _die_with_parent() -> None:
 
 def main() -> None:
     port, mode, processes = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-    Floor.guard = mode == "guard"
+    store = sys.argv[4] if len(sys.argv) > 4 else None
+    if mode == "serve-worker":
+        assert store is not None
+        _die_with_parent()
+        worker(store)
+        return
+    Floor.guard = mode in {"guard", "worker"}
     Floor.hosts = frozenset({b"127.0.0.1:%d" % port, b"localhost:%d" % port})
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -114,9 +205,9 @@ def main() -> None:
     for _ in range(processes - 1):
         if os.fork() == 0:
             _die_with_parent()
-            serve(sock)
+            serve(sock, store)
             return
-    serve(sock)
+    serve(sock, store)
 
 
 if __name__ == "__main__":

@@ -57,8 +57,9 @@ RUNS = {
     "ASK, keep-alive": (QUERIES["ASK"], False),
 }
 # the floor: the cheapest Python front (bench/_floor_server.py), a fixed ASK answer, no
-# worker; with the guard call, and without (pure HTTP). ASK rows only.
-FLOORS = {"floor (guard)": "guard", "floor (no guard)": "plain"}
+# worker; with the guard call, and without (pure HTTP): ASK rows only. "floor + worker": the
+# floor plus a pipe round trip to a store worker process (all rows).
+FLOORS = {"floor (guard)": "guard", "floor (no guard)": "plain", "floor + worker": "worker"}
 FRONTS = min(2, os.cpu_count() or 1)  # as many HTTP processes as `hcgraph serve` runs
 BEFORE = "hcgraph before"  # --before REV: that revision's hcgraph, in the same rounds
 
@@ -87,7 +88,7 @@ def start(kind: str, store: Path, before: Path | None) -> tuple[subprocess.Popen
     tree = ROOT
     if kind in FLOORS:
         cmd = [sys.executable, str(Path(__file__).parent / "_floor_server.py"), str(port),
-               FLOORS[kind], str(FRONTS)]  # fmt: skip
+               FLOORS[kind], str(FRONTS), str(store / "oxigraph")]  # fmt: skip
     elif kind == "oxigraph":
         oxigraph = shutil.which("oxigraph") or str(Path(sys.executable).parent / "oxigraph")
         cmd = [
@@ -183,7 +184,7 @@ def main() -> None:
             for _ in range(args.rounds):
                 for name, (query, close) in RUNS.items():
                     for kind, (proc, url) in servers.items():
-                        if kind in FLOORS and not name.startswith("ASK"):
+                        if FLOORS.get(kind, "worker") != "worker" and not name.startswith("ASK"):
                             continue
                         results.setdefault((name, kind), []).append(
                             run_wrk(url, query, args.seconds, close, proc.pid)
