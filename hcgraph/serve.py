@@ -44,7 +44,6 @@ import concurrent.futures
 import contextlib
 import email.utils
 import fcntl
-import functools
 import ipaddress
 import json
 import os
@@ -652,7 +651,7 @@ class _Front:
         texts = params.get("query", [])
         if len(texts) != 1:
             raise _Refusal(400, "give one query (a 'query' parameter or a sparql-query body)")
-        if not self.ep.allow_service and _uses_service(texts[0]):
+        if not self.ep.allow_service and uses_service(texts[0]):
             raise _Refusal(400, SERVICE_REFUSED.replace("--allow-service", "serve --allow-service"))
         return texts[0], ", ".join(request.get_all("accept"))
 
@@ -660,9 +659,7 @@ class _Front:
         assert self.idle is not None
         while True:
             try:
-                if not self.idle.empty():  # a worker is free: no timer to set and cancel
-                    worker = self.idle.get_nowait()
-                elif deadline is None:
+                if deadline is None:
                     worker = await self.idle.get()
                 else:
                     async with asyncio.timeout_at(self._loop_time(deadline)):
@@ -784,25 +781,6 @@ class _Front:
         writer.write(self._plain(503, data, close=not keep, head_only=head_only))
         await self._flush(writer)
         return keep
-
-
-_GUARD_CACHE_MAX_CHARS = 8192  # longer queries are scanned every time (bounded memory)
-
-
-@functools.lru_cache(maxsize=1024)
-def _uses_service_cached(query: str) -> bool:
-    return uses_service(query)
-
-
-def _uses_service(query: str) -> bool:
-    """:func:`~hcgraph.sparqlguard.uses_service`, its decision remembered for the last 1,024
-    distinct query texts up to 8,192 characters: the same query sent again (a dashboard, a
-    client retrying, a load test) is not scanned again. The decision depends on the text
-    alone (hcgraph's predeclared prefixes are fixed), so a cached answer is the same answer.
-    """
-    if len(query) > _GUARD_CACHE_MAX_CHARS:
-        return uses_service(query)
-    return _uses_service_cached(query)
 
 
 def _close_transport(worker: _Worker) -> None:
@@ -1100,7 +1078,7 @@ def _evaluate(db: _Database, query: str, accept: str, allow_service: bool, out: 
         sink.write((message + "\n").encode())
         sink.end()
 
-    if not allow_service and _uses_service(query):  # the front checked; a second look is cheap
+    if not allow_service and uses_service(query):  # the front checked; a second look is cheap
         refuse(400, SERVICE_REFUSED)
         return
     try:

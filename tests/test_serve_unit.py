@@ -55,20 +55,3 @@ def test_malformed_heads_are_refused(head: bytes, status: int) -> None:
     with pytest.raises(_Refusal) as refusal:
         _parse_head(head)
     assert refusal.value.status == status and refusal.value.close
-
-
-def test_guard_decision_is_remembered_per_query_text() -> None:
-    """The front scans a query text once; the same text again takes the remembered answer,
-    which is the scanner's own (refused stays refused), and long texts are not kept."""
-    from hcgraph import serve
-
-    serve._uses_service_cached.cache_clear()
-    service = "SELECT * { SERVICE <http://127.0.0.1:9/> { ?s ?p ?o } }"
-    for _ in range(3):
-        assert serve._uses_service(service) is True
-        assert serve._uses_service("ASK { ?s ?p ?o }") is False
-    info = serve._uses_service_cached.cache_info()
-    assert (info.misses, info.hits) == (2, 4)
-    long_service = service + " #" + "x" * serve._GUARD_CACHE_MAX_CHARS
-    assert serve._uses_service(long_service) is True
-    assert serve._uses_service_cached.cache_info().currsize == 2
