@@ -14,9 +14,15 @@ Errors are wrk's connect, write and timeout errors plus non-2xx answers. wrk als
 "read" error for every connection the server closes in a way it does not expect (Oxigraph's
 server resets them): those answers were complete and counted, so they are shown apart.
 
+The floor rows (``bench/_floor_server.py``, skipped with ``--no-floor``) are the cheapest
+Python front for the job: the guard's minimum and a fixed ASK answer, without and with a pipe
+round trip to a store worker; their rate is the ceiling of a Python guard on this machine.
+``--before REV`` runs that git revision's ``hcgraph serve`` too, in the same rounds (A/B).
+
 Usage::
 
-    python bench/bench_serve.py [--stories 200] [--seconds 5] [--rounds 3] [--write-results]
+    python bench/bench_serve.py [--stories 200] [--seconds 5] [--rounds 3] [--before main]
+        [--no-floor] [--write-results]
 """
 
 from __future__ import annotations
