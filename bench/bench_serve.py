@@ -14,9 +14,15 @@ Errors are wrk's connect, write and timeout errors plus non-2xx answers. wrk als
 "read" error for every connection the server closes in a way it does not expect (Oxigraph's
 server resets them): those answers were complete and counted, so they are shown apart.
 
+The floor rows (``bench/_floor_server.py``, skipped with ``--no-floor``) are the cheapest
+Python front for the job: the guard's minimum and a fixed ASK answer, without and with a pipe
+round trip to a store worker; their rate is the ceiling of a Python guard on this machine.
+``--before REV`` runs that git revision's ``hcgraph serve`` too, in the same rounds (A/B).
+
 Usage::
 
-    python bench/bench_serve.py [--stories 200] [--seconds 5] [--rounds 3] [--write-results]
+    python bench/bench_serve.py [--stories 200] [--seconds 5] [--rounds 3] [--before main]
+        [--no-floor] [--write-results]
 """
 
 from __future__ import annotations
@@ -56,6 +62,12 @@ RUNS = {
     **{name: (query, True) for name, query in QUERIES.items()},
     "ASK, keep-alive": (QUERIES["ASK"], False),
 }
+# the floor: the cheapest Python front (bench/_floor_server.py), a fixed ASK answer, no
+# worker; with the guard call, and without (pure HTTP): ASK rows only. "floor + worker": the
+# floor plus a pipe round trip to a store worker process (all rows).
+FLOORS = {"floor (guard)": "guard", "floor (no guard)": "plain", "floor + worker": "worker"}
+FRONTS = min(2, os.cpu_count() or 1)  # as many HTTP processes as `hcgraph serve` runs
+BEFORE = "hcgraph before"  # --before REV: that revision's hcgraph, in the same rounds
 
 
 def free_port() -> int:
@@ -77,17 +89,22 @@ def wait_ready(url: str, proc: subprocess.Popen[bytes]) -> None:
     raise SystemExit(f"server did not start: {proc.args}")
 
 
-def start(kind: str, store: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start(kind: str, store: Path, before: Path | None) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
-    if kind == "oxigraph":
+    tree = ROOT
+    if kind in FLOORS:
+        cmd = [sys.executable, str(Path(__file__).parent / "_floor_server.py"), str(port),
+               FLOORS[kind], str(FRONTS), str(store / "oxigraph")]  # fmt: skip
+    elif kind == "oxigraph":
         oxigraph = shutil.which("oxigraph") or str(Path(sys.executable).parent / "oxigraph")
         cmd = [
             oxigraph, "serve-read-only", "--location", str(store / "oxigraph"),
             "--bind", f"127.0.0.1:{port}", "--union-default-graph",
         ]  # fmt: skip
     else:
+        tree = before if kind == BEFORE and before is not None else ROOT
         cmd = [sys.executable, "-m", "hcgraph", "serve", "--port", str(port), "--store", str(store)]
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(os.environ, PYTHONPATH=str(tree) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     url = f"http://127.0.0.1:{port}/query"
     wait_ready(url, proc)
@@ -136,16 +153,28 @@ def main() -> None:
     parser.add_argument("--stories", type=int, default=200)
     parser.add_argument("--seconds", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--before", metavar="REV", help="also run this git revision's hcgraph")
+    parser.add_argument("--no-floor", action="store_true", help="skip the floor servers")
     parser.add_argument("--write-results", action="store_true")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is not installed (apt-get install wrk)")
+    kinds = ["oxigraph", *([] if args.no_floor else FLOORS), *([BEFORE] if args.before else []),
+             "hcgraph"]  # fmt: skip
+    loads = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory() as tmp:
         store = Path(tmp) / "store"
         build(store, args.stories)
-        servers = {kind: start(kind, store) for kind in ("oxigraph", "hcgraph")}
+        before = None
+        if args.before:
+            before = Path(tmp) / "before"
+            before.mkdir()
+            archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.before, "hcgraph"],
+                                     capture_output=True, check=True).stdout  # fmt: skip
+            subprocess.run(["tar", "-x", "-C", str(before)], input=archive, check=True)
+        servers = {kind: start(kind, store, before) for kind in kinds}
         try:
-            for name, query in QUERIES.items():  # same answers from both, before timing
+            for name, query in QUERIES.items():  # same answers from all, before timing
                 bodies = {
                     kind: httpx.get(
                         url,
@@ -154,50 +183,61 @@ def main() -> None:
                         headers={"Accept": "text/csv"},
                     ).text
                     for kind, (_proc, url) in servers.items()
+                    if kind not in FLOORS
                 }
-                assert bodies["oxigraph"] == bodies["hcgraph"], name
+                assert len(set(bodies.values())) == 1, name
             results: dict[tuple[str, str], list[dict[str, float]]] = {}
             for _ in range(args.rounds):
                 for name, (query, close) in RUNS.items():
                     for kind, (proc, url) in servers.items():
+                        if FLOORS.get(kind, "worker") != "worker" and not name.startswith("ASK"):
+                            continue
                         results.setdefault((name, kind), []).append(
                             run_wrk(url, query, args.seconds, close, proc.pid)
                         )
+                loads.append(os.getloadavg()[0])
         finally:
             for proc, _url in servers.values():
                 proc.terminate()
                 proc.wait(timeout=30)
     rows = []
     for name in RUNS:
-        rate = {k: statistics.median(r["rate"] for r in results[(name, k)]) for k in servers}
-        errors = {k: sum(r["errors"] for r in results[(name, k)]) for k in servers}
-        done = {k: sum(int(r["done"]) for r in results[(name, k)]) for k in servers}
-        reads = {k: sum(int(r["reads"]) for r in results[(name, k)]) for k in servers}
-        cpu = {k: statistics.median(r["cpu"] for r in results[(name, k)]) for k in servers}
-        rows.append(
-            f"| {name} | {rate['oxigraph']:.0f} | {rate['hcgraph']:.0f} | "
-            f"{cpu['oxigraph']:.0f} | {cpu['hcgraph']:.0f} | "
-            f"{rate['hcgraph'] / rate['oxigraph']:.0%} | {errors['oxigraph']} / {done['oxigraph']}"
-            f" ({reads['oxigraph']} resets) | {errors['hcgraph']} / {done['hcgraph']}"
-            f" ({reads['hcgraph']} resets) |"
-        )
+        base = statistics.median(r["rate"] for r in results[(name, "oxigraph")])
+        for kind in servers:
+            if (name, kind) not in results:
+                continue
+            runs = results[(name, kind)]
+            rate = statistics.median(r["rate"] for r in runs)
+            ratios = sorted(r["rate"] / o["rate"] for r, o in
+                            zip(runs, results[(name, "oxigraph")], strict=True))  # fmt: skip
+            cpu = statistics.median(r["cpu"] for r in runs)
+            errors = sum(r["errors"] for r in runs)
+            done = sum(int(r["done"]) for r in runs)
+            reads = sum(int(r["reads"]) for r in runs)
+            rows.append(
+                f"| {name} | {kind} | {rate:.0f} | {cpu:.0f} | {rate / base:.0%} |"
+                f" {ratios[0]:.0%}-{ratios[-1]:.0%} | {errors} / {done} ({reads} resets) |"
+            )
     section = "\n".join(
         [
             "## `hcgraph serve` against `oxigraph serve-read-only` (serve reliability item)",
             "",
             f"`python bench/bench_serve.py --stories {args.stories} --seconds {args.seconds}"
-            f" --rounds {args.rounds}`: {args.stories} stories, wrk with 48 connections, a new"
+            f" --rounds {args.rounds}{' --before ' + args.before if args.before else ''}`:"
+            f" {args.stories} stories, wrk with 48 connections, a new"
             " connection per request (but the keep-alive row),"
             f" {args.rounds} alternating rounds of {args.seconds} s,"
-            f" median q/s; {os.cpu_count()} CPUs (shared). Errors: connect/write/timeout and"
+            f" median q/s; {os.cpu_count()} CPUs (shared), load average"
+            f" {min(loads):.1f}-{max(loads):.1f}. Errors: connect/write/timeout and"
             " non-2xx, over all requests; resets: connections wrk saw reset after a complete"
             " answer. CPU µs/q: CPU time of the server's whole process tree (user + system)"
             " per answered request, median of the rounds: the cost, whatever the machine's"
-            " load; the q/s ratio depends on how much CPU the load left.",
+            " load; the q/s ratio depends on how much CPU the load left. Ratio: median q/s"
+            " over Oxigraph's; per round: the range of the same-round ratios. Floor: the"
+            " cheapest Python front (`bench/_floor_server.py`, a fixed answer, no worker).",
             "",
-            "| query | oxigraph q/s | hcgraph q/s | oxigraph CPU µs/q | hcgraph CPU µs/q |"
-            " ratio | oxigraph errors | hcgraph errors |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|",
+            "| query | server | q/s | CPU µs/q | ratio | ratio per round | errors |",
+            "|---|---|---:|---:|---:|---:|---:|",
             *rows,
             "",
         ]

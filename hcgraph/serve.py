@@ -959,6 +959,23 @@ class _Database:
         self.path = path
         self.state = self._files()
         self.store = ox.Store.read_only(path)
+        self.quick: tuple[object, ...] = ()  # the first fresh() scans in full
+
+    def _quick(self, state: tuple[tuple[str, int, int], ...]) -> tuple[object, ...]:
+        """What :meth:`fresh` looks at first, in a few ``stat`` calls instead of one per
+        file: the directory's mtime (any file created, deleted or renamed: new tables,
+        ``CURRENT`` replaced) and the size and mtime of the files RocksDB appends to in
+        place (the write-ahead ``.log``, ``MANIFEST-``) as of ``state``."""
+        found: list[object] = [os.stat(self.path).st_mtime_ns]
+        for name, _size, _mtime in state:
+            if name.endswith(".log") or name.startswith("MANIFEST-"):
+                try:
+                    stat = os.stat(os.path.join(self.path, name))
+                except FileNotFoundError:  # deleted since: changed
+                    found.append(None)
+                else:
+                    found.append((stat.st_size, stat.st_mtime_ns))
+        return tuple(found)
 
     def _files(self) -> tuple[tuple[str, int, int], ...]:
         """Name, size and mtime of the files holding data (not RocksDB's info ``LOG``,
@@ -977,6 +994,9 @@ class _Database:
     def fresh(self) -> Any:
         """The store, reopened first if it changed and no writer holds it now."""
         with contextlib.suppress(OSError):
+            quick = self._quick(self.state)  # taken before the scan: a later change shows
+            if quick == self.quick:
+                return self.store  # nothing changed: the full scan costs ~50 µs a query
             state = self._files()
             if state != self.state and not _writer_holds(os.path.join(self.path, "LOCK")):
                 for attempt in range(3):  # a compaction may delete a file while we open
@@ -989,6 +1009,8 @@ class _Database:
                         continue
                     self.store, self.state = store, state
                     break
+            if state == self.state:  # settled (unchanged, or reopened): quick checks again
+                self.quick = quick
         return self.store
 
 
