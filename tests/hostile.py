@@ -59,3 +59,18 @@ def hostile_story(seed_path: Path, *, slug: str = "hostile") -> dict[str, Any]:
     doc["related"].append({"url": "javascript:alert(1)", "headline": NASTY[5], "slug": "x"})
     doc["x_future"] = {"note": NASTY[9]}
     return doc
+
+
+def canary_documents(seed_path: Path) -> list[tuple[bytes, str]]:
+    """The map tests' corpus as ``ingest_bytes`` documents: the seed story, 12 generated
+    hostile-text stories, and a hostile story whose headline, first manifest title and first
+    paragraph are :data:`CANARY`."""
+    from hcgraph.sample import generate_corpus
+
+    seed = json.loads(seed_path.read_text())
+    stories = generate_corpus(12, seed=3, hostile=True, include_seed=seed).stories
+    hostile = hostile_story(seed_path)
+    hostile["headline"] = CANARY
+    hostile["manifests"][0]["title"] = CANARY
+    hostile["sections"][0]["paragraphs"][0]["markdown"] = CANARY
+    return [(json.dumps(s).encode(), f"s{i}") for i, s in enumerate([*stories, hostile])]

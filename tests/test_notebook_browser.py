@@ -10,7 +10,6 @@ pixels on the canvas), hostile text inert.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,10 +17,9 @@ from typing import Any
 import pytest
 
 from hcgraph import Store, citation_graph, ingest_bytes
-from hcgraph.sample import generate_corpus
 from hcgraph.viz import show_map, to_pyvis
 from tests.conftest import SEED
-from tests.hostile import CANARY, hostile_story
+from tests.hostile import CANARY, canary_documents
 from tests.support.chromium import CHROMIUM
 
 pytestmark = [
@@ -45,15 +43,8 @@ PAINTED = """() => {
 @pytest.fixture(scope="module")
 def nstore() -> Iterator[Store]:
     """Seed story + hostile story (canary text) + 12 generated hostile-text stories."""
-    seed = json.loads(SEED.read_text())
-    stories = generate_corpus(12, seed=3, hostile=True, include_seed=seed).stories
-    hostile = hostile_story(SEED)
-    hostile["headline"] = CANARY
-    hostile["manifests"][0]["title"] = CANARY
-    hostile["sections"][0]["paragraphs"][0]["markdown"] = CANARY
-    docs = [(json.dumps(s).encode(), f"s{i}") for i, s in enumerate([*stories, hostile])]
     with Store(None) as st:
-        assert not ingest_bytes(st, docs).failures
+        assert not ingest_bytes(st, canary_documents(SEED)).failures
         yield st
 
 

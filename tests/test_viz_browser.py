@@ -19,10 +19,9 @@ import networkx as nx
 import pytest
 
 from hcgraph import Store, citation_graph, ingest_bytes
-from hcgraph.sample import generate_corpus
 from hcgraph.viz import write_map
 from tests.conftest import ROOT, SEED, SEED_URL
-from tests.hostile import CANARY, hostile_story
+from tests.hostile import canary_documents
 from tests.support.chromium import CHROMIUM
 
 pytestmark = [
@@ -37,15 +36,8 @@ HOSTILE_URL = "https://news.example.org/stories/2026-10-21/hostile/"
 @pytest.fixture(scope="module")
 def vstore() -> Iterator[Store]:
     """Seed story + hostile story (canary text) + 12 generated hostile-text stories."""
-    seed = json.loads(SEED.read_text())
-    stories = generate_corpus(12, seed=3, hostile=True, include_seed=seed).stories
-    hostile = hostile_story(SEED)
-    hostile["headline"] = CANARY
-    hostile["manifests"][0]["title"] = CANARY
-    hostile["sections"][0]["paragraphs"][0]["markdown"] = CANARY
-    docs = [(json.dumps(s).encode(), f"s{i}") for i, s in enumerate([*stories, hostile])]
     with Store(None) as st:
-        assert not ingest_bytes(st, docs).failures
+        assert not ingest_bytes(st, canary_documents(SEED)).failures
         yield st
 
 
