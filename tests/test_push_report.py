@@ -8,9 +8,7 @@ tiny loopback server answering the hostile responses.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -19,32 +17,11 @@ import pytest
 from hcgraph import Store, ingest_bytes
 from hcgraph.push import STATE_FILE
 from tests.conftest import OxigraphServer
+from tests.support.refuser import refusing_server
 
 #: A 400 body with an SGR colour, an OSC title change (BEL-terminated), a C1 CSI and an
 #: RTL override: each must be shown escaped, never obeyed.
 HOSTILE_BODY = "\x1b[31mbad\x1b]0;pwned\x07 graph \x9b2J \u202eevil\n".encode()
-
-
-def _handler(status: int, body: bytes) -> type[BaseHTTPRequestHandler]:
-    """Answer every request with ``status`` and ``body`` (after reading the request's)."""
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def _answer(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            self.send_response(status)
-            self.send_header("Content-Type", "text/plain; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        do_GET = do_POST = do_PUT = _answer
-
-    return Handler
 
 
 @pytest.fixture
@@ -55,26 +32,16 @@ def seed_store(store: Store, seed_bytes: bytes) -> Path:
     return store.directory
 
 
-def _refuser(status: int, body: bytes) -> Iterator[str]:
-    """A loopback server refusing everything, running while the caller holds its URL."""
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(status, body))
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-
-
 @pytest.fixture
 def refuses_400() -> Iterator[str]:
-    yield from _refuser(400, b"no thanks\n")
+    with refusing_server(400, b"no thanks\n") as url:
+        yield url
 
 
 @pytest.fixture
 def hostile_400() -> Iterator[str]:
-    yield from _refuser(400, HOSTILE_BODY)
+    with refusing_server(400, HOSTILE_BODY) as url:
+        yield url
 
 
 def test_verify_query_failing_keeps_the_push_report(

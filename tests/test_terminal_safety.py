@@ -27,6 +27,8 @@ import pytest
 from conftest import SEED, cli_env
 from crawlserver import CrawlServer, Site, page, story
 
+from tests.support.refuser import refusing_server
+
 pytestmark = pytest.mark.slow
 
 #: What may follow a marker: the payload's first bytes, escaped (``\x1b]8;;https://evil``).
@@ -278,42 +280,11 @@ def test_ingest_prints_each_failure_as_it_happens(tmp_path: Path) -> None:
     assert "ingested" not in out  # stopped: no summary, but the failure was shown
 
 
-def _refusing_server(body: bytes) -> tuple[Any, str]:
-    """A loopback server answering every request 400 with ``body`` (a hostile server)."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def _answer(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            self.send_response(400)
-            self.send_header("Content-Type", "text/plain; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        do_GET = do_POST = do_PUT = _answer
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    return httpd, f"http://127.0.0.1:{httpd.server_address[1]}"
-
-
 def test_push_failures_in_a_terminal(hostile_store: dict[str, Any]) -> None:
     """Graph names (the story URL holds an RLO) and the server's hostile answer, escaped."""
-    httpd, url = _refusing_server(hostile("server").encode())
-    try:
+    with refusing_server(400, hostile("server").encode()) as url:
         code, out = run_pty("push", "--endpoint", url, "--all", "--retries", "0",
                             "--store", "s", cwd=hostile_store["dir"])  # fmt: skip
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
     assert code == 3 and "failed:" in out, out
     assert "hostile-\\u202eevil\\u2066" in out  # the story's graph, named
     assert_safe(out, "server")
