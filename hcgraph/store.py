@@ -149,7 +149,7 @@ class Store:
         Raises:
             StoreError: the last writes could not be flushed (a full disk). The database
                 is released all the same; the next writer's open recovers what the failed
-                writes left (see :func:`hcgraph.pipeline.recover`).
+                writes left (see :func:`hcgraph.writer.recover`).
         """
         try:
             if self._ledger is not None:
@@ -327,7 +327,7 @@ class Store:
         with Oxigraph's
         bulk loader (parses in Rust and releases the GIL, but is not transactional: the
         pipeline records what it writes in the ledger first and repairs an interrupted load
-        on the next open, see hcgraph.pipeline.recover).
+        on the next open, see hcgraph.writer.recover).
 
         IRIs are validated by hcgraph before they are written (``lenient`` skips the
         engine's second check).
