@@ -109,7 +109,7 @@ class _Builder:
         if s.writer_agent:
             self._writer(story, s)
         if s.ingest is not None and s.ingest.sha256:
-            self._ingest(s.ingest)
+            self._ingest(s.ingest, s.ingest.sha256)
         for p in s.parts:
             self._part(story, p)
 
@@ -127,11 +127,11 @@ class _Builder:
                 doc.wasAssociatedWith(q(run_iri), writer)
             doc.wasGeneratedBy(story, q(run_iri), _time(s.published_at))
 
-    def _ingest(self, ing: IngestRecord) -> None:
+    def _ingest(self, ing: IngestRecord, sha256: str) -> None:
         doc, q = self.doc, self.q
-        raw = self.entity(_RAW + ing.sha256, {
-            self.type: self._kind("hc:RawDocument"), "hc:sha256": ing.sha256})  # fmt: skip
-        ingest_iri = _INGEST + ing.sha256
+        raw = self.entity(_RAW + sha256, {
+            self.type: self._kind("hc:RawDocument"), "hc:sha256": sha256})  # fmt: skip
+        ingest_iri = _INGEST + sha256
         if not self._first(ingest_iri):
             return
         attrs: dict[Any, Any] = {self.type: self._kind("hc:Ingest")}
