@@ -29,18 +29,18 @@ _EXPORTS: dict[str, str] = {
     "AuditOptions": ".provenance",
     "Archive": ".archive",
     "CheckError": ".errors",
-    "CheckReport": ".check",
+    "CheckReport": ".checking",
     "CrawlError": ".errors",
-    "CrawlOptions": ".crawl",
-    "CrawlReport": ".crawl",
+    "CrawlOptions": ".crawling",
+    "CrawlReport": ".crawling",
     "DEFAULT_STORE": ".store",
     "Document": ".pipeline",
     "Endpoint": ".serve",
     "ExportError": ".errors",
-    "FORMATS": ".export",
-    "FetchPolicy": ".crawl",
+    "FORMATS": ".exporting",
+    "FetchPolicy": ".crawling",
     "FetchRecord": ".archive",
-    "Finding": ".check",
+    "Finding": ".checking",
     "HcgraphError": ".errors",
     "IngestInfo": ".mapping",
     "InputError": ".errors",
@@ -54,7 +54,7 @@ _EXPORTS: dict[str, str] = {
     "PushReport": ".push",
     "QueryError": ".errors",
     "QueryResult": ".queries",
-    "RebuildReport": ".rebuild",
+    "RebuildReport": ".rebuilding",
     "SavedQuery": ".queries",
     "Store": ".store",
     "StoreBusyError": ".errors",
@@ -64,12 +64,12 @@ _EXPORTS: dict[str, str] = {
     "StoryError": ".errors",
     "UnknownFormatError": ".errors",
     "VizError": ".errors",
-    "check": ".check",
+    "check": ".checking",
     "citation_graph": ".viz",
-    "crawl": ".crawl",
+    "crawl": ".crawling",
     "credentials_from_env": ".push",
     "draw_map": ".viz",
-    "export": ".export",
+    "export": ".exporting",
     "graph_stats": ".stats",
     "ingest_bytes": ".ingest",
     "ingest_paths": ".ingest",
@@ -77,7 +77,7 @@ _EXPORTS: dict[str, str] = {
     "map_story": ".mapping",
     "parse_story": ".model",
     "push_graphs": ".push",
-    "rebuild": ".rebuild",
+    "rebuild": ".rebuilding",
     "remove_story": ".pipeline",
     "resolve_endpoint": ".push",
     "run_demo": ".demo",
@@ -158,11 +158,11 @@ __all__ = [
 class _Package(types.ModuleType):
     """The package object: keeps a public function when its submodule of the same name loads.
 
-    Importing ``hcgraph.export`` (the CLI does) makes the import system set the package's
+    Importing ``hcgraph.exporting`` (the CLI does) makes the import system set the package's
     ``export`` attribute to that submodule, which would shadow the lazy ``export`` function
     and break ``from hcgraph import export``. Here the function wins, as it did when the
     package imported everything eagerly; the submodule stays in ``sys.modules``. (A
-    sub-package, ``hcgraph.crawl``, keeps its attribute: ``import hcgraph.crawl.process``
+    sub-package, ``hcgraph.crawling``, keeps its attribute: ``import hcgraph.crawling.process``
     must go through it.)
     """
 
@@ -196,8 +196,8 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from .archive import Archive, FetchRecord
-    from .check import CheckReport, Finding, check
-    from .crawl import CrawlOptions, CrawlReport, FetchPolicy, crawl
+    from .checking import CheckReport, Finding, check
+    from .crawling import CrawlOptions, CrawlReport, FetchPolicy, crawl
     from .demo import run_demo
     from .dump import write_shards
     from .errors import (
@@ -215,18 +215,18 @@ if TYPE_CHECKING:
         UnknownFormatError,
         VizError,
     )
-    from .export import FORMATS, export
+    from .exporting import FORMATS, export
     from .ingest import IngestReport, ingest_bytes, ingest_paths
     from .mapping import IngestInfo, map_story
     from .model import Story, parse_story
     from .pipeline import Document, Outcome, Pipeline, remove_story
     from .project import to_networkx
-    from .provenance.audit import AuditOptions, AuditReport, audit
-    from .provenance.history import History, history
-    from .provenance.trace import Trace, trace
+    from .provenance.auditing import AuditOptions, AuditReport, audit
+    from .provenance.tracing import Trace, trace
+    from .provenance.versions import History, history
     from .push import PushOptions, PushReport, credentials_from_env, push_graphs, resolve_endpoint
     from .queries import QueryResult, SavedQuery, load_query, run_query, saved_queries
-    from .rebuild import RebuildReport, rebuild
+    from .rebuilding import RebuildReport, rebuild
     from .serve import Endpoint
     from .stats import graph_stats
     from .store import DEFAULT_STORE, Store

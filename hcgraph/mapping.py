@@ -584,9 +584,9 @@ def _map_extras(out: _Emitter, st: str, story: Story) -> None:
 @lru_cache(maxsize=CACHE_SIZE)
 def _related_iri(url: str) -> str | None:
     """A related link's target as the crawler would fetch it: canonicalised with
-    :func:`hcgraph.crawl.urls.canonicalize` (tracking parameters and fragment dropped, …), so
+    :func:`hcgraph.urls.canonicalize` (tracking parameters and fragment dropped, …), so
     it names the same IRI as the story once crawled; a URL that is not http(s) as written."""
-    from .crawl.urls import canonicalize  # lazy: the crawler imports the pipeline
+    from .urls import canonicalize  # lazy: the crawler imports the pipeline
 
     try:
         return checked_iri(canonicalize(url))

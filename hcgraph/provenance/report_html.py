@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 from .._version import __version__
 from ..archive import write_atomic
-from .audit import CHECKS, AuditReport
+from .auditing import CHECKS, AuditReport
 
 __all__ = ["render_report", "write_report", "write_store_report"]
 
@@ -166,7 +166,7 @@ def write_report(report: AuditReport, path: Path | str) -> Path:
 def write_store_report(store_dir: Path | str, path: Path | str) -> Path:
     """Audit every story of the store in ``store_dir`` and write the HTML report to ``path``."""
     from ..store import Store
-    from .audit import audit
+    from .auditing import audit
 
     with Store(store_dir, read_only=True) as store:
         report = audit(store)
