@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from .._io import write_atomic
 from .._version import __version__
-from ..archive import write_atomic
 from .auditing import CHECKS, AuditReport
 
 __all__ = ["render_report", "write_report", "write_store_report"]
@@ -159,7 +159,7 @@ def render_report(report: AuditReport) -> str:
 def write_report(report: AuditReport, path: Path | str) -> Path:
     """Write :func:`render_report` to ``path`` atomically; return the path."""
     target = Path(path)
-    write_atomic(target, render_report(report).encode("utf-8"))
+    write_atomic(target, render_report(report).encode("utf-8"), durable=False)
     return target
 
 
