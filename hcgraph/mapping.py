@@ -56,6 +56,7 @@ from ._version import __version__
 from .iris import CACHE_SIZE, checked_iri, minted
 from .model import Cite, Reuse, Sponsor, Story
 from .rdftext import XSD_DATE, XSD_DATETIME, boolean, integer, iri, literal, typed
+from .urls import canonicalize
 from .vocab import CITO, DCTERMS, HC, PROV, RDF, RDFS, SDO, SHARED_GRAPHS
 
 __all__ = ["Description", "IngestInfo", "MappedStory", "Revision", "map_story"]
@@ -616,10 +617,8 @@ def _map_related(out: _Emitter, st: str, story: Story) -> None:
 @lru_cache(maxsize=CACHE_SIZE)
 def _related_iri(url: str) -> str | None:
     """A related link's target as the crawler would fetch it: canonicalised with
-    :func:`hcgraph.crawl.urls.canonicalize` (tracking parameters and fragment dropped, …), so
+    :func:`hcgraph.urls.canonicalize` (tracking parameters and fragment dropped, …), so
     it names the same IRI as the story once crawled; a URL that is not http(s) as written."""
-    from .crawl.urls import canonicalize  # lazy: the crawler imports the pipeline
-
     try:
         return checked_iri(canonicalize(url))
     except ValueError:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
-from ..check import INTEGRITY_CHECKS, CheckReport, Finding
-from ..check import check as run_check
+from ..checking import INTEGRITY_CHECKS, CheckReport, Finding
+from ..checking import check as run_check
 from ..errors import visible
 from ..shacl import MODES
 from ..store import Store

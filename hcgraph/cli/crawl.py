@@ -8,7 +8,7 @@ import click
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..crawl import CrawlOptions, CrawlProgress, CrawlReport, FetchPolicy, crawl
+from ..crawling import CrawlOptions, CrawlProgress, CrawlReport, FetchPolicy, crawl
 from ..errors import failure_text
 from ._common import (
     err_console,

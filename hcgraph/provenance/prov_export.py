@@ -1,4 +1,4 @@
-"""A :class:`~hcgraph.provenance.trace.Trace` as a W3C PROV document (the ``prov`` package).
+"""A :class:`~hcgraph.provenance.tracing.Trace` as a W3C PROV document (the ``prov`` package).
 
 The PROV-DM reading of a trace (the same relations the graph states in PROV-O):
 
@@ -31,8 +31,8 @@ from .._version import __version__
 from ..iris import mint
 from ..vocab import CITO, HC
 from ._graph import claim_iri, manifest_iri
-from .trace import IngestRecord, Part, StoryTrace, Trace
 from .trace_picture import to_dot, to_svg
+from .tracing import IngestRecord, Part, StoryTrace, Trace
 
 __all__ = ["PROV_FORMATS", "to_prov_document"]
 

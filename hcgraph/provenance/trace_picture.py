@@ -39,7 +39,7 @@ from .._version import __version__
 from ..errors import ProvenanceError
 from ..iris import minted
 from ._graph import ManifestInfo, claim_iri, manifest_iri
-from .trace import Part, StoryTrace, Trace
+from .tracing import Part, StoryTrace, Trace
 
 __all__ = [
     "MAX_PARTS",

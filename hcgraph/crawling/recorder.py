@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..pipeline import Document, Outcome
+from ..urls import Scope, canonicalize, json_url, resolve
 from .frontier import Frontier
-from .urls import Scope, canonicalize, json_url, resolve
 
 __all__ = ["CrawlProgress", "Recorder"]
 

@@ -43,17 +43,17 @@ from ..errors import CrawlError, StoreDiskError, StoreError
 from ..ingest import discover, shown_path
 from ..pipeline import Document, Outcome
 from ..store import Store
+from ..urls import DEFAULT_JSON_SUFFIX, Mirror, Mirrors, Scope, json_url
 from .decoding import ACCEPT_ENCODING
 from .fetch import Fetcher, FetchPolicy, FetchResult
 from .frontier import Frontier, Validators
-from .identity import identity_mismatch
+from .identity_check import identity_mismatch
 from .politeness import Politeness
 from .process import BatchRunner, Runner, open_store
 from .recorder import CrawlProgress, Recorder
 from .report import CrawlReport, build_report
 from .robots import Robots
 from .scheduler import Scheduler
-from .urls import DEFAULT_JSON_SUFFIX, Mirror, Mirrors, Scope, json_url
 from .worker import ProcessRunner
 
 __all__ = ["CrawlOptions", "CrawlProgress", "Crawler", "acrawl", "crawl", "user_agent"]

@@ -21,7 +21,7 @@ from pydantic_core import from_json
 
 from ..errors import StoryError
 from ..model import SCHEMA_ID, check_shape
-from .urls import DEFAULT_JSON_SUFFIX, canonicalize, page_url
+from ..urls import DEFAULT_JSON_SUFFIX, canonicalize, page_url
 
 __all__ = ["declared_url", "identity_mismatch"]
 
