@@ -167,7 +167,7 @@ def test_the_page_is_one_autoescaping_template() -> None:
     source = inspect.getsource(report_html)
     assert not re.search(r"<(?:html|td|tr|th|table|div|section|a|span|details)[ >]", source)
     assert "escape(" not in source
-    evil = "<b onmouseover=\"x\">'&"
+    evil = '<b onmouseover="x">\'&'
     seed = json.loads(SEED.read_text())
     story = {**seed, "headline": evil, "newsroom": evil, "publishers": [evil]}
     story["manifests"] = [{**m, "source_name": evil} for m in seed["manifests"]]

@@ -35,9 +35,7 @@ def test_ingest_report_renders_warnings_failures_and_summary(seed_bytes: bytes) 
             (json.dumps(clash).encode(), "c.json"), (b"{", f"{EVIL}.json")]  # fmt: skip
     report = ingest_bytes(Store(None), docs)
     (failure,) = report.failures
-    assert _plain(failure.render()) == [
-        ("err", f"failed: {SHOWN}.json: {failure.reason}\n")
-    ]
+    assert _plain(failure.render()) == [("err", f"failed: {SHOWN}.json: {failure.reason}\n")]
     assert _plain(report.render(f"{EVIL}/store")) == [
         ("err", f"warning: b.json: same url {SEED_URL} as a.json earlier in this run; the "
                 "later file replaced it\n"),
