@@ -54,6 +54,7 @@ _EXPORTS: dict[str, str] = {
     "QueryResult": ".queries",
     "RebuildReport": ".rebuilding",
     "SavedQuery": ".queries",
+    "ServeError": ".errors",
     "Store": ".store",
     "StoreBusyError": ".errors",
     "StoreDamagedError": ".errors",
@@ -128,6 +129,7 @@ if TYPE_CHECKING:
     from .errors import ProvenanceError as ProvenanceError
     from .errors import PushError as PushError
     from .errors import QueryError as QueryError
+    from .errors import ServeError as ServeError
     from .errors import StoreBusyError as StoreBusyError
     from .errors import StoreDamagedError as StoreDamagedError
     from .errors import StoreError as StoreError

@@ -306,7 +306,7 @@ class Archive:
             suffix = "" if n == 1 else f"-{n}"
             path = self.packs / f"{stamp}-{os.getpid()}{suffix}.pack"
             try:
-                self._fd = os.open(path, flags, _io.file_mode())
+                self._fd = os.open(path, flags, 0o666)  # less the umask
             except FileExistsError:
                 continue
             except OSError as exc:

@@ -20,6 +20,7 @@ can catch exactly what they mean to::
     ├── CrawlError            a crawl cannot start (bad seed, bad option)
     ├── VizError              a map cannot be drawn (unknown view, graph too large)
     ├── PushError             a triple store rejected or failed a push
+    ├── ServeError            the SPARQL endpoint cannot start (host, port, workers)
     └── ProvenanceError       a trace/audit/history target is unknown
 """
 
@@ -39,6 +40,7 @@ __all__ = [
     "ProvenanceError",
     "PushError",
     "QueryError",
+    "ServeError",
     "StoreBusyError",
     "StoreDamagedError",
     "StoreDiskError",
@@ -241,6 +243,11 @@ class VizError(HcgraphError):
 
 class PushError(HcgraphError):
     """A triple store rejected a push or could not be reached."""
+
+
+class ServeError(HcgraphError):
+    """``hcgraph serve`` could not start: a host that is not loopback, a port in use, a
+    query worker or HTTP process that did not start, or a damaged vendored workbench."""
 
 
 class ProvenanceError(HcgraphError):

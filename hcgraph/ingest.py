@@ -15,11 +15,15 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ._io import read_at_most
-from .errors import InputError
+from .errors import InputError, failure_text, problem_lines, visible
 from .pipeline import BATCH, Document, Outcome, Pipeline
 from .store import Store
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 __all__ = [
     "MAX_BYTES",
@@ -82,6 +86,20 @@ class Failure:
     json_path: str = ""
     problems: list[tuple[str, str]] = field(default_factory=list)
 
+    def render(self) -> list[tuple[str, Text]]:
+        """``failed: SOURCE: PROBLEM`` on ``"err"``, a line per problem (each with its JSON
+        path); the file name and the document's text escaped (:func:`_v`)."""
+        from rich.text import Text
+
+        lines = problem_lines(self.problems) or [failure_text(self.json_path, self.reason)]
+        return [("err", Text.assemble(("failed:", "red"), f" {_v(self.source)}: {_v(line)}"))
+                for line in lines]  # fmt: skip
+
+
+def _v(text: str | None) -> str:
+    """Text someone else wrote (a file name, a story's) on one line, escaped for a terminal."""
+    return visible(text or "", one_line=True)
+
 
 @dataclass
 class IngestReport:
@@ -132,6 +150,29 @@ class IngestReport:
     def repeats(self) -> list[Outcome]:
         """Stories whose ``url`` an earlier document of this run had (the later one wins)."""
         return [r for r in self.results if r.repeat_of is not None]
+
+    def render(self, where: str) -> list[tuple[str, Text]]:
+        """The run for people, as ``(stream, line)`` pairs: a warning on ``"err"`` per
+        repeated url and duplicate id, then the counts on ``"out"`` (``-> where``, the
+        store). Failures are rendered as they happen (:meth:`Failure.render`)."""
+        from rich.text import Text
+
+        warnings = [
+            f"{_v(r.source)}: same url {_v(r.story_url)} as {_v(r.repeat_of)} earlier in "
+            "this run; the later file replaced it"
+            for r in self.repeats
+        ] + [
+            f"{_v(r.source)}: id {_v(r.story_id)} of {_v(r.story_url)} is also the id of "
+            f"{_v(r.id_clash)}; both are stored (hcgraph check flags them)"
+            for r in self.id_clashes
+        ]
+        dupes = ""
+        if self.repeats or self.id_clashes:
+            dupes = f", {len(self.repeats)} repeated url, {len(self.id_clashes)} duplicate id"
+        counts = ", ".join(f"{self.count(s)} {s}" for s in ("added", "replaced", "unchanged"))
+        summary = f"ingested {self.stored} stories ({counts}{dupes}), {len(self.failures)} failed"
+        lines = [("err", Text.assemble(("warning:", "yellow"), f" {w}")) for w in warnings]
+        return [*lines, ("out", Text(f"{summary} -> {_v(where)}"))]
 
     def record(self, outcome: Outcome) -> None:
         """File one pipeline outcome as a result or a failure."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -94,6 +94,13 @@ def shown(text: object) -> str:
     and rich markup escaped, so it can neither send the terminal escape sequences nor be
     read as markup (``[link=…]``)."""
     return escape(visible(str(text), one_line=True))
+
+
+def print_lines(lines: Iterable[tuple[str, Any]]) -> None:
+    """Print a report the library rendered: each ``(stream, line)`` on stdout (``"out"``)
+    or stderr (``"err"``), in order."""
+    for stream, line in lines:
+        (err_console if stream == "err" else out_console).print(line)
 
 
 def width_option(func: F) -> F:

@@ -7,17 +7,9 @@ from pathlib import Path
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from ..errors import failure_text, problem_lines
-from ..ingest import Failure, IngestReport, check_paths, discover, ingest_paths
+from ..ingest import IngestReport, check_paths, discover, ingest_paths
 from ..store import Store
-from ._common import err_console, max_bytes_option, out_console, shown, store_option
-
-
-def _show_failure(failure: Failure) -> None:
-    """A failure's lines on stderr, as it happens: every problem, each with its JSON path."""
-    lines = problem_lines(failure.problems) or [failure_text(failure.json_path, failure.reason)]
-    for line in lines:
-        err_console.print(f"[red]failed:[/] {shown(failure.source)}: {shown(line)}")
+from ._common import err_console, max_bytes_option, print_lines, store_option
 
 
 @click.command()
@@ -69,27 +61,10 @@ def ingest(
                 replace=replace,
                 absolute_paths=absolute_paths,
                 # counts only (flat memory at any size); each failure shown as it happens
-                report=IngestReport(keep_results=False, on_failure=_show_failure),
+                report=IngestReport(
+                    keep_results=False, on_failure=lambda failure: print_lines(failure.render())
+                ),
             )
-    for r in report.repeats:
-        err_console.print(
-            f"[yellow]warning:[/] {shown(r.source)}: same url {shown(r.story_url or '')} as "
-            f"{shown(r.repeat_of or '')} earlier in this run; the later file replaced it"
-        )
-    for r in report.id_clashes:
-        err_console.print(
-            f"[yellow]warning:[/] {shown(r.source)}: id {shown(r.story_id or '')} of "
-            f"{shown(r.story_url or '')} is also the id of {shown(r.id_clash or '')}; "
-            "both are stored (hcgraph check flags them)"
-        )
-    dupes = ""
-    if report.repeats or report.id_clashes:
-        dupes = f", {len(report.repeats)} repeated url, {len(report.id_clashes)} duplicate id"
-    out_console.print(
-        f"ingested {report.stored} stories "
-        f"({report.count('added')} added, {report.count('replaced')} replaced, "
-        f"{report.count('unchanged')} unchanged{dupes}), "
-        f"{len(report.failures)} failed -> {shown(store_dir)}"
-    )
+    print_lines(report.render(str(store_dir)))
     if report.failures:
         raise SystemExit(3)

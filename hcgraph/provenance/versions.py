@@ -24,13 +24,22 @@ from pathlib import Path
 from typing import Any
 
 from ..archive import Archive
-from ..errors import HcgraphError, ProvenanceError
+from ..errors import HcgraphError, ProvenanceError, visible
 from ..iris import named_node
+from ..mdtext import md_cell, md_code, md_text, md_url
 from ..model import Story, parse_story
 from ..store import Store
 from ._graph import rows
 
-__all__ = ["Change", "History", "Version", "diff_stories", "history"]
+__all__ = [
+    "Change",
+    "History",
+    "Version",
+    "diff_stories",
+    "history",
+    "render_markdown",
+    "render_table",
+]
 
 _CHAIN = """
 SELECT ?story ?raw ?sha ?created ?ended ?loc WHERE { GRAPH ?story {
@@ -266,3 +275,59 @@ def diff_stories(old: Story, new: Story) -> list[Change]:
         if (c.text, c.date) not in seen:
             changes.append(Change("correction added", c.date or "-", None, c.text))
     return changes
+
+
+def _v(text: str | None) -> str:
+    """Text from a story (or the archive) for the terminal: one line, escaped."""
+    return visible(text or "", one_line=True)
+
+
+def render_table(h: History) -> list[Any]:
+    """Rich renderables for a terminal: the versions as a table, then each version's changes
+    from the one before; the story's text escaped (:func:`~hcgraph.errors.visible`)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=Text(f"history of {_v(h.url)}"))
+    for col in ("#", "first seen", "last seen", "sha256", "fetches", "in graph", "changes"):
+        table.add_column(col, justify="right" if col in ("#", "fetches") else "left",
+                         no_wrap=col in ("#", "sha256", "fetches"))  # fmt: skip
+    for i, v in enumerate(h.versions, 1):
+        table.add_row(str(i), _short(v.first_seen), _short(v.last_seen), _v(v.sha256[:12]),
+                      str(v.fetches), v.in_graph or "archive only",
+                      Text(_v(v.summary())))  # fmt: skip
+    out: list[Any] = [table]
+    for i, v in enumerate(h.versions, 1):
+        if not v.changes or v.changes[0].kind == "not compared":
+            continue
+        out.append(Text(f"version {i - 1} -> {i}", style="bold"))
+        for c in v.changes:
+            detail = c.diff or c.new or c.old or ""
+            out.append(Text(f"  {c.kind} {_v(c.what)}" + (f": {_v(detail)}" if detail else "")))
+    return out
+
+
+def _short(when: str | None) -> str:
+    """An ISO time to the second, for the table (JSON keeps the full precision)."""
+    return when[:19].replace("T", " ") if when else "-"
+
+
+def render_markdown(h: History) -> str:
+    """The history as Markdown: the versions table, then each version's changes; the
+    story's text escaped for Markdown (:mod:`hcgraph.mdtext`)."""
+    lines = [f"# History of {md_url(h.url)}", "",
+             "| # | first seen | last seen | sha256 | fetches | in graph | changes |",
+             "| ---: | --- | --- | --- | ---: | --- | --- |"]  # fmt: skip
+    for i, v in enumerate(h.versions, 1):
+        lines.append(f"| {i} | {v.first_seen or '-'} | {v.last_seen or '-'} | "
+                     f"{md_cell(v.sha256[:12])} | {v.fetches} | {v.in_graph or 'archive only'} | "
+                     f"{md_cell(v.summary())} |")  # fmt: skip
+    for i, v in enumerate(h.versions, 1):
+        if v.changes and v.changes[0].kind != "not compared":
+            lines += ["", f"## Version {i - 1} → {i}", ""]
+            for c in v.changes:
+                detail = c.diff or c.new or c.old or ""
+                lines.append(
+                    f"- {c.kind} {md_code(c.what)}" + (f": {md_text(detail)}" if detail else "")
+                )
+    return "\n".join(lines) + "\n"
