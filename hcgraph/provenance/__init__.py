@@ -8,8 +8,8 @@
   (:mod:`~hcgraph.provenance.report_html`).
 * :func:`history` — every version of a story seen, and what changed between them.
 
-The SPARQL is written for both store layouts (story graphs that repeat shared descriptions,
-and shared graphs that state them once): see :mod:`hcgraph.provenance._graph`.
+The SPARQL reads the store's one layout (story graphs, plus shared graphs stating each
+manifest, claim and publisher once): see :mod:`hcgraph.provenance._graph`.
 """
 
 from .audit import CHECKS, AuditFinding, AuditOptions, AuditReport, StoryAudit, audit
