@@ -181,9 +181,13 @@ class Endpoint:
 
         Raises:
             StoreError: no store there, the port is taken, or a worker could not open it.
+            StoreFormatError: the store is of another format (see :mod:`hcgraph.store`).
         """
         if not self.db_path.is_dir():
             raise StoreError(f"{self.db_path.parent}: no store here (run 'hcgraph ingest' first)")
+        from .store import read_format  # here: the workers import this module, not the store
+
+        read_format(self.db_path.parent)  # a store of another format is refused, as by Store
         sock = self._listen()
         if self.port == 0:
             self.port = int(sock.getsockname()[1])

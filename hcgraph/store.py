@@ -69,6 +69,7 @@ __all__ = [
     "first_line",
     "holder_of",
     "now_utc",
+    "read_format",
     "source_date_epoch",
 ]
 
@@ -131,7 +132,7 @@ class Store:
         self.read_only = read_only
         self._ledger: Ledger | None = None
         self._holder_file: Path | None = None
-        marked = None if self.directory is None or any_format else _read_format(self.directory)
+        marked = None if self.directory is None or any_format else read_format(self.directory)
         try:
             if self.directory is None:
                 self.ox = ox.Store()
@@ -456,9 +457,10 @@ def _format_text() -> bytes:
     return json.dumps({"format": STORE_FORMAT}).encode() + b"\n"
 
 
-def _read_format(directory: Path) -> int | None:
+def read_format(directory: Path) -> int | None:
     """The format ``directory/format.json`` names (None: no marker), after checking it is
-    :data:`STORE_FORMAT`.
+    :data:`STORE_FORMAT` (for readers that open the database without :class:`Store`, such
+    as :mod:`hcgraph.serve`'s workers).
 
     Raises:
         StoreFormatError: another format, or a marker that names none.

@@ -53,7 +53,7 @@ def test_a_store_of_another_format_is_refused(  # type: ignore[no-untyped-def]
     store_dir = tmp_path / "st"
     assert invoke("ingest", seed_path, "--store", store_dir).exit_code == 0
     (store_dir / "format.json").write_text(text, encoding="utf-8")
-    for command in (["stats"], ["audit"], ["ingest", seed_path]):
+    for command in (["stats"], ["audit"], ["serve", "--port", "0"], ["ingest", seed_path]):
         line = _refused(invoke(*command, "--store", store_dir), store_dir)
         assert why in line
     assert (store_dir / "format.json").read_text(encoding="utf-8") == text  # left alone
