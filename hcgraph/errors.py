@@ -11,7 +11,8 @@ can catch exactly what they mean to::
     ├── StoreError            the embedded store cannot be opened, read or written
     │   ├── StoreBusyError    another process is writing to it
     │   ├── StoreDamagedError its database is damaged (rebuild it)
-    │   └── StoreDiskError    its files cannot be written or read (a full disk)
+    │   ├── StoreDiskError    its files cannot be written or read (a full disk)
+    │   └── StoreFormatError  it is in a format this hcgraph does not read (rebuild it)
     ├── OutputError           an output file or directory cannot be written
     ├── ExportError           an export cannot be produced
     │   └── UnknownFormatError
@@ -45,6 +46,7 @@ __all__ = [
     "StoreDamagedError",
     "StoreDiskError",
     "StoreError",
+    "StoreFormatError",
     "StoryError",
     "UnknownFormatError",
     "VizError",
@@ -211,6 +213,13 @@ class StoreDiskError(StoreError):
     Nothing the data did: the crawl does not hold the batch's stories responsible (it would
     a write the data made fail), and the same command resumes once the disk has room.
     """
+
+
+class StoreFormatError(StoreError):
+    """The store is in a format this hcgraph does not read: a newer or unknown
+    ``format.json``, or an unmarked store in a layout no release wrote. Nothing is read or
+    written; rebuilding it from its raw archive (``hcgraph rebuild``) makes a store of this
+    format."""
 
 
 class OutputError(HcgraphError):

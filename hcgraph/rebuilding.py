@@ -122,7 +122,7 @@ def rebuild(
     if (store_dir / "oxigraph").exists():
         # Opened now (it fails now, not after the work, if another process holds it).
         try:
-            with Store(store_dir) as old:
+            with Store(store_dir, any_format=True) as old:
                 lost = [url for url, sha in old.raw_documents() if not archive.has_body(sha)]
         except StoreDamagedError:
             if not drop_unarchived:  # what only the store held cannot be listed
@@ -167,7 +167,7 @@ def _unarchived_message(store_dir: Path, archive: Archive, lost: list[str]) -> s
     )
 
 
-_DATABASE = ("oxigraph", "ledger.sqlite", "ledger.sqlite-wal", "ledger.sqlite-shm")
+_DATABASE = ("oxigraph", "ledger.sqlite", "ledger.sqlite-wal", "ledger.sqlite-shm", "format.json")
 
 
 def _swap(new: Path, target: Path) -> None:

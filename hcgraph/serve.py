@@ -181,10 +181,14 @@ class Endpoint:
 
         Raises:
             StoreError: no store there.
+            StoreFormatError: the store is of another format (see :mod:`hcgraph.store`).
             ServeError: the port is taken, or a worker or HTTP process did not start.
         """
         if not self.db_path.is_dir():
             raise StoreError(f"{self.db_path.parent}: no store here (run 'hcgraph ingest' first)")
+        from .store import read_format  # here: the workers import this module, not the store
+
+        read_format(self.db_path.parent)  # a store of another format is refused, as by Store
         sock = self._listen()
         if self.port == 0:
             self.port = int(sock.getsockname()[1])

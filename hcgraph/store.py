@@ -7,6 +7,7 @@ ingest pipeline needs. What to write is decided by :mod:`hcgraph.pipeline`.
 Layout of a store directory (default ``output/store``)::
 
     output/store/
+      format.json     the store format, {"format": 1} (STORE_FORMAT; see below)
       oxigraph/       the RocksDB database
       ledger.sqlite   which story states which shared description (hcgraph.ledger)
       archive/        raw bodies and fetch records kept by the crawler (hcgraph.archive)
@@ -18,6 +19,18 @@ documents, publishers and agents are described once in the shared graphs of
 :data:`~hcgraph.vocab.SHARED_GRAPHS`. Every triple is in exactly one graph, so the union of
 all graphs — the default graph every query sees (``use_default_graph_as_union``; on the
 Oxigraph server ``--union-default-graph``) — is a set.
+
+**Store format.** ``format.json`` names the format of the database and ledger beside it:
+format 1 is this layout (shared things stated once, one ``stated`` ledger row per story).
+Every open of an on-disk store checks it before touching the database; a format other than
+:data:`STORE_FORMAT` (a newer hcgraph's, or an unreadable marker) is refused with a
+:class:`~hcgraph.errors.StoreFormatError` saying to run ``hcgraph rebuild``, which builds a
+store of this format from the raw archive. Stores made before the marker (the first release)
+carry none: one in this layout is format 1 and is marked by its next writer; one in the
+layout before it (story graphs repeating the shared descriptions, so no shared graph at all)
+is refused, and so is a ledger with the old ``uses`` table (:class:`~hcgraph.ledger.Ledger`).
+A change of either layout raises :data:`STORE_FORMAT`; hcgraph keeps no reader for old
+formats (a rebuild replaces them).
 """
 
 from __future__ import annotations
@@ -33,22 +46,38 @@ from typing import IO, Any
 
 import pyoxigraph as ox
 
+from ._io import write_atomic
 from .errors import (
+    HcgraphError,
     StoreBusyError,
     StoreDamagedError,
     StoreDiskError,
     StoreError,
+    StoreFormatError,
     first_line,
     visible,
 )
 from .iris import minted, named_node
 from .ledger import Ledger
 from .sparqlguard import check_no_service
-from .vocab import DCTERMS, GRAPH, HC, PREFIXES, PROV
+from .vocab import DCTERMS, GRAPH, HC, PREFIXES, PROV, SHARED_GRAPHS
 
-__all__ = ["DEFAULT_STORE", "Store", "first_line", "holder_of", "now_utc", "source_date_epoch"]
+__all__ = [
+    "DEFAULT_STORE",
+    "STORE_FORMAT",
+    "Store",
+    "first_line",
+    "holder_of",
+    "now_utc",
+    "read_format",
+    "source_date_epoch",
+]
 
 DEFAULT_STORE = Path("output") / "store"
+#: The format of the store directory this hcgraph reads and writes (``STORE/format.json``).
+STORE_FORMAT = 1
+_FORMAT_FILE = "format.json"
+_REBUILD = "run hcgraph rebuild"
 _RAW_PREFIX = minted("raw", "")
 _RAW_DOCUMENT = ox.NamedNode(str(HC.rawDocument))
 _WAS_REVISION_OF = ox.NamedNode(str(PROV.wasRevisionOf))
@@ -81,10 +110,13 @@ class Store:
 
         holder: what a second writer is told holds the store (default: ``hcgraph
             COMMAND`` when run by the CLI, else the program's name).
+        any_format: skip the format check (for :func:`hcgraph.rebuild.rebuild`, which
+            lists the stories of the store it replaces, whatever its format).
 
     Raises:
         StoreBusyError: another writer holds the store (named, with its pid, when known).
         StoreDamagedError: the database is damaged (says how to rebuild it).
+        StoreFormatError: the store is of another format than :data:`STORE_FORMAT`.
         StoreError: the directory cannot be opened otherwise (not a store, no permission).
     """
 
@@ -94,11 +126,13 @@ class Store:
         *,
         read_only: bool = False,
         holder: str | None = None,
+        any_format: bool = False,
     ):
         self.directory = Path(directory) if directory is not None else None
         self.read_only = read_only
         self._ledger: Ledger | None = None
         self._holder_file: Path | None = None
+        marked = None if self.directory is None or any_format else read_format(self.directory)
         try:
             if self.directory is None:
                 self.ox = ox.Store()
@@ -120,6 +154,29 @@ class Store:
             raise _damaged(self.directory, exc) from None
         if self.directory is not None and not read_only:
             self._holder_file = _claim(self.directory, holder or _this_command())
+        if self.directory is not None and not any_format and marked is None:
+            self._mark_format()
+
+    def _mark_format(self) -> None:
+        """An unmarked store: refuse the old layout, else it is format 1 (marked if writable).
+
+        The old layout had no shared graph; hcgraph's own agent is described in the agents
+        graph by every ingest since, so a store with graphs but not that one is the old one.
+        """
+        assert self.directory is not None
+        agents = ox.NamedNode(SHARED_GRAPHS["agents"])
+        if not self.ox.contains_named_graph(agents) and next(self.ox.named_graphs(), None):
+            self.close()
+            raise StoreFormatError(
+                f"{self.directory}: the store is in the old layout (story graphs repeating "
+                f"shared descriptions), which this hcgraph no longer reads; {_REBUILD}"
+            )
+        if not self.read_only:
+            try:
+                write_atomic(self.directory / _FORMAT_FILE, _format_text())
+            except HcgraphError as exc:  # an OutputError naming the file
+                self.close()
+                raise StoreError(str(exc)) from None
 
     # --- lifecycle ------------------------------------------------------------------------
     @property
@@ -394,6 +451,40 @@ class Store:
     def _writable(self) -> None:
         if self.read_only:
             raise StoreError(f"{self.directory}: store opened read-only")
+
+
+def _format_text() -> bytes:
+    return json.dumps({"format": STORE_FORMAT}).encode() + b"\n"
+
+
+def read_format(directory: Path) -> int | None:
+    """The format ``directory/format.json`` names (None: no marker), after checking it is
+    :data:`STORE_FORMAT` (for readers that open the database without :class:`Store`, such
+    as :mod:`hcgraph.serve`'s workers).
+
+    Raises:
+        StoreFormatError: another format, or a marker that names none.
+    """
+    path = directory / _FORMAT_FILE
+    try:
+        text = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot read the store format: {first_line(exc)}") from None
+    try:
+        value = json.loads(text).get("format")
+    except (ValueError, AttributeError):
+        value = None
+    if type(value) is not int:
+        raise StoreFormatError(f"{directory}: unknown store format in {path.name}; {_REBUILD}")
+    if value != STORE_FORMAT:
+        newer = "a newer hcgraph's" if value > STORE_FORMAT else "an older one"
+        raise StoreFormatError(
+            f"{directory}: store format {value} ({newer}); this hcgraph reads format "
+            f"{STORE_FORMAT} only: {_REBUILD}"
+        )
+    return value
 
 
 def _this_command() -> str:
