@@ -29,6 +29,7 @@ __all__ = [
     "discover",
     "ingest_bytes",
     "ingest_paths",
+    "withdraw_stories",
 ]
 
 #: Largest story file read (as ``hcgraph crawl --max-bytes``).
@@ -109,14 +110,14 @@ class IngestReport:
             self.on_failure(failure)
 
     def count(self, status: str) -> int:
-        """How many stories ended with ``status`` (added, replaced, unchanged)."""
+        """How many stories ended with ``status`` (added, replaced, unchanged, withdrawn)."""
         return self.counts[status]
 
     @property
     def stored(self) -> int:
         """How many documents were stored (added, replaced or unchanged; a url repeated in
-        the run counts each time, as in :attr:`results`)."""
-        return self.counts.total()
+        the run counts each time, as in :attr:`results`); withdrawals are not counted."""
+        return self.counts.total() - self.counts["withdrawn"]
 
     @property
     def ok(self) -> bool:
@@ -140,6 +141,8 @@ class IngestReport:
             self.counts[outcome.status] += 1
             if self.keep_results or outcome.id_clash is not None or outcome.repeat_of is not None:
                 self.results.append(outcome)
+        elif outcome.withdrawal:
+            self.fail(Failure(outcome.source, "no story in the store has this URL"))
         elif outcome.reason is not None:
             self.fail(
                 Failure(
@@ -278,3 +281,20 @@ def ingest_paths(
         batch_size=batch_size,
         replace=replace,
     )
+
+
+def withdraw_stories(
+    store: Store,
+    urls: Iterable[str],
+    *,
+    withdrawn_at: dt.datetime | None = None,
+    report: IngestReport | None = None,
+) -> IngestReport:
+    """Mark stored stories withdrawn (``hcgraph ingest --withdraw URL``), as a crawl does
+    when a story's URL answers 404/410: ``prov:invalidatedAtTime`` on the story, in its own
+    graph, which is kept. Each URL is a story IRI, or the URL or file a story was ingested
+    from; one that names no stored story is a failure. A story already withdrawn keeps its
+    first withdrawal time. Ingesting the story again makes it current again.
+    """
+    docs = (Document(b"", url, withdrawn_at, withdrawn=True) for url in urls)
+    return ingest_documents(store, docs, report=report)

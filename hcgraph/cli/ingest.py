@@ -8,7 +8,15 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from ..errors import failure_text, problem_lines
-from ..ingest import Failure, IngestReport, check_paths, discover, ingest_paths
+from ..errors import InputError
+from ..ingest import (
+    Failure,
+    IngestReport,
+    check_paths,
+    discover,
+    ingest_paths,
+    withdraw_stories,
+)
 from ..store import Store
 from ._common import err_console, max_bytes_option, out_console, shown, store_option
 
@@ -21,7 +29,7 @@ def _show_failure(failure: Failure) -> None:
 
 
 @click.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @max_bytes_option("Largest story file read; larger files fail (as crawl --max-bytes).")
 @click.option(
     "--replace", is_flag=True, help="Let a file replace a story that was crawled from its URL."
@@ -32,9 +40,22 @@ def _show_failure(failure: Failure) -> None:
     help="Record each file's absolute path in the graph (default: its path relative to the "
     "directory given, or its name), which then travels into every export and push.",
 )
+@click.option(
+    "--withdraw",
+    "withdraw",
+    multiple=True,
+    metavar="URL",
+    help="Mark the stored story at URL withdrawn (as a crawl does on a 404/410); its graph "
+    "is kept (repeatable).",
+)
 @store_option
 def ingest(
-    paths: tuple[Path, ...], store_dir: Path, max_bytes: int, replace: bool, absolute_paths: bool
+    paths: tuple[Path, ...],
+    store_dir: Path,
+    max_bytes: int,
+    replace: bool,
+    absolute_paths: bool,
+    withdraw: tuple[str, ...],
 ) -> None:
     """Ingest story JSON files (or directories of them) into the store.
 
@@ -44,10 +65,17 @@ def ingest(
     URL is replaced by a file only with --replace. Exit code 3 if any file failed; exit
     code 1, before the store is touched, if a path given does not exist.
 
+    --withdraw URL marks a stored story withdrawn (prov:invalidatedAtTime): queries, check,
+    audit, maps and stats then leave it out unless --include-withdrawn; ingesting it again
+    makes it current again.
+
     \b
     Example:
       hcgraph ingest stories/ extra/one-story.json --store output/store
+      hcgraph ingest --withdraw https://example.org/stories/gone/
     """
+    if not paths and not withdraw:
+        raise InputError("give story files or directories, or --withdraw URL")
     check_paths(paths)  # a typo is a user error, refused before the store is created
     present = list(paths)
     # The paths go to ingest_paths as given, so each file's location is recorded relative to
@@ -71,6 +99,8 @@ def ingest(
                 # counts only (flat memory at any size); each failure shown as it happens
                 report=IngestReport(keep_results=False, on_failure=_show_failure),
             )
+        if withdraw:  # after the files: a file and a withdrawal of its story, both given
+            withdraw_stories(store, withdraw, report=report)
     for r in report.repeats:
         err_console.print(
             f"[yellow]warning:[/] {shown(r.source)}: same url {shown(r.story_url or '')} as "
@@ -82,6 +112,7 @@ def ingest(
             f"{shown(r.story_url or '')} is also the id of {shown(r.id_clash or '')}; "
             "both are stored (hcgraph check flags them)"
         )
+    gone = f"{report.count('withdrawn')} withdrawn, " if withdraw else ""
     dupes = ""
     if report.repeats or report.id_clashes:
         dupes = f", {len(report.repeats)} repeated url, {len(report.id_clashes)} duplicate id"
@@ -89,7 +120,7 @@ def ingest(
         f"ingested {report.stored} stories "
         f"({report.count('added')} added, {report.count('replaced')} replaced, "
         f"{report.count('unchanged')} unchanged{dupes}), "
-        f"{len(report.failures)} failed -> {shown(store_dir)}"
+        f"{gone}{len(report.failures)} failed -> {shown(store_dir)}"
     )
     if report.failures:
         raise SystemExit(3)
