@@ -235,10 +235,14 @@ class Pipeline:
         write, urls = Batch(), set[str]()
         for doc in documents:
             if doc.withdrawn:
-                story_url = self._stored_from(doc)
-                if story_url in urls:  # written in this batch: the withdrawal comes after it
+                # Rare: everything before it lands first, so the story it names (maybe
+                # stored a moment ago, by this run) is found in the store.
+                if write:
                     futures.append(self.writer.submit(write))
                     write, urls = Batch(), set[str]()
+                self.writer.wait()
+                self._take_failures()
+                story_url = self._stored_from(doc)
                 outcomes.append(self._withdraw(doc, story_url, write))
                 if story_url is not None:
                     urls.add(story_url)
@@ -266,7 +270,7 @@ class Pipeline:
     def _stored_from(self, doc: Document) -> str | None:
         """The stored story a withdrawal document names: a story IRI, or the story whose
         ingest came from its source (or key) URL."""
-        if doc.source in self._stored or self.store.raw_sha256(doc.source) is not None:
+        if self.store.raw_sha256(doc.source) is not None:
             return doc.source
         for where in (doc.source, doc.key):
             found = self.store.story_fetched_from(where) if where else None
@@ -279,12 +283,7 @@ class Pipeline:
         base = Outcome(doc.source, doc.key, story_url, withdrawal=True)
         if story_url is None:
             return base
-        if self.writer.writing(story_url):  # its stored version is to be read
-            self.writer.wait()
-            self._take_failures()
-        if self.store.raw_sha256(story_url) is None:  # removed meanwhile
-            return replace(base, story_url=None)
-        if self.store.withdrawn_at(story_url) is None:
+        if self.store.withdrawn_at(story_url) is None and story_url not in write.withdrawn:
             write.withdraw(story_url, withdrawal_nquads(story_url, graph_time(doc.retrieved_at)))
         return replace(base, status="withdrawn")
 

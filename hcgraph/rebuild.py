@@ -3,8 +3,11 @@
 The archive keeps every fetched body and when it was fetched, so replaying its records in
 fetch order through the same processing the crawler uses (parse, dedupe one story under two
 URLs, store with the fetch time) gives the same graph as the crawl — revisions included,
-because a story fetched twice with different bytes is replayed old version first. Use it
-after the mapping changes, or to rebuild a lost store.
+because a story fetched twice with different bytes is replayed old version first, and
+withdrawals included: a story's URL answering 404/410 twice in a row (the records of both
+fetches are in the archive, as the crawler confirmed it) withdraws the story at the second
+answer's time, and a later 200 or 304 brings it back. Use it after the mapping changes, or
+to rebuild a lost store.
 
 The new graph is built beside the old one and swapped in only when complete, so a failed
 rebuild leaves the old store as it was.
@@ -73,13 +76,27 @@ def _source(record: FetchRecord) -> str:
 
 def _documents(archive: Archive, report: RebuildReport) -> Iterator[Document]:
     seen: set[bytes] = set()  # 16-byte digests of (URL, body hash): an archive's worth stays small
+    gone: set[str] = set()  # URLs whose last record answered 404/410
+    comebacks: dict[str, int] = {}  # URL → withdrawals replayed: a body after one is new again
     for record in archive.records():
         report.records += 1
+        if record.error is None and record.status in _GONE:
+            # The crawler's rule: the second 404/410 in a row confirms the withdrawal (the
+            # pipeline marks the story stored from this URL, if there is one and it is current).
+            if record.url in gone:
+                comebacks[record.url] = comebacks.get(record.url, 0) + 1
+                yield Document(b"", _source(record), record.time, record.url, withdrawn=True)
+            gone.add(record.url)
+            continue
+        gone.discard(record.url)
         if record.sha256 is None or record.error is not None:
             continue
         if record.status not in (200, 304, None):
             continue  # an error page: kept in the archive, never a story
-        key = hashlib.blake2b(f"{record.url}\0{record.sha256}".encode(), digest_size=16).digest()
+        epoch = comebacks.get(record.url, 0)
+        key = hashlib.blake2b(
+            f"{record.url}\0{record.sha256}\0{epoch}".encode(), digest_size=16
+        ).digest()
         if key in seen:
             continue  # a 304 or an unchanged re-fetch: nothing new
         seen.add(key)
@@ -90,6 +107,9 @@ def _documents(archive: Archive, report: RebuildReport) -> Iterator[Document]:
             report.unreadable.append(Failure(record.url, str(exc)))
             continue
         yield Document(body, _source(record), record.time, record.url)
+
+
+_GONE = (404, 410)
 
 
 def rebuild(
@@ -146,7 +166,7 @@ def rebuild(
                     report.outcomes.append(outcome)
                 if outcome.status is not None:
                     report.counts[outcome.status] += 1
-                if outcome.reason is not None:
+                if outcome.reason is not None and not outcome.withdrawal:
                     report.failures.append(
                         Failure(outcome.source, outcome.reason, outcome.json_path or "")
                     )

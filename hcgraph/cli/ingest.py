@@ -7,8 +7,7 @@ from pathlib import Path
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from ..errors import failure_text, problem_lines
-from ..errors import InputError
+from ..errors import InputError, failure_text, problem_lines
 from ..ingest import (
     Failure,
     IngestReport,
