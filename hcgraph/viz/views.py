@@ -258,6 +258,7 @@ def _reuse_view(
     top: int | None = None,
     group_stories: str | None = None,
     overview: bool | None = None,
+    include_withdrawn: bool = False,
     **_: Any,
 ) -> nx.DiGraph:
     if overview is None:
@@ -271,7 +272,7 @@ def _reuse_view(
     # Past CLAIM_STORIES stories the widths are skipped too (all edges width 1).
     claims = not overview and group_stories is None
     claims = claims and len(store.story_graphs()) <= CLAIM_STORIES
-    data = load_reuse(store, claims=claims)
+    data = load_reuse(store, claims=claims, include_withdrawn=include_withdrawn)
     counts = data.citations()
     notes = [_keep_top(data, top, counts)] if top is not None else []
     graph = _reuse_graph(data, counts, stories=not overview, claims=claims)
@@ -342,7 +343,9 @@ def _only_story(store: Store) -> Focus:
     )
 
 
-def _story_view(store: Store, focus: Focus | None, **_: Any) -> nx.DiGraph:
+def _story_view(
+    store: Store, focus: Focus | None, *, include_withdrawn: bool = False, **_: Any
+) -> nx.DiGraph:
     focus = focus or _only_story(store)
     if focus.kind != "Story":
         raise VizError(f"--view story needs a story to focus on; {focus.iri} is a {focus.kind}")
@@ -372,7 +375,7 @@ def _story_view(store: Store, focus: Focus | None, **_: Any) -> nx.DiGraph:
             graph.add_edge(parent, part, relation="hasPart", weight=1)
     data = ReuseData()
     load_story_manifests(store, s, data)
-    counts = load_citations(store)
+    counts = load_citations(store, include_withdrawn=include_withdrawn)
     reach = counts.reach()
     claim_in: dict[tuple[str, str], None] = {}
     cite_count: dict[tuple[str, str], set[str]] = defaultdict(set)
@@ -446,6 +449,7 @@ def citation_graph(
     top: int | None = None,
     group_stories: str | None = None,
     overview: bool | None = None,
+    include_withdrawn: bool = False,
 ) -> nx.DiGraph:
     """The networkx projection behind a citation map (attributes in the module docstring).
 
@@ -462,6 +466,7 @@ def citation_graph(
             citing stories listed (graph attribute ``drill``) and drawn on demand in the
             page. ``None`` (default): only past :data:`OVERVIEW_STORIES` stories with no
             focus and no grouping.
+        include_withdrawn: draw withdrawn stories too (default: current stories only).
 
     Raises:
         VizError: unknown view or unresolvable focus.
@@ -476,4 +481,11 @@ def citation_graph(
             f"unknown story grouping {group_stories!r}; choose from {', '.join(STORY_GROUPS)}"
         )
     resolved = resolve_focus(store, focus) if focus else None
-    return builder(store, resolved, top=top, group_stories=group_stories, overview=overview)
+    return builder(
+        store,
+        resolved,
+        top=top,
+        group_stories=group_stories,
+        overview=overview,
+        include_withdrawn=include_withdrawn,
+    )
