@@ -27,7 +27,8 @@ def history_command(story_url: str, fmt: str, store_dir: Path) -> None:
 
     Versions come from the raw archive (every fetch, with time and SHA-256) and the graph's
     prov:wasRevisionOf chain. Changes: paragraphs added/removed/edited (word diff), cited
-    claims and listed sources added/removed, corrections, headline.
+    claims and listed sources added/removed, corrections, headline. Withdrawals (the
+    story's URL answered 404/410) are listed under the version withdrawn.
 
     \b
     Example:
@@ -50,14 +51,20 @@ def _v(text: str | None) -> str:
 
 def _table(h: History) -> None:
     table = Table(title=Text(f"history of {_v(h.url)}"))
-    for col in ("#", "first seen", "last seen", "sha256", "fetches", "in graph", "changes"):
+    columns = ("#", "first seen", "last seen", "sha256", "fetches", "in graph", "withdrawn",
+               "changes")  # fmt: skip
+    for col in columns:
         table.add_column(col, justify="right" if col in ("#", "fetches") else "left",
                          no_wrap=col in ("#", "sha256", "fetches"))  # fmt: skip
     for i, v in enumerate(h.versions, 1):
         table.add_row(str(i), _short(v.first_seen), _short(v.last_seen), _v(v.sha256[:12]),
                       str(v.fetches), v.in_graph or "archive only",
+                      ", ".join(_short(w) for w in v.withdrawn) or "-",
                       Text(_v(v.summary())))  # fmt: skip
     out_console.print(table, soft_wrap=False)
+    if h.withdrawn_at:
+        out_console.print(Text(f"withdrawn since {_short(h.withdrawn_at)} (its URL answered "
+                               "404/410; the graph is kept)", style="bold"))  # fmt: skip
     for i, v in enumerate(h.versions, 1):
         if not v.changes or v.changes[0].kind == "not compared":
             continue
@@ -75,12 +82,14 @@ def _short(when: str | None) -> str:
 
 def _markdown(h: History) -> str:
     lines = [f"# History of {md_url(h.url)}", "",
-             "| # | first seen | last seen | sha256 | fetches | in graph | changes |",
-             "| ---: | --- | --- | --- | ---: | --- | --- |"]  # fmt: skip
+             "| # | first seen | last seen | sha256 | fetches | in graph | withdrawn | changes |",
+             "| ---: | --- | --- | --- | ---: | --- | --- | --- |"]  # fmt: skip
     for i, v in enumerate(h.versions, 1):
         lines.append(f"| {i} | {v.first_seen or '-'} | {v.last_seen or '-'} | "
                      f"{md_cell(v.sha256[:12])} | {v.fetches} | {v.in_graph or 'archive only'} | "
-                     f"{md_cell(v.summary())} |")  # fmt: skip
+                     f"{', '.join(v.withdrawn) or '-'} | {md_cell(v.summary())} |")  # fmt: skip
+    if h.withdrawn_at:
+        lines += ["", f"Withdrawn since {h.withdrawn_at} (its URL answered 404/410)."]
     for i, v in enumerate(h.versions, 1):
         if v.changes and v.changes[0].kind != "not compared":
             lines += ["", f"## Version {i - 1} → {i}", ""]
