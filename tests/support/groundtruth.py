@@ -161,9 +161,7 @@ class GroundTruth:
         return frozenset(reached)
 
 
-def ground_truth(
-    stories: Iterable[dict[str, Any]], withdrawn: Iterable[str] = ()
-) -> GroundTruth:
+def ground_truth(stories: Iterable[dict[str, Any]], withdrawn: Iterable[str] = ()) -> GroundTruth:
     """Compute :class:`GroundTruth` for ``stories`` (consumed once, in a single pass + joins);
     the stories whose url is in ``withdrawn`` are withdrawn (see the module docstring)."""
     gone = set(withdrawn)
