@@ -171,6 +171,7 @@ def test_5xx_timeouts_robots_and_one_404_do_not_withdraw(site: Site, tmp_path: P
     assert report.counts["withdrawn"] == 0
     failed = {f["url"].split("/")[-2] for f in report.failures}
     assert {"b", "c"} <= failed and "d" not in failed
+    assert any("/stories/e/" in s["url"] for s in report.skipped)  # robots.txt refuses it
     with Store(tmp_path, read_only=True) as st:
         assert st.withdrawn_stories() == {}
         assert graph_stats(st)["stories"] == 6

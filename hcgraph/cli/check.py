@@ -89,7 +89,9 @@ def check(
     related stories not ingested.
 
     Exit code 0 when clean (warnings allowed), 1 when a violation is found: usable in CI.
-    Withdrawn stories (their URL answered 404/410) are left out unless --include-withdrawn.
+
+    --include-withdrawn checks withdrawn stories too (their URL answered 404/410): by
+    default they are left out.
 
     \b
     Example:
