@@ -280,7 +280,8 @@ class Writer:
         store.load_nquads(data)
         # A withdrawal adds one quad to a stored story's graph, in one small transaction;
         # the ledger has nothing to record (no shared description changes).
-        store.load_nquads("".join(first.withdrawn.values()).encode())
+        if first.withdrawn:
+            store.load_nquads("".join(first.withdrawn.values()).encode())
         _retract(store, ledger.settle(pending))
         ledger.clean()
 
