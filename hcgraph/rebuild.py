@@ -39,6 +39,7 @@ class RebuildReport:
         records: fetch records read.
         bodies: distinct (URL, body) pairs replayed.
         stories: distinct stories in the rebuilt graph.
+        withdrawn: how many of them are withdrawn (their URL answered 404/410 twice in a row).
         counts: replayed bodies per store status (added, replaced, unchanged).
         outcomes: what happened to each replayed body; empty when the rebuild ran with
             ``keep_outcomes=False`` (``hcgraph rebuild`` does: memory then stays flat
@@ -52,6 +53,7 @@ class RebuildReport:
     records: int = 0
     bodies: int = 0
     stories: int = 0
+    withdrawn: int = 0
     counts: Counter[str] = field(default_factory=Counter)
     outcomes: list[Outcome] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
@@ -171,6 +173,7 @@ def rebuild(
                         Failure(outcome.source, outcome.reason, outcome.json_path or "")
                     )
         report.stories = len(store.story_graphs())  # the staging store started empty
+        report.withdrawn = len(store.withdrawn_stories())
     for name in _DATABASE:
         _swap(staging / name, store_dir / name)
     shutil.rmtree(staging, ignore_errors=True)
