@@ -17,7 +17,7 @@ from crawlserver import CrawlServer, Reply, Site, page, quads_of, story
 from hcgraph.archive import Archive
 from hcgraph.crawl import FetchPolicy
 from hcgraph.ingest import ingest_paths, withdraw_stories
-from hcgraph.queries import run_query
+from hcgraph.queries import CURRENT_ONLY, including_withdrawn, run_query, saved_queries
 from hcgraph.rebuild import rebuild
 from hcgraph.sample import DEFAULT_BASE_URL, generate_corpus
 from hcgraph.stats import graph_stats
@@ -285,3 +285,11 @@ def test_push_sends_the_withdrawal(oxigraph: Any, run_cli: Run, tmp_path: Path) 
         "SELECT ?t WHERE { GRAPH ?g { ?s <http://www.w3.org/ns/prov#invalidatedAtTime> ?t } }"
     )
     assert len(rows) == 1
+
+
+def test_every_saved_query_about_stories_leaves_withdrawn_ones_out() -> None:
+    for name, query in saved_queries().items():
+        if "?story" not in query.text:
+            continue
+        assert CURRENT_ONLY in query.text, name
+        assert "invalidatedAtTime" not in including_withdrawn(query.text), name
