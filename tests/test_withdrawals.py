@@ -256,6 +256,11 @@ def test_withdrawn_stories_leave_maps_audit_and_queries(tmp_path: Path) -> None:
         assert {r["manifest_id"]: r["stories"] for r in rows} == {
             m: len(u) for m, u in truth.manifest_citing_stories.items() if len(u) >= 2
         }
+        reach = {
+            r["name"]: (r["stories"], r["manifests"], r["claims"])
+            for r in run_query(st, "publisher-reach").records()
+        }
+        assert reach == truth.publisher_reach  # claims: from the shared descriptions, all kept
         lag = {(r["story"], r["manifest_id"]) for r in run_query(st, "source-lag").records()}
         assert lag == set(truth.source_lag_days)
         uncited = run_query(st, "uncited-paragraphs").records()
