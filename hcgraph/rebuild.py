@@ -15,6 +15,7 @@ rebuild leaves the old store as it was.
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import shutil
 from collections import Counter
@@ -128,6 +129,8 @@ def rebuild(
     any, the rebuild refuses before doing anything, unless ``drop_unarchived``: then those
     stories are left out (re-ingest their files afterwards). ``keep_outcomes=False`` keeps
     counts and failures only, not one :class:`~hcgraph.pipeline.Outcome` per replayed body.
+    Withdrawals replay from the archive's 404/410 records; one made by hand (``hcgraph
+    ingest --withdraw``), which the archive does not hold, is kept from the old store.
 
     Raises:
         CrawlError: there is no archive, or the store holds stories it does not (and
@@ -138,6 +141,7 @@ def rebuild(
     ``drop_unarchived`` (what only it held cannot be listed, so nothing is checked).
     """
     store_dir = Path(store_dir)
+    withdrawals: dict[str, dt.datetime] = {}  # the store's, to keep those made by hand
     archive = Archive(Path(archive_dir) if archive_dir else store_dir / "archive")
     if not archive.exists():
         raise CrawlError(f"{archive.directory}: no raw archive here (run 'hcgraph crawl' first)")
@@ -146,6 +150,7 @@ def rebuild(
         try:
             with Store(store_dir) as old:
                 lost = [url for url, sha in old.raw_documents() if not archive.has_body(sha)]
+                withdrawals = old.withdrawn_stories()
         except StoreDamagedError:
             if not drop_unarchived:  # what only the store held cannot be listed
                 raise CrawlError(
@@ -172,6 +177,15 @@ def rebuild(
                     report.failures.append(
                         Failure(outcome.source, outcome.reason, outcome.json_path or "")
                     )
+            # Withdrawals the archive does not hold (``hcgraph ingest --withdraw``) are kept,
+            # with their time, for the stories the archive does rebuild.
+            pipeline.process(
+                [
+                    Document(b"", url, when, withdrawn=True)
+                    for url, when in sorted(withdrawals.items())
+                    if store.raw_sha256(url) is not None and store.withdrawn_at(url) is None
+                ]
+            )
         report.stories = len(store.story_graphs())  # the staging store started empty
         report.withdrawn = len(store.withdrawn_stories())
     for name in _DATABASE:

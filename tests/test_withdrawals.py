@@ -210,6 +210,19 @@ def test_served_again_with_the_same_bytes_a_304_makes_it_current(
 
 
 @pytest.mark.slow
+def test_rebuild_keeps_a_withdrawal_made_by_hand(site: Site, tmp_path: Path) -> None:
+    site.add("a", story("a", page("b")))
+    site.add("b", story("b"))
+    site.crawl(tmp_path, policy=FAST)
+    with Store(tmp_path) as st:
+        assert withdraw_stories(st, [page("b")]).count("withdrawn") == 1
+    before = quads_of(tmp_path)
+    report = rebuild(tmp_path)
+    assert report.withdrawn == 1
+    assert quads_of(tmp_path) == before
+
+
+@pytest.mark.slow
 def test_ingest_withdraw(run_cli: Run, tmp_path: Path) -> None:
     store = tmp_path / "store"
     assert run_cli("ingest", FIXTURES, "--store", store).returncode == 0
