@@ -497,7 +497,7 @@ class Crawler:
                 sha = await self._archived(result, None, result.body)
                 record.fetched()
             if _gone(result):
-                await self._withdrawn(url, result)
+                await self._withdrawn(frontier, url, result)
                 return
         self._set_gone(frontier, url, _gone(result))
         failure = _failure(result, not_modified)
@@ -531,14 +531,13 @@ class Crawler:
             frontier.set_gone(url, gone)
             (self._gone.add if gone else self._gone.discard)(url)
 
-    async def _withdrawn(self, url: str, result: FetchResult) -> None:
+    async def _withdrawn(self, frontier: Frontier, url: str, result: FetchResult) -> None:
         """A URL a story was fetched from answered 404/410 twice in a row (a retry, or the
         fetch of an earlier crawl, and this one): the pipeline marks its story withdrawn,
         at this answer's time. Never on 5xx, timeouts, robots or network errors: those
         are failures, and the story stays current."""
         assert self._recorder is not None and self._scheduler is not None
         assert self._queue is not None and result.status is not None
-        frontier = self._frontier()
         with frontier.batch():
             self._set_gone(frontier, url, True)
             frontier.mark_gone(url, result.status)
@@ -546,10 +545,6 @@ class Crawler:
         doc = Document(b"", result.final_url or url, result.fetched_at, url, withdrawn=True)
         self._scheduler.handed_over()
         await self._queue.put(doc)
-
-    def _frontier(self) -> Frontier:
-        assert self.frontier is not None
-        return self.frontier
 
     async def _process_loop(self, frontier: Frontier, runner: BatchRunner) -> None:
         """Take fetched bodies off the queue in batches and process them, two in flight:
