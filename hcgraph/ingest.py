@@ -33,6 +33,7 @@ __all__ = [
     "discover",
     "ingest_bytes",
     "ingest_paths",
+    "withdraw_stories",
 ]
 
 #: Largest story file read (as ``hcgraph crawl --max-bytes``).
@@ -127,14 +128,14 @@ class IngestReport:
             self.on_failure(failure)
 
     def count(self, status: str) -> int:
-        """How many stories ended with ``status`` (added, replaced, unchanged)."""
+        """How many stories ended with ``status`` (added, replaced, unchanged, withdrawn)."""
         return self.counts[status]
 
     @property
     def stored(self) -> int:
         """How many documents were stored (added, replaced or unchanged; a url repeated in
-        the run counts each time, as in :attr:`results`)."""
-        return self.counts.total()
+        the run counts each time, as in :attr:`results`); withdrawals are not counted."""
+        return self.counts.total() - self.counts["withdrawn"]
 
     @property
     def ok(self) -> bool:
@@ -151,10 +152,11 @@ class IngestReport:
         """Stories whose ``url`` an earlier document of this run had (the later one wins)."""
         return [r for r in self.results if r.repeat_of is not None]
 
-    def render(self, where: str) -> list[tuple[str, Text]]:
+    def render(self, where: str, *, withdrew: bool = False) -> list[tuple[str, Text]]:
         """The run for people, as ``(stream, line)`` pairs: a warning on ``"err"`` per
         repeated url and duplicate id, then the counts on ``"out"`` (``-> where``, the
-        store). Failures are rendered as they happen (:meth:`Failure.render`)."""
+        store; the stories withdrawn too when the run ``withdrew``). Failures are rendered
+        as they happen (:meth:`Failure.render`)."""
         from rich.text import Text
 
         warnings = [
@@ -170,7 +172,10 @@ class IngestReport:
         if self.repeats or self.id_clashes:
             dupes = f", {len(self.repeats)} repeated url, {len(self.id_clashes)} duplicate id"
         counts = ", ".join(f"{self.count(s)} {s}" for s in ("added", "replaced", "unchanged"))
-        summary = f"ingested {self.stored} stories ({counts}{dupes}), {len(self.failures)} failed"
+        gone = f"{self.count('withdrawn')} withdrawn, " if withdrew else ""
+        summary = (
+            f"ingested {self.stored} stories ({counts}{dupes}), {gone}{len(self.failures)} failed"
+        )
         lines = [("err", Text.assemble(("warning:", "yellow"), f" {w}")) for w in warnings]
         return [*lines, ("out", Text(f"{summary} -> {_v(where)}"))]
 
@@ -181,6 +186,8 @@ class IngestReport:
             self.counts[outcome.status] += 1
             if self.keep_results or outcome.id_clash is not None or outcome.repeat_of is not None:
                 self.results.append(outcome)
+        elif outcome.withdrawal:
+            self.fail(Failure(outcome.source, "no story in the store has this URL"))
         elif outcome.reason is not None:
             self.fail(
                 Failure(
@@ -319,3 +326,20 @@ def ingest_paths(
         batch_size=batch_size,
         replace=replace,
     )
+
+
+def withdraw_stories(
+    store: Store,
+    urls: Iterable[str],
+    *,
+    withdrawn_at: dt.datetime | None = None,
+    report: IngestReport | None = None,
+) -> IngestReport:
+    """Mark stored stories withdrawn (``hcgraph ingest --withdraw URL``), as a crawl does
+    when a story's URL answers 404/410: ``prov:invalidatedAtTime`` on the story, in its own
+    graph, which is kept. Each URL is a story IRI, or the URL or file a story was ingested
+    from; one that names no stored story is a failure. A story already withdrawn keeps its
+    first withdrawal time. Ingesting the story again makes it current again.
+    """
+    docs = (Document(b"", url, withdrawn_at, withdrawn=True) for url in urls)
+    return ingest_documents(store, docs, report=report)

@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 import pyoxigraph as ox
 
 from .errors import NotAStoryError, StoryError
-from .mapping import IngestInfo, Revision, map_story
+from .mapping import IngestInfo, Revision, map_story, withdrawal_nquads
 from .model import Story, parse_story
 from .origin import crawled_from
 from .store import Store, now_utc, source_date_epoch
@@ -75,6 +75,9 @@ class Document:
         key: the crawl frontier URL the body was fetched for (None for local files).
         location: what the graph records as ``hc:sourceLocation`` when it is not ``source``
             (a local file's path relative to the ingest root; None: ``source``).
+        withdrawn: not a body but a withdrawal: the story stored from ``source`` (a story
+            IRI, or the URL or file it was ingested from; or from ``key``) answered 404/410
+            (confirmed), so it is marked withdrawn at ``retrieved_at``; ``body`` is unused.
     """
 
     body: bytes
@@ -82,13 +85,17 @@ class Document:
     retrieved_at: dt.datetime | None = None
     key: str | None = None
     location: str | None = None
+    withdrawn: bool = False
 
 
 @dataclass(frozen=True)
 class Outcome:
     """What happened to one :class:`Document`.
 
-    ``status`` is ``added``, ``replaced`` or ``unchanged`` for a stored story; ``duplicate_of``
+    ``status`` is ``added``, ``replaced`` or ``unchanged`` for a stored story, ``withdrawn``
+    for a withdrawal document whose story is in the store (marked now, or already);
+    ``withdrawal`` is set for the outcome of a withdrawal document (without a ``status``
+    when no stored story came from its URL); ``duplicate_of``
     is set when the story was already stored under another crawl URL; ``reason`` and
     ``json_path`` explain a body that is not a valid story. Duplicate identities are
     reported, not refused: ``id_clash`` is another story IRI with the same ``id`` (stored, or
@@ -110,6 +117,7 @@ class Outcome:
     not_a_story: bool = False
     id_clash: str | None = None
     repeat_of: str | None = None
+    withdrawal: bool = False
 
     @property
     def ok(self) -> bool:
@@ -226,6 +234,19 @@ class Pipeline:
         futures: list[Future[None]] = []
         write, urls = Batch(), set[str]()
         for doc in documents:
+            if doc.withdrawn:
+                # Rare: everything before it lands first, so the story it names (maybe
+                # stored a moment ago, by this run) is found in the store.
+                if write:
+                    futures.append(self.writer.submit(write))
+                    write, urls = Batch(), set[str]()
+                self.writer.wait()
+                self._take_failures()
+                story_url = self._stored_from(doc)
+                outcomes.append(self._withdraw(doc, story_url, write))
+                if story_url is not None:
+                    urls.add(story_url)
+                continue
             parsed = self._parse(doc)
             if isinstance(parsed, Outcome):
                 outcomes.append(parsed)
@@ -245,6 +266,26 @@ class Pipeline:
             urls.add(story.url)
         futures.append(self.writer.submit(write))
         return outcomes, futures
+
+    def _stored_from(self, doc: Document) -> str | None:
+        """The stored story a withdrawal document names: a story IRI, or the story whose
+        ingest came from its source (or key) URL."""
+        if self.store.raw_sha256(doc.source) is not None:
+            return doc.source
+        for where in (doc.source, doc.key):
+            found = self.store.story_fetched_from(where) if where else None
+            if found is not None:
+                return found
+        return None
+
+    def _withdraw(self, doc: Document, story_url: str | None, write: Batch) -> Outcome:
+        """Mark ``story_url`` withdrawn (unless it is already): its marker joins ``write``."""
+        base = Outcome(doc.source, doc.key, story_url, withdrawal=True)
+        if story_url is None:
+            return base
+        if self.store.withdrawn_at(story_url) is None and story_url not in write.withdrawn:
+            write.withdraw(story_url, withdrawal_nquads(story_url, graph_time(doc.retrieved_at)))
+        return replace(base, status="withdrawn")
 
     def _take_failures(self) -> None:
         """Learn what failed writes left: stories recovery kept, new ones that were lost."""
@@ -304,7 +345,10 @@ class Pipeline:
             id_clash=self._id_clash(story),
             repeat_of=repeat,
         )
-        if old == sha:
+        # A withdrawn story that comes back is current again: a new graph (without the
+        # marker), as a revision of the withdrawn version, even with the same bytes.
+        gone_at = self.store.withdrawn_at(story.url) if old else None
+        if old == sha and gone_at is None:
             return self._same_bytes(base, story.url)
         self._recovered.pop(story.url, None)
         origin = crawled_from(self.store, story.url) if old and self.protect_crawled else None
@@ -315,7 +359,7 @@ class Pipeline:
             )
             return replace(base, reason=reason, json_path="url", problems=(("url", reason),))
         try:
-            mapped = map_story(story, self._info(doc, story.url, sha, old))
+            mapped = map_story(story, self._info(doc, story.url, sha, old, gone_at))
         except Exception as exc:  # a story that trips the mapping fails alone, not the run
             if repeat is None:
                 self._run_urls.pop(story.url, None)  # it never reached the store
@@ -335,11 +379,20 @@ class Pipeline:
         new, quads = recovered
         return replace(base, status="added" if new else "replaced", quads=quads)
 
-    def _info(self, doc: Document, url: str, sha: str, old: str | None) -> IngestInfo:
-        """What the graph records of this ingest, with the stored versions before it."""
-        revisions = (
-            tuple(Revision(s, when) for s, when in self.store.revisions(url, old)) if old else ()
-        )
+    def _info(
+        self, doc: Document, url: str, sha: str, old: str | None, gone_at: dt.datetime | None
+    ) -> IngestInfo:
+        """What the graph records of this ingest, with the stored versions before it (each
+        withdrawn one with its withdrawal time)."""
+        revisions: tuple[Revision, ...] = ()
+        if old:
+            chain = self.store.revisions(url, old)
+            marks = self.store.withdrawn_versions(url)
+            if gone_at is not None:
+                marks[old] = gone_at
+            if old == sha:  # the same bytes back: the same raw document, ingested again
+                chain = chain[1:]
+            revisions = tuple(Revision(s, when, marks.get(s)) for s, when in chain)
         where = doc.location or doc.source
         return IngestInfo(sha, where, graph_time(doc.retrieved_at), len(doc.body), revisions)
 

@@ -83,6 +83,8 @@ _RAW_DOCUMENT = ox.NamedNode(str(HC.rawDocument))
 _WAS_REVISION_OF = ox.NamedNode(str(PROV.wasRevisionOf))
 _CREATED = ox.NamedNode(str(DCTERMS.created))
 _ENDED = ox.NamedNode(str(PROV.endedAtTime))
+_INVALIDATED = ox.NamedNode(str(PROV.invalidatedAtTime))
+_SOURCE_LOCATION = ox.NamedNode(str(HC.sourceLocation))
 _SHARED_PREFIX = str(GRAPH)
 # The union as triples: no DISTINCT needed, the union is a set (see the module docstring).
 _UNION = "CONSTRUCT { ?s ?p ?o } WHERE { GRAPH ?g { ?s ?p ?o } }"
@@ -110,7 +112,7 @@ class Store:
 
         holder: what a second writer is told holds the store (default: ``hcgraph
             COMMAND`` when run by the CLI, else the program's name).
-        any_format: skip the format check (for :func:`hcgraph.rebuild.rebuild`, which
+        any_format: skip the format check (for :func:`hcgraph.rebuilding.rebuild`, which
             lists the stories of the store it replaces, whatever its format).
 
     Raises:
@@ -321,6 +323,45 @@ class Store:
             when = dt.datetime.fromisoformat(_value(created.object)) if created else chain[-1][1]
             chain.append((sha, when))
         return chain
+
+    def withdrawn_at(self, story_url: str) -> dt.datetime | None:
+        """When the stored story was withdrawn (its URL answered 404/410), or None while it
+        is current (or not stored)."""
+        st = named_node(story_url)
+        if st is None:
+            return None
+        for quad in self.ox.quads_for_pattern(st, _INVALIDATED, None, st):
+            return dt.datetime.fromisoformat(_value(quad.object))
+        return None
+
+    def withdrawn_stories(self) -> dict[str, dt.datetime]:
+        """Every withdrawn story: story IRI → when (one scan of the marker's index)."""
+        out: dict[str, dt.datetime] = {}
+        for quad in self.ox.quads_for_pattern(None, _INVALIDATED, None, None):
+            if isinstance(quad.subject, ox.NamedNode) and quad.subject == quad.graph_name:
+                out[quad.subject.value] = dt.datetime.fromisoformat(_value(quad.object))
+        return out
+
+    def withdrawn_versions(self, story_url: str) -> dict[str, dt.datetime]:
+        """Earlier versions of the story that were withdrawn before it came back:
+        raw SHA-256 → when (``prov:invalidatedAtTime`` on its revision node)."""
+        g = ox.NamedNode(story_url)
+        out: dict[str, dt.datetime] = {}
+        for quad in self.ox.quads_for_pattern(None, _INVALIDATED, None, g):
+            subject = quad.subject
+            if isinstance(subject, ox.NamedNode) and subject.value.startswith(_RAW_PREFIX):
+                sha = subject.value.removeprefix(_RAW_PREFIX)
+                out[sha] = dt.datetime.fromisoformat(_value(quad.object))
+        return out
+
+    def story_fetched_from(self, location: str) -> str | None:
+        """The stored story whose ingest records ``location`` (a crawled URL or a file) as
+        its ``hc:sourceLocation``, or None."""
+        for quad in self.ox.quads_for_pattern(None, _SOURCE_LOCATION, ox.Literal(location), None):
+            graph = quad.graph_name
+            if isinstance(graph, ox.NamedNode) and not graph.value.startswith(_SHARED_PREFIX):
+                return graph.value
+        return None
 
     def query(
         self,

@@ -72,13 +72,23 @@ class Batch:
     descriptions: dict[bytes, tuple[str, str, str]] = field(default_factory=dict)  # new ones
     quads: int = 0  # of the new stories
     data: bytes = b""  # the chunks, joined
+    withdrawn: dict[str, str] = field(default_factory=dict)  # story → its marker (N-Quads)
 
     def __bool__(self) -> bool:
-        return bool(self.pending)
+        return bool(self.pending or self.withdrawn)
 
     def urls(self) -> list[str]:
         """The stories written."""
-        return [p.story for p in self.pending]
+        return [p.story for p in self.pending] + list(self.withdrawn)
+
+    def withdraw(self, story: str, nquads: str) -> None:
+        """Mark a stored story withdrawn: add its marker to its graph (nothing else changes)."""
+        self.withdrawn[story] = nquads
+
+    @property
+    def own_job(self) -> bool:
+        """Changed or withdrawn stories: a job of its own, never joined to a bulk load."""
+        return bool(self.replaced or self.withdrawn)
 
     def add(self, mapped: MappedStory, sha: str, *, replaces: bool) -> None:
         """Add one mapped story (``replaces``: a changed story) and the descriptions it states."""
@@ -176,13 +186,13 @@ class Writer:
             with self._lock:
                 self._refuse_if_broken()
                 job = self._open
-                if job is None or batch.replaced or job.quads < self.segment:
+                if job is None or batch.own_job or job.quads < self.segment:
                     self._urls.update(batch.urls())
-                    if job is not None and not batch.replaced:
+                    if job is not None and not batch.own_job:
                         job.batches.append(batch)
                         return job.future
                     job = _Job([batch])
-                    self._open = None if batch.replaced else job
+                    self._open = None if batch.own_job else job
                     self._last = job.future
                     self._pool.submit(self._run, job)
                     return job.future
@@ -232,7 +242,7 @@ class Writer:
         with self._lock:
             if self._open is job:
                 self._open = None
-            self.state = "replacing" if job.batches[0].replaced else "loading"
+            self.state = "replacing" if job.batches[0].own_job else "loading"
         job.started.set()
         try:
             self._refuse_if_broken()
@@ -268,6 +278,10 @@ class Writer:
         for batch in batches:  # held once, by the load
             batch.data = b""
         store.load_nquads(data)
+        # A withdrawal adds one quad to a stored story's graph, in one small transaction;
+        # the ledger has nothing to record (no shared description changes).
+        if first.withdrawn:
+            store.load_nquads("".join(first.withdrawn.values()).encode())
         _retract(store, ledger.settle(pending))
         ledger.clean()
 

@@ -23,6 +23,7 @@ __all__ = [
     "err_console",
     "flag_option",
     "float_option",
+    "include_withdrawn_option",
     "int_option",
     "max_bytes_option",
     "out_console",
@@ -156,6 +157,11 @@ def max_bytes_option(help: str) -> Callable[[F], F]:
 def allow_service_option(help: str) -> Callable[[F], F]:
     """``--allow-service``: let SPARQL use SERVICE (off: a query makes no outbound request)."""
     return click.option("--allow-service", is_flag=True, help=help)
+
+
+def include_withdrawn_option(help: str) -> Callable[[F], F]:
+    """``--include-withdrawn``: count withdrawn stories too (default: current stories only)."""
+    return click.option("--include-withdrawn", is_flag=True, help=help)
 
 
 def out_file_option(help: str) -> Callable[[F], F]:

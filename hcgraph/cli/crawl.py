@@ -124,6 +124,7 @@ def print_report(report: CrawlReport) -> None:
     rows = [
         ("stories stored", c["stories"]), ("  added", c["added"]), ("  replaced", c["replaced"]),
         ("  unchanged", c["unchanged"]), ("  not modified (304)", c["not_modified"]),
+        ("withdrawn (404/410, kept, marked)", c["withdrawn"]),
         ("duplicates (same story, other URL)", c["duplicates"]), ("failed", c["failed"]),
         ("skipped (off-site, robots.txt)", c["skipped"]), (_LEFT.get(report.status, "not fetched"),
         c["not_fetched"]), ("HTTP requests", c["requests"]),

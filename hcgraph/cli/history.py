@@ -22,7 +22,8 @@ def history_command(story_url: str, fmt: str, store_dir: Path) -> None:
 
     Versions come from the raw archive (every fetch, with time and SHA-256) and the graph's
     prov:wasRevisionOf chain. Changes: paragraphs added/removed/edited (word diff), cited
-    claims and listed sources added/removed, corrections, headline.
+    claims and listed sources added/removed, corrections, headline. Withdrawals (the
+    story's URL answered 404/410) are listed under the version withdrawn.
 
     \b
     Example:

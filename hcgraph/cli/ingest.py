@@ -7,13 +7,14 @@ from pathlib import Path
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from ..ingest import IngestReport, check_paths, discover, ingest_paths
+from ..errors import InputError
+from ..ingest import IngestReport, check_paths, discover, ingest_paths, withdraw_stories
 from ..store import Store
 from ._common import err_console, max_bytes_option, print_lines, store_option
 
 
 @click.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @max_bytes_option("Largest story file read; larger files fail (as crawl --max-bytes).")
 @click.option(
     "--replace", is_flag=True, help="Let a file replace a story that was crawled from its URL."
@@ -24,9 +25,22 @@ from ._common import err_console, max_bytes_option, print_lines, store_option
     help="Record each file's absolute path in the graph (default: its path relative to the "
     "directory given, or its name), which then travels into every export and push.",
 )
+@click.option(
+    "--withdraw",
+    "withdraw",
+    multiple=True,
+    metavar="URL",
+    help="Mark the stored story at URL withdrawn (as a crawl does on a 404/410); its graph "
+    "is kept (repeatable).",
+)
 @store_option
 def ingest(
-    paths: tuple[Path, ...], store_dir: Path, max_bytes: int, replace: bool, absolute_paths: bool
+    paths: tuple[Path, ...],
+    store_dir: Path,
+    max_bytes: int,
+    replace: bool,
+    absolute_paths: bool,
+    withdraw: tuple[str, ...],
 ) -> None:
     """Ingest story JSON files (or directories of them) into the store.
 
@@ -36,10 +50,17 @@ def ingest(
     URL is replaced by a file only with --replace. Exit code 3 if any file failed; exit
     code 1, before the store is touched, if a path given does not exist.
 
+    --withdraw URL marks a stored story withdrawn (prov:invalidatedAtTime): queries, check,
+    audit, maps and stats then leave it out unless --include-withdrawn; ingesting it again
+    makes it current again.
+
     \b
     Example:
       hcgraph ingest stories/ extra/one-story.json --store output/store
+      hcgraph ingest --withdraw https://example.org/stories/gone/
     """
+    if not paths and not withdraw:
+        raise InputError("give story files or directories, or --withdraw URL")
     check_paths(paths)  # a typo is a user error, refused before the store is created
     present = list(paths)
     # The paths go to ingest_paths as given, so each file's location is recorded relative to
@@ -65,6 +86,8 @@ def ingest(
                     keep_results=False, on_failure=lambda failure: print_lines(failure.render())
                 ),
             )
-    print_lines(report.render(str(store_dir)))
+        if withdraw:  # after the files: a file and a withdrawal of its story, both given
+            withdraw_stories(store, withdraw, report=report)
+    print_lines(report.render(str(store_dir), withdrew=bool(withdraw)))
     if report.failures:
         raise SystemExit(3)

@@ -62,6 +62,7 @@ BATCH = 500  # at most this many fetched stories per pipeline batch (one bulk lo
 _FETCH_POLL = 0.05  # s: how often a batch waiting for bodies checks that fetches go on
 _INLINE_BODY = 256 * 1024  # bytes: larger bodies are archived off the event loop
 _JSONISH = ("application/json", "text/json", "text/plain", "application/octet-stream")
+_GONE = (404, 410)  # a stored story's URL answering these (twice in a row) is withdrawn
 
 
 def user_agent(contact: str | None = None) -> str:
@@ -216,6 +217,7 @@ class Crawler:
         self._tasks: set[asyncio.Task[None]] = set()
         self._queue: asyncio.Queue[Document | None] | None = None
         self._io: ThreadPoolExecutor | None = None  # large bodies' archive writes
+        self._gone: set[str] = set()  # URLs whose last fetch answered 404/410 (any run)
 
     # --- public -----------------------------------------------------------------------------
     def stop(self) -> None:
@@ -358,6 +360,8 @@ class Crawler:
             lambda u: recorder.scope.why_not(u), self.mirrors,
         )  # fmt: skip
         robots = Robots(fetcher, enabled=not self.options.ignore_robots)
+        self._gone = frontier.gone_urls()
+        frontier.requeue_gone()
         for row in frontier.rows("fetched"):  # fetched before an interruption: reprocess
             if not row.sha256 or not self._buffer_processing(
                 row.url, row.sha256, row.source or row.url, row.fetched_at
@@ -486,6 +490,16 @@ class Crawler:
         else:
             sha = await self._archived(result, None, result.body)
         record.fetched()
+        if _gone(result) and frontier.validators(url) is not None:  # a story came from it
+            if url not in self._gone:  # not confirmed by the fetch before: ask once more now
+                self._set_gone(frontier, url, True)
+                result, not_modified = await fetcher.get(url, {}), False
+                sha = await self._archived(result, None, result.body)
+                record.fetched()
+            if _gone(result):
+                await self._withdrawn(frontier, url, result)
+                return
+        self._set_gone(frontier, url, _gone(result))
         failure = _failure(result, not_modified)
         if failure is not None:
             kind, reason = failure
@@ -510,6 +524,27 @@ class Crawler:
         assert self._queue is not None
         self._scheduler.handed_over()  # before the (possibly blocking) put: not idle meanwhile
         await self._queue.put(Document(body, result.final_url, result.fetched_at, url))
+
+    def _set_gone(self, frontier: Frontier, url: str, gone: bool) -> None:
+        """Remember whether ``url``'s last fetch answered 404/410 (written only on a change)."""
+        if gone != (url in self._gone):
+            frontier.set_gone(url, gone)
+            (self._gone.add if gone else self._gone.discard)(url)
+
+    async def _withdrawn(self, frontier: Frontier, url: str, result: FetchResult) -> None:
+        """A URL a story was fetched from answered 404/410 twice in a row (a retry, or the
+        fetch of an earlier crawl, and this one): the pipeline marks its story withdrawn,
+        at this answer's time. Never on 5xx, timeouts, robots or network errors: those
+        are failures, and the story stays current."""
+        assert self._recorder is not None and self._scheduler is not None
+        assert self._queue is not None and result.status is not None
+        with frontier.batch():
+            self._set_gone(frontier, url, True)
+            frontier.mark_gone(url, result.status)
+        self._recorder.gone[url] = result.status
+        doc = Document(b"", result.final_url or url, result.fetched_at, url, withdrawn=True)
+        self._scheduler.handed_over()
+        await self._queue.put(doc)
 
     async def _process_loop(self, frontier: Frontier, runner: BatchRunner) -> None:
         """Take fetched bodies off the queue in batches and process them, two in flight:
@@ -776,6 +811,11 @@ def _record(result: FetchResult, sha: str | None) -> FetchRecord:
         attempts=result.attempts,
         redirects=result.redirects,
     )
+
+
+def _gone(result: FetchResult) -> bool:
+    """The server answered that the URL is gone: 404 or 410, not a failed fetch."""
+    return result.error is None and result.status in _GONE
 
 
 def _failure(result: FetchResult, not_modified: bool) -> tuple[str, str] | None:

@@ -10,6 +10,7 @@ A URL moves through these states (the ``state`` column)::
        │                 │                      └──▶ duplicate (same story as another URL)
        │                 └──────────────────────▶ failed (bad body: not JSON, not a story…)
        ├──fetch failed──▶ failed (HTTP error, timeout, too large, redirect refused…)
+       ├──404/410 twice in a row──▶ gone ──its story stored──▶ withdrawn (marked so)
        └──robots.txt───▶ skipped
     (off-site and non-http links are inserted straight as ``skipped``; a story's own
     canonical URL, when it differs from the URL it was fetched under, as ``alias``)
@@ -20,7 +21,9 @@ crawl processes it from the archive instead of fetching it again.
 A *run* is one crawl command, identified by a fingerprint of what decides its result (seeds,
 depth, limits, scope). Re-running an unfinished run resumes it; re-running a finished one
 starts a new run: a re-crawl that sends the ETag/Last-Modified validators kept from earlier
-runs (the ``validators`` table survives runs).
+runs (the ``validators`` table survives runs). The ``gone`` table (it survives runs too)
+holds the URLs whose last fetch answered 404 or 410: a second such answer in a row confirms
+a withdrawal.
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ CREATE TABLE IF NOT EXISTS stories (story TEXT PRIMARY KEY, url TEXT NOT NULL, i
 CREATE TABLE IF NOT EXISTS validators (
     url TEXT PRIMARY KEY, etag TEXT, last_modified TEXT, sha256 TEXT
 );
+CREATE TABLE IF NOT EXISTS gone (url TEXT PRIMARY KEY);
 """
 
 
@@ -284,6 +288,22 @@ class Frontier:
             (story, put, json.dumps(list(related)), url),
         )
 
+    def mark_gone(self, url: str, status: int) -> None:
+        """The URL answered 404/410 twice in a row; the pipeline marks its story next (a
+        resume fetches it again: the answer before confirms it at once)."""
+        self.db.execute("UPDATE urls SET state = 'gone', status = ? WHERE url = ?", (status, url))
+
+    def requeue_gone(self) -> None:
+        """Put back in the queue the URLs an interrupted run left ``gone``."""
+        self.db.execute("UPDATE urls SET state = 'queued' WHERE state = 'gone'")
+
+    def mark_withdrawn(self, url: str, story: str, status: int | None) -> None:
+        """The URL answered 404/410 (confirmed) and its stored story is marked withdrawn."""
+        self.db.execute(
+            "UPDATE urls SET state = 'withdrawn', story = ?, status = ? WHERE url = ?",
+            (story, status, url),
+        )
+
     def mark_duplicate(self, url: str, story: str, reason: str) -> None:
         """The body is a story already crawled under another URL."""
         self.db.execute(
@@ -294,6 +314,11 @@ class Frontier:
     def requeue(self, url: str) -> None:
         """Put a URL back in the queue (its archived body went missing)."""
         self.db.execute("UPDATE urls SET state = 'queued', sha256 = NULL WHERE url = ?", (url,))
+
+    def status_of(self, url: str) -> int | None:
+        """The HTTP status recorded for the URL, or None."""
+        row = self.db.execute("SELECT status FROM urls WHERE url = ?", (url,)).fetchone()
+        return None if row is None or row[0] is None else int(row[0])
 
     def depth_of(self, url: str) -> int | None:
         """The URL's current depth, or None if unseen."""
@@ -318,6 +343,18 @@ class Frontier:
         """story IRI → (crawl URL, story id) for this run."""
         rows = self.db.execute("SELECT story, url, id FROM stories").fetchall()
         return {s: (u, i) for s, u, i in rows}
+
+    # --- answers 404/410 (withdrawals) -----------------------------------------------------
+    def gone_urls(self) -> set[str]:
+        """URLs whose last fetch (any run) answered 404 or 410."""
+        return {str(u) for (u,) in self.db.execute("SELECT url FROM gone")}
+
+    def set_gone(self, url: str, gone: bool) -> None:
+        """Record whether the last fetch of ``url`` answered 404 or 410."""
+        if gone:
+            self.db.execute("INSERT OR IGNORE INTO gone (url) VALUES (?)", (url,))
+        else:
+            self.db.execute("DELETE FROM gone WHERE url = ?", (url,))
 
     # --- validators -----------------------------------------------------------------------
     def validators(self, url: str) -> Validators | None:

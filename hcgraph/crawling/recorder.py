@@ -56,6 +56,7 @@ class Recorder:
         self.json_suffix = json_suffix
         self.progress = progress
         self.not_modified: set[str] = set()  # answered 304: stored "not-modified", not "unchanged"
+        self.gone: dict[str, int] = {}  # answered 404/410 (confirmed): URL → status
 
     # --- fetching ---------------------------------------------------------------------------
     def fetched(self) -> None:
@@ -84,6 +85,13 @@ class Recorder:
         url = outcome.key
         assert url is not None
         frontier = self.frontier
+        if outcome.withdrawal:
+            status = self.gone.pop(url, None) or self.frontier.status_of(url)
+            if outcome.status == "withdrawn" and outcome.story_url is not None:
+                frontier.mark_withdrawn(url, outcome.story_url, status)
+            else:  # no story stored from it (any more): an HTTP failure, as ever
+                self.failed(url, status=status, kind="http", reason=f"HTTP {status}")
+            return False
         if outcome.reason is not None:
             kind = "not-a-story" if outcome.not_a_story else "invalid-story"
             self.failed(

@@ -26,7 +26,9 @@ class CrawlReport:
         status: ``complete`` or ``interrupted`` (then run the same command to resume).
         resumed: this invocation continued an interrupted run.
         counts: ``stories`` (in the store after this run), ``added``, ``replaced``,
-            ``unchanged``, ``not_modified`` (304), ``duplicates``, ``failed``, ``skipped``,
+            ``unchanged``, ``not_modified`` (304), ``withdrawn`` (stored stories whose URL
+            answered 404/410, confirmed: marked withdrawn), ``duplicates``, ``failed``,
+            ``skipped``,
             ``not_fetched`` (left queued by ``--max-stories``, or not reached yet by an
             interrupted run), ``requests`` (HTTP requests made by this invocation, retries
             and robots.txt included).
@@ -34,6 +36,7 @@ class CrawlReport:
             ``json_path``, ``linked_from``.
         skipped: URLs not fetched on purpose (off-site, not http, robots.txt).
         duplicates: URLs whose story was already crawled under another URL.
+        withdrawn: one entry per withdrawn story: ``url``, ``story``, ``status``.
     """
 
     seeds: list[str]
@@ -47,6 +50,7 @@ class CrawlReport:
     failures: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[dict[str, Any]] = field(default_factory=list)
     duplicates: list[dict[str, Any]] = field(default_factory=list)
+    withdrawn: list[dict[str, Any]] = field(default_factory=list)
     report_path: str | None = None
 
     @property
@@ -105,10 +109,11 @@ def build_report(
         "replaced": puts.get("replaced", 0),
         "unchanged": puts.get("unchanged", 0),
         "not_modified": puts.get("not-modified", 0),
+        "withdrawn": states.get("withdrawn", 0),
         "duplicates": states.get("duplicate", 0),
         "failed": states.get("failed", 0),
         "skipped": states.get("skipped", 0),
-        "not_fetched": states.get("queued", 0) + states.get("fetched", 0),
+        "not_fetched": sum(states.get(s, 0) for s in ("queued", "fetched", "gone")),
         "requests": requests,
     }
     return CrawlReport(
@@ -125,4 +130,5 @@ def build_report(
         ],
         skipped=[_entry(r, "reason") for r in frontier.rows("skipped")],
         duplicates=[_entry(r, "story", "reason") for r in frontier.rows("duplicate")],
+        withdrawn=[_entry(r, "story", "status") for r in frontier.rows("withdrawn")],
     )
