@@ -14,6 +14,15 @@ A URL moves through these states (the ``state`` column)::
     (off-site and non-http links are inserted straight as ``skipped``; a story's own
     canonical URL, when it differs from the URL it was fetched under, as ``alias``)
 
+Each URL has a ``role``: ``story`` (its JSON), ``index`` (an HTML page listing stories: an
+edition, a newsroom, any page given as a seed), ``sitemap`` (a sitemap or sitemap index),
+``robots`` (a robots.txt read for its ``Sitemap:`` lines) or ``page`` (a seed page URL that is
+a story unless its JSON is missing: then the page is read as an index). Index pages go
+``queued ──fetch+parse──▶ read`` in one step (their links are queued in the same
+transaction), so they never wait in ``fetched``. ``via`` says how a URL was found (``seed``,
+``related``, ``edition``, ``newsroom``, ``sitemap``); ``lastmod`` is a sitemap's
+``<lastmod>`` for a story URL.
+
 ``fetched`` means the body is safe in the raw archive (its SHA-256 is here), so a resumed
 crawl processes it from the archive instead of fetching it again.
 
@@ -35,7 +44,7 @@ from typing import Any
 from .._sqlite import Database
 from ..errors import CrawlError
 
-__all__ = ["Frontier", "Row", "Validators"]
+__all__ = ["INDEX_ROLES", "Frontier", "Row", "Validators"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS run (key TEXT PRIMARY KEY, value TEXT);
@@ -54,14 +63,22 @@ CREATE TABLE IF NOT EXISTS urls (
     kind TEXT,
     reason TEXT,
     json_path TEXT,
-    put TEXT
+    put TEXT,
+    via TEXT,
+    role TEXT,
+    lastmod TEXT
 );
 CREATE INDEX IF NOT EXISTS urls_queue ON urls (state, depth, seq);
 CREATE TABLE IF NOT EXISTS stories (story TEXT PRIMARY KEY, url TEXT NOT NULL, id TEXT);
 CREATE TABLE IF NOT EXISTS validators (
-    url TEXT PRIMARY KEY, etag TEXT, last_modified TEXT, sha256 TEXT
+    url TEXT PRIMARY KEY, etag TEXT, last_modified TEXT, sha256 TEXT, fetched_at TEXT
 );
 """
+# Columns added since the first frontier schema: added to an older file when it is opened.
+_ADDED = {
+    "urls": ("via TEXT", "role TEXT", "lastmod TEXT"),
+    "validators": ("fetched_at TEXT",),
+}
 
 
 @dataclass(frozen=True)
@@ -71,6 +88,7 @@ class Validators:
     etag: str | None
     last_modified: str | None
     sha256: str | None
+    fetched_at: str | None = None  # when the body was last fetched whole (200)
 
 
 @dataclass(frozen=True)
@@ -91,12 +109,17 @@ class Row:
     reason: str | None = None
     json_path: str | None = None
     put: str | None = None
+    via: str | None = None
+    role: str | None = None
+    lastmod: str | None = None
 
 
 _ROW_COLUMNS = (
     "url, depth, state, parent, sha256, source, fetched_at, story, related, status, kind, "
-    "reason, json_path, put"
+    "reason, json_path, put, via, role, lastmod"
 )
+#: Roles whose links are read, not stored as stories.
+INDEX_ROLES = frozenset({"index", "sitemap", "robots"})
 
 
 def _row(values: tuple[Any, ...]) -> Row:
@@ -121,6 +144,11 @@ class Frontier:
         # NORMAL: a commit survives the process being killed (only power loss can undo it).
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(_SCHEMA)
+        for table, columns in _ADDED.items():
+            have = {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}
+            for column in columns:
+                if column.split()[0] not in have:
+                    self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
         # From here on a failing statement (a full disk: "database or disk is full") is a
         # CrawlError naming the file, so the crawl ends with one line, resumable.
         self.db.what = "the crawl frontier failed"
@@ -182,12 +210,23 @@ class Frontier:
         self.set_setting("status", status)
 
     # --- adding URLs --------------------------------------------------------------------
-    def add(self, url: str, depth: int, parent: str | None = None) -> bool:
+    def add(
+        self,
+        url: str,
+        depth: int,
+        parent: str | None = None,
+        *,
+        via: str | None = None,
+        role: str = "story",
+        lastmod: str | None = None,
+    ) -> bool:
         """Queue ``url`` at ``depth`` unless seen; True if newly queued.
 
         A URL seen before at a greater depth is moved up to ``depth``; if it was already
-        crawled, its related links are re-queued one hop deeper (so ``--depth`` means the
-        shortest number of hops, whatever order fetches finish in).
+        crawled, its links are re-queued (a story's one hop deeper, an index page's at its
+        own depth), so ``--depth`` means the shortest number of hops, whatever order
+        fetches finish in. ``via`` and ``role``: see the module docstring; a ``lastmod``
+        given for a URL still queued is kept (the latest a sitemap lists wins).
         """
         if depth > self._depth:
             return False
@@ -196,23 +235,29 @@ class Frontier:
         while work:
             u, d, p = work.pop()
             row = self.db.execute(
-                "SELECT depth, state, related FROM urls WHERE url = ?", (u,)
+                "SELECT depth, state, related, role FROM urls WHERE url = ?", (u,)
             ).fetchone()
             if row is None:
                 self._seq += 1
                 self.db.execute(
-                    "INSERT INTO urls (url, depth, seq, state, parent) "
-                    "VALUES (?, ?, ?, 'queued', ?)",
-                    (u, d, self._seq, p),
+                    "INSERT INTO urls (url, depth, seq, state, parent, via, role, lastmod) "
+                    "VALUES (?, ?, ?, 'queued', ?, ?, ?, ?)",
+                    (u, d, self._seq, p, via, role, lastmod if u == url else None),
                 )
                 added = added or u == url
                 continue
-            old_depth, state, related = row
+            old_depth, state, related, old_role = row
+            if u == url and lastmod is not None and state == "queued":
+                self.db.execute(
+                    "UPDATE urls SET lastmod = MAX(COALESCE(lastmod, ''), ?) WHERE url = ?",
+                    (lastmod, u),
+                )
             if d >= old_depth:
                 continue
             self.db.execute("UPDATE urls SET depth = ? WHERE url = ?", (d, u))
-            if state == "done" and related and d + 1 <= self._depth:
-                work.extend((child, d + 1, u) for child in json.loads(related))
+            hop = 0 if old_role in INDEX_ROLES else 1
+            if state in ("done", "read") and related and d + hop <= self._depth:
+                work.extend((child, d + hop, u) for child in json.loads(related))
         return added
 
     def add_final(self, url: str, depth: int, state: str, parent: str | None, reason: str) -> None:
@@ -284,6 +329,18 @@ class Frontier:
             (story, put, json.dumps(list(related)), url),
         )
 
+    def mark_read(self, url: str, children: Iterable[str], reason: str | None = None) -> None:
+        """An index page was read; ``children`` are the URLs it queued."""
+        self.db.execute(
+            "UPDATE urls SET state = 'read', related = ?, reason = ? WHERE url = ?",
+            (json.dumps(list(children)), reason, url),
+        )
+
+    def row(self, url: str) -> Row | None:
+        """The URL's row, or None if unseen."""
+        found = self.db.execute(f"SELECT {_ROW_COLUMNS} FROM urls WHERE url = ?", (url,)).fetchone()
+        return None if found is None else _row(found)
+
     def mark_duplicate(self, url: str, story: str, reason: str) -> None:
         """The body is a story already crawled under another URL."""
         self.db.execute(
@@ -323,14 +380,19 @@ class Frontier:
     def validators(self, url: str) -> Validators | None:
         """ETag/Last-Modified from the last successful fetch of ``url`` (any run)."""
         row = self.db.execute(
-            "SELECT etag, last_modified, sha256 FROM validators WHERE url = ?", (url,)
+            "SELECT etag, last_modified, sha256, fetched_at FROM validators WHERE url = ?",
+            (url,),
         ).fetchone()
         return None if row is None else Validators(*row)
 
     def set_validators(self, url: str, v: Validators) -> None:
         """Save the validators of a successful fetch."""
         self.db.execute(
-            "INSERT OR REPLACE INTO validators (url, etag, last_modified, sha256) "
-            "VALUES (?, ?, ?, ?)",
-            (url, v.etag, v.last_modified, v.sha256),
+            "INSERT OR REPLACE INTO validators (url, etag, last_modified, sha256, fetched_at) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (url, v.etag, v.last_modified, v.sha256, v.fetched_at),
         )
+
+    def confirmed(self, url: str, when: str) -> None:
+        """A 304 confirmed the kept body of ``url`` at ``when``."""
+        self.db.execute("UPDATE validators SET fetched_at = ? WHERE url = ?", (when, url))

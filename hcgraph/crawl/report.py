@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..archive import write_atomic
-from .frontier import Frontier, Row
+from .frontier import INDEX_ROLES, Frontier, Row
 
 __all__ = ["CrawlReport", "build_report"]
 
@@ -33,7 +33,15 @@ class CrawlReport:
         failures: one entry per failed URL: ``url``, ``status``, ``kind``, ``reason``,
             ``json_path``, ``linked_from``.
         skipped: URLs not fetched on purpose (off-site, not http, robots.txt).
-        duplicates: URLs whose story was already crawled under another URL.
+        duplicates: URLs whose story was already crawled under another URL (or that
+            served it under a variant of its URL, e.g. a duplicate slash).
+        found_by: stored stories by how they were found: ``seed``, ``related``,
+            ``edition``, ``newsroom``, ``sitemap``.
+        stories: one entry per stored story: ``url`` (crawled), ``story`` (its IRI),
+            ``found_by``, ``linked_from``.
+        index_pages: the index pages, sitemaps and robots.txt files read: ``url``, ``kind``
+            (``index``, ``sitemap``, ``robots``), ``found_by``, ``stories`` (how many
+            in-scope story pages it lists), ``linked_from``.
     """
 
     seeds: list[str]
@@ -47,6 +55,9 @@ class CrawlReport:
     failures: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[dict[str, Any]] = field(default_factory=list)
     duplicates: list[dict[str, Any]] = field(default_factory=list)
+    found_by: dict[str, int] = field(default_factory=dict)
+    stories: list[dict[str, Any]] = field(default_factory=list)
+    index_pages: list[dict[str, Any]] = field(default_factory=list)
     report_path: str | None = None
 
     @property
@@ -111,6 +122,27 @@ def build_report(
         "not_fetched": states.get("queued", 0) + states.get("fetched", 0),
         "requests": requests,
     }
+    rows = frontier.rows()
+    roles = {r.url: r.role for r in rows}
+    stories = [
+        {"url": r.url, "story": r.story, "found_by": _found_by(r), "linked_from": r.parent}
+        for r in rows
+        if r.state == "done"
+    ]
+    found: dict[str, int] = dict.fromkeys(_FOUND_ORDER, 0)
+    for r in rows:
+        if r.state == "done":
+            found[_found_by(r)] = found.get(_found_by(r), 0) + 1
+    found = {k: n for k, n in found.items() if n}
+    index_pages = [
+        {
+            "url": r.url, "kind": r.role, "found_by": r.via or "seed",
+            "stories": sum(roles.get(c) in (None, "story") for c in r.related),
+            "linked_from": r.parent,
+        }
+        for r in rows
+        if r.state == "read" and r.role in INDEX_ROLES
+    ]  # fmt: skip
     return CrawlReport(
         seeds=seeds,
         status=status,
@@ -125,4 +157,17 @@ def build_report(
         ],
         skipped=[_entry(r, "reason") for r in frontier.rows("skipped")],
         duplicates=[_entry(r, "story", "reason") for r in frontier.rows("duplicate")],
+        found_by=found,
+        stories=stories,
+        index_pages=index_pages,
     )
+
+
+_FOUND_ORDER = ("seed", "related", "edition", "newsroom", "sitemap")
+
+
+def _found_by(row: Row) -> str:
+    """How a stored story was found (a frontier from before ``via`` was kept: by depth)."""
+    if row.via:
+        return row.via
+    return "seed" if row.depth == 0 else "related"
