@@ -106,6 +106,22 @@ def test_url_variants_of_a_story_are_duplicates_not_mismatches(
     assert site.hits("dup") == 1 and site.hits("dupq") == 2
 
 
+def test_rebuild_after_a_crawl_with_variants_gives_the_same_graph(
+    site: Site, tmp_path: Path, run_cli: Any
+) -> None:
+    dup = story("dup")
+    # the variant is linked first, so it is fetched (and archived) before the story's own URL
+    site.add("a", story("a", f"{ORIGIN}//stories/dup/"))
+    site.add("dup", dup)
+    site.server.route(f"{site.prefix}//stories/dup/index.json", Reply(body=dup))
+    done, report = crawl_cli(run_cli, site, tmp_path, page("a"), ignore_robots=True)
+    assert done.returncode == 0 and report["counts"]["duplicates"] == 1, done.stderr
+    crawled = quads_of(tmp_path)
+    rebuilt = run_cli("rebuild", "--store", tmp_path)
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert quads_of(tmp_path) == crawled
+
+
 def test_a_real_conflict_stays_an_identity_mismatch(
     site: Site, tmp_path: Path, run_cli: Any
 ) -> None:
@@ -274,6 +290,17 @@ def test_an_index_page_or_sitemap_given_as_a_seed_is_read_as_one(
     assert stories_in(tmp_path) == {page(dated(s)) for s in want}
     assert report["failures"] == []
     assert dsite.hits(dated("r1")) == 0  # depth 0: listed stories are seeds, no hop more
+
+
+def test_a_missing_seed_page_fails_naming_its_json_and_the_page(
+    dsite: Site, tmp_path: Path, run_cli: Any
+) -> None:
+    done, report = crawl_cli(run_cli, dsite, tmp_path, f"{ORIGIN}/editions/gone/")
+    assert done.returncode == 3
+    (failure,) = report["failures"]
+    assert failure["url"] == f"{ORIGIN}/editions/gone/" and failure["status"] == 404
+    assert f"no story JSON at {ORIGIN}/editions/gone/index.json (HTTP 404)" in failure["reason"]
+    assert report["counts"]["stories"] == 0
 
 
 def test_robots_txt_rules_apply_to_index_pages(dsite: Site, tmp_path: Path, run_cli: Any) -> None:

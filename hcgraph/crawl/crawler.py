@@ -647,6 +647,9 @@ class Crawler:
         if result.error is not None or result.status != 200 or result.body is None:
             kind = result.kind if result.error is not None else "http"
             reason = result.error or f"HTTP {result.status}"
+            seed = frontier.row(row.parent) if row.via == "seed" and row.parent else None
+            if seed is not None and seed.role == "page":  # say why it was read as a page
+                reason = f"no story JSON at {seed.url} ({seed.reason}); the page: {reason}"
             record.failed(url, status=result.status, kind=kind, reason=reason)
             return
         base = result.final_url or url
@@ -939,7 +942,10 @@ def _record(result: FetchResult, sha: str | None) -> FetchRecord:
 def _no_story_here(result: FetchResult, kind: str) -> bool:
     """The JSON URL of a seed page answered as if there is no story there: 404/410, or an
     HTML page (a site that answers every path with one)."""
-    return result.status in (404, 410) or (kind == "content-type" and result.status == 200)
+    if result.status in (404, 410):
+        return True
+    ctype = result.headers.get("content-type", "").split(";")[0].strip().lower()
+    return kind == "content-type" and ctype in ("text/html", "application/xhtml+xml")
 
 
 def _failure(result: FetchResult, not_modified: bool) -> tuple[str, str] | None:
