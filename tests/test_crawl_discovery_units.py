@@ -25,41 +25,47 @@ from hcgraph.crawl.identity import identity_mismatch, variant_of
 from hcgraph.errors import CrawlError
 
 PATTERN = re.compile(DEFAULT_STORY_PATTERN)
-O = "https://site.example"
+SITE = "https://site.example"
 
 
 def test_html_links_come_from_anchors_only_not_comments_or_scripts() -> None:
     body = index_html("../x/", "/stories/2026-10-20/a/", "https://other.example/p/")
-    links = html_links(body, f"{O}/editions/e/")
-    assert f"{O}/editions/x/" in links and f"{O}/stories/2026-10-20/a/" in links
+    links = html_links(body, f"{SITE}/editions/e/")
+    assert f"{SITE}/editions/x/" in links and f"{SITE}/stories/2026-10-20/a/" in links
     assert "https://other.example/p/" in links
     assert not [u for u in links if "in-a-" in u]  # commented out, inside a script
-    assert f"{O}/style.css" not in links  # <link>, not <a>
+    assert f"{SITE}/style.css" not in links  # <link>, not <a>
 
 
 def test_html_base_href_and_charset() -> None:
     body = '<base href="/stories/2026-10-20/"><a href="b/">é</a>'.encode("latin-1")
-    assert html_links(body, f"{O}/x/", "latin-1") == [f"{O}/stories/2026-10-20/b/"]
-    assert html_links(b'<a href="y/">', f"{O}/x/", "no-such-charset") == [f"{O}/x/y/"]
+    assert html_links(body, f"{SITE}/x/", "latin-1") == [f"{SITE}/stories/2026-10-20/b/"]
+    assert html_links(b'<a href="y/">', f"{SITE}/x/", "no-such-charset") == [f"{SITE}/x/y/"]
 
 
 def test_story_page_shape() -> None:
-    ok = story_page(f"{O}/stories/2026-10-20/a/index.json", PATTERN)
-    assert ok == f"{O}/stories/2026-10-20/a/"
-    assert story_page(f"{O}/stories/2026-10-20/a", PATTERN) == f"{O}/stories/2026-10-20/a/"
-    for bad in (f"{O}/about/", f"{O}/stories/a/", f"{O}/stories/2026-10-20/a/index.md",
-                f"{O}/stories/2026-10-20/a/?page=2", "javascript:alert(1)", "mailto:x@y"):
+    ok = story_page(f"{SITE}/stories/2026-10-20/a/index.json", PATTERN)
+    assert ok == f"{SITE}/stories/2026-10-20/a/"
+    assert story_page(f"{SITE}/stories/2026-10-20/a", PATTERN) == f"{SITE}/stories/2026-10-20/a/"
+    for bad in (
+        f"{SITE}/about/",
+        f"{SITE}/stories/a/",
+        f"{SITE}/stories/2026-10-20/a/index.md",
+        f"{SITE}/stories/2026-10-20/a/?page=2",
+        "javascript:alert(1)",
+        "mailto:x@y",
+    ):
         assert story_page(bad, PATTERN) is None, bad  # fmt: skip
 
 
 def test_seed_roles() -> None:
-    assert seed_role(f"{O}/sitemap.xml", PATTERN) == "sitemap"
-    assert seed_role(f"{O}/s/index.xml.gz", PATTERN) == "sitemap"
-    assert seed_role(f"{O}/robots.txt", PATTERN) == "robots"
-    assert seed_role(f"{O}/stories/2026-10-20/a/", PATTERN) == "story"
-    assert seed_role(f"{O}/stories/a/index.json", PATTERN) == "story"
-    assert seed_role(f"{O}/editions/2026-10-20T00/", PATTERN) == "page"
-    assert seed_role(f"{O}/stories/a/", PATTERN) == "page"  # a story unless it has no JSON
+    assert seed_role(f"{SITE}/sitemap.xml", PATTERN) == "sitemap"
+    assert seed_role(f"{SITE}/s/index.xml.gz", PATTERN) == "sitemap"
+    assert seed_role(f"{SITE}/robots.txt", PATTERN) == "robots"
+    assert seed_role(f"{SITE}/stories/2026-10-20/a/", PATTERN) == "story"
+    assert seed_role(f"{SITE}/stories/a/index.json", PATTERN) == "story"
+    assert seed_role(f"{SITE}/editions/2026-10-20T00/", PATTERN) == "page"
+    assert seed_role(f"{SITE}/stories/a/", PATTERN) == "page"  # a story unless it has no JSON
 
 
 def test_parse_follow() -> None:
@@ -71,13 +77,13 @@ def test_parse_follow() -> None:
 
 
 def test_sitemap_and_index_plain_and_gzipped() -> None:
-    urlset = sitemap_xml([(f"{O}/a/", "2026-10-20"), (f"{O}/b/", None)])
+    urlset = sitemap_xml([(f"{SITE}/a/", "2026-10-20"), (f"{SITE}/b/", None)])
     for body in (urlset, gzip.compress(urlset)):
         parsed = parse_sitemap(body, 10_000)
         assert not parsed.index
-        assert parsed.entries == [(f"{O}/a/", "2026-10-20"), (f"{O}/b/", None)]
-    index = parse_sitemap(sitemap_xml([(f"{O}/s.xml", None)], index=True), 10_000)
-    assert index.index and index.entries == [(f"{O}/s.xml", None)]
+        assert parsed.entries == [(f"{SITE}/a/", "2026-10-20"), (f"{SITE}/b/", None)]
+    index = parse_sitemap(sitemap_xml([(f"{SITE}/s.xml", None)], index=True), 10_000)
+    assert index.index and index.entries == [(f"{SITE}/s.xml", None)]
 
 
 @pytest.mark.parametrize(
@@ -122,27 +128,33 @@ def test_lastmod() -> None:
 
 
 def test_robots_sitemap_lines() -> None:
-    text = "User-agent: *\nSitemap: https://a/s.xml\nsitemap:https://a/t.xml\nSitemap: https://a/s.xml"
+    text = (
+        "User-agent: *\nSitemap: https://a/s.xml\nsitemap:https://a/t.xml\nSitemap: https://a/s.xml"
+    )
     assert robots_sitemaps(text.splitlines()) == ["https://a/s.xml", "https://a/t.xml"]
 
 
 def test_variants_are_the_same_story_conflicts_are_not() -> None:
     body = story("x")  # declares https://site.example/stories/x/
     same = [
-        f"{O}//stories/x/index.json",
-        f"{O}/stories//x//index.json",
-        f"{O}/stories/x/index.json?b=2&a=1",
+        f"{SITE}//stories/x/index.json",
+        f"{SITE}/stories//x//index.json",
+        f"{SITE}/stories/x/index.json?b=2&a=1",
         "HTTPS://SITE.EXAMPLE:443//stories/x/index.json?utm_source=a",
     ]
     for url in same:
         assert identity_mismatch(body, [url]) is not None  # not the URL it names...
-        assert variant_of(body, [url]) == f"{O}/stories/x/", url  # ...but the same page
-    for url in (f"{O}/stories/y/index.json", "https://other.example/stories/x/index.json",
-                f"http://site.example/stories/x/index.json", f"{O}/stories/x/y/index.json"):
+        assert variant_of(body, [url]) == f"{SITE}/stories/x/", url  # ...but the same page
+    for url in (
+        f"{SITE}/stories/y/index.json",
+        "https://other.example/stories/x/index.json",
+        "http://site.example/stories/x/index.json",
+        f"{SITE}/stories/x/y/index.json",
+    ):
         assert variant_of(body, [url]) is None, url  # fmt: skip
     with_query = json.loads(body)
-    with_query["url"] = f"{O}/stories/x/?a=1"
-    assert variant_of(json.dumps(with_query).encode(), [f"{O}/stories/x/index.json?a=2"]) is None
+    with_query["url"] = f"{SITE}/stories/x/?a=1"
+    assert variant_of(json.dumps(with_query).encode(), [f"{SITE}/stories/x/index.json?a=2"]) is None
 
 
 def test_an_old_frontier_gets_the_new_columns(tmp_path: object) -> None:
