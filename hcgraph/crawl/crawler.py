@@ -607,7 +607,8 @@ class Crawler:
         body = self.archive.intact_body(v.sha256)
         if body is None:
             return False
-        assert self._recorder is not None and self._scheduler is not None and self._queue
+        assert self._recorder is not None and self._scheduler is not None
+        assert self._queue is not None
         frontier.mark_fetched(row.url, v.sha256, row.url, v.fetched_at, None)
         self._recorder.not_modified.add(row.url)
         self._scheduler.handed_over()
