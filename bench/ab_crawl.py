@@ -12,7 +12,7 @@ a store worker process included) and peak RSS over the pairs, with crawl / inges
 
 Variants: ``current`` (this tree) always; ``baseline`` with ``--baseline-tree DIR`` (another
 checkout, e.g. ``git worktree add /tmp/old <commit>``); and any ``--variant NAME=JSON`` (this
-tree with those :class:`~hcgraph.crawl.CrawlOptions` fields set).
+tree with those :class:`~hcgraph.crawling.CrawlOptions` fields set).
 
 ``--floor`` adds the crawl's floor on this machine: ``hcgraph ingest`` of the files and, at
 the same time in a second process, a bare httpx client fetching every story URL with the same

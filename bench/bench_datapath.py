@@ -150,7 +150,7 @@ def side_segments(work: Path) -> dict[str, Any]:
 
 
 def side_exports(store: Path, work: Path) -> dict[str, Any]:
-    from hcgraph.export import export
+    from hcgraph.exporting import export
     from hcgraph.store import Store
 
     out: dict[str, Any] = {}

@@ -278,7 +278,7 @@ def time_rdflib(store: Any, urls: list[str], runs: int, cap: int, k: int) -> dic
 
 
 def time_check(store: Any) -> dict[str, Any]:
-    from hcgraph.check import check
+    from hcgraph.checking import check
 
     started = time.perf_counter()
     report = check(store)

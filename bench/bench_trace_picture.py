@@ -38,7 +38,7 @@ _OLD = """
 import re, sys, time
 from hcgraph import Store
 from hcgraph.provenance.prov_export import to_prov_document
-from hcgraph.provenance.trace import trace
+from hcgraph.provenance.tracing import trace
 from prov.dot import prov_to_dot
 store, target, limit = sys.argv[1], sys.argv[2], sys.argv[3]
 with Store(store, read_only=True) as st:
@@ -89,8 +89,8 @@ def main() -> None:
         store = Path(tmp) / "store"
         with Store(store) as st:
             ingest_bytes(st, [(json.dumps(s).encode(), f"s{i}") for i, s in enumerate(stories)])
-        from hcgraph.provenance.trace import trace
         from hcgraph.provenance.trace_picture import MAX_STORIES, to_svg
+        from hcgraph.provenance.tracing import trace
 
         load = os.getloadavg()[0]
         start = time.perf_counter()

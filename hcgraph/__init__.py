@@ -10,11 +10,9 @@ The public API: everything the CLI does is available here by import.
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import TYPE_CHECKING, Any
 
-from ._version import __version__
+from ._version import __version__ as __version__
 
 # The package is lazy (PEP 562): ``import hcgraph`` loads no submodule; each public name is
 # imported on first use, so ``hcgraph --help`` and small scripts start fast.
@@ -29,18 +27,18 @@ _EXPORTS: dict[str, str] = {
     "AuditOptions": ".provenance",
     "Archive": ".archive",
     "CheckError": ".errors",
-    "CheckReport": ".check",
+    "CheckReport": ".checking",
     "CrawlError": ".errors",
-    "CrawlOptions": ".crawl",
-    "CrawlReport": ".crawl",
+    "CrawlOptions": ".crawling",
+    "CrawlReport": ".crawling",
     "DEFAULT_STORE": ".store",
     "Document": ".pipeline",
     "Endpoint": ".serve",
     "ExportError": ".errors",
-    "FORMATS": ".export",
-    "FetchPolicy": ".crawl",
+    "FORMATS": ".exporting",
+    "FetchPolicy": ".crawling",
     "FetchRecord": ".archive",
-    "Finding": ".check",
+    "Finding": ".checking",
     "HcgraphError": ".errors",
     "IngestInfo": ".mapping",
     "InputError": ".errors",
@@ -54,7 +52,7 @@ _EXPORTS: dict[str, str] = {
     "PushReport": ".push",
     "QueryError": ".errors",
     "QueryResult": ".queries",
-    "RebuildReport": ".rebuild",
+    "RebuildReport": ".rebuilding",
     "SavedQuery": ".queries",
     "Store": ".store",
     "StoreBusyError": ".errors",
@@ -64,12 +62,12 @@ _EXPORTS: dict[str, str] = {
     "StoryError": ".errors",
     "UnknownFormatError": ".errors",
     "VizError": ".errors",
-    "check": ".check",
+    "check": ".checking",
     "citation_graph": ".viz",
-    "crawl": ".crawl",
+    "crawl": ".crawling",
     "credentials_from_env": ".push",
     "draw_map": ".viz",
-    "export": ".export",
+    "export": ".exporting",
     "graph_stats": ".stats",
     "ingest_bytes": ".ingest",
     "ingest_paths": ".ingest",
@@ -77,7 +75,7 @@ _EXPORTS: dict[str, str] = {
     "map_story": ".mapping",
     "parse_story": ".model",
     "push_graphs": ".push",
-    "rebuild": ".rebuild",
+    "rebuild": ".rebuilding",
     "remove_story": ".pipeline",
     "resolve_endpoint": ".push",
     "run_demo": ".demo",
@@ -87,98 +85,10 @@ _EXPORTS: dict[str, str] = {
     "write_shards": ".dump",
 }
 
-__all__ = [
-    "DEFAULT_STORE",
-    "FORMATS",
-    "Archive",
-    "AuditOptions",
-    "AuditReport",
-    "CheckError",
-    "CheckReport",
-    "CrawlError",
-    "CrawlOptions",
-    "CrawlReport",
-    "Document",
-    "Endpoint",
-    "ExportError",
-    "FetchPolicy",
-    "FetchRecord",
-    "Finding",
-    "HcgraphError",
-    "History",
-    "IngestInfo",
-    "IngestReport",
-    "NotAStoryError",
-    "Outcome",
-    "OutputError",
-    "Pipeline",
-    "ProvenanceError",
-    "PushError",
-    "PushOptions",
-    "PushReport",
-    "QueryError",
-    "QueryResult",
-    "RebuildReport",
-    "SavedQuery",
-    "Store",
-    "StoreError",
-    "Story",
-    "StoryError",
-    "Trace",
-    "UnknownFormatError",
-    "VizError",
-    "__version__",
-    "audit",
-    "check",
-    "citation_graph",
-    "crawl",
-    "credentials_from_env",
-    "draw_map",
-    "export",
-    "graph_stats",
-    "history",
-    "ingest_bytes",
-    "ingest_paths",
-    "load_query",
-    "map_story",
-    "parse_story",
-    "push_graphs",
-    "rebuild",
-    "remove_story",
-    "resolve_endpoint",
-    "run_demo",
-    "run_query",
-    "saved_queries",
-    "to_networkx",
-    "trace",
-    "write_shards",
-]
-
-
-class _Package(types.ModuleType):
-    """The package object: keeps a public function when its submodule of the same name loads.
-
-    Importing ``hcgraph.export`` (the CLI does) makes the import system set the package's
-    ``export`` attribute to that submodule, which would shadow the lazy ``export`` function
-    and break ``from hcgraph import export``. Here the function wins, as it did when the
-    package imported everything eagerly; the submodule stays in ``sys.modules``. (A
-    sub-package, ``hcgraph.crawl``, keeps its attribute: ``import hcgraph.crawl.process``
-    must go through it.)
-    """
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if (
-            isinstance(value, types.ModuleType)
-            and _EXPORTS.get(name) == f".{name}"
-            and value.__name__ == f"{__name__}.{name}"
-            and not hasattr(value, "__path__")  # a sub-package stays importable through it
-            and hasattr(value, name)
-        ):
-            value = getattr(value, name)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
+#: Every public name: the version plus :data:`_EXPORTS` (one source; the ``TYPE_CHECKING``
+#: block below repeats each name for static checkers, and tests/test_exported_members.py
+#: checks that it names exactly these).
+__all__ = sorted(["__version__", *_EXPORTS])
 
 
 def __getattr__(name: str) -> Any:
@@ -195,39 +105,71 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from .archive import Archive, FetchRecord
-    from .check import CheckReport, Finding, check
-    from .crawl import CrawlOptions, CrawlReport, FetchPolicy, crawl
-    from .demo import run_demo
-    from .dump import write_shards
-    from .errors import (
-        CheckError,
-        CrawlError,
-        ExportError,
-        HcgraphError,
-        NotAStoryError,
-        OutputError,
-        ProvenanceError,
-        PushError,
-        QueryError,
-        StoreError,
-        StoryError,
-        UnknownFormatError,
-        VizError,
-    )
-    from .export import FORMATS, export
-    from .ingest import IngestReport, ingest_bytes, ingest_paths
-    from .mapping import IngestInfo, map_story
-    from .model import Story, parse_story
-    from .pipeline import Document, Outcome, Pipeline, remove_story
-    from .project import to_networkx
-    from .provenance.audit import AuditOptions, AuditReport, audit
-    from .provenance.history import History, history
-    from .provenance.trace import Trace, trace
-    from .push import PushOptions, PushReport, credentials_from_env, push_graphs, resolve_endpoint
-    from .queries import QueryResult, SavedQuery, load_query, run_query, saved_queries
-    from .rebuild import RebuildReport, rebuild
-    from .serve import Endpoint
-    from .stats import graph_stats
-    from .store import DEFAULT_STORE, Store
-    from .viz import citation_graph, draw_map
+    # ``name as name``: an explicit re-export, so mypy --strict users of ``from hcgraph
+    # import X`` see X as exported (``__all__`` is built at run time, which mypy cannot read).
+    from .archive import Archive as Archive
+    from .archive import FetchRecord as FetchRecord
+    from .checking import CheckReport as CheckReport
+    from .checking import Finding as Finding
+    from .checking import check as check
+    from .crawling import CrawlOptions as CrawlOptions
+    from .crawling import CrawlReport as CrawlReport
+    from .crawling import FetchPolicy as FetchPolicy
+    from .crawling import crawl as crawl
+    from .demo import run_demo as run_demo
+    from .dump import write_shards as write_shards
+    from .errors import CheckError as CheckError
+    from .errors import CrawlError as CrawlError
+    from .errors import ExportError as ExportError
+    from .errors import HcgraphError as HcgraphError
+    from .errors import InputError as InputError
+    from .errors import NotAStoryError as NotAStoryError
+    from .errors import OutputError as OutputError
+    from .errors import ProvenanceError as ProvenanceError
+    from .errors import PushError as PushError
+    from .errors import QueryError as QueryError
+    from .errors import StoreBusyError as StoreBusyError
+    from .errors import StoreDamagedError as StoreDamagedError
+    from .errors import StoreError as StoreError
+    from .errors import StoryError as StoryError
+    from .errors import UnknownFormatError as UnknownFormatError
+    from .errors import VizError as VizError
+    from .exporting import FORMATS as FORMATS
+    from .exporting import export as export
+    from .ingest import IngestReport as IngestReport
+    from .ingest import ingest_bytes as ingest_bytes
+    from .ingest import ingest_paths as ingest_paths
+    from .mapping import IngestInfo as IngestInfo
+    from .mapping import map_story as map_story
+    from .model import Story as Story
+    from .model import parse_story as parse_story
+    from .pipeline import Document as Document
+    from .pipeline import Outcome as Outcome
+    from .pipeline import Pipeline as Pipeline
+    from .pipeline import remove_story as remove_story
+    from .project import to_networkx as to_networkx
+    from .provenance.auditing import AuditOptions as AuditOptions
+    from .provenance.auditing import AuditReport as AuditReport
+    from .provenance.auditing import audit as audit
+    from .provenance.tracing import Trace as Trace
+    from .provenance.tracing import trace as trace
+    from .provenance.versions import History as History
+    from .provenance.versions import history as history
+    from .push import PushOptions as PushOptions
+    from .push import PushReport as PushReport
+    from .push import credentials_from_env as credentials_from_env
+    from .push import push_graphs as push_graphs
+    from .push import resolve_endpoint as resolve_endpoint
+    from .queries import QueryResult as QueryResult
+    from .queries import SavedQuery as SavedQuery
+    from .queries import load_query as load_query
+    from .queries import run_query as run_query
+    from .queries import saved_queries as saved_queries
+    from .rebuilding import RebuildReport as RebuildReport
+    from .rebuilding import rebuild as rebuild
+    from .serve import Endpoint as Endpoint
+    from .stats import graph_stats as graph_stats
+    from .store import DEFAULT_STORE as DEFAULT_STORE
+    from .store import Store as Store
+    from .viz import citation_graph as citation_graph
+    from .viz import draw_map as draw_map

@@ -107,9 +107,8 @@ def atomic_writer(
         path: the target file (its parent directories are created).
         private: keep mode ``0600`` (for secrets) instead of ``0666 & ~umask``.
         durable: fsync the file before the rename and the directory after it, so a power
-            cut never leaves a torn file. Off only for files that running the command again
-            writes again (the crawl report, the audit page: see
-            :func:`hcgraph.archive.write_atomic`).
+            cut never leaves a torn file. Off only for reports that running the command
+            again writes again if a power cut loses them (the crawl report, the audit page).
 
     Raises:
         OutputError: the file cannot be written (the target is left as it was).

@@ -63,7 +63,7 @@ from typing import Any, BinaryIO, NamedTuple
 from . import _io
 from .errors import CrawlError, OutputError
 
-__all__ = ["PACK_LIMIT", "Archive", "FetchRecord", "write_atomic"]
+__all__ = ["PACK_LIMIT", "Archive", "FetchRecord"]
 
 #: A pack grows to about this many bytes before the next write starts a new one.
 PACK_LIMIT = 256 * 1024 * 1024
@@ -128,14 +128,6 @@ class FetchRecord:
         raw: dict[str, Any] = json.loads(data)
         known = {f for f in cls.__dataclass_fields__}
         return cls(**{k: v for k, v in raw.items() if k in known})
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary file and a rename (all or nothing), not
-    fsync-ed: for reports (the crawl report, the audit page), which running the command
-    again writes again if a power cut loses them.
-    """
-    _io.write_atomic(path, data, durable=False)
 
 
 class _Entry(NamedTuple):

@@ -28,8 +28,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ._io import atomic_text_writer, atomic_writer, ensure_dir
-from .crawl import CrawlOptions, CrawlReport, crawl
-from .crawl.fetch import FetchPolicy
+from .crawling import CrawlOptions, CrawlReport, crawl
+from .crawling.fetch import FetchPolicy
 from .store import Store
 
 __all__ = ["DEMO_STEPS", "DemoResult", "DemoStep", "SiteServer", "run_demo", "sample_site"]
@@ -47,7 +47,7 @@ class DemoStep:
 
 
 def _export_turtle(store_dir: Path, out_dir: Path) -> list[Path]:
-    from .export import export
+    from .exporting import export
 
     target = out_dir / "graph.ttl"
     with atomic_writer(target) as handle, Store(store_dir, read_only=True) as store:

@@ -69,7 +69,7 @@ def segment(value: str) -> str:
 
 
 #: Entries in each memo of minted IRIs and mapped shared descriptions (here, in
-#: :mod:`hcgraph.mapping` and :mod:`hcgraph.crawl.urls`). At 10k stories they hold ~50 MB of
+#: :mod:`hcgraph.mapping` and :mod:`hcgraph.urls`). At 10k stories they hold ~50 MB of
 #: Python heap; 4,096 entries were tried and not kept: in two A/B runs of `hcgraph ingest` at
 #: 10k (with the report change that was kept) CPU went up ~8% and the peak RSS, which the
 #: segment loads set, did not drop (bench/RESULTS.md, "Ingest's peak memory").

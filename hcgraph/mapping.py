@@ -56,6 +56,7 @@ from ._version import __version__
 from .iris import CACHE_SIZE, checked_iri, minted
 from .model import Cite, Reuse, Sponsor, Story
 from .rdftext import XSD_DATE, XSD_DATETIME, boolean, integer, iri, literal, typed
+from .urls import canonicalize
 from .vocab import CITO, DCTERMS, HC, PROV, RDF, RDFS, SDO, SHARED_GRAPHS
 
 __all__ = ["Description", "IngestInfo", "MappedStory", "Revision", "map_story"]
@@ -307,6 +308,14 @@ def _map_article(out: _Emitter, st: str, story: Story) -> None:
         out.add(st, HCT("declaredPublisher"), _minted("publisher", name))
     for mid in story.cited_manifest_ids:
         out.add(st, HCT("declaredCitedManifest"), _minted("manifest", mid))
+    _map_newsroom(out, st, story)
+    _map_edition(out, st, story)
+    _map_links(out, st, story)
+    _map_images(out, st, story)
+
+
+def _map_newsroom(out: _Emitter, st: str, story: Story) -> None:
+    """The story's newsroom: its ``links.newsroom`` IRI, else one minted from its name."""
     links = story.links
     if story.newsroom or (links and links.newsroom):
         room_iri = checked_iri(links.newsroom if links else None)
@@ -317,6 +326,11 @@ def _map_article(out: _Emitter, st: str, story: Story) -> None:
         desc.text(DC("identifier"), story.newsroom)
         labels_room = story.labels.newsroom if story.labels else None
         desc.text(SCHEMA("name"), story.newsroom_title or labels_room)
+
+
+def _map_edition(out: _Emitter, st: str, story: Story) -> None:
+    """The story's edition: its ``links.edition`` IRI, else one minted from its name."""
+    links = story.links
     if story.edition or (links and links.edition):
         ed_iri = checked_iri(links.edition if links else None)
         ed = iri(ed_iri) if ed_iri else _minted("edition", story.edition or "")
@@ -324,12 +338,21 @@ def _map_article(out: _Emitter, st: str, story: Story) -> None:
         desc = out.about(_AGENTS, ed)
         desc.typed(HCT("Edition"))
         desc.text(DC("identifier"), story.edition)
+
+
+def _map_links(out: _Emitter, st: str, story: Story) -> None:
+    """The story's other formats (JSON, Markdown); unknown link keys kept as extras."""
+    links = story.links
     if links is not None:
         for alt in (links.json_, links.markdown):
             alt_iri = checked_iri(alt)
             if alt_iri is not None:
                 out.add(st, DC("hasFormat"), iri(alt_iri))
         out.extra(st, {"links": links.extra} if links.extra else None)
+
+
+def _map_images(out: _Emitter, st: str, story: Story) -> None:
+    """The story's image IRIs; images given as objects are kept as extras too."""
     for image in story.images:
         url = image.get("url") if isinstance(image, dict) else image
         image_iri = checked_iri(url) if isinstance(url, str) else None
@@ -549,9 +572,22 @@ def _map_extras(out: _Emitter, st: str, story: Story) -> None:
         out.text(node, DC("date"), corr.date)
         out.add(st, SCHEMA("correction"), node)
         out.extra(node, corr.extra)
+    _map_decision_card(out, st, story)
+    if story.reuse is not None:
+        _map_reuse(out, st, story.url, story.reuse)
+    if story.sponsor is not None:
+        _map_sponsor(out, st, story.url, story.sponsor)
+    _map_related(out, st, story)
+    if story.run_these_manifests is not None and story.run_these_manifests.extra:
+        out.extra(st, {"run_these_manifests": story.run_these_manifests.extra})
+    out.extra(st, story.extra)
+
+
+def _map_decision_card(out: _Emitter, st: str, story: Story) -> None:
+    """The story's decision card (what it is useful for, not for, compared against)."""
     card = story.decision_card
     if card is not None:
-        node = iri(f"{base}#decision-card")
+        node = iri(f"{story.url}#decision-card")
         out.typed(node, HCT("DecisionCard"), PROVO("Entity"))
         out.add(st, HCT("decisionCard"), node)
         for prop, values in (
@@ -562,10 +598,10 @@ def _map_extras(out: _Emitter, st: str, story: Story) -> None:
             for value in values:
                 out.add(node, HCT(prop), literal(value))
         out.extra(node, card.extra)
-    if story.reuse is not None:
-        _map_reuse(out, st, story.url, story.reuse)
-    if story.sponsor is not None:
-        _map_sponsor(out, st, story.url, story.sponsor)
+
+
+def _map_related(out: _Emitter, st: str, story: Story) -> None:
+    """Related-story links (``dc:relation``, once each); unusable URLs kept as extras."""
     for rel in story.related:
         target_iri = _related_iri(rel.url)
         if target_iri is None:
@@ -576,18 +612,13 @@ def _map_extras(out: _Emitter, st: str, story: Story) -> None:
             out.add(st, DC("relation"), target)
         if rel.headline:
             out.about(_LINKS, target).text(LABEL, rel.headline)
-    if story.run_these_manifests is not None and story.run_these_manifests.extra:
-        out.extra(st, {"run_these_manifests": story.run_these_manifests.extra})
-    out.extra(st, story.extra)
 
 
 @lru_cache(maxsize=CACHE_SIZE)
 def _related_iri(url: str) -> str | None:
     """A related link's target as the crawler would fetch it: canonicalised with
-    :func:`hcgraph.crawl.urls.canonicalize` (tracking parameters and fragment dropped, …), so
+    :func:`hcgraph.urls.canonicalize` (tracking parameters and fragment dropped, …), so
     it names the same IRI as the story once crawled; a URL that is not http(s) as written."""
-    from .crawl.urls import canonicalize  # lazy: the crawler imports the pipeline
-
     try:
         return checked_iri(canonicalize(url))
     except ValueError:

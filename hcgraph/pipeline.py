@@ -38,9 +38,9 @@ from dataclasses import dataclass, replace
 import pyoxigraph as ox
 
 from .errors import NotAStoryError, StoryError
-from .identity import crawled_from
 from .mapping import IngestInfo, Revision, map_story
 from .model import Story, parse_story
+from .origin import crawled_from
 from .store import Store, now_utc, source_date_epoch
 from .vocab import DCTERMS
 from .writer import Batch, Writer, recover, remove_story

@@ -57,7 +57,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -514,21 +514,27 @@ class _Conn(asyncio.Protocol):
             if now - self.since >= limit:
                 self._refuse(_Refusal(400, "the request body did not arrive in time", close=True))
         elif state == _S_QUERY:
-            if self.waiting:
-                if self.deadline is not None and now >= self.deadline:
-                    self.waiting = False
-                    self._timed_out()
-            elif self.worker is not None and not self.reason:
-                if self.deadline is not None and now >= self.deadline:
-                    self.reason = "timeout"
-                    self.worker.kill()
-                    self.worker.listen()  # to see its pipe end, even if the client is slow
-                    if self.sent:
-                        self._abort()  # a half answer must not look whole
-                elif self.eof:
-                    self.reason = "gone"
-                    self.worker.kill()
-                    self.worker.listen()
+            self._tick_query(now)
+
+    def _tick_query(self, now: float) -> None:
+        """A query past its deadline: 503 if still queued, else its worker killed; a
+        client gone: its worker killed."""
+        late = self.deadline is not None and now >= self.deadline
+        if self.waiting:
+            if late:
+                self.waiting = False
+                self._timed_out()
+        elif self.worker is not None and not self.reason:
+            if late:
+                self.reason = "timeout"
+                self.worker.kill()
+                self.worker.listen()  # to see its pipe end, even if the client is slow
+                if self.sent:
+                    self._abort()  # a half answer must not look whole
+            elif self.eof:
+                self.reason = "gone"
+                self.worker.kill()
+                self.worker.listen()
 
     # --- requests -----------------------------------------------------------------------
     def _close(self) -> None:
@@ -545,30 +551,36 @@ class _Conn(asyncio.Protocol):
             return
         self.advancing = True
         try:
-            while self.paused_since is None:
-                if self.state == _S_HEAD:
-                    buf = self.buffer
-                    end = buf.find(b"\r\n\r\n")
-                    if end > _MAX_HEAD or (end == -1 and len(buf) > _MAX_HEAD + 3):
-                        self._refuse(_Refusal(431, "request head too large", close=True))
-                        return
-                    if end == -1:
-                        if self.eof:
-                            self._close()
-                        return
-                    self.buffer = buf[end + 4 :]
-                    self._head(buf[: end + 4])
-                elif self.state == _S_BODY:
-                    if len(self.buffer) < self.length:
-                        if self.eof:
-                            self._close()
-                        return
-                    body, self.buffer = self.buffer[: self.length], self.buffer[self.length :]
-                    self._dispatch(body)
-                else:
-                    return
+            while self.paused_since is None and self._take():
+                pass
         finally:
             self.advancing = False
+
+    def _take(self) -> bool:
+        """Take the next request head or body from the buffer; False when there is none
+        (yet), the connection closed, or it is busy with a query."""
+        if self.state == _S_HEAD:
+            buf = self.buffer
+            end = buf.find(b"\r\n\r\n")
+            if end > _MAX_HEAD or (end == -1 and len(buf) > _MAX_HEAD + 3):
+                self._refuse(_Refusal(431, "request head too large", close=True))
+                return False
+            if end == -1:
+                if self.eof:
+                    self._close()
+                return False
+            self.buffer = buf[end + 4 :]
+            self._head(buf[: end + 4])
+            return True
+        if self.state == _S_BODY:
+            if len(self.buffer) < self.length:
+                if self.eof:
+                    self._close()
+                return False
+            body, self.buffer = self.buffer[: self.length], self.buffer[self.length :]
+            self._dispatch(body)
+            return True
+        return False
 
     def _head(self, head: bytes) -> None:
         request: _Request | None = None
@@ -681,46 +693,58 @@ class _Conn(asyncio.Protocol):
             self.front.put_idle(worker)
 
     def frame(self, kind: bytes, payload: bytes) -> None:
-        front = self.front
-        write = self.transport.write
+        """One frame from the worker: a whole answer, or a streamed answer's head, data, end."""
         if kind == _WHOLE:
-            self._release()
-            if self.state == _S_CLOSED:
-                return
-            size = int.from_bytes(payload[:4], "big")
-            meta = json.loads(payload[4 : 4 + size])
-            body = payload[4 + size :]
-            headers = [("Content-Type", meta["type"]), ("Content-Length", str(len(body)))]
-            if meta["status"] == 200:
-                headers.append(("Vary", "Accept"))
-            head = front._head(meta["status"], headers, not self.keep)
-            write(head if self.head_only else head + body)
-            self._done(self.keep)
+            self._whole(payload)
         elif kind == _HEAD and self.meta is None:
             self.meta = json.loads(payload)
         elif kind == _DATA and self.meta is not None:
-            if self.state == _S_CLOSED:
-                return
-            if not self.sent:
-                # a long answer: streamed (chunked on HTTP/1.1; to the close on HTTP/1.0)
-                headers = [("Content-Type", self.meta["type"]), ("Vary", "Accept")]
-                if self.chunked:
-                    headers.append(("Transfer-Encoding", "chunked"))
-                self.keep = self.keep and self.chunked
-                write(front._head(self.meta["status"], headers, not self.keep))
-                self.sent = True
-            if not self.head_only:
-                write(b"%x\r\n%s\r\n" % (len(payload), payload) if self.chunked else payload)
+            self._data(payload)
         elif kind == _END and self.sent:
-            self._release()
-            if self.state == _S_CLOSED:
-                return
-            if self.chunked and not self.head_only:
-                write(b"0\r\n\r\n")
-            self._done(self.keep)
+            self._end()
         else:
             assert self.worker is not None
-            front.fail(self.worker)
+            self.front.fail(self.worker)
+
+    def _end(self) -> None:
+        """A streamed answer's end: the last chunk, then the next request."""
+        self._release()
+        if self.state == _S_CLOSED:
+            return
+        if self.chunked and not self.head_only:
+            self.transport.write(b"0\r\n\r\n")
+        self._done(self.keep)
+
+    def _whole(self, payload: bytes) -> None:
+        """A short answer, sent with its length: 4-byte meta size, meta JSON, body."""
+        self._release()
+        if self.state == _S_CLOSED:
+            return
+        size = int.from_bytes(payload[:4], "big")
+        meta = json.loads(payload[4 : 4 + size])
+        body = payload[4 + size :]
+        headers = [("Content-Type", meta["type"]), ("Content-Length", str(len(body)))]
+        if meta["status"] == 200:
+            headers.append(("Vary", "Accept"))
+        head = self.front._head(meta["status"], headers, not self.keep)
+        self.transport.write(head if self.head_only else head + body)
+        self._done(self.keep)
+
+    def _data(self, payload: bytes) -> None:
+        """A piece of a long answer: streamed (chunked on HTTP/1.1; to the close on 1.0)."""
+        if self.state == _S_CLOSED:
+            return
+        assert self.meta is not None
+        write = self.transport.write
+        if not self.sent:
+            headers = [("Content-Type", self.meta["type"]), ("Vary", "Accept")]
+            if self.chunked:
+                headers.append(("Transfer-Encoding", "chunked"))
+            self.keep = self.keep and self.chunked
+            write(self.front._head(self.meta["status"], headers, not self.keep))
+            self.sent = True
+        if not self.head_only:
+            write(b"%x\r\n%s\r\n" % (len(payload), payload) if self.chunked else payload)
 
     def worker_failed(self) -> None:
         """Its worker ended (killed by the watchdog, crashed, or sent nonsense)."""
@@ -778,26 +802,30 @@ class _Front:
             ready.set_result(None)
             await self.stopping.wait()
         finally:
-            self.closing = True
-            if self._ticker is not None:
-                self._ticker.cancel()
-            if server is not None:
-                server.close()
-            else:
-                self.sock.close()
-            for conn in list(self.conns):
-                conn.transport.abort()
-            for worker in list(self.all_workers):
-                self.dying.append(worker.proc)
-                worker.close()
-            self.all_workers.clear()
-            until = time.monotonic() + 5
-            while self.dying and time.monotonic() < until:
-                self.dying = [p for p in self.dying if p.poll() is None]
-                await asyncio.sleep(0.01)
-            if server is not None:
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(server.wait_closed(), 2)
+            await self._shut(server)
+
+    async def _shut(self, server: asyncio.Server | None) -> None:
+        """Stop listening, drop every connection, end the workers (5 s at most)."""
+        self.closing = True
+        if self._ticker is not None:
+            self._ticker.cancel()
+        if server is not None:
+            server.close()
+        else:
+            self.sock.close()
+        for conn in list(self.conns):
+            conn.transport.abort()
+        for worker in list(self.all_workers):
+            self.dying.append(worker.proc)
+            worker.close()
+        self.all_workers.clear()
+        until = time.monotonic() + 5
+        while self.dying and time.monotonic() < until:
+            self.dying = [p for p in self.dying if p.poll() is None]
+            await asyncio.sleep(0.01)
+        if server is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(server.wait_closed(), 2)
 
     # --- workers ------------------------------------------------------------------------
     def _spawn(self) -> None:
@@ -955,33 +983,9 @@ class _Front:
 
     def _query(self, request: _Request, body: bytes) -> tuple[str, str]:
         """The query text and Accept header of a request to ``/query``, or a refusal."""
-        if request.method not in {"GET", "HEAD", "POST"}:
-            raise _Refusal(
-                405, "read-only endpoint: GET, HEAD or POST /query", allow="GET, HEAD, POST"
-            )
-        parts = urlsplit(request.target)
-        if request.method == "POST" and parts.path != "/query":
-            raise _Refusal(403, "read-only endpoint: POST only to /query")
-        if parts.path != "/query":
-            raise _Refusal(404, "not found: the SPARQL endpoint is /query")
-        params = parse_qs(parts.query)
+        params = parse_qs(_query_target(request).query)
         if request.method == "POST":
-            kind = (request.get("content-type") or "").split(";")[0].strip().lower()
-            text = body.decode("utf-8", "replace")
-            if kind == "application/x-www-form-urlencoded":
-                form = parse_qs(text)
-                if "update" in form:
-                    raise _Refusal(403, "read-only endpoint: updates are refused")
-                for key, values in form.items():
-                    params.setdefault(key, []).extend(values)
-            elif kind == "application/sparql-query":
-                params.setdefault("query", []).append(text)
-            elif kind == "application/sparql-update":
-                raise _Refusal(403, "read-only endpoint: updates are refused")
-            else:
-                raise _Refusal(
-                    415, "POST the query as application/sparql-query or a form (query=...)"
-                )
+            _add_body_params(params, request, body)
         if "default-graph-uri" in params or "named-graph-uri" in params:
             raise _Refusal(400, "default-graph-uri and named-graph-uri are not supported here")
         texts = params.get("query", [])
@@ -990,6 +994,37 @@ class _Front:
         if not self.ep.allow_service and uses_service(texts[0]):
             raise _Refusal(400, SERVICE_REFUSED.replace("--allow-service", "serve --allow-service"))
         return texts[0], ", ".join(request.get_all("accept"))
+
+
+def _query_target(request: _Request) -> Any:
+    """The split target of a GET, HEAD or POST to ``/query``; otherwise a refusal."""
+    if request.method not in {"GET", "HEAD", "POST"}:
+        raise _Refusal(405, "read-only endpoint: GET, HEAD or POST /query", allow="GET, HEAD, POST")
+    parts = urlsplit(request.target)
+    if request.method == "POST" and parts.path != "/query":
+        raise _Refusal(403, "read-only endpoint: POST only to /query")
+    if parts.path != "/query":
+        raise _Refusal(404, "not found: the SPARQL endpoint is /query")
+    return parts
+
+
+def _add_body_params(params: dict[str, list[str]], request: _Request, body: bytes) -> None:
+    """Add a POST body's parameters: a form's fields, or a ``sparql-query`` body as ``query``;
+    an update (form field or body) is refused."""
+    kind = (request.get("content-type") or "").split(";")[0].strip().lower()
+    text = body.decode("utf-8", "replace")
+    if kind == "application/x-www-form-urlencoded":
+        form = parse_qs(text)
+        if "update" in form:
+            raise _Refusal(403, "read-only endpoint: updates are refused")
+        for key, values in form.items():
+            params.setdefault(key, []).extend(values)
+    elif kind == "application/sparql-query":
+        params.setdefault("query", []).append(text)
+    elif kind == "application/sparql-update":
+        raise _Refusal(403, "read-only endpoint: updates are refused")
+    else:
+        raise _Refusal(415, "POST the query as application/sparql-query or a form (query=...)")
 
 
 def _parse_head(head: bytes) -> _Request:
@@ -1004,13 +1039,16 @@ def _parse_head(head: bytes) -> _Request:
             raise _Refusal(505, "HTTP/1.1 or HTTP/1.0 only", close=True)
         raise _Refusal(400, "malformed request line", close=True)
     request = _Request(method, target, version)
-    for raw in lines[1:]:
-        line = raw.decode("latin-1")
-        name, sep, value = line.partition(":")
-        if not sep or not name or name != name.strip() or " " in name or "\t" in name:
-            raise _Refusal(400, "malformed header line", close=True)  # also obs-fold
-        request.headers.append((name.lower(), value.strip(" \t")))
+    request.headers.extend(_header(raw.decode("latin-1")) for raw in lines[1:])
     return request
+
+
+def _header(line: str) -> tuple[str, str]:
+    """A header line's (lower-case name, value), or a 400 refusal (obs-fold included)."""
+    name, sep, value = line.partition(":")
+    if not sep or not name or name != name.strip() or " " in name or "\t" in name:
+        raise _Refusal(400, "malformed header line", close=True)
+    return name.lower(), value.strip(" \t")
 
 
 def _keep_alive(request: _Request) -> bool:
@@ -1039,7 +1077,13 @@ def _body_length(request: _Request) -> int:
     value = values.pop()
     if values or not (value.isascii() and value.isdigit()):
         raise _Refusal(400, "Content-Length must be one number of bytes", close=True)
-    digits = value.lstrip("0") or "0"  # int() of thousands of digits raises, too
+    return _bounded(value)
+
+
+def _bounded(value: str) -> int:
+    """A Content-Length's digits as a number, or 413 if over ``_MAX_BODY`` (decided from the
+    digits: ``int()`` of thousands of digits raises)."""
+    digits = value.lstrip("0") or "0"
     if len(digits) > len(str(_MAX_BODY)) or int(digits) > _MAX_BODY:
         raise _Refusal(413, "request body too large", close=True)
     return int(digits)
@@ -1064,6 +1108,19 @@ def negotiate(accept: str, offers: tuple[tuple[str, str], ...]) -> tuple[str, st
     acceptable. No Accept: the first offer. Ties go to the earlier offer."""
     if not accept.strip():
         return offers[0]
+    ranges = _ranges(accept)
+    best: tuple[float, int] | None = None
+    chosen = None
+    for index, (media, fmt) in enumerate(offers):
+        q = _quality(media, ranges)
+        if q is not None and q > 0 and (best is None or q > best[0]):
+            best, chosen = (q, index), (media, fmt)
+    return chosen
+
+
+def _ranges(accept: str) -> list[tuple[str, float]]:
+    """An Accept header's media ranges (lower case) with their ``q`` (1 if absent, 0 if
+    unreadable)."""
     ranges: list[tuple[str, float]] = []
     for item in accept.split(","):
         media, *params = (p.strip() for p in item.split(";"))
@@ -1077,21 +1134,19 @@ def negotiate(accept: str, offers: tuple[tuple[str, str], ...]) -> tuple[str, st
                     q = 0.0
         if media:
             ranges.append((media.lower(), q))
-    best: tuple[float, int] | None = None
-    chosen = None
-    for index, (media, fmt) in enumerate(offers):
-        kind = media.split("/")[0]
-        matches = [
-            (3 if r == media else 2 if r == f"{kind}/*" else 1, q)
-            for r, q in ranges
-            if r in {media, f"{kind}/*", "*/*"}
-        ]
-        if not matches:
-            continue
-        q = max(matches)[1]
-        if q > 0 and (best is None or q > best[0]):
-            best, chosen = (q, index), (media, fmt)
-    return chosen
+    return ranges
+
+
+def _quality(media: str, ranges: list[tuple[str, float]]) -> float | None:
+    """The ``q`` of the most specific range matching ``media`` (exact, ``type/*``, ``*/*``;
+    the highest q among equally specific ones), or None if none matches."""
+    kind = media.split("/")[0]
+    matches = [
+        (3 if r == media else 2 if r == f"{kind}/*" else 1, q)
+        for r, q in ranges
+        if r in {media, f"{kind}/*", "*/*"}
+    ]
+    return max(matches)[1] if matches else None
 
 
 class _FrameWriter:
@@ -1345,11 +1400,18 @@ def _evaluate(db: _Database, query: str, accept: str, out: IO[bytes]) -> None:
     try:
         result.serialize(sink, fmt)
     except (OSError, ValueError, SyntaxError) as exc:  # evaluation errors surface while writing
-        if sink.head is not None:  # nothing sent yet: a proper error answer
-            sink.buffer.clear()
-            status = 503 if isinstance(exc, OSError) else 400
-            refuse(status, _first_line(exc))
-        else:
-            _frame(out, _ABORT, _first_line(exc).encode())
+        _failed_midway(out, sink, exc, refuse)
         return
     sink.end()
+
+
+def _failed_midway(
+    out: IO[bytes], sink: _FrameWriter, exc: Exception, refuse: Callable[[int, str], None]
+) -> None:
+    """An evaluation error while answering: a proper error answer if nothing was sent yet,
+    else an abort frame (a half answer must not look whole)."""
+    if sink.head is not None:
+        sink.buffer.clear()
+        refuse(503 if isinstance(exc, OSError) else 400, _first_line(exc))
+    else:
+        _frame(out, _ABORT, _first_line(exc).encode())

@@ -91,6 +91,7 @@ _ATOMS = {"?": _VAR, "$": _VAR, "_": _BLANK, "@": _LANG, **dict.fromkeys("012345
 _OPERAND_NEXT = frozenset("(,=!&|+-*/^{[")
 # Characters that start no token but themselves (``-`` and ``+`` included: no name starts so).
 _PUNCT = frozenset("(){}[],;=!&|+-*/^~>")
+_BRACKETS = frozenset("(){}[]")
 _MAX_FORKS = 4096
 
 
@@ -190,42 +191,55 @@ class _Scan:
                 return True
             char = text[pos]
             if char in _PUNCT:  # the common case first: a character that starts no token
-                if char in "({[":
-                    self.frames += 1
-                    frame = _Frame(char, frame, self.frames)
-                elif char in ")}]" and frame is not None:
-                    frame = frame.outer
+                if char in _BRACKETS:
+                    frame = self._bracket(char, frame)
                 pos, expect = pos + 1, char in _OPERAND_NEXT
                 continue
             if (match := _SPACE.match(text, pos)) or (match := _COMMENT.match(text, pos)):
                 pos = match.end()
                 continue
-            if char in "'\"":
-                pos, expect = self._string(pos), False
-            elif char == "<":
-                match = _IRI.match(text, pos)
-                if match is None or text.startswith("<<", pos) or text[pos - 1 : pos] == "<":
-                    pos, expect = pos + 1, True
-                    continue
-                if frame is not None and frame.char == "(" and not expect:
-                    self.queue.append((pos + 1, frame, True))  # or the ``<`` operator
-                pos, expect = match.end(), False
-            elif (pattern := _ATOMS.get(char)) and (match := pattern.match(text, pos)):
-                pos, expect = match.end(), False  # a variable, blank node, language tag, number
-            elif (after := self._after_colon(pos)) is not None:
-                prefix = text[pos : after - 1]
-                local = _PN_LOCAL.match(text, after)
-                stop = local.end() if local else after
-                if self._prefixed_name(prefix, text[after:stop]):
-                    return True
-                pos, expect = stop, False
-            elif match := _WORD.match(text, pos):
-                if _KEYWORD.search(match.group()):
-                    return True
-                pos, expect = match.end(), False
-            else:
-                pos, expect = pos + 1, False  # ``\\``, ``%``, a lone quote …: nothing hides here
+            step = self._token(pos, frame, expect)
+            if step is None:
+                return True
+            pos, expect = step
         return False
+
+    def _bracket(self, char: str, frame: _Frame | None) -> _Frame | None:
+        """The innermost open bracket after ``char`` (an opening or closing bracket)."""
+        if char in "({[":
+            self.frames += 1
+            return _Frame(char, frame, self.frames)
+        return frame.outer if frame is not None else None
+
+    def _token(self, pos: int, frame: _Frame | None, expect: bool) -> tuple[int, bool] | None:
+        """Read the token at ``pos``: where the reading goes on and whether an operand must
+        follow, or None if the token may be ``SERVICE``."""
+        text, char = self.text, self.text[pos]
+        if char in "'\"":
+            return self._string(pos), False
+        if char == "<":
+            return self._angle(pos, frame, expect)
+        if (pattern := _ATOMS.get(char)) and (match := pattern.match(text, pos)):
+            return match.end(), False  # a variable, blank node, language tag, number
+        if (after := self._after_colon(pos)) is not None:
+            local = _PN_LOCAL.match(text, after)
+            stop = local.end() if local else after
+            if self._prefixed_name(text[pos : after - 1], text[after:stop]):
+                return None
+            return stop, False
+        if match := _WORD.match(text, pos):
+            return None if _KEYWORD.search(match.group()) else (match.end(), False)
+        return pos + 1, False  # ``\\``, ``%``, a lone quote …: nothing hides here
+
+    def _angle(self, pos: int, frame: _Frame | None, expect: bool) -> tuple[int, bool]:
+        """An IRI at ``pos``, or a ``<`` operator (inside ``(`` both readings are queued)."""
+        text = self.text
+        match = _IRI.match(text, pos)
+        if match is None or text.startswith("<<", pos) or text[pos - 1 : pos] == "<":
+            return pos + 1, True
+        if frame is not None and frame.char == "(" and not expect:
+            self.queue.append((pos + 1, frame, True))  # or the ``<`` operator
+        return match.end(), False
 
     def _after_colon(self, pos: int) -> int | None:
         """Where the local part starts if a prefixed name (``PNAME_NS``) starts at ``pos``."""
@@ -244,23 +258,29 @@ class _Scan:
 
     def _prefixed_name(self, prefix: str, local: str) -> bool:
         """True if ``prefix:local`` may hold the ``SERVICE`` keyword."""
+        return self._service_in_prefix(prefix) or (
+            bool(_KEYWORD.search(local)) and self._service_in_local(prefix, local)
+        )
+
+    def _service_in_prefix(self, prefix: str) -> bool:
+        """``SERVICE`` (``SILENT``) then ``rest:local``, with ``rest`` a declared prefix."""
         size = len(prefix)
-        for length in self.lengths:  # ``SERVICE`` (``SILENT``) then ``rest:local``, rest declared
+        for length in self.lengths:
             rest = prefix[size - length :] if length else ""
             if length > size or rest not in self.decls:
                 continue
-            for cut in (size - length, size - length - 6):
-                if cut < 7 or (cut != size - length and prefix[cut : cut + 6].lower() != "silent"):
-                    continue
-                before = prefix[: cut - 7].rstrip(".")
-                if prefix[cut - 7 : cut].lower() == "service" and (
-                    not before or before.endswith(("true", "false"))
-                ):
-                    return True
-        if not _KEYWORD.search(local):
-            return False
+            if any(
+                _service_ends(prefix, cut, length) for cut in (size - length, size - length - 6)
+            ):
+                return True
+        return False
+
+    def _service_in_local(self, prefix: str, local: str) -> bool:
+        """A local name holding the keyword, read as code when Oxigraph cannot make an IRI of
+        it (``trueex:x`` may be ``true`` ``ex:x``)."""
+        size = len(prefix)
         name = local.replace("\\", "")
-        for length in self.lengths:  # ``trueex:x`` may be ``true`` ``ex:x``
+        for length in self.lengths:
             if length > size:
                 break
             for iri in self.decls.get(prefix[size - length :] if length else "", ()):
@@ -269,6 +289,18 @@ class _Scan:
                     # up to its first escape (where that reading stops).
                     return bool(_KEYWORD.search(re.split(r"[\\%]", local, maxsplit=1)[0]))
         return False
+
+
+def _service_ends(prefix: str, cut: int, length: int) -> bool:
+    """True if ``prefix[:cut]`` ends in ``SERVICE`` (then ``SILENT``, when ``cut`` leaves six
+    characters before the declared ``length``-character prefix), after nothing or a boolean."""
+    size = len(prefix)
+    if cut < 7 or (cut != size - length and prefix[cut : cut + 6].lower() != "silent"):
+        return False
+    before = prefix[: cut - 7].rstrip(".")
+    return prefix[cut - 7 : cut].lower() == "service" and (
+        not before or before.endswith(("true", "false"))
+    )
 
 
 def uses_service(query: str, prefixes: Mapping[str, str] | None = None) -> bool:

@@ -21,7 +21,7 @@ from itertools import count
 from pathlib import Path
 from typing import Any
 
-from hcgraph.crawl import CrawlOptions, CrawlReport, FetchPolicy, crawl
+from hcgraph.crawling import CrawlOptions, CrawlReport, FetchPolicy, crawl
 from hcgraph.store import Store
 
 __all__ = [

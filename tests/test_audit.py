@@ -16,7 +16,7 @@ import pytest
 
 from hcgraph import Store, ingest_bytes
 from hcgraph.errors import ProvenanceError
-from hcgraph.provenance.audit import AuditOptions, AuditReport, audit
+from hcgraph.provenance.auditing import AuditOptions, AuditReport, audit
 from hcgraph.provenance.findings import MAX_REPEAT_WINDOW
 from hcgraph.sample import ODDITIES, generate_corpus
 from tests.conftest import SEED, SEED_URL

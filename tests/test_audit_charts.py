@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from hcgraph import Store, ingest_bytes
-from hcgraph.provenance.audit import audit
+from hcgraph.provenance.auditing import audit
 from hcgraph.provenance.report_html import render_report
 from hcgraph.sample import generate_corpus
 from tests.conftest import SEED

@@ -13,9 +13,9 @@ import pytest
 from crawlserver import CrawlServer, Reply, Site, page, stories_in, story
 
 from hcgraph.archive import Archive
-from hcgraph.crawl import CrawlReport, FetchPolicy, crawler
-from hcgraph.crawl.frontier import Frontier
-from hcgraph.rebuild import rebuild
+from hcgraph.crawling import CrawlReport, FetchPolicy, crawler
+from hcgraph.crawling.frontier import Frontier
+from hcgraph.rebuilding import rebuild
 from hcgraph.store import Store
 
 
@@ -366,7 +366,7 @@ def test_robots_txt_unreachable_is_a_failure_not_a_skip(site: Site, tmp_path: Pa
 
 
 def test_second_crawl_on_the_same_store_is_refused(site: Site, tmp_path: Path) -> None:
-    from hcgraph.crawl.crawler import _lock
+    from hcgraph.crawling.crawler import _lock
     from hcgraph.errors import CrawlError
 
     site.add("a", story("a"))

@@ -10,7 +10,7 @@ import re
 import pytest
 from crawlserver import index_html, sitemap_xml, story
 
-from hcgraph.crawl.discovery import (
+from hcgraph.crawling.discovery import (
     DEFAULT_STORY_PATTERN,
     html_links,
     lastmod_utc,
@@ -20,8 +20,8 @@ from hcgraph.crawl.discovery import (
     seed_role,
     story_page,
 )
-from hcgraph.crawl.frontier import Frontier
-from hcgraph.crawl.identity import identity_mismatch, variant_of
+from hcgraph.crawling.frontier import Frontier
+from hcgraph.crawling.identity_check import identity_mismatch, variant_of
 from hcgraph.errors import CrawlError
 
 PATTERN = re.compile(DEFAULT_STORY_PATTERN)

@@ -19,7 +19,7 @@ import pytest
 from crawlserver import CrawlServer, Site, page, stories_in, story
 from support import diskfull
 
-from hcgraph.crawl.frontier import Frontier
+from hcgraph.crawling.frontier import Frontier
 from hcgraph.errors import CrawlError
 from tests.conftest import cli_env
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from crawlserver import CrawlServer, Site, page, quads_of, stories_in, story
 
-from hcgraph.crawl import CrawlOptions, FetchPolicy, crawl
-from hcgraph.rebuild import rebuild
+from hcgraph.crawling import CrawlOptions, FetchPolicy, crawl
+from hcgraph.rebuilding import rebuild
 from hcgraph.sample import DEFAULT_BASE_URL, generate_corpus
 from tests.support.groundtruth import ground_truth
 

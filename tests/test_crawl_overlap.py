@@ -15,7 +15,7 @@ from crawlserver import CrawlServer, Site, hub_site, page, stories_in, story
 
 from hcgraph import pipeline
 from hcgraph.archive import Archive
-from hcgraph.crawl import crawler, recorder
+from hcgraph.crawling import crawler, recorder
 from hcgraph.pipeline import Document, Outcome
 from hcgraph.store import Store
 from hcgraph.writer import Batch, Writer

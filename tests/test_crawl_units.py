@@ -10,11 +10,11 @@ import email.utils
 import httpx
 import pytest
 
-from hcgraph.crawl.fetch import Fetcher, FetchPolicy, retry_after_seconds
-from hcgraph.crawl.frontier import Frontier
-from hcgraph.crawl.politeness import Politeness
-from hcgraph.crawl.urls import Mirror, Mirrors, Scope, canonicalize, json_url, page_url
+from hcgraph.crawling.fetch import Fetcher, FetchPolicy, retry_after_seconds
+from hcgraph.crawling.frontier import Frontier
+from hcgraph.crawling.politeness import Politeness
 from hcgraph.errors import CrawlError
+from hcgraph.urls import Mirror, Mirrors, Scope, canonicalize, json_url, page_url
 
 
 @pytest.mark.parametrize(
@@ -126,7 +126,7 @@ def test_frontier_depth_is_shortest_hops() -> None:
 
 
 def test_frontier_new_run_keeps_validators(tmp_path) -> None:
-    from hcgraph.crawl.frontier import Validators
+    from hcgraph.crawling.frontier import Validators
 
     f = Frontier(tmp_path / "f.sqlite")
     assert f.begin("one", 2) is False
@@ -221,7 +221,7 @@ def test_one_retry_policy_for_crawl_and_push() -> None:
 # --- the scheduler: leases, the story cap, idle detection -------------------------------------
 @pytest.mark.timeout(30)  # a scheduler bug shows as a worker waiting forever
 def test_scheduler_leases_shallowest_first_and_never_twice() -> None:
-    from hcgraph.crawl.scheduler import Scheduler
+    from hcgraph.crawling.scheduler import Scheduler
 
     frontier = Frontier(None)
     frontier.begin("test", 1)  # links one hop deep are followed
@@ -246,7 +246,7 @@ def test_scheduler_leases_shallowest_first_and_never_twice() -> None:
 
 @pytest.mark.timeout(30)  # a scheduler bug shows as a worker waiting forever
 def test_scheduler_holds_leases_at_the_cap_until_the_crawl_is_idle() -> None:
-    from hcgraph.crawl.scheduler import Scheduler
+    from hcgraph.crawling.scheduler import Scheduler
 
     frontier = Frontier(None)
     for n in range(3):
@@ -274,7 +274,7 @@ def test_scheduler_holds_leases_at_the_cap_until_the_crawl_is_idle() -> None:
 @pytest.mark.timeout(30)
 def test_scheduler_may_fetch_while_a_fetch_runs_or_a_url_waits() -> None:
     """What a batch waiting for bodies asks: can a fetch still bring one?"""
-    from hcgraph.crawl.scheduler import Scheduler
+    from hcgraph.crawling.scheduler import Scheduler
 
     frontier = Frontier(None)
     frontier.add("https://a.example/0", 0)
@@ -304,7 +304,7 @@ def test_scheduler_may_fetch_while_a_fetch_runs_or_a_url_waits() -> None:
 
 @pytest.mark.timeout(30)  # a scheduler bug shows as a worker waiting forever
 def test_scheduler_stop_ends_waiting_workers() -> None:
-    from hcgraph.crawl.scheduler import Scheduler
+    from hcgraph.crawling.scheduler import Scheduler
 
     frontier = Frontier(None)
     frontier.add("https://a.example/0", 0)

@@ -1,4 +1,4 @@
-"""The store worker process (:mod:`hcgraph.crawl.worker`): the crawl's pipeline in a process
+"""The store worker process (:mod:`hcgraph.crawling.worker`): the crawl's pipeline in a process
 of its own. What it must keep: the same graph as the thread, errors that keep their type
 across the pipe, a worker that dies ending the crawl without losing what was stored (the
 resume finishes it), Ctrl-C left to the crawl, and writes finished when the parent is gone.
@@ -19,8 +19,8 @@ import psutil
 import pytest
 from crawlserver import FAST, CrawlServer, Site, hub_site, page, quads_of, stories_in, story
 
-from hcgraph.crawl import CrawlOptions, crawl
-from hcgraph.crawl.worker import ProcessRunner, _Remote, _wire
+from hcgraph.crawling import CrawlOptions, crawl
+from hcgraph.crawling.worker import ProcessRunner, _Remote, _wire
 from hcgraph.errors import CrawlError, StoreError
 from hcgraph.pipeline import Document
 from hcgraph.store import Store
@@ -38,7 +38,7 @@ def site(crawl_server: CrawlServer) -> Site:
 
 def _workers() -> list[psutil.Process]:
     return [
-        p for p in psutil.Process().children() if "hcgraph.crawl.worker" in " ".join(p.cmdline())
+        p for p in psutil.Process().children() if "hcgraph.crawling.worker" in " ".join(p.cmdline())
     ]
 
 
@@ -267,7 +267,7 @@ def test_a_batch_in_flight_when_the_worker_dies_fails_its_future(tmp_path: Path)
 def test_a_worker_dying_with_a_batch_in_flight_ends_the_crawl_with_suspects(
     crawl_server: CrawlServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hcgraph.crawl import crawler
+    from hcgraph.crawling import crawler
 
     site = Site(crawl_server)
     slugs = [f"t{n}" for n in range(120)]
@@ -348,7 +348,7 @@ def test_a_call_that_breaks_the_worker_loop_is_not_answered_as_a_success(
 def test_a_worker_that_does_not_end_is_stopped_with_a_store_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hcgraph.crawl import worker
+    from hcgraph.crawling import worker
 
     monkeypatch.setattr(worker, "_CLOSE_WAIT", 0.5)
 

@@ -177,9 +177,9 @@ def test_console_steps_and_matching() -> None:
 
 def test_documented_functions_survive_their_submodules() -> None:
     """`from hcgraph import export, check` (as the docs write it) gives the functions, even
-    after `hcgraph.export` and `hcgraph.check` the modules were imported."""
+    after `hcgraph.exporting` and `hcgraph.checking` the modules were imported."""
     code = (
-        "import hcgraph.export, hcgraph.check\n"
+        "import hcgraph.exporting, hcgraph.checking\n"
         "from hcgraph import check, export\n"
         "assert callable(export) and callable(check), (export, check)\n"
     )

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hcgraph.check import check
+from hcgraph.checking import check
 from hcgraph.ingest import IngestReport, ingest_bytes, ingest_paths
 from hcgraph.store import Store
 

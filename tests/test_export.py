@@ -15,7 +15,7 @@ import pytest
 import rdflib
 
 from hcgraph.errors import UnknownFormatError
-from hcgraph.export import FORMATS, export
+from hcgraph.exporting import FORMATS, export
 from hcgraph.ingest import ingest_bytes
 from hcgraph.sample import generate_corpus
 from hcgraph.store import Store

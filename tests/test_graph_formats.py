@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
-from hcgraph.export import export
+from hcgraph.exporting import export
 from hcgraph.ingest import ingest_bytes
 from hcgraph.project import to_networkx
 from hcgraph.sample import generate_corpus

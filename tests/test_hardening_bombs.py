@@ -19,7 +19,7 @@ import pytest
 from conftest import cli_env
 from crawlserver import CrawlServer, Reply, Site, page, story
 
-from hcgraph.crawl.decoding import Decoder
+from hcgraph.crawling.decoding import Decoder
 
 pytestmark = pytest.mark.slow
 
@@ -51,7 +51,7 @@ BOMBS = {
 SCRIPT = """
 import json, resource, sys
 import psutil
-from hcgraph.crawl import CrawlOptions, FetchPolicy, crawl
+from hcgraph.crawling import CrawlOptions, FetchPolicy, crawl
 seed, store, mirror, cap, warm = sys.argv[1:6]
 options = CrawlOptions(
     mirrors=(mirror,), ignore_robots=True,

@@ -11,7 +11,7 @@ import pytest
 from conftest import ROOT, SEED
 from crawlserver import FAST, CrawlServer, stories_in
 
-from hcgraph.crawl import CrawlOptions, crawl
+from hcgraph.crawling import CrawlOptions, crawl
 from hcgraph.errors import StoryError
 from hcgraph.model import parse_story
 from hcgraph.store import Store

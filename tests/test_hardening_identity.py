@@ -10,7 +10,7 @@ import pytest
 from crawlserver import CrawlServer, Reply, Site, page, stories_in, story
 
 from hcgraph.archive import Archive
-from hcgraph.crawl.identity import identity_mismatch
+from hcgraph.crawling.identity_check import identity_mismatch
 from hcgraph.store import Store
 
 pytestmark = pytest.mark.slow

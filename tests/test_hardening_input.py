@@ -82,7 +82,7 @@ def test_deep_document_in_utf16_or_utf32_is_refused(codec: str) -> None:
     must see their structure too. U+4122 puts a quote byte (0x22) inside a string: a scan of
     the raw bytes took the deep array for string content, passed it, and json.loads raised
     RecursionError out of parse_story and the crawler's identity check."""
-    from hcgraph.crawl.identity import declared_url
+    from hcgraph.crawling.identity_check import declared_url
 
     odd = "\u4122"
     doc = (

@@ -10,10 +10,10 @@ import httpx
 import pytest
 from crawlserver import FAST, ORIGIN, CrawlServer, Reply, Site, page, stories_in, story
 
-from hcgraph.crawl.fetch import Fetcher
-from hcgraph.crawl.politeness import Politeness
-from hcgraph.crawl.robots import Robots
-from hcgraph.crawl.urls import Mirror, Mirrors
+from hcgraph.crawling.fetch import Fetcher
+from hcgraph.crawling.politeness import Politeness
+from hcgraph.crawling.robots import Robots
+from hcgraph.urls import Mirror, Mirrors
 
 pytestmark = pytest.mark.slow
 

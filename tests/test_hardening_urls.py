@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from crawlserver import CrawlServer, Site, page, story
 
-from hcgraph.crawl.urls import canonicalize
+from hcgraph.urls import canonicalize
 
 
 @pytest.mark.parametrize(

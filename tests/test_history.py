@@ -13,7 +13,7 @@ from crawlserver import CrawlServer, Site, page, story
 from hcgraph import Store, ingest_bytes
 from hcgraph.errors import ProvenanceError
 from hcgraph.model import parse_story
-from hcgraph.provenance.history import diff_stories, history, word_diff
+from hcgraph.provenance.versions import diff_stories, history, word_diff
 
 pytestmark = pytest.mark.slow
 

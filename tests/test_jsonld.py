@@ -14,7 +14,7 @@ import pytest
 import rdflib
 from rdflib.compare import to_isomorphic
 
-from hcgraph.export import export
+from hcgraph.exporting import export
 from hcgraph.ingest import ingest_bytes
 from hcgraph.jsonld import context
 from hcgraph.sample import generate_corpus

@@ -177,3 +177,36 @@ def test_unknown_fields_become_json_literals(store: Store, seed_path: Path) -> N
     }
     assert json.dumps({"x_future": {"k": "v <script>"}}, sort_keys=True) in values
     assert json.dumps({"doi": "10.1/x"}) in values
+
+
+#: Mapping a story in a fresh interpreter; prints the crawler and HTTP modules it loaded.
+_MAP_ALONE = """
+import datetime as dt, sys
+from pathlib import Path
+import hcgraph.mapping
+from hcgraph.mapping import IngestInfo, map_story
+from hcgraph.model import parse_story
+raw = Path(sys.argv[1]).read_bytes()
+story = parse_story(raw, "seed.json")
+assert story.related, "the fixture must have related links (they are canonicalised)"
+info = IngestInfo("ab" * 32, "seed.json", dt.datetime(2026, 11, 1, tzinfo=dt.UTC), len(raw))
+assert map_story(story, info).triples
+print(sorted(m for m in sys.modules if m.startswith(("hcgraph.crawl", "httpx"))))
+"""
+
+
+@pytest.mark.slow
+def test_mapping_loads_no_crawler(seed_path: Path) -> None:
+    """Mapping canonicalises related links (hcgraph.urls) without loading the crawler or
+    its HTTP client: the one import arrow that ran back up the stages."""
+    import subprocess
+    import sys
+
+    from tests.conftest import cli_env
+
+    done = subprocess.run(
+        [sys.executable, "-c", _MAP_ALONE, str(seed_path)],
+        env=cli_env(), capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -136,11 +136,11 @@ def test_query_markdown_table_is_inert() -> None:
 
 def test_trace_audit_and_history_markdown_are_inert(seed_path: Path, tmp_path: Path) -> None:
     from hcgraph.cli.history import _markdown
-    from hcgraph.provenance.audit import AuditOptions, audit
-    from hcgraph.provenance.history import history
+    from hcgraph.provenance.auditing import AuditOptions, audit
     from hcgraph.provenance.render_audit import render_markdown as audit_md
-    from hcgraph.provenance.trace import render_markdown as trace_md
-    from hcgraph.provenance.trace import trace
+    from hcgraph.provenance.tracing import render_markdown as trace_md
+    from hcgraph.provenance.tracing import trace
+    from hcgraph.provenance.versions import history
 
     doc = json.loads(seed_path.read_text())
     doc["headline"] = " ".join(HOSTILE)

@@ -11,7 +11,7 @@ import re
 import pytest
 import rdflib
 
-from hcgraph.export import export
+from hcgraph.exporting import export
 from hcgraph.ingest import ingest_bytes
 from hcgraph.queries import run_query, saved_queries
 from hcgraph.sample import generate_corpus

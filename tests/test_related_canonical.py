@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hcgraph.crawl.urls import canonicalize
 from hcgraph.ingest import ingest_bytes
 from hcgraph.queries import run_query
 from hcgraph.store import Store
+from hcgraph.urls import canonicalize
 
 SEED = Path(__file__).resolve().parent / "fixtures" / "agentic-rl-production.json"
 OTHER = "https://hangingcontext.com/stories/2026-10-21/other-story/"

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from hcgraph.export import export
-from hcgraph.identity import crawled_from
+from hcgraph.exporting import export
 from hcgraph.ingest import discover, ingest_paths
+from hcgraph.origin import crawled_from
 from hcgraph.sample import generate_corpus
 from hcgraph.store import Store
 from hcgraph.vocab import HC

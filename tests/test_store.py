@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from hcgraph.errors import StoreError
-from hcgraph.export import export
+from hcgraph.exporting import export
 from hcgraph.ingest import ingest_bytes, ingest_paths
 from hcgraph.mapping import map_story
 from hcgraph.model import parse_story

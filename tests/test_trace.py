@@ -12,7 +12,7 @@ import pytest
 from hcgraph import Store, ingest_bytes
 from hcgraph.errors import ProvenanceError
 from hcgraph.provenance.prov_export import PROV_FORMATS, to_prov_document
-from hcgraph.provenance.trace import trace
+from hcgraph.provenance.tracing import trace
 from hcgraph.sample import generate_corpus
 from tests.conftest import SEED, SEED_URL
 
@@ -205,7 +205,7 @@ def test_markdown_keeps_urls_and_code_inert(tmp_path: Path, invoke: Any) -> None
 def test_md_url_never_lets_html_through(url: str, link: bool) -> None:
     """Only http(s) URLs become autolinks; anything else is a code span (a ``<...>`` that is
     not an autolink would be raw HTML)."""
-    from hcgraph.provenance.trace import md_url
+    from hcgraph.provenance.tracing import md_url
 
     rendered = md_url(url)
     assert "\n" not in rendered and rendered.startswith("<" if link else "`")

@@ -20,8 +20,8 @@ import pytest
 
 from hcgraph import Store, ingest_bytes
 from hcgraph.provenance.prov_export import PROV_FORMATS
-from hcgraph.provenance.trace import trace
 from hcgraph.provenance.trace_picture import MAX_STORIES
+from hcgraph.provenance.tracing import trace
 from hcgraph.sample import generate_corpus
 from tests.conftest import SEED, SEED_URL
 from tests.hostile import nul_headline_story

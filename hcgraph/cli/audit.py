@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..provenance.audit import AuditOptions, audit
+from ..provenance.auditing import AuditOptions, audit
 from ..provenance.findings import MAX_REPEAT_WINDOW
 from ..provenance.render_audit import render_markdown, render_summary
 from ..provenance.report_html import write_report

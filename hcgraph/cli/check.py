@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
-from ..check import INTEGRITY_CHECKS, CheckReport
-from ..check import check as run_check
+from ..checking import INTEGRITY_CHECKS, CheckReport, Finding
+from ..checking import check as run_check
 from ..errors import visible
 from ..shacl import MODES
 from ..store import Store
@@ -25,29 +25,40 @@ def render_text(report: CheckReport, *, max_per_story: int = 0) -> str:
     """The readable report: findings grouped by story, then a summary."""
     lines: list[str] = []
     for story, findings in report.by_story().items():
-        bad = sum(1 for f in findings if f.severity == "violation")
-        lines.append(f"{_safe(story)}  ({bad} violations, {len(findings) - bad} warnings)")
-        shown = findings if max_per_story <= 0 else findings[:max_per_story]
-        for f in shown:
-            lines.append(f"  {f.severity:<9}  {f.check:<21}  {_safe(f.message)}")
-            if f.focus and f.focus not in f.message:
-                lines.append(f"  {'':9}  {'':21}  at {_safe(f.focus)}")
-        if len(shown) < len(findings):
-            lines.append(f"  … {len(findings) - len(shown)} more (use --format json for all)")
-        lines.append("")
+        lines.extend(_story_block(story, findings, max_per_story))
+    lines.append(_summary(report))
+    return "\n".join(lines) + "\n"
+
+
+def _story_block(story: str, findings: list[Finding], max_per_story: int) -> list[str]:
+    """One story's heading and findings (at most ``max_per_story`` when it is positive)."""
+    bad = sum(1 for f in findings if f.severity == "violation")
+    lines = [f"{_safe(story)}  ({bad} violations, {len(findings) - bad} warnings)"]
+    shown = findings if max_per_story <= 0 else findings[:max_per_story]
+    for f in shown:
+        lines.append(f"  {f.severity:<9}  {f.check:<21}  {_safe(f.message)}")
+        if f.focus and f.focus not in f.message:
+            lines.append(f"  {'':9}  {'':21}  at {_safe(f.focus)}")
+    if len(shown) < len(findings):
+        lines.append(f"  … {len(findings) - len(shown)} more (use --format json for all)")
+    lines.append("")
+    return lines
+
+
+def _summary(report: CheckReport) -> str:
+    """The verdict line: stories checked, with findings, and the counts per check."""
     per_check = ", ".join(
         f"{name}: {sum(counts.values())}" for name, counts in report.counts().items()
     )
     verdict = "OK" if report.ok else "FAILED"
     shared = report.shared_graphs_with_findings()  # not stories: counted apart
-    lines.append(
+    return (
         f"{verdict}: {report.stories} stories checked, {report.stories_with_findings()} with"
         " findings"
         + (f" (and findings in {shared} shared graph{'s' * (shared != 1)})" if shared else "")
         + f"; {report.violations} violations, {report.warnings} warnings"
         + (f" ({per_check})" if per_check else "")
     )
-    return "\n".join(lines) + "\n"
 
 
 @click.command()

@@ -8,8 +8,8 @@ import click
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..crawl import CrawlOptions, CrawlProgress, CrawlReport, FetchPolicy, crawl
-from ..crawl.discovery import DEFAULT_STORY_PATTERN, parse_follow
+from ..crawling import CrawlOptions, CrawlProgress, CrawlReport, FetchPolicy, crawl
+from ..crawling.discovery import DEFAULT_STORY_PATTERN, parse_follow
 from ..errors import failure_text
 from ._common import (
     err_console,

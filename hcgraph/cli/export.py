@@ -12,8 +12,8 @@ import click
 from .._io import atomic_writer
 from ..dump import gzip_writer, write_shards
 from ..errors import ExportError, OutputError
-from ..export import FORMATS
-from ..export import export as run_export
+from ..exporting import FORMATS
+from ..exporting import export as run_export
 from ..store import Store
 from ._common import store_option
 

@@ -11,7 +11,7 @@ from rich.text import Text
 from ..errors import visible
 from ..mdtext import md_cell, md_code, md_url
 from ..mdtext import md_text as _md
-from ..provenance.history import History, history
+from ..provenance.versions import History, history
 from ..store import Store
 from ._common import out_console, store_option, width_option
 

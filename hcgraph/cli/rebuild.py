@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..errors import failure_text
-from ..rebuild import rebuild as run_rebuild
+from ..rebuilding import rebuild as run_rebuild
 from ._common import err_console, out_console, shown, store_option
 
 

@@ -8,8 +8,8 @@ import click
 
 from .._io import write_atomic
 from ..provenance.prov_export import PROV_FORMATS
-from ..provenance.trace import render_markdown, render_tree, trace
 from ..provenance.trace_picture import MAX_STORIES
+from ..provenance.tracing import render_markdown, render_tree, trace
 from ..store import Store
 from ._common import TermConsole, out_console, store_option, width_option
 

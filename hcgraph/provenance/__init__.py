@@ -12,11 +12,11 @@ The SPARQL is written for both store layouts (story graphs that repeat shared de
 and shared graphs that state them once): see :mod:`hcgraph.provenance._graph`.
 """
 
-from .audit import CHECKS, AuditFinding, AuditOptions, AuditReport, StoryAudit, audit
-from .history import Change, History, Version, diff_stories, history
+from .auditing import CHECKS, AuditFinding, AuditOptions, AuditReport, StoryAudit, audit
 from .prov_export import PROV_FORMATS, to_prov_document
 from .report_html import render_report, write_report
-from .trace import Trace, trace
+from .tracing import Trace, trace
+from .versions import Change, History, Version, diff_stories, history
 
 __all__ = [
     "CHECKS",

@@ -1,6 +1,6 @@
 """What an audit finds: the checks, the options, one finding, and the facts read per story.
 
-Shared by :mod:`~hcgraph.provenance.audit` (per-story checks and the report),
+Shared by :mod:`~hcgraph.provenance.auditing` (per-story checks and the report),
 :mod:`~hcgraph.provenance.conflicts` (claim ids under two manifests) and
 :mod:`~hcgraph.provenance.repeats` (stories that repeat a recent story).
 """

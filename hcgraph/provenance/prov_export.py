@@ -1,4 +1,4 @@
-"""A :class:`~hcgraph.provenance.trace.Trace` as a W3C PROV document (the ``prov`` package).
+"""A :class:`~hcgraph.provenance.tracing.Trace` as a W3C PROV document (the ``prov`` package).
 
 The PROV-DM reading of a trace (the same relations the graph states in PROV-O):
 
@@ -31,8 +31,8 @@ from .._version import __version__
 from ..iris import mint
 from ..vocab import CITO, HC
 from ._graph import claim_iri, manifest_iri
-from .trace import Trace
 from .trace_picture import to_dot, to_svg
+from .tracing import IngestRecord, Part, StoryTrace, Trace
 
 __all__ = ["PROV_FORMATS", "to_prov_document"]
 
@@ -62,98 +62,124 @@ class _Names:
 
 def to_prov_document(tr: Trace) -> Any:
     """Build a ``prov.model.ProvDocument`` for ``tr`` (see the module docstring)."""
-    from prov.constants import PROV_LABEL, PROV_TYPE
     from prov.model import ProvDocument
 
-    doc = ProvDocument()
-    q = _Names(doc)
-    seen: set[str] = set()
-    done: set[str] = set()
-
-    def entity(iri: str, attrs: dict[Any, Any] | None = None) -> Any:
-        if iri not in seen:
-            seen.add(iri)
-            doc.entity(q(iri), attrs or {})
-        return q(iri)
-
-    def agent(iri: str, kind: str, label: str) -> Any:
-        if iri not in seen:
-            seen.add(iri)
-            doc.agent(q(iri), {PROV_TYPE: doc.valid_qualified_name(kind), PROV_LABEL: label})
-        return q(iri)
-
-    software = mint("software", "hcgraph", __version__).value
+    build = _Builder(ProvDocument(), tr)
     for s in tr.stories:
-        story = entity(s.url, {PROV_TYPE: doc.valid_qualified_name("hc:Story"),
-                               PROV_LABEL: s.headline or s.url})  # fmt: skip
-        if s.writer_agent:
-            writer = agent(mint("agent", s.writer_agent).value, "prov:SoftwareAgent",
-                           s.writer_agent)  # fmt: skip
-            doc.wasAttributedTo(story, writer)
-            if s.writer_run:
-                run_iri = mint("run", s.writer_agent, s.writer_run).value
-                if run_iri not in seen:
-                    seen.add(run_iri)
-                    doc.activity(q(run_iri), other_attributes={
-                        PROV_TYPE: doc.valid_qualified_name("hc:WriterRun"),
-                        PROV_LABEL: s.writer_run})  # fmt: skip
-                    doc.wasAssociatedWith(q(run_iri), writer)
-                doc.wasGeneratedBy(story, q(run_iri), _time(s.published_at))
-        if s.ingest is not None and s.ingest.sha256:
-            raw = entity(_RAW + s.ingest.sha256, {
-                PROV_TYPE: doc.valid_qualified_name("hc:RawDocument"),
-                "hc:sha256": s.ingest.sha256})  # fmt: skip
-            ingest_iri = _INGEST + s.ingest.sha256
-            if ingest_iri not in seen:
-                seen.add(ingest_iri)
-                attrs: dict[Any, Any] = {PROV_TYPE: doc.valid_qualified_name("hc:Ingest")}
-                if s.ingest.source:
-                    attrs["hc:sourceLocation"] = s.ingest.source
-                doc.activity(q(ingest_iri), endTime=_time(s.ingest.retrieved_at),
-                             other_attributes=attrs)  # fmt: skip
-                doc.used(q(ingest_iri), raw)
-                doc.wasAssociatedWith(
-                    q(ingest_iri), agent(software, "prov:SoftwareAgent", f"hcgraph {__version__}")
-                )
-        for p in s.parts:
-            kind = "hc:KeyFact" if p.kind == "key fact" else "hc:Paragraph"
-            part = entity(p.iri, {PROV_TYPE: doc.valid_qualified_name(kind), PROV_LABEL: p.text})
-            doc.hadMember(story, part)
-            for c in p.citations:
-                manifest = _manifest(doc, entity, agent, tr, c.manifest_id, done)
-                doc.wasDerivedFrom(part, manifest)
-                for claim_id in c.claim_ids:
-                    claim = entity(claim_iri(claim_id),
-                                   {PROV_TYPE: doc.valid_qualified_name("hc:Claim")})  # fmt: skip
-                    doc.wasDerivedFrom(part, claim, other_attributes={
-                        PROV_TYPE: doc.valid_qualified_name("cito:citesAsEvidence")})  # fmt: skip
-                    doc.hadMember(manifest, claim)
+        build.story(s)
     if tr.kind == "manifest":
-        _manifest(doc, entity, agent, tr, tr.target, done)
-    return doc
+        build.manifest(tr.target)
+    return build.doc
 
 
-def _manifest(doc: Any, entity: Any, agent: Any, tr: Trace, mid: str, done: set[str]) -> Any:
-    from prov.constants import PROV_LABEL, PROV_TYPE
+class _Builder:
+    """Adds a trace's records to a PROV document, each entity, agent and activity once."""
 
-    iri = manifest_iri(mid)
-    info = tr.manifests.get(mid)
-    attrs: dict[Any, Any] = {PROV_TYPE: doc.valid_qualified_name("hc:Manifest")}
-    if info is not None and info.title:
-        attrs[PROV_LABEL] = info.title
-    node = entity(iri, attrs)
-    if iri not in done and info is not None:
-        done.add(iri)
+    def __init__(self, doc: Any, tr: Trace) -> None:
+        from prov.constants import PROV_LABEL, PROV_TYPE
+
+        self.doc, self.tr, self.q = doc, tr, _Names(doc)
+        self.type, self.label = PROV_TYPE, PROV_LABEL
+        self.seen: set[str] = set()  # IRIs already recorded
+        self.done: set[str] = set()  # manifests whose sources are recorded
+
+    def _first(self, iri: str) -> bool:
+        if iri in self.seen:
+            return False
+        self.seen.add(iri)
+        return True
+
+    def _kind(self, name: str) -> Any:
+        return self.doc.valid_qualified_name(name)
+
+    def entity(self, iri: str, attrs: dict[Any, Any] | None = None) -> Any:
+        if self._first(iri):
+            self.doc.entity(self.q(iri), attrs or {})
+        return self.q(iri)
+
+    def agent(self, iri: str, kind: str, label: str) -> Any:
+        if self._first(iri):
+            self.doc.agent(self.q(iri), {self.type: self._kind(kind), self.label: label})
+        return self.q(iri)
+
+    def story(self, s: StoryTrace) -> None:
+        """The story entity, its writer and run, its ingest, and its parts' citations."""
+        story = self.entity(s.url, {self.type: self._kind("hc:Story"),
+                                    self.label: s.headline or s.url})  # fmt: skip
+        if s.writer_agent:
+            self._writer(story, s)
+        if s.ingest is not None and s.ingest.sha256:
+            self._ingest(s.ingest, s.ingest.sha256)
+        for p in s.parts:
+            self._part(story, p)
+
+    def _writer(self, story: Any, s: StoryTrace) -> None:
+        assert s.writer_agent is not None
+        doc, q = self.doc, self.q
+        writer = self.agent(mint("agent", s.writer_agent).value, "prov:SoftwareAgent",
+                            s.writer_agent)  # fmt: skip
+        doc.wasAttributedTo(story, writer)
+        if s.writer_run:
+            run_iri = mint("run", s.writer_agent, s.writer_run).value
+            if self._first(run_iri):
+                doc.activity(q(run_iri), other_attributes={
+                    self.type: self._kind("hc:WriterRun"), self.label: s.writer_run})  # fmt: skip
+                doc.wasAssociatedWith(q(run_iri), writer)
+            doc.wasGeneratedBy(story, q(run_iri), _time(s.published_at))
+
+    def _ingest(self, ing: IngestRecord, sha256: str) -> None:
+        doc, q = self.doc, self.q
+        raw = self.entity(_RAW + sha256, {
+            self.type: self._kind("hc:RawDocument"), "hc:sha256": sha256})  # fmt: skip
+        ingest_iri = _INGEST + sha256
+        if not self._first(ingest_iri):
+            return
+        attrs: dict[Any, Any] = {self.type: self._kind("hc:Ingest")}
+        if ing.source:
+            attrs["hc:sourceLocation"] = ing.source
+        doc.activity(q(ingest_iri), endTime=_time(ing.retrieved_at), other_attributes=attrs)
+        doc.used(q(ingest_iri), raw)
+        software = mint("software", "hcgraph", __version__).value
+        doc.wasAssociatedWith(
+            q(ingest_iri), self.agent(software, "prov:SoftwareAgent", f"hcgraph {__version__}")
+        )
+
+    def _part(self, story: Any, p: Part) -> None:
+        doc = self.doc
+        kind = "hc:KeyFact" if p.kind == "key fact" else "hc:Paragraph"
+        part = self.entity(p.iri, {self.type: self._kind(kind), self.label: p.text})
+        doc.hadMember(story, part)
+        for c in p.citations:
+            manifest = self.manifest(c.manifest_id)
+            doc.wasDerivedFrom(part, manifest)
+            for claim_id in c.claim_ids:
+                claim = self.entity(claim_iri(claim_id), {self.type: self._kind("hc:Claim")})
+                doc.wasDerivedFrom(part, claim, other_attributes={
+                    self.type: self._kind("cito:citesAsEvidence")})  # fmt: skip
+                doc.hadMember(manifest, claim)
+
+    def manifest(self, mid: str) -> Any:
+        """The manifest entity; the first time, its source documents and their publishers."""
+        iri = manifest_iri(mid)
+        info = self.tr.manifests.get(mid)
+        attrs: dict[Any, Any] = {self.type: self._kind("hc:Manifest")}
+        if info is not None and info.title:
+            attrs[self.label] = info.title
+        node = self.entity(iri, attrs)
+        if iri in self.done or info is None:
+            return node
+        self.done.add(iri)
         for d in sorted(info.documents):
-            src_attrs: dict[Any, Any] = {PROV_TYPE: doc.valid_qualified_name("hc:SourceDocument")}
+            src_attrs: dict[Any, Any] = {self.type: self._kind("hc:SourceDocument")}
             if info.published_date:
                 src_attrs["hc:published"] = info.published_date.isoformat()
-            source = entity(d, src_attrs)
-            doc.hadPrimarySource(node, source)
+            source = self.entity(d, src_attrs)
+            self.doc.hadPrimarySource(node, source)
             for pub in sorted(info.publishers):
-                doc.wasAttributedTo(source, agent(mint("publisher", pub).value,
-                                                  "prov:Organization", pub))  # fmt: skip
-    return node
+                self.doc.wasAttributedTo(
+                    source, self.agent(mint("publisher", pub).value, "prov:Organization", pub)
+                )
+        return node
 
 
 def _time(value: str | None) -> dt.datetime | None:

@@ -1,4 +1,4 @@
-"""Terminal and Markdown views of an :class:`~hcgraph.provenance.audit.AuditReport`."""
+"""Terminal and Markdown views of an :class:`~hcgraph.provenance.auditing.AuditReport`."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 from ..errors import visible
 from ..mdtext import md_text, md_url
-from .audit import CHECKS, AuditReport
+from .auditing import CHECKS, AuditReport
 
 __all__ = ["render_markdown", "render_summary"]
 

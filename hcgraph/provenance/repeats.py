@@ -34,25 +34,32 @@ _MANIFEST_SPREAD = (
 def repeats(
     data: dict[str, StoryFacts], opts: AuditOptions, findings: defaultdict[str, list[AuditFinding]]
 ) -> None:
-    t = opts.repeat_threshold
     usable = [s for s in data.values() if s.cited and s.published is not None]
+    for a, b in sorted(_candidate_pairs(usable, opts.repeat_threshold)):
+        found = repeat(usable[a], usable[b], opts)
+        if found is not None:
+            findings[found.story].append(found)
+
+
+def _prefix(tokens: list[str], t: float) -> list[str]:
+    """The first ``n - ceil(t*n) + 1`` of ``tokens``: a story with Jaccard >= ``t`` to this
+    one shares at least one of them (prefix filtering)."""
+    n = len(tokens)
+    return tokens[: n - math.ceil(t * n - 1e-9) + 1]
+
+
+def _candidate_pairs(usable: list[StoryFacts], t: float) -> set[tuple[int, int]]:
+    """Index pairs of stories sharing a manifest among their rarest-first prefixes."""
     freq: Counter[str] = Counter(m for s in usable for m in s.cited)
     index: defaultdict[str, list[int]] = defaultdict(list)
     for i, s in enumerate(usable):
-        tokens = sorted(s.cited, key=lambda m: (freq[m], m))
-        n = len(tokens)
-        prefix = n - math.ceil(t * n - 1e-9) + 1
-        for m in tokens[:prefix]:
+        for m in _prefix(sorted(s.cited, key=lambda m: (freq[m], m)), t):
             index[m].append(i)
     pairs: set[tuple[int, int]] = set()
     for members in index.values():
         for a_pos, a in enumerate(members):
-            for b in members[a_pos + 1 :]:
-                pairs.add((a, b) if a < b else (b, a))
-    for a, b in sorted(pairs):
-        found = repeat(usable[a], usable[b], opts)
-        if found is not None:
-            findings[found.story].append(found)
+            pairs.update((min(a, b), max(a, b)) for b in members[a_pos + 1 :])
+    return pairs
 
 
 def repeat(sa: StoryFacts, sb: StoryFacts, opts: AuditOptions) -> AuditFinding | None:
@@ -91,19 +98,21 @@ def repeats_local(
     for s in list(data.values()):
         if not s.cited or s.published is None:
             continue
-        spread = {m: int(next(rows(store, _MANIFEST_SPREAD, m=ox.NamedNode(m)), ("0",))[0] or 0)
-                  for m in s.cited}  # fmt: skip
-        tokens = sorted(s.cited, key=lambda m: (spread[m], m))
-        n = len(tokens)
-        candidates = {
-            url
-            for m in tokens[: n - math.ceil(t * n - 1e-9) + 1]
-            for (url,) in rows(store, _MANIFEST_STORIES, m=ox.NamedNode(m))
-            if url and url != s.url
-        }
-        for url in sorted(candidates):
+        for url in sorted(_candidates(store, s, t)):
             if url not in others:
                 others[url] = data.get(url) or load(url)
             found = repeat(s, others[url], opts)
             if found is not None and found.story == s.url:
                 findings[s.url].append(found)
+
+
+def _candidates(store: Store, s: StoryFacts, t: float) -> set[str]:
+    """The other stories citing one of ``s``'s prefix manifests (rarest in the store first)."""
+    spread = {m: int(next(rows(store, _MANIFEST_SPREAD, m=ox.NamedNode(m)), ("0",))[0] or 0)
+              for m in s.cited}  # fmt: skip
+    return {
+        url
+        for m in _prefix(sorted(s.cited, key=lambda m: (spread[m], m)), t)
+        for (url,) in rows(store, _MANIFEST_STORIES, m=ox.NamedNode(m))
+        if url and url != s.url
+    }

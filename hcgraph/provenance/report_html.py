@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from .._io import write_atomic
 from .._version import __version__
-from ..archive import write_atomic
-from .audit import CHECKS, AuditReport
+from .auditing import CHECKS, AuditReport
 
 __all__ = ["render_report", "write_report", "write_store_report"]
 
@@ -159,14 +159,14 @@ def render_report(report: AuditReport) -> str:
 def write_report(report: AuditReport, path: Path | str) -> Path:
     """Write :func:`render_report` to ``path`` atomically; return the path."""
     target = Path(path)
-    write_atomic(target, render_report(report).encode("utf-8"))
+    write_atomic(target, render_report(report).encode("utf-8"), durable=False)
     return target
 
 
 def write_store_report(store_dir: Path | str, path: Path | str) -> Path:
     """Audit every story of the store in ``store_dir`` and write the HTML report to ``path``."""
     from ..store import Store
-    from .audit import audit
+    from .auditing import audit
 
     with Store(store_dir, read_only=True) as store:
         report = audit(store)

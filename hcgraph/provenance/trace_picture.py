@@ -39,7 +39,7 @@ from .._version import __version__
 from ..errors import ProvenanceError
 from ..iris import minted
 from ._graph import ManifestInfo, claim_iri, manifest_iri
-from .trace import Part, StoryTrace, Trace
+from .tracing import Part, StoryTrace, Trace
 
 __all__ = [
     "MAX_PARTS",
@@ -321,55 +321,70 @@ def _manifest_nodes(pic: _Picture, mid: str, info: ManifestInfo | None, focus: b
 
 def _draw(tr: Trace) -> _Picture:
     pic = _Picture()
-    shown = tr.stories[:MAX_STORIES] if tr.kind in ("manifest", "claim") else tr.stories
+    many = tr.kind in ("manifest", "claim")
+    shown = tr.stories[:MAX_STORIES] if many else tr.stories
     claim_node: str | None = None
     if tr.kind == "claim":
         claim = clean_text(tr.target)
         claim_node = pic.add(_Node(_name(claim_iri(tr.target)), "claim", [f"claim {claim[:WRAP]}"],
                                    foot=[f"cited by {tr.total_stories} stories"],
                                    tooltip=f"claim {claim}", focus=True))  # fmt: skip
-    focus_manifest = tr.target if tr.kind == "manifest" else None
-    if focus_manifest is not None:
-        _manifest_nodes(pic, focus_manifest, tr.manifests.get(focus_manifest), True)
+    if tr.kind == "manifest":
+        _manifest_nodes(pic, tr.target, tr.manifests.get(tr.target), True)
     for s in shown:
         parts = s.parts
         extra = None
-        if tr.kind in ("manifest", "claim") and len(parts) > MAX_PARTS:
+        if many and len(parts) > MAX_PARTS:
             extra = f"+ {len(parts) - MAX_PARTS} more citing parts not drawn"
             parts = parts[:MAX_PARTS]
         snode = _story_node(s, extra)
         snode.focus = tr.kind == "story"
         story = pic.add(snode)
         for p in parts:
-            cites = [(c.manifest_id, c.claim_ids) for c in p.citations]
-            if tr.kind == "manifest":
-                cites = [c for c in cites if c[0] == focus_manifest]
-            elif tr.kind == "claim":
-                cites = [c for c in cites if tr.target in c[1]]
-            pnode = _part_node(p)
-            pnode.focus = tr.kind == "part"
-            part = pic.add(pnode)
-            pic.edge(story, part, "hadMember")
-            for mid, claims in cites:
-                tooltip = "cites claims " + (", ".join(claims) or "(none)")
-                if claim_node is not None:
-                    pic.edge(part, claim_node, tooltip)
-                    manifest = _manifest_nodes(pic, mid, tr.manifests.get(mid), False)
-                    pic.edge(claim_node, manifest, "isPartOf")
-                else:
-                    manifest = _manifest_nodes(pic, mid, tr.manifests.get(mid), False)
-                    pic.edge(part, manifest, tooltip)
+            _draw_part(pic, tr, story, p, claim_node)
     hidden = max(tr.total_stories, len(tr.stories)) - len(shown)
-    if tr.kind in ("manifest", "claim") and hidden > 0:
-        more = pic.add(_Node('"more-citing-stories"', "more",
-                             [f"\u2026 and {hidden} more"],
-                             body=[f"citing stor{'ies' if hidden != 1 else 'y'} not drawn"],
-                             foot=["trace --all --format md", "lists every one"],
-                             tooltip=f"{hidden} more citing stories"))  # fmt: skip
-        target = claim_node or (_name(manifest_iri(tr.target)) if focus_manifest else None)
-        if target is not None:
-            pic.edge(more, target, f"{hidden} more citing stories", dashed=True)
+    if many and hidden > 0:
+        _draw_more(pic, tr, hidden, claim_node)
     return pic
+
+
+def _focus_cites(tr: Trace, p: Part) -> list[tuple[str, tuple[str, ...]]]:
+    """The part's (manifest id, claim ids) citations the trace is about."""
+    cites = [(c.manifest_id, c.claim_ids) for c in p.citations]
+    if tr.kind == "manifest":
+        return [c for c in cites if c[0] == tr.target]
+    if tr.kind == "claim":
+        return [c for c in cites if tr.target in c[1]]
+    return cites
+
+
+def _draw_part(pic: _Picture, tr: Trace, story: str, p: Part, claim_node: str | None) -> None:
+    """One part, its edge from the story, and its citations (through the claim, if focused)."""
+    pnode = _part_node(p)
+    pnode.focus = tr.kind == "part"
+    part = pic.add(pnode)
+    pic.edge(story, part, "hadMember")
+    for mid, claims in _focus_cites(tr, p):
+        tooltip = "cites claims " + (", ".join(claims) or "(none)")
+        if claim_node is not None:
+            pic.edge(part, claim_node, tooltip)
+            pic.edge(
+                claim_node, _manifest_nodes(pic, mid, tr.manifests.get(mid), False), "isPartOf"
+            )
+        else:
+            pic.edge(part, _manifest_nodes(pic, mid, tr.manifests.get(mid), False), tooltip)
+
+
+def _draw_more(pic: _Picture, tr: Trace, hidden: int, claim_node: str | None) -> None:
+    """The "… and N more" node for citing stories not drawn, linked to the focus."""
+    more = pic.add(_Node('"more-citing-stories"', "more",
+                         [f"\u2026 and {hidden} more"],
+                         body=[f"citing stor{'ies' if hidden != 1 else 'y'} not drawn"],
+                         foot=["trace --all --format md", "lists every one"],
+                         tooltip=f"{hidden} more citing stories"))  # fmt: skip
+    target = claim_node or (_name(manifest_iri(tr.target)) if tr.kind == "manifest" else None)
+    if target is not None:
+        pic.edge(more, target, f"{hidden} more citing stories", dashed=True)
 
 
 def _title(tr: Trace) -> str:

@@ -150,11 +150,7 @@ def credentials_from_env(variable: str, environ: dict[str, str] | None = None) -
     if not value:
         raise PushError(f"--auth-env {variable}: the environment variable is not set or empty")
     if value.lower() == "digest" or value[:7].lower() == "digest ":
-        user, sep, password = value[7:].strip().partition(":")
-        if not sep or not user:
-            raise PushError(f"--auth-env {variable}: digest credentials are 'Digest user:password'")
-        secrets = tuple(s for s in (value, password) if len(s) >= 3)
-        return Credentials("digest", variable, "", secrets, (user, password))
+        return _digest(variable, value)
     if value.lower() == "bearer" or value[:7].lower() == "bearer ":
         return _bearer(variable, value[6:].strip())
     if ":" not in value:
@@ -163,6 +159,15 @@ def credentials_from_env(variable: str, environ: dict[str, str] | None = None) -
     token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
     secrets = tuple(s for s in (value, password, token) if len(s) >= 3)
     return Credentials("password", variable, "", secrets, (user, password))
+
+
+def _digest(variable: str, value: str) -> Credentials:
+    """``Digest user:password`` credentials (the scheme word any case)."""
+    user, sep, password = value[7:].strip().partition(":")
+    if not sep or not user:
+        raise PushError(f"--auth-env {variable}: digest credentials are 'Digest user:password'")
+    secrets = tuple(s for s in (value, password) if len(s) >= 3)
+    return Credentials("digest", variable, "", secrets, (user, password))
 
 
 def _bearer(variable: str, token: str) -> Credentials:

@@ -47,6 +47,14 @@ def reuse_facets(graph: nx.DiGraph) -> None:
 def trail_facets(graph: nx.DiGraph) -> None:
     """Publisher facet for a provenance trail: the publishers each node leads to."""
     pubs = {n: a["id"] for n, a in graph.nodes(data=True) if a["type"] == "Publisher"}
+    reach = _reach(graph, pubs)
+    for n, attrs in graph.nodes(data=True):
+        attrs["publishers"] = tuple(sorted(reach[n]))
+
+
+def _reach(graph: nx.DiGraph, pubs: dict[str, str]) -> dict[str, set[str]]:
+    """Each node's reachable publishers: one reverse topological pass (a DAG, the usual
+    trail), else each node's descendants."""
     reach: dict[str, set[str]] = {n: ({pubs[n]} if n in pubs else set()) for n in graph}
     if nx.is_directed_acyclic_graph(graph):
         for n in reversed(list(nx.topological_sort(graph))):
@@ -55,5 +63,4 @@ def trail_facets(graph: nx.DiGraph) -> None:
     else:
         for n in graph:
             reach[n] = {pubs[d] for d in nx.descendants(graph, n) if d in pubs} | reach[n]
-    for n, attrs in graph.nodes(data=True):
-        attrs["publishers"] = tuple(sorted(reach[n]))
+    return reach

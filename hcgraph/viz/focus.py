@@ -50,6 +50,17 @@ def resolve_focus(store: Store, focus: str) -> Focus:
         VizError: nothing matches, or an id/slug matches several stories.
     """
     text = focus.strip()
+    found = _find_story(store, text) or _find_typed(store, text) or _find_named(store, text)
+    if found is None:
+        raise VizError(
+            f"--focus {text!r}: no story (URL, id or slug), manifest (id) or publisher (name) "
+            "by that name in the store"
+        )
+    return found
+
+
+def _find_story(store: Store, text: str) -> Focus | None:
+    """The story whose URL (with or without the trailing slash), id or slug is ``text``."""
     for candidate in (text, text + "/"):
         node = _named(candidate)
         if node is not None and store.query(_Q_IS_STORY, bindings={"s": node}):
@@ -57,14 +68,22 @@ def resolve_focus(store: Store, focus: str) -> Focus:
     found = [sol["s"].value for sol in store.query(_Q_FIND_STORY, bindings={"v": ox.Literal(text)})]
     if len(found) > 1:
         raise VizError(f"--focus {text!r} matches {len(found)} stories; give the story URL")
-    if found:
-        return Focus("Story", found[0])
+    return Focus("Story", found[0]) if found else None
+
+
+def _find_typed(store: Store, text: str) -> Focus | None:
+    """The manifest or publisher whose IRI is ``text``."""
     node = _named(text)
     for kind in ("Manifest", "Publisher"):
         if node is not None and store.query(
             _Q_IS_A, bindings={"x": node, "t": ox.NamedNode(HC + kind)}
         ):
             return Focus(kind, node.value)
+    return None
+
+
+def _find_named(store: Store, text: str) -> Focus | None:
+    """The manifest whose id, else the publisher whose name, is ``text`` (first by IRI)."""
     lit = {"v": ox.Literal(text)}
     for kind, query, var in (
         ("Manifest", _Q_FIND_MANIFEST, "m"),
@@ -73,7 +92,4 @@ def resolve_focus(store: Store, focus: str) -> Focus:
         hits = sorted(sol[var].value for sol in store.query(query, bindings=lit))
         if hits:
             return Focus(kind, hits[0])
-    raise VizError(
-        f"--focus {text!r}: no story (URL, id or slug), manifest (id) or publisher (name) "
-        "by that name in the store"
-    )
+    return None

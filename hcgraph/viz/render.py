@@ -208,77 +208,20 @@ def build_payload(graph: nx.DiGraph, positions: Positions | None = None) -> dict
     """The page's data: vis-network nodes/edges, options, facets, ranking and drill-down."""
     positions = positions if positions is not None else compute_layout(graph)
     drill = graph.graph.get("drill")
-    types = sorted(
-        {a["type"] for _n, a in graph.nodes(data=True)} | ({"Story"} if drill else set())
-    )
-    counted = [a for _n, a in graph.nodes(data=True) if a["type"] in COUNTED]
-    # Sizes show counts where the counted nodes are the map's subject; the story trail is
-    # laid out in rows and lists the counts in tooltips and the panel instead.
-    max_count = max((int(a.get("stories", 0) or 0) for a in counted), default=0)
-    if graph.graph.get("view") == "story":
-        max_count = 0
+    types, publishers, newsrooms = _facets(graph)
     ranking = _ranking(graph)
-    focus = graph.graph.get("focus") or ""
-    # Placed in rank order, sources and publishers interleaved (#1 source, #1 publisher, #2
-    # …): placing every source first left the top publishers no free place.
-    src, pub = ranking["sources"], ranking["publishers"]
-    always = [
-        r["id"] for k in range(max(len(src), len(pub))) for r in src[k : k + 1] + pub[k : k + 1]
-    ]
-    if focus in graph and focus not in always:
-        always.insert(0, focus)
     styles = styles_for(types)
-    publishers = sorted({p for _n, a in graph.nodes(data=True) for p in a.get("publishers", ())})
-    newsrooms = sorted({r for _n, a in graph.nodes(data=True) for r in a.get("newsrooms", ())})
-    pub_ix = {p: i for i, p in enumerate(publishers)}
-    room_ix = {r: i for i, r in enumerate(newsrooms)}
-    nodes: list[dict[str, Any]] = []
-    for n in sorted(graph):
-        a = graph.nodes[n]
-        style = styles[a["type"]]
-        x, y = positions.get(n, (0.0, 0.0))
-        # Extra keys travel in the vis DataSet; the page script builds the plain-text
-        # tooltip (``title``) and the details panel from them.
-        nodes.append(dict(
-            id=n,
-            label=visible_label(a["label"] or n),
-            shape=style.shape,
-            group=a["type"],
-            x=x,
-            y=y,
-            size=node_size(a, style, max_count),
-            t=visible_bidi(a.get("title", "")),
-            d=a.get("date", ""),
-            i=a.get("id", ""),
-            u=_http(a.get("url", "")),
-            s=int(a.get("stories", 0) or 0),
-            p=[pub_ix[p] for p in a.get("publishers", ())],
-            r=[room_ix[r] for r in a.get("newsrooms", ())],
-            **({"g": int(a["uncited"])} if a.get("uncited") else {}),
-        ))  # fmt: skip
-    edges: list[dict[str, Any]] = []
-    for k, (s, o, a) in enumerate(sorted(graph.edges(data=True), key=lambda e: (e[0], e[1]))):
-        claims = a.get("claims")
-        width = min(10, max(1, int(a.get("weight", 1) or 1)))
-        opts: dict[str, Any] = {"id": k, "width": width, "rel": a.get("relation", "")}
-        if claims is not None:
-            opts["c"] = claims
-        if a.get("stories") is not None:
-            opts["n"] = a["stories"]
-        if a.get("citations") is not None:
-            opts["k"] = a["citations"]
-        edges.append({"from": s, "to": o, **opts})
     legend = [{"type": t, "color": styles[t].color, "border": styles[t].border,
                "shape": styles[t].shape} for t in types]  # fmt: skip
     return {
-        "nodes": nodes,
-        "edges": edges,
+        "nodes": _node_rows(graph, positions, styles, publishers, newsrooms),
+        "edges": _edge_rows(graph),
         "options": _options(styles, graph.number_of_edges()),
         "legend": legend,
         "publishers": [visible_bidi(p) for p in publishers],
         "ranking": ranking,
         "drill": _drill_payload(drill) if drill else None,
-        "always": always,
+        "always": _always_labelled(graph, ranking),
         "newsrooms": [visible_bidi(r) for r in newsrooms],
         "meta": {
             "view": graph.graph.get("view", ""),
@@ -289,6 +232,101 @@ def build_payload(graph: nx.DiGraph, positions: Positions | None = None) -> dict
             "edges": graph.number_of_edges(),
         },
     }
+
+
+def _facets(graph: nx.DiGraph) -> tuple[list[str], list[str], list[str]]:
+    """The map's node types (the overview's drawn-on-demand stories too), publishers, newsrooms."""
+    attrs = [a for _n, a in graph.nodes(data=True)]
+    types = {a["type"] for a in attrs} | ({"Story"} if graph.graph.get("drill") else set())
+    publishers = {p for a in attrs for p in a.get("publishers", ())}
+    newsrooms = {r for a in attrs for r in a.get("newsrooms", ())}
+    return sorted(types), sorted(publishers), sorted(newsrooms)
+
+
+def _always_labelled(graph: nx.DiGraph, ranking: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """The nodes whose labels are placed first: the focus, then the ranking's rows.
+
+    Placed in rank order, sources and publishers interleaved (#1 source, #1 publisher, #2
+    …): placing every source first left the top publishers no free place.
+    """
+    src, pub = ranking["sources"], ranking["publishers"]
+    always = [
+        r["id"] for k in range(max(len(src), len(pub))) for r in src[k : k + 1] + pub[k : k + 1]
+    ]
+    focus = graph.graph.get("focus") or ""
+    if focus in graph and focus not in always:
+        always.insert(0, focus)
+    return always
+
+
+def _node_rows(
+    graph: nx.DiGraph,
+    positions: Positions,
+    styles: dict[str, NodeStyle],
+    publishers: list[str],
+    newsrooms: list[str],
+) -> list[dict[str, Any]]:
+    """One row a node, in node order; extra keys travel in the vis DataSet.
+
+    The page script builds the plain-text tooltip (``title``) and the details panel from
+    them. Sizes show counts where the counted nodes are the map's subject; the story trail
+    is laid out in rows and lists the counts in tooltips and the panel instead.
+    """
+    counted = [a for _n, a in graph.nodes(data=True) if a["type"] in COUNTED]
+    max_count = max((int(a.get("stories", 0) or 0) for a in counted), default=0)
+    if graph.graph.get("view") == "story":
+        max_count = 0
+    pub_ix = {p: i for i, p in enumerate(publishers)}
+    room_ix = {r: i for i, r in enumerate(newsrooms)}
+    return [
+        _node_row(n, graph.nodes[n], styles[graph.nodes[n]["type"]], positions, max_count,
+                  pub_ix, room_ix)
+        for n in sorted(graph)
+    ]  # fmt: skip
+
+
+def _node_row(
+    n: str,
+    a: dict[str, Any],
+    style: NodeStyle,
+    positions: Positions,
+    max_count: int,
+    pub_ix: dict[str, int],
+    room_ix: dict[str, int],
+) -> dict[str, Any]:
+    """One node's row of the vis DataSet."""
+    x, y = positions.get(n, (0.0, 0.0))
+    return dict(
+        id=n,
+        label=visible_label(a["label"] or n),
+        shape=style.shape,
+        group=a["type"],
+        x=x,
+        y=y,
+        size=node_size(a, style, max_count),
+        t=visible_bidi(a.get("title", "")),
+        d=a.get("date", ""),
+        i=a.get("id", ""),
+        u=_http(a.get("url", "")),
+        s=int(a.get("stories", 0) or 0),
+        p=[pub_ix[p] for p in a.get("publishers", ())],
+        r=[room_ix[r] for r in a.get("newsrooms", ())],
+        **({"g": int(a["uncited"])} if a.get("uncited") else {}),
+    )  # fmt: skip
+
+
+_EDGE_KEYS = (("claims", "c"), ("stories", "n"), ("citations", "k"))
+
+
+def _edge_rows(graph: nx.DiGraph) -> list[dict[str, Any]]:
+    """One row an edge, in (source, target) order; optional counts only where present."""
+    edges: list[dict[str, Any]] = []
+    for k, (s, o, a) in enumerate(sorted(graph.edges(data=True), key=lambda e: (e[0], e[1]))):
+        width = min(10, max(1, int(a.get("weight", 1) or 1)))
+        opts: dict[str, Any] = {"id": k, "width": width, "rel": a.get("relation", "")}
+        opts.update({short: a[key] for key, short in _EDGE_KEYS if a.get(key) is not None})
+        edges.append({"from": s, "to": o, **opts})
+    return edges
 
 
 def _drill_payload(drill: dict[str, Any]) -> dict[str, Any]:

@@ -180,11 +180,7 @@ def _keep_top(data: ReuseData, top: int, counts: Citations) -> str:
     cited = [m for m in counts.citers if counts.manifest_count(m)]
     keep = set(sorted(cited, key=lambda m: (-counts.manifest_count(m), m))[:top])
     dropped = len(set(data.manifests) - keep)
-    data.cites = {k: v for k, v in data.cites.items() if k[1] in keep}
-    data.manifests = {k: v for k, v in data.manifests.items() if k in keep}
-    data.published_by = {(m, p) for m, p in data.published_by if m in keep}
-    used = {p for _m, p in data.published_by}
-    data.publishers = {p: v for p, v in data.publishers.items() if p in used}
+    _keep_manifests(data, keep)
     citing = {s for s, _m in data.cites}
     gone = len(data.stories) - len(citing)
     data.stories = {k: v for k, v in data.stories.items() if k in citing}
@@ -192,6 +188,15 @@ def _keep_top(data: ReuseData, top: int, counts: Citations) -> str:
         f"top {top} manifests by citing stories; {dropped} other manifests and "
         f"{gone} stories citing none of them left out"
     )
+
+
+def _keep_manifests(data: ReuseData, keep: set[str]) -> None:
+    """Drop from ``data`` every manifest not in ``keep``, its citations and lone publishers."""
+    data.cites = {k: v for k, v in data.cites.items() if k[1] in keep}
+    data.manifests = {k: v for k, v in data.manifests.items() if k in keep}
+    data.published_by = {(m, p) for m, p in data.published_by if m in keep}
+    used = {p for _m, p in data.published_by}
+    data.publishers = {p: v for p, v in data.publishers.items() if p in used}
 
 
 def _group(graph: nx.DiGraph, kind: str) -> str:
@@ -260,12 +265,7 @@ def _reuse_view(
     overview: bool | None = None,
     **_: Any,
 ) -> nx.DiGraph:
-    if overview is None:
-        overview = (
-            focus is None and group_stories is None and len(store.story_graphs()) > OVERVIEW_STORIES
-        )
-    elif overview and (focus is not None or group_stories is not None):
-        raise VizError("the overview draws no stories: drop --focus / --group-stories")
+    overview = _is_overview(store, focus, group_stories, overview)
     # Claims per (story, manifest) are the widths of story → manifest edges: the costliest
     # query (seconds at 10k), skipped when no such edge is drawn (overview, story groups).
     # Past CLAIM_STORIES stories the widths are skipped too (all edges width 1).
@@ -283,9 +283,7 @@ def _reuse_view(
         )
     title = "Source reuse across all stories"
     if focus is not None:
-        if focus.iri not in graph:
-            raise VizError(f"--focus {focus.iri} is not in this map (left out by --top?)")
-        graph = graph.subgraph(_reuse_neighbourhood(graph, focus)).copy()
+        graph = _focused(graph, focus)
         title = f"Source reuse around {graph.nodes[focus.iri]['label']}"
     if group_stories is not None:
         notes.append(_group(graph, group_stories))
@@ -293,6 +291,26 @@ def _reuse_view(
     graph.graph.update(view="reuse", focus=focus.iri if focus else None, title=title,
                        note="; ".join(notes))  # fmt: skip
     return graph
+
+
+def _is_overview(
+    store: Store, focus: Focus | None, group_stories: str | None, overview: bool | None
+) -> bool:
+    """Whether the reuse map is the overview: by default past :data:`OVERVIEW_STORIES`
+    stories with no focus and no grouping; asked for with either, an error."""
+    plain = focus is None and group_stories is None
+    if overview is None:
+        return plain and len(store.story_graphs()) > OVERVIEW_STORIES
+    if overview and not plain:
+        raise VizError("the overview draws no stories: drop --focus / --group-stories")
+    return overview
+
+
+def _focused(graph: nx.DiGraph, focus: Focus) -> nx.DiGraph:
+    """The part of the reuse ``graph`` around ``focus`` (see :func:`_reuse_neighbourhood`)."""
+    if focus.iri not in graph:
+        raise VizError(f"--focus {focus.iri} is not in this map (left out by --top?)")
+    return graph.subgraph(_reuse_neighbourhood(graph, focus)).copy()
 
 
 def _reuse_neighbourhood(graph: nx.DiGraph, focus: Focus) -> set[str]:
@@ -347,15 +365,37 @@ def _story_view(store: Store, focus: Focus | None, **_: Any) -> nx.DiGraph:
     if focus.kind != "Story":
         raise VizError(f"--view story needs a story to focus on; {focus.iri} is a {focus.kind}")
     s = ox.NamedNode(focus.iri)
-    bind = {"s": s}
     story = load_story_record(store, s)
     if story is None:
         raise VizError(f"{s.value}: not a story in the store")
     room = (story.newsroom,) if story.newsroom else ()
     graph = nx.DiGraph()
     graph.add_node(focus.iri, **_complete(story.attrs()))
+    _add_story_parts(graph, store, s, room)
+    data = ReuseData()
+    load_story_manifests(store, s, data)
+    cite_count, claim_in = _add_story_claims(graph, store, s, room, data)
+    _add_story_sources(graph, store, data, room)
+    for (part, target), cites in sorted(cite_count.items()):
+        if part not in graph:
+            continue
+        relation = "citesAsEvidence" if graph.nodes[target]["type"] == "Claim" else "derivedFrom"
+        graph.add_edge(part, target, relation=relation, citations=len(cites), weight=len(cites))
+    for claim, m in claim_in:
+        graph.add_edge(claim, m, relation="isPartOf", weight=1)
+    _mark_uncited(graph)
+    trail_facets(graph)
+    graph.graph.update(view="story", focus=focus.iri, title=f"Citation map: {story.label}",
+                       note="")  # fmt: skip
+    return graph
+
+
+def _add_story_parts(
+    graph: nx.DiGraph, store: Store, s: ox.NamedNode, room: tuple[str, ...]
+) -> None:
+    """The story's sections, paragraphs and key facts, each linked from its parent."""
     parts = sorted(
-        store.query(Q_STORY_PARTS, bindings=bind),
+        store.query(Q_STORY_PARTS, bindings={"s": s}),
         key=lambda sol: (sol["parent"].value, int(value(sol, "pos") or 0), sol["part"].value),
     )
     for sol in parts:
@@ -370,13 +410,16 @@ def _story_view(store: Store, focus: Focus | None, **_: Any) -> nx.DiGraph:
         part, parent = sol["part"].value, sol["parent"].value
         if parent in graph:
             graph.add_edge(parent, part, relation="hasPart", weight=1)
-    data = ReuseData()
-    load_story_manifests(store, s, data)
-    counts = load_citations(store)
-    reach = counts.reach()
+
+
+def _add_story_claims(
+    graph: nx.DiGraph, store: Store, s: ox.NamedNode, room: tuple[str, ...], data: ReuseData
+) -> tuple[dict[tuple[str, str], set[str]], dict[tuple[str, str], None]]:
+    """The claims the story's parts cite; returns the citations per (part, target) and the
+    (claim, manifest) pairs. A citation with no claim counts against its manifest."""
     claim_in: dict[tuple[str, str], None] = {}
     cite_count: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for sol in store.query(Q_STORY_CITES, bindings=bind):
+    for sol in store.query(Q_STORY_CITES, bindings={"s": s}):
         part, m, cite = sol["part"].value, sol["m"].value, sol["c"].value
         if m not in data.manifests:
             data.manifests[m] = ManifestRec(m, m.rsplit("/", 1)[-1], "")
@@ -392,6 +435,15 @@ def _story_view(store: Store, focus: Focus | None, **_: Any) -> nx.DiGraph:
             }))  # fmt: skip
         cite_count[(part, claim)].add(cite)
         claim_in[(claim, m)] = None
+    return cite_count, claim_in
+
+
+def _add_story_sources(
+    graph: nx.DiGraph, store: Store, data: ReuseData, room: tuple[str, ...]
+) -> None:
+    """The cited manifests, their source documents and publishers, counted store-wide."""
+    counts = load_citations(store)
+    reach = counts.reach()
     for iri in sorted(data.manifests):
         rec = data.manifests[iri]
         graph.add_node(iri, **_complete({**rec.attrs(counts.manifest_count(iri)),
@@ -411,23 +463,16 @@ def _story_view(store: Store, focus: Focus | None, **_: Any) -> nx.DiGraph:
         doc = data.manifests[m].doc
         # The trail reads manifest → source document → publisher (prov:wasAttributedTo).
         graph.add_edge(doc or m, p, relation="wasAttributedTo" if doc else "publishedBy", weight=1)
-    for (part, target), cites in sorted(cite_count.items()):
-        if part not in graph:
-            continue
-        relation = "citesAsEvidence" if graph.nodes[target]["type"] == "Claim" else "derivedFrom"
-        graph.add_edge(part, target, relation=relation, citations=len(cites), weight=len(cites))
-    for claim, m in claim_in:
-        graph.add_edge(claim, m, relation="isPartOf", weight=1)
+
+
+def _mark_uncited(graph: nx.DiGraph) -> None:
+    """Mark (``uncited=1``) every paragraph and key fact that cites nothing."""
     for part, attrs in graph.nodes(data=True):
         if attrs["type"] in ("Paragraph", "KeyFact") and not any(
             graph.edges[part, t]["relation"] in ("citesAsEvidence", "derivedFrom")
             for t in graph.successors(part)
         ):
             attrs["uncited"] = 1
-    trail_facets(graph)
-    graph.graph.update(view="story", focus=focus.iri, title=f"Citation map: {story.label}",
-                       note="")  # fmt: skip
-    return graph
 
 
 #: View name → builder ``(store, focus, **options) -> DiGraph``.

@@ -48,6 +48,7 @@ from ..errors import CrawlError, StoreDiskError, StoreError
 from ..ingest import discover, shown_path
 from ..pipeline import Document, Outcome
 from ..store import Store
+from ..urls import DEFAULT_JSON_SUFFIX, Mirror, Mirrors, Scope, canonicalize, json_url, page_url
 from .decoding import ACCEPT_ENCODING
 from .discovery import (
     DEFAULT_STORY_PATTERN,
@@ -60,14 +61,13 @@ from .discovery import (
 )
 from .fetch import Fetcher, FetchPolicy, FetchResult
 from .frontier import INDEX_ROLES, Frontier, Row, Validators
-from .identity import identity_mismatch, variant_of
+from .identity_check import identity_mismatch, variant_of
 from .politeness import Politeness
 from .process import BatchRunner, Runner, open_store
 from .recorder import CrawlProgress, Recorder
 from .report import CrawlReport, build_report
 from .robots import Robots
 from .scheduler import Scheduler
-from .urls import DEFAULT_JSON_SUFFIX, Mirror, Mirrors, Scope, canonicalize, json_url, page_url
 from .worker import ProcessRunner
 
 __all__ = ["CrawlOptions", "CrawlProgress", "Crawler", "acrawl", "crawl", "user_agent"]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import networkx as nx
 import pyoxigraph as ox
@@ -139,14 +139,18 @@ def _gexf(store: Store, out: BinaryIO) -> None:
         meta.attrib.pop("lastmodifieddate", None)
     for element in root.iter("graph"):
         element.attrib.pop("name", None)
-        for block in element.iter("attributes"):
-            stray = [a for a in block.iter("attribute") if a.get("title") == "networkx_key"]
-            for attribute in stray:
-                block.remove(attribute)
-                for values in element.iter("attvalues"):
-                    for value in [v for v in values if v.get("for") == attribute.get("id")]:
-                        values.remove(value)
+        _drop_attribute(element, "networkx_key")
     writer.write(out)
+
+
+def _drop_attribute(graph: Any, title: str) -> None:
+    """Remove the GEXF attribute ``title`` from ``graph``'s declarations and every value."""
+    for block in graph.iter("attributes"):
+        for attribute in [a for a in block.iter("attribute") if a.get("title") == title]:
+            block.remove(attribute)
+            for values in graph.iter("attvalues"):
+                for value in [v for v in values if v.get("for") == attribute.get("id")]:
+                    values.remove(value)
 
 
 for _exp in (

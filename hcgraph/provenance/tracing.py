@@ -238,15 +238,7 @@ def trace(store: Store, target: str, limit: int | None = None) -> Trace:
     """
     target = target.strip()
     if target.startswith(("http://", "https://")):
-        url, _, fragment = target.partition("#")
-        story_url = _find_story(store, url)
-        if story_url is None:
-            raise ProvenanceError(f"{target}: no such story in the store")
-        only = f"{story_url}#{fragment}" if fragment else None
-        st = _story_trace(store, story_url, only=None if only is None else {only})
-        if only is not None and not st.parts:
-            raise ProvenanceError(f"{target}: the story has no such paragraph or key fact")
-        return _finish(store, target, "part" if only else "story", [st], total=1)
+        return _trace_url(store, target)
     manifest = _minted_node(manifest_iri, target)
     if manifest is not None and _ask(store, _IS_MANIFEST, m=manifest):
         stories, total = _citing(store, "manifest", manifest.value, limit)
@@ -258,6 +250,19 @@ def trace(store: Store, target: str, limit: int | None = None) -> Trace:
     raise ProvenanceError(
         f"{target}: not a story URL, part IRI, manifest id or claim id in the store"
     )
+
+
+def _trace_url(store: Store, target: str) -> Trace:
+    """The trace of a story URL, or of one part when the URL has a ``#fragment``."""
+    url, _, fragment = target.partition("#")
+    story_url = _find_story(store, url)
+    if story_url is None:
+        raise ProvenanceError(f"{target}: no such story in the store")
+    only = f"{story_url}#{fragment}" if fragment else None
+    st = _story_trace(store, story_url, only=None if only is None else {only})
+    if only is not None and not st.parts:
+        raise ProvenanceError(f"{target}: the story has no such paragraph or key fact")
+    return _finish(store, target, "part" if only else "story", [st], total=1)
 
 
 def _minted_node(make: Callable[[str], str], target: str) -> ox.NamedNode | None:
@@ -304,12 +309,40 @@ def _story_trace(store: Store, url: str, only: set[str] | None) -> StoryTrace:
     ingest = None
     for sha, size, ended, loc in rows(store, _INGEST, story=st):
         ingest = IngestRecord(sha, int(size) if size else None, ended, loc)
+    parts = _parts(store, st, only)
+    _add_citations(store, st, parts)
+    ordered = sorted(parts.values(), key=lambda p: part_sort_key(p.iri))
+    return StoryTrace(
+        url=url,
+        headline=headline,
+        published_at=published,
+        writer_agent=_unminted(agent, _AGENT),
+        writer_run=_unminted(run, _RUN),
+        ingest=ingest,
+        parts=ordered,
+    )
+
+
+def _unminted(term: str | None, prefix: str) -> str | None:
+    """The name an agent or run IRI was minted from (its last segment), else the term."""
+    if term and term.startswith(prefix):
+        return unquote(term[len(prefix) :] if prefix == _AGENT else term.rsplit("/", 1)[-1])
+    return term
+
+
+def _parts(store: Store, st: ox.NamedNode, only: set[str] | None) -> dict[str, Part]:
+    """The story's paragraphs and key facts (only those in ``only`` when given)."""
     parts: dict[str, Part] = {}
     for part, kind, text in rows(store, _PARTS, story=st):
         if part is None or (only is not None and part not in only):
             continue
         label = "key fact" if kind and kind.endswith("KeyFact") else "paragraph"
         parts[part] = Part(part, label, text or "")
+    return parts
+
+
+def _add_citations(store: Store, st: ox.NamedNode, parts: dict[str, Part]) -> None:
+    """Each part's citations, in citation order, with the claim ids each names."""
     cites: dict[tuple[str, str], tuple[int, str, list[str]]] = {}
     for part, c, pos, m, claim in rows(store, _CITES, story=st):
         if part not in parts or c is None or m is None:
@@ -319,16 +352,6 @@ def _story_trace(store: Store, url: str, only: set[str] | None) -> StoryTrace:
             entry[2].append(claim_id(claim))
     for (part_iri, _), (position, mid, claims) in sorted(cites.items(), key=lambda kv: kv[1][0]):
         parts[part_iri].citations.append(Citation(mid, tuple(sorted(claims)), position))
-    ordered = sorted(parts.values(), key=lambda p: part_sort_key(p.iri))
-    return StoryTrace(
-        url=url,
-        headline=headline,
-        published_at=published,
-        writer_agent=unquote(agent[len(_AGENT) :]) if agent and agent.startswith(_AGENT) else agent,
-        writer_run=unquote(run.rsplit("/", 1)[-1]) if run and run.startswith(_RUN) else run,
-        ingest=ingest,
-        parts=ordered,
-    )
 
 
 def _finish(
@@ -378,17 +401,20 @@ def render_markdown(tr: Trace) -> str:
         for p in s.parts:
             lines.append(f"- {p.kind} {md_code(p.key)}: {_md_escape(p.text)}")
             for c in p.citations:
-                info = tr.manifests.get(c.manifest_id)
-                claims = ", ".join(md_code(x) for x in c.claim_ids) or "(no claim ids)"
-                lines.append(f"  - claims {claims}")
-                lines.append(f"    - {_manifest_line(c.manifest_id, info, md=True)}")
-                if info is not None and info.source_url:
-                    date = info.published_date.isoformat() if info.published_date else "-"
-                    lines.append(f"      - source {md_url(info.source_url)} published {date}")
-                    for pub in sorted(info.publishers):
-                        lines.append(f"        - publisher {md_code(pub)}")
+                lines.extend(_md_citation(c, tr.manifests.get(c.manifest_id)))
         lines.append("")
     return "\n".join(lines)
+
+
+def _md_citation(c: Citation, info: ManifestInfo | None) -> list[str]:
+    """One citation's nested Markdown lines: claims, manifest, source, publishers."""
+    claims = ", ".join(md_code(x) for x in c.claim_ids) or "(no claim ids)"
+    lines = [f"  - claims {claims}", f"    - {_manifest_line(c.manifest_id, info, md=True)}"]
+    if info is not None and info.source_url:
+        date = info.published_date.isoformat() if info.published_date else "-"
+        lines.append(f"      - source {md_url(info.source_url)} published {date}")
+        lines.extend(f"        - publisher {md_code(pub)}" for pub in sorted(info.publishers))
+    return lines
 
 
 def _more(tr: Trace) -> str:
@@ -431,16 +457,22 @@ def render_tree(tr: Trace) -> Any:
             node.add(Text(f"fetched {_v(ing.retrieved_at)} from {_v(ing.source)}; "
                           f"sha256 {_v(ing.sha256)}, {ing.byte_size} bytes"))  # fmt: skip
         for p in s.parts:
-            pnode = node.add(Text(f"{_v(p.key)} ({p.kind}): {_v(p.text)}"))
-            if not p.citations:
-                pnode.add(Text("cites nothing", style="red"))
-            for c in p.citations:
-                cnode = pnode.add(Text("claims " + (_v(", ".join(c.claim_ids)) or "-")))
-                info = tr.manifests.get(c.manifest_id)
-                mnode = cnode.add(Text(_v(_manifest_line(c.manifest_id, info))))
-                if info is not None and info.source_url:
-                    date = info.published_date.isoformat() if info.published_date else "-"
-                    dnode = mnode.add(Text(f"source {_v(info.source_url)} published {date}"))
-                    for pub in sorted(info.publishers):
-                        dnode.add(Text(f"publisher {_v(pub)}"))
+            _tree_part(node.add(Text(f"{_v(p.key)} ({p.kind}): {_v(p.text)}")), p, tr)
     return root
+
+
+def _tree_part(pnode: Any, p: Part, tr: Trace) -> None:
+    """A part's branch of the tree: each citation's claims, manifest, source, publishers."""
+    from rich.text import Text
+
+    if not p.citations:
+        pnode.add(Text("cites nothing", style="red"))
+    for c in p.citations:
+        cnode = pnode.add(Text("claims " + (_v(", ".join(c.claim_ids)) or "-")))
+        info = tr.manifests.get(c.manifest_id)
+        mnode = cnode.add(Text(_v(_manifest_line(c.manifest_id, info))))
+        if info is not None and info.source_url:
+            date = info.published_date.isoformat() if info.published_date else "-"
+            dnode = mnode.add(Text(f"source {_v(info.source_url)} published {date}"))
+            for pub in sorted(info.publishers):
+                dnode.add(Text(f"publisher {_v(pub)}"))

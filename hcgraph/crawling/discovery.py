@@ -31,7 +31,7 @@ from urllib.parse import urljoin, urlsplit
 from xml.parsers import expat
 
 from ..errors import CrawlError
-from .urls import DEFAULT_JSON_SUFFIX, canonicalize, page_url
+from ..urls import DEFAULT_JSON_SUFFIX, canonicalize, page_url
 
 __all__ = [
     "DEFAULT_STORY_PATTERN",

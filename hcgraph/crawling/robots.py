@@ -19,8 +19,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from protego import Protego
 
+from ..urls import host_of
 from .fetch import Fetcher
-from .urls import host_of
 
 __all__ = ["AGENT_TOKEN", "Robots"]
 

@@ -1,4 +1,8 @@
-"""URLs for the crawler: canonical form, page → JSON resolution, scope, and mirrors.
+"""URLs: the canonical form, page → JSON resolution, crawl scope, and mirrors.
+
+The canonical form names a related link's IRI in the graph (:mod:`hcgraph.mapping`) and keys
+the crawler's dedupe, so it lives here, beside :mod:`hcgraph.iris`, and mapping a story
+loads none of the crawler.
 
 Every URL the crawler keeps (frontier keys, the seen set, archive records) is a *logical*
 URL: the original site's URL, canonicalised. Mirrors only change where bytes are fetched
@@ -20,8 +24,8 @@ from urllib.parse import quote, unquote, urljoin, urlsplit, urlunsplit
 
 from w3lib.url import canonicalize_url, url_query_cleaner
 
-from ..errors import CrawlError
-from ..iris import CACHE_SIZE
+from .errors import CrawlError
+from .iris import CACHE_SIZE
 
 __all__ = [
     "DEFAULT_JSON_SUFFIX",

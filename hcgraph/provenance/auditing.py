@@ -35,7 +35,7 @@ from .findings import (
     manifest_ids,
 )
 from .repeats import repeats, repeats_local
-from .trace import part_sort_key
+from .tracing import part_sort_key
 
 #: Up to this many stories named, ``audit`` looks them (and their neighbours) up one by one
 #: instead of reading the whole store.

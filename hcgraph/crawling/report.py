@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..archive import write_atomic
+from .._io import write_atomic
 from .frontier import INDEX_ROLES, Frontier, Row
 
 __all__ = ["CrawlReport", "build_report"]
@@ -84,7 +84,7 @@ class CrawlReport:
     def write(self, path: Path) -> None:
         """Write the JSON report atomically."""
         self.report_path = str(path)
-        write_atomic(path, self.to_json())
+        write_atomic(path, self.to_json(), durable=False)  # the next crawl writes it again
 
 
 def _entry(row: Row, *keys: str) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .archive import Archive, FetchRecord
-from .crawl.identity import identity_mismatch, variant_of
+from .crawling.identity_check import identity_mismatch, variant_of
 from .errors import CrawlError, StoreDamagedError
 from .ingest import Failure
 from .pipeline import Document, Outcome, Pipeline
@@ -97,8 +97,8 @@ def _documents(archive: Archive, report: RebuildReport) -> Iterator[Document]:
 
 def _variant(body: bytes, record: FetchRecord) -> bool:
     """The body was fetched from a variant of its story's URL (``//stories/x/``): the crawl
-    counted it a duplicate (:func:`hcgraph.crawl.identity.variant_of`) and fetched the story
-    at its own URL, so replaying it would store the story under the wrong source."""
+    counted it a duplicate (:func:`hcgraph.crawling.identity_check.variant_of`) and fetched
+    the story at its own URL, so replaying it would store the story under the wrong source."""
     if record.url.startswith("file:"):
         return False
     fetched = [record.url, *record.redirects]

@@ -16,9 +16,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..pipeline import Document, Outcome
+from ..urls import Scope, canonicalize, json_url, resolve
 from .discovery import DEFAULT_STORY_PATTERN, FOLLOW_KINDS, lastmod_utc, story_page
 from .frontier import Frontier, Row
-from .urls import Scope, canonicalize, json_url, resolve
 
 __all__ = ["CrawlProgress", "Recorder"]
 

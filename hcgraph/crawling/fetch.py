@@ -31,9 +31,9 @@ from urllib.parse import urljoin
 import httpx
 
 from ..retry import Backoff, retry_after_seconds
+from ..urls import Mirrors, canonicalize, host_of
 from .decoding import DecodeError, Decoder
 from .politeness import Politeness
-from .urls import Mirrors, canonicalize, host_of
 
 __all__ = [
     "KEPT_HEADERS",

@@ -2,12 +2,11 @@
 
 A local file (``hcgraph ingest``) declares its own ``url`` and so names the graph it
 replaces; it may not silently replace a story that was crawled from that URL (the crawled
-copy is the publisher's word) unless the caller says so (``--replace``).
+copy is the publisher's word) unless the caller says so (``--replace``): the pipeline
+(:mod:`hcgraph.pipeline`) asks :func:`crawled_from` and refuses such a file.
 """
 
 from __future__ import annotations
-
-import hashlib
 
 import pyoxigraph as ox
 
@@ -15,7 +14,7 @@ from .iris import mint
 from .store import Store
 from .vocab import HC
 
-__all__ = ["crawled_from", "replace_refusal"]
+__all__ = ["crawled_from"]
 
 _SOURCE = ox.NamedNode(str(HC.sourceLocation))
 
@@ -32,14 +31,3 @@ def crawled_from(store: Store, story_url: str) -> str | None:
         if isinstance(source, ox.Literal) and source.value.startswith(("http://", "https://")):
             return source.value
     return None
-
-
-def replace_refusal(store: Store, story_url: str, raw: bytes) -> str | None:
-    """Why a local file with these bytes may not replace ``story_url`` (None: it may)."""
-    origin = crawled_from(store, story_url)
-    if origin is None or store.raw_sha256(story_url) == hashlib.sha256(raw).hexdigest():
-        return None
-    return (
-        f"{story_url} was crawled from {origin}; a local file replaces a crawled story "
-        "only with --replace"
-    )

@@ -59,7 +59,7 @@ _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 _START = (
     "import os, sys; root = os.path.realpath(sys.argv[2]); "
     "root in map(os.path.realpath, sys.path) or sys.path.insert(0, root); "
-    "from hcgraph.crawl.worker import main; main(sys.argv)"
+    "from hcgraph.crawling.worker import main; main(sys.argv)"
 )
 
 

@@ -14,7 +14,7 @@ them as invalid or not a story, with their JSON path.
 A *variant* is not a conflict: a URL that differs from the story's own only in ways that name
 the same page on the same site (a duplicate slash, ``//stories/x/``; query parameters in
 another order or some the server ignored, ``/stories/x/?b=2&a=1`` serving ``/stories/x/``;
-and whatever :func:`~.urls.canonicalize` folds already: case, default port, tracking
+and whatever :func:`hcgraph.urls.canonicalize` folds already: case, default port, tracking
 parameters). :func:`variant_of` recognises one; the crawler records it as a duplicate of the
 story's own URL (nothing is stored from it) and fetches the story there.
 """
@@ -30,7 +30,7 @@ from pydantic_core import from_json
 
 from ..errors import StoryError
 from ..model import SCHEMA_ID, check_shape
-from .urls import DEFAULT_JSON_SUFFIX, canonicalize, page_url
+from ..urls import DEFAULT_JSON_SUFFIX, canonicalize, page_url
 
 __all__ = ["declared_url", "identity_mismatch", "variant_of"]
 
