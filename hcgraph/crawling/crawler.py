@@ -521,20 +521,10 @@ class Crawler:
     ) -> None:
         """Fetch one URL into the archive and hand its body to processing (or read an index
         page's links)."""
-        assert self._recorder is not None and self._scheduler is not None
-        record = self._recorder
         row = frontier.row(url)
         role = (row.role if row else None) or "story"
-        if row is not None and role == "robots":  # robots.txt itself is never disallowed
-            await self._read_index(frontier, fetcher, robots, row)
-            return
-        verdict = await robots.why_not(url)
-        if verdict is not None:
-            state, reason = verdict
-            if state == "failed":
-                record.failed(url, status=None, kind="robots", reason=reason)
-            else:
-                record.skipped(url, reason)
+        # robots.txt itself is never disallowed; everything else asks it first
+        if role != "robots" and not await self._robots_allow(robots, url):
             return
         if row is not None and role in INDEX_ROLES:
             await self._read_index(frontier, fetcher, robots, row)
@@ -542,6 +532,24 @@ class Crawler:
         validators = frontier.validators(url) if self.options.conditional else None
         if row is not None and row.lastmod and await self._unchanged(frontier, row, validators):
             return
+        result, sha, old_body, not_modified = await self._get(fetcher, url, validators)
+        failure = _failure(result, not_modified)
+        if failure is not None:
+            self._fetch_failed(frontier, row, result, failure)
+            return
+        assert sha is not None
+        body = old_body if not_modified else result.body
+        assert body is not None
+        if self._claims_other(frontier, url, result, body):
+            return
+        await self._hand_over(frontier, url, result, sha, body, not_modified)
+
+    async def _get(
+        self, fetcher: Fetcher, url: str, validators: Validators | None
+    ) -> tuple[FetchResult, str | None, bytes | None, bool]:
+        """GET a story URL (conditionally when validators are known) and archive the fetch:
+        the result, its body's SHA-256, the archived body a 304 confirms, and whether it
+        was one."""
         headers, old_body = _conditional(validators, self.archive)
         result = await fetcher.get(url, headers)
         not_modified = result.status == 304 and bool(headers)
@@ -549,31 +557,67 @@ class Crawler:
             sha = await self._archived(result, validators.sha256, None)
         else:
             sha = await self._archived(result, None, result.body)
-        record.fetched()
-        failure = _failure(result, not_modified)
-        if failure is not None:
-            kind, reason = failure
-            if row is not None and role == "page" and _no_story_here(result, kind):
-                with frontier.batch():  # a seed page without story JSON: an index page
-                    record.as_index(row, page_url(url, self.options.json_suffix), reason)
-                return
-            record.failed(url, status=result.status, kind=kind, reason=reason)
+        assert self._recorder is not None
+        self._recorder.fetched()
+        return result, sha, old_body, not_modified
+
+    async def _robots_allow(self, robots: Robots, url: str) -> bool:
+        """True if robots.txt lets ``url`` be fetched; else it is recorded skipped (or failed,
+        when robots.txt could not be read)."""
+        assert self._recorder is not None
+        verdict = await robots.why_not(url)
+        if verdict is None:
+            return True
+        state, reason = verdict
+        if state == "failed":
+            self._recorder.failed(url, status=None, kind="robots", reason=reason)
+        else:
+            self._recorder.skipped(url, reason)
+        return False
+
+    def _fetch_failed(
+        self, frontier: Frontier, row: Row | None, result: FetchResult, failure: tuple[str, str]
+    ) -> None:
+        """Record a response that cannot be a story; a seed page whose JSON is not there is
+        read as an index page instead."""
+        assert self._recorder is not None
+        kind, reason = failure
+        if row is not None and row.role == "page" and _no_story_here(result, kind):
+            with frontier.batch():
+                self._recorder.as_index(row, page_url(row.url, self.options.json_suffix), reason)
             return
-        assert sha is not None
-        body = old_body if not_modified else result.body
-        assert body is not None
+        self._recorder.failed(result.url, status=result.status, kind=kind, reason=reason)
+
+    def _claims_other(self, frontier: Frontier, url: str, result: FetchResult, body: bytes) -> bool:
+        """True if the story in ``body`` may not be stored under ``url`` (recorded: a
+        duplicate when it is a variant of the story's own URL, else an identity mismatch).
+        The body stays in the archive; nothing is stored."""
+        assert self._recorder is not None
         fetched = [url, *result.redirects]
         mismatch = identity_mismatch(body, fetched, self.options.json_suffix)
-        if mismatch is not None:  # the body stays in the archive; nothing is stored
-            claim = variant_of(body, fetched, self.options.json_suffix)
-            with frontier.batch():
-                if claim is not None:  # the same story under a variant of its URL
-                    record.variant(url, claim)
-                else:
-                    record.failed(
-                        url, status=result.status, kind="identity-mismatch", reason=mismatch
-                    )
-            return
+        if mismatch is None:
+            return False
+        claim = variant_of(body, fetched, self.options.json_suffix)
+        with frontier.batch():
+            if claim is not None:  # the same story under a variant of its URL
+                self._recorder.variant(url, claim)
+            else:
+                self._recorder.failed(
+                    url, status=result.status, kind="identity-mismatch", reason=mismatch
+                )
+        return True
+
+    async def _hand_over(
+        self,
+        frontier: Frontier,
+        url: str,
+        result: FetchResult,
+        sha: str,
+        body: bytes,
+        not_modified: bool,
+    ) -> None:
+        """Record a story body as fetched (with its validators) and queue it for processing."""
+        assert self._recorder is not None and self._scheduler is not None
         with frontier.batch():  # one commit, not two: each is a WAL write on the event loop
             if result.status == 200:
                 etag, modified = result.headers.get("etag"), result.headers.get("last-modified")
@@ -585,7 +629,7 @@ class Crawler:
                 url, sha, result.final_url, result.fetched_at.isoformat(), result.status
             )
         if not_modified:
-            record.not_modified.add(url)
+            self._recorder.not_modified.add(url)
         assert self._queue is not None
         self._scheduler.handed_over()  # before the (possibly blocking) put: not idle meanwhile
         await self._queue.put(Document(body, result.final_url, result.fetched_at, url))
@@ -595,24 +639,18 @@ class Crawler:
         fetched whole is not requested: its archived body is processed as a 304's would be.
         False (fetch it) when anything is unknown or the archived body is not intact."""
         v = validators
-        if not row.lastmod or v is None or not v.fetched_at or not v.sha256:
-            return False
-        try:
-            lastmod = dt.datetime.fromisoformat(row.lastmod)
-            fetched_at = dt.datetime.fromisoformat(v.fetched_at)
-        except ValueError:
-            return False
-        if fetched_at.tzinfo is None or lastmod.tzinfo is None or lastmod > fetched_at:
+        if v is None or not v.sha256 or not _listed_unchanged(row.lastmod, v.fetched_at):
             return False
         body = self.archive.intact_body(v.sha256)
         if body is None:
             return False
         assert self._recorder is not None and self._scheduler is not None
-        assert self._queue is not None
+        assert self._queue is not None and v.fetched_at is not None
         frontier.mark_fetched(row.url, v.sha256, row.url, v.fetched_at, None)
         self._recorder.not_modified.add(row.url)
         self._scheduler.handed_over()
-        await self._queue.put(Document(body, row.url, fetched_at, row.url))
+        when = dt.datetime.fromisoformat(v.fetched_at)
+        await self._queue.put(Document(body, row.url, when, row.url))
         return True
 
     async def _read_index(
@@ -626,52 +664,61 @@ class Crawler:
         """
         assert self._recorder is not None
         record = self._recorder
-        url = row.url
-        cap = self.options.policy.max_bytes
-        origin = "{0.scheme}://{0.netloc}".format(urlsplit(url))
         if row.role == "robots":
-            found = await robots.sitemaps(url)
-            if found is None:  # --ignore-robots: read it for its Sitemap lines only
-                result = await fetcher.get(url)
-                record.fetched()
-                body = result.body if result.status == 200 and result.error is None else None
-                text = (body or b"")[: 512 * 1024].decode("utf-8", "replace")
-                found = robots_sitemaps(text.splitlines())
-            links: list[tuple[str, str | None]] = [
-                (s, None) for s in found or [origin + "/sitemap.xml"]
-            ]
+            links = await self._robots_sitemaps(fetcher, robots, row.url)
             with frontier.batch():
                 record.index_read(row, links, sitemaps=True)
             return
-        result = await fetcher.get(url)
-        record.fetched()
-        if result.error is not None or result.status != 200 or result.body is None:
-            kind = result.kind if result.error is not None else "http"
-            reason = result.error or f"HTTP {result.status}"
-            seed = frontier.row(row.parent) if row.via == "seed" and row.parent else None
-            if seed is not None and seed.role == "page":  # say why it was read as a page
-                reason = f"no story JSON at {seed.url} ({seed.reason}); the page: {reason}"
-            record.failed(url, status=result.status, kind=kind, reason=reason)
+        result = await self._index_body(frontier, fetcher, row)
+        if result is None or result.body is None:
             return
-        base = result.final_url or url
         if row.role == "sitemap":
             try:
-                sitemap = parse_sitemap(result.body, cap)
+                sitemap = parse_sitemap(result.body, self.options.policy.max_bytes)
             except CrawlError as exc:
-                record.failed(url, status=result.status, kind="sitemap", reason=str(exc))
+                record.failed(row.url, status=result.status, kind="sitemap", reason=str(exc))
                 return
             with frontier.batch():
                 record.index_read(row, sitemap.entries, sitemaps=sitemap.index)
             return
-        ctype = result.headers.get("content-type", "")
-        charset = next(
-            (p.split("=", 1)[1].strip(" \"'") for p in ctype.split(";")[1:]
-             if p.strip().lower().startswith("charset=")),
-            None,
-        )  # fmt: skip
-        hrefs = html_links(result.body, base, charset)
+        charset = _charset(result.headers.get("content-type", ""))
+        hrefs = html_links(result.body, result.final_url or row.url, charset)
         with frontier.batch():
             record.index_read(row, [(h, None) for h in hrefs], sitemaps=False)
+
+    async def _robots_sitemaps(
+        self, fetcher: Fetcher, robots: Robots, url: str
+    ) -> list[tuple[str, str | None]]:
+        """The sitemaps a robots.txt names (read with its rules, or here with
+        ``--ignore-robots``); the origin's ``/sitemap.xml`` when it names none."""
+        found = await robots.sitemaps(url)
+        if found is None:  # --ignore-robots: read it for its Sitemap lines only
+            assert self._recorder is not None
+            result = await fetcher.get(url)
+            self._recorder.fetched()
+            body = result.body if result.status == 200 and result.error is None else None
+            found = robots_sitemaps(
+                (body or b"")[: 512 * 1024].decode("utf-8", "replace").splitlines()
+            )
+        origin = "{0.scheme}://{0.netloc}".format(urlsplit(url))
+        return [(s, None) for s in found or [origin + "/sitemap.xml"]]
+
+    async def _index_body(
+        self, frontier: Frontier, fetcher: Fetcher, row: Row
+    ) -> FetchResult | None:
+        """Fetch an index page or sitemap; None (recorded as failed) unless it is a 200."""
+        assert self._recorder is not None
+        result = await fetcher.get(row.url)
+        self._recorder.fetched()
+        if result.error is None and result.status == 200 and result.body is not None:
+            return result
+        kind = result.kind if result.error is not None else "http"
+        reason = result.error or f"HTTP {result.status}"
+        seed = frontier.row(row.parent) if row.via == "seed" and row.parent else None
+        if seed is not None and seed.role == "page":  # say why it was read as a page
+            reason = f"no story JSON at {seed.url} ({seed.reason}); the page: {reason}"
+        self._recorder.failed(row.url, status=result.status, kind=kind, reason=reason)
+        return None
 
     async def _process_loop(self, frontier: Frontier, runner: BatchRunner) -> None:
         """Take fetched bodies off the queue in batches and process them, two in flight:
@@ -938,6 +985,26 @@ def _record(result: FetchResult, sha: str | None) -> FetchRecord:
         attempts=result.attempts,
         redirects=result.redirects,
     )
+
+
+def _listed_unchanged(lastmod: str | None, fetched_at: str | None) -> bool:
+    """True when a sitemap's ``lastmod`` (UTC ISO) is no later than ``fetched_at``."""
+    if not lastmod or not fetched_at:
+        return False
+    try:
+        listed, fetched = dt.datetime.fromisoformat(lastmod), dt.datetime.fromisoformat(fetched_at)
+    except ValueError:
+        return False
+    return listed.tzinfo is not None and fetched.tzinfo is not None and listed <= fetched
+
+
+def _charset(content_type: str) -> str | None:
+    """The ``charset`` parameter of a Content-Type header, if any."""
+    for param in content_type.split(";")[1:]:
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "charset":
+            return value.strip(" \"'") or None
+    return None
 
 
 def _no_story_here(result: FetchResult, kind: str) -> bool:

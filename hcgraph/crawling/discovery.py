@@ -42,7 +42,9 @@ __all__ = [
     "lastmod_utc",
     "parse_follow",
     "parse_sitemap",
+    "robots_sitemaps",
     "seed_role",
+    "story_page",
     "story_pattern",
 ]
 

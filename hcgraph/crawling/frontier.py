@@ -122,9 +122,17 @@ _ROW_COLUMNS = (
 INDEX_ROLES = frozenset({"index", "sitemap", "robots"})
 
 
+def _link(entry: str | list[str]) -> tuple[str, str, str]:
+    """A link kept in ``related``: a story's JSON URL found by a related link (a bare
+    string), or ``[url, via, role]``."""
+    if isinstance(entry, str):
+        return entry, "related", "story"
+    return entry[0], entry[1], entry[2]
+
+
 def _row(values: tuple[Any, ...]) -> Row:
     fields = list(values)
-    fields[8] = tuple(json.loads(fields[8])) if fields[8] else ()
+    fields[8] = tuple(_link(e)[0] for e in json.loads(fields[8])) if fields[8] else ()
     return Row(*fields)
 
 
@@ -230,35 +238,62 @@ class Frontier:
         """
         if depth > self._depth:
             return False
-        work = [(url, depth, parent)]
-        added = False
+        row = self.db.execute(
+            "SELECT depth, state, related, role FROM urls WHERE url = ?", (url,)
+        ).fetchone()
+        if row is None:
+            self._insert(url, depth, parent, via, role, lastmod)
+            return True
+        if lastmod is not None and row[1] == "queued":
+            self._later_lastmod(url, lastmod)
+        work = self._moved_up(url, depth, *row)
         while work:
-            u, d, p = work.pop()
+            u, d, p, v, r = work.pop()
             row = self.db.execute(
                 "SELECT depth, state, related, role FROM urls WHERE url = ?", (u,)
             ).fetchone()
             if row is None:
-                self._seq += 1
-                self.db.execute(
-                    "INSERT INTO urls (url, depth, seq, state, parent, via, role, lastmod) "
-                    "VALUES (?, ?, ?, 'queued', ?, ?, ?, ?)",
-                    (u, d, self._seq, p, via, role, lastmod if u == url else None),
-                )
-                added = added or u == url
-                continue
-            old_depth, state, related, old_role = row
-            if u == url and lastmod is not None and state == "queued":
-                self.db.execute(
-                    "UPDATE urls SET lastmod = MAX(COALESCE(lastmod, ''), ?) WHERE url = ?",
-                    (lastmod, u),
-                )
-            if d >= old_depth:
-                continue
-            self.db.execute("UPDATE urls SET depth = ? WHERE url = ?", (d, u))
-            hop = 0 if old_role in INDEX_ROLES else 1
-            if state in ("done", "read") and related and d + hop <= self._depth:
-                work.extend((child, d + hop, u) for child in json.loads(related))
-        return added
+                self._insert(u, d, p, v, r, None)
+            else:
+                work.extend(self._moved_up(u, d, *row))
+        return False
+
+    def _insert(
+        self, url: str, depth: int, parent: str | None, via: str | None, role: str,
+        lastmod: str | None,
+    ) -> None:  # fmt: skip
+        self._seq += 1
+        self.db.execute(
+            "INSERT INTO urls (url, depth, seq, state, parent, via, role, lastmod) "
+            "VALUES (?, ?, ?, 'queued', ?, ?, ?, ?)",
+            (url, depth, self._seq, parent, via, role, lastmod),
+        )
+
+    def _moved_up(
+        self, url: str, depth: int, old_depth: int, state: str, related: str | None,
+        role: str | None,
+    ) -> list[tuple[str, int, str | None, str | None, str]]:  # fmt: skip
+        """Move a URL seen before up to ``depth`` if that is shallower; the links of a
+        crawled one then move with it (a story's one hop deeper, an index page's at its
+        depth): they are returned (url, depth, parent, via, role), to be moved in turn."""
+        if depth >= old_depth:
+            return []
+        self.db.execute("UPDATE urls SET depth = ? WHERE url = ?", (depth, url))
+        hop = 0 if role in INDEX_ROLES else 1
+        if state not in ("done", "read") or not related or depth + hop > self._depth:
+            return []
+        out: list[tuple[str, int, str | None, str | None, str]] = []
+        for child in json.loads(related):
+            link, via, kind = _link(child)
+            out.append((link, depth + hop, url, via, kind))
+        return out
+
+    def _later_lastmod(self, url: str, lastmod: str) -> None:
+        """Keep the latest ``<lastmod>`` listed for a queued URL (UTC ISO: text order)."""
+        self.db.execute(
+            "UPDATE urls SET lastmod = MAX(COALESCE(lastmod, ''), ?) WHERE url = ?",
+            (lastmod, url),
+        )
 
     def add_final(self, url: str, depth: int, state: str, parent: str | None, reason: str) -> None:
         """Record a URL that is never fetched (``skipped``/``alias``), unless already seen."""
@@ -322,15 +357,19 @@ class Frontier:
             "UPDATE urls SET state = 'skipped', reason = ? WHERE url = ?", (reason, url)
         )
 
-    def mark_done(self, url: str, story: str, put: str, related: Iterable[str]) -> None:
-        """The story is in the store; ``related`` are its in-scope links (JSON URLs)."""
+    def mark_done(self, url: str, story: str, put: str, related: Iterable[str | list[str]]) -> None:
+        """The story is in the store; ``related`` are its in-scope links: JSON URLs of
+        related stories, or ``[url, via, role]`` for others (an edition page...)."""
         self.db.execute(
             "UPDATE urls SET state = 'done', story = ?, put = ?, related = ? WHERE url = ?",
             (story, put, json.dumps(list(related)), url),
         )
 
-    def mark_read(self, url: str, children: Iterable[str], reason: str | None = None) -> None:
-        """An index page was read; ``children`` are the URLs it queued."""
+    def mark_read(
+        self, url: str, children: Iterable[str | list[str]], reason: str | None = None
+    ) -> None:
+        """An index page was read; ``children`` are the links it queued (see
+        :meth:`mark_done`)."""
         self.db.execute(
             "UPDATE urls SET state = 'read', related = ?, reason = ? WHERE url = ?",
             (json.dumps(list(children)), reason, url),

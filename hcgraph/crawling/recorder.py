@@ -99,7 +99,7 @@ class Recorder:
 
     def as_index(self, row: Row, page: str, reason: str) -> None:
         """A seed page with no story JSON (``row``, its JSON URL) is read as an index page."""
-        self.frontier.mark_read(row.url, [page], reason)
+        self.frontier.mark_read(row.url, [[page, "seed", "index"]], reason)
         self.frontier.add(page, row.depth, row.url, via="seed", role="index")
 
     def index_read(self, row: Row, links: list[tuple[str, str | None]], sitemaps: bool) -> int:
@@ -111,29 +111,32 @@ class Recorder:
         page lists are as far from the seeds as the page. Other links are ignored.
         """
         via = "sitemap" if row.role in ("sitemap", "robots") else (row.via or "seed")
-        children: list[str] = []
-        stories = 0
+        children: dict[str, list[str]] = {}  # url → [url, via, role], in order, once each
         for link, lastmod in links:
-            if sitemaps:
-                try:
-                    target = canonicalize(link)
-                except ValueError:
-                    continue
-                if self.scope.why_not(target) is None:
-                    self.frontier.add(target, row.depth, row.url, via="sitemap", role="sitemap")
-                    children.append(target)
+            found = self._sitemap(link) if sitemaps else self._story(link, via)
+            if found is None or found[0] in children:
                 continue
-            page = story_page(link, self.pattern, self.json_suffix)
-            if page is None or self.scope.why_not(page) is not None:
-                continue
-            child = json_url(page, self.json_suffix)
-            if child in children:
-                continue
-            stories += 1
-            self.frontier.add(child, row.depth, row.url, via=via, lastmod=lastmod_utc(lastmod))
-            children.append(child)
-        self.frontier.mark_read(row.url, children)
-        return stories
+            children[found[0]] = found
+            when = None if sitemaps else lastmod_utc(lastmod)
+            self.frontier.add(found[0], row.depth, row.url, via=found[1], role=found[2],
+                              lastmod=when)  # fmt: skip
+        self.frontier.mark_read(row.url, list(children.values()))
+        return sum(1 for c in children.values() if c[2] == "story")
+
+    def _sitemap(self, link: str) -> list[str] | None:
+        """A sitemap a sitemap index lists, if in scope: ``[url, via, role]``."""
+        try:
+            target = canonicalize(link)
+        except ValueError:
+            return None
+        return [target, "sitemap", "sitemap"] if self.scope.why_not(target) is None else None
+
+    def _story(self, link: str, via: str) -> list[str] | None:
+        """The story JSON URL of an in-scope link shaped like a story page."""
+        page = story_page(link, self.pattern, self.json_suffix)
+        if page is None or self.scope.why_not(page) is not None:
+            return None
+        return [json_url(page, self.json_suffix), via, "story"]
 
     def poisoned(self, item: Document, exc: Exception) -> None:
         """Processing this body raised on its own: it fails alone, not the crawl."""
@@ -177,7 +180,7 @@ class Recorder:
             frontier.add_final(own, depth, "alias", url, f"same story as {url}")
         return True
 
-    def _children(self, outcome: Outcome, depth: int) -> Iterable[str]:
+    def _children(self, outcome: Outcome, depth: int) -> Iterable[str | list[str]]:
         """Queue the in-scope links ``--follow`` asks for one hop deeper (related stories,
         the edition and newsroom pages); record the rest as skipped."""
         base = outcome.story_url or outcome.key or ""
@@ -194,10 +197,11 @@ class Recorder:
             if kind == "related":
                 child = json_url(target, self.json_suffix)
                 self.frontier.add(child, depth + 1, outcome.key, via=kind)
+                yield child
             else:
-                child = canonicalize(target)
-                self.frontier.add(child, depth + 1, outcome.key, via=kind, role="index")
-            yield child
+                page = canonicalize(target)
+                self.frontier.add(page, depth + 1, outcome.key, via=kind, role="index")
+                yield [page, kind, "index"]
 
 
 def _host_or_none(url: str) -> str | None:

@@ -8,6 +8,7 @@ follow it: 0 when nothing failed, 3 when some URL failed (the rest is done).
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -123,26 +124,7 @@ def build_report(
         "requests": requests,
     }
     rows = frontier.rows()
-    roles = {r.url: r.role for r in rows}
-    stories = [
-        {"url": r.url, "story": r.story, "found_by": _found_by(r), "linked_from": r.parent}
-        for r in rows
-        if r.state == "done"
-    ]
-    found: dict[str, int] = dict.fromkeys(_FOUND_ORDER, 0)
-    for r in rows:
-        if r.state == "done":
-            found[_found_by(r)] = found.get(_found_by(r), 0) + 1
-    found = {k: n for k, n in found.items() if n}
-    index_pages = [
-        {
-            "url": r.url, "kind": r.role, "found_by": r.via or "seed",
-            "stories": sum(roles.get(c) in (None, "story") for c in r.related),
-            "linked_from": r.parent,
-        }
-        for r in rows
-        if r.state == "read" and r.role in INDEX_ROLES
-    ]  # fmt: skip
+    found, stories, index_pages = _discovery(rows)
     return CrawlReport(
         seeds=seeds,
         status=status,
@@ -164,6 +146,35 @@ def build_report(
 
 
 _FOUND_ORDER = ("seed", "related", "edition", "newsroom", "sitemap")
+
+
+def _discovery(
+    rows: list[Row],
+) -> tuple[dict[str, int], list[dict[str, Any]], list[dict[str, Any]]]:
+    """How the stored stories were found (counts and one entry each) and the index pages
+    read, from every row of the frontier."""
+    roles = {r.url: r.role for r in rows}
+    done = [r for r in rows if r.state == "done"]
+    stories = [
+        {"url": r.url, "story": r.story, "found_by": _found_by(r), "linked_from": r.parent}
+        for r in done
+    ]
+    counts = Counter(_found_by(r) for r in done)
+    found = {k: counts[k] for k in sorted(counts, key=_order)}
+    index_pages = [
+        {
+            "url": r.url, "kind": r.role, "found_by": r.via or "seed",
+            "stories": sum(roles.get(c) in (None, "story") for c in r.related),
+            "linked_from": r.parent,
+        }
+        for r in rows
+        if r.state == "read" and r.role in INDEX_ROLES
+    ]  # fmt: skip
+    return found, stories, index_pages
+
+
+def _order(kind: str) -> int:
+    return _FOUND_ORDER.index(kind) if kind in _FOUND_ORDER else len(_FOUND_ORDER)
 
 
 def _found_by(row: Row) -> str:
