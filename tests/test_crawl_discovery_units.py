@@ -192,3 +192,27 @@ def test_index_children_keep_the_depth_of_their_page() -> None:
     f.add("https://s/stories/a/index.json", 2, "https://s/e/", via="edition")
     f.add("https://s/e/", 1)  # found closer: its story moves up with it, not one hop deeper
     assert f.depth_of("https://s/stories/a/index.json") == 1
+
+
+def test_links_queued_when_their_story_moves_up_keep_their_role() -> None:
+    f = Frontier(None)
+    f.begin("x", 1)
+    f.add("https://s/stories/a/index.json", 1)
+    # a story at the depth limit: its edition page and related story were not queued
+    links: list[str | list[str]] = [["https://s/e/", "edition", "index"], "https://s/r/index.json"]
+    f.mark_done("https://s/stories/a/index.json", "https://s/stories/a/", "added", links)
+    assert f.row("https://s/e/") is None
+    f.add("https://s/stories/a/index.json", 0)  # found as a seed after all
+    edition, related = f.row("https://s/e/"), f.row("https://s/r/index.json")
+    assert edition is not None and (edition.role, edition.via, edition.depth) == (
+        "index",
+        "edition",
+        1,
+    )
+    assert related is not None and (related.role, related.via, related.depth) == (
+        "story",
+        "related",
+        1,
+    )
+    row = f.row("https://s/stories/a/index.json")
+    assert row is not None and row.related == ("https://s/e/", "https://s/r/index.json")
