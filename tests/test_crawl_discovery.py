@@ -232,14 +232,17 @@ def test_follow_edition_and_newsroom_finds_exactly_the_listed_stories(
     assert done.returncode == 0, (done.stdout, done.stderr)
     want = {page(dated(s)) for s in ("seed", "r1", "e1", "e2", "n1")}
     assert stories_in(tmp_path) == want
-    assert found(report) == {
+    how = found(report)
+    # e1 is on both pages: found by whichever was read first (they are fetched at once)
+    assert how.pop(page(dated("e1"))) in ("edition", "newsroom")
+    assert how == {
         page(dated("seed")): "seed",
         page(dated("r1")): "related",
-        page(dated("e1")): "edition",
         page(dated("e2")): "edition",
         page(dated("n1")): "newsroom",
     }
-    assert report["found_by"] == {"seed": 1, "related": 1, "edition": 2, "newsroom": 1}
+    assert sum(report["found_by"].values()) == 5
+    assert report["found_by"]["edition"] + report["found_by"]["newsroom"] == 3
     pages = {p["url"]: p for p in report["index_pages"]}
     assert set(pages) == {EDITION, NEWSROOM}
     assert pages[EDITION]["stories"] == 3  # e1, e2 and the seed; nothing else on it
