@@ -110,6 +110,7 @@ class Outcome:
     related: tuple[str, ...] = ()
     status: str | None = None
     quads: int = 0
+    index_links: tuple[tuple[str, str], ...] = ()  # ("edition"/"newsroom", URL): for a crawl
     duplicate_of: str | None = None
     reason: str | None = None
     json_path: str | None = None
@@ -123,6 +124,14 @@ class Outcome:
     def ok(self) -> bool:
         """True if the story is in the store."""
         return self.status is not None
+
+
+def _index_links(story: Story) -> tuple[tuple[str, str], ...]:
+    """The story's edition and newsroom pages, for a crawl that follows them."""
+    links = story.links
+    if links is None:
+        return ()
+    return tuple((k, u) for k, u in (("edition", links.edition), ("newsroom", links.newsroom)) if u)
 
 
 def graph_time(when: dt.datetime | None) -> dt.datetime:
@@ -315,7 +324,10 @@ class Pipeline:
             related = tuple(r.url for r in story.related)
             dup = self._duplicate_of(story, doc.key or doc.source)
             if dup is not None:
-                return Outcome(doc.source, doc.key, story.url, story.id, related, duplicate_of=dup)
+                return Outcome(
+                    doc.source, doc.key, story.url, story.id, related, duplicate_of=dup,
+                    index_links=_index_links(story),
+                )  # fmt: skip
         return story
 
     def _duplicate_of(self, story: Story, url: str) -> str | None:
@@ -342,6 +354,7 @@ class Pipeline:
             story.url,
             story.id,
             related,
+            index_links=_index_links(story),
             id_clash=self._id_clash(story),
             repeat_of=repeat,
         )

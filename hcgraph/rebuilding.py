@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .archive import Archive, FetchRecord
+from .crawling.identity_check import identity_mismatch, variant_of
 from .errors import CrawlError, StoreDamagedError
 from .ingest import Failure
 from .pipeline import Document, Outcome, Pipeline
@@ -109,10 +110,22 @@ def _documents(archive: Archive, report: RebuildReport) -> Iterator[Document]:
         except CrawlError as exc:  # one damaged body loses that fetch, not the rebuild
             report.unreadable.append(Failure(record.url, str(exc)))
             continue
+        if _variant(body, record):
+            continue  # the crawl recorded it as a duplicate and stored nothing from it
         yield Document(body, _source(record), record.time, record.url)
 
 
 _GONE = (404, 410)
+
+
+def _variant(body: bytes, record: FetchRecord) -> bool:
+    """The body was fetched from a variant of its story's URL (``//stories/x/``): the crawl
+    counted it a duplicate (:func:`hcgraph.crawling.identity_check.variant_of`) and fetched
+    the story at its own URL, so replaying it would store the story under the wrong source."""
+    if record.url.startswith("file:"):
+        return False
+    fetched = [record.url, *record.redirects]
+    return identity_mismatch(body, fetched) is not None and variant_of(body, fetched) is not None
 
 
 def rebuild(
