@@ -26,6 +26,7 @@ _EXPORTS: dict[str, str] = {
     "AuditReport": ".provenance",
     "AuditOptions": ".provenance",
     "Archive": ".archive",
+    "ArchiveError": ".errors",
     "CheckError": ".errors",
     "CheckReport": ".checking",
     "CrawlError": ".errors",
@@ -119,6 +120,7 @@ if TYPE_CHECKING:
     from .crawling import crawl as crawl
     from .demo import run_demo as run_demo
     from .dump import write_shards as write_shards
+    from .errors import ArchiveError as ArchiveError
     from .errors import CheckError as CheckError
     from .errors import CrawlError as CrawlError
     from .errors import ExportError as ExportError

@@ -9,6 +9,7 @@ can catch exactly what they mean to::
     │   └── NotAStoryError    valid JSON, but not a hangingcontext.desk/1 story
     ├── InputError            an input path given (a story file, a directory) is missing
     ├── StoreError            the embedded store cannot be opened, read or written
+    │   ├── ArchiveError      the raw archive cannot give back a body (missing, corrupt)
     │   ├── StoreBusyError    another process is writing to it
     │   ├── StoreDamagedError its database is damaged (rebuild it)
     │   ├── StoreDiskError    its files cannot be written or read (a full disk)
@@ -240,6 +241,11 @@ class QueryError(HcgraphError):
 
 class CheckError(HcgraphError):
     """SHACL shapes or integrity checks could not be loaded or run."""
+
+
+class ArchiveError(StoreError):
+    """The raw archive cannot give back a body: it is missing, or its bytes no longer match
+    its hash (the store's own files, not a crawl's input)."""
 
 
 class CrawlError(HcgraphError):

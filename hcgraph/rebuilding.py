@@ -25,7 +25,7 @@ from pathlib import Path
 
 from .archive import Archive, FetchRecord
 from .crawling.identity_check import identity_mismatch, variant_of
-from .errors import CrawlError, StoreDamagedError
+from .errors import ArchiveError, CrawlError, StoreDamagedError
 from .ingest import Failure
 from .pipeline import Document, Outcome, Pipeline
 from .store import Store
@@ -107,7 +107,7 @@ def _documents(archive: Archive, report: RebuildReport) -> Iterator[Document]:
         report.bodies += 1
         try:
             body = archive.get_body(record.sha256)
-        except CrawlError as exc:  # one damaged body loses that fetch, not the rebuild
+        except ArchiveError as exc:  # one damaged body loses that fetch, not the rebuild
             report.unreadable.append(Failure(record.url, str(exc)))
             continue
         if _variant(body, record):

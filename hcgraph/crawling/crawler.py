@@ -44,7 +44,7 @@ import httpx
 from .._io import ensure_dir, read_at_most
 from .._version import __version__
 from ..archive import Archive, FetchRecord
-from ..errors import CrawlError, StoreDiskError, StoreError
+from ..errors import ArchiveError, CrawlError, StoreDiskError, StoreError
 from ..ingest import discover, shown_path
 from ..pipeline import Document, Outcome
 from ..store import Store
@@ -493,7 +493,7 @@ class Crawler:
         assert self._scheduler is not None
         try:
             body = self.archive.get_body(sha)
-        except CrawlError:
+        except ArchiveError:
             return False
         when = dt.datetime.fromisoformat(fetched_at) if fetched_at else dt.datetime.now(dt.UTC)
         self._scheduler.handed_over()
