@@ -167,7 +167,9 @@ def _unarchived_message(store_dir: Path, archive: Archive, lost: list[str]) -> s
     )
 
 
-_DATABASE = ("oxigraph", "ledger.sqlite", "ledger.sqlite-wal", "ledger.sqlite-shm")
+_DATABASE = (
+    "oxigraph", "ledger.sqlite", "ledger.sqlite-wal", "ledger.sqlite-shm", "compacted.json"
+)  # fmt: skip
 
 
 def _swap(new: Path, target: Path) -> None:
