@@ -116,9 +116,8 @@ def test_a_failed_run_is_not_compacted(tmp_path: Path, compactions: list[Path]) 
             yield Document(body, source)
         raise InputError("the source of documents failed")
 
-    with Store(directory) as st, pytest.raises(InputError):
-        with Pipeline(st, batch_size=5) as pipeline:
-            list(pipeline.run(documents()))
+    with Store(directory) as st, pytest.raises(InputError), Pipeline(st, batch_size=5) as pipe:
+        list(pipe.run(documents()))
     assert compactions == []
 
 
