@@ -44,6 +44,11 @@ def ingest(
     URL is replaced by a file only with --replace. Exit code 3 if any file failed; exit
     code 1, before the store is touched, if a path given does not exist.
 
+    Free disk space is checked before each batch: a batch that would leave less than
+    HCGRAPH_DISK_RESERVE bytes (256 MiB) free stops the run (exit code 1), keeping what
+    is stored. A run that wrote a tenth or more of the store ends by compacting it, so
+    queries run at full speed.
+
     \b
     Example:
       hcgraph ingest stories/ extra/one-story.json --store output/store
