@@ -6,6 +6,8 @@ raw archive) all hand :class:`Document` objects to a :class:`Pipeline`, which gi
 
 Per batch of whole stories the pipeline
 
+0. checks that the store's disk has room for it (:meth:`Store.check_room`: a batch that
+   may not fit stops the run before it is written, every story stored before it kept);
 1. parses and validates each body (:func:`hcgraph.model.parse_story`; a bad one becomes a
    failed outcome with its JSON path, the rest carry on);
 2. checks identity: a story the crawler already stored under another URL is a duplicate
