@@ -69,7 +69,8 @@ SEGMENT = 300_000
 #: (1.40 GB of tables and 64 MB of ledger for 116 MB of JSON: 12.6), rounded up for the
 #: tables the engine's compactions write before they delete the ones they merge.
 STORE_BYTES_PER_BYTE = 16
-#: Bytes the crawl archive takes per story besides its body (its fetch record).
+#: Bytes the crawl archive takes per story besides its body (its fetch record: 930 bytes a
+#: fetch in the demo's crawl, 793,505 bytes of pack for 734,941 of bodies and 63 fetches).
 ARCHIVE_BYTES_PER_STORY = 1024
 _IDENTIFIER = ox.NamedNode(str(DCTERMS.identifier))
 
