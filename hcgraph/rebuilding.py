@@ -217,7 +217,10 @@ def _unarchived_message(store_dir: Path, archive: Archive, lost: list[str]) -> s
     )
 
 
-_DATABASE = ("oxigraph", "ledger.sqlite", "ledger.sqlite-wal", "ledger.sqlite-shm", "format.json")
+_DATABASE = (
+    "oxigraph", "ledger.sqlite", "ledger.sqlite-wal", "ledger.sqlite-shm", "format.json",
+    "compacted.json",
+)  # fmt: skip
 
 
 def _swap(new: Path, target: Path) -> None:

@@ -167,6 +167,7 @@ class Writer:
         # and new stories that did not land.
         self._recovered: dict[str, tuple[bool, int]] = {}
         self._lost: set[str] = set()
+        self._wrote = False  # a job landed: the store may be due a compaction at close
 
     def submit(self, batch: Batch) -> Future[None]:
         """Queue ``batch`` for writing; the future ends when it has landed (or failed).
@@ -217,9 +218,20 @@ class Writer:
             self._recovered, self._lost = {}, set()
         return taken
 
-    def close(self) -> None:
-        """Finish the queued writes and stop the thread."""
+    def close(self, *, compact: bool = True) -> None:
+        """Finish the queued writes and stop the thread; then, with ``compact``, if a write
+        landed and the store says a compaction is due (:meth:`Store.compaction_due`),
+        compact it, so the store this run leaves is ready to query.
+
+        A run that failed or was interrupted passes ``compact=False``: its error is the one
+        to report, and a stop is not kept waiting (the next run that writes compacts).
+
+        Raises:
+            StoreDiskError: the compaction could not write (the stories stay stored).
+        """
         self._pool.shutdown(wait=True)
+        if compact and self._wrote and self._broken is None and self.store.compaction_due():
+            self.store.optimize()
 
     def _break(self, error: BaseException) -> None:
         """Refuse every later write, saying why (a full disk stays a StoreDiskError)."""
@@ -251,6 +263,7 @@ class Writer:
             self._recover(job, exc)
             job.future.set_exception(exc)
         else:
+            self._wrote = True
             job.future.set_result(None)
         finally:
             with self._lock:

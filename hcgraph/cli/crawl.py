@@ -83,6 +83,10 @@ def crawl_command(
     it (Ctrl-C, SIGTERM, even SIGKILL) and run the same command again to resume; run it
     again after it finished to re-crawl with conditional requests.
 
+    Free disk space is checked before each batch goes to the store, as ingest does: a
+    crawl that would leave less than HCGRAPH_DISK_RESERVE bytes free stops (resumable).
+    A crawl that completes compacts the store when it wrote a tenth or more of it.
+
     Exit codes: 0 all succeeded; 3 some URLs failed (listed in the report, the rest is
     stored); 1 user error; 130 interrupted (resumable).
 

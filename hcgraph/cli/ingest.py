@@ -54,6 +54,11 @@ def ingest(
     audit, maps and stats then leave it out unless --include-withdrawn; ingesting it again
     makes it current again.
 
+    Free disk space is checked before each batch: a batch that would leave less than
+    HCGRAPH_DISK_RESERVE bytes (256 MiB) free stops the run (exit code 1), keeping what
+    is stored. A run that wrote a tenth or more of the store ends by compacting it, so
+    queries run at full speed.
+
     \b
     Example:
       hcgraph ingest stories/ extra/one-story.json --store output/store

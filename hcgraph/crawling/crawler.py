@@ -287,9 +287,9 @@ class Crawler:
                 # The crawl's error is the one to report: closing after it may fail too (on
                 # a full disk the store's last flush does) and must not replace it.
                 with contextlib.suppress(Exception):
-                    await runner.close()
+                    await runner.close(compact=False)
                 raise
-            await runner.close()
+            await runner.close(compact=not self._stop)  # a stop is not kept waiting
             status = "interrupted" if self._stop else "complete"
             if status == "complete":
                 frontier.finish()
