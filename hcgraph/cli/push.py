@@ -16,6 +16,7 @@ from rich.progress import (
 )
 
 from ..push import (
+    BULK_MIN_GRAPHS,
     PRESETS,
     PushOptions,
     PushReport,
@@ -61,6 +62,11 @@ def _service_path(service: str, what: str) -> Callable[[F], F]:
     help="gsp: one PUT per graph; update: DROP + INSERT DATA in batches.",
 )  # fmt: skip
 @click.option(
+    "--bulk", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+    help="A first push or --all: load the graphs in large chunks with the store's bulk loader "
+    f"(Oxigraph); auto: when at least {BULK_MIN_GRAPHS} graphs go; never: one PUT per graph.",
+)  # fmt: skip
+@click.option(
     "--mode", type=click.Choice(["replace", "merge"]), default="replace", show_default=True,
     help="Replace each remote graph, or add to it.",
 )  # fmt: skip
@@ -90,6 +96,7 @@ def push_command(
     query_path: str | None,
     update_path: str | None,
     protocol: str,
+    bulk: str,
     mode: str,
     auth_env: str | None,
     ca_bundle: Path | None,
@@ -110,6 +117,7 @@ def push_command(
     replaced whole, nothing stale is left); --protocol update sends DROP SILENT GRAPH +
     INSERT DATA in batches for stores without GSP. Only graphs changed since the last push
     to this endpoint are sent (content hashes in STORE/push-state.json); --all sends all.
+    A first push or --all to Oxigraph goes through its bulk loader instead (--bulk).
 
     A graph the server refuses is reported and the rest continue (exit 3); an unreachable
     server or refused credentials stop the push (exit 1); graphs already acknowledged are
@@ -131,6 +139,7 @@ def push_command(
     options = PushOptions(
         protocol=protocol, mode=mode, concurrency=concurrency, batch=batch, retries=retries,
         timeout=timeout, force=force, verify=verify, dry_run=dry_run, ca_bundle=ca_bundle,
+        bulk=bulk,
     )  # fmt: skip
     options.check()
     _warn_plain_http(target.url, credentials)
@@ -173,9 +182,13 @@ def _print_report(report: PushReport, *, dry_run: bool) -> None:
     for failure in report.failures:
         err_console.print(f"[red]failed:[/] {shown(failure.graph)}: {shown(failure.reason)}")
     seconds = max(report.seconds, 1e-9)
+    via = report.protocol
+    if report.bulk:
+        rest = report.pushed - report.bulk
+        via = "bulk load" + (f" ({report.bulk}) and {via} ({rest})" if rest else "")
     summary = (
         f"pushed {report.pushed} graphs ({report.triples:,} triples) to {where} via "
-        f"{report.protocol} in {report.seconds:.1f} s "
+        f"{via} in {report.seconds:.1f} s "
         f"({report.pushed / seconds:,.0f} graphs/s, {report.triples / seconds:,.0f} triples/s); "
         f"{report.unchanged} unchanged, {len(report.failures)} failed"
     )
