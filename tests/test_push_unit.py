@@ -559,3 +559,117 @@ def test_verify_reads_per_graph_counts_from_sparql_json() -> None:
 def test_verify_refuses_what_is_not_a_count_table(body: bytes) -> None:
     with pytest.raises(PushError, match="did not answer with SPARQL JSON results"):
         _verify_with(body)
+
+
+# --- the bulk path (hcgraph.push.bulk) -----------------------------------------------------
+
+
+def test_state_forget_is_journalled_and_survives_a_kill(tmp_path: Path) -> None:
+    """A graph forgotten before a non-atomic bulk load is not current after a kill: the
+    rerun sends it again."""
+    state = PushState.for_store(tmp_path)
+    state.record("http://h", "urn:a", "aa" * 32)
+    state.record("http://h", "urn:b", "bb" * 32)
+    state.save("http://h")
+    again = PushState.for_store(tmp_path)
+    again.forget("http://h", ["urn:a", "urn:never-pushed"])
+    journal = tmp_path / "push-state.journal"
+    assert len(journal.read_bytes().splitlines()) == 1  # only what was recorded
+    killed = PushState.for_store(tmp_path)  # no save: the push was killed
+    assert killed.graphs("http://h") == {"urn:b": "bb" * 32}
+    killed.save("http://h")
+    assert PushState.for_store(tmp_path).graphs("http://h") == {"urn:b": "bb" * 32}
+
+
+def test_bulk_body_is_trig_of_exactly_the_graphs(mem_store: Store) -> None:
+    from hcgraph.push.bulk import bulk_body
+
+    body = bulk_body(list(local_graphs(mem_store)))
+    sent = set(ox.parse(body, format=ox.RdfFormat.TRIG))
+    assert sent == set(mem_store.ox)
+
+
+def _graph_list(iris: list[str]) -> httpx.Response:
+    rows = [{"g": {"type": "uri", "value": iri}} for iri in iris]
+    body = {"head": {"vars": ["g"]}, "results": {"bindings": rows}}
+    return httpx.Response(200, json=body)
+
+
+class BulkServer:
+    """A mock Oxigraph: records requests; ``bulk``/``drop`` are the statuses it answers a
+    bulk load and a SPARQL Update with; ``held`` the graphs it says it holds."""
+
+    def __init__(self, bulk: int = 204, drop: int = 204, held: list[str] | None = None):
+        self.bulk, self.drop, self.held = bulk, drop, held or []
+        self.seen: list[str] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        path = request.url.path
+        if path == "/query":
+            self.seen.append("list")
+            return _graph_list(self.held)
+        if path == "/update":
+            self.seen.append("drop")
+            return httpx.Response(self.drop)
+        if request.method == "POST" and "no_transaction" in request.url.query.decode():
+            assert request.headers["content-type"] == "application/trig"
+            self.seen.append("bulk")
+            return httpx.Response(self.bulk, text="Unsupported Media Type" if self.bulk else "")
+        self.seen.append(request.method)
+        return httpx.Response(204)
+
+
+def test_first_push_in_bulk_chunks(mem_store: Store) -> None:
+    server = BulkServer()
+    report = run(mem_store, server, bulk="always", bulk_bytes=1, concurrency=1)
+    assert report.ok and report.pushed == report.bulk == ALL  # type: ignore[attr-defined]
+    assert server.seen == ["list"] + ["bulk"] * ALL  # one graph per chunk at 1 byte
+
+
+def test_bulk_drops_the_graphs_the_server_holds_first(mem_store: Store) -> None:
+    held = mem_store.graph_names()[:3]
+    server = BulkServer(held=[*held, "https://other.example/not-ours"])
+    report = run(mem_store, server, bulk="always", concurrency=1)
+    assert report.ok and report.bulk == ALL  # type: ignore[attr-defined]
+    assert server.seen == ["list", "drop", "bulk"]
+    merged = BulkServer(held=held)
+    assert run(mem_store, merged, bulk="always", mode="merge").ok  # type: ignore[attr-defined]
+    assert merged.seen == ["bulk"]  # merge only adds: nothing to list or drop
+
+
+def test_bulk_refused_as_unsupported_goes_graph_by_graph(mem_store: Store) -> None:
+    server = BulkServer(bulk=415)
+    report = run(mem_store, server, bulk="always", bulk_bytes=1, concurrency=1)
+    assert report.ok and report.pushed == ALL and report.bulk == 0  # type: ignore[attr-defined]
+    assert server.seen.count("bulk") == 1  # then bulk is off for the rest of the push
+    assert server.seen.count("PUT") == ALL
+
+
+def test_a_refused_drop_sends_those_graphs_by_put(mem_store: Store) -> None:
+    held = mem_store.graph_names()[:2]
+    server = BulkServer(drop=400, held=held)
+    report = run(mem_store, server, bulk="always", concurrency=1)
+    assert report.ok and report.bulk == ALL - 2  # type: ignore[attr-defined]
+    assert server.seen.count("PUT") == 2
+
+
+def test_bulk_auto_needs_enough_graphs_and_the_gsp_protocol(mem_store: Store) -> None:
+    from hcgraph.push import BULK_MIN_GRAPHS
+
+    small = BulkServer()
+    assert run(mem_store, small).ok  # type: ignore[attr-defined]
+    assert small.seen == ["PUT"] * ALL
+    with Store(None) as big:
+        n = BULK_MIN_GRAPHS
+        lines = "".join(f"<urn:s> <urn:p> <urn:o{i}> <urn:g{i}> .\n" for i in range(n))
+        big.ox.load(lines.encode(), ox.RdfFormat.N_QUADS)
+        auto = BulkServer()
+        report = run(big, auto)
+        assert report.ok and report.bulk == n  # type: ignore[attr-defined]
+        assert "PUT" not in auto.seen
+        for options in ({"protocol": "update"}, {"bulk": "never"}):
+            other = BulkServer()
+            assert run(big, other, **options).ok  # type: ignore[attr-defined]
+            assert "bulk" not in other.seen
+    fuseki = resolve_endpoint("http://h:3030/ds", "fuseki")
+    assert fuseki.bulk_url is None and ENDPOINT.bulk_url == ENDPOINT.gsp_url

@@ -16,6 +16,7 @@ from rich.progress import (
 )
 
 from ..push import (
+    BULK_MIN_GRAPHS,
     PRESETS,
     PushOptions,
     PushReport,
@@ -60,6 +61,11 @@ def _service_path(service: str, what: str) -> Callable[[F], F]:
     help="gsp: one PUT per graph; update: DROP + INSERT DATA in batches.",
 )  # fmt: skip
 @click.option(
+    "--bulk", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+    help="A first push or --all: load the graphs in large chunks with the store's bulk loader "
+    f"(Oxigraph); auto: when at least {BULK_MIN_GRAPHS} graphs go; never: one PUT per graph.",
+)  # fmt: skip
+@click.option(
     "--mode", type=click.Choice(["replace", "merge"]), default="replace", show_default=True,
     help="Replace each remote graph, or add to it.",
 )  # fmt: skip
@@ -89,6 +95,7 @@ def push_command(
     query_path: str | None,
     update_path: str | None,
     protocol: str,
+    bulk: str,
     mode: str,
     auth_env: str | None,
     ca_bundle: Path | None,
@@ -109,6 +116,7 @@ def push_command(
     replaced whole, nothing stale is left); --protocol update sends DROP SILENT GRAPH +
     INSERT DATA in batches for stores without GSP. Only graphs changed since the last push
     to this endpoint are sent (content hashes in STORE/push-state.json); --all sends all.
+    A first push or --all to Oxigraph goes through its bulk loader instead (--bulk).
 
     A graph the server refuses is reported and the rest continue (exit 3); an unreachable
     server or refused credentials stop the push (exit 1); graphs already acknowledged are
@@ -130,6 +138,7 @@ def push_command(
     options = PushOptions(
         protocol=protocol, mode=mode, concurrency=concurrency, batch=batch, retries=retries,
         timeout=timeout, force=force, verify=verify, dry_run=dry_run, ca_bundle=ca_bundle,
+        bulk=bulk,
     )  # fmt: skip
     options.check()
     _warn_plain_http(target.url, credentials)

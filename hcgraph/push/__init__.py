@@ -8,18 +8,26 @@
 
 Modules: :mod:`.endpoints` (URLs and presets), :mod:`.auth` (credentials), :mod:`.graphs`
 (what is sent, content hashes), :mod:`.gsp` and :mod:`.update` (the two protocols),
-:mod:`.state` (what was pushed where), :mod:`.verify` (remote counts), :mod:`.pusher`
-(orchestration).
+:mod:`.bulk` (a store's bulk loader), :mod:`.state` (what was pushed where), :mod:`.verify`
+(remote counts), :mod:`.pusher` (orchestration).
 """
 
 from .auth import Credentials, credentials_from_env
 from .endpoints import PRESETS, RemoteEndpoint, resolve_endpoint
 from .graphs import LocalGraph, local_graphs
-from .pusher import GraphFailure, PushOptions, PushReport, push_graphs, push_graphs_async
+from .pusher import (
+    BULK_MIN_GRAPHS,
+    GraphFailure,
+    PushOptions,
+    PushReport,
+    push_graphs,
+    push_graphs_async,
+)
 from .state import STATE_FILE, PushState
 from .verify import Mismatch, VerifyReport, remote_counts
 
 __all__ = [
+    "BULK_MIN_GRAPHS",
     "PRESETS",
     "STATE_FILE",
     "Credentials",

@@ -48,7 +48,9 @@ class Preset:
     ``""`` means the endpoint URL itself. ``content_type`` is what the GSP body is sent as:
     the body is always N-Triples, which is also valid Turtle, so stores that only take
     Turtle get ``text/turtle``. ``authenticated`` is ``(gsp, query, update)`` for a push
-    with credentials, where the store has separate services for them.
+    with credentials, where the store has separate services for them. ``bulk``: the GSP
+    service also takes a whole dataset through the store's bulk loader (Oxigraph's
+    ``POST /store?no_transaction`` with TriG, see :mod:`.bulk`).
     """
 
     name: str
@@ -57,12 +59,13 @@ class Preset:
     update: str
     content_type: str = "application/n-triples"
     authenticated: tuple[str, str, str] | None = None
+    bulk: bool = False
 
 
 PRESETS: dict[str, Preset] = {
     p.name: p
     for p in (
-        Preset("oxigraph", "store", "query", "update"),
+        Preset("oxigraph", "store", "query", "update", bulk=True),
         Preset("fuseki", "data", "sparql", "update"),
         Preset("graphdb", "rdf-graphs/service", "", "statements"),
         Preset(
@@ -91,6 +94,8 @@ class RemoteEndpoint:
         query_url: the SPARQL query service (used by ``--verify``).
         update_url: the SPARQL update service (``--protocol update``).
         content_type: the media type GSP bodies are sent with.
+        bulk_url: where many graphs go in one request through the store's bulk loader
+            (:mod:`.bulk`); ``None`` when the store has no such service.
     """
 
     url: str
@@ -98,6 +103,7 @@ class RemoteEndpoint:
     query_url: str
     update_url: str
     content_type: str = "application/n-triples"
+    bulk_url: str | None = None
 
 
 def resolve_endpoint(
@@ -134,12 +140,14 @@ def resolve_endpoint(
         if authenticated and layout.authenticated is not None
         else (layout.gsp, layout.query, layout.update)
     )
+    gsp_url = pick(gsp_path, gsp, "--gsp-path")
     return RemoteEndpoint(
         url=base,
-        gsp_url=pick(gsp_path, gsp, "--gsp-path"),
+        gsp_url=gsp_url,
         query_url=pick(query_path, query, "--query-path"),
         update_url=pick(update_path, update, "--update-path"),
         content_type=layout.content_type,
+        bulk_url=gsp_url if layout.bulk else None,
     )
 
 

@@ -1,10 +1,18 @@
 """Push the store's story graphs to a triple store: orchestration, concurrency, retries.
 
-The local store is read once, graph by graph, in IRI order; each graph is serialised (see
+The local store is read once, graph by graph, in IRI order (on a worker thread, so the
+requests in flight keep going while the next graphs are read); each graph is serialised (see
 :mod:`.graphs`) and compared by content hash with what this endpoint last acknowledged
 (:mod:`.state`). Changed graphs become *jobs* — one graph per Graph Store Protocol PUT, or a
 batch of graphs per SPARQL Update — sent by ``concurrency`` workers over one keep-alive
 connection pool.
+
+A first push (or ``--all``) to a store with a bulk path (Oxigraph: :mod:`.bulk`) sends the
+graphs not yet recorded in large chunks through the server's bulk loader instead, at most
+``_BULK_IN_FLIGHT`` at once; graphs the server already holds are dropped first. Whether that
+happens: ``bulk`` — ``auto`` when at least :data:`BULK_MIN_GRAPHS` graphs are unrecorded,
+``always``, or ``never``. A chunk the server refuses is resent graph by graph (PUT), which
+also replaces whatever part of it the bulk loader had written.
 
 Failures, and what happens next:
 
@@ -28,10 +36,10 @@ import asyncio
 import math
 import ssl
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict, Unpack
+from typing import TYPE_CHECKING, TypedDict, Unpack, cast
 
 import httpx
 
@@ -40,6 +48,7 @@ from ..errors import PushError, first_line, visible
 from ..retry import Backoff
 from ..store import Store
 from .auth import Credentials
+from .bulk import bulk_request, drop_request, remote_graphs
 from .endpoints import RemoteEndpoint
 from .graphs import LocalGraph, local_graphs
 from .gsp import gsp_request
@@ -61,6 +70,14 @@ __all__ = [
 
 PROTOCOLS = ("gsp", "update")
 MODES = ("replace", "merge")
+BULK = ("auto", "always", "never")
+#: ``bulk="auto"``: the fewest graphs to send that make a bulk load worth it. Below that a
+#: push takes seconds either way, and a PUT per graph is all-or-nothing graph by graph.
+BULK_MIN_GRAPHS = 500
+_BULK_CHUNK_BYTES = 8 * 1024 * 1024
+_BULK_IN_FLIGHT = 2  # the bulk loader uses the server's cores itself; more only queue
+_DROP_BATCH = 500
+_READ_BATCH_BYTES = 1024 * 1024  # graphs read per hop to the reading thread
 _MAX_BATCH_BYTES = 8 * 1024 * 1024
 _MAX_RETRY_AFTER = 30.0
 
@@ -83,6 +100,10 @@ class PushOptions:
         verify: afterwards, compare per-graph triple counts on the server with the store.
         dry_run: only work out what would be pushed; send nothing.
         ca_bundle: a PEM file of CA certificates to trust (TLS verification stays on).
+        bulk: ``auto`` (bulk-load the unrecorded graphs, every graph with ``force``, when
+            the endpoint has a bulk path, the protocol is ``gsp`` and there are at least
+            :data:`BULK_MIN_GRAPHS`), ``always`` (however few) or ``never``.
+        bulk_bytes: the size of one bulk-load request body (about).
     """
 
     protocol: str = "gsp"
@@ -96,6 +117,8 @@ class PushOptions:
     verify: bool = False
     dry_run: bool = False
     ca_bundle: Path | None = None
+    bulk: str = "auto"
+    bulk_bytes: int = _BULK_CHUNK_BYTES
 
     def check(self) -> None:
         """Raise :class:`PushError` for an option out of range."""
@@ -103,6 +126,10 @@ class PushOptions:
             raise PushError(f"unknown protocol {self.protocol!r}; choose gsp or update")
         if self.mode not in MODES:
             raise PushError(f"unknown mode {self.mode!r}; choose replace or merge")
+        if self.bulk not in BULK:
+            raise PushError(f"unknown bulk setting {self.bulk!r}; choose auto, always or never")
+        if self.bulk_bytes < 1:
+            raise PushError("bulk_bytes must be positive")
         if not 1 <= self.concurrency <= 64:
             raise PushError("--concurrency must be between 1 and 64")
         if not 1 <= self.batch <= 10_000:
@@ -125,13 +152,15 @@ class GraphFailure:
 class PushReport:
     """The outcome of a push.
 
-    ``graphs`` = ``pushed`` + ``unchanged`` + ``len(failures)`` + ``not_sent``.
+    ``graphs`` = ``pushed`` + ``unchanged`` + ``len(failures)`` + ``not_sent``; ``bulk``
+    of the ``pushed`` graphs went through the server's bulk loader.
     """
 
     endpoint: str
     protocol: str
     graphs: int = 0
     pushed: int = 0
+    bulk: int = 0
     triples: int = 0
     unchanged: int = 0
     failures: list[GraphFailure] = field(default_factory=list)
@@ -168,9 +197,13 @@ class PushReport:
             return [*pending, ("out", Text(f"{would} ({self.unchanged} unchanged)"))]
         lines = [labelled("failed:", "red", f"{v(f.graph)}: {v(f.reason)}") for f in self.failures]
         seconds = max(self.seconds, 1e-9)
+        via = self.protocol
+        if self.bulk:
+            rest = self.pushed - self.bulk
+            via = "bulk load" + (f" ({self.bulk}) and {via} ({rest})" if rest else "")
         summary = (
             f"pushed {self.pushed} graphs ({self.triples:,} triples) to {where} via "
-            f"{self.protocol} in {self.seconds:.1f} s ({self.pushed / seconds:,.0f} graphs/s, "
+            f"{via} in {self.seconds:.1f} s ({self.pushed / seconds:,.0f} graphs/s, "
             f"{self.triples / seconds:,.0f} triples/s); {self.unchanged} unchanged, "
             f"{len(self.failures)} failed"
             + (f", {self.not_sent} not sent" if self.not_sent else "")
@@ -200,12 +233,16 @@ class _Refused(Exception):
     """The server refused this request; other graphs may still go through.
 
     ``server_side``: the server kept failing (5xx/429/timeout) rather than objecting to
-    the data, so splitting a batch would not help.
+    the data, so splitting a batch would not help. ``unsupported``: the server has no such
+    service (a bulk load answered 404/405/415/501).
     """
 
-    def __init__(self, message: str, *, server_side: bool = False) -> None:
+    def __init__(
+        self, message: str, *, server_side: bool = False, unsupported: bool = False
+    ) -> None:
         super().__init__(message)
         self.server_side = server_side
+        self.unsupported = unsupported
 
 
 class PushExtras(TypedDict, total=False):
@@ -317,43 +354,68 @@ class _Run:
         self.on_progress = on_progress
         self.local_counts: dict[str, int] = {}
         self.report = PushReport(endpoint.url, opts.protocol)
+        self.bulk: set[str] = set()  # graphs going in bulk chunks (see _prepare_bulk)
+        self._bulk_off = False  # the server refused the bulk path: graph by graph from now
+        self._bulk_slots = asyncio.Semaphore(min(_BULK_IN_FLIGHT, opts.concurrency))
         self._server_failures = 0  # consecutive jobs lost to server errors
         self._max_server_failures = max(5, 2 * opts.concurrency)
 
     # --- what to send -------------------------------------------------------------------
-    def _changed(self) -> Iterator[LocalGraph]:
-        """Every local graph is counted; the unchanged ones are skipped here."""
-        self.report.graphs = len(self.store.graph_names())
-        for graph in local_graphs(self.store):
-            self.local_counts[graph.iri] = graph.triples
-            if not self.opts.force and self.state.is_current(
-                self.endpoint.url, graph.iri, graph.sha256
-            ):
-                self.report.unchanged += 1
-                self.on_progress(1, 0)
-                continue
-            yield graph
+    def _skip(self, graph: LocalGraph) -> bool:
+        """Count ``graph``; True when it is unchanged since the last push here."""
+        self.local_counts[graph.iri] = graph.triples
+        if not self.opts.force and self.state.is_current(
+            self.endpoint.url, graph.iri, graph.sha256
+        ):
+            self.report.unchanged += 1
+            self.on_progress(1, 0)
+            return True
+        return False
 
-    def _jobs(self) -> Iterator[list[LocalGraph]]:
-        if self.opts.protocol == "gsp":
-            for graph in self._changed():
-                yield [graph]
-            return
+    async def _changed(self) -> AsyncIterator[LocalGraph]:
+        """Every local graph is counted; the unchanged ones are skipped here. The graphs are
+        read on a worker thread (the engine releases the GIL while it reads), a batch per
+        hop, so the event loop keeps the requests in flight moving meanwhile."""
+        graphs = local_graphs(self.store)
+        while batch := await asyncio.to_thread(_read_some, graphs, _READ_BATCH_BYTES):
+            for graph in batch:
+                if not self._skip(graph):
+                    yield graph
+
+    async def _jobs(self) -> AsyncIterator[tuple[str, list[LocalGraph]]]:
+        """``(kind, graphs)``: ``bulk`` chunks for the graphs in ``self.bulk``, the rest one
+        ``gsp`` graph or one ``update`` batch per job."""
         batch: list[LocalGraph] = []
         size = 0
-        for graph in self._changed():
+        chunk: list[LocalGraph] = []
+        chunk_size = 0
+        async for graph in self._changed():
+            if graph.iri in self.bulk:
+                chunk.append(graph)
+                chunk_size += len(graph.body)
+                if chunk_size >= self.opts.bulk_bytes:
+                    yield "bulk", chunk
+                    chunk, chunk_size = [], 0
+                continue
+            if self.opts.protocol == "gsp":
+                yield "gsp", [graph]
+                continue
             full = len(batch) >= self.opts.batch or size + len(graph.body) > _MAX_BATCH_BYTES
             if batch and full:
-                yield batch
+                yield "update", batch
                 batch, size = [], 0
             batch.append(graph)
             size += len(graph.body)
+        if chunk:
+            yield "bulk", chunk
         if batch:
-            yield batch
+            yield "update", batch
 
     def plan_only(self) -> None:
-        for graph in self._changed():
-            self.report.pending.append(graph.iri)
+        self.report.graphs = len(self.store.graph_names())
+        for graph in local_graphs(self.store):
+            if not self._skip(graph):
+                self.report.pending.append(graph.iri)
 
     async def verify(self, client: httpx.AsyncClient) -> VerifyReport:
         """Compare remote triple counts with the local ones. A count query that fails is
@@ -365,17 +427,65 @@ class _Run:
             return VerifyReport(error=self._redact(str(exc)))
         return compare_counts(self.local_counts, remote)
 
+    # --- the bulk path ------------------------------------------------------------------
+    def _bulk_candidates(self, names: Sequence[str]) -> list[str]:
+        """The graphs to bulk-load: the unrecorded ones (all with ``--all``), or none when
+        this push does not take the bulk path."""
+        opts = self.opts
+        if opts.bulk == "never" or opts.protocol != "gsp" or self.endpoint.bulk_url is None:
+            return []
+        recorded = self.state.graphs(self.endpoint.url)
+        wanted = list(names) if opts.force else [g for g in names if g not in recorded]
+        if opts.bulk == "auto" and len(wanted) < BULK_MIN_GRAPHS:
+            return []
+        return wanted
+
+    async def _prepare_bulk(self, client: httpx.AsyncClient) -> None:
+        """Choose the bulk graphs; in replace mode, drop those the server already holds.
+
+        Each is forgotten in the push state first (the journal is synced before anything is
+        dropped or sent): until the server acknowledges its chunk, the server may hold none
+        or part of it, and a rerun must send it again.
+        """
+        wanted = self._bulk_candidates(self.store.graph_names())
+        if not wanted:
+            return
+        url = self.endpoint.url
+        held: set[str] = set()
+        if self.opts.mode == "replace":
+            try:
+                held = await remote_graphs(client, self.endpoint)
+            except PushError:
+                return  # no list, no safe bulk replace: one PUT per graph, as without bulk
+        self.state.forget(url, wanted)
+        stale = [g for g in wanted if g in held]
+        chosen = set(wanted)
+        for start in range(0, len(stale), _DROP_BATCH):
+            iris = stale[start : start + _DROP_BATCH]
+            try:
+                await self._send(client, iris, "drop")
+            except _Abort as exc:
+                self.report.aborted = self._redact(str(exc))
+                return
+            except _Refused:
+                chosen.difference_update(iris)  # these are replaced by a PUT each instead
+        self.bulk = chosen
+
     # --- sending ------------------------------------------------------------------------
     async def send_all(self, client: httpx.AsyncClient) -> None:
-        queue: asyncio.Queue[list[LocalGraph] | None] = asyncio.Queue(self.opts.concurrency * 2)
+        self.report.graphs = len(self.store.graph_names())
+        await self._prepare_bulk(client)
+        depth = self.opts.concurrency if self.bulk else self.opts.concurrency * 2
+        queue: asyncio.Queue[tuple[str, list[LocalGraph]] | None] = asyncio.Queue(depth)
         workers = [
             asyncio.create_task(self._worker(client, queue)) for _ in range(self.opts.concurrency)
         ]
         try:
-            for job in self._jobs():
-                if self.report.aborted is not None:
-                    break
-                await queue.put(job)
+            if self.report.aborted is None:
+                async for job in self._jobs():
+                    if self.report.aborted is not None:
+                        break
+                    await queue.put(job)
         finally:
             for _ in workers:
                 await queue.put(None)
@@ -384,25 +494,43 @@ class _Run:
         r.not_sent = r.graphs - r.pushed - r.unchanged - len(r.failures)
 
     async def _worker(
-        self, client: httpx.AsyncClient, queue: asyncio.Queue[list[LocalGraph] | None]
+        self,
+        client: httpx.AsyncClient,
+        queue: asyncio.Queue[tuple[str, list[LocalGraph]] | None],
     ) -> None:
         while (job := await queue.get()) is not None:
             if self.report.aborted is None:
-                await self._send_job(client, job)
+                await self._send_job(client, *job)
 
-    async def _send_job(self, client: httpx.AsyncClient, job: Sequence[LocalGraph]) -> None:
+    async def _send_job(
+        self, client: httpx.AsyncClient, kind: str, job: Sequence[LocalGraph]
+    ) -> None:
         try:
-            await self._send(client, job)
+            if kind == "bulk" and self._bulk_off:
+                raise _Refused("no bulk path")
+            if kind == "bulk":
+                async with self._bulk_slots:
+                    await self._send(client, job, kind)
+            else:
+                await self._send(client, job, kind)
         except _Abort as exc:
             if self.report.aborted is None:
                 self.report.aborted = self._redact(str(exc))
             return
         except _Refused as exc:
+            if kind == "bulk" and not exc.server_side:
+                # Resend graph by graph: a PUT replaces whatever part of the chunk the bulk
+                # loader had written, and names the graph the server objects to, if any.
+                self._bulk_off = self._bulk_off or exc.unsupported
+                for graph in job:
+                    if self.report.aborted is None:
+                        await self._send_job(client, "gsp", [graph])
+                return
             if len(job) > 1 and not exc.server_side:
                 # Find the graph(s) the server objects to; send the others.
                 for graph in job:
                     if self.report.aborted is None:
-                        await self._send_job(client, [graph])
+                        await self._send_job(client, kind, [graph])
                 return
             reason = self._redact(str(exc))
             self.report.failures.extend(GraphFailure(g.iri, reason) for g in job)
@@ -419,24 +547,40 @@ class _Run:
             self.state.record(self.endpoint.url, graph.iri, graph.sha256)
         triples = sum(g.triples for g in job)
         self.report.pushed += len(job)
+        if kind == "bulk":
+            self.report.bulk += len(job)
         self.report.triples += triples
         self.on_progress(len(job), triples)
 
-    async def _send(self, client: httpx.AsyncClient, job: Sequence[LocalGraph]) -> None:
-        """Send one job, retrying transient failures; return on 2xx."""
+    def _request(
+        self, client: httpx.AsyncClient, job: Sequence[LocalGraph] | Sequence[str], kind: str
+    ) -> httpx.Request:
         mode = self.opts.mode
-        gsp = self.opts.protocol == "gsp"
-        url = self.endpoint.gsp_url if gsp else self.endpoint.update_url
+        if kind == "drop":
+            return drop_request(client, self.endpoint, cast("Sequence[str]", job))
+        graphs = cast("Sequence[LocalGraph]", job)
+        if kind == "bulk":
+            return bulk_request(client, self.endpoint, graphs)
+        if kind == "gsp":
+            return gsp_request(client, self.endpoint, graphs[0], mode)
+        return update_request(client, self.endpoint, graphs, mode)
+
+    async def _send(
+        self, client: httpx.AsyncClient, job: Sequence[LocalGraph] | Sequence[str], kind: str
+    ) -> None:
+        """Send one job (``kind``: gsp, update, bulk or drop), retrying transient failures;
+        return on 2xx."""
+        url = {
+            "gsp": self.endpoint.gsp_url,
+            "bulk": self.endpoint.bulk_url or "",
+        }.get(kind, self.endpoint.update_url)
         problem = ""
         unreachable = False
         last: httpx.Response | None = None
         for attempt in range(self.opts.retries + 1):
             if attempt:
                 await asyncio.sleep(self._delay(attempt, last))
-            if gsp:
-                request = gsp_request(client, self.endpoint, job[0], mode)
-            else:
-                request = update_request(client, self.endpoint, job, mode)
+            request = self._request(client, job, kind)
             self.report.requests += 1
             try:
                 response = await client.send(request)
@@ -466,6 +610,8 @@ class _Run:
             if 300 <= status < 400:
                 where = visible(response.headers.get("Location", "?"))  # the server's text
                 raise _Abort(f"{url} redirects (HTTP {status} to {where}); push to that URL")
+            if kind in ("bulk", "drop") and status in (404, 405, 415, 501):
+                raise _Refused(problem, unsupported=True)  # then graph by graph
             if status in (404, 405):
                 raise _Abort(f"{problem} (wrong path for this store? see --preset, --gsp-path)")
             if status < 500 and status != 429:
@@ -498,3 +644,16 @@ def _snippet(response: httpx.Response) -> str:
     text = response.content[:300].decode("utf-8", "replace").strip()
     line = text.splitlines()[0] if text else ""
     return f": {visible(line[:200])}" if line else ""
+
+
+def _read_some(graphs: Iterator[LocalGraph], budget: int) -> list[LocalGraph]:
+    """The next graphs of ``graphs``, about ``budget`` bytes of them (at least one unless
+    exhausted): one hop's worth for the reading thread."""
+    out: list[LocalGraph] = []
+    size = 0
+    for graph in graphs:
+        out.append(graph)
+        size += len(graph.body)
+        if size >= budget:
+            break
+    return out

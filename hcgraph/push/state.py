@@ -10,7 +10,10 @@ Each acknowledgement is also appended, as it comes, to a journal beside the stat
 (``push-state.journal``, one JSON line per graph, written straight to the file: a push that
 is killed, even with ``kill -9``, keeps every line written before). It is ``fsync``-ed every
 :data:`SYNC_EVERY` lines, so a power cut loses at most that many acknowledgements, which a
-rerun sends again. Loading the state folds the journal in (a torn last line is ignored);
+rerun sends again. A graph about to be sent in a way that is not all-or-nothing (a bulk load,
+:mod:`.bulk`) is *forgotten* first (a line with ``"sha256": null``): if the push stops
+before the server acknowledged it, the server may hold part of it, and the rerun must send
+it again. Loading the state folds the journal in (a torn last line is ignored);
 saving writes the whole state to ``push-state.json`` and then removes the journal.
 
 If the remote store is wiped or changed by someone else, the state cannot know: use
@@ -22,6 +25,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -76,10 +80,15 @@ class PushState:
                 entry = json.loads(line)
             except ValueError:
                 continue  # a line torn by the kill: that graph is sent again
-            if isinstance(entry, dict) and all(
-                isinstance(entry.get(k), str) for k in ("endpoint", "graph", "sha256")
+            if not isinstance(entry, dict) or not all(
+                isinstance(entry.get(k), str) for k in ("endpoint", "graph")
             ):
-                self.graphs(entry["endpoint"])[entry["graph"]] = entry["sha256"]
+                continue
+            sha256 = entry.get("sha256")
+            if isinstance(sha256, str):
+                self.graphs(entry["endpoint"])[entry["graph"]] = sha256
+            elif sha256 is None and "sha256" in entry:  # forgotten (see forget)
+                self.graphs(entry["endpoint"]).pop(entry["graph"], None)
 
     @classmethod
     def for_store(cls, directory: Path | None) -> PushState:
@@ -104,15 +113,42 @@ class PushState:
             PushError: the journal cannot be written (disk full, permission denied).
         """
         self.graphs(endpoint)[iri] = sha256
+        line = json.dumps({"endpoint": endpoint, "graph": iri, "sha256": sha256})
+        self._append(line.encode("utf-8") + b"\n", 1)
+
+    def forget(self, endpoint: str, iris: Iterable[str]) -> None:
+        """Drop what ``endpoint`` last acknowledged for ``iris``, in memory and in the journal
+        (written and ``fsync``-ed before returning), so a push that stops before the server
+        acknowledges them again sends them again. Called before a graph is replaced in a way
+        that is not atomic (dropped, then bulk-loaded). Graphs not recorded cost nothing.
+
+        Raises:
+            PushError: the journal cannot be written.
+        """
+        graphs = self.graphs(endpoint)
+        gone = [iri for iri in iris if graphs.pop(iri, None) is not None]
+        if not gone:
+            return
+        lines = b"".join(
+            json.dumps({"endpoint": endpoint, "graph": iri, "sha256": None}).encode() + b"\n"
+            for iri in gone
+        )
+        self._append(lines, len(gone))
+        try:
+            self.sync()
+        except OSError as exc:
+            raise PushError(f"cannot record the push state in {self.journal}: {exc}") from None
+
+    def _append(self, data: bytes, lines: int) -> None:
+        """Append whole journal lines in one ``write``; ``fsync`` every :data:`SYNC_EVERY`."""
         if self.journal is None:
             return
-        line = json.dumps({"endpoint": endpoint, "graph": iri, "sha256": sha256})
         try:
             if self._fd is None:
                 flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
                 self._fd = os.open(self.journal, flags, 0o666)
-            os.write(self._fd, line.encode("utf-8") + b"\n")
-            self._unsynced += 1
+            os.write(self._fd, data)
+            self._unsynced += lines
             if self._unsynced >= SYNC_EVERY:
                 self.sync()
         except OSError as exc:
