@@ -488,3 +488,36 @@ def test_tooltips_wrap_long_unbroken_strings(cstore: Store) -> None:
     assert any("overflow-wrap: anywhere" in r and "pre-wrap" in r for r in rules), rules
     rules = re.findall(r"#tip \{[^}]*\}", render_map(graph, renderer="webgl"))
     assert any("overflow-wrap: anywhere" in r for r in rules), rules
+
+
+def test_publisher_layout_groups_stories_by_the_manifests_they_cite() -> None:
+    """A story citing one of the publisher's manifests sits nearer that manifest than any
+    other; stories citing the same set sit together (the old rings made a solid disc)."""
+    import math
+
+    from hcgraph.viz.layout import publisher_layout
+
+    g = nx.DiGraph(view="publisher", focus="pub")
+    g.add_node("pub", type="Publisher", stories=400)
+    for m in range(12):
+        g.add_node(f"m{m}", type="Manifest", stories=0)
+        g.add_edge(f"m{m}", "pub")
+    for k in range(400):
+        cited = [f"m{k % 12}"] if k % 5 else [f"m{k % 12}", f"m{(k + 3) % 12}"]
+        g.add_node(f"s{k}", type="Story", date=f"2026-01-{1 + k % 28:02d}", newsrooms=["n"])
+        for m in cited:
+            g.add_edge(f"s{k}", m)
+    pos = publisher_layout(g)
+    assert set(pos) == set(g)
+
+    def dist(a: str, b: str) -> float:
+        return math.dist(pos[a], pos[b])
+
+    manifests = [f"m{m}" for m in range(12)]
+    for s in (f"s{k}" for k in range(400) if k % 5):
+        (own,) = g.successors(s)
+        assert min(manifests, key=lambda m: dist(s, m)) == own, s
+    # Stories citing the same pair sit nearer one another than the map's radius / 4.
+    radius = max(math.hypot(*p) for p in pos.values())
+    pair = [f"s{k}" for k in range(400) if k % 5 == 0 and k % 12 == 0]
+    assert len(pair) > 3 and max(dist(a, b) for a in pair for b in pair) < radius / 4
