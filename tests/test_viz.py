@@ -391,7 +391,11 @@ def test_to_pyvis_gives_the_views_nodes_edges_and_titles(cstore: Store) -> None:
         assert "vis.DataSet" in html and graph.graph["focus"] in html
 
 
-def test_publisher_view_layout_is_rings(cstore: Store, corpus: list[dict[str, Any]]) -> None:
+def test_publisher_view_layout_is_a_ring_with_groups(
+    cstore: Store, corpus: list[dict[str, Any]]
+) -> None:
+    """The publisher in the centre, its manifests on a ring; a story citing one of them
+    outside the ring (nearest that manifest), a story citing several inside it."""
     name = corpus[1]["manifests"][0]["source_name"]
     graph = citation_graph(cstore, "publisher", name)
     pos = compute_layout(graph)
@@ -404,16 +408,17 @@ def test_publisher_view_layout_is_rings(cstore: Store, corpus: list[dict[str, An
     manifests = [n for n, a in graph.nodes(data=True) if a["type"] == "Manifest"]
     stories = [n for n, a in graph.nodes(data=True) if a["type"] == "Story"]
     assert manifests and stories
-    assert max(radius(m) for m in manifests) < min(radius(s) for s in stories)
-
-    # Stories of one newsroom sit next to each other around the ring.
-    def around(s: str) -> tuple[int, float]:
-        return round(radius(s) / 20), math.atan2(pos[s][1], pos[s][0]) % (2 * math.pi)
-
-    order = sorted(stories, key=around)
-    rooms = [graph.nodes[s]["newsrooms"] for s in order]
-    runs = sum(1 for i, r in enumerate(rooms) if i == 0 or r != rooms[i - 1])
-    assert runs == len({r for r in rooms})
+    ring = max(radius(m) for m in manifests)
+    assert min(radius(m) for m in manifests) > 0.99 * ring
+    cited = {s: [m for m in graph.successors(s) if m in manifests] for s in stories}
+    single = [s for s in stories if len(cited[s]) == 1]
+    several = [s for s in stories if len(cited[s]) > 1]
+    assert single
+    for s in single:
+        assert radius(s) > ring
+        near = min(manifests, key=lambda m: math.dist(pos[s], pos[m]))
+        assert near == cited[s][0], s
+    assert all(radius(s) < ring for s in several)
 
 
 @pytest.mark.parametrize("view", ["all", "pie"])
