@@ -391,7 +391,11 @@ def test_to_pyvis_gives_the_views_nodes_edges_and_titles(cstore: Store) -> None:
         assert "vis.DataSet" in html and graph.graph["focus"] in html
 
 
-def test_publisher_view_layout_is_rings(cstore: Store, corpus: list[dict[str, Any]]) -> None:
+def test_publisher_view_layout_is_a_ring_with_groups(
+    cstore: Store, corpus: list[dict[str, Any]]
+) -> None:
+    """The publisher in the centre, its manifests on a ring; a story citing one of them
+    outside the ring (nearest that manifest), a story citing several inside it."""
     name = corpus[1]["manifests"][0]["source_name"]
     graph = citation_graph(cstore, "publisher", name)
     pos = compute_layout(graph)
@@ -404,16 +408,17 @@ def test_publisher_view_layout_is_rings(cstore: Store, corpus: list[dict[str, An
     manifests = [n for n, a in graph.nodes(data=True) if a["type"] == "Manifest"]
     stories = [n for n, a in graph.nodes(data=True) if a["type"] == "Story"]
     assert manifests and stories
-    assert max(radius(m) for m in manifests) < min(radius(s) for s in stories)
-
-    # Stories of one newsroom sit next to each other around the ring.
-    def around(s: str) -> tuple[int, float]:
-        return round(radius(s) / 20), math.atan2(pos[s][1], pos[s][0]) % (2 * math.pi)
-
-    order = sorted(stories, key=around)
-    rooms = [graph.nodes[s]["newsrooms"] for s in order]
-    runs = sum(1 for i, r in enumerate(rooms) if i == 0 or r != rooms[i - 1])
-    assert runs == len({r for r in rooms})
+    ring = max(radius(m) for m in manifests)
+    assert min(radius(m) for m in manifests) > 0.99 * ring
+    cited = {s: [m for m in graph.successors(s) if m in manifests] for s in stories}
+    single = [s for s in stories if len(cited[s]) == 1]
+    several = [s for s in stories if len(cited[s]) > 1]
+    assert single
+    for s in single:
+        assert radius(s) > ring
+        near = min(manifests, key=lambda m: math.dist(pos[s], pos[m]))
+        assert near == cited[s][0], s
+    assert all(radius(s) < ring for s in several)
 
 
 @pytest.mark.parametrize("view", ["all", "pie"])
@@ -488,3 +493,36 @@ def test_tooltips_wrap_long_unbroken_strings(cstore: Store) -> None:
     assert any("overflow-wrap: anywhere" in r and "pre-wrap" in r for r in rules), rules
     rules = re.findall(r"#tip \{[^}]*\}", render_map(graph, renderer="webgl"))
     assert any("overflow-wrap: anywhere" in r for r in rules), rules
+
+
+def test_publisher_layout_groups_stories_by_the_manifests_they_cite() -> None:
+    """A story citing one of the publisher's manifests sits nearer that manifest than any
+    other; stories citing the same set sit together (the old rings made a solid disc)."""
+    import math
+
+    from hcgraph.viz.layout import publisher_layout
+
+    g = nx.DiGraph(view="publisher", focus="pub")
+    g.add_node("pub", type="Publisher", stories=400)
+    for m in range(12):
+        g.add_node(f"m{m}", type="Manifest", stories=0)
+        g.add_edge(f"m{m}", "pub")
+    for k in range(400):
+        cited = [f"m{k % 12}"] if k % 5 else [f"m{k % 12}", f"m{(k + 3) % 12}"]
+        g.add_node(f"s{k}", type="Story", date=f"2026-01-{1 + k % 28:02d}", newsrooms=["n"])
+        for m in cited:
+            g.add_edge(f"s{k}", m)
+    pos = publisher_layout(g)
+    assert set(pos) == set(g)
+
+    def dist(a: str, b: str) -> float:
+        return math.dist(pos[a], pos[b])
+
+    manifests = [f"m{m}" for m in range(12)]
+    for s in (f"s{k}" for k in range(400) if k % 5):
+        (own,) = g.successors(s)
+        assert min(manifests, key=lambda m: dist(s, m)) == own, s
+    # Stories citing the same pair sit nearer one another than the map's radius / 4.
+    radius = max(math.hypot(*p) for p in pos.values())
+    pair = [f"s{k}" for k in range(400) if k % 5 == 0 and k % 12 == 0]
+    assert len(pair) > 3 and max(dist(a, b) for a in pair for b in pair) < radius / 4

@@ -14,9 +14,10 @@ stay draggable.
   in place of publishers: each community's sources and publishers in one spiral, the
   communities on the ring, stories at the weighted centre of what they cite; so the map's
   default colouring (by community) shows as regions.
-- ``publisher``: rings: the focus publisher in the centre, its manifests on a ring around
-  it (most-cited first), the citing stories (or story groups) on outer rings, grouped by
-  newsroom, then by date.
+- ``publisher``: the focus publisher in the centre, its manifests on a ring around it
+  (most-cited first), the citing stories (or story groups) grouped by the set of its
+  manifests they cite: a group citing one sits just outside it, a group citing several
+  inside the ring between them; each group a small spiral, by newsroom, then date.
 - ``story``: a layered (left → right) provenance trail: story, sections, paragraphs and key
   facts, claims, manifests, source documents, publishers; each column ordered by the mean
   position of its parents so edges cross little.
@@ -248,7 +249,14 @@ def _part_order(iri: str) -> tuple[int, ...]:
 
 
 def publisher_layout(graph: nx.DiGraph) -> Positions:
-    """The focus publisher in the centre, its manifests around it, citing stories outside."""
+    """The focus publisher in the centre, its manifests on a ring, the citing stories grouped.
+
+    Stories (or story groups) citing the same set of the publisher's manifests form one
+    group, drawn as a small sunflower: a group citing one manifest sits just outside it
+    (biggest groups first, so the ring reads as "who is cited by how many"); a group citing
+    several sits inside the ring at the circular mean of their angles, nearer the centre the
+    more it cites. One ring of stories per manifest order was a solid disc at 1k+ stories.
+    """
     focus = graph.graph.get("focus")
     kinds: dict[str, list[str]] = defaultdict(list)
     for n, attrs in graph.nodes(data=True):
@@ -258,26 +266,49 @@ def publisher_layout(graph: nx.DiGraph) -> Positions:
         pos[focus] = (0.0, 0.0)
     stories_of = {n: a.get("stories", 0) or 0 for n, a in graph.nodes(data=True)}
     manifests = sorted(kinds["Manifest"], key=lambda m: (-stories_of[m], m))
-    inner = max(4 * _SPACING, len(manifests) * _SPACING * 1.2 / (2 * math.pi))
-    for k, m in enumerate(manifests):
-        angle = 2 * math.pi * k / max(1, len(manifests))
+    angle_of: dict[str, float] = {}
+    citing: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    ring = set(manifests)
+    for n in graph:
+        if n not in ring and n not in pos:
+            citing[tuple(sorted(m for m in graph.successors(n) if m in ring))].append(n)
+    # A manifest's arc is as wide as its single-manifest group needs.
+    alone = {m: len(citing.get((m,), ())) for m in manifests}
+    widths = [max(1.0, math.sqrt(alone[m])) for m in manifests]
+    total = sum(widths) or 1.0
+    inner = max(4 * _SPACING, total * _SPACING * 1.4 / (2 * math.pi))
+    at = 0.0
+    for m, w in zip(manifests, widths, strict=True):
+        angle = 2 * math.pi * (at + w / 2) / total
+        at += w
+        angle_of[m] = angle
         pos[m] = (inner * math.cos(angle), inner * math.sin(angle))
 
     def room(n: str) -> tuple[str, str, str]:
         a = graph.nodes[n]
         return (a["newsrooms"][0] if a.get("newsrooms") else "~", a.get("date", ""), n)
 
-    outer = sorted((n for n in graph if n not in pos), key=room)
     step = _SPACING * 0.7
-    radius = max(inner + 5 * _SPACING, len(outer) * step / (2 * math.pi))
-    # One ring up to ~600 stories; more wind outwards on concentric rings, still in order.
-    per_ring = max(1, int(2 * math.pi * radius / step))
-    for k, n in enumerate(outer):
-        ring, slot = divmod(k, per_ring)
-        count = min(per_ring, len(outer) - ring * per_ring)
-        angle = 2 * math.pi * slot / count
-        r = radius + ring * step
-        pos[n] = (r * math.cos(angle), r * math.sin(angle))
+    for cited, members in sorted(citing.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        members.sort(key=room)
+        if cited:
+            cx = sum(math.cos(angle_of[m]) for m in cited)
+            cy = sum(math.sin(angle_of[m]) for m in cited)
+            angle = math.atan2(cy, cx)
+        else:
+            angle = 0.0
+        spread = step * math.sqrt(len(members))
+        if len(cited) == 1:
+            r = inner + 2 * _SPACING + spread
+        elif cited:
+            r = inner * max(0.25, 0.85 - 0.15 * (len(cited) - 2))
+        else:
+            r = inner + 4 * _SPACING
+        ax, ay = r * math.cos(angle), r * math.sin(angle)
+        for k, n in enumerate(members):
+            d = step * math.sqrt(k + 0.5)
+            t = k * _GOLDEN
+            pos[n] = (ax + d * math.cos(t), ay + d * math.sin(t))
     return pos
 
 

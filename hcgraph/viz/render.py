@@ -423,6 +423,9 @@ def gl_payload(graph: nx.DiGraph, payload: dict[str, Any]) -> None:
     index = {n: k for k, members in enumerate(clusters) for n in members}
     for node in payload["nodes"]:
         node["c"] = index.get(node["id"], -1)
+        # vis-network's shape and size: the WebGL page sizes nodes itself (less to parse).
+        node.pop("shape", None)
+        node.pop("size", None)
 
     def weight(n: str) -> tuple[int, str]:
         a = graph.nodes[n]

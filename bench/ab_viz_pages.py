@@ -1,0 +1,109 @@
+"""A/B two map pages in one Chromium run: first frame and interaction, alternately.
+
+For changes to the map pages' scripts: the same map written by two trees (e.g. the tree
+before a change with ``PYTHONPATH=<old tree>``) is opened alternately, ``--rounds`` times
+each, so both see the same machine load. Per page and round: the first frame
+(``window.hcmapReady``), the page's step marks (``hcmap:*``, WebGL page), and for a
+click-highlight of the top source, a search for a word of its title and a date-range
+change (the first four weeks): the script cost (call → return) and call → end of the next
+frame (two ``requestAnimationFrame`` turns), each the median of 3.
+
+Usage::
+
+    python bench/ab_viz_pages.py --rounds 3 old.html new.html
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+
+_TIMED = """
+async ([action, arg]) => {
+  const frame = () => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  const script = [], framed = [];
+  for (let i = 0; i < 3; i++) {
+    await frame();
+    const t0 = performance.now();
+    if (action === "setDates") { hcmap.setDates(arg[0], arg[1]); } else { hcmap[action](arg); }
+    const t1 = performance.now();
+    await frame();
+    script.push(t1 - t0); framed.push(performance.now() - t0);
+    hcmap.reset();
+    await frame();
+  }
+  script.sort((a, b) => a - b); framed.sort((a, b) => a - b);
+  return [script[1], framed[1]];
+}
+"""
+
+
+def measure(browser: Any, path: Path) -> dict[str, Any]:
+    """One load of ``path``: first frame, marks, and the three interactions."""
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.route("**/*", lambda r: r.abort() if r.request.url.startswith("http") else r.continue_())
+    page.goto(path.as_uri(), wait_until="commit")
+    page.wait_for_function("() => window.hcmapReady !== undefined", timeout=600_000, polling=100)
+    row: dict[str, Any] = {"load": round(os.getloadavg()[0], 1)}
+    row["first_ms"] = round(page.evaluate("window.hcmapReady"))
+    row["marks"] = page.evaluate(
+        "performance.getEntriesByType('mark').map(m => [m.name, Math.round(m.startTime)])"
+    )
+    top = page.evaluate("hcmap.ranking.sources[0]")
+    word = max(top["label"].split(), key=len).strip(":,.…")
+    span = page.evaluate("hcmap.dateRange ? hcmap.dateRange() : null")
+    actions: list[tuple[str, str, Any]] = [
+        ("click", "highlight", top["id"]),
+        ("search", "search", word),
+    ]
+    if span and span["min"]:
+        actions.append(("dates", "setDates", [span["min"], span["min"][:8] + "28"]))
+    for key, action, arg in actions:
+        script, framed = page.evaluate(_TIMED, [action, arg])
+        row[key] = [round(script), round(framed)]
+    page.close()
+    return row
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("pages", nargs="+", type=Path)
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    rows: dict[str, list[dict[str, Any]]] = {str(p): [] for p in args.pages}
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        for _ in range(args.rounds):
+            for p in args.pages:
+                rows[str(p)].append(measure(browser, p))
+                print(p.name, json.dumps(rows[str(p)][-1]), flush=True)
+        browser.close()
+    print("| page | load | first frame ms | click ms (script / to frame) "
+          "| search ms | date range ms |")  # fmt: skip
+    print("|---|---|---|---|---|---|")
+    for p, rs in rows.items():
+
+        def med(key: str, i: int, rs: list[dict[str, Any]] = rs) -> str:
+            vals = [r[key][i] for r in rs if key in r]
+            return f"{statistics.median(vals):.0f}" if vals else "—"
+
+        loads = f"{min(r['load'] for r in rs)} to {max(r['load'] for r in rs)}"
+        first = statistics.median(r["first_ms"] for r in rs)
+        cells = [f"{med(k, 0)} / {med(k, 1)}" for k in ("click", "search", "dates")]
+        print(f"| {Path(p).name} | {loads} | {first:.0f} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
