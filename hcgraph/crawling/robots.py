@@ -62,12 +62,7 @@ class Robots:
         """
         if not self.enabled:
             return None
-        parts = urlsplit(url)
-        origin = urlunsplit((parts.scheme, parts.netloc, "", "", ""))
-        task = self._rules.get(origin)
-        if task is None:
-            task = self._rules[origin] = asyncio.ensure_future(self._load(origin))
-        rules = await asyncio.shield(task)
+        origin, rules = await self._rules_of(url)
         if rules.allows(url):
             return None
         if rules.parser is None:
@@ -80,15 +75,19 @@ class Robots:
         ignored (``--ignore-robots``: the caller reads it itself if asked to)."""
         if not self.enabled:
             return None
+        _origin, rules = await self._rules_of(url)
+        if rules.parser is None:
+            return []
+        return list(dict.fromkeys(rules.parser.sitemaps))
+
+    async def _rules_of(self, url: str) -> tuple[str, _Rules]:
+        """``url``'s origin and its robots.txt rules (fetched once per origin)."""
         parts = urlsplit(url)
         origin = urlunsplit((parts.scheme, parts.netloc, "", "", ""))
         task = self._rules.get(origin)
         if task is None:
             task = self._rules[origin] = asyncio.ensure_future(self._load(origin))
-        rules = await asyncio.shield(task)
-        if rules.parser is None:
-            return []
-        return list(dict.fromkeys(rules.parser.sitemaps))
+        return origin, await asyncio.shield(task)
 
     async def _load(self, origin: str) -> _Rules:
         robots_url = origin + "/robots.txt"

@@ -26,9 +26,9 @@ from collections.abc import Sequence
 import httpx
 import pyoxigraph as ox
 
-from ..errors import PushError, first_line
 from .endpoints import RemoteEndpoint
 from .graphs import LocalGraph
+from .verify import remote_select
 
 __all__ = ["GRAPHS_QUERY", "bulk_body", "bulk_request", "drop_request", "remote_graphs"]
 
@@ -78,26 +78,7 @@ async def remote_graphs(client: httpx.AsyncClient, endpoint: RemoteEndpoint) -> 
     Raises:
         PushError: the query failed or the answer is not SPARQL JSON results.
     """
-    url = endpoint.query_url
-    try:
-        response = await client.post(
-            url,
-            data={"query": GRAPHS_QUERY},
-            headers={"Accept": "application/sparql-results+json"},
-        )
-    except httpx.TransportError as exc:
-        raise PushError(f"cannot reach {url}: {first_line(exc)}") from exc
-    if response.status_code >= 300:
-        raise PushError(f"listing the server's graphs: HTTP {response.status_code} from {url}")
-    try:
-        answer = ox.parse_query_results(response.content, ox.QueryResultsFormat.JSON)
-        if not isinstance(answer, ox.QuerySolutions):
-            raise ValueError("a boolean answer")
-        names: set[str] = set()
-        for row in answer:
-            graph = row["g"]
-            if isinstance(graph, ox.NamedNode):
-                names.add(graph.value)
-        return names
-    except (SyntaxError, ValueError, KeyError) as exc:
-        raise PushError(f"{url} did not answer with SPARQL JSON results") from exc
+    rows = await remote_select(
+        client, endpoint, GRAPHS_QUERY, ("g",), "listing the server's graphs: "
+    )
+    return {g.value for (g,) in rows if isinstance(g, ox.NamedNode)}

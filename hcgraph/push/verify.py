@@ -63,26 +63,39 @@ async def remote_counts(client: httpx.AsyncClient, endpoint: RemoteEndpoint) -> 
     Raises:
         PushError: the query failed or the answer is not SPARQL JSON results.
     """
+    counts: dict[str, int] = {}
+    for graph, n in await remote_select(client, endpoint, COUNT_QUERY, ("g", "n"), "verify: "):
+        if isinstance(graph, ox.NamedNode) and isinstance(n, ox.Literal):
+            counts[graph.value] = int(n.value)
+    return counts
+
+
+async def remote_select(
+    client: httpx.AsyncClient,
+    endpoint: RemoteEndpoint,
+    query: str,
+    variables: tuple[str, ...],
+    doing: str = "",
+) -> list[tuple[object, ...]]:
+    """The rows (``variables`` in order) of a SELECT on the server's query endpoint.
+
+    Raises:
+        PushError: prefixed ``doing``: the server could not be reached, answered an HTTP
+            error, or not with SPARQL JSON results.
+    """
     url = endpoint.query_url
     try:
         response = await client.post(
-            url,
-            data={"query": COUNT_QUERY},
-            headers={"Accept": "application/sparql-results+json"},
+            url, data={"query": query}, headers={"Accept": "application/sparql-results+json"}
         )
     except httpx.TransportError as exc:
-        raise PushError(f"verify: cannot reach {url}: {first_line(exc)}") from exc
+        raise PushError(f"{doing}cannot reach {url}: {first_line(exc)}") from exc
     if response.status_code >= 300:
-        raise PushError(f"verify: HTTP {response.status_code} from {url}")
+        raise PushError(f"{doing}HTTP {response.status_code} from {url}")
     try:
         answer = ox.parse_query_results(response.content, ox.QueryResultsFormat.JSON)
         if not isinstance(answer, ox.QuerySolutions):
             raise ValueError("a boolean answer")
-        counts: dict[str, int] = {}
-        for row in answer:
-            graph, n = row["g"], row["n"]
-            if isinstance(graph, ox.NamedNode) and isinstance(n, ox.Literal):
-                counts[graph.value] = int(n.value)
-        return counts
+        return [tuple(row[v] for v in variables) for row in answer]
     except (SyntaxError, ValueError, KeyError) as exc:
-        raise PushError(f"verify: {url} did not answer with SPARQL JSON results") from exc
+        raise PushError(f"{doing}{url} did not answer with SPARQL JSON results") from exc
