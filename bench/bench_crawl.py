@@ -2,8 +2,9 @@
 
     python bench/bench_crawl.py [--stories 5000] [--concurrency 8]
 
-Serves N generated stories as static files from nginx (Debian ``nginx-light``; started here
-on a free loopback port with a temporary config, stopped afterwards), then measures:
+Serves N generated stories as static files from nginx (Debian ``nginx-light``, not installed by
+``scripts/install-test-deps``: ``sudo apt-get install nginx-light``; started here on a free
+loopback port with a temporary config, stopped afterwards), then measures:
 
 * ``hcgraph ingest`` of the same N stories from local files — the processing floor;
 * a bare asyncio + httpx loop fetching the same N URLs with the same concurrency — the

@@ -26,6 +26,7 @@ _EXPORTS: dict[str, str] = {
     "AuditReport": ".provenance",
     "AuditOptions": ".provenance",
     "Archive": ".archive",
+    "ArchiveError": ".errors",
     "CheckError": ".errors",
     "CheckReport": ".checking",
     "CrawlError": ".errors",
@@ -54,6 +55,7 @@ _EXPORTS: dict[str, str] = {
     "QueryResult": ".queries",
     "RebuildReport": ".rebuilding",
     "SavedQuery": ".queries",
+    "ServeError": ".errors",
     "Store": ".store",
     "StoreBusyError": ".errors",
     "StoreDamagedError": ".errors",
@@ -118,6 +120,7 @@ if TYPE_CHECKING:
     from .crawling import crawl as crawl
     from .demo import run_demo as run_demo
     from .dump import write_shards as write_shards
+    from .errors import ArchiveError as ArchiveError
     from .errors import CheckError as CheckError
     from .errors import CrawlError as CrawlError
     from .errors import ExportError as ExportError
@@ -128,6 +131,7 @@ if TYPE_CHECKING:
     from .errors import ProvenanceError as ProvenanceError
     from .errors import PushError as PushError
     from .errors import QueryError as QueryError
+    from .errors import ServeError as ServeError
     from .errors import StoreBusyError as StoreBusyError
     from .errors import StoreDamagedError as StoreDamagedError
     from .errors import StoreError as StoreError

@@ -7,9 +7,9 @@ never torn:
 * the data goes to a temporary file beside the target, is flushed and ``fsync``-ed, then
   renamed over the target, and the directory is ``fsync``-ed too (a power cut after the
   rename keeps the new file);
-* the file gets the usual mode, ``0666 & ~umask`` (a temporary file is created ``0600``;
-  left as is, every output would be private). ``private=True`` keeps ``0600``, for files
-  holding secrets;
+* the file gets the usual mode, ``0666 & ~umask``: the temporary file is created with it
+  (the kernel applies the umask, as for any new file; ``tempfile.mkstemp`` would make every
+  output private). ``private=True`` creates it ``0600``, for files holding secrets;
 * an :class:`OSError` (no such directory, permission denied, disk full) becomes one
   :class:`~hcgraph.errors.OutputError` naming the path, which the CLI prints as one line;
 * a symlink is written through, not replaced: its target gets the new file and the link
@@ -31,8 +31,8 @@ import contextlib
 import io
 import os
 import re
+import secrets
 import stat
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO, TextIO
@@ -43,7 +43,6 @@ __all__ = [
     "atomic_text_writer",
     "atomic_writer",
     "ensure_dir",
-    "file_mode",
     "read_at_most",
     "sync_dir",
     "write_atomic",
@@ -70,19 +69,6 @@ def read_at_most(handle: BinaryIO, limit: int) -> bytes:
         pieces.append(piece)
         left -= len(piece)
     return b"".join(pieces)
-
-
-def file_mode() -> int:
-    """``0666 & ~umask``: the mode a plain ``open(path, "w")`` would give a new file."""
-    try:  # Linux: read the umask without changing it (os.umask is process-wide)
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("Umask:"):
-                return 0o666 & ~int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return 0o666 & ~mask
 
 
 def ensure_dir(path: Path) -> None:
@@ -119,12 +105,13 @@ def atomic_writer(
     if fd is not None or straight:  # a device, FIFO or stdout: a rename would replace it
         yield from _write_through(target, fd)
         return
+    mode = 0o600 if private else 0o666
     try:
         try:
-            fd, tmp = _temp_beside(dest)
+            fd, tmp = _temp_beside(dest, mode)
         except FileNotFoundError:  # the directory is missing: make it (only then: a crawl
             ensure_dir(dest.parent)  # writes thousands of files into existing folders)
-            fd, tmp = _temp_beside(dest)
+            fd, tmp = _temp_beside(dest, mode)
     except OSError as exc:
         raise OutputError(f"{target}: cannot write: {_why(exc)}") from None
     try:
@@ -133,7 +120,6 @@ def atomic_writer(
             raw.flush()
             if durable:
                 os.fsync(raw.fileno())
-        os.chmod(tmp, 0o600 if private else file_mode())
         os.replace(tmp, dest)
         if durable:
             sync_dir(dest.parent)
@@ -227,8 +213,11 @@ def _write_through(target: Path, fd: int | None = None) -> Iterator[BinaryIO]:
         raise OutputError(f"{target}: cannot write: {_why(exc)}") from None
 
 
-def _temp_beside(target: Path) -> tuple[int, str]:
-    return tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+def _temp_beside(target: Path, mode: int) -> tuple[int, str]:
+    """A new temporary file beside ``target``, created with ``mode`` less the umask (a
+    random name, ``O_EXCL``: never an existing file or link)."""
+    tmp = str(target.parent / f".{target.name}.{secrets.token_hex(8)}.tmp")
+    return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode), tmp
 
 
 def sync_dir(directory: Path) -> None:

@@ -7,9 +7,6 @@ directory)::
     STORE/archive/
       packs/20261201T102200.123456Z-<pid>.pack
                         append-only pack files: one per crawl (a new one every 256 MiB)
-      bodies/ab/abcdef…, records/DAY/TIME-URLHASH.json
-                        the layout before packs (one file per body and per fetch):
-                        still read, no longer written
 
 A pack is a sequence of entries, each a one-line ASCII header, the payload and a newline::
 
@@ -61,7 +58,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
 from . import _io
-from .errors import CrawlError, OutputError
+from .errors import ArchiveError, OutputError
 
 __all__ = ["PACK_LIMIT", "Archive", "FetchRecord"]
 
@@ -113,7 +110,7 @@ class FetchRecord:
     @property
     def sort_key(self) -> str:
         """``TIME-URLHASH``: fetch time (UTC, to the microsecond), then 12 hex of the URL's
-        SHA-256. Records are read in this order (the old layout's file names)."""
+        SHA-256. Records are read in this order."""
         stamp = self.time.astimezone(dt.UTC).strftime("%Y%m%dT%H%M%S.%fZ")
         return f"{stamp}-{hashlib.sha256(self.url.encode()).hexdigest()[:12]}"
 
@@ -201,13 +198,6 @@ def _next_header(handle: BinaryIO, start: int, size: int) -> int:
     return size
 
 
-class _Old(NamedTuple):
-    """A record file of the old layout."""
-
-    path: Path
-    key: str
-
-
 class Archive:
     """A raw archive directory (created on first write).
 
@@ -218,9 +208,6 @@ class Archive:
     def __init__(self, directory: Path | str) -> None:
         self.directory = Path(directory)
         self.packs = self.directory / "packs"
-        self.bodies = self.directory / "bodies"  # the old layout
-        self.records_dir = self.directory / "records"  # the old layout
-        self._old_bodies = self.bodies.is_dir()  # never created now: checked once
         self._lock = threading.Lock()
         self._index: dict[str, _Entry] | None = None  # body SHA-256 → its newest copy
         self._fd: int | None = None  # the pack being written
@@ -306,7 +293,7 @@ class Archive:
             suffix = "" if n == 1 else f"-{n}"
             path = self.packs / f"{stamp}-{os.getpid()}{suffix}.pack"
             try:
-                self._fd = os.open(path, flags, _io.file_mode())
+                self._fd = os.open(path, flags, 0o666)  # less the umask
             except FileExistsError:
                 continue
             except OSError as exc:
@@ -348,7 +335,7 @@ class Archive:
         with self._lock:
             bodies = {*bodies, *self._kept}
             index = self._index_of() if bodies else {}
-            older = {index[sha].pack if sha in index else self._old_body(sha) for sha in bodies}
+            older = {index[sha].pack for sha in bodies if sha in index}
             if self._pack is not None:
                 older.discard(self._pack)
             try:
@@ -379,9 +366,7 @@ class Archive:
     def has_body(self, sha256: str) -> bool:
         """True if the body is in the archive."""
         with self._lock:
-            return sha256 in self._index_of() or (
-                self._old_bodies and self._old_body(sha256).is_file()
-            )
+            return sha256 in self._index_of()
 
     def intact_body(self, sha256: str) -> bytes | None:
         """The body if it is here and its bytes still match its hash, else None: for a body
@@ -391,30 +376,30 @@ class Archive:
             return None
         try:
             return self.get_body(sha256)
-        except CrawlError:
+        except ArchiveError:
             return None
 
     def get_body(self, sha256: str) -> bytes:
         """The body with this SHA-256.
 
         Raises:
-            CrawlError: it is not in the archive (or its bytes no longer match the hash).
+            ArchiveError: it is not in the archive (or its bytes no longer match the hash).
         """
         with self._lock:
             entry = self._index_of().get(sha256)
-            if entry is None and not (self._old_bodies and self._old_body(sha256).is_file()):
+            if entry is None:
                 self._index = None  # perhaps written since, by another writer: look again
                 entry = self._index_of().get(sha256)
         try:
             data = self._load(entry, sha256)
         except OSError as exc:
-            raise CrawlError(
+            raise ArchiveError(
                 f"archive {self.directory}: body {sha256} missing: {exc.strerror}"
             ) from None
         if hashlib.sha256(data).hexdigest() != sha256:
             good = self._other_copy(sha256, entry) if entry is not None else None
             if good is None:
-                raise CrawlError(f"archive {self.directory}: body {sha256} is corrupt")
+                raise ArchiveError(f"archive {self.directory}: body {sha256} is corrupt")
             data = good
         return data
 
@@ -433,17 +418,13 @@ class Archive:
         return None
 
     def records(self) -> Iterator[FetchRecord]:
-        """Every fetch record, oldest first (both layouts). Unreadable records are skipped."""
-        found: list[_Entry | _Old] = []
-        for path in self._pack_files():
-            found.extend(entry for kind, entry in _scan(path) if kind == b"R")
-        found.extend(self._old_records())
+        """Every fetch record, oldest first. Unreadable records are skipped."""
+        found = [
+            entry for path in self._pack_files() for kind, entry in _scan(path) if kind == b"R"
+        ]
         found.sort(key=lambda f: f.key)  # stable: one key twice keeps the order written
         for item in found:
             try:
-                if isinstance(item, _Old):
-                    yield FetchRecord.from_json(item.path.read_bytes())
-                    continue
                 data = _read(item)
                 if hashlib.sha256(data).hexdigest() == item.sha256:
                     yield FetchRecord.from_json(data)
@@ -452,7 +433,7 @@ class Archive:
 
     def exists(self) -> bool:
         """True if anything was ever written here."""
-        return self.packs.is_dir() or self.records_dir.is_dir()
+        return self.packs.is_dir()
 
     def _pack_files(self) -> list[Path]:
         if not self.packs.is_dir():
@@ -473,7 +454,7 @@ class Archive:
     def _intact(self, sha256: str) -> bool:
         """Is there a copy of this body whose bytes still match its hash?"""
         entry = self._index_of().get(sha256)
-        if entry is None and not self._old_bodies:
+        if entry is None:
             return False
         try:
             return hashlib.sha256(self._load(entry, sha256)).hexdigest() == sha256
@@ -481,19 +462,10 @@ class Archive:
             return False
 
     def _load(self, entry: _Entry | None, sha256: str) -> bytes:
-        """The stored bytes: from ``entry`` in a pack, else from the old layout's file."""
-        return _read(entry) if entry is not None else self._old_body(sha256).read_bytes()
-
-    def _old_body(self, sha256: str) -> Path:
-        return self.bodies / sha256[:2] / sha256
-
-    def _old_records(self) -> Iterator[_Old]:
-        if not self.records_dir.is_dir():
-            return
-        for day in self.records_dir.iterdir():
-            if day.is_dir():
-                for path in day.glob("*.json"):
-                    yield _Old(path, _old_key(path.stem))
+        """The stored bytes of ``entry`` (``sha256`` not in any pack: an OSError)."""
+        if entry is None:
+            raise OSError(2, "not in any pack", sha256)
+        return _read(entry)
 
 
 def _pack_order(path: Path) -> tuple[str, str, int]:
@@ -502,13 +474,6 @@ def _pack_order(path: Path) -> tuple[str, str, int]:
     stamp, _, rest = path.stem.partition("-")
     pid, _, n = rest.partition("-")
     return stamp, pid, int(n) if n.isdecimal() else 1
-
-
-def _old_key(stem: str) -> str:
-    """An old record file's sort key: its name, with a repeat's ``-N`` kept last in order."""
-    stamp, _, rest = stem.partition("-")
-    url_hash, _, n = rest.partition("-")
-    return f"{stamp}-{url_hash}" + (f"\x00{int(n):06d}" if n.isdigit() else "")
 
 
 def _read(entry: _Entry) -> bytes:

@@ -262,8 +262,12 @@ def check(
     integrity: Iterable[str] | None = None,
     shacl_mode: str = "fast",
     shapes_path: str | None = None,
+    include_withdrawn: bool = False,
 ) -> CheckReport:
     """Run SHACL and the integrity queries over ``store``.
+
+    Withdrawn stories (their URL answered 404/410) are not checked, nor counted, unless
+    ``include_withdrawn``: their graphs are kept for provenance, not published any more.
 
     Args:
         store: the store to check.
@@ -271,11 +275,13 @@ def check(
         integrity: integrity query names to run (default: all of :data:`INTEGRITY_CHECKS`).
         shacl_mode: ``fast`` or ``full`` (see :mod:`hcgraph.shacl`).
         shapes_path: a shapes file to use instead of the packaged ``shapes.ttl``.
+        include_withdrawn: check withdrawn stories too.
 
     Raises:
         CheckError: the shapes cannot be loaded or validation fails to run.
     """
-    report = CheckReport(stories=len(store.story_graphs()))
+    withdrawn = set() if include_withdrawn else set(store.withdrawn_stories())
+    report = CheckReport(stories=len(store.story_graphs()) - len(withdrawn))
     findings: list[Finding] = []
     names = list(INTEGRITY_CHECKS) if integrity is None else list(integrity)
     unknown = [n for n in names if n not in INTEGRITY_CHECKS]
@@ -288,7 +294,8 @@ def check(
         for name in names:
             severity, describe = INTEGRITY_CHECKS[name]
             began = time.perf_counter()
-            for row in run_query(store, name).records():
+            rows = run_query(store, name, include_withdrawn=include_withdrawn).records()
+            for row in rows:
                 focus, message = describe(row)
                 where = row.get("story") or row.get("graph")
                 findings.append(Finding(str(where), name, severity, str(focus), message))
@@ -298,7 +305,7 @@ def check(
         results, report.shacl_graphs_validated = validate_shapes(
             store, shapes, mode=shacl_mode, preselected=preselected
         )
-        findings.extend(_shacl_finding(r) for r in results)
+        findings.extend(_shacl_finding(r) for r in results if r.story not in withdrawn)
         # wall time of SHACL, overlapping the integrity queries when pre-selected in parallel
         report.seconds["shacl"] = (
             time.perf_counter()

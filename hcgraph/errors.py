@@ -9,9 +9,11 @@ can catch exactly what they mean to::
     │   └── NotAStoryError    valid JSON, but not a hangingcontext.desk/1 story
     ├── InputError            an input path given (a story file, a directory) is missing
     ├── StoreError            the embedded store cannot be opened, read or written
+    │   ├── ArchiveError      the raw archive cannot give back a body (missing, corrupt)
     │   ├── StoreBusyError    another process is writing to it
     │   ├── StoreDamagedError its database is damaged (rebuild it)
-    │   └── StoreDiskError    its files cannot be written or read (a full disk)
+    │   ├── StoreDiskError    its files cannot be written or read (a full disk)
+    │   └── StoreFormatError  it is in a format this hcgraph does not read (rebuild it)
     ├── OutputError           an output file or directory cannot be written
     ├── ExportError           an export cannot be produced
     │   └── UnknownFormatError
@@ -20,6 +22,7 @@ can catch exactly what they mean to::
     ├── CrawlError            a crawl cannot start (bad seed, bad option)
     ├── VizError              a map cannot be drawn (unknown view, graph too large)
     ├── PushError             a triple store rejected or failed a push
+    ├── ServeError            the SPARQL endpoint cannot start (host, port, workers)
     └── ProvenanceError       a trace/audit/history target is unknown
 """
 
@@ -39,10 +42,12 @@ __all__ = [
     "ProvenanceError",
     "PushError",
     "QueryError",
+    "ServeError",
     "StoreBusyError",
     "StoreDamagedError",
     "StoreDiskError",
     "StoreError",
+    "StoreFormatError",
     "StoryError",
     "UnknownFormatError",
     "VizError",
@@ -211,6 +216,13 @@ class StoreDiskError(StoreError):
     """
 
 
+class StoreFormatError(StoreError):
+    """The store is in a format this hcgraph does not read: a newer or unknown
+    ``format.json``, or an unmarked store in a layout no release wrote. Nothing is read or
+    written; rebuilding it from its raw archive (``hcgraph rebuild``) makes a store of this
+    format."""
+
+
 class OutputError(HcgraphError):
     """An output file or directory could not be written (names the path and why)."""
 
@@ -231,6 +243,11 @@ class CheckError(HcgraphError):
     """SHACL shapes or integrity checks could not be loaded or run."""
 
 
+class ArchiveError(StoreError):
+    """The raw archive cannot give back a body: it is missing, or its bytes no longer match
+    its hash (the store's own files, not a crawl's input)."""
+
+
 class CrawlError(HcgraphError):
     """A crawl could not start: a bad seed, option or archive."""
 
@@ -241,6 +258,11 @@ class VizError(HcgraphError):
 
 class PushError(HcgraphError):
     """A triple store rejected a push or could not be reached."""
+
+
+class ServeError(HcgraphError):
+    """``hcgraph serve`` could not start: a host that is not loopback, a port in use, a
+    query worker or HTTP process that did not start, or a damaged vendored workbench."""
 
 
 class ProvenanceError(HcgraphError):

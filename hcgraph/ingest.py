@@ -15,11 +15,15 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ._io import read_at_most
-from .errors import InputError
+from .errors import InputError, failure_text, problem_lines, visible
 from .pipeline import BATCH, Document, Outcome, Pipeline
 from .store import Store
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 __all__ = [
     "MAX_BYTES",
@@ -29,6 +33,7 @@ __all__ = [
     "discover",
     "ingest_bytes",
     "ingest_paths",
+    "withdraw_stories",
 ]
 
 #: Largest story file read (as ``hcgraph crawl --max-bytes``).
@@ -82,6 +87,20 @@ class Failure:
     json_path: str = ""
     problems: list[tuple[str, str]] = field(default_factory=list)
 
+    def render(self) -> list[tuple[str, Text]]:
+        """``failed: SOURCE: PROBLEM`` on ``"err"``, a line per problem (each with its JSON
+        path); the file name and the document's text escaped (:func:`_v`)."""
+        from rich.text import Text
+
+        lines = problem_lines(self.problems) or [failure_text(self.json_path, self.reason)]
+        return [("err", Text.assemble(("failed:", "red"), f" {_v(self.source)}: {_v(line)}"))
+                for line in lines]  # fmt: skip
+
+
+def _v(text: str | None) -> str:
+    """Text someone else wrote (a file name, a story's) on one line, escaped for a terminal."""
+    return visible(text or "", one_line=True)
+
 
 @dataclass
 class IngestReport:
@@ -109,14 +128,14 @@ class IngestReport:
             self.on_failure(failure)
 
     def count(self, status: str) -> int:
-        """How many stories ended with ``status`` (added, replaced, unchanged)."""
+        """How many stories ended with ``status`` (added, replaced, unchanged, withdrawn)."""
         return self.counts[status]
 
     @property
     def stored(self) -> int:
         """How many documents were stored (added, replaced or unchanged; a url repeated in
-        the run counts each time, as in :attr:`results`)."""
-        return self.counts.total()
+        the run counts each time, as in :attr:`results`); withdrawals are not counted."""
+        return self.counts.total() - self.counts["withdrawn"]
 
     @property
     def ok(self) -> bool:
@@ -133,6 +152,33 @@ class IngestReport:
         """Stories whose ``url`` an earlier document of this run had (the later one wins)."""
         return [r for r in self.results if r.repeat_of is not None]
 
+    def render(self, where: str, *, withdrew: bool = False) -> list[tuple[str, Text]]:
+        """The run for people, as ``(stream, line)`` pairs: a warning on ``"err"`` per
+        repeated url and duplicate id, then the counts on ``"out"`` (``-> where``, the
+        store; the stories withdrawn too when the run ``withdrew``). Failures are rendered
+        as they happen (:meth:`Failure.render`)."""
+        from rich.text import Text
+
+        warnings = [
+            f"{_v(r.source)}: same url {_v(r.story_url)} as {_v(r.repeat_of)} earlier in "
+            "this run; the later file replaced it"
+            for r in self.repeats
+        ] + [
+            f"{_v(r.source)}: id {_v(r.story_id)} of {_v(r.story_url)} is also the id of "
+            f"{_v(r.id_clash)}; both are stored (hcgraph check flags them)"
+            for r in self.id_clashes
+        ]
+        dupes = ""
+        if self.repeats or self.id_clashes:
+            dupes = f", {len(self.repeats)} repeated url, {len(self.id_clashes)} duplicate id"
+        counts = ", ".join(f"{self.count(s)} {s}" for s in ("added", "replaced", "unchanged"))
+        gone = f"{self.count('withdrawn')} withdrawn, " if withdrew else ""
+        summary = (
+            f"ingested {self.stored} stories ({counts}{dupes}), {gone}{len(self.failures)} failed"
+        )
+        lines = [("err", Text.assemble(("warning:", "yellow"), f" {w}")) for w in warnings]
+        return [*lines, ("out", Text(f"{summary} -> {_v(where)}"))]
+
     def record(self, outcome: Outcome) -> None:
         """File one pipeline outcome as a result or a failure."""
         if outcome.ok:
@@ -140,6 +186,8 @@ class IngestReport:
             self.counts[outcome.status] += 1
             if self.keep_results or outcome.id_clash is not None or outcome.repeat_of is not None:
                 self.results.append(outcome)
+        elif outcome.withdrawal:
+            self.fail(Failure(outcome.source, "no story in the store has this URL"))
         elif outcome.reason is not None:
             self.fail(
                 Failure(
@@ -278,3 +326,20 @@ def ingest_paths(
         batch_size=batch_size,
         replace=replace,
     )
+
+
+def withdraw_stories(
+    store: Store,
+    urls: Iterable[str],
+    *,
+    withdrawn_at: dt.datetime | None = None,
+    report: IngestReport | None = None,
+) -> IngestReport:
+    """Mark stored stories withdrawn (``hcgraph ingest --withdraw URL``), as a crawl does
+    when a story's URL answers 404/410: ``prov:invalidatedAtTime`` on the story, in its own
+    graph, which is kept. Each URL is a story IRI, or the URL or file a story was ingested
+    from; one that names no stored story is a failure. A story already withdrawn keeps its
+    first withdrawal time. Ingesting the story again makes it current again.
+    """
+    docs = (Document(b"", url, withdrawn_at, withdrawn=True) for url in urls)
+    return ingest_documents(store, docs, report=report)

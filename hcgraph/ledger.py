@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ._sqlite import Database
-from .errors import StoreDiskError
+from .errors import StoreDiskError, StoreFormatError
 
 __all__ = ["Ledger", "Pending", "description_hash"]
 
@@ -47,6 +47,9 @@ CREATE TABLE IF NOT EXISTS pending (
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 _HASH = 16
+# Ledgers before one ``stated`` row per story kept a ``uses`` row per (story, description):
+# no release wrote them, and they are refused (store format 1 is the ``stated`` form).
+_OLD_TABLE = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'uses'"
 
 
 def description_hash(graph: str, body: str) -> bytes:
@@ -74,6 +77,12 @@ class Ledger:
     """The description ledger of one store (``None`` path: in memory)."""
 
     def __init__(self, path: Path | None) -> None:
+        """Open (or create) the ledger at ``path``.
+
+        Raises:
+            StoreDiskError: the file cannot be opened.
+            StoreFormatError: it is a ledger of the old form (``uses`` rows).
+        """
         # One writer thread uses it after the pipeline opened it: no same-thread check.
         # A failing statement (a full disk, a damaged file) is a StoreDiskError naming the
         # file: nothing a story did (the ledger holds only hashes), so in a crawl it ends the
@@ -82,8 +91,13 @@ class Ledger:
         if path is not None:
             self.db.execute("PRAGMA journal_mode = WAL")
         self.db.execute("PRAGMA synchronous = NORMAL")
+        if self.db.execute(_OLD_TABLE).fetchone() is not None:
+            self.db.close()
+            raise StoreFormatError(
+                f"{path}: an old ledger (a 'uses' row per story and description), which this "
+                "hcgraph no longer reads; run hcgraph rebuild"
+            )
         self.db.executescript(_SCHEMA)
-        _migrate(self.db)
         self.db.what = "the ledger failed"
         self._known: set[bytes] | None = None
         self._users: dict[bytes, int] | None = None  # description → stories stating it
@@ -279,22 +293,6 @@ class _transaction:
             self.db.execute("ROLLBACK")
         if self.on_rollback is not None:
             self.on_rollback()
-
-
-def _migrate(db: Database) -> None:
-    """Ledgers written before ``stated`` kept one ``uses`` row per (story, description)."""
-    old = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'uses'")
-    if old.fetchone() is None:
-        return
-    by_story: dict[str, list[bytes]] = {}
-    for story, digest in db.execute("SELECT story, hash FROM uses"):
-        by_story.setdefault(story, []).append(digest)
-    with _transaction(db):
-        db.executemany(
-            "INSERT OR REPLACE INTO stated VALUES (?, ?)",
-            [(story, _pack(hashes)) for story, hashes in sorted(by_story.items())],
-        )
-        db.execute("DROP TABLE uses")
 
 
 def _pack(hashes: Iterable[bytes]) -> bytes:

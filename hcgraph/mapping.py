@@ -59,7 +59,14 @@ from .rdftext import XSD_DATE, XSD_DATETIME, boolean, integer, iri, literal, typ
 from .urls import canonicalize
 from .vocab import CITO, DCTERMS, HC, PROV, RDF, RDFS, SDO, SHARED_GRAPHS
 
-__all__ = ["Description", "IngestInfo", "MappedStory", "Revision", "map_story"]
+__all__ = [
+    "Description",
+    "IngestInfo",
+    "MappedStory",
+    "Revision",
+    "map_story",
+    "withdrawal_nquads",
+]
 
 
 class _Terms:
@@ -89,10 +96,12 @@ _LINKS = SHARED_GRAPHS["links"]
 
 @dataclass(frozen=True)
 class Revision:
-    """An earlier version of a story's raw document."""
+    """An earlier version of a story's raw document (``withdrawn_at``: when its URL
+    answered 404/410, if the story was withdrawn before this version was replaced)."""
 
     sha256: str
     retrieved_at: dt.datetime
+    withdrawn_at: dt.datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -400,7 +409,18 @@ def _map_provenance(out: _Emitter, st: str, story: Story, info: IngestInfo) -> N
         out.typed(old, HCT("RawDocument"), PROVO("Entity"))
         out.add(old, HCT("sha256"), literal(rev.sha256))
         out.add(old, DC("created"), _dt(rev.retrieved_at))
+        if rev.withdrawn_at is not None:
+            out.add(old, PROVO("invalidatedAtTime"), _dt(rev.withdrawn_at))
         newer = old
+
+
+def withdrawal_nquads(story_url: str, when: dt.datetime) -> str:
+    """The withdrawal marker of a stored story, in its own graph: ``<story>
+    prov:invalidatedAtTime when``. It lives with the story's other provenance (raw
+    document, ingest, revisions), so the story graph is what changes (and is pushed), and
+    a story that comes back gets a new graph without it."""
+    st = iri(story_url)
+    return f"{st} {PROVO('invalidatedAtTime')} {_dt(when)} {st} .\n"
 
 
 def _map_manifests(out: _Emitter, st: str, story: Story) -> dict[str, tuple[str, str | None]]:

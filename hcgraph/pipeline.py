@@ -6,6 +6,8 @@ raw archive) all hand :class:`Document` objects to a :class:`Pipeline`, which gi
 
 Per batch of whole stories the pipeline
 
+0. checks that the store's disk has room for it (:meth:`Store.check_room`: a batch that
+   may not fit stops the run before it is written, every story stored before it kept);
 1. parses and validates each body (:func:`hcgraph.model.parse_story`; a bad one becomes a
    failed outcome with its JSON path, the rest carry on);
 2. checks identity: a story the crawler already stored under another URL is a duplicate
@@ -38,7 +40,7 @@ from dataclasses import dataclass, replace
 import pyoxigraph as ox
 
 from .errors import NotAStoryError, StoryError
-from .mapping import IngestInfo, Revision, map_story
+from .mapping import IngestInfo, Revision, map_story, withdrawal_nquads
 from .model import Story, parse_story
 from .origin import crawled_from
 from .store import Store, now_utc, source_date_epoch
@@ -46,8 +48,10 @@ from .vocab import DCTERMS
 from .writer import Batch, Writer, recover, remove_story
 
 __all__ = [
+    "ARCHIVE_BYTES_PER_STORY",
     "BATCH",
     "SEGMENT",
+    "STORE_BYTES_PER_BYTE",
     "Document",
     "Outcome",
     "Pipeline",
@@ -61,6 +65,13 @@ BATCH = 250
 #: Most quads per bulk load: long, sorted loads write few SST files for RocksDB to compact, but
 #: Oxigraph's loader holds what it sorts in memory (~0.5 KB a quad): this bounds peak RSS.
 SEGMENT = 300_000
+#: Bytes a story takes in the store per byte of its JSON, measured at 10k generated stories
+#: (1.40 GB of tables and 64 MB of ledger for 116 MB of JSON: 12.6), rounded up for the
+#: tables the engine's compactions write before they delete the ones they merge.
+STORE_BYTES_PER_BYTE = 16
+#: Bytes the crawl archive takes per story besides its body (its fetch record: 930 bytes a
+#: fetch in the demo's crawl, 793,505 bytes of pack for 734,941 of bodies and 63 fetches).
+ARCHIVE_BYTES_PER_STORY = 1024
 _IDENTIFIER = ox.NamedNode(str(DCTERMS.identifier))
 
 
@@ -75,6 +86,9 @@ class Document:
         key: the crawl frontier URL the body was fetched for (None for local files).
         location: what the graph records as ``hc:sourceLocation`` when it is not ``source``
             (a local file's path relative to the ingest root; None: ``source``).
+        withdrawn: not a body but a withdrawal: the story stored from ``source`` (a story
+            IRI, or the URL or file it was ingested from; or from ``key``) answered 404/410
+            (confirmed), so it is marked withdrawn at ``retrieved_at``; ``body`` is unused.
     """
 
     body: bytes
@@ -82,13 +96,17 @@ class Document:
     retrieved_at: dt.datetime | None = None
     key: str | None = None
     location: str | None = None
+    withdrawn: bool = False
 
 
 @dataclass(frozen=True)
 class Outcome:
     """What happened to one :class:`Document`.
 
-    ``status`` is ``added``, ``replaced`` or ``unchanged`` for a stored story; ``duplicate_of``
+    ``status`` is ``added``, ``replaced`` or ``unchanged`` for a stored story, ``withdrawn``
+    for a withdrawal document whose story is in the store (marked now, or already);
+    ``withdrawal`` is set for the outcome of a withdrawal document (without a ``status``
+    when no stored story came from its URL); ``duplicate_of``
     is set when the story was already stored under another crawl URL; ``reason`` and
     ``json_path`` explain a body that is not a valid story. Duplicate identities are
     reported, not refused: ``id_clash`` is another story IRI with the same ``id`` (stored, or
@@ -103,6 +121,7 @@ class Outcome:
     related: tuple[str, ...] = ()
     status: str | None = None
     quads: int = 0
+    index_links: tuple[tuple[str, str], ...] = ()  # ("edition"/"newsroom", URL): for a crawl
     duplicate_of: str | None = None
     reason: str | None = None
     json_path: str | None = None
@@ -110,11 +129,20 @@ class Outcome:
     not_a_story: bool = False
     id_clash: str | None = None
     repeat_of: str | None = None
+    withdrawal: bool = False
 
     @property
     def ok(self) -> bool:
         """True if the story is in the store."""
         return self.status is not None
+
+
+def _index_links(story: Story) -> tuple[tuple[str, str], ...]:
+    """The story's edition and newsroom pages, for a crawl that follows them."""
+    links = story.links
+    if links is None:
+        return ()
+    return tuple((k, u) for k, u in (("edition", links.edition), ("newsroom", links.newsroom)) if u)
 
 
 def graph_time(when: dt.datetime | None) -> dt.datetime:
@@ -207,25 +235,40 @@ class Pipeline:
         """Process one batch and wait until it is written."""
         return self.submit(documents).result()
 
-    def close(self) -> None:
-        """Finish the writes in flight and stop the writer."""
-        self.writer.close()
+    def close(self, *, compact: bool = True) -> None:
+        """Finish the writes in flight and stop the writer; with ``compact``, compact the
+        store if that is due (:meth:`~hcgraph.writer.Writer.close`)."""
+        self.writer.close(compact=compact)
 
     def __enter__(self) -> Pipeline:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        self.close(compact=exc_type is None)  # after an error: that error, not a compaction
 
     # --- one batch ----------------------------------------------------------------------
     def _submit(self, documents: list[Document]) -> tuple[list[Outcome], list[Future[None]]]:
         """The batch's outcomes, and the futures of its writes (more than one when a story
         comes twice: the later version replaces the earlier)."""
+        self._check_room(documents)
         self._take_failures()
         outcomes: list[Outcome] = []
         futures: list[Future[None]] = []
         write, urls = Batch(), set[str]()
         for doc in documents:
+            if doc.withdrawn:
+                # Rare: everything before it lands first, so the story it names (maybe
+                # stored a moment ago, by this run) is found in the store.
+                if write:
+                    futures.append(self.writer.submit(write))
+                    write, urls = Batch(), set[str]()
+                self.writer.wait()
+                self._take_failures()
+                story_url = self._stored_from(doc)
+                outcomes.append(self._withdraw(doc, story_url, write))
+                if story_url is not None:
+                    urls.add(story_url)
+                continue
             parsed = self._parse(doc)
             if isinstance(parsed, Outcome):
                 outcomes.append(parsed)
@@ -245,6 +288,39 @@ class Pipeline:
             urls.add(story.url)
         futures.append(self.writer.submit(write))
         return outcomes, futures
+
+    def _stored_from(self, doc: Document) -> str | None:
+        """The stored story a withdrawal document names: a story IRI, or the story whose
+        ingest came from its source (or key) URL."""
+        if self.store.raw_sha256(doc.source) is not None:
+            return doc.source
+        for where in (doc.source, doc.key):
+            found = self.store.story_fetched_from(where) if where else None
+            if found is not None:
+                return found
+        return None
+
+    def _withdraw(self, doc: Document, story_url: str | None, write: Batch) -> Outcome:
+        """Mark ``story_url`` withdrawn (unless it is already): its marker joins ``write``."""
+        base = Outcome(doc.source, doc.key, story_url, withdrawal=True)
+        if story_url is None:
+            return base
+        if self.store.withdrawn_at(story_url) is None and story_url not in write.withdrawn:
+            write.withdraw(story_url, withdrawal_nquads(story_url, graph_time(doc.retrieved_at)))
+        return replace(base, status="withdrawn")
+
+    def _check_room(self, documents: list[Document]) -> None:
+        """Stop before a batch that may not fit on the store's disk (:meth:`Store.check_room`).
+
+        The estimate: :data:`STORE_BYTES_PER_BYTE` per byte of JSON, and in crawl mode the
+        archive's share of the next batch (as large as this one: its bodies are archived
+        before they come here).
+        """
+        body = sum(len(d.body) for d in documents)
+        need = STORE_BYTES_PER_BYTE * body
+        if self.crawl:
+            need += body + ARCHIVE_BYTES_PER_STORY * len(documents)
+        self.store.check_room(need, f"the next {len(documents)} documents")
 
     def _take_failures(self) -> None:
         """Learn what failed writes left: stories recovery kept, new ones that were lost."""
@@ -274,7 +350,10 @@ class Pipeline:
             related = tuple(r.url for r in story.related)
             dup = self._duplicate_of(story, doc.key or doc.source)
             if dup is not None:
-                return Outcome(doc.source, doc.key, story.url, story.id, related, duplicate_of=dup)
+                return Outcome(
+                    doc.source, doc.key, story.url, story.id, related, duplicate_of=dup,
+                    index_links=_index_links(story),
+                )  # fmt: skip
         return story
 
     def _duplicate_of(self, story: Story, url: str) -> str | None:
@@ -301,10 +380,14 @@ class Pipeline:
             story.url,
             story.id,
             related,
+            index_links=_index_links(story),
             id_clash=self._id_clash(story),
             repeat_of=repeat,
         )
-        if old == sha:
+        # A withdrawn story that comes back is current again: a new graph (without the
+        # marker), as a revision of the withdrawn version, even with the same bytes.
+        gone_at = self.store.withdrawn_at(story.url) if old else None
+        if old == sha and gone_at is None:
             return self._same_bytes(base, story.url)
         self._recovered.pop(story.url, None)
         origin = crawled_from(self.store, story.url) if old and self.protect_crawled else None
@@ -315,7 +398,7 @@ class Pipeline:
             )
             return replace(base, reason=reason, json_path="url", problems=(("url", reason),))
         try:
-            mapped = map_story(story, self._info(doc, story.url, sha, old))
+            mapped = map_story(story, self._info(doc, story.url, sha, old, gone_at))
         except Exception as exc:  # a story that trips the mapping fails alone, not the run
             if repeat is None:
                 self._run_urls.pop(story.url, None)  # it never reached the store
@@ -335,11 +418,20 @@ class Pipeline:
         new, quads = recovered
         return replace(base, status="added" if new else "replaced", quads=quads)
 
-    def _info(self, doc: Document, url: str, sha: str, old: str | None) -> IngestInfo:
-        """What the graph records of this ingest, with the stored versions before it."""
-        revisions = (
-            tuple(Revision(s, when) for s, when in self.store.revisions(url, old)) if old else ()
-        )
+    def _info(
+        self, doc: Document, url: str, sha: str, old: str | None, gone_at: dt.datetime | None
+    ) -> IngestInfo:
+        """What the graph records of this ingest, with the stored versions before it (each
+        withdrawn one with its withdrawal time)."""
+        revisions: tuple[Revision, ...] = ()
+        if old:
+            chain = self.store.revisions(url, old)
+            marks = self.store.withdrawn_versions(url)
+            if gone_at is not None:
+                marks[old] = gone_at
+            if old == sha:  # the same bytes back: the same raw document, ingested again
+                chain = chain[1:]
+            revisions = tuple(Revision(s, when, marks.get(s)) for s, when in chain)
         where = doc.location or doc.source
         return IngestInfo(sha, where, graph_time(doc.retrieved_at), len(doc.body), revisions)
 

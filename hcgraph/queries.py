@@ -16,6 +16,12 @@ odd literal (or a rejected IRI) and can never change what the query does. Oxigra
 substituted variable only if the query projects it, so each parameter is also a result
 column: every row says which parameter value it answers.
 
+Withdrawn stories (their URL answered 404/410: ``prov:invalidatedAtTime`` on the story) are
+left out: each pattern that binds a story is followed by a line
+``MINUS { ?story prov:invalidatedAtTime ?withdrawn }  # current stories only``, so the file
+gives current stories on any endpoint. ``include_withdrawn`` runs the text without those
+lines (hcgraph's own text, found by that exact comment: nothing a user gives goes in).
+
 The files live at the top-level ``queries/`` of the source tree; ``hcgraph/data/queries`` is
 a symlink to them, so they ship inside the package as package data.
 """
@@ -38,11 +44,13 @@ from .store import Store
 from .vocab import XSD
 
 __all__ = [
+    "CURRENT_ONLY",
     "PARAM_TYPES",
     "QUERY_DIR",
     "Param",
     "QueryResult",
     "SavedQuery",
+    "including_withdrawn",
     "load_query",
     "parse_query_text",
     "run_query",
@@ -356,6 +364,17 @@ def load_query(name_or_path: str | Path) -> SavedQuery:
     raise QueryError(f"unknown query {text!r}; saved queries: {', '.join(library)}")
 
 
+#: The comment ending each line of a saved query that keeps withdrawn stories out.
+CURRENT_ONLY = "# current stories only"
+
+
+def including_withdrawn(text: str) -> str:
+    """``text`` without its :data:`CURRENT_ONLY` lines: withdrawn stories count too."""
+    return "".join(
+        line for line in text.splitlines(keepends=True) if not line.rstrip().endswith(CURRENT_ONLY)
+    )
+
+
 # --- running --------------------------------------------------------------------------------
 def run_query(
     store: Store,
@@ -365,8 +384,11 @@ def run_query(
     allow_service: bool = False,
     limit: int | None = None,
     offset: int = 0,
+    include_withdrawn: bool = False,
 ) -> QueryResult:
     """Run a saved query (by name, path or :class:`SavedQuery`) and materialise its rows.
+
+    Withdrawn stories are left out unless ``include_withdrawn`` (see the module docstring).
 
     The default graph is the union of all graphs (a set). ``params`` are bound as RDF terms.
     A query using ``SERVICE`` is refused unless ``allow_service`` (no outbound requests by
@@ -387,7 +409,8 @@ def run_query(
     if offset < 0 or (limit is not None and limit < 0):
         raise QueryError(f"{saved.name}: --limit and --offset take whole numbers from 0")
     bindings = bind_params(saved, params)
-    text, order = _split_order(saved.text)
+    whole = including_withdrawn(saved.text) if include_withdrawn else saved.text
+    text, order = _split_order(whole)
     try:
         answer = store.query(text, bindings=bindings, allow_service=allow_service)
         result = _materialise(answer)
@@ -395,7 +418,7 @@ def run_query(
             if not all(name in result.variables for name, _desc in order):
                 # not every sort key is a column: let the engine sort after all
                 result = _materialise(
-                    store.query(saved.text, bindings=bindings, allow_service=allow_service)
+                    store.query(whole, bindings=bindings, allow_service=allow_service)
                 )
             else:
                 _sort_rows(result, order)

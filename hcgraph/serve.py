@@ -63,7 +63,7 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import parse_qs, urlsplit
 
-from .errors import StoreError
+from .errors import ServeError, StoreError
 from .sparqlguard import SERVICE_REFUSED, uses_service
 
 __all__ = ["DEFAULT_PORT", "DEFAULT_TIMEOUT_S", "Endpoint", "negotiate"]
@@ -88,9 +88,9 @@ def _loopback(host: str) -> str:
     try:
         address = ipaddress.ip_address(host.strip("[]"))
     except ValueError:
-        raise StoreError(f"--host {host!r}: give a loopback address (127.0.0.1 or ::1)") from None
+        raise ServeError(f"--host {host!r}: give a loopback address (127.0.0.1 or ::1)") from None
     if not address.is_loopback:
-        raise StoreError(
+        raise ServeError(
             f"--host {host}: hcgraph serves on loopback only (127.0.0.1 or ::1); put a reverse"
             " proxy in front to publish it"
         )
@@ -180,10 +180,15 @@ class Endpoint:
         """Listen, start the workers and wait until every worker has opened the store.
 
         Raises:
-            StoreError: no store there, the port is taken, or a worker could not open it.
+            StoreError: no store there.
+            StoreFormatError: the store is of another format (see :mod:`hcgraph.store`).
+            ServeError: the port is taken, or a worker or HTTP process did not start.
         """
         if not self.db_path.is_dir():
             raise StoreError(f"{self.db_path.parent}: no store here (run 'hcgraph ingest' first)")
+        from .store import read_format  # here: the workers import this module, not the store
+
+        read_format(self.db_path.parent)  # a store of another format is refused, as by Store
         sock = self._listen()
         if self.port == 0:
             self.port = int(sock.getsockname()[1])
@@ -202,10 +207,10 @@ class Endpoint:
                 self._child_ready(child)
         except BaseException as exc:
             self.stop()
-            if isinstance(exc, StoreError):
-                raise StoreError(str(exc)) from None
+            if isinstance(exc, ServeError):
+                raise ServeError(str(exc)) from None
             if isinstance(exc, concurrent.futures.TimeoutError):
-                raise StoreError(
+                raise ServeError(
                     f"{self.url}: the query workers did not start within {_READY_TIMEOUT:.0f} s"
                 ) from None
             raise
@@ -237,7 +242,7 @@ class Endpoint:
         readable, _, _ = select.select([child.stdout], [], [], _READY_TIMEOUT)
         line = child.stdout.readline().decode("utf-8", "replace").strip() if readable else ""
         if line != "ready":
-            raise StoreError(line.removeprefix("error: ") or "an HTTP server process did not start")
+            raise ServeError(line.removeprefix("error: ") or "an HTTP server process did not start")
 
     def _listen(self) -> socket.socket:
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
@@ -251,8 +256,8 @@ class Endpoint:
         except OSError as exc:
             sock.close()
             if exc.errno in {98, 48, 10048}:  # EADDRINUSE on Linux, macOS, Windows
-                raise StoreError(f"{self.url}: port {self.port} is already in use") from None
-            raise StoreError(f"{self.url}: cannot listen: {exc.strerror or exc}") from None
+                raise ServeError(f"{self.url}: port {self.port} is already in use") from None
+            raise ServeError(f"{self.url}: cannot listen: {exc.strerror or exc}") from None
         sock.setblocking(False)
         return sock
 
@@ -847,7 +852,7 @@ class _Front:
     def _start_failed(self, message: str) -> None:
         started = self.started
         if started is not None and not started.done():
-            started.set_exception(StoreError(message))
+            started.set_exception(ServeError(message))
         elif not self.closing:
             assert self.loop is not None
             self.loop.call_later(1.0, self._spawn)

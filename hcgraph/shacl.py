@@ -124,14 +124,66 @@ def _sh_keys(graph: rdflib.Graph, node: Any) -> set[Any]:
 
 
 @dataclass(frozen=True)
-class _Task:
-    """One unit of pre-selection: ``queries`` yield candidate focus nodes as ``?r``; each
-    comes with the two variables of ``precheck`` (a one-row query) whose equal values prove
-    it would find nothing, so it is skipped (None: always run), and the classes its answers
-    are then kept to (none: all kept)."""
+class _Query:
+    """One pre-selection query: it yields candidate focus nodes as ``?r``.
 
-    queries: tuple[tuple[tuple[str, str] | None, str, tuple[str, ...]], ...]  # classes: IRIs
+    ``unless`` names two variables of its task's pre-check whose equal values prove it
+    would find nothing, so it is skipped (None: always run); ``kept`` are the classes (IRIs)
+    its answers are then kept to (empty: all kept).
+    """
+
+    sparql: str
+    unless: tuple[str, str] | None = None
+    kept: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Task:
+    """One unit of pre-selection: its queries, and the one-row ``precheck`` query (None:
+    none) whose answer may prove some of them would find nothing."""
+
+    queries: tuple[_Query, ...]
     precheck: str | None = None
+
+
+class _Groups:
+    """The constraints of the target-class shapes, grouped by property, so one pass over a
+    property's triples proves each family for every shape using it: (path, count) or
+    (path, test) or (path, class alternatives) → the target classes it applies to."""
+
+    def __init__(self) -> None:
+        self.minimum: defaultdict[tuple[str, int], set[Any]] = defaultdict(set)
+        self.maximum: defaultdict[tuple[str, int], set[Any]] = defaultdict(set)
+        self.bad: defaultdict[tuple[str, str], set[Any]] = defaultdict(set)
+        self.typed: defaultdict[tuple[str, tuple[str, ...]], set[Any]] = defaultdict(set)
+
+    def add(self, cls: Any, compiled: _Constraints) -> None:
+        """Record one property shape's constraints for the targets of class ``cls``."""
+        p, low, high, fails, options = compiled
+        if low:
+            self.minimum[p, low].add(cls)
+        if high is not None:
+            self.maximum[p, high].add(cls)
+        for fail in fails:
+            self.bad[p, fail].add(cls)
+        for alternatives in options:
+            self.typed[p, alternatives].add(cls)
+
+    def properties(self) -> list[str]:
+        """The paths with a count or value-test constraint, sorted."""
+        return sorted({p for p, _ in [*self.minimum, *self.maximum, *self.bad]})
+
+
+#: A compiled property shape: (path, minimum, maximum, value tests that fail, class
+#: requirements: each a tuple of alternatives).
+_Constraints = tuple[str, int, int | None, list[str], list[tuple[str, ...]]]
+_HEAD = "SELECT DISTINCT (?f0 AS ?r) WHERE"
+_VALUES = "{{ SELECT ?f0 ?v WHERE {{ ?f0 {p} ?v }} }}"
+
+
+def _everyone(pattern: str) -> _Task:
+    """A task making every ``?f0`` of ``pattern`` a candidate."""
+    return _Task((_Query(f"{_HEAD} {{ {pattern} }}"),))
 
 
 def _union(classes: Iterable[Any], var: str = "?f0") -> str:
@@ -157,20 +209,10 @@ class _Compiler:
     IRI or a string (``isIRI``, ``DATATYPE``, ...) at 2 to 4 µs (the term is decoded) and an
     index look-up per row (a nested-loop join, ``EXISTS``) at about 8 µs; it holds the GIL
     while it evaluates. So the constraints of the target-class shapes are grouped by
-    property, one pass over a property's triples (plus the focus nodes needing a value)
-    proves the usual case for every shape using it, and only an unproved constraint runs
-    its exact query:
-
-    * ``sh:minCount 1``: ``?u`` (distinct subjects and focus nodes) = ``?d`` (distinct
-      subjects) proves every focus node has a value; else the focus nodes ``MINUS`` the
-      subjects (higher minimums: a count per focus node, always run);
-    * ``sh:maxCount`` ≥ 1: ``?n`` (triples) = ``?d`` proves nobody has two values; else the
-      subjects with too many values, kept to the focus nodes by index look-ups;
-    * ``sh:datatype``/``sh:nodeKind``: a sum of the bad values, 0 proves it; else the focus
-      nodes joined with their values, filtered;
-    * ``sh:class``/``sh:or``: ``ASK`` for a value of the property, anyone's, typed as none
-      of the classes (types from any graph), stopping at the first; else the focus nodes
-      joined with their values ``MINUS`` the typed ones.
+    property (:class:`_Groups`), one pass over a property's triples (plus the focus nodes
+    needing a value) proves the usual case for every shape using it, and only an unproved
+    constraint runs its exact query: one method per constraint family says how
+    (:meth:`min_count`, :meth:`max_count`, :meth:`value_tests`, :meth:`class_task`).
 
     Shapes reached through ``sh:node`` are compiled per property on the path from the
     target (:meth:`shape`).
@@ -180,110 +222,111 @@ class _Compiler:
         self.g = shapes
         self.counter = itertools.count()
 
-    def queries(self) -> list[str]:
-        """Every query :meth:`tasks` may run (pre-checks excluded)."""
-        return [query for task in self.tasks() for _, query, _ in task.queries]
-
     def tasks(self) -> list[_Task]:
-        out: list[_Task] = []
-        minimum: dict[tuple[str, int], set[Any]] = defaultdict(set)
-        maximum: dict[tuple[str, int], set[Any]] = defaultdict(set)
-        bad: dict[tuple[str, str], set[Any]] = defaultdict(set)
-        typed: dict[tuple[str, tuple[str, ...]], set[Any]] = defaultdict(set)
-        for shape in self.targeted():
-            for pattern in self.other_focus(shape):
-                # node targets, subjects-of, objects-of: all are candidates
-                out.append(
-                    _Task(((None, f"SELECT DISTINCT (?f0 AS ?r) WHERE {{ {pattern} }}", ()),))
-                )
-            targets = list(self.g.objects(shape, SH.targetClass))
-            if (shape, RDF.type, RDFS.Class) in self.g:
-                targets.append(shape)  # an implicit class target
-            if not targets:
-                continue
-            keys = _sh_keys(self.g, shape) - {SH.targetClass, SH.property, *_OTHER_TARGETS}
-            nodes = list(self.g.objects(shape, SH.property))
-            props = [self.constraints(prop) for prop in nodes]
-            for cls in targets:
-                # pySHACL also targets instances of subclasses (rdfs:subClassOf in the data
-                # graph); the queries below see direct instances only, so those (rare) are
-                # all candidates
-                sub = f"?sub <{RDFS.subClassOf}>+ {_iri(cls)} . ?f0 a ?sub"
-                out.append(_Task(((None, f"SELECT DISTINCT (?f0 AS ?r) WHERE {{ {sub} }}", ()),)))
-                focus = f"{{ SELECT ?f0 WHERE {{ ?f0 a {_iri(cls)} }} }}"
-                if keys - _DOC_KEYS or any(c is None for c in props):
-                    # node-level or unknown constraints, or a property shape with targets:
-                    # every focus node is a candidate
-                    everyone = f"SELECT DISTINCT (?f0 AS ?r) WHERE {{ {focus} }}"
-                    out.append(_Task(((None, everyone, ()),)))
-                    continue
-                for prop, c in zip(nodes, props, strict=True):
-                    assert c is not None
-                    p, low, high, fails, options = c
-                    if low:
-                        minimum[p, low].add(cls)
-                    if high is not None:
-                        maximum[p, high].add(cls)
-                    for fail in fails:
-                        bad[p, fail].add(cls)
-                    for alternatives in options:
-                        typed[p, alternatives].add(cls)
-                    for nested in self.g.objects(prop, SH.node):
-                        inner = f"?f{next(self.counter) + 1}"
-                        hop = f"{{ SELECT ?f0 {inner} WHERE {{ ?f0 {p} {inner} }} }}"
-                        nest = self.shape(nested, f"{focus} {hop}", inner, depth=1)
-                        out.extend(_Task(((None, q, ()),)) for q in nest)
-        head = "SELECT DISTINCT (?f0 AS ?r) WHERE"
-        values = "{{ SELECT ?f0 ?v WHERE {{ ?f0 {p} ?v }} }}"
-        for p in sorted({p for p, _ in [*minimum, *maximum, *bad]}):
-            # One pass over the property proves the usual case: ?n its triples, ?d their
-            # distinct subjects (?n = ?d: nobody has two values), ?u the distinct subjects and
-            # focus nodes needing one (?u = ?d: every one has a value), ?bI the bad values.
-            queries: list[tuple[tuple[str, str] | None, str, tuple[str, ...]]] = []
-            needed = minimum.get((p, 1), set())
+        """Every pre-selection task of the shapes (see the class docstring)."""
+        groups = _Groups()
+        out = [task for shape in self.targeted() for task in self.shape_tasks(shape, groups)]
+        for p in groups.properties():
+            queries: list[_Query] = []
             aggregates = ["(COUNT(?v) AS ?n)", "(COUNT(DISTINCT ?s) AS ?d)", "(0 AS ?z)"]
-            if needed:
-                aggregates.append("(COUNT(DISTINCT ?f0) AS ?u)")
-                query = f"{head} {{ {_union(needed)} MINUS {{ ?f0 {p} ?v }} }}"
-                queries.append((("u", "d"), query, ()))
-            for (q, low), classes in sorted(minimum.items()):
-                if q == p and low > 1:
-                    counts = f"SELECT ?f0 (COUNT(?v) AS ?n) WHERE {{ ?f0 {p} ?v }} GROUP BY ?f0"
-                    query = (
-                        f"{head} {{ {_typed(classes)} OPTIONAL {{ {{ {counts} }} }}"
-                        f" FILTER (!BOUND(?n) || ?n < {low}) }}"
-                    )
-                    queries.append((None, query, ()))
-            for (q, high), classes in sorted(maximum.items()):
-                if q == p:
-                    # the few subjects with too many values, then which are focus nodes
-                    many = (
-                        f"SELECT (?f0 AS ?r) WHERE {{ ?f0 {p} ?v }} GROUP BY ?f0"
-                        f" HAVING (COUNT(?v) > {high})"
-                    )
-                    kept = tuple(str(c) for c in sorted(classes, key=str))
-                    queries.append((("n", "d") if high else None, many, kept))
-            for i, ((q, fail), classes) in enumerate(sorted(bad.items())):
-                if q == p:
-                    aggregates.append(
-                        f"(SUM(IF(BOUND(?v) && COALESCE({fail}, true), 1, 0)) AS ?b{i})"
-                    )
-                    test = f"FILTER (COALESCE({fail}, true))"
-                    query = f"{head} {{ {_typed(classes)} {values.format(p=p)} {test} }}"
-                    queries.append(((f"b{i}", "z"), query, ()))
+            needed = self.min_count(p, groups, queries, aggregates)
+            self.max_count(p, groups, queries)
+            self.value_tests(p, groups, queries, aggregates)
             rows = f"{{ ?s {p} ?v BIND (?s AS ?f0) }}"
             pattern = f"{_union(needed)} UNION {rows}" if needed else rows
-            precheck = f"SELECT {' '.join(aggregates)} WHERE {{ {pattern} }}"
-            out.append(_Task(tuple(queries), precheck))
-        for (p, alternatives), classes in sorted(typed.items()):
-            # The value must be an instance of one of the options, typed in any graph (a
-            # manifest cited in a story graph is typed in the sources graph); pre-check: no
-            # value of the property at all lacks every option.
-            kinds = " UNION ".join(f"{{ ?v a {c} }}" for c in alternatives)
-            query = f"{head} {{ {_typed(classes)} {values.format(p=p)} MINUS {{ {kinds} }} }}"
-            precheck = f"ASK {{ ?s {p} ?v MINUS {{ {kinds} }} }}"  # stops at the first
-            out.append(_Task(((("found", "none"), query, ()),), precheck))
+            out.append(
+                _Task(tuple(queries), f"SELECT {' '.join(aggregates)} WHERE {{ {pattern} }}")
+            )
+        out.extend(self.class_task(p, alts, cls) for (p, alts), cls in sorted(groups.typed.items()))
         return out
+
+    def shape_tasks(self, shape: Any, groups: _Groups) -> list[_Task]:
+        """The tasks of one targeted shape: its other targets, and per target class either
+        every instance (node-level or unknown constraints) or its constraints, recorded in
+        ``groups``, and the shapes it reaches through ``sh:node``."""
+        # node targets, subjects-of, objects-of: all are candidates
+        out = [_everyone(pattern) for pattern in self.other_focus(shape)]
+        targets = list(self.g.objects(shape, SH.targetClass))
+        targets += [shape] if (shape, RDF.type, RDFS.Class) in self.g else []  # implicit target
+        compiled = self.compiled(shape)
+        for cls in targets:
+            # pySHACL also targets instances of subclasses (rdfs:subClassOf in the data
+            # graph); the queries see direct instances only, so those (rare) are all candidates
+            out.append(_everyone(f"?sub <{RDFS.subClassOf}>+ {_iri(cls)} . ?f0 a ?sub"))
+            focus = f"{{ SELECT ?f0 WHERE {{ ?f0 a {_iri(cls)} }} }}"
+            if compiled is None:
+                out.append(_everyone(focus))
+                continue
+            for prop, c in compiled:
+                groups.add(cls, c)
+                out.extend(_Task((_Query(q),)) for q in self.nested(prop, c[0], focus, "?f0", 0))
+        return out
+
+    def compiled(self, shape: Any) -> list[tuple[Any, _Constraints]] | None:
+        """The property shapes of a targeted shape with their constraints; None when one is
+        not compiled (node-level or unknown constraints, a property shape with targets):
+        then every focus node is a candidate."""
+        keys = _sh_keys(self.g, shape) - {SH.targetClass, SH.property, *_OTHER_TARGETS}
+        out = [(prop, self.constraints(prop)) for prop in self.g.objects(shape, SH.property)]
+        if keys - _DOC_KEYS or any(c is None for _, c in out):
+            return None
+        return [(prop, c) for prop, c in out if c is not None]
+
+    @staticmethod
+    def min_count(
+        p: str, groups: _Groups, queries: list[_Query], aggregates: list[str]
+    ) -> set[Any]:
+        """``sh:minCount`` on ``p``: ``?u`` = ``?d`` proves every focus node has a value
+        (else the focus nodes ``MINUS`` the subjects); a higher minimum counts per focus
+        node, always run. Returns the classes whose instances need a value."""
+        needed = groups.minimum.get((p, 1), set())
+        if needed:
+            aggregates.append("(COUNT(DISTINCT ?f0) AS ?u)")
+            queries.append(
+                _Query(f"{_HEAD} {{ {_union(needed)} MINUS {{ ?f0 {p} ?v }} }}", ("u", "d"))
+            )
+        for (q, low), classes in sorted(groups.minimum.items()):
+            if q == p and low > 1:
+                counts = f"SELECT ?f0 (COUNT(?v) AS ?n) WHERE {{ ?f0 {p} ?v }} GROUP BY ?f0"
+                queries.append(_Query(
+                    f"{_HEAD} {{ {_typed(classes)} OPTIONAL {{ {{ {counts} }} }}"
+                    f" FILTER (!BOUND(?n) || ?n < {low}) }}"
+                ))  # fmt: skip
+        return needed
+
+    @staticmethod
+    def max_count(p: str, groups: _Groups, queries: list[_Query]) -> None:
+        """``sh:maxCount`` on ``p``: ``?n`` (triples) = ``?d`` (subjects) proves nobody has
+        two values; else the few subjects with too many, then which are focus nodes."""
+        for (q, high), classes in sorted(groups.maximum.items()):
+            if q == p:
+                many = (
+                    f"SELECT (?f0 AS ?r) WHERE {{ ?f0 {p} ?v }} GROUP BY ?f0"
+                    f" HAVING (COUNT(?v) > {high})"
+                )
+                kept = tuple(str(c) for c in sorted(classes, key=str))
+                queries.append(_Query(many, ("n", "d") if high else None, kept))
+
+    @staticmethod
+    def value_tests(p: str, groups: _Groups, queries: list[_Query], aggregates: list[str]) -> None:
+        """``sh:datatype``/``sh:nodeKind`` on ``p``: a sum of the bad values, 0 proves it;
+        else the focus nodes joined with their values, filtered."""
+        for i, ((q, fail), classes) in enumerate(sorted(groups.bad.items())):
+            if q == p:
+                aggregates.append(f"(SUM(IF(BOUND(?v) && COALESCE({fail}, true), 1, 0)) AS ?b{i})")
+                test = f"FILTER (COALESCE({fail}, true))"
+                query = f"{_HEAD} {{ {_typed(classes)} {_VALUES.format(p=p)} {test} }}"
+                queries.append(_Query(query, (f"b{i}", "z")))
+
+    @staticmethod
+    def class_task(p: str, alternatives: tuple[str, ...], classes: set[Any]) -> _Task:
+        """``sh:class``/``sh:or`` on ``p``: the value must be an instance of one of the
+        options, typed in any graph (a manifest cited in a story graph is typed in the
+        sources graph); pre-check: no value of the property at all lacks every option."""
+        kinds = " UNION ".join(f"{{ ?v a {c} }}" for c in alternatives)
+        query = f"{_HEAD} {{ {_typed(classes)} {_VALUES.format(p=p)} MINUS {{ {kinds} }} }}"
+        precheck = f"ASK {{ ?s {p} ?v MINUS {{ {kinds} }} }}"  # stops at the first
+        return _Task((_Query(query, ("found", "none")),), precheck)
 
     def targeted(self) -> list[Any]:
         """The shapes with targets: explicit ones, or a shape that is also an ``rdfs:Class``."""
@@ -307,9 +350,7 @@ class _Compiler:
             out.append(f"?f0 {_iri(p)} ?x")
         return out
 
-    def constraints(
-        self, prop: Any
-    ) -> tuple[str, int, int | None, list[str], list[tuple[str, ...]]] | None:
+    def constraints(self, prop: Any) -> _Constraints | None:
         """A property shape as (path, minimum, maximum, value tests that fail, class
         requirements: each a tuple of alternatives); None if it cannot be compiled."""
         path = self.g.value(prop, SH.path)
@@ -362,7 +403,7 @@ class _Compiler:
     def shape(self, shape: Any, focus: str, var: str, depth: int) -> list[str]:
         """Queries for a node shape reached through ``sh:node``, whose focus nodes ``var``
         come from pattern ``focus`` (the candidates are the targets ``?f0`` they hang from)."""
-        everyone = [f"SELECT DISTINCT (?f0 AS ?r) WHERE {{ {focus} }}"]
+        everyone = [f"{_HEAD} {{ {focus} }}"]
         keys = _sh_keys(self.g, shape) - {SH.targetClass, SH.property}
         if keys - _DOC_KEYS or depth > 3:
             return everyone  # node-level constraints: not compiled, so all are candidates
@@ -380,7 +421,6 @@ class _Compiler:
             return None
         p, low, high, fails, options = c
         values = f"{{ SELECT {var} ?v WHERE {{ {var} {p} ?v }} }}"
-        head = "SELECT DISTINCT (?f0 AS ?r) WHERE"
         out: list[str] = []
         # minCount, maxCount, datatype and nodeKind in one pass over the property: per focus
         # node, how many values (a graph is a set: no DISTINCT needed) and how many bad ones.
@@ -398,17 +438,24 @@ class _Compiler:
                 f" WHERE {{ {values} }} GROUP BY {var} }}"
             )
             out.append(
-                f"{head} {{ {focus} OPTIONAL {{ {counts} }} FILTER ({' || '.join(tests)}) }}"
+                f"{_HEAD} {{ {focus} OPTIONAL {{ {counts} }} FILTER ({' || '.join(tests)}) }}"
             )
         for alternatives in options:
             # The value must be an instance of one of the options, typed in any graph (a
             # manifest cited in a story graph is typed in the sources graph).
             kinds = " UNION ".join(f"{{ SELECT ?v WHERE {{ ?v a {c} }} }}" for c in alternatives)
-            out.append(f"{head} {{ {focus} {values} MINUS {{ {kinds} }} }}")
-        for nested in self.g.objects(prop, SH.node):
+            out.append(f"{_HEAD} {{ {focus} {values} MINUS {{ {kinds} }} }}")
+        out.extend(self.nested(prop, p, focus, var, depth))
+        return out
+
+    def nested(self, prop: Any, p: str, focus: str, var: str, depth: int) -> list[str]:
+        """Queries for the shapes property shape ``prop`` (path ``p``) reaches through
+        ``sh:node``: their focus nodes are the values of ``var``."""
+        out: list[str] = []
+        for shape in self.g.objects(prop, SH.node):
             inner = f"?f{next(self.counter) + 1}"
             hop = f"{{ SELECT {var} {inner} WHERE {{ {var} {p} {inner} }} }}"
-            out.extend(self.shape(nested, f"{focus} {hop}", inner, depth + 1))
+            out.extend(self.shape(shape, f"{focus} {hop}", inner, depth + 1))
         return out
 
 
@@ -444,12 +491,12 @@ def candidates(
     focus: set[str] = set()
     for task in _Compiler(shapes).tasks()[index::parts]:
         proof = _proof(store, task.precheck)
-        for unless, query, kept in task.queries:
-            if unless and unless[0] in proof and proof[unless[0]] == proof.get(unless[1]):
+        for q in task.queries:
+            if q.unless and q.unless[0] in proof and proof[q.unless[0]] == proof.get(q.unless[1]):
                 continue  # the pre-check proved it finds nothing
-            nodes = [row["r"] for row in store.query(query)]
+            nodes = [row["r"] for row in store.query(q.sparql)]
             named = [node for node in nodes if isinstance(node, ox.NamedNode)]
-            focus.update(node.value for node in (_instances(store, named, kept) if kept else named))
+            focus.update(n.value for n in (_instances(store, named, q.kept) if q.kept else named))
     found: dict[str, set[str]] = defaultdict(set)
     for node in sorted(focus):
         for graph in {q.graph_name for q in store.quads(_node(node))}:

@@ -19,8 +19,12 @@ _TRIPLES = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
 _RELATED = "SELECT (COUNT(DISTINCT ?r) AS ?n) WHERE { ?s dcterms:relation ?r }"
 
 
-def graph_stats(store: Store) -> dict[str, Any]:
+def graph_stats(store: Store, *, include_withdrawn: bool = False) -> dict[str, Any]:
     """Stories, quads, distinct triples, related links and node counts per hcgraph type.
+
+    ``stories`` counts current stories; when some are withdrawn (their URL answered
+    404/410, their graphs kept), ``withdrawn`` says how many, and ``include_withdrawn``
+    counts them among ``stories`` too. Triples and nodes are what the store holds.
 
     Node types are those of :func:`hcgraph.project.node_type` (each node counted once, by
     its hc: class), so the numbers match the networkx projection and the maps.
@@ -31,10 +35,14 @@ def graph_stats(store: Store) -> dict[str, Any]:
         per_type[kind] = per_type.get(kind, 0) + 1
     triples = int(next(iter(store.query(_TRIPLES)))["n"].value)
     related = int(next(iter(store.query(_RELATED)))["n"].value)
-    return {
-        "stories": len(store.story_graphs()),
+    withdrawn = len(store.withdrawn_stories())
+    out = {
+        "stories": len(store.story_graphs()) - (0 if include_withdrawn else withdrawn),
         "quads": len(store),
         "triples": triples,
         "related_links": related,
         "nodes": dict(sorted(per_type.items())),
     }
+    if withdrawn:  # only then: the output of a store without withdrawals stays as it was
+        out["withdrawn"] = withdrawn
+    return out

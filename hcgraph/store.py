@@ -7,17 +7,32 @@ ingest pipeline needs. What to write is decided by :mod:`hcgraph.pipeline`.
 Layout of a store directory (default ``output/store``)::
 
     output/store/
+      format.json     the store format, {"format": 1} (STORE_FORMAT; see below)
       oxigraph/       the RocksDB database
       ledger.sqlite   which story states which shared description (hcgraph.ledger)
       archive/        raw bodies and fetch records kept by the crawler (hcgraph.archive)
       writer.json     which process holds the store open for writing (pid, command), so a
                       second writer is told who holds it
+      compacted.json  where the database's tables stood at its last compaction (a run
+                      that wrote compacts when enough is new: Store.compaction_due)
 
 Each story lives in its own named graph, named by the story IRI; manifests, claims, source
 documents, publishers and agents are described once in the shared graphs of
 :data:`~hcgraph.vocab.SHARED_GRAPHS`. Every triple is in exactly one graph, so the union of
 all graphs — the default graph every query sees (``use_default_graph_as_union``; on the
 Oxigraph server ``--union-default-graph``) — is a set.
+
+**Store format.** ``format.json`` names the format of the database and ledger beside it:
+format 1 is this layout (shared things stated once, one ``stated`` ledger row per story).
+Every open of an on-disk store checks it before touching the database; a format other than
+:data:`STORE_FORMAT` (a newer hcgraph's, or an unreadable marker) is refused with a
+:class:`~hcgraph.errors.StoreFormatError` saying to run ``hcgraph rebuild``, which builds a
+store of this format from the raw archive. Stores made before the marker (the first release)
+carry none: one in this layout is format 1 and is marked by its next writer; one in the
+layout before it (story graphs repeating the shared descriptions, so no shared graph at all)
+is refused, and so is a ledger with the old ``uses`` table (:class:`~hcgraph.ledger.Ledger`).
+A change of either layout raises :data:`STORE_FORMAT`; hcgraph keeps no reader for old
+formats (a rebuild replaces them).
 """
 
 from __future__ import annotations
@@ -26,6 +41,7 @@ import contextlib
 import datetime as dt
 import json
 import os
+import shutil
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -33,27 +49,60 @@ from typing import IO, Any
 
 import pyoxigraph as ox
 
+from ._io import write_atomic
 from .errors import (
+    HcgraphError,
     StoreBusyError,
     StoreDamagedError,
     StoreDiskError,
     StoreError,
+    StoreFormatError,
     first_line,
     visible,
 )
 from .iris import minted, named_node
 from .ledger import Ledger
 from .sparqlguard import check_no_service
-from .vocab import DCTERMS, GRAPH, HC, PREFIXES, PROV
+from .vocab import DCTERMS, GRAPH, HC, PREFIXES, PROV, SHARED_GRAPHS
 
-__all__ = ["DEFAULT_STORE", "Store", "first_line", "holder_of", "now_utc", "source_date_epoch"]
+__all__ = [
+    "COMPACT_MIN_BYTES",
+    "COMPACT_SHARE",
+    "DEFAULT_STORE",
+    "DISK_RESERVE",
+    "STORE_FORMAT",
+    "Store",
+    "disk_reserve",
+    "first_line",
+    "holder_of",
+    "now_utc",
+    "read_format",
+    "source_date_epoch",
+]
 
 DEFAULT_STORE = Path("output") / "store"
+#: The format of the store directory this hcgraph reads and writes (``STORE/format.json``).
+STORE_FORMAT = 1
+_FORMAT_FILE = "format.json"
+_REBUILD = "run hcgraph rebuild"
+
+#: A run that wrote ends with a compaction of the database (:meth:`Store.optimize`) when the
+#: tables written since the last one are at least this share of all its tables...
+COMPACT_SHARE = 0.10
+#: ...and the tables hold at least this many bytes (a smaller store answers in milliseconds
+#: either way; ~450 stories).
+COMPACT_MIN_BYTES = 64 * 1024 * 1024
+#: Free bytes a write leaves on the store's disk (``HCGRAPH_DISK_RESERVE`` overrides it):
+#: room for the engine's own compactions, the ledger, the crawl frontier and report.
+DISK_RESERVE = 256 * 1024 * 1024
+_MARKER = "compacted.json"
 _RAW_PREFIX = minted("raw", "")
 _RAW_DOCUMENT = ox.NamedNode(str(HC.rawDocument))
 _WAS_REVISION_OF = ox.NamedNode(str(PROV.wasRevisionOf))
 _CREATED = ox.NamedNode(str(DCTERMS.created))
 _ENDED = ox.NamedNode(str(PROV.endedAtTime))
+_INVALIDATED = ox.NamedNode(str(PROV.invalidatedAtTime))
+_SOURCE_LOCATION = ox.NamedNode(str(HC.sourceLocation))
 _SHARED_PREFIX = str(GRAPH)
 # The union as triples: no DISTINCT needed, the union is a set (see the module docstring).
 _UNION = "CONSTRUCT { ?s ?p ?o } WHERE { GRAPH ?g { ?s ?p ?o } }"
@@ -63,6 +112,13 @@ def source_date_epoch() -> dt.datetime | None:
     """``SOURCE_DATE_EPOCH`` as a UTC time when set (reproducible builds), else None."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
     return dt.datetime.fromtimestamp(int(epoch), tz=dt.UTC) if epoch.isdigit() else None
+
+
+def disk_reserve() -> int:
+    """The free bytes a write must leave on the store's disk: ``HCGRAPH_DISK_RESERVE``
+    (bytes) when set, else :data:`DISK_RESERVE`."""
+    value = os.environ.get("HCGRAPH_DISK_RESERVE", "").strip()
+    return int(value) if value.isdigit() else DISK_RESERVE
 
 
 def now_utc() -> dt.datetime:
@@ -81,10 +137,13 @@ class Store:
 
         holder: what a second writer is told holds the store (default: ``hcgraph
             COMMAND`` when run by the CLI, else the program's name).
+        any_format: skip the format check (for :func:`hcgraph.rebuilding.rebuild`, which
+            lists the stories of the store it replaces, whatever its format).
 
     Raises:
         StoreBusyError: another writer holds the store (named, with its pid, when known).
         StoreDamagedError: the database is damaged (says how to rebuild it).
+        StoreFormatError: the store is of another format than :data:`STORE_FORMAT`.
         StoreError: the directory cannot be opened otherwise (not a store, no permission).
     """
 
@@ -94,11 +153,13 @@ class Store:
         *,
         read_only: bool = False,
         holder: str | None = None,
+        any_format: bool = False,
     ):
         self.directory = Path(directory) if directory is not None else None
         self.read_only = read_only
         self._ledger: Ledger | None = None
         self._holder_file: Path | None = None
+        marked = None if self.directory is None or any_format else read_format(self.directory)
         try:
             if self.directory is None:
                 self.ox = ox.Store()
@@ -120,6 +181,29 @@ class Store:
             raise _damaged(self.directory, exc) from None
         if self.directory is not None and not read_only:
             self._holder_file = _claim(self.directory, holder or _this_command())
+        if self.directory is not None and not any_format and marked is None:
+            self._mark_format()
+
+    def _mark_format(self) -> None:
+        """An unmarked store: refuse the old layout, else it is format 1 (marked if writable).
+
+        The old layout had no shared graph; hcgraph's own agent is described in the agents
+        graph by every ingest since, so a store with graphs but not that one is the old one.
+        """
+        assert self.directory is not None
+        agents = ox.NamedNode(SHARED_GRAPHS["agents"])
+        if not self.ox.contains_named_graph(agents) and next(self.ox.named_graphs(), None):
+            self.close()
+            raise StoreFormatError(
+                f"{self.directory}: the store is in the old layout (story graphs repeating "
+                f"shared descriptions), which this hcgraph no longer reads; {_REBUILD}"
+            )
+        if not self.read_only:
+            try:
+                write_atomic(self.directory / _FORMAT_FILE, _format_text())
+            except HcgraphError as exc:  # an OutputError naming the file
+                self.close()
+                raise StoreError(str(exc)) from None
 
     # --- lifecycle ------------------------------------------------------------------------
     @property
@@ -265,6 +349,45 @@ class Store:
             chain.append((sha, when))
         return chain
 
+    def withdrawn_at(self, story_url: str) -> dt.datetime | None:
+        """When the stored story was withdrawn (its URL answered 404/410), or None while it
+        is current (or not stored)."""
+        st = named_node(story_url)
+        if st is None:
+            return None
+        for quad in self.ox.quads_for_pattern(st, _INVALIDATED, None, st):
+            return dt.datetime.fromisoformat(_value(quad.object))
+        return None
+
+    def withdrawn_stories(self) -> dict[str, dt.datetime]:
+        """Every withdrawn story: story IRI → when (one scan of the marker's index)."""
+        out: dict[str, dt.datetime] = {}
+        for quad in self.ox.quads_for_pattern(None, _INVALIDATED, None, None):
+            if isinstance(quad.subject, ox.NamedNode) and quad.subject == quad.graph_name:
+                out[quad.subject.value] = dt.datetime.fromisoformat(_value(quad.object))
+        return out
+
+    def withdrawn_versions(self, story_url: str) -> dict[str, dt.datetime]:
+        """Earlier versions of the story that were withdrawn before it came back:
+        raw SHA-256 → when (``prov:invalidatedAtTime`` on its revision node)."""
+        g = ox.NamedNode(story_url)
+        out: dict[str, dt.datetime] = {}
+        for quad in self.ox.quads_for_pattern(None, _INVALIDATED, None, g):
+            subject = quad.subject
+            if isinstance(subject, ox.NamedNode) and subject.value.startswith(_RAW_PREFIX):
+                sha = subject.value.removeprefix(_RAW_PREFIX)
+                out[sha] = dt.datetime.fromisoformat(_value(quad.object))
+        return out
+
+    def story_fetched_from(self, location: str) -> str | None:
+        """The stored story whose ingest records ``location`` (a crawled URL or a file) as
+        its ``hc:sourceLocation``, or None."""
+        for quad in self.ox.quads_for_pattern(None, _SOURCE_LOCATION, ox.Literal(location), None):
+            graph = quad.graph_name
+            if isinstance(graph, ox.NamedNode) and not graph.value.startswith(_SHARED_PREFIX):
+                return graph.value
+        return None
+
     def query(
         self,
         sparql: str,
@@ -373,11 +496,77 @@ class Store:
                 self.ox.load(ntriples.encode(), ox.RdfFormat.N_TRIPLES, to_graph=g)
 
     def optimize(self) -> None:
-        """Compact the on-disk database (faster reads after large loads)."""
+        """Compact the on-disk database (faster reads after large loads) and record that
+        it is compact (see :meth:`compaction_due`)."""
         self._writable()
         if self.directory is not None:
             with self._written():
+                self.ox.flush()  # else the memtable becomes a new table after it, on close
                 self.ox.optimize()
+            _write_marker(self.directory, self.db_path)
+
+    def check_room(self, need: int, what: str) -> None:
+        """Refuse a write of about ``need`` bytes that would leave less than the reserve
+        (:func:`disk_reserve`) free on the store's disk: stopping before the disk is full
+        keeps every story already stored, and the next run has room to resume.
+
+        Raises:
+            StoreDiskError: not enough free space (one line: the store, the free bytes,
+                the estimate and the reserve).
+        """
+        if self.directory is None or self.read_only:
+            return
+        try:
+            free = shutil.disk_usage(self.directory).free
+        except OSError:
+            return  # not measurable here: the write itself reports a full disk
+        reserve = disk_reserve()
+        if free < need + reserve:
+            raise StoreDiskError(
+                f"{self.directory}: not enough free disk space for {what}: {free:,} bytes "
+                f"free, they need about {need:,} plus the {reserve:,} bytes kept free "
+                "(HCGRAPH_DISK_RESERVE); stopped before writing them, the stories already "
+                "stored are kept"
+            )
+
+    def tables(self) -> tuple[int, int]:
+        """(Bytes in the database's table files, bytes in those written since the last
+        :meth:`optimize`): all of them when it never ran, or ran on another database."""
+        if self.directory is None:
+            return 0, 0
+        marker = _read_marker(self.directory, self.db_path)
+        total = fresh = 0
+        with contextlib.suppress(OSError), os.scandir(self.db_path) as entries:
+            for entry in entries:
+                if not entry.name.endswith(".sst") or not entry.name[:-4].isdigit():
+                    continue
+                with contextlib.suppress(OSError):  # a compaction deleted it meanwhile
+                    size = entry.stat().st_size
+                    total += size
+                    if int(entry.name[:-4]) > marker:  # file numbers only grow
+                        fresh += size
+        return total, fresh
+
+    def compaction_due(self) -> bool:
+        """True if the database is worth compacting now: its tables hold at least
+        :data:`COMPACT_MIN_BYTES`, of which at least :data:`COMPACT_SHARE` were written since
+        the last :meth:`optimize`, and the disk has room for the rewrite.
+
+        Why a rule: a store that bulk loads left as it is answers the saved queries at
+        1.1-1.8x the CPU of the same store compacted (RocksDB reads many overlapping
+        tables), but a compaction rewrites every table, whatever was added: 13 s CPU at
+        10k stories, for one story added as for 10,000 (docs/performance.md).
+        """
+        if self.directory is None or self.read_only:
+            return False
+        total, fresh = self.tables()
+        if total < COMPACT_MIN_BYTES or fresh < COMPACT_SHARE * total:
+            return False
+        try:
+            free = shutil.disk_usage(self.db_path).free
+        except OSError:
+            return False
+        return free >= total + disk_reserve()  # the rewrite holds old and new tables a while
 
     @contextlib.contextmanager
     def _written(self) -> Iterator[None]:
@@ -396,6 +585,40 @@ class Store:
             raise StoreError(f"{self.directory}: store opened read-only")
 
 
+def _format_text() -> bytes:
+    return json.dumps({"format": STORE_FORMAT}).encode() + b"\n"
+
+
+def read_format(directory: Path) -> int | None:
+    """The format ``directory/format.json`` names (None: no marker), after checking it is
+    :data:`STORE_FORMAT` (for readers that open the database without :class:`Store`, such
+    as :mod:`hcgraph.serve`'s workers).
+
+    Raises:
+        StoreFormatError: another format, or a marker that names none.
+    """
+    path = directory / _FORMAT_FILE
+    try:
+        text = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot read the store format: {first_line(exc)}") from None
+    try:
+        value = json.loads(text).get("format")
+    except (ValueError, AttributeError):
+        value = None
+    if type(value) is not int:
+        raise StoreFormatError(f"{directory}: unknown store format in {path.name}; {_REBUILD}")
+    if value != STORE_FORMAT:
+        newer = "a newer hcgraph's" if value > STORE_FORMAT else "an older one"
+        raise StoreFormatError(
+            f"{directory}: store format {value} ({newer}); this hcgraph reads format "
+            f"{STORE_FORMAT} only: {_REBUILD}"
+        )
+    return value
+
+
 def _this_command() -> str:
     """What this process is, for a second writer: ``hcgraph ingest`` when the CLI runs (the
     command only: its arguments may hold anything), else the program's name."""
@@ -406,6 +629,40 @@ def _this_command() -> str:
         command = next((a for a in sys.argv[1:] if not a.startswith("-")), "")
         return f"hcgraph {command}".strip()
     return program
+
+
+def _identity(db_path: Path) -> str:
+    """The database's identity (RocksDB's ``IDENTITY``: new for every new database)."""
+    try:
+        return (db_path / "IDENTITY").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def _write_marker(directory: Path, db_path: Path) -> None:
+    """Record in ``directory/compacted.json`` the highest table file number of a database
+    just compacted (best effort: without it the next run compacts again)."""
+    numbers = [int(p.stem) for p in db_path.glob("*.sst") if p.stem.isdigit()]
+    marker = {"identity": _identity(db_path), "table": max(numbers, default=0)}
+    tmp = directory / f".{_MARKER}.{os.getpid()}.tmp"
+    try:
+        tmp.write_text(json.dumps(marker), encoding="utf-8")
+        tmp.replace(directory / _MARKER)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def _read_marker(directory: Path, db_path: Path) -> int:
+    """The highest table file number at the last compaction of this database (0: never)."""
+    try:
+        marker = json.loads((directory / _MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return 0
+    if not isinstance(marker, dict) or marker.get("identity") != _identity(db_path):
+        return 0  # another database (rebuilt, replaced): its numbers mean nothing here
+    table = marker.get("table")
+    return table if isinstance(table, int) else 0
 
 
 def _claim(directory: Path, command: str) -> Path | None:

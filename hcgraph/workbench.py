@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .errors import StoreError
+from .errors import ServeError
 from .queries import SavedQuery, saved_queries
 
 __all__ = [
@@ -125,7 +125,7 @@ def workbench_files(
         data = (WORKBENCH_DIR / name).read_bytes()
         if name in YASGUI_SHA256:
             if hashlib.sha256(data).hexdigest() != YASGUI_SHA256[name]:
-                raise StoreError(
+                raise ServeError(
                     f"{WORKBENCH_DIR / name}: not the vendored YASGUI file (reinstall hcgraph)"
                 )
             data = _SOURCE_MAP.sub(b"\n", data)  # no request for a map that is not there

@@ -72,13 +72,23 @@ class Batch:
     descriptions: dict[bytes, tuple[str, str, str]] = field(default_factory=dict)  # new ones
     quads: int = 0  # of the new stories
     data: bytes = b""  # the chunks, joined
+    withdrawn: dict[str, str] = field(default_factory=dict)  # story → its marker (N-Quads)
 
     def __bool__(self) -> bool:
-        return bool(self.pending)
+        return bool(self.pending or self.withdrawn)
 
     def urls(self) -> list[str]:
         """The stories written."""
-        return [p.story for p in self.pending]
+        return [p.story for p in self.pending] + list(self.withdrawn)
+
+    def withdraw(self, story: str, nquads: str) -> None:
+        """Mark a stored story withdrawn: add its marker to its graph (nothing else changes)."""
+        self.withdrawn[story] = nquads
+
+    @property
+    def own_job(self) -> bool:
+        """Changed or withdrawn stories: a job of its own, never joined to a bulk load."""
+        return bool(self.replaced or self.withdrawn)
 
     def add(self, mapped: MappedStory, sha: str, *, replaces: bool) -> None:
         """Add one mapped story (``replaces``: a changed story) and the descriptions it states."""
@@ -157,6 +167,7 @@ class Writer:
         # and new stories that did not land.
         self._recovered: dict[str, tuple[bool, int]] = {}
         self._lost: set[str] = set()
+        self._wrote = False  # a job landed: the store may be due a compaction at close
 
     def submit(self, batch: Batch) -> Future[None]:
         """Queue ``batch`` for writing; the future ends when it has landed (or failed).
@@ -176,13 +187,13 @@ class Writer:
             with self._lock:
                 self._refuse_if_broken()
                 job = self._open
-                if job is None or batch.replaced or job.quads < self.segment:
+                if job is None or batch.own_job or job.quads < self.segment:
                     self._urls.update(batch.urls())
-                    if job is not None and not batch.replaced:
+                    if job is not None and not batch.own_job:
                         job.batches.append(batch)
                         return job.future
                     job = _Job([batch])
-                    self._open = None if batch.replaced else job
+                    self._open = None if batch.own_job else job
                     self._last = job.future
                     self._pool.submit(self._run, job)
                     return job.future
@@ -207,9 +218,20 @@ class Writer:
             self._recovered, self._lost = {}, set()
         return taken
 
-    def close(self) -> None:
-        """Finish the queued writes and stop the thread."""
+    def close(self, *, compact: bool = True) -> None:
+        """Finish the queued writes and stop the thread; then, with ``compact``, if a write
+        landed and the store says a compaction is due (:meth:`Store.compaction_due`),
+        compact it, so the store this run leaves is ready to query.
+
+        A run that failed or was interrupted passes ``compact=False``: its error is the one
+        to report, and a stop is not kept waiting (the next run that writes compacts).
+
+        Raises:
+            StoreDiskError: the compaction could not write (the stories stay stored).
+        """
         self._pool.shutdown(wait=True)
+        if compact and self._wrote and self._broken is None and self.store.compaction_due():
+            self.store.optimize()
 
     def _break(self, error: BaseException) -> None:
         """Refuse every later write, saying why (a full disk stays a StoreDiskError)."""
@@ -232,7 +254,7 @@ class Writer:
         with self._lock:
             if self._open is job:
                 self._open = None
-            self.state = "replacing" if job.batches[0].replaced else "loading"
+            self.state = "replacing" if job.batches[0].own_job else "loading"
         job.started.set()
         try:
             self._refuse_if_broken()
@@ -241,6 +263,7 @@ class Writer:
             self._recover(job, exc)
             job.future.set_exception(exc)
         else:
+            self._wrote = True
             job.future.set_result(None)
         finally:
             with self._lock:
@@ -268,6 +291,10 @@ class Writer:
         for batch in batches:  # held once, by the load
             batch.data = b""
         store.load_nquads(data)
+        # A withdrawal adds one quad to a stored story's graph, in one small transaction;
+        # the ledger has nothing to record (no shared description changes).
+        if first.withdrawn:
+            store.load_nquads("".join(first.withdrawn.values()).encode())
         _retract(store, ledger.settle(pending))
         ledger.clean()
 

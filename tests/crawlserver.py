@@ -31,8 +31,10 @@ __all__ = [
     "Reply",
     "Route",
     "Site",
+    "index_html",
     "page",
     "quads_of",
+    "sitemap_xml",
     "stories_in",
     "story",
 ]
@@ -225,6 +227,11 @@ class Site:
     def hits(self, slug: str) -> int:
         return self.server.count(self.path(slug))
 
+    def add_file(self, path: str, body: bytes, content_type: str, **reply: Any) -> None:
+        """Serve ``body`` at the logical ``path`` (an index page, a sitemap, robots.txt)."""
+        headers = {"Content-Type": content_type, **reply.pop("headers", {})}
+        self.server.route(self.prefix + path, Reply(body=body, headers=headers, **reply))
+
     def crawl(self, store: Path, *seeds: str, **options: Any) -> CrawlReport:
         opts = {"mirrors": (self.mirror,), "policy": FAST, **options}
         return crawl(list(seeds) or [page("a")], store, CrawlOptions(**opts))
@@ -249,3 +256,30 @@ def quads_of(store_dir: Path) -> list[str]:
     """Every quad of a store as sorted N-Quads lines (graph equality, byte for byte)."""
     with Store(store_dir, read_only=True) as st:
         return sorted(str(q) for q in st.ox)
+
+
+def index_html(*links: str, title: str = "index") -> bytes:
+    """An HTML index page (an edition, a newsroom) linking to ``links`` (as written), with
+    the navigation, comments and scripts real pages have around them."""
+    items = "".join(f'<li><a class="story" href="{link}">{link}</a></li>' for link in links)
+    return (
+        f"<!doctype html><html><head><title>{title}</title>"
+        '<link rel="stylesheet" href="/style.css"></head><body>'
+        '<nav><a href="/">home</a> <a href="/about/">about</a></nav>'
+        '<!-- <a href="/stories/2026-01-01/in-a-comment/">old</a> -->'
+        "<script>var s = '<a href=\"/stories/2026-01-02/in-a-script/\">';</script>"
+        f"<main><ul>{items}</ul></main></body></html>"
+    ).encode()
+
+
+def sitemap_xml(entries: Sequence[tuple[str, str | None]], *, index: bool = False) -> bytes:
+    """A sitemap (``<urlset>``), or a sitemap index (``index=True``): (loc, lastmod) pairs."""
+    root, item = ("sitemapindex", "sitemap") if index else ("urlset", "url")
+    body = "".join(
+        f"<{item}><loc>{loc}</loc>" + (f"<lastmod>{mod}</lastmod>" if mod else "") + f"</{item}>"
+        for loc, mod in entries
+    )
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        f'<{root} xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{body}</{root}>\n'
+    ).encode()

@@ -16,7 +16,7 @@ import pytest
 
 from hcgraph import archive as archive_module
 from hcgraph.archive import Archive, FetchRecord
-from hcgraph.errors import CrawlError, OutputError
+from hcgraph.errors import ArchiveError, CrawlError, OutputError, StoreError
 
 BODY = b'{"schema": "hangingcontext.desk/1", "headline": "caf\xc3\xa9"}' * 50
 SHA = hashlib.sha256(BODY).hexdigest()
@@ -42,7 +42,7 @@ def test_body_round_trip_and_stored_once(tmp_path: Path) -> None:
     fresh = Archive(tmp_path / "raw")  # another process reads it from the pack's headers
     assert fresh.has_body(SHA) and fresh.get_body(SHA) == BODY
     assert not fresh.has_body("0" * 64)
-    with pytest.raises(CrawlError, match="missing"):
+    with pytest.raises(ArchiveError, match="missing"):
         fresh.get_body("0" * 64)
 
 
@@ -102,7 +102,7 @@ def test_a_corrupt_body_is_reported_and_written_again_by_the_next_put(tmp_path: 
         archive.put_body(BODY)
     (pack,) = _packs(archive)
     _zero(pack, BODY[:64])
-    with pytest.raises(CrawlError, match="corrupt"):
+    with pytest.raises(ArchiveError, match="corrupt"):
         Archive(tmp_path / "raw").get_body(SHA)
     with Archive(tmp_path / "raw") as repair:
         assert repair.put_body(BODY) == SHA
@@ -119,32 +119,9 @@ def test_a_corrupt_record_is_skipped_and_the_rest_are_read(tmp_path: Path) -> No
     assert [r.url for r in Archive(tmp_path / "raw").records()] == ["https://s.example/kept"]
 
 
-def _old_layout(root: Path) -> None:
-    """An archive as hcgraph wrote it before packs: one file per body and per fetch."""
-    body = root / "bodies" / SHA[:2] / SHA
-    body.parent.mkdir(parents=True)
-    body.write_bytes(BODY)
-    day = root / "records" / "2026-11-30"
-    day.mkdir(parents=True)
-    one = _record("https://s.example/old", "2026-11-30T20:00:00+00:00")
-    stem = one.sort_key
-    (day / f"{stem}.json").write_bytes(one.to_json())
-    repeat = FetchRecord(**{**one.__dict__, "attempts": 2})
-    (day / f"{stem}-2.json").write_bytes(repeat.to_json())
-    (day / "20261130T190000.000000Z-000000000000.json").write_bytes(b'{"url": "ht')  # torn
-
-
-def test_the_old_layout_is_still_read_beside_packs(tmp_path: Path) -> None:
-    root = tmp_path / "raw"
-    _old_layout(root)
-    with Archive(root) as archive:
-        assert archive.exists() and archive.has_body(SHA) and archive.get_body(SHA) == BODY
-        assert archive.put_body(BODY) == SHA  # intact in the old layout: not copied
-        archive.add_record(_record("https://s.example/new", "2026-11-30T20:30:00+00:00"))
-    (pack,) = _packs(archive)
-    assert BODY not in pack.read_bytes()
-    got = [(r.url.rsplit("/", 1)[1], r.attempts) for r in Archive(root).records()]
-    assert got == [("old", 1), ("old", 2), ("new", 1)]
+def test_a_corrupt_body_is_an_archive_error_not_a_crawl_error() -> None:
+    """The archive is part of the store: a body it cannot give back is a store error."""
+    assert issubclass(ArchiveError, StoreError) and not issubclass(ArchiveError, CrawlError)
 
 
 def test_unwritable_archive_is_a_clear_error(tmp_path: Path) -> None:

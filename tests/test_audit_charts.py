@@ -153,3 +153,27 @@ def test_legends_never_cover_the_data_in_chromium(
             assert ly1 <= chart["view"]  # inside the drawing, not clipped
         for dx0, dy0, dx1, dy1 in chart["data"]:  # the data stays in the plot area
             assert x0 - 4 <= dx0 and dx1 <= x1 + 4 and y0 - 4 <= dy0 and dy1 <= y1 + 4
+
+
+def test_the_page_is_one_autoescaping_template() -> None:
+    """The report's markup is the Jinja template ``audit.html``, autoescaping every value:
+    no HTML is written by hand in the module (as the citation maps: one way of writing
+    HTML), and hostile text lands escaped wherever it goes: cells, attributes, SVG labels,
+    tooltips and evidence."""
+    import inspect
+
+    from hcgraph.provenance import report_html
+
+    source = inspect.getsource(report_html)
+    assert not re.search(r"<(?:html|td|tr|th|table|div|section|a|span|details)[ >]", source)
+    assert "escape(" not in source
+    evil = '<b onmouseover="x">\'&'
+    seed = json.loads(SEED.read_text())
+    story = {**seed, "headline": evil, "newsroom": evil, "publishers": [evil]}
+    story["manifests"] = [{**m, "source_name": evil} for m in seed["manifests"]]
+    with Store(None) as st:
+        assert not ingest_bytes(st, [(json.dumps(story).encode(), "s")]).failures
+        html = render_report(audit(st))
+    assert evil not in html and "<b onmouseover" not in html
+    escaped = "&lt;b onmouseover=&#34;x&#34;&gt;&#39;&amp;"
+    assert html.count(escaped) >= 5

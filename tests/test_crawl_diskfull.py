@@ -148,3 +148,46 @@ def test_a_frontier_write_on_a_full_disk_is_a_crawl_error_naming_the_file(
     finally:
         frontier.close()
     assert str(info.value) == f"{path}: the crawl frontier failed: database or disk is full"
+
+
+_LOW_DISK = """\
+import shutil
+
+_real = shutil.disk_usage
+_calls = [0]
+
+
+def _usage(path):
+    # The first look (the seed's batch) tells the truth; then the disk is nearly full.
+    _calls[0] += 1
+    found = _real(path)
+    return found if _calls[0] <= 1 else found._replace(free=1_000_000)
+
+
+shutil.disk_usage = _usage
+"""
+
+
+@pytest.mark.timeout(240)
+def test_a_crawl_stops_before_the_disk_is_full_and_the_rerun_completes(
+    site: Site, tmp_path: Path
+) -> None:
+    """Free space is checked before each batch goes to the store (in the store worker
+    process): the crawl stops with one line naming the store, the free bytes and the
+    estimate, the seed's batch stays stored, and the same command resumes once there is
+    room. Before, nothing looked: the crawl ran on until the disk was full."""
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(_LOW_DISK)
+    store = tmp_path / "store"
+    line = _one_error_line(_crawl_cli(site, store, hook))
+    assert line.startswith(
+        f"error: processing failed: {store}: not enough free disk space for the next "
+    ), line
+    assert "1,000,000 bytes free, they need about " in line
+    assert "run the same command again to resume once the store's disk has room" in line
+    assert stories_in(store) == {page("a")}  # the batch before it: kept
+    again = _crawl_cli(site, store)  # there is room again: the same command
+    assert again.returncode == 0, again.stderr
+    assert "crawl complete (resumed)" in again.stdout
+    assert stories_in(store) == EVERY

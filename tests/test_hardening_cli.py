@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from conftest import SEED, SEED_URL, cli_env
 
+from hcgraph._io import write_atomic
+
 pytestmark = pytest.mark.slow
 
 BAD = "/proc/nope"
@@ -223,3 +225,27 @@ def test_export_to_a_fifo_writes_into_it(good_store: Path, tmp_path: Path, run_c
     assert proc.returncode == 0, proc.stderr
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
     assert received and b"hangingcontext.com" in received[0]
+
+
+@pytest.mark.parametrize(
+    ("private", "mask", "mode"), [(False, 0o027, 0o640), (False, 0o002, 0o664), (True, 0, 0o600)]
+)
+def test_an_output_is_created_with_its_mode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, private: bool, mask: int, mode: int
+) -> None:
+    """The temporary file is created with the output's mode (the kernel applies the umask):
+    no chmod afterwards, and the process-wide umask is neither flipped nor read."""
+
+    def refuse(*_args: object) -> None:
+        raise AssertionError("the umask was flipped or the file chmod-ed")
+
+    old = os.umask(mask)
+    try:
+        monkeypatch.setattr(os, "umask", refuse)
+        monkeypatch.setattr(os, "chmod", refuse)
+        write_atomic(tmp_path / "out.txt", b"x", private=private)
+    finally:
+        monkeypatch.undo()
+        os.umask(old)
+    assert _mode(tmp_path / "out.txt") == mode
+    assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]  # no temporary file left

@@ -169,29 +169,3 @@ def test_user_counts_stay_exact_across_replace_add_and_remove(
     gone = {corpus[7]["url"], corpus[70]["url"], changed["url"]}
     expected = _fresh([s for s in corpus if s["url"] not in gone])
     assert _graphs(store) == _graphs(expected)
-
-
-def test_ledger_written_before_stated_rows_is_migrated(
-    corpus: list[dict[str, Any]], tmp_path: Path
-) -> None:
-    """Ledgers from before one ``stated`` row per story kept a ``uses`` row per (story,
-    description): opening one converts it, and retraction still works on it."""
-    import sqlite3
-
-    with Store(tmp_path / "st") as store:
-        assert ingest_bytes(store, _docs(corpus[:30])).ok
-    db = sqlite3.connect(tmp_path / "st" / "ledger.sqlite", isolation_level=None)
-    rows = db.execute("SELECT story, hashes FROM stated").fetchall()
-    db.executescript(
-        "DROP TABLE stated; CREATE TABLE uses (story TEXT NOT NULL, hash BLOB NOT NULL,"
-        " PRIMARY KEY (story, hash)) WITHOUT ROWID;"
-    )
-    db.executemany(
-        "INSERT INTO uses VALUES (?, ?)",
-        [(story, blob[i : i + 16]) for story, blob in rows for i in range(0, len(blob), 16)],
-    )
-    db.close()
-    with Store(tmp_path / "st") as store:
-        assert remove_story(store, corpus[4]["url"])
-        expected = _fresh([s for s in corpus[:30] if s is not corpus[4]])
-        assert _graphs(store) == _graphs(expected)

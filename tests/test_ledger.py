@@ -1,4 +1,4 @@
-"""The ledger on its own: migration of an old ledger, user counts after failed commits."""
+"""The ledger on its own: an old ledger refused, user counts after failed commits."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from hcgraph.errors import StoreDiskError
+from hcgraph.errors import StoreDiskError, StoreFormatError
 from hcgraph.ledger import Ledger, Pending, description_hash
 
 GRAPH = "https://w3id.org/hcgraph/graph/sources"
@@ -70,45 +70,25 @@ def test_a_failing_statement_is_a_store_error_naming_the_ledger(tmp_path: Path) 
     assert Ledger(path).pending() == []  # nothing of it was kept
 
 
-def test_an_old_ledger_is_migrated_with_its_pending_writes(tmp_path: Path) -> None:
-    """A ledger written before ``stated`` (one ``uses`` row per story and description),
-    left dirty by an interrupted write of a new story: the uses become ``stated`` rows,
-    and recovery can still drop the interrupted story's uses."""
+def test_an_old_ledger_is_refused_not_converted(tmp_path: Path) -> None:
+    """A ledger written before ``stated`` (one ``uses`` row per story and description) is
+    of a store format no release wrote: refused, naming the file, and left as it was."""
     path = tmp_path / "ledger.sqlite"
-    e, f = description_hash(GRAPH, "e"), description_hash(GRAPH, "f")
     db = sqlite3.connect(path)
     db.executescript(
         """
-        CREATE TABLE descr (hash BLOB PRIMARY KEY, graph TEXT NOT NULL, subject TEXT NOT NULL,
-            body TEXT NOT NULL) WITHOUT ROWID;
         CREATE TABLE uses (story TEXT NOT NULL, hash BLOB NOT NULL,
             PRIMARY KEY (story, hash)) WITHOUT ROWID;
-        CREATE INDEX uses_hash ON uses (hash);
-        CREATE TABLE pending (story TEXT PRIMARY KEY, sha TEXT, quads INTEGER NOT NULL,
-            hashes BLOB NOT NULL, new INTEGER NOT NULL);
-        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-        INSERT INTO meta VALUES ('dirty', '1');
         """
     )
-    db.executemany(
-        "INSERT INTO descr VALUES (?, ?, ?, ?)",
-        [(h, GRAPH, "<https://example.org/m>", b) for h, b in ((D, BODY), (e, "e"), (f, "f"))],
-    )
-    db.executemany("INSERT INTO uses VALUES (?, ?)", [("s1", D), ("s2", D), ("s2", e), ("s3", f)])
-    db.execute("INSERT INTO pending VALUES ('s3', ?, 5, x'', 1)", ("c" * 64,))
+    db.executemany("INSERT INTO uses VALUES (?, ?)", [("s1", D)])
     db.commit()
     db.close()
-    ledger = Ledger(path)
-    assert (ledger.uses_of("s1"), ledger.uses_of("s2"), ledger.uses_of("s3")) == (
-        {D},
-        {D, e},
-        {f},
-    )
-    assert ledger.dirty and [p.story for p in ledger.pending()] == ["s3"]
-    assert ledger.unused() == []
-    ledger.drop_pending(ledger.pending()[0])  # recovery: s3 never landed
-    assert ledger.unused() == [f]
-    tables = {r[0] for r in ledger.db.execute("SELECT name FROM sqlite_master")}
-    assert "uses" not in tables
-    ledger.close()
-    assert Ledger(path).unused() == [f]  # the counts a fresh reader makes agree
+    with pytest.raises(StoreFormatError) as info:
+        Ledger(path)
+    assert str(info.value).startswith(f"{path}: an old ledger")
+    assert str(info.value).endswith("run hcgraph rebuild")
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT story FROM uses").fetchall() == [("s1",)]
+    assert db.execute("SELECT name FROM sqlite_master WHERE name = 'stated'").fetchone() is None
+    db.close()

@@ -135,12 +135,12 @@ def test_query_markdown_table_is_inert() -> None:
 
 
 def test_trace_audit_and_history_markdown_are_inert(seed_path: Path, tmp_path: Path) -> None:
-    from hcgraph.cli.history import _markdown
     from hcgraph.provenance.auditing import AuditOptions, audit
     from hcgraph.provenance.render_audit import render_markdown as audit_md
     from hcgraph.provenance.tracing import render_markdown as trace_md
     from hcgraph.provenance.tracing import trace
     from hcgraph.provenance.versions import history
+    from hcgraph.provenance.versions import render_markdown as history_md
 
     doc = json.loads(seed_path.read_text())
     doc["headline"] = " ".join(HOSTILE)
@@ -159,4 +159,4 @@ def test_trace_audit_and_history_markdown_are_inert(seed_path: Path, tmp_path: P
         assert all(m["title"] in shown for m in doc["manifests"])
         shown = _inert(audit_md(audit(store, None, AuditOptions())), links=links)
         assert " ".join(HOSTILE) in shown and HOSTILE[5] in shown
-        _inert(_markdown(history(store, url)), links=links)
+        _inert(history_md(history(store, url)), links=links)

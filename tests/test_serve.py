@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from hcgraph import Endpoint, StoreError, run_query, saved_queries
+from hcgraph import Endpoint, ServeError, StoreError, run_query, saved_queries
 from hcgraph.ingest import ingest_bytes
 from hcgraph.results import display
 from hcgraph.sample import generate_corpus
@@ -88,10 +88,11 @@ def test_read_only_and_loopback(endpoint: Endpoint, store_dir: Path) -> None:
     assert int(count[0]) > 0  # still all there
     assert endpoint.host == "127.0.0.1"
     for host in ("0.0.0.0", "192.168.1.2", "example.org", "::"):
-        with pytest.raises(StoreError, match="loopback"):
+        with pytest.raises(ServeError, match="loopback"):
             Endpoint(store_dir, host=host)
-    with pytest.raises(StoreError, match="already in use"):
+    with pytest.raises(ServeError, match="already in use") as taken:
         Endpoint(store_dir, port=endpoint.port).start()
+    assert not isinstance(taken.value, StoreError)  # the server's trouble, not the store's
     with pytest.raises(StoreError, match="no store here"):
         Endpoint(store_dir.parent / "nothing", port=0).start()
 
@@ -99,7 +100,7 @@ def test_read_only_and_loopback(endpoint: Endpoint, store_dir: Path) -> None:
 def test_ipv6_loopback(store_dir: Path) -> None:
     try:
         ep = Endpoint(store_dir, host="::1", port=0).start()
-    except (StoreError, OSError) as exc:  # a machine without IPv6 on loopback
+    except (ServeError, OSError) as exc:  # a machine without IPv6 on loopback
         pytest.skip(f"no IPv6 loopback here: {exc}")
     try:
         assert ep.url.startswith("http://[::1]:")

@@ -9,6 +9,7 @@ import hashlib
 import json
 import math
 import re
+import sys
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -216,6 +217,22 @@ def test_layouts_place_every_node_deterministically(cstore: Store) -> None:
         assert set(pos) == set(graph)
         assert pos == compute_layout(graph)
         assert len(set(pos.values())) == len(pos), f"{view}: two nodes share a position"
+
+
+def test_any_other_graph_is_laid_out_without_numpy_or_scipy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A graph of no hcgraph view (a user's own, to ``render_map``): every node placed, apart,
+    the same each time, with numpy and scipy not importable (they are no dependency)."""
+    undirected = nx.random_partition_graph([60] * 10, 0.15, 0.002, seed=3)  # 600 nodes
+    graph = nx.DiGraph(nx.relabel_nodes(undirected, lambda n: f"n{n:04d}"))
+    graph.add_node("lonely")
+    for name in ("numpy", "scipy"):
+        monkeypatch.setitem(sys.modules, name, None)  # ``import numpy`` raises ImportError
+    pos = compute_layout(graph)
+    assert set(pos) == set(graph)
+    assert len(set(pos.values())) == len(pos)
+    assert pos == compute_layout(nx.DiGraph(graph))
 
 
 def test_safe_json_escapes_everything_html_could_see() -> None:

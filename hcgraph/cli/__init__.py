@@ -55,7 +55,7 @@ SUMMARIES: dict[str, str] = {
     "check": "Validate the store: SHACL shapes plus the integrity queries.",
     "serve": "Serve the store read-only over the SPARQL 1.1 Protocol until Ctrl-C.",
     "trace": "Print the provenance chain of TARGET.",
-    "audit": "Check stories (default: all) against the promises of their disclosure.",
+    "audit": "Check stories (default: all current ones) against the promises of their disclosure.",
     "history": "List every version of STORY_URL hcgraph has seen and what changed between them.",
 }
 

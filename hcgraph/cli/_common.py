@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -23,6 +23,7 @@ __all__ = [
     "err_console",
     "flag_option",
     "float_option",
+    "include_withdrawn_option",
     "int_option",
     "max_bytes_option",
     "out_console",
@@ -96,6 +97,13 @@ def shown(text: object) -> str:
     return escape(visible(str(text), one_line=True))
 
 
+def print_lines(lines: Iterable[tuple[str, Any]]) -> None:
+    """Print a report the library rendered: each ``(stream, line)`` on stdout (``"out"``)
+    or stderr (``"err"``), in order."""
+    for stream, line in lines:
+        (err_console if stream == "err" else out_console).print(line)
+
+
 def width_option(func: F) -> F:
     """``--width N``: lay the human output out at N columns (default: the terminal's width;
     no wrapping when the output is not a terminal)."""
@@ -149,6 +157,11 @@ def max_bytes_option(help: str) -> Callable[[F], F]:
 def allow_service_option(help: str) -> Callable[[F], F]:
     """``--allow-service``: let SPARQL use SERVICE (off: a query makes no outbound request)."""
     return click.option("--allow-service", is_flag=True, help=help)
+
+
+def include_withdrawn_option(help: str) -> Callable[[F], F]:
+    """``--include-withdrawn``: count withdrawn stories too (default: current stories only)."""
+    return click.option("--include-withdrawn", is_flag=True, help=help)
 
 
 def out_file_option(help: str) -> Callable[[F], F]:

@@ -11,7 +11,13 @@ from ..provenance.findings import MAX_REPEAT_WINDOW
 from ..provenance.render_audit import render_markdown, render_summary
 from ..provenance.report_html import write_report
 from ..store import Store
-from ._common import err_console, out_console, store_option, width_option
+from ._common import (
+    err_console,
+    include_withdrawn_option,
+    out_console,
+    store_option,
+    width_option,
+)
 
 
 @click.command("audit")
@@ -28,6 +34,7 @@ from ._common import err_console, out_console, store_option, width_option
 @click.option("--repeat-threshold", type=click.FloatRange(0, 1, min_open=True), default=0.8,
               show_default=True,
               help="Jaccard of cited manifests that counts as a repeat.")  # fmt: skip
+@include_withdrawn_option("With no STORY given, audit withdrawn stories too.")
 @width_option
 @store_option
 def audit_command(
@@ -37,9 +44,10 @@ def audit_command(
     max_source_age: int,
     repeat_window: int,
     repeat_threshold: float,
+    include_withdrawn: bool,
     store_dir: Path,
 ) -> None:
-    """Check stories (default: all) against the promises of their disclosure.
+    """Check stories (default: all current ones) against the promises of their disclosure.
 
     Every cited manifest exists (is listed); sources are recent (--max-source-age) and not
     dated after the story; claim ids belong to one manifest; the story does not repeat a
@@ -52,7 +60,7 @@ def audit_command(
       hcgraph audit --html output/audit.html
       hcgraph audit 'https://hangingcontext.com/stories/2026-10-20/agentic-rl-production/'
     """
-    options = AuditOptions(max_source_age, repeat_window, repeat_threshold)
+    options = AuditOptions(max_source_age, repeat_window, repeat_threshold, include_withdrawn)
     with Store(store_dir, read_only=True) as store:
         report = audit(store, list(stories) or None, options)
     if fmt == "json":

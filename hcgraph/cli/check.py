@@ -13,7 +13,7 @@ from ..checking import check as run_check
 from ..errors import visible
 from ..shacl import MODES
 from ..store import Store
-from ._common import int_option, store_option
+from ._common import include_withdrawn_option, int_option, store_option
 
 
 def _safe(text: str) -> str:
@@ -81,6 +81,7 @@ def _summary(report: CheckReport) -> str:
 )  # fmt: skip
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
 @int_option("--max-per-story", 20, "Findings shown per story in text output (0: all).")
+@include_withdrawn_option("Check withdrawn stories too (default: current stories only).")
 @store_option
 def check(
     fmt: str,
@@ -89,6 +90,7 @@ def check(
     shapes_path: Path | None,
     strict: bool,
     max_per_story: int,
+    include_withdrawn: bool,
     store_dir: Path,
 ) -> None:
     """Validate the store: SHACL shapes plus the integrity queries.
@@ -98,6 +100,9 @@ def check(
     related stories not ingested.
 
     Exit code 0 when clean (warnings allowed), 1 when a violation is found: usable in CI.
+
+    --include-withdrawn checks withdrawn stories too (their URL answered 404/410): by
+    default they are left out.
 
     \b
     Example:
@@ -112,6 +117,7 @@ def check(
             integrity=list(only) or None,
             shacl_mode=shacl_mode if shacl_mode != "off" else "fast",
             shapes_path=str(shapes_path) if shapes_path else None,
+            include_withdrawn=include_withdrawn,
         )
     if fmt == "json":
         sys.stdout.write(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")

@@ -9,6 +9,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ..crawling import CrawlOptions, CrawlProgress, CrawlReport, FetchPolicy, crawl
+from ..crawling.discovery import DEFAULT_STORY_PATTERN, parse_follow
 from ..errors import failure_text
 from ._common import (
     err_console,
@@ -53,6 +54,14 @@ _SHOWN_FAILURES = 20
 )  # fmt: skip
 @flag_option("--no-conditional", "Do not send If-None-Match/If-Modified-Since from earlier crawls.")
 @click.option(
+    "--follow", default="related", show_default=True, metavar="KINDS",
+    help="What a story's links lead to, comma-separated: related, edition, newsroom, sitemap.",
+)  # fmt: skip
+@click.option(
+    "--story-pattern", default=DEFAULT_STORY_PATTERN, show_default=True, metavar="REGEX",
+    help="Links of index pages and sitemaps whose path matches this are stories.",
+)  # fmt: skip
+@click.option(
     "--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
     help="JSON crawl report (default: STORE/crawl-report.json).",
 )  # fmt: skip
@@ -62,16 +71,21 @@ def crawl_command(
     per_host: int | None, rate: float | None, allow_hosts: tuple[str, ...],
     mirrors: tuple[str, ...], ignore_robots: bool, retries: int, timeout: float,
     max_bytes: int, json_suffix: str, contact: str | None, no_conditional: bool,
-    report_path: Path | None, store_dir: Path,
+    follow: str, story_pattern: str, report_path: Path | None, store_dir: Path,
 ) -> None:  # fmt: skip
     """Crawl stories from SEED URLs breadth-first over their related links.
 
     SEEDs are story pages, their index.json, or local story files; what is found goes into
-    the store.
+    the store. A seed may also be an index page (an edition, a newsroom: its story links
+    are crawled), a sitemap (.xml, .xml.gz) or a robots.txt (its Sitemap: lines).
 
     Every body is kept in the raw archive (STORE/archive) before it is parsed. Interrupt
     it (Ctrl-C, SIGTERM, even SIGKILL) and run the same command again to resume; run it
     again after it finished to re-crawl with conditional requests.
+
+    Free disk space is checked before each batch goes to the store, as ingest does: a
+    crawl that would leave less than HCGRAPH_DISK_RESERVE bytes free stops (resumable).
+    A crawl that completes compacts the store when it wrote a tenth or more of it.
 
     Exit codes: 0 all succeeded; 3 some URLs failed (listed in the report, the rest is
     stored); 1 user error; 130 interrupted (resumable).
@@ -88,7 +102,7 @@ def crawl_command(
         rate=rate, allow_hosts=allow_hosts, mirrors=mirrors, ignore_robots=ignore_robots,
         json_suffix=json_suffix, contact=contact, conditional=not no_conditional,
         policy=FetchPolicy(timeout=timeout, retries=retries, max_bytes=max_bytes),
-        report=report_path,
+        report=report_path, follow=parse_follow(follow), story_pattern=story_pattern,
     )  # fmt: skip
     progress = Progress(
         SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
@@ -121,13 +135,19 @@ def print_report(report: CrawlReport) -> None:
                   show_header=False, title_justify="left")  # fmt: skip
     table.add_column(justify="left")
     table.add_column(justify="right")
-    rows = [
+    rows: list[tuple[str, int | str]] = [
         ("stories stored", c["stories"]), ("  added", c["added"]), ("  replaced", c["replaced"]),
         ("  unchanged", c["unchanged"]), ("  not modified (304)", c["not_modified"]),
+        ("withdrawn (404/410, kept, marked)", c["withdrawn"]),
         ("duplicates (same story, other URL)", c["duplicates"]), ("failed", c["failed"]),
         ("skipped (off-site, robots.txt)", c["skipped"]), (_LEFT.get(report.status, "not fetched"),
         c["not_fetched"]), ("HTTP requests", c["requests"]),
     ]  # fmt: skip
+    if report.found_by:
+        found = ", ".join(f"{k} {n}" for k, n in report.found_by.items())
+        rows.insert(5, ("  found by", found))
+    if report.index_pages:
+        rows.insert(-1, ("index pages and sitemaps read", len(report.index_pages)))
     for label, value in rows:
         table.add_row(label, str(value))
     table.add_row("time", f"{report.elapsed_seconds:.1f} s ({report.rate:.0f} stories/s)")

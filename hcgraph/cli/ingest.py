@@ -7,21 +7,14 @@ from pathlib import Path
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from ..errors import failure_text, problem_lines
-from ..ingest import Failure, IngestReport, check_paths, discover, ingest_paths
+from ..errors import InputError
+from ..ingest import IngestReport, check_paths, discover, ingest_paths, withdraw_stories
 from ..store import Store
-from ._common import err_console, max_bytes_option, out_console, shown, store_option
-
-
-def _show_failure(failure: Failure) -> None:
-    """A failure's lines on stderr, as it happens: every problem, each with its JSON path."""
-    lines = problem_lines(failure.problems) or [failure_text(failure.json_path, failure.reason)]
-    for line in lines:
-        err_console.print(f"[red]failed:[/] {shown(failure.source)}: {shown(line)}")
+from ._common import err_console, max_bytes_option, print_lines, store_option
 
 
 @click.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @max_bytes_option("Largest story file read; larger files fail (as crawl --max-bytes).")
 @click.option(
     "--replace", is_flag=True, help="Let a file replace a story that was crawled from its URL."
@@ -32,9 +25,22 @@ def _show_failure(failure: Failure) -> None:
     help="Record each file's absolute path in the graph (default: its path relative to the "
     "directory given, or its name), which then travels into every export and push.",
 )
+@click.option(
+    "--withdraw",
+    "withdraw",
+    multiple=True,
+    metavar="URL",
+    help="Mark the stored story at URL withdrawn (as a crawl does on a 404/410); its graph "
+    "is kept (repeatable).",
+)
 @store_option
 def ingest(
-    paths: tuple[Path, ...], store_dir: Path, max_bytes: int, replace: bool, absolute_paths: bool
+    paths: tuple[Path, ...],
+    store_dir: Path,
+    max_bytes: int,
+    replace: bool,
+    absolute_paths: bool,
+    withdraw: tuple[str, ...],
 ) -> None:
     """Ingest story JSON files (or directories of them) into the store.
 
@@ -44,10 +50,22 @@ def ingest(
     URL is replaced by a file only with --replace. Exit code 3 if any file failed; exit
     code 1, before the store is touched, if a path given does not exist.
 
+    --withdraw URL marks a stored story withdrawn (prov:invalidatedAtTime): queries, check,
+    audit, maps and stats then leave it out unless --include-withdrawn; ingesting it again
+    makes it current again.
+
+    Free disk space is checked before each batch: a batch that would leave less than
+    HCGRAPH_DISK_RESERVE bytes (256 MiB) free stops the run (exit code 1), keeping what
+    is stored. A run that wrote a tenth or more of the store ends by compacting it, so
+    queries run at full speed.
+
     \b
     Example:
       hcgraph ingest stories/ extra/one-story.json --store output/store
+      hcgraph ingest --withdraw https://example.org/stories/gone/
     """
+    if not paths and not withdraw:
+        raise InputError("give story files or directories, or --withdraw URL")
     check_paths(paths)  # a typo is a user error, refused before the store is created
     present = list(paths)
     # The paths go to ingest_paths as given, so each file's location is recorded relative to
@@ -69,27 +87,12 @@ def ingest(
                 replace=replace,
                 absolute_paths=absolute_paths,
                 # counts only (flat memory at any size); each failure shown as it happens
-                report=IngestReport(keep_results=False, on_failure=_show_failure),
+                report=IngestReport(
+                    keep_results=False, on_failure=lambda failure: print_lines(failure.render())
+                ),
             )
-    for r in report.repeats:
-        err_console.print(
-            f"[yellow]warning:[/] {shown(r.source)}: same url {shown(r.story_url or '')} as "
-            f"{shown(r.repeat_of or '')} earlier in this run; the later file replaced it"
-        )
-    for r in report.id_clashes:
-        err_console.print(
-            f"[yellow]warning:[/] {shown(r.source)}: id {shown(r.story_id or '')} of "
-            f"{shown(r.story_url or '')} is also the id of {shown(r.id_clash or '')}; "
-            "both are stored (hcgraph check flags them)"
-        )
-    dupes = ""
-    if report.repeats or report.id_clashes:
-        dupes = f", {len(report.repeats)} repeated url, {len(report.id_clashes)} duplicate id"
-    out_console.print(
-        f"ingested {report.stored} stories "
-        f"({report.count('added')} added, {report.count('replaced')} replaced, "
-        f"{report.count('unchanged')} unchanged{dupes}), "
-        f"{len(report.failures)} failed -> {shown(store_dir)}"
-    )
+        if withdraw:  # after the files: a file and a withdrawal of its story, both given
+            withdraw_stories(store, withdraw, report=report)
+    print_lines(report.render(str(store_dir), withdrew=bool(withdraw)))
     if report.failures:
         raise SystemExit(3)

@@ -31,8 +31,7 @@ from ._common import (
     flag_option,
     float_option,
     int_option,
-    out_console,
-    shown,
+    print_lines,
     store_option,
 )
 
@@ -161,45 +160,14 @@ def _warn_plain_http(url: str, credentials: Credentials | None) -> None:
 
 
 def _print_report(report: PushReport, *, dry_run: bool) -> None:
-    where = shown(report.endpoint)
+    print_lines(report.render(dry_run=dry_run))
     if dry_run:
-        for graph in report.pending:
-            out_console.print(shown(graph))
-        out_console.print(
-            f"would push {len(report.pending)} of {report.graphs} graphs to {where} "
-            f"({report.unchanged} unchanged)"
-        )
         return
-    for failure in report.failures:
-        err_console.print(f"[red]failed:[/] {shown(failure.graph)}: {shown(failure.reason)}")
-    seconds = max(report.seconds, 1e-9)
-    summary = (
-        f"pushed {report.pushed} graphs ({report.triples:,} triples) to {where} via "
-        f"{report.protocol} in {report.seconds:.1f} s "
-        f"({report.pushed / seconds:,.0f} graphs/s, {report.triples / seconds:,.0f} triples/s); "
-        f"{report.unchanged} unchanged, {len(report.failures)} failed"
-    )
-    if report.not_sent:
-        summary += f", {report.not_sent} not sent"
-    out_console.print(summary)
-    verify = report.verify
-    if verify is not None and verify.error is not None:
-        # After the summary: the push happened; only the check of it could not run.
-        err_console.print(f"error: {shown(verify.error)}; the counts were not compared")
-    elif verify is not None:
-        for m in verify.mismatches:
-            remote = "missing" if m.remote == 0 else f"{m.remote} triples"
-            err_console.print(
-                f"[red]verify:[/] {shown(m.graph)}: local {m.local} triples, remote {remote}"
-            )
-        state = "all match" if verify.ok else f"{len(verify.mismatches)} differ"
-        out_console.print(f"verified {verify.checked} graphs on the server: {state}")
     if report.aborted is not None:
-        err_console.print(f"error: {shown(report.aborted)}; rerun to push the rest")
         raise SystemExit(1)
     if report.failures:
         raise SystemExit(3)  # graphs refused: the push's own result comes first
-    if verify is not None and verify.error is not None:
+    if report.verify is not None and report.verify.error is not None:
         raise SystemExit(1)  # an error, not a difference: nothing was compared
     if not report.ok:
         raise SystemExit(3)

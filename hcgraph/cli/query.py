@@ -20,6 +20,7 @@ from ..results import FORMATS, write_result, write_table
 from ..store import Store
 from ._common import (
     allow_service_option,
+    include_withdrawn_option,
     out_console,
     out_file_option,
     store_option,
@@ -142,6 +143,9 @@ def _run_limited(
 @allow_service_option(
     "Let the query use SERVICE (federation: this machine then fetches the URLs it names)."
 )
+@include_withdrawn_option(
+    "Count withdrawn stories too (their URL answered 404/410); default: current stories only."
+)
 @width_option
 @store_option
 def query(
@@ -154,6 +158,7 @@ def query(
     limit: int | None,
     offset: int,
     allow_service: bool,
+    include_withdrawn: bool,
     store_dir: Path,
 ) -> None:
     """Run a saved query by NAME, or any SPARQL .rq FILE, over the store.
@@ -161,6 +166,7 @@ def query(
     The default graph is the union of all graphs. Parameters declared in the
     query's header are given with --param and bound as RDF terms. A query using SERVICE is
     refused unless --allow-service: by default a query makes no outbound requests.
+    Saved queries count current stories; --include-withdrawn counts withdrawn ones too.
 
     \b
     Example:
@@ -179,7 +185,11 @@ def query(
         raise click.UsageError(f"give a saved query name or a .rq file (saved: {names})")
     saved = load_query(name_or_file)
     bindings = _parse_params(params)
-    page: dict[str, Any] = {"limit": limit, "offset": offset}
+    page: dict[str, Any] = {
+        "limit": limit,
+        "offset": offset,
+        "include_withdrawn": include_withdrawn,
+    }
     if timeout_s is not None:
         result = _run_limited(store_dir, saved, bindings, allow_service, timeout_s, page)
     else:

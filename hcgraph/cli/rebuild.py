@@ -33,7 +33,8 @@ def rebuild(archive_dir: Path | None, drop_unarchived: bool, store_dir: Path) ->
     No network is used.
 
     Bodies are replayed in fetch order through the same parse and mapping as a crawl, so
-    the graph is the one a crawl would build with today's mapping (revisions included).
+    the graph is the one a crawl would build with today's mapping (revisions and
+    withdrawals included).
     The old graph is replaced only when the new one is complete. Stories ingested from
     local files are not in the archive: if the store holds any, rebuild refuses and names
     them (exit code 1), unless --drop-unarchived. Exit code 3 if some
@@ -56,8 +57,9 @@ def rebuild(archive_dir: Path | None, drop_unarchived: bool, store_dir: Path) ->
             f"[red]unreadable body:[/] {shown(failure.source)}: {shown(failure.reason)}"
         )
     unreadable = f", {len(report.unreadable)} unreadable" if report.unreadable else ""
+    withdrawn = f", {report.withdrawn} withdrawn" if report.withdrawn else ""
     out_console.print(
-        f"rebuilt {report.stories} stories from {report.records} archived fetches "
+        f"rebuilt {report.stories} stories{withdrawn} from {report.records} archived fetches "
         f"({report.bodies} distinct bodies, {len(report.failures)} not stories{unreadable}) "
         f"-> {shown(store_dir)}"
     )

@@ -8,7 +8,7 @@ import click
 
 from ..store import Store
 from ..viz import RENDERERS, STORY_GROUPS, VIEWS, draw_map
-from ._common import out_file_option, store_option
+from ._common import include_withdrawn_option, out_file_option, store_option
 
 _BIG_MAP = 5000
 
@@ -43,6 +43,7 @@ _BIG_MAP = 5000
     help="webgl (sigma.js: big maps), canvas (vis-network: shapes and arrows), or auto: "
     "webgl past 1,000 nodes.",
 )  # fmt: skip
+@include_withdrawn_option("Draw withdrawn stories too (default: current stories only).")
 @store_option
 def viz(
     view: str,
@@ -52,6 +53,7 @@ def viz(
     group_stories: str | None,
     overview: bool | None,
     renderer: str,
+    include_withdrawn: bool,
     store_dir: Path,
 ) -> None:
     """Draw an interactive citation map: one HTML file that works offline.
@@ -69,7 +71,7 @@ def viz(
     with Store(store_dir, read_only=True) as store:
         info = draw_map(
             store, view, focus, out, top=top, group_stories=group_stories, overview=overview,
-            renderer=renderer,
+            renderer=renderer, include_withdrawn=include_withdrawn,
         )  # fmt: skip
     click.echo(
         f"wrote {info.path} ({info.view} map: {info.nodes} nodes, {info.edges} edges, "

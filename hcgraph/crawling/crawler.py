@@ -1,5 +1,8 @@
 """The crawl: seeds → breadth-first over ``related[].url`` → archive → store.
 
+(And, with ``follow``, over the stories' edition and newsroom pages and the sites' sitemaps:
+:mod:`.discovery` reads those; a seed that is an index page or a sitemap is read as one.)
+
 How the parts fit (one job each):
 
 * :mod:`.urls` canonicalises, resolves page → JSON URLs, checks scope, applies mirrors;
@@ -26,6 +29,7 @@ import contextlib
 import datetime as dt
 import hashlib
 import json
+import re
 import signal
 import time
 from collections.abc import Callable, Sequence
@@ -33,21 +37,31 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
+from urllib.parse import urlsplit
 
 import httpx
 
 from .._io import ensure_dir, read_at_most
 from .._version import __version__
 from ..archive import Archive, FetchRecord
-from ..errors import CrawlError, StoreDiskError, StoreError
+from ..errors import ArchiveError, CrawlError, StoreDiskError, StoreError
 from ..ingest import discover, shown_path
 from ..pipeline import Document, Outcome
 from ..store import Store
-from ..urls import DEFAULT_JSON_SUFFIX, Mirror, Mirrors, Scope, json_url
+from ..urls import DEFAULT_JSON_SUFFIX, Mirror, Mirrors, Scope, canonicalize, json_url, page_url
 from .decoding import ACCEPT_ENCODING
+from .discovery import (
+    DEFAULT_STORY_PATTERN,
+    html_links,
+    parse_follow,
+    parse_sitemap,
+    robots_sitemaps,
+    seed_role,
+    story_pattern,
+)
 from .fetch import Fetcher, FetchPolicy, FetchResult
-from .frontier import Frontier, Validators
-from .identity_check import identity_mismatch
+from .frontier import INDEX_ROLES, Frontier, Row, Validators
+from .identity_check import identity_mismatch, variant_of
 from .politeness import Politeness
 from .process import BatchRunner, Runner, open_store
 from .recorder import CrawlProgress, Recorder
@@ -62,6 +76,7 @@ BATCH = 500  # at most this many fetched stories per pipeline batch (one bulk lo
 _FETCH_POLL = 0.05  # s: how often a batch waiting for bodies checks that fetches go on
 _INLINE_BODY = 256 * 1024  # bytes: larger bodies are archived off the event loop
 _JSONISH = ("application/json", "text/json", "text/plain", "application/octet-stream")
+_GONE = (404, 410)  # a stored story's URL answering these (twice in a row) is withdrawn
 
 
 def user_agent(contact: str | None = None) -> str:
@@ -88,6 +103,13 @@ class CrawlOptions:
         conditional: send If-None-Match / If-Modified-Since from earlier crawls.
         policy: timeouts, retries, back-off, body cap, redirects.
         report: where to write the JSON report (default ``STORE/crawl-report.json``).
+        follow: what a stored story's links lead to: ``related`` (its related stories),
+            ``edition`` and ``newsroom`` (those HTML pages, and the stories they list),
+            ``sitemap`` (the seeds' hosts' sitemaps, from robots.txt ``Sitemap:`` lines or
+            ``/sitemap.xml``). A seed that is an index page or a sitemap is read as one
+            whatever this says.
+        story_pattern: a regular expression on the path of a canonical page URL: the links
+            of index pages and sitemaps that are stories.
         store_worker: where the pipeline runs when the crawl opens the store itself:
             ``process`` (a worker process of its own, see :mod:`.worker`: measured faster,
             the event loop and the pipeline no longer share one GIL) or ``thread``. A crawl
@@ -107,6 +129,8 @@ class CrawlOptions:
     conditional: bool = True
     policy: FetchPolicy = field(default_factory=FetchPolicy)
     report: Path | None = None
+    follow: tuple[str, ...] = ("related",)
+    story_pattern: str = DEFAULT_STORY_PATTERN
     store_worker: Literal["process", "thread"] = "process"
 
     def fingerprint(self, seeds: Sequence[str]) -> str:
@@ -122,6 +146,11 @@ class CrawlOptions:
             "json_suffix": self.json_suffix,
             "ignore_robots": self.ignore_robots,
         }
+        # Only when not the default: a crawl left unfinished by an earlier version resumes.
+        if self.follow != ("related",):
+            key["follow"] = list(self.follow)
+        if self.story_pattern != DEFAULT_STORY_PATTERN:
+            key["story_pattern"] = self.story_pattern
         return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
 
     def describe(self) -> dict[str, Any]:
@@ -144,9 +173,15 @@ def _seed_kind(seed: str) -> str:
     raise CrawlError(f"seed {seed!r}: not an http(s) URL and no such file or directory")
 
 
-def _seed_url(seed: str, suffix: str) -> str:
+def _seed_url(seed: str, suffix: str, pattern: re.Pattern[str]) -> tuple[str, str]:
+    """A URL seed's frontier key and role: a story's JSON URL (``story``, or ``page``: a
+    page that is read as an index page if it has no story JSON), else the canonical URL of
+    a sitemap or robots.txt."""
     try:
-        return json_url(seed, suffix)
+        role = seed_role(seed, pattern, suffix)
+        if role in ("story", "page"):
+            return json_url(seed, suffix), role
+        return canonicalize(seed), role
     except ValueError as exc:
         raise CrawlError(f"seed {seed!r}: {exc}") from None
 
@@ -184,6 +219,8 @@ class Crawler:
             raise CrawlError("--concurrency must be at least 1")
         if not seeds:
             raise CrawlError("no seeds given")
+        self.follow = parse_follow(self.options.follow)
+        self.pattern = story_pattern(self.options.story_pattern)
         self.open_store = store if isinstance(store, Store) else None
         if isinstance(store, Store):
             if store.directory is None:
@@ -192,12 +229,15 @@ class Crawler:
         else:
             self.store_dir = Path(store)
         self.url_seeds: list[str] = []
+        self.seed_roles: dict[str, str] = {}
         self.path_seeds: list[Path] = []
         for seed in seeds:
             if _seed_kind(seed) == "path":
                 self.path_seeds.extend(discover([seed]))
                 continue
-            self.url_seeds.append(_seed_url(seed, self.options.json_suffix))
+            key, role = _seed_url(seed, self.options.json_suffix, self.pattern)
+            self.url_seeds.append(key)
+            self.seed_roles.setdefault(key, role)
         self.mirrors = Mirrors(tuple(Mirror.parse(m) for m in self.options.mirrors))
         self.scope = Scope.of(self.url_seeds, self.options.allow_hosts)
         self.seeds = [*self.url_seeds, *(shown_path(p) for p in self.path_seeds)]
@@ -216,6 +256,7 @@ class Crawler:
         self._tasks: set[asyncio.Task[None]] = set()
         self._queue: asyncio.Queue[Document | None] | None = None
         self._io: ThreadPoolExecutor | None = None  # large bodies' archive writes
+        self._gone: set[str] = set()  # URLs whose last fetch answered 404/410 (any run)
 
     # --- public -----------------------------------------------------------------------------
     def stop(self) -> None:
@@ -246,9 +287,9 @@ class Crawler:
                 # The crawl's error is the one to report: closing after it may fail too (on
                 # a full disk the store's last flush does) and must not replace it.
                 with contextlib.suppress(Exception):
-                    await runner.close()
+                    await runner.close(compact=False)
                 raise
-            await runner.close()
+            await runner.close(compact=not self._stop)  # a stop is not kept waiting
             status = "interrupted" if self._stop else "complete"
             if status == "complete":
                 frontier.finish()
@@ -280,11 +321,24 @@ class Crawler:
         if not resumed:
             with frontier.batch():
                 for url in self.url_seeds:
-                    frontier.add(url, 0)
+                    frontier.add(url, 0, via="seed", role=self.seed_roles[url])
+                if "sitemap" in self.follow:
+                    self._sitemaps_of_seeds(frontier)
                 for path in self.path_seeds:
                     self._read_local(frontier, path)
             frontier.set_setting("hosts", json.dumps(sorted(self.scope.hosts)))
         return resumed
+
+    def _sitemaps_of_seeds(self, frontier: Frontier) -> None:
+        """``--follow sitemap``: each seed origin's robots.txt ``Sitemap:`` lines (or, with
+        ``--ignore-robots``, its ``/sitemap.xml``) are read at depth 0."""
+        for url in dict.fromkeys(self.url_seeds):
+            parts = urlsplit(url)
+            origin = f"{parts.scheme}://{parts.netloc}"
+            if self.options.ignore_robots:
+                frontier.add(origin + "/sitemap.xml", 0, via="sitemap", role="sitemap")
+            else:
+                frontier.add(origin + "/robots.txt", 0, via="sitemap", role="robots")
 
     def _read_local(self, frontier: Frontier, path: Path) -> None:
         """A local seed file goes into the archive and the frontier as if it was fetched."""
@@ -346,8 +400,9 @@ class Crawler:
             scheduler.stop()
         self.progress.stored = 0
         recorder = self._recorder = Recorder(
-            frontier, self.scope, self.options.json_suffix, self.progress
-        )
+            frontier, self.scope, self.options.json_suffix, self.progress,
+            follow=self.follow, pattern=self.pattern,
+        )  # fmt: skip
         self._queue = asyncio.Queue(maxsize=2 * BATCH)
         self._io = ThreadPoolExecutor(1, thread_name_prefix="hcgraph-archive")
         own_client = self.client is None
@@ -358,6 +413,8 @@ class Crawler:
             lambda u: recorder.scope.why_not(u), self.mirrors,
         )  # fmt: skip
         robots = Robots(fetcher, enabled=not self.options.ignore_robots)
+        self._gone = frontier.gone_urls()
+        frontier.requeue_gone()
         for row in frontier.rows("fetched"):  # fetched before an interruption: reprocess
             if not row.sha256 or not self._buffer_processing(
                 row.url, row.sha256, row.source or row.url, row.fetched_at
@@ -436,7 +493,7 @@ class Crawler:
         assert self._scheduler is not None
         try:
             body = self.archive.get_body(sha)
-        except CrawlError:
+        except ArchiveError:
             return False
         when = dt.datetime.fromisoformat(fetched_at) if fetched_at else dt.datetime.now(dt.UTC)
         self._scheduler.handed_over()
@@ -466,18 +523,48 @@ class Crawler:
     async def _fetch_one(
         self, frontier: Frontier, fetcher: Fetcher, robots: Robots, url: str
     ) -> None:
-        """Fetch one URL into the archive and hand its body to processing."""
-        assert self._recorder is not None and self._scheduler is not None
-        record = self._recorder
-        verdict = await robots.why_not(url)
-        if verdict is not None:
-            state, reason = verdict
-            if state == "failed":
-                record.failed(url, status=None, kind="robots", reason=reason)
-            else:
-                record.skipped(url, reason)
+        """Fetch one URL into the archive and hand its body to processing (or read an index
+        page's links)."""
+        row = frontier.row(url)
+        role = (row.role if row else None) or "story"
+        # robots.txt itself is never disallowed; everything else asks it first
+        if role != "robots" and not await self._robots_allow(robots, url):
+            return
+        if row is not None and role in INDEX_ROLES:
+            await self._read_index(frontier, fetcher, robots, row)
             return
         validators = frontier.validators(url) if self.options.conditional else None
+        if row is not None and row.lastmod and await self._unchanged(frontier, row, validators):
+            return
+        result, sha, old_body, not_modified = await self._get(fetcher, url, validators)
+        if _gone(result) and frontier.validators(url) is not None:  # a story came from it
+            if url not in self._gone:  # not confirmed by the fetch before: ask once more now
+                self._set_gone(frontier, url, True)
+                result, not_modified = await fetcher.get(url, {}), False
+                sha = await self._archived(result, None, result.body)
+                assert self._recorder is not None
+                self._recorder.fetched()
+            if _gone(result):
+                await self._withdrawn(frontier, url, result)
+                return
+        self._set_gone(frontier, url, _gone(result))
+        failure = _failure(result, not_modified)
+        if failure is not None:
+            self._fetch_failed(frontier, row, result, failure)
+            return
+        assert sha is not None
+        body = old_body if not_modified else result.body
+        assert body is not None
+        if self._claims_other(frontier, url, result, body):
+            return
+        await self._hand_over(frontier, url, result, sha, body, not_modified)
+
+    async def _get(
+        self, fetcher: Fetcher, url: str, validators: Validators | None
+    ) -> tuple[FetchResult, str | None, bytes | None, bool]:
+        """GET a story URL (conditionally when validators are known) and archive the fetch:
+        the result, its body's SHA-256, the archived body a 304 confirms, and whether it
+        was one."""
         headers, old_body = _conditional(validators, self.archive)
         result = await fetcher.get(url, headers)
         not_modified = result.status == 304 and bool(headers)
@@ -485,31 +572,189 @@ class Crawler:
             sha = await self._archived(result, validators.sha256, None)
         else:
             sha = await self._archived(result, None, result.body)
-        record.fetched()
-        failure = _failure(result, not_modified)
-        if failure is not None:
-            kind, reason = failure
-            record.failed(url, status=result.status, kind=kind, reason=reason)
+        assert self._recorder is not None
+        self._recorder.fetched()
+        return result, sha, old_body, not_modified
+
+    async def _robots_allow(self, robots: Robots, url: str) -> bool:
+        """True if robots.txt lets ``url`` be fetched; else it is recorded skipped (or failed,
+        when robots.txt could not be read)."""
+        assert self._recorder is not None
+        verdict = await robots.why_not(url)
+        if verdict is None:
+            return True
+        state, reason = verdict
+        if state == "failed":
+            self._recorder.failed(url, status=None, kind="robots", reason=reason)
+        else:
+            self._recorder.skipped(url, reason)
+        return False
+
+    def _fetch_failed(
+        self, frontier: Frontier, row: Row | None, result: FetchResult, failure: tuple[str, str]
+    ) -> None:
+        """Record a response that cannot be a story; a seed page whose JSON is not there is
+        read as an index page instead."""
+        assert self._recorder is not None
+        kind, reason = failure
+        if row is not None and row.role == "page" and _no_story_here(result, kind):
+            with frontier.batch():
+                self._recorder.as_index(row, page_url(row.url, self.options.json_suffix), reason)
             return
-        assert sha is not None
-        body = old_body if not_modified else result.body
-        assert body is not None
-        mismatch = identity_mismatch(body, [url, *result.redirects], self.options.json_suffix)
-        if mismatch is not None:  # the body stays in the archive; nothing is stored
-            record.failed(url, status=result.status, kind="identity-mismatch", reason=mismatch)
-            return
+        self._recorder.failed(result.url, status=result.status, kind=kind, reason=reason)
+
+    def _claims_other(self, frontier: Frontier, url: str, result: FetchResult, body: bytes) -> bool:
+        """True if the story in ``body`` may not be stored under ``url`` (recorded: a
+        duplicate when it is a variant of the story's own URL, else an identity mismatch).
+        The body stays in the archive; nothing is stored."""
+        assert self._recorder is not None
+        fetched = [url, *result.redirects]
+        mismatch = identity_mismatch(body, fetched, self.options.json_suffix)
+        if mismatch is None:
+            return False
+        claim = variant_of(body, fetched, self.options.json_suffix)
+        with frontier.batch():
+            if claim is not None:  # the same story under a variant of its URL
+                self._recorder.variant(url, claim)
+            else:
+                self._recorder.failed(
+                    url, status=result.status, kind="identity-mismatch", reason=mismatch
+                )
+        return True
+
+    async def _hand_over(
+        self,
+        frontier: Frontier,
+        url: str,
+        result: FetchResult,
+        sha: str,
+        body: bytes,
+        not_modified: bool,
+    ) -> None:
+        """Record a story body as fetched (with its validators) and queue it for processing."""
+        assert self._recorder is not None and self._scheduler is not None
         with frontier.batch():  # one commit, not two: each is a WAL write on the event loop
             if result.status == 200:
                 etag, modified = result.headers.get("etag"), result.headers.get("last-modified")
-                frontier.set_validators(url, Validators(etag, modified, sha))
+                when = result.fetched_at.isoformat()
+                frontier.set_validators(url, Validators(etag, modified, sha, when))
+            elif not_modified:
+                frontier.confirmed(url, result.fetched_at.isoformat())
             frontier.mark_fetched(
                 url, sha, result.final_url, result.fetched_at.isoformat(), result.status
             )
         if not_modified:
-            record.not_modified.add(url)
+            self._recorder.not_modified.add(url)
         assert self._queue is not None
         self._scheduler.handed_over()  # before the (possibly blocking) put: not idle meanwhile
         await self._queue.put(Document(body, result.final_url, result.fetched_at, url))
+
+    def _set_gone(self, frontier: Frontier, url: str, gone: bool) -> None:
+        """Remember whether ``url``'s last fetch answered 404/410 (written only on a change)."""
+        if gone != (url in self._gone):
+            frontier.set_gone(url, gone)
+            (self._gone.add if gone else self._gone.discard)(url)
+
+    async def _withdrawn(self, frontier: Frontier, url: str, result: FetchResult) -> None:
+        """A URL a story was fetched from answered 404/410 twice in a row (a retry, or the
+        fetch of an earlier crawl, and this one): the pipeline marks its story withdrawn,
+        at this answer's time. Never on 5xx, timeouts, robots or network errors: those
+        are failures, and the story stays current."""
+        assert self._recorder is not None and self._scheduler is not None
+        assert self._queue is not None and result.status is not None
+        with frontier.batch():
+            self._set_gone(frontier, url, True)
+            frontier.mark_gone(url, result.status)
+        self._recorder.gone[url] = result.status
+        doc = Document(b"", result.final_url or url, result.fetched_at, url, withdrawn=True)
+        self._scheduler.handed_over()
+        await self._queue.put(doc)
+
+    async def _unchanged(self, frontier: Frontier, row: Row, validators: Validators | None) -> bool:
+        """A story a sitemap lists as unchanged (``<lastmod>``) since its body was last
+        fetched whole is not requested: its archived body is processed as a 304's would be.
+        False (fetch it) when anything is unknown or the archived body is not intact."""
+        v = validators
+        if v is None or not v.sha256 or not _listed_unchanged(row.lastmod, v.fetched_at):
+            return False
+        body = self.archive.intact_body(v.sha256)
+        if body is None:
+            return False
+        assert self._recorder is not None and self._scheduler is not None
+        assert self._queue is not None and v.fetched_at is not None
+        frontier.mark_fetched(row.url, v.sha256, row.url, v.fetched_at, None)
+        self._recorder.not_modified.add(row.url)
+        self._scheduler.handed_over()
+        when = dt.datetime.fromisoformat(v.fetched_at)
+        await self._queue.put(Document(body, row.url, when, row.url))
+        return True
+
+    async def _read_index(
+        self, frontier: Frontier, fetcher: Fetcher, robots: Robots, row: Row
+    ) -> None:
+        """Fetch an index page, a sitemap or robots.txt and queue what it lists (one
+        transaction with marking it read, so a crash leaves it queued, whole).
+
+        Index bodies are not archived: they are not stories, and nothing is rebuilt from
+        them (the stories they list are archived when fetched).
+        """
+        assert self._recorder is not None
+        record = self._recorder
+        if row.role == "robots":
+            links = await self._robots_sitemaps(fetcher, robots, row.url)
+            with frontier.batch():
+                record.index_read(row, links, sitemaps=True)
+            return
+        result = await self._index_body(frontier, fetcher, row)
+        if result is None or result.body is None:
+            return
+        if row.role == "sitemap":
+            try:
+                sitemap = parse_sitemap(result.body, self.options.policy.max_bytes)
+            except CrawlError as exc:
+                record.failed(row.url, status=result.status, kind="sitemap", reason=str(exc))
+                return
+            with frontier.batch():
+                record.index_read(row, sitemap.entries, sitemaps=sitemap.index)
+            return
+        charset = _charset(result.headers.get("content-type", ""))
+        hrefs = html_links(result.body, result.final_url or row.url, charset)
+        with frontier.batch():
+            record.index_read(row, [(h, None) for h in hrefs], sitemaps=False)
+
+    async def _robots_sitemaps(
+        self, fetcher: Fetcher, robots: Robots, url: str
+    ) -> list[tuple[str, str | None]]:
+        """The sitemaps a robots.txt names (read with its rules, or here with
+        ``--ignore-robots``); the origin's ``/sitemap.xml`` when it names none."""
+        found = await robots.sitemaps(url)
+        if found is None:  # --ignore-robots: read it for its Sitemap lines only
+            assert self._recorder is not None
+            result = await fetcher.get(url)
+            self._recorder.fetched()
+            body = result.body if result.status == 200 and result.error is None else None
+            found = robots_sitemaps(
+                (body or b"")[: 512 * 1024].decode("utf-8", "replace").splitlines()
+            )
+        origin = "{0.scheme}://{0.netloc}".format(urlsplit(url))
+        return [(s, None) for s in found or [origin + "/sitemap.xml"]]
+
+    async def _index_body(
+        self, frontier: Frontier, fetcher: Fetcher, row: Row
+    ) -> FetchResult | None:
+        """Fetch an index page or sitemap; None (recorded as failed) unless it is a 200."""
+        assert self._recorder is not None
+        result = await fetcher.get(row.url)
+        self._recorder.fetched()
+        if result.error is None and result.status == 200 and result.body is not None:
+            return result
+        kind = result.kind if result.error is not None else "http"
+        reason = result.error or f"HTTP {result.status}"
+        seed = frontier.row(row.parent) if row.via == "seed" and row.parent else None
+        if seed is not None and seed.role == "page":  # say why it was read as a page
+            reason = f"no story JSON at {seed.url} ({seed.reason}); the page: {reason}"
+        self._recorder.failed(row.url, status=result.status, kind=kind, reason=reason)
+        return None
 
     async def _process_loop(self, frontier: Frontier, runner: BatchRunner) -> None:
         """Take fetched bodies off the queue in batches and process them, two in flight:
@@ -776,6 +1021,40 @@ def _record(result: FetchResult, sha: str | None) -> FetchRecord:
         attempts=result.attempts,
         redirects=result.redirects,
     )
+
+
+def _gone(result: FetchResult) -> bool:
+    """The server answered that the URL is gone: 404 or 410, not a failed fetch."""
+    return result.error is None and result.status in _GONE
+
+
+def _listed_unchanged(lastmod: str | None, fetched_at: str | None) -> bool:
+    """True when a sitemap's ``lastmod`` (UTC ISO) is no later than ``fetched_at``."""
+    if not lastmod or not fetched_at:
+        return False
+    try:
+        listed, fetched = dt.datetime.fromisoformat(lastmod), dt.datetime.fromisoformat(fetched_at)
+    except ValueError:
+        return False
+    return listed.tzinfo is not None and fetched.tzinfo is not None and listed <= fetched
+
+
+def _charset(content_type: str) -> str | None:
+    """The ``charset`` parameter of a Content-Type header, if any."""
+    for param in content_type.split(";")[1:]:
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "charset":
+            return value.strip(" \"'") or None
+    return None
+
+
+def _no_story_here(result: FetchResult, kind: str) -> bool:
+    """The JSON URL of a seed page answered as if there is no story there: 404/410, or an
+    HTML page (a site that answers every path with one)."""
+    if result.status in (404, 410):
+        return True
+    ctype = result.headers.get("content-type", "").split(";")[0].strip().lower()
+    return kind == "content-type" and ctype in ("text/html", "application/xhtml+xml")
 
 
 def _failure(result: FetchResult, not_modified: bool) -> tuple[str, str] | None:

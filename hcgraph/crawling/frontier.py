@@ -10,9 +10,19 @@ A URL moves through these states (the ``state`` column)::
        │                 │                      └──▶ duplicate (same story as another URL)
        │                 └──────────────────────▶ failed (bad body: not JSON, not a story…)
        ├──fetch failed──▶ failed (HTTP error, timeout, too large, redirect refused…)
+       ├──404/410 twice in a row──▶ gone ──its story stored──▶ withdrawn (marked so)
        └──robots.txt───▶ skipped
     (off-site and non-http links are inserted straight as ``skipped``; a story's own
     canonical URL, when it differs from the URL it was fetched under, as ``alias``)
+
+Each URL has a ``role``: ``story`` (its JSON), ``index`` (an HTML page listing stories: an
+edition, a newsroom, any page given as a seed), ``sitemap`` (a sitemap or sitemap index),
+``robots`` (a robots.txt read for its ``Sitemap:`` lines) or ``page`` (a seed page URL that is
+a story unless its JSON is missing: then the page is read as an index). Index pages go
+``queued ──fetch+parse──▶ read`` in one step (their links are queued in the same
+transaction), so they never wait in ``fetched``. ``via`` says how a URL was found (``seed``,
+``related``, ``edition``, ``newsroom``, ``sitemap``); ``lastmod`` is a sitemap's
+``<lastmod>`` for a story URL.
 
 ``fetched`` means the body is safe in the raw archive (its SHA-256 is here), so a resumed
 crawl processes it from the archive instead of fetching it again.
@@ -20,7 +30,9 @@ crawl processes it from the archive instead of fetching it again.
 A *run* is one crawl command, identified by a fingerprint of what decides its result (seeds,
 depth, limits, scope). Re-running an unfinished run resumes it; re-running a finished one
 starts a new run: a re-crawl that sends the ETag/Last-Modified validators kept from earlier
-runs (the ``validators`` table survives runs).
+runs (the ``validators`` table survives runs). The ``gone`` table (it survives runs too)
+holds the URLs whose last fetch answered 404 or 410: a second such answer in a row confirms
+a withdrawal.
 """
 
 from __future__ import annotations
@@ -35,7 +47,7 @@ from typing import Any
 from .._sqlite import Database
 from ..errors import CrawlError
 
-__all__ = ["Frontier", "Row", "Validators"]
+__all__ = ["INDEX_ROLES", "Frontier", "Row", "Validators"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS run (key TEXT PRIMARY KEY, value TEXT);
@@ -54,14 +66,23 @@ CREATE TABLE IF NOT EXISTS urls (
     kind TEXT,
     reason TEXT,
     json_path TEXT,
-    put TEXT
+    put TEXT,
+    via TEXT,
+    role TEXT,
+    lastmod TEXT
 );
 CREATE INDEX IF NOT EXISTS urls_queue ON urls (state, depth, seq);
 CREATE TABLE IF NOT EXISTS stories (story TEXT PRIMARY KEY, url TEXT NOT NULL, id TEXT);
 CREATE TABLE IF NOT EXISTS validators (
-    url TEXT PRIMARY KEY, etag TEXT, last_modified TEXT, sha256 TEXT
+    url TEXT PRIMARY KEY, etag TEXT, last_modified TEXT, sha256 TEXT, fetched_at TEXT
 );
+CREATE TABLE IF NOT EXISTS gone (url TEXT PRIMARY KEY);
 """
+# Columns added since the first frontier schema: added to an older file when it is opened.
+_ADDED = {
+    "urls": ("via TEXT", "role TEXT", "lastmod TEXT"),
+    "validators": ("fetched_at TEXT",),
+}
 
 
 @dataclass(frozen=True)
@@ -71,6 +92,7 @@ class Validators:
     etag: str | None
     last_modified: str | None
     sha256: str | None
+    fetched_at: str | None = None  # when the body was last fetched whole (200)
 
 
 @dataclass(frozen=True)
@@ -91,17 +113,30 @@ class Row:
     reason: str | None = None
     json_path: str | None = None
     put: str | None = None
+    via: str | None = None
+    role: str | None = None
+    lastmod: str | None = None
 
 
 _ROW_COLUMNS = (
     "url, depth, state, parent, sha256, source, fetched_at, story, related, status, kind, "
-    "reason, json_path, put"
+    "reason, json_path, put, via, role, lastmod"
 )
+#: Roles whose links are read, not stored as stories.
+INDEX_ROLES = frozenset({"index", "sitemap", "robots"})
+
+
+def _link(entry: str | list[str]) -> tuple[str, str, str]:
+    """A link kept in ``related``: a story's JSON URL found by a related link (a bare
+    string), or ``[url, via, role]``."""
+    if isinstance(entry, str):
+        return entry, "related", "story"
+    return entry[0], entry[1], entry[2]
 
 
 def _row(values: tuple[Any, ...]) -> Row:
     fields = list(values)
-    fields[8] = tuple(json.loads(fields[8])) if fields[8] else ()
+    fields[8] = tuple(_link(e)[0] for e in json.loads(fields[8])) if fields[8] else ()
     return Row(*fields)
 
 
@@ -121,6 +156,11 @@ class Frontier:
         # NORMAL: a commit survives the process being killed (only power loss can undo it).
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(_SCHEMA)
+        for table, columns in _ADDED.items():
+            have = {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}
+            for column in columns:
+                if column.split()[0] not in have:
+                    self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
         # From here on a failing statement (a full disk: "database or disk is full") is a
         # CrawlError naming the file, so the crawl ends with one line, resumable.
         self.db.what = "the crawl frontier failed"
@@ -182,38 +222,82 @@ class Frontier:
         self.set_setting("status", status)
 
     # --- adding URLs --------------------------------------------------------------------
-    def add(self, url: str, depth: int, parent: str | None = None) -> bool:
+    def add(
+        self,
+        url: str,
+        depth: int,
+        parent: str | None = None,
+        *,
+        via: str | None = None,
+        role: str = "story",
+        lastmod: str | None = None,
+    ) -> bool:
         """Queue ``url`` at ``depth`` unless seen; True if newly queued.
 
         A URL seen before at a greater depth is moved up to ``depth``; if it was already
-        crawled, its related links are re-queued one hop deeper (so ``--depth`` means the
-        shortest number of hops, whatever order fetches finish in).
+        crawled, its links are re-queued (a story's one hop deeper, an index page's at its
+        own depth), so ``--depth`` means the shortest number of hops, whatever order
+        fetches finish in. ``via`` and ``role``: see the module docstring; a ``lastmod``
+        given for a URL still queued is kept (the latest a sitemap lists wins).
         """
         if depth > self._depth:
             return False
-        work = [(url, depth, parent)]
-        added = False
+        row = self.db.execute(
+            "SELECT depth, state, related, role FROM urls WHERE url = ?", (url,)
+        ).fetchone()
+        if row is None:
+            self._insert(url, depth, parent, via, role, lastmod)
+            return True
+        if lastmod is not None and row[1] == "queued":
+            self._later_lastmod(url, lastmod)
+        work = self._moved_up(url, depth, *row)
         while work:
-            u, d, p = work.pop()
+            u, d, p, v, r = work.pop()
             row = self.db.execute(
-                "SELECT depth, state, related FROM urls WHERE url = ?", (u,)
+                "SELECT depth, state, related, role FROM urls WHERE url = ?", (u,)
             ).fetchone()
             if row is None:
-                self._seq += 1
-                self.db.execute(
-                    "INSERT INTO urls (url, depth, seq, state, parent) "
-                    "VALUES (?, ?, ?, 'queued', ?)",
-                    (u, d, self._seq, p),
-                )
-                added = added or u == url
-                continue
-            old_depth, state, related = row
-            if d >= old_depth:
-                continue
-            self.db.execute("UPDATE urls SET depth = ? WHERE url = ?", (d, u))
-            if state == "done" and related and d + 1 <= self._depth:
-                work.extend((child, d + 1, u) for child in json.loads(related))
-        return added
+                self._insert(u, d, p, v, r, None)
+            else:
+                work.extend(self._moved_up(u, d, *row))
+        return False
+
+    def _insert(
+        self, url: str, depth: int, parent: str | None, via: str | None, role: str,
+        lastmod: str | None,
+    ) -> None:  # fmt: skip
+        self._seq += 1
+        self.db.execute(
+            "INSERT INTO urls (url, depth, seq, state, parent, via, role, lastmod) "
+            "VALUES (?, ?, ?, 'queued', ?, ?, ?, ?)",
+            (url, depth, self._seq, parent, via, role, lastmod),
+        )
+
+    def _moved_up(
+        self, url: str, depth: int, old_depth: int, state: str, related: str | None,
+        role: str | None,
+    ) -> list[tuple[str, int, str | None, str | None, str]]:  # fmt: skip
+        """Move a URL seen before up to ``depth`` if that is shallower; the links of a
+        crawled one then move with it (a story's one hop deeper, an index page's at its
+        depth): they are returned (url, depth, parent, via, role), to be moved in turn."""
+        if depth >= old_depth:
+            return []
+        self.db.execute("UPDATE urls SET depth = ? WHERE url = ?", (depth, url))
+        hop = 0 if role in INDEX_ROLES else 1
+        if state not in ("done", "read") or not related or depth + hop > self._depth:
+            return []
+        out: list[tuple[str, int, str | None, str | None, str]] = []
+        for child in json.loads(related):
+            link, via, kind = _link(child)
+            out.append((link, depth + hop, url, via, kind))
+        return out
+
+    def _later_lastmod(self, url: str, lastmod: str) -> None:
+        """Keep the latest ``<lastmod>`` listed for a queued URL (UTC ISO: text order)."""
+        self.db.execute(
+            "UPDATE urls SET lastmod = MAX(COALESCE(lastmod, ''), ?) WHERE url = ?",
+            (lastmod, url),
+        )
 
     def add_final(self, url: str, depth: int, state: str, parent: str | None, reason: str) -> None:
         """Record a URL that is never fetched (``skipped``/``alias``), unless already seen."""
@@ -277,12 +361,44 @@ class Frontier:
             "UPDATE urls SET state = 'skipped', reason = ? WHERE url = ?", (reason, url)
         )
 
-    def mark_done(self, url: str, story: str, put: str, related: Iterable[str]) -> None:
-        """The story is in the store; ``related`` are its in-scope links (JSON URLs)."""
+    def mark_done(self, url: str, story: str, put: str, related: Iterable[str | list[str]]) -> None:
+        """The story is in the store; ``related`` are its in-scope links: JSON URLs of
+        related stories, or ``[url, via, role]`` for others (an edition page...)."""
         self.db.execute(
             "UPDATE urls SET state = 'done', story = ?, put = ?, related = ? WHERE url = ?",
             (story, put, json.dumps(list(related)), url),
         )
+
+    def mark_gone(self, url: str, status: int) -> None:
+        """The URL answered 404/410 twice in a row; the pipeline marks its story next (a
+        resume fetches it again: the answer before confirms it at once)."""
+        self.db.execute("UPDATE urls SET state = 'gone', status = ? WHERE url = ?", (status, url))
+
+    def requeue_gone(self) -> None:
+        """Put back in the queue the URLs an interrupted run left ``gone``."""
+        self.db.execute("UPDATE urls SET state = 'queued' WHERE state = 'gone'")
+
+    def mark_withdrawn(self, url: str, story: str, status: int | None) -> None:
+        """The URL answered 404/410 (confirmed) and its stored story is marked withdrawn."""
+        self.db.execute(
+            "UPDATE urls SET state = 'withdrawn', story = ?, status = ? WHERE url = ?",
+            (story, status, url),
+        )
+
+    def mark_read(
+        self, url: str, children: Iterable[str | list[str]], reason: str | None = None
+    ) -> None:
+        """An index page was read; ``children`` are the links it queued (see
+        :meth:`mark_done`)."""
+        self.db.execute(
+            "UPDATE urls SET state = 'read', related = ?, reason = ? WHERE url = ?",
+            (json.dumps(list(children)), reason, url),
+        )
+
+    def row(self, url: str) -> Row | None:
+        """The URL's row, or None if unseen."""
+        found = self.db.execute(f"SELECT {_ROW_COLUMNS} FROM urls WHERE url = ?", (url,)).fetchone()
+        return None if found is None else _row(found)
 
     def mark_duplicate(self, url: str, story: str, reason: str) -> None:
         """The body is a story already crawled under another URL."""
@@ -294,6 +410,11 @@ class Frontier:
     def requeue(self, url: str) -> None:
         """Put a URL back in the queue (its archived body went missing)."""
         self.db.execute("UPDATE urls SET state = 'queued', sha256 = NULL WHERE url = ?", (url,))
+
+    def status_of(self, url: str) -> int | None:
+        """The HTTP status recorded for the URL, or None."""
+        row = self.db.execute("SELECT status FROM urls WHERE url = ?", (url,)).fetchone()
+        return None if row is None or row[0] is None else int(row[0])
 
     def depth_of(self, url: str) -> int | None:
         """The URL's current depth, or None if unseen."""
@@ -319,18 +440,35 @@ class Frontier:
         rows = self.db.execute("SELECT story, url, id FROM stories").fetchall()
         return {s: (u, i) for s, u, i in rows}
 
+    # --- answers 404/410 (withdrawals) -----------------------------------------------------
+    def gone_urls(self) -> set[str]:
+        """URLs whose last fetch (any run) answered 404 or 410."""
+        return {str(u) for (u,) in self.db.execute("SELECT url FROM gone")}
+
+    def set_gone(self, url: str, gone: bool) -> None:
+        """Record whether the last fetch of ``url`` answered 404 or 410."""
+        if gone:
+            self.db.execute("INSERT OR IGNORE INTO gone (url) VALUES (?)", (url,))
+        else:
+            self.db.execute("DELETE FROM gone WHERE url = ?", (url,))
+
     # --- validators -----------------------------------------------------------------------
     def validators(self, url: str) -> Validators | None:
         """ETag/Last-Modified from the last successful fetch of ``url`` (any run)."""
         row = self.db.execute(
-            "SELECT etag, last_modified, sha256 FROM validators WHERE url = ?", (url,)
+            "SELECT etag, last_modified, sha256, fetched_at FROM validators WHERE url = ?",
+            (url,),
         ).fetchone()
         return None if row is None else Validators(*row)
 
     def set_validators(self, url: str, v: Validators) -> None:
         """Save the validators of a successful fetch."""
         self.db.execute(
-            "INSERT OR REPLACE INTO validators (url, etag, last_modified, sha256) "
-            "VALUES (?, ?, ?, ?)",
-            (url, v.etag, v.last_modified, v.sha256),
+            "INSERT OR REPLACE INTO validators (url, etag, last_modified, sha256, fetched_at) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (url, v.etag, v.last_modified, v.sha256, v.fetched_at),
         )
+
+    def confirmed(self, url: str, when: str) -> None:
+        """A 304 confirmed the kept body of ``url`` at ``when``."""
+        self.db.execute("UPDATE validators SET fetched_at = ? WHERE url = ?", (when, url))

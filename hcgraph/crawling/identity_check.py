@@ -10,12 +10,21 @@ naming both URLs; the body stays in the archive and nothing is stored.
 
 Bodies that are not stories with a string ``url`` pass through: processing reports
 them as invalid or not a story, with their JSON path.
+
+A *variant* is not a conflict: a URL that differs from the story's own only in ways that name
+the same page on the same site (a duplicate slash, ``//stories/x/``; query parameters in
+another order or some the server ignored, ``/stories/x/?b=2&a=1`` serving ``/stories/x/``;
+and whatever :func:`hcgraph.urls.canonicalize` folds already: case, default port, tracking
+parameters). :func:`variant_of` recognises one; the crawler records it as a duplicate of the
+story's own URL (nothing is stored from it) and fetches the story there.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic_core import from_json
 
@@ -23,7 +32,7 @@ from ..errors import StoryError
 from ..model import SCHEMA_ID, check_shape
 from ..urls import DEFAULT_JSON_SUFFIX, canonicalize, page_url
 
-__all__ = ["declared_url", "identity_mismatch"]
+__all__ = ["declared_url", "identity_mismatch", "variant_of"]
 
 
 def declared_url(body: bytes) -> str | None:
@@ -77,3 +86,42 @@ def identity_mismatch(
         f"identity mismatch: the story declares url {declared} but was fetched from "
         f"{fetched[-1]} (page {page_url(fetched[-1], json_suffix)})"
     )
+
+
+_SLASHES = re.compile(r"/{2,}")
+
+
+def _loose(url: str) -> tuple[str, str]:
+    """A canonical page URL without its query and with runs of slashes as one; and its
+    canonical query (parameters sorted, tracking ones dropped)."""
+    parts = urlsplit(canonicalize(url))
+    path = _SLASHES.sub("/", parts.path)
+    return urlunsplit((parts.scheme, parts.netloc, path, "", "")), parts.query
+
+
+def variant_of(
+    body: bytes, fetched: Iterable[str], json_suffix: str = DEFAULT_JSON_SUFFIX
+) -> str | None:
+    """The story's own canonical page URL when ``body`` declares a *variant* of a URL it was
+    fetched from (see the module docstring), else None.
+
+    Same scheme, host and port, the same path once runs of slashes are one, and the same
+    query, or none declared (a server that ignored the query served the page without it).
+    Call it only for a body :func:`identity_mismatch` refused: an exact match is no variant.
+    """
+    declared = declared_url(body)
+    if declared is None:
+        return None
+    try:
+        claim = canonicalize(declared)
+        own, own_query = _loose(claim)
+    except ValueError:
+        return None
+    for url in fetched:
+        try:
+            page, query = _loose(page_url(url, json_suffix))
+        except ValueError:
+            continue
+        if page == own and (query == own_query or not own_query):
+            return claim
+    return None

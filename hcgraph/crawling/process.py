@@ -50,7 +50,7 @@ class BatchRunner(Protocol):
     async def start(self) -> None: ...
     async def submit(self, documents: Sequence[Document]) -> asyncio.Future[list[Outcome]]: ...
     async def process(self, documents: Sequence[Document]) -> list[Outcome]: ...
-    async def close(self) -> None: ...
+    async def close(self, *, compact: bool = True) -> None: ...
 
 
 class Runner:
@@ -96,15 +96,17 @@ class Runner:
         """Process one batch (parse, dedupe, map, write) and return its outcomes in order."""
         return await (await self.submit(documents))
 
-    async def close(self) -> None:
-        """Finish the writes in flight, stop the thread, close the store if owned.
+    async def close(self, *, compact: bool = True) -> None:
+        """Finish the writes in flight, stop the thread, close the store if owned; with
+        ``compact``, compact the store first if that is due (a crawl that completed).
 
         Raises:
             StoreError: the store's last flush failed (the thread is stopped all the same).
         """
         try:
             if self.pipeline is not None:
-                await self._run(self.pipeline.close)
+                pipeline = self.pipeline
+                await self._run(lambda: pipeline.close(compact=compact))
         finally:
             self.pool.shutdown(wait=True)
         if self.owns_store:

@@ -8,12 +8,13 @@ follow it: 0 when nothing failed, 3 when some URL failed (the rest is done).
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .._io import write_atomic
-from .frontier import Frontier, Row
+from .frontier import INDEX_ROLES, Frontier, Row
 
 __all__ = ["CrawlReport", "build_report"]
 
@@ -26,7 +27,9 @@ class CrawlReport:
         status: ``complete`` or ``interrupted`` (then run the same command to resume).
         resumed: this invocation continued an interrupted run.
         counts: ``stories`` (in the store after this run), ``added``, ``replaced``,
-            ``unchanged``, ``not_modified`` (304), ``duplicates``, ``failed``, ``skipped``,
+            ``unchanged``, ``not_modified`` (304), ``withdrawn`` (stored stories whose URL
+            answered 404/410, confirmed: marked withdrawn), ``duplicates``, ``failed``,
+            ``skipped``,
             ``not_fetched`` (left queued by ``--max-stories``, or not reached yet by an
             interrupted run), ``requests`` (HTTP requests made by this invocation, retries
             and robots.txt included).
@@ -34,6 +37,16 @@ class CrawlReport:
             ``json_path``, ``linked_from``.
         skipped: URLs not fetched on purpose (off-site, not http, robots.txt).
         duplicates: URLs whose story was already crawled under another URL.
+        withdrawn: one entry per withdrawn story: ``url``, ``story``, ``status``.
+        duplicates: URLs whose story was already crawled under another URL (or that
+            served it under a variant of its URL, e.g. a duplicate slash).
+        found_by: stored stories by how they were found: ``seed``, ``related``,
+            ``edition``, ``newsroom``, ``sitemap``.
+        stories: one entry per stored story: ``url`` (crawled), ``story`` (its IRI),
+            ``found_by``, ``linked_from``.
+        index_pages: the index pages, sitemaps and robots.txt files read: ``url``, ``kind``
+            (``index``, ``sitemap``, ``robots``), ``found_by``, ``stories`` (how many
+            in-scope story pages it lists), ``linked_from``.
     """
 
     seeds: list[str]
@@ -47,6 +60,10 @@ class CrawlReport:
     failures: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[dict[str, Any]] = field(default_factory=list)
     duplicates: list[dict[str, Any]] = field(default_factory=list)
+    withdrawn: list[dict[str, Any]] = field(default_factory=list)
+    found_by: dict[str, int] = field(default_factory=dict)
+    stories: list[dict[str, Any]] = field(default_factory=list)
+    index_pages: list[dict[str, Any]] = field(default_factory=list)
     report_path: str | None = None
 
     @property
@@ -105,12 +122,15 @@ def build_report(
         "replaced": puts.get("replaced", 0),
         "unchanged": puts.get("unchanged", 0),
         "not_modified": puts.get("not-modified", 0),
+        "withdrawn": states.get("withdrawn", 0),
         "duplicates": states.get("duplicate", 0),
         "failed": states.get("failed", 0),
         "skipped": states.get("skipped", 0),
-        "not_fetched": states.get("queued", 0) + states.get("fetched", 0),
+        "not_fetched": sum(states.get(s, 0) for s in ("queued", "fetched", "gone")),
         "requests": requests,
     }
+    rows = frontier.rows()
+    found, stories, index_pages = _discovery(rows)
     return CrawlReport(
         seeds=seeds,
         status=status,
@@ -125,4 +145,47 @@ def build_report(
         ],
         skipped=[_entry(r, "reason") for r in frontier.rows("skipped")],
         duplicates=[_entry(r, "story", "reason") for r in frontier.rows("duplicate")],
+        withdrawn=[_entry(r, "story", "status") for r in frontier.rows("withdrawn")],
+        found_by=found,
+        stories=stories,
+        index_pages=index_pages,
     )
+
+
+_FOUND_ORDER = ("seed", "related", "edition", "newsroom", "sitemap")
+
+
+def _discovery(
+    rows: list[Row],
+) -> tuple[dict[str, int], list[dict[str, Any]], list[dict[str, Any]]]:
+    """How the stored stories were found (counts and one entry each) and the index pages
+    read, from every row of the frontier."""
+    roles = {r.url: r.role for r in rows}
+    done = [r for r in rows if r.state == "done"]
+    stories = [
+        {"url": r.url, "story": r.story, "found_by": _found_by(r), "linked_from": r.parent}
+        for r in done
+    ]
+    counts = Counter(_found_by(r) for r in done)
+    found = {k: counts[k] for k in sorted(counts, key=_order)}
+    index_pages = [
+        {
+            "url": r.url, "kind": r.role, "found_by": r.via or "seed",
+            "stories": sum(roles.get(c) in (None, "story") for c in r.related),
+            "linked_from": r.parent,
+        }
+        for r in rows
+        if r.state == "read" and r.role in INDEX_ROLES
+    ]  # fmt: skip
+    return found, stories, index_pages
+
+
+def _order(kind: str) -> int:
+    return _FOUND_ORDER.index(kind) if kind in _FOUND_ORDER else len(_FOUND_ORDER)
+
+
+def _found_by(row: Row) -> str:
+    """How a stored story was found (a frontier from before ``via`` was kept: by depth)."""
+    if row.via:
+        return row.via
+    return "seed" if row.depth == 0 else "related"

@@ -74,6 +74,22 @@ class Robots:
             return "failed", f"{origin}/robots.txt could not be read{rules.note}"
         return "skipped", f"disallowed by {origin}/robots.txt"
 
+    async def sitemaps(self, url: str) -> list[str] | None:
+        """The ``Sitemap:`` lines of the robots.txt at ``url`` (read once, with the rules;
+        none if there is no robots.txt or it could not be read); None when robots.txt is
+        ignored (``--ignore-robots``: the caller reads it itself if asked to)."""
+        if not self.enabled:
+            return None
+        parts = urlsplit(url)
+        origin = urlunsplit((parts.scheme, parts.netloc, "", "", ""))
+        task = self._rules.get(origin)
+        if task is None:
+            task = self._rules[origin] = asyncio.ensure_future(self._load(origin))
+        rules = await asyncio.shield(task)
+        if rules.parser is None:
+            return []
+        return list(dict.fromkeys(rules.parser.sitemaps))
+
     async def _load(self, origin: str) -> _Rules:
         robots_url = origin + "/robots.txt"
         result = await self.fetcher.get(robots_url)

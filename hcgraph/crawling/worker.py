@@ -14,7 +14,8 @@ them apart. The worker is started with :mod:`subprocess` (``python -P -c …``),
 ``if __name__ == "__main__"`` guard needed); the two sides talk over a socket pair wrapped in
 :class:`multiprocessing.connection.Connection` (pickled messages):
 
-* requests go one at a time, parent → worker: ``(op, batch)``, op ``submit`` or ``close``;
+* requests go one at a time, parent → worker: ``(op, batch)``, op ``submit`` or ``close``
+  (whose ``batch`` says whether to compact the store, when due, before closing it);
 * the worker answers each with ``("reply", ok, value)`` (for ``submit``: the batch's number
   ``n``, once it is mapped), and sends ``("landed", n, ok, outcomes or error)`` from its
   writer thread when batch ``n``'s write ends: what the future :meth:`ProcessRunner.submit`
@@ -94,16 +95,16 @@ def _serve(conn: Connection) -> None:
         send(("reply", False, _wire(exc)))
         return
     send(("reply", True, None))
-    failed = False
+    failed = compact = False
     try:
-        _answer(conn, pipeline, send)
+        compact = _answer(conn, pipeline, send)
     except BaseException as exc:  # ends the worker: the call in hand failed, not succeeded
         send(("reply", False, _wire(exc)))
         failed = True
         raise
     finally:
         try:
-            pipeline.close()
+            pipeline.close(compact=compact)
             store.close()
         except BaseException as exc:
             if not failed:
@@ -114,16 +115,17 @@ def _serve(conn: Connection) -> None:
         conn.close()
 
 
-def _answer(conn: Connection, pipeline: Pipeline, send: Callable[[tuple[Any, ...]], None]) -> None:
-    """Answer ``submit`` requests until ``close`` (or until the parent is gone)."""
+def _answer(conn: Connection, pipeline: Pipeline, send: Callable[[tuple[Any, ...]], None]) -> bool:
+    """Answer ``submit`` requests until ``close`` (or until the parent is gone); whether the
+    store is to be compacted (when due) before it is closed."""
     submitted = 0
     while True:
         try:
             op, batch = conn.recv()
         except (EOFError, OSError):
-            return  # the parent is gone: finish the writes
+            return False  # the parent is gone: finish the writes
         if op == "close":
-            return
+            return bool(batch)
         try:
             if op != "submit":  # pragma: no cover - the parent sends only these ops
                 raise ValueError(f"unknown op {op!r}")
@@ -237,7 +239,7 @@ class ProcessRunner:
         for future in waiting:
             _resolve(future, False, StoreError(self._dead))
 
-    async def _call(self, op: str, batch: Sequence[Document] | None = None) -> Any:
+    async def _call(self, op: str, batch: Sequence[Document] | bool | None = None) -> Any:
         if self._dead is not None:
             raise StoreError(self._dead)
         assert self._loop is not None and self._reply is None
@@ -268,8 +270,9 @@ class ProcessRunner:
         """Process one batch (parse, dedupe, map, write) and return its outcomes in order."""
         return await (await self.submit(documents))
 
-    async def close(self) -> None:
-        """Finish the writes in flight, close the store and end the worker.
+    async def close(self, *, compact: bool = True) -> None:
+        """Finish the writes in flight, close the store and end the worker; with
+        ``compact``, the worker compacts the store first if that is due.
 
         Raises:
             StoreError: the worker failed to close the store, or did not end within
@@ -285,7 +288,7 @@ class ProcessRunner:
             # Not after a call that was abandoned (cancelled): its reply is still to come.
             if self._dead is None and self._loop is not None and self._reply is None:
                 try:
-                    await asyncio.wait_for(self._call("close"), _CLOSE_WAIT)
+                    await asyncio.wait_for(self._call("close", compact), _CLOSE_WAIT)
                 except TimeoutError:
                     ended = False
         finally:

@@ -6,10 +6,11 @@
 * :func:`audit` — does each story keep the promises of its disclosure; terminal/JSON/Markdown
   views (:mod:`~hcgraph.provenance.render_audit`) and one offline HTML report
   (:mod:`~hcgraph.provenance.report_html`).
-* :func:`history` — every version of a story seen, and what changed between them.
+* :func:`history` — every version of a story seen, and what changed between them; renders
+  as a table, JSON or Markdown (:mod:`~hcgraph.provenance.versions`).
 
-The SPARQL is written for both store layouts (story graphs that repeat shared descriptions,
-and shared graphs that state them once): see :mod:`hcgraph.provenance._graph`.
+The SPARQL reads the store's one layout (story graphs, plus shared graphs stating each
+manifest, claim and publisher once): see :mod:`hcgraph.provenance._graph`.
 """
 
 from .auditing import CHECKS, AuditFinding, AuditOptions, AuditReport, StoryAudit, audit

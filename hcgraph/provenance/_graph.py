@@ -1,12 +1,10 @@
-"""Graph reads shared by trace, audit and history, written for both store layouts.
+"""Graph reads shared by trace, audit and history.
 
 Story-owned facts (parts, citation nodes, ``hc:listsManifest``, declared fields, ingest
 provenance) are read inside ``GRAPH ?story { … }``. Descriptions of manifests, source
-documents and publishers are read from the union default graph, one property at a time with
-``DISTINCT``: today every story graph repeats them (a bag union gives one row per copy), and
-after the shared-graph layout they are stated once, possibly in different graphs. Joining two
-such patterns in one query would multiply the copies (k² rows for a manifest cited k times),
-so the joins happen here, in Python.
+documents and publishers are stated once, in the shared graphs (:mod:`hcgraph.mapping`), so
+the union default graph is a set and they are read from it joined in one query, with no
+``DISTINCT`` (store format 1, the only one hcgraph reads: :mod:`hcgraph.store`).
 
 Ids are read back from the minted IRIs (:mod:`hcgraph.iris` is documented and deterministic)
 instead of joining on ``dcterms:identifier``.
@@ -15,7 +13,6 @@ instead of joining on ``dcterms:identifier``.
 from __future__ import annotations
 
 import datetime as dt
-from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,12 +20,14 @@ from urllib.parse import unquote
 
 import pyoxigraph as ox
 
-from ..iris import mint
+from ..iris import mint, named_node
 from ..store import Store
 from ..vocab import ID
 
 __all__ = [
+    "BATCH",
     "ManifestInfo",
+    "batches",
     "claim_id",
     "claim_iri",
     "count",
@@ -38,6 +37,7 @@ __all__ = [
     "manifest_iri",
     "publisher_name",
     "rows",
+    "values",
 ]
 
 _MANIFEST = f"{ID}manifest/"
@@ -123,6 +123,24 @@ class ManifestInfo:
         """The source document's URL."""
         return min(self.source_urls) if self.source_urls else None
 
+    def add(self, kind: str, value: str, doc: str | None) -> None:
+        """One fact read by :func:`describe_manifests`: ``kind`` says which, ``doc`` is the
+        source document a document's date or text URL belongs to."""
+        if kind == "title":
+            self.titles.add(value)
+        elif kind == "publisher":
+            self.publishers.add(publisher_name(value))
+        elif kind == "document":
+            self.documents.add(value)
+            # A source document is named by its own URL unless that was missing or unusable
+            # (then a minted .../id/source/{manifest} IRI carries the text as hc:unusableUrl).
+            if not value.startswith(_SOURCE):
+                self.source_urls.add(value)
+        elif kind == "issued" and (day := literal_date(value)) is not None:
+            self.issued.add(day)
+        elif kind == "url" and doc is not None and doc.startswith(_SOURCE):
+            self.source_urls.add(value)
+
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready summary."""
         return {
@@ -136,67 +154,58 @@ class ManifestInfo:
         }
 
 
-_M_TITLE = "SELECT DISTINCT ?m ?v WHERE { ?m dcterms:title ?v }"
-_M_PUB = "SELECT DISTINCT ?m ?v WHERE { ?m dcterms:publisher ?v }"
-_M_DOC = "SELECT DISTINCT ?m ?v WHERE { ?m prov:hadPrimarySource ?v }"
-_D_ISSUED = "SELECT DISTINCT ?m ?v WHERE { ?m dcterms:issued ?v }"
-_D_URL = "SELECT DISTINCT ?m ?v WHERE { ?m hc:unusableUrl ?v }"
+# Every fact about a manifest, one row each, tagged with what it is (a UNION, not a join of
+# OPTIONALs: a manifest with two titles and two publishers gives four rows, not eight).
+_DESCRIBE = """
+SELECT ?m ?k ?v ?d WHERE { %s
+  { ?m dcterms:title ?v BIND ("title" AS ?k) }
+  UNION { ?m dcterms:publisher ?v BIND ("publisher" AS ?k) }
+  UNION { ?m prov:hadPrimarySource ?v BIND ("document" AS ?k) }
+  UNION { ?m prov:hadPrimarySource ?d . ?d dcterms:issued ?v BIND ("issued" AS ?k) }
+  UNION { ?m prov:hadPrimarySource ?d . ?d hc:unusableUrl ?v BIND ("url" AS ?k) }
+}
+"""
+BATCH = 500  # VALUES rows per query
+
+
+def values(var: str, iris: Iterable[str]) -> str:
+    """``VALUES ?var { <iri> … }``, each IRI checked and written by pyoxigraph (text that is
+    no IRI names nothing in the store and is left out), so no text is spliced raw."""
+    terms = (str(node) for i in iris if (node := named_node(i)) is not None)
+    return f"VALUES ?{var} {{ {' '.join(terms)} }}"
+
+
+def batches(items: Iterable[str], size: int = BATCH) -> Iterator[list[str]]:
+    """``items`` sorted, in lists of at most ``size`` (for ``VALUES`` blocks)."""
+    ordered = sorted(set(items))
+    for i in range(0, len(ordered), size):
+        yield ordered[i : i + size]
 
 
 def describe_manifests(store: Store, iris: Iterable[str] | None = None) -> dict[str, ManifestInfo]:
     """Manifest IRI → :class:`ManifestInfo`, for ``iris`` or (``None``) every manifest.
 
-    With ``iris`` each property is looked up per manifest (index lookups, for one story);
-    without, each property is read once for the whole store (for the corpus audit).
+    One query (per :data:`BATCH` manifests given): the manifests bound by ``VALUES`` (index
+    look-ups, for one story), or every manifest (for the corpus audit).
     """
-    wanted = None if iris is None else sorted(set(iris))
-    infos: dict[str, ManifestInfo] = {}
+    if iris is None:
+        return _described(rows(store, _DESCRIBE % ""), {})
+    wanted = sorted(set(iris))
+    infos = {m: ManifestInfo(manifest_id(m), m) for m in wanted}
+    for batch in batches(wanted):
+        _described(rows(store, _DESCRIBE % values("m", batch)), infos)
+    return infos
 
-    def info(iri: str) -> ManifestInfo:
-        if iri not in infos:
-            infos[iri] = ManifestInfo(manifest_id(iri), iri)
-        return infos[iri]
 
-    def pairs(sparql: str, subjects: list[str] | None) -> Iterator[tuple[str, str]]:
-        if subjects is None:
-            for s, v in rows(store, sparql):
-                if s is not None and v is not None:
-                    yield s, v
-            return
-        for s in subjects:
-            for (v,) in rows(store, sparql, m=ox.NamedNode(s)):
-                if v is not None:
-                    yield s, v
-
-    for m in wanted or []:
-        info(m)
-    docs: defaultdict[str, set[str]] = defaultdict(set)
-    for m, v in pairs(_M_DOC, wanted):
-        if m.startswith(_MANIFEST):
-            info(m).documents.add(v)
-            docs[v].add(m)
-    for m, v in pairs(_M_TITLE, wanted):
-        if m.startswith(_MANIFEST):
-            info(m).titles.add(v)
-    for m, v in pairs(_M_PUB, wanted):
-        if m.startswith(_MANIFEST):
-            info(m).publishers.add(publisher_name(v))
-    doc_list = None if wanted is None else sorted(docs)
-    for d, v in pairs(_D_ISSUED, doc_list):
-        day = literal_date(v)
-        for m in docs.get(d, ()):
-            if day is not None:
-                info(m).issued.add(day)
-    # A source document is named by its own URL unless that was missing or unusable (then
-    # a minted .../id/source/{manifest} IRI carries the text as hc:unusableUrl): read only those.
-    minted = sorted(d for d in docs if d.startswith(_SOURCE))
-    for d in docs:
-        if not d.startswith(_SOURCE):
-            for m in docs[d]:
-                info(m).source_urls.add(d)
-    for d, v in pairs(_D_URL, minted):
-        for m in docs.get(d, ()):
-            info(m).source_urls.add(v)
+def _described(
+    found: Iterable[tuple[str | None, ...]], infos: dict[str, ManifestInfo]
+) -> dict[str, ManifestInfo]:
+    """``infos`` with the facts of :data:`_DESCRIBE` rows added (manifests only)."""
+    for m, kind, v, doc in found:
+        if m and kind and v and m.startswith(_MANIFEST):
+            if m not in infos:
+                infos[m] = ManifestInfo(manifest_id(m), m)
+            infos[m].add(kind, v, doc)
     return infos
 
 

@@ -192,7 +192,8 @@ class AuditReport:
 def audit(
     store: Store, stories: Iterable[str] | None = None, options: AuditOptions | None = None
 ) -> AuditReport:
-    """Audit ``stories`` (URLs; ``None`` = every story) against their disclosure promises.
+    """Audit ``stories`` (URLs; ``None`` = every current story: withdrawn ones only with
+    ``options.include_withdrawn``) against their disclosure promises.
 
     Raises:
         ProvenanceError: a story URL given is not in the store, or an option is out of range.
@@ -207,6 +208,9 @@ def audit(
     given = None if stories is None else list(dict.fromkeys(stories))
     local = given is not None and len(given) <= LOCAL_MAX
     data = _load(store, given if local else None)
+    withdrawn = set() if opts.include_withdrawn else set(store.withdrawn_stories())
+    if withdrawn and given is None:
+        data = {url: s for url, s in data.items() if url not in withdrawn}
     wanted = sorted(data) if given is None else given
     missing = [u for u in wanted if u not in data]
     if missing:
@@ -223,7 +227,7 @@ def audit(
         _uncited(store, findings, wanted)
         conflicts(store, findings, set(wanted))
         repeats_local(store, data, opts, findings, lambda url: _load(store, [url])[url])
-        total = int(next(rows(store, _COUNT_STORIES), ("0",))[0] or 0)
+        total = int(next(rows(store, _COUNT_STORIES), ("0",))[0] or 0) - len(withdrawn)
     else:
         _uncited(store, findings)
         conflicts(store, findings)

@@ -5,50 +5,47 @@ manifest break the promise (with no single majority, every story citing it does)
 
 Counted on the derived *claim uses* (:mod:`hcgraph.mapping`): each story graph links the
 story to every claim use it cites (``hc:citesClaimUnder``: a claim under one manifest,
-described once in the sources graph by ``hc:claim`` and ``hc:manifest``). The stories citing
-a claim under a manifest are then one index range, so the counts are exact and no citation
-is walked except in the few stories that break the promise (for the evidence: which parts).
+described once in the sources graph by ``hc:claim`` and ``hc:manifest``). So one grouped
+query counts the stories per use of every claim used under two or more manifests (index
+ranges, exact), and one more walks the citations of only the stories that break the promise
+(for the evidence: which parts).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
-
-import pyoxigraph as ox
+from collections.abc import Iterator
 
 from ..store import Store
-from ._graph import claim_id, manifest_id, rows
+from ._graph import batches, claim_id, manifest_id, rows, values
 from .findings import AuditFinding
 
 __all__ = ["conflicts"]
 
 _CLAIM_PREFIX = "https://w3id.org/hcgraph/id/claim/"
-# Claim uses of the claims used under two or more manifests (claim uses are stated once, in
-# the sources graph: grouping on term ids needs no string decoding).
-_CONFLICTING_USES = """
-SELECT ?claim ?use ?m WHERE {
-  { SELECT ?claim WHERE { ?u hc:claim ?claim } GROUP BY ?claim HAVING (COUNT(?u) > 1) }
+# Stories per use of the claims %s picks: grouping on term ids needs no string decoding.
+_USE_COUNTS = """
+SELECT ?claim ?use ?m (COUNT(?s) AS ?n) WHERE { %s
   ?use hc:claim ?claim ; hc:manifest ?m .
-}
+  OPTIONAL { ?s hc:citesClaimUnder ?use }
+} GROUP BY ?claim ?use ?m
 """
-_CLAIM_USES = "SELECT ?claim ?use ?m WHERE { ?use hc:claim ?claim ; hc:manifest ?m }"
-_STORY_CLAIMS = """
-SELECT DISTINCT ?story ?claim WHERE {
-  GRAPH ?story { ?story hc:citesClaimUnder ?use } ?use hc:claim ?claim
-}
-"""
-# Stories per claim use, and the stories of the uses that are not their claim's own.
-_USE_COUNTS = "SELECT ?use (COUNT(?s) AS ?n) WHERE {{ VALUES ?use {{ {} }} " \
-    "?s hc:citesClaimUnder ?use }} GROUP BY ?use"  # fmt: skip
-_USE_STORIES = "SELECT ?use ?s WHERE {{ VALUES ?use {{ {} }} ?s hc:citesClaimUnder ?use }}"
-# The parts of one story citing a claim under a manifest (the evidence).
+# Every claim used under two or more manifests; or every claim the stories bound by VALUES
+# cite (those used once are dropped afterwards: a HAVING here made Oxigraph scan every use).
+_CONFLICTING = (
+    "{ SELECT ?claim WHERE { ?u hc:claim ?claim } GROUP BY ?claim HAVING (COUNT(?u) > 1) }"
+)
+_CITED_BY = """{ SELECT DISTINCT ?claim WHERE {
+  %s ?story hc:citesClaimUnder ?cited . ?cited hc:claim ?claim
+} }"""
+# The parts of the stories citing the uses bound by VALUES (the evidence).
 _PARTS_CITING = """
-SELECT DISTINCT ?story ?claim ?m ?part WHERE { GRAPH ?story {
-  ?c hc:citesClaim ?claim ; cito:hasCitedEntity ?m ; cito:hasCitingEntity ?part .
-} }
+SELECT DISTINCT ?use ?story ?part WHERE { %s
+  ?story hc:citesClaimUnder ?use .
+  ?use hc:claim ?claim ; hc:manifest ?m .
+  GRAPH ?story { ?c hc:citesClaim ?claim ; cito:hasCitedEntity ?m ; cito:hasCitingEntity ?part }
+}
 """
-_BATCH = 500  # VALUES rows per query
 
 
 def conflicts(
@@ -56,47 +53,19 @@ def conflicts(
 ) -> None:
     """Claims under two manifests. The claim belongs to the manifest most stories cite it
     under; stories citing it under another manifest break the promise. With no single
-    majority, every story citing the claim is flagged."""
-    uses: defaultdict[str, dict[str, str]] = defaultdict(dict)  # claim → use → manifest
-    if only is None:
-        found: Iterable[tuple[str | None, ...]] = rows(store, _CONFLICTING_USES)
-    else:  # only the claims these stories cite, each looked up by itself
-        cited = {c for url in sorted(only)
-                 for (c,) in rows(store, _STORY_CLAIMS, story=ox.NamedNode(url)) if c}  # fmt: skip
-        found = (
-            (claim, use, m)
-            for claim in sorted(cited)
-            for use, m in rows(store, _CLAIM_USES, claim=ox.NamedNode(claim))
-        )
-    for claim, use, m in found:
-        if claim and use and m and claim.startswith(_CLAIM_PREFIX):
-            uses[claim][use] = m
-    conflicting = {c: u for c, u in uses.items() if len(u) > 1}
-    counts = dict(_batched(store, _USE_COUNTS, [u for c in conflicting.values() for u in c]))
-    others: dict[str, tuple[str, str]] = {}  # use → (claim, manifest), not the claim's own
-    owners: dict[str, str | None] = {}
-    for claim, by_use in sorted(conflicting.items()):
-        ranked = sorted((int(counts.get(u, 0)) for u in by_use), reverse=True)
-        owner = None
-        if ranked[0] > ranked[1]:
-            owner = max(by_use, key=lambda u: int(counts.get(u, 0)))
-        owners[claim] = by_use[owner] if owner else None
-        others.update({u: (claim, m) for u, m in by_use.items() if u != owner})
+    majority, every story citing the claim is flagged. ``only``: just these stories' claims
+    and findings."""
+    stories = "" if only is None else values("story", only)
+    uses, counts = _claim_uses(store, _CONFLICTING if only is None else _CITED_BY % stories)
+    owners, others = _owners(uses, counts)
     flagged: defaultdict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
-    for use, story in sorted(_batched(store, _USE_STORIES, sorted(others))):
-        if only is not None and story not in only:
-            continue
+    for use, story, part in _evidence(store, sorted(others), stories):
         claim, m = others[use]
-        for (part,) in rows(store, _PARTS_CITING, story=ox.NamedNode(story),
-                            claim=ox.NamedNode(claim), m=ox.NamedNode(m)):  # fmt: skip
-            if part is not None:
-                flagged[(story, claim)].append((part, manifest_id(m)))
+        flagged[(story, claim)].append((part, manifest_id(m)))
     for (story, claim), cites in sorted(flagged.items()):
-        owner_m = owners[claim]
-        owner_id = manifest_id(owner_m) if owner_m else None
+        owner_id = owners[claim]
         per_manifest = {
-            manifest_id(m): int(counts.get(u, 0))
-            for u, m in sorted(conflicting[claim].items(), key=lambda um: um[1])
+            manifest_id(m): counts[u] for u, m in sorted(uses[claim].items(), key=lambda um: um[1])
         }
         cites.sort()
         under = sorted({m for _, m in cites})
@@ -108,11 +77,38 @@ def conflicts(
              "cited_here": [{"part": p, "manifest_id": m} for p, m in cites]}))  # fmt: skip
 
 
-def _batched(store: Store, template: str, uses: list[str]) -> Iterator[tuple[str, str]]:
-    """Rows of ``template`` with its ``VALUES ?use`` filled, :data:`_BATCH` uses at a time
-    (IRIs read back from the store, so they are valid in SPARQL text)."""
-    for i in range(0, len(uses), _BATCH):
-        values = " ".join(f"<{u}>" for u in uses[i : i + _BATCH])
-        for a, b in rows(store, template.format(values)):
-            if a is not None and b is not None:
-                yield a, b
+def _claim_uses(store: Store, claims: str) -> tuple[dict[str, dict[str, str]], dict[str, int]]:
+    """Claim → use → manifest for the claims pattern ``claims`` picks that are used under
+    two or more manifests, and use → how many stories cite it (one grouped query)."""
+    uses: defaultdict[str, dict[str, str]] = defaultdict(dict)
+    counts: dict[str, int] = {}
+    for claim, use, m, n in rows(store, _USE_COUNTS % claims):
+        if claim and use and m and claim.startswith(_CLAIM_PREFIX):
+            uses[claim][use] = m
+            counts[use] = int(n or 0)
+    return {c: by_use for c, by_use in uses.items() if len(by_use) > 1}, counts
+
+
+def _owners(
+    uses: dict[str, dict[str, str]], counts: dict[str, int]
+) -> tuple[dict[str, str | None], dict[str, tuple[str, str]]]:
+    """Claim → the id of the manifest it belongs to (None: no single majority), and use → (claim,
+    manifest) for every use that is not its claim's own (the stories citing it break the
+    promise)."""
+    owners: dict[str, str | None] = {}
+    others: dict[str, tuple[str, str]] = {}
+    for claim, by_use in sorted(uses.items()):
+        first, second = sorted((counts[u] for u in by_use), reverse=True)[:2]
+        owner = max(by_use, key=counts.__getitem__) if first > second else None
+        owners[claim] = manifest_id(by_use[owner]) if owner else None
+        others.update({u: (claim, m) for u, m in by_use.items() if u != owner})
+    return owners, others
+
+
+def _evidence(store: Store, uses: list[str], stories: str) -> Iterator[tuple[str, str, str]]:
+    """(use, story, part) for the parts citing ``uses`` (in the ``VALUES ?story`` block
+    ``stories``, when given), one query per :data:`~._graph.BATCH` uses."""
+    for batch in batches(uses):
+        for use, story, part in rows(store, _PARTS_CITING % f"{values('use', batch)} {stories}"):
+            if use and story and part:
+                yield use, story, part

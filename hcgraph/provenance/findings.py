@@ -50,6 +50,7 @@ class AuditOptions:
     max_source_age: int = 30
     repeat_window: int = 7
     repeat_threshold: float = 0.8
+    include_withdrawn: bool = False  # audit withdrawn stories too when auditing all of them
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,10 @@ Versions come from two places and are merged by SHA-256:
 * the graph: the story's current raw document and its ``prov:wasRevisionOf`` chain (what
   ``hcgraph ingest`` of local files records too, without bodies).
 
+Withdrawals come from both too: the story's ``prov:invalidatedAtTime`` (withdrawn now), a
+revision's (withdrawn before it came back), and the archive's fetches answering 404/410
+twice in a row (the crawler's rule), each filed under the version that was current then.
+
 Between consecutive versions whose bodies are in the archive, :func:`diff_stories` lists what
 changed: paragraphs added/removed/edited (a word diff), cited claims and listed sources
 added/removed, new corrections, a changed headline.
@@ -24,13 +28,22 @@ from pathlib import Path
 from typing import Any
 
 from ..archive import Archive
-from ..errors import HcgraphError, ProvenanceError
+from ..errors import HcgraphError, ProvenanceError, visible
 from ..iris import named_node
+from ..mdtext import md_cell, md_code, md_text, md_url
 from ..model import Story, parse_story
 from ..store import Store
 from ._graph import rows
 
-__all__ = ["Change", "History", "Version", "diff_stories", "history"]
+__all__ = [
+    "Change",
+    "History",
+    "Version",
+    "diff_stories",
+    "history",
+    "render_markdown",
+    "render_table",
+]
 
 _CHAIN = """
 SELECT ?story ?raw ?sha ?created ?ended ?loc WHERE { GRAPH ?story {
@@ -58,6 +71,8 @@ class Version:
             ``prov:wasRevisionOf`` chain) or ``None`` (archive only).
         archived: the body is in the archive (so it can be compared).
         changes: what changed from the previous version (empty for the first).
+        withdrawn: when the story was withdrawn while this was its version (its URL
+            answered 404/410), oldest first.
     """
 
     sha256: str
@@ -68,7 +83,14 @@ class Version:
     in_graph: str | None = None
     archived: bool = False
     changes: list[Change] = field(default_factory=list)
+    withdrawn: list[str] = field(default_factory=list)
     story: Story | None = field(default=None, repr=False)
+
+    def withdrawn_at(self, when: str | None) -> None:
+        """File one withdrawal (an ISO time) under this version, once."""
+        if when and when not in self.withdrawn:
+            self.withdrawn.append(when)
+            self.withdrawn.sort()
 
     def summary(self) -> str:
         """``+1 paragraph, ~1 edited, +2 citations`` style one-liner."""
@@ -94,15 +116,18 @@ class Change:
 
 @dataclass
 class History:
-    """Every version of one story hcgraph has seen, oldest first."""
+    """Every version of one story hcgraph has seen, oldest first; ``withdrawn_at``: when
+    the story was withdrawn, while it is (None: it is current)."""
 
     url: str
     versions: list[Version]
+    withdrawn_at: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form (``--format json``)."""
         return {
             "url": self.url,
+            "withdrawn_at": self.withdrawn_at,
             "versions": [
                 {
                     "version": i,
@@ -113,6 +138,7 @@ class History:
                     "sources": v.sources,
                     "in_graph": v.in_graph,
                     "archived": v.archived,
+                    "withdrawn": v.withdrawn,
                     "changes": [
                         {k: val for k, val in c.__dict__.items() if val is not None}
                         for c in v.changes
@@ -147,7 +173,7 @@ def history(store: Store, story_url: str, archive: Archive | Path | str | None =
     versions: dict[str, Version] = {}
     if arc is not None:
         _from_archive(arc, url, versions)
-    _from_graph(store, url, versions)
+    withdrawn_at = _from_graph(store, url, versions)
     if not versions:
         raise ProvenanceError(f"{story_url}: no version of this story in the store or archive")
     ordered = sorted(versions.values(), key=lambda v: (v.first_seen or "", v.sha256))
@@ -158,13 +184,23 @@ def history(store: Store, story_url: str, archive: Archive | Path | str | None =
             cur.changes = diff_stories(prev.story, cur.story)
         else:
             cur.changes = [Change("not compared", "body not in the archive")]
-    return History(url, ordered)
+    return History(url, ordered, withdrawn_at)
 
 
 def _from_archive(arc: Archive, url: str, versions: dict[str, Version]) -> None:
     parsed: dict[str, Story | None] = {}
+    gone: set[str] = set()  # fetch URLs whose last answer was 404/410
+    latest: Version | None = None  # the version the last good fetch saw
     for rec in arc.records():
-        if not rec.sha256 or not (rec.url.startswith(url) or rec.final_url.startswith(url)):
+        if not (rec.url.startswith(url) or rec.final_url.startswith(url)):
+            continue
+        if rec.error is None and rec.status in (404, 410):
+            if rec.url in gone and latest is not None:  # confirmed: the crawler withdrew it
+                latest.withdrawn_at(_iso(rec.time))
+            gone.add(rec.url)
+            continue
+        gone.discard(rec.url)
+        if not rec.sha256:
             continue
         if rec.sha256 not in parsed:
             try:
@@ -175,7 +211,7 @@ def _from_archive(arc: Archive, url: str, versions: dict[str, Version]) -> None:
         story = parsed[rec.sha256]
         if story is None:
             continue
-        v = versions.setdefault(rec.sha256, Version(rec.sha256))
+        v = latest = versions.setdefault(rec.sha256, Version(rec.sha256))
         v.story, v.archived = story, True
         v.fetches += 1
         when = _iso(rec.time)
@@ -185,11 +221,16 @@ def _from_archive(arc: Archive, url: str, versions: dict[str, Version]) -> None:
             v.sources.append(rec.fetch_url)
 
 
-def _from_graph(store: Store, url: str, versions: dict[str, Version]) -> None:
+def _from_graph(store: Store, url: str, versions: dict[str, Version]) -> str | None:
+    """Versions from the graph; when the story is withdrawn now, since when."""
     story = named_node(url)  # None: not an IRI (a slug, a space), so not in the graph
     current = store.raw_sha256(url)
     if story is None or current is None:
-        return
+        return None
+    marks = {sha: _iso(when) for sha, when in store.withdrawn_versions(url).items()}
+    now = store.withdrawn_at(url)
+    if now is not None:
+        marks[current] = _iso(now)
     for raw, sha, created, ended, loc in rows(store, _CHAIN, story=story):
         sha = sha or (raw or "").removeprefix(_RAW)
         if not sha:
@@ -201,6 +242,8 @@ def _from_graph(store: Store, url: str, versions: dict[str, Version]) -> None:
             v.first_seen = v.last_seen = _iso(dt.datetime.fromisoformat(seen))
         if loc and loc not in v.sources:
             v.sources.append(loc)
+        v.withdrawn_at(marks.get(sha))
+    return marks.get(current) if now is not None else None
 
 
 def _iso(value: dt.datetime) -> str:
@@ -266,3 +309,67 @@ def diff_stories(old: Story, new: Story) -> list[Change]:
         if (c.text, c.date) not in seen:
             changes.append(Change("correction added", c.date or "-", None, c.text))
     return changes
+
+
+def _v(text: str | None) -> str:
+    """Text from a story (or the archive) for the terminal: one line, escaped."""
+    return visible(text or "", one_line=True)
+
+
+def render_table(h: History) -> list[Any]:
+    """Rich renderables for a terminal: the versions as a table, then each version's changes
+    from the one before; the story's text escaped (:func:`~hcgraph.errors.visible`)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=Text(f"history of {_v(h.url)}"))
+    columns = ("#", "first seen", "last seen", "sha256", "fetches", "in graph", "withdrawn",
+               "changes")  # fmt: skip
+    for col in columns:
+        table.add_column(col, justify="right" if col in ("#", "fetches") else "left",
+                         no_wrap=col in ("#", "sha256", "fetches"))  # fmt: skip
+    for i, v in enumerate(h.versions, 1):
+        table.add_row(str(i), _short(v.first_seen), _short(v.last_seen), _v(v.sha256[:12]),
+                      str(v.fetches), v.in_graph or "archive only",
+                      ", ".join(_short(w) for w in v.withdrawn) or "-",
+                      Text(_v(v.summary())))  # fmt: skip
+    out: list[Any] = [table]
+    if h.withdrawn_at:
+        out.append(Text(f"withdrawn since {_short(h.withdrawn_at)} (its URL answered "
+                        "404/410; the graph is kept)", style="bold"))  # fmt: skip
+    for i, v in enumerate(h.versions, 1):
+        if not v.changes or v.changes[0].kind == "not compared":
+            continue
+        out.append(Text(f"version {i - 1} -> {i}", style="bold"))
+        for c in v.changes:
+            detail = c.diff or c.new or c.old or ""
+            out.append(Text(f"  {c.kind} {_v(c.what)}" + (f": {_v(detail)}" if detail else "")))
+    return out
+
+
+def _short(when: str | None) -> str:
+    """An ISO time to the second, for the table (JSON keeps the full precision)."""
+    return when[:19].replace("T", " ") if when else "-"
+
+
+def render_markdown(h: History) -> str:
+    """The history as Markdown: the versions table, then each version's changes; the
+    story's text escaped for Markdown (:mod:`hcgraph.mdtext`)."""
+    lines = [f"# History of {md_url(h.url)}", "",
+             "| # | first seen | last seen | sha256 | fetches | in graph | withdrawn | changes |",
+             "| ---: | --- | --- | --- | ---: | --- | --- | --- |"]  # fmt: skip
+    for i, v in enumerate(h.versions, 1):
+        lines.append(f"| {i} | {v.first_seen or '-'} | {v.last_seen or '-'} | "
+                     f"{md_cell(v.sha256[:12])} | {v.fetches} | {v.in_graph or 'archive only'} | "
+                     f"{', '.join(v.withdrawn) or '-'} | {md_cell(v.summary())} |")  # fmt: skip
+    if h.withdrawn_at:
+        lines += ["", f"Withdrawn since {h.withdrawn_at} (its URL answered 404/410)."]
+    for i, v in enumerate(h.versions, 1):
+        if v.changes and v.changes[0].kind != "not compared":
+            lines += ["", f"## Version {i - 1} → {i}", ""]
+            for c in v.changes:
+                detail = c.diff or c.new or c.old or ""
+                lines.append(
+                    f"- {c.kind} {md_code(c.what)}" + (f": {md_text(detail)}" if detail else "")
+                )
+    return "\n".join(lines) + "\n"

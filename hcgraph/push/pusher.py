@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypedDict, Unpack
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 import httpx
 
@@ -46,6 +46,9 @@ from .gsp import gsp_request
 from .state import PushState
 from .update import update_request
 from .verify import VerifyReport, compare_counts, remote_counts
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 __all__ = [
     "GraphFailure",
@@ -144,6 +147,49 @@ class PushReport:
         """True when every graph is on the server (and, with verify, the counts match)."""
         verified = self.verify is None or self.verify.ok
         return not self.failures and self.aborted is None and verified
+
+    def render(self, *, dry_run: bool = False) -> list[tuple[str, Text]]:
+        """The push for people, as ``(stream, line)`` pairs in order: refused graphs on
+        ``"err"``, the summary on ``"out"``, then the verification and an abort. A
+        ``dry_run`` lists the pending graphs instead. What the server and the store wrote
+        (graph names, reasons) is escaped (:func:`~hcgraph.errors.visible`)."""
+        from rich.text import Text
+
+        def v(text: object) -> str:
+            return visible(str(text), one_line=True)
+
+        def labelled(label: str, style: str, text: str) -> tuple[str, Text]:
+            return "err", Text.assemble((label, style), f" {text}")
+
+        where = v(self.endpoint)
+        if dry_run:
+            pending = [("out", Text(v(graph))) for graph in self.pending]
+            would = f"would push {len(self.pending)} of {self.graphs} graphs to {where}"
+            return [*pending, ("out", Text(f"{would} ({self.unchanged} unchanged)"))]
+        lines = [labelled("failed:", "red", f"{v(f.graph)}: {v(f.reason)}") for f in self.failures]
+        seconds = max(self.seconds, 1e-9)
+        summary = (
+            f"pushed {self.pushed} graphs ({self.triples:,} triples) to {where} via "
+            f"{self.protocol} in {self.seconds:.1f} s ({self.pushed / seconds:,.0f} graphs/s, "
+            f"{self.triples / seconds:,.0f} triples/s); {self.unchanged} unchanged, "
+            f"{len(self.failures)} failed"
+            + (f", {self.not_sent} not sent" if self.not_sent else "")
+        )
+        lines.append(("out", Text(summary)))
+        verify = self.verify
+        if verify is not None and verify.error is not None:
+            # After the summary: the push happened; only the check of it could not run.
+            lines.append(("err", Text(f"error: {v(verify.error)}; the counts were not compared")))
+        elif verify is not None:
+            for m in verify.mismatches:
+                remote = "missing" if m.remote == 0 else f"{m.remote} triples"
+                text = f"{v(m.graph)}: local {m.local} triples, remote {remote}"
+                lines.append(labelled("verify:", "red", text))
+            state = "all match" if verify.ok else f"{len(verify.mismatches)} differ"
+            lines.append(("out", Text(f"verified {verify.checked} graphs on the server: {state}")))
+        if self.aborted is not None:
+            lines.append(("err", Text(f"error: {v(self.aborted)}; rerun to push the rest")))
+        return lines
 
 
 class _Abort(Exception):

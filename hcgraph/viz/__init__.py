@@ -72,14 +72,16 @@ def draw_map(
     group_stories: str | None = None,
     overview: bool | None = None,
     renderer: str = "auto",
+    include_withdrawn: bool = False,
 ) -> MapInfo:
-    """Project, lay out, render and write one map; returns what was written.
+    """Project, lay out, render and write one map; returns what was written (withdrawn
+    stories left out unless ``include_withdrawn``).
 
     Raises:
         VizError: unknown view, unresolvable focus, or an output file that cannot be
             written.
     """
     graph = citation_graph(store, view, focus, top=top, group_stories=group_stories,
-                           overview=overview)  # fmt: skip
+                           overview=overview, include_withdrawn=include_withdrawn)  # fmt: skip
     path = out if out is not None else default_map_path(view, focus)
     return write_map(graph, path, renderer=renderer)

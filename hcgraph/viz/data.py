@@ -262,18 +262,28 @@ def load_publishers(store: Store, data: ReuseData) -> None:
         data.published_by.add((m, pub))
 
 
-def load_reuse(store: Store, *, claims: bool = True) -> ReuseData:
+def _story_iris(store: Store, include_withdrawn: bool) -> list[str]:
+    """The stories a map draws: current ones, or every one with ``include_withdrawn``."""
+    iris = sorted(sol["s"].value for sol in store.query(Q_STORY_IRIS))
+    if include_withdrawn:
+        return iris
+    gone = store.withdrawn_stories()
+    return [i for i in iris if i not in gone] if gone else iris
+
+
+def load_reuse(store: Store, *, claims: bool = True, include_withdrawn: bool = False) -> ReuseData:
     """Stories, manifests, publishers and weighted story → manifest edges, by aggregation.
 
-    ``claims=False`` skips the per-(story, manifest) count of distinct claims (the edge
-    widths), the costliest query: the overview draws no story → manifest edges.
+    Withdrawn stories are left out unless ``include_withdrawn``. ``claims=False`` skips the
+    per-(story, manifest) count of distinct claims (the edge widths), the costliest query:
+    the overview draws no story → manifest edges.
     """
     data = ReuseData()
     ident = _pairs(store, "dcterms:identifier")
     headline = _pairs(store, "schema:headline")
     date = _pairs(store, "schema:datePublished")
     room_of = _pairs(store, "hc:newsroom")
-    iris = sorted(sol["s"].value for sol in store.query(Q_STORY_IRIS))
+    iris = _story_iris(store, include_withdrawn)
     # The slug labels only a story without a headline: skip its scan when none lacks one.
     slug = _pairs(store, "hc:slug") if any(i not in headline for i in iris) else {}
     for iri in iris:
@@ -308,10 +318,11 @@ def load_reuse(store: Store, *, claims: bool = True) -> ReuseData:
     return data
 
 
-def load_citations(store: Store) -> Citations:
-    """The whole-store citation index without the rest of the reuse data (story, all)."""
+def load_citations(store: Store, *, include_withdrawn: bool = False) -> Citations:
+    """The whole-store citation index without the rest of the reuse data (story, all);
+    withdrawn stories left out unless ``include_withdrawn``."""
     out = Citations()
-    stories = {sol["s"].value for sol in store.query(Q_STORY_IRIS)}
+    stories = set(_story_iris(store, include_withdrawn))
     for sol in store.query(Q_CITES):
         s = sol["s"].value
         if s in stories:

@@ -20,7 +20,8 @@ stay draggable.
 - ``story``: a layered (left → right) provenance trail: story, sections, paragraphs and key
   facts, claims, manifests, source documents, publishers; each column ordered by the mean
   position of its parents so edges cross little.
-- ``all``: networkx's seeded spring layout (Fruchterman-Reingold); ``all`` is size-limited.
+- any other graph (no such ``view``): :func:`cluster_layout`, its Louvain communities
+  (seeded) as spirals on a ring, each community's best-connected nodes in its middle.
 
 All layouts are deterministic: same graph, same positions.
 """
@@ -34,7 +35,14 @@ from collections.abc import Callable
 
 import networkx as nx
 
-__all__ = ["COMMUNITY_NODES", "LAYOUTS", "communities", "community_layout", "compute_layout"]
+__all__ = [
+    "COMMUNITY_NODES",
+    "LAYOUTS",
+    "cluster_layout",
+    "communities",
+    "community_layout",
+    "compute_layout",
+]
 
 Positions = dict[str, tuple[float, float]]
 
@@ -131,6 +139,25 @@ def community_layout(graph: nx.DiGraph) -> Positions:
     clusters = [c for c in clusters if c]
     if not clusters:
         return anchored_layout(graph)
+    pos = _ring(clusters)
+    _place_citers(graph, pos, types)
+    return pos
+
+
+def cluster_layout(graph: nx.DiGraph) -> Positions:
+    """Any other graph: its communities on a ring, each a spiral with its hubs in the middle.
+
+    Pure Python: no numpy or scipy (networkx's spring layout needs both, and changes
+    algorithm at 500 nodes), 11-50 times faster than it at 200-3,000 nodes.
+    """
+    degree = dict(graph.degree())
+    groups = communities(graph) or [sorted(graph)]
+    return _ring([sorted(c, key=lambda n: (-degree[n], n)) for c in groups if c])
+
+
+def _ring(clusters: list[list[str]]) -> Positions:
+    """Each cluster a sunflower spiral (its first member in the centre), the spirals edge to
+    edge around a ring (one cluster: at the origin)."""
     radii = [_SPACING * (1.5 + math.sqrt(len(c) + 4)) for c in clusters]
     pos: Positions = {}
     circumference = sum(2 * r + 2 * _SPACING for r in radii)
@@ -144,7 +171,6 @@ def community_layout(graph: nx.DiGraph) -> Positions:
         for k, n in enumerate(members):
             dx, dy = _spiral(k)
             pos[n] = (cx + dx, cy + dy)
-    _place_citers(graph, pos, types)
     return pos
 
 
@@ -221,15 +247,6 @@ def _part_order(iri: str) -> tuple[int, ...]:
     return (1 if frag.startswith("kf") else 0, *digits)
 
 
-def spring_layout(graph: nx.DiGraph) -> Positions:
-    """networkx's seeded Fruchterman-Reingold layout, scaled to screen pixels."""
-    if len(graph) == 0:
-        return {}
-    scale = _SPACING * 1.6 * math.sqrt(len(graph))
-    raw = nx.spring_layout(graph.to_undirected(as_view=True), seed=7, iterations=60, scale=scale)
-    return {n: (float(x), float(y)) for n, (x, y) in raw.items()}
-
-
 def publisher_layout(graph: nx.DiGraph) -> Positions:
     """The focus publisher in the centre, its manifests around it, citing stories outside."""
     focus = graph.graph.get("focus")
@@ -274,5 +291,5 @@ LAYOUTS: dict[str, Callable[[nx.DiGraph], Positions]] = {
 
 def compute_layout(graph: nx.DiGraph) -> Positions:
     """Positions for every node, by the graph's ``view`` (graph attribute); rounded to 0.1 px."""
-    layout = LAYOUTS.get(graph.graph.get("view", ""), spring_layout)
+    layout = LAYOUTS.get(graph.graph.get("view", ""), cluster_layout)
     return {n: (round(x, 1), round(y, 1)) for n, (x, y) in layout(graph).items()}

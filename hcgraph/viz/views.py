@@ -263,6 +263,7 @@ def _reuse_view(
     top: int | None = None,
     group_stories: str | None = None,
     overview: bool | None = None,
+    include_withdrawn: bool = False,
     **_: Any,
 ) -> nx.DiGraph:
     overview = _is_overview(store, focus, group_stories, overview)
@@ -271,7 +272,7 @@ def _reuse_view(
     # Past CLAIM_STORIES stories the widths are skipped too (all edges width 1).
     claims = not overview and group_stories is None
     claims = claims and len(store.story_graphs()) <= CLAIM_STORIES
-    data = load_reuse(store, claims=claims)
+    data = load_reuse(store, claims=claims, include_withdrawn=include_withdrawn)
     counts = data.citations()
     notes = [_keep_top(data, top, counts)] if top is not None else []
     graph = _reuse_graph(data, counts, stories=not overview, claims=claims)
@@ -360,7 +361,9 @@ def _only_story(store: Store) -> Focus:
     )
 
 
-def _story_view(store: Store, focus: Focus | None, **_: Any) -> nx.DiGraph:
+def _story_view(
+    store: Store, focus: Focus | None, *, include_withdrawn: bool = False, **_: Any
+) -> nx.DiGraph:
     focus = focus or _only_story(store)
     if focus.kind != "Story":
         raise VizError(f"--view story needs a story to focus on; {focus.iri} is a {focus.kind}")
@@ -375,7 +378,7 @@ def _story_view(store: Store, focus: Focus | None, **_: Any) -> nx.DiGraph:
     data = ReuseData()
     load_story_manifests(store, s, data)
     cite_count, claim_in = _add_story_claims(graph, store, s, room, data)
-    _add_story_sources(graph, store, data, room)
+    _add_story_sources(graph, store, data, room, include_withdrawn)
     for (part, target), cites in sorted(cite_count.items()):
         if part not in graph:
             continue
@@ -439,10 +442,15 @@ def _add_story_claims(
 
 
 def _add_story_sources(
-    graph: nx.DiGraph, store: Store, data: ReuseData, room: tuple[str, ...]
+    graph: nx.DiGraph,
+    store: Store,
+    data: ReuseData,
+    room: tuple[str, ...],
+    include_withdrawn: bool = False,
 ) -> None:
-    """The cited manifests, their source documents and publishers, counted store-wide."""
-    counts = load_citations(store)
+    """The cited manifests, their source documents and publishers, counted store-wide
+    (over current stories unless ``include_withdrawn``)."""
+    counts = load_citations(store, include_withdrawn=include_withdrawn)
     reach = counts.reach()
     for iri in sorted(data.manifests):
         rec = data.manifests[iri]
@@ -491,6 +499,7 @@ def citation_graph(
     top: int | None = None,
     group_stories: str | None = None,
     overview: bool | None = None,
+    include_withdrawn: bool = False,
 ) -> nx.DiGraph:
     """The networkx projection behind a citation map (attributes in the module docstring).
 
@@ -507,6 +516,7 @@ def citation_graph(
             citing stories listed (graph attribute ``drill``) and drawn on demand in the
             page. ``None`` (default): only past :data:`OVERVIEW_STORIES` stories with no
             focus and no grouping.
+        include_withdrawn: draw withdrawn stories too (default: current stories only).
 
     Raises:
         VizError: unknown view or unresolvable focus.
@@ -521,4 +531,11 @@ def citation_graph(
             f"unknown story grouping {group_stories!r}; choose from {', '.join(STORY_GROUPS)}"
         )
     resolved = resolve_focus(store, focus) if focus else None
-    return builder(store, resolved, top=top, group_stories=group_stories, overview=overview)
+    return builder(
+        store,
+        resolved,
+        top=top,
+        group_stories=group_stories,
+        overview=overview,
+        include_withdrawn=include_withdrawn,
+    )

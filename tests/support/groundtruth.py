@@ -17,6 +17,12 @@ Vocabulary used in the field docs:
 * a manifest is **listed** by a story when it appears in the story's ``manifests[]``;
 * the **publisher** of a manifest id is the ``source_name`` it is listed with; one listed
   anywhere in the input counts for every story (a manifest listed under two names has both).
+
+**Withdrawn** stories (``ground_truth(stories, withdrawn=urls)``: their URL answered
+404/410, their graphs are kept) are left out of every story-level fact and count; what they
+say about shared things (a manifest's publisher, the manifests a claim is cited under) still
+counts, as the graph keeps those descriptions while any stored story states them, and a
+related link to one is a link to a story that is in the graph.
 """
 
 from __future__ import annotations
@@ -155,11 +161,16 @@ class GroundTruth:
         return frozenset(reached)
 
 
-def ground_truth(stories: Iterable[dict[str, Any]]) -> GroundTruth:
-    """Compute :class:`GroundTruth` for ``stories`` (consumed once, in a single pass + joins)."""
+def ground_truth(stories: Iterable[dict[str, Any]], withdrawn: Iterable[str] = ()) -> GroundTruth:
+    """Compute :class:`GroundTruth` for ``stories`` (consumed once, in a single pass + joins);
+    the stories whose url is in ``withdrawn`` are withdrawn (see the module docstring)."""
+    gone = set(withdrawn)
     acc = _Accumulator()
     for story in stories:
-        acc.add(story)
+        if str(story["url"]) in gone:
+            acc.add_withdrawn(story)
+        else:
+            acc.add(story)
     return acc.result()
 
 
@@ -217,6 +228,7 @@ class _Accumulator:
         self.n_stories = self.n_sections = self.n_paragraphs = 0
         self.n_key_facts = self.n_unresolved = 0
         self.urls: set[str] = set()
+        self.withdrawn: set[str] = set()  # stored, not current
         self.listed_ids: set[str] = set()
         self.related_urls: set[str] = set()
         self.publishers: set[str] = set()
@@ -252,6 +264,18 @@ class _Accumulator:
         for item in story.get("related") or []:
             self.related.append((url, str(item["url"])))
             self.related_urls.add(str(item["url"]))
+
+    def add_withdrawn(self, story: dict[str, Any]) -> None:
+        """Record one withdrawn story: only what it says about shared things."""
+        self.withdrawn.add(str(story["url"]))
+        for entry in story.get("manifests") or []:
+            manifest_id = str(entry["manifest_id"])
+            self.listed_ids.add(manifest_id)
+            self.manifest_publishers[manifest_id].add(str(entry.get("source_name", "")))
+        para, facts = _cites_of(story)
+        for manifest_id, claim in para + facts:
+            if claim:
+                self.claim_manifests[claim].add(manifest_id)
 
     def _add_listing(self, url: str, story: dict[str, Any]) -> dict[str, str]:
         """Record listed manifests; return manifest id -> source_name for this story."""
@@ -374,7 +398,9 @@ class _Accumulator:
             ),
             declared_mismatch=dict(self.mismatch),
             declared_sides=dict(self.sides),
-            related_not_ingested=frozenset((s, t) for s, t in self.related if t not in self.urls),
+            related_not_ingested=frozenset(
+                (s, t) for s, t in self.related if t not in self.urls | self.withdrawn
+            ),
             newsroom_publisher=newsroom_publisher,
             source_lag_days=dict(self.lag),
             related_edges={u: tuple(ts) for u, ts in edges.items()},

@@ -1,0 +1,262 @@
+"""Discovery: the story links of index pages (HTML), sitemaps and robots.txt.
+
+Besides a story's ``related[].url``, a crawl can follow (``--follow``) the story's
+``links.edition`` and ``links.newsroom`` pages and the site's sitemaps, and it reads any seed
+that is an index page or a sitemap as one. This module only *reads*: it turns a fetched body
+into the links it names; the crawler decides scope, depth and robots for each.
+
+* HTML is parsed with the standard library's :class:`html.parser.HTMLParser` (a real
+  tokenizer: links inside comments, scripts or attribute values are not links); ``<a href>``
+  and ``<base href>`` are read, nothing else.
+* Sitemaps (``<urlset>``) and sitemap indexes (``<sitemapindex>``), plain or gzipped, are
+  parsed with expat with any ``<!DOCTYPE>`` refused, so no entity is ever declared or
+  expanded (no billion laughs, no external entities); a gzipped one is inflated in bounded
+  pieces up to the crawl's body cap, and at most :data:`MAX_ENTRIES` entries are read.
+* robots.txt ``Sitemap:`` lines are read by the crawler's robots.txt parser (protego).
+
+Which links are stories: canonical page URLs whose path matches the story pattern
+(``--story-pattern``, default :data:`DEFAULT_STORY_PATTERN`, the site's
+``/stories/YYYY-MM-DD/slug/``); a link to a story's JSON (``…/index.json``) counts as its page.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from urllib.parse import urljoin, urlsplit
+from xml.parsers import expat
+
+from ..errors import CrawlError
+from ..urls import DEFAULT_JSON_SUFFIX, canonicalize, page_url
+
+__all__ = [
+    "DEFAULT_STORY_PATTERN",
+    "FOLLOW_KINDS",
+    "MAX_ENTRIES",
+    "Sitemap",
+    "html_links",
+    "lastmod_utc",
+    "parse_follow",
+    "parse_sitemap",
+    "robots_sitemaps",
+    "seed_role",
+    "story_page",
+    "story_pattern",
+]
+
+#: What ``--follow`` may name: a story's related links, its edition and newsroom pages, and
+#: the sitemaps of the seeds' hosts (robots.txt ``Sitemap:`` lines, else ``/sitemap.xml``).
+FOLLOW_KINDS = ("related", "edition", "newsroom", "sitemap")
+#: A story page's path on the site (``/stories/2026-10-20/agentic-rl-production/``).
+DEFAULT_STORY_PATTERN = r"^/stories/\d{4}-\d{2}-\d{2}/[^/]+/$"
+#: Entries read from one sitemap (the sitemaps protocol's own limit).
+MAX_ENTRIES = 50_000
+_SITEMAP_SUFFIXES = (".xml", ".xml.gz")
+
+
+def parse_follow(text: str | tuple[str, ...]) -> tuple[str, ...]:
+    """``related,edition`` → ``("related", "edition")`` (in :data:`FOLLOW_KINDS` order).
+
+    Raises:
+        CrawlError: an unknown kind, or none.
+    """
+    items = text.split(",") if isinstance(text, str) else list(text)
+    kinds = {k.strip().lower() for k in items if k.strip()}
+    unknown = sorted(kinds - set(FOLLOW_KINDS))
+    if unknown or not kinds:
+        raise CrawlError(
+            f"--follow {','.join(unknown) or '(nothing)'}: choose from {','.join(FOLLOW_KINDS)}"
+        )
+    return tuple(k for k in FOLLOW_KINDS if k in kinds)
+
+
+def story_pattern(pattern: str) -> re.Pattern[str]:
+    """The compiled ``--story-pattern``.
+
+    Raises:
+        CrawlError: not a regular expression.
+    """
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise CrawlError(f"--story-pattern {pattern!r}: not a regular expression: {exc}") from None
+
+
+def story_page(
+    link: str, pattern: re.Pattern[str], suffix: str = DEFAULT_JSON_SUFFIX
+) -> str | None:
+    """The canonical page URL of ``link`` if it looks like a story page, else None."""
+    try:
+        page = page_url(link, suffix)
+    except ValueError:
+        return None
+    parts = urlsplit(page)
+    return page if not parts.query and pattern.search(parts.path) else None
+
+
+def seed_role(url: str, pattern: re.Pattern[str], suffix: str = DEFAULT_JSON_SUFFIX) -> str:
+    """How a seed URL is read: ``sitemap`` (``….xml``, ``….xml.gz``), ``robots``
+    (``/robots.txt``: its ``Sitemap:`` lines), ``story`` (a JSON URL, or a page URL matching
+    the story pattern), else ``page``: a story page unless it has no story JSON, then an
+    index page."""
+    path = urlsplit(canonicalize(url)).path
+    if path.endswith(_SITEMAP_SUFFIXES):
+        return "sitemap"
+    if path == "/robots.txt":
+        return "robots"
+    if path.endswith(".json") or story_page(url, pattern, suffix):
+        return "story"
+    return "page"
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.base: str | None = None
+        self.hrefs: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag not in ("a", "base"):
+            return
+        href = next((v for k, v in attrs if k == "href" and v), None)
+        if href is None:
+            return
+        if tag == "base":
+            if self.base is None:
+                self.base = href.strip()
+        elif len(self.hrefs) < MAX_ENTRIES:
+            self.hrefs.append(href.strip())
+
+
+def html_links(body: bytes, page: str, charset: str | None = None) -> list[str]:
+    """The ``<a href>`` targets of an HTML page, resolved against the page URL (or its
+    ``<base href>``), in document order; at most :data:`MAX_ENTRIES`."""
+    try:
+        text = body.decode(charset or "utf-8", "replace")
+    except LookupError:  # a charset Python does not know
+        text = body.decode("utf-8", "replace")
+    parser = _Links()
+    parser.feed(text)
+    parser.close()
+    base = urljoin(page, parser.base) if parser.base else page
+    out = []
+    for href in parser.hrefs:
+        try:
+            out.append(urljoin(base, href))
+        except ValueError:  # a malformed URL (a bad IPv6 literal): not a link
+            continue
+    return out
+
+
+@dataclass
+class Sitemap:
+    """A parsed sitemap: ``index`` (a sitemap index: ``entries`` are sitemaps) or a urlset;
+    ``entries`` are ``(loc, lastmod)``."""
+
+    index: bool = False
+    entries: list[tuple[str, str | None]] = field(default_factory=list)
+    truncated: bool = False
+
+
+def _inflate(body: bytes, cap: int) -> bytes:
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    out = bytearray()
+    data = body
+    while data:
+        out += inflater.decompress(data, 64 * 1024)
+        if len(out) > cap:
+            raise CrawlError(f"gzipped sitemap larger than the {cap}-byte cap once inflated")
+        data = inflater.unconsumed_tail
+        if inflater.eof:
+            break
+    return bytes(out)
+
+
+def parse_sitemap(body: bytes, cap: int) -> Sitemap:
+    """Parse a sitemap or sitemap index (gzipped if it starts with the gzip magic).
+
+    Raises:
+        CrawlError: not gzip or XML, a ``<!DOCTYPE>`` (entities are never expanded), not a
+            sitemap, or more than ``cap`` bytes once inflated.
+    """
+    if body[:2] == b"\x1f\x8b":
+        try:
+            body = _inflate(body, cap)
+        except zlib.error as exc:
+            raise CrawlError(f"not a valid gzip file: {exc}") from None
+    result = Sitemap()
+    stack: list[str] = []
+    current: dict[str, str] = {}
+    text: list[str] = []
+
+    def start(name: str, attrs: dict[str, str]) -> None:
+        local = name.rsplit(" ", 1)[-1]
+        if not stack:
+            if local not in ("urlset", "sitemapindex"):
+                raise CrawlError(f"not a sitemap: the root element is <{local}>")
+            result.index = local == "sitemapindex"
+        stack.append(local)
+        text.clear()
+
+    def end(name: str) -> None:
+        local = stack.pop()
+        if len(stack) == 2 and local in ("loc", "lastmod"):
+            current[local] = "".join(text).strip()
+        elif len(stack) == 1 and local in ("url", "sitemap"):
+            if current.get("loc"):
+                if len(result.entries) < MAX_ENTRIES:
+                    result.entries.append((current["loc"], current.get("lastmod") or None))
+                else:
+                    result.truncated = True
+            current.clear()
+        text.clear()
+
+    def refuse_doctype(*_: object) -> None:
+        raise CrawlError("a sitemap with a <!DOCTYPE> is refused (no entities are expanded)")
+
+    parser = expat.ParserCreate(namespace_separator=" ")
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    parser.CharacterDataHandler = text.append
+    parser.StartDoctypeDeclHandler = refuse_doctype
+    parser.EntityDeclHandler = refuse_doctype
+    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+    try:
+        parser.Parse(body, True)
+    except expat.ExpatError as exc:
+        raise CrawlError(f"not well-formed XML: {exc}") from None
+    return result
+
+
+def lastmod_utc(text: str | None) -> str | None:
+    """A sitemap ``<lastmod>`` (W3C datetime) as UTC ISO 8601, comparable as text; a date
+    alone counts as the end of that day (a story changed that day is never skipped); None
+    for anything unreadable."""
+    if not text:
+        return None
+    value = text.strip()
+    try:
+        if len(value) == 10:  # YYYY-MM-DD
+            day = dt.date.fromisoformat(value)
+            when = dt.datetime.combine(day, dt.time(23, 59, 59), dt.UTC)
+        else:
+            when = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+            if when.tzinfo is None:
+                when = when.replace(tzinfo=dt.UTC)
+    except ValueError:
+        return None
+    return when.astimezone(dt.UTC).replace(microsecond=0).isoformat()
+
+
+def robots_sitemaps(lines: Iterator[str] | list[str]) -> list[str]:
+    """Sitemap URLs as written on robots.txt ``Sitemap:`` lines (in order, once each)."""
+    out: list[str] = []
+    for line in lines:
+        key, sep, value = line.partition(":")
+        if sep and key.strip().lower() == "sitemap" and value.strip() not in out:
+            out.append(value.strip())
+    return out
