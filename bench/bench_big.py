@@ -88,6 +88,7 @@ def step_corpus(n: int, work: Path) -> dict[str, Any]:
 
 def step_ingest(n: int, work: Path) -> dict[str, Any]:
     store = work / "store"
+    shutil.rmtree(store, ignore_errors=True)  # a fresh store, also on --redo ingest
     log = work / "ingest.log"
     with log.open("wb") as fh:
         out = run_measured(
