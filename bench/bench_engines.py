@@ -154,26 +154,48 @@ def run_hcgraph(corpus: Corpus, runs: int) -> Result:
     return result
 
 
-def _over_http(url: str, corpus: Corpus, runs: int, result: Result) -> None:
-    with httpx.Client(timeout=3600, trust_env=False) as client:
-        for case in corpus.cases:
-            times = []
+def _over_http(
+    url: str,
+    corpus: Corpus,
+    runs: int,
+    result: Result,
+    timeout: float,
+    on_timeout: Callable[[], None] | None = None,
+) -> None:
+    """Each case ``runs`` times over HTTP; one that takes over ``timeout`` s is run once and
+    noted as not answered (``on_timeout`` then restarts the server, which would otherwise
+    go on computing it)."""
+    for case in corpus.cases:
+        times: list[float] = []
+        reply = None
+        with httpx.Client(timeout=timeout, trust_env=False) as client:
             for _ in range(runs):
                 started = time.perf_counter()
-                reply = client.post(
-                    url,
-                    data={"query": case.text},
-                    headers={"Accept": "application/sparql-results+json"},
-                )
+                try:
+                    reply = client.post(
+                        url,
+                        data={"query": case.text},
+                        headers={"Accept": "application/sparql-results+json"},
+                    )
+                except httpx.TimeoutException:
+                    reply = None
+                    break
                 times.append(time.perf_counter() - started)
-            if reply.status_code != 200:
-                result.errors[case.key] = f"HTTP {reply.status_code}: {reply.text[:200]}"
-                continue
-            partial = reply.headers.get("X-SQL-Message")  # Virtuoso's "anytime" partial answer
-            if partial:
-                result.notes.append(f"{case.key}: {reply.headers.get('X-SQL-State')} {partial}")
-            result.seconds[case.key] = statistics.median(times)
-            result.rows[case.key] = engines.json_rows(reply.json())
+        if reply is None:
+            result.errors[case.key] = f"> {timeout:.0f} s"
+            print(f"  {url}: {case.key}: > {timeout} s", file=sys.stderr, flush=True)
+            if on_timeout is not None:
+                on_timeout()
+            continue
+        if reply.status_code != 200:
+            result.errors[case.key] = f"HTTP {reply.status_code}: {reply.text[:200]}"
+            continue
+        partial = reply.headers.get("X-SQL-Message")  # Virtuoso's "anytime" partial answer
+        if partial:
+            result.notes.append(f"{case.key}: {reply.headers.get('X-SQL-State')} {partial}")
+        result.seconds[case.key] = statistics.median(times)
+        result.rows[case.key] = engines.json_rows(reply.json())
+        print(f"  {url}: {case.key}: {times}", file=sys.stderr, flush=True)
 
 
 def _wait(url: str, timeout: float = 120.0) -> None:
@@ -189,29 +211,38 @@ def _wait(url: str, timeout: float = 120.0) -> None:
         time.sleep(0.2)
 
 
-def run_oxigraph(corpus: Corpus, runs: int) -> Result:
-    """``oxigraph serve-read-only`` on the store's own database directory."""
+def run_oxigraph(corpus: Corpus, runs: int, timeout: float) -> Result:
+    """``oxigraph serve-read-only`` on the store's own database directory (restarted after a
+    query that timed out)."""
     result = Result()
     port = free_port()
     with Store(corpus.store_dir, read_only=True) as st:
         location = st.db_path
-    started = time.perf_counter()
-    server = subprocess.Popen(
-        ["oxigraph", "serve-read-only", "--location", str(location), "--bind",
-         f"127.0.0.1:{port}", "--union-default-graph"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
+    command = ["oxigraph", "serve-read-only", "--location", str(location), "--bind",
+               f"127.0.0.1:{port}", "--union-default-graph"]  # fmt: skip
+    servers: list[subprocess.Popen[bytes]] = []
+
+    def start() -> None:
+        if servers:
+            servers[-1].kill()
+            servers[-1].wait(timeout=60)
+        servers.append(
+            subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        )
         _wait(f"http://127.0.0.1:{port}/query?query=ASK%7B%7D")
+
+    started = time.perf_counter()
+    start()
+    try:
         corpus.loads["oxigraph: the same database, start"] = time.perf_counter() - started
-        _over_http(f"http://127.0.0.1:{port}/query", corpus, runs, result)
+        _over_http(f"http://127.0.0.1:{port}/query", corpus, runs, result, timeout, start)
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        servers[-1].terminate()
+        servers[-1].wait(timeout=30)
     return result
 
 
-def run_virtuoso(corpus: Corpus, runs: int) -> Result:
+def run_virtuoso(corpus: Corpus, runs: int, timeout: float) -> Result:
     """Virtuoso filled with the bulk-load recipe of docs/pushing.md, queried over HTTP."""
     result = Result()
     directory = corpus.work / "virtuoso"
@@ -233,7 +264,7 @@ def run_virtuoso(corpus: Corpus, runs: int) -> Result:
 
         corpus.loads["virtuoso: ld_dir + rdf_loader_run + checkpoint"] = _timed(load)
         shutil.rmtree(dump)
-        _over_http(f"{srv.url}/sparql", corpus, runs, result)
+        _over_http(f"{srv.url}/sparql", corpus, runs, result, timeout)
     finally:
         srv.stop()
         shutil.rmtree(directory, ignore_errors=True)
@@ -255,7 +286,7 @@ def _collect(corpus: Corpus, answers: Mapping[str, engines.Answer], result: Resu
         result.rows[case.key] = got[0].rows
 
 
-def run_jena(corpus: Corpus, runs: int) -> Result:
+def run_jena(corpus: Corpus, runs: int, timeout: float) -> Result:
     """TDB2's bulk loader, then every case ``runs`` times in one JVM."""
     result = Result()
     classpath = engines.jena_classpath(corpus.work)
@@ -279,7 +310,7 @@ def run_jena(corpus: Corpus, runs: int) -> Result:
     return result
 
 
-def run_comunica(corpus: Corpus, runs: int) -> Result:
+def run_comunica(corpus: Corpus, runs: int, timeout: float) -> Result:
     """An N3.js store of the N-Quads, every case ``runs`` times, in one Node process."""
     result = Result()
     if not engines.comunica_available():
@@ -298,8 +329,7 @@ def run_comunica(corpus: Corpus, runs: int) -> Result:
     return result
 
 
-RUNNERS: dict[str, Callable[[Corpus, int], Result]] = {
-    "hcgraph": run_hcgraph,
+RUNNERS: dict[str, Callable[[Corpus, int, float], Result]] = {
     "oxigraph": run_oxigraph,
     "virtuoso": run_virtuoso,
     "jena": run_jena,
@@ -378,6 +408,9 @@ def main() -> None:
     parser.add_argument("--stories", type=int, default=10_000)
     parser.add_argument("--comunica-stories", type=int, default=200)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument(
+        "--timeout", type=float, default=3600, help="seconds a server may take for one answer"
+    )
     parser.add_argument("--engines", default=",".join(ENGINES))
     parser.add_argument("--keep", type=Path, help="build (or reuse) the corpora here")
     parser.add_argument("--write-results", action="store_true")
@@ -402,7 +435,7 @@ def main() -> None:
                 continue
             print(f"{dt.datetime.now():%H:%M:%S} {name} …", file=sys.stderr, flush=True)
             target = small if name == "comunica" and small is not None else big
-            results[name] = RUNNERS[name](target, args.runs)
+            results[name] = RUNNERS[name](target, args.runs, args.timeout)
             # the table so far, in case a later engine takes the rest of the evening
             partial = render(args, big, small, results, (load_start, os.getloadavg()[0]), quads)
             (base / "partial.md").write_text(partial)
