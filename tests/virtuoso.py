@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import httpx
@@ -29,9 +30,15 @@ def available() -> bool:
     return BINARY is not None and ISQL is not None and INI.is_file()
 
 
-def _ini(template: str, directory: Path, sql_port: int, http_port: int) -> str:
+def _ini(
+    template: str,
+    directory: Path,
+    sql_port: int,
+    http_port: int,
+    settings: Mapping[tuple[str, str], str] | None = None,
+) -> str:
     db = directory / "db"
-    files = {
+    files: dict[tuple[str, str], object] = {
         ("database", "databasefile"): db / "virtuoso.db",
         ("database", "errorlogfile"): db / "virtuoso.log",
         ("database", "lockfile"): db / "virtuoso.lck",
@@ -45,6 +52,7 @@ def _ini(template: str, directory: Path, sql_port: int, http_port: int) -> str:
         ("parameters", "numberofbuffers"): "10000",
         ("parameters", "maxdirtybuffers"): "6000",
         ("parameters", "maxquerymem"): "256M",
+        **(settings or {}),
     }
     out, section = [], ""
     for line in template.splitlines():
@@ -59,10 +67,21 @@ def _ini(template: str, directory: Path, sql_port: int, http_port: int) -> str:
 
 
 class VirtuosoServer:
-    """Start with :meth:`start`, stop with :meth:`stop`; ``url`` is the HTTP root."""
+    """Start with :meth:`start`, stop with :meth:`stop`; ``url`` is the HTTP root.
 
-    def __init__(self, directory: Path, sql_port: int, http_port: int) -> None:
+    ``settings`` override ``virtuoso.ini`` lines, keyed by lower-case (section, key), e.g.
+    ``{("parameters", "numberofbuffers"): "170000"}`` (the bench gives Virtuoso more memory).
+    """
+
+    def __init__(
+        self,
+        directory: Path,
+        sql_port: int,
+        http_port: int,
+        settings: Mapping[tuple[str, str], str] | None = None,
+    ) -> None:
         self.directory = directory
+        self.settings = dict(settings or {})
         self.sql_port, self.http_port = sql_port, http_port
         self.url = f"http://127.0.0.1:{http_port}"
         self.process: subprocess.Popen[bytes] | None = None
@@ -71,7 +90,8 @@ class VirtuosoServer:
         assert BINARY is not None
         (self.directory / "db").mkdir(parents=True, exist_ok=True)
         ini = self.directory / "virtuoso.ini"
-        ini.write_text(_ini(INI.read_text(), self.directory, self.sql_port, self.http_port))
+        template = INI.read_text()
+        ini.write_text(_ini(template, self.directory, self.sql_port, self.http_port, self.settings))
         self._log = (self.directory / "stdout.log").open("wb")
         self.process = subprocess.Popen(
             [BINARY, "+foreground", "+configfile", str(ini)],
