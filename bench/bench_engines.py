@@ -198,19 +198,6 @@ def _over_http(
         print(f"  {url}: {case.key}: {times}", file=sys.stderr, flush=True)
 
 
-def _wait(url: str, timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            if httpx.get(url, timeout=5, trust_env=False).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        if time.monotonic() > deadline:
-            raise SystemExit(f"{url}: no answer in {timeout} s")
-        time.sleep(0.2)
-
-
 def run_oxigraph(corpus: Corpus, runs: int, timeout: float) -> Result:
     """``oxigraph serve-read-only`` on the store's own database directory (restarted after a
     query that timed out)."""
@@ -229,7 +216,7 @@ def run_oxigraph(corpus: Corpus, runs: int, timeout: float) -> Result:
         servers.append(
             subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         )
-        _wait(f"http://127.0.0.1:{port}/query?query=ASK%7B%7D")
+        engines.wait_for(f"http://127.0.0.1:{port}/query?query=ASK%7B%7D", 120.0)
 
     started = time.perf_counter()
     start()

@@ -140,7 +140,7 @@ def test_oxigraph_server(corpus: Corpus) -> None:
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
-        _wait(f"http://127.0.0.1:{port}/query?query=ASK%7B%7D")
+        engines.wait_for(f"http://127.0.0.1:{port}/query?query=ASK%7B%7D", 60.0)
         problems = _compare(corpus, _over_http(f"http://127.0.0.1:{port}/query", corpus))
     finally:
         server.terminate()
@@ -193,19 +193,6 @@ def test_comunica(small_corpus: Corpus) -> None:
     answers = engines.run_comunica(small_corpus.nquads, items, small_corpus.work)
     problems = _compare(small_corpus, answers)
     assert problems == {}, json.dumps(problems, indent=1)
-
-
-def _wait(url: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            if httpx.get(url, timeout=5, trust_env=False).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{url}: no answer in {timeout} s")
-        time.sleep(0.2)
 
 
 def test_the_cases_bind_every_parameter() -> None:

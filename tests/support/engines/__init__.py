@@ -28,12 +28,15 @@ import os
 import re
 import shutil
 import subprocess
+import time
 import zipfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
+
+import httpx
 
 from hcgraph.results import display
 
@@ -292,3 +295,17 @@ def run_comunica(nquads: Path, items: Mapping[str, str], work: Path) -> dict[str
     if done.returncode != 0:
         raise RuntimeError(f"Comunica failed: {done.stderr[-2000:]}")
     return _by_key(items, _blocks(done.stdout))
+
+
+def wait_for(url: str, timeout: float = 60.0) -> None:
+    """Wait until ``url`` answers 200 (a server starting); TimeoutError after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if httpx.get(url, timeout=5, trust_env=False).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{url}: no answer in {timeout} s")
+        time.sleep(0.2)
