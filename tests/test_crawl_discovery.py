@@ -331,20 +331,20 @@ def test_story_pattern_option_chooses_what_looks_like_a_story(
     )
     assert done.returncode == 0, done.stderr
     assert stories_in(tmp_path) == {page(dated("e1"))}
-    wrong = subprocess.run(
-        [sys.executable, "-m", "hcgraph", "crawl", EDITION, "--story-pattern", "([",
-         "--store", str(tmp_path / "x")],
-        capture_output=True, text=True, env=cli_env(), timeout=60,
-    )  # fmt: skip
+    wrong = _crawl_args(EDITION, "--story-pattern", "([", "--store", tmp_path / "x")
     assert wrong.returncode != 0 and "--story-pattern" in wrong.stderr
     assert "Traceback" not in wrong.stderr
-    unknown = subprocess.run(
-        [sys.executable, "-m", "hcgraph", "crawl", EDITION, "--follow", "related,feeds",
-         "--store", str(tmp_path / "y")],
-        capture_output=True, text=True, env=cli_env(), timeout=60,
-    )  # fmt: skip
+    unknown = _crawl_args(EDITION, "--follow", "related,feeds", "--store", tmp_path / "y")
     assert unknown.returncode != 0 and "feeds" in unknown.stderr
     assert "Traceback" not in unknown.stderr
+
+
+def _crawl_args(*args: object) -> subprocess.CompletedProcess[str]:
+    """``hcgraph crawl ARGS`` in a subprocess (options refused before anything is fetched)."""
+    return subprocess.run(
+        [sys.executable, "-m", "hcgraph", "crawl", *map(str, args)],
+        capture_output=True, text=True, env=cli_env(), timeout=60,
+    )  # fmt: skip
 
 
 def test_max_stories_counts_stories_not_index_pages(

@@ -540,10 +540,7 @@ class Crawler:
         if _gone(result) and frontier.validators(url) is not None:  # a story came from it
             if url not in self._gone:  # not confirmed by the fetch before: ask once more now
                 self._set_gone(frontier, url, True)
-                result, not_modified = await fetcher.get(url, {}), False
-                sha = await self._archived(result, None, result.body)
-                assert self._recorder is not None
-                self._recorder.fetched()
+                result, sha, old_body, not_modified = await self._get(fetcher, url, None)
             if _gone(result):
                 await self._withdrawn(frontier, url, result)
                 return
