@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import functools
 import json
 import os
 import shutil
@@ -273,8 +274,8 @@ def _collect(corpus: Corpus, answers: Mapping[str, engines.Answer], result: Resu
         result.rows[case.key] = got[0].rows
 
 
-def run_jena(corpus: Corpus, runs: int, timeout: float) -> Result:
-    """TDB2's bulk loader, then every case ``runs`` times in one JVM."""
+def run_jena(corpus: Corpus, runs: int, timeout: float, heap: str | None = None) -> Result:
+    """TDB2's bulk loader, then every case ``runs`` times in one JVM (``-Xmx`` ``heap``)."""
     result = Result()
     classpath = engines.jena_classpath(corpus.work)
     if classpath is None:
@@ -286,9 +287,14 @@ def run_jena(corpus: Corpus, runs: int, timeout: float) -> Result:
     )
     items = _repeated(corpus, runs)
     started = time.perf_counter()
-    answers = engines.run_jena(classpath, location, items, corpus.work)
+    failed: dict[str, str] = {}
+    answers = engines.run_jena(classpath, location, items, corpus.work, heap, failed)
     wall = time.perf_counter() - started
     _collect(corpus, answers, result)
+    for key, message in failed.items():
+        case = key.split("\t", 1)[1]
+        if case not in result.seconds:
+            result.errors[case] = message
     inside = sum(a.seconds for a in answers.values())
     result.notes.append(
         f"jena: one JVM, {len(items)} queries, {wall:.1f} s wall ({inside:.1f} s inside queries)"
@@ -400,6 +406,7 @@ def main() -> None:
     )
     parser.add_argument("--engines", default=",".join(ENGINES))
     parser.add_argument("--keep", type=Path, help="build (or reuse) the corpora here")
+    parser.add_argument("--jena-heap", help="the JVM's -Xmx for Jena's queries, e.g. 14g")
     parser.add_argument("--write-results", action="store_true")
     args = parser.parse_args()
     chosen = [e.strip() for e in args.engines.split(",") if e.strip()]
@@ -422,7 +429,10 @@ def main() -> None:
                 continue
             print(f"{dt.datetime.now():%H:%M:%S} {name} …", file=sys.stderr, flush=True)
             target = small if name == "comunica" and small is not None else big
-            results[name] = RUNNERS[name](target, args.runs, args.timeout)
+            runner = RUNNERS[name]
+            if name == "jena":
+                runner = functools.partial(run_jena, heap=args.jena_heap)
+            results[name] = runner(target, args.runs, args.timeout)
             # the table so far, in case a later engine takes the rest of the evening
             partial = render(args, big, small, results, (load_start, os.getloadavg()[0]), quads)
             (base / "partial.md").write_text(partial)

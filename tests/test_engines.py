@@ -186,6 +186,25 @@ def test_jena_tdb2(corpus: Corpus) -> None:
     assert problems == {}, json.dumps(problems, indent=1)
 
 
+def test_jena_one_failing_query_loses_only_its_answer(tmp_path: Path) -> None:
+    """A query Jena fails on is reported by key; the queries after it are still answered."""
+    classpath = engines.jena_classpath(tmp_path)
+    if classpath is None:
+        pytest.skip("Apache Jena (Debian libapache-jena-java) or javac is not installed")
+    nquads = tmp_path / "tiny.nq"
+    nquads.write_text('<urn:x:s> <urn:x:p> "o" <urn:x:g> .\n', encoding="utf-8")
+    engines.jena_load(classpath, nquads, tmp_path / "tdb2")
+    items = {
+        "broken": "SELECT ?s WHERE { ?s <urn:x:p> ",  # a syntax error: Jena refuses it
+        "after": "SELECT ?o WHERE { ?s <urn:x:p> ?o }",
+    }
+    errors: dict[str, str] = {}
+    answers = engines.run_jena(classpath, tmp_path / "tdb2", items, tmp_path, "256m", errors)
+    assert set(errors) == {"broken"} and "Parse" in errors["broken"]
+    assert set(answers) == {"after"}
+    assert answers["after"].rows == {("o",)}
+
+
 def test_comunica(small_corpus: Corpus) -> None:
     if not engines.comunica_available():
         pytest.skip("Comunica is not installed (scripts/install-test-deps installs it)")

@@ -153,7 +153,9 @@ def json_rows(doc: Mapping[str, Any]) -> Rows:
 def _blocks(stdout: str) -> dict[str, Answer]:
     out: dict[str, Answer] = {}
     for match in re.finditer(
-        r"^### (?P<file>[^\n]+)\n(?P<json>.*?)^### seconds (?P<s>[\d.eE+-]+)$", stdout, re.M | re.S
+        r"^### (?!error )(?P<file>[^\n]+)\n(?P<json>.*?)^### seconds (?P<s>[\d.eE+-]+)$",
+        stdout,
+        re.M | re.S,
     ):
         answer = Answer(json_rows(json.loads(match["json"])), float(match["s"]))
         out[Path(match["file"]).stem] = answer
@@ -258,17 +260,32 @@ def jena_load(classpath: str, nquads: Path, location: Path) -> float:
 
 
 def run_jena(
-    classpath: str, location: Path, items: Mapping[str, str], work: Path
+    classpath: str,
+    location: Path,
+    items: Mapping[str, str],
+    work: Path,
+    heap: str | None = None,
+    errors: dict[str, str] | None = None,
 ) -> dict[str, Answer]:
-    """key → Jena's answer, every query in one JVM over the TDB2 database."""
+    """key → Jena's answer, every query in one JVM over the TDB2 database.
+
+    ``heap`` is the JVM's ``-Xmx`` (e.g. ``"14g"``; its default is a quarter of the
+    memory). A query Jena fails on has no answer; its message goes into ``errors`` (by key)
+    and the other queries still run.
+    """
     files = _query_files(items, work / "jena-queries")
+    jvm = ["java", *([f"-Xmx{heap}"] if heap else []), "-cp", classpath]
     done = subprocess.run(
-        ["java", "-cp", classpath, "JenaQueries", str(location), *files],
-        capture_output=True,
-        text=True,
+        [*jvm, "JenaQueries", str(location), *files], capture_output=True, text=True
     )
     if done.returncode != 0:
         raise RuntimeError(f"Jena failed: {done.stderr[-2000:]}")
+    if errors is not None:
+        failed = dict(re.findall(r"^### error (\S+)\n(.*)$", done.stdout, re.M))
+        stems = {Path(f).stem: message for f, message in failed.items()}
+        errors.update(
+            {key: stems[f"q{i:03d}"] for i, key in enumerate(items) if f"q{i:03d}" in stems}
+        )
     return _by_key(items, _blocks(done.stdout))
 
 
