@@ -364,12 +364,6 @@ def parse_story(raw: bytes | str, source: str) -> Story:
         if _suspect(raw if isinstance(raw, bytes) else raw.encode("utf-8", "replace")):
             _refuse_unstorable(json.loads(raw, parse_constant=_Constant), source)
         return story
-    return _from_errors(raw, source, errors)
-
-
-def _from_errors(raw: bytes | str, source: str, errors: list[Any]) -> Story:
-    """The story when pydantic's strict JSON failed but Python's lenient parser reads it
-    (UTF-16, a BOM); otherwise the error: invalid JSON, not a story, or the field problems."""
     problems = [(json_path(tuple(e["loc"])), _message(e)) for e in errors]
     kinds = {e["type"] for e in errors}
     if "json_invalid" in kinds:
@@ -403,11 +397,7 @@ def check_shape(
     data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else _as_utf8(raw)
     if len(data) <= max_literal and _max_depth(data, max_depth) <= max_depth:
         return  # neither too deep nor too long: the common case, decided in C
-    _walk_shape(data, source, max_depth, max_literal)
-
-
-def _walk_shape(data: bytes, source: str, max_depth: int, max_literal: int) -> None:
-    """Walk the structure to find (and name) the first place too deep or too long."""
+    # Walk the structure to find (and name) the first place too deep or too long.
     stack: list[list[Any]] = []  # each open container: [is_object, key or index]
     last_string: bytes | None = None
     for match in _TOKENS.finditer(data):
@@ -426,20 +416,14 @@ def _walk_shape(data: bytes, source: str, max_depth: int, max_literal: int) -> N
                     source, [(_scan_path(stack), f"nested deeper than {max_depth} levels")]
                 )
             stack.append([first == b"{", None if first == b"{" else 0])
-        else:
-            _close_or_separate(stack, first, last_string)
-
-
-def _close_or_separate(stack: list[list[Any]], token: bytes, last_string: bytes | None) -> None:
-    """Track the JSON path through a ``]``/``}`` (close), ``:`` (a key) or ``,`` (next item)."""
-    if token in b"]}":
-        if stack:
-            stack.pop()
-    elif token == b":":
-        if stack and stack[-1][0] and last_string is not None:
-            stack[-1][1] = last_string[1:-1].decode("utf-8", "replace")
-    elif stack and not stack[-1][0]:  # a comma in an array
-        stack[-1][1] += 1
+        elif first in b"]}":
+            if stack:
+                stack.pop()
+        elif first == b":":
+            if stack and stack[-1][0] and last_string is not None:
+                stack[-1][1] = last_string[1:-1].decode("utf-8", "replace")
+        elif stack and not stack[-1][0]:  # a comma in an array
+            stack[-1][1] += 1
 
 
 def _as_utf8(data: bytes) -> bytes:
@@ -542,7 +526,15 @@ def _unstorable(value: Any, loc: tuple[int | str, ...], out: list[tuple[str, str
     double, a string or key holding a lone surrogate."""
     if len(out) >= _MAX_UNSTORABLE:
         return
-    if isinstance(value, list):
+    if isinstance(value, str):
+        if _has_surrogate(value):
+            code = next(ord(ch) for ch in value if 0xD800 <= ord(ch) <= 0xDFFF)
+            out.append((json_path(loc), f"lone UTF-16 surrogate U+{code:04X}: not Unicode text"))
+    elif isinstance(value, _Constant):
+        out.append((json_path(loc), f"{value.name} is not JSON (RFC 8259 has no NaN or Infinity)"))
+    elif isinstance(value, float) and not math.isfinite(value):
+        out.append((json_path(loc), "number out of range: beyond a double (it would be Infinity)"))
+    elif isinstance(value, list):
         for i, item in enumerate(value):
             _unstorable(item, (*loc, i), out)
     elif isinstance(value, dict):
@@ -551,22 +543,6 @@ def _unstorable(value: Any, loc: tuple[int | str, ...], out: list[tuple[str, str
                 _unstorable(key, (*loc, key.encode("utf-8", "backslashreplace").decode()), out)
             else:
                 _unstorable(item, (*loc, key), out)
-    else:
-        problem = _unstorable_scalar(value)
-        if problem:
-            out.append((json_path(loc), problem))
-
-
-def _unstorable_scalar(value: Any) -> str | None:
-    """Why the JSON scalar ``value`` cannot be stored, or None."""
-    if isinstance(value, str) and _has_surrogate(value):
-        code = next(ord(ch) for ch in value if 0xD800 <= ord(ch) <= 0xDFFF)
-        return f"lone UTF-16 surrogate U+{code:04X}: not Unicode text"
-    if isinstance(value, _Constant):
-        return f"{value.name} is not JSON (RFC 8259 has no NaN or Infinity)"
-    if isinstance(value, float) and not math.isfinite(value):
-        return "number out of range: beyond a double (it would be Infinity)"
-    return None
 
 
 def _has_surrogate(text: str) -> bool:
