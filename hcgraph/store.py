@@ -52,6 +52,7 @@ import pyoxigraph as ox
 from ._io import write_atomic
 from .errors import (
     HcgraphError,
+    OutputError,
     StoreBusyError,
     StoreDamagedError,
     StoreDiskError,
@@ -644,13 +645,8 @@ def _write_marker(directory: Path, db_path: Path) -> None:
     just compacted (best effort: without it the next run compacts again)."""
     numbers = [int(p.stem) for p in db_path.glob("*.sst") if p.stem.isdigit()]
     marker = {"identity": _identity(db_path), "table": max(numbers, default=0)}
-    tmp = directory / f".{_MARKER}.{os.getpid()}.tmp"
-    try:
-        tmp.write_text(json.dumps(marker), encoding="utf-8")
-        tmp.replace(directory / _MARKER)
-    except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+    with contextlib.suppress(OutputError):
+        write_atomic(directory / _MARKER, json.dumps(marker).encode(), durable=False)
 
 
 def _read_marker(directory: Path, db_path: Path) -> int:
@@ -669,13 +665,11 @@ def _claim(directory: Path, command: str) -> Path | None:
     """Record in ``directory/writer.json`` that this process holds the store (best effort:
     a store on a read-only medium still opens)."""
     path = directory / "writer.json"
-    tmp = directory / f".writer.{os.getpid()}.tmp"
     try:
-        tmp.write_text(json.dumps({"pid": os.getpid(), "command": command}), encoding="utf-8")
-        tmp.replace(path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
+        write_atomic(
+            path, json.dumps({"pid": os.getpid(), "command": command}).encode(), durable=False
+        )
+    except OutputError:
         return None
     return path
 
