@@ -63,7 +63,7 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import parse_qs, urlsplit
 
-from .errors import ServeError, StoreError
+from .errors import ServeError, StoreError, first_line
 from .sparqlguard import SERVICE_REFUSED, uses_service
 
 __all__ = ["DEFAULT_PORT", "DEFAULT_TIMEOUT_S", "Endpoint", "negotiate"]
@@ -95,10 +95,6 @@ def _loopback(host: str) -> str:
             " proxy in front to publish it"
         )
     return str(address)
-
-
-def _default_workers() -> int:
-    return max(2, min(4, os.cpu_count() or 2))
 
 
 class Endpoint:
@@ -148,7 +144,7 @@ class Endpoint:
         self.db_path = Path(store_dir) / "oxigraph"
         self.timeout_s = timeout_s if timeout_s else None
         self.allow_service = allow_service
-        self.workers = workers or _default_workers()
+        self.workers = workers or max(2, min(4, os.cpu_count() or 2))
         self.read_timeout_s = read_timeout_s
         self.max_connections = max_connections
         self.static = dict(static or {})
@@ -417,10 +413,7 @@ class _Request:
     headers: list[tuple[str, str]] = field(default_factory=list)
 
     def get(self, name: str) -> str | None:
-        for key, value in self.headers:
-            if key == name:
-                return value
-        return None
+        return next((value for key, value in self.headers if key == name), None)
 
     def get_all(self, name: str) -> list[str]:
         return [value for key, value in self.headers if key == name]
@@ -843,7 +836,7 @@ class _Front:
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             )  # fmt: skip
         except OSError as exc:
-            self._start_failed(f"a query worker did not start: {_first_line(exc)}")
+            self._start_failed(f"a query worker did not start: {first_line(exc)}")
             return
         worker = _Worker(self, proc)
         self.all_workers.append(worker)
@@ -1323,7 +1316,7 @@ def _front_main() -> None:
 
     def report(done: concurrent.futures.Future[None]) -> None:
         error = done.exception()
-        print("ready" if error is None else f"error: {_first_line(error)}", flush=True)
+        print("ready" if error is None else f"error: {first_line(error)}", flush=True)
 
     ready.add_done_callback(report)
     signal.signal(signal.SIGTERM, lambda _signum, _frame: front.request_stop())
@@ -1350,7 +1343,7 @@ def _worker_main() -> None:
     try:
         db = _Database(db_path)
     except OSError as exc:
-        _frame(out, _ABORT, f"{db_path}: cannot open the store: {_first_line(exc)}".encode())
+        _frame(out, _ABORT, f"{db_path}: cannot open the store: {first_line(exc)}".encode())
         out.flush()
         return
     _frame(out, _READY)
@@ -1367,11 +1360,6 @@ def _worker_main() -> None:
         out.flush()
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
 def _evaluate(db: _Database, query: str, accept: str, out: IO[bytes]) -> None:
     """Answer one query onto ``out`` (frames). The guard ran in the front, the only way in:
     a second ``SERVICE`` look here cost a quarter of a cheap query's time in the worker."""
@@ -1385,12 +1373,10 @@ def _evaluate(db: _Database, query: str, accept: str, out: IO[bytes]) -> None:
     try:
         result = db.fresh().query(query, use_default_graph_as_union=True)
     except SyntaxError as exc:
-        refuse(400, _first_line(exc))
+        refuse(400, first_line(exc))
         return
     except OSError as exc:
-        refuse(
-            503, f"the store could not be read (a write in progress?); retry: {_first_line(exc)}"
-        )
+        refuse(503, f"the store could not be read (a write in progress?); retry: {first_line(exc)}")
         return
     graph = isinstance(result, ox.QueryTriples)
     offers = _GRAPH_TYPES if graph else _SOLUTION_TYPES
@@ -1417,6 +1403,6 @@ def _failed_midway(
     else an abort frame (a half answer must not look whole)."""
     if sink.head is not None:
         sink.buffer.clear()
-        refuse(503 if isinstance(exc, OSError) else 400, _first_line(exc))
+        refuse(503 if isinstance(exc, OSError) else 400, first_line(exc))
     else:
-        _frame(out, _ABORT, _first_line(exc).encode())
+        _frame(out, _ABORT, first_line(exc).encode())

@@ -174,7 +174,9 @@ class Store:
                 self.db_path.mkdir(parents=True, exist_ok=True)
                 self.ox = ox.Store(str(self.db_path))
         except OSError as exc:
-            if self.directory is not None and _is_lock_error(exc):
+            # RocksDB's "IO error: While lock file: …/LOCK: Resource temporarily
+            # unavailable" (or "lock hold by current process"): another open writer.
+            if self.directory is not None and "LOCK" in str(exc):
                 raise _busy(self.directory) from None
             raise StoreError(f"{self.directory}: cannot open the store: {first_line(exc)}") from exc
         except RuntimeError as exc:  # the engine's "Corruption: …" (an overwritten CURRENT)
@@ -201,7 +203,10 @@ class Store:
             )
         if not self.read_only:
             try:
-                write_atomic(self.directory / _FORMAT_FILE, _format_text())
+                write_atomic(
+                    self.directory / _FORMAT_FILE,
+                    json.dumps({"format": STORE_FORMAT}).encode() + b"\n",
+                )
             except HcgraphError as exc:  # an OutputError naming the file
                 self.close()
                 raise StoreError(str(exc)) from None
@@ -586,10 +591,6 @@ class Store:
             raise StoreError(f"{self.directory}: store opened read-only")
 
 
-def _format_text() -> bytes:
-    return json.dumps({"format": STORE_FORMAT}).encode() + b"\n"
-
-
 def read_format(directory: Path) -> int | None:
     """The format ``directory/format.json`` names (None: no marker), after checking it is
     :data:`STORE_FORMAT` (for readers that open the database without :class:`Store`, such
@@ -709,12 +710,6 @@ def holder_of(directory: Path) -> str | None:
         command = None
     label = command if isinstance(command, str) and command else "a process"
     return f"{visible(label)}, pid {pid}"
-
-
-def _is_lock_error(exc: OSError) -> bool:
-    """RocksDB's "IO error: While lock file: …/LOCK: Resource temporarily unavailable" (or
-    "lock hold by current process"): another open writer."""
-    return "LOCK" in str(exc)
 
 
 def _busy(directory: Path) -> StoreBusyError:
