@@ -57,7 +57,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -1037,16 +1037,12 @@ def _parse_head(head: bytes) -> _Request:
             raise _Refusal(505, "HTTP/1.1 or HTTP/1.0 only", close=True)
         raise _Refusal(400, "malformed request line", close=True)
     request = _Request(method, target, version)
-    request.headers.extend(_header(raw.decode("latin-1")) for raw in lines[1:])
+    for raw in lines[1:]:
+        name, sep, value = raw.decode("latin-1").partition(":")
+        if not sep or not name or name != name.strip() or " " in name or "\t" in name:
+            raise _Refusal(400, "malformed header line", close=True)  # also obs-fold
+        request.headers.append((name.lower(), value.strip(" \t")))
     return request
-
-
-def _header(line: str) -> tuple[str, str]:
-    """A header line's (lower-case name, value), or a 400 refusal (obs-fold included)."""
-    name, sep, value = line.partition(":")
-    if not sep or not name or name != name.strip() or " " in name or "\t" in name:
-        raise _Refusal(400, "malformed header line", close=True)
-    return name.lower(), value.strip(" \t")
 
 
 def _keep_alive(request: _Request) -> bool:
@@ -1075,13 +1071,7 @@ def _body_length(request: _Request) -> int:
     value = values.pop()
     if values or not (value.isascii() and value.isdigit()):
         raise _Refusal(400, "Content-Length must be one number of bytes", close=True)
-    return _bounded(value)
-
-
-def _bounded(value: str) -> int:
-    """A Content-Length's digits as a number, or 413 if over ``_MAX_BODY`` (decided from the
-    digits: ``int()`` of thousands of digits raises)."""
-    digits = value.lstrip("0") or "0"
+    digits = value.lstrip("0") or "0"  # int() of thousands of digits raises, too
     if len(digits) > len(str(_MAX_BODY)) or int(digits) > _MAX_BODY:
         raise _Refusal(413, "request body too large", close=True)
     return int(digits)
@@ -1391,18 +1381,10 @@ def _evaluate(db: _Database, query: str, accept: str, out: IO[bytes]) -> None:
     try:
         result.serialize(sink, fmt)
     except (OSError, ValueError, SyntaxError) as exc:  # evaluation errors surface while writing
-        _failed_midway(out, sink, exc, refuse)
+        if sink.head is not None:  # nothing sent yet: a proper error answer
+            sink.buffer.clear()
+            refuse(503 if isinstance(exc, OSError) else 400, first_line(exc))
+        else:  # a half answer must not look whole
+            _frame(out, _ABORT, first_line(exc).encode())
         return
     sink.end()
-
-
-def _failed_midway(
-    out: IO[bytes], sink: _FrameWriter, exc: Exception, refuse: Callable[[int, str], None]
-) -> None:
-    """An evaluation error while answering: a proper error answer if nothing was sent yet,
-    else an abort frame (a half answer must not look whole)."""
-    if sink.head is not None:
-        sink.buffer.clear()
-        refuse(503 if isinstance(exc, OSError) else 400, first_line(exc))
-    else:
-        _frame(out, _ABORT, first_line(exc).encode())
