@@ -233,8 +233,11 @@ class Frontier:
         if row is None:
             self._insert(url, depth, parent, via, role, lastmod)
             return True
-        if lastmod is not None and row[1] == "queued":
-            self._later_lastmod(url, lastmod)
+        if lastmod is not None and row[1] == "queued":  # the latest listed (UTC ISO: text order)
+            self.db.execute(
+                "UPDATE urls SET lastmod = MAX(COALESCE(lastmod, ''), ?) WHERE url = ?",
+                (lastmod, url),
+            )
         work = self._moved_up(url, depth, *row)
         while work:
             u, d, p, v, r = work.pop()
@@ -276,13 +279,6 @@ class Frontier:
             link, via, kind = _link(child)
             out.append((link, depth + hop, url, via, kind))
         return out
-
-    def _later_lastmod(self, url: str, lastmod: str) -> None:
-        """Keep the latest ``<lastmod>`` listed for a queued URL (UTC ISO: text order)."""
-        self.db.execute(
-            "UPDATE urls SET lastmod = MAX(COALESCE(lastmod, ''), ?) WHERE url = ?",
-            (lastmod, url),
-        )
 
     def add_final(self, url: str, depth: int, state: str, parent: str | None, reason: str) -> None:
         """Record a URL that is never fetched (``skipped``/``alias``), unless already seen."""
