@@ -74,7 +74,6 @@ __all__ = [
     "STORE_FORMAT",
     "Store",
     "disk_reserve",
-    "first_line",
     "holder_of",
     "now_utc",
     "read_format",
