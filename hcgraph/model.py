@@ -360,7 +360,7 @@ def parse_story(raw: bytes | str, source: str) -> Story:
     except pydantic.ValidationError as exc:
         errors = exc.errors(include_url=False)
     else:
-        _validate_identity(story, source)
+        _refuse_other_kind(story.schema_id, story.type, source)
         if _suspect(raw if isinstance(raw, bytes) else raw.encode("utf-8", "replace")):
             _refuse_unstorable(json.loads(raw, parse_constant=_Constant), source)
         return story
@@ -374,7 +374,12 @@ def parse_story(raw: bytes | str, source: str) -> Story:
         raise StoryError(source, [("", f"invalid JSON: {ctx.get('error', 'cannot parse')}")])
     if "model_type" in kinds and any(not e["loc"] for e in errors):
         raise NotAStoryError(source, [("", "not a story: the document is not a JSON object")])
-    _check_identity(raw, source, errors)
+    try:
+        doc = json.loads(raw)
+    except ValueError:  # pragma: no cover - the JSON parsed above
+        doc = None
+    if isinstance(doc, dict):  # another kind of document: checked before field errors
+        _refuse_other_kind(doc.get("schema"), doc.get("type"), source)
     raise StoryError(source, problems)
 
 
@@ -556,53 +561,17 @@ def _validate_python(doc: Any, source: str) -> Story:
         errors = exc.errors(include_url=False)
         if any(not e["loc"] for e in errors):
             raise NotAStoryError(source, [("", "not a story: not a JSON object")]) from None
-        if doc.get("schema") != SCHEMA_ID or doc.get("type") != "story":
-            _validate_identity_doc(doc, source)
+        _refuse_other_kind(doc.get("schema"), doc.get("type"), source)
         raise StoryError(
             source, [(json_path(tuple(e["loc"])), _message(e)) for e in errors]
         ) from None
-    _validate_identity(story, source)
+    _refuse_other_kind(story.schema_id, story.type, source)
     return story
 
 
-def _validate_identity_doc(doc: Any, source: str) -> None:
-    schema, kind = doc.get("schema"), doc.get("type")
-    raise NotAStoryError(
-        source,
-        [
-            (
-                "schema",
-                f"not a story: schema={schema!r}, type={kind!r} (want {SCHEMA_ID!r}, 'story')",
-            )
-        ],
-    )
-
-
-def _check_identity(raw: bytes | str, source: str, errors: list[Any]) -> None:
-    """Raise NotAStoryError when ``schema``/``type`` say this is some other document.
-
-    Checked before field errors: a different document type is "not a story", not a story
-    with thirty missing fields.
-    """
-    import json
-
-    try:
-        doc = json.loads(raw)
-    except ValueError:  # pragma: no cover - the JSON parsed above
-        return
-    if isinstance(doc, dict) and (doc.get("schema") != SCHEMA_ID or doc.get("type") != "story"):
-        _validate_identity_doc(doc, source)
-
-
-def _validate_identity(story: Story, source: str) -> None:
-    if story.schema_id != SCHEMA_ID or story.type != "story":
-        raise NotAStoryError(
-            source,
-            [
-                (
-                    "schema",
-                    f"not a story: schema={story.schema_id!r}, type={story.type!r} "
-                    f"(want {SCHEMA_ID!r}, 'story')",
-                )
-            ],
-        )
+def _refuse_other_kind(schema: object, kind: object, source: str) -> None:
+    """Raise NotAStoryError when ``schema``/``type`` say this is some other document: "not
+    a story", not a story with thirty missing fields."""
+    if schema != SCHEMA_ID or kind != "story":
+        reason = f"not a story: schema={schema!r}, type={kind!r} (want {SCHEMA_ID!r}, 'story')"
+        raise NotAStoryError(source, [("schema", reason)])
