@@ -31,6 +31,7 @@ from ._graph import (
     ManifestInfo,
     claim_id,
     claim_iri,
+    count,
     describe_manifests,
     manifest_id,
     manifest_iri,
@@ -293,7 +294,7 @@ def _find_story(store: Store, url: str) -> str | None:
 
 def _citing(store: Store, kind: str, iri: str, limit: int | None) -> tuple[list[StoryTrace], int]:
     x = ox.NamedNode(iri)
-    total = int(next(rows(store, _CITING_COUNT[kind], x=x), ("0",))[0] or 0)
+    total = count(store, _CITING_COUNT[kind], x=x)
     query = _CITING_STORIES[kind] + ("" if limit is None else f" LIMIT {int(limit)}")
     urls = sorted(u for (u,) in rows(store, query, x=x) if u)
     traces = []
