@@ -11,14 +11,15 @@ for the ledger), naming the file, so the CLI prints one line and a crawl stops r
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from .errors import HcgraphError, first_line
 
-__all__ = ["Database"]
+__all__ = ["Database", "transaction"]
 
 
 class Database:
@@ -27,7 +28,8 @@ class Database:
 
     ``what`` says what failed (it may be changed once the database is open: opening and
     using it fail differently). Only what hcgraph uses of the connection: :meth:`execute`,
-    :meth:`executemany`, :meth:`executescript`, :attr:`in_transaction` and :meth:`close`.
+    :meth:`executemany`, :meth:`executescript`, :attr:`in_transaction` and :meth:`close`
+    (and :func:`transaction` over it).
 
     Raises:
         the ``error`` type given: the database cannot be opened.
@@ -81,3 +83,23 @@ class Database:
     def close(self) -> None:
         """Close the connection."""
         self._guard(self.raw.close)
+
+
+@contextlib.contextmanager
+def transaction(db: Database, on_rollback: Callable[[], None] | None = None) -> Iterator[None]:
+    """``BEGIN`` … ``COMMIT`` on ``db``: one commit for every statement inside (inside an
+    open transaction: part of it). On an error, a failed ``COMMIT`` too (a full disk may
+    leave the transaction open), it is rolled back and ``on_rollback`` is called."""
+    if db.in_transaction:
+        yield
+        return
+    db.execute("BEGIN")
+    try:
+        yield
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:  # SQLite may have rolled back already
+            db.execute("ROLLBACK")
+        if on_rollback is not None:
+            on_rollback()
+        raise

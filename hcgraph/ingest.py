@@ -40,12 +40,8 @@ __all__ = [
 MAX_BYTES = 10 * 1024 * 1024
 
 
-class _TooLarge(Exception):
-    pass
-
-
-class _NotRegular(Exception):
-    pass
+class _Refused(Exception):
+    """A file not read: too large, or not a regular file (the message says which)."""
 
 
 _KINDS = (
@@ -62,7 +58,7 @@ def _check_regular(mode: int) -> None:
     device may never end."""
     if not stat.S_ISREG(mode):
         kind = next((name for test, name in _KINDS if test(mode)), "no regular file")
-        raise _NotRegular(f"not a regular file ({kind}): not read")
+        raise _Refused(f"not a regular file ({kind}): not read")
 
 
 def _read_capped(path: Path, cap: int) -> bytes:
@@ -74,7 +70,7 @@ def _read_capped(path: Path, cap: int) -> bytes:
         os.set_blocking(fd, True)
         data = read_at_most(handle, cap + 1)  # the size on disk may change; never past the cap
     if len(data) > cap:
-        raise _TooLarge(f"file too large: more than the {cap}-byte cap (--max-bytes)")
+        raise _Refused(f"file too large: more than the {cap}-byte cap (--max-bytes)")
     return data
 
 
@@ -313,7 +309,7 @@ def ingest_paths(
             source = shown_path(path)
             try:
                 yield Document(_read_capped(path, max_bytes), source, location=location)
-            except (_TooLarge, _NotRegular) as exc:
+            except _Refused as exc:
                 report.fail(Failure(source, str(exc)))
             except OSError as exc:
                 report.fail(Failure(source, f"cannot read: {exc.strerror or exc}"))

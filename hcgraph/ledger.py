@@ -25,11 +25,12 @@ tells the writer what to check after a crash (see ``hcgraph.writer.recover``).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._sqlite import Database
+from ._sqlite import Database, transaction
 from .errors import StoreDiskError, StoreFormatError
 
 __all__ = ["Ledger", "Pending", "description_hash"]
@@ -229,9 +230,9 @@ class Ledger:
             if self.db.execute("SELECT 1 FROM pending LIMIT 1").fetchone() is None:
                 self.db.execute("INSERT OR REPLACE INTO meta VALUES ('dirty', '0')")
 
-    def _transaction(self) -> _transaction:
+    def _transaction(self) -> AbstractContextManager[None]:
         """A write transaction; the in-memory user counts are dropped if it rolls back."""
-        return _transaction(self.db, self._forget_users)
+        return transaction(self.db, self._forget_users)
 
     def _forget_users(self) -> None:
         self._users = None
@@ -264,35 +265,6 @@ class Ledger:
                     users[stated] = users.get(stated, 0) + 1
             self._users = users
         return self._users.get(digest, 0) > 0
-
-
-class _transaction:
-    """``with _transaction(db):`` BEGIN … COMMIT (ROLLBACK on error, then ``on_rollback``)."""
-
-    def __init__(self, db: Database, on_rollback: Callable[[], None] | None = None):
-        self.db = db
-        self.on_rollback = on_rollback
-
-    def __enter__(self) -> None:
-        self.db.execute("BEGIN")
-
-    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        if exc_type is None:
-            try:
-                self.db.execute("COMMIT")
-                return
-            except BaseException:
-                # a failed COMMIT (a full disk) may leave the transaction open, and what
-                # was counted in memory for it is not in the database
-                self._rollback()
-                raise
-        self._rollback()
-
-    def _rollback(self) -> None:
-        if self.db.in_transaction:  # SQLite may have rolled back already
-            self.db.execute("ROLLBACK")
-        if self.on_rollback is not None:
-            self.on_rollback()
 
 
 def _pack(hashes: Iterable[bytes]) -> bytes:

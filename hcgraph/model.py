@@ -360,16 +360,10 @@ def parse_story(raw: bytes | str, source: str) -> Story:
     except pydantic.ValidationError as exc:
         errors = exc.errors(include_url=False)
     else:
-        _validate_identity(story, source)
+        _refuse_other_kind(story.schema_id, story.type, source)
         if _suspect(raw if isinstance(raw, bytes) else raw.encode("utf-8", "replace")):
             _refuse_unstorable(json.loads(raw, parse_constant=_Constant), source)
         return story
-    return _from_errors(raw, source, errors)
-
-
-def _from_errors(raw: bytes | str, source: str, errors: list[Any]) -> Story:
-    """The story when pydantic's strict JSON failed but Python's lenient parser reads it
-    (UTF-16, a BOM); otherwise the error: invalid JSON, not a story, or the field problems."""
     problems = [(json_path(tuple(e["loc"])), _message(e)) for e in errors]
     kinds = {e["type"] for e in errors}
     if "json_invalid" in kinds:
@@ -380,7 +374,12 @@ def _from_errors(raw: bytes | str, source: str, errors: list[Any]) -> Story:
         raise StoryError(source, [("", f"invalid JSON: {ctx.get('error', 'cannot parse')}")])
     if "model_type" in kinds and any(not e["loc"] for e in errors):
         raise NotAStoryError(source, [("", "not a story: the document is not a JSON object")])
-    _check_identity(raw, source, errors)
+    try:
+        doc = json.loads(raw)
+    except ValueError:  # pragma: no cover - the JSON parsed above
+        doc = None
+    if isinstance(doc, dict):  # another kind of document: checked before field errors
+        _refuse_other_kind(doc.get("schema"), doc.get("type"), source)
     raise StoryError(source, problems)
 
 
@@ -403,11 +402,7 @@ def check_shape(
     data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else _as_utf8(raw)
     if len(data) <= max_literal and _max_depth(data, max_depth) <= max_depth:
         return  # neither too deep nor too long: the common case, decided in C
-    _walk_shape(data, source, max_depth, max_literal)
-
-
-def _walk_shape(data: bytes, source: str, max_depth: int, max_literal: int) -> None:
-    """Walk the structure to find (and name) the first place too deep or too long."""
+    # Walk the structure to find (and name) the first place too deep or too long.
     stack: list[list[Any]] = []  # each open container: [is_object, key or index]
     last_string: bytes | None = None
     for match in _TOKENS.finditer(data):
@@ -426,20 +421,14 @@ def _walk_shape(data: bytes, source: str, max_depth: int, max_literal: int) -> N
                     source, [(_scan_path(stack), f"nested deeper than {max_depth} levels")]
                 )
             stack.append([first == b"{", None if first == b"{" else 0])
-        else:
-            _close_or_separate(stack, first, last_string)
-
-
-def _close_or_separate(stack: list[list[Any]], token: bytes, last_string: bytes | None) -> None:
-    """Track the JSON path through a ``]``/``}`` (close), ``:`` (a key) or ``,`` (next item)."""
-    if token in b"]}":
-        if stack:
-            stack.pop()
-    elif token == b":":
-        if stack and stack[-1][0] and last_string is not None:
-            stack[-1][1] = last_string[1:-1].decode("utf-8", "replace")
-    elif stack and not stack[-1][0]:  # a comma in an array
-        stack[-1][1] += 1
+        elif first in b"]}":
+            if stack:
+                stack.pop()
+        elif first == b":":
+            if stack and stack[-1][0] and last_string is not None:
+                stack[-1][1] = last_string[1:-1].decode("utf-8", "replace")
+        elif stack and not stack[-1][0]:  # a comma in an array
+            stack[-1][1] += 1
 
 
 def _as_utf8(data: bytes) -> bytes:
@@ -542,7 +531,15 @@ def _unstorable(value: Any, loc: tuple[int | str, ...], out: list[tuple[str, str
     double, a string or key holding a lone surrogate."""
     if len(out) >= _MAX_UNSTORABLE:
         return
-    if isinstance(value, list):
+    if isinstance(value, str):
+        if _has_surrogate(value):
+            code = next(ord(ch) for ch in value if 0xD800 <= ord(ch) <= 0xDFFF)
+            out.append((json_path(loc), f"lone UTF-16 surrogate U+{code:04X}: not Unicode text"))
+    elif isinstance(value, _Constant):
+        out.append((json_path(loc), f"{value.name} is not JSON (RFC 8259 has no NaN or Infinity)"))
+    elif isinstance(value, float) and not math.isfinite(value):
+        out.append((json_path(loc), "number out of range: beyond a double (it would be Infinity)"))
+    elif isinstance(value, list):
         for i, item in enumerate(value):
             _unstorable(item, (*loc, i), out)
     elif isinstance(value, dict):
@@ -551,22 +548,6 @@ def _unstorable(value: Any, loc: tuple[int | str, ...], out: list[tuple[str, str
                 _unstorable(key, (*loc, key.encode("utf-8", "backslashreplace").decode()), out)
             else:
                 _unstorable(item, (*loc, key), out)
-    else:
-        problem = _unstorable_scalar(value)
-        if problem:
-            out.append((json_path(loc), problem))
-
-
-def _unstorable_scalar(value: Any) -> str | None:
-    """Why the JSON scalar ``value`` cannot be stored, or None."""
-    if isinstance(value, str) and _has_surrogate(value):
-        code = next(ord(ch) for ch in value if 0xD800 <= ord(ch) <= 0xDFFF)
-        return f"lone UTF-16 surrogate U+{code:04X}: not Unicode text"
-    if isinstance(value, _Constant):
-        return f"{value.name} is not JSON (RFC 8259 has no NaN or Infinity)"
-    if isinstance(value, float) and not math.isfinite(value):
-        return "number out of range: beyond a double (it would be Infinity)"
-    return None
 
 
 def _has_surrogate(text: str) -> bool:
@@ -580,53 +561,17 @@ def _validate_python(doc: Any, source: str) -> Story:
         errors = exc.errors(include_url=False)
         if any(not e["loc"] for e in errors):
             raise NotAStoryError(source, [("", "not a story: not a JSON object")]) from None
-        if doc.get("schema") != SCHEMA_ID or doc.get("type") != "story":
-            _validate_identity_doc(doc, source)
+        _refuse_other_kind(doc.get("schema"), doc.get("type"), source)
         raise StoryError(
             source, [(json_path(tuple(e["loc"])), _message(e)) for e in errors]
         ) from None
-    _validate_identity(story, source)
+    _refuse_other_kind(story.schema_id, story.type, source)
     return story
 
 
-def _validate_identity_doc(doc: Any, source: str) -> None:
-    schema, kind = doc.get("schema"), doc.get("type")
-    raise NotAStoryError(
-        source,
-        [
-            (
-                "schema",
-                f"not a story: schema={schema!r}, type={kind!r} (want {SCHEMA_ID!r}, 'story')",
-            )
-        ],
-    )
-
-
-def _check_identity(raw: bytes | str, source: str, errors: list[Any]) -> None:
-    """Raise NotAStoryError when ``schema``/``type`` say this is some other document.
-
-    Checked before field errors: a different document type is "not a story", not a story
-    with thirty missing fields.
-    """
-    import json
-
-    try:
-        doc = json.loads(raw)
-    except ValueError:  # pragma: no cover - the JSON parsed above
-        return
-    if isinstance(doc, dict) and (doc.get("schema") != SCHEMA_ID or doc.get("type") != "story"):
-        _validate_identity_doc(doc, source)
-
-
-def _validate_identity(story: Story, source: str) -> None:
-    if story.schema_id != SCHEMA_ID or story.type != "story":
-        raise NotAStoryError(
-            source,
-            [
-                (
-                    "schema",
-                    f"not a story: schema={story.schema_id!r}, type={story.type!r} "
-                    f"(want {SCHEMA_ID!r}, 'story')",
-                )
-            ],
-        )
+def _refuse_other_kind(schema: object, kind: object, source: str) -> None:
+    """Raise NotAStoryError when ``schema``/``type`` say this is some other document: "not
+    a story", not a story with thirty missing fields."""
+    if schema != SCHEMA_ID or kind != "story":
+        reason = f"not a story: schema={schema!r}, type={kind!r} (want {SCHEMA_ID!r}, 'story')"
+        raise NotAStoryError(source, [("schema", reason)])

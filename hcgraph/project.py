@@ -66,7 +66,25 @@ def to_networkx(store: Store, *, max_label: int = 80) -> nx.MultiDiGraph:
     Every IRI that has an ``rdf:type``, or is the target of ``dcterms:relation``, becomes a
     node; every triple between two such nodes becomes an edge. Literals become attributes.
     """
-    types, labels, links, related = _read_union(store)
+    types: dict[str, set[str]] = defaultdict(set)
+    labels: dict[str, tuple[int, str]] = {}
+    links: list[tuple[str, str, str]] = []
+    related: set[str] = set()
+    relation = str(DCTERMS.relation)
+    for triple in store.union_triples():
+        s, p, o = triple.subject, triple.predicate.value, triple.object
+        if not isinstance(s, ox.NamedNode):
+            continue
+        if p == _TYPE and isinstance(o, ox.NamedNode):
+            types[s.value].add(o.value)
+        elif isinstance(o, ox.Literal):
+            rank = _LABEL_RANK.get(p)
+            if rank is not None and (s.value not in labels or rank < labels[s.value][0]):
+                labels[s.value] = (rank, o.value)
+        elif isinstance(o, ox.NamedNode) and p not in _SKIP_EDGES:
+            links.append((s.value, p, o.value))
+            if p == relation:
+                related.add(o.value)
     graph = nx.MultiDiGraph()
     for iri in sorted(set(types) | related):
         kind = node_type(types[iri]) if iri in types else "RelatedStory"
@@ -79,43 +97,6 @@ def to_networkx(store: Store, *, max_label: int = 80) -> nx.MultiDiGraph:
         if src in graph and dst in graph:
             graph.add_edge(src, dst, key=curie(pred), predicate=curie(pred))
     return graph
-
-
-_Union = tuple[
-    dict[str, set[str]], dict[str, tuple[int, str]], list[tuple[str, str, str]], set[str]
-]
-
-
-def _read_union(store: Store) -> _Union:
-    """One pass over the union: each IRI's types, its best-ranked label, the IRI → IRI links
-    and the targets of ``dcterms:relation``."""
-    types: dict[str, set[str]] = defaultdict(set)
-    labels: dict[str, tuple[int, str]] = {}
-    links: list[tuple[str, str, str]] = []
-    related: set[str] = set()
-    relation = str(DCTERMS.relation)
-    for triple in store.union_triples():
-        s, p, o = triple.subject, triple.predicate.value, triple.object
-        if not isinstance(s, ox.NamedNode):
-            continue
-        if isinstance(o, ox.Literal):
-            _keep_label(labels, s.value, p, o.value)
-        elif not isinstance(o, ox.NamedNode):
-            continue
-        elif p == _TYPE:
-            types[s.value].add(o.value)
-        elif p not in _SKIP_EDGES:
-            links.append((s.value, p, o.value))
-            if p == relation:
-                related.add(o.value)
-    return types, labels, links, related
-
-
-def _keep_label(labels: dict[str, tuple[int, str]], s: str, p: str, text: str) -> None:
-    """Keep ``text`` as ``s``'s label when ``p`` ranks better than the label it has."""
-    rank = _LABEL_RANK.get(p)
-    if rank is not None and (s not in labels or rank < labels[s][0]):
-        labels[s] = (rank, text)
 
 
 def _tail(iri: str) -> str:

@@ -674,17 +674,30 @@ class _Generator:
         """3-6 sections of 1-3 paragraphs; every drawn manifest cited at least once."""
         rand = rng.random  # hot loop: bound method and inlined picks
         shape = [1 + int(rand() * 3) for _ in range(3 + int(rand() * 4))]
-        cites = _plan_cites(rng, sum(shape), drawn, reserved)
+        n_paragraphs = sum(shape)
+        cites: list[list[dict[str, Any]]] = [[] for _ in range(n_paragraphs)]
+        for position, manifest in enumerate(drawn):
+            cites[position % n_paragraphs].append(_cite(rng, manifest, reserved))
+        n_drawn = len(drawn)
+        for paragraph in cites:
+            have = len(paragraph)
+            extra = int(rand() * 3) if have else 1 + int(rand() * 3)
+            for _ in range(min(extra, 3 - have)):
+                paragraph.append(_cite(rng, drawn[int(rand() * n_drawn)], reserved))
         texts = _text_bank().paragraphs
         sections = []
         position = 0
         for count in shape:
             paragraphs = []
             for _ in range(count):
-                text = self._maybe_hostile(rng, head, texts[int(rand() * len(texts))])
+                text = texts[int(rand() * len(texts))]
+                if head.hostile:
+                    text = self._maybe_hostile(rng, head, text)
                 paragraphs.append({"markdown": text, "cites": cites[position]})
                 position += 1
-            heading = self._maybe_hostile(rng, head, HEADINGS[int(rand() * len(HEADINGS))])
+            heading = HEADINGS[int(rand() * len(HEADINGS))]
+            if head.hostile:
+                heading = self._maybe_hostile(rng, head, heading)
             sections.append({"heading": heading, "paragraphs": paragraphs})
         return sections
 
@@ -698,27 +711,30 @@ class _Generator:
     ) -> None:
         """Plant the oddities that change citations, sections or the manifests listing."""
         paragraphs = [p for s in body.sections for p in s["paragraphs"]]
-        self._plant_outsiders(rng, odd, body, paragraphs)
-        if "claim_conflict" in odd:
-            _plant_claim_conflict(paragraphs, drawn)
-        _plant_structure_oddities(rng, odd, body)
-        if "unsupported_key_fact" in odd and reserved is not None:
-            cite = {"manifest_id": drawn[0].manifest_id, "claim_ids": [reserved]}
-            body.key_facts.append(_key_fact(rng, [cite]))
-        if "int_claim_id" in odd:
-            cite = paragraphs[0]["cites"][0]
-            cite["claim_ids"][0] = int(cite["claim_ids"][0])
-
-    def _plant_outsiders(
-        self, rng: random.Random, odd: frozenset[str], body: _Body, paragraphs: list[Any]
-    ) -> None:
-        """A citation of an unlisted manifest, and a listed manifest no paragraph cites."""
         if "dangling_cite" in odd:
             manifest = self._outsider(rng, {m.manifest_id for m in body.listed})
             _pick(rng, paragraphs)["cites"].append(_cite(rng, manifest, None))
         if "listed_uncited" in odd:
             taken = {m.manifest_id for m in body.listed} | set(_cited_ids(body))
             body.listed.append(self._outsider(rng, taken))
+        if "claim_conflict" in odd:
+            source = paragraphs[0]["cites"][0]
+            other = next(m for m in drawn if m.manifest_id != source["manifest_id"])
+            cite = {"manifest_id": other.manifest_id, "claim_ids": [source["claim_ids"][0]]}
+            paragraphs[-1]["cites"].append(cite)
+        if "uncited_paragraph" in odd:
+            section = _pick(rng, body.sections)
+            text = _pick(rng, _text_bank().sentences)
+            section["paragraphs"].append({"markdown": text, "cites": []})
+        if "empty_section" in odd:
+            position = int(rng.random() * (len(body.sections) + 1))
+            body.sections.insert(position, {"heading": _pick(rng, HEADINGS), "paragraphs": []})
+        if "unsupported_key_fact" in odd and reserved is not None:
+            cite = {"manifest_id": drawn[0].manifest_id, "claim_ids": [reserved]}
+            body.key_facts.append(_key_fact(rng, [cite]))
+        if "int_claim_id" in odd:
+            cite = paragraphs[0]["cites"][0]
+            cite["claim_ids"][0] = int(cite["claim_ids"][0])
 
     def _outsider(self, rng: random.Random, taken_ids: set[str]) -> _Manifest:
         """A uniformly drawn pool manifest whose id is not in ``taken_ids``."""
@@ -740,28 +756,20 @@ class _Generator:
         partner = index ^ 1
         if (index // 2) % 4 == 0 and partner < self.n:
             targets.append(self._link(self.head(partner)))
-        randoms = self._random_links(rng, index)
-        if index == 2 or rng.random() < MISSING_RELATED_RATE or not (targets or randoms):
-            targets.append(self._missing_link(rng, head))
-        targets.extend(self._seed_link(rng, index))
-        unique = {t["url"]: t for t in [*targets, *randoms]}
-        return list(unique.values())[:4]
-
-    def _seed_link(self, rng: random.Random, index: int) -> list[dict[str, Any]]:
-        """A link to the seed story: from the first story, and from some others."""
-        story = self.seed_story
-        if story and (index == 0 or rng.random() < SEED_RELATED_RATE):
-            return [{"url": story["url"], "headline": story["headline"], "slug": story["slug"]}]
-        return []
-
-    def _random_links(self, rng: random.Random, index: int) -> list[dict[str, Any]]:
-        """1-3 links to other generated stories (none in a one-story corpus)."""
         randoms = []
         if self.n > 1:
             for _ in range(1 + int(rng.random() * 3)):
                 other = int(rng.random() * (self.n - 1))
                 randoms.append(self._link(self.head(other + (other >= index))))
-        return randoms
+        if index == 2 or rng.random() < MISSING_RELATED_RATE or not (targets or randoms):
+            targets.append(self._missing_link(rng, head))
+        if self.seed_story and (index == 0 or rng.random() < SEED_RELATED_RATE):
+            story = self.seed_story
+            targets.append(
+                {"url": story["url"], "headline": story["headline"], "slug": story["slug"]}
+            )
+        unique = {t["url"]: t for t in [*targets, *randoms]}
+        return list(unique.values())[:4]
 
     @staticmethod
     def _link(target: _Head) -> dict[str, Any]:
@@ -774,43 +782,6 @@ class _Generator:
         date = (head.date - dt.timedelta(days=1 + int(rng.random() * 5))).isoformat()
         url = f"{self.base_url}/stories/{date}/{slug}/"
         return {"url": url, "headline": "A story outside this corpus", "slug": slug}
-
-
-def _plan_cites(
-    rng: random.Random, n_paragraphs: int, drawn: list[_Manifest], reserved: str | None
-) -> list[list[dict[str, Any]]]:
-    """Each paragraph's 1-3 citations: every drawn manifest once, round robin, then extras."""
-    rand = rng.random
-    cites: list[list[dict[str, Any]]] = [[] for _ in range(n_paragraphs)]
-    for position, manifest in enumerate(drawn):
-        cites[position % n_paragraphs].append(_cite(rng, manifest, reserved))
-    n_drawn = len(drawn)
-    for paragraph in cites:
-        have = len(paragraph)
-        extra = int(rand() * 3) if have else 1 + int(rand() * 3)
-        for _ in range(min(extra, 3 - have)):
-            paragraph.append(_cite(rng, drawn[int(rand() * n_drawn)], reserved))
-    return cites
-
-
-def _plant_claim_conflict(paragraphs: list[dict[str, Any]], drawn: list[_Manifest]) -> None:
-    """The first cited claim id cited again, in the last paragraph, under another manifest."""
-    source = paragraphs[0]["cites"][0]
-    other = next(m for m in drawn if m.manifest_id != source["manifest_id"])
-    paragraphs[-1]["cites"].append(
-        {"manifest_id": other.manifest_id, "claim_ids": [source["claim_ids"][0]]}
-    )
-
-
-def _plant_structure_oddities(rng: random.Random, odd: frozenset[str], body: _Body) -> None:
-    """An uncited paragraph and an empty section, where asked for."""
-    if "uncited_paragraph" in odd:
-        section = _pick(rng, body.sections)
-        text = _pick(rng, _text_bank().sentences)
-        section["paragraphs"].append({"markdown": text, "cites": []})
-    if "empty_section" in odd:
-        position = int(rng.random() * (len(body.sections) + 1))
-        body.sections.insert(position, {"heading": _pick(rng, HEADINGS), "paragraphs": []})
 
 
 def _seed_manifests(story: dict[str, Any]) -> list[_Manifest]:

@@ -57,13 +57,13 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 from urllib.parse import parse_qs, urlsplit
 
-from .errors import ServeError, StoreError
+from .errors import ServeError, StoreError, first_line
 from .sparqlguard import SERVICE_REFUSED, uses_service
 
 __all__ = ["DEFAULT_PORT", "DEFAULT_TIMEOUT_S", "Endpoint", "negotiate"]
@@ -95,10 +95,6 @@ def _loopback(host: str) -> str:
             " proxy in front to publish it"
         )
     return str(address)
-
-
-def _default_workers() -> int:
-    return max(2, min(4, os.cpu_count() or 2))
 
 
 class Endpoint:
@@ -148,7 +144,7 @@ class Endpoint:
         self.db_path = Path(store_dir) / "oxigraph"
         self.timeout_s = timeout_s if timeout_s else None
         self.allow_service = allow_service
-        self.workers = workers or _default_workers()
+        self.workers = workers or max(2, min(4, os.cpu_count() or 2))
         self.read_timeout_s = read_timeout_s
         self.max_connections = max_connections
         self.static = dict(static or {})
@@ -417,10 +413,7 @@ class _Request:
     headers: list[tuple[str, str]] = field(default_factory=list)
 
     def get(self, name: str) -> str | None:
-        for key, value in self.headers:
-            if key == name:
-                return value
-        return None
+        return next((value for key, value in self.headers if key == name), None)
 
     def get_all(self, name: str) -> list[str]:
         return [value for key, value in self.headers if key == name]
@@ -843,7 +836,7 @@ class _Front:
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             )  # fmt: skip
         except OSError as exc:
-            self._start_failed(f"a query worker did not start: {_first_line(exc)}")
+            self._start_failed(f"a query worker did not start: {first_line(exc)}")
             return
         worker = _Worker(self, proc)
         self.all_workers.append(worker)
@@ -1044,16 +1037,12 @@ def _parse_head(head: bytes) -> _Request:
             raise _Refusal(505, "HTTP/1.1 or HTTP/1.0 only", close=True)
         raise _Refusal(400, "malformed request line", close=True)
     request = _Request(method, target, version)
-    request.headers.extend(_header(raw.decode("latin-1")) for raw in lines[1:])
+    for raw in lines[1:]:
+        name, sep, value = raw.decode("latin-1").partition(":")
+        if not sep or not name or name != name.strip() or " " in name or "\t" in name:
+            raise _Refusal(400, "malformed header line", close=True)  # also obs-fold
+        request.headers.append((name.lower(), value.strip(" \t")))
     return request
-
-
-def _header(line: str) -> tuple[str, str]:
-    """A header line's (lower-case name, value), or a 400 refusal (obs-fold included)."""
-    name, sep, value = line.partition(":")
-    if not sep or not name or name != name.strip() or " " in name or "\t" in name:
-        raise _Refusal(400, "malformed header line", close=True)
-    return name.lower(), value.strip(" \t")
 
 
 def _keep_alive(request: _Request) -> bool:
@@ -1082,13 +1071,7 @@ def _body_length(request: _Request) -> int:
     value = values.pop()
     if values or not (value.isascii() and value.isdigit()):
         raise _Refusal(400, "Content-Length must be one number of bytes", close=True)
-    return _bounded(value)
-
-
-def _bounded(value: str) -> int:
-    """A Content-Length's digits as a number, or 413 if over ``_MAX_BODY`` (decided from the
-    digits: ``int()`` of thousands of digits raises)."""
-    digits = value.lstrip("0") or "0"
+    digits = value.lstrip("0") or "0"  # int() of thousands of digits raises, too
     if len(digits) > len(str(_MAX_BODY)) or int(digits) > _MAX_BODY:
         raise _Refusal(413, "request body too large", close=True)
     return int(digits)
@@ -1323,7 +1306,7 @@ def _front_main() -> None:
 
     def report(done: concurrent.futures.Future[None]) -> None:
         error = done.exception()
-        print("ready" if error is None else f"error: {_first_line(error)}", flush=True)
+        print("ready" if error is None else f"error: {first_line(error)}", flush=True)
 
     ready.add_done_callback(report)
     signal.signal(signal.SIGTERM, lambda _signum, _frame: front.request_stop())
@@ -1350,7 +1333,7 @@ def _worker_main() -> None:
     try:
         db = _Database(db_path)
     except OSError as exc:
-        _frame(out, _ABORT, f"{db_path}: cannot open the store: {_first_line(exc)}".encode())
+        _frame(out, _ABORT, f"{db_path}: cannot open the store: {first_line(exc)}".encode())
         out.flush()
         return
     _frame(out, _READY)
@@ -1367,11 +1350,6 @@ def _worker_main() -> None:
         out.flush()
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
 def _evaluate(db: _Database, query: str, accept: str, out: IO[bytes]) -> None:
     """Answer one query onto ``out`` (frames). The guard ran in the front, the only way in:
     a second ``SERVICE`` look here cost a quarter of a cheap query's time in the worker."""
@@ -1385,12 +1363,10 @@ def _evaluate(db: _Database, query: str, accept: str, out: IO[bytes]) -> None:
     try:
         result = db.fresh().query(query, use_default_graph_as_union=True)
     except SyntaxError as exc:
-        refuse(400, _first_line(exc))
+        refuse(400, first_line(exc))
         return
     except OSError as exc:
-        refuse(
-            503, f"the store could not be read (a write in progress?); retry: {_first_line(exc)}"
-        )
+        refuse(503, f"the store could not be read (a write in progress?); retry: {first_line(exc)}")
         return
     graph = isinstance(result, ox.QueryTriples)
     offers = _GRAPH_TYPES if graph else _SOLUTION_TYPES
@@ -1405,18 +1381,10 @@ def _evaluate(db: _Database, query: str, accept: str, out: IO[bytes]) -> None:
     try:
         result.serialize(sink, fmt)
     except (OSError, ValueError, SyntaxError) as exc:  # evaluation errors surface while writing
-        _failed_midway(out, sink, exc, refuse)
+        if sink.head is not None:  # nothing sent yet: a proper error answer
+            sink.buffer.clear()
+            refuse(503 if isinstance(exc, OSError) else 400, first_line(exc))
+        else:  # a half answer must not look whole
+            _frame(out, _ABORT, first_line(exc).encode())
         return
     sink.end()
-
-
-def _failed_midway(
-    out: IO[bytes], sink: _FrameWriter, exc: Exception, refuse: Callable[[int, str], None]
-) -> None:
-    """An evaluation error while answering: a proper error answer if nothing was sent yet,
-    else an abort frame (a half answer must not look whole)."""
-    if sink.head is not None:
-        sink.buffer.clear()
-        refuse(503 if isinstance(exc, OSError) else 400, _first_line(exc))
-    else:
-        _frame(out, _ABORT, _first_line(exc).encode())

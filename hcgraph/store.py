@@ -52,6 +52,7 @@ import pyoxigraph as ox
 from ._io import write_atomic
 from .errors import (
     HcgraphError,
+    OutputError,
     StoreBusyError,
     StoreDamagedError,
     StoreDiskError,
@@ -73,7 +74,6 @@ __all__ = [
     "STORE_FORMAT",
     "Store",
     "disk_reserve",
-    "first_line",
     "holder_of",
     "now_utc",
     "read_format",
@@ -173,7 +173,9 @@ class Store:
                 self.db_path.mkdir(parents=True, exist_ok=True)
                 self.ox = ox.Store(str(self.db_path))
         except OSError as exc:
-            if self.directory is not None and _is_lock_error(exc):
+            # RocksDB's "IO error: While lock file: …/LOCK: Resource temporarily
+            # unavailable" (or "lock hold by current process"): another open writer.
+            if self.directory is not None and "LOCK" in str(exc):
                 raise _busy(self.directory) from None
             raise StoreError(f"{self.directory}: cannot open the store: {first_line(exc)}") from exc
         except RuntimeError as exc:  # the engine's "Corruption: …" (an overwritten CURRENT)
@@ -200,7 +202,10 @@ class Store:
             )
         if not self.read_only:
             try:
-                write_atomic(self.directory / _FORMAT_FILE, _format_text())
+                write_atomic(
+                    self.directory / _FORMAT_FILE,
+                    json.dumps({"format": STORE_FORMAT}).encode() + b"\n",
+                )
             except HcgraphError as exc:  # an OutputError naming the file
                 self.close()
                 raise StoreError(str(exc)) from None
@@ -585,10 +590,6 @@ class Store:
             raise StoreError(f"{self.directory}: store opened read-only")
 
 
-def _format_text() -> bytes:
-    return json.dumps({"format": STORE_FORMAT}).encode() + b"\n"
-
-
 def read_format(directory: Path) -> int | None:
     """The format ``directory/format.json`` names (None: no marker), after checking it is
     :data:`STORE_FORMAT` (for readers that open the database without :class:`Store`, such
@@ -644,13 +645,8 @@ def _write_marker(directory: Path, db_path: Path) -> None:
     just compacted (best effort: without it the next run compacts again)."""
     numbers = [int(p.stem) for p in db_path.glob("*.sst") if p.stem.isdigit()]
     marker = {"identity": _identity(db_path), "table": max(numbers, default=0)}
-    tmp = directory / f".{_MARKER}.{os.getpid()}.tmp"
-    try:
-        tmp.write_text(json.dumps(marker), encoding="utf-8")
-        tmp.replace(directory / _MARKER)
-    except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+    with contextlib.suppress(OutputError):
+        write_atomic(directory / _MARKER, json.dumps(marker).encode(), durable=False)
 
 
 def _read_marker(directory: Path, db_path: Path) -> int:
@@ -669,13 +665,11 @@ def _claim(directory: Path, command: str) -> Path | None:
     """Record in ``directory/writer.json`` that this process holds the store (best effort:
     a store on a read-only medium still opens)."""
     path = directory / "writer.json"
-    tmp = directory / f".writer.{os.getpid()}.tmp"
     try:
-        tmp.write_text(json.dumps({"pid": os.getpid(), "command": command}), encoding="utf-8")
-        tmp.replace(path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
+        write_atomic(
+            path, json.dumps({"pid": os.getpid(), "command": command}).encode(), durable=False
+        )
+    except OutputError:
         return None
     return path
 
@@ -715,12 +709,6 @@ def holder_of(directory: Path) -> str | None:
         command = None
     label = command if isinstance(command, str) and command else "a process"
     return f"{visible(label)}, pid {pid}"
-
-
-def _is_lock_error(exc: OSError) -> bool:
-    """RocksDB's "IO error: While lock file: …/LOCK: Resource temporarily unavailable" (or
-    "lock hold by current process"): another open writer."""
-    return "LOCK" in str(exc)
 
 
 def _busy(directory: Path) -> StoreBusyError:

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_for
 from dataclasses import dataclass, field
@@ -276,7 +276,8 @@ class Writer:
         pending: list[Pending] = []
         for batch in batches:
             batch.find_new(ledger.known)
-            ledger.begin(_rows(batch), batch.pending)
+            rows = ((h, g, s, b) for h, (g, s, b) in batch.descriptions.items())
+            ledger.begin(rows, batch.pending)
             pending.extend(batch.pending)
         first = batches[0]
         if first.replaced:
@@ -325,10 +326,6 @@ def _recovered(store: Store) -> dict[str, tuple[bool, int]]:
     recover(store)
     # landed whole, so kept: a retry of it is no "unchanged"
     return {p.story: (p.new, p.quads) for p in written if store.raw_sha256(p.story) == p.sha}
-
-
-def _rows(batch: Batch) -> Iterator[tuple[bytes, str, str, str]]:
-    return ((h, g, s, b) for h, (g, s, b) in batch.descriptions.items())
 
 
 def _as_nquads(graph: str, ntriples: str) -> str:

@@ -202,6 +202,10 @@ class Crawler:
         CrawlError: a bad seed or option (before anything is fetched).
     """
 
+    # Made when the crawl starts (:meth:`_crawl`): the URL leases, and what records outcomes.
+    _scheduler: Scheduler
+    _recorder: Recorder
+
     def __init__(
         self,
         seeds: Sequence[str],
@@ -248,14 +252,12 @@ class Crawler:
         self.archive = Archive(self.store_dir / "archive")
         self.frontier: Frontier | None = None
         self._stop = False
-        self._scheduler: Scheduler | None = None
-        self._recorder: Recorder | None = None
         self._resume_items: list[Document] = []
         self._resumed_bodies: list[str] = []  # their SHA-256s, flushed before they are stored
         self._workers: list[asyncio.Task[None]] = []
         self._tasks: set[asyncio.Task[None]] = set()
-        self._queue: asyncio.Queue[Document | None] | None = None
-        self._io: ThreadPoolExecutor | None = None  # large bodies' archive writes
+        self._queue: asyncio.Queue[Document | None] = asyncio.Queue(maxsize=2 * BATCH)
+        self._io = ThreadPoolExecutor(1, thread_name_prefix="hcgraph-archive")  # large bodies
         self._gone: set[str] = set()  # URLs whose last fetch answered 404/410 (any run)
 
     # --- public -----------------------------------------------------------------------------
@@ -264,7 +266,7 @@ class Crawler:
         self._stop = True
         for task in self._workers:  # a cancelled fetch leaves its URL queued
             task.cancel()
-        if self._scheduler is not None:
+        if hasattr(self, "_scheduler"):  # the crawl has started
             self._scheduler.stop()
             task = asyncio.get_running_loop().create_task(self._notify())
             self._tasks.add(task)
@@ -403,8 +405,6 @@ class Crawler:
             frontier, self.scope, self.options.json_suffix, self.progress,
             follow=self.follow, pattern=self.pattern,
         )  # fmt: skip
-        self._queue = asyncio.Queue(maxsize=2 * BATCH)
-        self._io = ThreadPoolExecutor(1, thread_name_prefix="hcgraph-archive")
         own_client = self.client is None
         client = self.client or self._make_client()
         per_host = self.options.per_host or self.options.concurrency
@@ -468,14 +468,12 @@ class Crawler:
 
         if body is None or len(body) <= _INLINE_BODY:
             return write()
-        assert self._io is not None
         return await asyncio.get_running_loop().run_in_executor(self._io, write)
 
     async def _synced(self) -> None:
         """Flush the archive to disk before a batch goes to the store (on the archive's
         thread: one ``fdatasync`` a batch), so the store never holds a story whose body a
         power cut took from the archive, and ``rebuild`` can always recreate it."""
-        assert self._io is not None
         # Bodies a resume takes from the archive: an earlier run may never have flushed them.
         bodies, self._resumed_bodies = self._resumed_bodies, []
         await asyncio.get_running_loop().run_in_executor(self._io, self.archive.sync, bodies)
@@ -490,7 +488,6 @@ class Crawler:
 
     def _buffer_processing(self, url: str, sha: str, source: str, fetched_at: str | None) -> bool:
         """Queue an archived body for processing; False if the archive cannot give it back."""
-        assert self._scheduler is not None
         try:
             body = self.archive.get_body(sha)
         except ArchiveError:
@@ -502,13 +499,11 @@ class Crawler:
         return True
 
     async def _notify(self) -> None:
-        if self._scheduler is not None:
-            await self._scheduler.wake()
+        await self._scheduler.wake()
         if self.on_progress is not None:
             self.on_progress(self.progress)
 
     async def _worker(self, frontier: Frontier, fetcher: Fetcher, robots: Robots) -> None:
-        assert self._scheduler is not None
         while True:
             leased = await self._scheduler.lease()
             if leased is None:
@@ -569,14 +564,12 @@ class Crawler:
             sha = await self._archived(result, validators.sha256, None)
         else:
             sha = await self._archived(result, None, result.body)
-        assert self._recorder is not None
         self._recorder.fetched()
         return result, sha, old_body, not_modified
 
     async def _robots_allow(self, robots: Robots, url: str) -> bool:
         """True if robots.txt lets ``url`` be fetched; else it is recorded skipped (or failed,
         when robots.txt could not be read)."""
-        assert self._recorder is not None
         verdict = await robots.why_not(url)
         if verdict is None:
             return True
@@ -592,7 +585,6 @@ class Crawler:
     ) -> None:
         """Record a response that cannot be a story; a seed page whose JSON is not there is
         read as an index page instead."""
-        assert self._recorder is not None
         kind, reason = failure
         if row is not None and row.role == "page" and _no_story_here(result, kind):
             with frontier.batch():
@@ -604,7 +596,6 @@ class Crawler:
         """True if the story in ``body`` may not be stored under ``url`` (recorded: a
         duplicate when it is a variant of the story's own URL, else an identity mismatch).
         The body stays in the archive; nothing is stored."""
-        assert self._recorder is not None
         fetched = [url, *result.redirects]
         mismatch = identity_mismatch(body, fetched, self.options.json_suffix)
         if mismatch is None:
@@ -629,7 +620,6 @@ class Crawler:
         not_modified: bool,
     ) -> None:
         """Record a story body as fetched (with its validators) and queue it for processing."""
-        assert self._recorder is not None and self._scheduler is not None
         with frontier.batch():  # one commit, not two: each is a WAL write on the event loop
             if result.status == 200:
                 etag, modified = result.headers.get("etag"), result.headers.get("last-modified")
@@ -642,7 +632,6 @@ class Crawler:
             )
         if not_modified:
             self._recorder.not_modified.add(url)
-        assert self._queue is not None
         self._scheduler.handed_over()  # before the (possibly blocking) put: not idle meanwhile
         await self._queue.put(Document(body, result.final_url, result.fetched_at, url))
 
@@ -657,8 +646,7 @@ class Crawler:
         fetch of an earlier crawl, and this one): the pipeline marks its story withdrawn,
         at this answer's time. Never on 5xx, timeouts, robots or network errors: those
         are failures, and the story stays current."""
-        assert self._recorder is not None and self._scheduler is not None
-        assert self._queue is not None and result.status is not None
+        assert result.status is not None
         with frontier.batch():
             self._set_gone(frontier, url, True)
             frontier.mark_gone(url, result.status)
@@ -677,8 +665,7 @@ class Crawler:
         body = self.archive.intact_body(v.sha256)
         if body is None:
             return False
-        assert self._recorder is not None and self._scheduler is not None
-        assert self._queue is not None and v.fetched_at is not None
+        assert v.fetched_at is not None
         frontier.mark_fetched(row.url, v.sha256, row.url, v.fetched_at, None)
         self._recorder.not_modified.add(row.url)
         self._scheduler.handed_over()
@@ -695,7 +682,6 @@ class Crawler:
         Index bodies are not archived: they are not stories, and nothing is rebuilt from
         them (the stories they list are archived when fetched).
         """
-        assert self._recorder is not None
         record = self._recorder
         if row.role == "robots":
             links = await self._robots_sitemaps(fetcher, robots, row.url)
@@ -726,7 +712,6 @@ class Crawler:
         ``--ignore-robots``); the origin's ``/sitemap.xml`` when it names none."""
         found = await robots.sitemaps(url)
         if found is None:  # --ignore-robots: read it for its Sitemap lines only
-            assert self._recorder is not None
             result = await fetcher.get(url)
             self._recorder.fetched()
             body = result.body if result.status == 200 and result.error is None else None
@@ -740,7 +725,6 @@ class Crawler:
         self, frontier: Frontier, fetcher: Fetcher, row: Row
     ) -> FetchResult | None:
         """Fetch an index page or sitemap; None (recorded as failed) unless it is a 200."""
-        assert self._recorder is not None
         result = await fetcher.get(row.url)
         self._recorder.fetched()
         if result.error is None and result.status == 200 and result.body is not None:
@@ -759,7 +743,6 @@ class Crawler:
         recorded only once its future says it has landed (a URL recorded as stored is in
         the store).
         """
-        assert self._queue is not None and self._scheduler is not None
         pending, self._resume_items = self._resume_items, []
         # Bodies that were in a batch when the store worker died: retried one at a time.
         suspects = set(json.loads(frontier.get_setting("suspects") or "[]"))
@@ -804,7 +787,6 @@ class Crawler:
         for the related links of what is being processed): checked every
         :data:`_FETCH_POLL` seconds.
         """
-        assert self._queue is not None and self._scheduler is not None
         queue = self._queue
         scheduler = self._scheduler
         while len(batch) < BATCH:
@@ -886,7 +868,6 @@ class Crawler:
         self, frontier: Frontier, batch: list[Document], outcomes: list[Outcome]
     ) -> None:
         """Record a written batch's outcomes in the frontier (one transaction)."""
-        assert self._scheduler is not None and self._recorder is not None
         record = self._recorder
         with frontier.batch():
             stored = sum(record.outcome(outcome) for outcome in outcomes)
@@ -905,7 +886,6 @@ class Crawler:
         remembered as suspects, so the resume retries them one at a time and records the one
         that kills it as failed instead of dying on it again and again.
         """
-        assert self._recorder is not None
         await self._synced()  # not in the try: a disk that fails ends the crawl
         try:
             outcomes = await runner.process(batch)

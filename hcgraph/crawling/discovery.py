@@ -159,7 +159,6 @@ class Sitemap:
 
     index: bool = False
     entries: list[tuple[str, str | None]] = field(default_factory=list)
-    truncated: bool = False
 
 
 def _inflate(body: bytes, cap: int) -> bytes:
@@ -207,11 +206,8 @@ def parse_sitemap(body: bytes, cap: int) -> Sitemap:
         if len(stack) == 2 and local in ("loc", "lastmod"):
             current[local] = "".join(text).strip()
         elif len(stack) == 1 and local in ("url", "sitemap"):
-            if current.get("loc"):
-                if len(result.entries) < MAX_ENTRIES:
-                    result.entries.append((current["loc"], current.get("lastmod") or None))
-                else:
-                    result.truncated = True
+            if current.get("loc") and len(result.entries) < MAX_ENTRIES:  # the rest: ignored
+                result.entries.append((current["loc"], current.get("lastmod") or None))
             current.clear()
         text.clear()
 

@@ -38,13 +38,13 @@ a withdrawal.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._sqlite import Database
+from .._sqlite import Database, transaction
 from ..errors import CrawlError
 
 __all__ = ["INDEX_ROLES", "Frontier", "Row", "Validators"]
@@ -166,29 +166,14 @@ class Frontier:
         self.db.what = "the crawl frontier failed"
         self._seq = self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM urls").fetchone()[0]
         self._depth = 0
-        self._in_batch = False
 
     def close(self) -> None:
         """Close the database."""
         self.db.close()
 
-    @contextmanager
-    def batch(self) -> Iterator[None]:
+    def batch(self) -> AbstractContextManager[None]:
         """Group changes into one transaction (one commit)."""
-        if self._in_batch:
-            yield
-            return
-        self._in_batch = True
-        self.db.execute("BEGIN")
-        try:
-            yield
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        else:
-            self.db.execute("COMMIT")
-        finally:
-            self._in_batch = False
+        return transaction(self.db)
 
     # --- runs ---------------------------------------------------------------------------
     def get_setting(self, key: str) -> str | None:
@@ -248,8 +233,11 @@ class Frontier:
         if row is None:
             self._insert(url, depth, parent, via, role, lastmod)
             return True
-        if lastmod is not None and row[1] == "queued":
-            self._later_lastmod(url, lastmod)
+        if lastmod is not None and row[1] == "queued":  # the latest listed (UTC ISO: text order)
+            self.db.execute(
+                "UPDATE urls SET lastmod = MAX(COALESCE(lastmod, ''), ?) WHERE url = ?",
+                (lastmod, url),
+            )
         work = self._moved_up(url, depth, *row)
         while work:
             u, d, p, v, r = work.pop()
@@ -291,13 +279,6 @@ class Frontier:
             link, via, kind = _link(child)
             out.append((link, depth + hop, url, via, kind))
         return out
-
-    def _later_lastmod(self, url: str, lastmod: str) -> None:
-        """Keep the latest ``<lastmod>`` listed for a queued URL (UTC ISO: text order)."""
-        self.db.execute(
-            "UPDATE urls SET lastmod = MAX(COALESCE(lastmod, ''), ?) WHERE url = ?",
-            (lastmod, url),
-        )
 
     def add_final(self, url: str, depth: int, state: str, parent: str | None, reason: str) -> None:
         """Record a URL that is never fetched (``skipped``/``alias``), unless already seen."""

@@ -36,7 +36,6 @@ class CrawlReport:
         failures: one entry per failed URL: ``url``, ``status``, ``kind``, ``reason``,
             ``json_path``, ``linked_from``.
         skipped: URLs not fetched on purpose (off-site, not http, robots.txt).
-        duplicates: URLs whose story was already crawled under another URL.
         withdrawn: one entry per withdrawn story: ``url``, ``story``, ``status``.
         duplicates: URLs whose story was already crawled under another URL (or that
             served it under a variant of its URL, e.g. a duplicate slash).

@@ -17,7 +17,7 @@ from collections.abc import Callable
 import pyoxigraph as ox
 
 from ..store import Store
-from ._graph import rows
+from ._graph import count, rows
 from .findings import AuditFinding, AuditOptions, StoryFacts, manifest_ids
 
 __all__ = ["repeat", "repeats", "repeats_local"]
@@ -108,8 +108,7 @@ def repeats_local(
 
 def _candidates(store: Store, s: StoryFacts, t: float) -> set[str]:
     """The other stories citing one of ``s``'s prefix manifests (rarest in the store first)."""
-    spread = {m: int(next(rows(store, _MANIFEST_SPREAD, m=ox.NamedNode(m)), ("0",))[0] or 0)
-              for m in s.cited}  # fmt: skip
+    spread = {m: count(store, _MANIFEST_SPREAD, m=ox.NamedNode(m)) for m in s.cited}
     return {
         url
         for m in _prefix(sorted(s.cited, key=lambda m: (spread[m], m)), t)

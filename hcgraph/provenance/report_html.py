@@ -29,7 +29,7 @@ from .._io import write_atomic
 from .._version import __version__
 from .auditing import CHECKS, AuditReport
 
-__all__ = ["render_report", "write_report", "write_store_report"]
+__all__ = ["render_report", "write_report"]
 
 #: An element of a chart: ``(tag, attributes, children)``; a child is an element or text.
 El = tuple[str, dict[str, object], list[Union["El", str]]]
@@ -124,16 +124,6 @@ def write_report(report: AuditReport, path: Path | str) -> Path:
     target = Path(path)
     write_atomic(target, render_report(report).encode("utf-8"), durable=False)
     return target
-
-
-def write_store_report(store_dir: Path | str, path: Path | str) -> Path:
-    """Audit every story of the store in ``store_dir`` and write the HTML report to ``path``."""
-    from ..store import Store
-    from .auditing import audit
-
-    with Store(store_dir, read_only=True) as store:
-        report = audit(store)
-    return write_report(report, path)
 
 
 def _svg(width: int, height: int, body: list[El], label: str) -> El:

@@ -31,6 +31,7 @@ from ._graph import (
     ManifestInfo,
     claim_id,
     claim_iri,
+    count,
     describe_manifests,
     manifest_id,
     manifest_iri,
@@ -293,7 +294,7 @@ def _find_story(store: Store, url: str) -> str | None:
 
 def _citing(store: Store, kind: str, iri: str, limit: int | None) -> tuple[list[StoryTrace], int]:
     x = ox.NamedNode(iri)
-    total = int(next(rows(store, _CITING_COUNT[kind], x=x), ("0",))[0] or 0)
+    total = count(store, _CITING_COUNT[kind], x=x)
     query = _CITING_STORIES[kind] + ("" if limit is None else f" LIMIT {int(limit)}")
     urls = sorted(u for (u,) in rows(store, query, x=x) if u)
     traces = []
@@ -372,34 +373,28 @@ def _finish(
 
 # --- renderers -------------------------------------------------------------------------------
 
-Renderer = Callable[[Trace], str]
-
-
-# The one Markdown escaper (hcgraph.mdtext); md_escape is its old name here.
-md_escape = _md_escape = md_text
-
 
 def render_markdown(tr: Trace) -> str:
     """The trace as a nested Markdown list (story text escaped)."""
     lines = [f"# Trace of {md_code(tr.target)} ({tr.kind}){_more(tr)}", ""]
     for s in tr.stories:
-        lines.append(f"## {_md_escape(s.headline or s.url)}")
+        lines.append(f"## {md_text(s.headline or s.url)}")
         lines.append("")
         lines.append(f"- story: {md_url(s.url)}")
         if s.published_at:
-            lines.append(f"- published: {_md_escape(s.published_at)}")
+            lines.append(f"- published: {md_text(s.published_at)}")
         if s.writer_agent:
             agent, run = md_code(s.writer_agent), md_code(s.writer_run or "-")
             lines.append(f"- written by agent {agent}, run {run}")
         if s.ingest is not None:
             ing = s.ingest
             lines.append(
-                f"- fetched by hcgraph at {_md_escape(str(ing.retrieved_at))} from "
+                f"- fetched by hcgraph at {md_text(str(ing.retrieved_at))} from "
                 f"{md_code(str(ing.source))} (SHA-256 {md_code(str(ing.sha256))}, "
                 f"{ing.byte_size} bytes)"
             )
         for p in s.parts:
-            lines.append(f"- {p.kind} {md_code(p.key)}: {_md_escape(p.text)}")
+            lines.append(f"- {p.kind} {md_code(p.key)}: {md_text(p.text)}")
             for c in p.citations:
                 lines.extend(_md_citation(c, tr.manifests.get(c.manifest_id)))
         lines.append("")
@@ -425,12 +420,12 @@ def _more(tr: Trace) -> str:
 
 def _manifest_line(mid: str, info: ManifestInfo | None, *, md: bool = False) -> str:
     if md:
-        mid = _md_escape(mid)
+        mid = md_text(mid)
     if info is None or not (info.titles or info.documents):
         return f"manifest {mid} (not listed by any story: dangling)"
     title = info.title or "(untitled)"
     if md:
-        title = _md_escape(title)
+        title = md_text(title)
     date = info.published_date.isoformat() if info.published_date else "-"
     return f'manifest {mid} "{title}" ({date})'
 
