@@ -68,12 +68,11 @@ FLOORS = {
     WHERE { ?manifest prov:hadPrimarySource ?source ; dcterms:identifier ?manifest_id ;
                       dcterms:publisher ?pub . ?pub schema:name ?publisher .
             ?source dcterms:issued ?issued } } }""",
-    # claim-reuse: only its count per claim (every distinct (story, claim) pair counted),
-    # without the ids, the manifests' ids or the >= 2 filter
-    "claim-reuse": """SELECT ?claim (COUNT(?story) AS ?stories)
-WHERE { { SELECT DISTINCT ?story ?claim
-          WHERE { ?story hc:citesClaimUnder ?use .
-                  { SELECT ?use ?claim WHERE { ?use hc:claim ?claim } } } } }
+    # claim-reuse: only its count per claim (the distinct stories citing each claim, as the
+    # query counts them), without the ids, the manifests' ids or the >= 2 filter
+    "claim-reuse": """SELECT ?claim (COUNT(DISTINCT ?story) AS ?stories)
+WHERE { ?story hc:citesClaimUnder ?use .
+        { SELECT ?use ?claim WHERE { ?use hc:claim ?claim } } }
 GROUP BY ?claim""",
     # source-reuse: its columns for the reused manifests (the count per manifest; the id,
     # every title and publisher name decoded), without the MIN, the publishers'
