@@ -4,10 +4,10 @@ For changes to the map pages' scripts: the same map written by two trees (e.g. t
 before a change with ``PYTHONPATH=<old tree>``) is opened alternately, ``--rounds`` times
 each, so both see the same machine load. Per page and round: the first frame
 (``window.hcmapReady``) and the end of the animation frame after it (*painted*: the GPU
-process has drawn it), the page's step marks (``hcmap:*``, WebGL page), and for a
-click-highlight of the top source, a search for a word of its title and a date-range
-change (the first four weeks): the script cost (call → return) and call → end of the next
-frame (two ``requestAnimationFrame`` turns), each the median of 3.
+process has drawn it), the page's step marks (``hcmap:*``, WebGL page), and for a hover
+and a click-highlight of the top source, a search for a word of its title and two date
+ranges (the first four weeks; every day but the first): the script cost (call → return)
+and call → end of the next frame (two ``requestAnimationFrame`` turns), each the median of 3.
 
 Usage::
 
@@ -21,6 +21,7 @@ import json
 import os
 import statistics
 import sys
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -45,19 +46,33 @@ PAINTED = """
 _TIMED = """
 async ([action, arg]) => {
   const frame = () => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  // A hover: the mouse moved onto the node (sigma listens on the document).
+  const move = (x, y) =>
+    document.dispatchEvent(new MouseEvent("mousemove", { clientX: x, clientY: y, bubbles: true }));
+  const box = () => hcmap.sigma.getCanvases().mouse.getBoundingClientRect();
+  const hover = (id) => {
+    const p = hcmap.sigma.framedGraphToViewport(hcmap.sigma.getNodeDisplayData(id)), r = box();
+    move(r.left + p.x, r.top + p.y);
+  };
   const script = [], framed = [];
+  let shown = true;
   for (let i = 0; i < 3; i++) {
     await frame();
     const t0 = performance.now();
-    if (action === "setDates") { hcmap.setDates(arg[0], arg[1]); } else { hcmap[action](arg); }
+    if (action === "setDates") { hcmap.setDates(arg[0], arg[1]); }
+    else if (action === "hover") { hover(arg); }
+    else { hcmap[action](arg); }
     const t1 = performance.now();
+    const tip = document.getElementById("tip");
+    if (action === "hover") { shown = shown && tip.style.display === "block"; }
     await frame();
     script.push(t1 - t0); framed.push(performance.now() - t0);
+    if (action === "hover") { move(box().left - 100, 5); }
     hcmap.reset();
     await frame();
   }
   script.sort((a, b) => a - b); framed.sort((a, b) => a - b);
-  return [script[1], framed[1]];
+  return [script[1], framed[1], shown];
 }
 """
 
@@ -80,13 +95,18 @@ def measure(browser: Any, path: Path) -> dict[str, Any]:
     word = max(top["label"].split(), key=len).strip(":,.…")
     span = page.evaluate("hcmap.dateRange ? hcmap.dateRange() : null")
     actions: list[tuple[str, str, Any]] = [
+        ("hover", "hover", top["id"]),
         ("click", "highlight", top["id"]),
         ("search", "search", word),
     ]
     if span and span["min"]:
         actions.append(("dates", "setDates", [span["min"], span["min"][:8] + "28"]))
+        # Nearly every story shown (all but the first day's): most of the map drawn again.
+        after = (date.fromisoformat(span["min"]) + timedelta(days=1)).isoformat()
+        actions.append(("dates_wide", "setDates", [after, span["max"]]))
     for key, action, arg in actions:
-        script, framed = page.evaluate(_TIMED, [action, arg])
+        script, framed, ok = page.evaluate(_TIMED, [action, arg])
+        assert ok, f"{path.name}: the hover showed no tooltip"
         row[key] = [round(script), round(framed)]
     page.close()
     return row
@@ -107,9 +127,10 @@ def main() -> None:
                 rows[str(p)].append(measure(browser, p))
                 print(p.name, json.dumps(rows[str(p)][-1]), flush=True)
         browser.close()
-    print("| page | load | first frame ms | painted ms | click ms (script / to frame) "
-          "| search ms | date range ms |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|")
+    keys = ("hover", "click", "search", "dates", "dates_wide")
+    print("| page | load | first frame ms | painted ms | hover ms (script / to frame) | click ms "
+          "| search ms | date range ms | wide date range ms |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|")
     for p, rs in rows.items():
 
         def med(key: str, i: int, rs: list[dict[str, Any]] = rs) -> str:
@@ -119,7 +140,7 @@ def main() -> None:
         loads = f"{min(r['load'] for r in rs)} to {max(r['load'] for r in rs)}"
         first = statistics.median(r["first_ms"] for r in rs)
         painted = statistics.median(r["painted_ms"] for r in rs)
-        cells = [f"{med(k, 0)} / {med(k, 1)}" for k in ("click", "search", "dates")]
+        cells = [f"{med(k, 0)} / {med(k, 1)}" for k in keys]
         print(
             f"| {Path(p).name} | {loads} | {first:.0f} | {painted:.0f} | "
             + " | ".join(cells)
