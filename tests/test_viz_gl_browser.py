@@ -236,6 +236,18 @@ def test_date_filter_hides_what_it_filters(page: Any, gl_map: Any) -> None:
         assert not near(r["px"], rgb(r["id"])), r
     for r in kept[:20]:
         assert near(r["px"], rgb(r["id"])), r
+    # A highlight on top of the filter (the map pale, the kept items drawn again): the
+    # filtered-out stories stay undrawn, the stories citing the source are drawn.
+    top = page.evaluate("hcmap.ranking.sources[0].id")
+    page.evaluate("id => hcmap.highlight(id)", top)
+    ids = [r["id"] for r in hidden]
+    for r in page.evaluate(_PIXELS, [ids, every]):
+        assert not near(r["px"], rgb(r["id"])), r
+    citing = [r for r in kept if graph.has_edge(r["id"], top)]
+    assert citing
+    for r in page.evaluate(_PIXELS, [[r["id"] for r in citing], every]):
+        assert near(r["px"], rgb(r["id"])), r
+    page.evaluate("hcmap.clear()")
     # Hover: a shown story shows its tooltip, a filtered-out one does not.
     box = page.locator("#map").bounding_box()
     page.mouse.move(box["x"] + kept[0]["x"], box["y"] + kept[0]["y"])
