@@ -46,9 +46,10 @@ PAINTED = """
 _TIMED = """
 async ([action, arg]) => {
   const frame = () => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
-  // A hover: the mouse moved onto the node (sigma listens on the document).
-  const move = (x, y) =>
-    document.dispatchEvent(new MouseEvent("mousemove", { clientX: x, clientY: y, bubbles: true }));
+  // A hover: the mouse moved onto the node, over sigma's mouse layer (the event bubbles to
+  // the document, where sigma listens, with the layer as its target).
+  const move = (x, y) => hcmap.sigma.getCanvases().mouse.dispatchEvent(
+    new MouseEvent("mousemove", { clientX: x, clientY: y, bubbles: true }));
   const box = () => hcmap.sigma.getCanvases().mouse.getBoundingClientRect();
   const hover = (id) => {
     const p = hcmap.sigma.framedGraphToViewport(hcmap.sigma.getNodeDisplayData(id)), r = box();

@@ -140,6 +140,8 @@ def test_date_filter_counts_match_ground_truth(either: Any, stories: list[dict[s
     lo, hi = dates[len(dates) // 4], dates[len(dates) // 2]
     inside = [s for s in stories if lo <= str(s["published_at"])[:10] <= hi]
     truth = ground_truth(inside)
+    # Unfiltered, the page's recount (the 10 largest in one pass) is the writer's ranking.
+    assert page.evaluate("hcmap.counts()") == page.evaluate("hcmap.ranking")
     got = page.evaluate("([a, b]) => hcmap.setDates(a, b)", [lo, hi])
     ids = {n: a["id"] for n, a in graph.nodes(data=True)}
     every = sorted((len(v) for v in truth.manifest_citing_stories.values()), reverse=True)
