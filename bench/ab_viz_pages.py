@@ -5,9 +5,10 @@ before a change with ``PYTHONPATH=<old tree>``) is opened alternately, ``--round
 each, so both see the same machine load. Per page and round: the first frame
 (``window.hcmapReady``) and the end of the animation frame after it (*painted*: the GPU
 process has drawn it), the page's step marks (``hcmap:*``, WebGL page), and for a hover
-and a click-highlight of the top source, a search for a word of its title and two date
-ranges (the first four weeks; every day but the first): the script cost (call → return)
-and call → end of the next frame (two ``requestAnimationFrame`` turns), each the median of 3.
+and a click-highlight of the top source, a search for a word of its title and three date
+ranges (the first four weeks; every day but the first; the first three days): the script
+cost (call → return) and call → end of the next frame (two ``requestAnimationFrame``
+turns), each the median of 3.
 
 Usage::
 
@@ -105,6 +106,9 @@ def measure(browser: Any, path: Path) -> dict[str, Any]:
         # Nearly every story shown (all but the first day's): most of the map drawn again.
         after = (date.fromisoformat(span["min"]) + timedelta(days=1)).isoformat()
         actions.append(("dates_wide", "setDates", [after, span["max"]]))
+        # The first three days: a part of the map.
+        third = (date.fromisoformat(span["min"]) + timedelta(days=2)).isoformat()
+        actions.append(("dates_narrow", "setDates", [span["min"], third]))
     for key, action, arg in actions:
         script, framed, ok = page.evaluate(_TIMED, [action, arg])
         assert ok, f"{path.name}: the hover showed no tooltip"
@@ -128,10 +132,10 @@ def main() -> None:
                 rows[str(p)].append(measure(browser, p))
                 print(p.name, json.dumps(rows[str(p)][-1]), flush=True)
         browser.close()
-    keys = ("hover", "click", "search", "dates", "dates_wide")
+    keys = ("hover", "click", "search", "dates", "dates_wide", "dates_narrow")
     print("| page | load | first frame ms | painted ms | hover ms (script / to frame) | click ms "
-          "| search ms | date range ms | wide date range ms |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|")
+          "| search ms | date range ms | wide date range ms | narrow date range ms |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for p, rs in rows.items():
 
         def med(key: str, i: int, rs: list[dict[str, Any]] = rs) -> str:

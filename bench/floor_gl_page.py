@@ -3,9 +3,10 @@
 hcgraph's every-story reuse map (``template_gl.html``) and a *floor page* are written for the
 same graph, then opened alternately in one headless Chromium (``--rounds`` loads each). The
 floor page hands the same nodes (positions, sizes, colours) and edges (sizes) to the same
-vendored graphology and sigma builds, as numeric arrays (edges as node indices), with sigma's
-labels off and nothing else: no panel, ranking, search, labels by rank, tooltips or date
-index. What the floor page costs is what any page drawing this graph with this sigma pays; the
+vendored graphology and sigma builds, as numeric arrays (edges as node indices), drawn by
+sigma's cheapest programs (past 20,000 edges: lines and points, as hcgraph's page), with
+sigma's labels off and nothing else: no panel, ranking, search, labels by rank, tooltips or
+date index. What the floor page costs is what any page drawing this graph with this sigma pays; the
 difference is what hcgraph's page adds.
 
 Per load: the first frame (``window.hcmapReady``: sigma's first ``afterRender``), *painted*
@@ -87,10 +88,12 @@ _FLOOR = """<!DOCTYPE html>
   }}
   mark("graph");
   var done = false;
-  var s = new Sigma(g, document.getElementById("map"), {{
+  var big = d.src.length > 20000, r = Sigma.rendering;
+  var s = new Sigma(g, document.getElementById("map"), Object.assign({{
     renderLabels: false, renderEdgeLabels: false, enableEdgeEvents: false, zIndex: false,
-    defaultEdgeType: "line", defaultEdgeColor: d.edgeColour, hideEdgesOnMove: d.src.length > 20000
-  }});
+    defaultEdgeType: "line", defaultEdgeColor: d.edgeColour, hideEdgesOnMove: big
+  }}, big ? {{ edgeProgramClasses: {{ line: r.EdgeLineProgram }},
+              nodeProgramClasses: {{ circle: r.NodePointProgram }} }} : {{}}));
   s.on("afterRender", function () {{
     if (done) {{ return; }}
     done = true; mark("sigma"); window.hcmapReady = performance.now();
