@@ -7,7 +7,8 @@ vendored graphology and sigma builds, as numeric arrays (edges as node indices),
 sigma's cheapest programs (past 20,000 edges: lines and points, as hcgraph's page), with
 sigma's labels off and nothing else: no panel, ranking, search, labels by rank, tooltips or
 date index. What the floor page costs is what any page drawing this graph with this sigma pays; the
-difference is what hcgraph's page adds.
+difference is what hcgraph's page adds. With ``--iri-keys``, also a floor page whose node
+keys are the IRIs, as hcgraph's.
 
 Per load: the first frame (``window.hcmapReady``: sigma's first ``afterRender``), *painted*
 (``window.hcmapPainted``: the end of the next animation frame, so the GPU process has drawn
@@ -79,12 +80,13 @@ _FLOOR = """<!DOCTYPE html>
   var d = JSON.parse(document.getElementById("d").textContent);
   mark("parsed");
   var g = new graphology.Graph({{ type: "directed", multi: false, allowSelfLoops: false }});
+  var key = d.ids ? function (i) {{ return d.ids[i]; }} : String;
   for (var i = 0; i < d.x.length; i++) {{
     var a = {{ x: d.x[i], y: d.y[i], size: d.size[i], color: d.palette[d.colour[i]] }};
-    g.addNode(String(i), a);
+    g.addNode(key(i), a);
   }}
   for (var k = 0; k < d.src.length; k++) {{
-    g.addEdgeWithKey(String(k), String(d.src[k]), String(d.dst[k]), {{ size: d.esize[k] }});
+    g.addEdgeWithKey(String(k), key(d.src[k]), key(d.dst[k]), {{ size: d.esize[k] }});
   }}
   mark("graph");
   var done = false;
@@ -152,10 +154,16 @@ def floor_data(graph: nx.DiGraph, positions: dict[str, tuple[float, float]]) -> 
     }
 
 
-def write_floor(graph: nx.DiGraph, positions: dict[str, tuple[float, float]], out: Path) -> int:
-    """Write the floor page for ``graph``; its size in bytes."""
+def write_floor(
+    graph: nx.DiGraph, positions: dict[str, tuple[float, float]], out: Path, iri_keys: bool = False
+) -> int:
+    """Write the floor page for ``graph``; its size in bytes. ``iri_keys``: the graph's
+    node keys are the IRIs (as hcgraph's page), not ``"0"``, ``"1"``, …"""
+    data = floor_data(graph, positions)
+    if iri_keys:
+        data["ids"] = sorted(graph)
     html = _FLOOR.format(
-        data=safe_json(floor_data(graph, positions)),
+        data=safe_json(data),
         graphology=_vendored("graphology.umd.min.js", GRAPHOLOGY_SHA256),
         sigma=_vendored("sigma.min.js", SIGMA_SHA256),
     )
@@ -189,7 +197,9 @@ def main() -> None:
     ap.add_argument("--synthetic", type=int, default=1, metavar="K",
                     help="the store's stories K times over (10: 100k stories)")  # fmt: skip
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--keep", type=Path, help="write the two pages here (default: a temp dir)")
+    ap.add_argument("--keep", type=Path, help="write the pages here (default: a temp dir)")
+    ap.add_argument("--iri-keys", action="store_true",
+                    help="also a floor page whose node keys are the IRIs")  # fmt: skip
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -209,6 +219,10 @@ def main() -> None:
     t0 = time.process_time()
     floor_bytes = write_floor(graph, positions, pages["floor"])
     floor_s = time.process_time() - t0
+    sizes = {"hcgraph": info.bytes, "floor": floor_bytes}
+    if args.iri_keys:
+        pages["floor-iri"] = out / "floor-iri.html"
+        sizes["floor-iri"] = write_floor(graph, positions, pages["floor-iri"], iri_keys=True)
     print(f"{info.nodes:,} nodes, {info.edges:,} edges; layout {layout_s:.1f} CPU s; "
           f"hcgraph page {info.bytes / 1e6:.1f} MB in {write_s:.1f} CPU s; "
           f"floor page {floor_bytes / 1e6:.1f} MB in {floor_s:.1f} CPU s", flush=True)  # fmt: skip
@@ -224,7 +238,7 @@ def main() -> None:
     print("| page | MB | load | first frame s (each load) | painted s | marks, median ms |")
     print("|---|---|---|---|---|---|")
     for name, rs in rows.items():
-        mb = (info.bytes if name == "hcgraph" else floor_bytes) / 1e6
+        mb = sizes[name] / 1e6
         firsts = ", ".join(f"{r['first_ms'] / 1000:.2f}" for r in rs)
         first = statistics.median(r["first_ms"] for r in rs) / 1000
         painted = statistics.median(r["painted_ms"] for r in rs) / 1000
