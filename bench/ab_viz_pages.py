@@ -3,10 +3,12 @@
 For changes to the map pages' scripts: the same map written by two trees (e.g. the tree
 before a change with ``PYTHONPATH=<old tree>``) is opened alternately, ``--rounds`` times
 each, so both see the same machine load. Per page and round: the first frame
-(``window.hcmapReady``), the page's step marks (``hcmap:*``, WebGL page), and for a
-click-highlight of the top source, a search for a word of its title and a date-range
-change (the first four weeks): the script cost (call → return) and call → end of the next
-frame (two ``requestAnimationFrame`` turns), each the median of 3.
+(``window.hcmapReady``) and the end of the animation frame after it (*painted*: the GPU
+process has drawn it), the page's step marks (``hcmap:*``, WebGL page), and for a hover
+and a click-highlight of the top source, a search for a word of its title and three date
+ranges (the first four weeks; every day but the first; the first three days): the script
+cost (call → return) and call → end of the next frame (two ``requestAnimationFrame``
+turns), each the median of 3.
 
 Usage::
 
@@ -20,6 +22,7 @@ import json
 import os
 import statistics
 import sys
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -28,22 +31,50 @@ sys.path.insert(0, str(ROOT))
 
 from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
+#: Before the page's scripts: ``window.hcmapPainted``, the end of the animation frame after
+#: the one in which the first frame was drawn (``hcmapReady`` set): the GPU process has
+#: drawn it by then (software WebGL rasterises after the page's script returns).
+PAINTED = """
+(() => {
+  const poll = () => {
+    if (window.hcmapReady === undefined) { requestAnimationFrame(poll); return; }
+    requestAnimationFrame(() => { window.hcmapPainted = performance.now(); });
+  };
+  requestAnimationFrame(poll);
+})();
+"""
+
 _TIMED = """
 async ([action, arg]) => {
   const frame = () => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  // A hover: the mouse moved onto the node, over sigma's mouse layer (the event bubbles to
+  // the document, where sigma listens, with the layer as its target).
+  const move = (x, y) => hcmap.sigma.getCanvases().mouse.dispatchEvent(
+    new MouseEvent("mousemove", { clientX: x, clientY: y, bubbles: true }));
+  const box = () => hcmap.sigma.getCanvases().mouse.getBoundingClientRect();
+  const hover = (id) => {
+    const p = hcmap.sigma.framedGraphToViewport(hcmap.sigma.getNodeDisplayData(id)), r = box();
+    move(r.left + p.x, r.top + p.y);
+  };
   const script = [], framed = [];
+  let shown = true;
   for (let i = 0; i < 3; i++) {
     await frame();
     const t0 = performance.now();
-    if (action === "setDates") { hcmap.setDates(arg[0], arg[1]); } else { hcmap[action](arg); }
+    if (action === "setDates") { hcmap.setDates(arg[0], arg[1]); }
+    else if (action === "hover") { hover(arg); }
+    else { hcmap[action](arg); }
     const t1 = performance.now();
+    const tip = document.getElementById("tip");
+    if (action === "hover") { shown = shown && tip.style.display === "block"; }
     await frame();
     script.push(t1 - t0); framed.push(performance.now() - t0);
+    if (action === "hover") { move(box().left - 100, 5); }
     hcmap.reset();
     await frame();
   }
   script.sort((a, b) => a - b); framed.sort((a, b) => a - b);
-  return [script[1], framed[1]];
+  return [script[1], framed[1], shown];
 }
 """
 
@@ -52,10 +83,13 @@ def measure(browser: Any, path: Path) -> dict[str, Any]:
     """One load of ``path``: first frame, marks, and the three interactions."""
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     page.route("**/*", lambda r: r.abort() if r.request.url.startswith("http") else r.continue_())
+    page.add_init_script(PAINTED)
     page.goto(path.as_uri(), wait_until="commit")
     page.wait_for_function("() => window.hcmapReady !== undefined", timeout=600_000, polling=100)
     row: dict[str, Any] = {"load": round(os.getloadavg()[0], 1)}
     row["first_ms"] = round(page.evaluate("window.hcmapReady"))
+    page.wait_for_function("() => window.hcmapPainted !== undefined", timeout=600_000, polling=50)
+    row["painted_ms"] = round(page.evaluate("window.hcmapPainted"))
     row["marks"] = page.evaluate(
         "performance.getEntriesByType('mark').map(m => [m.name, Math.round(m.startTime)])"
     )
@@ -63,13 +97,21 @@ def measure(browser: Any, path: Path) -> dict[str, Any]:
     word = max(top["label"].split(), key=len).strip(":,.…")
     span = page.evaluate("hcmap.dateRange ? hcmap.dateRange() : null")
     actions: list[tuple[str, str, Any]] = [
+        ("hover", "hover", top["id"]),
         ("click", "highlight", top["id"]),
         ("search", "search", word),
     ]
     if span and span["min"]:
         actions.append(("dates", "setDates", [span["min"], span["min"][:8] + "28"]))
+        # Nearly every story shown (all but the first day's): most of the map drawn again.
+        after = (date.fromisoformat(span["min"]) + timedelta(days=1)).isoformat()
+        actions.append(("dates_wide", "setDates", [after, span["max"]]))
+        # The first three days: a part of the map.
+        third = (date.fromisoformat(span["min"]) + timedelta(days=2)).isoformat()
+        actions.append(("dates_narrow", "setDates", [span["min"], third]))
     for key, action, arg in actions:
-        script, framed = page.evaluate(_TIMED, [action, arg])
+        script, framed, ok = page.evaluate(_TIMED, [action, arg])
+        assert ok, f"{path.name}: the hover showed no tooltip"
         row[key] = [round(script), round(framed)]
     page.close()
     return row
@@ -90,9 +132,10 @@ def main() -> None:
                 rows[str(p)].append(measure(browser, p))
                 print(p.name, json.dumps(rows[str(p)][-1]), flush=True)
         browser.close()
-    print("| page | load | first frame ms | click ms (script / to frame) "
-          "| search ms | date range ms |")  # fmt: skip
-    print("|---|---|---|---|---|---|")
+    keys = ("hover", "click", "search", "dates", "dates_wide", "dates_narrow")
+    print("| page | load | first frame ms | painted ms | hover ms (script / to frame) | click ms "
+          "| search ms | date range ms | wide date range ms | narrow date range ms |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for p, rs in rows.items():
 
         def med(key: str, i: int, rs: list[dict[str, Any]] = rs) -> str:
@@ -101,8 +144,13 @@ def main() -> None:
 
         loads = f"{min(r['load'] for r in rs)} to {max(r['load'] for r in rs)}"
         first = statistics.median(r["first_ms"] for r in rs)
-        cells = [f"{med(k, 0)} / {med(k, 1)}" for k in ("click", "search", "dates")]
-        print(f"| {Path(p).name} | {loads} | {first:.0f} | " + " | ".join(cells) + " |")
+        painted = statistics.median(r["painted_ms"] for r in rs)
+        cells = [f"{med(k, 0)} / {med(k, 1)}" for k in keys]
+        print(
+            f"| {Path(p).name} | {loads} | {first:.0f} | {painted:.0f} | "
+            + " | ".join(cells)
+            + " |"
+        )
 
 
 if __name__ == "__main__":

@@ -140,6 +140,8 @@ def test_date_filter_counts_match_ground_truth(either: Any, stories: list[dict[s
     lo, hi = dates[len(dates) // 4], dates[len(dates) // 2]
     inside = [s for s in stories if lo <= str(s["published_at"])[:10] <= hi]
     truth = ground_truth(inside)
+    # Unfiltered, the page's recount (the 10 largest in one pass) is the writer's ranking.
+    assert page.evaluate("hcmap.counts()") == page.evaluate("hcmap.ranking")
     got = page.evaluate("([a, b]) => hcmap.setDates(a, b)", [lo, hi])
     ids = {n: a["id"] for n, a in graph.nodes(data=True)}
     every = sorted((len(v) for v in truth.manifest_citing_stories.values()), reverse=True)
@@ -164,6 +166,101 @@ def test_date_filter_counts_match_ground_truth(either: Any, stories: list[dict[s
     assert page.evaluate("hcmap.dateRange()")["from"] == lo
     page.evaluate("hcmap.reset()")
     assert page.evaluate("hcmap.shown()")["nodes"] == graph.number_of_nodes()
+    assert page.errors == []
+
+
+_PIXELS = """
+async ([ids, far]) => {
+  // For each node: its map position, whether no other node of `far` lies within 12 px and
+  // no label over it, and the pixel there (RGBA) of the view as the PNG download draws it.
+  const s = hcmap.sigma, pr = s.pixelRatio, img = new Image();
+  img.src = hcmap.png();
+  await img.decode();
+  const c = document.createElement("canvas");
+  c.width = img.width; c.height = img.height;
+  const ctx = c.getContext("2d");
+  ctx.drawImage(img, 0, 0);
+  const at = (id) => s.framedGraphToViewport(s.getNodeDisplayData(id));
+  const others = far.map(at), labels = hcmap.labels();
+  return ids.map((id) => {
+    const p = at(id);
+    const clear = (b) =>
+      p.x < b.x - 2 || p.x > b.x + b.w + 2 || p.y < b.y - 2 || p.y > b.y + b.h + 2;
+    const alone = labels.every(clear) &&
+      others.every((q, k) => far[k] === id || Math.hypot(q.x - p.x, q.y - p.y) > 12);
+    const px = Array.from(ctx.getImageData(Math.floor(p.x * pr), Math.floor(p.y * pr), 1, 1).data);
+    return { id, x: p.x, y: p.y, alone, px };
+  });
+}
+"""
+
+
+def test_date_filter_hides_what_it_filters(page: Any, gl_map: Any) -> None:
+    """A filtered-out node is not drawn, not labelled and not hovered; a shown one is drawn
+    in its colour and shows its tooltip. (The WebGL page keeps the filtered-out nodes in its
+    WebGL layers and covers them with the veil, which draws the shown ones again.)"""
+    graph, _ = gl_map
+    story_dates = sorted(a["date"][:10] for _n, a in graph.nodes(data=True) if a["type"] == "Story")
+    lo, hi = story_dates[len(story_dates) // 4], story_dates[len(story_dates) // 2]
+    page.evaluate("([a, b]) => hcmap.setDates(a, b)", [lo, hi])
+    stories = [(n, a) for n, a in graph.nodes(data=True) if a["type"] == "Story"]
+    inside = [n for n, a in stories if lo <= a["date"][:10] <= hi]
+    outside = [n for n, a in stories if not lo <= a["date"][:10] <= hi]
+    assert inside and outside
+    assert page.evaluate("hcmap.shown()")["nodes"] <= graph.number_of_nodes() - len(outside)
+    labelled = {b["id"] for b in page.evaluate("hcmap.labels()") if not b["region"]}
+    assert labelled and not labelled & set(outside)
+    every = page.evaluate("hcmap.nodes.getIds()")
+    width = page.evaluate("document.getElementById('map').clientWidth")
+    height = page.evaluate("document.getElementById('map').clientHeight")
+
+    def rgb(node: str) -> list[int]:
+        colour = page.evaluate("id => hcmap.sigma.getNodeDisplayData(id).color", node)
+        assert colour.startswith("#") and len(colour) == 7, colour
+        return [int(colour[k : k + 2], 16) for k in (1, 3, 5)]
+
+    def on_map(r: dict[str, Any]) -> bool:
+        # Alone, inside the map, and in a cluster's colour (the grey of small clusters is
+        # too close to the edges' to tell apart).
+        inside = 2 <= r["x"] <= width - 2 and 2 <= r["y"] <= height - 2
+        return bool(r["alone"]) and inside and rgb(r["id"]) != [0xB8, 0xBE, 0xC6]
+
+    hidden = [r for r in page.evaluate(_PIXELS, [outside, every]) if on_map(r)]
+    kept = [r for r in page.evaluate(_PIXELS, [inside, every]) if on_map(r)]
+    assert len(hidden) >= 5 and len(kept) >= 5
+
+    def near(px: list[int], want: list[int]) -> bool:  # the centre of a small, antialiased dot
+        return max(abs(a - b) for a, b in zip(px[:3], want, strict=True)) <= 40
+
+    # Not drawn: a filtered-out story's centre is not in its colour (a shown edge may
+    # cross it); a shown story's is (no other node within 12 px, no label over it).
+    for r in hidden[:20]:
+        assert not near(r["px"], rgb(r["id"])), r
+    for r in kept[:20]:
+        assert near(r["px"], rgb(r["id"])), r
+    # A highlight on top of the filter (the map pale, the kept items drawn again): the
+    # filtered-out stories stay undrawn, the stories citing the source are drawn.
+    top = page.evaluate("hcmap.ranking.sources[0].id")
+    page.evaluate("id => hcmap.highlight(id)", top)
+    ids = [r["id"] for r in hidden]
+    for r in page.evaluate(_PIXELS, [ids, every]):
+        assert not near(r["px"], rgb(r["id"])), r
+    citing = [r for r in kept if graph.has_edge(r["id"], top)]
+    assert citing
+    for r in page.evaluate(_PIXELS, [[r["id"] for r in citing], every]):
+        assert near(r["px"], rgb(r["id"])), r
+    page.evaluate("hcmap.clear()")
+    # Hover: a shown story shows its tooltip, a filtered-out one does not.
+    box = page.locator("#map").bounding_box()
+    page.mouse.move(box["x"] + kept[0]["x"], box["y"] + kept[0]["y"])
+    page.wait_for_function("getComputedStyle(document.getElementById('tip')).display === 'block'")
+    page.mouse.move(box["x"] + 2, box["y"] + 2)
+    page.mouse.move(box["x"] + hidden[0]["x"], box["y"] + hidden[0]["y"])
+    page.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    assert page.evaluate("getComputedStyle(document.getElementById('tip')).display") == "none"
+    page.evaluate("hcmap.reset()")
+    again = {r["id"]: r for r in page.evaluate(_PIXELS, [[r["id"] for r in hidden], every])}
+    assert any(near(again[r["id"]]["px"], rgb(r["id"])) for r in hidden)  # drawn again
     assert page.errors == []
 
 
