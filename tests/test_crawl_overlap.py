@@ -363,30 +363,3 @@ def test_bodies_an_earlier_run_left_unsynced_are_synced_before_the_resume_stores
     report = site.crawl(tmp_path, store_worker="thread")
     assert report.exit_code == 0 and stories_in(tmp_path) == {page(s) for s in ["a", *SLUGS]}
     assert unsynced == []
-
-
-def test_in_the_first_seconds_a_batch_also_waits_for_the_ramp() -> None:
-    """The first batch (one body) is written in a moment: the second waits for the ramp
-    too, not only for that write, so a crawl does not begin with small bulk loads."""
-
-    async def scenario() -> None:
-        loop = asyncio.get_running_loop()
-        landed: asyncio.Future[list[Outcome]] = loop.create_future()
-        inflight = crawler._Submitted([_doc(0)], landed)
-        ramp: asyncio.Future[None] = loop.create_future()
-        assert crawler._written(None, ramp) is None  # nothing in flight: no waiting
-        waited = crawler._written(inflight, ramp)
-        assert waited is not None
-        landed.set_result([])
-        await asyncio.sleep(0)
-        assert not waited.done()  # written, but the ramp is not over
-        ramp.set_result(None)
-        await asyncio.sleep(0)
-        assert waited.done()
-        assert crawler._written(inflight, ramp) is landed  # after the ramp: the write alone
-        timer = crawler._after(0.02)
-        assert not timer.done()
-        await asyncio.sleep(0.05)
-        assert timer.done()
-
-    asyncio.run(scenario())

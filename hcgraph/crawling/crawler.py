@@ -74,9 +74,6 @@ __all__ = ["CrawlOptions", "CrawlProgress", "Crawler", "acrawl", "crawl", "user_
 
 BATCH = 500  # at most this many fetched stories per pipeline batch (one bulk load each)
 _FETCH_POLL = 0.05  # s: how often a batch waiting for bodies checks that fetches go on
-# s: in a run's first seconds a batch waits this long for bodies, not only while the one
-# before is written (that one is small then: each bulk load has a fixed cost)
-_RAMP = 2.0
 _INLINE_BODY = 256 * 1024  # bytes: larger bodies are archived off the event loop
 _JSONISH = ("application/json", "text/json", "text/plain", "application/octet-stream")
 _GONE = (404, 410)  # a stored story's URL answering these (twice in a row) is withdrawn
@@ -768,7 +765,6 @@ class Crawler:
         suspects = set(json.loads(frontier.get_setting("suspects") or "[]"))
         pending.sort(key=lambda item: item.key not in suspects)
         inflight: _Submitted | None = None  # mapped, its write maybe still running
-        ramp: asyncio.Future[None] | None = None  # done _RAMP s after the first body came
         finished = False
         while not finished:
             size = 1 if pending and pending[0].key in suspects else BATCH
@@ -782,9 +778,7 @@ class Crawler:
                 if item is None:
                     break
                 batch = [item]
-            if ramp is None:
-                ramp = _after(_RAMP)
-            finished = await self._fill(batch, _written(inflight, ramp))
+            finished = await self._fill(batch, inflight.landed if inflight else None)
             alone = len(batch) == 1 and batch[0].key in suspects
             if self._stop or alone:
                 await self._land(frontier, runner, inflight, suspects)
@@ -946,37 +940,6 @@ class Crawler:
             suspects.discard(batch[0].key or "")
             frontier.set_setting("suspects", json.dumps(sorted(suspects)))
         return outcomes
-
-
-def _after(seconds: float) -> asyncio.Future[None]:
-    """A future that is done ``seconds`` from now."""
-    loop = asyncio.get_running_loop()
-    done: asyncio.Future[None] = loop.create_future()
-
-    def end() -> None:
-        if not done.done():
-            done.set_result(None)
-
-    loop.call_later(seconds, end)
-    return done
-
-
-def _written(inflight: _Submitted | None, ramp: asyncio.Future[None]) -> asyncio.Future[Any] | None:
-    """What the next batch waits for while it fills (see :meth:`Crawler._fill`): the batch
-    in flight's write, and in a run's first :data:`_RAMP` seconds the ramp too.
-
-    Why the ramp: the first batch is whatever one body came (a crawl stores something at
-    once), and is written in a moment, so without it the second batch would be the few
-    bodies fetched meanwhile, and the third the ones fetched while those few are loaded:
-    two small bulk loads at the start of every crawl, each with the fixed cost of a load
-    (new tables for the store to compact: the same 3k stories cost ~1.3 s more CPU loaded
-    in 9 loads than in 4, bench/RESULTS.md). Nothing in flight: nothing to wait for.
-    """
-    if inflight is None:
-        return None
-    if ramp.done():
-        return inflight.landed
-    return asyncio.gather(inflight.landed, ramp, return_exceptions=True)
 
 
 @dataclass(frozen=True)
