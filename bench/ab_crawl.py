@@ -144,18 +144,26 @@ def _step(
 
 
 def report(runs: dict[str, list[Run]], n: int, args: argparse.Namespace) -> None:
-    """The medians over the pairs, and each pair's crawl / ingest."""
+    """The medians over the pairs, and each pair's crawl / ingest (wall time); with the
+    floor, each pair's CPU / the floor's CPU too, and its median."""
     ingest = runs["ingest"]
+    floor = runs.get("floor")
     print(f"\n{n} stories, {args.pairs} pairs, {os.cpu_count()} cores, "
           f"load average {os.getloadavg()[0]:.1f}\n")  # fmt: skip
-    print("| run | median stories/s | median CPU ms/story | peak RSS (MB) | / ingest, per pair |")
-    print("| --- | ---: | ---: | ---: | --- |")
+    extra = " CPU / floor, per pair (median) |" if floor else ""
+    head = "| run | median stories/s | median CPU ms/story | peak RSS (MB) | / ingest, per pair |"
+    print(head + extra)
+    print("| --- | ---: | ---: | ---: | --- |" + (" --- |" if floor else ""))
     for name, rs in runs.items():
         rate = statistics.median(n / r.seconds for r in rs)
         cpu = statistics.median(1000 * r.cpu / n for r in rs)
         rss = max(r.rss or 0 for r in rs)
         ratios = ", ".join(f"{i.seconds / r.seconds:.0%}" for i, r in zip(ingest, rs, strict=True))
-        print(f"| {name} | {rate:.0f} | {cpu:.1f} | {rss:.0f} | {ratios} |")
+        cells = ""
+        if floor:
+            per = [r.cpu / f.cpu for f, r in zip(floor, rs, strict=True)]
+            cells = f" {', '.join(f'{x:.2f}' for x in per)} ({statistics.median(per):.2f}) |"
+        print(f"| {name} | {rate:.0f} | {cpu:.1f} | {rss:.0f} | {ratios} |{cells}")
 
 
 if __name__ == "__main__":

@@ -320,3 +320,17 @@ def test_scheduler_stop_ends_waiting_workers() -> None:
         assert await waiting is None
 
     asyncio.run(scenario())
+
+
+def test_the_kept_headers_read_in_one_pass_are_what_asking_for_each_gives() -> None:
+    from hcgraph.crawling.fetch import KEPT_HEADERS, _kept
+
+    headers = httpx.Headers(
+        [(b"Server", b"nginx"), (b"ETag", b'"v1"'), (b"Set-Cookie", b"a=1"),
+         (b"Cache-Control", b"no-cache"), (b"cache-control", b"max-age=0"),
+         (b"Content-Type", b"application/json")]
+    )  # fmt: skip
+    wanted = {name: headers[name] for name in KEPT_HEADERS if name in headers}
+    kept = _kept(headers)
+    assert kept == wanted and list(kept) == list(wanted)
+    assert kept["cache-control"] == "no-cache, max-age=0" and "set-cookie" not in kept

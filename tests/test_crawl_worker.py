@@ -362,3 +362,23 @@ def test_a_worker_that_does_not_end_is_stopped_with_a_store_error(
 
     runner = asyncio.run(scenario())
     assert _gone(runner)
+
+
+def test_the_worker_imports_none_of_the_fetching_side() -> None:
+    """The store worker needs the pipeline and the store, not httpx, the frontier or the
+    archive: ``hcgraph.crawling`` is lazy, so importing its worker module loads none of them."""
+    import subprocess
+    import sys
+
+    from conftest import cli_env
+
+    code = (
+        "import sys; import hcgraph.crawling.worker\n"
+        "fetching = ('httpx', 'hcgraph.crawling.crawler', 'hcgraph.crawling.frontier',\n"
+        "            'hcgraph.archive')\n"
+        "print(sorted(m for m in fetching if m in sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=cli_env(), capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"

@@ -9,22 +9,55 @@
 See :mod:`hcgraph.crawling.crawler` for how the modules fit together.
 """
 
-from ..urls import Mirror, canonicalize, json_url
-from .crawler import Crawler, CrawlOptions, CrawlProgress, acrawl, crawl, user_agent
-from .fetch import FetchPolicy, FetchResult
-from .report import CrawlReport
+from __future__ import annotations
 
-__all__ = [
-    "CrawlOptions",
-    "CrawlProgress",
-    "CrawlReport",
-    "Crawler",
-    "FetchPolicy",
-    "FetchResult",
-    "Mirror",
-    "acrawl",
-    "canonicalize",
-    "crawl",
-    "json_url",
-    "user_agent",
-]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Lazy (PEP 562), like the package above it: the store worker process imports
+# ``hcgraph.crawling.worker``, which needs the pipeline and the store but none of the
+# fetching side (httpx, the frontier, the archive: ~0.1 s of CPU a crawl at start-up).
+_EXPORTS: dict[str, str] = {
+    "CrawlOptions": ".crawler",
+    "CrawlProgress": ".crawler",
+    "CrawlReport": ".report",
+    "Crawler": ".crawler",
+    "FetchPolicy": ".fetch",
+    "FetchResult": ".fetch",
+    "Mirror": "..urls",
+    "acrawl": ".crawler",
+    "canonicalize": "..urls",
+    "crawl": ".crawler",
+    "json_url": "..urls",
+    "user_agent": ".crawler",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
+
+if TYPE_CHECKING:
+    from ..urls import Mirror as Mirror
+    from ..urls import canonicalize as canonicalize
+    from ..urls import json_url as json_url
+    from .crawler import Crawler as Crawler
+    from .crawler import CrawlOptions as CrawlOptions
+    from .crawler import CrawlProgress as CrawlProgress
+    from .crawler import acrawl as acrawl
+    from .crawler import crawl as crawl
+    from .crawler import user_agent as user_agent
+    from .fetch import FetchPolicy as FetchPolicy
+    from .fetch import FetchResult as FetchResult
+    from .report import CrawlReport as CrawlReport

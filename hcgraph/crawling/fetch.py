@@ -48,6 +48,7 @@ KEPT_HEADERS = (
     "content-type", "content-length", "content-encoding", "etag", "last-modified", "date",
     "cache-control", "retry-after", "location", "server",
 )  # fmt: skip
+_KEPT = frozenset(KEPT_HEADERS)
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
@@ -239,7 +240,7 @@ class Fetcher:
             async with asyncio.timeout(self.policy.timeout):
                 async with self.client.stream("GET", fetch_url, headers=dict(headers)) as resp:
                     out.status = resp.status_code
-                    out.headers = {k: resp.headers[k] for k in KEPT_HEADERS if k in resp.headers}
+                    out.headers = _kept(resp.headers)
                     if _retryable(resp.status_code) and not last:
                         wait = retry_after_seconds(resp.headers.get("retry-after"))
                         out.host_wait = wait is not None
@@ -303,6 +304,17 @@ class Fetcher:
         except DecodeError as exc:
             raise httpx.DecodingError(str(exc)) from None
         return b"".join(chunks)
+
+
+def _kept(headers: httpx.Headers) -> dict[str, str]:
+    """The :data:`KEPT_HEADERS` of a response, in that order, each as ``headers[name]``
+    gives it (repeated fields joined by ``", "``), read in one pass over the fields: asking
+    ``headers`` for each name scans them all each time (~13 us a response, 4 here)."""
+    found: dict[str, str] = {}
+    for name, value in headers.multi_items():  # names lower-cased, as KEPT_HEADERS are
+        if name in _KEPT:
+            found[name] = f"{found[name]}, {value}" if name in found else value
+    return {name: found[name] for name in KEPT_HEADERS if name in found}
 
 
 def _describe(exc: BaseException) -> str:
