@@ -9,9 +9,9 @@ The public API: everything the CLI does is available here by import.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ._lazy import lazy_exports as _lazy_exports
 from ._version import __version__ as __version__
 
 # The package is lazy (PEP 562): ``import hcgraph`` loads no submodule; each public name is
@@ -93,17 +93,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(["__version__", *_EXPORTS])
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'hcgraph' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = _lazy_exports(__name__, globals(), _EXPORTS)
 
 
 if TYPE_CHECKING:

@@ -11,8 +11,9 @@ See :mod:`hcgraph.crawling.crawler` for how the modules fit together.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports as _lazy_exports
 
 # Lazy (PEP 562), like the package above it: the store worker process imports
 # ``hcgraph.crawling.worker``, which needs the pipeline and the store but none of the
@@ -35,17 +36,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = _lazy_exports(__name__, globals(), _EXPORTS)
 
 
 if TYPE_CHECKING:
