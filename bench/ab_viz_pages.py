@@ -79,12 +79,19 @@ async ([action, arg]) => {
 """
 
 
-def measure(browser: Any, path: Path) -> dict[str, Any]:
-    """One load of ``path``: first frame, marks, and the three interactions."""
+def open_page(browser: Any, path: Path) -> Any:
+    """A new 1400 x 900 page opening ``path``: every http(s) request aborted, the painted-frame
+    probe installed, navigation committed (the page's own wait comes after)."""
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     page.route("**/*", lambda r: r.abort() if r.request.url.startswith("http") else r.continue_())
     page.add_init_script(PAINTED)
     page.goto(path.as_uri(), wait_until="commit")
+    return page
+
+
+def measure(browser: Any, path: Path) -> dict[str, Any]:
+    """One load of ``path``: first frame, marks, and the three interactions."""
+    page = open_page(browser, path)
     page.wait_for_function("() => window.hcmapReady !== undefined", timeout=600_000, polling=100)
     row: dict[str, Any] = {"load": round(os.getloadavg()[0], 1)}
     row["first_ms"] = round(page.evaluate("window.hcmapReady"))

@@ -54,7 +54,7 @@ from hcgraph.viz.render import (  # noqa: E402
 from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
-from ab_viz_pages import PAINTED  # noqa: E402
+from ab_viz_pages import open_page  # noqa: E402
 
 #: The WebGL page's cluster palette and the colour of the rest (template_gl.html).
 PALETTE = [
@@ -173,10 +173,7 @@ def write_floor(
 
 def measure(browser: Any, path: Path) -> dict[str, Any]:
     """One load of ``path``: first frame, painted, marks (ms since navigation start)."""
-    page = browser.new_page(viewport={"width": 1400, "height": 900})
-    page.route("**/*", lambda r: r.abort() if r.request.url.startswith("http") else r.continue_())
-    page.add_init_script(PAINTED)
-    page.goto(path.as_uri(), wait_until="commit")
+    page = open_page(browser, path)
     page.wait_for_function("() => window.hcmapPainted !== undefined", timeout=900_000, polling=50)
     marks = (
         "performance.getEntriesByType('mark').map(m => [m.name.slice(6), Math.round(m.startTime)])"
