@@ -275,7 +275,8 @@ def _collect(corpus: Corpus, answers: Mapping[str, engines.Answer], result: Resu
 
 
 def run_jena(corpus: Corpus, runs: int, timeout: float, heap: str | None = None) -> Result:
-    """TDB2's bulk loader, then every case ``runs`` times in one JVM (``-Xmx`` ``heap``)."""
+    """TDB2's bulk loader, then every case ``runs`` times in one JVM (``-Xmx`` ``heap``), each
+    cancelled after ``timeout`` seconds."""
     result = Result()
     classpath = engines.jena_classpath(corpus.work)
     if classpath is None:
@@ -288,7 +289,7 @@ def run_jena(corpus: Corpus, runs: int, timeout: float, heap: str | None = None)
     items = _repeated(corpus, runs)
     started = time.perf_counter()
     failed: dict[str, str] = {}
-    answers = engines.run_jena(classpath, location, items, corpus.work, heap, failed)
+    answers = engines.run_jena(classpath, location, items, corpus.work, heap, failed, timeout)
     wall = time.perf_counter() - started
     _collect(corpus, answers, result)
     for key, message in failed.items():

@@ -205,6 +205,27 @@ def test_jena_one_failing_query_loses_only_its_answer(tmp_path: Path) -> None:
     assert answers["after"].rows == {("o",)}
 
 
+def test_jena_query_timeout_cancels_only_that_query(tmp_path: Path) -> None:
+    """With a timeout, a query still running after it is cancelled and reported by key;
+    the next one is answered."""
+    classpath = engines.jena_classpath(tmp_path)
+    if classpath is None:
+        pytest.skip("Apache Jena (Debian libapache-jena-java) or javac is not installed")
+    nquads = tmp_path / "small.nq"
+    lines = [f'<urn:x:s{i}> <urn:x:q> "{i}" <urn:x:g> .' for i in range(1000)]
+    nquads.write_text("\n".join([*lines, '<urn:x:s> <urn:x:p> "o" <urn:x:g> .', ""]), "utf-8")
+    engines.jena_load(classpath, nquads, tmp_path / "tdb2")
+    items = {  # a streamed three-way cross product: 10^9 rows to count
+        "endless": "SELECT (COUNT(*) AS ?n) WHERE "
+        "{ ?a <urn:x:q> ?b . ?c <urn:x:q> ?d . ?e <urn:x:q> ?f }",
+        "after": "SELECT ?o WHERE { ?s <urn:x:p> ?o }",
+    }
+    errors: dict[str, str] = {}
+    answers = engines.run_jena(classpath, tmp_path / "tdb2", items, tmp_path, "256m", errors, 1)
+    assert set(errors) == {"endless"} and "Cancel" in errors["endless"], errors
+    assert set(answers) == {"after"} and answers["after"].rows == {("o",)}
+
+
 def test_comunica(small_corpus: Corpus) -> None:
     if not engines.comunica_available():
         pytest.skip("Comunica is not installed (scripts/install-test-deps installs it)")

@@ -266,15 +266,18 @@ def run_jena(
     work: Path,
     heap: str | None = None,
     errors: dict[str, str] | None = None,
+    timeout: float | None = None,
 ) -> dict[str, Answer]:
     """key → Jena's answer, every query in one JVM over the TDB2 database.
 
     ``heap`` is the JVM's ``-Xmx`` (e.g. ``"14g"``; its default is a quarter of the
     memory). A query Jena fails on has no answer; its message goes into ``errors`` (by key)
-    and the other queries still run.
+    and the other queries still run. ``timeout`` (seconds) cancels a query still running
+    after that long (Jena's query timeout): it fails like any other.
     """
     files = _query_files(items, work / "jena-queries")
-    jvm = ["java", *([f"-Xmx{heap}"] if heap else []), "-cp", classpath]
+    limit = [f"-Dhc.timeout={max(1, round(timeout))}"] if timeout else []
+    jvm = ["java", *([f"-Xmx{heap}"] if heap else []), *limit, "-cp", classpath]
     done = subprocess.run(
         [*jvm, "JenaQueries", str(location), *files], capture_output=True, text=True
     )
