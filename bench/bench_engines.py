@@ -292,10 +292,7 @@ def run_jena(corpus: Corpus, runs: int, timeout: float, heap: str | None = None)
     answers = engines.run_jena(classpath, location, items, corpus.work, heap, failed, timeout)
     wall = time.perf_counter() - started
     _collect(corpus, answers, result)
-    for key, message in failed.items():
-        case = key.split("\t", 1)[1]
-        if case not in result.seconds:
-            result.errors[case] = message
+    _failures(failed, result)
     inside = sum(a.seconds for a in answers.values())
     result.notes.append(
         f"jena: one JVM, {len(items)} queries, {wall:.1f} s wall ({inside:.1f} s inside queries)"
@@ -304,16 +301,27 @@ def run_jena(corpus: Corpus, runs: int, timeout: float, heap: str | None = None)
     return result
 
 
+def _failures(failed: Mapping[str, str], result: Result) -> None:
+    """A case none of whose runs answered gets the error of one that failed."""
+    for key, message in failed.items():
+        case = key.split("\t", 1)[1]
+        if case not in result.seconds:
+            result.errors[case] = message
+
+
 def run_comunica(corpus: Corpus, runs: int, timeout: float) -> Result:
-    """An N3.js store of the N-Quads, every case ``runs`` times, in one Node process."""
+    """An N3.js store of the N-Quads, every case ``runs`` times, in one Node process, each
+    stopped after ``timeout`` seconds."""
     result = Result()
     if not engines.comunica_available():
         raise SystemExit("Comunica is not installed (scripts/install-test-deps installs it)")
     items = _repeated(corpus, runs)
     started = time.perf_counter()
-    answers = engines.run_comunica(corpus.nquads, items, corpus.work)
+    failed: dict[str, str] = {}
+    answers = engines.run_comunica(corpus.nquads, items, corpus.work, failed, timeout)
     wall = time.perf_counter() - started
     _collect(corpus, answers, result)
+    _failures(failed, result)
     inside = sum(a.seconds for a in answers.values())
     corpus.loads["comunica: node start + N3.js parse (wall - queries)"] = wall - inside
     result.notes.append(

@@ -226,6 +226,27 @@ def test_jena_query_timeout_cancels_only_that_query(tmp_path: Path) -> None:
     assert set(answers) == {"after"} and answers["after"].rows == {("o",)}
 
 
+def test_comunica_timeout_and_error_lose_only_their_answers(tmp_path: Path) -> None:
+    """A query Comunica refuses and one still running at the timeout are reported by key;
+    the query after them is answered (by a fresh worker, the data loaded again)."""
+    if not engines.comunica_available():
+        pytest.skip("Comunica is not installed (scripts/install-test-deps installs it)")
+    nquads = tmp_path / "small.nq"
+    lines = [f'<urn:x:s{i}> <urn:x:q> "{i}" <urn:x:g> .' for i in range(1000)]
+    nquads.write_text("\n".join([*lines, '<urn:x:s> <urn:x:p> "o" <urn:x:g> .', ""]), "utf-8")
+    items = {
+        "broken": "SELECT ?s WHERE { ?s <urn:x:p> ",
+        "endless": "SELECT (COUNT(*) AS ?n) WHERE "
+        "{ ?a <urn:x:q> ?b . ?c <urn:x:q> ?d . ?e <urn:x:q> ?f }",
+        "after": "SELECT ?o WHERE { ?s <urn:x:p> ?o }",
+    }
+    errors: dict[str, str] = {}
+    answers = engines.run_comunica(nquads, items, tmp_path, errors, timeout=2)
+    assert set(errors) == {"broken", "endless"}, errors
+    assert errors["endless"].startswith("timeout:")
+    assert set(answers) == {"after"} and answers["after"].rows == {("o",)}
+
+
 def test_comunica(small_corpus: Corpus) -> None:
     if not engines.comunica_available():
         pytest.skip("Comunica is not installed (scripts/install-test-deps installs it)")

@@ -284,12 +284,15 @@ def run_jena(
     if done.returncode != 0:
         raise RuntimeError(f"Jena failed: {done.stderr[-2000:]}")
     if errors is not None:
-        failed = dict(re.findall(r"^### error (\S+)\n(.*)$", done.stdout, re.M))
-        stems = {Path(f).stem: message for f, message in failed.items()}
-        errors.update(
-            {key: stems[f"q{i:03d}"] for i, key in enumerate(items) if f"q{i:03d}" in stems}
-        )
+        errors.update(_failed(items, done.stdout))
     return _by_key(items, _blocks(done.stdout))
+
+
+def _failed(items: Mapping[str, str], stdout: str) -> dict[str, str]:
+    """key → message of each query a runner printed as failed (``### error FILE``)."""
+    failed = dict(re.findall(r"^### error (\S+)\n(.*)$", stdout, re.M))
+    stems = {Path(f).stem: message for f, message in failed.items()}
+    return {key: stems[f"q{i:03d}"] for i, key in enumerate(items) if f"q{i:03d}" in stems}
 
 
 # --- Comunica -------------------------------------------------------------------------------
@@ -298,22 +301,31 @@ def comunica_available() -> bool:
     return shutil.which("node") is not None and (NODE_MODULES / "@comunica").is_dir()
 
 
-def run_comunica(nquads: Path, items: Mapping[str, str], work: Path) -> dict[str, Answer]:
-    """key → Comunica's answer, every query in one Node process over the N-Quads."""
+def run_comunica(
+    nquads: Path,
+    items: Mapping[str, str],
+    work: Path,
+    errors: dict[str, str] | None = None,
+    timeout: float | None = None,
+) -> dict[str, Answer]:
+    """key → Comunica's answer, every query in one Node process over the N-Quads.
+
+    A query Comunica fails on has no answer; its message goes into ``errors`` (by key) and
+    the other queries still run. ``timeout`` (seconds) stops a query still running after
+    that long (its worker thread is ended and the data loaded again for the next ones).
+    """
     files = _query_files(items, work / "comunica-queries")
+    env = {**os.environ, **({"HC_TIMEOUT": str(max(1, round(timeout)))} if timeout else {})}
     done = subprocess.run(
-        [
-            "node",
-            "--max-old-space-size=8192",
-            str(HERE / "comunica-queries.mjs"),
-            str(nquads),
-            *files,
-        ],
+        ["node", str(HERE / "comunica-queries.mjs"), str(nquads), *files],
         capture_output=True,
         text=True,
+        env=env,
     )
     if done.returncode != 0:
         raise RuntimeError(f"Comunica failed: {done.stderr[-2000:]}")
+    if errors is not None:
+        errors.update(_failed(items, done.stdout))
     return _by_key(items, _blocks(done.stdout))
 
 
