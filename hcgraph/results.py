@@ -52,9 +52,8 @@ def display(term: Any) -> str:
 
 
 def _ask_rows(result: QueryResult) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
-    if result.boolean is not None:
-        return ("boolean",), [("true" if result.boolean else "false",)]
-    return result.variables, [tuple(display(t) for t in row) for row in result.terms]
+    header, rows = _ask_terms(result)
+    return header, [tuple(display(t) for t in row) for row in rows]
 
 
 def write_table(result: QueryResult, out: TextIO, *, width: int | None = None) -> None:

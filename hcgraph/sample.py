@@ -258,18 +258,20 @@ class Corpus:
             paths.append(path)
         return sorted(paths)
 
-    def site_files(self) -> dict[str, bytes]:
+    def site_files(self, *, by_host: bool = False) -> dict[str, bytes]:
         """Map URL paths (``/stories/<date>/<slug>/index.json``) to JSON bytes.
 
         Lets tests serve the corpus as a static site (e.g. for crawl tests). Only the path of
-        each story's ``url`` is used, so a seed story from another host is served too.
+        each story's ``url`` is used, so a seed story from another host is served too; with
+        ``by_host`` each path starts with the story's host (``/news.example.org/stories/…``:
+        one site mirroring several).
         """
         files: dict[str, bytes] = {}
         for story in self.stories:
-            path = urlsplit(str(story["url"])).path
-            if not path.endswith("/"):
-                path += "/"
-            files[path + "index.json"] = _dumps(story).encode("utf-8")
+            parts = urlsplit(str(story["url"]))
+            path = parts.path if parts.path.endswith("/") else parts.path + "/"
+            host = f"/{parts.netloc}" if by_host else ""
+            files[f"{host}{path}index.json"] = _dumps(story).encode("utf-8")
         return files
 
 
@@ -358,13 +360,11 @@ class _Manifest:
 
     def entry(self) -> dict[str, Any]:
         """A fresh ``manifests[]`` entry (fresh so oddities can never leak between stories)."""
-        return {
-            "manifest_id": self.manifest_id,
-            "title": self.title,
-            "source_name": self.source_name,
-            "source_url": self.source_url,
-            "published_date": self.published_date,
-        }
+        return {name: getattr(self, name) for name in _LISTING}
+
+
+#: The fields of a ``manifests[]`` entry, in the order a story lists them.
+_LISTING = ("manifest_id", "title", "source_name", "source_url", "published_date")
 
 
 @dataclass(frozen=True, slots=True)
@@ -799,16 +799,9 @@ def _seed_manifests(story: dict[str, Any]) -> list[_Manifest]:
     for entry in story.get("manifests", []):
         owned = claims.get(str(entry["manifest_id"]))
         if owned:
-            manifests.append(
-                _Manifest(
-                    manifest_id=str(entry["manifest_id"]),
-                    title=entry["title"],
-                    source_name=entry["source_name"],
-                    source_url=entry["source_url"],
-                    published_date=entry["published_date"],
-                    claims=tuple(owned),
-                )
-            )
+            listing = {name: entry[name] for name in _LISTING}
+            listing["manifest_id"] = str(entry["manifest_id"])
+            manifests.append(_Manifest(**listing, claims=tuple(owned)))
     return manifests
 
 
