@@ -154,9 +154,7 @@ def graph_time(when: dt.datetime | None) -> dt.datetime:
     fixed = source_date_epoch()
     if fixed is not None:
         return fixed
-    if when is None:
-        return now_utc()
-    return when.astimezone(dt.UTC).replace(microsecond=0)
+    return now_utc() if when is None else when.astimezone(dt.UTC).replace(microsecond=0)
 
 
 class Pipeline:

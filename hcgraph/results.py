@@ -46,9 +46,7 @@ def display(term: Any) -> str:
     """The plain text of a term: an IRI, a literal's lexical form, ``_:id``, or ``""``."""
     if term is None:
         return ""
-    if isinstance(term, ox.BlankNode):
-        return f"_:{term.value}"
-    return str(term.value)
+    return f"_:{term.value}" if isinstance(term, ox.BlankNode) else str(term.value)
 
 
 def _ask_rows(result: QueryResult) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:

@@ -476,31 +476,25 @@ def _text_bank() -> _TextBank:
     return _TextBank(sentences=sentences, paragraphs=paragraphs, deks=deks, facts=facts)
 
 
+@dataclass(kw_only=True, eq=False)
 class _Generator:
     """Holds the manifest pool, the head tables and options; builds any story by index."""
 
-    def __init__(
-        self,
-        *,
-        n: int,
-        seed: int,
-        hostile: bool,
-        oddities: bool,
-        base_url: str,
-        seed_story: dict[str, Any] | None,
-    ) -> None:
-        self.n = n
-        self.seed = seed
-        self.hostile = hostile
-        self.oddities = oddities
-        self.base_url = base_url
+    n: int
+    seed: int
+    hostile: bool
+    oddities: bool
+    base_url: str
+    seed_story: dict[str, Any] | None
+
+    def __post_init__(self) -> None:
+        n = self.n
         self.days = max(2, min(14, n // 100 + 2))
         self.publishers = self._publisher_names(max(8, n // 200))
         self.pool = self._manifest_pool(max(30, n // 2))
         self.pool_cum = _zipf_cum_weights(len(self.pool), 1.1)
-        self.seed_story = seed_story
-        self.seed_manifests = _seed_manifests(seed_story) if seed_story else []
-        self.heads = _HeadTable.build(self._rng("heads", n), n, hostile)
+        self.seed_manifests = _seed_manifests(self.seed_story) if self.seed_story else []
+        self.heads = _HeadTable.build(self._rng("heads", n), n, self.hostile)
 
     def _rng(self, *parts: object) -> random.Random:
         """A private RNG for one purpose, seeded by a string (hashed with SHA-512 by Random)."""
@@ -660,9 +654,7 @@ class _Generator:
 
     def _maybe_hostile(self, rng: random.Random, head: _Head, text: str) -> str:
         """Make ``text`` hostile about half the time in a hostile story."""
-        if head.hostile and rng.random() < 0.5:
-            return _hostile_text(rng, text)
-        return text
+        return _hostile_text(rng, text) if head.hostile and rng.random() < 0.5 else text
 
     def _sections(
         self,

@@ -1039,9 +1039,7 @@ def _parse_head(head: bytes) -> _Request:
 
 def _keep_alive(request: _Request) -> bool:
     tokens = {t.strip().lower() for v in request.get_all("connection") for t in v.split(",")}
-    if request.version == "HTTP/1.0":
-        return "keep-alive" in tokens
-    return "close" not in tokens
+    return "keep-alive" in tokens if request.version == "HTTP/1.0" else "close" not in tokens
 
 
 def _body_length(request: _Request) -> int:

@@ -108,9 +108,7 @@ def seed_role(url: str, pattern: re.Pattern[str], suffix: str = DEFAULT_JSON_SUF
         return "sitemap"
     if path == "/robots.txt":
         return "robots"
-    if path.endswith(".json") or story_page(url, pattern, suffix):
-        return "story"
-    return "page"
+    return "story" if path.endswith(".json") or story_page(url, pattern, suffix) else "page"
 
 
 class _Links(HTMLParser):

@@ -78,6 +78,11 @@ CREATE TABLE IF NOT EXISTS validators (
 );
 CREATE TABLE IF NOT EXISTS gone (url TEXT PRIMARY KEY);
 """
+# Columns added since the first frontier schema: added to an older file when it is opened.
+_ADDED = {
+    "urls": ("via TEXT", "role TEXT", "lastmod TEXT"),
+    "validators": ("fetched_at TEXT",),
+}
 
 
 @dataclass(frozen=True)
@@ -151,6 +156,11 @@ class Frontier:
         # NORMAL: a commit survives the process being killed (only power loss can undo it).
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(_SCHEMA)
+        for table, columns in _ADDED.items():
+            have = {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}
+            for column in columns:
+                if column.split()[0] not in have:
+                    self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
         # From here on a failing statement (a full disk: "database or disk is full") is a
         # CrawlError naming the file, so the crawl ends with one line, resumable.
         self.db.what = "the crawl frontier failed"

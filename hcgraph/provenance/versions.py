@@ -165,9 +165,7 @@ def history(store: Store, story_url: str, archive: Archive | Path | str | None =
     Raises:
         ProvenanceError: neither the graph nor the archive knows the story.
     """
-    url = story_url.strip().split("#", 1)[0]
-    if url.endswith("index.json"):
-        url = url[: -len("index.json")]
+    url = story_url.strip().split("#", 1)[0].removesuffix("index.json")
     if archive is None and store.directory is not None:
         archive = store.directory / "archive"
     arc = archive if isinstance(archive, Archive) or archive is None else Archive(archive)

@@ -335,26 +335,21 @@ def _client(
     )
 
 
+@dataclass(eq=False)
 class _Run:
     """The state of one push run: the work list, the report, the abort flag."""
 
-    def __init__(
-        self,
-        store: Store,
-        endpoint: RemoteEndpoint,
-        opts: PushOptions,
-        credentials: Credentials | None,
-        state: PushState,
-        on_progress: Progress,
-    ) -> None:
-        self.store = store
-        self.endpoint = endpoint
-        self.opts = opts
-        self.credentials = credentials
-        self.state = state
-        self.on_progress = on_progress
+    store: Store
+    endpoint: RemoteEndpoint
+    opts: PushOptions
+    credentials: Credentials | None
+    state: PushState
+    on_progress: Progress
+
+    def __post_init__(self) -> None:
+        opts = self.opts
         self.local_counts: dict[str, int] = {}
-        self.report = PushReport(endpoint.url, opts.protocol)
+        self.report = PushReport(self.endpoint.url, opts.protocol)
         self.bulk: set[str] = set()  # graphs going in bulk chunks (see _prepare_bulk)
         self._bulk_off = False  # the server refused the bulk path: graph by graph from now
         self._bulk_slots = asyncio.Semaphore(min(_BULK_IN_FLIGHT, opts.concurrency))
@@ -437,9 +432,7 @@ class _Run:
             return []
         recorded = self.state.graphs(self.endpoint.url)
         wanted = list(names) if opts.force else [g for g in names if g not in recorded]
-        if opts.bulk == "auto" and len(wanted) < BULK_MIN_GRAPHS:
-            return []
-        return wanted
+        return [] if opts.bulk == "auto" and len(wanted) < BULK_MIN_GRAPHS else wanted
 
     async def _prepare_bulk(self, client: httpx.AsyncClient) -> None:
         """Choose the bulk graphs; in replace mode, drop those the server already holds.
