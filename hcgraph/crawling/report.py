@@ -91,11 +91,7 @@ class CrawlReport:
 
 
 def _entry(row: Row, *keys: str) -> dict[str, Any]:
-    out: dict[str, Any] = {"url": row.url}
-    for key in keys:
-        out[key] = getattr(row, key)
-    out["linked_from"] = row.parent
-    return out
+    return {"url": row.url, **{key: getattr(row, key) for key in keys}, "linked_from": row.parent}
 
 
 def build_report(
