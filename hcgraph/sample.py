@@ -32,6 +32,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from itertools import accumulate
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, TypedDict, TypeVar, Unpack
 from urllib.parse import urlsplit
@@ -791,9 +792,8 @@ def _seed_manifests(story: dict[str, Any]) -> list[_Manifest]:
     for entry in story.get("manifests", []):
         owned = claims.get(str(entry["manifest_id"]))
         if owned:
-            listing = {name: entry[name] for name in _LISTING}
-            listing["manifest_id"] = str(entry["manifest_id"])
-            manifests.append(_Manifest(**listing, claims=tuple(owned)))
+            mid, title, name, url, date = itemgetter(*_LISTING)(entry)
+            manifests.append(_Manifest(str(mid), title, name, url, date, tuple(owned)))
     return manifests
 
 

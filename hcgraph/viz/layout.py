@@ -72,7 +72,7 @@ def anchored_layout(graph: nx.DiGraph) -> Positions:
         if kind == "Publisher" and n not in clusters:
             clusters[n] = []
     order = sorted(clusters, key=lambda p: (-sum(stories_of[m] for m in clusters[p]), p))
-    pos = _ring([(p, sorted(clusters[p], key=lambda m: (-stories_of[m], m))) for p in order])
+    pos = _ring([sorted(clusters[p], key=lambda m: (-stories_of[m], m)) for p in order], order)
     _place_citers(graph, pos, types)
     return pos
 
@@ -118,7 +118,7 @@ def community_layout(graph: nx.DiGraph) -> Positions:
     clusters = [c for c in clusters if c]
     if not clusters:
         return anchored_layout(graph)
-    pos = _ring([("", c) for c in clusters])
+    pos = _ring(clusters)
     _place_citers(graph, pos, types)
     return pos
 
@@ -131,19 +131,20 @@ def cluster_layout(graph: nx.DiGraph) -> Positions:
     """
     degree = dict(graph.degree())
     groups = communities(graph) or [sorted(graph)]
-    return _ring([("", sorted(c, key=lambda n: (-degree[n], n))) for c in groups if c])
+    return _ring([sorted(c, key=lambda n: (-degree[n], n)) for c in groups if c])
 
 
-def _ring(clusters: list[tuple[str, list[str]]]) -> Positions:
-    """Each cluster ``(hub, members)`` a sunflower spiral of its members around its hub (no
-    hub, ``""``: its first member in the centre), the spirals edge to edge around a ring, with
-    a gap for stories in between (one cluster: at the origin)."""
-    radii = [_SPACING * (1.5 + math.sqrt(len(c) + 4)) for _, c in clusters]
+def _ring(clusters: list[list[str]], hubs: list[str] | None = None) -> Positions:
+    """Each cluster a sunflower spiral of its members around its hub (``hubs``, one a cluster;
+    none, or ``""``: its first member in the centre), the spirals edge to edge around a ring,
+    with a gap for stories in between (one cluster: at the origin)."""
+    radii = [_SPACING * (1.5 + math.sqrt(len(c) + 4)) for c in clusters]
     pos: Positions = {}
     circumference = sum(2 * r + 2 * _SPACING for r in radii)
     ring = max(circumference / (2 * math.pi), max(radii) * 1.2) if len(clusters) > 1 else 0.0
     angle = 0.0
-    for (hub, members), radius in zip(clusters, radii, strict=True):
+    for i, (members, radius) in enumerate(zip(clusters, radii, strict=True)):
+        hub = hubs[i] if hubs else ""
         half = (radius + _SPACING) / ring if ring else 0.0
         angle += half
         cx, cy = ring * math.cos(angle), ring * math.sin(angle)

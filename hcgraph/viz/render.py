@@ -278,31 +278,41 @@ def _node_rows(
         max_count = 0
     pub_ix = {p: i for i, p in enumerate(publishers)}
     room_ix = {r: i for i, r in enumerate(newsrooms)}
-    rows = []
-    for n in sorted(graph):
-        a = graph.nodes[n]
-        style = styles[a["type"]]
-        x, y = positions.get(n, (0.0, 0.0))
-        rows.append(
-            dict(
-                id=n,
-                label=visible_label(a["label"] or n),
-                shape=style.shape,
-                group=a["type"],
-                x=x,
-                y=y,
-                size=node_size(a, style, max_count),
-                t=visible_bidi(a.get("title", "")),
-                d=a.get("date", ""),
-                i=a.get("id", ""),
-                u=_http(a.get("url", "")),
-                s=int(a.get("stories", 0) or 0),
-                p=[pub_ix[p] for p in a.get("publishers", ())],
-                r=[room_ix[r] for r in a.get("newsrooms", ())],
-                **({"g": int(a["uncited"])} if a.get("uncited") else {}),
-            )
-        )
-    return rows
+    return [
+        _node_row(n, graph.nodes[n], styles[graph.nodes[n]["type"]], positions, max_count,
+                  pub_ix, room_ix)
+        for n in sorted(graph)
+    ]  # fmt: skip
+
+
+def _node_row(
+    n: str,
+    a: dict[str, Any],
+    style: NodeStyle,
+    positions: Positions,
+    max_count: int,
+    pub_ix: dict[str, int],
+    room_ix: dict[str, int],
+) -> dict[str, Any]:
+    """One node's row of the vis DataSet."""
+    x, y = positions.get(n, (0.0, 0.0))
+    return dict(
+        id=n,
+        label=visible_label(a["label"] or n),
+        shape=style.shape,
+        group=a["type"],
+        x=x,
+        y=y,
+        size=node_size(a, style, max_count),
+        t=visible_bidi(a.get("title", "")),
+        d=a.get("date", ""),
+        i=a.get("id", ""),
+        u=_http(a.get("url", "")),
+        s=int(a.get("stories", 0) or 0),
+        p=[pub_ix[p] for p in a.get("publishers", ())],
+        r=[room_ix[r] for r in a.get("newsrooms", ())],
+        **({"g": int(a["uncited"])} if a.get("uncited") else {}),
+    )  # fmt: skip
 
 
 _EDGE_KEYS = (("claims", "c"), ("stories", "n"), ("citations", "k"))
