@@ -72,13 +72,6 @@ def _prefixes() -> dict[str, str]:
     return dict(TURTLE_PREFIXES)
 
 
-def _union(fmt: ox.RdfFormat, *, prefixes: bool) -> Callable[[Store, BinaryIO], None]:
-    def write(store: Store, out: BinaryIO) -> None:
-        store.write_union(out, fmt, _prefixes() if prefixes else None)
-
-    return write
-
-
 def _xml_safe_projection(store: Store) -> nx.MultiDiGraph:
     graph = to_networkx(store)
     for _, data in graph.nodes(data=True):
@@ -141,9 +134,9 @@ def _drop_attribute(graph: Any, title: str) -> None:
 
 
 for _exp in (
-    Exporter("turtle", _union(ox.RdfFormat.TURTLE, prefixes=True), "ttl", "text/turtle",
-             "union of story graphs, prefixed Turtle"),
-    Exporter("ntriples", _union(ox.RdfFormat.N_TRIPLES, prefixes=False), "nt",
+    Exporter("turtle", lambda store, out: store.write_union(out, ox.RdfFormat.TURTLE, _prefixes()),
+             "ttl", "text/turtle", "union of story graphs, prefixed Turtle"),
+    Exporter("ntriples", lambda store, out: store.write_union(out, ox.RdfFormat.N_TRIPLES), "nt",
              "application/n-triples", "union of story graphs, N-Triples"),
     Exporter("jsonld", write_jsonld, "jsonld", "application/ld+json",
              "union of story graphs, compact JSON-LD (context: hcgraph/context.jsonld)"),
