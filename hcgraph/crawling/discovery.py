@@ -21,6 +21,7 @@ Which links are stories: canonical page URLs whose path matches the story patter
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import re
 import zlib
@@ -143,10 +144,8 @@ def html_links(body: bytes, page: str, charset: str | None = None) -> list[str]:
     base = urljoin(page, parser.base) if parser.base else page
     out = []
     for href in parser.hrefs:
-        try:
+        with contextlib.suppress(ValueError):  # a malformed URL (a bad IPv6 literal): no link
             out.append(urljoin(base, href))
-        except ValueError:  # a malformed URL (a bad IPv6 literal): not a link
-            continue
     return out
 
 
