@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
 from ._io import atomic_text_writer, atomic_writer, ensure_dir
@@ -98,10 +97,6 @@ DEMO_STEPS: list[DemoStep] = [
 ]
 
 
-def _dumps(doc: dict[str, Any]) -> bytes:
-    return json.dumps(doc, ensure_ascii=False, indent=2).encode()
-
-
 def sample_site(n_stories: int = 60, seed: int = 7) -> tuple[dict[str, bytes], list[str]]:
     """The sample site and its crawl seeds.
 
@@ -115,13 +110,7 @@ def sample_site(n_stories: int = 60, seed: int = 7) -> tuple[dict[str, bytes], l
         resources.files("hcgraph").joinpath("data/agentic-rl-production.json").read_bytes()
     )
     corpus = generate_corpus(n_stories, seed, include_seed=real)
-    files: dict[str, bytes] = {}
-    for story in corpus.stories:
-        parts = urlsplit(story["url"])
-        path = parts.path if parts.path.endswith("/") else parts.path + "/"
-        files[f"/{parts.netloc}{path}index.json"] = _dumps(story)
-    seeds = [str(s["url"]) for s in corpus.stories[:3]]
-    return files, seeds
+    return corpus.site_files(by_host=True), [str(s["url"]) for s in corpus.stories[:3]]
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -196,13 +185,9 @@ SELECT (COUNT(*) AS ?n) WHERE {
 _STORIES = "SELECT ?s WHERE { ?s a hc:Story }"
 
 
-def _count(store: Store, sparql: str) -> int:
-    for row in store.query(sparql):
-        return int(row[0].value)
-    return 0
-
-
 def _summary(store_dir: Path, report: CrawlReport) -> dict[str, int]:
+    from .provenance._graph import count
+
     with Store(store_dir, read_only=True) as store:
         stories = [str(row[0].value) for row in store.query(_STORIES)]
         sample = sum(1 for s in stories if s.startswith(SAMPLE_ORIGIN + "/"))
@@ -210,7 +195,7 @@ def _summary(store_dir: Path, report: CrawlReport) -> dict[str, int]:
             "stories": len(stories),
             "real_stories": len(stories) - sample,
             "sample_stories": sample,
-            "sources_reused": _count(store, _REUSED),
+            "sources_reused": count(store, _REUSED),
             "failures": len(report.failures),
             "quads": len(store),
         }

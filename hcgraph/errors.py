@@ -53,6 +53,7 @@ __all__ = [
     "VizError",
     "failure_text",
     "first_line",
+    "one_line",
     "visible",
 ]
 
@@ -118,6 +119,12 @@ def visible(text: str, *, one_line: bool = False) -> str:
     'a\\tb\\nc \\U000e0041'
     """
     return (_UNSAFE_LINE if one_line else _UNSAFE).sub(_escape, text)
+
+
+def one_line(text: object) -> str:
+    """:func:`visible` on one line, for any value (``None`` is ``""``): a table cell, a
+    failure line."""
+    return visible("" if text is None else str(text), one_line=True)
 
 
 #: Problems listed per story; the rest are counted ("… and N more").

@@ -72,21 +72,6 @@ def _prefixes() -> dict[str, str]:
     return dict(TURTLE_PREFIXES)
 
 
-def _union(fmt: ox.RdfFormat, *, prefixes: bool) -> Callable[[Store, BinaryIO], None]:
-    def write(store: Store, out: BinaryIO) -> None:
-        store.write_union(out, fmt, _prefixes() if prefixes else None)
-
-    return write
-
-
-def _nquads(store: Store, out: BinaryIO) -> None:
-    store.dump(out, ox.RdfFormat.N_QUADS)
-
-
-def _trig(store: Store, out: BinaryIO) -> None:
-    store.dump(out, ox.RdfFormat.TRIG, _prefixes())
-
-
 def _xml_safe_projection(store: Store) -> nx.MultiDiGraph:
     graph = to_networkx(store)
     for _, data in graph.nodes(data=True):
@@ -115,11 +100,6 @@ def _with_ids(graph: nx.MultiDiGraph, *, node_ids: bool) -> nx.MultiDiGraph:
         extra = {} if node_ids else {"id": f"e{i}", "label": pred}
         out.add_edge(ids[u], ids[v], key=f"e{i}", predicate=pred, **extra)
     return out
-
-
-def _graphml(store: Store, out: BinaryIO) -> None:
-    graph = _with_ids(_xml_safe_projection(store), node_ids=True)
-    nx.write_graphml(graph, out, named_key_ids=True)
 
 
 def _gexf(store: Store, out: BinaryIO) -> None:
@@ -154,17 +134,19 @@ def _drop_attribute(graph: Any, title: str) -> None:
 
 
 for _exp in (
-    Exporter("turtle", _union(ox.RdfFormat.TURTLE, prefixes=True), "ttl", "text/turtle",
-             "union of story graphs, prefixed Turtle"),
-    Exporter("ntriples", _union(ox.RdfFormat.N_TRIPLES, prefixes=False), "nt",
+    Exporter("turtle", lambda store, out: store.write_union(out, ox.RdfFormat.TURTLE, _prefixes()),
+             "ttl", "text/turtle", "union of story graphs, prefixed Turtle"),
+    Exporter("ntriples", lambda store, out: store.write_union(out, ox.RdfFormat.N_TRIPLES), "nt",
              "application/n-triples", "union of story graphs, N-Triples"),
     Exporter("jsonld", write_jsonld, "jsonld", "application/ld+json",
              "union of story graphs, compact JSON-LD (context: hcgraph/context.jsonld)"),
-    Exporter("nquads", _nquads, "nq", "application/n-quads",
-             "one named graph per story, N-Quads"),
-    Exporter("trig", _trig, "trig", "application/trig", "one named graph per story, TriG"),
-    Exporter("graphml", _graphml, "graphml", "application/graphml+xml",
-             "networkx projection for Gephi/yEd"),
+    Exporter("nquads", lambda store, out: store.dump(out, ox.RdfFormat.N_QUADS), "nq",
+             "application/n-quads", "one named graph per story, N-Quads"),
+    Exporter("trig", lambda store, out: store.dump(out, ox.RdfFormat.TRIG, _prefixes()), "trig",
+             "application/trig", "one named graph per story, TriG"),
+    Exporter("graphml", lambda store, out: nx.write_graphml(
+                 _with_ids(_xml_safe_projection(store), node_ids=True), out, named_key_ids=True),
+             "graphml", "application/graphml+xml", "networkx projection for Gephi/yEd"),
     Exporter("gexf", _gexf, "gexf", "application/gexf+xml", "networkx projection for Gephi"),
 ):  # fmt: skip
     register(_exp)

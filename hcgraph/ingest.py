@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ._io import read_at_most
-from .errors import InputError, failure_text, problem_lines, visible
+from .errors import InputError, failure_text, problem_lines
+from .errors import one_line as _v
 from .pipeline import BATCH, Document, Outcome, Pipeline
 from .store import Store
 
@@ -91,11 +92,6 @@ class Failure:
         lines = problem_lines(self.problems) or [failure_text(self.json_path, self.reason)]
         return [("err", Text.assemble(("failed:", "red"), f" {_v(self.source)}: {_v(line)}"))
                 for line in lines]  # fmt: skip
-
-
-def _v(text: str | None) -> str:
-    """Text someone else wrote (a file name, a story's) on one line, escaped for a terminal."""
-    return visible(text or "", one_line=True)
 
 
 @dataclass

@@ -317,36 +317,36 @@ def _map_article(out: _Emitter, st: str, story: Story) -> None:
         out.add(st, HCT("declaredPublisher"), _minted("publisher", name))
     for mid in story.cited_manifest_ids:
         out.add(st, HCT("declaredCitedManifest"), _minted("manifest", mid))
-    _map_newsroom(out, st, story)
-    _map_edition(out, st, story)
+    _map_newsroom_edition(out, st, story)
     _map_links(out, st, story)
     _map_images(out, st, story)
 
 
-def _map_newsroom(out: _Emitter, st: str, story: Story) -> None:
-    """The story's newsroom: its ``links.newsroom`` IRI, else one minted from its name."""
+def _map_newsroom_edition(out: _Emitter, st: str, story: Story) -> None:
+    """The story's newsroom and edition: each its ``links`` IRI, else one minted from its name."""
     links = story.links
-    if story.newsroom or (links and links.newsroom):
-        room_iri = checked_iri(links.newsroom if links else None)
-        room = iri(room_iri) if room_iri else _minted("newsroom", story.newsroom or "")
-        out.add(st, HCT("newsroom"), room)
-        desc = out.about(_AGENTS, room)
-        desc.typed(HCT("Newsroom"), PROVO("Organization"), PROVO("Agent"), SCHEMA("Organization"))
-        desc.text(DC("identifier"), story.newsroom)
+    room = _map_shared_link(out, st, "newsroom", story.newsroom, links.newsroom if links else None)
+    if room is not None:
+        room.typed(HCT("Newsroom"), PROVO("Organization"), PROVO("Agent"), SCHEMA("Organization"))
+        room.text(DC("identifier"), story.newsroom)
         labels_room = story.labels.newsroom if story.labels else None
-        desc.text(SCHEMA("name"), story.newsroom_title or labels_room)
+        room.text(SCHEMA("name"), story.newsroom_title or labels_room)
+    edition = _map_shared_link(out, st, "edition", story.edition, links.edition if links else None)
+    if edition is not None:
+        edition.typed(HCT("Edition"))
+        edition.text(DC("identifier"), story.edition)
 
 
-def _map_edition(out: _Emitter, st: str, story: Story) -> None:
-    """The story's edition: its ``links.edition`` IRI, else one minted from its name."""
-    links = story.links
-    if story.edition or (links and links.edition):
-        ed_iri = checked_iri(links.edition if links else None)
-        ed = iri(ed_iri) if ed_iri else _minted("edition", story.edition or "")
-        out.add(st, HCT("edition"), ed)
-        desc = out.about(_AGENTS, ed)
-        desc.typed(HCT("Edition"))
-        desc.text(DC("identifier"), story.edition)
+def _map_shared_link(
+    out: _Emitter, st: str, kind: str, name: str | None, link: str | None
+) -> _Shared | None:
+    """``st hc:KIND node`` and the node's shared description, if the story names one."""
+    if not (name or link):
+        return None
+    checked = checked_iri(link)
+    node = iri(checked) if checked else _minted(kind, name or "")
+    out.add(st, HCT(kind), node)
+    return out.about(_AGENTS, node)
 
 
 def _map_links(out: _Emitter, st: str, story: Story) -> None:
@@ -354,19 +354,14 @@ def _map_links(out: _Emitter, st: str, story: Story) -> None:
     links = story.links
     if links is not None:
         for alt in (links.json_, links.markdown):
-            alt_iri = checked_iri(alt)
-            if alt_iri is not None:
-                out.add(st, DC("hasFormat"), iri(alt_iri))
+            out.link(st, DC("hasFormat"), alt)
         out.extra(st, {"links": links.extra} if links.extra else None)
 
 
 def _map_images(out: _Emitter, st: str, story: Story) -> None:
     """The story's image IRIs; images given as objects are kept as extras too."""
     for image in story.images:
-        url = image.get("url") if isinstance(image, dict) else image
-        image_iri = checked_iri(url) if isinstance(url, str) else None
-        if image_iri is not None:
-            out.add(st, SCHEMA("image"), iri(image_iri))
+        out.link(st, SCHEMA("image"), image.get("url") if isinstance(image, dict) else image)
     unmapped_images = [i for i in story.images if not isinstance(i, str)]
     out.extra(st, {"images": unmapped_images} if unmapped_images else None)
 

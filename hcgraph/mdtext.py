@@ -91,6 +91,4 @@ def md_url(url: str) -> str:
     ('<https://example.org/a%20b>', '`javascript:alert(1)`')
     """
     quoted = quote(str(url), safe=_URL_SAFE, errors="backslashreplace")
-    if _AUTOLINK.fullmatch(quoted):
-        return f"<{quoted}>"
-    return md_code(url)
+    return f"<{quoted}>" if _AUTOLINK.fullmatch(quoted) else md_code(url)

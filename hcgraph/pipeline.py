@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import itertools
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
@@ -154,9 +155,7 @@ def graph_time(when: dt.datetime | None) -> dt.datetime:
     fixed = source_date_epoch()
     if fixed is not None:
         return fixed
-    if when is None:
-        return now_utc()
-    return when.astimezone(dt.UTC).replace(microsecond=0)
+    return now_utc() if when is None else when.astimezone(dt.UTC).replace(microsecond=0)
 
 
 class Pipeline:
@@ -206,8 +205,9 @@ class Pipeline:
         iteration ends, which raises what a write raised (as soon as it is seen).
         """
         landed: deque[Future[None]] = deque()
-        try:
-            for batch in _batches(documents, self.batch_size):
+        docs = iter(documents)
+        try:  # batches of batch_size documents (the last one may be short) until none is left
+            for batch in iter(lambda: list(itertools.islice(docs, self.batch_size)), []):
                 outcomes, futures = self._submit(batch)
                 landed.extend(futures)
                 yield from outcomes
@@ -450,17 +450,6 @@ class Pipeline:
             if subject.value != story.url:
                 return subject.value
         return None
-
-
-def _batches(documents: Iterable[Document], size: int) -> Iterator[list[Document]]:
-    batch: list[Document] = []
-    for doc in documents:
-        batch.append(doc)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
 
 
 def _landed(futures: list[Future[None]], outcomes: list[Outcome]) -> Future[list[Outcome]]:

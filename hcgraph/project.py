@@ -55,9 +55,7 @@ def node_type(types: set[str]) -> str:
     hc = sorted(t[len(_HC) :] for t in types if t.startswith(_HC))
     if hc:
         return hc[0]
-    if str(PROV.SoftwareAgent) in types:
-        return "Agent"
-    return "Resource"
+    return "Agent" if str(PROV.SoftwareAgent) in types else "Resource"
 
 
 def to_networkx(store: Store, *, max_label: int = 80) -> nx.MultiDiGraph:

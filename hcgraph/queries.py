@@ -28,6 +28,7 @@ a symlink to them, so they ship inside the package as package data.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import re
 from collections.abc import Iterator, Mapping
@@ -171,15 +172,11 @@ def to_python(term: Any) -> Any:
     if isinstance(term, ox.BlankNode):
         return f"_:{term.value}"
     if isinstance(term, ox.Literal):
-        datatype = term.datatype.value
-        converter = (
-            _LITERAL_CONVERTERS.get(datatype[len(_XSD) :]) if datatype.startswith(_XSD) else None
-        )
+        # keyed by the XSD local name: a datatype outside XSD keeps its whole IRI, no key
+        converter = _LITERAL_CONVERTERS.get(term.datatype.value.removeprefix(_XSD))
         if converter is not None:
-            try:
+            with contextlib.suppress(ValueError, InvalidOperation):
                 return converter(term.value)
-            except (ValueError, InvalidOperation):
-                return term.value
         return term.value
     return str(term)
 

@@ -46,15 +46,12 @@ def display(term: Any) -> str:
     """The plain text of a term: an IRI, a literal's lexical form, ``_:id``, or ``""``."""
     if term is None:
         return ""
-    if isinstance(term, ox.BlankNode):
-        return f"_:{term.value}"
-    return str(term.value)
+    return f"_:{term.value}" if isinstance(term, ox.BlankNode) else str(term.value)
 
 
 def _ask_rows(result: QueryResult) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
-    if result.boolean is not None:
-        return ("boolean",), [("true" if result.boolean else "false",)]
-    return result.variables, [tuple(display(t) for t in row) for row in result.terms]
+    header, rows = _ask_terms(result)
+    return header, [tuple(display(t) for t in row) for row in rows]
 
 
 def write_table(result: QueryResult, out: TextIO, *, width: int | None = None) -> None:

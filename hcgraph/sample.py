@@ -32,6 +32,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from itertools import accumulate
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, TypedDict, TypeVar, Unpack
 from urllib.parse import urlsplit
@@ -258,18 +259,20 @@ class Corpus:
             paths.append(path)
         return sorted(paths)
 
-    def site_files(self) -> dict[str, bytes]:
+    def site_files(self, *, by_host: bool = False) -> dict[str, bytes]:
         """Map URL paths (``/stories/<date>/<slug>/index.json``) to JSON bytes.
 
         Lets tests serve the corpus as a static site (e.g. for crawl tests). Only the path of
-        each story's ``url`` is used, so a seed story from another host is served too.
+        each story's ``url`` is used, so a seed story from another host is served too; with
+        ``by_host`` each path starts with the story's host (``/news.example.org/stories/…``:
+        one site mirroring several).
         """
         files: dict[str, bytes] = {}
         for story in self.stories:
-            path = urlsplit(str(story["url"])).path
-            if not path.endswith("/"):
-                path += "/"
-            files[path + "index.json"] = _dumps(story).encode("utf-8")
+            parts = urlsplit(str(story["url"]))
+            path = parts.path if parts.path.endswith("/") else parts.path + "/"
+            host = f"/{parts.netloc}" if by_host else ""
+            files[f"{host}{path}index.json"] = _dumps(story).encode("utf-8")
         return files
 
 
@@ -358,13 +361,11 @@ class _Manifest:
 
     def entry(self) -> dict[str, Any]:
         """A fresh ``manifests[]`` entry (fresh so oddities can never leak between stories)."""
-        return {
-            "manifest_id": self.manifest_id,
-            "title": self.title,
-            "source_name": self.source_name,
-            "source_url": self.source_url,
-            "published_date": self.published_date,
-        }
+        return {name: getattr(self, name) for name in _LISTING}
+
+
+#: The fields of a ``manifests[]`` entry, in the order a story lists them.
+_LISTING = ("manifest_id", "title", "source_name", "source_url", "published_date")
 
 
 @dataclass(frozen=True, slots=True)
@@ -476,31 +477,25 @@ def _text_bank() -> _TextBank:
     return _TextBank(sentences=sentences, paragraphs=paragraphs, deks=deks, facts=facts)
 
 
+@dataclass(kw_only=True, eq=False)
 class _Generator:
     """Holds the manifest pool, the head tables and options; builds any story by index."""
 
-    def __init__(
-        self,
-        *,
-        n: int,
-        seed: int,
-        hostile: bool,
-        oddities: bool,
-        base_url: str,
-        seed_story: dict[str, Any] | None,
-    ) -> None:
-        self.n = n
-        self.seed = seed
-        self.hostile = hostile
-        self.oddities = oddities
-        self.base_url = base_url
+    n: int
+    seed: int
+    hostile: bool
+    oddities: bool
+    base_url: str
+    seed_story: dict[str, Any] | None
+
+    def __post_init__(self) -> None:
+        n = self.n
         self.days = max(2, min(14, n // 100 + 2))
         self.publishers = self._publisher_names(max(8, n // 200))
         self.pool = self._manifest_pool(max(30, n // 2))
         self.pool_cum = _zipf_cum_weights(len(self.pool), 1.1)
-        self.seed_story = seed_story
-        self.seed_manifests = _seed_manifests(seed_story) if seed_story else []
-        self.heads = _HeadTable.build(self._rng("heads", n), n, hostile)
+        self.seed_manifests = _seed_manifests(self.seed_story) if self.seed_story else []
+        self.heads = _HeadTable.build(self._rng("heads", n), n, self.hostile)
 
     def _rng(self, *parts: object) -> random.Random:
         """A private RNG for one purpose, seeded by a string (hashed with SHA-512 by Random)."""
@@ -660,9 +655,7 @@ class _Generator:
 
     def _maybe_hostile(self, rng: random.Random, head: _Head, text: str) -> str:
         """Make ``text`` hostile about half the time in a hostile story."""
-        if head.hostile and rng.random() < 0.5:
-            return _hostile_text(rng, text)
-        return text
+        return _hostile_text(rng, text) if head.hostile and rng.random() < 0.5 else text
 
     def _sections(
         self,
@@ -799,16 +792,8 @@ def _seed_manifests(story: dict[str, Any]) -> list[_Manifest]:
     for entry in story.get("manifests", []):
         owned = claims.get(str(entry["manifest_id"]))
         if owned:
-            manifests.append(
-                _Manifest(
-                    manifest_id=str(entry["manifest_id"]),
-                    title=entry["title"],
-                    source_name=entry["source_name"],
-                    source_url=entry["source_url"],
-                    published_date=entry["published_date"],
-                    claims=tuple(owned),
-                )
-            )
+            mid, title, name, url, date = itemgetter(*_LISTING)(entry)
+            manifests.append(_Manifest(str(mid), title, name, url, date, tuple(owned)))
     return manifests
 
 

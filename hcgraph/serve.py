@@ -258,17 +258,9 @@ class Endpoint:
         return sock
 
     def _run(self, front: _Front, ready: concurrent.futures.Future[None]) -> None:
-        loop = asyncio.new_event_loop()
-        loop.set_exception_handler(lambda _loop, _context: None)  # quiet: no tracebacks
         try:
-            loop.run_until_complete(front.run(ready))
-        except BaseException as exc:
-            if not ready.done():
-                ready.set_exception(exc)
+            _run_front(front, ready)
         finally:
-            with contextlib.suppress(Exception):
-                loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.close()
             self._stopped.set()
 
     def wait(self) -> int:
@@ -660,12 +652,16 @@ class _Conn(asyncio.Protocol):
             self._advance()
 
     def _timed_out(self) -> None:
-        data = (
-            f"the query did not finish within {self.front.ep.timeout_s:g} s"
-            " (hcgraph serve --timeout-s)\n"
-        ).encode()
+        timeout = self.front.ep.timeout_s
+        self._answer(
+            503, f"the query did not finish within {timeout:g} s (hcgraph serve --timeout-s)"
+        )
+
+    def _answer(self, status: int, message: str) -> None:
+        """A one-line plain answer to the query in flight; then the next request."""
+        data = (message + "\n").encode()
         self.transport.write(
-            self.front._plain(503, data, close=not self.keep, head_only=self.head_only)
+            self.front._plain(status, data, close=not self.keep, head_only=self.head_only)
         )
         self._done(self.keep)
 
@@ -752,11 +748,7 @@ class _Conn(asyncio.Protocol):
         if self.reason == "timeout" and not self.sent:
             self._timed_out()
         elif not self.sent and not self.reason:
-            data = b"the query worker failed on this query\n"
-            self.transport.write(
-                self.front._plain(500, data, close=not self.keep, head_only=self.head_only)
-            )
-            self._done(self.keep)
+            self._answer(500, "the query worker failed on this query")
         else:
             self._abort()
 
@@ -1047,9 +1039,7 @@ def _parse_head(head: bytes) -> _Request:
 
 def _keep_alive(request: _Request) -> bool:
     tokens = {t.strip().lower() for v in request.get_all("connection") for t in v.split(",")}
-    if request.version == "HTTP/1.0":
-        return "keep-alive" in tokens
-    return "close" not in tokens
+    return "keep-alive" in tokens if request.version == "HTTP/1.0" else "close" not in tokens
 
 
 def _body_length(request: _Request) -> int:
@@ -1310,14 +1300,22 @@ def _front_main() -> None:
 
     ready.add_done_callback(report)
     signal.signal(signal.SIGTERM, lambda _signum, _frame: front.request_stop())
+    _run_front(front, ready)
+
+
+def _run_front(front: _Front, ready: concurrent.futures.Future[None]) -> None:
+    """Serve ``front`` on an event loop of its own until it stops; an error before it
+    serves (a worker could not open the store) goes to ``ready``."""
     loop = asyncio.new_event_loop()
-    loop.set_exception_handler(lambda _loop, _context: None)
+    loop.set_exception_handler(lambda _loop, _context: None)  # quiet: no tracebacks
     try:
         loop.run_until_complete(front.run(ready))
-    except BaseException as exc:  # a worker could not open the store
+    except BaseException as exc:
         if not ready.done():
             ready.set_exception(exc)
     finally:
+        with contextlib.suppress(Exception):
+            loop.run_until_complete(loop.shutdown_asyncgens())
         loop.close()
 
 

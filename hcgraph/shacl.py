@@ -341,8 +341,7 @@ class _Compiler:
         (and to the nodes pointing at its ``sh:targetObjectsOf`` targets)."""
         out = [f"VALUES ?f0 {{ {_iri(n)} }}" for n in self.g.objects(shape, SH.targetNode)
                if isinstance(n, rdflib.URIRef)]  # fmt: skip
-        for p in self.g.objects(shape, SH.targetSubjectsOf):
-            out.append(f"?f0 {_iri(p)} ?x")
+        out += [f"?f0 {_iri(p)} ?x" for p in self.g.objects(shape, SH.targetSubjectsOf)]
         for p in self.g.objects(shape, SH.targetObjectsOf):
             out.append(f"?x {_iri(p)} ?f0")
             # and whoever points at them: the triple that makes them targets is in the

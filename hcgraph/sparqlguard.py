@@ -38,9 +38,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-import pyoxigraph as ox
-
 from .errors import QueryError
+from .iris import named_node
 from .vocab import PREFIXES
 
 __all__ = ["SERVICE_REFUSED", "check_no_service", "uses_service"]
@@ -114,19 +113,8 @@ def _iri_or_none(text: str) -> str | None:
     if "\\" in _ESCAPE.sub("", text) or not _codepoints_ok(text):
         return None
     value = _ESCAPE.sub(_decode, text)
-    try:
-        ox.NamedNode(value)  # the same IRI parser (oxiri) as Oxigraph's SPARQL parser
-    except (ValueError, UnicodeError):
-        return None
-    return value
-
-
-def _valid_iri(value: str) -> bool:
-    try:
-        ox.NamedNode(value)
-    except (ValueError, UnicodeError):
-        return False
-    return True
+    # pyoxigraph's NamedNode: the same IRI parser (oxiri) as Oxigraph's SPARQL parser
+    return value if named_node(value) is not None else None
 
 
 class _Frame:
@@ -284,7 +272,7 @@ class _Scan:
             if length > size:
                 break
             for iri in self.decls.get(prefix[size - length :] if length else "", ()):
-                if iri is None or not _valid_iri(iri + name):
+                if iri is None or named_node(iri + name) is None:
                     # Oxigraph falls back to ``prefix:`` alone and reads the local name as code
                     # up to its first escape (where that reading stops).
                     return bool(_KEYWORD.search(re.split(r"[\\%]", local, maxsplit=1)[0]))

@@ -676,25 +676,26 @@ def _claim(directory: Path, command: str) -> Path | None:
 
 def _unclaim(path: Path | None) -> None:
     """Remove the ``writer.json`` this process wrote (not one a later writer wrote)."""
-    if path is not None and _holder_pid(path) == os.getpid():
+    if path is not None and _holder(path)[0] == os.getpid():
         with contextlib.suppress(OSError):
             path.unlink()
 
 
-def _holder_pid(path: Path) -> int | None:
+def _holder(path: Path) -> tuple[int | None, object]:
+    """The pid (None: unreadable) and command a ``writer.json`` records."""
     try:
-        pid = json.loads(path.read_text(encoding="utf-8")).get("pid")
+        claim = json.loads(path.read_text(encoding="utf-8"))
+        pid, command = claim.get("pid"), claim.get("command")
     except (OSError, ValueError, AttributeError):
-        return None
-    return pid if isinstance(pid, int) else None
+        return None, None
+    return (pid if isinstance(pid, int) else None), command
 
 
 def holder_of(directory: Path) -> str | None:
     """What holds ``directory``'s store for writing (``hcgraph crawl, pid 123``), if a live
     process recorded it in ``writer.json``; ``None`` when unknown (another program, an old
     hcgraph, a process gone since)."""
-    path = directory / "writer.json"
-    pid = _holder_pid(path)
+    pid, command = _holder(directory / "writer.json")
     if pid is None:
         return None
     try:
@@ -703,10 +704,6 @@ def holder_of(directory: Path) -> str | None:
         return None  # a writer that died: its file is stale
     except OSError:
         pass  # exists, another user's
-    try:
-        command = json.loads(path.read_text(encoding="utf-8")).get("command")
-    except (OSError, ValueError, AttributeError):
-        command = None
     label = command if isinstance(command, str) and command else "a process"
     return f"{visible(label)}, pid {pid}"
 

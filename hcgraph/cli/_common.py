@@ -74,9 +74,7 @@ class TermConsole(Console):
             return super().size
         if width is None and not self.is_terminal:
             width = UNWRAPPED
-        if width is not None:
-            return ConsoleDimensions(width, 25)
-        return super().size
+        return ConsoleDimensions(width, 25) if width is not None else super().size
 
     @size.setter
     def size(self, new_size: tuple[int, int]) -> None:

@@ -10,15 +10,10 @@ import click
 
 from ..checking import INTEGRITY_CHECKS, CheckReport, Finding
 from ..checking import check as run_check
-from ..errors import visible
+from ..errors import one_line
 from ..shacl import MODES
 from ..store import Store
 from ._common import include_withdrawn_option, int_option, store_option
-
-
-def _safe(text: str) -> str:
-    """Untrusted text on one line, control characters and bidi overrides escaped."""
-    return visible(text, one_line=True)
 
 
 def render_text(report: CheckReport, *, max_per_story: int = 0) -> str:
@@ -33,12 +28,12 @@ def render_text(report: CheckReport, *, max_per_story: int = 0) -> str:
 def _story_block(story: str, findings: list[Finding], max_per_story: int) -> list[str]:
     """One story's heading and findings (at most ``max_per_story`` when it is positive)."""
     bad = sum(1 for f in findings if f.severity == "violation")
-    lines = [f"{_safe(story)}  ({bad} violations, {len(findings) - bad} warnings)"]
+    lines = [f"{one_line(story)}  ({bad} violations, {len(findings) - bad} warnings)"]
     shown = findings if max_per_story <= 0 else findings[:max_per_story]
     for f in shown:
-        lines.append(f"  {f.severity:<9}  {f.check:<21}  {_safe(f.message)}")
+        lines.append(f"  {f.severity:<9}  {f.check:<21}  {one_line(f.message)}")
         if f.focus and f.focus not in f.message:
-            lines.append(f"  {'':9}  {'':21}  at {_safe(f.focus)}")
+            lines.append(f"  {'':9}  {'':21}  at {one_line(f.focus)}")
     if len(shown) < len(findings):
         lines.append(f"  … {len(findings) - len(shown)} more (use --format json for all)")
     lines.append("")

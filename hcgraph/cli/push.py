@@ -19,12 +19,11 @@ from ..push import (
     BULK_MIN_GRAPHS,
     PRESETS,
     PushOptions,
-    PushReport,
     credentials_from_env,
     push_graphs,
     resolve_endpoint,
 )
-from ..push.auth import Credentials, credentials_at_risk
+from ..push.auth import credentials_at_risk
 from ..store import Store
 from ._common import (
     F,
@@ -141,7 +140,8 @@ def push_command(
         bulk=bulk,
     )  # fmt: skip
     options.check()
-    _warn_plain_http(target.url, credentials)
+    if credentials_at_risk(target.url, credentials):
+        err_console.print("[yellow]warning:[/] sending credentials over plain http://")
     with Store(store_dir, read_only=True) as store:
         total = len(store.graph_names())
         progress = Progress(
@@ -160,15 +160,6 @@ def push_command(
             report = push_graphs(
                 store, target, options, credentials=credentials, on_progress=advance
             )
-    _print_report(report, dry_run=dry_run)
-
-
-def _warn_plain_http(url: str, credentials: Credentials | None) -> None:
-    if credentials_at_risk(url, credentials):
-        err_console.print("[yellow]warning:[/] sending credentials over plain http://")
-
-
-def _print_report(report: PushReport, *, dry_run: bool) -> None:
     print_lines(report.render(dry_run=dry_run))
     if dry_run:
         return

@@ -21,6 +21,7 @@ Which links are stories: canonical page URLs whose path matches the story patter
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import re
 import zlib
@@ -108,9 +109,7 @@ def seed_role(url: str, pattern: re.Pattern[str], suffix: str = DEFAULT_JSON_SUF
         return "sitemap"
     if path == "/robots.txt":
         return "robots"
-    if path.endswith(".json") or story_page(url, pattern, suffix):
-        return "story"
-    return "page"
+    return "story" if path.endswith(".json") or story_page(url, pattern, suffix) else "page"
 
 
 class _Links(HTMLParser):
@@ -145,10 +144,8 @@ def html_links(body: bytes, page: str, charset: str | None = None) -> list[str]:
     base = urljoin(page, parser.base) if parser.base else page
     out = []
     for href in parser.hrefs:
-        try:
+        with contextlib.suppress(ValueError):  # a malformed URL (a bad IPv6 literal): no link
             out.append(urljoin(base, href))
-        except ValueError:  # a malformed URL (a bad IPv6 literal): not a link
-            continue
     return out
 
 

@@ -21,6 +21,7 @@ story's own URL (nothing is stored from it) and fetches the story there.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Iterable
@@ -72,10 +73,8 @@ def identity_mismatch(
     fetched = list(fetched)
     pages = set()
     for url in fetched:
-        try:
+        with contextlib.suppress(ValueError):  # not a page URL: nothing it could match
             pages.add(page_url(url, json_suffix))
-        except ValueError:
-            continue
     try:
         claim = canonicalize(declared)
     except ValueError:

@@ -68,9 +68,7 @@ class CrawlReport:
     @property
     def exit_code(self) -> int:
         """0 all succeeded, 3 some URL failed, 130 interrupted."""
-        if self.status == "interrupted":
-            return 130
-        return 3 if self.failures else 0
+        return 130 if self.status == "interrupted" else (3 if self.failures else 0)
 
     @property
     def rate(self) -> float:
@@ -93,11 +91,7 @@ class CrawlReport:
 
 
 def _entry(row: Row, *keys: str) -> dict[str, Any]:
-    out: dict[str, Any] = {"url": row.url}
-    for key in keys:
-        out[key] = getattr(row, key)
-    out["linked_from"] = row.parent
-    return out
+    return {"url": row.url, **{key: getattr(row, key) for key in keys}, "linked_from": row.parent}
 
 
 def build_report(
@@ -185,6 +179,4 @@ def _order(kind: str) -> int:
 
 def _found_by(row: Row) -> str:
     """How a stored story was found (a frontier from before ``via`` was kept: by depth)."""
-    if row.via:
-        return row.via
-    return "seed" if row.depth == 0 else "related"
+    return row.via or ("seed" if row.depth == 0 else "related")

@@ -76,9 +76,7 @@ class Robots:
         if not self.enabled:
             return None
         _origin, rules = await self._rules_of(url)
-        if rules.parser is None:
-            return []
-        return list(dict.fromkeys(rules.parser.sitemaps))
+        return [] if rules.parser is None else list(dict.fromkeys(rules.parser.sitemaps))
 
     async def _rules_of(self, url: str) -> tuple[str, _Rules]:
         """``url``'s origin and its robots.txt rules (fetched once per origin)."""

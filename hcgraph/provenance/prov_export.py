@@ -201,23 +201,9 @@ def provjson(tr: Trace) -> str:
     return str(to_prov_document(tr).serialize(format="json", indent=2)) + "\n"
 
 
-def dot(tr: Trace) -> str:
-    """Graphviz DOT text of the trace's picture (:mod:`hcgraph.provenance.trace_picture`)."""
-    return to_dot(tr)
-
-
-def svg(tr: Trace) -> str:
-    """SVG of the trace's picture, drawn by Graphviz's ``dot``.
-
-    Raises:
-        ProvenanceError: Graphviz is missing or fails.
-    """
-    return to_svg(tr)
-
-
 PROV_FORMATS: dict[str, Callable[[Trace], str]] = {
     "provn": provn,
     "provjson": provjson,
-    "dot": dot,
-    "svg": svg,
+    "dot": to_dot,  # the trace's picture (trace_picture)
+    "svg": to_svg,  # drawn by Graphviz's dot (ProvenanceError when it is missing or fails)
 }

@@ -378,9 +378,7 @@ def render_markdown(tr: Trace) -> str:
     """The trace as a nested Markdown list (story text escaped)."""
     lines = [f"# Trace of {md_code(tr.target)} ({tr.kind}){_more(tr)}", ""]
     for s in tr.stories:
-        lines.append(f"## {md_text(s.headline or s.url)}")
-        lines.append("")
-        lines.append(f"- story: {md_url(s.url)}")
+        lines += [f"## {md_text(s.headline or s.url)}", "", f"- story: {md_url(s.url)}"]
         if s.published_at:
             lines.append(f"- published: {md_text(s.published_at)}")
         if s.writer_agent:

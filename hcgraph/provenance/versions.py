@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from ..archive import Archive
-from ..errors import HcgraphError, ProvenanceError, visible
+from ..errors import HcgraphError, ProvenanceError
+from ..errors import one_line as _v
 from ..iris import named_node
 from ..mdtext import md_cell, md_code, md_text, md_url
 from ..model import Story, parse_story
@@ -164,9 +165,7 @@ def history(store: Store, story_url: str, archive: Archive | Path | str | None =
     Raises:
         ProvenanceError: neither the graph nor the archive knows the story.
     """
-    url = story_url.strip().split("#", 1)[0]
-    if url.endswith("index.json"):
-        url = url[: -len("index.json")]
+    url = story_url.strip().split("#", 1)[0].removesuffix("index.json")
     if archive is None and store.directory is not None:
         archive = store.directory / "archive"
     arc = archive if isinstance(archive, Archive) or archive is None else Archive(archive)
@@ -309,11 +308,6 @@ def diff_stories(old: Story, new: Story) -> list[Change]:
         if (c.text, c.date) not in seen:
             changes.append(Change("correction added", c.date or "-", None, c.text))
     return changes
-
-
-def _v(text: str | None) -> str:
-    """Text from a story (or the archive) for the terminal: one line, escaped."""
-    return visible(text or "", one_line=True)
 
 
 def render_table(h: History) -> list[Any]:

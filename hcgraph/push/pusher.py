@@ -33,6 +33,7 @@ leaves them recorded — and a rerun pushes exactly what is still missing.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import ssl
 import time
@@ -45,6 +46,7 @@ import httpx
 
 from .._version import __version__
 from ..errors import PushError, first_line, visible
+from ..errors import one_line as _v
 from ..retry import Backoff
 from ..store import Store
 from .auth import Credentials
@@ -184,18 +186,17 @@ class PushReport:
         (graph names, reasons) is escaped (:func:`~hcgraph.errors.visible`)."""
         from rich.text import Text
 
-        def v(text: object) -> str:
-            return visible(str(text), one_line=True)
-
         def labelled(label: str, style: str, text: str) -> tuple[str, Text]:
             return "err", Text.assemble((label, style), f" {text}")
 
-        where = v(self.endpoint)
+        where = _v(self.endpoint)
         if dry_run:
-            pending = [("out", Text(v(graph))) for graph in self.pending]
+            pending = [("out", Text(_v(graph))) for graph in self.pending]
             would = f"would push {len(self.pending)} of {self.graphs} graphs to {where}"
             return [*pending, ("out", Text(f"{would} ({self.unchanged} unchanged)"))]
-        lines = [labelled("failed:", "red", f"{v(f.graph)}: {v(f.reason)}") for f in self.failures]
+        lines = [
+            labelled("failed:", "red", f"{_v(f.graph)}: {_v(f.reason)}") for f in self.failures
+        ]
         seconds = max(self.seconds, 1e-9)
         via = self.protocol
         if self.bulk:
@@ -212,16 +213,16 @@ class PushReport:
         verify = self.verify
         if verify is not None and verify.error is not None:
             # After the summary: the push happened; only the check of it could not run.
-            lines.append(("err", Text(f"error: {v(verify.error)}; the counts were not compared")))
+            lines.append(("err", Text(f"error: {_v(verify.error)}; the counts were not compared")))
         elif verify is not None:
             for m in verify.mismatches:
                 remote = "missing" if m.remote == 0 else f"{m.remote} triples"
-                text = f"{v(m.graph)}: local {m.local} triples, remote {remote}"
+                text = f"{_v(m.graph)}: local {m.local} triples, remote {remote}"
                 lines.append(labelled("verify:", "red", text))
             state = "all match" if verify.ok else f"{len(verify.mismatches)} differ"
             lines.append(("out", Text(f"verified {verify.checked} graphs on the server: {state}")))
         if self.aborted is not None:
-            lines.append(("err", Text(f"error: {v(self.aborted)}; rerun to push the rest")))
+            lines.append(("err", Text(f"error: {_v(self.aborted)}; rerun to push the rest")))
         return lines
 
 
@@ -334,26 +335,21 @@ def _client(
     )
 
 
+@dataclass(eq=False)
 class _Run:
     """The state of one push run: the work list, the report, the abort flag."""
 
-    def __init__(
-        self,
-        store: Store,
-        endpoint: RemoteEndpoint,
-        opts: PushOptions,
-        credentials: Credentials | None,
-        state: PushState,
-        on_progress: Progress,
-    ) -> None:
-        self.store = store
-        self.endpoint = endpoint
-        self.opts = opts
-        self.credentials = credentials
-        self.state = state
-        self.on_progress = on_progress
+    store: Store
+    endpoint: RemoteEndpoint
+    opts: PushOptions
+    credentials: Credentials | None
+    state: PushState
+    on_progress: Progress
+
+    def __post_init__(self) -> None:
+        opts = self.opts
         self.local_counts: dict[str, int] = {}
-        self.report = PushReport(endpoint.url, opts.protocol)
+        self.report = PushReport(self.endpoint.url, opts.protocol)
         self.bulk: set[str] = set()  # graphs going in bulk chunks (see _prepare_bulk)
         self._bulk_off = False  # the server refused the bulk path: graph by graph from now
         self._bulk_slots = asyncio.Semaphore(min(_BULK_IN_FLIGHT, opts.concurrency))
@@ -436,9 +432,7 @@ class _Run:
             return []
         recorded = self.state.graphs(self.endpoint.url)
         wanted = list(names) if opts.force else [g for g in names if g not in recorded]
-        if opts.bulk == "auto" and len(wanted) < BULK_MIN_GRAPHS:
-            return []
-        return wanted
+        return [] if opts.bulk == "auto" and len(wanted) < BULK_MIN_GRAPHS else wanted
 
     async def _prepare_bulk(self, client: httpx.AsyncClient) -> None:
         """Choose the bulk graphs; in replace mode, drop those the server already holds.
@@ -508,29 +502,22 @@ class _Run:
         try:
             if kind == "bulk" and self._bulk_off:
                 raise _Refused("no bulk path")
-            if kind == "bulk":
-                async with self._bulk_slots:
-                    await self._send(client, job, kind)
-            else:
+            async with self._bulk_slots if kind == "bulk" else contextlib.nullcontext():
                 await self._send(client, job, kind)
         except _Abort as exc:
             if self.report.aborted is None:
                 self.report.aborted = self._redact(str(exc))
             return
         except _Refused as exc:
-            if kind == "bulk" and not exc.server_side:
-                # Resend graph by graph: a PUT replaces whatever part of the chunk the bulk
-                # loader had written, and names the graph the server objects to, if any.
-                self._bulk_off = self._bulk_off or exc.unsupported
+            if not exc.server_side and (kind == "bulk" or len(job) > 1):
+                # Resend graph by graph, to find the graph(s) the server objects to and send
+                # the others; a chunk by PUT, which replaces whatever part of it the bulk
+                # loader had written.
+                if kind == "bulk":
+                    self._bulk_off = self._bulk_off or exc.unsupported
                 for graph in job:
                     if self.report.aborted is None:
-                        await self._send_job(client, "gsp", [graph])
-                return
-            if len(job) > 1 and not exc.server_side:
-                # Find the graph(s) the server objects to; send the others.
-                for graph in job:
-                    if self.report.aborted is None:
-                        await self._send_job(client, kind, [graph])
+                        await self._send_job(client, "gsp" if kind == "bulk" else kind, [graph])
                 return
             reason = self._redact(str(exc))
             self.report.failures.extend(GraphFailure(g.iri, reason) for g in job)

@@ -133,14 +133,11 @@ class PushState:
             json.dumps({"endpoint": endpoint, "graph": iri, "sha256": None}).encode() + b"\n"
             for iri in gone
         )
-        self._append(lines, len(gone))
-        try:
-            self.sync()
-        except OSError as exc:
-            raise PushError(f"cannot record the push state in {self.journal}: {exc}") from None
+        self._append(lines, len(gone), sync=True)
 
-    def _append(self, data: bytes, lines: int) -> None:
-        """Append whole journal lines in one ``write``; ``fsync`` every :data:`SYNC_EVERY`."""
+    def _append(self, data: bytes, lines: int, *, sync: bool = False) -> None:
+        """Append whole journal lines in one ``write``; ``fsync`` every :data:`SYNC_EVERY`
+        (or now, with ``sync``)."""
         if self.journal is None:
             return
         try:
@@ -149,7 +146,7 @@ class PushState:
                 self._fd = os.open(self.journal, flags, 0o666)
             os.write(self._fd, data)
             self._unsynced += lines
-            if self._unsynced >= SYNC_EVERY:
+            if sync or self._unsynced >= SYNC_EVERY:
                 self.sync()
         except OSError as exc:
             raise PushError(f"cannot record the push state in {self.journal}: {exc}") from None

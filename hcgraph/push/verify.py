@@ -49,12 +49,8 @@ class VerifyReport:
 
 def compare_counts(local: Mapping[str, int], remote: Mapping[str, int]) -> VerifyReport:
     """Compare per-graph triple counts; every local graph must have the same remote count."""
-    report = VerifyReport(checked=len(local))
-    for graph in sorted(local):
-        there = remote.get(graph, 0)
-        if there != local[graph]:
-            report.mismatches.append(Mismatch(graph, local[graph], there))
-    return report
+    differ = [Mismatch(g, n, remote.get(g, 0)) for g, n in sorted(local.items())]
+    return VerifyReport(len(local), [m for m in differ if m.local != m.remote])
 
 
 async def remote_counts(client: httpx.AsyncClient, endpoint: RemoteEndpoint) -> dict[str, int]:

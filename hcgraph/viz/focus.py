@@ -37,9 +37,7 @@ class Focus:
 
 
 def _named(text: str) -> ox.NamedNode | None:
-    if not text.startswith(("http://", "https://", "urn:")):
-        return None
-    return named_node(text)
+    return named_node(text) if text.startswith(("http://", "https://", "urn:")) else None
 
 
 def resolve_focus(store: Store, focus: str) -> Focus:

@@ -72,29 +72,7 @@ def anchored_layout(graph: nx.DiGraph) -> Positions:
         if kind == "Publisher" and n not in clusters:
             clusters[n] = []
     order = sorted(clusters, key=lambda p: (-sum(stories_of[m] for m in clusters[p]), p))
-    radii = {p: _SPACING * (1.5 + math.sqrt(len(clusters[p]) + 4)) for p in order}
-    pos: Positions = {}
-    if len(order) == 1:
-        centres = {order[0]: (0.0, 0.0)}
-    else:
-        # Clusters touch edge to edge around the ring, with a gap for stories in between.
-        circumference = sum(2 * radii[p] + 2 * _SPACING for p in order)
-        ring = max(circumference / (2 * math.pi), max(radii.values()) * 1.2)
-        centres, angle = {}, 0.0
-        for p in order:
-            half = (radii[p] + _SPACING) / ring
-            angle += half
-            centres[p] = (ring * math.cos(angle), ring * math.sin(angle))
-            angle += half
-    for p in order:
-        cx, cy = centres[p]
-        if p:
-            pos[p] = (cx, cy)
-        members = sorted(clusters[p], key=lambda m: (-stories_of[m], m))
-        # Start a few turns out so the publisher and its biggest manifests do not overlap.
-        for k, m in enumerate(members, start=3 if p else 0):
-            dx, dy = _spiral(k)
-            pos[m] = (cx + dx, cy + dy)
+    pos = _ring([sorted(clusters[p], key=lambda m: (-stories_of[m], m)) for p in order], order)
     _place_citers(graph, pos, types)
     return pos
 
@@ -156,20 +134,25 @@ def cluster_layout(graph: nx.DiGraph) -> Positions:
     return _ring([sorted(c, key=lambda n: (-degree[n], n)) for c in groups if c])
 
 
-def _ring(clusters: list[list[str]]) -> Positions:
-    """Each cluster a sunflower spiral (its first member in the centre), the spirals edge to
-    edge around a ring (one cluster: at the origin)."""
+def _ring(clusters: list[list[str]], hubs: list[str] | None = None) -> Positions:
+    """Each cluster a sunflower spiral of its members around its hub (``hubs``, one a cluster;
+    none, or ``""``: its first member in the centre), the spirals edge to edge around a ring,
+    with a gap for stories in between (one cluster: at the origin)."""
     radii = [_SPACING * (1.5 + math.sqrt(len(c) + 4)) for c in clusters]
     pos: Positions = {}
     circumference = sum(2 * r + 2 * _SPACING for r in radii)
     ring = max(circumference / (2 * math.pi), max(radii) * 1.2) if len(clusters) > 1 else 0.0
     angle = 0.0
-    for members, radius in zip(clusters, radii, strict=True):
+    for i, (members, radius) in enumerate(zip(clusters, radii, strict=True)):
+        hub = hubs[i] if hubs else ""
         half = (radius + _SPACING) / ring if ring else 0.0
         angle += half
         cx, cy = ring * math.cos(angle), ring * math.sin(angle)
         angle += half
-        for k, n in enumerate(members):
+        if hub:
+            pos[hub] = (cx, cy)
+        # A hub's members start a few turns out: it and its biggest ones do not overlap.
+        for k, n in enumerate(members, start=3 if hub else 0):
             dx, dy = _spiral(k)
             pos[n] = (cx + dx, cy + dy)
     return pos

@@ -20,13 +20,9 @@ takes a while to build: draw big maps with :func:`hcgraph.viz.draw_map` or :func
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
-import re
 from functools import cache
 from html import escape
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +33,7 @@ from .._io import write_atomic
 from ..errors import VizError
 from ..store import Store
 from .layout import compute_layout
-from .render import render_map, visible_bidi
+from .render import _vis_js, render_map, script_hashes, visible_bidi
 from .style import COUNTED, node_size, styles_for
 from .views import citation_graph
 
@@ -116,22 +112,7 @@ drawGraph();
 </html>
 """
 
-_SCRIPT = re.compile(r"<script>(.*?)</script>", re.DOTALL)
 _CSP_SLOT = "__HCGRAPH_CSP__"
-
-
-@cache
-def _vis_js() -> str:
-    """The vendored vis-network (checked against its recorded sha256), ready to inline."""
-    from .render import VIS_SHA256
-
-    data = resources.files("hcgraph.viz").joinpath("static/vis-network.min.js").read_bytes()
-    if hashlib.sha256(data).hexdigest() != VIS_SHA256:
-        raise VizError("hcgraph/viz/static/vis-network.min.js does not match its recorded sha256")
-    text = re.sub(r"\n//# sourceMappingURL=\S+\s*$", "\n", data.decode("utf-8"))
-    if "</script" in text.lower() or "<!--" in text:
-        raise VizError("vendored vis-network contains '</script' or '<!--'; cannot inline it")
-    return text
 
 
 def _script_json(value: Any) -> Markup:
@@ -144,10 +125,7 @@ def _script_json(value: Any) -> Markup:
 def _with_csp(html: str) -> str:
     """Fill the CSP slot: exactly the page's inline scripts (by hash), inline styles, no
     connections, frames, forms or remote anything."""
-    hashes = " ".join(
-        "'sha256-" + base64.b64encode(hashlib.sha256(m.group(1).encode()).digest()).decode() + "'"
-        for m in _SCRIPT.finditer(html)
-    )
+    hashes = script_hashes(html)
     csp = (f"default-src 'none'; script-src {hashes}; style-src 'unsafe-inline'; "
            "img-src data:; connect-src 'none'; base-uri 'none'; form-action 'none'")  # fmt: skip
     return html.replace(_CSP_SLOT, csp, 1)

@@ -368,9 +368,7 @@ def pick_renderer(graph: nx.DiGraph, renderer: str = "auto") -> str:
         raise VizError(f"unknown renderer {renderer!r}: choose one of {', '.join(RENDERERS)}")
     if renderer != "auto":
         return renderer
-    if graph.graph.get("drill") or graph.number_of_nodes() <= GL_NODES:
-        return "canvas"
-    return "webgl"
+    return "canvas" if graph.graph.get("drill") or graph.number_of_nodes() <= GL_NODES else "webgl"
 
 
 def render_map(

@@ -129,17 +129,15 @@ def _complete(attrs: dict[str, Any]) -> dict[str, Any]:
 
 
 # --- reuse -----------------------------------------------------------------------------------
-def _group_key(kind: str) -> Callable[[dict[str, Any]], tuple[str, str]]:
-    def key(story: dict[str, Any]) -> tuple[str, str]:
-        room = story["newsrooms"][0] if story["newsrooms"] else "(no newsroom)"
-        date = story["date"] or "(undated)"
-        if kind == "newsroom":
-            return room, room
-        if kind == "day":
-            return date, date
-        return f"{room} {date}", f"{room} · {date}"
-
-    return key
+def _group_key(kind: str, story: dict[str, Any]) -> tuple[str, str]:
+    """A story's group under ``kind``: (its key, its name)."""
+    room = story["newsrooms"][0] if story["newsrooms"] else "(no newsroom)"
+    date = story["date"] or "(undated)"
+    if kind == "newsroom":
+        return room, room
+    if kind == "day":
+        return date, date
+    return f"{room} {date}", f"{room} · {date}"
 
 
 def _reuse_graph(
@@ -207,13 +205,12 @@ def _group(graph: nx.DiGraph, kind: str) -> str:
     """
     if kind not in STORY_GROUPS:
         raise VizError(f"unknown story grouping {kind!r}; choose from {', '.join(STORY_GROUPS)}")
-    key = _group_key(kind)
     stories = sorted(n for n, a in graph.nodes(data=True) if a["type"] == "Story")
     groups: dict[str, dict[str, Any]] = {}
     citing: dict[tuple[str, str], int] = defaultdict(int)
     for s in stories:
         attrs = graph.nodes[s]
-        gid, name = key(attrs)
+        gid, name = _group_key(kind, attrs)
         giri = "urn:hcgraph:group:" + hashlib.sha1(gid.encode()).hexdigest()[:16]
         group = groups.setdefault(giri, {"name": name, "stories": 0, "rooms": set(),
                                          "dates": set()})  # fmt: skip
