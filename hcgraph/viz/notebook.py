@@ -46,71 +46,9 @@ __all__ = ["PYVIS_TEMPLATE", "MapDisplay", "node_title", "show_map", "to_pyvis"]
 #: variables (``nodes``, ``edges``, ``options``, ``heading``, ``height``, ``width``,
 #: ``bgcolor``, ``conf``, ``neighborhood_highlight``, ``select_menu``, ``filter_menu``), with
 #: every resource inline. Left out of pyvis's: the CDN links, Bootstrap (styling only), the
-#: ``innerHTML`` link popup (titles stay plain text) and the DOT-string mode.
-PYVIS_TEMPLATE = """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="__HCGRAPH_CSP__">
-<meta name="referrer" content="no-referrer">
-<title>{{ heading or "hcgraph citation map (pyvis)" }}</title>
-<style>
-body { margin: 0; font: 14px system-ui, sans-serif; }
-h1 { font-size: 1.2em; text-align: center; }
-#mynetwork { width: {{ width }}; height: {{ height }}; background-color: {{ bgcolor }};
-  border: 1px solid lightgray; position: relative; float: left; }
-{% if conf %}#config { float: left; width: 400px; height: 600px; }{% endif %}
-</style>
-{% if select_menu or filter_menu %}<style>{% include 'lib/tom-select/tom-select.css' %}</style>
-{% endif %}
-<script>{{ hcgraph_vis_js|safe }}</script>
-{% if neighborhood_highlight or select_menu or filter_menu %}
-<script>{% include 'lib/bindings/utils.js' %}</script>
-{% endif %}
-{% if select_menu or filter_menu %}
-<script>{% include 'lib/tom-select/tom-select.complete.min.js' %}</script>
-{% endif %}
-</head>
-<body>
-{% if heading %}<h1>{{ heading }}</h1>{% endif %}
-{% if select_menu %}
-<div id="select-menu"><select id="select-node" onchange="selectNode([value]);">
-<option selected>Select a Node by ID</option>
-{% for node in nodes %}<option value="{{ node.id }}">{{ node.id }}</option>{% endfor %}
-</select>
-<button type="button" onclick="neighbourhoodHighlight({nodes: []});">Reset Selection</button>
-</div>
-{% endif %}
-<div id="mynetwork"></div>
-{% if conf %}<div id="config"></div>{% endif %}
-<script>
-var edges, nodes, allNodes, allEdges, nodeColors, originalNodes, network, container;
-var options, data;
-var filter = { item: "", property: "", value: [] };
-function drawGraph() {
-  var container = document.getElementById("mynetwork");
-  nodes = new vis.DataSet({{ nodes|tojson }});
-  edges = new vis.DataSet({{ edges|tojson }});
-  nodeColors = {};
-  allNodes = nodes.get({ returnType: "Object" });
-  for (var nodeId in allNodes) { nodeColors[nodeId] = allNodes[nodeId].color; }
-  allEdges = edges.get({ returnType: "Object" });
-  data = { nodes: nodes, edges: edges };
-  var options = {{ options|hcgraph_json }};
-  {% if conf %}options.configure["container"] = document.getElementById("config");{% endif %}
-  network = new vis.Network(container, data, options);
-  {% if neighborhood_highlight %}network.on("click", neighbourhoodHighlight);{% endif %}
-  {% if select_menu %}network.on("selectNode", neighbourhoodHighlight);
-  new TomSelect("#select-node", { create: false, sortField: { field: "text",
-    direction: "asc" } });{% endif %}
-  window.hcgraphPyvisReady = true;
-  return network;
-}
-drawGraph();
-</script>
-</body>
-</html>
-"""
+#: ``innerHTML`` link popup (titles stay plain text) and the DOT-string mode. The page is
+#: ``viz/pyvis.html``, beside the map templates.
+PYVIS_TEMPLATE = (Path(__file__).parent / "pyvis.html").read_text(encoding="utf-8")
 
 _CSP_SLOT = "__HCGRAPH_CSP__"
 
