@@ -411,12 +411,15 @@ def renderers(args: argparse.Namespace) -> None:
             first = page.evaluate("window.hcmapReady") / 1000
             top = page.evaluate("hcmap.ranking.sources[0]")
             click = page.evaluate(_GL_TIMED, ["highlight", top["id"]])
+            r = page.evaluate("hcmap.dateRange()")
+            whole = page.evaluate(_GL_TIMED, ["setDates", [r["min"], r["max"]]])
+            half = page.evaluate(_GL_TIMED, ["setDates", [r["min"], _mid_day(r["min"], r["max"])]])
             page.close()
             rows.append([
                 f"webgl (synthetic: the 10k stories {args.synthetic} times)",
                 f"{10000 * args.synthetic:,}", f"{info.nodes:,}", f"{info.edges:,}",
                 f"{cpu:.2f} (render only)", f"{info.bytes / 1e6:.1f}", f"{first:.2f}",
-                f"{click:.0f}", "", "",
+                f"{click:.0f}", "", f"{whole:.0f} / {half:.0f}",
             ])  # fmt: skip
             print(" | ".join(rows[-1]), flush=True)
         browser.close()
