@@ -22,7 +22,7 @@ from hcgraph import Store, citation_graph, ingest_bytes
 from hcgraph.sample import generate_corpus
 from hcgraph.viz import compute_layout, write_map
 from tests.conftest import SEED
-from tests.support.chromium import CHROMIUM
+from tests.support.chromium import CHROMIUM, PNG_VIEW
 
 pytestmark = [
     pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium"),
@@ -85,16 +85,13 @@ def page(browser: Any, big_map: Any) -> Iterator[Any]:
 # The view as the PNG download draws it, probed at map points: for each [x, y] the lowest
 # red value of the 3 x 3 pixels around it, whether the pixel's RGB is within 40 of a colour
 # and the veil's alpha there; and the share of the veil's pixels that are drawn (alpha > 0).
-_PROBE = """
+_PROBE = (
+    """
 async ([points, colours]) => {
-  const pr = hcmap.sigma.pixelRatio, img = new Image();
-  img.src = hcmap.png();
-  await img.decode();
-  const c = document.createElement("canvas");
-  c.width = img.width; c.height = img.height;
-  const ctx = c.getContext("2d");
-  ctx.drawImage(img, 0, 0);
-  const px = ctx.getImageData(0, 0, c.width, c.height).data;
+  const pr = hcmap.sigma.pixelRatio, ctx = await """
+    + PNG_VIEW
+    + """();
+  const c = ctx.canvas, px = ctx.getImageData(0, 0, c.width, c.height).data;
   const get = (x, y) => { const i = (y * c.width + x) * 4; return [px[i], px[i + 1], px[i + 2]]; };
   const probes = points.map(([x, y], k) => {
     const X = Math.floor(x * pr), Y = Math.floor(y * pr);
@@ -116,6 +113,7 @@ async ([points, colours]) => {
   return { probes, veil: drawn / (v.length / 4) };
 }
 """
+)
 
 _POSITIONS = """
 () => {

@@ -18,7 +18,7 @@ from hcgraph.sample import generate_corpus
 from hcgraph.viz import write_map
 from tests.conftest import SEED
 from tests.hostile import CANARY
-from tests.support.chromium import CHROMIUM
+from tests.support.chromium import CHROMIUM, PNG_VIEW
 from tests.support.groundtruth import ground_truth
 
 pytestmark = [
@@ -169,17 +169,14 @@ def test_date_filter_counts_match_ground_truth(either: Any, stories: list[dict[s
     assert page.errors == []
 
 
-_PIXELS = """
+_PIXELS = (
+    """
 async ([ids, far]) => {
   // For each node: its map position, whether no other node of `far` lies within 12 px and
   // no label over it, and the pixel there (RGBA) of the view as the PNG download draws it.
-  const s = hcmap.sigma, pr = s.pixelRatio, img = new Image();
-  img.src = hcmap.png();
-  await img.decode();
-  const c = document.createElement("canvas");
-  c.width = img.width; c.height = img.height;
-  const ctx = c.getContext("2d");
-  ctx.drawImage(img, 0, 0);
+  const s = hcmap.sigma, pr = s.pixelRatio, ctx = await """
+    + PNG_VIEW
+    + """();
   const at = (id) => s.framedGraphToViewport(s.getNodeDisplayData(id));
   const others = far.map(at), labels = hcmap.labels();
   return ids.map((id) => {
@@ -193,6 +190,7 @@ async ([ids, far]) => {
   });
 }
 """
+)
 
 
 def test_date_filter_hides_what_it_filters(page: Any, gl_map: Any) -> None:
