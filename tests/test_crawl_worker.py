@@ -267,23 +267,22 @@ def test_a_batch_in_flight_when_the_worker_dies_fails_its_future(tmp_path: Path)
 def test_a_worker_dying_with_a_batch_in_flight_ends_the_crawl_with_suspects(
     crawl_server: CrawlServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hcgraph.crawling import crawler
-
     site = Site(crawl_server)
     slugs = [f"t{n}" for n in range(120)]
     for n, slug in enumerate(slugs):
         site.add(slug, story(slug, id=str(1_900_000_000_000_000_000 + n)))  # ids all differ
     seeds = [page(s) for s in slugs]
-    overlapped = crawler.Crawler._overlapped
+    submit = ProcessRunner.submit
     killed: list[int] = []
 
-    async def kill_first(self: Any, frontier: Any, runner: Any, batch: Any, *rest: Any) -> Any:
-        if rest[-1] is not None and not killed:  # a batch is in flight: the worker dies now
-            os.kill(runner.pid, signal.SIGKILL)
-            killed.append(len(batch))
-        return await overlapped(self, frontier, runner, batch, *rest)
+    async def kill_in_flight(self: ProcessRunner, documents: Any) -> Any:
+        landed = await submit(self, documents)
+        if not landed.done() and not killed:  # its write is in flight: the worker dies now
+            os.kill(self.pid, signal.SIGKILL)
+            killed.append(len(documents))
+        return landed
 
-    monkeypatch.setattr(crawler.Crawler, "_overlapped", kill_first)
+    monkeypatch.setattr(ProcessRunner, "submit", kill_in_flight)
     with pytest.raises(CrawlError, match=r"processing failed: the store worker process ended"):
         site.crawl(tmp_path, *seeds, concurrency=16)
     assert killed, "no batch was submitted with another in flight"

@@ -738,71 +738,91 @@ class Crawler:
         return None
 
     async def _process_loop(self, frontier: Frontier, runner: BatchRunner) -> None:
-        """Take fetched bodies off the queue in batches and process them, two in flight:
-        batch n + 1 is mapped while batch n is written, and batch n's outcomes are
-        recorded only once its future says it has landed (a URL recorded as stored is in
-        the store).
+        """Take fetched bodies off the queue in batches and hand them to the pipeline.
+
+        One batch is written while the next is filled and mapped. Each submitted batch has a
+        task (:meth:`_settle`) that records its outcomes as soon as its future says it has
+        landed (a URL recorded as stored is in the store), so the links it brings feed the
+        fetchers at once; the loop waits for that task before it submits the batch after
+        next, before a suspect, on a stop, and at the end.
         """
         pending, self._resume_items = self._resume_items, []
         # Bodies that were in a batch when the store worker died: retried one at a time.
         suspects = set(json.loads(frontier.get_setting("suspects") or "[]"))
         pending.sort(key=lambda item: item.key not in suspects)
-        inflight: _Submitted | None = None  # mapped, its write maybe still running
+        writing: asyncio.Task[None] | None = None  # records the batch being written
         finished = False
-        while not finished:
-            size = 1 if pending and pending[0].key in suspects else BATCH
-            batch, pending = pending[:size], pending[size:]
-            if not batch:
-                if self._queue.empty():
-                    # Nothing to map meanwhile: record it now (its links feed the fetchers).
-                    await self._land(frontier, runner, inflight, suspects)
-                    inflight = None
-                item = await self._queue.get()
-                if item is None:
-                    break
-                batch = [item]
-            finished = await self._fill(batch, inflight.landed if inflight else None)
-            alone = len(batch) == 1 and batch[0].key in suspects
-            if self._stop or alone:
-                await self._land(frontier, runner, inflight, suspects)
-                inflight = None
-            if self._stop:  # leave them fetched: the resume processes them from the archive
-                self._scheduler.processed(len(batch))
-                await self._notify()
-            elif alone:
-                outcomes = await self._process_batch(frontier, runner, batch, suspects)
-                await self._record(frontier, batch, outcomes)
-            else:
-                inflight = await self._overlapped(frontier, runner, batch, suspects, inflight)
-        await self._land(frontier, runner, inflight, suspects)
+        try:
+            while not finished:
+                alone = bool(pending) and pending[0].key in suspects
+                size = 1 if alone else BATCH
+                batch, pending = pending[:size], pending[size:]
+                if not alone:
+                    finished = await self._fill(batch, writing)
+                if writing is not None and (alone or self._stop or writing.done()):
+                    await writing  # raises what recording it raised
+                    writing = None
+                if not batch:
+                    continue
+                if self._stop:  # leave them fetched: the resume processes them from the archive
+                    self._scheduler.processed(len(batch))
+                    await self._notify()
+                elif alone:
+                    await self._settle(frontier, runner, batch, suspects, None)
+                else:
+                    await self._synced()  # not in the try: a disk that fails ends the crawl
+                    try:
+                        landed: asyncio.Future[list[Outcome]] | None = await runner.submit(batch)
+                    except Exception:  # not mapped: processed again by its task
+                        landed = None
+                    previous = writing
+                    writing = asyncio.ensure_future(
+                        self._settle(frontier, runner, batch, suspects, landed)
+                    )
+                    if previous is not None:
+                        await previous
+            if writing is not None:
+                await writing
+        finally:
+            if writing is not None and not writing.done():  # the loop failed: stop it too
+                writing.cancel()
+                await asyncio.gather(writing, return_exceptions=True)
 
     async def _fill(self, batch: list[Document], written: asyncio.Future[Any] | None) -> bool:
         """Add queued bodies to ``batch``, up to :data:`BATCH`; True once the end is seen.
 
-        While the batch before is still being written (``written``: its future), wait for more
-        bodies instead of starting a small batch: each write has a fixed cost (a bulk load:
-        new files for the store to compact), so a batch grows with the time its predecessor
-        takes to write. Without a write in flight, take only what is queued already; and
-        stop waiting once no fetch can bring more (the end of a crawl, or a depth that waits
-        for the related links of what is being processed): checked every
-        :data:`_FETCH_POLL` seconds.
+        An empty batch waits for its first body, or until ``written`` (the task recording
+        the batch in flight) ends: then it comes back empty, for the loop to see how that
+        went. While the batch before is still being written, wait for more bodies instead
+        of starting a small batch: each write has a fixed cost (a bulk load: new files for
+        the store to compact), so a batch grows with the time its predecessor takes to
+        write. Without a write in flight, take only what is queued already; and stop
+        waiting once no fetch can bring more (the end of a crawl, or a depth that waits for
+        the related links of what is being processed): checked every :data:`_FETCH_POLL`
+        seconds.
         """
         queue = self._queue
-        scheduler = self._scheduler
         while len(batch) < BATCH:
             if queue.empty():
-                if written is None or written.done() or self._stop or not scheduler.may_fetch():
+                running = written is not None and not written.done()
+                if batch and (not running or self._stop or not self._scheduler.may_fetch()):
                     return False
                 getter = asyncio.ensure_future(queue.get())
-                either: set[asyncio.Future[Any]] = {getter, written}
+                either: set[asyncio.Future[Any]] = {getter}
+                if running and written is not None:
+                    either.add(written)
                 try:
                     await asyncio.wait(
-                        either, timeout=_FETCH_POLL, return_when=asyncio.FIRST_COMPLETED
+                        either,
+                        timeout=_FETCH_POLL if batch else None,
+                        return_when=asyncio.FIRST_COMPLETED,
                     )
                 finally:
                     waiting = not getter.done()
                     if waiting:  # a cancelled get leaves its item in the queue
                         getter.cancel()
+                if waiting and not batch:  # the write in flight ended: back to the loop
+                    return False
                 if waiting:
                     continue
                 item = getter.result()
@@ -813,56 +833,24 @@ class Crawler:
             batch.append(item)
         return False
 
-    async def _overlapped(
+    async def _settle(
         self,
         frontier: Frontier,
         runner: BatchRunner,
         batch: list[Document],
         suspects: set[str],
-        inflight: _Submitted | None,
-    ) -> _Submitted | None:
-        """Map ``batch`` while ``inflight`` is written; record ``inflight`` once it landed.
-
-        Returns ``batch`` as the new batch in flight. If submitting raises, ``batch`` (and
-        ``inflight``, if its write failed too) goes through :meth:`_process_batch` (one body
-        at a time if need be), is recorded, and nothing is left in flight.
-        """
-        await self._synced()  # not in the try: a disk that fails ends the crawl
-        try:
-            landed = await runner.submit(batch)
-        except Exception:
-            redo = batch
-            if inflight is not None and not await self._landed(frontier, inflight):
-                redo = [*inflight.batch, *batch]
-            await self._record(
-                frontier, redo, await self._process_batch(frontier, runner, redo, suspects)
-            )
-            return None
-        await self._land(frontier, runner, inflight, suspects)
-        return _Submitted(batch, landed)
-
-    async def _landed(self, frontier: Frontier, inflight: _Submitted) -> bool:
-        """Wait for the batch in flight to land and record its outcomes; False if its
-        write failed (nothing recorded)."""
-        try:
-            outcomes = await inflight.landed
-        except Exception:
-            return False
-        await self._record(frontier, inflight.batch, outcomes)
-        return True
-
-    async def _land(
-        self,
-        frontier: Frontier,
-        runner: BatchRunner,
-        inflight: _Submitted | None,
-        suspects: set[str],
+        landed: asyncio.Future[list[Outcome]] | None,
     ) -> None:
-        """Wait for the batch in flight (if any) to land and record it; if its write failed,
-        process it again (one body at a time if need be) and record that."""
-        if inflight is not None and not await self._landed(frontier, inflight):
-            outcomes = await self._process_batch(frontier, runner, inflight.batch, suspects)
-            await self._record(frontier, inflight.batch, outcomes)
+        """Record ``batch``'s outcomes once its write has landed (``landed``); if it was not
+        submitted (``landed`` is None) or its write failed, process it again, one body at a
+        time if need be (:meth:`_process_batch`), and record that."""
+        outcomes = None
+        if landed is not None:
+            with contextlib.suppress(Exception):
+                outcomes = await landed
+        if outcomes is None:
+            outcomes = await self._process_batch(frontier, runner, batch, suspects)
+        await self._record(frontier, batch, outcomes)
 
     async def _record(
         self, frontier: Frontier, batch: list[Document], outcomes: list[Outcome]
@@ -898,7 +886,7 @@ class Crawler:
             # The store's error is the one to report. On a full disk the frontier cannot
             # be written either: then the batch is not remembered (the resume redoes it).
             with contextlib.suppress(CrawlError):
-                if len(batch) == 1:
+                if len(batch) == 1 and batch[0].key in suspects:  # alone, and again
                     self._recorder.poisoned(batch[0], exc)
                 else:
                     suspects.update(item.key or "" for item in batch)
@@ -920,15 +908,6 @@ class Crawler:
             suspects.discard(batch[0].key or "")
             frontier.set_setting("suspects", json.dumps(sorted(suspects)))
         return outcomes
-
-
-@dataclass(frozen=True)
-class _Submitted:
-    """A batch handed to the pipeline whose outcomes are not recorded yet: ``landed``
-    gives them once its write has landed."""
-
-    batch: list[Document]
-    landed: asyncio.Future[list[Outcome]]
 
 
 def _close_all(closers: Sequence[Callable[[], object]], *, failing: bool) -> None:

@@ -193,6 +193,7 @@ class ProcessRunner:
         self._dead: str | None = None
         self._landed: dict[int, asyncio.Future[list[Outcome]]] = {}  # batches writing
         self._submitted = 0  # batches the worker took
+        self._asking = asyncio.Lock()
         self._closed = False
 
     @property
@@ -252,18 +253,19 @@ class ProcessRunner:
     async def submit(self, documents: Sequence[Document]) -> asyncio.Future[list[Outcome]]:
         """As :meth:`.process.Runner.submit`: returns once mapped, the write runs on in the
         worker; the future ends when it has landed."""
-        # Made before asking: the worker's "landed" may come right after its reply.
         assert self._loop is not None
-        n = self._submitted + 1
-        landed = self._landed[n] = self._loop.create_future()
-        try:
-            await self._call("submit", list(documents))
-        except BaseException:
-            del self._landed[n]
-            if not landed.cancel():  # ended by the worker's death: the error raised says it
-                landed.exception()
-            raise
-        self._submitted = n
+        async with self._asking:  # one request at a time (a batch retried meanwhile waits)
+            # Made before asking: the worker's "landed" may come right after its reply.
+            n = self._submitted + 1
+            landed = self._landed[n] = self._loop.create_future()
+            try:
+                await self._call("submit", list(documents))
+            except BaseException:
+                del self._landed[n]
+                if not landed.cancel():  # ended by the worker's death: the error raised says it
+                    landed.exception()
+                raise
+            self._submitted = n
         return landed
 
     async def process(self, documents: Sequence[Document]) -> list[Outcome]:
