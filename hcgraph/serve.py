@@ -77,9 +77,10 @@ _CHUNK = 64 * 1024
 _BACKLOG = 1024
 _TICK = 0.1  # how often in-flight queries are checked for a gone client or a passed deadline
 
-# Worker -> front frames: one type byte, a 4-byte big-endian length, the payload.
-# A whole small answer is one frame: W = 4-byte length of the head (JSON), head, body.
-_READY, _HEAD, _DATA, _END, _ABORT, _WHOLE = b"R", b"H", b"D", b"E", b"X", b"W"
+# Worker -> front frames: one type byte, a 4-byte big-endian length, the payload. An answer
+# is one W frame (whole: a small answer), or S (start), D (data)..., E (end, the last data);
+# W and S begin with the answer's head, ``STATUS MEDIA-TYPE\n``.
+_READY, _START, _DATA, _END, _ABORT, _WHOLE = b"R", b"S", b"D", b"E", b"X", b"W"
 
 
 def _loopback(host: str) -> str:
@@ -441,7 +442,6 @@ class _Conn(asyncio.Protocol):
         self.sent = False
         self.head_only = False
         self.chunked = False
-        self.meta: dict[str, Any] | None = None
 
     # --- asyncio callbacks --------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -618,7 +618,7 @@ class _Conn(asyncio.Protocol):
         self.chunked = request.version == "HTTP/1.1"
         timeout = front.ep.timeout_s
         self.deadline = None if timeout is None else time.monotonic() + timeout
-        self.reason, self.sent, self.meta = "", False, None
+        self.reason, self.sent = "", False
         message = json.dumps({"q": query, "a": accept}).encode()
         self.message = len(message).to_bytes(4, "big") + message
         worker = front.take_idle()
@@ -687,14 +687,15 @@ class _Conn(asyncio.Protocol):
             self.front.put_idle(worker)
 
     def frame(self, kind: bytes, payload: bytes) -> None:
-        """One frame from the worker: a whole answer, or a streamed answer's head, data, end."""
-        if kind == _WHOLE:
-            self._whole(payload)
-        elif kind == _HEAD and self.meta is None:
-            self.meta = json.loads(payload)
-        elif kind == _DATA and self.meta is not None:
+        """One frame from the worker: a whole answer, or a streamed answer's start, data, end."""
+        if kind in (_WHOLE, _START) and not self.sent:
+            head, _, body = payload.partition(b"\n")
+            status, _, media = head.decode("latin-1").partition(" ")
+            (self._whole if kind == _WHOLE else self._stream)(int(status), media, body)
+        elif kind == _DATA and self.sent:
             self._data(payload)
         elif kind == _END and self.sent:
+            self._data(payload)
             self._end()
         else:
             assert self.worker is not None
@@ -709,35 +710,35 @@ class _Conn(asyncio.Protocol):
             self.transport.write(b"0\r\n\r\n")
         self._done(self.keep)
 
-    def _whole(self, payload: bytes) -> None:
-        """A short answer, sent with its length: 4-byte meta size, meta JSON, body."""
+    def _whole(self, status: int, media: str, body: bytes) -> None:
+        """A short answer, sent with its length."""
         self._release()
         if self.state == _S_CLOSED:
             return
-        size = int.from_bytes(payload[:4], "big")
-        meta = json.loads(payload[4 : 4 + size])
-        body = payload[4 + size :]
-        headers = [("Content-Type", meta["type"]), ("Content-Length", str(len(body)))]
-        if meta["status"] == 200:
+        headers = [("Content-Type", media), ("Content-Length", str(len(body)))]
+        if status == 200:
             headers.append(("Vary", "Accept"))
-        head = self.front._head(meta["status"], headers, not self.keep)
+        head = self.front._head(status, headers, not self.keep)
         self.transport.write(head if self.head_only else head + body)
         self._done(self.keep)
 
-    def _data(self, payload: bytes) -> None:
-        """A piece of a long answer: streamed (chunked on HTTP/1.1; to the close on 1.0)."""
+    def _stream(self, status: int, media: str, body: bytes) -> None:
+        """A long answer's head and first piece: streamed (chunked on HTTP/1.1; to the close
+        on 1.0)."""
         if self.state == _S_CLOSED:
             return
-        assert self.meta is not None
-        write = self.transport.write
-        if not self.sent:
-            headers = [("Content-Type", self.meta["type"]), ("Vary", "Accept")]
-            if self.chunked:
-                headers.append(("Transfer-Encoding", "chunked"))
-            self.keep = self.keep and self.chunked
-            write(self.front._head(self.meta["status"], headers, not self.keep))
-            self.sent = True
-        if not self.head_only:
+        headers = [("Content-Type", media), ("Vary", "Accept")]
+        if self.chunked:
+            headers.append(("Transfer-Encoding", "chunked"))
+        self.keep = self.keep and self.chunked
+        self.transport.write(self.front._head(status, headers, not self.keep))
+        self.sent = True
+        self._data(body)
+
+    def _data(self, payload: bytes) -> None:
+        """A piece of a streamed answer."""
+        if self.state != _S_CLOSED and payload and not self.head_only:
+            write = self.transport.write
             write(b"%x\r\n%s\r\n" % (len(payload), payload) if self.chunked else payload)
 
     def worker_failed(self) -> None:
@@ -1129,43 +1130,29 @@ def _quality(media: str, ranges: list[tuple[str, float]]) -> float | None:
 
 class _FrameWriter:
     """File-like sink for pyoxigraph's ``serialize``: frames its bytes onto the pipe, 64 KiB
-    at a time, the answer's head first (held back until the first piece or the end)."""
+    at a time, the answer's head in the first frame (a whole answer if it is also the last)."""
 
     def __init__(self, out: IO[bytes], status: int, media: str) -> None:
         self.out = out
-        self.head: bytes | None = _answer_head(status, media)
+        self.head: bytes | None = b"%d %s\n" % (status, media.encode())
         self.buffer = bytearray()
 
     def write(self, data: bytes) -> int:
         self.buffer += data
         if len(self.buffer) >= _CHUNK:
-            self._send()
+            self._send(_DATA if self.head is None else _START)
         return len(data)
 
     def flush(self) -> None:
         pass  # pieces go out at _CHUNK bytes or at the end, not at each flush
 
-    def _send(self) -> None:
-        if self.head is not None:
-            _frame(self.out, _HEAD, self.head)
-            self.head = None
-        if self.buffer:
-            _frame(self.out, _DATA, bytes(self.buffer))
-            self.buffer.clear()
+    def _send(self, kind: bytes) -> None:
+        _frame(self.out, kind, (self.head or b"") + self.buffer)
+        self.head = None
+        self.buffer.clear()
 
     def end(self) -> None:
-        if self.head is not None:  # all of it fits in one piece
-            head, self.head = self.head, None
-            _frame(self.out, _WHOLE, len(head).to_bytes(4, "big") + head + bytes(self.buffer))
-            return
-        self._send()
-        _frame(self.out, _END)
-
-
-@functools.lru_cache(maxsize=64)
-def _answer_head(status: int, media: str) -> bytes:
-    """The head frame's JSON (a handful of distinct ones: worked out once each)."""
-    return json.dumps({"status": status, "type": media}).encode()
+        self._send(_END if self.head is None else _WHOLE)
 
 
 @functools.lru_cache(maxsize=256)
