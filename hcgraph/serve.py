@@ -440,18 +440,13 @@ class _Conn(asyncio.Protocol):
         self.deadline: float | None = None
         self.reason = ""
         self.sent = False
-        self.head_only = False
-        self.chunked = False
 
     # --- asyncio callbacks --------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
         front = self.front
         if len(front.conns) >= front.ep.max_connections:
-            self.state = _S_CLOSED
-            body = b"too many connections; retry\n"
-            self.transport.write(front._plain(503, body, close=True, head_only=False))
-            self.transport.close()
+            self._refuse(_Refusal(503, "too many connections; retry", close=True))
             assert front.loop is not None
             front.loop.call_later(1.0, self.transport.abort)
             return
@@ -573,16 +568,14 @@ class _Conn(asyncio.Protocol):
         return False
 
     def _head(self, head: bytes) -> None:
-        request: _Request | None = None
         try:
-            request = _parse_head(head)
+            self.request = request = _parse_head(head)
             self.front._check_host(request)
             self.keep = _keep_alive(request)
             length = _body_length(request)
         except _Refusal as refusal:
-            self._refuse(refusal, request)
+            self._refuse(refusal)
             return
-        self.request = request
         if not length:
             self._dispatch(b"")
             return
@@ -600,22 +593,17 @@ class _Conn(asyncio.Protocol):
         request = self.request
         assert request is not None
         front = self.front
+        path = urlsplit(request.target).path
+        if request.method in {"GET", "HEAD"} and (page := front.ep.static.get(path)):
+            media, data = page
+            self._reply(200, media, data, self.keep, [("Cache-Control", "no-cache")])
+            return
         try:
-            if request.method in {"GET", "HEAD"} and (page := front._static(request)):
-                self.transport.write(
-                    page
-                    if request.method == "GET"
-                    else page.partition(b"\r\n\r\n")[0] + b"\r\n\r\n"
-                )
-                self._done(self.keep)
-                return
             query, accept = front._query(request, body)
         except _Refusal as refusal:
-            self._refuse(refusal, request)
+            self._refuse(refusal)
             return
         self.state = _S_QUERY
-        self.head_only = request.method == "HEAD"
-        self.chunked = request.version == "HTTP/1.1"
         timeout = front.ep.timeout_s
         self.deadline = None if timeout is None else time.monotonic() + timeout
         self.reason, self.sent = "", False
@@ -628,17 +616,33 @@ class _Conn(asyncio.Protocol):
         else:
             self.start(worker)
 
-    def _refuse(self, refusal: _Refusal, request: _Request | None = None) -> None:
-        request = request or self.request
-        head_only = request is not None and request.method == "HEAD"
-        data = (refusal.message + "\n").encode()
-        close = refusal.close or request is None or not _keep_alive(request)
-        self.transport.write(
-            self.front._plain(
-                refusal.status, data, close=close, head_only=head_only, allow=refusal.allow
-            )
-        )
-        self._done(not close)
+    @property
+    def head_only(self) -> bool:
+        """The request is a HEAD: its answer goes without a body."""
+        return self.request is not None and self.request.method == "HEAD"
+
+    @property
+    def chunked(self) -> bool:
+        """A streamed answer to the request goes in chunks (HTTP/1.1), not to the close."""
+        return self.request is not None and self.request.version == "HTTP/1.1"
+
+    def _reply(
+        self, status: int, media: str, body: bytes, keep: bool, extra: list[tuple[str, str]]
+    ) -> None:
+        """A whole answer, sent with its length (the head only, to a HEAD); then the next
+        request, or close."""
+        headers = [("Content-Type", media), ("Content-Length", str(len(body))), *extra]
+        head = self.front._head(status, headers, not keep)
+        self.transport.write(head if self.head_only else head + body)
+        self._done(keep)
+
+    def _refuse(self, refusal: _Refusal) -> None:
+        """A one-line plain answer instead of (or to) the query."""
+        request = self.request
+        keep = not refusal.close and request is not None and _keep_alive(request)
+        allow = [("Allow", refusal.allow)] if refusal.allow else []
+        body = (refusal.message + "\n").encode()
+        self._reply(refusal.status, "text/plain; charset=utf-8", body, keep, allow)
 
     def _done(self, keep: bool) -> None:
         """The answer is written: wait for the next request, or close."""
@@ -653,17 +657,8 @@ class _Conn(asyncio.Protocol):
 
     def _timed_out(self) -> None:
         timeout = self.front.ep.timeout_s
-        self._answer(
-            503, f"the query did not finish within {timeout:g} s (hcgraph serve --timeout-s)"
-        )
-
-    def _answer(self, status: int, message: str) -> None:
-        """A one-line plain answer to the query in flight; then the next request."""
-        data = (message + "\n").encode()
-        self.transport.write(
-            self.front._plain(status, data, close=not self.keep, head_only=self.head_only)
-        )
-        self._done(self.keep)
+        message = f"the query did not finish within {timeout:g} s (hcgraph serve --timeout-s)"
+        self._refuse(_Refusal(503, message))
 
     # --- the query in a worker ----------------------------------------------------------
     def start(self, worker: _Worker) -> None:
@@ -713,14 +708,10 @@ class _Conn(asyncio.Protocol):
     def _whole(self, status: int, media: str, body: bytes) -> None:
         """A short answer, sent with its length."""
         self._release()
-        if self.state == _S_CLOSED:
-            return
-        headers = [("Content-Type", media), ("Content-Length", str(len(body)))]
-        if status == 200:
-            headers.append(("Vary", "Accept"))
-        head = self.front._head(status, headers, not self.keep)
-        self.transport.write(head if self.head_only else head + body)
-        self._done(self.keep)
+        if self.state != _S_CLOSED:
+            self._reply(
+                status, media, body, self.keep, [("Vary", "Accept")] if status == 200 else []
+            )
 
     def _stream(self, status: int, media: str, body: bytes) -> None:
         """A long answer's head and first piece: streamed (chunked on HTTP/1.1; to the close
@@ -749,7 +740,7 @@ class _Conn(asyncio.Protocol):
         if self.reason == "timeout" and not self.sent:
             self._timed_out()
         elif not self.sent and not self.reason:
-            self._answer(500, "the query worker failed on this query")
+            self._refuse(_Refusal(500, "the query worker failed on this query"))
         else:
             self._abort()
 
@@ -939,27 +930,6 @@ class _Front:
             self._http_date(),
             "".join(rest).encode("latin-1"),
         )
-
-    def _plain(
-        self, status: int, body: bytes, *, close: bool, head_only: bool, allow: str = ""
-    ) -> bytes:
-        headers = [
-            ("Content-Type", "text/plain; charset=utf-8"),
-            ("Content-Length", str(len(body))),
-        ]
-        if allow:
-            headers.append(("Allow", allow))
-        return self._head(status, headers, close) + (b"" if head_only else body)
-
-    def _static(self, request: _Request) -> bytes | None:
-        """The whole answer (head and body) for a static path, or None."""
-        found = self.ep.static.get(urlsplit(request.target).path)
-        if found is None:
-            return None
-        media, data = found
-        headers = [("Content-Type", media), ("Content-Length", str(len(data))),
-                   ("Cache-Control", "no-cache")]  # fmt: skip
-        return self._head(200, headers, not _keep_alive(request)) + data
 
     def _check_host(self, request: _Request) -> None:
         hosts = request.get_all("host")
