@@ -1054,28 +1054,18 @@ _GRAPH_TYPES = (
 
 def negotiate(accept: str, offers: tuple[tuple[str, str], ...]) -> tuple[str, str] | None:
     """The offer (media type, format name) an Accept header prefers; None if none is
-    acceptable. No Accept: the first offer. Ties go to the earlier offer."""
+    acceptable. No Accept: the first offer. Ties go to the earlier offer.
+
+    An offer's ``q`` is that of the most specific range matching it (exact, ``type/*``,
+    ``*/*``; the highest among equally specific ones); ``q`` is 1 if absent, 0 if unreadable.
+    """
     if not accept.strip():
         return offers[0]
-    ranges = _ranges(accept)
-    best: tuple[float, int] | None = None
-    chosen = None
-    for index, (media, fmt) in enumerate(offers):
-        q = _quality(media, ranges)
-        if q is not None and q > 0 and (best is None or q > best[0]):
-            best, chosen = (q, index), (media, fmt)
-    return chosen
-
-
-def _ranges(accept: str) -> list[tuple[str, float]]:
-    """An Accept header's media ranges (lower case) with their ``q`` (1 if absent, 0 if
-    unreadable)."""
     ranges: list[tuple[str, float]] = []
     for item in accept.split(","):
         media, *params = (p.strip() for p in item.split(";"))
         q = 1.0
-        for param in params:
-            key, _, value = param.partition("=")
+        for key, _, value in (param.partition("=") for param in params):
             if key.strip().lower() == "q":
                 try:
                     q = float(value)
@@ -1083,19 +1073,15 @@ def _ranges(accept: str) -> list[tuple[str, float]]:
                     q = 0.0
         if media:
             ranges.append((media.lower(), q))
-    return ranges
-
-
-def _quality(media: str, ranges: list[tuple[str, float]]) -> float | None:
-    """The ``q`` of the most specific range matching ``media`` (exact, ``type/*``, ``*/*``;
-    the highest q among equally specific ones), or None if none matches."""
-    kind = media.split("/")[0]
-    matches = [
-        (3 if r == media else 2 if r == f"{kind}/*" else 1, q)
-        for r, q in ranges
-        if r in {media, f"{kind}/*", "*/*"}
-    ]
-    return max(matches)[1] if matches else None
+    best, chosen = 0.0, None
+    for offer in offers:
+        media = offer[0]
+        specific = {media: 3, f"{media.split('/')[0]}/*": 2, "*/*": 1}
+        matches = [(specific[r], q) for r, q in ranges if r in specific]
+        q = max(matches)[1] if matches else 0.0
+        if q > best:
+            best, chosen = q, offer
+    return chosen
 
 
 class _FrameWriter:
