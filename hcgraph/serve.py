@@ -1139,25 +1139,27 @@ class _Database:
 
         self.ox = ox
         self.path = path
-        self.state = self._files()
+        self._settle(self._files())
         self.store = ox.Store.read_only(path)
         self.quick: tuple[object, ...] = ()  # the first fresh() scans in full
-        self._watched: tuple[object, tuple[str, ...]] = (None, ())
 
-    def _quick(self, state: tuple[tuple[str, int, int], ...]) -> tuple[object, ...]:
+    def _settle(self, state: tuple[tuple[str, int, int], ...]) -> None:
+        """Take ``state`` as the files of the store open now, and the files of it that
+        RocksDB appends to in place (the write-ahead ``.log``, ``MANIFEST-``) as those
+        :meth:`_quick` looks at."""
+        self.state = state
+        self.appended = tuple(
+            os.path.join(self.path, name)
+            for name, _size, _mtime in state
+            if name.endswith(".log") or name.startswith("MANIFEST-")
+        )
+
+    def _quick(self) -> tuple[object, ...]:
         """What :meth:`fresh` looks at first, in a few ``stat`` calls instead of one per
         file: the directory's mtime (any file created, deleted or renamed: new tables,
-        ``CURRENT`` replaced) and the size and mtime of the files RocksDB appends to in
-        place (the write-ahead ``.log``, ``MANIFEST-``) as of ``state``."""
-        if self._watched[0] is not state:  # the paths to look at, worked out once a state
-            paths = tuple(
-                os.path.join(self.path, name)
-                for name, _size, _mtime in state
-                if name.endswith(".log") or name.startswith("MANIFEST-")
-            )
-            self._watched = (state, paths)
+        ``CURRENT`` replaced) and the size and mtime of the appended files."""
         found: list[object] = [os.stat(self.path).st_mtime_ns]
-        for path in self._watched[1]:
+        for path in self.appended:
             try:
                 stat = os.stat(path)
             except FileNotFoundError:  # deleted since: changed
@@ -1183,21 +1185,17 @@ class _Database:
     def fresh(self) -> Any:
         """The store, reopened first if it changed and no writer holds it now."""
         with contextlib.suppress(OSError):
-            quick = self._quick(self.state)  # taken before the scan: a later change shows
+            quick = self._quick()  # taken before the scan: a later change shows
             if quick == self.quick:
                 return self.store  # nothing changed: the full scan costs ~50 µs a query
             state = self._files()
             if state != self.state and not _writer_holds(os.path.join(self.path, "LOCK")):
-                for attempt in range(3):  # a compaction may delete a file while we open
-                    try:
-                        store = self.ox.Store.read_only(self.path)
-                    except OSError:
-                        if attempt == 2:
-                            raise
-                        time.sleep(0.05)
-                        continue
-                    self.store, self.state = store, state
-                    break
+                for delay in (0, 0.05, 0.05):  # a compaction may delete a file while we open
+                    time.sleep(delay)
+                    with contextlib.suppress(OSError):
+                        self.store = self.ox.Store.read_only(self.path)
+                        self._settle(state)
+                        break
             if state == self.state:  # settled (unchanged, or reopened): quick checks again
                 self.quick = quick
         return self.store
