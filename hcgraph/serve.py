@@ -39,7 +39,6 @@ is running, queries answer from the data as it was when the worker last opened i
 from __future__ import annotations
 
 import asyncio
-import base64
 import collections
 import concurrent.futures
 import contextlib
@@ -49,6 +48,7 @@ import functools
 import ipaddress
 import json
 import os
+import pickle
 import select
 import signal
 import socket
@@ -215,14 +215,14 @@ class Endpoint:
 
     def _spawn_front(self, sock: socket.socket) -> subprocess.Popen[bytes]:
         config = {
-            "store": str(self.db_path.parent), "host": self.host, "port": self.port,
+            "store_dir": str(self.db_path.parent), "host": self.host, "port": self.port,
             "timeout_s": self.timeout_s, "allow_service": self.allow_service,
             "workers": self.workers, "read_timeout_s": self.read_timeout_s,
-            "max_connections": self.max_connections,
-            "static": {k: [m, base64.b64encode(d).decode()] for k, (m, d) in self.static.items()},
+            "max_connections": self.max_connections, "static": self.static,
         }  # fmt: skip
-        # The config goes through stdin: with static files (the workbench's script is ~1 MB)
-        # it is far over the 128 KiB Linux allows for one command-line argument.
+        # The config goes through stdin (pickled: this process's own child): with static
+        # files (the workbench's script is ~1 MB) it is far over the 128 KiB Linux allows for
+        # one command-line argument.
         child = subprocess.Popen(
             [sys.executable, "-c", "from hcgraph.serve import _front_main; _front_main()",
              str(sock.fileno())],
@@ -231,7 +231,7 @@ class Endpoint:
         )  # fmt: skip
         assert child.stdin is not None
         with child.stdin:
-            child.stdin.write(json.dumps(config).encode())
+            pickle.dump(config, child.stdin)
         return child
 
     def _child_ready(self, child: subprocess.Popen[bytes]) -> None:
@@ -816,7 +816,7 @@ class _Front:
         try:
             proc = subprocess.Popen(
                 [sys.executable, "-c", "from hcgraph.serve import _worker_main; _worker_main()",
-                 str(self.ep.db_path), "1" if self.ep.allow_service else "0"],
+                 str(self.ep.db_path)],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             )  # fmt: skip
         except OSError as exc:
@@ -1222,16 +1222,14 @@ def _writer_holds(lock_path: str) -> bool:
 
 
 def _front_main() -> None:
-    """A further HTTP server process (``python -c ... FD``, its config as JSON on stdin):
+    """A further HTTP server process (``python -c ... FD``, its config pickled on stdin):
     serves the inherited listening socket with workers of its own until SIGTERM; prints
     ``ready`` once serving."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the first process's to handle
     _die_with_parent()
-    config = json.loads(sys.stdin.buffer.read())
+    endpoint = Endpoint(**pickle.load(sys.stdin.buffer))
     sock = socket.socket(fileno=int(sys.argv[1]))
     sock.setblocking(False)
-    static = {k: (m, base64.b64decode(d)) for k, (m, d) in config.pop("static").items()}
-    endpoint = Endpoint(config.pop("store"), static=static, **config)
     front = _Front(endpoint, sock)
     ready: concurrent.futures.Future[None] = concurrent.futures.Future()
 
@@ -1261,14 +1259,14 @@ def _run_front(front: _Front, ready: concurrent.futures.Future[None]) -> None:
 
 
 def _worker_main() -> None:
-    """A query worker (``python -c ... DB_PATH ALLOW_SERVICE``): answers one query at a time
+    """A query worker (``python -c ... DB_PATH``): answers one query at a time
     from stdin on stdout (frames), until stdin closes. Ctrl-C is the server's to handle."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
     out = os.fdopen(os.dup(1), "wb", buffering=_CHUNK + 16)
     os.dup2(2, 1)  # a stray print cannot corrupt the frames
     inp = sys.stdin.buffer
-    db_path = sys.argv[1]  # argv[2], allow_service, is the front's to apply
+    db_path = sys.argv[1]
     try:
         db = _Database(db_path)
     except OSError as exc:
