@@ -489,16 +489,14 @@ class _Conn(asyncio.Protocol):
     # --- the watchdog -------------------------------------------------------------------
     def tick(self, now: float) -> None:
         limit = self.front.ep.read_timeout_s
-        state = self.state
+        waited = now - self.since >= limit
         if self.paused_since is not None and now - self.paused_since >= limit:
             self._abort()  # it stopped reading
-        elif state == _S_HEAD:
-            if now - self.since >= limit:
-                self._close()
-        elif state == _S_BODY:
-            if now - self.since >= limit:
-                self._refuse(_Refusal(400, "the request body did not arrive in time", close=True))
-        elif state == _S_QUERY:
+        elif self.state == _S_HEAD and waited:
+            self._close()
+        elif self.state == _S_BODY and waited:
+            self._refuse(_Refusal(400, "the request body did not arrive in time", close=True))
+        elif self.state == _S_QUERY:
             self._tick_query(now)
 
     def _tick_query(self, now: float) -> None:
@@ -509,17 +507,12 @@ class _Conn(asyncio.Protocol):
             if late:
                 self.waiting = False
                 self._timed_out()
-        elif self.worker is not None and not self.reason:
-            if late:
-                self.reason = "timeout"
-                self.worker.kill()
-                self.worker.listen()  # to see its pipe end, even if the client is slow
-                if self.sent:
-                    self._abort()  # a half answer must not look whole
-            elif self.eof:
-                self.reason = "gone"
-                self.worker.kill()
-                self.worker.listen()
+        elif self.worker is not None and not self.reason and (late or self.eof):
+            self.reason = "timeout" if late else "gone"
+            self.worker.kill()
+            self.worker.listen()  # to see its pipe end, even if the client is slow
+            if late and self.sent:
+                self._abort()  # a half answer must not look whole
 
     # --- requests -----------------------------------------------------------------------
     def _close(self) -> None:
@@ -838,9 +831,8 @@ class _Front:
         """A frame from a worker."""
         if not worker.ready:
             if kind != _READY:
-                self.discard(worker, replace=False)
-                self._start_failed(
-                    payload.decode("utf-8", "replace") or "a query worker did not start"
+                self.fail(
+                    worker, payload.decode("utf-8", "replace") or "a query worker did not start"
                 )
                 return
             worker.ready = True
@@ -859,15 +851,14 @@ class _Front:
         else:
             conn.frame(kind, payload)
 
-    def fail(self, worker: _Worker) -> None:
-        """The worker ended or broke: replace it; its query (if any) learns it."""
+    def fail(self, worker: _Worker, message: str = "the query worker exited") -> None:
+        """The worker ended or broke: replace it (one still starting: see
+        :meth:`_start_failed`); its query (if any) learns it."""
         conn, worker.conn = worker.conn, None
+        self.discard(worker, replace=worker.ready)
         if not worker.ready:
-            self.discard(worker, replace=False)
-            self._start_failed("the query worker exited")
-            return
-        self.discard(worker)
-        if conn is not None:
+            self._start_failed(message)
+        elif conn is not None:
             conn.worker_failed()
 
     def discard(self, worker: _Worker, *, replace: bool = True) -> None:
