@@ -189,17 +189,15 @@ class Endpoint:
         sock = self._listen()
         if self.port == 0:
             self.port = int(sock.getsockname()[1])
-        front = _Front(self, sock)
-        ready: concurrent.futures.Future[None] = concurrent.futures.Future()
         self._stopped.clear()
         self._children = [self._spawn_front(sock) for _ in range(self.fronts - 1)]
+        front = self._front = _Front(self, sock)
         self._thread = threading.Thread(
-            target=self._run, args=(front, ready), name="hcgraph-serve", daemon=True
+            target=self._run, args=(front,), name="hcgraph-serve", daemon=True
         )
-        self._front = front
         self._thread.start()
         try:
-            ready.result(timeout=_READY_TIMEOUT)
+            front.ready.result(timeout=_READY_TIMEOUT)
             for child in self._children:
                 self._child_ready(child)
         except BaseException as exc:
@@ -258,9 +256,9 @@ class Endpoint:
         sock.setblocking(False)
         return sock
 
-    def _run(self, front: _Front, ready: concurrent.futures.Future[None]) -> None:
+    def _run(self, front: _Front) -> None:
         try:
-            _run_front(front, ready)
+            front.serve()
         finally:
             self._stopped.set()
 
@@ -341,14 +339,12 @@ class _Worker:
 
     def listen(self) -> None:
         if not self.reading and not self.closed:
-            assert self.front.loop is not None
             self.front.loop.add_reader(self.fd_out, self._readable)
             self.reading = True
 
     def pause(self) -> None:
         """Stop reading its answer (the client is slow): the worker blocks on the pipe."""
         if self.reading:
-            assert self.front.loop is not None
             self.front.loop.remove_reader(self.fd_out)
             self.reading = False
 
@@ -447,7 +443,6 @@ class _Conn(asyncio.Protocol):
         front = self.front
         if len(front.conns) >= front.ep.max_connections:
             self._refuse(_Refusal(503, "too many connections; retry", close=True))
-            assert front.loop is not None
             front.loop.call_later(1.0, self.transport.abort)
             return
         front.conns.add(self)
@@ -739,6 +734,9 @@ class _Conn(asyncio.Protocol):
 
 
 class _Front:
+    """One HTTP server process's (or thread's) side: its event loop, connections and query
+    workers. ``ready`` is done once it serves, or holds why it could not start."""
+
     def __init__(self, endpoint: Endpoint, sock: socket.socket) -> None:
         self.ep = endpoint
         self.sock = sock
@@ -750,31 +748,46 @@ class _Front:
         self.waiting: collections.deque[_Conn] = collections.deque()
         self.conns: set[_Conn] = set()
         self.dying: list[subprocess.Popen[bytes]] = []
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self.stopping: asyncio.Event | None = None
+        self.loop = asyncio.new_event_loop()
+        self.loop.set_exception_handler(lambda _loop, _context: None)  # quiet: no tracebacks
+        self.stopping = asyncio.Event()
         self.closing = False
-        self.started: asyncio.Future[None] | None = None
+        self.started: asyncio.Future[None] = self.loop.create_future()  # every worker ready
+        self.ready: concurrent.futures.Future[None] = concurrent.futures.Future()
         self._ticker: asyncio.TimerHandle | None = None
         self._date = (0.0, b"")
 
     def request_stop(self) -> None:
-        loop, stopping = self.loop, self.stopping
-        if loop is not None and stopping is not None and not loop.is_closed():
+        """Stop serving (from any thread, or a signal handler)."""
+        if not self.loop.is_closed():
             with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(stopping.set)
+                self.loop.call_soon_threadsafe(self.stopping.set)
 
-    async def run(self, ready: concurrent.futures.Future[None]) -> None:
-        loop = self.loop = asyncio.get_running_loop()
-        self.stopping = asyncio.Event()
-        self.started = loop.create_future()
+    def serve(self) -> None:
+        """Serve on the front's event loop until it stops; an error before it serves (a
+        worker could not open the store) goes to ``ready``."""
+        loop = self.loop
+        try:
+            loop.run_until_complete(self._run())
+        except BaseException as exc:
+            if not self.ready.done():
+                self.ready.set_exception(exc)
+        finally:
+            with contextlib.suppress(Exception):
+                loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+
+    async def _run(self) -> None:
         server: asyncio.Server | None = None
-        self._ticker = loop.call_later(_TICK, self._tick)
+        self._ticker = self.loop.call_later(_TICK, self._tick)
         try:
             for _ in range(self.ep.workers):
                 self._spawn()
             await self.started
-            server = await loop.create_server(lambda: _Conn(self), sock=self.sock, backlog=_BACKLOG)
-            ready.set_result(None)
+            server = await self.loop.create_server(
+                lambda: _Conn(self), sock=self.sock, backlog=_BACKLOG
+            )
+            self.ready.set_result(None)
             await self.stopping.wait()
         finally:
             await self._shut(server)
@@ -820,11 +833,9 @@ class _Front:
         worker.listen()
 
     def _start_failed(self, message: str) -> None:
-        started = self.started
-        if started is not None and not started.done():
-            started.set_exception(ServeError(message))
+        if not self.started.done():
+            self.started.set_exception(ServeError(message))
         elif not self.closing:
-            assert self.loop is not None
             self.loop.call_later(1.0, self._spawn)
 
     def frame(self, worker: _Worker, kind: bytes, payload: bytes) -> None:
@@ -837,13 +848,8 @@ class _Front:
                 return
             worker.ready = True
             self.put_idle(worker)
-            started = self.started
-            if (
-                started is not None
-                and not started.done()
-                and all(w.ready for w in self.all_workers)
-            ):
-                started.set_result(None)
+            if not self.started.done() and all(w.ready for w in self.all_workers):
+                self.started.set_result(None)
             return
         conn = worker.conn
         if conn is None:
@@ -900,7 +906,7 @@ class _Front:
             if self.dying:
                 self.dying = [p for p in self.dying if p.poll() is None]
         finally:
-            if not self.closing and self.loop is not None:
+            if not self.closing:
                 self._ticker = self.loop.call_later(_TICK, self._tick)
 
     # --- HTTP ---------------------------------------------------------------------------
@@ -1222,31 +1228,14 @@ def _front_main() -> None:
     sock = socket.socket(fileno=int(sys.argv[1]))
     sock.setblocking(False)
     front = _Front(endpoint, sock)
-    ready: concurrent.futures.Future[None] = concurrent.futures.Future()
 
     def report(done: concurrent.futures.Future[None]) -> None:
         error = done.exception()
         print("ready" if error is None else f"error: {first_line(error)}", flush=True)
 
-    ready.add_done_callback(report)
+    front.ready.add_done_callback(report)
     signal.signal(signal.SIGTERM, lambda _signum, _frame: front.request_stop())
-    _run_front(front, ready)
-
-
-def _run_front(front: _Front, ready: concurrent.futures.Future[None]) -> None:
-    """Serve ``front`` on an event loop of its own until it stops; an error before it
-    serves (a worker could not open the store) goes to ``ready``."""
-    loop = asyncio.new_event_loop()
-    loop.set_exception_handler(lambda _loop, _context: None)  # quiet: no tracebacks
-    try:
-        loop.run_until_complete(front.run(ready))
-    except BaseException as exc:
-        if not ready.done():
-            ready.set_exception(exc)
-    finally:
-        with contextlib.suppress(Exception):
-            loop.run_until_complete(loop.shutdown_asyncgens())
-        loop.close()
+    front.serve()
 
 
 def _worker_main() -> None:
