@@ -597,12 +597,11 @@ class _Conn(asyncio.Protocol):
         self.reason, self.sent = "", False
         message = json.dumps({"q": query, "a": accept}).encode()
         self.message = len(message).to_bytes(4, "big") + message
-        worker = front.take_idle()
-        if worker is None:
+        if front.idle:
+            self.start(front.idle.pop())
+        else:
             self.waiting = True
             front.waiting.append(self)
-        else:
-            self.start(worker)
 
     @property
     def head_only(self) -> bool:
@@ -804,9 +803,7 @@ class _Front:
         for conn in list(self.conns):
             conn.transport.abort()
         for worker in list(self.all_workers):
-            self.dying.append(worker.proc)
-            worker.close()
-        self.all_workers.clear()
+            self.discard(worker, replace=False)
         until = time.monotonic() + 5
         while self.dying and time.monotonic() < until:
             self.dying = [p for p in self.dying if p.poll() is None]
@@ -879,13 +876,6 @@ class _Front:
             self.idle.remove(worker)
         if replace:
             self._spawn()
-
-    def take_idle(self) -> _Worker | None:
-        while self.idle:
-            worker = self.idle.pop()
-            if worker.alive:
-                return worker
-        return None
 
     def put_idle(self, worker: _Worker) -> None:
         worker.listen()
