@@ -61,7 +61,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import SplitResult, parse_qs, urlsplit
 
 from .errors import ServeError, StoreError, first_line
 from .sparqlguard import SERVICE_REFUSED, uses_service
@@ -581,13 +581,13 @@ class _Conn(asyncio.Protocol):
         request = self.request
         assert request is not None
         front = self.front
-        path = urlsplit(request.target).path
-        if request.method in {"GET", "HEAD"} and (page := front.ep.static.get(path)):
+        target = urlsplit(request.target)
+        if request.method in {"GET", "HEAD"} and (page := front.ep.static.get(target.path)):
             media, data = page
             self._reply(200, media, data, self.keep, [("Cache-Control", "no-cache")])
             return
         try:
-            query, accept = front._query(request, body)
+            query, accept = front._query(request, target, body)
         except _Refusal as refusal:
             self._refuse(refusal)
             return
@@ -929,9 +929,18 @@ class _Front:
         if hosts[0].lower() not in self.hosts:
             raise _Refusal(403, f"Host {hosts[0]!r} is not this endpoint (DNS rebinding guard)")
 
-    def _query(self, request: _Request, body: bytes) -> tuple[str, str]:
-        """The query text and Accept header of a request to ``/query``, or a refusal."""
-        params = parse_qs(_query_target(request).query)
+    def _query(self, request: _Request, target: SplitResult, body: bytes) -> tuple[str, str]:
+        """The query text and Accept header of a GET, HEAD or POST to ``/query``; otherwise,
+        or for an unusable query, a refusal."""
+        if request.method not in {"GET", "HEAD", "POST"}:
+            raise _Refusal(
+                405, "read-only endpoint: GET, HEAD or POST /query", allow="GET, HEAD, POST"
+            )
+        if request.method == "POST" and target.path != "/query":
+            raise _Refusal(403, "read-only endpoint: POST only to /query")
+        if target.path != "/query":
+            raise _Refusal(404, "not found: the SPARQL endpoint is /query")
+        params = parse_qs(target.query)
         if request.method == "POST":
             _add_body_params(params, request, body)
         if "default-graph-uri" in params or "named-graph-uri" in params:
@@ -942,18 +951,6 @@ class _Front:
         if not self.ep.allow_service and uses_service(texts[0]):
             raise _Refusal(400, SERVICE_REFUSED.replace("--allow-service", "serve --allow-service"))
         return texts[0], ", ".join(request.get_all("accept"))
-
-
-def _query_target(request: _Request) -> Any:
-    """The split target of a GET, HEAD or POST to ``/query``; otherwise a refusal."""
-    if request.method not in {"GET", "HEAD", "POST"}:
-        raise _Refusal(405, "read-only endpoint: GET, HEAD or POST /query", allow="GET, HEAD, POST")
-    parts = urlsplit(request.target)
-    if request.method == "POST" and parts.path != "/query":
-        raise _Refusal(403, "read-only endpoint: POST only to /query")
-    if parts.path != "/query":
-        raise _Refusal(404, "not found: the SPARQL endpoint is /query")
-    return parts
 
 
 def _add_body_params(params: dict[str, list[str]], request: _Request, body: bytes) -> None:
