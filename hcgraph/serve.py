@@ -907,15 +907,16 @@ class _Front:
         return self._date[1]
 
     def _head(self, status: int, headers: list[tuple[str, str]], close: bool) -> bytes:
-        lines = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}\r\nDate: "]
-        lines += [f"\r\n{k}: {v}" for k, v in headers]
-        if close:
-            lines.append("\r\nConnection: close")
-        first, *rest = lines
-        return b"%s%s%s\r\n\r\n" % (
-            first.encode("latin-1"),
+        """A response head: the status line, ``Date``, ``headers``, and ``Connection: close``
+        if ``close``."""
+        lines = "".join(f"{k}: {v}\r\n" for k, v in headers)
+        lines += "Connection: close\r\n" if close else ""
+        reason = _REASONS.get(status, "Error")
+        return b"HTTP/1.1 %d %s\r\nDate: %s\r\n%s\r\n" % (
+            status,
+            reason.encode(),
             self._http_date(),
-            "".join(rest).encode("latin-1"),
+            lines.encode("latin-1"),
         )
 
     def _check_host(self, request: _Request) -> None:
