@@ -1037,6 +1037,7 @@ _GRAPH_TYPES = (
 )  # fmt: skip
 
 
+@functools.lru_cache(maxsize=256)  # clients send few distinct Accept headers
 def negotiate(accept: str, offers: tuple[tuple[str, str], ...]) -> tuple[str, str] | None:
     """The offer (media type, format name) an Accept header prefers; None if none is
     acceptable. No Accept: the first offer. Ties go to the earlier offer.
@@ -1094,12 +1095,6 @@ class _FrameWriter:
 
     def end(self) -> None:
         self._send(_END if self.head is None else _WHOLE)
-
-
-@functools.lru_cache(maxsize=256)
-def _negotiated(accept: str, graph: bool) -> tuple[str, str] | None:
-    """:func:`negotiate` for an answer kind, remembered: clients send few Accept headers."""
-    return negotiate(accept, _GRAPH_TYPES if graph else _SOLUTION_TYPES)
 
 
 def _frame(out: IO[bytes], kind: bytes, payload: bytes = b"") -> None:
@@ -1275,7 +1270,7 @@ def _evaluate(db: _Database, query: str, accept: str, out: IO[bytes]) -> None:
         return
     graph = isinstance(result, ox.QueryTriples)
     offers = _GRAPH_TYPES if graph else _SOLUTION_TYPES
-    chosen = _negotiated(accept, graph)
+    chosen = negotiate(accept, offers)
     if chosen is None:
         names = ", ".join(dict.fromkeys(m for m, _ in offers))
         refuse(406, f"no result format the Accept header allows; offered: {names}")
