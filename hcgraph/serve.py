@@ -451,13 +451,11 @@ class _Conn(asyncio.Protocol):
         if self.state == _S_CLOSED:
             return
         self.buffer = self.buffer + data if self.buffer else data
-        if self.state != _S_QUERY and self.paused_since is None:
-            self._advance()
+        self._advance()
 
     def eof_received(self) -> bool:
         self.eof = True
-        if self.state != _S_QUERY and self.paused_since is None:
-            self._advance()
+        self._advance()
         return True  # half-open: an answer under way may still go out
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -478,7 +476,7 @@ class _Conn(asyncio.Protocol):
         self.paused_since = None
         if self.worker is not None:
             self.worker.listen()
-        elif self.state in (_S_HEAD, _S_BODY):
+        else:
             self._advance()
 
     # --- the watchdog -------------------------------------------------------------------
@@ -519,7 +517,8 @@ class _Conn(asyncio.Protocol):
         self.transport.abort()
 
     def _advance(self) -> None:
-        """Take requests out of the buffer while the connection is free for one."""
+        """Take requests out of the buffer while the connection is free for one (not busy
+        with a query, not waiting for a slow client to read, not already doing so)."""
         if self.advancing:
             return
         self.advancing = True
@@ -639,8 +638,7 @@ class _Conn(asyncio.Protocol):
             return
         self.state = _S_HEAD
         self.since = time.monotonic()
-        if not self.advancing and self.paused_since is None:
-            self._advance()
+        self._advance()
 
     def _timed_out(self) -> None:
         timeout = self.front.ep.timeout_s
@@ -1007,12 +1005,10 @@ def _body_length(request: _Request) -> int:
     ``int()`` alone would take ``+5`` and raise on ``abc`` or ``-5``), one over
     ``_MAX_BODY`` (413, read from the digits, not by reading that much).
     """
-    if request.get_all("transfer-encoding"):
-        raise _Refusal(411, "send a Content-Length", close=True)
     values = {v.strip() for v in request.get_all("content-length")}
+    if request.get_all("transfer-encoding") or (not values and request.method == "POST"):
+        raise _Refusal(411, "send a Content-Length", close=True)
     if not values:
-        if request.method == "POST":
-            raise _Refusal(411, "send a Content-Length", close=True)
         return 0
     value = values.pop()
     if values or not (value.isascii() and value.isdigit()):
