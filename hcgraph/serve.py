@@ -481,26 +481,23 @@ class _Conn(asyncio.Protocol):
 
     # --- the watchdog -------------------------------------------------------------------
     def tick(self, now: float) -> None:
+        """A client that stopped reading is dropped, a head or a body late ends the
+        connection; a query past its deadline gets 503 if still queued, else its worker is
+        killed, as is the worker of a query whose client went."""
         limit = self.front.ep.read_timeout_s
         waited = now - self.since >= limit
+        late = self.deadline is not None and now >= self.deadline
         if self.paused_since is not None and now - self.paused_since >= limit:
             self._abort()  # it stopped reading
         elif self.state == _S_HEAD and waited:
             self._close()
         elif self.state == _S_BODY and waited:
             self._refuse(_Refusal(400, "the request body did not arrive in time", close=True))
-        elif self.state == _S_QUERY:
-            self._tick_query(now)
-
-    def _tick_query(self, now: float) -> None:
-        """A query past its deadline: 503 if still queued, else its worker killed; a
-        client gone: its worker killed."""
-        late = self.deadline is not None and now >= self.deadline
-        if self.waiting:
+        elif self.waiting:  # queued for a worker
             if late:
                 self.waiting = False
                 self._timed_out()
-        elif self.worker is not None and not self.reason and (late or self.eof):
+        elif self.state == _S_QUERY and self.worker and not self.reason and (late or self.eof):
             self.reason = "timeout" if late else "gone"
             self.worker.kill()
             self.worker.listen()  # to see its pipe end, even if the client is slow
