@@ -664,36 +664,30 @@ class _Conn(asyncio.Protocol):
             self.front.put_idle(worker)
 
     def frame(self, kind: bytes, payload: bytes) -> None:
-        """One frame from the worker: a whole answer, or a streamed answer's start, data, end."""
+        """One frame from the worker: a whole answer (sent with its length), or a streamed
+        answer's start, data and end; then the next request."""
         if kind in (_WHOLE, _START) and not self.sent:
             head, _, body = payload.partition(b"\n")
             status, _, media = head.decode("latin-1").partition(" ")
-            (self._whole if kind == _WHOLE else self._stream)(int(status), media, body)
+            if kind == _START:
+                self._stream(int(status), media, body)
+                return
+            self._release()
+            if self.state != _S_CLOSED:
+                vary = [("Vary", "Accept")] if status == "200" else []
+                self._reply(int(status), media, body, self.keep, vary)
         elif kind == _DATA and self.sent:
             self._data(payload)
         elif kind == _END and self.sent:
             self._data(payload)
-            self._end()
+            self._release()
+            if self.state != _S_CLOSED:
+                if self.chunked and not self.head_only:
+                    self.transport.write(b"0\r\n\r\n")  # the last chunk
+                self._done(self.keep)
         else:
             assert self.worker is not None
             self.front.fail(self.worker)
-
-    def _end(self) -> None:
-        """A streamed answer's end: the last chunk, then the next request."""
-        self._release()
-        if self.state == _S_CLOSED:
-            return
-        if self.chunked and not self.head_only:
-            self.transport.write(b"0\r\n\r\n")
-        self._done(self.keep)
-
-    def _whole(self, status: int, media: str, body: bytes) -> None:
-        """A short answer, sent with its length."""
-        self._release()
-        if self.state != _S_CLOSED:
-            self._reply(
-                status, media, body, self.keep, [("Vary", "Accept")] if status == 200 else []
-            )
 
     def _stream(self, status: int, media: str, body: bytes) -> None:
         """A long answer's head and first piece: streamed (chunked on HTTP/1.1; to the close
