@@ -59,6 +59,7 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from pathlib import Path
 from typing import IO, Any
 from urllib.parse import SplitResult, parse_qs, urlsplit
@@ -310,13 +311,8 @@ class _Refusal(Exception):
         self.allow = allow
 
 
-_REASONS = {
-    200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found",
-    405: "Method Not Allowed", 406: "Not Acceptable", 411: "Length Required",
-    413: "Content Too Large", 415: "Unsupported Media Type",
-    431: "Request Header Fields Too Large", 500: "Internal Server Error",
-    503: "Service Unavailable", 505: "HTTP Version Not Supported",
-}  # fmt: skip
+# Reason phrases; 413's by RFC 9110 (Python before 3.13 has the older "Request Entity Too Large").
+_REASONS = {status.value: status.phrase for status in HTTPStatus} | {413: "Content Too Large"}
 
 
 class _Worker:
