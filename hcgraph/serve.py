@@ -750,16 +750,13 @@ class _Front:
     def serve(self) -> None:
         """Serve on the front's event loop until it stops; an error before it serves (a
         worker could not open the store) goes to ``ready``."""
-        loop = self.loop
         try:
-            loop.run_until_complete(self._run())
+            self.loop.run_until_complete(self._run())
         except BaseException as exc:
             if not self.ready.done():
                 self.ready.set_exception(exc)
         finally:
-            with contextlib.suppress(Exception):
-                loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.close()
+            self.loop.close()
 
     async def _run(self) -> None:
         server: asyncio.Server | None = None
