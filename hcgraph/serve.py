@@ -818,23 +818,17 @@ class _Front:
             self.loop.call_later(1.0, self._spawn)
 
     def frame(self, worker: _Worker, kind: bytes, payload: bytes) -> None:
-        """A frame from a worker."""
-        if not worker.ready:
-            if kind != _READY:
-                self.fail(
-                    worker, payload.decode("utf-8", "replace") or "a query worker did not start"
-                )
-                return
+        """A frame from a worker: its first says whether it opened the store, the others
+        belong to the query it answers."""
+        if worker.ready and worker.conn is not None:
+            worker.conn.frame(kind, payload)
+        elif worker.ready or kind != _READY:  # a frame for no query, or the store not open
+            self.fail(worker, payload.decode("utf-8", "replace") or "a query worker did not start")
+        else:
             worker.ready = True
             self.put_idle(worker)
             if not self.started.done() and all(w.ready for w in self.all_workers):
                 self.started.set_result(None)
-            return
-        conn = worker.conn
-        if conn is None:
-            self.fail(worker)
-        else:
-            conn.frame(kind, payload)
 
     def fail(self, worker: _Worker, message: str = "the query worker exited") -> None:
         """The worker ended or broke: replace it (one still starting: see
