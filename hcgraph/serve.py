@@ -560,10 +560,8 @@ class _Conn(asyncio.Protocol):
             self._dispatch(b"")
             return
         # a client waiting for ``100 Continue`` (curl, for bodies over 1 KiB) gets it first
-        if (
-            request.version == "HTTP/1.1"
-            and (request.get("expect") or "").lower() == "100-continue"
-        ):
+        expect = (request.get("expect") or "").lower()
+        if request.version == "HTTP/1.1" and expect == "100-continue":
             self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
         self.state = _S_BODY
         self.length = length
