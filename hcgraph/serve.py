@@ -39,7 +39,6 @@ is running, queries answer from the data as it was when the worker last opened i
 from __future__ import annotations
 
 import asyncio
-import base64
 import collections
 import concurrent.futures
 import contextlib
@@ -49,6 +48,7 @@ import functools
 import ipaddress
 import json
 import os
+import pickle
 import select
 import signal
 import socket
@@ -59,9 +59,10 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from pathlib import Path
 from typing import IO, Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import SplitResult, parse_qs, urlsplit
 
 from .errors import ServeError, StoreError, first_line
 from .sparqlguard import SERVICE_REFUSED, uses_service
@@ -77,9 +78,10 @@ _CHUNK = 64 * 1024
 _BACKLOG = 1024
 _TICK = 0.1  # how often in-flight queries are checked for a gone client or a passed deadline
 
-# Worker -> front frames: one type byte, a 4-byte big-endian length, the payload.
-# A whole small answer is one frame: W = 4-byte length of the head (JSON), head, body.
-_READY, _HEAD, _DATA, _END, _ABORT, _WHOLE = b"R", b"H", b"D", b"E", b"X", b"W"
+# Worker -> front frames: one type byte, a 4-byte big-endian length, the payload. An answer
+# is one W frame (whole: a small answer), or S (start), D (data)..., E (end, the last data);
+# W and S begin with the answer's head, ``STATUS MEDIA-TYPE\n``.
+_READY, _START, _DATA, _END, _ABORT, _WHOLE = b"R", b"S", b"D", b"E", b"X", b"W"
 
 
 def _loopback(host: str) -> str:
@@ -188,17 +190,15 @@ class Endpoint:
         sock = self._listen()
         if self.port == 0:
             self.port = int(sock.getsockname()[1])
-        front = _Front(self, sock)
-        ready: concurrent.futures.Future[None] = concurrent.futures.Future()
         self._stopped.clear()
         self._children = [self._spawn_front(sock) for _ in range(self.fronts - 1)]
+        front = self._front = _Front(self, sock)
         self._thread = threading.Thread(
-            target=self._run, args=(front, ready), name="hcgraph-serve", daemon=True
+            target=self._run, args=(front,), name="hcgraph-serve", daemon=True
         )
-        self._front = front
         self._thread.start()
         try:
-            ready.result(timeout=_READY_TIMEOUT)
+            front.ready.result(timeout=_READY_TIMEOUT)
             for child in self._children:
                 self._child_ready(child)
         except BaseException as exc:
@@ -214,14 +214,14 @@ class Endpoint:
 
     def _spawn_front(self, sock: socket.socket) -> subprocess.Popen[bytes]:
         config = {
-            "store": str(self.db_path.parent), "host": self.host, "port": self.port,
+            "store_dir": str(self.db_path.parent), "host": self.host, "port": self.port,
             "timeout_s": self.timeout_s, "allow_service": self.allow_service,
             "workers": self.workers, "read_timeout_s": self.read_timeout_s,
-            "max_connections": self.max_connections,
-            "static": {k: [m, base64.b64encode(d).decode()] for k, (m, d) in self.static.items()},
+            "max_connections": self.max_connections, "static": self.static,
         }  # fmt: skip
-        # The config goes through stdin: with static files (the workbench's script is ~1 MB)
-        # it is far over the 128 KiB Linux allows for one command-line argument.
+        # The config goes through stdin (pickled: this process's own child): with static
+        # files (the workbench's script is ~1 MB) it is far over the 128 KiB Linux allows for
+        # one command-line argument.
         child = subprocess.Popen(
             [sys.executable, "-c", "from hcgraph.serve import _front_main; _front_main()",
              str(sock.fileno())],
@@ -230,7 +230,7 @@ class Endpoint:
         )  # fmt: skip
         assert child.stdin is not None
         with child.stdin:
-            child.stdin.write(json.dumps(config).encode())
+            pickle.dump(config, child.stdin)
         return child
 
     def _child_ready(self, child: subprocess.Popen[bytes]) -> None:
@@ -257,9 +257,9 @@ class Endpoint:
         sock.setblocking(False)
         return sock
 
-    def _run(self, front: _Front, ready: concurrent.futures.Future[None]) -> None:
+    def _run(self, front: _Front) -> None:
         try:
-            _run_front(front, ready)
+            front.serve()
         finally:
             self._stopped.set()
 
@@ -311,13 +311,8 @@ class _Refusal(Exception):
         self.allow = allow
 
 
-_REASONS = {
-    200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found",
-    405: "Method Not Allowed", 406: "Not Acceptable", 411: "Length Required",
-    413: "Content Too Large", 415: "Unsupported Media Type",
-    431: "Request Header Fields Too Large", 500: "Internal Server Error",
-    503: "Service Unavailable", 505: "HTTP Version Not Supported",
-}  # fmt: skip
+# Reason phrases; 413's by RFC 9110 (Python before 3.13 has the older "Request Entity Too Large").
+_REASONS = {status.value: status.phrase for status in HTTPStatus} | {413: "Content Too Large"}
 
 
 class _Worker:
@@ -340,14 +335,12 @@ class _Worker:
 
     def listen(self) -> None:
         if not self.reading and not self.closed:
-            assert self.front.loop is not None
             self.front.loop.add_reader(self.fd_out, self._readable)
             self.reading = True
 
     def pause(self) -> None:
         """Stop reading its answer (the client is slow): the worker blocks on the pipe."""
         if self.reading:
-            assert self.front.loop is not None
             self.front.loop.remove_reader(self.fd_out)
             self.reading = False
 
@@ -439,20 +432,13 @@ class _Conn(asyncio.Protocol):
         self.deadline: float | None = None
         self.reason = ""
         self.sent = False
-        self.head_only = False
-        self.chunked = False
-        self.meta: dict[str, Any] | None = None
 
     # --- asyncio callbacks --------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
         front = self.front
         if len(front.conns) >= front.ep.max_connections:
-            self.state = _S_CLOSED
-            body = b"too many connections; retry\n"
-            self.transport.write(front._plain(503, body, close=True, head_only=False))
-            self.transport.close()
-            assert front.loop is not None
+            self._refuse(_Refusal(503, "too many connections; retry", close=True))
             front.loop.call_later(1.0, self.transport.abort)
             return
         front.conns.add(self)
@@ -461,13 +447,11 @@ class _Conn(asyncio.Protocol):
         if self.state == _S_CLOSED:
             return
         self.buffer = self.buffer + data if self.buffer else data
-        if self.state != _S_QUERY and self.paused_since is None:
-            self._advance()
+        self._advance()
 
     def eof_received(self) -> bool:
         self.eof = True
-        if self.state != _S_QUERY and self.paused_since is None:
-            self._advance()
+        self._advance()
         return True  # half-open: an answer under way may still go out
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -488,43 +472,33 @@ class _Conn(asyncio.Protocol):
         self.paused_since = None
         if self.worker is not None:
             self.worker.listen()
-        elif self.state in (_S_HEAD, _S_BODY):
+        else:
             self._advance()
 
     # --- the watchdog -------------------------------------------------------------------
     def tick(self, now: float) -> None:
+        """A client that stopped reading is dropped, a head or a body late ends the
+        connection; a query past its deadline gets 503 if still queued, else its worker is
+        killed, as is the worker of a query whose client went."""
         limit = self.front.ep.read_timeout_s
-        state = self.state
+        waited = now - self.since >= limit
+        late = self.deadline is not None and now >= self.deadline
         if self.paused_since is not None and now - self.paused_since >= limit:
             self._abort()  # it stopped reading
-        elif state == _S_HEAD:
-            if now - self.since >= limit:
-                self._close()
-        elif state == _S_BODY:
-            if now - self.since >= limit:
-                self._refuse(_Refusal(400, "the request body did not arrive in time", close=True))
-        elif state == _S_QUERY:
-            self._tick_query(now)
-
-    def _tick_query(self, now: float) -> None:
-        """A query past its deadline: 503 if still queued, else its worker killed; a
-        client gone: its worker killed."""
-        late = self.deadline is not None and now >= self.deadline
-        if self.waiting:
+        elif self.state == _S_HEAD and waited:
+            self._close()
+        elif self.state == _S_BODY and waited:
+            self._refuse(_Refusal(400, "the request body did not arrive in time", close=True))
+        elif self.waiting:  # queued for a worker
             if late:
                 self.waiting = False
                 self._timed_out()
-        elif self.worker is not None and not self.reason:
-            if late:
-                self.reason = "timeout"
-                self.worker.kill()
-                self.worker.listen()  # to see its pipe end, even if the client is slow
-                if self.sent:
-                    self._abort()  # a half answer must not look whole
-            elif self.eof:
-                self.reason = "gone"
-                self.worker.kill()
-                self.worker.listen()
+        elif self.state == _S_QUERY and self.worker and not self.reason and (late or self.eof):
+            self.reason = "timeout" if late else "gone"
+            self.worker.kill()
+            self.worker.listen()  # to see its pipe end, even if the client is slow
+            if late and self.sent:
+                self._abort()  # a half answer must not look whole
 
     # --- requests -----------------------------------------------------------------------
     def _close(self) -> None:
@@ -536,7 +510,8 @@ class _Conn(asyncio.Protocol):
         self.transport.abort()
 
     def _advance(self) -> None:
-        """Take requests out of the buffer while the connection is free for one."""
+        """Take requests out of the buffer while the connection is free for one (not busy
+        with a query, not waiting for a slow client to read, not already doing so)."""
         if self.advancing:
             return
         self.advancing = True
@@ -573,24 +548,20 @@ class _Conn(asyncio.Protocol):
         return False
 
     def _head(self, head: bytes) -> None:
-        request: _Request | None = None
         try:
-            request = _parse_head(head)
+            self.request = request = _parse_head(head)
             self.front._check_host(request)
             self.keep = _keep_alive(request)
             length = _body_length(request)
         except _Refusal as refusal:
-            self._refuse(refusal, request)
+            self._refuse(refusal)
             return
-        self.request = request
         if not length:
             self._dispatch(b"")
             return
         # a client waiting for ``100 Continue`` (curl, for bodies over 1 KiB) gets it first
-        if (
-            request.version == "HTTP/1.1"
-            and (request.get("expect") or "").lower() == "100-continue"
-        ):
+        expect = (request.get("expect") or "").lower()
+        if request.version == "HTTP/1.1" and expect == "100-continue":
             self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
         self.state = _S_BODY
         self.length = length
@@ -600,45 +571,55 @@ class _Conn(asyncio.Protocol):
         request = self.request
         assert request is not None
         front = self.front
+        target = urlsplit(request.target)
+        if request.method in {"GET", "HEAD"} and (page := front.ep.static.get(target.path)):
+            media, data = page
+            self._reply(200, media, data, self.keep, [("Cache-Control", "no-cache")])
+            return
         try:
-            if request.method in {"GET", "HEAD"} and (page := front._static(request)):
-                self.transport.write(
-                    page
-                    if request.method == "GET"
-                    else page.partition(b"\r\n\r\n")[0] + b"\r\n\r\n"
-                )
-                self._done(self.keep)
-                return
-            query, accept = front._query(request, body)
+            query, accept = front._query(request, target, body)
         except _Refusal as refusal:
-            self._refuse(refusal, request)
+            self._refuse(refusal)
             return
         self.state = _S_QUERY
-        self.head_only = request.method == "HEAD"
-        self.chunked = request.version == "HTTP/1.1"
         timeout = front.ep.timeout_s
         self.deadline = None if timeout is None else time.monotonic() + timeout
-        self.reason, self.sent, self.meta = "", False, None
+        self.reason, self.sent = "", False
         message = json.dumps({"q": query, "a": accept}).encode()
         self.message = len(message).to_bytes(4, "big") + message
-        worker = front.take_idle()
-        if worker is None:
+        if front.idle:
+            self.start(front.idle.pop())
+        else:
             self.waiting = True
             front.waiting.append(self)
-        else:
-            self.start(worker)
 
-    def _refuse(self, refusal: _Refusal, request: _Request | None = None) -> None:
-        request = request or self.request
-        head_only = request is not None and request.method == "HEAD"
-        data = (refusal.message + "\n").encode()
-        close = refusal.close or request is None or not _keep_alive(request)
-        self.transport.write(
-            self.front._plain(
-                refusal.status, data, close=close, head_only=head_only, allow=refusal.allow
-            )
-        )
-        self._done(not close)
+    @property
+    def head_only(self) -> bool:
+        """The request is a HEAD: its answer goes without a body."""
+        return self.request is not None and self.request.method == "HEAD"
+
+    @property
+    def chunked(self) -> bool:
+        """A streamed answer to the request goes in chunks (HTTP/1.1), not to the close."""
+        return self.request is not None and self.request.version == "HTTP/1.1"
+
+    def _reply(
+        self, status: int, media: str, body: bytes, keep: bool, extra: list[tuple[str, str]]
+    ) -> None:
+        """A whole answer, sent with its length (the head only, to a HEAD); then the next
+        request, or close."""
+        headers = [("Content-Type", media), ("Content-Length", str(len(body))), *extra]
+        head = self.front._head(status, headers, not keep)
+        self.transport.write(head if self.head_only else head + body)
+        self._done(keep)
+
+    def _refuse(self, refusal: _Refusal) -> None:
+        """A one-line plain answer instead of (or to) the query."""
+        request = self.request
+        keep = not refusal.close and request is not None and _keep_alive(request)
+        allow = [("Allow", refusal.allow)] if refusal.allow else []
+        body = (refusal.message + "\n").encode()
+        self._reply(refusal.status, "text/plain; charset=utf-8", body, keep, allow)
 
     def _done(self, keep: bool) -> None:
         """The answer is written: wait for the next request, or close."""
@@ -648,22 +629,12 @@ class _Conn(asyncio.Protocol):
             return
         self.state = _S_HEAD
         self.since = time.monotonic()
-        if not self.advancing and self.paused_since is None:
-            self._advance()
+        self._advance()
 
     def _timed_out(self) -> None:
         timeout = self.front.ep.timeout_s
-        self._answer(
-            503, f"the query did not finish within {timeout:g} s (hcgraph serve --timeout-s)"
-        )
-
-    def _answer(self, status: int, message: str) -> None:
-        """A one-line plain answer to the query in flight; then the next request."""
-        data = (message + "\n").encode()
-        self.transport.write(
-            self.front._plain(status, data, close=not self.keep, head_only=self.head_only)
-        )
-        self._done(self.keep)
+        message = f"the query did not finish within {timeout:g} s (hcgraph serve --timeout-s)"
+        self._refuse(_Refusal(503, message))
 
     # --- the query in a worker ----------------------------------------------------------
     def start(self, worker: _Worker) -> None:
@@ -687,57 +658,48 @@ class _Conn(asyncio.Protocol):
             self.front.put_idle(worker)
 
     def frame(self, kind: bytes, payload: bytes) -> None:
-        """One frame from the worker: a whole answer, or a streamed answer's head, data, end."""
-        if kind == _WHOLE:
-            self._whole(payload)
-        elif kind == _HEAD and self.meta is None:
-            self.meta = json.loads(payload)
-        elif kind == _DATA and self.meta is not None:
+        """One frame from the worker: a whole answer (sent with its length), or a streamed
+        answer's start, data and end; then the next request."""
+        if kind in (_WHOLE, _START) and not self.sent:
+            head, _, body = payload.partition(b"\n")
+            status, _, media = head.decode("latin-1").partition(" ")
+            if kind == _START:
+                self._stream(int(status), media, body)
+                return
+            self._release()
+            if self.state != _S_CLOSED:
+                vary = [("Vary", "Accept")] if status == "200" else []
+                self._reply(int(status), media, body, self.keep, vary)
+        elif kind == _DATA and self.sent:
             self._data(payload)
         elif kind == _END and self.sent:
-            self._end()
+            self._data(payload)
+            self._release()
+            if self.state != _S_CLOSED:
+                if self.chunked and not self.head_only:
+                    self.transport.write(b"0\r\n\r\n")  # the last chunk
+                self._done(self.keep)
         else:
             assert self.worker is not None
             self.front.fail(self.worker)
 
-    def _end(self) -> None:
-        """A streamed answer's end: the last chunk, then the next request."""
-        self._release()
+    def _stream(self, status: int, media: str, body: bytes) -> None:
+        """A long answer's head and first piece: streamed (chunked on HTTP/1.1; to the close
+        on 1.0)."""
         if self.state == _S_CLOSED:
             return
-        if self.chunked and not self.head_only:
-            self.transport.write(b"0\r\n\r\n")
-        self._done(self.keep)
-
-    def _whole(self, payload: bytes) -> None:
-        """A short answer, sent with its length: 4-byte meta size, meta JSON, body."""
-        self._release()
-        if self.state == _S_CLOSED:
-            return
-        size = int.from_bytes(payload[:4], "big")
-        meta = json.loads(payload[4 : 4 + size])
-        body = payload[4 + size :]
-        headers = [("Content-Type", meta["type"]), ("Content-Length", str(len(body)))]
-        if meta["status"] == 200:
-            headers.append(("Vary", "Accept"))
-        head = self.front._head(meta["status"], headers, not self.keep)
-        self.transport.write(head if self.head_only else head + body)
-        self._done(self.keep)
+        headers = [("Content-Type", media), ("Vary", "Accept")]
+        if self.chunked:
+            headers.append(("Transfer-Encoding", "chunked"))
+        self.keep = self.keep and self.chunked
+        self.transport.write(self.front._head(status, headers, not self.keep))
+        self.sent = True
+        self._data(body)
 
     def _data(self, payload: bytes) -> None:
-        """A piece of a long answer: streamed (chunked on HTTP/1.1; to the close on 1.0)."""
-        if self.state == _S_CLOSED:
-            return
-        assert self.meta is not None
-        write = self.transport.write
-        if not self.sent:
-            headers = [("Content-Type", self.meta["type"]), ("Vary", "Accept")]
-            if self.chunked:
-                headers.append(("Transfer-Encoding", "chunked"))
-            self.keep = self.keep and self.chunked
-            write(self.front._head(self.meta["status"], headers, not self.keep))
-            self.sent = True
-        if not self.head_only:
+        """A piece of a streamed answer."""
+        if self.state != _S_CLOSED and payload and not self.head_only:
+            write = self.transport.write
             write(b"%x\r\n%s\r\n" % (len(payload), payload) if self.chunked else payload)
 
     def worker_failed(self) -> None:
@@ -748,12 +710,15 @@ class _Conn(asyncio.Protocol):
         if self.reason == "timeout" and not self.sent:
             self._timed_out()
         elif not self.sent and not self.reason:
-            self._answer(500, "the query worker failed on this query")
+            self._refuse(_Refusal(500, "the query worker failed on this query"))
         else:
             self._abort()
 
 
 class _Front:
+    """One HTTP server process's (or thread's) side: its event loop, connections and query
+    workers. ``ready`` is done once it serves, or holds why it could not start."""
+
     def __init__(self, endpoint: Endpoint, sock: socket.socket) -> None:
         self.ep = endpoint
         self.sock = sock
@@ -765,31 +730,43 @@ class _Front:
         self.waiting: collections.deque[_Conn] = collections.deque()
         self.conns: set[_Conn] = set()
         self.dying: list[subprocess.Popen[bytes]] = []
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self.stopping: asyncio.Event | None = None
+        self.loop = asyncio.new_event_loop()
+        self.loop.set_exception_handler(lambda _loop, _context: None)  # quiet: no tracebacks
+        self.stopping = asyncio.Event()
         self.closing = False
-        self.started: asyncio.Future[None] | None = None
+        self.started: asyncio.Future[None] = self.loop.create_future()  # every worker ready
+        self.ready: concurrent.futures.Future[None] = concurrent.futures.Future()
         self._ticker: asyncio.TimerHandle | None = None
         self._date = (0.0, b"")
 
     def request_stop(self) -> None:
-        loop, stopping = self.loop, self.stopping
-        if loop is not None and stopping is not None and not loop.is_closed():
+        """Stop serving (from any thread, or a signal handler)."""
+        if not self.loop.is_closed():
             with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(stopping.set)
+                self.loop.call_soon_threadsafe(self.stopping.set)
 
-    async def run(self, ready: concurrent.futures.Future[None]) -> None:
-        loop = self.loop = asyncio.get_running_loop()
-        self.stopping = asyncio.Event()
-        self.started = loop.create_future()
+    def serve(self) -> None:
+        """Serve on the front's event loop until it stops; an error before it serves (a
+        worker could not open the store) goes to ``ready``."""
+        try:
+            self.loop.run_until_complete(self._run())
+        except BaseException as exc:
+            if not self.ready.done():
+                self.ready.set_exception(exc)
+        finally:
+            self.loop.close()
+
+    async def _run(self) -> None:
         server: asyncio.Server | None = None
-        self._ticker = loop.call_later(_TICK, self._tick)
+        self._ticker = self.loop.call_later(_TICK, self._tick)
         try:
             for _ in range(self.ep.workers):
                 self._spawn()
             await self.started
-            server = await loop.create_server(lambda: _Conn(self), sock=self.sock, backlog=_BACKLOG)
-            ready.set_result(None)
+            server = await self.loop.create_server(
+                lambda: _Conn(self), sock=self.sock, backlog=_BACKLOG
+            )
+            self.ready.set_result(None)
             await self.stopping.wait()
         finally:
             await self._shut(server)
@@ -806,9 +783,7 @@ class _Front:
         for conn in list(self.conns):
             conn.transport.abort()
         for worker in list(self.all_workers):
-            self.dying.append(worker.proc)
-            worker.close()
-        self.all_workers.clear()
+            self.discard(worker, replace=False)
         until = time.monotonic() + 5
         while self.dying and time.monotonic() < until:
             self.dying = [p for p in self.dying if p.poll() is None]
@@ -824,7 +799,7 @@ class _Front:
         try:
             proc = subprocess.Popen(
                 [sys.executable, "-c", "from hcgraph.serve import _worker_main; _worker_main()",
-                 str(self.ep.db_path), "1" if self.ep.allow_service else "0"],
+                 str(self.ep.db_path)],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             )  # fmt: skip
         except OSError as exc:
@@ -835,47 +810,32 @@ class _Front:
         worker.listen()
 
     def _start_failed(self, message: str) -> None:
-        started = self.started
-        if started is not None and not started.done():
-            started.set_exception(ServeError(message))
+        if not self.started.done():
+            self.started.set_exception(ServeError(message))
         elif not self.closing:
-            assert self.loop is not None
             self.loop.call_later(1.0, self._spawn)
 
     def frame(self, worker: _Worker, kind: bytes, payload: bytes) -> None:
-        """A frame from a worker."""
-        if not worker.ready:
-            if kind != _READY:
-                self.discard(worker, replace=False)
-                self._start_failed(
-                    payload.decode("utf-8", "replace") or "a query worker did not start"
-                )
-                return
+        """A frame from a worker: its first says whether it opened the store, the others
+        belong to the query it answers."""
+        if worker.ready and worker.conn is not None:
+            worker.conn.frame(kind, payload)
+        elif worker.ready or kind != _READY:  # a frame for no query, or the store not open
+            self.fail(worker, payload.decode("utf-8", "replace") or "a query worker did not start")
+        else:
             worker.ready = True
             self.put_idle(worker)
-            started = self.started
-            if (
-                started is not None
-                and not started.done()
-                and all(w.ready for w in self.all_workers)
-            ):
-                started.set_result(None)
-            return
-        conn = worker.conn
-        if conn is None:
-            self.fail(worker)
-        else:
-            conn.frame(kind, payload)
+            if not self.started.done() and all(w.ready for w in self.all_workers):
+                self.started.set_result(None)
 
-    def fail(self, worker: _Worker) -> None:
-        """The worker ended or broke: replace it; its query (if any) learns it."""
+    def fail(self, worker: _Worker, message: str = "the query worker exited") -> None:
+        """The worker ended or broke: replace it (one still starting: see
+        :meth:`_start_failed`); its query (if any) learns it."""
         conn, worker.conn = worker.conn, None
+        self.discard(worker, replace=worker.ready)
         if not worker.ready:
-            self.discard(worker, replace=False)
-            self._start_failed("the query worker exited")
-            return
-        self.discard(worker)
-        if conn is not None:
+            self._start_failed(message)
+        elif conn is not None:
             conn.worker_failed()
 
     def discard(self, worker: _Worker, *, replace: bool = True) -> None:
@@ -890,13 +850,6 @@ class _Front:
             self.idle.remove(worker)
         if replace:
             self._spawn()
-
-    def take_idle(self) -> _Worker | None:
-        while self.idle:
-            worker = self.idle.pop()
-            if worker.alive:
-                return worker
-        return None
 
     def put_idle(self, worker: _Worker) -> None:
         worker.listen()
@@ -917,7 +870,7 @@ class _Front:
             if self.dying:
                 self.dying = [p for p in self.dying if p.poll() is None]
         finally:
-            if not self.closing and self.loop is not None:
+            if not self.closing:
                 self._ticker = self.loop.call_later(_TICK, self._tick)
 
     # --- HTTP ---------------------------------------------------------------------------
@@ -928,37 +881,17 @@ class _Front:
         return self._date[1]
 
     def _head(self, status: int, headers: list[tuple[str, str]], close: bool) -> bytes:
-        lines = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}\r\nDate: "]
-        lines += [f"\r\n{k}: {v}" for k, v in headers]
-        if close:
-            lines.append("\r\nConnection: close")
-        first, *rest = lines
-        return b"%s%s%s\r\n\r\n" % (
-            first.encode("latin-1"),
+        """A response head: the status line, ``Date``, ``headers``, and ``Connection: close``
+        if ``close``."""
+        lines = "".join(f"{k}: {v}\r\n" for k, v in headers)
+        lines += "Connection: close\r\n" if close else ""
+        reason = _REASONS.get(status, "Error")
+        return b"HTTP/1.1 %d %s\r\nDate: %s\r\n%s\r\n" % (
+            status,
+            reason.encode(),
             self._http_date(),
-            "".join(rest).encode("latin-1"),
+            lines.encode("latin-1"),
         )
-
-    def _plain(
-        self, status: int, body: bytes, *, close: bool, head_only: bool, allow: str = ""
-    ) -> bytes:
-        headers = [
-            ("Content-Type", "text/plain; charset=utf-8"),
-            ("Content-Length", str(len(body))),
-        ]
-        if allow:
-            headers.append(("Allow", allow))
-        return self._head(status, headers, close) + (b"" if head_only else body)
-
-    def _static(self, request: _Request) -> bytes | None:
-        """The whole answer (head and body) for a static path, or None."""
-        found = self.ep.static.get(urlsplit(request.target).path)
-        if found is None:
-            return None
-        media, data = found
-        headers = [("Content-Type", media), ("Content-Length", str(len(data))),
-                   ("Cache-Control", "no-cache")]  # fmt: skip
-        return self._head(200, headers, not _keep_alive(request)) + data
 
     def _check_host(self, request: _Request) -> None:
         hosts = request.get_all("host")
@@ -971,9 +904,18 @@ class _Front:
         if hosts[0].lower() not in self.hosts:
             raise _Refusal(403, f"Host {hosts[0]!r} is not this endpoint (DNS rebinding guard)")
 
-    def _query(self, request: _Request, body: bytes) -> tuple[str, str]:
-        """The query text and Accept header of a request to ``/query``, or a refusal."""
-        params = parse_qs(_query_target(request).query)
+    def _query(self, request: _Request, target: SplitResult, body: bytes) -> tuple[str, str]:
+        """The query text and Accept header of a GET, HEAD or POST to ``/query``; otherwise,
+        or for an unusable query, a refusal."""
+        if request.method not in {"GET", "HEAD", "POST"}:
+            raise _Refusal(
+                405, "read-only endpoint: GET, HEAD or POST /query", allow="GET, HEAD, POST"
+            )
+        if request.method == "POST" and target.path != "/query":
+            raise _Refusal(403, "read-only endpoint: POST only to /query")
+        if target.path != "/query":
+            raise _Refusal(404, "not found: the SPARQL endpoint is /query")
+        params = parse_qs(target.query)
         if request.method == "POST":
             _add_body_params(params, request, body)
         if "default-graph-uri" in params or "named-graph-uri" in params:
@@ -984,18 +926,6 @@ class _Front:
         if not self.ep.allow_service and uses_service(texts[0]):
             raise _Refusal(400, SERVICE_REFUSED.replace("--allow-service", "serve --allow-service"))
         return texts[0], ", ".join(request.get_all("accept"))
-
-
-def _query_target(request: _Request) -> Any:
-    """The split target of a GET, HEAD or POST to ``/query``; otherwise a refusal."""
-    if request.method not in {"GET", "HEAD", "POST"}:
-        raise _Refusal(405, "read-only endpoint: GET, HEAD or POST /query", allow="GET, HEAD, POST")
-    parts = urlsplit(request.target)
-    if request.method == "POST" and parts.path != "/query":
-        raise _Refusal(403, "read-only endpoint: POST only to /query")
-    if parts.path != "/query":
-        raise _Refusal(404, "not found: the SPARQL endpoint is /query")
-    return parts
 
 
 def _add_body_params(params: dict[str, list[str]], request: _Request, body: bytes) -> None:
@@ -1051,12 +981,10 @@ def _body_length(request: _Request) -> int:
     ``int()`` alone would take ``+5`` and raise on ``abc`` or ``-5``), one over
     ``_MAX_BODY`` (413, read from the digits, not by reading that much).
     """
-    if request.get_all("transfer-encoding"):
-        raise _Refusal(411, "send a Content-Length", close=True)
     values = {v.strip() for v in request.get_all("content-length")}
+    if request.get_all("transfer-encoding") or (not values and request.method == "POST"):
+        raise _Refusal(411, "send a Content-Length", close=True)
     if not values:
-        if request.method == "POST":
-            raise _Refusal(411, "send a Content-Length", close=True)
         return 0
     value = values.pop()
     if values or not (value.isascii() and value.isdigit()):
@@ -1081,30 +1009,21 @@ _GRAPH_TYPES = (
 )  # fmt: skip
 
 
+@functools.lru_cache(maxsize=256)  # clients send few distinct Accept headers
 def negotiate(accept: str, offers: tuple[tuple[str, str], ...]) -> tuple[str, str] | None:
     """The offer (media type, format name) an Accept header prefers; None if none is
-    acceptable. No Accept: the first offer. Ties go to the earlier offer."""
+    acceptable. No Accept: the first offer. Ties go to the earlier offer.
+
+    An offer's ``q`` is that of the most specific range matching it (exact, ``type/*``,
+    ``*/*``; the highest among equally specific ones); ``q`` is 1 if absent, 0 if unreadable.
+    """
     if not accept.strip():
         return offers[0]
-    ranges = _ranges(accept)
-    best: tuple[float, int] | None = None
-    chosen = None
-    for index, (media, fmt) in enumerate(offers):
-        q = _quality(media, ranges)
-        if q is not None and q > 0 and (best is None or q > best[0]):
-            best, chosen = (q, index), (media, fmt)
-    return chosen
-
-
-def _ranges(accept: str) -> list[tuple[str, float]]:
-    """An Accept header's media ranges (lower case) with their ``q`` (1 if absent, 0 if
-    unreadable)."""
     ranges: list[tuple[str, float]] = []
     for item in accept.split(","):
         media, *params = (p.strip() for p in item.split(";"))
         q = 1.0
-        for param in params:
-            key, _, value = param.partition("=")
+        for key, _, value in (param.partition("=") for param in params):
             if key.strip().lower() == "q":
                 try:
                     q = float(value)
@@ -1112,66 +1031,42 @@ def _ranges(accept: str) -> list[tuple[str, float]]:
                     q = 0.0
         if media:
             ranges.append((media.lower(), q))
-    return ranges
-
-
-def _quality(media: str, ranges: list[tuple[str, float]]) -> float | None:
-    """The ``q`` of the most specific range matching ``media`` (exact, ``type/*``, ``*/*``;
-    the highest q among equally specific ones), or None if none matches."""
-    kind = media.split("/")[0]
-    matches = [
-        (3 if r == media else 2 if r == f"{kind}/*" else 1, q)
-        for r, q in ranges
-        if r in {media, f"{kind}/*", "*/*"}
-    ]
-    return max(matches)[1] if matches else None
+    best, chosen = 0.0, None
+    for offer in offers:
+        media = offer[0]
+        specific = {media: 3, f"{media.split('/')[0]}/*": 2, "*/*": 1}
+        matches = [(specific[r], q) for r, q in ranges if r in specific]
+        q = max(matches)[1] if matches else 0.0
+        if q > best:
+            best, chosen = q, offer
+    return chosen
 
 
 class _FrameWriter:
     """File-like sink for pyoxigraph's ``serialize``: frames its bytes onto the pipe, 64 KiB
-    at a time, the answer's head first (held back until the first piece or the end)."""
+    at a time, the answer's head in the first frame (a whole answer if it is also the last)."""
 
     def __init__(self, out: IO[bytes], status: int, media: str) -> None:
         self.out = out
-        self.head: bytes | None = _answer_head(status, media)
+        self.head: bytes | None = b"%d %s\n" % (status, media.encode())
         self.buffer = bytearray()
 
     def write(self, data: bytes) -> int:
         self.buffer += data
         if len(self.buffer) >= _CHUNK:
-            self._send()
+            self._send(_DATA if self.head is None else _START)
         return len(data)
 
     def flush(self) -> None:
         pass  # pieces go out at _CHUNK bytes or at the end, not at each flush
 
-    def _send(self) -> None:
-        if self.head is not None:
-            _frame(self.out, _HEAD, self.head)
-            self.head = None
-        if self.buffer:
-            _frame(self.out, _DATA, bytes(self.buffer))
-            self.buffer.clear()
+    def _send(self, kind: bytes) -> None:
+        _frame(self.out, kind, (self.head or b"") + self.buffer)
+        self.head = None
+        self.buffer.clear()
 
     def end(self) -> None:
-        if self.head is not None:  # all of it fits in one piece
-            head, self.head = self.head, None
-            _frame(self.out, _WHOLE, len(head).to_bytes(4, "big") + head + bytes(self.buffer))
-            return
-        self._send()
-        _frame(self.out, _END)
-
-
-@functools.lru_cache(maxsize=64)
-def _answer_head(status: int, media: str) -> bytes:
-    """The head frame's JSON (a handful of distinct ones: worked out once each)."""
-    return json.dumps({"status": status, "type": media}).encode()
-
-
-@functools.lru_cache(maxsize=256)
-def _negotiated(accept: str, graph: bool) -> tuple[str, str] | None:
-    """:func:`negotiate` for an answer kind, remembered: clients send few Accept headers."""
-    return negotiate(accept, _GRAPH_TYPES if graph else _SOLUTION_TYPES)
+        self._send(_END if self.head is None else _WHOLE)
 
 
 def _frame(out: IO[bytes], kind: bytes, payload: bytes = b"") -> None:
@@ -1196,25 +1091,27 @@ class _Database:
 
         self.ox = ox
         self.path = path
-        self.state = self._files()
+        self._settle(self._files())
         self.store = ox.Store.read_only(path)
         self.quick: tuple[object, ...] = ()  # the first fresh() scans in full
-        self._watched: tuple[object, tuple[str, ...]] = (None, ())
 
-    def _quick(self, state: tuple[tuple[str, int, int], ...]) -> tuple[object, ...]:
+    def _settle(self, state: tuple[tuple[str, int, int], ...]) -> None:
+        """Take ``state`` as the files of the store open now, and the files of it that
+        RocksDB appends to in place (the write-ahead ``.log``, ``MANIFEST-``) as those
+        :meth:`_quick` looks at."""
+        self.state = state
+        self.appended = tuple(
+            os.path.join(self.path, name)
+            for name, _size, _mtime in state
+            if name.endswith(".log") or name.startswith("MANIFEST-")
+        )
+
+    def _quick(self) -> tuple[object, ...]:
         """What :meth:`fresh` looks at first, in a few ``stat`` calls instead of one per
         file: the directory's mtime (any file created, deleted or renamed: new tables,
-        ``CURRENT`` replaced) and the size and mtime of the files RocksDB appends to in
-        place (the write-ahead ``.log``, ``MANIFEST-``) as of ``state``."""
-        if self._watched[0] is not state:  # the paths to look at, worked out once a state
-            paths = tuple(
-                os.path.join(self.path, name)
-                for name, _size, _mtime in state
-                if name.endswith(".log") or name.startswith("MANIFEST-")
-            )
-            self._watched = (state, paths)
+        ``CURRENT`` replaced) and the size and mtime of the appended files."""
         found: list[object] = [os.stat(self.path).st_mtime_ns]
-        for path in self._watched[1]:
+        for path in self.appended:
             try:
                 stat = os.stat(path)
             except FileNotFoundError:  # deleted since: changed
@@ -1240,21 +1137,17 @@ class _Database:
     def fresh(self) -> Any:
         """The store, reopened first if it changed and no writer holds it now."""
         with contextlib.suppress(OSError):
-            quick = self._quick(self.state)  # taken before the scan: a later change shows
+            quick = self._quick()  # taken before the scan: a later change shows
             if quick == self.quick:
                 return self.store  # nothing changed: the full scan costs ~50 µs a query
             state = self._files()
             if state != self.state and not _writer_holds(os.path.join(self.path, "LOCK")):
-                for attempt in range(3):  # a compaction may delete a file while we open
-                    try:
-                        store = self.ox.Store.read_only(self.path)
-                    except OSError:
-                        if attempt == 2:
-                            raise
-                        time.sleep(0.05)
-                        continue
-                    self.store, self.state = store, state
-                    break
+                for delay in (0, 0.05, 0.05):  # a compaction may delete a file while we open
+                    time.sleep(delay)
+                    with contextlib.suppress(OSError):
+                        self.store = self.ox.Store.read_only(self.path)
+                        self._settle(state)
+                        break
             if state == self.state:  # settled (unchanged, or reopened): quick checks again
                 self.quick = quick
         return self.store
@@ -1281,53 +1174,34 @@ def _writer_holds(lock_path: str) -> bool:
 
 
 def _front_main() -> None:
-    """A further HTTP server process (``python -c ... FD``, its config as JSON on stdin):
+    """A further HTTP server process (``python -c ... FD``, its config pickled on stdin):
     serves the inherited listening socket with workers of its own until SIGTERM; prints
     ``ready`` once serving."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the first process's to handle
     _die_with_parent()
-    config = json.loads(sys.stdin.buffer.read())
+    endpoint = Endpoint(**pickle.load(sys.stdin.buffer))
     sock = socket.socket(fileno=int(sys.argv[1]))
     sock.setblocking(False)
-    static = {k: (m, base64.b64decode(d)) for k, (m, d) in config.pop("static").items()}
-    endpoint = Endpoint(config.pop("store"), static=static, **config)
     front = _Front(endpoint, sock)
-    ready: concurrent.futures.Future[None] = concurrent.futures.Future()
 
     def report(done: concurrent.futures.Future[None]) -> None:
         error = done.exception()
         print("ready" if error is None else f"error: {first_line(error)}", flush=True)
 
-    ready.add_done_callback(report)
+    front.ready.add_done_callback(report)
     signal.signal(signal.SIGTERM, lambda _signum, _frame: front.request_stop())
-    _run_front(front, ready)
-
-
-def _run_front(front: _Front, ready: concurrent.futures.Future[None]) -> None:
-    """Serve ``front`` on an event loop of its own until it stops; an error before it
-    serves (a worker could not open the store) goes to ``ready``."""
-    loop = asyncio.new_event_loop()
-    loop.set_exception_handler(lambda _loop, _context: None)  # quiet: no tracebacks
-    try:
-        loop.run_until_complete(front.run(ready))
-    except BaseException as exc:
-        if not ready.done():
-            ready.set_exception(exc)
-    finally:
-        with contextlib.suppress(Exception):
-            loop.run_until_complete(loop.shutdown_asyncgens())
-        loop.close()
+    front.serve()
 
 
 def _worker_main() -> None:
-    """A query worker (``python -c ... DB_PATH ALLOW_SERVICE``): answers one query at a time
+    """A query worker (``python -c ... DB_PATH``): answers one query at a time
     from stdin on stdout (frames), until stdin closes. Ctrl-C is the server's to handle."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
     out = os.fdopen(os.dup(1), "wb", buffering=_CHUNK + 16)
     os.dup2(2, 1)  # a stray print cannot corrupt the frames
     inp = sys.stdin.buffer
-    db_path = sys.argv[1]  # argv[2], allow_service, is the front's to apply
+    db_path = sys.argv[1]
     try:
         db = _Database(db_path)
     except OSError as exc:
@@ -1368,7 +1242,7 @@ def _evaluate(db: _Database, query: str, accept: str, out: IO[bytes]) -> None:
         return
     graph = isinstance(result, ox.QueryTriples)
     offers = _GRAPH_TYPES if graph else _SOLUTION_TYPES
-    chosen = _negotiated(accept, graph)
+    chosen = negotiate(accept, offers)
     if chosen is None:
         names = ", ".join(dict.fromkeys(m for m, _ in offers))
         refuse(406, f"no result format the Accept header allows; offered: {names}")

@@ -79,10 +79,10 @@ def serve(
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         endpoint.start()
-        base = endpoint.query_url.rsplit("/", 1)[0]
+        workbench = "" if no_workbench else f"; workbench: {endpoint.url}/"
         click.echo(
             f"SPARQL endpoint: {endpoint.query_url} (read-only; default graph = union of all"
-            " graphs)" + ("" if no_workbench else f"; workbench: {base}/") + ". Ctrl-C to stop.",
+            f" graphs){workbench}. Ctrl-C to stop.",
             err=True,
         )
         endpoint.wait()
