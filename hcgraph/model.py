@@ -18,7 +18,7 @@ import datetime as dt
 import json
 import math
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 from urllib.parse import urlsplit
 
 import pydantic
@@ -364,23 +364,36 @@ def parse_story(raw: bytes | str, source: str) -> Story:
         if _suspect(raw if isinstance(raw, bytes) else raw.encode("utf-8", "replace")):
             _refuse_unstorable(json.loads(raw, parse_constant=_Constant), source)
         return story
-    problems = [(json_path(tuple(e["loc"])), _message(e)) for e in errors]
-    kinds = {e["type"] for e in errors}
-    if "json_invalid" in kinds:
-        lenient = _parse_lenient(raw, source)
-        if lenient is not None:
-            return _validate_python(lenient, source)
-        ctx = next(e for e in errors if e["type"] == "json_invalid").get("ctx", {})
-        raise StoryError(source, [("", f"invalid JSON: {ctx.get('error', 'cannot parse')}")])
-    if "model_type" in kinds and any(not e["loc"] for e in errors):
-        raise NotAStoryError(source, [("", "not a story: the document is not a JSON object")])
+    invalid = next((e for e in errors if e["type"] == "json_invalid"), None)
+    if invalid is None:
+        try:
+            doc = json.loads(raw)
+        except ValueError:  # pragma: no cover - the JSON parsed above
+            doc = None
+        _refuse_invalid(errors, doc, source)
+    doc = _parse_lenient(raw, source)
+    if doc is None:
+        reason = invalid.get("ctx", {}).get("error", "cannot parse")
+        raise StoryError(source, [("", f"invalid JSON: {reason}")])
     try:
-        doc = json.loads(raw)
-    except ValueError:  # pragma: no cover - the JSON parsed above
-        doc = None
-    if isinstance(doc, dict):  # another kind of document: checked before field errors
+        story = Story.model_validate(doc)
+    except pydantic.ValidationError as exc:
+        errors = exc.errors(include_url=False)
+    else:
+        _refuse_other_kind(story.schema_id, story.type, source)
+        return story
+    _refuse_invalid(errors, doc, source)
+
+
+def _refuse_invalid(errors: list[Any], doc: Any, source: str) -> NoReturn:
+    """Raise for a document the model refused: NotAStoryError when it is not a JSON object
+    or is another kind of document (checked before its field errors: "not a story", not a
+    story with thirty missing fields), else StoryError with every problem's JSON path."""
+    if any(not e["loc"] for e in errors):
+        raise NotAStoryError(source, [("", "not a story: the document is not a JSON object")])
+    if isinstance(doc, dict):
         _refuse_other_kind(doc.get("schema"), doc.get("type"), source)
-    raise StoryError(source, problems)
+    raise StoryError(source, [(json_path(tuple(e["loc"])), _message(e)) for e in errors])
 
 
 # A JSON string (escapes included) or one structural character; strings are matched whole,
@@ -511,6 +524,7 @@ _MAX_UNSTORABLE = 100
 # of these bytes (prose may: "to Infinity") are parsed again and walked. Literal searches:
 # one alternation regex cost 40% of a parse, these 5%.
 _EXPONENTS = (re.compile(rb"e\+?\d\d\d"), re.compile(rb"E\+?\d\d\d"))
+_SURROGATE = re.compile(r"[\ud800-\udfff]")  # a lone one: no UTF-8, so no text to store
 
 
 def _suspect(raw: bytes) -> bool:
@@ -532,8 +546,8 @@ def _unstorable(value: Any, loc: tuple[int | str, ...], out: list[tuple[str, str
     if len(out) >= _MAX_UNSTORABLE:
         return
     if isinstance(value, str):
-        if _has_surrogate(value):
-            code = next(ord(ch) for ch in value if 0xD800 <= ord(ch) <= 0xDFFF)
+        if (lone := _SURROGATE.search(value)) is not None:
+            code = ord(lone.group())
             out.append((json_path(loc), f"lone UTF-16 surrogate U+{code:04X}: not Unicode text"))
     elif isinstance(value, _Constant):
         out.append((json_path(loc), f"{value.name} is not JSON (RFC 8259 has no NaN or Infinity)"))
@@ -544,29 +558,10 @@ def _unstorable(value: Any, loc: tuple[int | str, ...], out: list[tuple[str, str
             _unstorable(item, (*loc, i), out)
     elif isinstance(value, dict):
         for key, item in value.items():
-            if _has_surrogate(key):
+            if _SURROGATE.search(key):
                 _unstorable(key, (*loc, key.encode("utf-8", "backslashreplace").decode()), out)
             else:
                 _unstorable(item, (*loc, key), out)
-
-
-def _has_surrogate(text: str) -> bool:
-    return any(0xD800 <= ord(ch) <= 0xDFFF for ch in text)
-
-
-def _validate_python(doc: Any, source: str) -> Story:
-    try:
-        story = Story.model_validate(doc)
-    except pydantic.ValidationError as exc:
-        errors = exc.errors(include_url=False)
-        if any(not e["loc"] for e in errors):
-            raise NotAStoryError(source, [("", "not a story: not a JSON object")]) from None
-        _refuse_other_kind(doc.get("schema"), doc.get("type"), source)
-        raise StoryError(
-            source, [(json_path(tuple(e["loc"])), _message(e)) for e in errors]
-        ) from None
-    _refuse_other_kind(story.schema_id, story.type, source)
-    return story
 
 
 def _refuse_other_kind(schema: object, kind: object, source: str) -> None:

@@ -779,15 +779,13 @@ class _Generator:
 
 def _seed_manifests(story: dict[str, Any]) -> list[_Manifest]:
     """The seed story's listed manifests with the claim ids it cites under each."""
-    claims: dict[str, list[str]] = {}
+    claims: dict[str, dict[str, None]] = {}  # manifest id → its claim ids, in citing order
     cite_lists = [p.get("cites", []) for s in story.get("sections", []) for p in s["paragraphs"]]
     cite_lists += [k.get("cites", []) for k in story.get("key_facts", [])]
     for cites in cite_lists:
         for cite in cites:
-            bucket = claims.setdefault(str(cite["manifest_id"]), [])
-            for claim in cite.get("claim_ids", []):
-                if str(claim) not in bucket:
-                    bucket.append(str(claim))
+            bucket = claims.setdefault(str(cite["manifest_id"]), {})
+            bucket.update(dict.fromkeys(str(claim) for claim in cite.get("claim_ids", [])))
     manifests = []
     for entry in story.get("manifests", []):
         owned = claims.get(str(entry["manifest_id"]))
@@ -833,15 +831,9 @@ def _key_facts(rng: random.Random, sections: list[dict[str, Any]]) -> list[dict[
 
 def _cited_ids(body: _Body) -> list[str]:
     """Manifest ids cited by paragraphs then key facts, in first-appearance order."""
-    seen: dict[str, None] = {}
-    for section in body.sections:
-        for paragraph in section["paragraphs"]:
-            for cite in paragraph["cites"]:
-                seen[cite["manifest_id"]] = None
-    for fact in body.key_facts:
-        for cite in fact["cites"]:
-            seen[cite["manifest_id"]] = None
-    return list(seen)
+    cites = [c for s in body.sections for p in s["paragraphs"] for c in p["cites"]]
+    cites += [c for fact in body.key_facts for c in fact["cites"]]
+    return list(dict.fromkeys(c["manifest_id"] for c in cites))
 
 
 def _apply_field_oddities(rng: random.Random, odd: frozenset[str], story: dict[str, Any]) -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
@@ -95,11 +96,7 @@ class Version:
 
     def summary(self) -> str:
         """``+1 paragraph, ~1 edited, +2 citations`` style one-liner."""
-        if not self.changes:
-            return ""
-        counts: dict[str, int] = {}
-        for c in self.changes:
-            counts[c.kind] = counts.get(c.kind, 0) + 1
+        counts = Counter(c.kind for c in self.changes)  # kinds in first-change order
         return ", ".join(f"{n} {k}" for k, n in counts.items())
 
 

@@ -113,8 +113,7 @@ class PushState:
             PushError: the journal cannot be written (disk full, permission denied).
         """
         self.graphs(endpoint)[iri] = sha256
-        line = json.dumps({"endpoint": endpoint, "graph": iri, "sha256": sha256})
-        self._append(line.encode("utf-8") + b"\n", 1)
+        self._append(_line(endpoint, iri, sha256), 1)
 
     def forget(self, endpoint: str, iris: Iterable[str]) -> None:
         """Drop what ``endpoint`` last acknowledged for ``iris``, in memory and in the journal
@@ -129,11 +128,7 @@ class PushState:
         gone = [iri for iri in iris if graphs.pop(iri, None) is not None]
         if not gone:
             return
-        lines = b"".join(
-            json.dumps({"endpoint": endpoint, "graph": iri, "sha256": None}).encode() + b"\n"
-            for iri in gone
-        )
-        self._append(lines, len(gone), sync=True)
+        self._append(b"".join(_line(endpoint, iri, None) for iri in gone), len(gone), sync=True)
 
     def _append(self, data: bytes, lines: int, *, sync: bool = False) -> None:
         """Append whole journal lines in one ``write``; ``fsync`` every :data:`SYNC_EVERY`
@@ -160,13 +155,11 @@ class PushState:
     def close(self) -> None:
         """Sync and close the journal (it stays, for the next load to fold in)."""
         if self._fd is not None:
-            fd, self._fd = self._fd, None
             try:
-                if self._unsynced:
-                    os.fsync(fd)
+                self.sync()
             finally:
-                self._unsynced = 0
-                os.close(fd)
+                os.close(self._fd)
+                self._fd = None
 
     def save(self, endpoint: str) -> None:
         """Stamp ``endpoint`` with the time and write the file atomically."""
@@ -187,3 +180,8 @@ class PushState:
             raise PushError(f"cannot save the push state: {exc}") from None
         except OSError as exc:
             raise PushError(f"cannot save the push state: {self.journal}: {exc}") from None
+
+
+def _line(endpoint: str, iri: str, sha256: str | None) -> bytes:
+    """One journal line: ``endpoint`` acknowledged ``iri`` as ``sha256`` (None: forgotten)."""
+    return json.dumps({"endpoint": endpoint, "graph": iri, "sha256": sha256}).encode() + b"\n"

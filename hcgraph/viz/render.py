@@ -132,11 +132,6 @@ def _env() -> Environment:
     )
 
 
-@cache
-def _template(name: str = "template.html") -> Any:
-    return _env().get_template(name)
-
-
 def _http(url: str) -> str:
     """Only http(s) links reach the page (a ``javascript:`` URL in the data stays text)."""
     return url if url.lower().startswith(("http://", "https://")) else ""
@@ -379,35 +374,32 @@ def render_map(
     ``renderer``: ``auto`` (default), ``webgl`` (sigma.js, for big maps) or ``canvas``
     (vis-network); see :func:`pick_renderer`.
     """
-    kind = pick_renderer(graph, renderer)
     payload = build_payload(graph, positions)
-    common = {
-        "title": payload["meta"]["title"] or "hcgraph citation map",
-        "meta": payload["meta"],
-        "version": __version__,
-        "script_src": _SCRIPT_SRC,
-    }
-    if kind == "webgl":
+    if pick_renderer(graph, renderer) == "webgl":
         gl_payload(graph, payload)
-        html = str(
-            _template("template_gl.html").render(
-                **common,
-                sigma_version=SIGMA_VERSION,
-                graphology_version=GRAPHOLOGY_VERSION,
-                data_json=safe_json(payload),
-                sigma_js=_vendored("sigma.min.js", SIGMA_SHA256),
-                graphology_js=_vendored("graphology.umd.min.js", GRAPHOLOGY_SHA256),
-            )
+        name, scripts = (
+            "template_gl.html",
+            {
+                "sigma_version": SIGMA_VERSION,
+                "graphology_version": GRAPHOLOGY_VERSION,
+                "sigma_js": _vendored("sigma.min.js", SIGMA_SHA256),
+                "graphology_js": _vendored("graphology.umd.min.js", GRAPHOLOGY_SHA256),
+            },
         )
     else:
-        html = str(
-            _template().render(
-                **common,
-                vis_version=VIS_NETWORK_VERSION,
-                data_json=safe_json(payload),
-                vis_js=_vis_js(),
-            )
+        name, scripts = "template.html", {"vis_version": VIS_NETWORK_VERSION, "vis_js": _vis_js()}
+    html = (
+        _env()
+        .get_template(name)
+        .render(
+            title=payload["meta"]["title"] or "hcgraph citation map",
+            meta=payload["meta"],
+            version=__version__,
+            script_src=_SCRIPT_SRC,
+            data_json=safe_json(payload),
+            **scripts,
         )
+    )
     return html.replace(_SCRIPT_SRC, script_hashes(html), 1)
 
 

@@ -305,14 +305,10 @@ def _is_overview(
 
 
 def _focused(graph: nx.DiGraph, focus: Focus) -> nx.DiGraph:
-    """The part of the reuse ``graph`` around ``focus`` (see :func:`_reuse_neighbourhood`)."""
+    """The part of the reuse ``graph`` around ``focus``: the focus, the manifests it
+    reaches, their publishers, and every story citing them."""
     if focus.iri not in graph:
         raise VizError(f"--focus {focus.iri} is not in this map (left out by --top?)")
-    return graph.subgraph(_reuse_neighbourhood(graph, focus)).copy()
-
-
-def _reuse_neighbourhood(graph: nx.DiGraph, focus: Focus) -> set[str]:
-    """The focus, the manifests it reaches, their publishers, and every story citing them."""
     if focus.kind == "Publisher":
         manifests = set(graph.predecessors(focus.iri))
     elif focus.kind == "Manifest":
@@ -323,7 +319,7 @@ def _reuse_neighbourhood(graph: nx.DiGraph, focus: Focus) -> set[str]:
     for m in manifests:
         keep.update(graph.predecessors(m))
         keep.update(graph.successors(m))
-    return keep
+    return graph.subgraph(keep).copy()
 
 
 def _publisher_view(store: Store, focus: Focus | None, **kw: Any) -> nx.DiGraph:
