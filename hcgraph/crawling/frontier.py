@@ -304,18 +304,6 @@ class Frontier:
             self.db.execute("SELECT COUNT(*) FROM urls WHERE state = ?", (state,)).fetchone()[0]
         )
 
-    def counts(self) -> dict[str, int]:
-        """URLs per state."""
-        rows = self.db.execute("SELECT state, COUNT(*) FROM urls GROUP BY state").fetchall()
-        return {str(s): int(n) for s, n in rows}
-
-    def put_counts(self) -> dict[str, int]:
-        """Done stories per store outcome (added, replaced, unchanged, not-modified)."""
-        rows = self.db.execute(
-            "SELECT put, COUNT(*) FROM urls WHERE state = 'done' GROUP BY put"
-        ).fetchall()
-        return {str(s): int(n) for s, n in rows}
-
     def mark_fetched(
         self, url: str, sha256: str, source: str, fetched_at: str, status: int | None
     ) -> None:
