@@ -274,11 +274,8 @@ class Frontier:
         hop = 0 if role in INDEX_ROLES else 1
         if state not in ("done", "read") or not related or depth + hop > self._depth:
             return []
-        out: list[tuple[str, int, str | None, str | None, str]] = []
-        for child in json.loads(related):
-            link, via, kind = _link(child)
-            out.append((link, depth + hop, url, via, kind))
-        return out
+        children = map(_link, json.loads(related))
+        return [(link, depth + hop, url, via, kind) for link, via, kind in children]
 
     def add_final(self, url: str, depth: int, state: str, parent: str | None, reason: str) -> None:
         """Record a URL that is never fetched (``skipped``/``alias``), unless already seen."""
