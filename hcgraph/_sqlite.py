@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from .errors import HcgraphError, first_line
 
 __all__ = ["Database", "transaction"]
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 class Database:
@@ -53,7 +56,7 @@ class Database:
             check_same_thread=check_same_thread,
         )
 
-    def _guard(self, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    def _guard(self, call: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         try:
             return call(*args, **kwargs)
         except sqlite3.Error as exc:
@@ -62,18 +65,15 @@ class Database:
 
     def execute(self, sql: str, parameters: Iterable[Any] = ()) -> sqlite3.Cursor:
         """Run one statement."""
-        cursor: sqlite3.Cursor = self._guard(self.raw.execute, sql, tuple(parameters))
-        return cursor
+        return self._guard(self.raw.execute, sql, tuple(parameters))
 
-    def executemany(self, sql: str, rows: Iterable[Iterable[Any]]) -> sqlite3.Cursor:
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> sqlite3.Cursor:
         """Run one statement for each of ``rows``."""
-        cursor: sqlite3.Cursor = self._guard(self.raw.executemany, sql, rows)
-        return cursor
+        return self._guard(self.raw.executemany, sql, rows)
 
     def executescript(self, script: str) -> sqlite3.Cursor:
         """Run a script of statements."""
-        cursor: sqlite3.Cursor = self._guard(self.raw.executescript, script)
-        return cursor
+        return self._guard(self.raw.executescript, script)
 
     @property
     def in_transaction(self) -> bool:

@@ -406,24 +406,20 @@ class Archive:
     def _other_copy(self, sha256: str, bad: _Entry) -> bytes | None:
         """An intact copy of a body besides ``bad`` (pack names follow the wall clock, which
         can be set back, so the newest copy is not always the last one read)."""
-        for path in self._pack_files():
-            for kind, entry in _scan(path):
-                if kind == b"B" and entry.sha256 == sha256 and entry != bad:
-                    with contextlib.suppress(OSError):
-                        data = _read(entry)
-                        if hashlib.sha256(data).hexdigest() == sha256:
-                            with self._lock:
-                                self._index_of()[sha256] = entry
-                            return data
+        for entry in self._entries(b"B"):
+            if entry.sha256 == sha256 and entry != bad:
+                with contextlib.suppress(OSError):
+                    data = _read(entry)
+                    if hashlib.sha256(data).hexdigest() == sha256:
+                        with self._lock:
+                            self._index_of()[sha256] = entry
+                        return data
         return None
 
     def records(self) -> Iterator[FetchRecord]:
         """Every fetch record, oldest first. Unreadable records are skipped."""
-        found = [
-            entry for path in self._pack_files() for kind, entry in _scan(path) if kind == b"R"
-        ]
-        found.sort(key=lambda f: f.key)  # stable: one key twice keeps the order written
-        for item in found:
+        # stable: one key twice keeps the order written
+        for item in sorted(self._entries(b"R"), key=lambda f: f.key):
             try:
                 data = _read(item)
                 if hashlib.sha256(data).hexdigest() == item.sha256:
@@ -435,20 +431,18 @@ class Archive:
         """True if anything was ever written here."""
         return self.packs.is_dir()
 
-    def _pack_files(self) -> list[Path]:
-        if not self.packs.is_dir():
-            return []
-        return sorted(self.packs.glob("*.pack"), key=_pack_order)  # by creation time
+    def _entries(self, kind: bytes) -> Iterator[_Entry]:
+        """The entries of one kind (``B`` bodies, ``R`` records), pack by pack in creation
+        order, each pack's in the order written."""
+        packs = sorted(self.packs.glob("*.pack"), key=_pack_order) if self.exists() else []
+        for path in packs:
+            yield from (entry for found, entry in _scan(path) if found == kind)
 
     def _index_of(self) -> dict[str, _Entry]:
         """The body index, built on first use from the packs' headers (the lock is held)."""
         if self._index is None:
-            self._index = {
-                entry.sha256: entry  # a later copy wins: it was written because of a bad one
-                for path in self._pack_files()
-                for kind, entry in _scan(path)
-                if kind == b"B"
-            }
+            # A later copy wins: it was written because of a bad one.
+            self._index = {entry.sha256: entry for entry in self._entries(b"B")}
         return self._index
 
     def _intact(self, sha256: str) -> bool:

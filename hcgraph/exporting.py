@@ -68,10 +68,6 @@ def export(store: Store, fmt: str, out: BinaryIO) -> None:
     exporter.write(store, out)
 
 
-def _prefixes() -> dict[str, str]:
-    return dict(TURTLE_PREFIXES)
-
-
 def _xml_safe_projection(store: Store) -> nx.MultiDiGraph:
     graph = to_networkx(store)
     for _, data in graph.nodes(data=True):
@@ -134,7 +130,8 @@ def _drop_attribute(graph: Any, title: str) -> None:
 
 
 for _exp in (
-    Exporter("turtle", lambda store, out: store.write_union(out, ox.RdfFormat.TURTLE, _prefixes()),
+    Exporter("turtle",
+             lambda store, out: store.write_union(out, ox.RdfFormat.TURTLE, TURTLE_PREFIXES),
              "ttl", "text/turtle", "union of story graphs, prefixed Turtle"),
     Exporter("ntriples", lambda store, out: store.write_union(out, ox.RdfFormat.N_TRIPLES), "nt",
              "application/n-triples", "union of story graphs, N-Triples"),
@@ -142,7 +139,7 @@ for _exp in (
              "union of story graphs, compact JSON-LD (context: hcgraph/context.jsonld)"),
     Exporter("nquads", lambda store, out: store.dump(out, ox.RdfFormat.N_QUADS), "nq",
              "application/n-quads", "one named graph per story, N-Quads"),
-    Exporter("trig", lambda store, out: store.dump(out, ox.RdfFormat.TRIG, _prefixes()), "trig",
+    Exporter("trig", lambda store, out: store.dump(out, ox.RdfFormat.TRIG, TURTLE_PREFIXES), "trig",
              "application/trig", "one named graph per story, TriG"),
     Exporter("graphml", lambda store, out: nx.write_graphml(
                  _with_ids(_xml_safe_projection(store), node_ids=True), out, named_key_ids=True),

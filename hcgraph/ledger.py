@@ -201,10 +201,8 @@ class Ledger:
         dropped: set[bytes] = set()
         with self._transaction():
             for p in stories:
-                if p.new:
-                    self.db.execute("DELETE FROM pending WHERE story = ?", (p.story,))
-                    continue
-                dropped |= self._state(p.story, p.hashes)
+                if not p.new:  # a new story's uses were recorded by begin()
+                    dropped |= self._state(p.story, p.hashes)
                 self.db.execute("DELETE FROM pending WHERE story = ?", (p.story,))
         return {h for h in dropped if not self._in_use(h)}
 

@@ -222,14 +222,10 @@ class Store:
     def ledger(self) -> Ledger:
         """The shared-description ledger (opened on first use; writable stores only)."""
         self._writable()
-        if self._ledger is None:
-            path = None if self.directory is None else self.directory / "ledger.sqlite"
-            try:
-                self._ledger = Ledger(path)
-            except StoreError:  # names the file already
-                raise
-            except Exception as exc:  # OSError and the like
-                raise StoreError(f"{path}: cannot open the ledger: {first_line(exc)}") from exc
+        if self._ledger is None:  # a failure to open it is a StoreError naming the file
+            self._ledger = Ledger(
+                None if self.directory is None else self.directory / "ledger.sqlite"
+            )
         return self._ledger
 
     def close(self) -> None:

@@ -24,7 +24,7 @@ import asyncio
 import datetime as dt
 import random
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urljoin
 
@@ -166,11 +166,8 @@ class Fetcher:
             attempt, tries = await self._with_retries(fetch_url, headers or {})
             result.attempts += tries
             result.final_url, result.final_fetch_url = current, fetch_url
-            result.status, result.headers, result.body = (
-                attempt.status,
-                attempt.headers,
-                attempt.body,
-            )
+            result.status, result.headers = attempt.status, attempt.headers
+            result.body = attempt.body
             result.fetched_at = dt.datetime.now(dt.UTC)
             result.elapsed = time.monotonic() - start
             if attempt.error is not None:
@@ -258,7 +255,7 @@ class Fetcher:
             out = self._transport_failure(
                 n, last, "timeout", f"timed out after {self.policy.timeout:g} s"
             )
-        except httpx.DecodingError as exc:
+        except (DecodeError, httpx.DecodingError) as exc:
             out.body, out.error, out.kind = None, f"cannot decode the body: {exc}", "decode"
         except (httpx.TransportError, OSError) as exc:
             out = self._transport_failure(n, last, "connection", _describe(exc))
@@ -278,15 +275,13 @@ class Fetcher:
         if declared.isdigit() and int(declared) > cap and not encoded:
             raise _TooLarge(f"body too large: Content-Length {declared} > cap {cap} bytes")
         # Decoded here, in bounded pieces, not by httpx (which inflates a chunk whole):
-        # a compression bomb is stopped at the cap, with memory to match.
-        try:
-            decoder = Decoder(resp.headers.get("content-encoding"))
-        except DecodeError as exc:
-            raise httpx.DecodingError(str(exc)) from None
+        # a compression bomb is stopped at the cap, with memory to match. A DecodeError
+        # (an unknown coding, a damaged body) is the caller's "decode" failure.
+        decoder = Decoder(resp.headers.get("content-encoding"))
         chunks: list[bytes] = []
         total = 0
 
-        def take(pieces: Iterator[bytes]) -> None:
+        def take(pieces: Iterable[bytes]) -> None:
             nonlocal total
             for piece in pieces:
                 total += len(piece)
@@ -295,14 +290,11 @@ class Fetcher:
                 chunks.append(piece)
 
         if resp.is_stream_consumed:  # built in memory (httpx.MockTransport): decoded already
-            take(iter([resp.content]))
-            return b"".join(chunks)
-        try:
+            take([resp.content])
+        else:
             async for raw in resp.aiter_raw():
                 take(decoder.feed(raw))
             take(decoder.flush())
-        except DecodeError as exc:
-            raise httpx.DecodingError(str(exc)) from None
         return b"".join(chunks)
 
 

@@ -274,11 +274,8 @@ class Frontier:
         hop = 0 if role in INDEX_ROLES else 1
         if state not in ("done", "read") or not related or depth + hop > self._depth:
             return []
-        out: list[tuple[str, int, str | None, str | None, str]] = []
-        for child in json.loads(related):
-            link, via, kind = _link(child)
-            out.append((link, depth + hop, url, via, kind))
-        return out
+        children = map(_link, json.loads(related))
+        return [(link, depth + hop, url, via, kind) for link, via, kind in children]
 
     def add_final(self, url: str, depth: int, state: str, parent: str | None, reason: str) -> None:
         """Record a URL that is never fetched (``skipped``/``alias``), unless already seen."""
@@ -303,18 +300,6 @@ class Frontier:
         return int(
             self.db.execute("SELECT COUNT(*) FROM urls WHERE state = ?", (state,)).fetchone()[0]
         )
-
-    def counts(self) -> dict[str, int]:
-        """URLs per state."""
-        rows = self.db.execute("SELECT state, COUNT(*) FROM urls GROUP BY state").fetchall()
-        return {str(s): int(n) for s, n in rows}
-
-    def put_counts(self) -> dict[str, int]:
-        """Done stories per store outcome (added, replaced, unchanged, not-modified)."""
-        rows = self.db.execute(
-            "SELECT put, COUNT(*) FROM urls WHERE state = 'done' GROUP BY put"
-        ).fetchall()
-        return {str(s): int(n) for s, n in rows}
 
     def mark_fetched(
         self, url: str, sha256: str, source: str, fetched_at: str, status: int | None

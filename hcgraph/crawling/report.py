@@ -8,7 +8,7 @@ follow it: 0 when nothing failed, 3 when some URL failed (the rest is done).
 from __future__ import annotations
 
 import json
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -106,23 +106,25 @@ def build_report(
     options: dict[str, Any],
     requests: int,
 ) -> CrawlReport:
-    """Assemble the report of the current run from the frontier."""
-    states = frontier.counts()
-    puts = frontier.put_counts()
+    """Assemble the report of the current run from the frontier (one read of its rows)."""
+    rows = frontier.rows()
+    by_state: defaultdict[str, list[Row]] = defaultdict(list)
+    for row in rows:  # in discovery order, as each section lists them
+        by_state[row.state].append(row)
+    puts = Counter(r.put for r in by_state["done"])
     counts = {
-        "stories": states.get("done", 0),
-        "added": puts.get("added", 0),
-        "replaced": puts.get("replaced", 0),
-        "unchanged": puts.get("unchanged", 0),
-        "not_modified": puts.get("not-modified", 0),
-        "withdrawn": states.get("withdrawn", 0),
-        "duplicates": states.get("duplicate", 0),
-        "failed": states.get("failed", 0),
-        "skipped": states.get("skipped", 0),
-        "not_fetched": sum(states.get(s, 0) for s in ("queued", "fetched", "gone")),
+        "stories": len(by_state["done"]),
+        "added": puts["added"],
+        "replaced": puts["replaced"],
+        "unchanged": puts["unchanged"],
+        "not_modified": puts["not-modified"],
+        "withdrawn": len(by_state["withdrawn"]),
+        "duplicates": len(by_state["duplicate"]),
+        "failed": len(by_state["failed"]),
+        "skipped": len(by_state["skipped"]),
+        "not_fetched": sum(len(by_state[s]) for s in ("queued", "fetched", "gone")),
         "requests": requests,
     }
-    rows = frontier.rows()
     found, stories, index_pages = _discovery(rows)
     return CrawlReport(
         seeds=seeds,
@@ -133,12 +135,10 @@ def build_report(
         elapsed_seconds=round(elapsed, 3),
         options=options,
         counts=counts,
-        failures=[
-            _entry(r, "status", "kind", "reason", "json_path") for r in frontier.rows("failed")
-        ],
-        skipped=[_entry(r, "reason") for r in frontier.rows("skipped")],
-        duplicates=[_entry(r, "story", "reason") for r in frontier.rows("duplicate")],
-        withdrawn=[_entry(r, "story", "status") for r in frontier.rows("withdrawn")],
+        failures=[_entry(r, "status", "kind", "reason", "json_path") for r in by_state["failed"]],
+        skipped=[_entry(r, "reason") for r in by_state["skipped"]],
+        duplicates=[_entry(r, "story", "reason") for r in by_state["duplicate"]],
+        withdrawn=[_entry(r, "story", "status") for r in by_state["withdrawn"]],
         found_by=found,
         stories=stories,
         index_pages=index_pages,
