@@ -907,14 +907,7 @@ class _Front:
     def _query(self, request: _Request, target: SplitResult, body: bytes) -> tuple[str, str]:
         """The query text and Accept header of a GET, HEAD or POST to ``/query``; otherwise,
         or for an unusable query, a refusal."""
-        if request.method not in {"GET", "HEAD", "POST"}:
-            raise _Refusal(
-                405, "read-only endpoint: GET, HEAD or POST /query", allow="GET, HEAD, POST"
-            )
-        if request.method == "POST" and target.path != "/query":
-            raise _Refusal(403, "read-only endpoint: POST only to /query")
-        if target.path != "/query":
-            raise _Refusal(404, "not found: the SPARQL endpoint is /query")
+        _check_route(request, target)
         params = parse_qs(target.query)
         if request.method == "POST":
             _add_body_params(params, request, body)
@@ -926,6 +919,16 @@ class _Front:
         if not self.ep.allow_service and uses_service(texts[0]):
             raise _Refusal(400, SERVICE_REFUSED.replace("--allow-service", "serve --allow-service"))
         return texts[0], ", ".join(request.get_all("accept"))
+
+
+def _check_route(request: _Request, target: SplitResult) -> None:
+    """Refuse any request but a GET, HEAD or POST to ``/query``."""
+    if request.method not in {"GET", "HEAD", "POST"}:
+        raise _Refusal(405, "read-only endpoint: GET, HEAD or POST /query", allow="GET, HEAD, POST")
+    if request.method == "POST" and target.path != "/query":
+        raise _Refusal(403, "read-only endpoint: POST only to /query")
+    if target.path != "/query":
+        raise _Refusal(404, "not found: the SPARQL endpoint is /query")
 
 
 def _add_body_params(params: dict[str, list[str]], request: _Request, body: bytes) -> None:
@@ -1019,6 +1022,20 @@ def negotiate(accept: str, offers: tuple[tuple[str, str], ...]) -> tuple[str, st
     """
     if not accept.strip():
         return offers[0]
+    ranges = _ranges(accept)
+    best, chosen = 0.0, None
+    for offer in offers:
+        media = offer[0]
+        specific = {media: 3, f"{media.split('/')[0]}/*": 2, "*/*": 1}
+        matches = [(specific[r], q) for r, q in ranges if r in specific]
+        q = max(matches)[1] if matches else 0.0
+        if q > best:
+            best, chosen = q, offer
+    return chosen
+
+
+def _ranges(accept: str) -> list[tuple[str, float]]:
+    """An Accept header's media ranges, lower-cased, each with its ``q``."""
     ranges: list[tuple[str, float]] = []
     for item in accept.split(","):
         media, *params = (p.strip() for p in item.split(";"))
@@ -1031,15 +1048,7 @@ def negotiate(accept: str, offers: tuple[tuple[str, str], ...]) -> tuple[str, st
                     q = 0.0
         if media:
             ranges.append((media.lower(), q))
-    best, chosen = 0.0, None
-    for offer in offers:
-        media = offer[0]
-        specific = {media: 3, f"{media.split('/')[0]}/*": 2, "*/*": 1}
-        matches = [(specific[r], q) for r, q in ranges if r in specific]
-        q = max(matches)[1] if matches else 0.0
-        if q > best:
-            best, chosen = q, offer
-    return chosen
+    return ranges
 
 
 class _FrameWriter:

@@ -804,34 +804,40 @@ class Crawler:
         queue = self._queue
         while len(batch) < BATCH:
             if queue.empty():
-                running = written is not None and not written.done()
-                if batch and (not running or self._stop or not self._scheduler.may_fetch()):
+                if batch and not self._may_grow(written):
                     return False
-                getter = asyncio.ensure_future(queue.get())
-                either: set[asyncio.Future[Any]] = {getter}
-                if running and written is not None:
-                    either.add(written)
-                try:
-                    await asyncio.wait(
-                        either,
-                        timeout=_FETCH_POLL if batch else None,
-                        return_when=asyncio.FIRST_COMPLETED,
-                    )
-                finally:
-                    waiting = not getter.done()
-                    if waiting:  # a cancelled get leaves its item in the queue
-                        getter.cancel()
-                if waiting and not batch:  # the write in flight ended: back to the loop
-                    return False
-                if waiting:
+                got = await self._next_item(written, _FETCH_POLL if batch else None)
+                if not got:  # the write in flight ended (back to the loop), or a poll
+                    if not batch:
+                        return False
                     continue
-                item = getter.result()
+                item = got[0]
             else:
                 item = queue.get_nowait()
             if item is None:
                 return True
             batch.append(item)
         return False
+
+    def _may_grow(self, written: asyncio.Future[Any] | None) -> bool:
+        """Whether a batch waits for more bodies: a write is in flight and fetches go on."""
+        running = written is not None and not written.done()
+        return running and not self._stop and self._scheduler.may_fetch()
+
+    async def _next_item(
+        self, written: asyncio.Future[Any] | None, timeout: float | None
+    ) -> list[Document | None]:
+        """The next queued item (as a list of one), or [] if ``written`` ended or
+        ``timeout`` passed first."""
+        getter = asyncio.ensure_future(self._queue.get())
+        either: set[asyncio.Future[Any]] = {getter} if written is None else {getter, written}
+        try:
+            await asyncio.wait(either, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiting = not getter.done()
+            if waiting:  # a cancelled get leaves its item in the queue
+                getter.cancel()
+        return [] if waiting else [getter.result()]
 
     async def _settle(
         self,
