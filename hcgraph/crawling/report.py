@@ -125,7 +125,7 @@ def build_report(
         "not_fetched": sum(len(by_state[s]) for s in ("queued", "fetched", "gone")),
         "requests": requests,
     }
-    found, stories, index_pages = _discovery(rows)
+    found, stories, index_pages = _discovery(rows, by_state)
     return CrawlReport(
         seeds=seeds,
         status=status,
@@ -149,12 +149,12 @@ _FOUND_ORDER = ("seed", "related", "edition", "newsroom", "sitemap")
 
 
 def _discovery(
-    rows: list[Row],
+    rows: list[Row], by_state: dict[str, list[Row]]
 ) -> tuple[dict[str, int], list[dict[str, Any]], list[dict[str, Any]]]:
     """How the stored stories were found (counts and one entry each) and the index pages
-    read, from every row of the frontier."""
+    read, from every row of the frontier (and the same rows by state)."""
     roles = {r.url: r.role for r in rows}
-    done = [r for r in rows if r.state == "done"]
+    done = by_state["done"]
     stories = [
         {"url": r.url, "story": r.story, "found_by": _found_by(r), "linked_from": r.parent}
         for r in done
@@ -167,8 +167,8 @@ def _discovery(
             "stories": sum(roles.get(c) in (None, "story") for c in r.related),
             "linked_from": r.parent,
         }
-        for r in rows
-        if r.state == "read" and r.role in INDEX_ROLES
+        for r in by_state["read"]
+        if r.role in INDEX_ROLES
     ]  # fmt: skip
     return found, stories, index_pages
 
