@@ -23,6 +23,9 @@ can catch exactly what they mean to::
     ├── VizError              a map cannot be drawn (unknown view, graph too large)
     ├── PushError             a triple store rejected or failed a push
     ├── ServeError            the SPARQL endpoint cannot start (host, port, workers)
+    ├── ManifestError         manifest replies cannot be read or fetched
+    │   ├── ManifestAuthError the manifest API refused the key (401/403)
+    │   └── ReplyShapeError   a reply is not the shape hcgraph reads (names the JSON path)
     └── ProvenanceError       a trace/audit/history target is unknown
 """
 
@@ -37,11 +40,14 @@ __all__ = [
     "ExportError",
     "HcgraphError",
     "InputError",
+    "ManifestAuthError",
+    "ManifestError",
     "NotAStoryError",
     "OutputError",
     "ProvenanceError",
     "PushError",
     "QueryError",
+    "ReplyShapeError",
     "ServeError",
     "StoreBusyError",
     "StoreDamagedError",
@@ -274,3 +280,29 @@ class ServeError(HcgraphError):
 
 class ProvenanceError(HcgraphError):
     """A trace, audit or history target is unknown or cannot be answered."""
+
+
+class ManifestError(HcgraphError):
+    """Manifest replies could not be read (a missing ``--dir``, an unreadable file) or
+    fetched (a bad ``--api`` URL, no key in the named environment variable)."""
+
+
+class ManifestAuthError(ManifestError):
+    """The manifest API refused the key (401 or 403). The message names the environment
+    variable the key came from, never the key."""
+
+
+class ReplyShapeError(ManifestError):
+    """A manifest reply is not the shape hcgraph reads.
+
+    Attributes:
+        source: where the reply came from (a URL or a file path).
+        json_path: where in the reply the problem is (``signal.claims[2].text``).
+        reason: what is wrong there.
+    """
+
+    def __init__(self, source: str, json_path: str, reason: str) -> None:
+        self.source = source
+        self.json_path = json_path
+        self.reason = reason
+        super().__init__(f"{source}: {failure_text(json_path, reason)}")
