@@ -480,6 +480,17 @@ class Store:
         with self._written():
             self.ox.update(update)
 
+    def replace_graphs(self, graphs: Mapping[str, str]) -> None:
+        """Atomically replace several graphs' content in one transaction (an empty body
+        drops its graph). Same rule for the text as :meth:`replace_graph`."""
+        if not graphs:
+            return
+        self._writable()
+        drops = "".join(f"DROP SILENT GRAPH <{name}> ;\n" for name in graphs)
+        body = "".join(f"GRAPH <{name}> {{\n{nt}}}\n" for name, nt in graphs.items() if nt)
+        with self._written():
+            self.ox.update(f"{drops}INSERT DATA {{\n{body}}}" if body else drops.rstrip(";\n"))
+
     def remove_graph(self, graph: str) -> None:
         """Drop one named graph."""
         self._writable()

@@ -25,10 +25,12 @@ __all__ = [
     "ONTOLOGY_IRI",
     "PREFIXES",
     "PROV",
+    "REPLY_GRAPHS",
     "RDF",
     "RDFS",
     "SDO",
     "SHARED_GRAPHS",
+    "SUPPORT_GRAPHS",
     "TURTLE_PREFIXES",
     "XSD",
 ]
@@ -46,6 +48,11 @@ SHARED_GRAPHS: dict[str, str] = {
     "agents": str(GRAPH.agents),  # writer agents and runs, newsrooms, editions, hcgraph
     "links": str(GRAPH.links),  # how stories label the related stories they link to
 }
+#: One graph per manifest reply (``{REPLY_GRAPHS}{manifest_id}``) and one graph of support
+#: verdicts per story (``{SUPPORT_GRAPHS}{story IRI, percent-encoded}``): replaced whole when
+#: a reply or a check changes. Both are under GRAPH, so neither is ever taken for a story.
+REPLY_GRAPHS = f"{GRAPH}manifest/"
+SUPPORT_GRAPHS = f"{GRAPH}support/"
 ONTOLOGY_IRI = "https://w3id.org/hcgraph/ns"
 
 
@@ -76,6 +83,11 @@ class HC(DefinedNamespace):
     SponsorNote: URIRef  # A sponsor or house-ad block shown with a story.
     RawDocument: URIRef  # The exact bytes a story graph was built from, by SHA-256.
     Ingest: URIRef  # One run of hcgraph turning a raw document into a story graph.
+    ManifestReply: URIRef  # A manifest API reply as hcgraph read it (by SHA-256).
+    ManifestFetch: URIRef  # One fetch of a manifest reply (or read of a saved reply file).
+    SupportCheck: URIRef  # One run of the support check over one story.
+    SupportVerdict: URIRef  # Whether a passage says what one claim it cites says.
+    Mismatch: URIRef  # One difference found between a passage and a claim it cites.
 
     # --- properties --------------------------------------------------------------------
     slug: URIRef  # The story's URL slug.
@@ -114,6 +126,20 @@ class HC(DefinedNamespace):
     sourceLocation: URIRef  # Where hcgraph read a raw document from (file path or URL).
     unusableUrl: URIRef  # A source_url as written that is no usable IRI (so no schema:url).
     unmappedJson: URIRef  # JSON of the fields hcgraph keeps but does not map to triples.
+    replyStatus: URIRef  # What the manifest API answered: fetched, not-found or bad-shape.
+    statedSourceName: URIRef  # The source's name as a manifest reply states it.
+    statedSourceUrl: URIRef  # The source's URL as a manifest reply states it.
+    statedPublishedDate: URIRef  # The source's publication date as a manifest reply states it.
+    supportStatus: URIRef  # A verdict: supported, unsupported or not-checkable.
+    reason: URIRef  # Why a verdict is not "supported": a mismatch kind or why not checkable.
+    mismatch: URIRef  # A mismatch behind a verdict.
+    mismatchKind: URIRef  # number, entity, negation, quote or unrelated.
+    span: URIRef  # The mismatching text as it stands in the passage.
+    claimSpan: URIRef  # What the claim says where the passage differs.
+    spanStart: URIRef  # Offset of the span in the passage's text (characters).
+    spanEnd: URIRef  # End offset of the span in the passage's text (characters).
+    overlap: URIRef  # Lexical overlap of the claim with its best sentence, in [0, 1].
+    checkMethod: URIRef  # The name of the method a support check ran.
 
 
 # Prefixes used for readable Turtle/TriG and for the saved queries.

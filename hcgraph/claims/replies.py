@@ -1,0 +1,117 @@
+"""Archived manifest replies into the store: one reply graph per manifest, kept current.
+
+The manifest archive (:func:`~hcgraph.claims.fetching.manifest_archive`) is the source of
+truth, as the raw archive is for stories: :func:`load_replies` reads the newest answer per
+manifest from it and replaces a manifest's reply graph only when that answer changed (its
+SHA-256, or a 404), so running it again writes nothing. A reply that is not the shape hcgraph
+reads is recorded as ``bad-shape`` with its JSON path; nothing from it is used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import ManifestError, ReplyShapeError
+from ..store import Store
+from ..vocab import HC, REPLY_GRAPHS
+from .fetching import ArchivedReply, archived_replies, manifest_archive
+from .graphing import ReplyRecord, reply_graph, reply_ntriples
+from .reply import ManifestReply, parse_reply
+
+__all__ = ["LoadReport", "ReplyState", "load_replies", "reply_states"]
+
+
+@dataclass
+class LoadReport:
+    """What :func:`load_replies` did: manifest ids whose reply graph it wrote, left as they
+    were, and replies it could not read (id, JSON path, reason)."""
+
+    written: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    bad_shape: list[tuple[str, str, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ReplyState:
+    """What the store holds about one manifest's reply: its status, the SHA-256 of the
+    reply read (``None`` for a 404) and each claim's text (``None``: listed without text)."""
+
+    status: str
+    sha256: str | None
+    claims: dict[str, str | None]
+
+
+def _record(answer: ArchivedReply) -> ReplyRecord:
+    rec = answer.record
+    reply: ManifestReply | None = None
+    problem: tuple[str, str] | None = None
+    if answer.status == 404 or answer.body is None:
+        status = "not-found"
+    else:
+        try:
+            reply = parse_reply(answer.body, rec.fetch_url, expected_id=answer.manifest_id)
+            status = "fetched"
+        except ReplyShapeError as exc:
+            status, problem = "bad-shape", (exc.json_path, exc.reason)
+    return ReplyRecord(
+        answer.manifest_id, status, answer.sha256, rec.size, rec.fetch_url, rec.fetched_at,
+        reply, problem,
+    )
+
+
+def load_replies(store: Store) -> LoadReport:
+    """Bring every manifest's reply graph up to date with the manifest archive.
+
+    Raises:
+        ManifestError: the store is in memory (it has no archive).
+    """
+    if store.directory is None:
+        raise ManifestError("manifest replies need an on-disk store (--store DIR)")
+    report = LoadReport()
+    held = {mid: state.sha256 or state.status for mid, state in reply_states(store).items()}
+    changed: dict[str, str] = {}
+    with manifest_archive(store.directory) as archive:
+        answers = archived_replies(archive)
+    for mid in sorted(answers):
+        record = _record(answers[mid])
+        if record.problem is not None:
+            report.bad_shape.append((mid, *record.problem))
+        if held.get(mid) == (record.sha256 or record.status):
+            report.unchanged.append(mid)
+            continue
+        changed[reply_graph(mid)] = reply_ntriples(record)
+        report.written.append(mid)
+    for start in range(0, len(changed), 500):
+        store.replace_graphs(dict(list(changed.items())[start : start + 500]))
+    return report
+
+
+_STATES = f"""
+SELECT ?g ?m ?status ?sha ?claim ?text WHERE {{ GRAPH ?g {{
+  ?m <{HC.replyStatus}> ?status .
+  OPTIONAL {{ ?reply <{HC.sha256}> ?sha }}
+  OPTIONAL {{ ?claim prov:wasQuotedFrom ?reply . OPTIONAL {{ ?claim schema:text ?text }} }}
+}} FILTER STRSTARTS(STR(?g), "{REPLY_GRAPHS}") }}
+"""
+
+
+def reply_states(store: Store) -> dict[str, ReplyState]:
+    """Manifest id → what its reply graph holds (only manifests with a reply graph)."""
+    import pyoxigraph as ox
+
+    from ..provenance._graph import claim_id, manifest_id
+
+    found: dict[str, ReplyState] = {}
+    result = store.query(_STATES)
+    assert isinstance(result, ox.QuerySolutions)
+    for row in result:
+        mid = manifest_id(row["m"].value)
+        state = found.get(mid)
+        if state is None:
+            sha = row["sha"]
+            state = found[mid] = ReplyState(row["status"].value, sha and sha.value, {})
+        claim = row["claim"]
+        if claim is not None:
+            text = row["text"]
+            state.claims[claim_id(claim.value)] = None if text is None else text.value
+    return found

@@ -1,0 +1,222 @@
+"""The support check over the store: every cited claim of every passage, judged and recorded.
+
+For each story, each paragraph and key fact (a *passage*) is checked against the claims it
+cites (:func:`hcgraph.claims.support.check_text`), with the claim texts the manifest replies
+gave (:mod:`hcgraph.claims.replies`). A claim whose text the store does not have is *not
+checkable*, never unsupported — and the verdict says why: ``manifest-not-fetched`` (no reply
+yet), ``manifest-not-found`` (the API answered 404), ``reply-not-understood`` (the reply's
+shape), ``claim-text-missing`` (the reply lacks the claim, or lists it without text).
+
+Verdicts go to one support graph per story (:func:`~hcgraph.claims.graphing.support_graph`),
+whose check records what it read (the story's raw document, each reply's SHA-256, the method
+version). A story is checked again only when one of those changed, so
+``hcgraph manifests check`` after each crawl costs only the stories that are new or whose
+sources changed; a support graph whose story left the store is dropped.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+import pyoxigraph as ox
+
+from ..provenance._graph import claim_id, manifest_id
+from ..store import Store
+from ..vocab import SUPPORT_GRAPHS
+from .graphing import PairVerdict, reply_iri, support_graph, verdicts_ntriples
+from .replies import ReplyState, reply_states
+from .support import METHOD_VERSION, check_text
+
+__all__ = ["Passage", "SupportReport", "check_support", "passages", "verdicts_for"]
+
+#: Stories whose support graphs are written in one transaction.
+BATCH = 200
+
+
+@dataclass
+class Passage:
+    """A paragraph or key fact: its IRI, its text and the claims it cites, in order."""
+
+    iri: str
+    text: str
+    cites: list[tuple[str, str]] = field(default_factory=list)  # (manifest id, claim id)
+
+
+@dataclass
+class SupportReport:
+    """What :func:`check_support` did.
+
+    Attributes:
+        checked: stories checked (their support graph written).
+        unchanged: stories whose verdicts still stand (nothing they depend on changed).
+        dropped: support graphs removed because their story is gone.
+        counts: verdicts written, by status (``supported``, ``unsupported``, ``not-checkable``).
+        reasons: verdicts written that are not ``supported``, by reason.
+    """
+
+    checked: int = 0
+    unchanged: int = 0
+    dropped: int = 0
+    counts: Counter[str] = field(default_factory=Counter)
+    reasons: Counter[str] = field(default_factory=Counter)
+
+    def lines(self) -> list[str]:
+        """The summary the CLI prints."""
+        pairs = sum(self.counts.values())
+        out = [
+            f"support    {self.checked} stories checked, {self.unchanged} unchanged"
+            + (f", {self.dropped} dropped (story gone)" if self.dropped else ""),
+        ]
+        if pairs:
+            out.append(
+                f"verdicts   {pairs} (passage, claim) pairs: "
+                + ", ".join(f"{self.counts[s]} {s}" for s in _ORDER)
+            )
+        for reason, n in sorted(self.reasons.items(), key=lambda kv: (-kv[1], kv[0])):
+            out.append(f"  {n:>6}  {reason}")
+        return out
+
+
+_ORDER = ("supported", "unsupported", "not-checkable")
+
+_PASSAGES = """
+SELECT ?story ?passage ?text ?m ?c WHERE { GRAPH ?story {
+  ?act a hc:Citation ; cito:hasCitingEntity ?passage ; cito:hasCitedEntity ?m ;
+       schema:position ?k ; hc:citesClaim ?c .
+  ?passage schema:text ?text .
+} } ORDER BY ?story ?passage ?k ?c
+"""
+_CHECKS = f"""
+SELECT ?g ?used ?version WHERE {{ GRAPH ?g {{
+  ?check a hc:SupportCheck ; <http://www.w3.org/2002/07/owl#versionInfo> ?version . OPTIONAL {{ ?check prov:used ?used }}
+}} FILTER STRSTARTS(STR(?g), "{SUPPORT_GRAPHS}") }}
+"""
+
+
+def passages(store: Store, story: str | None = None) -> dict[str, dict[str, Passage]]:
+    """Story → passage IRI → :class:`Passage`, for every passage that cites a claim."""
+    found: dict[str, dict[str, Passage]] = {}
+    bindings = None if story is None else {"story": ox.NamedNode(story)}
+    result = store.query(_PASSAGES, bindings=bindings)
+    assert isinstance(result, ox.QuerySolutions)
+    for row in result:
+        url = story if story is not None else row["story"].value
+        passage = row["passage"].value
+        by_passage = found.setdefault(url, {})
+        item = by_passage.get(passage)
+        if item is None:
+            item = by_passage[passage] = Passage(passage, row["text"].value)
+        pair = (manifest_id(row["m"].value), claim_id(row["c"].value))
+        if pair not in item.cites:
+            item.cites.append(pair)
+    return found
+
+
+def verdicts_for(passage: Passage, replies: dict[str, ReplyState]) -> Iterator[PairVerdict]:
+    """The verdict on each claim ``passage`` cites (``replies``: :func:`reply_states`)."""
+    checkable: list[tuple[str, str]] = []
+    where: dict[str, str] = {}
+    for mid, cid in passage.cites:
+        state = replies.get(mid)
+        reason = _not_checkable(state, cid)
+        if reason:
+            yield PairVerdict(passage.iri, mid, cid, "not-checkable", reason)
+            continue
+        assert state is not None
+        text = state.claims[cid]
+        assert text is not None
+        checkable.append((cid, text))
+        where.setdefault(cid, mid)
+    if not checkable:
+        return
+    for verdict in check_text(passage.text, checkable):
+        yield PairVerdict(
+            passage.iri,
+            where[verdict.claim_id],
+            verdict.claim_id,
+            "supported" if verdict.supported else "unsupported",
+            verdict.reason,
+            verdict.sentence,
+            verdict.overlap,
+            verdict.mismatches,
+        )
+
+
+def _not_checkable(state: ReplyState | None, cid: str) -> str:
+    if state is None:
+        return "manifest-not-fetched"
+    if state.status == "not-found":
+        return "manifest-not-found"
+    if state.status != "fetched":
+        return "reply-not-understood"
+    if state.claims.get(cid) is None:
+        return "claim-text-missing"
+    return ""
+
+
+def check_support(
+    store: Store, stories: Iterable[str] | None = None, *, force: bool = False
+) -> SupportReport:
+    """Check every story's passages (or only ``stories``) and record the verdicts.
+
+    A story is skipped when its support graph was made by this method version from the same
+    raw document and the same replies (``force``: check anyway).
+    """
+    report = SupportReport()
+    replies = reply_states(store)
+    raw = dict(store.raw_documents())
+    wanted = set(raw) if stories is None else set(stories) & set(raw)
+    found = passages(store)
+    held = _held_checks(store)
+    if stories is None:
+        gone = [g for g in held if g not in {support_graph(s) for s in raw}]
+        report.dropped = len(gone)
+        store.replace_graphs(dict.fromkeys(gone, ""))
+    pending: dict[str, str] = {}
+    for story in sorted(wanted):
+        story_passages = found.get(story, {})
+        used = {
+            state.sha256
+            for p in story_passages.values()
+            for mid, _ in p.cites
+            if (state := replies.get(mid)) is not None and state.sha256 is not None
+        }
+        expected = {reply_iri(sha) for sha in used} | {_raw_iri(raw[story])}
+        if not force and held.get(support_graph(story)) == (METHOD_VERSION, frozenset(expected)):
+            report.unchanged += 1
+            continue
+        verdicts = [v for p in story_passages.values() for v in verdicts_for(p, replies)]
+        for v in verdicts:
+            report.counts[v.status] += 1
+            if v.reason:
+                report.reasons[f"{v.status}: {v.reason}"] += 1
+        pending[support_graph(story)] = verdicts_ntriples(story, raw[story], used, verdicts)
+        report.checked += 1
+        if len(pending) >= BATCH:
+            store.replace_graphs(pending)
+            pending = {}
+    store.replace_graphs(pending)
+    return report
+
+
+def _raw_iri(sha256: str) -> str:
+    from ..iris import minted
+
+    return minted("raw", sha256)
+
+
+def _held_checks(store: Store) -> dict[str, tuple[str, frozenset[str]]]:
+    """Support graph → (method version, what its check used)."""
+    used: dict[str, set[str]] = {}
+    versions: dict[str, str] = {}
+    result = store.query(_CHECKS)
+    assert isinstance(result, ox.QuerySolutions)
+    for row in result:
+        graph = row["g"].value
+        versions[graph] = row["version"].value
+        bucket = used.setdefault(graph, set())
+        if row["used"] is not None:
+            bucket.add(row["used"].value)
+    return {g: (versions[g], frozenset(used[g])) for g in versions}
