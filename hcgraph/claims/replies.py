@@ -54,8 +54,14 @@ def _record(answer: ArchivedReply) -> ReplyRecord:
         except ReplyShapeError as exc:
             status, problem = "bad-shape", (exc.json_path, exc.reason)
     return ReplyRecord(
-        answer.manifest_id, status, answer.sha256, rec.size, rec.fetch_url, rec.fetched_at,
-        reply, problem,
+        answer.manifest_id,
+        status,
+        answer.sha256,
+        rec.size,
+        rec.fetch_url,
+        rec.fetched_at,
+        reply,
+        problem,
     )
 
 

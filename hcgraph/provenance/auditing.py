@@ -35,6 +35,7 @@ from .findings import (
     manifest_ids,
 )
 from .repeats import repeats, repeats_local
+from .support_audit import SupportFacts, checked_versions, support_facts
 from .tracing import part_sort_key
 
 #: Up to this many stories named, ``audit`` looks them (and their neighbours) up one by one
@@ -105,6 +106,9 @@ class StoryAudit:
     sources: int
     cited_manifests: int
     findings: list[AuditFinding] = field(default_factory=list)
+    #: verdicts of the support check: supported / unsupported / not-checkable pairs, or
+    #: ``{"unchecked": 1}`` when no check ran on this version (``hcgraph manifests check``)
+    support: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -169,6 +173,7 @@ class AuditReport:
                     "published_at": s.published_at,
                     "sources": s.sources,
                     "cited_manifests": s.cited_manifests,
+                    "support": s.support,
                     "ok": s.ok,
                     "findings": [
                         {
@@ -233,6 +238,9 @@ def audit(
         conflicts(store, findings)
         repeats(data, opts, findings)
         total = len(data)
+    support, current = _support(store, wanted, local)
+    for url, found in support.findings.items():
+        findings[url].extend(found)
     pub_counts: Counter[str] = Counter()
     for s in data.values():
         for m in s.cited:
@@ -251,6 +259,7 @@ def audit(
                 sources=len(s.listed),
                 cited_manifests=len(s.cited),
                 findings=fs,
+                support=support.for_story(url, url in current),
             )
         )
     keep = set(wanted)
@@ -261,6 +270,21 @@ def audit(
         publisher_citations=dict(pub_counts.most_common()),
         total_stories=total,
     )
+
+
+def _support(store: Store, wanted: list[str], local: bool) -> tuple[SupportFacts, set[str]]:
+    """The recorded support verdicts, and which stories' checks read their current version."""
+    from ..claims.graphing import support_graph
+    from ..iris import minted
+
+    facts = support_facts(store, wanted if local else None)
+    checked = checked_versions(store)
+    raw = dict(store.raw_documents())
+    current = {
+        url for url in wanted
+        if url in raw and checked.get(support_graph(url)) == minted("raw", raw[url])
+    }  # fmt: skip
+    return facts, current
 
 
 def _each(store: Store, sparql: str, only: list[str] | None) -> Iterator[tuple[str | None, ...]]:

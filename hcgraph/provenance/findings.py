@@ -31,6 +31,7 @@ CHECKS: dict[str, str] = {
     "claim-conflict": "claim ids belong to their manifest",
     "repeat": "the story does not repeat a recent story",
     "uncited-paragraph": "each paragraph is supported",
+    "unsupported-claim": "each paragraph is supported",
     "declared-publishers": "declared counts are true",
     "declared-source-count": "declared counts are true",
     "declared-cited-manifests": "declared counts are true",

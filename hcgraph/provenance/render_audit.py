@@ -8,7 +8,7 @@ from ..errors import visible
 from ..mdtext import md_text, md_url
 from .auditing import CHECKS, AuditReport
 
-__all__ = ["render_markdown", "render_summary"]
+__all__ = ["render_markdown", "render_summary", "support_line"]
 
 
 _md = md_text
@@ -21,6 +21,18 @@ def _tally(report: AuditReport) -> str:
         f"{len(report.stories) - failing} of {len(report.stories)} stories keep every "
         f"promise; {len(report.findings)} findings in {failing} stories"
     )
+
+
+def support_line(report: AuditReport) -> str:
+    """One line of support verdicts over the stories audited."""
+    total: dict[str, int] = {}
+    for s in report.stories:
+        for key, n in s.support.items():
+            total[key] = total.get(key, 0) + n
+    parts = [f"{total.get(k, 0)} {k}" for k in ("supported", "unsupported", "not-checkable")]
+    unchecked = total.get("unchecked", 0)
+    tail = f"; {unchecked} stories unchecked (hcgraph manifests check)" if unchecked else ""
+    return "support check: (passage, claim) pairs " + ", ".join(parts) + tail
 
 
 def render_summary(report: AuditReport, limit: int = 20) -> list[Any]:
@@ -37,7 +49,7 @@ def render_summary(report: AuditReport, limit: int = 20) -> list[Any]:
     checks.add_column("findings", justify="right")
     for name, n in report.counts().items():
         checks.add_row(CHECKS[name], name, str(n), style="red" if n else None)
-    out: list[Any] = [head, checks]
+    out: list[Any] = [head, checks, Text(support_line(report))]
     if failing:
         out.append(Text(f"stories breaking a promise (first {min(limit, len(failing))}):",
                         style="bold"))  # fmt: skip
@@ -60,6 +72,7 @@ def render_markdown(report: AuditReport) -> str:
         "| --- | --- | ---: |",
     ]
     lines += [f"| {CHECKS[k]} | `{k}` | {n} |" for k, n in report.counts().items()]
+    lines += ["", support_line(report) + "."]
     for s in report.failing:
         lines += ["", f"## {_md(s.headline or s.url)}", "", md_url(s.url), ""]
         lines += [f"- **{f.check}**: {_md(f.message)}" for f in s.findings]

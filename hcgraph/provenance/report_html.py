@@ -24,6 +24,7 @@ from typing import Union
 from urllib.parse import urlsplit
 
 from jinja2 import Environment, FunctionLoader, Template
+from markupsafe import Markup, escape
 
 from .._io import write_atomic
 from .._version import __version__
@@ -86,6 +87,23 @@ def _anchor(url: str) -> str:
     return "f-" + hashlib.sha256(url.encode()).hexdigest()[:16]
 
 
+def _marked(sentence: str, spans: list[dict[str, str]]) -> Markup:
+    """``sentence`` escaped, with the first occurrence of each span in ``<mark>``."""
+    cuts: list[tuple[int, int]] = []
+    for m in spans:
+        span = m.get("span") or ""
+        at = sentence.find(span) if span and span != sentence else -1
+        if at >= 0 and all(at >= e or at + len(span) <= b for b, e in cuts):
+            cuts.append((at, at + len(span)))
+    out, pos = [], 0
+    for begin, end in sorted(cuts):
+        out += [escape(sentence[pos:begin]), Markup("<mark>"), escape(sentence[begin:end])]
+        out.append(Markup("</mark>"))
+        pos = end
+    out.append(escape(sentence[pos:]))
+    return Markup("").join(out)
+
+
 @cache
 def _template() -> Template:
     env = Environment(
@@ -97,6 +115,7 @@ def _template() -> Template:
     )
     env.tests["http_url"] = _http_url
     env.filters["anchor"] = _anchor
+    env.filters["marked"] = _marked
     return env.get_template("audit.html")
 
 
