@@ -90,7 +90,8 @@ SELECT ?story ?passage ?text ?m ?c WHERE { GRAPH ?story {
 """
 _CHECKS = f"""
 SELECT ?g ?used ?version WHERE {{ GRAPH ?g {{
-  ?check a hc:SupportCheck ; <http://www.w3.org/2002/07/owl#versionInfo> ?version . OPTIONAL {{ ?check prov:used ?used }}
+  ?check a hc:SupportCheck ; <http://www.w3.org/2002/07/owl#versionInfo> ?version .
+  OPTIONAL {{ ?check prov:used ?used }}
 }} FILTER STRSTARTS(STR(?g), "{SUPPORT_GRAPHS}") }}
 """
 

@@ -68,7 +68,8 @@ def fetch(
 
 @manifests.command("check")
 @click.option("--all", "force", is_flag=True,
-              help="Check every story again, not only those whose text or replies changed.")  # fmt: skip
+              help="Check every story again, not only those whose text or replies "
+                   "changed.")  # fmt: skip
 @store_option
 def check(force: bool, store_dir: Path) -> None:
     """Check each paragraph and key fact against the text of the claims it cites.
