@@ -11,12 +11,12 @@ Two kinds of named graph, each replaced whole when what it says changes (IRIs in
   text (``schema:text``, ``prov:wasQuotedFrom`` the reply); and ``hc:replyStatus``
   (``fetched``, ``not-found``, ``bad-shape`` with the JSON path in ``rdfs:comment``).
 - **one graph of support verdicts per story** (``…/graph/support/{story IRI, encoded}``): an
-  ``hc:SupportCheck`` (``prov:Activity``: the method and its version (``owl:versionInfo``),
-  the raw document and the replies it used) and, per (passage, claim) pair, an ``hc:SupportVerdict`` — a ``schema:ClaimReview`` of
-  the passage's sentence (``claimReviewed``, ``itemReviewed`` the passage, ``reviewRating`` a
-  ``schema:Rating`` whose ``alternateName`` is the status) and a ``cito:Citation`` from the
-  passage to the claim, characterised ``cito:obtainsSupportFrom`` when supported — with its
-  ``hc:Mismatch`` nodes (kind, span, offsets, what the claim says).
+  ``hc:SupportCheck`` (``prov:Activity``: the method and its version (``owl:versionInfo``), the
+  raw document and the replies it used) and, per (passage, claim) pair, an ``hc:SupportVerdict``
+  — a ``schema:ClaimReview`` of the passage's sentence (``claimReviewed``, ``itemReviewed`` the
+  passage, ``reviewRating`` a ``schema:Rating`` whose ``alternateName`` is the status) and a
+  ``cito:Citation`` from the passage to the claim, characterised ``cito:obtainsSupportFrom``
+  when supported — with its ``hc:Mismatch`` nodes (kind, span, offsets, what the claim says).
 
 Pure functions of their inputs: the same reply and the same verdicts give the same triples.
 """
