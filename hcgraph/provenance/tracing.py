@@ -4,7 +4,9 @@ A target is a story URL, a paragraph or key-fact IRI (``URL#s2-p1``, ``URL#kf1``
 id or a claim id. :func:`trace` returns a :class:`Trace`: for each story involved, its writer
 agent and run, hcgraph's ingest (when, from where, SHA-256), and each part (paragraph or key
 fact) with its citations — claim ids → manifest (title, date) → source document (URL, date) →
-publisher. For a manifest or claim, the parts are those that cite it, in every story.
+publisher. For a manifest or claim, the parts are those that cite it, in every story. Once
+the manifests' replies are in the store (``hcgraph manifests fetch``), each claim carries its
+text and each (part, claim) pair the support check's verdict.
 
 Renderers (:data:`TRACE_FORMATS`) turn a trace into a terminal tree, JSON, Markdown, or W3C
 PROV (PROV-N, PROV-JSON, and dot/svg through the ``prov`` package's graph export); see
@@ -181,6 +183,19 @@ class Trace:
     stories: list[StoryTrace]
     manifests: dict[str, ManifestInfo]
     total_stories: int = 0
+    #: claim id → its text, as the manifest replies give it (``hcgraph manifests fetch``)
+    claim_texts: dict[str, str] = field(default_factory=dict)
+    #: (part IRI, claim id) → the support verdict: (status, reason, detail)
+    verdicts: dict[tuple[str, str], tuple[str, str, str]] = field(default_factory=dict)
+
+    def claim_entries(self, part: Part, cite: Citation) -> list[dict[str, str | None]]:
+        """Each claim of one citation with its text and verdict (``None`` where unknown)."""
+        out: list[dict[str, str | None]] = []
+        for cid in cite.claim_ids:
+            status, reason, detail = self.verdicts.get((part.iri, cid), (None, None, None))
+            out.append({"claim_id": cid, "text": self.claim_texts.get(cid), "verdict": status,
+                        "reason": reason or None, "detail": detail or None})  # fmt: skip
+        return out
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form (the ``--format json`` output)."""
@@ -201,7 +216,11 @@ class Trace:
                             "kind": p.kind,
                             "text": p.text,
                             "citations": [
-                                {"manifest_id": c.manifest_id, "claim_ids": list(c.claim_ids)}
+                                {
+                                    "manifest_id": c.manifest_id,
+                                    "claim_ids": list(c.claim_ids),
+                                    "claims": self.claim_entries(p, c),
+                                }
                                 for c in p.citations
                             ],
                         }
@@ -368,7 +387,41 @@ def _finish(
         cited.add(focus)
     infos = describe_manifests(store, [manifest_iri(m) for m in cited])
     manifests = {info.manifest_id: info for info in infos.values()}
-    return Trace(target, kind, stories, manifests, total)
+    trace = Trace(target, kind, stories, manifests, total)
+    _add_claim_facts(store, trace)
+    return trace
+
+
+_CLAIM_TEXT = "SELECT ?c ?text WHERE { %s ?c prov:wasQuotedFrom ?reply ; schema:text ?text }"
+_VERDICTS = """
+SELECT ?g ?part ?c ?status ?reason ?detail WHERE { GRAPH ?g {
+  ?v cito:hasCitingEntity ?part ; cito:hasCitedEntity ?c ; hc:supportStatus ?status .
+  OPTIONAL { ?v hc:reason ?reason }
+  OPTIONAL { ?v hc:mismatch ?m . ?m <http://www.w3.org/2000/01/rdf-schema#comment> ?detail }
+} }
+"""
+
+
+def _add_claim_facts(store: Store, tr: Trace) -> None:
+    """The claims' texts (from the manifest replies) and the support verdicts of the parts."""
+    from ..claims.graphing import support_graph
+    from ._graph import batches, values
+
+    claims = {c for s in tr.stories for p in s.parts for c in p.claim_ids}
+    for chunk in batches(claim_iri(c) for c in claims):
+        for c, text in rows(store, _CLAIM_TEXT % values("c", chunk)):
+            if c is not None and text is not None:
+                tr.claim_texts.setdefault(claim_id(c), text)
+    parts = {p.iri for s in tr.stories for p in s.parts}
+    for s in tr.stories:
+        graph = named_node(support_graph(s.url))
+        if graph is None:
+            continue
+        for part, c, status, reason, detail in rows(store, _VERDICTS, g=graph):
+            if part in parts and c is not None and status is not None:
+                key = (part, claim_id(c))
+                if key not in tr.verdicts or detail:  # the first mismatch's detail is enough
+                    tr.verdicts.setdefault(key, (status, reason or "", detail or ""))
 
 
 # --- renderers -------------------------------------------------------------------------------
@@ -394,7 +447,8 @@ def render_markdown(tr: Trace) -> str:
         for p in s.parts:
             lines.append(f"- {p.kind} {md_code(p.key)}: {md_text(p.text)}")
             for c in p.citations:
-                lines.extend(_md_citation(c, tr.manifests.get(c.manifest_id)))
+                cited = _md_citation(c, tr.manifests.get(c.manifest_id))
+                lines += cited[:1] + _md_claims(tr.claim_entries(p, c)) + cited[1:]
         lines.append("")
     return "\n".join(lines)
 
@@ -408,6 +462,25 @@ def _md_citation(c: Citation, info: ManifestInfo | None) -> list[str]:
         lines.append(f"      - source {md_url(info.source_url)} published {date}")
         lines.extend(f"        - publisher {md_code(pub)}" for pub in sorted(info.publishers))
     return lines
+
+
+def _md_claims(entries: list[dict[str, str | None]]) -> list[str]:
+    """Each claim's text and verdict as Markdown lines (only claims with either)."""
+    out = []
+    for e in entries:
+        if e["text"] is None and e["verdict"] is None:
+            continue
+        verdict = md_text(_verdict_text(e).strip())
+        text = md_text(e["text"]) if e["text"] else "(claim text not fetched)"
+        out.append(f"    - claim {md_code(e['claim_id'] or '')}: {text} {verdict}".rstrip())
+    return out
+
+
+def _verdict_text(e: dict[str, str | None]) -> str:
+    if e["verdict"] is None:
+        return ""
+    why = e["detail"] or e["reason"]
+    return f" [{e['verdict']}{': ' + why if why else ''}]"
 
 
 def _more(tr: Trace) -> str:
@@ -462,6 +535,12 @@ def _tree_part(pnode: Any, p: Part, tr: Trace) -> None:
         pnode.add(Text("cites nothing", style="red"))
     for c in p.citations:
         cnode = pnode.add(Text("claims " + (_v(", ".join(c.claim_ids)) or "-")))
+        for e in tr.claim_entries(p, c):
+            if e["text"] is not None or e["verdict"] is not None:
+                style = "red" if e["verdict"] == "unsupported" else None
+                text = e["text"] if e["text"] is not None else "(claim text not fetched)"
+                line = f"claim {e['claim_id']}: {text}{_verdict_text(e)}"
+                cnode.add(Text(_v(line), style=style))
         info = tr.manifests.get(c.manifest_id)
         mnode = cnode.add(Text(_v(_manifest_line(c.manifest_id, info))))
         if info is not None and info.source_url:
