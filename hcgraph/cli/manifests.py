@@ -56,6 +56,11 @@ def fetch(
     fetches only what is missing. 401/403 stops with the variable named (exit 1); 429 or a
     used-up quota stops, keeps what came and says when to resume; a 404 is "not found" and
     the rest go on. Exit code 3 when some manifests were not had, 0 when all were.
+
+    \b
+    Example:
+      SYNORB_KEY=... hcgraph manifests fetch --max 25
+      hcgraph manifests fetch --dir replies/ --store output/store
     """
     options = FetchOptions(api=api, key_env=key_env, max_fetch=max_fetch, rate=rate)
     with Store(store_dir) as store:
@@ -77,6 +82,10 @@ def check(force: bool, store_dir: Path) -> None:
     Uses the replies already in the store (``hcgraph manifests fetch``); verdicts go to the
     graph (saved query ``unsupported-paragraphs``; ``hcgraph audit`` reports them). Only
     stories whose text or replies changed since their last check are checked again.
+
+    \b
+    Example:
+      hcgraph manifests check && hcgraph query unsupported-paragraphs
     """
     with Store(store_dir) as store:
         report = check_support(store, force=force)

@@ -21,10 +21,12 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote
 
 import pyoxigraph as ox
 
 from ..store import Store
+from ..vocab import SUPPORT_GRAPHS
 
 __all__ = [
     "HC",
@@ -108,6 +110,22 @@ GROUP BY ?s
 Q_CITED_PARTS = """
 SELECT ?s (COUNT(DISTINCT ?part) AS ?n) WHERE { GRAPH ?s { ?c cito:hasCitingEntity ?part } }
 GROUP BY ?s
+"""
+#: Per story: the (passage, claim) pairs its support graph finds unsupported.
+Q_UNSUPPORTED = f"""
+SELECT ?g (COUNT(?v) AS ?n) WHERE {{ GRAPH ?g {{ ?v hc:supportStatus "unsupported" }}
+  FILTER STRSTARTS(STR(?g), "{SUPPORT_GRAPHS}") }} GROUP BY ?g
+"""
+#: One story's verdicts: per (passage, claim), the status and the first mismatch's detail.
+Q_STORY_VERDICTS = """
+SELECT ?g ?part ?claim ?status ?detail WHERE { GRAPH ?g {
+  ?v cito:hasCitingEntity ?part ; cito:hasCitedEntity ?claim ; hc:supportStatus ?status .
+  OPTIONAL { ?v hc:mismatch ?m . ?m <http://www.w3.org/2000/01/rdf-schema#comment> ?detail }
+} }
+"""
+#: Claim texts, as the manifest replies give them.
+Q_CLAIM_TEXTS = """
+SELECT ?claim ?text WHERE { ?claim prov:wasQuotedFrom ?reply ; schema:text ?text } LIMIT 1
 """
 Q_SOME_STORIES = "SELECT ?s ?slug WHERE { GRAPH ?s { ?s a hc:Story ; hc:slug ?slug } } LIMIT 3"
 
@@ -214,6 +232,8 @@ class ReuseData:
     published_by: set[tuple[str, str]] = field(default_factory=set)
     #: story → its paragraphs and key facts citing nothing (stories with none are absent).
     uncited: dict[str, int] = field(default_factory=dict)
+    #: story → its (passage, claim) pairs the support check found unsupported (none: absent).
+    unsupported: dict[str, int] = field(default_factory=dict)
 
     def citations(self) -> Citations:
         """The whole-store citation index (call before folding anything away)."""
@@ -315,6 +335,10 @@ def load_reuse(store: Store, *, claims: bool = True, include_withdrawn: bool = F
         left = int(sol["n"].value) - cited.get(s, 0)
         if s in data.stories and left > 0:
             data.uncited[s] = left
+    for sol in store.query(Q_UNSUPPORTED):
+        story = unquote(sol["g"].value[len(SUPPORT_GRAPHS) :])
+        if story in data.stories:
+            data.unsupported[story] = int(sol["n"].value)
     return data
 
 

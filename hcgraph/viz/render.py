@@ -307,6 +307,7 @@ def _node_row(
         p=[pub_ix[p] for p in a.get("publishers", ())],
         r=[room_ix[r] for r in a.get("newsrooms", ())],
         **({"g": int(a["uncited"])} if a.get("uncited") else {}),
+        **({"v": int(a["unsupported"])} if a.get("unsupported") else {}),
     )  # fmt: skip
 
 
@@ -404,19 +405,19 @@ def render_map(
 
 
 #: The WebGL page's node columns (``_node_row`` keys; ``group`` as an index into the legend).
-_GL_NODE_KEYS = ("id", "label", "group", "x", "y", "t", "d", "i", "u", "s", "p", "r", "g", "c")
+_GL_NODE_KEYS = ("id", "label", "group", "x", "y", "t", "d", "i", "u", "s", "p", "r", "g", "v", "c")
 
 
 def gl_payload(graph: nx.DiGraph, payload: dict[str, Any]) -> None:
     """The WebGL page's payload: clusters, and nodes and edges as columns.
 
-    Clusters: ``c`` per node, ``clusters`` named, biggest first. Columns: ``nodes`` is one
-    list per attribute (``group`` an index into ``legend``, ``g`` 0 when nothing is
-    uncited), ``edges`` is ``{from, to, width}`` with the endpoints as node indices. At 10k
-    stories rows of objects were 14 MB (each edge naming its two IRIs again); the page
-    parses the columns and makes its node objects in one pass. vis-network's options,
-    shapes and sizes and the edges' relation and counts are dropped (the WebGL page sizes
-    nodes itself and reads neither).
+    Clusters: ``c`` per node, ``clusters`` named, biggest first. Columns: ``nodes`` is one list
+    per attribute (``group`` an index into ``legend``, ``g`` 0 when nothing is uncited, ``v`` 0
+    when no cited claim is found unsupported), ``edges`` is ``{from, to, width}`` with the
+    endpoints as node indices. At 10k stories rows of objects were 14 MB (each edge naming its
+    two IRIs again); the page parses the columns and makes its node objects in one pass. vis-
+    network's options, shapes and sizes and the edges' relation and counts are dropped (the
+    WebGL page sizes nodes itself and reads neither).
     """
     payload.pop("options", None)
     clusters = communities(graph)
@@ -429,6 +430,7 @@ def gl_payload(graph: nx.DiGraph, payload: dict[str, Any]) -> None:
         row["c"] = index.get(row["id"], -1)
         row["group"] = types[row["group"]]
         row.setdefault("g", 0)
+        row.setdefault("v", 0)
         for key in _GL_NODE_KEYS:
             columns[key].append(row[key])
     payload["nodes"] = columns

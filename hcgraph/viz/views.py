@@ -36,6 +36,10 @@ Node attributes (every view):
 ``uncited``     (only where non-zero) Story in ``reuse``: its paragraphs and key facts
                 that cite nothing; Paragraph / KeyFact in ``story``: 1 when it cites
                 nothing (no claim, no manifest)
+``unsupported`` (only where non-zero) Story in ``reuse``: its (passage, claim) pairs the
+                support check found unsupported; Paragraph / KeyFact in ``story``: how
+                many cited claims it does not say as they say (its label starts with ✗;
+                a Claim's ``title`` carries its text and what differs)
 ``stories``     Story: 1; StoryGroup: the stories it folds; Manifest: distinct stories
                 citing it; Publisher: distinct stories citing any of its manifests (its
                 *reach*). Manifest and publisher counts are whole-store truths: the same
@@ -74,9 +78,11 @@ from ..errors import VizError
 from ..store import Store
 from .data import (
     HC,
+    Q_CLAIM_TEXTS,
     Q_SOME_STORIES,
     Q_STORY_CITES,
     Q_STORY_PARTS,
+    Q_STORY_VERDICTS,
     Citations,
     ManifestRec,
     ReuseData,
@@ -123,8 +129,9 @@ def _complete(attrs: dict[str, Any]) -> dict[str, Any]:
     out["publishers"] = tuple(attrs.get("publishers", ()))
     if "stories" in attrs:
         out["stories"] = attrs["stories"]
-    if attrs.get("uncited"):
-        out["uncited"] = attrs["uncited"]
+    for key in ("uncited", "unsupported"):
+        if attrs.get(key):
+            out[key] = attrs[key]
     return out
 
 
@@ -151,8 +158,9 @@ def _reuse_graph(
     graph = nx.DiGraph()
     reach = counts.reach()
     for iri in sorted(data.stories) if stories else ():
-        uncited = data.uncited.get(iri, 0)
-        graph.add_node(iri, **_complete({**data.stories[iri].attrs(), "uncited": uncited}))
+        marks = {"uncited": data.uncited.get(iri, 0),
+                 "unsupported": data.unsupported.get(iri, 0)}  # fmt: skip
+        graph.add_node(iri, **_complete({**data.stories[iri].attrs(), **marks}))
     for iri in sorted(data.manifests):
         rec = data.manifests[iri]
         graph.add_node(iri, **_complete(rec.attrs(counts.manifest_count(iri))))
@@ -380,6 +388,7 @@ def _story_view(
     for claim, m in claim_in:
         graph.add_edge(claim, m, relation="isPartOf", weight=1)
     _mark_uncited(graph)
+    _mark_support(graph, store, focus.iri)
     trail_facets(graph)
     graph.graph.update(view="story", focus=focus.iri, title=f"Citation map: {story.label}",
                        note="")  # fmt: skip
@@ -474,6 +483,35 @@ def _mark_uncited(graph: nx.DiGraph) -> None:
             for t in graph.successors(part)
         ):
             attrs["uncited"] = 1
+
+
+def _mark_support(graph: nx.DiGraph, store: Store, story: str) -> None:
+    """Claims get their text (from the manifest replies) as their title; a paragraph or key
+    fact the support check found not saying what a claim says gets ``unsupported`` (how many
+    claims) and a ✗ before its label, and the claim's title says what differs."""
+    from ..claims.graphing import support_graph
+
+    for claim, attrs in graph.nodes(data=True):
+        if attrs["type"] != "Claim":
+            continue
+        for sol in store.query(Q_CLAIM_TEXTS, bindings={"claim": ox.NamedNode(claim)}):
+            attrs["title"] = f"claim {attrs['id']}: {sol['text'].value}"
+    verdicts = store.query(Q_STORY_VERDICTS, bindings={"g": ox.NamedNode(support_graph(story))})
+    bad: dict[str, dict[str, str]] = defaultdict(dict)
+    for sol in verdicts:
+        part, claim = sol["part"].value, sol["claim"].value
+        if value(sol, "status") == "unsupported" and part in graph and claim in graph:
+            bad[part].setdefault(claim, value(sol, "detail"))
+    for part, claims in sorted(bad.items()):
+        attrs = graph.nodes[part]
+        attrs["unsupported"] = len(claims)
+        attrs["label"] = "✗ " + attrs["label"]
+        for claim, detail in sorted(claims.items()):
+            edge = graph.edges.get((part, claim))
+            if edge is not None:
+                edge["unsupported"] = 1
+            title = graph.nodes[claim]["title"]
+            graph.nodes[claim]["title"] = f"{title} — not said as cited in {attrs['id']}: {detail}"
 
 
 #: View name → builder ``(store, focus, **options) -> DiGraph``.
