@@ -197,12 +197,17 @@ def reply_ntriples(record: ReplyRecord) -> str:
 
 
 def verdicts_ntriples(
-    story: str, raw_sha256: str | None, replies: Iterable[str], verdicts: Iterable[PairVerdict]
+    story: str,
+    raw_sha256: str | None,
+    replies: Iterable[str],
+    verdicts: Iterable[PairVerdict],
+    informed: Iterable[str] = (),
 ) -> str:
     """The triples of one story's support graph: the check and every verdict.
 
-    ``replies``: the SHA-256 of each reply the check read (recorded as ``prov:used``, so a
-    later check knows whether anything it read has changed).
+    ``replies``: the SHA-256 of each reply the check read (``prov:used``); ``informed``: the
+    fetches whose answer had no reply to read, a 404 (``prov:wasInformedBy``). Both are
+    recorded so that a later check knows whether anything it depended on has changed.
     """
     from .support import METHOD, METHOD_VERSION
 
@@ -218,6 +223,8 @@ def verdicts_ntriples(
         add(f"{check} {_t(PROV, 'used')} {iri(minted('raw', raw_sha256))}")
     for sha in sorted(set(replies)):
         add(f"{check} {_t(PROV, 'used')} {iri(reply_iri(sha))}")
+    for fetch in sorted(set(informed)):
+        add(f"{check} {_t(PROV, 'wasInformedBy')} {iri(fetch)}")
     for verdict in verdicts:
         _verdict(add, check, verdict)
     return _lines(out)

@@ -39,6 +39,7 @@ class ReplyState:
     status: str
     sha256: str | None
     claims: dict[str, str | None]
+    fetch: str = ""  # the IRI of the fetch that got this answer
 
 
 def _record(answer: ArchivedReply) -> ReplyRecord:
@@ -93,8 +94,8 @@ def load_replies(store: Store) -> LoadReport:
 
 
 _STATES = f"""
-SELECT ?g ?m ?status ?sha ?claim ?text WHERE {{ GRAPH ?g {{
-  ?m <{HC.replyStatus}> ?status .
+SELECT ?g ?m ?status ?fetch ?sha ?claim ?text WHERE {{ GRAPH ?g {{
+  ?m <{HC.replyStatus}> ?status . ?fetch a <{HC.ManifestFetch}> .
   OPTIONAL {{ ?reply <{HC.sha256}> ?sha }}
   OPTIONAL {{ ?claim prov:wasQuotedFrom ?reply . OPTIONAL {{ ?claim schema:text ?text }} }}
 }} FILTER STRSTARTS(STR(?g), "{REPLY_GRAPHS}") }}
@@ -115,7 +116,8 @@ def reply_states(store: Store) -> dict[str, ReplyState]:
         state = found.get(mid)
         if state is None:
             sha = row["sha"]
-            state = found[mid] = ReplyState(row["status"].value, sha and sha.value, {})
+            status, fetch = row["status"].value, row["fetch"].value
+            state = found[mid] = ReplyState(status, sha and sha.value, {}, fetch)
         claim = row["claim"]
         if claim is not None:
             text = row["text"]

@@ -91,7 +91,7 @@ SELECT ?story ?passage ?text ?m ?c WHERE { GRAPH ?story {
 _CHECKS = f"""
 SELECT ?g ?used ?version WHERE {{ GRAPH ?g {{
   ?check a hc:SupportCheck ; <http://www.w3.org/2002/07/owl#versionInfo> ?version .
-  OPTIONAL {{ ?check prov:used ?used }}
+  OPTIONAL {{ {{ ?check prov:used ?used }} UNION {{ ?check prov:wasInformedBy ?used }} }}
 }} FILTER STRSTARTS(STR(?g), "{SUPPORT_GRAPHS}") }}
 """
 
@@ -178,13 +178,14 @@ def check_support(
     pending: dict[str, str] = {}
     for story in sorted(wanted):
         story_passages = found.get(story, {})
-        used = {
-            state.sha256
-            for p in story_passages.values()
-            for mid, _ in p.cites
-            if (state := replies.get(mid)) is not None and state.sha256 is not None
-        }
-        expected = {reply_iri(sha) for sha in used} | {_raw_iri(raw[story])}
+        states = [
+            state
+            for mid in sorted({mid for p in story_passages.values() for mid, _ in p.cites})
+            if (state := replies.get(mid)) is not None
+        ]
+        used = {state.sha256 for state in states if state.sha256 is not None}
+        informed = {state.fetch for state in states if state.sha256 is None and state.fetch}
+        expected = {reply_iri(sha) for sha in used} | informed | {_raw_iri(raw[story])}
         if not force and held.get(support_graph(story)) == (METHOD_VERSION, frozenset(expected)):
             report.unchanged += 1
             continue
@@ -193,7 +194,9 @@ def check_support(
             report.counts[v.status] += 1
             if v.reason:
                 report.reasons[f"{v.status}: {v.reason}"] += 1
-        pending[support_graph(story)] = verdicts_ntriples(story, raw[story], used, verdicts)
+        pending[support_graph(story)] = verdicts_ntriples(
+            story, raw[story], used, verdicts, informed
+        )
         report.checked += 1
         if len(pending) >= BATCH:
             store.replace_graphs(pending)
