@@ -95,6 +95,11 @@ INTEGRITY_CHECKS: dict[str, tuple[str, Describe]] = {
     "manifest-conflicts": ("violation", _template("manifest",
         "stories give manifest {manifest_id} {count} different {property}s: {values}")),
     "duplicate-ids": ("violation", _template("id", "id {id} is also the id of {other}")),
+    "unsupported-paragraphs": ("violation", _template("passage",
+        "does not say what claim {claim_id} says ({reason}): {detail}")),
+    "reply-conflicts": ("violation", _template("manifest",
+        "manifest {manifest_id}'s reply states its {property} as {stated!r}, a story lists "
+        "{listed!r}")),
 }  # fmt: skip
 
 

@@ -245,3 +245,18 @@ def _select(store: Store, pattern: str, graph: str | None = None) -> list[tuple[
     result = store.query(f"{prefix}SELECT DISTINCT {' '.join(names)} WHERE {{ {where} }}")
     assert isinstance(result, ox.QuerySolutions)
     return sorted(tuple(term.value for term in row) for row in result)
+
+
+def test_check_reports_unsupported_passages_and_reply_conflicts(tmp_path: Path) -> None:
+    from hcgraph.checking import check
+
+    reply = _changed_number()
+    reply["source"]["title"] = "Another title"
+    with Store(_pulled(tmp_path, reply), read_only=True) as store:
+        report = check(store, shacl=False)
+    found = {(f.check, f.focus.rsplit("#", 1)[-1]) for f in report.findings}
+    assert {("unsupported-paragraphs", "s1-p2"), ("unsupported-paragraphs", "kf1")} <= found
+    assert ("reply-conflicts", f"https://w3id.org/hcgraph/id/manifest/{MID}") in {
+        (f.check, f.focus) for f in report.findings
+    }
+    assert not report.ok
