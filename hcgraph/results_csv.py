@@ -23,15 +23,24 @@ import pyoxigraph as ox
 
 __all__ = ["csv_lines", "csv_text"]
 
-_SPECIAL = frozenset('",\r\n')
-
 
 def _quoted(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
 
 
-def _field(text: str) -> str:
-    return _quoted(text) if not _SPECIAL.isdisjoint(text) else text
+def _field(term: Any) -> str:
+    """One cell: a term's text, quoted when it holds ``"``, ``,``, CR or LF."""
+    kind = type(term)
+    text: str
+    if kind is ox.Literal or kind is ox.NamedNode:  # the common cells, without a call
+        text = term.value
+    elif term is None:
+        return ""
+    else:
+        text = csv_text(term)
+    if '"' in text or "," in text or "\n" in text or "\r" in text:
+        return '"' + text.replace('"', '""') + '"'
+    return text
 
 
 def csv_text(term: Any) -> str:
@@ -55,4 +64,4 @@ def csv_lines(variables: Iterable[str], rows: Iterable[Iterable[Any]]) -> Iterat
     """The header line (variable names) and one line per row, each ending in CRLF."""
     yield ",".join(variables) + "\r\n"
     for row in rows:
-        yield ",".join(_field(csv_text(term)) for term in row) + "\r\n"
+        yield ",".join([_field(term) for term in row]) + "\r\n"
