@@ -106,7 +106,7 @@ def _solutions(result: QueryResult, *, table: bool = False) -> ox.QuerySolutions
 
     Why a bridge: rows are materialised (and sorted in Python, see hcgraph.queries), and
     pyoxigraph results cannot be built from terms. TSV carries each term in its N-Triples
-    syntax (``str(term)``, an empty cell for unbound), so the round trip is lossless.
+    1.2 syntax (:func:`ntriples`, an empty cell for unbound), so the round trip is lossless.
     ``table`` gives an ASK answer as a one-column table (TSV has no boolean form).
     """
     if result.boolean is not None and not table:
