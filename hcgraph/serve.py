@@ -1260,7 +1260,7 @@ def _evaluate(db: _Database, query: str, accept: str, out: IO[bytes]) -> None:
     fmt = getattr(ox.RdfFormat if graph else ox.QueryResultsFormat, name)
     sink = _FrameWriter(out, 200, media + ("; charset=utf-8" if media.startswith("text/") else ""))
     try:
-        if name == "CSV":  # pyoxigraph's CSV garbles RDF 1.2 triple terms: see results_csv
+        if name == "CSV" and isinstance(result, ox.QuerySolutions):  # see results_csv
             from .results_csv import csv_lines
 
             variables = [variable.value for variable in result.variables]

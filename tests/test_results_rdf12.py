@@ -243,6 +243,12 @@ def test_serve_select_answers_rdf12_terms(rdf12_endpoint: Endpoint, accept: str)
     assert {ox.Triple(*row) for row in rows} == TRIPLES
 
 
+@pytest.mark.slow
+def test_serve_csv_of_an_ask_is_its_answer(rdf12_endpoint: Endpoint) -> None:
+    """An ASK in CSV stays pyoxigraph's one word (only solutions take hcgraph's writer)."""
+    assert _http(rdf12_endpoint, "ASK { ?s ?p ?o }", "text/csv").text == "true"
+
+
 def _local_csv() -> str:
     rows = sorted(((t.subject, t.predicate, t.object) for t in TRIPLES), key=str)
     out = io.StringIO()
