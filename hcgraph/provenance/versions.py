@@ -17,8 +17,8 @@ added/removed/edited (a word diff), cited claims and listed sources added/remove
 corrections, a changed headline or dek. What a version said comes from its archived body, or
 else from the graph: the current version's story graph, an earlier one's
 ``hc:versionContent`` (kept on the revision when it was replaced, see
-:mod:`hcgraph.version_content`). Only a version replaced before hcgraph kept that (or
-ingested in the same run as its successor) cannot be compared: the store holds just its
+:mod:`hcgraph.version_content`). Only a version replaced before hcgraph kept that cannot
+be compared: the store holds just its
 SHA-256 and time, and the history says so.
 """
 
