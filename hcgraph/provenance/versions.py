@@ -18,8 +18,7 @@ corrections, a changed headline or dek. What a version said comes from its archi
 else from the graph: the current version's story graph, an earlier one's
 ``hc:versionContent`` (kept on the revision when it was replaced, see
 :mod:`hcgraph.version_content`). Only a version replaced before hcgraph kept that cannot
-be compared: the store holds just its
-SHA-256 and time, and the history says so.
+be compared: the store holds just its SHA-256 and time, and the history says so.
 """
 
 from __future__ import annotations
