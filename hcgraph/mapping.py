@@ -97,11 +97,13 @@ _LINKS = SHARED_GRAPHS["links"]
 @dataclass(frozen=True)
 class Revision:
     """An earlier version of a story's raw document (``withdrawn_at``: when its URL
-    answered 404/410, if the story was withdrawn before this version was replaced)."""
+    answered 404/410, if the story was withdrawn before this version was replaced;
+    ``content``: what it said, JSON from :mod:`hcgraph.provenance.content`, if known)."""
 
     sha256: str
     retrieved_at: dt.datetime
     withdrawn_at: dt.datetime | None = None
+    content: str | None = None
 
 
 @dataclass(frozen=True)
@@ -406,6 +408,8 @@ def _map_provenance(out: _Emitter, st: str, story: Story, info: IngestInfo) -> N
         out.add(old, DC("created"), _dt(rev.retrieved_at))
         if rev.withdrawn_at is not None:
             out.add(old, PROVO("invalidatedAtTime"), _dt(rev.withdrawn_at))
+        if rev.content is not None:
+            out.add(old, HCT("versionContent"), typed(rev.content, JSON_DT))
         newer = old
 
 

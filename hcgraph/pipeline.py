@@ -45,6 +45,8 @@ from .mapping import IngestInfo, Revision, map_story, withdrawal_nquads
 from .model import Story, parse_story
 from .origin import crawled_from
 from .store import Store, now_utc, source_date_epoch
+from .version_content import from_graph as graph_content
+from .version_content import revision_contents as version_contents
 from .vocab import DCTERMS
 from .writer import Batch, Writer, recover, remove_story
 
@@ -429,9 +431,14 @@ class Pipeline:
             marks = self.store.withdrawn_versions(url)
             if gone_at is not None:
                 marks[old] = gone_at
+            # what each version said: kept on the revisions, and the one being replaced
+            # read from its graph now (history compares versions with no archived body)
+            said = version_contents(self.store, url)
+            if old != sha and (content := graph_content(self.store, url, old)) is not None:
+                said[old] = content.to_json()
             if old == sha:  # the same bytes back: the same raw document, ingested again
                 chain = chain[1:]
-            revisions = tuple(Revision(s, when, marks.get(s)) for s, when in chain)
+            revisions = tuple(Revision(s, when, marks.get(s), said.get(s)) for s, when in chain)
         where = doc.location or doc.source
         return IngestInfo(sha, where, graph_time(doc.retrieved_at), len(doc.body), revisions)
 

@@ -163,7 +163,8 @@ def to_python(term: Any) -> Any:
 
     IRIs and plain/other literals become ``str`` (ids stay exact strings); xsd integers
     ``int``, decimals ``Decimal``, doubles/floats ``float``, booleans ``bool``, dates
-    ``datetime.date``, dateTimes ``datetime.datetime``; blank nodes ``"_:id"``; None stays.
+    ``datetime.date``, dateTimes ``datetime.datetime``; blank nodes ``"_:id"``; triple terms
+    their N-Triples 1.2 text ``<<( <s> <p> "o" )>>``; None stays.
     """
     if term is None:
         return None
@@ -178,6 +179,8 @@ def to_python(term: Any) -> Any:
             with contextlib.suppress(ValueError, InvalidOperation):
                 return converter(term.value)
         return term.value
+    if isinstance(term, ox.Triple):  # RDF 1.2 triple term: its N-Triples 1.2 text
+        return f"<<( {term} )>>"
     return str(term)
 
 
@@ -453,7 +456,8 @@ def _split_order(text: str) -> tuple[str, list[tuple[str, bool]]]:
 
 
 def _order_key(term: Any) -> tuple[Any, ...]:
-    """SPARQL ORDER BY ranks: unbound < blank nodes < IRIs < literals; numbers by value."""
+    """SPARQL ORDER BY ranks: unbound < blank nodes < IRIs < literals < triple terms;
+    numbers by value."""
     kind = type(term)
     if kind is ox.NamedNode:
         return (2, term.value)
@@ -461,6 +465,8 @@ def _order_key(term: Any) -> tuple[Any, ...]:
         return (0,)
     if kind is ox.BlankNode:
         return (1, term.value)
+    if kind is ox.Triple:  # after every literal (SPARQL 1.2), by their text among themselves
+        return (4, str(term))
     value = to_python(term)
     if isinstance(value, bool):
         return (3, 1, int(value), "")

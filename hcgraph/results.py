@@ -2,8 +2,13 @@
 
 What: ``write_result(result, "csv", stream)`` writes a :class:`~hcgraph.queries.QueryResult`
 as ``table`` (rich, for people), ``csv`` / ``tsv`` / ``json`` / ``xml`` (the W3C SPARQL Query
-Results formats, for tools, written by pyoxigraph), or ``md`` (a GitHub-flavoured Markdown
-table). Only the two formats for people are written here.
+Results formats, for tools: CSV by :mod:`hcgraph.results_csv`, the others by pyoxigraph),
+or ``md`` (a GitHub-flavoured Markdown table).
+
+RDF 1.2 terms come out in every format: triple terms and directional language tags
+(``"o"@en--rtl``) as the SPARQL 1.2 results drafts write them (JSON, XML, TSV); CSV and
+the two formats for people carry text (a triple term as ``<<( s p o )>>``, a literal as
+its lexical form).
 
 Why a registry: the CLI's ``--format`` choices, the help text and the tests all read
 :data:`FORMATS`, so a new format is one function and one line.
@@ -11,8 +16,8 @@ Why a registry: the CLI's ``--format`` choices, the help text and the tests all 
 Untrusted text stays text: the table is built from ``rich.text.Text`` (no markup is
 interpreted) with control characters shown as escapes, Markdown escapes through
 :mod:`hcgraph.mdtext` (``|``, ``\\``, emphasis, code, links, HTML, entities), and
-pyoxigraph escapes CSV/TSV/JSON/XML by their own rules (a value XML 1.0 cannot carry at
-all, such as a NUL, makes ``xml`` refuse, see :func:`write_xml`).
+CSV quotes by RFC 4180, pyoxigraph escapes TSV/JSON/XML by their own rules (a value XML
+1.0 cannot carry at all, such as a NUL, makes ``xml`` refuse, see :func:`write_xml`).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from .errors import QueryError, visible
 from .mdtext import md_cell
 from .queries import QueryResult
 from .rdftext import XML_FORBIDDEN
+from .results_csv import csv_lines
 
 __all__ = ["FORMATS", "display", "write_result"]
 
@@ -43,10 +49,27 @@ _SHORT_ESCAPES = {"\b": "\\b", "\f": "\\f"}
 
 
 def display(term: Any) -> str:
-    """The plain text of a term: an IRI, a literal's lexical form, ``_:id``, or ``""``."""
+    """The plain text of a term: an IRI, a literal's lexical form, ``_:id``, or ``""``.
+
+    A triple term (RDF 1.2) shows in its N-Triples 1.2 form, ``<<( <s> <p> "o" )>>``: its
+    parts need their syntax to be told apart (an IRI from a string holding one).
+    """
     if term is None:
         return ""
-    return f"_:{term.value}" if isinstance(term, ox.BlankNode) else str(term.value)
+    if isinstance(term, ox.BlankNode):
+        return f"_:{term.value}"
+    if isinstance(term, ox.Triple):
+        return ntriples(term)
+    return str(term.value)
+
+
+def ntriples(term: Any) -> str:
+    """A term in N-Triples 1.2 syntax: a triple term as ``<<( s p o )>>``, nested ones too.
+
+    Why not ``str(term)``: pyoxigraph writes a triple term's parts without the enclosing
+    ``<<( )>>`` (as in a triple statement), which no results parser reads as one term.
+    """
+    return f"<<( {term} )>>" if isinstance(term, ox.Triple) else str(term)
 
 
 def _ask_rows(result: QueryResult) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
@@ -83,15 +106,15 @@ def _solutions(result: QueryResult, *, table: bool = False) -> ox.QuerySolutions
 
     Why a bridge: rows are materialised (and sorted in Python, see hcgraph.queries), and
     pyoxigraph results cannot be built from terms. TSV carries each term in its N-Triples
-    syntax (``str(term)``, an empty cell for unbound), so the round trip is lossless.
-    ``table`` gives an ASK answer as a one-column table (CSV and TSV have no boolean form).
+    1.2 syntax (:func:`ntriples`, an empty cell for unbound), so the round trip is lossless.
+    ``table`` gives an ASK answer as a one-column table (TSV has no boolean form).
     """
     if result.boolean is not None and not table:
         answer = "true" if result.boolean else "false"
         return ox.parse_query_results(f'{{"head":{{}},"boolean":{answer}}}', _JSON)
     header, rows = _ask_terms(result)
     lines = ["\t".join("?" + name for name in header)]
-    lines.extend("\t".join("" if t is None else str(t) for t in row) for row in rows)
+    lines.extend("\t".join("" if t is None else ntriples(t) for t in row) for row in rows)
     return ox.parse_query_results("\n".join(lines) + "\n", ox.QueryResultsFormat.TSV)
 
 
@@ -102,7 +125,7 @@ def _ask_terms(result: QueryResult) -> tuple[tuple[str, ...], list[tuple[Any, ..
 
 
 def _serialize(result: QueryResult, fmt: ox.QueryResultsFormat) -> str:
-    table = fmt in (ox.QueryResultsFormat.CSV, ox.QueryResultsFormat.TSV)
+    table = fmt == ox.QueryResultsFormat.TSV
     data = _solutions(result, table=table).serialize(format=fmt)
     assert data is not None
     return data.decode("utf-8")
@@ -114,12 +137,18 @@ def _escape_control(match: re.Match[str]) -> str:
 
 
 def write_csv(result: QueryResult, out: TextIO) -> None:
-    """SPARQL 1.1 Query Results CSV (pyoxigraph's writer): names, plain values, CRLF ends."""
-    out.write(_serialize(result, ox.QueryResultsFormat.CSV))
+    """SPARQL Query Results CSV: names, plain values, CRLF ends (:mod:`hcgraph.results_csv`).
+
+    CSV carries text only: a directional literal gives its lexical form (as any literal
+    does), a triple term the text SPARQL 1.2 CSV defines, ``<<( s p "o" )>>``.
+    """
+    header, rows = _ask_terms(result)
+    out.writelines(csv_lines(header, rows))
 
 
 def write_tsv(result: QueryResult, out: TextIO) -> None:
-    """SPARQL 1.1 Query Results TSV (pyoxigraph's writer): terms in N-Triples syntax.
+    """SPARQL Query Results TSV (pyoxigraph's writer): terms in N-Triples 1.2 syntax
+    (``"o"@en--rtl``, ``<<( <s> <p> "o" )>>``).
 
     pyoxigraph leaves control characters raw inside literals (valid Turtle); they are
     escaped here as N-Triples does (``\\u0001``, ``\\b``), so no raw NUL or ESC reaches a
@@ -130,7 +159,11 @@ def write_tsv(result: QueryResult, out: TextIO) -> None:
 
 
 def write_json(result: QueryResult, out: TextIO) -> None:
-    """SPARQL 1.1 Query Results JSON (pyoxigraph's writer), indented one space per level.
+    """SPARQL Query Results JSON (pyoxigraph's writer), indented one space per level.
+
+    RDF 1.2 terms as the SPARQL 1.2 draft writes them: a triple term
+    ``{"type": "triple", "value": {"subject": …, "predicate": …, "object": …}}``, a
+    directional literal with ``"xml:lang"`` and ``"its:dir"``.
 
     pyoxigraph writes compact JSON; re-indenting keeps the files hcgraph has always written
     (and diffs of them) readable and byte-identical.
@@ -141,7 +174,8 @@ def write_json(result: QueryResult, out: TextIO) -> None:
 
 
 def write_xml(result: QueryResult, out: TextIO) -> None:
-    """SPARQL Query Results XML (pyoxigraph's writer).
+    """SPARQL Query Results XML (pyoxigraph's writer); RDF 1.2 terms as the SPARQL 1.2
+    draft writes them: ``<triple><subject>…</subject>…</triple>`` and ``its:dir``.
 
     pyoxigraph writes a literal's characters as they are, so a value holding a NUL or
     another character XML 1.0 forbids would make a file no XML parser reads. Rather than
@@ -160,13 +194,20 @@ def _check_xml_chars(result: QueryResult) -> None:
         return
     for number, row in enumerate(result.terms, 1):
         for name, term in zip(result.variables, row, strict=False):
-            # only a literal can hold such a character (IRIs and blank node ids cannot)
-            bad = XML_FORBIDDEN.search(term.value) if isinstance(term, ox.Literal) else None
+            bad = _xml_forbidden(term)
             if bad is not None:
                 raise QueryError(
                     f"row {number}, column ?{name}: the value holds U+{ord(bad.group()):04X}, "
                     "which XML 1.0 cannot carry; use --format json, tsv or csv"
                 )
+
+
+def _xml_forbidden(term: Any) -> re.Match[str] | None:
+    """The first character XML 1.0 cannot carry in a literal of ``term`` (a triple term's
+    literals too); only a literal can hold one (IRIs and blank node ids cannot)."""
+    if isinstance(term, ox.Triple):
+        return _xml_forbidden(term.subject) or _xml_forbidden(term.object)
+    return XML_FORBIDDEN.search(term.value) if isinstance(term, ox.Literal) else None
 
 
 def write_md(result: QueryResult, out: TextIO) -> None:

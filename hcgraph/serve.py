@@ -1260,7 +1260,14 @@ def _evaluate(db: _Database, query: str, accept: str, out: IO[bytes]) -> None:
     fmt = getattr(ox.RdfFormat if graph else ox.QueryResultsFormat, name)
     sink = _FrameWriter(out, 200, media + ("; charset=utf-8" if media.startswith("text/") else ""))
     try:
-        result.serialize(sink, fmt)
+        if name == "CSV" and isinstance(result, ox.QuerySolutions):  # see results_csv
+            from .results_csv import csv_lines
+
+            variables = [variable.value for variable in result.variables]
+            for line in csv_lines(variables, result):
+                sink.write(line.encode())
+        else:
+            result.serialize(sink, fmt)
     except (OSError, ValueError, SyntaxError) as exc:  # evaluation errors surface while writing
         if sink.head is not None:  # nothing sent yet: a proper error answer
             sink.buffer.clear()

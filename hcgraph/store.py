@@ -25,14 +25,15 @@ Oxigraph server ``--union-default-graph``) — is a set.
 **Store format.** ``format.json`` names the format of the database and ledger beside it:
 format 1 is this layout (shared things stated once, one ``stated`` ledger row per story).
 Every open of an on-disk store checks it before touching the database; a format other than
-:data:`STORE_FORMAT` (a newer hcgraph's, or an unreadable marker) is refused with a
-:class:`~hcgraph.errors.StoreFormatError` saying to run ``hcgraph rebuild``, which builds a
-store of this format from the raw archive. Stores made before the marker (the first release)
-carry none: one in this layout is format 1 and is marked by its next writer; one in the
-layout before it (story graphs repeating the shared descriptions, so no shared graph at all)
-is refused, and so is a ledger with the old ``uses`` table (:class:`~hcgraph.ledger.Ledger`).
-A change of either layout raises :data:`STORE_FORMAT`; hcgraph keeps no reader for old
-formats (a rebuild replaces them).
+:data:`STORE_FORMAT` is refused with a :class:`~hcgraph.errors.StoreFormatError`: an older
+format or an unreadable marker saying to run ``hcgraph rebuild``, which builds a store of
+this format from the raw archive; a newer format (a newer hcgraph wrote it) saying to
+upgrade hcgraph, since a rebuild would turn it back into this older format. Stores made
+before the marker (the first release) carry none: one in this layout is format 1 and is
+marked by its next writer; one in the layout before it (story graphs repeating the shared
+descriptions, so no shared graph at all) is refused, and so is a ledger with the old
+``uses`` table (:class:`~hcgraph.ledger.Ledger`). A change of either layout raises
+:data:`STORE_FORMAT`; hcgraph keeps no reader for old formats (a rebuild replaces them).
 """
 
 from __future__ import annotations
@@ -618,10 +619,15 @@ def read_format(directory: Path) -> int | None:
         value = None
     if type(value) is not int:
         raise StoreFormatError(f"{directory}: unknown store format in {path.name}; {_REBUILD}")
-    if value != STORE_FORMAT:
-        newer = "a newer hcgraph's" if value > STORE_FORMAT else "an older one"
+    if value > STORE_FORMAT:  # a rebuild would turn it into this older format: upgrade
         raise StoreFormatError(
-            f"{directory}: store format {value} ({newer}); this hcgraph reads format "
+            f"{directory}: store format {value}, written by a newer hcgraph; this hcgraph"
+            f" reads format {STORE_FORMAT} only: upgrade hcgraph (pip install -U hcgraph)"
+            " to use this store"
+        )
+    if value != STORE_FORMAT:
+        raise StoreFormatError(
+            f"{directory}: store format {value} (an older one); this hcgraph reads format "
             f"{STORE_FORMAT} only: {_REBUILD}"
         )
     return value

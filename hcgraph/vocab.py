@@ -124,6 +124,7 @@ class HC(DefinedNamespace):
     sha256: URIRef  # SHA-256 of a raw document's bytes, lower-case hex.
     byteSize: URIRef  # Size of a raw document in bytes.
     sourceLocation: URIRef  # Where hcgraph read a raw document from (file path or URL).
+    versionContent: URIRef  # What an earlier version said (JSON), for history's diffs.
     unusableUrl: URIRef  # A source_url as written that is no usable IRI (so no schema:url).
     unmappedJson: URIRef  # JSON of the fields hcgraph keeps but does not map to triples.
     replyStatus: URIRef  # What the manifest API answered: fetched, not-found or bad-shape.

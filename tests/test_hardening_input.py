@@ -302,6 +302,43 @@ def test_crawl_non_finite_number_is_a_usage_error(
     assert f"Invalid value for '{option}': '{value}' is not a finite number" in result.output
 
 
+# --- issue 38 item 6: out-of-range numbers and a missing argument are usage errors ----------
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["check", "--max-per-story", "-5"],
+         "Invalid value for '--max-per-story': -5 is not in the range x>=0."),
+        (["audit", "--max-source-age", "1e20"],
+         "Invalid value for '--max-source-age': '1e20' is not a valid integer range."),
+        (["audit", "--max-source-age", "100000000000000000000"],
+         "Invalid value for '--max-source-age': 100000000000000000000 is not in the range"
+         " 0<=x<=36500."),
+        (["ingest"], "Error: give story files or directories, or --withdraw URL"),
+    ],
+)  # fmt: skip
+def test_bad_arguments_are_usage_errors(tmp_path: Path, args: list[str], message: str) -> None:
+    """Exit 2 with click's usage message, before any store is opened or created."""
+    store = tmp_path / "store"
+    result = CliRunner().invoke(cli, [*args, "--store", str(store)], prog_name="hcgraph")
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith(f"Usage: hcgraph {args[0]} ")
+    assert message in result.output
+    assert "Traceback" not in result.output
+    assert not store.exists()
+
+
+def test_the_largest_source_age_is_accepted_and_the_library_checks_it_too() -> None:
+    from hcgraph.errors import ProvenanceError
+    from hcgraph.provenance import audit
+    from hcgraph.provenance.auditing import AuditOptions
+    from hcgraph.provenance.findings import MAX_SOURCE_AGE
+
+    with Store(None) as store:
+        assert audit(store, options=AuditOptions(max_source_age=MAX_SOURCE_AGE)).stories == []
+        with pytest.raises(ProvenanceError, match="--max-source-age must be at most 36500"):
+            audit(store, options=AuditOptions(max_source_age=10**20))
+
+
 # --- item 5: every problem, each with its path -----------------------------------------------
 def test_every_schema_problem_is_reported(invoke: Any, tmp_path: Path, seed_path: Path) -> None:
     doc = _doc(seed_path)

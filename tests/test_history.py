@@ -96,7 +96,7 @@ def test_crawl_sees_a_story_change_twice(site: Site, tmp_path: Path, invoke: Any
     assert res.exit_code == 1
 
 
-def test_ingested_files_have_a_chain_but_no_bodies(seed_bytes: bytes) -> None:
+def test_ingested_files_have_a_chain_and_their_text_but_no_bodies(seed_bytes: bytes) -> None:
     doc = json.loads(seed_bytes)
     with Store(None) as st:
         ingest_bytes(st, [(seed_bytes, "v1.json")])
@@ -106,7 +106,8 @@ def test_ingested_files_have_a_chain_but_no_bodies(seed_bytes: bytes) -> None:
         with pytest.raises(ProvenanceError):
             history(st, "https://nowhere.example/")
     assert [v.in_graph for v in h.versions] == ["revision", "current"]
-    assert h.versions[1].changes[0].kind == "not compared"
+    assert not any(v.archived for v in h.versions)
+    assert [c.kind for c in h.versions[1].changes] == ["headline changed"]
     assert h.versions[1].sources == ["v2.json"]
 
 

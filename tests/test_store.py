@@ -20,6 +20,7 @@ from hcgraph.model import parse_story
 from hcgraph.pipeline import recover, remove_story
 from hcgraph.sample import generate_corpus
 from hcgraph.store import Store
+from hcgraph.version_content import Content, from_story, revision_contents
 from tests.conftest import ROOT, SEED_URL, cli_env
 
 
@@ -78,6 +79,10 @@ def test_changed_bytes_replace_graph_and_record_revision(store: Store, seed_path
     # The story graph is exactly the new mapping, and the shared graphs hold exactly what the
     # new version says (claims only the dropped sections cited are retracted).
     assert set(store.sorted_lines(SEED_URL)) == {(t + " .\n").encode() for t in mapped.triples}
+    said = revision_contents(store, SEED_URL)  # the replaced version's text, kept for history
+    assert [Content.from_json(t) for t in said.values()] == [
+        from_story(parse_story(original, "v1.json"))
+    ]
     shared = {(t + " .\n").encode() for d in mapped.shared.values() for t in d.triples}
     assert {line for g in store.shared_graphs() for line in store.sorted_lines(g)} == shared
     assert len(store) == len(mapped) + len(shared)
@@ -105,7 +110,10 @@ def _info_of(store: Store):  # type: ignore[no-untyped-def]
 
     sha = store.raw_sha256(SEED_URL)
     assert sha is not None
-    revisions = tuple(Revision(s, t) for s, t in store.revisions(SEED_URL, sha)[1:])
+    said = revision_contents(store, SEED_URL)  # what each replaced version said
+    revisions = tuple(
+        Revision(s, t, None, said.get(s)) for s, t in store.revisions(SEED_URL, sha)[1:]
+    )
     row = next(
         iter(
             store.query(

@@ -20,13 +20,14 @@ def _marker(store_dir: Path) -> object:
     return json.loads((store_dir / "format.json").read_text(encoding="utf-8"))
 
 
-def _refused(result: object, store_dir: Path) -> str:
-    """The one error line of a refused command (exit 1, no traceback)."""
+def _refused(result: object, store_dir: Path, advice: str = "") -> str:
+    """The one error line of a refused command (exit 1, no traceback), ending in ``advice``
+    (default: run hcgraph rebuild)."""
     assert result.exit_code == 1  # type: ignore[attr-defined]
     lines = result.stderr.strip().splitlines()  # type: ignore[attr-defined]
     assert len(lines) == 1 and "Traceback" not in result.output  # type: ignore[attr-defined]
     line: str = lines[0]
-    assert line.startswith(f"error: {store_dir}: ") and line.endswith(REBUILD), line
+    assert line.startswith(f"error: {store_dir}: ") and line.endswith(advice or REBUILD), line
     return line
 
 
@@ -38,24 +39,30 @@ def test_a_new_store_carries_the_format_marker(invoke, seed_path: Path, tmp_path
     assert _marker(tmp_path / "mem-like") == {"format": 1}
 
 
+UPGRADE = "upgrade hcgraph (pip install -U hcgraph) to use this store"
+
+
 @pytest.mark.parametrize(
-    ("text", "why"),
+    ("text", "why", "advice"),
     [
-        ('{"format": 2}', "store format 2"),
-        ('{"format": "1"}', "unknown store format"),
-        ("not json", "unknown store format"),
-        ("[]", "unknown store format"),
+        # a newer hcgraph's store: a rebuild would downgrade it, so the advice is to upgrade
+        ('{"format": 2}', "store format 2, written by a newer hcgraph", UPGRADE),
+        ('{"format": 0}', "store format 0 (an older one)", REBUILD),
+        ('{"format": "1"}', "unknown store format", REBUILD),
+        ("not json", "unknown store format", REBUILD),
+        ("[]", "unknown store format", REBUILD),
     ],
 )
 def test_a_store_of_another_format_is_refused(  # type: ignore[no-untyped-def]
-    invoke, seed_path: Path, tmp_path: Path, text: str, why: str
+    invoke, seed_path: Path, tmp_path: Path, text: str, why: str, advice: str
 ) -> None:
     store_dir = tmp_path / "st"
     assert invoke("ingest", seed_path, "--store", store_dir).exit_code == 0
     (store_dir / "format.json").write_text(text, encoding="utf-8")
     for command in (["stats"], ["audit"], ["serve", "--port", "0"], ["ingest", seed_path]):
-        line = _refused(invoke(*command, "--store", store_dir), store_dir)
+        line = _refused(invoke(*command, "--store", store_dir), store_dir, advice)
         assert why in line
+        assert (REBUILD in line) == (advice == REBUILD)
     assert (store_dir / "format.json").read_text(encoding="utf-8") == text  # left alone
     with pytest.raises(StoreFormatError):
         Store(store_dir, read_only=True)
@@ -112,7 +119,9 @@ def test_rebuild_replaces_a_refused_store(invoke, tmp_path: Path) -> None:  # ty
     assert invoke("demo", "--stories", "3", "--out", tmp_path / "out").exit_code == 0
     store_dir = tmp_path / "out" / "store"
     (store_dir / "format.json").write_text('{"format": 9}', encoding="utf-8")
-    _refused(invoke("stats", "--store", store_dir), store_dir)
+    _refused(invoke("stats", "--store", store_dir), store_dir, UPGRADE)  # a newer hcgraph's
+    (store_dir / "format.json").write_text('{"format": 0}', encoding="utf-8")
+    _refused(invoke("stats", "--store", store_dir), store_dir)  # an older one: rebuild it
     result = invoke("rebuild", "--store", store_dir)
     assert result.exit_code == 0, result.output
     assert _marker(store_dir) == {"format": 1}

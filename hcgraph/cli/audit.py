@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..provenance.auditing import AuditOptions, audit
-from ..provenance.findings import MAX_REPEAT_WINDOW
+from ..provenance.findings import MAX_REPEAT_WINDOW, MAX_SOURCE_AGE
 from ..provenance.render_audit import render_markdown, render_summary
 from ..provenance.report_html import write_report
 from ..store import Store
@@ -26,8 +26,8 @@ from ._common import (
               show_default=True)  # fmt: skip
 @click.option("--html", "html", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write a self-contained offline HTML report here.")  # fmt: skip
-@click.option("--max-source-age", type=click.IntRange(min=0), default=30, show_default=True,
-              help="Days a source may predate its story.")  # fmt: skip
+@click.option("--max-source-age", type=click.IntRange(min=0, max=MAX_SOURCE_AGE), default=30,
+              show_default=True, help="Days a source may predate its story.")  # fmt: skip
 @click.option("--repeat-window", type=click.IntRange(min=0, max=MAX_REPEAT_WINDOW), default=7,
               show_default=True,  # the maximum shows in --help: [default: 7; 0<=x<=36500]
               help="Days within which two stories with near-identical sources repeat.")  # fmt: skip

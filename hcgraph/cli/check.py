@@ -75,7 +75,7 @@ def _summary(report: CheckReport) -> str:
     default=None, help="A SHACL shapes file instead of the packaged shapes.ttl.",
 )  # fmt: skip
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
-@int_option("--max-per-story", 20, "Findings shown per story in text output (0: all).")
+@int_option("--max-per-story", 20, "Findings shown per story in text output (0: all).", at_least=0)
 @include_withdrawn_option("Check withdrawn stories too (default: current stories only).")
 @store_option
 def check(

@@ -7,7 +7,6 @@ from pathlib import Path
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from ..errors import InputError
 from ..ingest import IngestReport, check_paths, discover, ingest_paths, withdraw_stories
 from ..store import Store
 from ._common import err_console, max_bytes_option, print_lines, store_option
@@ -64,8 +63,8 @@ def ingest(
       hcgraph ingest stories/ extra/one-story.json --store output/store
       hcgraph ingest --withdraw https://example.org/stories/gone/
     """
-    if not paths and not withdraw:
-        raise InputError("give story files or directories, or --withdraw URL")
+    if not paths and not withdraw:  # nothing to do: a usage error (exit 2), as click's own
+        raise click.UsageError("give story files or directories, or --withdraw URL")
     check_paths(paths)  # a typo is a user error, refused before the store is created
     present = list(paths)
     # The paths go to ingest_paths as given, so each file's location is recorded relative to

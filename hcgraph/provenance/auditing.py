@@ -29,6 +29,7 @@ from .conflicts import conflicts
 from .findings import (
     CHECKS,
     MAX_REPEAT_WINDOW,
+    MAX_SOURCE_AGE,
     AuditFinding,
     AuditOptions,
     StoryFacts,
@@ -208,6 +209,8 @@ def audit(
         raise ProvenanceError("--max-source-age and --repeat-window must be >= 0")
     if opts.repeat_window > MAX_REPEAT_WINDOW:
         raise ProvenanceError(f"--repeat-window must be at most {MAX_REPEAT_WINDOW} days")
+    if opts.max_source_age > MAX_SOURCE_AGE:
+        raise ProvenanceError(f"--max-source-age must be at most {MAX_SOURCE_AGE} days")
     if not 0 < opts.repeat_threshold <= 1:
         raise ProvenanceError("--repeat-threshold must be in (0, 1]")
     given = None if stories is None else list(dict.fromkeys(stories))

@@ -17,6 +17,7 @@ from ._graph import manifest_id
 __all__ = [
     "CHECKS",
     "MAX_REPEAT_WINDOW",
+    "MAX_SOURCE_AGE",
     "AuditFinding",
     "AuditOptions",
     "StoryFacts",
@@ -42,6 +43,9 @@ CHECKS: dict[str, str] = {
 #: The longest ``repeat_window``, in days (100 years): a window becomes a timedelta, whose
 #: limit is 999,999,999 days; a longer window would be an OverflowError, not an answer.
 MAX_REPEAT_WINDOW = 36_500
+#: The longest ``max_source_age``, in days (100 years, as the repeat window): a longer limit
+#: says nothing more, and bounding it refuses ``1e20``-sized values as usage errors alike.
+MAX_SOURCE_AGE = 36_500
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,13 @@ Withdrawals come from both too: the story's ``prov:invalidatedAtTime`` (withdraw
 revision's (withdrawn before it came back), and the archive's fetches answering 404/410
 twice in a row (the crawler's rule), each filed under the version that was current then.
 
-Between consecutive versions whose bodies are in the archive, :func:`diff_stories` lists what
-changed: paragraphs added/removed/edited (a word diff), cited claims and listed sources
-added/removed, new corrections, a changed headline.
+Between consecutive versions, :func:`diff_stories` lists what changed: paragraphs
+added/removed/edited (a word diff), cited claims and listed sources added/removed, new
+corrections, a changed headline or dek. What a version said comes from its archived body, or
+else from the graph: the current version's story graph, an earlier one's
+``hc:versionContent`` (kept on the revision when it was replaced, see
+:mod:`hcgraph.version_content`). Only a version replaced before hcgraph kept that cannot
+be compared: the store holds just its SHA-256 and time, and the history says so.
 """
 
 from __future__ import annotations
@@ -35,12 +39,14 @@ from ..iris import named_node
 from ..mdtext import md_cell, md_code, md_text, md_url
 from ..model import Story, parse_story
 from ..store import Store
+from ..version_content import Content, from_graph, from_story
 from ._graph import rows
 
 __all__ = [
     "Change",
     "History",
     "Version",
+    "diff_content",
     "diff_stories",
     "history",
     "render_markdown",
@@ -48,11 +54,12 @@ __all__ = [
 ]
 
 _CHAIN = """
-SELECT ?story ?raw ?sha ?created ?ended ?loc WHERE { GRAPH ?story {
+SELECT ?story ?raw ?sha ?created ?ended ?loc ?said WHERE { GRAPH ?story {
   ?story hc:rawDocument ?current .
   ?current prov:wasRevisionOf* ?raw .
   OPTIONAL { ?raw hc:sha256 ?sha }
   OPTIONAL { ?raw dcterms:created ?created }
+  OPTIONAL { ?raw hc:versionContent ?said }
   OPTIONAL { ?ingest prov:used ?raw ; prov:endedAtTime ?ended .
              OPTIONAL { ?ingest hc:sourceLocation ?loc } }
 } }
@@ -71,7 +78,7 @@ class Version:
         sources: where the bytes were fetched from (fetch URL or file).
         in_graph: ``current`` (the graph is built from it), ``revision`` (in the
             ``prov:wasRevisionOf`` chain) or ``None`` (archive only).
-        archived: the body is in the archive (so it can be compared).
+        archived: the body is in the archive.
         changes: what changed from the previous version (empty for the first).
         withdrawn: when the story was withdrawn while this was its version (its URL
             answered 404/410), oldest first.
@@ -86,7 +93,8 @@ class Version:
     archived: bool = False
     changes: list[Change] = field(default_factory=list)
     withdrawn: list[str] = field(default_factory=list)
-    story: Story | None = field(default=None, repr=False)
+    content: Content | None = field(default=None, repr=False)
+    chain_position: int = field(default=-1, repr=False)  # in the revision chain, oldest 0
 
     def withdrawn_at(self, when: str | None) -> None:
         """File one withdrawal (an ISO time) under this version, once."""
@@ -172,15 +180,24 @@ def history(store: Store, story_url: str, archive: Archive | Path | str | None =
     withdrawn_at = _from_graph(store, url, versions)
     if not versions:
         raise ProvenanceError(f"{story_url}: no version of this story in the store or archive")
-    ordered = sorted(versions.values(), key=lambda v: (v.first_seen or "", v.sha256))
+    ordered = sorted(
+        versions.values(), key=lambda v: (v.first_seen or "", v.chain_position, v.sha256)
+    )
     # The graph's chain is authoritative for order where it exists: newest is current.
     ordered.sort(key=lambda v: v.in_graph == "current")
     for prev, cur in pairwise(ordered):
-        if prev.story is not None and cur.story is not None:
-            cur.changes = diff_stories(prev.story, cur.story)
+        if prev.content is not None and cur.content is not None:
+            cur.changes = diff_content(prev.content, cur.content)
         else:
-            cur.changes = [Change("not compared", "body not in the archive")]
+            unknown = prev if prev.content is None else cur
+            cur.changes = [Change("not compared", _UNKNOWN.format(sha=unknown.sha256[:12]))]
     return History(url, ordered, withdrawn_at)
+
+
+_UNKNOWN = (
+    "the store holds only the SHA-256 and time of version {sha}: its body is not in the"
+    " archive and its text was not kept when it was replaced"
+)
 
 
 def _from_archive(arc: Archive, url: str, versions: dict[str, Version]) -> None:
@@ -208,7 +225,8 @@ def _from_archive(arc: Archive, url: str, versions: dict[str, Version]) -> None:
         if story is None:
             continue
         v = latest = versions.setdefault(rec.sha256, Version(rec.sha256))
-        v.story, v.archived = story, True
+        if not v.archived:
+            v.content, v.archived = from_story(story), True
         v.fetches += 1
         when = _iso(rec.time)
         v.first_seen = min(filter(None, [v.first_seen, when]))
@@ -227,12 +245,16 @@ def _from_graph(store: Store, url: str, versions: dict[str, Version]) -> str | N
     now = store.withdrawn_at(url)
     if now is not None:
         marks[current] = _iso(now)
-    for raw, sha, created, ended, loc in rows(store, _CHAIN, story=story):
+    chain = [sha for sha, _when in reversed(store.revisions(url, current))]
+    for raw, sha, created, ended, loc, said in rows(store, _CHAIN, story=story):
         sha = sha or (raw or "").removeprefix(_RAW)
         if not sha:
             continue
         v = versions.setdefault(sha, Version(sha))
         v.in_graph = "current" if sha == current else "revision"
+        v.chain_position = chain.index(sha) if sha in chain else -1  # ties of time: the chain
+        if v.content is None:  # not archived: what the graph keeps of it
+            v.content = from_graph(store, url) if sha == current else _kept(said)
         seen = ended or created
         if seen and not v.first_seen:
             v.first_seen = v.last_seen = _iso(dt.datetime.fromisoformat(seen))
@@ -242,22 +264,12 @@ def _from_graph(store: Store, url: str, versions: dict[str, Version]) -> str | N
     return marks.get(current) if now is not None else None
 
 
+def _kept(said: str | None) -> Content | None:
+    return Content.from_json(said) if said else None
+
+
 def _iso(value: dt.datetime) -> str:
     return value.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")
-
-
-def _paragraphs(story: Story) -> list[tuple[str, str]]:
-    return [
-        (f"s{i}-p{j}", p.markdown)
-        for i, s in enumerate(story.sections, 1)
-        for j, p in enumerate(s.paragraphs, 1)
-    ]
-
-
-def _citations(story: Story) -> set[tuple[str, str]]:
-    cites = [c for s in story.sections for p in s.paragraphs for c in p.cites]
-    cites += [c for k in story.key_facts for c in k.cites]
-    return {(c.manifest_id, claim) for c in cites for claim in c.claim_ids}
 
 
 def word_diff(old: str, new: str) -> str:
@@ -277,11 +289,18 @@ def word_diff(old: str, new: str) -> str:
 
 def diff_stories(old: Story, new: Story) -> list[Change]:
     """What changed from ``old`` to ``new`` (see the module docstring)."""
+    return diff_content(from_story(old), from_story(new))
+
+
+def diff_content(old: Content, new: Content) -> list[Change]:
+    """What changed from one version's :class:`~hcgraph.version_content.Content` to the next."""
     changes: list[Change] = []
     if old.headline != new.headline:
         changes.append(Change("headline changed", "headline", old.headline, new.headline,
                               word_diff(old.headline, new.headline)))  # fmt: skip
-    a, b = _paragraphs(old), _paragraphs(new)
+    if old.dek != new.dek:
+        changes.append(Change("dek changed", "dek", old.dek, new.dek, word_diff(old.dek, new.dek)))
+    a, b = old.paragraphs, new.paragraphs
     matcher = difflib.SequenceMatcher(None, [t for _, t in a], [t for _, t in b], autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
@@ -293,17 +312,16 @@ def diff_stories(old: Story, new: Story) -> list[Change]:
             olds, news = olds[len(news) :], news[len(olds) :]
         changes += [Change("paragraph removed", k, t, None) for k, t in olds]
         changes += [Change("paragraph added", k, None, t) for k, t in news]
-    ca, cb = _citations(old), _citations(new)
+    ca, cb = old.citations, new.citations
     changes += [Change("citation added", f"{m}/{c}") for m, c in sorted(cb - ca)]
     changes += [Change("citation removed", f"{m}/{c}") for m, c in sorted(ca - cb)]
-    ma = {m.manifest_id: m.title for m in old.manifests}
-    mb = {m.manifest_id: m.title for m in new.manifests}
-    changes += [Change("source added", m, None, mb[m]) for m in sorted(set(mb) - set(ma))]
-    changes += [Change("source removed", m, ma[m], None) for m in sorted(set(ma) - set(mb))]
-    seen = {(c.text, c.date) for c in old.corrections}
-    for c in new.corrections:
-        if (c.text, c.date) not in seen:
-            changes.append(Change("correction added", c.date or "-", None, c.text))
+    ma, mb = dict(old.sources), dict(new.sources)
+    changes += [Change("source added", m, None, mb[m] or None) for m in sorted(set(mb) - set(ma))]
+    changes += [Change("source removed", m, ma[m] or None, None) for m in sorted(set(ma) - set(mb))]
+    seen = set(old.corrections)
+    for date, text in new.corrections:
+        if (date, text) not in seen:
+            changes.append(Change("correction added", date or "-", None, text or None))
     return changes
 
 
@@ -329,10 +347,13 @@ def render_table(h: History) -> list[Any]:
         out.append(Text(f"withdrawn since {_short(h.withdrawn_at)} (its URL answered "
                         "404/410; the graph is kept)", style="bold"))  # fmt: skip
     for i, v in enumerate(h.versions, 1):
-        if not v.changes or v.changes[0].kind == "not compared":
+        if not v.changes:
             continue
         out.append(Text(f"version {i - 1} -> {i}", style="bold"))
         for c in v.changes:
+            if c.kind == "not compared":
+                out.append(Text(f"  not compared: {_v(c.what)}"))
+                continue
             detail = c.diff or c.new or c.old or ""
             out.append(Text(f"  {c.kind} {_v(c.what)}" + (f": {_v(detail)}" if detail else "")))
     return out
@@ -356,9 +377,12 @@ def render_markdown(h: History) -> str:
     if h.withdrawn_at:
         lines += ["", f"Withdrawn since {h.withdrawn_at} (its URL answered 404/410)."]
     for i, v in enumerate(h.versions, 1):
-        if v.changes and v.changes[0].kind != "not compared":
+        if v.changes:
             lines += ["", f"## Version {i - 1} → {i}", ""]
             for c in v.changes:
+                if c.kind == "not compared":
+                    lines.append(f"- not compared: {md_text(c.what)}")
+                    continue
                 detail = c.diff or c.new or c.old or ""
                 lines.append(
                     f"- {c.kind} {md_code(c.what)}" + (f": {md_text(detail)}" if detail else "")

@@ -1,0 +1,182 @@
+"""What one version of a story says, for comparing versions: read from its body or its graph.
+
+What: a :class:`Content` holds the parts :func:`hcgraph.provenance.versions.diff_stories`
+compares (headline, dek, paragraphs, cited claims, listed sources, corrections). It comes
+from a parsed body (:func:`from_story`), from a story graph in the store
+(:func:`from_graph`), or from the JSON kept on a revision (:meth:`Content.from_json`).
+
+Why: a version's body is in the raw archive only when it was crawled; a story ingested from
+a local file has none. When a story is replaced, its graph is about to be overwritten, so
+the pipeline reads the version being replaced from that graph and the mapping keeps it on
+the revision (``hcid:raw/{sha256} hc:versionContent "{…}"^^rdf:JSON``): ``hcgraph history``
+can then compare every version the store holds, archived or not. Read from the graph or from
+the body, the same version gives the same :class:`Content` (a test checks it).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+import pyoxigraph as ox
+
+from .model import Story
+from .store import Store
+from .vocab import DCTERMS, HC, ID, SDO
+
+__all__ = ["Content", "from_graph", "from_story", "revision_contents"]
+
+_PARAGRAPH = re.compile(r"#s(\d+)-p(\d+)\Z")
+_CORRECTION = re.compile(r"#correction(\d+)\Z")
+_HEADLINE, _DEK, _TEXT = (ox.NamedNode(str(SDO[n])) for n in ("headline", "description", "text"))
+_CORRECTS, _LISTS = ox.NamedNode(str(SDO.correction)), ox.NamedNode(str(HC.listsManifest))
+_USES, _CLAIM = ox.NamedNode(str(HC.citesClaimUnder)), ox.NamedNode(str(HC.claim))
+_MANIFEST, _TITLE = ox.NamedNode(str(HC.manifest)), ox.NamedNode(str(DCTERMS.title))
+_DATE, _KEPT = ox.NamedNode(str(DCTERMS.date)), ox.NamedNode(str(HC.versionContent))
+_RAW_PREFIX, _MANIFEST_PREFIX, _CLAIM_PREFIX = f"{ID}raw/", f"{ID}manifest/", f"{ID}claim/"
+
+
+@dataclass(frozen=True)
+class Content:
+    """The comparable parts of one story version.
+
+    Attributes:
+        headline / dek: the story's headline and dek ("" when absent).
+        paragraphs: ``(key, markdown)`` in reading order, keys ``s{section}-p{paragraph}``.
+        citations: ``(manifest id, claim id)`` of every claim cited (paragraphs, key facts).
+        sources: ``(manifest id, title)`` of each listed manifest, sorted by id.
+        corrections: ``(date, text)`` in the story's order (``""`` for a missing part).
+    """
+
+    headline: str
+    dek: str
+    paragraphs: tuple[tuple[str, str], ...]
+    citations: frozenset[tuple[str, str]]
+    sources: tuple[tuple[str, str], ...]
+    corrections: tuple[tuple[str, str], ...]
+
+    def to_json(self) -> str:
+        """Compact, key-sorted JSON (deterministic: the same version, the same text)."""
+        doc = {
+            "headline": self.headline,
+            "dek": self.dek,
+            "paragraphs": [list(p) for p in self.paragraphs],
+            "citations": sorted(list(c) for c in self.citations),
+            "sources": [list(s) for s in self.sources],
+            "corrections": [list(c) for c in self.corrections],
+        }
+        return json.dumps(doc, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> Content | None:
+        """The content kept on a revision; None if the text is not that JSON."""
+        try:
+            doc = json.loads(text)
+            return cls(
+                str(doc["headline"]),
+                str(doc["dek"]),
+                tuple((str(k), str(t)) for k, t in doc["paragraphs"]),
+                frozenset((str(m), str(c)) for m, c in doc["citations"]),
+                tuple((str(m), str(t)) for m, t in doc["sources"]),
+                tuple((str(d), str(t)) for d, t in doc["corrections"]),
+            )
+        except (ValueError, KeyError, TypeError):
+            return None
+
+
+def from_story(story: Story) -> Content:
+    """The content of a parsed body."""
+    paragraphs = tuple(
+        (f"s{i}-p{j}", p.markdown)
+        for i, s in enumerate(story.sections, 1)
+        for j, p in enumerate(s.paragraphs, 1)
+    )
+    cites = [c for s in story.sections for p in s.paragraphs for c in p.cites]
+    cites += [c for k in story.key_facts for c in k.cites]
+    titles: dict[str, str] = {}
+    for m in story.manifests:
+        titles.setdefault(m.manifest_id, m.title or "")
+    return Content(
+        story.headline or "",
+        story.dek or "",
+        paragraphs,
+        frozenset((c.manifest_id, claim) for c in cites for claim in c.claim_ids),
+        tuple(sorted(titles.items())),
+        tuple((c.date or "", c.text or "") for c in story.corrections),
+    )
+
+
+def from_graph(store: Store, story_url: str, sha256: str | None = None) -> Content | None:
+    """The content of the story graph in ``store`` (None if there is none, or if it was
+    built from other bytes than ``sha256``)."""
+    story = ox.NamedNode(story_url)
+    raw = store.raw_sha256(story_url)
+    if raw is None or (sha256 is not None and raw != sha256):
+        return None
+    paragraphs: list[tuple[int, int, str, str]] = []
+    for quad in store.quads(None, _TEXT, None, story):
+        node = _lexical(quad.subject)
+        where = _PARAGRAPH.search(node) if node.startswith(story_url) else None
+        if where is not None:
+            i, j = int(where[1]), int(where[2])
+            paragraphs.append((i, j, f"s{i}-p{j}", _lexical(quad.object)))
+    citations = set()
+    for quad in store.quads(story, _USES, None, story):  # claim uses: (manifest, claim)
+        claim, manifest = _value(store, quad.object, _CLAIM), _value(store, quad.object, _MANIFEST)
+        if claim and manifest:
+            citations.add(
+                (_minted_id(manifest, _MANIFEST_PREFIX), _minted_id(claim, _CLAIM_PREFIX))
+            )
+    sources = [
+        (
+            _minted_id(_lexical(quad.object), _MANIFEST_PREFIX),
+            _value(store, quad.object, _TITLE) or "",
+        )
+        for quad in store.quads(story, _LISTS, None, story)
+    ]
+    corrections: list[tuple[int, str, str]] = []
+    for quad in store.quads(story, _CORRECTS, None, story):
+        where = _CORRECTION.search(_lexical(quad.object))
+        date = _value(store, quad.object, _DATE, story) or ""
+        text = _value(store, quad.object, _TEXT, story) or ""
+        corrections.append((int(where[1]) if where else 0, date, text))
+    return Content(
+        _value(store, story, _HEADLINE, story) or "",
+        _value(store, story, _DEK, story) or "",
+        tuple((key, text) for _i, _j, key, text in sorted(paragraphs)),
+        frozenset(citations),
+        tuple(sorted(set(sources))),
+        tuple((date, text) for _n, date, text in sorted(corrections)),
+    )
+
+
+def revision_contents(store: Store, story_url: str) -> dict[str, str]:
+    """The content JSON kept on each revision of the stored story: SHA-256 → JSON text."""
+    story = ox.NamedNode(story_url)
+    return {
+        _lexical(quad.subject).removeprefix(_RAW_PREFIX): _lexical(quad.object)
+        for quad in store.quads(None, _KEPT, None, story)
+    }
+
+
+def _minted_id(iri: str, prefix: str) -> str:
+    """The id in a minted IRI (``…/id/manifest/{id}``, :mod:`hcgraph.iris`)."""
+    return unquote(iri.removeprefix(prefix))
+
+
+def _value(
+    store: Store, subject: object, predicate: ox.NamedNode, graph: ox.NamedNode | None = None
+) -> str | None:
+    """The smallest value of ``subject predicate ?`` (in ``graph``, or in any), or None."""
+    if not isinstance(subject, ox.NamedNode | ox.BlankNode):
+        return None
+    found = [_lexical(q.object) for q in store.quads(subject, predicate, None, graph)]
+    return min(found) if found else None
+
+
+def _lexical(term: object) -> str:
+    """An IRI, a literal's lexical form or a blank node id; "" for a triple term (none of
+    the parts read here is one)."""
+    return term.value if isinstance(term, ox.NamedNode | ox.BlankNode | ox.Literal) else ""
