@@ -10,8 +10,13 @@ nquads     every graph kept as a named graph (story graphs and shared graphs)
 trig       every graph kept as a named graph, with prefixes
 graphml    the networkx projection (typed, labelled nodes) for Gephi/yEd: nodes ``n0…``
            (IRI in ``iri``), edges ``e0…`` with the ``predicate`` attribute
-gexf       the same projection as GEXF (node ids are the IRIs, edges ``e0…``)
+gexf       the same projection as GEXF (node ids are the IRIs, edges ``e0…``); its
+           ``dynamic`` variant is the reuse map's network as a dynamic GEXF 1.3 (a
+           ``start`` date on nodes and edges, for Gephi's timeline)
+vosviewer  the reuse map's network as VOSviewer JSON (communities, citing stories, dates)
 =========  ==========================================================================
+
+The map formats (``vosviewer``, dynamic ``gexf``) are :mod:`hcgraph.mapexport`.
 
 Output order depends only on the store's content (Oxigraph index order), never on the order
 stories were ingested, so the same stories always export to the same bytes.
@@ -29,7 +34,7 @@ from typing import Any, BinaryIO
 import networkx as nx
 import pyoxigraph as ox
 
-from .errors import UnknownFormatError
+from .errors import ExportError, UnknownFormatError
 from .jsonld import write_jsonld
 from .project import to_networkx
 from .rdftext import XML_FORBIDDEN
@@ -48,6 +53,8 @@ class Exporter:
     extension: str
     media_type: str
     description: str
+    #: The time-stamped variant (``export --dynamic``), where the format has one.
+    dynamic: Callable[[Store, BinaryIO], None] | None = None
 
 
 FORMATS: dict[str, Exporter] = {}
@@ -59,13 +66,39 @@ def register(exporter: Exporter) -> Exporter:
     return exporter
 
 
-def export(store: Store, fmt: str, out: BinaryIO) -> None:
-    """Write the store to ``out`` in format ``fmt`` (a name in :data:`FORMATS`)."""
+def export(store: Store, fmt: str, out: BinaryIO, *, dynamic: bool = False) -> None:
+    """Write the store to ``out`` in format ``fmt`` (a name in :data:`FORMATS`); with
+    ``dynamic``, its time-stamped variant.
+
+    Raises:
+        UnknownFormatError: ``fmt`` is no registered format.
+        ExportError: ``dynamic`` for a format without a dynamic variant.
+    """
     exporter = FORMATS.get(fmt)
     if exporter is None:
         known = ", ".join(sorted(FORMATS))
         raise UnknownFormatError(f"unknown format {fmt!r}; choose one of: {known}")
-    exporter.write(store, out)
+    if not dynamic:
+        exporter.write(store, out)
+        return
+    if exporter.dynamic is None:
+        has = ", ".join(sorted(name for name, e in FORMATS.items() if e.dynamic)) or "none"
+        raise ExportError(
+            f"--dynamic: format {fmt!r} has no dynamic variant (formats with one: {has})"
+        )
+    exporter.dynamic(store, out)
+
+
+def _vosviewer(store: Store, out: BinaryIO) -> None:
+    from .mapexport import write_vosviewer  # the viz modules load only when asked for
+
+    write_vosviewer(store, out)
+
+
+def _dynamic_gexf(store: Store, out: BinaryIO) -> None:
+    from .mapexport import write_dynamic_gexf
+
+    write_dynamic_gexf(store, out)
 
 
 def _xml_safe_projection(store: Store) -> nx.MultiDiGraph:
@@ -144,6 +177,9 @@ for _exp in (
     Exporter("graphml", lambda store, out: nx.write_graphml(
                  _with_ids(_xml_safe_projection(store), node_ids=True), out, named_key_ids=True),
              "graphml", "application/graphml+xml", "networkx projection for Gephi/yEd"),
-    Exporter("gexf", _gexf, "gexf", "application/gexf+xml", "networkx projection for Gephi"),
+    Exporter("gexf", _gexf, "gexf", "application/gexf+xml", "networkx projection for Gephi",
+             dynamic=_dynamic_gexf),
+    Exporter("vosviewer", _vosviewer, "json", "application/json",
+             "reuse map network for VOSviewer / VOSviewer Online"),
 ):  # fmt: skip
     register(_exp)

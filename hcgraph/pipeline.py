@@ -44,6 +44,7 @@ from .errors import NotAStoryError, StoryError
 from .mapping import IngestInfo, Revision, map_story, withdrawal_nquads
 from .model import Story, parse_story
 from .origin import crawled_from
+from .rdftext import nfc
 from .store import Store, now_utc, source_date_epoch
 from .version_content import from_graph as graph_content
 from .version_content import revision_contents as version_contents
@@ -444,12 +445,13 @@ class Pipeline:
 
     def _id_clash(self, story: Story) -> str | None:
         """Another story IRI with ``story``'s id: earlier in this run, or in the store."""
-        first = self._run_ids.setdefault(story.id, story.url)
+        ident = nfc(story.id)  # as stored: two spellings of one NFC id are one id
+        first = self._run_ids.setdefault(ident, story.url)
         if first != story.url:
             return first
         if not self._stored_before:  # an empty store: only this run's stories can clash
             return None
-        pattern = self.store.quads(None, _IDENTIFIER, ox.Literal(story.id))
+        pattern = self.store.quads(None, _IDENTIFIER, ox.Literal(ident))
         for quad in pattern:
             subject = quad.subject
             if not isinstance(subject, ox.NamedNode) or subject != quad.graph_name:

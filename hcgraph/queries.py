@@ -41,6 +41,7 @@ import pyoxigraph as ox
 
 from .errors import QueryError, first_line
 from .iris import named_node
+from .rdftext import nfc
 from .store import Store
 from .vocab import XSD
 
@@ -211,7 +212,7 @@ def _iri(name: str, value: str) -> ox.NamedNode:
 def _text(name: str, value: str) -> ox.Literal:
     """A string parameter; a lone surrogate (a non-UTF-8 argument) is no RDF string."""
     try:
-        return ox.Literal(value)
+        return ox.Literal(nfc(value))
     except ValueError:
         raise QueryError(f"parameter {name}: not valid UTF-8 text: {value!r}") from None
 

@@ -9,6 +9,12 @@ and carriage return must be escaped; every other C0 control, DEL and the non-cha
 U+FFFE/U+FFFF are written as ``\\uXXXX`` too so the text survives any line-based tool. IRIs
 are never escaped here: callers pass only IRIs that :mod:`hcgraph.iris` validated or minted.
 
+Every literal is NFC-normalised (:func:`nfc`): stores that do not normalise Unicode (Amazon
+Neptune's bulk loader says so) match a literal only in the form it was written, so ``Café``
+typed as ``e`` + U+0301 and as ``é`` would be two strings. The raw archive keeps the bytes as
+fetched; lookups of stored literals (ids, source locations, query parameters) pass through
+:func:`nfc` too.
+
 >>> literal('say "hi"\\n')
 '"say \\\\"hi\\\\"\\\\n"'
 >>> typed("3", XSD_INTEGER)
@@ -18,6 +24,7 @@ are never escaped here: callers pass only IRIs that :mod:`hcgraph.iris` validate
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 
 __all__ = [
@@ -30,6 +37,7 @@ __all__ = [
     "integer",
     "iri",
     "literal",
+    "nfc",
     "typed",
 ]
 
@@ -55,15 +63,28 @@ def iri(value: str) -> str:
     return "<" + value + ">"
 
 
+def nfc(value: str) -> str:
+    """``value`` in Unicode Normalization Form C (unchanged, not copied, when it already is).
+
+    ASCII and most text are NFC already: ``isascii`` is O(1) and ``is_normalized`` a quick
+    check in C, so only text that needs it pays for ``normalize``.
+    """
+    if value.isascii() or unicodedata.is_normalized("NFC", value):
+        return value
+    return unicodedata.normalize("NFC", value)
+
+
 def literal(value: str) -> str:
-    """A plain (``xsd:string``) literal with N-Triples escaping."""
+    """A plain (``xsd:string``) literal, NFC-normalised, with N-Triples escaping."""
+    value = nfc(value)
     if _NEEDS_ESCAPE.search(value) is None:  # most text: nothing to escape
         return '"' + value + '"'
     return '"' + value.translate(_ESCAPES) + '"'
 
 
 def typed(value: str, datatype: str) -> str:
-    """A typed literal ``"value"^^<datatype>``."""
+    """A typed literal ``"value"^^<datatype>``, NFC-normalised (``rdf:JSON`` holds text too)."""
+    value = nfc(value)
     if _NEEDS_ESCAPE.search(value) is not None:  # rare: translate walks every character
         value = value.translate(_ESCAPES)
     return '"' + value + '"^^<' + datatype + ">"

@@ -64,6 +64,7 @@ from .errors import (
 )
 from .iris import minted, named_node
 from .ledger import Ledger
+from .rdftext import nfc
 from .sparqlguard import check_no_service
 from .vocab import DCTERMS, GRAPH, HC, PREFIXES, PROV, SHARED_GRAPHS
 
@@ -384,7 +385,8 @@ class Store:
     def story_fetched_from(self, location: str) -> str | None:
         """The stored story whose ingest records ``location`` (a crawled URL or a file) as
         its ``hc:sourceLocation``, or None."""
-        for quad in self.ox.quads_for_pattern(None, _SOURCE_LOCATION, ox.Literal(location), None):
+        stored = ox.Literal(nfc(location))  # literals are stored NFC (rdftext.nfc)
+        for quad in self.ox.quads_for_pattern(None, _SOURCE_LOCATION, stored, None):
             graph = quad.graph_name
             if isinstance(graph, ox.NamedNode) and not graph.value.startswith(_SHARED_PREFIX):
                 return graph.value

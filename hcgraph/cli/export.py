@@ -27,23 +27,35 @@ from ._common import store_option
     "--out", type=click.Path(path_type=Path), default=None,
     help="Output file (default: stdout); with --split, a directory.",
 )  # fmt: skip
+@click.option(
+    "--dynamic", is_flag=True,
+    help="With --format gexf: the reuse map's network as a dynamic GEXF 1.3 (start dates on "
+    "nodes and edges) for Gephi's timeline.",
+)  # fmt: skip
 @click.option("--gzip", "compress", is_flag=True, help="Gzip the output (deterministic).")
 @click.option(
     "--split", type=click.IntRange(min=1), default=None, metavar="N",
     help="N-Quads shards of whole story graphs, at most N quads each, into --out DIR.",
 )  # fmt: skip
 @store_option
-def export(fmt: str, out: Path | None, compress: bool, split: int | None, store_dir: Path) -> None:
+def export(
+    fmt: str, out: Path | None, dynamic: bool, compress: bool, split: int | None, store_dir: Path
+) -> None:
     """Export the graph: the union of all graphs, the named graphs, or a projection.
 
     The union of all graphs (turtle, ntriples, jsonld), every named graph (nquads, trig),
-    or the networkx projection (graphml, gexf).
+    the networkx projection (graphml, gexf), or the reuse map's network (vosviewer; gexf
+    --dynamic).
 
     \b
     Example:
       hcgraph export --format turtle --out output/graph.ttl
       hcgraph export --format nquads --gzip --split 1000000 --out dump/
+      hcgraph export --format vosviewer --out output/reuse.json
+      hcgraph export --format gexf --dynamic --out output/reuse-timeline.gexf
     """
+    if dynamic and FORMATS[fmt].dynamic is None:
+        raise ExportError(f"--dynamic needs --format gexf (format {fmt} has no dynamic variant)")
     if split is not None:
         if fmt != "nquads" or out is None:
             raise ExportError("--split needs --format nquads and --out DIR")
@@ -55,18 +67,18 @@ def export(fmt: str, out: Path | None, compress: bool, split: int | None, store_
         raise ExportError(f"--out {out} is a directory (only --split writes into one)")
     with Store(store_dir, read_only=True) as store:
         if out is None:
-            _to_stdout(store, fmt, compress)
+            _to_stdout(store, fmt, compress, dynamic)
             return
         # Written beside the target and renamed: a failed export never leaves a torn file.
         with atomic_writer(out) as handle:
-            _write(store, fmt, handle, compress)
-    click.echo(f"wrote {out} ({fmt})", err=True)
+            _write(store, fmt, handle, compress, dynamic)
+    click.echo(f"wrote {out} ({fmt}{', dynamic' if dynamic else ''})", err=True)
 
 
-def _to_stdout(store: Store, fmt: str, compress: bool) -> None:
+def _to_stdout(store: Store, fmt: str, compress: bool, dynamic: bool) -> None:
     """The export on stdout; a failed write (``> /dev/full``) is one line, not a traceback."""
     try:
-        _write(store, fmt, sys.stdout.buffer, compress)
+        _write(store, fmt, sys.stdout.buffer, compress, dynamic)
         sys.stdout.buffer.flush()
     except BrokenPipeError:
         raise
@@ -79,9 +91,9 @@ def _to_stdout(store: Store, fmt: str, compress: bool) -> None:
         raise OutputError(f"stdout: cannot write the export: {exc.strerror or exc}") from None
 
 
-def _write(store: Store, fmt: str, handle: BinaryIO, compress: bool) -> None:
+def _write(store: Store, fmt: str, handle: BinaryIO, compress: bool, dynamic: bool) -> None:
     if compress:
         with gzip_writer(handle) as gz:
-            run_export(store, fmt, gz)
+            run_export(store, fmt, gz, dynamic=dynamic)
     else:
-        run_export(store, fmt, handle)
+        run_export(store, fmt, handle, dynamic=dynamic)

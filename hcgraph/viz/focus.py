@@ -13,6 +13,7 @@ import pyoxigraph as ox
 
 from ..errors import VizError
 from ..iris import named_node
+from ..rdftext import nfc
 from ..store import Store
 from .data import HC
 
@@ -63,7 +64,8 @@ def _find_story(store: Store, text: str) -> Focus | None:
         node = _named(candidate)
         if node is not None and store.query(_Q_IS_STORY, bindings={"s": node}):
             return Focus("Story", node.value)
-    found = [sol["s"].value for sol in store.query(_Q_FIND_STORY, bindings={"v": ox.Literal(text)})]
+    bindings = {"v": ox.Literal(nfc(text))}  # literals are stored NFC
+    found = [sol["s"].value for sol in store.query(_Q_FIND_STORY, bindings=bindings)]
     if len(found) > 1:
         raise VizError(f"--focus {text!r} matches {len(found)} stories; give the story URL")
     return Focus("Story", found[0]) if found else None
@@ -82,7 +84,7 @@ def _find_typed(store: Store, text: str) -> Focus | None:
 
 def _find_named(store: Store, text: str) -> Focus | None:
     """The manifest whose id, else the publisher whose name, is ``text`` (first by IRI)."""
-    lit = {"v": ox.Literal(text)}
+    lit = {"v": ox.Literal(nfc(text))}
     for kind, query, var in (
         ("Manifest", _Q_FIND_MANIFEST, "m"),
         ("Publisher", _Q_FIND_PUBLISHER, "p"),

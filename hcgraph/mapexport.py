@@ -1,0 +1,258 @@
+"""The reuse map for other tools: VOSviewer JSON and a dynamic GEXF for Gephi's timeline.
+
+Both write the network the reuse map draws (:func:`hcgraph.viz.citation_graph`, view
+``reuse``, every current story drawn): stories, manifests and publishers, with story →
+manifest ``cites`` and manifest → publisher ``publishedBy`` links. The numbers are the map's:
+
+- a node's *citing stories* is its ``stories`` attribute: 1 for a story, the distinct
+  stories citing a manifest, a publisher's reach (stories citing any of its manifests);
+- a link's *strength* (GEXF ``weight``) is the citing stories it carries: 1 for a story's
+  cite, the manifest's citing stories for manifest → publisher (at least 1: a listed but
+  uncited manifest is still its publisher's);
+- clusters are the map's Louvain communities (:func:`hcgraph.viz.layout.communities`,
+  seeded), numbered 1, 2, … biggest first; positions are the map's layout.
+
+Each node has a *start* date, the day it enters the timeline (:func:`start_dates`): a story
+its publication day; a manifest the earliest of its source document's date and its citing
+stories' days; a publisher the earliest start of its manifests. A node or link without a
+date is there from the beginning, and so is anything that an undated node cites, so a link
+never starts before either end of it. A link starts with its citing end: a cite on the
+story's day, a manifest → publisher link with the manifest.
+
+- :func:`write_vosviewer`: VOSviewer / VOSviewer Online JSON (``network.items``,
+  ``network.links``, ``network.clusters``, ``config``): integer ids, weight ``Citing
+  stories``, score ``Date`` (the start as a decimal year, what VOSviewer colours by),
+  descriptions as escaped HTML (VOSviewer renders them as HTML).
+- :func:`write_dynamic_gexf`: GEXF 1.3, ``mode="dynamic"``, ``timeformat="date"``, ``start``
+  on every dated node and link; valid against the official XSD.
+
+Same store, same bytes: ids, order, communities and layout depend only on the content.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import json
+import re
+import xml.etree.ElementTree as ET
+from typing import Any, BinaryIO
+
+import networkx as nx
+
+from ._version import __version__
+from .rdftext import XML_FORBIDDEN
+from .store import Store
+
+__all__ = [
+    "reuse_network",
+    "start_dates",
+    "vosviewer_network",
+    "write_dynamic_gexf",
+    "write_vosviewer",
+]
+
+#: VOSviewer numbers clusters 1 … 1000: communities past the 999th share the last one.
+MAX_CLUSTERS = 1000
+GEXF_NS = "http://gexf.net/1.3"
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+_NODE_ATTRS = (("type", "string"), ("iri", "string"), ("url", "string"),
+               ("date", "string"), ("stories", "integer"), ("community", "integer"))  # fmt: skip
+
+
+def reuse_network(store: Store) -> nx.DiGraph:
+    """The reuse map's graph with every current story drawn (no overview, no folding)."""
+    from .viz.views import citation_graph  # the viz package is loaded only when used
+
+    return citation_graph(store, "reuse", overview=False)
+
+
+def _day(text: str) -> dt.date | None:
+    """A ``YYYY-MM-DD`` day, or None for anything else (empty, a range, year 0)."""
+    if not _DAY.fullmatch(text):
+        return None
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+def start_dates(graph: nx.DiGraph) -> dict[str, dt.date | None]:
+    """Each node's start day (None: from the beginning); rules in the module docstring."""
+    start: dict[str, dt.date | None] = {}
+    kinds = {n: a["type"] for n, a in graph.nodes(data=True)}
+    for n, kind in kinds.items():
+        if kind == "Story":
+            start[n] = _day(graph.nodes[n]["date"])
+    for kind in ("Manifest", "Publisher"):  # a manifest's citers are stories, a publisher's
+        for n in sorted(k for k, v in kinds.items() if v == kind):  # manifests: done before
+            days = [start[c] for c in graph.predecessors(n) if c in start]
+            own = _day(graph.nodes[n]["date"]) if kind == "Manifest" else None
+            known = [d for d in (*days, own) if d is not None]
+            start[n] = None if None in days or not known else min(known)
+    return start
+
+
+def _strength(graph: nx.DiGraph, source: str) -> int:
+    """Citing stories a link from ``source`` carries: 1 for a story, else its count (≥ 1)."""
+    attrs = graph.nodes[source]
+    return 1 if attrs["type"] == "Story" else max(1, int(attrs.get("stories", 0) or 0))
+
+
+def _clusters(graph: nx.DiGraph) -> tuple[dict[str, int], list[dict[str, Any]]]:
+    """Node → cluster number (1 …, at most :data:`MAX_CLUSTERS`) and the named clusters."""
+    from .viz.layout import communities
+    from .viz.render import visible_label
+
+    groups = communities(graph) or ([sorted(graph)] if len(graph) else [])
+    number: dict[str, int] = {}
+    named: list[dict[str, Any]] = []
+    for k, members in enumerate(groups, start=1):
+        cluster = min(k, MAX_CLUSTERS)
+        number.update(dict.fromkeys(members, cluster))
+        if k < MAX_CLUSTERS:
+            lead = max(members, key=lambda n: _lead_key(graph, n))
+            named.append({"cluster": cluster, "label": visible_label(_label(graph, lead))})
+        elif k == MAX_CLUSTERS:
+            rest = f"{len(groups) - k + 1} smaller communities"
+            named.append({"cluster": cluster, "label": rest})
+    return number, named
+
+
+def _lead_key(graph: nx.DiGraph, n: str) -> tuple[int, str]:
+    """The most-cited source or publisher names its community (as on the WebGL map)."""
+    a = graph.nodes[n]
+    return (-1 if a["type"] == "Story" else int(a.get("stories", 0) or 0), n)
+
+
+def _label(graph: nx.DiGraph, n: str) -> str:
+    return str(graph.nodes[n].get("label") or n)
+
+
+def _decimal_year(day: dt.date) -> float:
+    """2026-07-02 → 2026.5: a date as a number VOSviewer can colour by (and show)."""
+    first = dt.date(day.year, 1, 1)
+    length = (dt.date(day.year + 1, 1, 1) - first).days if day.year < 9999 else 365
+    return round(day.year + (day - first).days / length, 4)
+
+
+def _scores(day: dt.date | None) -> dict[str, float]:
+    """``Date`` as a decimal year; none for an undated node (VOSviewer reads it as null)."""
+    return {} if day is None else {"Date": _decimal_year(day)}
+
+
+def _description(attrs: dict[str, Any], day: dt.date | None) -> str:
+    """The item's info panel (HTML in VOSviewer): every value escaped, so text stays text."""
+    parts = [f"<b>{html.escape(attrs['type'])}</b>"]
+    if attrs.get("title"):
+        parts.append(html.escape(attrs["title"]))
+    if day is not None:
+        parts.append(f"Date: {day.isoformat()}")
+    parts.append(f"Citing stories: {int(attrs.get('stories', 0) or 0)}")
+    parts.append(html.escape(attrs["iri"]))
+    return "<br>".join(parts)
+
+
+def _web_url(url: str) -> str | None:
+    """Only http(s) links reach a viewer (no ``javascript:`` or ``data:``)."""
+    return url if url.startswith(("https://", "http://")) else None
+
+
+def vosviewer_network(store: Store) -> dict[str, Any]:
+    """The VOSviewer JSON document (a dict) of the store's reuse network."""
+    from .viz.layout import compute_layout
+    from .viz.render import visible_label
+
+    graph = reuse_network(store)
+    nodes = sorted(graph)
+    ids = {n: i for i, n in enumerate(nodes, start=1)}
+    cluster, named = _clusters(graph)
+    start = start_dates(graph)
+    pos = compute_layout(graph)
+    items = []
+    for n in nodes:
+        attrs = graph.nodes[n]
+        item: dict[str, Any] = {
+            "id": ids[n], "label": visible_label(_label(graph, n)),
+            "x": pos[n][0], "y": -pos[n][1],  # the map's y grows downwards, VOSviewer's up
+            "cluster": cluster[n],
+            "weights": {"Citing stories": int(attrs.get("stories", 0) or 0)},
+            "scores": _scores(start[n]),
+            "description": _description(attrs, start[n]),
+        }  # fmt: skip
+        url = _web_url(attrs.get("url", ""))
+        if url:
+            item["url"] = url
+        items.append(item)
+    links = [
+        {"source_id": ids[s], "target_id": ids[t], "strength": _strength(graph, s)}
+        for s, t in sorted(graph.edges())
+    ]
+    return {
+        "network": {"items": items, "links": links, "clusters": named},
+        "config": {"terminology": {
+            "item": "node", "items": "nodes", "link": "citation", "links": "citations",
+            "cluster": "community", "clusters": "communities",
+            "link_strength": "citing stories", "total_link_strength": "total citing stories",
+        }},
+        "info": {"title": graph.graph.get("title", ""), "description": html.escape(
+            "hcgraph's reuse map: stories, the manifests they cite and their publishers; "
+            "size: citing stories; colour: community, or Date (a decimal year)."
+        )},
+    }  # fmt: skip
+
+
+def write_vosviewer(store: Store, out: BinaryIO) -> None:
+    """The reuse network as a VOSviewer JSON file (UTF-8)."""
+    text = json.dumps(vosviewer_network(store), ensure_ascii=False, indent=1)
+    out.write(text.encode() + b"\n")
+
+
+def _text(value: object) -> str:
+    """A value XML 1.0 can hold (its forbidden characters become U+FFFD)."""
+    return XML_FORBIDDEN.sub("\ufffd", str(value))
+
+
+def write_dynamic_gexf(store: Store, out: BinaryIO) -> None:
+    """The reuse network as a dynamic GEXF 1.3: ``start`` dates for Gephi's timeline."""
+    graph = reuse_network(store)
+    cluster, _named = _clusters(graph)
+    start = start_dates(graph)
+    root = ET.Element("gexf", {"xmlns": GEXF_NS, "version": "1.3"})
+    meta = ET.SubElement(root, "meta")
+    ET.SubElement(meta, "creator").text = f"hcgraph {__version__}"
+    ET.SubElement(meta, "description").text = _text(graph.graph.get("title", ""))
+    g = ET.SubElement(root, "graph", {"mode": "dynamic", "timeformat": "date",
+                                      "defaultedgetype": "directed"})  # fmt: skip
+    node_attrs = ET.SubElement(g, "attributes", {"class": "node"})
+    for i, (title, kind) in enumerate(_NODE_ATTRS):
+        ET.SubElement(node_attrs, "attribute", {"id": str(i), "title": title, "type": kind})
+    edge_attrs = ET.SubElement(g, "attributes", {"class": "edge"})
+    ET.SubElement(edge_attrs, "attribute", {"id": "0", "title": "relation", "type": "string"})
+    nodes = ET.SubElement(g, "nodes", {"count": str(len(graph))})
+    for n in sorted(graph):
+        a = graph.nodes[n]
+        node = ET.SubElement(nodes, "node", {"id": _text(n), "label": _text(_label(graph, n))})
+        day = start[n]
+        if day is not None:
+            node.set("start", day.isoformat())
+        values = ET.SubElement(node, "attvalues")
+        row = (a["type"], a["iri"], a.get("url", ""), a.get("date", ""),
+               int(a.get("stories", 0) or 0), cluster[n])  # fmt: skip
+        for i, v in enumerate(row):
+            if v != "":
+                ET.SubElement(values, "attvalue", {"for": str(i), "value": _text(v)})
+    edges = ET.SubElement(g, "edges", {"count": str(graph.number_of_edges())})
+    for i, (s, t) in enumerate(sorted(graph.edges())):
+        edge = ET.SubElement(edges, "edge", {"id": f"e{i}", "source": _text(s),
+                                             "target": _text(t),
+                                             "weight": str(_strength(graph, s))})  # fmt: skip
+        day = start[s]
+        if day is not None:
+            edge.set("start", day.isoformat())
+        values = ET.SubElement(edge, "attvalues")
+        relation = graph.edges[s, t].get("relation", "")
+        ET.SubElement(values, "attvalue", {"for": "0", "value": _text(relation)})
+    ET.indent(root)
+    ET.ElementTree(root).write(out, encoding="utf-8", xml_declaration=True)
+    out.write(b"\n")
