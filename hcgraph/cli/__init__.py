@@ -37,6 +37,7 @@ COMMANDS: dict[str, str] = {
     "trace": "hcgraph.cli.trace:trace_command",
     "audit": "hcgraph.cli.audit:audit_command",
     "history": "hcgraph.cli.history:history_command",
+    "archive": "hcgraph.cli.archive:archive",
 }
 
 
@@ -57,6 +58,7 @@ SUMMARIES: dict[str, str] = {
     "trace": "Print the provenance chain of TARGET.",
     "audit": "Check stories (default: all current ones) against the promises of their disclosure.",
     "history": "List every version of STORY_URL hcgraph has seen and what changed between them.",
+    "archive": "Hand the raw archive to web-archive tools: export it as a WACZ of WARC records.",
 }
 
 
