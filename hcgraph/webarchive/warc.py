@@ -9,9 +9,10 @@ One fetch becomes, in fetch order:
 * a ``request`` record (``GET``, the URL's host), concurrent to it;
 * a ``metadata`` record holding the :class:`~hcgraph.archive.FetchRecord` itself (content
   type :data:`FETCH_RECORD_TYPE`, target ``urn:hcgraph:fetch:<TIME-URLHASH>``: under the
-  fetch's URL, pywb would replay it instead of the response), so reading the WARC back gives the same records the
-  archive held, failures, redirects and validators included: a rebuild from it replays the
-  same fetches. A failed fetch (no response) has this record only.
+  fetch's URL, pywb would replay it instead of the response), so reading the WARC back
+  gives the records the archive held, failures, redirects and validators included: a
+  rebuild from it replays the same fetches. A failed fetch (no response) has this record
+  only.
 
 Payload digests are ``sha256:<hex>``: the archive's own body names, which ``warcio check``
 verifies. Reading accepts WARCs without hcgraph's metadata records too (from another
