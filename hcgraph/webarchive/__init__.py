@@ -1,5 +1,7 @@
-"""The raw archive in the web-archive formats other tools read: WARC 1.1 records inside a
-WACZ 1.1.1 package (out), and a WACZ read back into a raw archive (in) to rebuild from.
+"""The raw archive as WARC records in a WACZ (out), and a WACZ back into a raw archive (in).
+
+WARC 1.1 records inside a WACZ 1.1.1 package, the formats web-archive tools read (pywb,
+ReplayWeb.page); a WACZ read back into a raw archive rebuilds the same graph.
 
 Needs the ``archive`` extra (warcio, py-wacz). Modules: :mod:`.warc` (records, warcio),
 :mod:`.package` (the WACZ, py-wacz).
