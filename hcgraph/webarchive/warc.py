@@ -25,10 +25,9 @@ import datetime as dt
 import hashlib
 import json
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from io import BytesIO
-from typing import Any, BinaryIO
+from typing import IO, Any
 from urllib.parse import quote, urlsplit
 
 from .._version import __version__
@@ -95,7 +94,7 @@ def _digest(sha256: str) -> str:
 class _Writer:
     """Turns fetch records into WARC records (one writer per WARC file)."""
 
-    def __init__(self, archive: Archive, out: BinaryIO) -> None:
+    def __init__(self, archive: Archive, out: IO[bytes]) -> None:
         self.archive = archive
         self.warcio = _deps.warcio()
         self.writer = self.warcio.warcwriter.WARCWriter(out, gzip=True, warc_version="1.1")
@@ -264,7 +263,7 @@ def _title(body: bytes) -> str | None:
     return title if isinstance(title, str) else None
 
 
-def write_warc(archive: Archive, out: BinaryIO) -> WarcReport:
+def write_warc(archive: Archive, out: IO[bytes]) -> WarcReport:
     """Write every fetch of ``archive`` to ``out`` as a gzipped WARC 1.1 file.
 
     Raises:
@@ -298,7 +297,7 @@ class ReadReport:
     foreign: bool = False
 
 
-def read_warc(stream: BinaryIO, archive: Archive, report: ReadReport | None = None) -> ReadReport:
+def read_warc(stream: IO[bytes], archive: Archive, report: ReadReport | None = None) -> ReadReport:
     """Add the bodies and fetch records of the WARC in ``stream`` to ``archive``.
 
     Raises:
@@ -376,12 +375,3 @@ def _derived(rec: Any, sha: str | None, size: int) -> FetchRecord:
         last_modified=headers.get("last-modified"),
     )
 
-
-def iter_fetch_records(stream: BinaryIO) -> Iterator[FetchRecord]:
-    """The hcgraph fetch records of a WARC stream, in the order written (for tests, tools)."""
-    warcio = _deps.warcio()
-    for rec in warcio.archiveiterator.ArchiveIterator(stream):
-        if rec.rec_type == "metadata" and (
-            rec.rec_headers.get_header("Content-Type") == FETCH_RECORD_TYPE
-        ):
-            yield FetchRecord.from_json(rec.content_stream().read())
