@@ -374,4 +374,3 @@ def _derived(rec: Any, sha: str | None, size: int) -> FetchRecord:
         etag=headers.get("etag"),
         last_modified=headers.get("last-modified"),
     )
-
