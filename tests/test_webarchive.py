@@ -73,7 +73,8 @@ def crawled(crawl_server: CrawlServer, tmp_path_factory: pytest.TempPathFactory)
     site.add("d", story("d"))
     site.add("e", story("e", headline="zipped"), gzip=True)
     crawl_server.route(
-        site.path("x%0D%0AWARC-Type:%20evil/%C3%A9"), Reply(404, HOSTILE_404, {"Content-Type": "text/x"})
+        site.path("x%0D%0AWARC-Type:%20evil/%C3%A9"),
+        Reply(404, HOSTILE_404, {"Content-Type": "text/x"}),
     )
     site.crawl(store)
     site.add("b", story("b", headline="second version"))
@@ -264,6 +265,29 @@ def test_hostile_urls_headers_and_bodies_stay_inert(tmp_path: Path) -> None:
     assert list(back.records()) == list(archive.records())
     assert {back.get_body(r.sha256) for r in records if r.sha256} == set(bodies)
     assert not read.damaged
+
+
+def test_a_body_damaged_on_disk_is_named_by_export_and_by_rebuild(
+    crawl_server: CrawlServer, run_cli, tmp_path: Path
+) -> None:
+    """Zeros over one archived body: the export keeps its fetch as a metadata record and
+    exits 3 naming it; the rebuild from the WACZ names it unreadable, as from the archive."""
+    site = Site(crawl_server)
+    site.add("a", story("a", page("b")))
+    site.add("b", story("b", headline="the damaged one"))
+    site.crawl(tmp_path / "store")
+    (pack,) = (tmp_path / "store" / "archive" / "packs").glob("*.pack")
+    data = pack.read_bytes()
+    at = data.index(b"the damaged one")
+    pack.write_bytes(data[:at] + b"\0" * 15 + data[at + 15 :])
+    out = tmp_path / "d.wacz"
+    result = run_cli("archive", "export", "--wacz", out, "--store", tmp_path / "store")
+    assert result.returncode == 3 and "Traceback" not in result.stderr
+    assert f"unreadable body: {page('b')}index.json" in result.stderr
+    rebuilt = run_cli("rebuild", "--from", out, "--store", tmp_path / "back")
+    assert rebuilt.returncode == 3
+    assert f"unreadable body: {page('b')}index.json" in rebuilt.stderr
+    assert "rebuilt 1 stories" in rebuilt.stdout
 
 
 def test_a_damaged_wacz_is_refused(exported: Path, tmp_path: Path) -> None:

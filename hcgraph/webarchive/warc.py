@@ -322,7 +322,7 @@ def read_warc(stream: IO[bytes], archive: Archive, report: ReadReport | None = N
                     continue
                 archive.add_record(FetchRecord.from_json(data))
                 report.fetches += 1
-                own = True
+                own, derived = True, []  # hcgraph's own records: the responses say no more
             elif kind in ("response", "resource"):
                 body = rec.content_stream().read()
                 uri = rec.rec_headers.get_header("WARC-Target-URI") or ""
@@ -334,8 +334,9 @@ def read_warc(stream: IO[bytes], archive: Archive, report: ReadReport | None = N
                 digest = rec.rec_headers.get_header("WARC-Payload-Digest")
                 if digest:
                     by_digest[digest] = sha
-                derived.append(_derived(rec, sha, len(body)))
-            elif kind == "revisit":
+                if not own:
+                    derived.append(_derived(rec, sha, len(body)))
+            elif kind == "revisit" and not own:
                 digest = rec.rec_headers.get_header("WARC-Payload-Digest") or ""
                 derived.append(_derived(rec, by_digest.get(digest), 0))
     except (warcio.exceptions.ArchiveLoadFailed, ValueError, OSError, EOFError) as exc:
