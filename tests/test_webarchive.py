@@ -208,6 +208,10 @@ def test_cli_export_then_rebuild(crawled: Path, run_cli, tmp_path: Path) -> None
     assert "revisit" in result.stdout and "-> " in result.stdout and out.is_file()
     both = run_cli("rebuild", "--from", out, "--archive", crawled / "archive", "--store", tmp_path)
     assert both.returncode == 2 and "give one" in both.stderr
+    unwritable = run_cli("archive", "export", "--wacz", "/proc/nope/x.wacz", "--store", crawled)
+    lines = unwritable.stderr.strip().splitlines()
+    assert unwritable.returncode == 1 and len(lines) == 1
+    assert lines[0].startswith("error: /proc/nope/x.wacz: cannot write")
 
 
 def _hostile_archive(directory: Path) -> tuple[Archive, list[FetchRecord], list[bytes]]:
