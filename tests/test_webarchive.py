@@ -383,3 +383,21 @@ def test_pywb_replays_a_story_from_the_wacz(exported: Path, crawled: Path, tmp_p
         server.wait(timeout=10)
     assert status == 200 and got == want
     assert b"first \\u202eversion" in got
+
+
+def test_a_body_larger_than_the_cap_is_skipped_not_read_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A WACZ from elsewhere can decode to anything: a body over ``MAX_BODY`` is named and
+    skipped, the rest read."""
+    import hcgraph.webarchive.warc as warc_module
+
+    archive, _, bodies = _hostile_archive(tmp_path / "a")
+    buffer = io.BytesIO()
+    write_warc(archive, buffer)
+    monkeypatch.setattr(warc_module, "MAX_BODY", 40)
+    back = Archive(tmp_path / "b")
+    read = read_warc(io.BytesIO(buffer.getvalue()), back)
+    back.close()
+    assert len(read.too_large) == 1 and read.too_large[0].startswith("https://e.example/a%20b")
+    assert read.bodies == {hashlib.sha256(b).hexdigest() for b in bodies if len(b) <= 40}

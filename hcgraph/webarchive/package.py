@@ -207,4 +207,8 @@ def rebuild_from_wacz(
     report.unreadable.extend(
         Failure(uri, "its WARC record does not match its digest (damaged)") for uri in read.damaged
     )
+    report.unreadable.extend(
+        Failure(uri, "its WARC record's body is larger than hcgraph reads")
+        for uri in read.too_large
+    )
     return report

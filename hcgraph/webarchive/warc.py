@@ -35,7 +35,7 @@ from ..archive import Archive, FetchRecord
 from ..errors import ArchiveError
 from . import _deps
 
-__all__ = ["FETCH_RECORD_TYPE", "ReadReport", "WarcReport", "read_warc", "write_warc"]
+__all__ = ["FETCH_RECORD_TYPE", "MAX_BODY", "ReadReport", "WarcReport", "read_warc", "write_warc"]
 
 #: Content type of the metadata record that carries one fetch's :class:`FetchRecord`.
 FETCH_RECORD_TYPE = "application/vnd.hcgraph.fetch-record+json"
@@ -47,6 +47,8 @@ _TRANSFER = frozenset({"content-length", "content-encoding", "transfer-encoding"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # Kept as they are in a WARC-Target-URI: RFC 3986's reserved characters and ``%``.
 _URI_SAFE = "!#$%&'()*+,/:;=?@[]~"
+#: The largest body read back from a WARC (decoded): an archive pack's size.
+MAX_BODY = 256 * 1024 * 1024
 _REASONS = {200: "OK", 304: "Not Modified", 404: "Not Found", 410: "Gone"}
 
 
@@ -286,6 +288,8 @@ class ReadReport:
         bodies: bodies added to the archive (each distinct body once).
         damaged: records whose bytes do not match their digest: skipped (their fetch then
             has no body, and a rebuild names it unreadable).
+        too_large: records whose payload decodes to more than :data:`MAX_BODY` bytes:
+            skipped like damaged ones.
         foreign: the WARC has no hcgraph fetch records: fetches were read from its
             responses, resources and revisits.
     """
@@ -294,6 +298,7 @@ class ReadReport:
     fetches: int = 0
     bodies: set[str] = field(default_factory=set)
     damaged: list[str] = field(default_factory=list)
+    too_large: list[str] = field(default_factory=list)
     foreign: bool = False
 
 
@@ -324,8 +329,11 @@ def read_warc(stream: IO[bytes], archive: Archive, report: ReadReport | None = N
                 report.fetches += 1
                 own, derived = True, []  # hcgraph's own records: the responses say no more
             elif kind in ("response", "resource"):
-                body = rec.content_stream().read()
+                body = rec.content_stream().read(MAX_BODY + 1)
                 uri = rec.rec_headers.get_header("WARC-Target-URI") or ""
+                if len(body) > MAX_BODY:  # a WACZ from elsewhere can hold a gzip bomb
+                    report.too_large.append(uri)
+                    continue
                 if rec.digest_checker.passed is False:
                     report.damaged.append(uri)
                     continue
