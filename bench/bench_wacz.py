@@ -7,6 +7,8 @@ seed 5): each story fetched once (200, its body) and again (304, the same body c
 with the headers the crawler keeps. Then, alternately, ``--runs`` times each:
 
 * ``copy packs``: ``shutil.copy`` of every pack file into an empty directory (the floor);
+* ``gzip packs``: the packs through gzip (level 9, as ``gzip.open``) into one file: what
+  compressing the bytes alone costs, which a ``.warc.gz`` pays per record;
 * ``WARC only``: :func:`hcgraph.webarchive.write_warc` to a file (the records, gzipped);
 * ``WACZ export``: :func:`hcgraph.webarchive.export_wacz` (the WARC, the page list, then
   py-wacz's CDXJ index, ZIP and datapackage digests).
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import gzip
 import shutil
 import statistics
 import sys
@@ -92,6 +95,14 @@ def measure(stories: int, runs: int) -> list[tuple[str, float, float, int]]:
                 shutil.copy(pack, out / pack.name)
             return out
 
+        def squeeze() -> Path:
+            out = base / "packs.gz"
+            with gzip.open(out, "wb") as sink:
+                for pack in sorted((store / "archive" / "packs").glob("*.pack")):
+                    with pack.open("rb") as source:
+                        shutil.copyfileobj(source, sink, 1 << 20)
+            return out
+
         def warc() -> Path:
             out = base / "data.warc.gz"
             with out.open("wb") as handle:
@@ -101,7 +112,12 @@ def measure(stories: int, runs: int) -> list[tuple[str, float, float, int]]:
         def wacz() -> Path:
             return export_wacz(base / "crawl.wacz", store).path
 
-        jobs = {"copy packs (the floor)": copy, "WARC only": warc, "WACZ export": wacz}
+        jobs = {
+            "copy packs (the floor)": copy,
+            "gzip packs (compression alone)": squeeze,
+            "WARC only": warc,
+            "WACZ export": wacz,
+        }
         samples: dict[str, list[tuple[float, float, int]]] = {name: [] for name in jobs}
         for _ in range(runs):
             for name, job in jobs.items():

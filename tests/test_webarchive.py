@@ -401,3 +401,21 @@ def test_a_body_larger_than_the_cap_is_skipped_not_read_whole(
     back.close()
     assert len(read.too_large) == 1 and read.too_large[0].startswith("https://e.example/a%20b")
     assert read.bodies == {hashlib.sha256(b).hexdigest() for b in bodies if len(b) <= 40}
+
+
+def test_a_local_seed_file_is_a_resource_record_and_rebuilds(
+    crawl_server: CrawlServer, tmp_path: Path
+) -> None:
+    """A crawl seeded with a local story file archives it as a file: fetch: in the WARC it
+    is a ``resource`` record (no request, no page), and the rebuild from the WACZ keeps it."""
+    site = Site(crawl_server)
+    site.add("a", story("a"))
+    local = tmp_path / "local.json"
+    local.write_bytes(story("l", page("a")))
+    site.crawl(tmp_path / "store", str(local))
+    out = export_wacz(tmp_path / "l.wacz", tmp_path / "store")
+    assert out.warc.records["resource"] == 1 and out.warc.records["request"] == 1
+    assert [p["url"] for p in out.warc.pages] == [page("a") + "index.json"]
+    rebuilt = rebuild_from_wacz(tmp_path / "back", out.path)
+    assert rebuilt.stories == 2 and rebuilt.exit_code == 0
+    assert graph_digests(tmp_path / "back") == graph_digests(tmp_path / "store")

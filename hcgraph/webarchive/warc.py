@@ -249,8 +249,8 @@ class _Writer:
         self.report._count("metadata")
 
     def _page(self, record: FetchRecord, uri: str, date: str, body: bytes) -> None:
-        if record.status not in (200, None) or uri in self.paged:
-            return
+        if record.status != 200 or uri in self.paged:
+            return  # a local file (status None) is no page a replay tool can open
         self.paged.add(uri)
         self.report.pages.append({"url": uri, "ts": date, "title": _title(body) or uri})
 
