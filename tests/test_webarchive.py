@@ -229,6 +229,7 @@ def _hostile_archive(directory: Path) -> tuple[Archive, list[FetchRecord], list[
             url=url, final_url=url, fetch_url=url, status=200,
             fetched_at=f"2026-12-0{n + 1}T10:00:00.123456+02:00", sha256=sha, size=len(body),
             headers={"content-type": "text/html\r\nWARC-Type: x", "etag": '"\x00\x7f"',
+                     "x-evil\r\nWARC-Type: revisit": "1",
                      "content-encoding": "br", "content-length": "99999"},
             etag='"\x00\x7f"', redirects=[url + "/\r\n"],
         )  # fmt: skip
@@ -262,6 +263,7 @@ def test_hostile_urls_headers_and_bodies_stay_inert(tmp_path: Path) -> None:
         if rec.http_headers is not None:
             assert all("\r" not in v and "\n" not in v for _, v in rec.http_headers.headers)
             assert rec.http_headers.get_header("Content-Encoding") is None
+            assert all(":" not in n and " " not in n for n, _ in rec.http_headers.headers)
     assert kinds.count("warcinfo") == 1 and "resource" not in kinds
     back = Archive(tmp_path / "b")
     read = read_warc(io.BytesIO(buffer.getvalue()), back)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import http
 import json
 import re
 from dataclasses import dataclass, field
@@ -49,7 +50,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _URI_SAFE = "!#$%&'()*+,/:;=?@[]~"
 #: The largest body read back from a WARC (decoded): an archive pack's size.
 MAX_BODY = 256 * 1024 * 1024
-_REASONS = {200: "OK", 304: "Not Modified", 404: "Not Found", 410: "Gone"}
+_NOT_TOKEN = re.compile(r"[^!#$%&'*+.^_`|~0-9A-Za-z-]")  # what a header name cannot hold
 
 
 @dataclass
@@ -151,13 +152,17 @@ class _Writer:
     def _http_headers(self, record: FetchRecord, body: bytes | None) -> Any:
         status = record.status or 200
         headers = [
-            (name.title(), _header(value))
+            (_NOT_TOKEN.sub("-", name).title(), _header(value))
             for name, value in record.headers.items()
             if name.lower() not in _TRANSFER
         ]
         if body is not None:
             headers.append(("Content-Length", str(len(body))))
-        line = f"{status} {_REASONS.get(status, 'Status')}"
+        try:
+            reason = http.HTTPStatus(status).phrase
+        except ValueError:
+            reason = "Unknown"
+        line = f"{status} {reason}"
         return self.warcio.statusandheaders.StatusAndHeaders(line, headers, protocol="HTTP/1.1")
 
     def _response(self, record: FetchRecord, uri: str, date: str, body: bytes) -> Any:
@@ -216,13 +221,13 @@ class _Writer:
         parts = urlsplit(uri)
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         headers = [("Host", parts.netloc), ("Accept", "application/json, */*;q=0.1")]
-        http = self.warcio.statusandheaders.StatusAndHeaders(
+        asked = self.warcio.statusandheaders.StatusAndHeaders(
             f"GET {target} HTTP/1.1", headers, is_http_request=True
         )
         request = self.writer.create_warc_record(
             uri,
             "request",
-            http_headers=http,
+            http_headers=asked,
             warc_headers_dict={
                 "WARC-Date": date,
                 "WARC-Concurrent-To": main.rec_headers.get_header("WARC-Record-ID"),
