@@ -85,6 +85,8 @@ _EXPORTS: dict[str, str] = {
     "saved_queries": ".queries",
     "to_networkx": ".project",
     "write_shards": ".dump",
+    "export_wacz": ".webarchive",
+    "rebuild_from_wacz": ".webarchive",
 }
 
 #: Every public name: the version plus :data:`_EXPORTS` (one source; the ``TYPE_CHECKING``
@@ -167,3 +169,5 @@ if TYPE_CHECKING:
     from .store import Store as Store
     from .viz import citation_graph as citation_graph
     from .viz import draw_map as draw_map
+    from .webarchive import export_wacz as export_wacz
+    from .webarchive import rebuild_from_wacz as rebuild_from_wacz

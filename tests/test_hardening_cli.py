@@ -44,6 +44,7 @@ CASES: list[tuple[str, list[str]]] = [
     ("stats", ["stats", "--store", f"{BAD}/store"]),
     ("check", ["check", "--store", f"{BAD}/store"]),
     ("rebuild", ["rebuild", "--store", f"{BAD}/store"]),
+    ("archive-export", ["archive", "export", "--wacz", "x.wacz", "--store", f"{BAD}/store"]),
     ("demo", ["demo", "--out", f"{BAD}/out"]),
     ("crawl", ["crawl", "https://site.example/stories/a/", "--store", f"{BAD}/store"]),
     ("push", ["push", "--endpoint", "http://127.0.0.1:9", "--store", f"{BAD}/store"]),

@@ -38,6 +38,7 @@ COMMANDS: dict[str, str] = {
     "audit": "hcgraph.cli.audit:audit_command",
     "history": "hcgraph.cli.history:history_command",
     "manifests": "hcgraph.cli.manifests:manifests",
+    "archive": "hcgraph.cli.archive:archive",
 }
 
 
@@ -59,6 +60,7 @@ SUMMARIES: dict[str, str] = {
     "audit": "Check stories (default: all current ones) against the promises of their disclosure.",
     "history": "List every version of STORY_URL hcgraph has seen and what changed between them.",
     "manifests": "Read the cited manifests (their claims' text) and check each paragraph against them.",
+    "archive": "Hand the raw archive to web-archive tools: export it as a WACZ of WARC records.",
 }
 
 

@@ -20,6 +20,14 @@ from ._common import err_console, out_console, shown, store_option
     help="Raw archive to rebuild from (default: STORE/archive).",
 )
 @click.option(
+    "--from",
+    "wacz",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    default=None,
+    help="WACZ file to rebuild from (written by 'hcgraph archive export') instead of a raw "
+    "archive directory.",
+)
+@click.option(
     "--drop-unarchived",
     is_flag=True,
     help="Rebuild even if the store holds stories the archive does not: a story only a local "
@@ -27,14 +35,17 @@ from ._common import err_console, out_console, shown, store_option
     "version.",
 )
 @store_option
-def rebuild(archive_dir: Path | None, drop_unarchived: bool, store_dir: Path) -> None:
+def rebuild(
+    archive_dir: Path | None, wacz: Path | None, drop_unarchived: bool, store_dir: Path
+) -> None:
     """Rebuild the store's graph from the raw archive the crawler kept.
 
     No network is used.
 
     Bodies are replayed in fetch order through the same parse and mapping as a crawl, so
     the graph is the one a crawl would build with today's mapping (revisions and
-    withdrawals included).
+    withdrawals included). With --from FILE.wacz, the fetches come from a WACZ that
+    'hcgraph archive export' wrote (or any WACZ: then each response is one fetch).
     The old graph is replaced only when the new one is complete. Stories ingested from
     local files are not in the archive: if the store holds any, rebuild refuses and names
     them (exit code 1), unless --drop-unarchived. Exit code 3 if some
@@ -45,10 +56,20 @@ def rebuild(archive_dir: Path | None, drop_unarchived: bool, store_dir: Path) ->
     Example:
       hcgraph rebuild --store output/store
       hcgraph rebuild --archive backup/archive --store output/fresh-store
+      hcgraph rebuild --from crawl.wacz --store output/fresh-store
     """
-    report = run_rebuild(
-        store_dir, archive_dir, keep_outcomes=False, drop_unarchived=drop_unarchived
-    )
+    if wacz is not None and archive_dir is not None:
+        raise click.UsageError("--from and --archive are two sources: give one")
+    if wacz is not None:
+        from ..webarchive import rebuild_from_wacz
+
+        report = rebuild_from_wacz(
+            store_dir, wacz, keep_outcomes=False, drop_unarchived=drop_unarchived
+        )
+    else:
+        report = run_rebuild(
+            store_dir, archive_dir, keep_outcomes=False, drop_unarchived=drop_unarchived
+        )
     for failure in report.failures:
         reason = failure_text(failure.json_path, failure.reason)
         err_console.print(f"[red]not a story:[/] {shown(failure.source)}: {shown(reason)}")

@@ -1,0 +1,390 @@
+"""The raw archive as WARC 1.1 records (warcio), and WARC records back into a raw archive.
+
+One fetch becomes, in fetch order:
+
+* a ``response`` record (the HTTP status and the headers the crawler kept, then the body as
+  archived), or a ``revisit`` when the body is one an earlier response of the same URL
+  already holds: profile *identical-payload-digest* for an unchanged re-fetch, profile
+  *server-not-modified* for a 304; a local file read by a crawl is a ``resource``;
+* a ``request`` record (``GET``, the URL's host), concurrent to it;
+* a ``metadata`` record holding the :class:`~hcgraph.archive.FetchRecord` itself (content
+  type :data:`FETCH_RECORD_TYPE`, target ``urn:hcgraph:fetch:<TIME-URLHASH>``: under the
+  fetch's URL, pywb would replay it instead of the response), so reading the WARC back
+  gives the records the archive held, failures, redirects and validators included: a
+  rebuild from it replays the same fetches. A failed fetch (no response) has this record
+  only.
+
+Payload digests are ``sha256:<hex>``: the archive's own body names, which ``warcio check``
+verifies. Reading accepts WARCs without hcgraph's metadata records too (from another
+crawler): each response, resource and revisit is then read as one fetch.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import http
+import json
+import re
+from dataclasses import dataclass, field
+from io import BytesIO
+from typing import IO, Any
+from urllib.parse import quote, urlsplit
+
+from .._version import __version__
+from ..archive import Archive, FetchRecord
+from ..errors import ArchiveError
+from . import _deps
+
+__all__ = ["FETCH_RECORD_TYPE", "MAX_BODY", "ReadReport", "WarcReport", "read_warc", "write_warc"]
+
+#: Content type of the metadata record that carries one fetch's :class:`FetchRecord`.
+FETCH_RECORD_TYPE = "application/vnd.hcgraph.fetch-record+json"
+
+_IDENTICAL = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+_NOT_MODIFIED = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
+# A body is archived decoded, so the headers that described its transfer do not hold.
+_TRANSFER = frozenset({"content-length", "content-encoding", "transfer-encoding"})
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# Kept as they are in a WARC-Target-URI: RFC 3986's reserved characters and ``%``.
+_URI_SAFE = "!#$%&'()*+,/:;=?@[]~"
+#: The largest body read back from a WARC (decoded): an archive pack's size.
+MAX_BODY = 256 * 1024 * 1024
+_NOT_TOKEN = re.compile(r"[^!#$%&'*+.^_`|~0-9A-Za-z-]")  # what a header name cannot hold
+
+
+@dataclass
+class WarcReport:
+    """What :func:`write_warc` wrote.
+
+    Attributes:
+        fetches: fetch records read from the archive.
+        records: WARC records written per type (response, revisit, request, ...).
+        pages: the first 200 capture of each URL, as ``pages.jsonl`` lines (url, ts, title).
+        unreadable: URLs whose body the archive could not give back (damaged on disk): their
+            fetch is kept as a metadata record only, as a rebuild from the archive skips it.
+    """
+
+    fetches: int = 0
+    records: dict[str, int] = field(default_factory=dict)
+    pages: list[dict[str, str]] = field(default_factory=list)
+    unreadable: list[str] = field(default_factory=list)
+
+    def _count(self, kind: str) -> None:
+        self.records[kind] = self.records.get(kind, 0) + 1
+
+
+def warc_uri(url: str) -> str:
+    """``url`` as a WARC-Target-URI: no control character, space or non-ASCII (percent-
+    encoded as UTF-8), so a hostile URL cannot add a header line. The exact URL stays in
+    the fetch's metadata record."""
+    return quote(url, safe=_URI_SAFE)
+
+
+def _header(value: str) -> str:
+    return _CONTROL.sub(" ", value)
+
+
+def _warc_date(when: str) -> str:
+    stamp = dt.datetime.fromisoformat(when).astimezone(dt.UTC)
+    return stamp.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _digest(sha256: str) -> str:
+    return f"sha256:{sha256}"
+
+
+class _Writer:
+    """Turns fetch records into WARC records (one writer per WARC file)."""
+
+    def __init__(self, archive: Archive, out: IO[bytes]) -> None:
+        self.archive = archive
+        self.warcio = _deps.warcio()
+        self.writer = self.warcio.warcwriter.WARCWriter(out, gzip=True, warc_version="1.1")
+        self.report = WarcReport()
+        # (URI, body) of each response written → its record id and date, for revisits
+        self.first: dict[bytes, tuple[str, str]] = {}
+        self.paged: set[str] = set()
+
+    def warcinfo(self) -> None:
+        info = {
+            "software": f"hcgraph {__version__}",
+            "format": "WARC File Format 1.1",
+            "description": "the raw archive of an hcgraph crawl",
+        }
+        self.writer.write_record(self.writer.create_warcinfo_record("data.warc.gz", info))
+        self.report._count("warcinfo")
+
+    def fetch(self, record: FetchRecord) -> None:
+        self.report.fetches += 1
+        date = _warc_date(record.fetched_at)
+        local = record.url.startswith("file:")
+        uri = warc_uri(record.url if local else record.final_url)
+        main: Any = None
+        if record.error is None and record.sha256 is not None:
+            main = self._with_body(record, uri, date, local)
+        elif record.error is None and record.status is not None:
+            main = self._response(record, uri, date, b"")
+        if main is not None and not local:
+            self._request(record, uri, date, main)
+        self._metadata(record, date, main)
+
+    def _with_body(self, record: FetchRecord, uri: str, date: str, local: bool) -> Any:
+        sha = record.sha256
+        assert sha is not None
+        key = hashlib.blake2b(f"{uri}\0{sha}".encode(), digest_size=16).digest()
+        earlier = self.first.get(key)
+        if earlier is not None and not local and record.status is not None:
+            return self._revisit(record, uri, date, earlier)
+        try:
+            body = self.archive.get_body(sha)
+        except ArchiveError:
+            self.report.unreadable.append(record.url)
+            return None
+        if local:
+            main = self._resource(record, uri, date, body)
+        else:  # a 304 whose earlier body is not in this WARC under this URL: the body here
+            main = self._response(record, uri, date, body)
+        self.first[key] = (main.rec_headers.get_header("WARC-Record-ID"), date)
+        self._page(record, uri, date, body)
+        return main
+
+    def _http_headers(self, record: FetchRecord, body: bytes | None) -> Any:
+        status = record.status or 200
+        headers = [
+            (_NOT_TOKEN.sub("-", name).title(), _header(value))
+            for name, value in record.headers.items()
+            if name.lower() not in _TRANSFER
+        ]
+        if body is not None:
+            headers.append(("Content-Length", str(len(body))))
+        try:
+            reason = http.HTTPStatus(status).phrase
+        except ValueError:
+            reason = "Unknown"
+        line = f"{status} {reason}"
+        return self.warcio.statusandheaders.StatusAndHeaders(line, headers, protocol="HTTP/1.1")
+
+    def _response(self, record: FetchRecord, uri: str, date: str, body: bytes) -> Any:
+        fields = {"WARC-Date": date}
+        if record.sha256 is not None:
+            fields["WARC-Payload-Digest"] = _digest(record.sha256)
+        main = self.writer.create_warc_record(
+            uri,
+            "response",
+            payload=BytesIO(body),
+            length=len(body),
+            http_headers=self._http_headers(record, body),
+            warc_headers_dict=fields,
+        )
+        self.writer.write_record(main)
+        self.report._count("response")
+        return main
+
+    def _resource(self, record: FetchRecord, uri: str, date: str, body: bytes) -> Any:
+        assert record.sha256 is not None
+        kind = _header(record.headers.get("content-type", "application/json"))
+        main = self.writer.create_warc_record(
+            uri,
+            "resource",
+            payload=BytesIO(body),
+            length=len(body),
+            warc_content_type=kind,
+            warc_headers_dict={"WARC-Date": date, "WARC-Payload-Digest": _digest(record.sha256)},
+        )
+        self.writer.write_record(main)
+        self.report._count("resource")
+        return main
+
+    def _revisit(self, record: FetchRecord, uri: str, date: str, earlier: tuple[str, str]) -> Any:
+        assert record.sha256 is not None
+        refers_id, refers_date = earlier
+        main = self.writer.create_revisit_record(
+            uri,
+            _digest(record.sha256),
+            uri,
+            refers_date,
+            http_headers=self._http_headers(record, None),
+            warc_headers_dict={"WARC-Date": date},
+        )
+        if record.status == 304:
+            main.rec_headers.replace_header("WARC-Profile", _NOT_MODIFIED)
+        main.rec_headers.add_header("WARC-Refers-To", refers_id)
+        self.writer.write_record(main)
+        self.report._count("revisit")
+        if record.status == 200 and uri not in self.paged:
+            self.paged.add(uri)
+            self.report.pages.append({"url": uri, "ts": date, "title": uri})
+        return main
+
+    def _request(self, record: FetchRecord, uri: str, date: str, main: Any) -> None:
+        parts = urlsplit(uri)
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        headers = [("Host", parts.netloc), ("Accept", "application/json, */*;q=0.1")]
+        asked = self.warcio.statusandheaders.StatusAndHeaders(
+            f"GET {target} HTTP/1.1", headers, is_http_request=True
+        )
+        request = self.writer.create_warc_record(
+            uri,
+            "request",
+            http_headers=asked,
+            warc_headers_dict={
+                "WARC-Date": date,
+                "WARC-Concurrent-To": main.rec_headers.get_header("WARC-Record-ID"),
+            },
+        )
+        self.writer.write_record(request)
+        self.report._count("request")
+
+    def _metadata(self, record: FetchRecord, date: str, main: Any) -> None:
+        data = record.to_json()
+        fields = {"WARC-Date": date}
+        if main is not None:
+            fields["WARC-Concurrent-To"] = main.rec_headers.get_header("WARC-Record-ID")
+        # Not the fetch's URL: a replay tool looking that URL up must find the response only.
+        meta = self.writer.create_warc_record(
+            f"urn:hcgraph:fetch:{record.sort_key}",
+            "metadata",
+            payload=BytesIO(data),
+            length=len(data),
+            warc_content_type=FETCH_RECORD_TYPE,
+            warc_headers_dict=fields,
+        )
+        self.writer.write_record(meta)
+        self.report._count("metadata")
+
+    def _page(self, record: FetchRecord, uri: str, date: str, body: bytes) -> None:
+        if record.status != 200 or uri in self.paged:
+            return  # a local file (status None) is no page a replay tool can open
+        self.paged.add(uri)
+        self.report.pages.append({"url": uri, "ts": date, "title": _title(body) or uri})
+
+
+def _title(body: bytes) -> str | None:
+    """A story's headline, for the page list (None if the body is not a story)."""
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        return None
+    title = doc.get("headline") if isinstance(doc, dict) else None
+    return title if isinstance(title, str) else None
+
+
+def write_warc(archive: Archive, out: IO[bytes]) -> WarcReport:
+    """Write every fetch of ``archive`` to ``out`` as a gzipped WARC 1.1 file.
+
+    Raises:
+        ExportError: warcio is not installed (the ``archive`` extra).
+    """
+    writer = _Writer(archive, out)
+    writer.warcinfo()
+    for record in archive.records():
+        writer.fetch(record)
+    return writer.report
+
+
+@dataclass
+class ReadReport:
+    """What :func:`read_warc` read.
+
+    Attributes:
+        records: WARC records read per type.
+        fetches: fetch records added to the archive.
+        bodies: bodies added to the archive (each distinct body once).
+        damaged: records whose bytes do not match their digest: skipped (their fetch then
+            has no body, and a rebuild names it unreadable).
+        too_large: records whose payload decodes to more than :data:`MAX_BODY` bytes:
+            skipped like damaged ones.
+        foreign: the WARC has no hcgraph fetch records: fetches were read from its
+            responses, resources and revisits.
+    """
+
+    records: dict[str, int] = field(default_factory=dict)
+    fetches: int = 0
+    bodies: set[str] = field(default_factory=set)
+    damaged: list[str] = field(default_factory=list)
+    too_large: list[str] = field(default_factory=list)
+    foreign: bool = False
+
+
+def read_warc(stream: IO[bytes], archive: Archive, report: ReadReport | None = None) -> ReadReport:
+    """Add the bodies and fetch records of the WARC in ``stream`` to ``archive``.
+
+    Raises:
+        ArchiveError: the stream is not a WARC file.
+        ExportError: warcio is not installed (the ``archive`` extra).
+    """
+    warcio = _deps.warcio()
+    report = report or ReadReport()
+    derived: list[FetchRecord] = []  # read from responses, for a WARC without fetch records
+    by_digest: dict[str, str] = {}  # payload digest as written → the body's SHA-256
+    own = False
+    try:
+        for rec in warcio.archiveiterator.ArchiveIterator(stream, check_digests=True):
+            kind = rec.rec_type
+            report.records[kind] = report.records.get(kind, 0) + 1
+            if kind == "metadata" and rec.rec_headers.get_header("Content-Type") == (
+                FETCH_RECORD_TYPE
+            ):
+                data = rec.content_stream().read()
+                if rec.digest_checker.passed is False:
+                    report.damaged.append(rec.rec_headers.get_header("WARC-Target-URI") or "")
+                    continue
+                archive.add_record(FetchRecord.from_json(data))
+                report.fetches += 1
+                own, derived = True, []  # hcgraph's own records: the responses say no more
+            elif kind in ("response", "resource"):
+                body = rec.content_stream().read(MAX_BODY + 1)
+                uri = rec.rec_headers.get_header("WARC-Target-URI") or ""
+                if len(body) > MAX_BODY:  # a WACZ from elsewhere can hold a gzip bomb
+                    report.too_large.append(uri)
+                    continue
+                if rec.digest_checker.passed is False:
+                    report.damaged.append(uri)
+                    continue
+                sha = archive.put_body(body)
+                report.bodies.add(sha)
+                digest = rec.rec_headers.get_header("WARC-Payload-Digest")
+                if digest:
+                    by_digest[digest] = sha
+                if not own:
+                    derived.append(_derived(rec, sha, len(body)))
+            elif kind == "revisit" and not own:
+                digest = rec.rec_headers.get_header("WARC-Payload-Digest") or ""
+                derived.append(_derived(rec, by_digest.get(digest), 0))
+    except (warcio.exceptions.ArchiveLoadFailed, ValueError, OSError, EOFError) as exc:
+        raise ArchiveError(f"not a readable WARC file: {exc}") from None
+    if not own:
+        report.foreign = bool(derived)
+        for found in derived:
+            archive.add_record(found)
+            report.fetches += 1
+    return report
+
+
+def _derived(rec: Any, sha: str | None, size: int) -> FetchRecord:
+    """A fetch record from a response, resource or revisit record of another crawler."""
+    uri = rec.rec_headers.get_header("WARC-Target-URI") or ""
+    when = dt.datetime.fromisoformat(rec.rec_headers.get_header("WARC-Date").replace("Z", "+00:00"))
+    status: int | None = None
+    headers: dict[str, str] = {}
+    if rec.http_headers is not None:
+        try:
+            status = int(rec.http_headers.get_statuscode())
+        except ValueError:
+            status = None
+        headers = {name.lower(): value for name, value in rec.http_headers.headers}
+    elif not uri.startswith("file:"):
+        status = 200  # a resource record: the capture of a URL that answered
+    return FetchRecord(
+        url=uri,
+        final_url=uri,
+        fetch_url=uri,
+        status=status,
+        fetched_at=when.isoformat(),
+        sha256=sha,
+        size=size,
+        headers={k: v for k, v in headers.items() if k not in _TRANSFER},
+        etag=headers.get("etag"),
+        last_modified=headers.get("last-modified"),
+    )
