@@ -5,6 +5,7 @@ kill -9, stopped by a 429 or a quota answer, and the key never written anywhere.
 from __future__ import annotations
 
 import datetime as dt
+import gzip
 import json
 import logging
 import signal
@@ -235,6 +236,18 @@ def test_a_reply_over_the_cap_is_refused_and_not_archived(tmp_path: Path) -> Non
         (manifest_id(2), "reply too large: more than 4096 bytes"),
     ]
     assert report.fetched == ids(3) and set(archived_replies(archive)) == set(ids(3))
+
+
+def test_a_compressed_reply_is_decoded_and_capped(tmp_path: Path) -> None:
+    body = reply_body(manifest_id(1))
+    packed = gzip.compress(body)
+    zipped = httpx.Response(200, headers={"Content-Encoding": "gzip"}, content=iter([packed]))
+    bomb = gzip.compress(b" " * 10_000_000)  # ~10 KB that inflates to 10 MB
+    bombed = httpx.Response(200, headers={"Content-Encoding": "gzip"}, content=iter([bomb]))
+    api = Api(**{manifest_id(1): [zipped], manifest_id(2): [bombed]})
+    report, archive = run(api, manifest_archive(tmp_path), ids(1, 2), max_bytes=1 << 20)
+    assert report.fetched == ids(1) and archived_replies(archive)[manifest_id(1)].body == body
+    assert report.failed == [(manifest_id(2), f"reply too large: more than {1 << 20} bytes")]
 
 
 def test_a_redirect_is_not_followed(tmp_path: Path) -> None:

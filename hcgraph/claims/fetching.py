@@ -341,8 +341,7 @@ def fetch_manifests(
     todo, report.left = pending[:budget], pending[budget:]
     if not todo:
         return report
-    for manifest_id in todo:
-        reply_url(options.api, manifest_id)  # a bad --api fails here, before any request
+    reply_url(options.api, todo[0])  # a bad --api fails here, before any request
     key = _key(os.environ if environ is None else environ, options.key_env)
     with _Run(archive, options, key, report, transport) as run:
         run.all(todo)
@@ -491,7 +490,7 @@ class _Run:
             with self.client.stream("GET", url) as resp:
                 answer.status = resp.status_code
                 answer.headers = _kept(resp.headers)
-                answer.body = self._read(resp, deadline)
+                answer.body = self._read(resp, answer.headers, deadline)
         except _TooLarge as exc:
             answer.error = str(exc)
         except DecodeError as exc:
@@ -504,15 +503,16 @@ class _Run:
             answer.retryable = True
         return answer
 
-    def _read(self, resp: httpx.Response, deadline: float) -> bytes:
+    def _read(self, resp: httpx.Response, headers: dict[str, str], deadline: float) -> bytes:
+        """The body, decoded in bounded pieces, refused once past ``max_bytes``."""
         cap = self.options.max_bytes
-        declared = resp.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > cap and "content-encoding" not in resp.headers:
+        declared = headers.get("content-length", "")
+        coding = headers.get("content-encoding")
+        if declared.isdigit() and int(declared) > cap and not coding:
             raise _TooLarge(f"reply too large: Content-Length {declared} > {cap} bytes")
-        decoder = Decoder(resp.headers.get("content-encoding"))
         chunks: list[bytes] = []
         total = 0
-        for piece in _decoded(resp, decoder):
+        for piece in _decoded(resp, coding):
             total += len(piece)
             if total > cap:
                 raise _TooLarge(f"reply too large: more than {cap} bytes")
@@ -555,11 +555,15 @@ class _TooLarge(Exception):
     pass
 
 
-def _decoded(resp: httpx.Response, decoder: Decoder) -> Iterator[bytes]:
+def _decoded(resp: httpx.Response, coding: str | None) -> Iterator[bytes]:
     """The body's decoded pieces (bounded: a compression bomb stops at the cap)."""
     if resp.is_stream_consumed:  # built in memory (httpx.MockTransport): decoded already
         yield resp.content
         return
+    if not coding or coding.strip().lower() == "identity":
+        yield from resp.iter_raw()
+        return
+    decoder = Decoder(coding)
     for raw in resp.iter_raw():
         yield from decoder.feed(raw)
     yield from decoder.flush()
