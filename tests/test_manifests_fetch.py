@@ -563,3 +563,16 @@ def test_a_kill_9_mid_fetch_resumes_without_loss(
     assert set(records_per_id(archive).values()) == {1} and len(records_per_id(archive)) == 8
     for ident in want:
         assert archived_replies(archive)[ident].body == reply_body(ident)
+
+
+@pytest.mark.slow
+def test_a_server_too_slow_to_answer_times_out_and_the_run_goes_on(
+    server: ManifestServer, fresh: Callable[[int], list[str]], tmp_path: Path
+) -> None:
+    slow, fine = fresh(2)
+    server.route(slow, Reply(body=reply_body(slow), delay=3))
+    server.serve(fine)
+    opts = options(server.base, timeout=0.5, retries=1)
+    report = fetch_manifests([slow, fine], manifest_archive(tmp_path), opts, environ=ENVIRON)
+    assert report.failed == [(slow, "timed out after 0.5 s (gave up after 1 retries)")]
+    assert report.fetched == [fine] and server.count(slow) == 2

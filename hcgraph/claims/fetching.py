@@ -335,7 +335,7 @@ def fetch_manifests(
     options = options or FetchOptions()
     report = FetchReport()
     known = archived_replies(archive)
-    pending = []
+    pending: list[str] = []
     for manifest_id in _unique(ids):
         (report.already if manifest_id in known else pending).append(manifest_id)
     budget = len(pending) if options.max_fetch is None else max(0, options.max_fetch)
