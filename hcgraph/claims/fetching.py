@@ -36,8 +36,9 @@ The rules, in the order a run meets them:
   by its JSON path (kept raw in the archive; nothing guessed).
 
 Crash-safety: each archive entry is one unbuffered append, so a ``kill -9`` loses at most
-the reply in flight, and the next run fetches it; the archive is flushed to disk
-(``fdatasync``) at least once a second while replies arrive, and at the end.
+the reply in flight, and the next run fetches it. For a power cut, the archive is flushed
+to disk (``fdatasync``) once a second while replies arrive (in a thread of its own, so the
+requests do not wait for the disk), and at the end.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ import datetime as dt
 import hashlib
 import os
 import re
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator, Mapping, Sequence
@@ -59,7 +61,7 @@ from .._version import __version__
 from ..archive import Archive, FetchRecord
 from ..crawling.decoding import ACCEPT_ENCODING, DecodeError, Decoder
 from ..crawling.fetch import KEPT_HEADERS
-from ..errors import ManifestAuthError, ManifestError, ReplyShapeError, one_line
+from ..errors import ManifestAuthError, ManifestError, OutputError, ReplyShapeError, one_line
 from ..iris import minted
 from ..retry import Backoff, retry_after_seconds
 from .reply import DEFAULT_API, DEFAULT_KEY_ENV, parse_reply, reply_url
@@ -380,7 +382,6 @@ class _Run:
         self._key = key
         self.pacer = _Pacer(options.rate)
         self.backoff = Backoff(options.backoff_base, 30.0, options.max_retry_after)
-        self.synced = time.monotonic()
         # The transport itself, not an httpx.Client: no redirects, cookies or auth flows to
         # run, and a third less CPU a request (bench/RESULTS.md, "Manifest fetch").
         self.transport = transport or _transport(options.api)
@@ -396,11 +397,13 @@ class _Run:
         self.extensions = {"timeout": httpx.Timeout(options.timeout).as_dict()}
 
     def __enter__(self) -> _Run:
+        self.syncer = _Syncer(self.archive)
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self.own_transport:
             self.transport.close()
+        self.syncer.stop()
         self.archive.sync()  # what came is kept, whatever ended the run
 
     def all(self, todo: list[str]) -> None:
@@ -421,9 +424,7 @@ class _Run:
                     f"{one_line(self.options.key_env)} (HTTP {refused.status}); "
                     f"{kept} answers received before it are kept in the archive"
                 ) from None
-            if time.monotonic() - self.synced >= _SYNC_EVERY:
-                self.archive.sync()
-                self.synced = time.monotonic()
+            self.syncer.check()
 
     def one(self, manifest_id: str) -> None:
         """Fetch one id (with retries), archive and classify its answer."""
@@ -557,6 +558,35 @@ class _Run:
     def _scrub(self, text: str) -> str:
         """``text`` without the key (a server or a library may echo it back)."""
         return text.replace(self._key, "[the key]") if self._key in text else text
+
+
+class _Syncer:
+    """Flushes the archive to disk once a second, in a thread of its own: the requests go on
+    while the disk catches up (an ``fdatasync`` can take longer than a reply)."""
+
+    def __init__(self, archive: Archive) -> None:
+        self.archive = archive
+        self.error: OutputError | None = None
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="manifest-sync", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._done.wait(_SYNC_EVERY):
+            try:
+                self.archive.sync()
+            except OutputError as exc:  # raised in the fetching thread by check()
+                self.error = exc
+                return
+
+    def check(self) -> None:
+        """Raise the error a background sync met (the disk refused), if any."""
+        if self.error is not None:
+            raise self.error
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join()
 
 
 class _TooLarge(Exception):
