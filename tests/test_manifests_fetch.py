@@ -188,8 +188,9 @@ def test_a_short_429_is_waited_out_a_long_one_stops_the_run(tmp_path: Path) -> N
     long = [httpx.Response(429, headers={"Retry-After": "7200"})]
     api = Api(**{manifest_id(1): short, manifest_id(2): long})
     before = dt.datetime.now(dt.UTC)
-    report, _ = run(api, manifest_archive(tmp_path), ids(1, 2, 3, 4), max_fetch=3)
+    report, _ = run(api, manifest_archive(tmp_path), [*ids(1, 2), "", *ids(3, 4)], max_fetch=3)
     assert report.fetched == ids(1) and report.stopped == "rate-limited"
+    assert report.failed == [("", "an empty manifest id")]
     assert report.left == ids(2, 3, 4)  # the stopped one, the rest of the budget, the over-budget
     assert report.resume_after is not None
     assert dt.timedelta(hours=2) <= report.resume_after - before < dt.timedelta(hours=2, minutes=1)
@@ -574,5 +575,5 @@ def test_a_server_too_slow_to_answer_times_out_and_the_run_goes_on(
     server.serve(fine)
     opts = options(server.base, timeout=0.5, retries=1)
     report = fetch_manifests([slow, fine], manifest_archive(tmp_path), opts, environ=ENVIRON)
-    assert report.failed == [(slow, "timed out after 0.5 s (gave up after 1 retries)")]
+    assert report.failed == [(slow, "timed out after 0.5 s (gave up after 1 retry)")]
     assert report.fetched == [fine] and server.count(slow) == 2

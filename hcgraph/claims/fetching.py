@@ -85,6 +85,10 @@ SHOWN = 20
 SAVED_MAX_BYTES = 4 << 20
 _SYNC_EVERY = 1.0  # s: the archive is flushed at least this often while replies arrive
 _GONE = (404, 410)
+_STOPS = {
+    "rate-limited": " (HTTP 429: the API asked to slow down for longer than hcgraph waits)",
+    "quota": " (the key's quota is used up)",
+}
 _KEPT = frozenset(KEPT_HEADERS)
 _QUOTA = re.compile(rb"quota", re.IGNORECASE)
 _TOKEN = re.compile(r"[\x21-\x7e]+")  # visible ASCII: what a header value may carry
@@ -196,7 +200,8 @@ class FetchReport:
                 if self.resume_after is not None
                 else ""
             )
-            out.append(f"stopped early: {self.stopped}{when}")
+            why = _STOPS.get(self.stopped, "")
+            out.append(f"stopped early: {self.stopped}{why}{when}")
         if self.left:
             out.append(f"left: {len(self.left)} not {self._left_why()}: {_ids(self.left)}")
         return out
@@ -339,6 +344,9 @@ def fetch_manifests(
     known = archived_replies(archive)
     pending: list[str] = []
     for manifest_id in _unique(ids):
+        if not manifest_id.strip():
+            report.failed.append((manifest_id, "an empty manifest id"))
+            continue
         (report.already if manifest_id in known else pending).append(manifest_id)
     budget = len(pending) if options.max_fetch is None else max(0, options.max_fetch)
     todo, report.left = pending[:budget], pending[budget:]
@@ -418,7 +426,8 @@ class _Run:
                 self.report.left[:0] = todo[at:]
                 return
             except _Refused as refused:
-                kept = len(self.report.fetched) + len(self.report.not_found)
+                report = self.report
+                kept = len(report.fetched) + len(report.not_found) + len(report.bad_shape)
                 raise ManifestAuthError(
                     f"the manifest API refused the key in the environment variable "
                     f"{one_line(self.options.key_env)} (HTTP {refused.status}); "
@@ -459,7 +468,8 @@ class _Run:
             wait = self._retry_in(answer, n + 1)
             if wait is None or n == retries:
                 if wait is not None or answer.retryable:
-                    answer.error = f"{self._unexpected(answer)} (gave up after {retries} retries)"
+                    tries = f"{retries} {'retry' if retries == 1 else 'retries'}"
+                    answer.error = f"{self._unexpected(answer)} (gave up after {tries})"
                 return answer, n + 1
             self.pacer.defer(wait)
         raise AssertionError("unreachable")  # pragma: no cover - the loop always returns
