@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from typing import ClassVar
 
 PREFIX = b"/manifests/by-id/"
 BASE_ID = 1_000_000_000_000_000_000
@@ -56,9 +57,14 @@ def _answer(status: bytes, body: bytes) -> bytes:
     )
 
 
+def _is_key(line: bytes, auth: bytes) -> bool:
+    name, _, value = line.partition(b":")
+    return name.strip().lower() == b"authorization" and value.strip() == auth
+
+
 class Api(asyncio.Protocol):
-    answers: dict[bytes, bytes] = {}
-    auth = b""
+    answers: ClassVar[dict[bytes, bytes]] = {}
+    auth: ClassVar[bytes] = b""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport: asyncio.Transport = transport  # type: ignore[assignment]
@@ -70,8 +76,7 @@ class Api(asyncio.Protocol):
             head, self.buffer = self.buffer[:end], self.buffer[end + 4 :]
             lines = head.split(b"\r\n")
             target = lines[0].split(b" ")[1] if lines[0].count(b" ") == 2 else b""
-            keyed = any(line.lower().startswith(b"authorization:") and
-                        line.split(b":", 1)[1].strip() == self.auth for line in lines[1:])  # fmt: skip
+            keyed = any(_is_key(line, self.auth) for line in lines[1:])
             if not keyed:
                 self.transport.write(_answer(b"401 Unauthorized", b'{"error":"unauthorized"}'))
                 continue
