@@ -577,3 +577,28 @@ def test_a_server_too_slow_to_answer_times_out_and_the_run_goes_on(
     report = fetch_manifests([slow, fine], manifest_archive(tmp_path), opts, environ=ENVIRON)
     assert report.failed == [(slow, "timed out after 0.5 s (gave up after 1 retry)")]
     assert report.fetched == [fine] and server.count(slow) == 2
+
+
+@pytest.mark.slow
+def test_the_proxy_the_environment_names_is_used_unless_no_proxy(
+    server: ManifestServer,
+    fresh: Callable[[int], list[str]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As an ``httpx.Client`` would: HTTP_PROXY for the API's host, NO_PROXY to go direct
+    (the requests go through the transport itself, so this is hcgraph's to get right)."""
+    first, second = fresh(2)
+    server.serve(first)
+    server.serve(second)
+    for name in ("http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # nothing listens there
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    opts = options(server.base, retries=0)
+    through = fetch_manifests([first], manifest_archive(tmp_path), opts, environ=ENVIRON)
+    assert [i for i, _ in through.failed] == [first] and server.count(first) == 0
+    assert "ConnectError" in through.failed[0][1]
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    direct = fetch_manifests([second], manifest_archive(tmp_path), opts, environ=ENVIRON)
+    assert direct.fetched == [second] and server.count(second) == 1
