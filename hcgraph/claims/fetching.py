@@ -1,0 +1,708 @@
+"""Manifest replies into the store's archive: fetched by id over HTTP, or read from saved files.
+
+A story tells its readers how to check it: ``GET {api}/manifests/by-id/{id}`` with
+``Authorization: Bearer <key>``. This module makes those requests for the manifests a store
+cites and keeps each answer in ``STORE/archive/manifests`` (a raw archive of its own, see
+:func:`manifest_archive`), so a manifest is **never fetched twice**: an id whose reply (or
+404) is archived is not asked for again, and a rerun fetches only what is missing.
+
+The rules, in the order a run meets them:
+
+* **The key** comes only from the environment variable ``FetchOptions.key_env`` names. It
+  is sent in the ``Authorization`` header and nowhere else: not in a record, a report, a log
+  or an error message (every message is scrubbed of it too, in case a server echoes it).
+  No key (and something to fetch) is a :class:`~hcgraph.errors.ManifestError` naming the
+  variable, before any request. Reply *bodies* are kept byte-exact, as the server sent them.
+* **The budget**: at most ``max_fetch`` ids are requested (retries do not count), in the
+  order given (most-cited first); the rest are reported as ``left``.
+* **Politeness**: one host (``--api``), requests started at most ``rate`` per second, no
+  redirect followed (the key must not travel to another host).
+* **Retries**: connection errors, timeouts, 408 and 5xx are retried ``retries`` times with
+  hcgraph's back-off (:mod:`hcgraph.retry`), honouring ``Retry-After``; after that the id
+  is ``failed`` and the run goes on.
+* **401/403** (the key refused): what came so far is kept (synced), then
+  :class:`~hcgraph.errors.ManifestAuthError` names the variable.
+* **429** (rate-limited): a ``Retry-After`` up to ``max_retry_after`` seconds is waited out
+  (within ``retries``); a longer one, none, or retries spent stop the run: ``stopped =
+  "rate-limited"``, ``resume_after`` from ``Retry-After`` when given, the ids not answered
+  are ``left``. **A quota answer** stops the run the same way (``stopped = "quota"``):
+  ``402 Payment Required``, or a 429 or 403 whose body mentions ``quota`` (the demo key's
+  25-manifest limit answered as such; a 403 without the word is the key refused).
+* **404/410**: the manifest is ``not_found`` (archived as such: not asked again); the rest
+  go on. Any other answer (400, a redirect, a reply over ``max_bytes``) is ``failed`` and
+  not archived, so a rerun asks again.
+* **A 200** is archived as it arrives (body, then record), then read with
+  :func:`~hcgraph.claims.reply.parse_reply`: a shape not understood is ``bad_shape``, named
+  by its JSON path (kept raw in the archive; nothing guessed).
+
+Crash-safety: each archive entry is one unbuffered append, so a ``kill -9`` loses at most
+the reply in flight, and the next run fetches it. For a power cut, the archive is flushed
+to disk (``fdatasync``) once a second while replies arrive (in a thread of its own, so the
+requests do not wait for the disk), and at the end.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+import re
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote
+
+import httpx
+
+from .._version import __version__
+from ..archive import Archive, FetchRecord
+from ..crawling.decoding import ACCEPT_ENCODING, DecodeError, Decoder
+from ..crawling.fetch import KEPT_HEADERS
+from ..errors import ManifestAuthError, ManifestError, OutputError, ReplyShapeError, one_line
+from ..iris import minted
+from ..retry import Backoff, retry_after_seconds
+from .reply import DEFAULT_API, DEFAULT_KEY_ENV, parse_reply, reply_url
+
+__all__ = [
+    "SAVED_MAX_BYTES",
+    "SHOWN",
+    "ArchivedReply",
+    "FetchOptions",
+    "FetchReport",
+    "archived_replies",
+    "fetch_manifests",
+    "manifest_archive",
+    "manifest_iri",
+    "read_saved",
+]
+
+#: Shown per list in :meth:`FetchReport.lines`; the rest are counted.
+SHOWN = 20
+#: The largest saved reply :func:`read_saved` reads (a larger file is ``failed``).
+SAVED_MAX_BYTES = 4 << 20
+_SYNC_EVERY = 1.0  # s: the archive is flushed at least this often while replies arrive
+_GONE = (404, 410)
+_STOPS = {
+    "rate-limited": " (HTTP 429: the API asked to slow down for longer than hcgraph waits)",
+    "quota": " (the key's quota is used up)",
+}
+_KEPT = frozenset(KEPT_HEADERS)
+_QUOTA = re.compile(rb"quota", re.IGNORECASE)
+_TOKEN = re.compile(r"[\x21-\x7e]+")  # visible ASCII: what a header value may carry
+_IRI_BASE = minted("manifest", "")
+
+
+def manifest_archive(store_dir: Path | str) -> Archive:
+    """The store's archive of manifest replies: ``STORE/archive/manifests``.
+
+    Its packs are ``STORE/archive/manifests/packs/*.pack``: the story archive
+    (``Archive(STORE/"archive")``) reads only ``STORE/archive/packs/*.pack``, so ``hcgraph
+    rebuild``, ``history`` and the crawl never see a manifest reply as a story.
+    """
+    return Archive(Path(store_dir) / "archive" / "manifests")
+
+
+def manifest_iri(manifest_id: str) -> str:
+    """The manifest's IRI (:mod:`hcgraph.iris`): the logical thing a record says was asked
+    for (``FetchRecord.url``)."""
+    return minted("manifest", manifest_id)
+
+
+def _id_of(iri: str) -> str | None:
+    """The manifest id of a record's ``url`` (an IRI :func:`manifest_iri` made), or None."""
+    rest = iri[len(_IRI_BASE) :] if iri.startswith(_IRI_BASE) else ""
+    return unquote(rest) if rest and "/" not in rest else None
+
+
+@dataclass
+class FetchOptions:
+    """How :func:`fetch_manifests` asks. Defaults are those of ``hcgraph manifests fetch``.
+
+    Attributes:
+        api: the API's base URL, or a template holding ``{manifest_id}`` (see
+            :func:`~hcgraph.claims.reply.reply_url`).
+        key_env: the *name* of the environment variable holding the key.
+        max_fetch: the budget: at most this many ids are requested (None: all).
+        rate: request starts per second (0: unlimited).
+        retries: extra attempts on 5xx, 408, network errors and a short 429.
+        timeout: seconds for one attempt.
+        max_bytes: a larger reply is refused (``failed``), never read whole.
+        max_retry_after: the longest ``Retry-After`` waited out; a 429 asking for longer
+            stops the run (``resume_after`` says when to go on).
+        backoff_base: the first back-off delay in seconds (doubles each retry, jittered).
+    """
+
+    api: str = DEFAULT_API
+    key_env: str = DEFAULT_KEY_ENV
+    max_fetch: int | None = None
+    rate: float = 2.0
+    retries: int = 3
+    timeout: float = 30.0
+    max_bytes: int = 4 << 20
+    max_retry_after: float = 60.0
+    backoff_base: float = 0.5
+
+
+@dataclass
+class FetchReport:
+    """What one run did (of :func:`fetch_manifests` or :func:`read_saved`).
+
+    Attributes:
+        fetched: ids whose reply was archived this run.
+        already: ids whose reply (or 404) the archive already had: not asked for.
+        not_found: ids the API answered 404 (or 410) this run.
+        bad_shape: ``(id, json_path, reason)`` of replies archived raw but not understood.
+        failed: ``(id, reason)`` of ids with no usable answer (after retries).
+        left: ids not requested: over the budget, after a stop, or (``read_saved``) with no
+            saved file.
+        stopped: why the run stopped early (``"rate-limited"``, ``"quota"``), or None.
+        resume_after: when a rerun may go on (from ``Retry-After``), if the API said.
+        requests: HTTP requests made (retries included); 0 for saved files.
+        directory: the directory saved replies were read from (``read_saved``), else None.
+    """
+
+    fetched: list[str] = field(default_factory=list)
+    already: list[str] = field(default_factory=list)
+    not_found: list[str] = field(default_factory=list)
+    bad_shape: list[tuple[str, str, str]] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    left: list[str] = field(default_factory=list)
+    stopped: str | None = None
+    resume_after: dt.datetime | None = None
+    requests: int = 0
+    directory: Path | None = None
+
+    def lines(self) -> list[str]:
+        """The human report, one fact a line (server and file text made visible)."""
+        what = "read from saved files" if self.directory is not None else "fetched"
+        out = [
+            f"{len(self.fetched)} manifest replies {what}, {len(self.already)} already "
+            f"archived (not asked for again), {self.requests} HTTP requests"
+        ]
+        if self.not_found:
+            out.append(f"not found (404): {_ids(self.not_found)}")
+        out += [
+            f"not understood: manifest {one_line(i)}: {one_line(path or '(the reply)')}: "
+            f"{one_line(why)}"
+            for i, path, why in self.bad_shape[:SHOWN]
+        ]
+        out += _more(len(self.bad_shape), "not understood")
+        out += [
+            f"failed: manifest {one_line(i)}: {one_line(why)}" for i, why in self.failed[:SHOWN]
+        ]
+        out += _more(len(self.failed), "failed")
+        if self.stopped is not None:
+            when = (
+                f"; resume after {self.resume_after.strftime('%Y-%m-%dT%H:%M:%SZ')}"
+                if self.resume_after is not None
+                else ""
+            )
+            why = _STOPS.get(self.stopped, "")
+            out.append(f"stopped early: {self.stopped}{why}{when}")
+        if self.left:
+            out.append(f"left: {len(self.left)} not {self._left_why()}: {_ids(self.left)}")
+        return out
+
+    def _left_why(self) -> str:
+        if self.directory is not None:
+            return f"read (no saved reply in {one_line(self.directory)})"
+        if self.stopped is not None:
+            return "requested (the run stopped; run it again to go on)"
+        return "requested (over the budget; run again, or raise --max, to fetch them)"
+
+
+def _ids(ids: Sequence[str]) -> str:
+    shown = ", ".join(one_line(i) for i in ids[:SHOWN])
+    return shown + (f" … and {len(ids) - SHOWN} more" if len(ids) > SHOWN else "")
+
+
+def _more(count: int, what: str) -> list[str]:
+    return [f"{what}: … and {count - SHOWN} more"] if count > SHOWN else []
+
+
+@dataclass(frozen=True)
+class ArchivedReply:
+    """The newest archived answer for one manifest.
+
+    Attributes:
+        manifest_id: the id asked for.
+        record: its fetch record (``fetch_url``: the API URL, or the saved file's path).
+        status: 200 (a reply, fetched or saved) or 404 (the API said not found).
+        body: the reply's bytes as received (None for a 404).
+        sha256: the body's SHA-256 (None for a 404).
+    """
+
+    manifest_id: str
+    record: FetchRecord
+    status: int
+    body: bytes | None
+    sha256: str | None
+
+
+def archived_replies(archive: Archive) -> dict[str, ArchivedReply]:
+    """The newest archived answer per manifest id (a record whose body no longer matches its
+    hash is passed over: the next run fetches that manifest again)."""
+    newest: dict[str, ArchivedReply] = {}
+    for record in archive.records():  # oldest first: a later answer replaces an earlier
+        manifest_id = _id_of(record.url)
+        if manifest_id is None:
+            continue
+        if record.status in _GONE:
+            newest[manifest_id] = ArchivedReply(manifest_id, record, 404, None, None)
+        elif record.sha256 is not None and record.status in (200, None):
+            body = archive.intact_body(record.sha256)
+            if body is not None:
+                newest[manifest_id] = ArchivedReply(manifest_id, record, 200, body, record.sha256)
+    return newest
+
+
+def _unique(ids: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(ids))
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+class _Stop(Exception):
+    """The API said to stop (429 or a quota answer)."""
+
+    def __init__(self, why: str, wait: float | None) -> None:
+        super().__init__(why)
+        self.why = why
+        self.wait = wait
+
+
+class _Refused(Exception):
+    """The API refused the key (401/403)."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+@dataclass
+class _Answer:
+    """One HTTP attempt: a status with headers and (capped) body, or a failure."""
+
+    status: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""
+    error: str | None = None
+    retryable: bool = False  # a network error or timeout (retried like a 5xx)
+
+    @property
+    def retry_after(self) -> float | None:
+        return retry_after_seconds(self.headers.get("retry-after"))
+
+
+class _Pacer:
+    """Request starts at most ``rate`` a second to the one host, and never before a
+    ``Retry-After`` the host asked for."""
+
+    def __init__(self, rate: float) -> None:
+        self.interval = 1.0 / rate if rate > 0 else 0.0
+        self.next_start = 0.0
+
+    def wait(self) -> None:
+        while (delay := self.next_start - time.monotonic()) > 0:
+            time.sleep(delay)
+        self.next_start = max(self.next_start, time.monotonic()) + self.interval
+
+    def defer(self, seconds: float) -> None:
+        self.next_start = max(self.next_start, time.monotonic() + seconds)
+
+
+def fetch_manifests(
+    ids: Sequence[str],
+    archive: Archive,
+    options: FetchOptions | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    transport: httpx.BaseTransport | None = None,
+) -> FetchReport:
+    """Fetch the replies of ``ids`` (most-cited first) not yet in ``archive``, archiving each
+    as it arrives (see the module docstring for the rules).
+
+    Args:
+        ids: manifest ids, in the order to fetch them (duplicates are asked once).
+        archive: where replies go (:func:`manifest_archive`).
+        options: the API, the key's variable, the budget and the politeness limits.
+        environ: where the key is read from (default ``os.environ``).
+        transport: an httpx transport (tests pass ``httpx.MockTransport``).
+
+    Raises:
+        ManifestError: no key in the variable (and something to fetch), or a bad ``--api``.
+        ManifestAuthError: the API refused the key (what came before is kept).
+        OutputError: the archive cannot be written.
+    """
+    options = options or FetchOptions()
+    report = FetchReport()
+    known = archived_replies(archive)
+    pending: list[str] = []
+    for manifest_id in _unique(ids):
+        if not manifest_id.strip():
+            report.failed.append((manifest_id, "an empty manifest id"))
+            continue
+        (report.already if manifest_id in known else pending).append(manifest_id)
+    budget = len(pending) if options.max_fetch is None else max(0, options.max_fetch)
+    todo, report.left = pending[:budget], pending[budget:]
+    if not todo:
+        return report
+    reply_url(options.api, todo[0])  # a bad --api fails here, before any request
+    key = _key(os.environ if environ is None else environ, options.key_env)
+    with _Run(archive, options, key, report, transport) as run:
+        run.all(todo)
+    return report
+
+
+def _key(environ: Mapping[str, str], name: str) -> str:
+    """The key in ``environ[name]`` (surrounding whitespace dropped); never in a message."""
+    key = environ.get(name, "").strip()
+    if not key:
+        raise ManifestError(
+            f"no API key: set the environment variable {one_line(name)} to the manifest "
+            "API's key (the key is read from there only, never from an option)"
+        )
+    if not _TOKEN.fullmatch(key):
+        raise ManifestError(
+            f"the key in the environment variable {one_line(name)} is not usable in an "
+            "HTTP header (it holds a space, a control or a non-ASCII character)"
+        )
+    return key
+
+
+class _Run:
+    """One run of :func:`fetch_manifests`: the client, the pace, the archive writes."""
+
+    def __init__(
+        self,
+        archive: Archive,
+        options: FetchOptions,
+        key: str,
+        report: FetchReport,
+        transport: httpx.BaseTransport | None,
+    ) -> None:
+        self.archive, self.options, self.report = archive, options, report
+        self._key = key
+        self.pacer = _Pacer(options.rate)
+        self.backoff = Backoff(options.backoff_base, 30.0, options.max_retry_after)
+        # The transport itself, not an httpx.Client: no redirects, cookies or auth flows to
+        # run, and a third less CPU a request (bench/RESULTS.md, "Manifest fetch").
+        self.transport = transport or _transport(options.api)
+        self.own_transport = transport is None
+        self.headers = httpx.Headers(
+            {
+                "Authorization": f"Bearer {key}",
+                "Accept": "application/json",
+                "Accept-Encoding": ACCEPT_ENCODING,
+                "User-Agent": f"hcgraph/{__version__} (manifest reader)",
+            }
+        )
+        self.extensions = {"timeout": httpx.Timeout(options.timeout).as_dict()}
+
+    def __enter__(self) -> _Run:
+        self.syncer = _Syncer(self.archive)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.own_transport:
+            self.transport.close()
+        self.syncer.stop()
+        self.archive.sync()  # what came is kept, whatever ended the run
+
+    def all(self, todo: list[str]) -> None:
+        """Ask for each id in turn until done, stopped, or the key is refused."""
+        for at, manifest_id in enumerate(todo):
+            try:
+                self.one(manifest_id)
+            except _Stop as stop:
+                self.report.stopped = stop.why
+                if stop.wait is not None:
+                    self.report.resume_after = _now() + dt.timedelta(seconds=stop.wait)
+                self.report.left[:0] = todo[at:]
+                return
+            except _Refused as refused:
+                report = self.report
+                kept = len(report.fetched) + len(report.not_found) + len(report.bad_shape)
+                raise ManifestAuthError(
+                    f"the manifest API refused the key in the environment variable "
+                    f"{one_line(self.options.key_env)} (HTTP {refused.status}); "
+                    f"{kept} answers received before it are kept in the archive"
+                ) from None
+            self.syncer.check()
+
+    def one(self, manifest_id: str) -> None:
+        """Fetch one id (with retries), archive and classify its answer."""
+        url = reply_url(self.options.api, manifest_id)
+        answer, attempts = self._with_retries(url)
+        report = self.report
+        if answer.error is not None:
+            report.failed.append((manifest_id, self._scrub(answer.error)))
+        elif answer.status == 200:
+            self._archive(manifest_id, url, answer, attempts)
+            try:
+                parse_reply(answer.body, url, expected_id=manifest_id)
+            except ReplyShapeError as exc:
+                report.bad_shape.append((manifest_id, exc.json_path, self._scrub(exc.reason)))
+            else:
+                report.fetched.append(manifest_id)
+        elif answer.status in _GONE:
+            self._archive(manifest_id, url, answer, attempts)
+            report.not_found.append(manifest_id)
+        else:
+            report.failed.append((manifest_id, self._unexpected(answer)))
+
+    def _with_retries(self, url: str) -> tuple[_Answer, int]:
+        """The final answer for ``url`` and the requests it took; raises :class:`_Stop` or
+        :class:`_Refused` when the API says so."""
+        retries = max(0, self.options.retries)
+        for n in range(retries + 1):
+            self.pacer.wait()
+            self.report.requests += 1
+            answer = self._get(url)
+            self._check_refusal(answer, last=n == retries)
+            wait = self._retry_in(answer, n + 1)
+            if wait is None or n == retries:
+                if wait is not None or answer.retryable:
+                    tries = f"{retries} {'retry' if retries == 1 else 'retries'}"
+                    answer.error = f"{self._unexpected(answer)} (gave up after {tries})"
+                return answer, n + 1
+            self.pacer.defer(wait)
+        raise AssertionError("unreachable")  # pragma: no cover - the loop always returns
+
+    def _check_refusal(self, answer: _Answer, *, last: bool) -> None:
+        """Raise for a quota answer, a 429 that is not to be waited out, or 401/403."""
+        status = answer.status
+        quota = status == 402 or (status in (403, 429) and bool(_QUOTA.search(answer.body)))
+        if quota:
+            raise _Stop("quota", answer.retry_after)
+        if status in (401, 403):
+            raise _Refused(status)
+        if status == 429:
+            wait = answer.retry_after
+            if wait is None or wait > self.options.max_retry_after or last:
+                raise _Stop("rate-limited", wait)
+
+    def _retry_in(self, answer: _Answer, failed: int) -> float | None:
+        """Seconds before the next attempt, or None when ``answer`` is final."""
+        status = answer.status
+        if not (answer.retryable or status in (408, 429) or (status or 0) >= 500):
+            return None
+        asked = answer.retry_after
+        if asked is not None and asked > self.options.max_retry_after:
+            return None  # a server asking for a long pause: this id fails, the run goes on
+        return max(self.backoff.delay(failed), asked or 0.0)
+
+    def _get(self, url: str) -> _Answer:
+        """One GET: status, the kept headers, and the body up to ``max_bytes``."""
+        answer = _Answer()
+        deadline = time.monotonic() + self.options.timeout
+        try:
+            request = httpx.Request("GET", url, headers=self.headers, extensions=self.extensions)
+            resp = self.transport.handle_request(request)
+            try:
+                answer.status = resp.status_code
+                answer.headers = _kept(resp.headers)
+                answer.body = self._read(resp, answer.headers, deadline)
+            finally:
+                resp.close()
+        except _TooLarge as exc:
+            answer.error = str(exc)
+        except DecodeError as exc:
+            answer.error = f"cannot decode the reply: {exc}"
+        except (httpx.TimeoutException, TimeoutError):
+            answer.error = f"timed out after {self.options.timeout:g} s"
+            answer.retryable = True
+        except (httpx.TransportError, OSError) as exc:  # connection refused, reset, …
+            answer.error = self._scrub(f"{type(exc).__name__}: {one_line(exc)}")
+            answer.retryable = True
+        return answer
+
+    def _read(self, resp: httpx.Response, headers: dict[str, str], deadline: float) -> bytes:
+        """The body, decoded in bounded pieces, refused once past ``max_bytes``."""
+        cap = self.options.max_bytes
+        declared = headers.get("content-length", "")
+        coding = headers.get("content-encoding")
+        if declared.isdigit() and int(declared) > cap and not coding:
+            raise _TooLarge(f"reply too large: Content-Length {declared} > {cap} bytes")
+        chunks: list[bytes] = []
+        total = 0
+        for piece in _decoded(resp, coding):
+            total += len(piece)
+            if total > cap:
+                raise _TooLarge(f"reply too large: more than {cap} bytes")
+            if time.monotonic() > deadline:
+                raise TimeoutError
+            chunks.append(piece)
+        return b"".join(chunks)
+
+    def _archive(self, manifest_id: str, url: str, answer: _Answer, attempts: int) -> None:
+        """Body first, then its record: a record is only ever read with its body there."""
+        body = answer.body if answer.status == 200 else None
+        sha = self.archive.put_body(body) if body is not None else None
+        iri = manifest_iri(manifest_id)
+        record = FetchRecord(
+            url=iri,
+            final_url=iri,
+            fetch_url=url,
+            status=answer.status,
+            fetched_at=_now().isoformat(),
+            sha256=sha,
+            size=len(body) if body is not None else 0,
+            headers={k: self._scrub(v) for k, v in answer.headers.items()},
+            attempts=attempts,
+        )
+        self.archive.add_record(record)
+
+    def _unexpected(self, answer: _Answer) -> str:
+        if answer.error is not None:
+            return answer.error
+        where = answer.headers.get("location")
+        moved = f" to {self._scrub(one_line(where))} (not followed: one host)" if where else ""
+        return f"HTTP {answer.status}{moved}"
+
+    def _scrub(self, text: str) -> str:
+        """``text`` without the key (a server or a library may echo it back)."""
+        return text.replace(self._key, "[the key]") if self._key in text else text
+
+
+class _Syncer:
+    """Flushes the archive to disk once a second, in a thread of its own: the requests go on
+    while the disk catches up (an ``fdatasync`` can take longer than a reply)."""
+
+    def __init__(self, archive: Archive) -> None:
+        self.archive = archive
+        self.error: OutputError | None = None
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="manifest-sync", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._done.wait(_SYNC_EVERY):
+            try:
+                self.archive.sync()
+            except OutputError as exc:  # raised in the fetching thread by check()
+                self.error = exc
+                return
+
+    def check(self) -> None:
+        """Raise the error a background sync met (the disk refused), if any."""
+        if self.error is not None:
+            raise self.error
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join()
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _transport(api: str) -> httpx.HTTPTransport:
+    """A transport to the API's host, through the proxy the environment names for it (as
+    an ``httpx.Client`` would: ``HTTPS_PROXY``/``HTTP_PROXY``/``ALL_PROXY``, ``NO_PROXY``)."""
+    url = httpx.URL(api.replace("{manifest_id}", "0"))
+    proxies = urllib.request.getproxies()
+    proxy = proxies.get(url.scheme) or proxies.get("all")
+    if proxy and not urllib.request.proxy_bypass(url.host):
+        return httpx.HTTPTransport(proxy=proxy)
+    return httpx.HTTPTransport()
+
+
+def _decoded(resp: httpx.Response, coding: str | None) -> Iterator[bytes]:
+    """The body's decoded pieces (bounded: a compression bomb stops at the cap)."""
+    if resp.is_stream_consumed:  # built in memory (httpx.MockTransport): decoded already
+        yield resp.content
+        return
+    if not coding or coding.strip().lower() == "identity":
+        yield from resp.iter_raw()
+        return
+    decoder = Decoder(coding)
+    for raw in resp.iter_raw():
+        yield from decoder.feed(raw)
+    yield from decoder.flush()
+
+
+def _kept(headers: httpx.Headers) -> dict[str, str]:
+    """The archived response headers (:data:`~hcgraph.crawling.fetch.KEPT_HEADERS`), read
+    in one pass over the fields."""
+    found: dict[str, str] = {}
+    for name, value in headers.multi_items():
+        if name in _KEPT:
+            found[name] = f"{found[name]}, {value}" if name in found else value
+    return found
+
+
+# --- saved replies (--dir) ------------------------------------------------------------------
+
+
+def read_saved(ids: Sequence[str], directory: Path | str, archive: Archive) -> FetchReport:
+    """Archive the saved replies of ``ids`` from ``directory`` (``DIR/{id}.json``, or
+    ``DIR/{id}`` as ``curl -o`` may have left it), like fetched ones.
+
+    An unchanged file (its bytes are the newest archived reply for that id) is not archived
+    again (``already``); a changed one is archived as a new version. An id with no file is
+    ``left``; an unreadable file (or one over :data:`SAVED_MAX_BYTES`) is ``failed``; a file
+    whose shape is not understood is archived raw and named in ``bad_shape``.
+
+    Raises:
+        ManifestError: ``directory`` is not a directory.
+        OutputError: the archive cannot be written.
+    """
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise ManifestError(f"--dir {one_line(directory)}: not a directory")
+    report = FetchReport(directory=directory)
+    known = archived_replies(archive)
+    try:
+        for manifest_id in _unique(ids):
+            _read_one(manifest_id, directory, archive, known.get(manifest_id), report)
+    finally:
+        archive.sync()
+    return report
+
+
+def _read_one(
+    manifest_id: str,
+    directory: Path,
+    archive: Archive,
+    prior: ArchivedReply | None,
+    report: FetchReport,
+) -> None:
+    if Path(manifest_id).name != manifest_id or manifest_id in (".", "..") or "\0" in manifest_id:
+        report.failed.append((manifest_id, "not a file name (a saved reply is DIR/ID.json)"))
+        return
+    path = next(
+        (p for p in (directory / f"{manifest_id}.json", directory / manifest_id) if p.is_file()),
+        None,
+    )
+    if path is None:
+        report.left.append(manifest_id)
+        return
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(SAVED_MAX_BYTES + 1)
+    except OSError as exc:
+        report.failed.append((manifest_id, f"{path}: cannot read: {exc.strerror or exc}"))
+        return
+    if len(data) > SAVED_MAX_BYTES:
+        report.failed.append((manifest_id, f"{path}: larger than {SAVED_MAX_BYTES} bytes"))
+        return
+    if prior is not None and prior.sha256 == hashlib.sha256(data).hexdigest():
+        report.already.append(manifest_id)
+        return
+    sha = archive.put_body(data)
+    iri = manifest_iri(manifest_id)
+    where = str(path.resolve())
+    archive.add_record(FetchRecord(iri, iri, where, None, _now().isoformat(), sha, len(data)))
+    try:
+        parse_reply(data, str(path), expected_id=manifest_id)
+    except ReplyShapeError as exc:
+        report.bad_shape.append((manifest_id, exc.json_path, exc.reason))
+    else:
+        report.fetched.append(manifest_id)
