@@ -21,15 +21,20 @@ import json
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from ._io import atomic_text_writer, atomic_writer, ensure_dir
 from .crawling import CrawlOptions, CrawlReport, crawl
 from .crawling.fetch import FetchPolicy
 from .store import Store
+
+if TYPE_CHECKING:
+    from .sample import Corpus
 
 __all__ = ["DEMO_STEPS", "DemoResult", "DemoStep", "SiteServer", "run_demo", "sample_site"]
 
@@ -88,8 +93,23 @@ def _audit_report(store_dir: Path, out_dir: Path) -> list[Path]:
     return [write_report(report, out_dir / "audit.html")]
 
 
+def _pull_replies(store_dir: Path, out_dir: Path) -> list[Path]:
+    """The saved manifest replies (written by :func:`run_demo`) into the store, and every
+    story checked against its claims' text: offline, as ``hcgraph manifests fetch --dir``."""
+    from .claims.pulling import pull_manifests
+
+    replies = out_dir / REPLIES_DIR
+    with Store(store_dir) as store:
+        pull_manifests(store, directory=replies)
+    return [replies]
+
+
+#: Where the demo keeps the sample's manifest replies (one ``ID.json`` each, as curl saves them).
+REPLIES_DIR = "manifest-replies"
+
 #: The demo's post-crawl steps, run in order. Add a feature's output with one line here.
 DEMO_STEPS: list[DemoStep] = [
+    DemoStep("replies", _pull_replies),
     DemoStep("graph", _export_turtle),
     DemoStep("queries", _run_queries),
     DemoStep("maps", _draw_maps),
@@ -104,13 +124,24 @@ def sample_site(n_stories: int = 60, seed: int = 7) -> tuple[dict[str, bytes], l
         ``(files, seeds)``: URL path (``/<host>/stories/…/index.json``) → bytes, and the
         story page URLs to start the crawl from (the real story and two sample stories).
     """
+    corpus = _sample_corpus(n_stories, seed)
+    return corpus.site_files(by_host=True), [str(s["url"]) for s in corpus.stories[:3]]
+
+
+def sample_replies(n_stories: int = 60, seed: int = 7) -> dict[str, bytes]:
+    """The manifest API's replies for the sample site's manifests: id → JSON bytes (the real
+    reply for the one real manifest the fixture has; none for the seed's other four)."""
+    return _sample_corpus(n_stories, seed).replies()
+
+
+@lru_cache(maxsize=2)
+def _sample_corpus(n_stories: int, seed: int) -> Corpus:
     from .sample import generate_corpus
 
     real = json.loads(
         resources.files("hcgraph").joinpath("data/agentic-rl-production.json").read_bytes()
     )
-    corpus = generate_corpus(n_stories, seed, include_seed=real)
-    return corpus.site_files(by_host=True), [str(s["url"]) for s in corpus.stories[:3]]
+    return generate_corpus(n_stories, seed, include_seed=real)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -183,9 +214,14 @@ SELECT (COUNT(*) AS ?n) WHERE {
   { SELECT ?m WHERE { ?s hc:citesManifest ?m } GROUP BY ?m HAVING (COUNT(?s) >= 2) }
 }"""
 _STORIES = "SELECT ?s WHERE { ?s a hc:Story }"
+_VERDICTS = (
+    "SELECT ?status (COUNT(?v) AS ?n) WHERE { ?v hc:supportStatus ?status } GROUP BY ?status"
+)
 
 
 def _summary(store_dir: Path, report: CrawlReport) -> dict[str, int]:
+    import pyoxigraph as ox
+
     from .provenance._graph import count
 
     with Store(store_dir, read_only=True) as store:
@@ -198,6 +234,10 @@ def _summary(store_dir: Path, report: CrawlReport) -> dict[str, int]:
             "sources_reused": count(store, _REUSED),
             "failures": len(report.failures),
             "quads": len(store),
+            **{
+                status: count(store, _VERDICTS, status=ox.Literal(status))
+                for status in ("supported", "unsupported", "not-checkable")
+            },
         }
 
 
@@ -222,6 +262,11 @@ def run_demo(
     ensure_dir(out)
     store = Path(store_dir) if store_dir else out / "store"
     files, seeds = sample_site(n_stories, seed)
+    replies = out / REPLIES_DIR
+    ensure_dir(replies)
+    for manifest_id, body in sample_replies(n_stories, seed).items():
+        with atomic_writer(replies / f"{manifest_id}.json") as handle:
+            handle.write(body)
     with SiteServer(files) as server:
         options = CrawlOptions(
             depth=depth,

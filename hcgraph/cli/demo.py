@@ -27,7 +27,9 @@ def demo(out_dir: Path, store_dir: Path | None, n_stories: int) -> None:
     """Run the whole job offline on a bundled sample site.
 
     Serves the site on 127.0.0.1, crawls it over HTTP, and writes the store, graph.ttl and
-    the crawl report to OUT.
+    the crawl report to OUT. The manifest API's replies for the sample's manifests are saved
+    under OUT/manifest-replies and read as `hcgraph manifests fetch --dir` would, so every
+    paragraph is checked against the text of the claims it cites.
 
     The site holds the real seed story (agentic-rl-production) and generated sample
     stories (marked "sample": true, under https://news.example.org) that cite overlapping
@@ -54,6 +56,11 @@ def demo(out_dir: Path, store_dir: Path | None, n_stories: int) -> None:
     out_console.print(
         f"  failures     {len(failed)} related links not ingested "
         f"({not_found} not found on the sample site; details in the crawl report)"
+    )
+    out_console.print(
+        f"  support      {s['supported'] + s['unsupported'] + s['not-checkable']} "
+        f"(paragraph, claim) pairs checked against the claims' text: {s['supported']} "
+        f"supported, {s['unsupported']} unsupported, {s['not-checkable']} not checkable"
     )
     out_console.print(f"  quads        {s['quads']}")
     out_console.print("wrote:")
