@@ -132,9 +132,10 @@ def limit_memory(size: int) -> None:
 
 
 def exceeded_message(name: str, size: int, option: str = "--query-memory") -> str:
-    """The one line for a query stopped at its memory limit."""
+    """The one line for a query stopped at its memory limit (``name``: the query's)."""
+    head = f"{name}: " if name else ""
     return (
-        f"{name}: the query needed more than {describe_size(size)} of memory ({option});"
+        f"{head}the query needed more than {describe_size(size)} of memory ({option});"
         f" stopped. Narrow it (a LIMIT, a more selective pattern, fewer rows to sort or"
         f" group), or allow it more with {option}"
     )
