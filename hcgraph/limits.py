@@ -8,7 +8,10 @@ query runs in a process of its own whose data segment is capped with ``RLIMIT_DA
 past the cap an allocation fails, Oxigraph (Rust) aborts the process with ``memory
 allocation of N bytes failed`` and Python raises ``MemoryError``; either way the caller gets
 one line saying the query needed more than the limit (:func:`exceeded_message`), and the
-machine keeps its memory. ``RLIMIT_AS`` would count the address space RocksDB reserves and
+machine keeps its memory. The limit also ends what damage sets off in the engine: an
+aggregate (``COUNT``) over an index with a damaged block does not stop at the engine's
+``Corruption`` error but grows without end (200 MB/s here), so the message for it points at
+``hcgraph check --deep``. ``RLIMIT_AS`` would count the address space RocksDB reserves and
 never touches (~0.5 GB per open store), ``RLIMIT_DATA`` what is written.
 
 The default (:func:`default_query_memory`) is half the memory the machine (or its cgroup)
@@ -137,14 +140,21 @@ def exceeded_message(name: str, size: int, option: str = "--query-memory") -> st
     return (
         f"{head}the query needed more than {describe_size(size)} of memory ({option});"
         f" stopped. Narrow it (a LIMIT, a more selective pattern, fewer rows to sort or"
-        f" group), or allow it more with {option}"
+        f" group), or allow it more with {option}. A light query (a COUNT, an ASK) that runs"
+        " out has likely met a damaged table: 'hcgraph check --deep' names it"
     )
 
 
 def died_of_memory(exitcode: int | None, output: bytes = b"") -> bool:
     """True if a query process that ended without an answer ran out of memory: Oxigraph
-    aborts (SIGABRT) after ``memory allocation of N bytes failed``."""
-    return _OOM_MARK in output or exitcode == -signal.SIGABRT
+    aborts (SIGABRT) after ``memory allocation of N bytes failed``; Python may end on a
+    ``MemoryError`` it could not even report (``output``: the end of its stderr)."""
+    last = output.strip().splitlines()[-1:]
+    return (
+        _OOM_MARK in output
+        or exitcode == -signal.SIGABRT
+        or (bool(last) and last[0].startswith(b"MemoryError"))  # Python's, uncaught
+    )
 
 
 class _OutOfMemory:
