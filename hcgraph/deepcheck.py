@@ -1,5 +1,4 @@
-"""``hcgraph check --deep``: read every index of the store, so damage is found before it is
-served.
+"""``hcgraph check --deep``: read every index of the store, to find damage before it is served.
 
 Oxigraph keeps each quad in several RocksDB column families ("indexes"), and a query reads
 only the ones its patterns need: with a table of the ``ospg`` index damaged, ``stats``,
