@@ -107,43 +107,59 @@ def deep_check(store: Store) -> DeepReport:
 
 def _read_all(store: Store, report: DeepReport) -> None:
     reads = dict.fromkeys(INDEXES, 0)
-    subjects: set[ox.NamedNode | ox.BlankNode | ox.Triple] = set()
-    predicates: set[ox.NamedNode] = set()
-    objects: set[ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple] = set()
+    seen: tuple[set[Any], set[Any], set[Any]] = (set(), set(), set())  # s, p, o
     graphs = _guarded("the graphs index", lambda: [ox.NamedNode(g) for g in store.graph_names()])
     reads["graphs"] = report.graphs = len(graphs)
-    for graph, (spo, pos, osp) in (
-        *((g, ("gspo", "gpos", "gosp")) for g in graphs),
-        (_DEFAULT, ("dspo", "dpos", "dosp")),
-    ):
-        name = "the default graph" if graph is _DEFAULT else f"graph <{graph.value}>"
-        preds: set[ox.NamedNode] = set()
-        objs: set[ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple] = set()
-        count = 0
-        for quad in _reading(f"the {spo} index ({name})", store.quads(graph=graph)):
-            count += 1
-            subjects.add(quad.subject)
-            preds.add(quad.predicate)
-            objs.add(quad.object)
-        reads[spo] += count
-        for index, terms, pattern in (
-            (pos, preds, lambda t, g=graph: store.quads(None, t, None, g)),
-            (osp, objs, lambda t, g=graph: store.quads(None, None, t, g)),
-        ):
-            got = _count_each(f"the {index} index ({name})", terms, pattern)
-            _same(index, got, "gspo" if spo == "gspo" else spo, count, name)
-            reads[index] += got
-        predicates |= preds
-        objects |= objs
+    targets: list[tuple[ox.NamedNode | ox.DefaultGraph, str, tuple[str, str, str]]] = [
+        (g, f"graph <{g.value}>", ("gspo", "gpos", "gosp")) for g in graphs
+    ]
+    targets.append((_DEFAULT, "the default graph", ("dspo", "dpos", "dosp")))
+    for graph, name, indexes in targets:
+        _read_graph(store, graph, name, indexes, reads, seen)
     report.quads = total = reads["gspo"] + reads["dspo"]
-    for index, terms, pattern in (
-        ("spog", subjects, lambda t: store.quads(t, None, None, None)),
-        ("posg", predicates, lambda t: store.quads(None, t, None, None)),
-        ("ospg", objects, lambda t: store.quads(None, None, t, None)),
-    ):
+    looks: list[tuple[str, set[Any], Callable[[Any], Iterator[ox.Quad]]]] = [
+        ("spog", seen[0], lambda t: store.quads(t, None, None, None)),
+        ("posg", seen[1], lambda t: store.quads(None, t, None, None)),
+        ("ospg", seen[2], lambda t: store.quads(None, None, t, None)),
+    ]
+    for index, terms, pattern in looks:
         reads[index] = _count_each(f"the {index} index", terms, pattern)
         _same(index, reads[index], "gspo and dspo", total, "the store")
     report.reads = reads
+
+
+def _read_graph(
+    store: Store,
+    graph: ox.NamedNode | ox.DefaultGraph,
+    name: str,
+    indexes: tuple[str, str, str],
+    reads: dict[str, int],
+    seen: tuple[set[Any], set[Any], set[Any]],
+) -> None:
+    """One graph through its three indexes (``gspo``, ``gpos``, ``gosp`` or the default
+    graph's), adding its terms to ``seen`` (subjects, predicates, objects)."""
+    spo, pos, osp = indexes
+    preds: set[Any] = set()
+    objs: set[Any] = set()
+    count = 0
+    for quad in _reading(f"the {spo} index ({name})", store.quads(graph=graph)):
+        count += 1
+        seen[0].add(quad.subject)
+        preds.add(quad.predicate)
+        objs.add(quad.object)
+    reads[spo] += count
+    got = _count_each(
+        f"the {pos} index ({name})", preds, lambda t: store.quads(None, t, None, graph)
+    )
+    _same(pos, got, spo, count, name)
+    reads[pos] += got
+    got = _count_each(
+        f"the {osp} index ({name})", objs, lambda t: store.quads(None, None, t, graph)
+    )
+    _same(osp, got, spo, count, name)
+    reads[osp] += got
+    seen[1].update(preds)
+    seen[2].update(objs)
 
 
 def _guarded(where: str, read: Callable[[], list[ox.NamedNode]]) -> list[ox.NamedNode]:
