@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .errors import StoreDamagedError, first_line
 
-__all__ = ["damage_error", "damage_message", "damaged_file", "is_damage"]
+__all__ = ["damage_error", "damage_found", "damage_message", "damaged_file", "is_damage"]
 
 # "... in /store/oxigraph/000016.sst offset 2221222 size 2200": the file RocksDB read.
 _FILE = re.compile(r"\s+in\s+(\S+\.(?:sst|blob|log))\b")
@@ -86,3 +86,12 @@ def damage_error(
 ) -> StoreDamagedError:
     """:func:`damage_message` as the error every command raises for it."""
     return StoreDamagedError(damage_message(directory, exc, where=where, unarchived=unarchived))
+
+
+def damage_found(exc: BaseException) -> StoreDamagedError | None:
+    """The damage ``exc`` reports, for the store holding the table it names
+    (``STORE/oxigraph/NNNNNN.sst``); ``None`` when it is no damage or names no table."""
+    table = damaged_file(exc) if is_damage(exc) else None
+    if table is None or table.parent.name != "oxigraph":
+        return None
+    return damage_error(table.parent.parent, exc)

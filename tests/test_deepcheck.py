@@ -143,6 +143,20 @@ def test_a_count_over_a_damaged_index_stops_at_the_memory_limit(
     assert line.endswith("'hcgraph check --deep' names it")
 
 
+@pytest.mark.parametrize(
+    "command", [["stats"], ["export", "--format", "nquads"], ["check"]], ids=lambda c: c[0]
+)
+def test_every_command_that_meets_the_damage_names_it(
+    damaged_all: Path, invoke: Any, command: list[str]
+) -> None:
+    """These read the index a damaged table belongs to: one line (it was a traceback)."""
+    result = invoke(*command, "--store", damaged_all)
+    assert result.exit_code == 1
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"error: {damaged_all}: the store is damaged: {damaged_all}/oxigraph/")
+    assert line.endswith("ingest again")
+
+
 @pytest.mark.slow
 def test_serve_names_the_damage_a_query_meets(damaged_all: Path) -> None:
     directory = damaged_all
