@@ -202,3 +202,32 @@ def test_the_message_says_what_to_do_by_what_the_archive_holds(tmp_path: Path) -
     assert damage_message(tmp_path, _ENGINE).endswith("then re-ingest any local story files")
     opened = damage_message(tmp_path, "Corruption: CURRENT file corrupted")
     assert opened.startswith(f"{tmp_path}: the store is damaged (Corruption: CURRENT file")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_a_damaged_crawled_store_is_rebuilt_as_the_deep_check_says(
+    run_cli: Any, tmp_path: Path
+) -> None:
+    """Damage in every large table, the index ``rebuild`` lists the old store's stories by
+    among them: the line says to rebuild from the archive, and doing so gives the store back
+    whole (it was a traceback from ``rebuild``)."""
+    assert run_cli("demo", "--stories", "60", "--out", tmp_path / "out").returncode == 0
+    store_dir = tmp_path / "out" / "store"
+    before = run_cli("stats", "--format", "json", "--store", store_dir).stdout
+    for table in (store_dir / "oxigraph").glob("*.sst"):
+        if table.stat().st_size > 256 * 1024:
+            _damage(table)
+    proc = run_cli("check", "--deep", "--shacl", "off", "--store", store_dir)
+    assert proc.returncode == 1
+    (line,) = proc.stderr.strip().splitlines()
+    hint = f"hcgraph rebuild --drop-unarchived --store {store_dir}"
+    assert line.startswith(f"error: {store_dir}: the store is damaged: {store_dir}/oxigraph/")
+    assert f"rebuild it from its raw archive with '{hint}'" in line
+    refused = run_cli("rebuild", "--store", store_dir)  # without the flag: said, not guessed
+    assert refused.returncode == 1 and "--drop-unarchived" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert run_cli(*hint.split()[1:]).returncode == 0
+    again = run_cli("check", "--deep", "--shacl", "off", "--store", store_dir)
+    assert "no damage" in again.stderr
+    assert run_cli("stats", "--format", "json", "--store", store_dir).stdout == before
