@@ -21,7 +21,8 @@ from hcgraph.limits import (
 from hcgraph.sample import generate_corpus
 from hcgraph.serve import Endpoint
 from hcgraph.store import Store
-from tests.conftest import SEED
+
+SEED = Path(__file__).resolve().parent / "fixtures" / "agentic-rl-production.json"
 
 # Every pair of triples, sorted: ~25 million rows for this store, gigabytes to sort.
 _HEAVY = "SELECT ?a ?c ?d WHERE { ?a ?b ?c . ?d ?e ?f } ORDER BY ?c ?d LIMIT 1"
