@@ -33,6 +33,7 @@ _EXPORTS: dict[str, str] = {
     "CrawlOptions": ".crawling",
     "CrawlReport": ".crawling",
     "DEFAULT_STORE": ".store",
+    "DeepReport": ".deepcheck",
     "Document": ".pipeline",
     "Endpoint": ".serve",
     "ExportError": ".errors",
@@ -67,6 +68,7 @@ _EXPORTS: dict[str, str] = {
     "check": ".checking",
     "citation_graph": ".viz",
     "crawl": ".crawling",
+    "deep_check": ".deepcheck",
     "credentials_from_env": ".push",
     "draw_map": ".viz",
     "export": ".exporting",
@@ -110,6 +112,8 @@ if TYPE_CHECKING:
     from .crawling import CrawlReport as CrawlReport
     from .crawling import FetchPolicy as FetchPolicy
     from .crawling import crawl as crawl
+    from .deepcheck import DeepReport as DeepReport
+    from .deepcheck import deep_check as deep_check
     from .demo import run_demo as run_demo
     from .dump import write_shards as write_shards
     from .errors import ArchiveError as ArchiveError

@@ -39,6 +39,7 @@ from typing import Any
 
 import pyoxigraph as ox
 
+from .damage import damage_error, is_damage
 from .errors import QueryError, first_line
 from .iris import named_node
 from .rdftext import nfc
@@ -405,6 +406,7 @@ def run_query(
     Raises:
         QueryError: unknown query, syntax error (with line and column), bad parameters,
             ``SERVICE`` without ``allow_service``, or an evaluation error.
+        StoreDamagedError: a table of the store could not be read (named, with what to do).
     """
     saved = query if isinstance(query, SavedQuery) else load_query(query)
     if offset < 0 or (limit is not None and limit < 0):
@@ -432,6 +434,8 @@ def run_query(
     except SyntaxError as exc:
         raise QueryError(f"{saved.name}: {_syntax_message(exc)}") from None
     except (RuntimeError, OSError, ValueError) as exc:
+        if is_damage(exc) and store.directory is not None:  # a damaged table, named
+            raise damage_error(store.directory, exc) from None
         message = first_line(exc)
         if "SELECT projection" in message:
             message = (

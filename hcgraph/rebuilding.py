@@ -25,6 +25,7 @@ from pathlib import Path
 
 from .archive import Archive, FetchRecord
 from .crawling.identity_check import identity_mismatch, variant_of
+from .damage import is_damage
 from .errors import ArchiveError, CrawlError, StoreDamagedError
 from .ingest import Failure
 from .pipeline import Document, Outcome, Pipeline
@@ -164,7 +165,9 @@ def rebuild(
             with Store(store_dir, any_format=True) as old:
                 lost = [url for url, sha in old.raw_documents() if not archive.has_body(sha)]
                 withdrawals = old.withdrawn_stories()
-        except StoreDamagedError:
+        except (StoreDamagedError, RuntimeError, OSError) as exc:
+            if not isinstance(exc, StoreDamagedError) and not is_damage(exc):
+                raise
             if not drop_unarchived:  # what only the store held cannot be listed
                 raise CrawlError(
                     f"{store_dir}: the store is damaged, so the stories it holds that the "

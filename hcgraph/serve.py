@@ -64,7 +64,9 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import SplitResult, parse_qs, urlsplit
 
+from .damage import damage_message, is_damage
 from .errors import ServeError, StoreError, first_line
+from .limits import default_query_memory, died_of_memory, exceeded_message, limit_memory
 from .sparqlguard import SERVICE_REFUSED, uses_service
 
 __all__ = ["DEFAULT_PORT", "DEFAULT_TIMEOUT_S", "Endpoint", "negotiate"]
@@ -117,6 +119,9 @@ class Endpoint:
         fronts: HTTP server processes sharing the one listening socket: 1 (default) runs
             it in a thread of this process; each further one is a child process with
             ``workers`` workers of its own (more CPU for the HTTP side on a busy machine).
+        query_memory: bytes of data each query worker may take (``RLIMIT_DATA``, see
+            :mod:`hcgraph.limits`); a query needing more gets 503. ``None``: each worker's
+            share of half the machine's memory; 0: no limit.
 
     >>> import tempfile
     >>> from hcgraph import Store
@@ -140,6 +145,7 @@ class Endpoint:
         max_connections: int = 256,
         static: Mapping[str, tuple[str, bytes]] | None = None,
         fronts: int = 1,
+        query_memory: int | None = None,
     ) -> None:
         self.host = _loopback(host)
         self.port = port
@@ -151,6 +157,11 @@ class Endpoint:
         self.max_connections = max_connections
         self.static = dict(static or {})
         self.fronts = max(1, fronts)
+        self.query_memory = (
+            default_query_memory(self.workers * self.fronts)
+            if query_memory is None
+            else query_memory
+        )
         self._children: list[subprocess.Popen[bytes]] = []
         self._front: _Front | None = None
         self._thread: threading.Thread | None = None
@@ -218,6 +229,7 @@ class Endpoint:
             "timeout_s": self.timeout_s, "allow_service": self.allow_service,
             "workers": self.workers, "read_timeout_s": self.read_timeout_s,
             "max_connections": self.max_connections, "static": self.static,
+            "query_memory": self.query_memory,
         }  # fmt: skip
         # The config goes through stdin (pickled: this process's own child): with static
         # files (the workbench's script is ~1 MB) it is far over the 128 KiB Linux allows for
@@ -702,13 +714,16 @@ class _Conn(asyncio.Protocol):
             write = self.transport.write
             write(b"%x\r\n%s\r\n" % (len(payload), payload) if self.chunked else payload)
 
-    def worker_failed(self) -> None:
-        """Its worker ended (killed by the watchdog, crashed, or sent nonsense)."""
+    def worker_failed(self, out_of_memory: bool = False) -> None:
+        """Its worker ended (killed by the watchdog, crashed, ran out of memory, or sent
+        nonsense)."""
         self.worker = None
         if self.state == _S_CLOSED:
             return
         if self.reason == "timeout" and not self.sent:
             self._timed_out()
+        elif out_of_memory and not self.sent:
+            self._refuse(_Refusal(503, _memory_message(self.front.ep.query_memory)))
         elif not self.sent and not self.reason:
             self._refuse(_Refusal(500, "the query worker failed on this query"))
         else:
@@ -799,7 +814,7 @@ class _Front:
         try:
             proc = subprocess.Popen(
                 [sys.executable, "-c", "from hcgraph.serve import _worker_main; _worker_main()",
-                 str(self.ep.db_path)],
+                 str(self.ep.db_path), str(self.ep.query_memory)],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             )  # fmt: skip
         except OSError as exc:
@@ -832,11 +847,12 @@ class _Front:
         """The worker ended or broke: replace it (one still starting: see
         :meth:`_start_failed`); its query (if any) learns it."""
         conn, worker.conn = worker.conn, None
+        died = _out_of_memory(worker) if conn is not None and not conn.reason else False
         self.discard(worker, replace=worker.ready)
         if not worker.ready:
             self._start_failed(message)
         elif conn is not None:
-            conn.worker_failed()
+            conn.worker_failed(died)
 
     def discard(self, worker: _Worker, *, replace: bool = True) -> None:
         """End ``worker`` (killed, or broken) and start a fresh one in its place."""
@@ -1082,6 +1098,27 @@ def _frame(out: IO[bytes], kind: bytes, payload: bytes = b"") -> None:
     out.write(kind + len(payload).to_bytes(4, "big") + payload)
 
 
+def _damaged(db_path: str, exc: BaseException) -> str:
+    """The line the CLI gives for a damaged store (:mod:`hcgraph.damage`), for an answer."""
+    return damage_message(Path(db_path).parent, exc)
+
+
+def _memory_message(limit: int) -> str:
+    return exceeded_message("", limit, "hcgraph serve --query-memory")
+
+
+def _out_of_memory(worker: _Worker) -> bool:
+    """Did the worker, ended with its query unanswered, die of its memory limit? Its pipe
+    closed as it exited: its status follows within moments."""
+    if not worker.front.ep.query_memory:
+        return False
+    try:
+        code = worker.proc.wait(timeout=0.5)
+    except subprocess.TimeoutExpired:
+        return False
+    return died_of_memory(code)
+
+
 def _die_with_parent() -> None:
     """Linux: the kernel kills this worker when the server process dies (even by SIGKILL)."""
     if sys.platform.startswith("linux"):
@@ -1211,10 +1248,12 @@ def _worker_main() -> None:
     os.dup2(2, 1)  # a stray print cannot corrupt the frames
     inp = sys.stdin.buffer
     db_path = sys.argv[1]
+    limit_memory(int(sys.argv[2]) if len(sys.argv) > 2 else 0)
     try:
         db = _Database(db_path)
-    except OSError as exc:
-        _frame(out, _ABORT, f"{db_path}: cannot open the store: {first_line(exc)}".encode())
+    except (OSError, RuntimeError) as exc:  # RuntimeError: the engine's "Corruption: …"
+        why = f"{db_path}: cannot open the store: {first_line(exc)}"
+        _frame(out, _ABORT, (_damaged(db_path, exc) if is_damage(exc) else why).encode())
         out.flush()
         return
     _frame(out, _READY)
@@ -1246,8 +1285,15 @@ def _evaluate(db: _Database, query: str, accept: str, out: IO[bytes]) -> None:
     except SyntaxError as exc:
         refuse(400, first_line(exc))
         return
-    except OSError as exc:
-        refuse(503, f"the store could not be read (a write in progress?); retry: {first_line(exc)}")
+    except (OSError, RuntimeError) as exc:
+        if is_damage(exc):
+            refuse(500, _damaged(db.path, exc))
+        elif isinstance(exc, OSError):
+            refuse(
+                503, f"the store could not be read (a write in progress?); retry: {first_line(exc)}"
+            )
+        else:
+            raise
         return
     graph = isinstance(result, ox.QueryTriples)
     offers = _GRAPH_TYPES if graph else _SOLUTION_TYPES
@@ -1268,11 +1314,22 @@ def _evaluate(db: _Database, query: str, accept: str, out: IO[bytes]) -> None:
                 sink.write(line.encode())
         else:
             result.serialize(sink, fmt)
-    except (OSError, ValueError, SyntaxError) as exc:  # evaluation errors surface while writing
+    except (OSError, ValueError, SyntaxError, RuntimeError) as exc:  # errors surface in writing
+        damage = is_damage(exc)
         if sink.head is not None:  # nothing sent yet: a proper error answer
             sink.buffer.clear()
-            refuse(503 if isinstance(exc, OSError) else 400, first_line(exc))
+            status = 500 if damage else 503 if isinstance(exc, OSError) else 400
+            if isinstance(exc, RuntimeError) and not damage:
+                raise
+            refuse(status, _damaged(db.path, exc) if damage else first_line(exc))
         else:  # a half answer must not look whole
-            _frame(out, _ABORT, first_line(exc).encode())
+            _frame(out, _ABORT, (_damaged(db.path, exc) if damage else first_line(exc)).encode())
+        return
+    except MemoryError:  # Python's side of the answer; the engine's aborts the worker
+        sink.buffer.clear()
+        if sink.head is not None:
+            refuse(503, _memory_message(int(sys.argv[2]) if len(sys.argv) > 2 else 0))
+        else:
+            _frame(out, _ABORT, b"the query needed more memory than its limit")
         return
     sink.end()

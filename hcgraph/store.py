@@ -51,6 +51,7 @@ from typing import IO, Any
 import pyoxigraph as ox
 
 from ._io import write_atomic
+from .damage import damage_error
 from .errors import (
     HcgraphError,
     OutputError,
@@ -293,10 +294,10 @@ class Store:
 
     def quads(
         self,
-        subject: ox.NamedNode | ox.BlankNode | None = None,
+        subject: ox.NamedNode | ox.BlankNode | ox.Triple | None = None,
         predicate: ox.NamedNode | None = None,
-        obj: ox.NamedNode | ox.BlankNode | ox.Literal | None = None,
-        graph: ox.NamedNode | None = None,
+        obj: ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple | None = None,
+        graph: ox.NamedNode | ox.DefaultGraph | None = None,
     ) -> Iterator[ox.Quad]:
         """The quads matching a pattern (None matches anything), in the store's index order.
 
@@ -733,15 +734,7 @@ def _busy(directory: Path) -> StoreBusyError:
 
 
 def _damaged(directory: Path, exc: RuntimeError) -> StoreDamagedError:
-    why = first_line(exc)
-    if (directory / "archive").is_dir():
-        how = (
-            f"rebuild it from its raw archive with 'hcgraph rebuild --drop-unarchived --store "
-            f"{directory}', then re-ingest any local story files"
-        )
-    else:
-        how = f"it has no raw archive to rebuild from: move {directory} away and ingest again"
-    return StoreDamagedError(f"{directory}: the store is damaged ({why}); {how}")
+    return damage_error(directory, exc)
 
 
 def _value(term: ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple) -> str:

@@ -240,8 +240,10 @@ def _damage(store_dir: Path) -> None:
         ["ingest", "tests/fixtures/agentic-rl-production.json"],
         ["query", "publisher-reach"],
         ["check"],
+        ["check", "--deep"],
+        ["serve", "--port", "0"],  # its query workers name it as the CLI does
     ],
-    ids=lambda c: c[0],
+    ids=lambda c: "-".join(c[:2]) if c[1:2] == ["--deep"] else c[0],
 )
 def test_a_damaged_store_is_one_line_saying_how_to_rebuild(
     run_cli: Any, invoke: Any, tmp_path: Path, seed_path: Path, command: list[str]

@@ -18,6 +18,7 @@ from typing import Any
 import click
 
 from .._version import __version__
+from ..damage import damage_found
 from ..errors import HcgraphError, visible
 
 __all__ = ["COMMANDS", "SUMMARIES", "main"]
@@ -90,6 +91,13 @@ class _LazyGroup(click.Group):
         except HcgraphError as exc:
             # The message often quotes a story, a server or a file name: escaped for the terminal.
             click.echo(f"error: {visible(str(exc))}", err=True)
+            ctx.exit(1)
+        except (RuntimeError, OSError) as exc:
+            # A damaged table met while reading, past the places that name it themselves.
+            damage = damage_found(exc)
+            if damage is None:
+                raise
+            click.echo(f"error: {visible(str(damage))}", err=True)
             ctx.exit(1)
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)

@@ -12,6 +12,7 @@ from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 
 from ..errors import visible
+from ..limits import parse_memory
 from ..store import DEFAULT_STORE
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -28,6 +29,7 @@ __all__ = [
     "max_bytes_option",
     "out_console",
     "out_file_option",
+    "query_memory_option",
     "shown",
     "size",
     "store_option",
@@ -150,6 +152,30 @@ class _Size(click.ParamType[int]):
 def max_bytes_option(help: str) -> Callable[[F], F]:
     """``--max-bytes SIZE`` (default ``10MB``): a body or file cap, passed on in bytes."""
     return click.option("--max-bytes", type=_Size(), default="10MB", show_default=True, help=help)
+
+
+class _MemorySize(click.ParamType[int]):
+    """A memory limit (:func:`hcgraph.limits.parse_memory`); a bad one is a usage error."""
+
+    name = "size"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        try:
+            return parse_memory(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+def query_memory_option(func: F) -> F:
+    """``--query-memory SIZE``: the memory one query process may take (default: its share
+    of half the machine's; ``0``: no limit). ``None`` when not given."""
+    return click.option(
+        "--query-memory", type=_MemorySize(), default=None,
+        help="Stop a query that needs more memory than this (2G, 512M; 0: no limit); default:"
+        " half the machine's memory, shared by the queries run at once.",
+    )(func)  # fmt: skip
 
 
 def allow_service_option(help: str) -> Callable[[F], F]:

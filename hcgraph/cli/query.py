@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import io
-import multiprocessing
 import sys
-from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +12,8 @@ from rich.table import Table
 from rich.text import Text
 
 from .._io import atomic_text_writer
-from ..errors import HcgraphError, QueryError
+from ..errors import QueryError
+from ..limits import default_query_memory, run_limited
 from ..queries import QueryResult, SavedQuery, load_query, run_query, saved_queries
 from ..results import FORMATS, write_result, write_table
 from ..store import Store
@@ -23,6 +22,7 @@ from ._common import (
     include_withdrawn_option,
     out_console,
     out_file_option,
+    query_memory_option,
     store_option,
     width_option,
 )
@@ -52,68 +52,16 @@ def _list_queries() -> None:
     out_console.print(table, soft_wrap=False)
 
 
-def _run_in_child(
-    conn: Connection,
+def _query_in_child(
     store_dir: Path,
     saved: SavedQuery,
     params: dict[str, str],
     allow: bool,
-    page: dict[str, Any],
-) -> None:
-    try:
-        with Store(store_dir, read_only=True) as store:
-            answer: Any = run_query(store, saved, params, allow_service=allow, **page)
-    except HcgraphError as exc:
-        answer = exc
-    try:
-        conn.send(answer)
-    except Exception as exc:  # an error object that does not pickle
-        conn.send(QueryError(str(exc)))
-
-
-def _run_limited(
-    store_dir: Path,
-    saved: SavedQuery,
-    params: dict[str, str],
-    allow: bool,
-    timeout_s: float,
     page: dict[str, Any],
 ) -> QueryResult:
-    """Run the query in a child process and stop it after ``timeout_s`` seconds: a query
-    running in pyoxigraph cannot be interrupted otherwise.
-
-    Raises:
-        QueryError: the time ran out (the child is killed), or the query failed.
-    """
-    context: Any = multiprocessing.get_context(
-        "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    )
-    receive, send = context.Pipe(duplex=False)
-    child = context.Process(
-        target=_run_in_child, args=(send, store_dir, saved, params, allow, page), daemon=True
-    )
-    child.start()
-    send.close()
-    try:
-        if not receive.poll(timeout_s):
-            raise QueryError(
-                f"{saved.name}: the query did not finish within {timeout_s:g} s (--timeout-s);"
-                " stopped"
-            )
-        try:
-            answer = receive.recv()
-        except EOFError:
-            raise QueryError(f"{saved.name}: the query process ended without an answer") from None
-    finally:
-        if child.is_alive():
-            child.kill()
-        child.join()
-        receive.close()
-    if isinstance(answer, HcgraphError):
-        raise answer
-    if not isinstance(answer, QueryResult):
-        raise QueryError(f"{saved.name}: the query process gave no result")
-    return answer
+    """The query, run in the child process of :func:`hcgraph.limits.run_limited`."""
+    with Store(store_dir, read_only=True) as store:
+        return run_query(store, saved, params, allow_service=allow, **page)
 
 
 @click.command()
@@ -131,6 +79,7 @@ def _run_limited(
     "--timeout-s", type=click.FloatRange(0, min_open=True), default=None,
     help="Stop the query after this many seconds (exit 1); default: no limit.",
 )  # fmt: skip
+@query_memory_option
 @click.option("--list", "list_only", is_flag=True, help="List the saved queries and exit.")
 @click.option(
     "--limit", type=click.IntRange(min=0), default=None, metavar="N",
@@ -154,6 +103,7 @@ def query(
     fmt: str,
     out: Path | None,
     timeout_s: float | None,
+    query_memory: int | None,
     list_only: bool,
     limit: int | None,
     offset: int,
@@ -167,6 +117,9 @@ def query(
     query's header are given with --param and bound as RDF terms. A query using SERVICE is
     refused unless --allow-service: by default a query makes no outbound requests.
     Saved queries count current stories; --include-withdrawn counts withdrawn ones too.
+    The query runs in a process of its own, stopped with one line (exit 1) when it needs
+    more memory than --query-memory (default: half the machine's) or more time than
+    --timeout-s.
 
     \b
     Example:
@@ -190,8 +143,12 @@ def query(
         "offset": offset,
         "include_withdrawn": include_withdrawn,
     }
-    if timeout_s is not None:
-        result = _run_limited(store_dir, saved, bindings, allow_service, timeout_s, page)
+    memory = default_query_memory() if query_memory is None else query_memory
+    if timeout_s is not None or memory:
+        result = run_limited(
+            _query_in_child, store_dir, saved, bindings, allow_service, page,
+            name=saved.name, timeout_s=timeout_s, memory=memory,
+        )  # fmt: skip
     else:
         with Store(store_dir, read_only=True) as store:
             result = run_query(store, saved, bindings, allow_service=allow_service, **page)

@@ -9,9 +9,11 @@ from types import FrameType
 
 import click
 
+from ..deepcheck import deep_check
 from ..serve import DEFAULT_PORT, DEFAULT_TIMEOUT_S, Endpoint
+from ..store import Store
 from ..workbench import workbench_files
-from ._common import allow_service_option, store_option
+from ._common import allow_service_option, query_memory_option, store_option
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
@@ -36,6 +38,12 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
     help="Query worker processes per HTTP process (default: 2-4 by CPUs); with more than"
     " one CPU, two HTTP processes share the port.",
 )  # fmt: skip
+@query_memory_option
+@click.option(
+    "--check-deep", is_flag=True,
+    help="First read every index of the store (as hcgraph check --deep): a damaged store"
+    " is named and not served. Slow on a large store.",
+)  # fmt: skip
 @click.option(
     "--no-workbench", is_flag=True,
     help="Serve no query page at / (only the /query endpoint).",
@@ -49,6 +57,8 @@ def serve(
     port: int,
     timeout_s: float,
     workers: int | None,
+    query_memory: int | None,
+    check_deep: bool,
     no_workbench: bool,
     allow_service: bool,
     store_dir: Path,
@@ -57,7 +67,8 @@ def serve(
 
     Queries go to /query (GET or POST) and run in worker processes holding the store open
     read-only; the default graph is the union of all graphs, as in `hcgraph query`. A
-    query that runs past --timeout-s, or whose client goes away, is stopped. After an
+    query that runs past --timeout-s, needs more memory than --query-memory (default: half
+    the machine's, shared by the workers) or whose client goes away is stopped. After an
     ingest or crawl into the store finishes, the next query sees the new data. Queries
     using SERVICE are refused (no outbound requests) unless --allow-service; requests whose
     Host header is not this loopback address and port are refused (DNS rebinding).
@@ -70,10 +81,13 @@ def serve(
       curl -H 'Accept: text/csv' --data-urlencode 'query=SELECT * { ?s a ?t } LIMIT 5' \\
         http://127.0.0.1:7878/query
     """
+    if check_deep:
+        with Store(store_dir, read_only=True) as store:
+            click.echo(deep_check(store).summary(), err=True)
     endpoint = Endpoint(
         store_dir, host=host, port=port, timeout_s=timeout_s or None,
         allow_service=allow_service, workers=workers, fronts=min(2, os.cpu_count() or 1),
-        static=None if no_workbench else workbench_files(),
+        static=None if no_workbench else workbench_files(), query_memory=query_memory,
     )  # fmt: skip
     # SIGTERM (service managers, `timeout`) stops the server as cleanly as Ctrl-C does.
     previous = signal.signal(signal.SIGTERM, _interrupt)

@@ -1,0 +1,259 @@
+"""Limits on one query: the memory it may take, and the time (``query`` and ``serve``).
+
+A SPARQL query can ask for more than the machine has: a cartesian product sorted or
+grouped, a ``GROUP_CONCAT`` over everything. The engine then grows until the kernel's OOM
+killer ends it, or something else on the machine (one query ran 168 s to 16.7 GB). So each
+query runs in a process of its own whose data segment is capped with ``RLIMIT_DATA``
+(:func:`limit_memory`; heap and anonymous mappings, not the database files RocksDB reads):
+past the cap an allocation fails, Oxigraph (Rust) aborts the process with ``memory
+allocation of N bytes failed`` and Python raises ``MemoryError``; either way the caller gets
+one line saying the query needed more than the limit (:func:`exceeded_message`), and the
+machine keeps its memory. The limit also ends what damage sets off in the engine: an
+aggregate (``COUNT``) over an index with a damaged block does not stop at the engine's
+``Corruption`` error but grows without end (200 MB/s here), so the message for it points at
+``hcgraph check --deep``. ``RLIMIT_AS`` would count the address space RocksDB reserves and
+never touches (~0.5 GB per open store), ``RLIMIT_DATA`` what is written.
+
+The default (:func:`default_query_memory`) is half the memory the machine (or its cgroup)
+has, shared among the query processes running at once; ``--query-memory`` sets it (``2G``,
+``512M``; ``0`` for none). The cap counts the whole query process: Python and the open store
+take ~100 MB of it before the query starts, so less than :data:`MIN_QUERY_MEMORY` is refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import re
+import signal
+import sys
+import tempfile
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import IO, Any
+
+from .errors import HcgraphError, QueryError
+
+__all__ = [
+    "DEFAULT_SHARE",
+    "MIN_QUERY_MEMORY",
+    "default_query_memory",
+    "describe_size",
+    "died_of_memory",
+    "exceeded_message",
+    "limit_memory",
+    "parse_memory",
+    "physical_memory",
+    "run_limited",
+]
+
+#: The share of the machine's memory all query processes together may take by default.
+DEFAULT_SHARE = 0.5
+#: The smallest limit accepted: Python with the store open takes ~100 MB before a query.
+MIN_QUERY_MEMORY = 256 << 20
+
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgt]?)(?:i?b)?\s*", re.IGNORECASE)
+_OOM_MARK = b"memory allocation of"  # Rust's message before it aborts
+
+
+def parse_memory(text: str) -> int:
+    """Bytes from ``2G``, ``512M``, ``1.5GiB``, ``300000000`` (``0``/``off``/``none``: no limit).
+
+    >>> parse_memory("2G"), parse_memory("512m"), parse_memory("off")
+    (2147483648, 536870912, 0)
+
+    Raises:
+        ValueError: not a size, or a limit under :data:`MIN_QUERY_MEMORY`.
+    """
+    if text.strip().lower() in {"0", "off", "none"}:
+        return 0
+    match = _SIZE.fullmatch(text)
+    if match is None:
+        raise ValueError(f"{text!r} is not a size (say 2G, 512M or 0 for no limit)")
+    size = int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+    if size == 0:
+        return 0
+    if size < MIN_QUERY_MEMORY:
+        raise ValueError(
+            f"{text!r} is less than the {describe_size(MIN_QUERY_MEMORY)} a query process"
+            " needs before its query starts"
+        )
+    return size
+
+
+def describe_size(size: int) -> str:
+    """``2.0 GiB``, ``512 MiB``: a limit as people read it.
+
+    >>> describe_size(2 << 30), describe_size(300 << 20)
+    ('2.0 GiB', '300 MiB')
+    """
+    if size >= 1 << 30:
+        return f"{size / (1 << 30):.1f} GiB"
+    return f"{size / (1 << 20):.0f} MiB"
+
+
+def physical_memory() -> int | None:
+    """The memory this process may use: the machine's, or its cgroup's limit when lower
+    (a container); ``None`` when it cannot be learnt."""
+    total: int | None = None
+    with contextlib.suppress(ValueError, OSError, AttributeError):
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        with contextlib.suppress(OSError, ValueError):
+            text = Path(path).read_text().strip()
+            if text != "max" and (total is None or int(text) < total):
+                total = int(text)
+    return total if total and total > 0 else None
+
+
+def default_query_memory(processes: int = 1) -> int:
+    """Each of ``processes`` query processes' share of :data:`DEFAULT_SHARE` of the memory
+    (at least :data:`MIN_QUERY_MEMORY`); 0 (no limit) where the memory is unknown."""
+    total = physical_memory()
+    if total is None:
+        return 0
+    return max(MIN_QUERY_MEMORY, int(total * DEFAULT_SHARE) // max(1, processes))
+
+
+def limit_memory(size: int) -> None:
+    """Cap this process's data segment at ``size`` bytes (0: leave it); never raises it
+    above a lower cap already set. A no-op where ``RLIMIT_DATA`` does not exist."""
+    if size <= 0:
+        return
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    cap = size if hard == resource.RLIM_INFINITY else min(size, hard)
+    if soft == resource.RLIM_INFINITY or soft > cap:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_DATA, (cap, hard))
+
+
+def exceeded_message(name: str, size: int, option: str = "--query-memory") -> str:
+    """The one line for a query stopped at its memory limit (``name``: the query's)."""
+    head = f"{name}: " if name else ""
+    return (
+        f"{head}the query needed more than {describe_size(size)} of memory ({option});"
+        f" stopped. Narrow it (a LIMIT, a more selective pattern, fewer rows to sort or"
+        f" group), or allow it more with {option}. A light query (a COUNT, an ASK) that runs"
+        " out has likely met a damaged table: 'hcgraph check --deep' names it"
+    )
+
+
+def died_of_memory(exitcode: int | None, output: bytes = b"") -> bool:
+    """True if a query process that ended without an answer ran out of memory: Oxigraph
+    aborts (SIGABRT) after ``memory allocation of N bytes failed``; Python may end on a
+    ``MemoryError`` it could not even report (``output``: the end of its stderr)."""
+    last = output.strip().splitlines()[-1:]
+    return (
+        _OOM_MARK in output
+        or exitcode == -signal.SIGABRT
+        or (bool(last) and last[0].startswith(b"MemoryError"))  # Python's, uncaught
+    )
+
+
+class _OutOfMemory:
+    """What a child sends for a ``MemoryError`` (a plain marker: it pickles in any state)."""
+
+
+def _child(conn: Connection, err: int, memory: int, target: Callable[..., Any], args: Any) -> None:
+    os.dup2(err, 2)  # what Oxigraph prints before it aborts is read by the parent
+    limit_memory(memory)
+    answer: Any
+    try:
+        answer = target(*args)
+    except HcgraphError as exc:
+        answer = exc
+    except MemoryError:
+        answer = _OutOfMemory()
+    try:
+        conn.send(answer)
+    except MemoryError:
+        conn.send(_OutOfMemory())
+    except Exception as exc:  # an error object that does not pickle
+        conn.send(QueryError(str(exc)))
+
+
+def run_limited(
+    target: Callable[..., Any],
+    *args: Any,
+    name: str,
+    timeout_s: float | None = None,
+    memory: int = 0,
+) -> Any:
+    """``target(*args)`` in a child process with at most ``memory`` bytes of data (0: no
+    cap) that is stopped after ``timeout_s`` seconds (``None``: none): a query running in
+    pyoxigraph cannot be interrupted, nor its allocations refused, otherwise.
+
+    ``target`` returns a picklable answer or raises an :class:`~hcgraph.errors.HcgraphError`,
+    raised again here.
+
+    Raises:
+        QueryError: the time ran out (the child is killed), the query needed more memory,
+            or the child ended without an answer.
+    """
+    context: Any = multiprocessing.get_context(
+        "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    )
+    receive, send = context.Pipe(duplex=False)
+    with tempfile.TemporaryFile() as err:
+        child = context.Process(
+            target=_child, args=(send, err.fileno(), memory, target, args), daemon=True
+        )
+        child.start()
+        send.close()
+        try:
+            if not receive.poll(timeout_s):
+                raise QueryError(
+                    f"{name}: the query did not finish within {timeout_s:g} s (--timeout-s);"
+                    " stopped"
+                )
+            try:
+                answer = receive.recv()
+            except EOFError:
+                child.join()
+                answer = _ended(name, child.exitcode, _tail(err), memory)
+        finally:
+            if child.is_alive():
+                child.kill()
+            child.join()
+            receive.close()
+        if not isinstance(answer, BaseException | _OutOfMemory):
+            _relay(err)
+    if isinstance(answer, _OutOfMemory):
+        raise QueryError(exceeded_message(name, memory))
+    if isinstance(answer, BaseException):
+        raise answer
+    return answer
+
+
+def _ended(name: str, exitcode: int | None, output: bytes, memory: int) -> Any:
+    """What a child that sent no answer stands for: out of memory, or died."""
+    if memory and died_of_memory(exitcode, output):
+        return _OutOfMemory()
+    last = output.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit {exitcode}"]
+    return QueryError(f"{name}: the query process ended without an answer ({last[0]})")
+
+
+def _tail(err: IO[bytes], size: int = 1 << 16) -> bytes:
+    """The last ``size`` bytes the child wrote to its stderr."""
+    with contextlib.suppress(OSError):
+        end = err.seek(0, os.SEEK_END)
+        err.seek(max(0, end - size))
+        return err.read()
+    return b""
+
+
+def _relay(err: IO[bytes]) -> None:
+    """Pass on what a child that answered wrote to stderr (a warning)."""
+    with contextlib.suppress(OSError):
+        err.seek(0)
+        data = err.read()
+        if data:
+            sys.stderr.write(data.decode("utf-8", "replace"))
+            sys.stderr.flush()
