@@ -42,7 +42,8 @@ How one claim is checked
      only``/``not just`` excepted) within the claim's part of the sentence: from three
      tokens before the first to the last token only this claim (of those cited) has,
      stopping at a clause break (``,;:—`` or and/but) on the left.
-   - **quote**: a double-quoted span in the sentence that no cited claim contains.
+   - **quote**: a double-quoted span in the claim's part of the sentence, or in the clause
+     just before or after it, that no cited claim contains.
 
    The verdict is supported iff there is no mismatch. Numbers are checked before names,
    names before negation, negation before quotes; every mismatch found is listed.
@@ -147,6 +148,9 @@ _NEGATIONS = _words(
 )
 _NOT_NEGATING = frozenset({"only", "just", "merely"})  # "not only X but Y" affirms X
 _FAIL = frozenset({"fail", "fails", "failed", "failing"})
+_WEAK = frozenset(
+    {"author", "paper", "preprint", "accord", "show", "study", "knowledge", "word", "claim"}
+)  # attribution words: where a sentence's clauses come from, not what they say
 _CLAUSE_WORDS = frozenset({"and", "but", "while", "whereas", "although", "though"})
 _NUMBER_WORDS = {
     word: value
@@ -200,12 +204,14 @@ _SYNONYMS: dict[str, tuple[str, ...]] = {
     "build": ("construct", "create"),
     "provide": ("supply", "give", "deliver"),
     "average": ("mean",),
+    "eliminate": ("remove", "remove"),
+    "require": ("need",),
 }
 
 _WORD = re.compile(r"[^\W_](?:[^\W_]|['\u2019.\-](?=[^\W_])|(?<=\d),(?=\d{3}))*")
 _NUMBER = re.compile(r"[-+\u2212]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
-_NUMBER_UNIT = re.compile(r"(\d+(?:\.\d+)?)(%|x|\u00d7|[bBmMkKT]|bn)")
-_NUMBER_HYPHEN = re.compile(r"(\d+(?:\.\d+)?)-([a-z]+)")
+_NUMBER_UNIT = re.compile(r"(\d+(?:\.\d+)?)(%|x|\u00d7|[bBmMkKT]|bn)(?:-[a-z]+)*")
+_NUMBER_HYPHEN = re.compile(r"(\d+(?:\.\d+)?)-([a-z]+)(?:-[a-z]+)*")
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)")
 _QUOTE = re.compile(r"\"([^\"]{2,}?)\"|\u201c([^\u201d]{2,}?)\u201d")
 _CLAUSE_MARKS = frozenset(",;:\u2014\u2013()")
@@ -254,15 +260,9 @@ class _Number:
     end: int
 
 
-@dataclass(frozen=True, slots=True)
-class _Tok:
-    forms: tuple[str, ...]  # content forms (empty for stop and negation words)
-    lower: str
-    start: int
-    end: int
-    name: bool
-    negates: bool
-    clause_break_before: bool
+# A token: (content forms (empty for stop and negation words), start, end, negates,
+# clause break before it, a name). A tuple: the hot loop makes one per word.
+_Tok = tuple[tuple[str, ...], int, int, bool, bool, bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,6 +281,38 @@ def _unit(word: str) -> str:
     return _UNITS.get(word.lower(), word.lower())
 
 
+# What a word is, whatever its place: its lower-case form, its content forms as a name and as
+# a word, whether it may be a number and how it may negate (0 no, 1 yes, 2 unless "not
+# only", 3 if "to" follows). Cached: a story's vocabulary repeats.
+_WordInfo = tuple[str, tuple[str, ...], tuple[str, ...], bool, int, bool, bool]
+
+
+@lru_cache(maxsize=65536)
+def _word_info(word: str) -> _WordInfo:
+    lower = word.lower().replace("\u2019", "'")
+    if lower.endswith("'s"):
+        lower = lower[:-2]
+    numeric = word[0].isdigit() or word[0] in "+-\u2212" or lower in _NUMBER_WORDS
+    if lower in ("not", "no"):
+        negation = 2
+    elif lower in _NEGATIONS or lower.endswith(("n't", "-free")):
+        negation = 1
+    else:
+        negation = 3 if lower in _FAIL else 0
+    parts = [p for p in lower.split("-") if p and p not in _STOP]
+    name_forms = (lower, *(p for p in parts if p != lower))
+    word_forms = tuple(_form(p) for p in parts)
+    return (
+        lower,
+        name_forms,
+        word_forms,
+        numeric,
+        negation,
+        _is_name(word, False),
+        _is_name(word, True),
+    )
+
+
 def _analyse(text: str) -> _Analysis:
     toks: list[_Tok] = []
     weights: dict[str, int] = {}
@@ -292,43 +324,55 @@ def _analyse(text: str) -> _Analysis:
     last_end = 0
     previous = ""
     for match in _WORD.finditer(text):
+        start, end = match.span()
+        if start < last_end:
+            continue  # the unit word of a number ("77.3 percent")
         word = match.group()
-        start, end = match.start(), match.end()
-        gap = text[last_end:start]
-        clause = any(ch in _CLAUSE_MARKS for ch in gap) or previous in _CLAUSE_WORDS
-        if any(ch in ".!?" for ch in gap) or "\n\n" in gap:
-            first = True
-        lower = word.lower().replace("\u2019", "'")
-        if lower.endswith("'s"):
-            lower = lower[:-2]
+        if start - last_end == 1 and text[last_end] == " ":
+            clause = previous in _CLAUSE_WORDS
+        else:
+            gap = text[last_end:start]
+            clause = previous in _CLAUSE_WORDS or any(ch in _CLAUSE_MARKS for ch in gap)
+            if "." in gap or "!" in gap or "?" in gap or "\n\n" in gap:
+                first = True
+        lower, as_name, as_word, numeric, negation, name_mid, name_first = _word_info(word)
         forms: tuple[str, ...] = ()
         name = False
-        number = _number(word, text, start, end)
-        negates = _negates(lower, text, end, previous)
+        number = _number(word, text, start, end) if numeric else None
+        negates = negation == 1 or (
+            (negation == 2 and not _followed_by(text, end, _NOT_NEGATING))
+            or (negation == 3 and text.startswith(" to ", end))
+        )
         if number is not None:
             numbers.append(number)
             forms = (_num_form(number.value),)
             end = number.end
         elif negates or lower in _STOP:
             pass
-        elif _is_name(word, first):
+        elif name_first if first else name_mid:
             name = True
-            parts = [p for p in lower.split("-") if p]
-            forms = (lower, *(p for p in parts if p != lower and p not in _STOP))
+            forms = as_name
             names.setdefault(lower, (start, end))
             name_forms.update(forms)
         else:
-            forms = tuple(_form(p) for p in lower.split("-") if p and p not in _STOP)
+            forms = as_word
+        weight = 2 if (name or number) else 1
         for form in forms:
-            weights[form] = max(weights.get(form, 0), 2 if (name or number) else 1)
+            if weights.get(form, 0) < weight:
+                weights[form] = weight
         if negates:
             negations += 1
-        toks.append(_Tok(forms, lower, start, end, name, negates, clause))
+        toks.append((forms, start, end, negates, clause, name))
         first = False
         previous = lower
         last_end = end
-    quotes = tuple(
-        (_norm_quote(m.group(1) or m.group(2)), m.start(), m.end()) for m in _QUOTE.finditer(text)
+    quotes = (
+        tuple(
+            (_norm_quote(m.group(1) or m.group(2)), m.start(), m.end())
+            for m in _QUOTE.finditer(text)
+        )
+        if ('"' in text or "\u201c" in text)
+        else ()
     )
     return _Analysis(
         text,
@@ -340,6 +384,13 @@ def _analyse(text: str) -> _Analysis:
         negations,
         quotes,
     )
+
+
+def _followed_by(text: str, end: int, words: frozenset[str]) -> bool:
+    if text[end : end + 1] != " ":
+        return False
+    following = _WORD.match(text, end + 1)
+    return following is not None and following.group().lower() in words
 
 
 def _number(word: str, text: str, start: int, end: int) -> _Number | None:
@@ -369,20 +420,6 @@ def _number(word: str, text: str, start: int, end: int) -> _Number | None:
 
 def _num_form(value: float) -> str:
     return f"#{value:g}"
-
-
-def _negates(lower: str, text: str, end: int, previous: str) -> bool:
-    if lower in _NEGATIONS:
-        if lower == "not" or lower == "no":
-            following = _WORD.match(text, end + 1) if text[end : end + 1] == " " else None
-            if following and following.group().lower() in _NOT_NEGATING:
-                return False
-        return True
-    if lower.endswith("n't") or lower.endswith("-free"):
-        return True
-    if lower in _FAIL:
-        return text[end : end + 4] == " to "
-    return False
 
 
 def _is_name(word: str, first: bool) -> bool:
@@ -508,10 +545,11 @@ def _verdict(
     entity = _entity_mismatch(claim, sent, cited_forms, where)
     if entity:
         found_list.append(entity)
-    negation = _negation_mismatch(claim, analysed, sent, where)
+    scope = _scope(claim, analysed, sent)
+    negation = _negation_mismatch(claim, sent, scope, where)
     if negation:
         found_list.append(negation)
-    found_list.extend(_quote_mismatches(sent, cited_quotes, where))
+    found_list.extend(_quote_mismatches(sent, scope, cited_quotes, where))
     return Verdict(claim_id, not found_list, sentence, s_start, overlap, tuple(found_list))
 
 
@@ -577,43 +615,72 @@ def _likeness(a: str, b: str) -> tuple[int, int]:
     return prefix, shape
 
 
-def _negation_mismatch(
-    claim: _Analysis, analysed: list[_Analysis], sent: _Analysis, where: _Where
-) -> Mismatch | None:
+def _scope(claim: _Analysis, analysed: list[_Analysis], sent: _Analysis) -> tuple[int, int]:
+    """The claim's part of the sentence, as token indices ``[lo, hi)``: the clauses from the
+    first to the last that hold a word (not a name) only this claim (of those cited) has,
+    attribution words ("the authors", "a preprint") not counting; failing that, its names,
+    then any of its tokens; ``(0, 0)`` when the sentence has none of its tokens."""
     others: set[str] = set()
     for other in analysed:
         if other is not claim:
             others.update(other.weights)
-    mine = set(claim.weights) | claim.name_forms
+    mine = (set(claim.weights) | claim.name_forms) - _WEAK
     toks = sent.toks
-    hits = [i for i, t in enumerate(toks) if any(f in mine for f in t.forms)]
+    hits = [i for i, t in enumerate(toks) if any(f in mine for f in t[0])]
     if not hits:
-        return None
-    own = [i for i in hits if any(f in mine and f not in others for f in toks[i].forms)]
-    span_idx = own or hits
-    lo, hi = span_idx[0], span_idx[-1]
-    for _ in range(3):
-        if lo == 0 or toks[lo].clause_break_before:
-            break
+        return 0, 0
+    own = [i for i in hits if any(f in mine and f not in others for f in toks[i][0])] or hits
+    chosen = [i for i in own if not toks[i][5]] or own  # a shared subject may head a clause
+    # of its own ("X needs no critic; X is the first …"): what the claim says decides
+    lo, hi = chosen[0], chosen[-1] + 1
+    while lo > 0 and not toks[lo][4]:
         lo -= 1
-    cues = [t for t in toks[lo : hi + 1] if t.negates]
+    while hi < len(toks) and not toks[hi][4]:
+        hi += 1
+    return lo, hi
+
+
+def _negation_mismatch(
+    claim: _Analysis, sent: _Analysis, scope: tuple[int, int], where: _Where
+) -> Mismatch | None:
+    if not claim.negations and not sent.negations:
+        return None
+    lo, hi = scope
+    if lo == hi:
+        return None
+    cues = [t for t in sent.toks[lo:hi] if t[3]]
     if len(cues) % 2 == claim.negations % 2:
         return None
     if cues:
-        span, start, end = where(cues[0].start, cues[0].end)
+        span, start, end = where(cues[0][1], cues[0][2])
         return Mismatch(
             "negation", span, start, end, "", f'the sentence says "{span}", the claim does not'
         )
-    cue = next(t for t in claim.toks if t.negates)
-    said = claim.text[cue.start : cue.end]
+    cue = next(t for t in claim.toks if t[3])
+    said = claim.text[cue[1] : cue[2]]
     return Mismatch(
         "negation", said, -1, -1, said, f'the claim says "{said}", the sentence does not'
     )
 
 
-def _quote_mismatches(sent: _Analysis, cited_quotes: list[str], where: _Where) -> list[Mismatch]:
+def _quote_mismatches(
+    sent: _Analysis, scope: tuple[int, int], cited_quotes: list[str], where: _Where
+) -> list[Mismatch]:
+    lo, hi = scope
+    if not sent.quotes or lo == hi:
+        return []
+    toks = sent.toks  # a quote may stand in a clause of its own next to the claim's
+    lo = max(0, lo - 1)
+    while lo > 0 and not toks[lo][4]:
+        lo -= 1
+    hi = min(len(toks), hi + 1)
+    while hi < len(toks) and not toks[hi][4]:
+        hi += 1
+    first, last = toks[lo][1], toks[hi - 1][2]
     found = []
     for quote, q_start, q_end in sent.quotes:
+        if q_end <= first or q_start >= last + 1:
+            continue  # another clause's quote
         if quote and not any(quote in claim for claim in cited_quotes):
             span, start, end = where(q_start, q_end)
             found.append(
