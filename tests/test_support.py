@@ -253,8 +253,12 @@ _PIECES = st.one_of(
 _TEXT = st.lists(_PIECES, max_size=25).map("".join)
 
 
-@settings(max_examples=int(os.environ.get("HCGRAPH_FUZZ_EXAMPLES", "300")), deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
+@settings(
+    max_examples=int(os.environ.get("HCGRAPH_FUZZ_EXAMPLES", "300")),
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(text=_TEXT, claims=st.lists(_TEXT, max_size=3))
 def test_random_text_never_raises(text: str, claims: list[str]) -> None:
     cited = [(str(i), claim) for i, claim in enumerate(claims)]
