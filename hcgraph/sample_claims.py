@@ -17,12 +17,26 @@ support-check benchmark's corpus (``tests/support/planted.py``).
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any, Protocol
 
-__all__ = ["PLANTS", "Claim", "make_claim", "restate", "sentence"]
+__all__ = [
+    "PLANTS",
+    "PLANT_RATE",
+    "Claim",
+    "SampleTexts",
+    "make_claim",
+    "packaged_replies",
+    "plantable",
+    "restate",
+    "sentence",
+]
 
 #: The ways a restatement can be planted false.
 PLANTS = ("number", "entity", "negation", "unrelated", "quote")
@@ -177,6 +191,25 @@ _NUMBER_SLOTS = ("p", "d", "x", "n", "k", "g")
 _NAME_SLOTS = ("M", "S")
 
 
+class Lcg:
+    """A small seeded generator with ``random()``, cheaper to seed than ``random.Random``
+    (the sample seeds one per claim): 64-bit LCG (Knuth's MMIX constants), top 53 bits."""
+
+    __slots__ = ("_state",)
+
+    def __init__(self, seed: int) -> None:
+        self._state = (seed * 0x9E3779B97F4A7C15 + 1) & _MASK
+
+    def random(self) -> float:
+        """The next float in [0, 1)."""
+        self._state = (self._state * 6364136223846793005 + 1442695040888963407) & _MASK
+        return (self._state >> 11) / 9007199254740992.0
+
+
+_MASK = (1 << 64) - 1
+_Rng = random.Random | Lcg
+
+
 @dataclass(frozen=True, slots=True)
 class Claim:
     """One claim: a template and its slot values; ``text`` is the claim as its manifest
@@ -198,7 +231,7 @@ class Claim:
 def make_claim(subject: str, ordinal: int, key: int) -> Claim:
     """The ``ordinal``-th claim of a manifest about ``subject`` (a CamelCase system name),
     its values drawn from ``key``: the same arguments give the same claim."""
-    rng = random.Random(key)
+    rng = Lcg(key)
     form = (ordinal * 7 + int(rng.random() * len(_TEMPLATES))) % len(_TEMPLATES)
     slots = {
         "S": subject,
@@ -222,7 +255,7 @@ def _slots_of(template: str) -> set[str]:
     return {part.split("}")[0] for part in template.split("{")[1:]}
 
 
-def sentence(claim: Claim, rng: random.Random, plant: str = "", taken: str = "") -> str:
+def sentence(claim: Claim, rng: _Rng, plant: str = "", taken: str = "") -> str:
     """One sentence restating ``claim`` (a paraphrase, maybe with a preamble); with
     ``plant``, restating it falsely that way. ``taken``: the other cited claims' text, which
     a planted number or name must not coincide with."""
@@ -251,7 +284,7 @@ def plantable(claim: Claim, plant: str) -> bool:
     return True
 
 
-def _changed(claim: Claim, plant: str, rng: random.Random, taken: str) -> Claim:
+def _changed(claim: Claim, plant: str, rng: _Rng, taken: str) -> Claim:
     slots = dict(claim.slots)
     if plant == "quote" and "q" in slots:
         words = slots["q"].split()
@@ -266,10 +299,11 @@ def _changed(claim: Claim, plant: str, rng: random.Random, taken: str) -> Claim:
         return claim.with_slot("M", f"{subject}-{sizes[int(rng.random() * len(sizes))]}")
     others = [n for n in OTHER_NAMES if n not in taken and n not in slots["S"]]
     head = others[int(rng.random() * len(others))]
-    return claim.with_slot("S", head + slots["S"][len(slots["S"]) // 2 :])
+    tail = re.search(r"(?:[A-Z][a-z]+|[A-Z]+)$", slots["S"])
+    return claim.with_slot("S", head + (tail.group() if tail else "Lab"))
 
 
-def _other_number(name: str, value: str, rng: random.Random, taken: str) -> str:
+def _other_number(name: str, value: str, rng: _Rng, taken: str) -> str:
     for _ in range(50):
         if name == "n":
             new = NUMBER_WORDS[int(rng.random() * len(NUMBER_WORDS))]
@@ -298,9 +332,11 @@ def _values(text: str) -> set[float]:
     return {_value(w) for w in words if w[0].isdigit() or w in NUMBER_WORDS}
 
 
-def _preamble(rng: random.Random, text: str) -> str:
+def _preamble(rng: _Rng, text: str) -> str:
     preamble = PREAMBLES[int(rng.random() * len(PREAMBLES))]
     if not preamble:
+        return text
+    if text.startswith(("The authors", "To the authors", "In the authors")):
         return text
     first = text.split(" ", 1)[0]
     if first in ("The", "On", "In", "By", "At", "With", "To"):
@@ -308,7 +344,7 @@ def _preamble(rng: random.Random, text: str) -> str:
     return preamble + text
 
 
-def _merged(a: Claim, b: Claim, rng: random.Random) -> str:
+def _merged(a: Claim, b: Claim, rng: _Rng) -> str:
     """One sentence stating two claims."""
     sa, sb = dict(a.slots), dict(b.slots)
     if a.form == b.form == 0 and sa["M"] == sb["M"]:
@@ -322,7 +358,7 @@ def _merged(a: Claim, b: Claim, rng: random.Random) -> str:
 
 def restate(
     claims: Sequence[Claim],
-    rng: random.Random,
+    rng: _Rng,
     *,
     plant: str = "",
     target: int = 0,
@@ -353,3 +389,180 @@ def restate(
         note = COMMENTARY[int(rng.random() * len(COMMENTARY))]
         sentences.insert(int(rng.random() * (len(sentences) + 1)), note)
     return " ".join(sentences)
+
+
+# ---------------------------------------------------------------- the bundled sample
+
+#: The share of sample paragraphs that restate one claim falsely (so the demo finds some).
+PLANT_RATE = 0.03
+_SAMPLE_PLANTS = ("number", "entity", "negation")
+_REPLIES = Path(__file__).parent / "data" / "manifest-replies"
+_VARIANTS = 4  # restatements kept per claim: a paragraph picks among them, cheaply
+
+
+class PoolManifest(Protocol):
+    """What a sample manifest offers here (``hcgraph.sample``'s pool records)."""
+
+    @property
+    def manifest_id(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def source_name(self) -> str: ...
+    @property
+    def source_url(self) -> str: ...
+    @property
+    def published_date(self) -> str: ...
+    @property
+    def claims(self) -> tuple[str, ...]: ...
+
+
+class SampleTexts:
+    """Claim texts of the sample's manifests, paragraphs and key facts restating them, and
+    the manifest replies a user would fetch: all pure functions of the pool and the ids.
+
+    A pool manifest's subject is its title's name (``LoongSage: …``); its claim ``i`` is
+    :func:`make_claim` of that subject, seeded by the claim id. The seed story's manifest
+    with a packaged real reply (``hcgraph/data/manifest-replies/<id>.json``) restates the
+    real claims verbatim; a claim of any other manifest has no text here.
+    """
+
+    def __init__(self, pool: Sequence[PoolManifest]) -> None:
+        self._owner = {int(m.manifest_id): m for m in pool}
+        self._claims: dict[str, Claim | str | None] = {}
+        self._sentences: dict[str, list[str | None]] = {}
+
+    def claim(self, claim_id: str) -> Claim | str | None:
+        """The claim (structured for a pool manifest, the real text for a packaged reply),
+        or ``None`` when no text is known."""
+        if claim_id in self._claims:
+            return self._claims[claim_id]
+        found: Claim | str | None = None
+        if claim_id.isdigit():
+            offset = int(claim_id) - _CLAIM_ID_BASE
+            owner = self._owner.get(_MANIFEST_ID_BASE + offset // 8) if offset >= 0 else None
+            if owner is not None and claim_id in owner.claims:
+                found = make_claim(_subject(owner.title), offset % 8, int(claim_id))
+            else:
+                found = _real_claims().get(claim_id)
+        self._claims[claim_id] = found
+        return found
+
+    def _variants(self, claim_id: str) -> list[str | None]:
+        """The claim's restatements, each made when first picked (``[]``: no text)."""
+        known = self._sentences.get(claim_id)
+        if known is None:
+            claim = self.claim(claim_id)
+            if claim is None:
+                known = []
+            elif isinstance(claim, str):
+                known = [claim, f"In a preprint, {claim}"]
+            else:
+                known = [None] * _VARIANTS
+            self._sentences[claim_id] = known
+        return known
+
+    def paragraph(self, cites: Sequence[dict[str, Any]], draw: float, fallback: str) -> str:
+        """A paragraph restating the claims ``cites`` name, in order (``draw`` in [0, 1)
+        picks the wording, whether a commentary sentence is added and, for
+        :data:`PLANT_RATE` of the draws, which claim is restated falsely); ``fallback``
+        when no cited claim has a text."""
+        return self._restate(cites, draw, fallback, plants=True)
+
+    def key_fact(self, cites: Sequence[dict[str, Any]], draw: float, fallback: str) -> str:
+        """A key fact restating its claims (never planted)."""
+        return self._restate(cites, draw, fallback, plants=False)
+
+    def _restate(
+        self, cites: Sequence[dict[str, Any]], draw: float, fallback: str, plants: bool
+    ) -> str:
+        variants_of = self._sentences
+        known: list[tuple[str, list[str | None]]] = []
+        seen = set()
+        for cite in cites:
+            for raw in cite.get("claim_ids", ()):
+                cid = raw if type(raw) is str else str(raw)
+                if cid in seen:
+                    continue
+                seen.add(cid)
+                variants = variants_of.get(cid)
+                if variants is None:
+                    variants = self._variants(cid)
+                if variants:
+                    known.append((cid, variants))
+        if not known:
+            return fallback
+        bits = int(draw * 4503599627370496)  # 2**52
+        out = []
+        planted = plants and (bits & 1023) < PLANT_RATE * 1024
+        target = (bits >> 10) % len(known)
+        bits >>= 16
+        for index, (cid, variants) in enumerate(known):
+            claim = self._claims[cid]
+            pick = bits % len(variants)
+            if planted and index == target and isinstance(claim, Claim):
+                kind = _SAMPLE_PLANTS[bits % len(_SAMPLE_PLANTS)]
+                if not plantable(claim, kind):
+                    kind = "entity"
+                taken = " ".join(c if isinstance(c, str) else c.text for c in self._cited(known))
+                out.append(sentence(claim, Lcg(bits), kind, taken))
+            else:
+                text = variants[pick]
+                if text is None:
+                    assert isinstance(claim, Claim)
+                    text = variants[pick] = sentence(claim, Lcg(int(cid) * 8 + pick))
+                out.append(text)
+            bits //= _VARIANTS
+        if plants and bits % 10 < 3:
+            out.insert(bits % (len(out) + 1), COMMENTARY[(bits >> 4) % len(COMMENTARY)])
+        return " ".join(out)
+
+    def _cited(self, known: list[tuple[str, list[str | None]]]) -> list[Claim | str]:
+        return [c for cid, _ in known if (c := self._claims[cid]) is not None]
+
+    def reply(self, manifest: PoolManifest) -> bytes:
+        """The manifest API's reply for a pool manifest, in the shape of
+        ``shared/fixtures/manifest-reply.json`` (see :mod:`hcgraph.claims.reply`)."""
+        claims = []
+        for cid in manifest.claims:
+            claim = self.claim(cid)
+            text = claim.text if isinstance(claim, Claim) else claim
+            claims.append({"claim_id": cid, "text": text})
+        name, _, rest = manifest.title.partition(":")
+        doc = {
+            "manifest_id": manifest.manifest_id,
+            "source": {
+                "name": manifest.source_name,
+                "url": manifest.source_url,
+                "title": manifest.title,
+                "published_date": manifest.published_date,
+            },
+            "signal": {"claims": claims},
+            "brief": f"A preprint presenting {name.strip()}:{rest}.",
+        }
+        return json.dumps(doc, ensure_ascii=False).encode("utf-8")
+
+
+def packaged_replies() -> dict[str, bytes]:
+    """The real manifest replies packaged with hcgraph (manifest id → reply bytes)."""
+    return {path.stem: path.read_bytes() for path in sorted(_REPLIES.glob("*.json"))}
+
+
+@cache
+def _real_claims() -> dict[str, str]:
+    claims: dict[str, str] = {}
+    for data in packaged_replies().values():
+        for claim in json.loads(data)["signal"]["claims"]:
+            claims[str(claim["claim_id"])] = str(claim["text"])
+    return claims
+
+
+def _subject(title: str) -> str:
+    """The system a sample manifest is about: its title's name (``LoongSage: …``)."""
+    name = title.split(":", 1)[0].split(" ", 1)[0]
+    return name if name.isalnum() else "Sample"
+
+
+# The sample's id bases (hcgraph.sample keeps the same numbers; a test checks they agree).
+_MANIFEST_ID_BASE = 1_810_000_000_000_000_000
+_CLAIM_ID_BASE = 1_820_000_000_000_000_000
