@@ -1,5 +1,7 @@
-"""Filler text of the bundled sample: story angles, deks, and the text of paragraphs that cite
-nothing (or only claims whose text no reply gives).
+"""Filler text of the bundled sample: angles, deks, and paragraphs with no claim text.
+
+Story angles and deks, and the text of paragraphs that cite nothing (or only claims whose
+text no reply gives).
 
 A bank built once from a fixed seed, so a story picks whole texts instead of composing
 words (composing every sentence per story was the main cost of generation); corpora still

@@ -1,5 +1,4 @@
-"""Markdown to plain text with offsets kept, and plain text to sentences: the support check's
-reading of a citing text.
+"""The support check's reading of a citing text: Markdown to plain text, and sentences.
 
 :func:`plain` strips inline Markdown (links and images keep their text, emphasis and code
 marks go, raw HTML tags go, backslash escapes show their character, heading/quote/list

@@ -1,5 +1,6 @@
-"""The support check: does a citing text say what the claims it cites say? Deterministic,
-pure (no I/O), fast; the fifth promise of a story's ``disclosure``.
+"""The support check: does a paragraph say what the claims it cites say? (deterministic)
+
+Pure (no I/O) and fast; the fifth promise of a story's ``disclosure``.
 
 :func:`check_text` takes one paragraph's (or key fact's) Markdown and the claims it cites,
 ``(claim id, claim text)`` pairs, and returns one :class:`Verdict` per claim.
@@ -352,7 +353,8 @@ def _analyse(text: str) -> _Analysis:
         elif name_first if first else name_mid:
             name = True
             forms = as_name
-            names.setdefault(lower, (start, end))
+            possessive = 2 if word.endswith(("'s", "\u2019s")) else 0
+            names.setdefault(lower, (start, end - possessive))
             name_forms.update(forms)
         else:
             forms = as_word
