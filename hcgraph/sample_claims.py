@@ -398,6 +398,7 @@ PLANT_RATE = 0.03
 _SAMPLE_PLANTS = ("number", "entity", "negation")
 _REPLIES = Path(__file__).parent / "data" / "manifest-replies"
 _VARIANTS = 4  # restatements kept per claim: a paragraph picks among them, cheaply
+_PLANT_CUTOFF = round(PLANT_RATE * 1024)  # a draw whose low 10 bits are below this plants
 
 
 class PoolManifest(Protocol):
@@ -476,9 +477,12 @@ class SampleTexts:
     def _restate(
         self, cites: Sequence[dict[str, Any]], draw: float, fallback: str, plants: bool
     ) -> str:
+        bits = int(draw * 4503599627370496)  # 52 of the draw's 53 random bits
+        if plants and (bits & 1023) < _PLANT_CUTOFF:
+            return self._planted(cites, bits, fallback)
         variants_of = self._sentences
-        known: list[tuple[str, list[str | None]]] = []
-        seen = set()
+        out: list[str] = []
+        seen: set[str] = set()
         for cite in cites:
             for raw in cite.get("claim_ids", ()):
                 cid = raw if type(raw) is str else str(raw)
@@ -488,37 +492,51 @@ class SampleTexts:
                 variants = variants_of.get(cid)
                 if variants is None:
                     variants = self._variants(cid)
-                if variants:
-                    known.append((cid, variants))
-        if not known:
+                if not variants:
+                    continue
+                bits >>= 2
+                pick = bits % len(variants)
+                text = variants[pick]
+                if text is None:
+                    claim = self._claims[cid]
+                    assert isinstance(claim, Claim)
+                    text = variants[pick] = sentence(claim, Lcg(int(cid) * 8 + pick))
+                out.append(text)
+        if not out:
             return fallback
-        bits = int(draw * 4503599627370496)  # 2**52
+        bits >>= 2
+        if plants and bits % 10 < 3:
+            out.insert(bits % (len(out) + 1), COMMENTARY[(bits >> 4) % len(COMMENTARY)])
+        return " ".join(out)
+
+    def _planted(self, cites: Sequence[dict[str, Any]], bits: int, fallback: str) -> str:
+        """A paragraph with one structured claim restated falsely (a number, name or
+        negation changed), the others as usual."""
+        ids = dict.fromkeys(str(c) for cite in cites for c in cite.get("claim_ids", ()))
+        known = [(cid, c) for cid in ids if (c := self.claim(cid)) is not None]
+        targets = [i for i, (_, c) in enumerate(known) if isinstance(c, Claim)]
+        if not targets:
+            return self._restate(cites, (bits | 1023) / 4503599627370496, fallback, True)
+        target = targets[(bits >> 10) % len(targets)]
+        rng = Lcg(bits)
+        taken = " ".join(c if isinstance(c, str) else c.text for _, c in known)
         out = []
-        planted = plants and (bits & 1023) < PLANT_RATE * 1024
-        target = (bits >> 10) % len(known)
-        bits >>= 16
-        for index, (cid, variants) in enumerate(known):
-            claim = self._claims[cid]
-            pick = bits % len(variants)
-            if planted and index == target and isinstance(claim, Claim):
-                kind = _SAMPLE_PLANTS[bits % len(_SAMPLE_PLANTS)]
-                if not plantable(claim, kind):
-                    kind = "entity"
-                taken = " ".join(c if isinstance(c, str) else c.text for c in self._cited(known))
-                out.append(sentence(claim, Lcg(bits), kind, taken))
+        for index, (cid, claim) in enumerate(known):
+            if index == target:
+                assert isinstance(claim, Claim)
+                kind = _SAMPLE_PLANTS[int(rng.random() * len(_SAMPLE_PLANTS))]
+                out.append(
+                    sentence(claim, rng, kind if plantable(claim, kind) else "entity", taken)
+                )
             else:
+                variants = self._variants(cid)
+                pick = int(rng.random() * len(variants))
                 text = variants[pick]
                 if text is None:
                     assert isinstance(claim, Claim)
                     text = variants[pick] = sentence(claim, Lcg(int(cid) * 8 + pick))
                 out.append(text)
-            bits //= _VARIANTS
-        if plants and bits % 10 < 3:
-            out.insert(bits % (len(out) + 1), COMMENTARY[(bits >> 4) % len(COMMENTARY)])
         return " ".join(out)
-
-    def _cited(self, known: list[tuple[str, list[str | None]]]) -> list[Claim | str]:
-        return [c for cid, _ in known if (c := self._claims[cid]) is not None]
 
     def reply(self, manifest: PoolManifest) -> bytes:
         """The manifest API's reply for a pool manifest, in the shape of
