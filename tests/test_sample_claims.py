@@ -144,3 +144,16 @@ def test_each_plant_is_found(plant: str) -> None:
         [faithful] = check_text(sentence(claim, random.Random(key)), [("c", claim.text)])
         assert faithful.supported, (claim.text, faithful.mismatches)
     assert found >= 5
+
+
+def test_the_docs_example_is_in_the_demo_sample(seed_story: dict[str, Any]) -> None:
+    """docs/support-check.md quotes a planted sentence of the demo's sample site."""
+    demo = generate_corpus(60, 7, include_seed=seed_story)  # as hcgraph.demo.sample_site
+    replies = {mid: parse_reply(data, mid, mid) for mid, data in demo.replies().items()}
+    [story] = [s for s in demo.stories if s["slug"] == "sample-00005-alignment"]
+    sentence_text = "The paper reports that on TerminalBench-2.1, MetaBench-8B achieves 13.1%."
+    docs = (Path(__file__).parent.parent / "docs" / "support-check.md").read_text()
+    assert sentence_text in docs
+    [(_, text, cites)] = [t for t in _texts(story) if sentence_text in t[1]]
+    found = [m for v in check_text(text, _pairs(cites, replies)) for m in v.mismatches]
+    assert [(m.kind, m.span, m.claim_span) for m in found] == [("number", "13.1%", "15.3%")]
