@@ -36,8 +36,30 @@ class Case:
     truth: dict[str, str]
 
 
-def cases(n: int, seed: int, plant_rate: float = 0.5) -> Iterator[Case]:
-    """``n`` paragraphs; the same ``(n, seed)`` give the same cases."""
+#: Phrasings the check's verb families were not written for ("held-out"): with
+#: ``held_out=True`` every paragraph is rewritten with them, plants included.
+HELD_OUT = (
+    (" reaches ", " lands at "),
+    (" achieves ", " lands at "),
+    (" scores ", " clocks "),
+    (" hits ", " clocks "),
+    (" outperforms ", " edges out "),
+    (" beats ", " edges out "),
+    (" surpasses ", " edges out "),
+    (" eliminates ", " does away with "),
+    (" removes ", " does away with "),
+    (" cuts serving cost by ", " slashes serving cost by "),
+    (" reduces serving cost ", " slashes serving cost "),
+    (" does not require ", " has no need for "),
+    (" improve on their base models ", " top their base models "),
+    (" trains a ", " fits a "),
+    (" lifts ", " pushes "),
+    (" raises ", " pushes "),
+)
+
+
+def cases(n: int, seed: int, plant_rate: float = 0.5, held_out: bool = False) -> Iterator[Case]:
+    """``n`` paragraphs; the same ``(n, seed, held_out)`` give the same cases."""
     rng = random.Random(f"planted:{seed}")
     for index in range(n):
         subject = (
@@ -64,6 +86,9 @@ def cases(n: int, seed: int, plant_rate: float = 0.5) -> Iterator[Case]:
             target=target,
             commentary=0.35,
         )
+        if held_out:
+            for old, new in HELD_OUT:
+                text = text.replace(old, new)
         cited = tuple(ids[c] for c in chosen)
         reply = {ids[c]: pool[c].text for c in range(len(pool))}
         truth = dict.fromkeys(cited, SUPPORTED)
