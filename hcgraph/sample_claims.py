@@ -30,6 +30,7 @@ __all__ = [
     "PLANTS",
     "PLANT_RATE",
     "Claim",
+    "Lcg",
     "SampleTexts",
     "make_claim",
     "packaged_replies",
