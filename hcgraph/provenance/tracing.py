@@ -392,7 +392,7 @@ def _finish(
     return trace
 
 
-_CLAIM_TEXT = "SELECT ?c ?text WHERE { %s ?c prov:wasQuotedFrom ?reply ; schema:text ?text }"
+_CLAIM_TEXT = "SELECT ?c ?text WHERE { %s ?c prov:wasQuotedFrom ?reply ; prov:value ?text }"
 _VERDICTS = """
 SELECT ?g ?part ?c ?status ?reason ?detail WHERE { GRAPH ?g {
   ?v cito:hasCitingEntity ?part ; cito:hasCitedEntity ?c ; hc:supportStatus ?status .
