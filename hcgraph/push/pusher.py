@@ -10,7 +10,7 @@ connection pool.
 A first push (or ``--all``) to a store with a bulk path (Oxigraph: :mod:`.bulk`) sends the
 graphs not yet recorded in large chunks through the server's bulk loader instead, at most
 ``_BULK_IN_FLIGHT`` at once; graphs the server already holds are dropped first. Whether that
-happens: ``bulk`` — ``auto`` when at least :data:`BULK_MIN_GRAPHS` graphs are unrecorded,
+happens: ``bulk`` — ``auto`` when at least ``BULK_MIN_GRAPHS`` graphs are unrecorded,
 ``always``, or ``never``. A chunk the server refuses is resent graph by graph (PUT), which
 also replaces whatever part of it the bulk loader had written.
 
@@ -104,7 +104,7 @@ class PushOptions:
         ca_bundle: a PEM file of CA certificates to trust (TLS verification stays on).
         bulk: ``auto`` (bulk-load the unrecorded graphs, every graph with ``force``, when
             the endpoint has a bulk path, the protocol is ``gsp`` and there are at least
-            :data:`BULK_MIN_GRAPHS`), ``always`` (however few) or ``never``.
+            ``BULK_MIN_GRAPHS``), ``always`` (however few) or ``never``.
         bulk_bytes: the size of one bulk-load request body (about).
     """
 
@@ -123,7 +123,7 @@ class PushOptions:
     bulk_bytes: int = _BULK_CHUNK_BYTES
 
     def check(self) -> None:
-        """Raise :class:`PushError` for an option out of range."""
+        """Raise :class:`~hcgraph.errors.PushError` for an option out of range."""
         if self.protocol not in PROTOCOLS:
             raise PushError(f"unknown protocol {self.protocol!r}; choose gsp or update")
         if self.mode not in MODES:
@@ -265,9 +265,9 @@ def push_graphs(
 
     Args:
         store: the local store (read only).
-        endpoint: where to push (:func:`~hcgraph.push.resolve_endpoint`).
+        endpoint: where to push (:func:`~hcgraph.push.endpoints.resolve_endpoint`).
         options: protocol, mode, concurrency, retries, ``force``, ``verify``...
-        credentials: sent on every request (:func:`~hcgraph.push.credentials_from_env`).
+        credentials: sent on every request (:func:`~hcgraph.push.auth.credentials_from_env`).
         state: what was pushed before; default: the state file in the store directory.
         on_progress: called with ``(graphs_done, triples_sent)`` increments.
         transport: an httpx transport (tests inject ``httpx.MockTransport``).
