@@ -17,8 +17,8 @@ from tests.conftest import ROOT
 
 API = ROOT / "docs" / "api"
 # Modules the reference leaves out: the CLI (its manual is docs/commands.md), the private
-# helpers (``_io``, ``_lazy``, …) and the synthetic test corpus generator.
-LEFT_OUT = re.compile(r"hcgraph(\.cli(\..*)?|\.sample|(\..*)?\._\w+|\.__main__)$")
+# helpers (``_io``, ``_lazy``, …) and the synthetic test corpus generators (``sample*``).
+LEFT_OUT = re.compile(r"hcgraph(\.cli(\..*)?|\.sample(_\w+)?|(\..*)?\._\w+|\.__main__)$")
 
 
 def _modules() -> set[str]:
