@@ -270,7 +270,7 @@ def ingest_bytes(
     retrieved_at: dt.datetime | None = None,
     replace: bool = False,
 ) -> IngestReport:
-    """Ingest ``(raw_bytes, source)`` pairs (a convenience over ``ingest_documents``).
+    """Ingest ``(raw_bytes, source)`` pairs (a convenience over :func:`ingest_documents`).
 
     A document may not replace a story that was crawled from its URL unless ``replace``.
     """

@@ -25,7 +25,8 @@ The pipeline has no threads of its own: while the writer loads segment *n* (in R
 without the GIL) the caller already parses and maps the next, so both cores work.
 
 Crash safety is the writer's (see :mod:`hcgraph.writer`): every story in the store is
-complete and the shared graphs match the ledger, after any crash, once :func:`recover` ran.
+complete and the shared graphs match the ledger, after any crash, once
+:func:`~hcgraph.writer.recover` ran.
 """
 
 from __future__ import annotations

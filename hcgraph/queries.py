@@ -148,7 +148,7 @@ class QueryResult:
     boolean: bool | None = None
 
     def records(self) -> list[dict[str, Any]]:
-        """Rows as dicts of Python values (``to_python``); unbound columns are None."""
+        """Rows as dicts of Python values (:func:`to_python`); unbound columns are None."""
         return [
             {var: to_python(term) for var, term in zip(self.variables, row, strict=True)}
             for row in self.terms

@@ -17,7 +17,7 @@ Untrusted text stays text: the table is built from ``rich.text.Text`` (no markup
 interpreted) with control characters shown as escapes, Markdown escapes through
 :mod:`hcgraph.mdtext` (``|``, ``\\``, emphasis, code, links, HTML, entities), and
 CSV quotes by RFC 4180, pyoxigraph escapes TSV/JSON/XML by their own rules (a value XML
-1.0 cannot carry at all, such as a NUL, makes ``xml`` refuse, see ``write_xml``).
+1.0 cannot carry at all, such as a NUL, makes ``xml`` refuse, see :func:`write_xml`).
 """
 
 from __future__ import annotations

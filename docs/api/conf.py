@@ -40,7 +40,10 @@ html_static_path: list[str] = []
 # test_api_reference.py checks that every module has its place in a page.
 autodoc_member_order = "bysource"
 autodoc_typehints = "signature"
-autodoc_default_options = {"members": True, "show-inheritance": True}
+# Each object is documented once, in the module that defines it: ``ignore-module-all`` makes
+# autodoc skip what a module imports (its ``__all__`` would re-document a sibling's classes,
+# and rdflib's namespaces that ``hcgraph.vocab`` re-exports).
+autodoc_default_options = {"members": True, "show-inheritance": True, "ignore-module-all": True}
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 nitpicky = True

@@ -200,7 +200,8 @@ class Crawler:
         options: see :class:`CrawlOptions`.
         client: an ``httpx.AsyncClient`` to use (must not follow redirects); default: one
             made here with ``transport`` if given.
-        on_progress: called with :class:`CrawlProgress` after each change.
+        on_progress: called with :class:`~hcgraph.crawling.recorder.CrawlProgress` after each
+            change.
 
     Raises:
         CrawlError: a bad seed or option (before anything is fetched).

@@ -7,7 +7,7 @@ on the graph, with evidence for every finding (:data:`~hcgraph.provenance.findin
 lists them).
 
 For the whole store, all data is read with a few whole-store queries (no per-story round
-trips). Up to ``LOCAL_MAX`` named stories are looked up one by one instead, neighbours
+trips). Up to :data:`LOCAL_MAX` named stories are looked up one by one instead, neighbours
 included (the stories sharing a claim or sources), with the same answers. The cross-story
 promises live in :mod:`~hcgraph.provenance.conflicts` and :mod:`~hcgraph.provenance.repeats`.
 """

@@ -10,7 +10,7 @@ connection pool.
 A first push (or ``--all``) to a store with a bulk path (Oxigraph: :mod:`.bulk`) sends the
 graphs not yet recorded in large chunks through the server's bulk loader instead, at most
 ``_BULK_IN_FLIGHT`` at once; graphs the server already holds are dropped first. Whether that
-happens: ``bulk`` — ``auto`` when at least ``BULK_MIN_GRAPHS`` graphs are unrecorded,
+happens: ``bulk`` — ``auto`` when at least :data:`BULK_MIN_GRAPHS` graphs are unrecorded,
 ``always``, or ``never``. A chunk the server refuses is resent graph by graph (PUT), which
 also replaces whatever part of it the bulk loader had written.
 
@@ -104,7 +104,7 @@ class PushOptions:
         ca_bundle: a PEM file of CA certificates to trust (TLS verification stays on).
         bulk: ``auto`` (bulk-load the unrecorded graphs, every graph with ``force``, when
             the endpoint has a bulk path, the protocol is ``gsp`` and there are at least
-            ``BULK_MIN_GRAPHS``), ``always`` (however few) or ``never``.
+            :data:`BULK_MIN_GRAPHS`), ``always`` (however few) or ``never``.
         bulk_bytes: the size of one bulk-load request body (about).
     """
 

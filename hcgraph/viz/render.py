@@ -373,7 +373,7 @@ def render_map(
     """The whole map as one HTML string (deterministic: same graph, same bytes).
 
     ``renderer``: ``auto`` (default), ``webgl`` (sigma.js, for big maps) or ``canvas``
-    (vis-network); see ``pick_renderer``.
+    (vis-network); see :func:`pick_renderer`.
     """
     payload = build_payload(graph, positions)
     if pick_renderer(graph, renderer) == "webgl":

@@ -542,8 +542,8 @@ def citation_graph(
         store: the store to read.
         view: ``story``, ``reuse`` or ``publisher``.
         focus: a story URL / id / slug, a manifest id, or a publisher name (see
-            :func:`resolve_focus`); required for ``publisher``, and for ``story`` when the
-            store holds more than one story.
+            :func:`~hcgraph.viz.focus.resolve_focus`); required for ``publisher``, and for
+            ``story`` when the store holds more than one story.
         top: reuse view: keep only the N manifests cited by the most stories.
         group_stories: reuse/publisher views: fold stories into one node per ``newsroom``,
             ``day`` or ``newsroom-day``.
