@@ -7,6 +7,7 @@ are fetched or shipped, so names outside hcgraph are listed in ``nitpick_ignore_
 
 from __future__ import annotations
 
+import inspect
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from docutils import nodes
 from docutils.statemachine import StringList
 from sphinx.application import Sphinx
 from sphinx.ext import napoleon
+from sphinx.pycode import ModuleAnalyzer
 from sphinx.util.docutils import SphinxDirective
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,8 +52,9 @@ nitpicky = True
 
 # Names Sphinx cannot resolve without other projects' inventories (fetching them needs the
 # network, which neither CI nor the developers' machines have): the standard library's
-# modules and the third-party packages hcgraph's signatures use. hcgraph's own names are
-# never ignored: every one of them must resolve.
+# modules and the third-party packages hcgraph's signatures use (``nx`` is networkx and
+# ``Network`` pyvis's, as the annotations spell them). Built-in types and ``typing`` resolve
+# without an inventory. hcgraph's own names are never ignored: every one must resolve.
 _OUTSIDE = (
     "asyncio|collections|concurrent|contextlib|datetime|enum|io|ipaddress|logging|os|pathlib"
     "|re|sqlite3|ssl|subprocess|threading|types|email|http|urllib|multiprocessing"
@@ -63,22 +66,47 @@ nitpick_ignore_regex = [
 ]
 
 
+def _summary(obj: Any) -> str:
+    """`` — `` and the first paragraph of an object's docstring, on one line."""
+    return _summary_of(inspect.getdoc(obj) or "")
+
+
+def _summary_of(doc: str) -> str:
+    first = " ".join(doc.split("\n\n", 1)[0].split())
+    return f" — {first}" if first else ""
+
+
 class PublicApi(SphinxDirective):
     """A list of every name in ``hcgraph.__all__``, each a cross-reference to where it is
-    documented: with ``-n`` the build fails when a public name has no documentation."""
+    documented and its docstring's summary: with ``-n`` the build fails when a public name
+    has no documentation."""
 
     def run(self) -> list[nodes.Node]:
-        lines = StringList()
+        items = nodes.bullet_list()
+        context = self.env.ref_context
+        outer = context.get("py:module")
         for name in hcgraph.__all__:
             if name == "__version__":
                 continue
             obj = getattr(hcgraph, name)
             home = getattr(obj, "__module__", None) if callable(obj) else None
             home = home or "hcgraph" + hcgraph._EXPORTS[name]
-            lines.append(f"* :py:obj:`hcgraph.{name} <{home}.{name}>`", "<public-api>")
-        node = nodes.container()
-        self.state.nested_parse(lines, self.content_offset, node)
-        return node.children
+            if callable(obj):
+                summary = _summary(obj)
+            else:  # module data: its ``#:`` comment
+                docs = ModuleAnalyzer.for_module(home).find_attr_docs()
+                summary = _summary_of("\n".join(docs.get(("", name), [])))
+            line = f":py:obj:`hcgraph.{name} <{home}.{name}>`{summary}"
+            item = nodes.list_item()
+            # The summary's short references (``:func:`trace```) mean names of its own module.
+            context["py:module"] = home
+            self.state.nested_parse(StringList([line], "<public-api>"), self.content_offset, item)
+            items += item
+        if outer is None:
+            context.pop("py:module", None)
+        else:
+            context["py:module"] = outer
+        return [items]
 
 
 def _napoleon_except_attributes(app: Sphinx) -> None:
