@@ -3,7 +3,8 @@
 The real disclosure reads: *"every cited Manifest id exists and is recent, claim ids belong to
 their Manifest, the story does not repeat a recent story, and each paragraph is supported by
 the claims it cites"*. :func:`audit` checks those promises, and the declared summary fields,
-on the graph, with evidence for every finding (:data:`CHECKS` lists them).
+on the graph, with evidence for every finding (:data:`~hcgraph.provenance.findings.CHECKS`
+lists them).
 
 For the whole store, all data is read with a few whole-store queries (no per-story round
 trips). Up to :data:`LOCAL_MAX` named stories are looked up one by one instead, neighbours
