@@ -60,6 +60,8 @@ def _refusal(exc: BaseException) -> Refusal:
     for cause in (exc, exc.__context__):
         if isinstance(cause, _Stop):
             return cause.refusal
+    if "Content-Length overflow" in str(exc):  # more digits than llhttp's 64 bits
+        return Refusal(413, "request body too large", close=True)
     return Refusal(400, f"malformed request: {exc}", close=True)
 
 
