@@ -22,9 +22,9 @@ import h11
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hcgraph.serve import Endpoint, front  # noqa: E402
-from hcgraph.serve.endpoint import MAX_HEAD, Refusal, Request  # noqa: E402
-from hcgraph.serve.http import Conn  # noqa: E402
+from hcgraph.serve import Endpoint, front
+from hcgraph.serve.endpoint import MAX_HEAD, Refusal, Request
+from hcgraph.serve.http import Conn
 
 
 class H11Conn(Conn):
@@ -43,7 +43,9 @@ class H11Conn(Conn):
             self._pump()
         except h11.RemoteProtocolError as exc:
             self.broken = True
-            self.queue.append(Refusal(exc.error_status_hint, f"malformed request: {exc}", close=True))
+            self.queue.append(
+                Refusal(exc.error_status_hint, f"malformed request: {exc}", close=True)
+            )
         self._advance()
 
     def eof_received(self) -> bool:

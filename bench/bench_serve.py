@@ -3,26 +3,32 @@
 The baseline, measured in the same run, is the Oxigraph server itself (Rust, the PyPI
 package ``oxigraph``) serving the very same database read-only with
 ``--union-default-graph``; ``hcgraph serve`` (the guard, the worker processes) is started
-through its CLI, as a user runs it. The load generator is ``wrk`` (compiled, so it takes
-less of the CPU the servers need; Debian package ``wrk``): 48 connections, a new connection
-per request (``Connection: close``), cheap queries (an ASK, a SELECT ... LIMIT 10), plus
-one keep-alive row for comparison. The
-servers take turns, ``--rounds`` times each; the table gives the median rate. Target
-(serve reliability item): >= 80% of the direct server's rate, 0 errors.
+through its CLI, as a user runs it (one HTTP front), and as two variants
+(``bench/_serve_variant.py``): two fronts on the shipped HTTP parser (httptools: llhttp),
+and one front with h11 in its place, to choose the parser and the fronts by measurement.
+The load generator is ``wrk`` (compiled, so it takes less of the CPU the servers need;
+Debian package ``wrk``): 48 connections, cheap queries (an ASK, a SELECT ... LIMIT 10;
+``--heavy``: also a saved query that reads much of the store), each with a new connection
+per request (``Connection: close``) and with keep-alive. The servers take turns,
+``--rounds`` times each; the table gives the median rate, with the server's CPU seconds
+(its whole process tree, psutil) beside it, and the largest resident memory of each
+server's process tree. Targets (issue 38): >= 90% of Oxigraph's rate in both modes,
+<= 1.5x its CPU per request, <= 150 MB at 2 workers.
 
-Errors are wrk's connect, write and timeout errors plus non-2xx answers. wrk also counts a
-"read" error for every connection the server closes in a way it does not expect (Oxigraph's
-server resets them): those answers were complete and counted, so they are shown apart.
+Errors are wrk's connect, write and timeout errors plus non-2xx answers.
 
-The floor rows (``bench/_floor_server.py``, skipped with ``--no-floor``) are the cheapest
-Python front for the job: the guard's minimum and a fixed ASK answer, without and with a pipe
-round trip to a store worker; their rate is the ceiling of a Python guard on this machine.
-``--before REV`` runs that git revision's ``hcgraph serve`` too, in the same rounds (A/B).
+Floors, measured in the same rounds: the engine (pyoxigraph's ``Store.query`` plus the JSON
+answer, in a loop in one process: the CPU any server through pyoxigraph spends at least)
+always; with ``--floor`` also the cheapest Python fronts (``bench/_floor_server.py``: the
+guard's minimum and a fixed ASK answer, without and with a pipe round trip to a store
+worker) and uvicorn on httptools answering a fixed ASK (``bench/_floor_uvicorn.py``): the
+ceiling of a Python HTTP front on this machine. ``--before REV`` runs that git revision's
+``hcgraph serve`` too, in the same rounds (A/B).
 
 Usage::
 
-    python bench/bench_serve.py [--stories 200] [--seconds 5] [--rounds 3] [--before main]
-        [--no-floor] [--write-results]
+    python bench/bench_serve.py [--stories 1000] [--seconds 5] [--rounds 3] [--heavy]
+        [--floor] [--before REV] [--write-results]
 """
 
 from __future__ import annotations
@@ -62,12 +68,13 @@ MODES = {"new connection": True, "keep-alive": False}  # mode -> Connection: clo
 # the floor: the cheapest Python front (bench/_floor_server.py), a fixed ASK answer, no
 # worker; with the guard call, and without (pure HTTP): ASK rows only. "floor + worker": the
 # floor plus a pipe round trip to a store worker process (all rows).
-FLOORS = {"floor (guard)": "guard", "floor (no guard)": "plain", "floor + worker": "worker"}
-FRONTS = min(2, os.cpu_count() or 1)  # as many HTTP processes as `hcgraph serve` runs
+FLOORS = {"floor (guard)": "guard", "floor (no guard)": "plain", "floor + worker": "worker",
+          "floor (uvicorn)": "uvicorn"}  # fmt: skip
+FRONTS = 1  # as many HTTP processes as `hcgraph serve` runs
 WORKERS = 2  # query workers per front: the memory target is at 2 workers
 BEFORE = "hcgraph before"  # --before REV: that revision's hcgraph, in the same rounds
 # variants of the new front (bench/_serve_variant.py): parser, fronts
-VARIANTS = {"httptools, 1 front": ("httptools", 1), "h11, 1 front": ("h11", 1)}
+VARIANTS = {"httptools, 2 fronts": ("httptools", 2), "h11, 1 front": ("h11", 1)}
 CLI = "hcgraph serve"  # the CLI as a user runs it (httptools, FRONTS fronts)
 
 
@@ -93,7 +100,12 @@ def wait_ready(url: str, proc: subprocess.Popen[bytes]) -> None:
 def start(kind: str, store: Path, before: Path | None) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     tree = ROOT
-    if kind in FLOORS:
+    if kind == "floor (uvicorn)":
+        cmd = [sys.executable, "-m", "uvicorn", "_floor_uvicorn:app", "--app-dir",
+               str(Path(__file__).parent), "--port", str(port), "--http", "httptools",
+               "--loop", "asyncio", "--no-access-log", "--log-level", "warning",
+               "--workers", str(FRONTS)]  # fmt: skip
+    elif kind in FLOORS:
         cmd = [sys.executable, str(Path(__file__).parent / "_floor_server.py"), str(port),
                FLOORS[kind], str(FRONTS), str(store / "oxigraph")]  # fmt: skip
     elif kind == "oxigraph":
@@ -309,7 +321,7 @@ def main() -> None:
         for kind, (rss, pss, n) in memory.items()
         if kind not in FLOORS
     ]
-    heavy = f" --heavy" if args.heavy else ""
+    heavy = " --heavy" if args.heavy else ""
     section = "\n".join(
         [
             "## `hcgraph serve` on llhttp against `oxigraph serve-read-only`"
@@ -325,8 +337,9 @@ def main() -> None:
             " ratio: q/s over Oxigraph's (median; per round: the range of same-round ratios);"
             " CPU x: CPU per request over Oxigraph's. Errors: connect/write/timeout and non-2xx."
             f" hcgraph runs {WORKERS} query workers per front; `{CLI}` is the CLI ({FRONTS}"
-            " fronts); the variants (`bench/_serve_variant.py`) run one front with the shipped"
-            " parser (httptools: llhttp) or h11. Engine floor: pyoxigraph's `Store.query` plus"
+            " fronts); the variants (`bench/_serve_variant.py`): two fronts (processes, each"
+            f" with {WORKERS} workers) on the shipped parser (httptools: llhttp), or one front"
+            " with h11 in its place. Engine floor: pyoxigraph's `Store.query` plus"
             " the JSON answer written, in a loop in one process (best round): no server can"
             " answer for less CPU through pyoxigraph.",
             "",

@@ -35,7 +35,8 @@ to ``/query``; updates get 403.
 time allowed between keep-alive requests) and the body within as long again; a head over
 64 KiB gets 431, a body over 16 MiB 413. At most ``max_connections`` (256) connections are
 open at once in the whole server, all fronts together (more get 503); ``workers`` queries
-run at once (per front) and the rest wait (inside their timeout). A client that stops reading an answer for ``read_timeout_s`` is dropped.
+run at once (per front) and the rest wait (inside their timeout). A client that stops
+reading an answer for ``read_timeout_s`` is dropped.
 
 **Fresh data.** Before each query a worker looks at the database directory: if its files
 changed since the worker opened it and no writer holds the database any more (the lock

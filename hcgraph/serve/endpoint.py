@@ -1,5 +1,6 @@
-"""The SPARQL 1.1 Protocol side of ``hcgraph serve``: routing, the guard, Host rules,
-content negotiation, and the refusals given instead of running a query.
+"""SPARQL 1.1 Protocol for ``hcgraph serve``: routing, the guard, Host rules, negotiation.
+
+Also the refusals given instead of running a query.
 
 Nothing here touches a socket: :mod:`hcgraph.serve.http` hands a parsed :class:`Request`
 (head and body) to :meth:`Routes.route`, which answers with a static page (the workbench),
@@ -16,8 +17,6 @@ from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import NamedTuple
 from urllib.parse import parse_qs, urlsplit
-
-from ..sparqlguard import SERVICE_REFUSED, uses_service
 
 __all__ = ["GRAPH_TYPES", "SOLUTION_TYPES", "Query", "Refusal", "Request", "Routes", "negotiate"]
 
@@ -111,6 +110,12 @@ class Routes:
         allow_service: bool,
         static: Mapping[str, tuple[str, bytes]],
     ) -> None:
+        # here, not at the top: the query workers import this module (negotiate) and need
+        # not load the guard's vocabulary (rdflib: ~15 MB a worker)
+        from ..sparqlguard import SERVICE_REFUSED, uses_service
+
+        self.uses_service = uses_service
+        self.service_refused = SERVICE_REFUSED.replace("--allow-service", "serve --allow-service")
         bracketed = f"[{host}]" if ":" in host else host
         names = {bracketed, "localhost"} | ({"127.0.0.1"} if host == "127.0.0.1" else {"[::1]"})
         self.hosts = {f"{n}:{port}".lower() for n in names}
@@ -151,8 +156,8 @@ class Routes:
         texts = params.get("query", [])
         if len(texts) != 1:
             raise Refusal(400, "give one query (a 'query' parameter or a sparql-query body)")
-        if not self.allow_service and uses_service(texts[0]):
-            raise Refusal(400, SERVICE_REFUSED.replace("--allow-service", "serve --allow-service"))
+        if not self.allow_service and self.uses_service(texts[0]):
+            raise Refusal(400, self.service_refused)
         return Query(texts[0], ", ".join(request.get_all("accept")))
 
     def head(self, status: int, headers: list[tuple[str, str]], close: bool) -> bytes:

@@ -46,7 +46,7 @@ def parse_head(head: bytes) -> Request:
     conn._reset_parser()
     try:
         conn.parser.feed_data(head)
-    except Exception as exc:  # noqa: BLE001 - the parser's errors, and _Stop
+    except Exception as exc:  # the parser's errors, and _Stop
         raise _refusal(exc) from None
     (item,) = conn.queue
     if isinstance(item, Refusal):
@@ -168,7 +168,7 @@ class Conn(asyncio.Protocol):
             self.broken = True
             if self.queue and isinstance(self.queue[-1], Request):
                 self.queue[-1].keep = False
-        except Exception as exc:  # noqa: BLE001 - the parser's errors, and _Stop
+        except Exception as exc:  # the parser's errors, and _Stop
             self._fail(_refusal(exc))
         if self.phase != _BODY and self.head_bytes > MAX_HEAD and not self.broken:
             self._fail(Refusal(431, "request head too large", close=True))

@@ -69,7 +69,6 @@ def main() -> None:
         out.flush()
 
 
-
 def evaluate(db: Database, query: str, accept: str, out: IO[bytes]) -> None:
     """Answer one query onto ``out`` (frames). The guard ran in the front, the only way in:
     a second ``SERVICE`` look here cost a quarter of a cheap query's time in the worker."""
@@ -239,4 +238,3 @@ def writer_holds(lock_path: str) -> bool:
         return False
     finally:
         os.close(fd)
-
