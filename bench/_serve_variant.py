@@ -22,35 +22,27 @@ import h11
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hcgraph.serve import Endpoint, front
+from hcgraph.serve import Endpoint, http
 from hcgraph.serve.endpoint import MAX_HEAD, Refusal, Request
-from hcgraph.serve.http import Conn
+from hcgraph.serve.parsing import BODY, IDLE, RequestParser
 
 
-class H11Conn(Conn):
-    """The shipped connection with h11 parsing the request stream."""
+class H11Parser(RequestParser):
+    """The shipped parser's interface (``feed``, ``queue``, ``phase``) on h11."""
 
-    def _reset_parser(self) -> None:
-        super()._reset_parser()
+    def __init__(self) -> None:
+        super().__init__()
         self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
         self.h11_request: Request | None = None
 
-    def data_received(self, data: bytes) -> None:
-        if self.closed or self.broken:
+    def feed(self, data: bytes) -> None:
+        if self.broken:
             return
         self.h11.receive_data(data)
         try:
             self._pump()
         except h11.RemoteProtocolError as exc:
-            self.broken = True
-            self.queue.append(
-                Refusal(exc.error_status_hint, f"malformed request: {exc}", close=True)
-            )
-        self._advance()
-
-    def eof_received(self) -> bool:
-        self.h11.receive_data(b"")
-        return super().eof_received()
+            self._fail(Refusal(exc.error_status_hint, f"malformed request: {exc}", close=True))
 
     def _pump(self) -> None:
         while True:
@@ -67,7 +59,7 @@ class H11Conn(Conn):
                 request.keep = ("keep-alive" in tokens if version == "HTTP/1.0"
                                 else "close" not in tokens)  # fmt: skip
                 self.h11_request = request
-                self.phase = 2
+                self.phase = BODY
             elif isinstance(event, h11.Data):
                 self.body += event.data
             elif isinstance(event, h11.EndOfMessage):
@@ -76,7 +68,7 @@ class H11Conn(Conn):
                 request.body = bytes(self.body)
                 self.body = bytearray()
                 self.queue.append(request)
-                self.phase = 0
+                self.phase = IDLE
                 rest, _closed = self.h11.trailing_data
                 self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
                 self.h11.receive_data(rest)
@@ -87,7 +79,7 @@ class H11Conn(Conn):
 def main() -> None:
     port, store, parser, fronts, workers = sys.argv[1:6]
     if parser == "h11":
-        front.Conn = H11Conn  # type: ignore[misc]
+        http.RequestParser = H11Parser  # type: ignore[misc]
     endpoint = Endpoint(store, port=int(port), workers=int(workers), fronts=int(fronts),
                         timeout_s=30)  # fmt: skip
     stop = threading.Event()

@@ -1,68 +1,28 @@
-"""One client connection of ``hcgraph serve``: HTTP/1.1 on llhttp (``httptools``).
+"""One client connection of ``hcgraph serve``: requests answered one at a time, in order.
 
-The request stream is parsed by ``httptools`` (llhttp, Node.js's parser, the one uvicorn
-uses: fuzzed for years, strict about what RFC 9112 forbids: obs-fold, whitespace before a
-header's colon, conflicting Content-Lengths). This module adds what a parser leaves to the
-server: size and time limits, one request answered at a time (pipelined ones wait their
-turn), ``100 Continue``, keep-alive, and the answer's framing (a length, or chunks).
-
-A :class:`Conn` is an asyncio ``Protocol`` (callbacks, no task, no stream); its time limits
-are checked by the front's watchdog (:meth:`Conn.tick`).
+The request stream is parsed by :class:`~hcgraph.serve.parsing.RequestParser` (llhttp);
+this module adds what a server must: time limits, one request answered at a time
+(pipelined ones wait their turn), ``100 Continue``, keep-alive, and the answer's framing
+(a length, or chunks). A :class:`Conn` is an asyncio ``Protocol`` (callbacks, no task, no
+stream); its time limits are checked by the front's watchdog (:meth:`Conn.tick`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import collections
 import json
 import time
 from typing import TYPE_CHECKING
 
-import httptools
-
-from .endpoint import MAX_BODY, MAX_HEAD, Query, Refusal, Request
+from .endpoint import Query, Refusal, Request
+from .parsing import BODY, RequestParser
 from .worker import DATA, END, START, WHOLE
 
 if TYPE_CHECKING:
     from .front import Front
     from .pool import Worker
 
-# What the parser is in the middle of: nothing, a head, a body.
-_IDLE, _HEAD, _BODY = 0, 1, 2
 _PIPELINED = 16  # requests parsed ahead of the one answered before reading pauses
-
-
-class _Stop(Exception):
-    """Raised in a parser callback to stop parsing with a refusal."""
-
-    def __init__(self, refusal: Refusal) -> None:
-        super().__init__(refusal.message)
-        self.refusal = refusal
-
-
-def parse_head(head: bytes) -> Request:
-    """The request a whole head (no body) parses to, or the refusal it gets (tests)."""
-    conn = Conn.__new__(Conn)
-    conn._reset_parser()
-    try:
-        conn.parser.feed_data(head)
-    except Exception as exc:  # the parser's errors, and _Stop
-        raise _refusal(exc) from None
-    (item,) = conn.queue
-    if isinstance(item, Refusal):
-        raise item
-    return item
-
-
-def _refusal(exc: BaseException) -> Refusal:
-    """The refusal for an exception out of ``feed_data``: ours (a _Stop, maybe wrapped as the
-    context of a callback error), or the parser's (400)."""
-    for cause in (exc, exc.__context__):
-        if isinstance(cause, _Stop):
-            return cause.refusal
-    if "Content-Length overflow" in str(exc):  # more digits than llhttp's 64 bits
-        return Refusal(413, "request body too large", close=True)
-    return Refusal(400, f"malformed request: {exc}", close=True)
 
 
 class Conn(asyncio.Protocol):
@@ -80,8 +40,7 @@ class Conn(asyncio.Protocol):
         self.advancing = False
         self.reading = True
         self.request: Request | None = None  # the request being answered
-        self.continue_due = False
-        self._reset_parser()
+        self.parser = RequestParser()
         # the query in flight
         self.worker: Worker | None = None
         self.waiting = False  # queued for a worker
@@ -89,62 +48,6 @@ class Conn(asyncio.Protocol):
         self.deadline: float | None = None
         self.reason = ""
         self.sent = False
-
-    def _reset_parser(self) -> None:
-        self.parser = httptools.HttpRequestParser(self)
-        self.phase = _IDLE
-        self.partial: Request | None = None
-        self.url = b""
-        self.body = bytearray()
-        self.head_bytes = 0
-        self.queue: collections.deque[Request | Refusal] = collections.deque()
-        self.broken = False  # the stream is parsed no further
-
-    # --- parser callbacks -----------------------------------------------------------------
-    def on_message_begin(self) -> None:
-        self.phase = _HEAD
-        self.partial = Request("", "", "")
-        self.url = b""
-
-    def on_url(self, url: bytes) -> None:
-        self.url += url
-
-    def on_header(self, name: bytes, value: bytes) -> None:
-        assert self.partial is not None
-        text = value.decode("latin-1").strip(" \t")  # llhttp keeps trailing whitespace
-        self.partial.headers.append((name.decode("latin-1").lower(), text))
-
-    def on_headers_complete(self) -> None:
-        request, parser = self.partial, self.parser
-        assert request is not None
-        request.method = parser.get_method().decode("latin-1")
-        request.target = self.url.decode("latin-1")
-        version = parser.get_http_version()
-        if version not in {"1.1", "1.0"}:
-            status = 505 if version.startswith(("2", "3")) else 400
-            raise _Stop(Refusal(status, "HTTP/1.1 or HTTP/1.0 only", close=True))
-        request.version = f"HTTP/{version}"
-        request.keep = parser.should_keep_alive()
-        length = _body_length(request)
-        self.phase, self.head_bytes, self.body = _BODY, 0, bytearray()
-        self.since = time.monotonic()
-        # a client waiting for ``100 Continue`` (curl, for bodies over 1 KiB) gets it first
-        expect = (request.get("expect") or "").lower()
-        if length and request.version == "HTTP/1.1" and expect == "100-continue":
-            self.continue_due = True
-            self._send_continue()
-
-    def on_body(self, body: bytes) -> None:
-        self.body += body
-
-    def on_message_complete(self) -> None:
-        request, self.partial = self.partial, None
-        assert request is not None
-        request.body = bytes(self.body)
-        self.body = bytearray()
-        self.queue.append(request)
-        self.phase, self.head_bytes = _IDLE, 0
-        self.continue_due = False
 
     # --- asyncio callbacks ----------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -158,29 +61,16 @@ class Conn(asyncio.Protocol):
         front.conns.add(self)
 
     def data_received(self, data: bytes) -> None:
-        if self.closed or self.broken:
+        if self.closed:
             return
-        if self.phase != _BODY:
-            self.head_bytes += len(data)
-        try:
-            self.parser.feed_data(data)
-        except httptools.HttpParserUpgrade:  # an Upgrade or CONNECT: no HTTP/1.1 after it
-            self.broken = True
-            if self.queue and isinstance(self.queue[-1], Request):
-                self.queue[-1].keep = False
-        except Exception as exc:  # the parser's errors, and _Stop
-            self._fail(_refusal(exc))
-        if self.phase != _BODY and self.head_bytes > MAX_HEAD and not self.broken:
-            self._fail(Refusal(431, "request head too large", close=True))
-        if len(self.queue) >= _PIPELINED and self.reading:
+        parser = self.parser
+        parser.feed(data)
+        if parser.continue_due:
+            self._send_continue()
+        if len(parser.queue) >= _PIPELINED and self.reading:
             self.reading = False
             self.transport.pause_reading()
         self._advance()
-
-    def _fail(self, refusal: Refusal) -> None:
-        """The stream cannot be parsed further: answer the requests before, then this."""
-        self.broken = True
-        self.queue.append(refusal)
 
     def eof_received(self) -> bool:
         self.eof = True
@@ -221,9 +111,10 @@ class Conn(asyncio.Protocol):
         if self.paused_since is not None and now - self.paused_since >= limit:
             self._abort()  # it stopped reading
         elif self.request is None:  # free: waiting for a request head or body
-            if now - self.since < limit:
+            body = self.parser.phase == BODY
+            if now - (max(self.since, self.parser.body_since) if body else self.since) < limit:
                 return
-            if self.phase == _BODY:
+            if body:
                 self._refuse(Refusal(400, "the request body did not arrive in time", close=True))
             else:
                 self._close()
@@ -254,15 +145,16 @@ class Conn(asyncio.Protocol):
             return
         self.advancing = True
         try:
+            queue = self.parser.queue
             while not self.closed and self.request is None and self.paused_since is None:
-                if not self.queue:
-                    if self.eof or self.broken:
+                if not queue:
+                    if self.eof or self.parser.broken:
                         self._close()  # nothing more will come, or can be read
                     elif not self.reading:
                         self.reading = True
                         self.transport.resume_reading()
                     return
-                item = self.queue.popleft()
+                item = queue.popleft()
                 if isinstance(item, Refusal):
                     self._refuse(item)
                 else:
@@ -271,8 +163,10 @@ class Conn(asyncio.Protocol):
             self.advancing = False
 
     def _send_continue(self) -> None:
-        if self.continue_due and self.request is None and not self.queue and not self.closed:
-            self.continue_due = False
+        """``100 Continue`` to a client waiting for it, once its request is the next one."""
+        parser = self.parser
+        if parser.continue_due and self.request is None and not parser.queue and not self.closed:
+            parser.continue_due = False
             self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
 
     def _handle(self, request: Request) -> None:
@@ -415,17 +309,3 @@ class Conn(asyncio.Protocol):
             self._refuse(Refusal(500, "the query worker failed on this query"))
         else:
             self._abort()
-
-
-def _body_length(request: Request) -> int:
-    """The request body's length, or a refusal, before any of the body is read: a
-    Transfer-Encoding (411: the body is read whole, its length must be known), a POST
-    without Content-Length (411), one over ``MAX_BODY`` (413). The parser itself refuses a
-    Content-Length that is not a number, and several of them."""
-    value = request.get("content-length")
-    if request.get("transfer-encoding") is not None or (value is None and request.method == "POST"):
-        raise _Stop(Refusal(411, "send a Content-Length", close=True))
-    digits = (value or "0").strip().lstrip("0") or "0"
-    if len(digits) > len(str(MAX_BODY)) or int(digits) > MAX_BODY:
-        raise _Stop(Refusal(413, "request body too large", close=True))
-    return int(digits)
