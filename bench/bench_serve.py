@@ -123,7 +123,10 @@ def start(kind: str, store: Path, before: Path | None) -> tuple[subprocess.Popen
         cmd = [sys.executable, "-m", "hcgraph", "serve", "--port", str(port), "--store", str(store),
                "--workers", str(WORKERS)]  # fmt: skip
     env = dict(os.environ, PYTHONPATH=str(tree) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    # in the tree's own directory: `python -m` puts the working directory first on sys.path
+    # (before PYTHONPATH), so elsewhere --before would run this checkout's hcgraph
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                            cwd=tree)  # fmt: skip
     url = f"http://127.0.0.1:{port}/query"
     wait_ready(url, proc)
     return proc, url
@@ -249,8 +252,11 @@ def main() -> None:
         if args.before:
             before = Path(tmp) / "before"
             before.mkdir()
-            archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.before, "hcgraph"],
-                                     capture_output=True, check=True).stdout  # fmt: skip
+            # hcgraph/data/queries is a symlink to ../../queries: both go
+            archive = subprocess.run(
+                ["git", "-C", str(ROOT), "archive", args.before, "hcgraph", "queries"],
+                capture_output=True, check=True,
+            ).stdout  # fmt: skip
             subprocess.run(["tar", "-x", "-C", str(before)], input=archive, check=True)
         servers = {kind: start(kind, store, before) for kind in kinds}
         memory: dict[str, tuple[float, float, int]] = {}

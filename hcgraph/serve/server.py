@@ -59,12 +59,14 @@ class Endpoint:
         workers: query worker processes (queries evaluated at once); default 2-4 by CPUs.
         read_timeout_s: time allowed for a request head, for its body, and idle between
             keep-alive requests; also how long a client may stop reading an answer.
-        max_connections: connections open at once; more are answered 503 and closed.
+        max_connections: connections open at once in the whole server (all fronts); more
+            are answered 503 and closed.
         static: files served at fixed paths for GET/HEAD (path -> (media type, bytes)),
             e.g. a query page at ``/``; behind the same Host check as queries.
         fronts: HTTP server processes sharing the one listening socket: 1 (default) runs
             it in a thread of this process; each further one is a child process with
-            ``workers`` workers of its own (more CPU for the HTTP side on a busy machine).
+            ``workers`` workers of its own (measured on 2 CPUs: slower than one front, and
+            each costs ~100 MB; see bench/RESULTS.md).
 
     >>> import tempfile
     >>> from hcgraph import Store
