@@ -106,8 +106,10 @@ def start(kind: str, store: Path, before: Path | None) -> tuple[subprocess.Popen
                "--loop", "asyncio", "--no-access-log", "--log-level", "warning",
                "--workers", str(FRONTS)]  # fmt: skip
     elif kind in FLOORS:
+        # a store only for the worker floor: given one, the others would use workers too
+        store_arg = [str(store / "oxigraph")] if FLOORS[kind] == "worker" else []
         cmd = [sys.executable, str(Path(__file__).parent / "_floor_server.py"), str(port),
-               FLOORS[kind], str(FRONTS), str(store / "oxigraph")]  # fmt: skip
+               FLOORS[kind], str(FRONTS), *store_arg]  # fmt: skip
     elif kind == "oxigraph":
         oxigraph = shutil.which("oxigraph") or str(Path(sys.executable).parent / "oxigraph")
         cmd = [
