@@ -329,7 +329,7 @@ def main() -> None:
         for kind, (rss, pss, n) in memory.items()
         if kind not in FLOORS
     ]
-    heavy = " --heavy" if args.heavy else ""
+    heavy = (" --heavy" if args.heavy else "") + (" --floor" if args.floor else "")
     section = "\n".join(
         [
             "## `hcgraph serve` on llhttp against `oxigraph serve-read-only`"
@@ -345,7 +345,8 @@ def main() -> None:
             " ratio: q/s over Oxigraph's (median; per round: the range of same-round ratios);"
             " CPU x: CPU per request over Oxigraph's. Errors: connect/write/timeout and non-2xx."
             f" hcgraph runs {WORKERS} query workers per front; `{CLI}` is the CLI ({FRONTS}"
-            " fronts); the variants (`bench/_serve_variant.py`): two fronts (processes, each"
+            f" front{'s' if FRONTS > 1 else ''}); the variants (`bench/_serve_variant.py`):"
+            " two fronts (processes, each"
             f" with {WORKERS} workers) on the shipped parser (httptools: llhttp), or one front"
             " with h11 in its place. Engine floor: pyoxigraph's `Store.query` plus"
             " the JSON answer written, in a loop in one process (best round): no server can"
