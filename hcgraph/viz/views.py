@@ -95,6 +95,8 @@ from .data import (
 )
 from .facets import reuse_facets, trail_facets
 from .focus import Focus, resolve_focus
+from .sources import sources_view
+from .timeline import time_view
 
 __all__ = [
     "CLAIM_STORIES",
@@ -519,6 +521,8 @@ VIEWS: dict[str, Callable[..., nx.DiGraph]] = {
     "story": _story_view,
     "reuse": _reuse_view,
     "publisher": _publisher_view,
+    "sources": sources_view,
+    "time": time_view,
 }
 
 
