@@ -118,7 +118,9 @@ def test_lag_days_match_ground_truth(corpus_store: CorpusStore) -> None:
     for story in corpus_store.stories:
         for m in story["manifests"]:  # type: ignore[attr-defined]
             if m.get("published_date"):
-                published.setdefault(str(m["manifest_id"]), dt.date.fromisoformat(m["published_date"]))
+                published.setdefault(
+                    str(m["manifest_id"]), dt.date.fromisoformat(m["published_date"])
+                )
     expected = []
     for story in corpus_store.stories:
         day = dt.datetime.fromisoformat(str(story["published_at"]).replace("Z", "+00:00")).date()
@@ -141,8 +143,8 @@ def test_lag_summary_is_nearest_rank() -> None:
         7, -2, 0, 3, 7, 10, 400,
     )  # fmt: skip
     assert dict(s["bins"]) == {
-        "source after story": 1, "same day": 1, "1–7 days": 3, "8–30 days": 1,
-        "31–90 days": 0, "91–365 days": 0, "over a year": 1,
+        "source after story": 1, "same day": 1, "1-7 days": 3, "8-30 days": 1,
+        "31-90 days": 0, "91-365 days": 0, "over a year": 1,
     }  # fmt: skip
     assert lag_summary([]) == {"n": 0, "bins": [[b[0], 0] for b in lag_summary([1])["bins"]]}
 

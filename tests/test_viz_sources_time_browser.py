@@ -144,7 +144,7 @@ def test_a_click_on_a_source_lists_its_stories_and_their_paragraphs(
     assert "<script>window.__pwned" in details
     assert page.evaluate("document.querySelectorAll('#details script, #details img').length") == 0
     # Each citing paragraph's text is in the panel.
-    for (story, manifest), rows in graph.graph["passages"].items():
+    for (_story, manifest), rows in graph.graph["passages"].items():
         if manifest == iri:
             for _part, text in rows:
                 assert text in details

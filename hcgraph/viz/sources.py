@@ -156,8 +156,8 @@ def sources_payload(graph: nx.DiGraph) -> dict[str, Any]:
     from .render import _http, visible_bidi, visible_label
 
     nodes = graph.nodes
-    pubs = sorted((n for n in graph if nodes[n]["type"] == "Publisher"),
-                  key=lambda p: (-int(nodes[p].get("stories", 0)), nodes[p]["label"], p))  # fmt: skip
+    pubs = sorted(n for n in graph if nodes[n]["type"] == "Publisher")
+    pubs.sort(key=lambda p: (-int(nodes[p].get("stories", 0)), nodes[p]["label"]))
     pub_ix = {p: k for k, p in enumerate(pubs)}
     stories = sorted(n for n in graph if nodes[n]["type"] == "Story")
     stories.sort(key=lambda s: nodes[s]["date"], reverse=True)  # newest first, then IRI order
@@ -174,7 +174,8 @@ def sources_payload(graph: nx.DiGraph) -> dict[str, Any]:
                         _http(a["url"]), a["date"], pub_ix[owners[0]] if owners else no_pub,
                         int(a.get("stories", 0)), a["id"]])  # fmt: skip
         rows = []
-        for s in sorted((s for s in graph.predecessors(m) if s in story_ix), key=story_ix.get):
+        citing = sorted(story_ix[s] for s in graph.predecessors(m) if s in story_ix)
+        for s in (stories[k] for k in citing):
             ixs = []
             for part, text in passages.get((s, m), ()):
                 ixs.append(len(passage_rows))
@@ -189,8 +190,7 @@ def sources_payload(graph: nx.DiGraph) -> dict[str, Any]:
         "publishers": publishers,
         "sources": sources,
         "citers": citers,
-        "stories": [[_http(nodes[s]["url"]), visible_bidi(nodes[s]["title"] or nodes[s]["label"]),
-                     nodes[s]["date"], ", ".join(nodes[s]["newsrooms"])] for s in stories],  # fmt: skip
+        "stories": [_story_row(nodes[s]) for s in stories],
         "passages": passage_rows,
         "meta": {
             "view": "sources",
@@ -201,6 +201,14 @@ def sources_payload(graph: nx.DiGraph) -> dict[str, Any]:
             "edges": graph.number_of_edges(),
         },
     }
+
+
+def _story_row(a: dict[str, Any]) -> list[str]:
+    """A story as the page lists it: ``[url, headline, date, newsrooms]``."""
+    from .render import _http, visible_bidi
+
+    return [_http(a["url"]), visible_bidi(a["title"] or a["label"]), a["date"],
+            ", ".join(a["newsrooms"])]  # fmt: skip
 
 
 def render_sources(graph: nx.DiGraph) -> str:

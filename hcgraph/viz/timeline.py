@@ -4,7 +4,7 @@ News provenance is about time: how fast a source is picked up, which sources an 
 leans on. The page (``template_time.html``, a 2D canvas) puts every dated story at its
 publication date (x) in its newsroom's lane (y), every dated source document at its
 published date in a sources band below, and draws each citation as a line from the story
-to its source: the line's horizontal extent is the *source lag* (story date − source date).
+to its source: the line's horizontal extent is the *source lag* (story date - source date).
 Brushing a date range highlights the stories in it, the sources they cite and those lines,
 and sums the lags of the range; a tooltip gives a story's or a source's lags.
 
@@ -30,10 +30,10 @@ __all__ = ["LAG_BINS", "lag_days", "lag_summary", "render_time", "time_payload",
 LAG_BINS: tuple[tuple[str, float, float], ...] = (
     ("source after story", float("-inf"), -1),
     ("same day", 0, 0),
-    ("1–7 days", 1, 7),
-    ("8–30 days", 8, 30),
-    ("31–90 days", 31, 90),
-    ("91–365 days", 91, 365),
+    ("1-7 days", 1, 7),
+    ("8-30 days", 8, 30),
+    ("31-90 days", 31, 90),
+    ("91-365 days", 91, 365),
     ("over a year", 366, float("inf")),
 )
 
@@ -66,7 +66,7 @@ def time_view(
 
 
 def lag_days(graph: nx.DiGraph) -> list[int]:
-    """Every citation's source lag in days (story date − source date), dated at both ends."""
+    """Every citation's source lag in days (story date - source date), dated at both ends."""
     out = []
     for s, m in graph.edges():
         if graph.nodes[s]["type"] == "Story":
@@ -77,7 +77,7 @@ def lag_days(graph: nx.DiGraph) -> list[int]:
 
 
 def _rank(values: list[int], q: float) -> int:
-    """The nearest-rank (lower) ``q`` quantile of sorted ``values``: ``values[⌊q(n−1)⌋]``."""
+    """The nearest-rank (lower) ``q`` quantile of sorted ``values``: ``values[floor(q(n-1))]``."""
     return values[int(q * (len(values) - 1))]
 
 
@@ -117,8 +117,8 @@ def time_payload(graph: nx.DiGraph) -> dict[str, Any]:
     stories, sources = dated("Story"), dated("Manifest")
     count: dict[str, int] = {}
     for s in stories:
-        room = nodes[s]["newsrooms"][0] if nodes[s]["newsrooms"] else "(no newsroom)"
-        count[room] = count.get(room, 0) + 1
+        name = nodes[s]["newsrooms"][0] if nodes[s]["newsrooms"] else "(no newsroom)"
+        count[name] = count.get(name, 0) + 1
     rooms = sorted(count, key=lambda r: (-count[r], r))
     room_ix = {r: k for k, r in enumerate(rooms)}
     pubs = sorted({p for m in sources for p in graph.successors(m)})
@@ -134,16 +134,22 @@ def time_payload(graph: nx.DiGraph) -> dict[str, Any]:
         ps = sorted(graph.successors(m))
         return pub_ix[ps[0]] if ps else -1
 
+    def column(rows: list[str], key: str) -> list[Any]:
+        return [nodes[n][key] for n in rows]
+
+    def text(rows: list[str]) -> list[str]:
+        return [visible_bidi(nodes[n]["title"] or nodes[n]["label"]) for n in rows]
+
     return {
         "stories": {
-            "id": stories, "t": [visible_bidi(nodes[s]["title"] or nodes[s]["label"]) for s in stories],
-            "d": [nodes[s]["date"] for s in stories], "day": [_day(nodes[s]["date"]) for s in stories],
-            "u": [_http(nodes[s]["url"]) for s in stories], "r": [room(s) for s in stories],
+            "id": stories, "t": text(stories), "d": column(stories, "date"),
+            "day": [_day(d) for d in column(stories, "date")],
+            "u": [_http(u) for u in column(stories, "url")], "r": [room(s) for s in stories],
         },
         "sources": {
-            "id": sources, "t": [visible_bidi(nodes[m]["title"] or nodes[m]["label"]) for m in sources],
-            "d": [nodes[m]["date"] for m in sources], "day": [_day(nodes[m]["date"]) for m in sources],
-            "u": [_http(nodes[m]["url"]) for m in sources], "p": [pub(m) for m in sources],
+            "id": sources, "t": text(sources), "d": column(sources, "date"),
+            "day": [_day(d) for d in column(sources, "date")],
+            "u": [_http(u) for u in column(sources, "url")], "p": [pub(m) for m in sources],
             "n": [int(nodes[m].get("stories", 0)) for m in sources],
         },
         "cites": {"s": [c[0] for c in cites], "m": [c[1] for c in cites]},
