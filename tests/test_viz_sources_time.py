@@ -7,6 +7,7 @@ tests/test_viz_sources_time_browser.py.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -19,7 +20,7 @@ from hcgraph.claims.plaintext import plain
 from hcgraph.viz import VIEWS, default_map_path, render_map
 from hcgraph.viz import sources as sources_mod
 from hcgraph.viz.data import short
-from hcgraph.viz.render import safe_json
+from hcgraph.viz.render import D3_HIERARCHY_SHA256, D3_HIERARCHY_VERSION, safe_json
 from hcgraph.viz.sources import PASSAGE_CHARS, sources_payload
 from hcgraph.viz.timeline import lag_days, lag_summary, time_payload
 from tests.conftest import SEED, SEED_URL, CorpusStore
@@ -177,3 +178,12 @@ def test_cli_writes_both_views_and_rejects_a_renderer(invoke: Any, tmp_path: Pat
                     "--store", store_dir)  # fmt: skip
     assert result.exit_code == 1
     assert "error: the time view has one renderer" in result.output
+
+
+def test_vendored_d3_hierarchy_is_the_npm_file_with_its_licence() -> None:
+    static = Path(sources_mod.__file__).parent / "static"
+    data = (static / "d3-hierarchy.min.js").read_bytes()
+    assert hashlib.sha256(data).hexdigest() == D3_HIERARCHY_SHA256
+    assert data.startswith(f"// https://d3js.org/d3-hierarchy/ v{D3_HIERARCHY_VERSION}".encode())
+    assert "ISC" in (static / "README.md").read_text()
+    assert "Permission to use" in (static / "LICENSE-d3-hierarchy.txt").read_text()
