@@ -17,7 +17,8 @@ _BIG_MAP = 5000
 @click.option(
     "--view", type=click.Choice(list(VIEWS)), default="reuse", show_default=True,
     help="story: one story's citation trail; reuse: stories ↔ manifests ↔ publishers; "
-    "publisher: one publisher's reach.",
+    "publisher: one publisher's reach; sources: publishers → sources → stories as nested "
+    "circles; time: stories by date, citations drawn to their sources' dates.",
 )  # fmt: skip
 @click.option(
     "--focus", default=None, metavar="STORY-URL|ID|SLUG|MANIFEST-ID|PUBLISHER",
@@ -26,7 +27,7 @@ _BIG_MAP = 5000
 @out_file_option("Output HTML file (default: output/map.html, or output/map-VIEW-FOCUS.html).")
 @click.option(
     "--top", type=click.IntRange(min=1), default=None, metavar="N",
-    help="reuse: keep only the N manifests cited by the most stories.",
+    help="reuse, sources: keep only the N manifests cited by the most stories.",
 )  # fmt: skip
 @click.option(
     "--group-stories", type=click.Choice(list(STORY_GROUPS)), default=None,
@@ -41,7 +42,7 @@ _BIG_MAP = 5000
 @click.option(
     "--renderer", type=click.Choice(list(RENDERERS)), default="auto", show_default=True,
     help="webgl (sigma.js: big maps), canvas (vis-network: shapes and arrows), or auto: "
-    "webgl past 1,000 nodes.",
+    "webgl past 1,000 nodes (sources and time: one page each, auto only).",
 )  # fmt: skip
 @include_withdrawn_option("Draw withdrawn stories too (default: current stories only).")
 @store_option
@@ -67,6 +68,8 @@ def viz(
       hcgraph viz --view story --focus agentic-rl-production
       hcgraph viz --view publisher --focus arxiv-ai-agents-tool-use --out pub.html
       hcgraph viz --top 200 --group-stories newsroom-day   # big corpora, readable
+      hcgraph viz --view sources                    # -> output/map-sources.html
+      hcgraph viz --view time                       # -> output/map-time.html
     """
     with Store(store_dir, read_only=True) as store:
         info = draw_map(

@@ -8,6 +8,8 @@
 - :mod:`hcgraph.viz.notebook`: ``to_pyvis`` (a view as a ``pyvis.network.Network`` whose
   pages work offline) and ``show_map`` (hcgraph's own map inline in a notebook).
 - :mod:`hcgraph.viz.layout`: positions computed in Python (no live physics in the browser).
+- :mod:`hcgraph.viz.sources`, :mod:`hcgraph.viz.timeline`: the ``sources`` (circle packing)
+  and ``time`` (date axis) views, each drawn by a page of its own.
 - :mod:`hcgraph.viz.render`: the self-contained HTML (vendored vis-network for small maps,
   sigma.js + graphology on WebGL for big ones; CSP, escaped JSON).
 

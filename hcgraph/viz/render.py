@@ -25,6 +25,7 @@ import base64
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -42,6 +43,7 @@ from .layout import Positions, communities, compute_layout
 from .style import COUNTED, NodeStyle, document_icon, node_size, styles_for
 
 __all__ = [
+    "D3_HIERARCHY_VERSION",
     "GL_NODES",
     "GRAPHOLOGY_VERSION",
     "RENDERERS",
@@ -62,6 +64,8 @@ SIGMA_VERSION = "3.0.2"
 SIGMA_SHA256 = "be6f790da9c1856765b1c430de3b1aac50433223361870edb3097a9868218a88"
 GRAPHOLOGY_VERSION = "0.26.0"
 GRAPHOLOGY_SHA256 = "dc337efa23903f61e064c8e7e7f93a429e6855dccfc2458802b4ed30c621c087"
+D3_HIERARCHY_VERSION = "3.1.3"
+D3_HIERARCHY_SHA256 = "971f374ce9fdbec711eb2358003e2bb755bff22ec6852dc5ebd59f987270db64"
 #: ``auto`` draws maps of more than this many nodes with WebGL (sigma.js), smaller ones
 #: with vis-network on a canvas (shapes, arrows); WebGL measured faster at 1,441 nodes
 #: (bench/RESULTS.md).
@@ -375,6 +379,11 @@ def render_map(
     ``renderer``: ``auto`` (default), ``webgl`` (sigma.js, for big maps) or ``canvas``
     (vis-network); see :func:`pick_renderer`.
     """
+    page = _page_view(graph.graph.get("view", ""))
+    if page is not None:
+        if renderer != "auto":
+            raise VizError(f"the {graph.graph['view']} view has one renderer: drop --renderer")
+        return page(graph)
     payload = build_payload(graph, positions)
     if pick_renderer(graph, renderer) == "webgl":
         gl_payload(graph, payload)
@@ -389,6 +398,11 @@ def render_map(
         )
     else:
         name, scripts = "template.html", {"vis_version": VIS_NETWORK_VERSION, "vis_js": _vis_js()}
+    return render_page(name, payload, **scripts)
+
+
+def render_page(name: str, payload: dict[str, Any], **scripts: str) -> str:
+    """Template ``name`` rendered with ``payload`` as safe JSON and the CSP's script hashes."""
     html = (
         _env()
         .get_template(name)
@@ -402,6 +416,19 @@ def render_map(
         )
     )
     return html.replace(_SCRIPT_SRC, script_hashes(html), 1)
+
+
+def _page_view(view: str) -> Callable[[nx.DiGraph], str] | None:
+    """The page writer of a view drawn by its own page (``sources``, ``time``), or None."""
+    if view == "sources":
+        from .sources import render_sources
+
+        return render_sources
+    if view == "time":
+        from .timeline import render_time
+
+        return render_time
+    return None
 
 
 #: The WebGL page's node columns (``_node_row`` keys; ``group`` as an index into the legend).

@@ -16,6 +16,10 @@ Views (registry ``VIEWS``):
                its neighbourhood (the focus, its manifests, every story citing them).
 ``publisher``  one publisher (focus), every manifest it published and every story citing
                those manifests (laid out as rings: focus, manifests, stories by newsroom).
+``sources``    the reuse graph of every story plus each source's citing passages, drawn as
+               a circle packing, publisher → source → story (:mod:`hcgraph.viz.sources`).
+``time``       the reuse graph of every story, drawn on a date axis: stories by date and
+               newsroom, lines to their sources' dates (:mod:`hcgraph.viz.timeline`).
 
 (An ``all`` view of every typed node was dropped: past a few hundred nodes it answered no
 question a reader brings; ``hcgraph export --format graphml`` or
@@ -99,6 +103,8 @@ from .data import (
 )
 from .facets import reuse_facets, trail_facets
 from .focus import Focus, resolve_focus
+from .sources import sources_view
+from .timeline import time_view
 
 __all__ = [
     "CLAIM_STORIES",
@@ -523,6 +529,8 @@ VIEWS: dict[str, Callable[..., nx.DiGraph]] = {
     "story": _story_view,
     "reuse": _reuse_view,
     "publisher": _publisher_view,
+    "sources": sources_view,
+    "time": time_view,
 }
 
 
@@ -540,7 +548,7 @@ def citation_graph(
 
     Args:
         store: the store to read.
-        view: ``story``, ``reuse`` or ``publisher``.
+        view: ``story``, ``reuse``, ``publisher``, ``sources`` or ``time``.
         focus: a story URL / id / slug, a manifest id, or a publisher name (see
             :func:`~hcgraph.viz.focus.resolve_focus`); required for ``publisher``, and for
             ``story`` when the store holds more than one story.

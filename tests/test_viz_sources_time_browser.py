@@ -1,0 +1,230 @@
+"""The sources (circle packing) and time pages in Chromium from file:// (issue 40).
+
+Each page draws, asks for nothing over the network, keeps a hostile headline as text; a
+click on a source lists the stories behind it (sources) and a brushed date range lights up
+the sources its stories cite (time). Ground truth comes from the story dicts.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hcgraph import Store, citation_graph, ingest_bytes
+from hcgraph.sample import generate_corpus
+from hcgraph.viz import write_map
+from hcgraph.viz.render import visible_bidi
+from hcgraph.viz.timeline import lag_days, lag_summary
+from tests.conftest import SEED
+from tests.hostile import CANARY
+from tests.support.chromium import CHROMIUM
+from tests.support.groundtruth import ground_truth
+
+pytestmark = [
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs /usr/bin/chromium"),
+    pytest.mark.slow,
+]
+
+
+@pytest.fixture(scope="module")
+def stories() -> list[dict[str, Any]]:
+    corpus = generate_corpus(300, seed=11, include_seed=json.loads(SEED.read_text())).stories
+    corpus[5]["headline"] = CANARY  # would set window.__pwned if it ever ran
+    return corpus
+
+
+@pytest.fixture(scope="module")
+def vstore(stories: list[dict[str, Any]]) -> Iterator[Store]:
+    with Store(None) as st:
+        docs = [(json.dumps(s).encode(), f"s{i}") for i, s in enumerate(stories)]
+        assert not ingest_bytes(st, docs).failures
+        yield st
+
+
+def _open(browser: Any, path: Path, hash: str = "") -> Any:
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.errors, page.requests = [], []
+    page.on("pageerror", lambda exc: page.errors.append(str(exc)))
+    page.on("console", lambda m: page.errors.append(m.text) if m.type == "error" else None)
+    page.on("request", lambda r: page.requests.append(r.url))
+    page.goto(path.as_uri() + hash)
+    page.wait_for_function("() => window.hcmapReady !== undefined", timeout=60_000)
+    return page
+
+
+def _offline_and_clean(page: Any) -> None:
+    assert [u for u in page.requests if not u.startswith("file:")] == []
+    assert page.evaluate("window.__pwned") is None
+    assert page.errors == []
+
+
+@pytest.fixture(scope="module")
+def sources_map(vstore: Store, tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]:
+    graph = citation_graph(vstore, "sources")
+    path = tmp_path_factory.mktemp("sources") / "map-sources.html"
+    write_map(graph, path)
+    return graph, path
+
+
+def test_sources_page_draws_the_hierarchy_with_labels_that_do_not_overlap(
+    browser: Any, sources_map: tuple[Any, Path], stories: list[dict[str, Any]]
+) -> None:
+    graph, path = sources_map
+    truth = ground_truth(stories)
+    page = _open(browser, path)
+    circles = page.evaluate("hcmap.circles()")
+    kinds = [c["kind"] for c in circles]
+    manifests = [n for n, a in graph.nodes(data=True) if a["type"] == "Manifest"]
+    assert kinds.count("source") == len(manifests)
+    # One circle per publisher, and one for the sources no publisher is known for (a cite of
+    # a manifest no story lists).
+    orphans = [m for m in manifests if not list(graph.successors(m))]
+    publishers = {p for m in manifests for p in graph.successors(m)}
+    assert orphans and kinds.count("publisher") == len(publishers) + 1
+    assert page.evaluate("document.querySelectorAll('#circles circle').length") == len(circles)
+    # Area follows citing stories: the most-cited source is the biggest circle.
+    src = [c for c in circles if c["kind"] == "source"]
+    biggest = max(src, key=lambda c: c["r"])
+    top = max(truth.manifest_citing_stories.values(), key=len)
+    assert graph.nodes[biggest["id"]]["stories"] == len(top)
+    # Publishers contain their sources.
+    by_id = {c["id"]: c for c in circles}
+    for c in src:
+        pub = min(graph.successors(c["id"]), default="urn:hcgraph:no-publisher")
+        p = by_id[pub]
+        assert ((c["x"] - p["x"]) ** 2 + (c["y"] - p["y"]) ** 2) ** 0.5 + c["r"] <= p["r"] + 0.5
+    # Labels: the biggest publisher's and source's drawn, none overlapping another.
+    labels = page.evaluate("hcmap.labels()")
+    ids = {d["id"] for d in labels}
+    assert biggest["id"] in ids
+    assert max((c for c in circles if c["kind"] == "publisher"), key=lambda c: c["r"])["id"] in ids
+    for i, a in enumerate(labels):
+        for b in labels[i + 1 :]:
+            apart = (a["x"] + a["w"] <= b["x"] or b["x"] + b["w"] <= a["x"]
+                     or a["y"] + a["h"] <= b["y"] or b["y"] + b["h"] <= a["y"])  # fmt: skip
+            assert apart, (a["text"], b["text"])
+    assert page.evaluate("hcmap.controls()") == ["click-through", "search", "url-state", "zoom"]
+    _offline_and_clean(page)
+    page.close()
+
+
+def test_a_click_on_a_source_lists_its_stories_and_their_paragraphs(
+    browser: Any, sources_map: tuple[Any, Path], stories: list[dict[str, Any]]
+) -> None:
+    graph, path = sources_map
+    truth = ground_truth(stories)
+    hostile = stories[5]
+    # A source the hostile story cites, cited by few (so the story is among the listed).
+    mid = min(truth.story_cited_manifests[hostile["url"]],
+              key=lambda m: (len(truth.manifest_citing_stories[m]), m))  # fmt: skip
+    (iri,) = [n for n, a in graph.nodes(data=True) if a["type"] == "Manifest" and a["id"] == mid]
+    page = _open(browser, path)
+    page.evaluate("id => hcmap.select(hcmap.circles().find(c => c.id === id).id)", iri)
+    page.evaluate("hcmap.reset()")
+    # A real click in the middle of the source's circle (after zooming to its publisher).
+    (pub,) = sorted(graph.successors(iri))
+    page.evaluate("id => hcmap.select(id)", pub)
+    pt = page.evaluate("id => hcmap.point(id)", iri)
+    page.mouse.click(pt["x"], pt["y"])
+    assert page.evaluate("hcmap.selected()") == iri
+    listed = page.evaluate("hcmap.citers()")
+    # Bidi controls are shown, not obeyed (render.visible_bidi).
+    headlines = {s["url"]: visible_bidi(s["headline"]) for s in stories}
+    expected = sorted(headlines[u] for u in truth.manifest_citing_stories[mid])
+    assert sorted(listed) == expected
+    assert page.evaluate("hcmap.storiesDrawn()") == len(expected)
+    # The hostile headline is listed as text: shown, never run.
+    assert CANARY in listed
+    details = page.text_content("#details")
+    assert "<script>window.__pwned" in details
+    assert page.evaluate("document.querySelectorAll('#details script, #details img').length") == 0
+    # Each citing paragraph's text is in the panel.
+    for (_story, manifest), rows in graph.graph["passages"].items():
+        if manifest == iri:
+            for _part, text in rows:
+                assert text in details
+    # The selection is in the URL: a reload opens on it.
+    assert "sel=" in page.url
+    again = _open(browser, path, "#" + page.url.split("#", 1)[1])
+    assert again.evaluate("hcmap.selected()") == iri
+    assert sorted(again.evaluate("hcmap.citers()")) == expected
+    _offline_and_clean(page)
+    _offline_and_clean(again)
+    again.close()
+    page.close()
+
+
+@pytest.fixture(scope="module")
+def time_map(vstore: Store, tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]:
+    graph = citation_graph(vstore, "time")
+    path = tmp_path_factory.mktemp("time") / "map-time.html"
+    write_map(graph, path)
+    return graph, path
+
+
+def _day(text: str) -> dt.date:
+    return dt.date.fromisoformat(text[:10])
+
+
+def test_time_page_draws_and_a_brush_lights_up_the_cited_sources(
+    browser: Any, time_map: tuple[Any, Path], stories: list[dict[str, Any]]
+) -> None:
+    graph, path = time_map
+    truth = ground_truth(stories)
+    page = _open(browser, path)
+    counts = page.evaluate("hcmap.counts()")
+    assert counts["stories"] == len(truth.story_urls)
+    assert page.evaluate("hcmap.lag()") == lag_summary(lag_days(graph))
+    assert "median" in page.text_content("#lag")
+    # Something is drawn: the canvas is not blank.
+    inked = page.evaluate("""() => { const c = document.getElementById('cv');
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let n = 0; for (let i = 0; i < d.length; i += 4) { if (d[i] < 200) n++; } return n; }""")
+    assert inked > 1000
+    # Brush the two middle days with the mouse.
+    days = sorted({_day(s["published_at"]) for s in stories})
+    lo, hi = days[len(days) // 2 - 1], days[len(days) // 2]
+    x0 = page.evaluate("d => hcmap.xOf(d)", lo.isoformat()) - 2
+    x1 = page.evaluate("d => hcmap.xOf(d)", hi.isoformat()) + 2
+    page.mouse.move(x0, 300)
+    page.mouse.down()
+    page.mouse.move((x0 + x1) / 2, 320)
+    page.mouse.move(x1, 340)
+    page.mouse.up()
+    in_range = {s["url"] for s in stories if lo <= _day(s["published_at"]) <= hi}
+    cited = {m for u in in_range for m in truth.story_cited_manifests.get(u, ())}
+    ids = {a["id"]: n for n, a in graph.nodes(data=True) if a["type"] == "Manifest"}
+    dated = {m for m in cited if graph.nodes[ids[m]]["date"]}
+    got = page.evaluate("hcmap.highlighted()")
+    assert set(got) == {ids[m] for m in dated} and len(got) == len(dated)
+    assert f"{len(in_range)} stories citing {len(dated)} sources" in page.text_content("#range")
+    assert "from=" in page.url and "to=" in page.url
+    assert page.evaluate("hcmap.controls()") == ["brush", "click-through", "tooltip", "url-state"]
+    _offline_and_clean(page)
+    page.close()
+
+
+def test_time_page_keeps_a_hostile_headline_as_text(
+    browser: Any, time_map: tuple[Any, Path], stories: list[dict[str, Any]]
+) -> None:
+    _graph, path = time_map
+    url = stories[5]["url"]
+    page = _open(browser, path)
+    pt = page.evaluate("id => hcmap.point(id)", url)
+    page.mouse.move(pt["x"], pt["y"])
+    assert page.is_visible("#tip")
+    page.evaluate("id => hcmap.select(id)", url)
+    assert "<script>window.__pwned" in page.text_content("#details")
+    # Each dated source it cites is listed with its lag.
+    graph = _graph
+    dated = [m for m in graph.successors(url) if graph.nodes[m]["date"]]
+    rows = page.eval_on_selector_all("#cited li", "ls => ls.map(l => l.textContent)")
+    assert len(rows) == len(dated) > 0 and all(" day" in r for r in rows)
+    assert page.evaluate("document.querySelectorAll('#details script, #details img').length") == 0
+    _offline_and_clean(page)
+    page.close()
