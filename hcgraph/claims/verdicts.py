@@ -69,6 +69,14 @@ class SupportReport:
     counts: Counter[str] = field(default_factory=Counter)
     reasons: Counter[str] = field(default_factory=Counter)
 
+    def add(self, verdicts: list[PairVerdict]) -> None:
+        """Count one checked story's verdicts."""
+        self.checked += 1
+        for v in verdicts:
+            self.counts[v.status] += 1
+            if v.reason:
+                self.reasons[f"{v.status}: {v.reason}"] += 1
+
     def lines(self) -> list[str]:
         """The summary the CLI prints."""
         pairs = sum(self.counts.values())
@@ -176,41 +184,55 @@ def check_support(
     report = SupportReport()
     replies = reply_states(store)
     raw = dict(store.raw_documents())
-    wanted = set(raw) if stories is None else set(stories) & set(raw)
     found = passages(store)
     held = _held_checks(store)
     if stories is None:
-        gone = [g for g in held if g not in {support_graph(s) for s in raw}]
-        report.dropped = len(gone)
-        store.replace_graphs(dict.fromkeys(gone, ""))
+        report.dropped = _drop_orphans(store, held, raw)
     pending: dict[str, str] = {RATINGS_GRAPH: ratings_ntriples()}
-    for story in sorted(wanted):
-        story_passages = found.get(story, {})
-        states = [
-            state
-            for mid in sorted({mid for p in story_passages.values() for mid, _ in p.cites})
-            if (state := replies.get(mid)) is not None
-        ]
-        used = {state.sha256 for state in states if state.sha256 is not None}
-        informed = {state.fetch for state in states if state.sha256 is None and state.fetch}
-        expected = {reply_iri(sha) for sha in used} | informed | {_raw_iri(raw[story])}
-        if not force and held.get(support_graph(story)) == (METHOD_VERSION, frozenset(expected)):
+    for story in sorted(set(raw) if stories is None else set(stories) & set(raw)):
+        inputs = _Inputs.of(found.get(story, {}), replies, raw[story])
+        if not force and held.get(support_graph(story)) == inputs.key:
             report.unchanged += 1
             continue
-        verdicts = [v for p in story_passages.values() for v in verdicts_for(p, replies)]
-        for v in verdicts:
-            report.counts[v.status] += 1
-            if v.reason:
-                report.reasons[f"{v.status}: {v.reason}"] += 1
+        verdicts = [v for p in found.get(story, {}).values() for v in verdicts_for(p, replies)]
+        report.add(verdicts)
         pending[support_graph(story)] = verdicts_ntriples(
-            story, raw[story], used, verdicts, informed
+            story, raw[story], inputs.used, verdicts, inputs.informed
         )
-        report.checked += 1
         if len(pending) >= BATCH:
             store.replace_graphs(pending)
             pending = {}
     store.replace_graphs(pending)
     return report
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    """What one story's check depends on: the replies read (SHA-256), the fetches whose
+    answer had no reply (a 404), and with the raw document the key a held check must match."""
+
+    used: frozenset[str]
+    informed: frozenset[str]
+    key: tuple[str, frozenset[str]]
+
+    @classmethod
+    def of(cls, found: dict[str, Passage], replies: dict[str, ReplyState], raw: str) -> _Inputs:
+        cited = sorted({mid for p in found.values() for mid, _ in p.cites})
+        states = [state for mid in cited if (state := replies.get(mid)) is not None]
+        used = frozenset(s.sha256 for s in states if s.sha256 is not None)
+        informed = frozenset(s.fetch for s in states if s.sha256 is None and s.fetch)
+        expected = {reply_iri(sha) for sha in used} | informed | {_raw_iri(raw)}
+        return cls(used, informed, (METHOD_VERSION, frozenset(expected)))
+
+
+def _drop_orphans(
+    store: Store, held: dict[str, tuple[str, frozenset[str]]], raw: dict[str, str]
+) -> int:
+    """Drop the support graphs whose story left the store; how many."""
+    current = {support_graph(s) for s in raw}
+    gone = [g for g in held if g not in current]
+    store.replace_graphs(dict.fromkeys(gone, ""))
+    return len(gone)
 
 
 def _raw_iri(sha256: str) -> str:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
@@ -406,7 +406,6 @@ SELECT ?g ?part ?c ?status ?reason ?detail WHERE { GRAPH ?g {
 
 def _add_claim_facts(store: Store, tr: Trace) -> None:
     """The claims' texts (from the manifest replies) and the support verdicts of the parts."""
-    from ..claims.graphing import support_graph
     from ._graph import batches, values
 
     claims = {c for s in tr.stories for p in s.parts for c in p.claim_ids}
@@ -416,14 +415,27 @@ def _add_claim_facts(store: Store, tr: Trace) -> None:
                 tr.claim_texts.setdefault(claim_id(c), text)
     parts = {p.iri for s in tr.stories for p in s.parts}
     for s in tr.stories:
-        graph = named_node(support_graph(s.url))
-        if graph is None:
+        for part, claim, verdict in _story_verdicts(store, s.url):
+            if part in parts:
+                tr.verdicts.setdefault((part, claim), verdict)
+
+
+def _story_verdicts(store: Store, story: str) -> Iterator[tuple[str, str, tuple[str, str, str]]]:
+    """(part, claim id, (status, reason, first detail)) for each verdict of ``story``."""
+    from ..claims.graphing import support_graph
+
+    graph = named_node(support_graph(story))
+    if graph is None:
+        return
+    seen: dict[tuple[str, str], tuple[str, str, str]] = {}
+    for part, c, status, reason, detail in rows(store, _VERDICTS, g=graph):
+        if part is None or c is None or status is None:
             continue
-        for part, c, status, reason, detail in rows(store, _VERDICTS, g=graph):
-            if part in parts and c is not None and status is not None:
-                key = (part, claim_id(c))
-                if key not in tr.verdicts or detail:  # the first mismatch's detail is enough
-                    tr.verdicts.setdefault(key, (status, reason or "", detail or ""))
+        key = (part, claim_id(c))
+        if key not in seen or (detail and not seen[key][2]):
+            seen[key] = (status, reason or "", detail or "")
+    for (part, claim), verdict in sorted(seen.items()):
+        yield part, claim, verdict
 
 
 # --- renderers -------------------------------------------------------------------------------
