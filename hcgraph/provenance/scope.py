@@ -187,6 +187,6 @@ def _declared_cited(store: Store, data: dict[str, StoryFacts], only: list[str] |
     odd = [u for u in odd or [] if u in data]
     for url in odd:
         data[url].declared_cited = set()
-    for url, m in each(store, _DECLARED_CITED, odd):
-        if url in data and m is not None:
-            data[url].declared_cited.add(m)
+    for story, m in each(store, _DECLARED_CITED, odd):
+        if story in data and m is not None:
+            data[story].declared_cited.add(m)

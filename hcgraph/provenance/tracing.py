@@ -404,7 +404,12 @@ SELECT ?g ?part ?c ?status ?reason ?detail WHERE { GRAPH ?g {
 
 def _add_claim_facts(store: Store, tr: Trace) -> None:
     """The claims' texts (from the manifest replies) and the support verdicts of the parts."""
-    from ..claims.graphing import support_graph
+    _add_claim_texts(store, tr)
+    _add_verdicts(store, tr)
+
+
+def _add_claim_texts(store: Store, tr: Trace) -> None:
+    """Each cited claim's text, read from the manifest replies (in batches of claims)."""
     from ._graph import batches, values
 
     claims = {c for s in tr.stories for p in s.parts for c in p.claim_ids}
@@ -412,16 +417,23 @@ def _add_claim_facts(store: Store, tr: Trace) -> None:
         for c, text in rows(store, _CLAIM_TEXT % values("c", chunk)):
             if c is not None and text is not None:
                 tr.claim_texts.setdefault(claim_id(c), text)
+
+
+def _add_verdicts(store: Store, tr: Trace) -> None:
+    """(part, claim) → the support verdict recorded in each story's support graph."""
+    from ..claims.graphing import support_graph
+
     parts = {p.iri for s in tr.stories for p in s.parts}
     for s in tr.stories:
         graph = named_node(support_graph(s.url))
         if graph is None:
             continue
         for part, c, status, reason, detail in rows(store, _VERDICTS, g=graph):
-            if part in parts and c is not None and status is not None:
-                key = (part, claim_id(c))
-                if key not in tr.verdicts or detail:  # the first mismatch's detail is enough
-                    tr.verdicts.setdefault(key, (status, reason or "", detail or ""))
+            if part not in parts or c is None or status is None:
+                continue
+            key = (part, claim_id(c))
+            if key not in tr.verdicts or detail:  # the first mismatch's detail is enough
+                tr.verdicts.setdefault(key, (status, reason or "", detail or ""))
 
 
 # --- renderers -------------------------------------------------------------------------------
