@@ -21,6 +21,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
+from itertools import chain
 from typing import Any
 
 from ..errors import ProvenanceError
@@ -166,7 +167,7 @@ def audit(
     manifests = describe_manifests(store, scope.manifests() if scope.local else None)
     support, current = _support(scope)
     found: defaultdict[str, list[AuditFinding]] = defaultdict(list)
-    for f in _chain(
+    for f in chain(
         story_checks(scope, manifests, opts),
         uncited(scope),
         conflicts(scope),
@@ -198,11 +199,6 @@ def _checked(opts: AuditOptions) -> AuditOptions:
     if not 0 < opts.repeat_threshold <= 1:
         raise ProvenanceError("--repeat-threshold must be in (0, 1]")
     return opts
-
-
-def _chain(*groups: Iterable[AuditFinding]) -> Iterator[AuditFinding]:
-    for group in groups:
-        yield from group
 
 
 def _card(
