@@ -35,6 +35,7 @@ _LABEL_PREDICATES = [
     str(DCTERMS.title),
     str(SDO.name),
     str(SDO.text),
+    str(PROV.value),  # a claim's text, from its manifest's reply
     str(RDFS.label),
     str(DCTERMS.identifier),
 ]

@@ -30,7 +30,6 @@ import random
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from itertools import accumulate
 from operator import itemgetter
 from pathlib import Path
@@ -38,6 +37,8 @@ from typing import Any, TypedDict, TypeVar, Unpack
 from urllib.parse import urlsplit
 
 from ._io import ensure_dir, write_atomic
+from .sample_claims import SampleTexts, packaged_replies
+from .sample_filler import text_bank
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -148,26 +149,6 @@ HEAD_PREDICATES: tuple[str, ...] = (
     "go open source",
     "outgrow their benchmarks",
 )
-SENT_SUBJECTS: tuple[str, ...] = (
-    "A new preprint",
-    "The authors",
-    "A benchmark team",
-    "An open-weights lab",
-    "A systems group",
-    "The paper",
-    "A second study",
-    "An industry report",
-)
-SENT_VERBS: tuple[str, ...] = ("reports", "claims", "finds", "argues", "measures", "shows")
-SENT_OBJECTS: tuple[str, ...] = (
-    "a {n}% gain on long-horizon tasks",
-    "a {n}-point lift over its baseline",
-    "{n}x lower serving cost at equal quality",
-    "that {n} of 100 tasks remain unsolved",
-    "a {n}% drop in hallucinated citations",
-    "stable training for {n} thousand steps",
-    "a {n}% win rate against the previous release",
-)
 HEADINGS: tuple[str, ...] = (
     "What changed",
     "The numbers",
@@ -239,6 +220,24 @@ class Corpus:
 
     stories: list[dict[str, Any]]
     seed: int
+    pool: tuple[_Manifest, ...] = field(default=(), repr=False, compare=False)
+
+    def replies(self) -> dict[str, bytes]:
+        """Manifest id → the manifest API's reply (JSON bytes, the shape
+        :mod:`hcgraph.claims.reply` reads) for every pool manifest, plus the packaged real
+        reply of a seed-story manifest the corpus cites; the seed story's other manifests
+        have none (not fetched). Deterministic: the same corpus gives the same bytes."""
+        texts = SampleTexts(self.pool)
+        gc_was_enabled = gc.isenabled()
+        gc.disable()  # as in generate_corpus: no cycles, and full passes over the corpus
+        try:
+            replies = {m.manifest_id: texts.reply(m) for m in self.pool}
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+        cited = {str(i) for story in self.stories for i in story.get("cited_manifest_ids", ())}
+        replies.update((k, v) for k, v in packaged_replies().items() if k in cited)
+        return dict(sorted(replies.items()))
 
     def write(self, directory: Path) -> list[Path]:
         """Write one ``<slug>.json`` per story into ``directory`` and return the paths sorted.
@@ -295,7 +294,8 @@ def generate_corpus(n_stories: int, seed: int = 0, **options: Unpack[CorpusOptio
     story dict, yielded unchanged (deep-copied) before the ``n_stories`` generated stories
     (some of which cite its manifests and link to it).
     """
-    stream = iter_stories(n_stories, seed, **options)
+    gen = _generator(n_stories, seed, **options)
+    stream = _stories(gen, n_stories, options.get("include_seed"))
     # Story dicts hold no reference cycles, so the cyclic GC can only waste time here: with
     # millions of live containers its full passes roughly doubled the cost of 10k stories.
     gc_was_enabled = gc.isenabled()
@@ -305,7 +305,7 @@ def generate_corpus(n_stories: int, seed: int = 0, **options: Unpack[CorpusOptio
     finally:
         if gc_was_enabled:
             gc.enable()
-    return Corpus(stories=stories, seed=seed)
+    return Corpus(stories=stories, seed=seed, pool=tuple(gen.pool))
 
 
 def iter_stories(
@@ -322,16 +322,36 @@ def iter_stories(
     Only the manifest pool (about ``n_stories // 2`` small records) is held in memory, so
     100k-story benchmarks stream in flat memory.
     """
+    return _stories(
+        _generator(
+            n_stories,
+            seed,
+            hostile=hostile,
+            oddities=oddities,
+            base_url=base_url,
+            include_seed=include_seed,
+        ),
+        n_stories,
+        include_seed,
+    )
+
+
+def _generator(n_stories: int, seed: int, **options: Unpack[CorpusOptions]) -> _Generator:
     if n_stories < 0:
         raise ValueError("n_stories must be >= 0")
-    gen = _Generator(
+    return _Generator(
         n=n_stories,
         seed=seed,
-        hostile=hostile,
-        oddities=oddities,
-        base_url=base_url.rstrip("/"),
-        seed_story=include_seed,
+        hostile=options.get("hostile", True),
+        oddities=options.get("oddities", True),
+        base_url=options.get("base_url", DEFAULT_BASE_URL).rstrip("/"),
+        seed_story=options.get("include_seed"),
     )
+
+
+def _stories(
+    gen: _Generator, n_stories: int, include_seed: dict[str, Any] | None
+) -> Iterator[dict[str, Any]]:
     if include_seed is not None:
         yield copy.deepcopy(include_seed)
     for index in range(n_stories):
@@ -440,43 +460,6 @@ def _hostile_text(rng: random.Random, base: str) -> str:
     return f"{base} {extra}"
 
 
-def _sentence(rng: random.Random) -> str:
-    """One plain sentence of filler news text with a number in it."""
-    obj = _pick(rng, SENT_OBJECTS).format(n=3 + int(rng.random() * 95))
-    return f"{_pick(rng, SENT_SUBJECTS)} {_pick(rng, SENT_VERBS)} {obj}."
-
-
-@dataclass(frozen=True, slots=True)
-class _TextBank:
-    """Pre-built filler texts, so a story picks whole texts instead of composing words.
-
-    Built once from a fixed seed: composing every sentence per story was the main cost of
-    generation. Corpora still differ by seed because the picks do.
-    """
-
-    sentences: tuple[str, ...]
-    paragraphs: tuple[str, ...]
-    deks: tuple[str, ...]
-    facts: tuple[str, ...]
-
-
-@cache
-def _text_bank() -> _TextBank:
-    """The shared, deterministic filler-text bank."""
-    rng = random.Random("hcgraph-sample:text-bank")
-    sentences = tuple(_sentence(rng) for _ in range(1024))
-    paragraphs = tuple(
-        " ".join(_pick(rng, sentences) for _ in range(2 + int(rng.random() * 2)))
-        for _ in range(2048)
-    )
-    deks = tuple(f"{_pick(rng, sentences)} {_pick(rng, sentences)}" for _ in range(512))
-    facts = tuple(
-        f"In a preprint, {_pick(rng, SENT_OBJECTS).format(n=3 + int(rng.random() * 95))}."
-        for _ in range(512)
-    )
-    return _TextBank(sentences=sentences, paragraphs=paragraphs, deks=deks, facts=facts)
-
-
 @dataclass(kw_only=True, eq=False)
 class _Generator:
     """Holds the manifest pool, the head tables and options; builds any story by index."""
@@ -496,6 +479,7 @@ class _Generator:
         self.pool_cum = _zipf_cum_weights(len(self.pool), 1.1)
         self.seed_manifests = _seed_manifests(self.seed_story) if self.seed_story else []
         self.heads = _HeadTable.build(self._rng("heads", n), n, self.hostile)
+        self.texts = SampleTexts(self.pool)  # claim texts; paragraphs restate their claims
 
     def _rng(self, *parts: object) -> random.Random:
         """A private RNG for one purpose, seeded by a string (hashed with SHA-512 by Random)."""
@@ -596,6 +580,9 @@ class _Generator:
         body = _Body(listed=list(drawn), sections=self._sections(rng, head, drawn, reserved))
         body.key_facts = _key_facts(rng, body.sections)
         self._apply_citation_oddities(rng, odd, body, drawn, reserved)
+        for position, fact in enumerate(body.key_facts):  # no draw: the RNG stream stays
+            draw = (index * 7919 + position * 104729) % 65536 / 65536
+            fact["text"] = self.texts.key_fact(fact["cites"], draw, fact["text"])
         newsroom, newsroom_title, beats = _pick(rng, NEWSROOMS)
         hour = 6 * int(rng.random() * 4)
         edition = f"{head.date.isoformat()}T{hour:02d}"
@@ -614,9 +601,9 @@ class _Generator:
             "newsroom": newsroom,
             "beat": _pick(rng, beats),
             "newsroom_title": newsroom_title,
-            "angle": _pick(rng, _text_bank().sentences),
+            "angle": _pick(rng, text_bank().sentences),
             "headline": head.headline,
-            "dek": self._maybe_hostile(rng, head, _pick(rng, _text_bank().deks)),
+            "dek": self._maybe_hostile(rng, head, _pick(rng, text_bank().deks)),
             "published_at": published_at,
             "labels": {
                 "trust": trust,
@@ -677,13 +664,14 @@ class _Generator:
             extra = int(rand() * 3) if have else 1 + int(rand() * 3)
             for _ in range(min(extra, 3 - have)):
                 paragraph.append(_cite(rng, drawn[int(rand() * n_drawn)], reserved))
-        texts = _text_bank().paragraphs
+        texts = text_bank().paragraphs
         sections = []
         position = 0
         for count in shape:
             paragraphs = []
             for _ in range(count):
-                text = texts[int(rand() * len(texts))]
+                draw = rand()  # one draw, as when a filler text was picked: counts stay
+                text = self.texts.paragraph(cites[position], draw, texts[int(draw * len(texts))])
                 if head.hostile:
                     text = self._maybe_hostile(rng, head, text)
                 paragraphs.append({"markdown": text, "cites": cites[position]})
@@ -717,7 +705,7 @@ class _Generator:
             paragraphs[-1]["cites"].append(cite)
         if "uncited_paragraph" in odd:
             section = _pick(rng, body.sections)
-            text = _pick(rng, _text_bank().sentences)
+            text = _pick(rng, text_bank().sentences)
             section["paragraphs"].append({"markdown": text, "cites": []})
         if "empty_section" in odd:
             position = int(rng.random() * (len(body.sections) + 1))
@@ -814,7 +802,7 @@ def _run(rng: random.Random, ring: tuple[str, ...]) -> list[str]:
 
 def _key_fact(rng: random.Random, cites: list[dict[str, Any]]) -> dict[str, Any]:
     """A key fact object with the given cites."""
-    text = _pick(rng, _text_bank().facts)
+    text = _pick(rng, text_bank().facts)
     return {"text": text, "self_reported": rng.random() < 0.7, "cites": cites}
 
 

@@ -73,7 +73,7 @@ def test_reply_graph_holds_claim_texts_brief_and_the_fetch(tmp_path: Path) -> No
         texts = {
             q.subject.value.rsplit("/", 1)[-1]: q.object.value
             for q in quads
-            if q.predicate.value == "https://schema.org/text"
+            if q.predicate.value == "http://www.w3.org/ns/prov#value"
         }
         preds = {q.predicate.value for q in quads}
     assert texts == {c["claim_id"]: c["text"] for c in reply["signal"]["claims"]}

@@ -96,13 +96,21 @@ def vocab() -> Vocabulary:
 
 
 @pytest.fixture(scope="module")
-def used() -> dict[tuple[str, str], set[str]]:
-    """(type set, schema: property) → the object kinds seen (``IRI`` or a datatype IRI)."""
+def used(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], set[str]]:
+    """(type set, schema: property) → the object kinds seen (``IRI`` or a datatype IRI), with
+    the manifest replies and support verdicts (schema:ClaimReview) of the corpus too."""
+    from hcgraph.claims.pulling import pull_manifests
+
     seed = json.loads(SEED.read_text(encoding="utf-8"))
-    stories = [seed, hostile_story(SEED), *generate_corpus(40, seed=5, hostile=True).stories]
-    with Store(None) as store:
+    corpus = generate_corpus(40, seed=5, hostile=True, include_seed=seed)
+    stories = [hostile_story(SEED), *corpus.stories]
+    replies = tmp_path_factory.mktemp("replies")
+    for manifest_id, body in corpus.replies().items():
+        (replies / f"{manifest_id}.json").write_bytes(body)
+    with Store(tmp_path_factory.mktemp("schemaorg") / "store") as store:
         docs = [(json.dumps(s).encode(), f"{i}.json") for i, s in enumerate(stories)]
         assert not ingest_bytes(store, docs).failures
+        assert pull_manifests(store, directory=replies).support.counts["unsupported"]
         types: defaultdict[str, set[str]] = defaultdict(set)
         for q in store.ox.quads_for_pattern(None, ox.NamedNode(RDF_TYPE), None):
             types[q.subject.value].add(q.object.value)

@@ -8,7 +8,7 @@ Two kinds of named graph, each replaced whole when what it says changes (IRIs in
   ``hc:ManifestFetch`` (``prov:Activity``: when it ended, where the bytes came from, by which
   hcgraph); the source as the reply states it (compared with what stories list by the saved
   query ``reply-conflicts``); the Brief (``dcterms:abstract`` of the manifest); each claim's
-  text (``schema:text``, ``prov:wasQuotedFrom`` the reply); and ``hc:replyStatus``
+  text (``prov:value``, ``prov:wasQuotedFrom`` the reply); and ``hc:replyStatus``
   (``fetched``, ``not-found``, ``bad-shape`` with the JSON path in ``rdfs:comment``).
 - **one graph of support verdicts per story** (``…/graph/support/{story IRI, encoded}``): an
   ``hc:SupportCheck`` (``prov:Activity``: the method and its version (``owl:versionInfo``), the
@@ -31,14 +31,17 @@ from urllib.parse import quote
 from .._version import __version__
 from ..iris import minted, segment
 from ..rdftext import XSD_DATETIME, integer, iri, literal, typed
-from ..vocab import CITO, DCTERMS, HC, PROV, RDF, RDFS, REPLY_GRAPHS, SDO, SUPPORT_GRAPHS
+from ..vocab import CITO, DCTERMS, GRAPH, HC, PROV, RDF, RDFS, REPLY_GRAPHS, SDO, SUPPORT_GRAPHS
 from .reply import ManifestReply
 
 __all__ = [
+    "RATINGS_GRAPH",
     "STATUSES",
     "MismatchLike",
     "PairVerdict",
     "ReplyRecord",
+    "rating_iri",
+    "ratings_ntriples",
     "reply_graph",
     "reply_iri",
     "reply_ntriples",
@@ -192,7 +195,7 @@ def reply_ntriples(record: ReplyRecord) -> str:
         claim = iri(minted("claim", claim_id))
         add(f"{claim} {_t(PROV, 'wasQuotedFrom')} {reply}")
         if text is not None:
-            add(f"{claim} {_t(SDO, 'text')} {literal(text)}")
+            add(f"{claim} {_t(PROV, 'value')} {literal(text)}")
     return _lines(out)
 
 
@@ -236,11 +239,11 @@ def _verdict(add: _Add, check: str, v: PairVerdict) -> None:
     claim = iri(minted("claim", v.claim_id))
     for cls in (_t(HC, "SupportVerdict"), _t(SDO, "ClaimReview"), _t(CITO, "Citation")):
         add(f"{node} {_A} {cls}")
-    add(f"{node} {_A} {_t(PROV, 'Entity')}")
     add(f"{node} {_t(PROV, 'wasGeneratedBy')} {check}")
     add(f"{node} {_t(CITO, 'hasCitingEntity')} {passage}")
     add(f"{node} {_t(CITO, 'hasCitedEntity')} {claim}")
     add(f"{node} {_t(SDO, 'itemReviewed')} {passage}")
+    add(f"{node} {_t(SDO, 'reviewRating')} {iri(rating_iri(v.status))}")
     add(f"{node} {_t(HC, 'supportStatus')} {literal(v.status)}")
     if v.status == "supported":
         support = _t(CITO, "obtainsSupportFrom")
@@ -252,20 +255,10 @@ def _verdict(add: _Add, check: str, v: PairVerdict) -> None:
         add(f"{node} {_t(SDO, 'claimReviewed')} {literal(v.sentence)}")
     if v.overlap is not None:
         add(f"{node} {_t(HC, 'overlap')} {typed(f'{v.overlap:.3f}', _DECIMAL)}")
-    rating = iri(f"{node_iri}-rating")
-    add(f"{node} {_t(SDO, 'reviewRating')} {rating}")
-    add(f"{rating} {_A} {_t(SDO, 'Rating')}")
-    add(f"{rating} {_t(SDO, 'alternateName')} {literal(v.status)}")
-    value = STATUSES.get(v.status)
-    if value is not None:
-        add(f"{rating} {_t(SDO, 'ratingValue')} {integer(value)}")
-        add(f"{rating} {_t(SDO, 'bestRating')} {integer(1)}")
-        add(f"{rating} {_t(SDO, 'worstRating')} {integer(0)}")
     for i, m in enumerate(v.mismatches, 1):
         mnode = iri(f"{node_iri}-m{i}")
         add(f"{node} {_t(HC, 'mismatch')} {mnode}")
         add(f"{mnode} {_A} {_t(HC, 'Mismatch')}")
-        add(f"{mnode} {_A} {_t(PROV, 'Entity')}")
         add(f"{mnode} {_t(HC, 'mismatchKind')} {literal(m.kind)}")
         add(f"{mnode} {_t(HC, 'span')} {literal(m.span)}")
         add(f"{mnode} {_t(HC, 'claimSpan')} {literal(m.claim_span)}")
@@ -273,6 +266,31 @@ def _verdict(add: _Add, check: str, v: PairVerdict) -> None:
         if m.start >= 0:
             add(f"{mnode} {_t(HC, 'spanStart')} {integer(m.start)}")
             add(f"{mnode} {_t(HC, 'spanEnd')} {integer(m.end)}")
+
+
+def rating_iri(status: str) -> str:
+    """The one ``schema:Rating`` of a verdict status (``…/id/rating/supported``)."""
+    return minted("rating", status)
+
+
+def ratings_ntriples() -> str:
+    """The three ratings every verdict points at, described once (:data:`RATINGS_GRAPH`):
+    ``alternateName`` the status, ``ratingValue`` 1 (supported) or 0 (unsupported) on a
+    0 to 1 scale; not-checkable has no value."""
+    out: list[str] = []
+    for status, value in STATUSES.items():
+        node = iri(rating_iri(status))
+        out.append(f"{node} {_A} {_t(SDO, 'Rating')}")
+        out.append(f"{node} {_t(SDO, 'alternateName')} {literal(status)}")
+        if value is not None:
+            out.append(f"{node} {_t(SDO, 'ratingValue')} {integer(value)}")
+            out.append(f"{node} {_t(SDO, 'bestRating')} {integer(1)}")
+            out.append(f"{node} {_t(SDO, 'worstRating')} {integer(0)}")
+    return _lines(out)
+
+
+#: Where the three ratings are described (a shared graph: never taken for a story's).
+RATINGS_GRAPH = f"{GRAPH}ratings"
 
 
 class _Add(Protocol):

@@ -97,7 +97,7 @@ _STATES = f"""
 SELECT ?g ?m ?status ?fetch ?sha ?claim ?text WHERE {{ GRAPH ?g {{
   ?m <{HC.replyStatus}> ?status . ?fetch a <{HC.ManifestFetch}> .
   OPTIONAL {{ ?reply <{HC.sha256}> ?sha }}
-  OPTIONAL {{ ?claim prov:wasQuotedFrom ?reply . OPTIONAL {{ ?claim schema:text ?text }} }}
+  OPTIONAL {{ ?claim prov:wasQuotedFrom ?reply . OPTIONAL {{ ?claim prov:value ?text }} }}
 }} FILTER STRSTARTS(STR(?g), "{REPLY_GRAPHS}") }}
 """
 

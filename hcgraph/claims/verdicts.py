@@ -25,7 +25,14 @@ import pyoxigraph as ox
 from ..provenance._graph import claim_id, manifest_id
 from ..store import Store
 from ..vocab import SUPPORT_GRAPHS
-from .graphing import PairVerdict, reply_iri, support_graph, verdicts_ntriples
+from .graphing import (
+    RATINGS_GRAPH,
+    PairVerdict,
+    ratings_ntriples,
+    reply_iri,
+    support_graph,
+    verdicts_ntriples,
+)
 from .replies import ReplyState, reply_states
 from .support import METHOD_VERSION, check_text
 
@@ -175,7 +182,7 @@ def check_support(
         gone = [g for g in held if g not in {support_graph(s) for s in raw}]
         report.dropped = len(gone)
         store.replace_graphs(dict.fromkeys(gone, ""))
-    pending: dict[str, str] = {}
+    pending: dict[str, str] = {RATINGS_GRAPH: ratings_ntriples()}
     for story in sorted(wanted):
         story_passages = found.get(story, {})
         states = [

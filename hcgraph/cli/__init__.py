@@ -60,7 +60,7 @@ SUMMARIES: dict[str, str] = {
     "trace": "Print the provenance chain of TARGET.",
     "audit": "Check stories (default: all current ones) against the promises of their disclosure.",
     "history": "List every version of STORY_URL hcgraph has seen and what changed between them.",
-    "manifests": "Read the cited manifests (their claims' text) and check each paragraph against them.",
+    "manifests": "Read the cited manifests' claims and check each paragraph against them.",
     "archive": "Hand the raw archive to web-archive tools: export it as a WACZ of WARC records.",
 }
 

@@ -16,7 +16,7 @@ from ._common import err_console, out_console, store_option
 
 @click.group("manifests")
 def manifests() -> None:
-    """Read the cited manifests (their claims' text) and check each paragraph against them.
+    """Read the cited manifests' claims and check each paragraph against them.
 
     \b
     Example:

@@ -24,7 +24,6 @@ from typing import Union
 from urllib.parse import urlsplit
 
 from jinja2 import Environment, FunctionLoader, Template
-from markupsafe import Markup, escape
 
 from .._io import write_atomic
 from .._version import __version__
@@ -87,8 +86,9 @@ def _anchor(url: str) -> str:
     return "f-" + hashlib.sha256(url.encode()).hexdigest()[:16]
 
 
-def _marked(sentence: str, spans: list[dict[str, str]]) -> Markup:
-    """``sentence`` escaped, with the first occurrence of each span in ``<mark>``."""
+def _segments(sentence: str, spans: list[dict[str, str]]) -> list[tuple[str, bool]]:
+    """``sentence`` cut into (text, marked) pieces: the first occurrence of each span marked
+    (the template writes them, autoescaped, marked ones in ``<mark>``)."""
     cuts: list[tuple[int, int]] = []
     for m in spans:
         span = m.get("span") or ""
@@ -97,11 +97,10 @@ def _marked(sentence: str, spans: list[dict[str, str]]) -> Markup:
             cuts.append((at, at + len(span)))
     out, pos = [], 0
     for begin, end in sorted(cuts):
-        out += [escape(sentence[pos:begin]), Markup("<mark>"), escape(sentence[begin:end])]
-        out.append(Markup("</mark>"))
+        out += [(sentence[pos:begin], False), (sentence[begin:end], True)]
         pos = end
-    out.append(escape(sentence[pos:]))
-    return Markup("").join(out)
+    out.append((sentence[pos:], False))
+    return [piece for piece in out if piece[0]]
 
 
 @cache
@@ -115,7 +114,7 @@ def _template() -> Template:
     )
     env.tests["http_url"] = _http_url
     env.filters["anchor"] = _anchor
-    env.filters["marked"] = _marked
+    env.filters["segments"] = _segments
     return env.get_template("audit.html")
 
 

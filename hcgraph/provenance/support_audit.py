@@ -36,7 +36,7 @@ WHERE {{ GRAPH ?g {{
     OPTIONAL {{ ?m hc:spanStart ?start ; hc:spanEnd ?end }}
   }}
 }} FILTER STRSTARTS(STR(?g), "{SUPPORT_GRAPHS}")
-   OPTIONAL {{ ?claim schema:text ?claimText }} }}
+   OPTIONAL {{ ?claim prov:value ?claimText }} }}
 """
 _CHECKED_RAW = f"""
 SELECT ?g ?raw WHERE {{ GRAPH ?g {{ ?check a hc:SupportCheck ; prov:used ?raw }}

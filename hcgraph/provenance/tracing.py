@@ -392,7 +392,7 @@ def _finish(
     return trace
 
 
-_CLAIM_TEXT = "SELECT ?c ?text WHERE { %s ?c prov:wasQuotedFrom ?reply ; schema:text ?text }"
+_CLAIM_TEXT = "SELECT ?c ?text WHERE { %s ?c prov:wasQuotedFrom ?reply ; prov:value ?text }"
 _VERDICTS = """
 SELECT ?g ?part ?c ?status ?reason ?detail WHERE { GRAPH ?g {
   ?v cito:hasCitingEntity ?part ; cito:hasCitedEntity ?c ; hc:supportStatus ?status .
@@ -549,7 +549,7 @@ def _tree_part(pnode: Any, p: Part, tr: Trace) -> None:
         cnode = pnode.add(Text("claims " + (_v(", ".join(c.claim_ids)) or "-")))
         for e in tr.claim_entries(p, c):
             if e["text"] is not None or e["verdict"] is not None:
-                style = "red" if e["verdict"] == "unsupported" else None
+                style = "red" if e["verdict"] == "unsupported" else ""
                 text = e["text"] if e["text"] is not None else "(claim text not fetched)"
                 line = f"claim {e['claim_id']}: {text}{_verdict_text(e)}"
                 cnode.add(Text(_v(line), style=style))

@@ -125,7 +125,7 @@ SELECT ?g ?part ?claim ?status ?detail WHERE { GRAPH ?g {
 """
 #: Claim texts, as the manifest replies give them.
 Q_CLAIM_TEXTS = """
-SELECT ?claim ?text WHERE { ?claim prov:wasQuotedFrom ?reply ; schema:text ?text } LIMIT 1
+SELECT ?claim ?text WHERE { ?claim prov:wasQuotedFrom ?reply ; prov:value ?text } LIMIT 1
 """
 Q_SOME_STORIES = "SELECT ?s ?slug WHERE { GRAPH ?s { ?s a hc:Story ; hc:slug ?slug } } LIMIT 3"
 
