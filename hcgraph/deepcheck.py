@@ -8,17 +8,17 @@ block it reads against its checksum, so reading every entry of every index finds
 block that holds data the store serves. pyoxigraph has no whole-index scan (nor Oxigraph's
 ``Store::validate``), so each index is read through the pattern look-ups that use it:
 
-=========================  ===================================================
-index                      read by
-=========================  ===================================================
-``graphs``                 the named graphs
-``gspo``                   every named graph's quads
-``gpos`` / ``gosp``        each (graph, predicate) / (graph, object) of a graph
-``dspo``                   the default graph's quads
-``dpos`` / ``dosp``        each predicate / object of the default graph
-``spog``/``posg``/``ospg`` each subject / predicate / object (with the ``d…`` ones)
-``id2str``                 every term of every quad read, decoded
-=========================  ===================================================
+==========================  ===================================================
+index                       read by
+==========================  ===================================================
+``graphs``                  the named graphs
+``gspo``                    every named graph's quads
+``gpos`` / ``gosp``         each (graph, predicate) / (graph, object) of a graph
+``dspo``                    the default graph's quads
+``dpos`` / ``dosp``         each predicate / object of the default graph
+``spog``/``posg``/``ospg``  each subject / predicate / object (with the ``d…`` ones)
+``id2str``                  every term of every quad read, decoded
+==========================  ===================================================
 
 Every read must give the same quads: an index that holds more or fewer than ``gspo`` (and
 ``dspo``) is damage too, of a kind no checksum sees. The first damage found is raised as a

@@ -35,6 +35,7 @@ import re
 
 __all__ = [
     "MAX_PROBLEMS",
+    "ArchiveError",
     "CheckError",
     "CrawlError",
     "ExportError",

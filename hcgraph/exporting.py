@@ -57,6 +57,7 @@ class Exporter:
     dynamic: Callable[[Store, BinaryIO], None] | None = None
 
 
+#: Format name → :class:`Exporter`, filled by :func:`register` (and ``hcgraph export --format``).
 FORMATS: dict[str, Exporter] = {}
 
 

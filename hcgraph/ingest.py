@@ -86,7 +86,7 @@ class Failure:
 
     def render(self) -> list[tuple[str, Text]]:
         """``failed: SOURCE: PROBLEM`` on ``"err"``, a line per problem (each with its JSON
-        path); the file name and the document's text escaped (:func:`_v`)."""
+        path); the file name and the document's text escaped (:func:`~hcgraph.errors.one_line`)."""
         from rich.text import Text
 
         lines = problem_lines(self.problems) or [failure_text(self.json_path, self.reason)]
@@ -104,6 +104,7 @@ class IngestReport:
     (``hcgraph ingest`` runs this way; a kept outcome is ~1 KB, 100 MB at 100k stories).
     """
 
+    #: Each document's outcome, in order (kept only while ``keep_results``).
     results: list[Outcome] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
     keep_results: bool = True

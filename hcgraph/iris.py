@@ -3,29 +3,29 @@
 The same input always gives the same IRIs, so the same triples. The rules (also in
 the vocabulary table in docs/graph.md):
 
-============================  ======================================================
-node                          IRI
-============================  ======================================================
-story                         its canonical ``url`` (fragment dropped)
-story's named graph           the story IRI
-section *i* (1-based)         ``{story}#s{i}``
-paragraph *j* of section *i*  ``{story}#s{i}-p{j}``
-citation *k* of a paragraph   ``{story}#s{i}-p{j}-c{k}``
-key fact *i*                  ``{story}#kf{i}``; its citation *k*: ``{story}#kf{i}-c{k}``
-unresolved question *i*       ``{story}#unresolved{i}``
-correction *i*                ``{story}#correction{i}``
-decision card / reuse / sponsor ``{story}#decision-card`` / ``#reuse`` / ``#sponsor``
-manifest                      ``https://w3id.org/hcgraph/id/manifest/{manifest_id}``
-claim                         ``https://w3id.org/hcgraph/id/claim/{claim_id}``
-publisher                     ``https://w3id.org/hcgraph/id/publisher/{source_name}``
-source document               its ``source_url``; if missing or not an IRI,
-                              ``https://w3id.org/hcgraph/id/source/{manifest_id}``
-newsroom / edition            ``links.newsroom`` / ``links.edition`` when given, else
-                              ``…/id/newsroom/{newsroom}`` / ``…/id/edition/{edition}``
-writer agent / run            ``…/id/agent/{agent}`` / ``…/id/run/{agent}/{run_id}``
-raw document / ingest         ``…/id/raw/{sha256}`` / ``…/id/ingest/{sha256}``
-hcgraph itself                ``…/id/software/hcgraph/{version}``
-============================  ======================================================
+================================  ======================================================
+node                              IRI
+================================  ======================================================
+story                             its canonical ``url`` (fragment dropped)
+story's named graph               the story IRI
+section *i* (1-based)             ``{story}#s{i}``
+paragraph *j* of section *i*      ``{story}#s{i}-p{j}``
+citation *k* of a paragraph       ``{story}#s{i}-p{j}-c{k}``
+key fact *i*                      ``{story}#kf{i}``; its citation *k*: ``{story}#kf{i}-c{k}``
+unresolved question *i*           ``{story}#unresolved{i}``
+correction *i*                    ``{story}#correction{i}``
+decision card / reuse / sponsor   ``{story}#decision-card`` / ``#reuse`` / ``#sponsor``
+manifest                          ``https://w3id.org/hcgraph/id/manifest/{manifest_id}``
+claim                             ``https://w3id.org/hcgraph/id/claim/{claim_id}``
+publisher                         ``https://w3id.org/hcgraph/id/publisher/{source_name}``
+source document                   its ``source_url``; if missing or not an IRI,
+                                  ``https://w3id.org/hcgraph/id/source/{manifest_id}``
+newsroom / edition                ``links.newsroom`` / ``links.edition`` when given, else
+                                  ``…/id/newsroom/{newsroom}`` / ``…/id/edition/{edition}``
+writer agent / run                ``…/id/agent/{agent}`` / ``…/id/run/{agent}/{run_id}``
+raw document / ingest             ``…/id/raw/{sha256}`` / ``…/id/ingest/{sha256}``
+hcgraph itself                    ``…/id/software/hcgraph/{version}``
+================================  ======================================================
 
 Both functions are memoised: the same manifests, claims and publishers recur across stories,
 and percent-encoding plus IRI validation were a third of the mapping's time.

@@ -1,6 +1,6 @@
 """The reuse map for other tools: VOSviewer JSON and a dynamic GEXF for Gephi's timeline.
 
-Both write the network the reuse map draws (:func:`hcgraph.viz.citation_graph`, view
+Both write the network the reuse map draws (:func:`~hcgraph.viz.views.citation_graph`, view
 ``reuse``, every current story drawn): stories, manifests and publishers, with story →
 manifest ``cites`` and manifest → publisher ``publishedBy`` links. The numbers are the map's:
 

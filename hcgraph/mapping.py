@@ -98,7 +98,7 @@ _LINKS = SHARED_GRAPHS["links"]
 class Revision:
     """An earlier version of a story's raw document (``withdrawn_at``: when its URL
     answered 404/410, if the story was withdrawn before this version was replaced;
-    ``content``: what it said, JSON from :mod:`hcgraph.provenance.content`, if known)."""
+    ``content``: what it said, JSON from :mod:`hcgraph.version_content`, if known)."""
 
     sha256: str
     retrieved_at: dt.datetime

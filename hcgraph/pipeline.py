@@ -6,8 +6,8 @@ raw archive) all hand :class:`Document` objects to a :class:`Pipeline`, which gi
 
 Per batch of whole stories the pipeline
 
-0. checks that the store's disk has room for it (:meth:`Store.check_room`: a batch that
-   may not fit stops the run before it is written, every story stored before it kept);
+0. checks that the store's disk has room for it (:meth:`~hcgraph.store.Store.check_room`: a
+   batch that may not fit stops the run before it is written, every story stored before it kept);
 1. parses and validates each body (:func:`hcgraph.model.parse_story`; a bad one becomes a
    failed outcome with its JSON path, the rest carry on);
 2. checks identity: a story the crawler already stored under another URL is a duplicate
@@ -25,7 +25,8 @@ The pipeline has no threads of its own: while the writer loads segment *n* (in R
 without the GIL) the caller already parses and maps the next, so both cores work.
 
 Crash safety is the writer's (see :mod:`hcgraph.writer`): every story in the store is
-complete and the shared graphs match the ledger, after any crash, once :func:`recover` ran.
+complete and the shared graphs match the ledger, after any crash, once
+:func:`~hcgraph.writer.recover` ran.
 """
 
 from __future__ import annotations
@@ -313,7 +314,8 @@ class Pipeline:
         return replace(base, status="withdrawn")
 
     def _check_room(self, documents: list[Document]) -> None:
-        """Stop before a batch that may not fit on the store's disk (:meth:`Store.check_room`).
+        """Stop before a batch that may not fit on the store's disk
+        (:meth:`~hcgraph.store.Store.check_room`).
 
         The estimate: :data:`STORE_BYTES_PER_BYTE` per byte of JSON, and in crawl mode the
         archive's share of the next batch (as large as this one: its bodies are archived

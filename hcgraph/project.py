@@ -3,6 +3,7 @@
 ``to_networkx`` is the projection behind GraphML/GEXF exports (for Gephi) and the citation
 maps. Node attributes:
 
+===========  =============================================================
 ``iri``      the node's IRI
 ``type``     its hcgraph type: the local name of its ``hc:`` class (``Story``, ``Section``,
              ``Paragraph``, ``KeyFact``, ``Claim``, ``Manifest``, ``SourceDocument``,
@@ -11,6 +12,7 @@ maps. Node attributes:
              whose story is not in the graph
 ``label``    a short human label (headline, title, name, or the start of the text)
 ``text``     the full text, headline or title where there is one ("" otherwise)
+===========  =============================================================
 
 Edge attributes: ``predicate`` (a CURIE such as ``cito:citesAsEvidence``). The graph is a
 ``networkx.MultiDiGraph``; edges run in the RDF direction (subject → object).

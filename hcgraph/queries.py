@@ -121,7 +121,8 @@ class SavedQuery:
     path: Path | None = None
 
     def param(self, name: str) -> Param:
-        """The declared parameter ``name``; :class:`QueryError` naming the declared ones."""
+        """The declared parameter ``name``; :class:`~hcgraph.errors.QueryError` naming the
+        declared ones."""
         for p in self.params:
             if p.name == name:
                 return p

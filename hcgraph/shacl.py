@@ -23,7 +23,7 @@ looked up, and pySHACL then validates exactly those focus nodes (their own tripl
 types of their values). The compiled queries over-approximate: a constraint component they
 do not understand makes every focus node of that shape a candidate, so nothing is skipped
 that pySHACL would report. ``full`` mode validates every graph with pySHACL and is the
-reference the tests compare ``fast`` against. See :class:`_Compiler` for what each
+reference the tests compare ``fast`` against. See ``_Compiler`` for what each
 constraint costs and how it is proved.
 
 Supported for pre-selection (anything else falls back to "validate all targets"): node

@@ -83,6 +83,7 @@ __all__ = [
     "source_date_epoch",
 ]
 
+#: Where the commands keep the store unless given ``--store``.
 DEFAULT_STORE = Path("output") / "store"
 #: The format of the store directory this hcgraph reads and writes (``STORE/format.json``).
 STORE_FORMAT = 1

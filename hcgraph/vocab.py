@@ -42,6 +42,7 @@ ID = Namespace("https://w3id.org/hcgraph/id/")
 #: hcgraph.mapping): every triple lives in the graph of its subject's kind, so the union of all
 #: graphs is a set. Story graphs are named by their story IRI and never start with this.
 GRAPH = Namespace("https://w3id.org/hcgraph/graph/")
+#: The shared graphs by name (``sources``, ``publishers``, …) → graph IRI.
 SHARED_GRAPHS: dict[str, str] = {
     "sources": str(GRAPH.sources),  # manifests, their claims and source documents
     "publishers": str(GRAPH.publishers),  # publishers (source_name)
@@ -156,8 +157,8 @@ PREFIXES: dict[str, str] = {
     "xsd": str(XSD),
 }
 
-# Prefixes for serialised RDF: the id namespaces get short, readable prefixes instead of
-# ``hcid:`` (whose local names would need escaped slashes).
+#: Prefixes for serialised RDF: the id namespaces get short, readable prefixes instead of
+#: ``hcid:`` (whose local names would need escaped slashes).
 TURTLE_PREFIXES: dict[str, str] = {
     **{k: v for k, v in PREFIXES.items() if k != "hcid"},
     "manifest": f"{ID}manifest/",

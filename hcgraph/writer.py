@@ -109,7 +109,7 @@ class Batch:
             self.quads += len(mapped)
 
     def find_new(self, known: Callable[[bytes], bool]) -> None:
-        """Keep as :attr:`descriptions` the stated ones the ledger does not know."""
+        """Keep as ``descriptions`` the stated ones the ledger does not know."""
         self.descriptions = {h: d for h, d in self.stated.items() if not known(h)}
 
     def shared_ntriples(self) -> dict[str, str]:
@@ -153,6 +153,7 @@ class Writer:
     def __init__(self, store: Store, *, segment: int) -> None:
         self.store = store
         self.segment = segment
+        #: What the writer thread is doing: ``idle``, ``loading``, ``replacing`` or ``broken``.
         self.state: State = "idle"
         recover(store)
         store.ledger.preload()  # here, not later on the writer thread
@@ -220,7 +221,7 @@ class Writer:
 
     def close(self, *, compact: bool = True) -> None:
         """Finish the queued writes and stop the thread; then, with ``compact``, if a write
-        landed and the store says a compaction is due (:meth:`Store.compaction_due`),
+        landed and the store says a compaction is due (:meth:`~hcgraph.store.Store.compaction_due`),
         compact it, so the store this run leaves is ready to query.
 
         A run that failed or was interrupted passes ``compact=False``: its error is the one

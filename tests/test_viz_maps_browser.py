@@ -257,3 +257,41 @@ def test_overview_lists_and_draws_a_sources_stories(
     )
     assert page.errors == []
     page.close()
+
+
+def test_unsupported_paragraphs_are_marked_and_claims_show_their_text(
+    browser: Any, tmp_path: Path
+) -> None:
+    """After the support check, the story map marks the paragraph that does not say what a
+    claim it cites says (✗ and its count), and the claim's text — from the manifest reply,
+    hostile markup included — is in the tooltip and the provenance panel, as text."""
+    from hcgraph.claims.pulling import pull_manifests
+    from hcgraph.ingest import ingest_paths
+    from tests.test_claims import MID, TB_CLAIM, _changed_number
+
+    reply = _changed_number()
+    for claim in reply["signal"]["claims"]:
+        if claim["claim_id"] == TB_CLAIM:
+            claim["text"] += ' <img src=x onerror="window.pwned=1">'
+    replies = tmp_path / "replies"
+    replies.mkdir()
+    (replies / f"{MID}.json").write_text(json.dumps(reply))
+    with Store(tmp_path / "store") as st:
+        ingest_paths(st, [SEED])
+        pull_manifests(st, directory=replies)
+        graph = citation_graph(st, "story", SEED_URL)
+    page = _open(browser, graph, tmp_path / "story.html")
+    part = f"{SEED_URL}#s1-p2"
+    node = page.evaluate("id => hcmap.nodes.get(id)", part)
+    assert node["v"] == 1 and node["label"].startswith("✗ ")
+    assert "unsupported: 1 cited claim" in page.evaluate("id => hcmap.nodes.get(id).title", part)
+    claim = f"https://w3id.org/hcgraph/id/claim/{TB_CLAIM}"
+    tip = page.evaluate("id => hcmap.nodes.get(id).title", claim)
+    assert "79.3%" in tip and "not said as cited in s1-p2" in tip
+    page.evaluate("id => hcmap.highlight(id)", claim)
+    assert "79.3% on TerminalBench-2.1" in page.text_content("#details")
+    assert page.evaluate("window.pwned") is None
+    marked = [n for n, a in graph.nodes(data=True) if a.get("unsupported")]
+    assert sorted(m.rsplit("#", 1)[-1] for m in marked) == ["kf1", "s1-p2"]
+    assert page.errors == []
+    page.close()

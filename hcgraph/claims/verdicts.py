@@ -123,7 +123,8 @@ def passages(store: Store, story: str | None = None) -> dict[str, dict[str, Pass
 
 
 def verdicts_for(passage: Passage, replies: dict[str, ReplyState]) -> Iterator[PairVerdict]:
-    """The verdict on each claim ``passage`` cites (``replies``: :func:`reply_states`)."""
+    """The verdict on each claim ``passage`` cites (``replies``:
+    :func:`~hcgraph.claims.replies.reply_states`)."""
     checkable: list[tuple[str, str]] = []
     where: dict[str, str] = {}
     for mid, cid in passage.cites:

@@ -1,19 +1,23 @@
 """The crawl: seeds → breadth-first over ``related[].url`` → archive → store.
 
 (And, with ``follow``, over the stories' edition and newsroom pages and the sites' sitemaps:
-:mod:`.discovery` reads those; a seed that is an index page or a sitemap is read as one.)
+:mod:`~hcgraph.crawling.discovery` reads those; a seed that is an index page or a sitemap is
+read as one.)
 
 How the parts fit (one job each):
 
-* :mod:`.urls` canonicalises, resolves page → JSON URLs, checks scope, applies mirrors;
-* :mod:`.frontier` persists every URL's depth and state (resume after any crash);
-* :mod:`.robots`, :mod:`.politeness` and :mod:`.fetch` make each request polite and robust;
-* :mod:`.identity` accepts a story only under the URL it was fetched from;
+* :mod:`hcgraph.urls` canonicalises, resolves page → JSON URLs, checks scope, applies mirrors;
+* :mod:`~hcgraph.crawling.frontier` persists every URL's depth and state (resume after any crash);
+* :mod:`~hcgraph.crawling.robots`, :mod:`~hcgraph.crawling.politeness` and
+  :mod:`~hcgraph.crawling.fetch` make each request polite and robust;
+* :mod:`~hcgraph.crawling.identity_check` accepts a story only under the URL it was fetched from;
 * :mod:`hcgraph.archive` keeps every body and its fetch metadata before anything else;
-* :mod:`.process` parses and stores batches off the event loop;
-* :mod:`.scheduler` leases URLs to workers, caps the stories, and sees when the crawl is idle;
-* :mod:`.recorder` writes each outcome into the frontier and the progress counters;
-* :mod:`.report` summarises the run.
+* :mod:`~hcgraph.crawling.process` parses and stores batches off the event loop;
+* :mod:`~hcgraph.crawling.scheduler` leases URLs to workers, caps the stories, and sees when
+  the crawl is idle;
+* :mod:`~hcgraph.crawling.recorder` writes each outcome into the frontier and the progress
+  counters;
+* :mod:`~hcgraph.crawling.report` summarises the run.
 
 ``concurrency`` worker tasks lease URLs from the frontier (shallowest first), fetch, archive
 and hand bodies to one processing task through a bounded queue (so memory stays flat however
@@ -196,7 +200,8 @@ class Crawler:
         options: see :class:`CrawlOptions`.
         client: an ``httpx.AsyncClient`` to use (must not follow redirects); default: one
             made here with ``transport`` if given.
-        on_progress: called with :class:`CrawlProgress` after each change.
+        on_progress: called with :class:`~hcgraph.crawling.recorder.CrawlProgress` after each
+            change.
 
     Raises:
         CrawlError: a bad seed or option (before anything is fetched).

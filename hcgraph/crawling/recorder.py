@@ -89,8 +89,8 @@ class Recorder:
 
     def variant(self, url: str, claim: str) -> None:
         """``url`` served the story whose own page is ``claim``, a variant of ``url`` (see
-        :func:`.identity.variant_of`): a duplicate, and the story is fetched at its own URL
-        (same depth, same way found)."""
+        :func:`~hcgraph.crawling.identity_check.variant_of`): a duplicate, and the story is
+        fetched at its own URL (same depth, same way found)."""
         row = self.frontier.row(url)
         self.frontier.mark_duplicate(url, claim, f"same story as {claim} (a variant of its URL)")
         own = json_url(claim, self.json_suffix)

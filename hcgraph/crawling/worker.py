@@ -278,7 +278,7 @@ class ProcessRunner:
 
         Raises:
             StoreError: the worker failed to close the store, or did not end within
-                :data:`_CLOSE_WAIT` seconds (then it is killed; what it had not written stays
+                ``_CLOSE_WAIT`` seconds (then it is killed; what it had not written stays
                 pending in the ledger for the next run's recovery).
         """
         if self._closed:

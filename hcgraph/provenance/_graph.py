@@ -124,7 +124,7 @@ class ManifestInfo:
         return min(self.source_urls) if self.source_urls else None
 
     def add(self, kind: str, value: str, doc: str | None) -> None:
-        """One fact read by :func:`describe_manifests`: ``kind`` says which, ``doc`` is the
+        """One fact read by ``describe_manifests``: ``kind`` says which, ``doc`` is the
         source document a document's date or text URL belongs to."""
         if kind == "title":
             self.titles.add(value)

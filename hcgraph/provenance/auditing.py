@@ -3,7 +3,8 @@
 The real disclosure reads: *"every cited Manifest id exists and is recent, claim ids belong to
 their Manifest, the story does not repeat a recent story, and each paragraph is supported by
 the claims it cites"*. :func:`audit` checks those promises, and the declared summary fields,
-on the graph, with evidence for every finding (:data:`CHECKS` lists them).
+on the graph, with evidence for every finding (:data:`~hcgraph.provenance.findings.CHECKS`
+lists them).
 
 Each check is a function of the :class:`~hcgraph.provenance.scope.AuditScope` (the stories
 wanted and their facts, read from the whole store or, up to

@@ -201,6 +201,7 @@ def provjson(tr: Trace) -> str:
     return str(to_prov_document(tr).serialize(format="json", indent=2)) + "\n"
 
 
+#: Format name (``provn``, ``provjson``, ``dot``, ``svg``) → renderer of a trace.
 PROV_FORMATS: dict[str, Callable[[Trace], str]] = {
     "provn": provn,
     "provjson": provjson,

@@ -8,9 +8,9 @@ publisher. For a manifest or claim, the parts are those that cite it, in every s
 the manifests' replies are in the store (``hcgraph manifests fetch``), each claim carries its
 text and each (part, claim) pair the support check's verdict.
 
-Renderers (:data:`TRACE_FORMATS`) turn a trace into a terminal tree, JSON, Markdown, or W3C
-PROV (PROV-N, PROV-JSON, and dot/svg through the ``prov`` package's graph export); see
-:mod:`hcgraph.provenance.prov_export`.
+A trace renders as a terminal tree (:func:`render_tree`), Markdown (:func:`render_markdown`),
+JSON (:meth:`Trace.to_json`) or W3C PROV (PROV-N, PROV-JSON, and dot/svg through the ``prov``
+package's graph export; :data:`~hcgraph.provenance.prov_export.PROV_FORMATS`).
 """
 
 from __future__ import annotations
@@ -47,6 +47,8 @@ __all__ = [
     "StoryTrace",
     "Trace",
     "part_sort_key",
+    "render_markdown",
+    "render_tree",
     "trace",
 ]
 

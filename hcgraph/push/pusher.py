@@ -123,7 +123,7 @@ class PushOptions:
     bulk_bytes: int = _BULK_CHUNK_BYTES
 
     def check(self) -> None:
-        """Raise :class:`PushError` for an option out of range."""
+        """Raise :class:`~hcgraph.errors.PushError` for an option out of range."""
         if self.protocol not in PROTOCOLS:
             raise PushError(f"unknown protocol {self.protocol!r}; choose gsp or update")
         if self.mode not in MODES:
@@ -265,9 +265,9 @@ def push_graphs(
 
     Args:
         store: the local store (read only).
-        endpoint: where to push (:func:`~hcgraph.push.resolve_endpoint`).
+        endpoint: where to push (:func:`~hcgraph.push.endpoints.resolve_endpoint`).
         options: protocol, mode, concurrency, retries, ``force``, ``verify``...
-        credentials: sent on every request (:func:`~hcgraph.push.credentials_from_env`).
+        credentials: sent on every request (:func:`~hcgraph.push.auth.credentials_from_env`).
         state: what was pushed before; default: the state file in the store directory.
         on_progress: called with ``(graphs_done, triples_sent)`` increments.
         transport: an httpx transport (tests inject ``httpx.MockTransport``).

@@ -196,7 +196,7 @@ def to_pyvis(
     pages (``write_html``, ``show``, ``generate_html``, inline display) work offline.
 
     Args:
-        graph_or_store: a projection from :func:`hcgraph.viz.citation_graph`, or a store
+        graph_or_store: a projection from :func:`~hcgraph.viz.views.citation_graph`, or a store
             to project (then ``view``, ``focus`` and ``options`` go to ``citation_graph``).
         view: the view to project from a store.
         focus: the focus, as for ``citation_graph``.

@@ -3,7 +3,7 @@
 The vis-network node and edge objects are built here as plain dicts (pyvis's own HTML
 template loads Bootstrap, tom-select and vis-network from CDNs even with
 ``cdn_resources="in_line"``, pyvis #228, #229); hcgraph renders with its own Jinja template
-(``template.html``). For pyvis's own API in a notebook, see :func:`hcgraph.viz.to_pyvis`.
+(``template.html``). For pyvis's own API in a notebook, see :func:`~hcgraph.viz.notebook.to_pyvis`.
 
 - **Self-contained**: the vendored vis-network bundle (``static/``) and hcgraph's own small
   script are inlined; a Content-Security-Policy meta (``default-src 'none'``) forbids every

@@ -23,41 +23,45 @@ question a reader brings; ``hcgraph export --format graphml`` or
 
 Node attributes (every view):
 
-``type``        ``Story``, ``StoryGroup``, ``Section``, ``Paragraph``, ``KeyFact``,
-                ``Claim``, ``Manifest``, ``SourceDocument``, ``Publisher``, ``RelatedStory``
-``label``       a short label (≤ 48 characters)
-``title``       the full headline, title, name or paragraph text ("" if none)
-``iri``         the node's IRI (a ``urn:hcgraph:group:…`` name for a story group)
-``id``          its identifier (story / manifest / claim id, publisher name) or ""
-``date``        story publication date or source document date (``YYYY-MM-DD``) or ""
-``url``         the story page or the source document's URL, or ""
-``publishers``  sorted tuple of publisher names the node draws on (filter facet)
-``newsrooms``   sorted tuple of newsroom ids the node belongs to or is cited from (facet)
-``uncited``     (only where non-zero) Story in ``reuse``: its paragraphs and key facts
-                that cite nothing; Paragraph / KeyFact in ``story``: 1 when it cites
-                nothing (no claim, no manifest)
-``unsupported`` (only where non-zero) Story in ``reuse``: its (passage, claim) pairs the
-                support check found unsupported; Paragraph / KeyFact in ``story``: how
-                many cited claims it does not say as they say (its label starts with ✗;
-                a Claim's ``title`` carries its text and what differs)
-``stories``     Story: 1; StoryGroup: the stories it folds; Manifest: distinct stories
-                citing it; Publisher: distinct stories citing any of its manifests (its
-                *reach*). Manifest and publisher counts are whole-store truths: the same
-                in every view and under every ``top`` / ``group_stories`` / ``focus``.
+===============  =========================================================
+``type``         ``Story``, ``StoryGroup``, ``Section``, ``Paragraph``, ``KeyFact``,
+                 ``Claim``, ``Manifest``, ``SourceDocument``, ``Publisher``, ``RelatedStory``
+``label``        a short label (≤ 48 characters)
+``title``        the full headline, title, name or paragraph text ("" if none)
+``iri``          the node's IRI (a ``urn:hcgraph:group:…`` name for a story group)
+``id``           its identifier (story / manifest / claim id, publisher name) or ""
+``date``         story publication date or source document date (``YYYY-MM-DD``) or ""
+``url``          the story page or the source document's URL, or ""
+``publishers``   sorted tuple of publisher names the node draws on (filter facet)
+``newsrooms``    sorted tuple of newsroom ids the node belongs to or is cited from (facet)
+``uncited``      (only where non-zero) Story in ``reuse``: its paragraphs and key facts
+                 that cite nothing; Paragraph / KeyFact in ``story``: 1 when it cites
+                 nothing (no claim, no manifest)
+``unsupported``  (only where non-zero) Story in ``reuse``: its (passage, claim) pairs the
+                 support check found unsupported; Paragraph / KeyFact in ``story``: how
+                 many cited claims it does not say as they say (its label starts with ✗;
+                 a Claim's ``title`` carries its text and what differs)
+``stories``      Story: 1; StoryGroup: the stories it folds; Manifest: distinct stories
+                 citing it; Publisher: distinct stories citing any of its manifests (its
+                 *reach*). Manifest and publisher counts are whole-store truths: the same
+                 in every view and under every ``top`` / ``group_stories`` / ``focus``.
+===============  =========================================================
 
 Edge attributes:
 
-``relation``    ``cites`` (story → manifest), ``publishedBy`` (manifest → publisher),
-                ``hasPart``, ``citesAsEvidence`` (paragraph/key fact → claim),
-                ``derivedFrom`` (paragraph → manifest, a cite without claim ids),
-                ``isPartOf`` (claim → manifest), ``hadPrimarySource``, ``wasAttributedTo``;
-                in ``all``: the predicate CURIEs joined with ", "
-``claims``      story → manifest ``cites`` edges: distinct claims the story cites from
-                the manifest; the edge width in the map (left out past
-                :data:`CLAIM_STORIES` stories in the store: the costliest query)
-``stories``     story group → manifest ``cites`` edges: the group's stories citing it
-``citations``   ``citesAsEvidence`` / ``derivedFrom`` edges: number of cite objects
-``weight``      the drawn width's source value: ``claims`` / ``stories`` where set, else 1
+===============  =========================================================
+``relation``     ``cites`` (story → manifest), ``publishedBy`` (manifest → publisher),
+                 ``hasPart``, ``citesAsEvidence`` (paragraph/key fact → claim),
+                 ``derivedFrom`` (paragraph → manifest, a cite without claim ids),
+                 ``isPartOf`` (claim → manifest), ``hadPrimarySource``, ``wasAttributedTo``;
+                 in ``all``: the predicate CURIEs joined with ", "
+``claims``       story → manifest ``cites`` edges: distinct claims the story cites from
+                 the manifest; the edge width in the map (left out past
+                 :data:`CLAIM_STORIES` stories in the store: the costliest query)
+``stories``      story group → manifest ``cites`` edges: the group's stories citing it
+``citations``    ``citesAsEvidence`` / ``derivedFrom`` edges: number of cite objects
+``weight``       the drawn width's source value: ``claims`` / ``stories`` where set, else 1
+===============  =========================================================
 
 Graph attributes: ``view``, ``focus`` (the resolved focus IRI or None), ``title`` (a human
 title for the map), ``note`` (what was folded or left out, or ""); an overview also has
@@ -538,8 +542,8 @@ def citation_graph(
         store: the store to read.
         view: ``story``, ``reuse`` or ``publisher``.
         focus: a story URL / id / slug, a manifest id, or a publisher name (see
-            :func:`resolve_focus`); required for ``publisher``, and for ``story`` when the
-            store holds more than one story.
+            :func:`~hcgraph.viz.focus.resolve_focus`); required for ``publisher``, and for
+            ``story`` when the store holds more than one story.
         top: reuse view: keep only the N manifests cited by the most stories.
         group_stories: reuse/publisher views: fold stories into one node per ``newsroom``,
             ``day`` or ``newsroom-day``.

@@ -38,7 +38,8 @@ from . import _deps
 
 __all__ = ["FETCH_RECORD_TYPE", "MAX_BODY", "ReadReport", "WarcReport", "read_warc", "write_warc"]
 
-#: Content type of the metadata record that carries one fetch's :class:`FetchRecord`.
+#: Content type of the metadata record that carries one fetch's
+#: :class:`~hcgraph.archive.FetchRecord`.
 FETCH_RECORD_TYPE = "application/vnd.hcgraph.fetch-record+json"
 
 _IDENTICAL = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
