@@ -120,11 +120,16 @@ def open_scope(
     if given is None:
         facts = {url: s for url, s in facts.items() if url not in withdrawn}
     wanted = sorted(facts) if given is None else given
-    missing = [u for u in wanted if u not in facts]
-    if missing:
-        raise ProvenanceError(f"{missing[0]}: no such story in the store")
+    _all_found(wanted, facts)
     total = len(facts) if only is None else _count_stories(store) - len(withdrawn)
     return AuditScope(store, wanted, only, facts, total)
+
+
+def _all_found(wanted: list[str], facts: dict[str, StoryFacts]) -> None:
+    """Raise a :class:`~hcgraph.errors.ProvenanceError` naming the first story not found."""
+    for url in wanted:
+        if url not in facts:
+            raise ProvenanceError(f"{url}: no such story in the store")
 
 
 def _count_stories(store: Store) -> int:
@@ -150,15 +155,24 @@ def load_facts(store: Store, only: list[str] | None = None) -> dict[str, StoryFa
     for row in each(store, _STORIES if only is not None else _ALL_STORIES, only):
         if row[0] is not None and row[0] not in data:
             data[row[0]] = _story(row)
-    for query, attr in ((_LISTED, "listed"), (_CITED, "cited")):
-        for url, m in each(store, query, only):
-            if url in data and m is not None:
-                getattr(data[url], attr).add(m)
+    for s, m in _pairs(store, _LISTED, only, data):
+        s.listed.add(m)
+    for s, m in _pairs(store, _CITED, only, data):
+        s.cited.add(m)
     _declared_cited(store, data, only)
-    for url, p in each(store, _DECLARED_PUB, only):
-        if url in data and p is not None:
-            data[url].declared_publishers.add(publisher_name(p))
+    for s, p in _pairs(store, _DECLARED_PUB, only, data):
+        s.declared_publishers.add(publisher_name(p))
     return data
+
+
+def _pairs(
+    store: Store, sparql: str, only: list[str] | None, data: dict[str, StoryFacts]
+) -> Iterator[tuple[StoryFacts, str]]:
+    """(a story's facts, the value) for each row of a two-column ``?story``-first query whose
+    story was read and whose value is bound."""
+    for url, value in each(store, sparql, only):
+        if url is not None and url in data and value is not None:
+            yield data[url], value
 
 
 def _story(row: tuple[str | None, ...]) -> StoryFacts:
@@ -179,14 +193,13 @@ def _story(row: tuple[str | None, ...]) -> StoryFacts:
 def _declared_cited(store: Store, data: dict[str, StoryFacts], only: list[str] | None) -> None:
     """Declared cited ids: the whole store is compared in the engine (MINUS both ways), and
     only the stories that differ are read in full (the others declare what they cite)."""
-    odd = only
     if only is None:
         odd = sorted({u for q in _CITED_DIFF for u, _ in rows(store, q) if u in data})
         for s in data.values():
             s.declared_cited = set(s.cited)
-    odd = [u for u in odd or [] if u in data]
+    else:
+        odd = [u for u in only if u in data]
     for url in odd:
         data[url].declared_cited = set()
-    for story, m in each(store, _DECLARED_CITED, odd):
-        if story in data and m is not None:
-            data[story].declared_cited.add(m)
+    for s, m in _pairs(store, _DECLARED_CITED, odd, data):
+        s.declared_cited.add(m)
