@@ -146,6 +146,67 @@ def test_host_header_rules(endpoint: Endpoint, head: str, status: int) -> None:
     assert body.count(b"\n") == (1 if status != 200 else body.count(b"\n"))
 
 
+@pytest.mark.parametrize(
+    ("head", "status"),
+    [
+        # absolute form: the target's authority is judged, as the Host header is
+        ("GET http://evil.example/query?query=ASK%7B%7D HTTP/1.1\r\nHost: {h}\r\n", 403),
+        ("GET http://evil.example:{p}/query?query=ASK%7B%7D HTTP/1.0\r\n", 403),
+        ("GET http://{h}/query?query=ASK%7B%7D HTTP/1.1\r\nHost: evil.example\r\n", 403),
+        ("GET http://{h}/query?query=ASK%7B%7D HTTP/1.1\r\nHost: {h}\r\n", 200),
+        ("GET http://{h}/query?query=ASK%7B%7D HTTP/1.0\r\n", 200),
+        ("GET https://{h}/query?query=ASK%7B%7D HTTP/1.1\r\nHost: {h}\r\n", 400),
+        # "//host/path" is a path, not an authority
+        ("GET //{h}/query?query=ASK%7B%7D HTTP/1.1\r\nHost: {h}\r\n", 404),
+    ],
+)
+def test_host_rule_for_absolute_form_targets(endpoint: Endpoint, head: str, status: int) -> None:
+    """`GET http://evil.example/query` must not slip past the DNS rebinding guard."""
+    text = head.format(h=f"127.0.0.1:{endpoint.port}", p=endpoint.port) + "Connection: close\r\n"
+    answer = _raw(endpoint, (text + "\r\n").encode())
+    assert _status(answer) == status, answer
+    if status == 403:
+        assert b"DNS rebinding" in answer
+
+
+def test_the_connection_cap_holds_for_the_whole_server(store_dir: Path) -> None:
+    """Two fronts (processes) share the port: a cap of 4 allows 4 connections in all (of 12), not
+    4 per front; a place freed is taken again."""
+    with Endpoint(store_dir, port=0, workers=1, fronts=2, max_connections=4,
+                  read_timeout_s=20, timeout_s=None) as ep:  # fmt: skip
+        request = (
+            f"GET /query?query=ASK%7B%7D HTTP/1.1\r\nHost: 127.0.0.1:{ep.port}\r\n"
+            "Connection: close\r\n\r\n"
+        ).encode()
+        socks = [socket.create_connection((ep.host, ep.port), timeout=30) for _ in range(12)]
+        try:
+            refused, held = [], []
+            for sock in socks:  # the refused get a 503 at once; the others wait for a request
+                sock.settimeout(3)
+                try:
+                    refused.append(sock.recv(65536))
+                except TimeoutError:
+                    held.append(sock)
+            assert len(held) == 4, refused
+            assert all(_status(a) == 503 and b"too many connections" in a for a in refused)
+            for sock in held:
+                sock.settimeout(30)
+                sock.sendall(request)
+                assert _status(sock.recv(65536)) == 200
+        finally:
+            for sock in socks:
+                sock.close()
+        for _ in range(100):  # the places are given back: a new client is served
+            try:
+                if _status(_raw(ep, request)) == 200:
+                    break
+            except OSError:
+                pass
+            time.sleep(0.1)
+        else:
+            raise AssertionError("no place given back")
+
+
 def test_a_body_shorter_than_its_content_length_is_dropped(endpoint: Endpoint) -> None:
     head = (
         f"POST /query HTTP/1.1\r\nHost: 127.0.0.1:{endpoint.port}\r\n"

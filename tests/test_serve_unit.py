@@ -8,9 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from hcgraph import Store, ingest_bytes, serve
+from hcgraph import Store, ingest_bytes
 from hcgraph.sample import iter_stories
-from hcgraph.serve import _GRAPH_TYPES, _SOLUTION_TYPES, _parse_head, _Refusal, negotiate
+from hcgraph.serve import negotiate, worker
+from hcgraph.serve.endpoint import GRAPH_TYPES as _GRAPH_TYPES
+from hcgraph.serve.endpoint import SOLUTION_TYPES as _SOLUTION_TYPES
+from hcgraph.serve.endpoint import Refusal as _Refusal
+from hcgraph.serve.parsing import parse_head as _parse_head
 
 
 @pytest.mark.parametrize(
@@ -75,14 +79,14 @@ def test_worker_store_check_skips_the_full_scan_when_nothing_changed(
             ingest_bytes(st, ((json.dumps(s).encode(), str(s["url"])) for s in iter_stories(n)))
 
     ingest(1)
-    db = serve._Database(str(tmp_path / "oxigraph"))
+    db = worker.Database(str(tmp_path / "oxigraph"))
     before = len(db.fresh())
     scans = []
     real = os.scandir
-    monkeypatch.setattr(serve.os, "scandir", lambda p: scans.append(p) or real(p))
+    monkeypatch.setattr(worker.os, "scandir", lambda p: scans.append(p) or real(p))
     for _ in range(5):
         db.fresh()
     assert scans == []
-    monkeypatch.setattr(serve.os, "scandir", real)
+    monkeypatch.setattr(worker.os, "scandir", real)
     ingest(3)
     assert len(db.fresh()) > before

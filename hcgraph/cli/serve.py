@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 from pathlib import Path
 from types import FrameType
@@ -35,8 +34,7 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 )  # fmt: skip
 @click.option(
     "--workers", type=click.IntRange(1, 64), default=None,
-    help="Query worker processes per HTTP process (default: 2-4 by CPUs); with more than"
-    " one CPU, two HTTP processes share the port.",
+    help="Query worker processes: queries evaluated at once (default: 2-4 by CPUs).",
 )  # fmt: skip
 @query_memory_option
 @click.option(
@@ -86,7 +84,7 @@ def serve(
             click.echo(deep_check(store).summary(), err=True)
     endpoint = Endpoint(
         store_dir, host=host, port=port, timeout_s=timeout_s or None,
-        allow_service=allow_service, workers=workers, fronts=min(2, os.cpu_count() or 1),
+        allow_service=allow_service, workers=workers,
         static=None if no_workbench else workbench_files(), query_memory=query_memory,
     )  # fmt: skip
     # SIGTERM (service managers, `timeout`) stops the server as cleanly as Ctrl-C does.

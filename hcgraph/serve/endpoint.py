@@ -1,0 +1,245 @@
+"""SPARQL 1.1 Protocol for ``hcgraph serve``: routing, the guard, Host rules, negotiation.
+
+Also the refusals given instead of running a query.
+
+Nothing here touches a socket: :mod:`hcgraph.serve.http` hands a parsed :class:`Request`
+(head and body) to :meth:`Routes.route`, which answers with a static page (the workbench),
+the query to run and the Accept header to answer it by, or raises :class:`Refusal`.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import functools
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from typing import NamedTuple
+from urllib.parse import parse_qs, urlsplit
+
+__all__ = ["GRAPH_TYPES", "SOLUTION_TYPES", "Query", "Refusal", "Request", "Routes", "negotiate"]
+
+MAX_BODY = 16 * 1024 * 1024
+MAX_HEAD = 64 * 1024
+
+# Reason phrases; 413's by RFC 9110 (Python before 3.13 has the older "Request Entity Too Large").
+REASONS = {status.value: status.phrase for status in HTTPStatus} | {413: "Content Too Large"}
+
+SOLUTION_TYPES = (
+    ("application/sparql-results+json", "JSON"), ("application/sparql-results+xml", "XML"),
+    ("text/csv", "CSV"), ("text/tab-separated-values", "TSV"), ("application/json", "JSON"),
+    ("application/xml", "XML"), ("text/xml", "XML"),
+)  # fmt: skip
+GRAPH_TYPES = (
+    ("application/n-triples", "N_TRIPLES"), ("text/turtle", "TURTLE"),
+    ("application/rdf+xml", "RDF_XML"), ("application/n-quads", "N_QUADS"),
+    ("application/trig", "TRIG"), ("text/plain", "N_TRIPLES"), ("application/xml", "RDF_XML"),
+)  # fmt: skip
+
+
+class Refusal(Exception):
+    """An answer given instead of running the query: status, one-line message; ``close``
+    ends the connection after it (the request stream can no longer be trusted)."""
+
+    def __init__(self, status: int, message: str, *, close: bool = False, allow: str = ""):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.close = close
+        self.allow = allow
+
+
+@dataclass
+class Request:
+    """A parsed request: method, target (as sent), version (``HTTP/1.1``), headers (names
+    lower-cased, in order), body; ``keep``: the connection stays open after the answer."""
+
+    method: str
+    target: str
+    version: str
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    body: bytes = b""
+    keep: bool = True
+
+    def get(self, name: str) -> str | None:
+        return next((value for key, value in self.headers if key == name), None)
+
+    def get_all(self, name: str) -> list[str]:
+        return [value for key, value in self.headers if key == name]
+
+
+class Query(NamedTuple):
+    """A query to run, and the Accept header its answer is negotiated by."""
+
+    text: str
+    accept: str
+
+
+@dataclass(frozen=True)
+class Target:
+    """A request target split into the parts routing needs; ``authority`` is set for an
+    absolute-form target (``http://host:port/path``), which RFC 9112 makes the one that
+    counts over the Host header."""
+
+    path: str
+    query: str
+    authority: str | None = None
+
+
+def split_target(target: str) -> Target:
+    """The path, query and (absolute form) authority of a request target; 400 for any
+    other form (``*``, ``host:port``, a scheme other than http)."""
+    if target.startswith("/"):  # origin form; "//x/y" is a path here, not an authority
+        path, _, query = target.partition("?")
+        return Target(path, query)
+    parts = urlsplit(target)
+    if parts.scheme.lower() != "http" or not parts.netloc:
+        raise Refusal(400, "the request target must be a path (or an http:// URL)", close=True)
+    return Target(parts.path or "/", parts.query, parts.netloc)
+
+
+class Routes:
+    """What this endpoint answers: the Host names it takes, its static pages, the guard."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        allow_service: bool,
+        static: Mapping[str, tuple[str, bytes]],
+    ) -> None:
+        # here, not at the top: the query workers import this module (negotiate) and need
+        # not load the guard's vocabulary (rdflib: ~15 MB a worker)
+        from ..sparqlguard import SERVICE_REFUSED, uses_service
+
+        self.uses_service = uses_service
+        self.service_refused = SERVICE_REFUSED.replace("--allow-service", "serve --allow-service")
+        bracketed = f"[{host}]" if ":" in host else host
+        names = {bracketed, "localhost"} | ({"127.0.0.1"} if host == "127.0.0.1" else {"[::1]"})
+        self.hosts = {f"{n}:{port}".lower() for n in names}
+        self.allow_service = allow_service
+        self.static = dict(static)
+        self._date = (0.0, b"")
+
+    def route(self, request: Request) -> tuple[str, bytes] | Query:
+        """A static page (media type, bytes: the workbench), or the query to run; anything
+        else is a refusal."""
+        target = split_target(request.target)
+        self.check_host(request, target)
+        if request.method in {"GET", "HEAD"} and target.path in self.static:
+            return self.static[target.path]
+        return self.query(request, target)
+
+    def check_host(self, request: Request, target: Target) -> None:
+        """The DNS rebinding guard: the Host header (and an absolute-form target's
+        authority) must name this endpoint; one Host header, required on HTTP/1.1."""
+        hosts = request.get_all("host")
+        if len(hosts) > 1:
+            raise Refusal(400, "send one Host header", close=True)
+        if not hosts and request.version == "HTTP/1.1":
+            raise Refusal(400, "an HTTP/1.1 request needs a Host header", close=True)
+        for name in (*hosts, *([target.authority] if target.authority is not None else [])):
+            if name.lower() not in self.hosts:
+                raise Refusal(403, f"Host {name!r} is not this endpoint (DNS rebinding guard)")
+
+    def query(self, request: Request, target: Target) -> Query:
+        """The query text and Accept header of a GET, HEAD or POST to ``/query``; otherwise,
+        or for an unusable query, a refusal."""
+        check_route(request.method, target.path)
+        params = parse_qs(target.query)
+        if request.method == "POST":
+            add_body_params(params, request)
+        if "default-graph-uri" in params or "named-graph-uri" in params:
+            raise Refusal(400, "default-graph-uri and named-graph-uri are not supported here")
+        texts = params.get("query", [])
+        if len(texts) != 1:
+            raise Refusal(400, "give one query (a 'query' parameter or a sparql-query body)")
+        if not self.allow_service and self.uses_service(texts[0]):
+            raise Refusal(400, self.service_refused)
+        return Query(texts[0], ", ".join(request.get_all("accept")))
+
+    def head(self, status: int, headers: list[tuple[str, str]], close: bool) -> bytes:
+        """A response head: the status line, ``Date``, ``headers``, and ``Connection: close``
+        if ``close``."""
+        now = time.time()
+        if now - self._date[0] >= 1.0:
+            self._date = (now, email.utils.formatdate(now, usegmt=True).encode())
+        lines = "".join(f"{k}: {v}\r\n" for k, v in headers)
+        lines += "Connection: close\r\n" if close else ""
+        reason = REASONS.get(status, "Error")
+        return b"HTTP/1.1 %d %s\r\nDate: %s\r\n%s\r\n" % (
+            status,
+            reason.encode(),
+            self._date[1],
+            lines.encode("latin-1"),
+        )
+
+
+def check_route(method: str, path: str) -> None:
+    """Refuse any request but a GET, HEAD or POST to ``/query``."""
+    if method not in {"GET", "HEAD", "POST"}:
+        raise Refusal(405, "read-only endpoint: GET, HEAD or POST /query", allow="GET, HEAD, POST")
+    if method == "POST" and path != "/query":
+        raise Refusal(403, "read-only endpoint: POST only to /query")
+    if path != "/query":
+        raise Refusal(404, "not found: the SPARQL endpoint is /query")
+
+
+def add_body_params(params: dict[str, list[str]], request: Request) -> None:
+    """Add a POST body's parameters: a form's fields, or a ``sparql-query`` body as ``query``;
+    an update (form field or body) is refused."""
+    kind = (request.get("content-type") or "").split(";")[0].strip().lower()
+    text = request.body.decode("utf-8", "replace")
+    if kind == "application/x-www-form-urlencoded":
+        form = parse_qs(text)
+        if "update" in form:
+            raise Refusal(403, "read-only endpoint: updates are refused")
+        for key, values in form.items():
+            params.setdefault(key, []).extend(values)
+    elif kind == "application/sparql-query":
+        params.setdefault("query", []).append(text)
+    elif kind == "application/sparql-update":
+        raise Refusal(403, "read-only endpoint: updates are refused")
+    else:
+        raise Refusal(415, "POST the query as application/sparql-query or a form (query=...)")
+
+
+@functools.lru_cache(maxsize=256)  # clients send few distinct Accept headers
+def negotiate(accept: str, offers: tuple[tuple[str, str], ...]) -> tuple[str, str] | None:
+    """The offer (media type, format name) an Accept header prefers; None if none is
+    acceptable. No Accept: the first offer. Ties go to the earlier offer.
+
+    An offer's ``q`` is that of the most specific range matching it (exact, ``type/*``,
+    ``*/*``; the highest among equally specific ones); ``q`` is 1 if absent, 0 if unreadable.
+    """
+    if not accept.strip():
+        return offers[0]
+    ranges = _ranges(accept)
+    best, chosen = 0.0, None
+    for offer in offers:
+        media = offer[0]
+        specific = {media: 3, f"{media.split('/')[0]}/*": 2, "*/*": 1}
+        matches = [(specific[r], q) for r, q in ranges if r in specific]
+        q = max(matches)[1] if matches else 0.0
+        if q > best:
+            best, chosen = q, offer
+    return chosen
+
+
+def _ranges(accept: str) -> list[tuple[str, float]]:
+    """An Accept header's media ranges, lower-cased, each with its ``q``."""
+    ranges: list[tuple[str, float]] = []
+    for item in accept.split(","):
+        media, *params = (p.strip() for p in item.split(";"))
+        q = 1.0
+        for key, _, value in (param.partition("=") for param in params):
+            if key.strip().lower() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        if media:
+            ranges.append((media.lower(), q))
+    return ranges

@@ -1,0 +1,311 @@
+"""One client connection of ``hcgraph serve``: requests answered one at a time, in order.
+
+The request stream is parsed by :class:`~hcgraph.serve.parsing.RequestParser` (llhttp);
+this module adds what a server must: time limits, one request answered at a time
+(pipelined ones wait their turn), ``100 Continue``, keep-alive, and the answer's framing
+(a length, or chunks). A :class:`Conn` is an asyncio ``Protocol`` (callbacks, no task, no
+stream); its time limits are checked by the front's watchdog (:meth:`Conn.tick`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import TYPE_CHECKING
+
+from .endpoint import Query, Refusal, Request
+from .parsing import BODY, RequestParser
+from .worker import DATA, END, START, WHOLE
+
+if TYPE_CHECKING:
+    from .front import Front
+    from .pool import Worker
+
+_PIPELINED = 16  # requests parsed ahead of the one answered before reading pauses
+
+
+class Conn(asyncio.Protocol):
+    """One client connection: parse requests, answer them one at a time, in order."""
+
+    transport: asyncio.Transport
+
+    def __init__(self, front: Front) -> None:
+        self.front = front
+        self.since = time.monotonic()  # start of the wait for a head, or for a body
+        self.paused_since: float | None = None  # the client stopped reading our answer
+        self.eof = False
+        self.closed = False
+        self.counted = False  # holds one of the server's connection places
+        self.advancing = False
+        self.reading = True
+        self.request: Request | None = None  # the request being answered
+        self.parser = RequestParser()
+        # the query in flight
+        self.worker: Worker | None = None
+        self.waiting = False  # queued for a worker
+        self.message = b""
+        self.deadline: float | None = None
+        self.reason = ""
+        self.sent = False
+
+    # --- asyncio callbacks ----------------------------------------------------------------
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        front = self.front
+        if not front.cap.take():
+            self._refuse(Refusal(503, "too many connections; retry", close=True))
+            front.loop.call_later(1.0, self.transport.abort)
+            return
+        self.counted = True
+        front.conns.add(self)
+
+    def data_received(self, data: bytes) -> None:
+        if self.closed:
+            return
+        parser = self.parser
+        parser.feed(data)
+        if parser.continue_due:
+            self._send_continue()
+        if len(parser.queue) >= _PIPELINED and self.reading:
+            self.reading = False
+            self.transport.pause_reading()
+        self._advance()
+
+    def eof_received(self) -> bool:
+        self.eof = True
+        self._advance()
+        return True  # half-open: an answer under way may still go out
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        if self.counted:
+            self.counted = False
+            self.front.cap.give()
+        self.front.conns.discard(self)
+        self.waiting = False
+        worker = self.worker
+        if worker is not None:  # its query is of no use now: stopped, the worker replaced
+            self.reason = self.reason or "gone"
+            self.front.pool.fail(worker)
+
+    def pause_writing(self) -> None:
+        self.paused_since = time.monotonic()
+        if self.worker is not None:
+            self.worker.pause()
+
+    def resume_writing(self) -> None:
+        self.paused_since = None
+        if self.worker is not None:
+            self.worker.listen()
+        else:
+            self._advance()
+
+    # --- the watchdog ---------------------------------------------------------------------
+    def tick(self, now: float) -> None:
+        """A client that stopped reading is dropped, a head or a body late ends the
+        connection; a query past its deadline gets 503 if still queued, else its worker is
+        killed, as is the worker of a query whose client went."""
+        limit = self.front.read_timeout_s
+        late = self.deadline is not None and now >= self.deadline
+        if self.paused_since is not None and now - self.paused_since >= limit:
+            self._abort()  # it stopped reading
+        elif self.request is None:  # free: waiting for a request head or body
+            body = self.parser.phase == BODY
+            if now - (max(self.since, self.parser.body_since) if body else self.since) < limit:
+                return
+            if body:
+                self._refuse(Refusal(400, "the request body did not arrive in time", close=True))
+            else:
+                self._close()
+        elif self.waiting:  # queued for a worker
+            if late:
+                self.waiting = False
+                self._timed_out()
+        elif self.worker and not self.reason and (late or self.eof):
+            self.reason = "timeout" if late else "gone"
+            self.worker.kill()
+            self.worker.listen()  # to see its pipe end, even if the client is slow
+            if late and self.sent:
+                self._abort()  # a half answer must not look whole
+
+    # --- requests -------------------------------------------------------------------------
+    def _close(self) -> None:
+        self.closed = True
+        self.transport.close()
+
+    def _abort(self) -> None:
+        self.closed = True
+        self.transport.abort()
+
+    def _advance(self) -> None:
+        """Answer the parsed requests in order while the connection is free for one (not
+        busy with a query, not waiting for a slow client to read, not already doing so)."""
+        if self.advancing:
+            return
+        self.advancing = True
+        try:
+            queue = self.parser.queue
+            while not self.closed and self.request is None and self.paused_since is None:
+                if not queue:
+                    if self.eof or self.parser.broken:
+                        self._close()  # nothing more will come, or can be read
+                    elif not self.reading:
+                        self.reading = True
+                        self.transport.resume_reading()
+                    return
+                item = queue.popleft()
+                if isinstance(item, Refusal):
+                    self._refuse(item)
+                else:
+                    self._handle(item)
+        finally:
+            self.advancing = False
+
+    def _send_continue(self) -> None:
+        """``100 Continue`` to a client waiting for it, once its request is the next one."""
+        parser = self.parser
+        if parser.continue_due and self.request is None and not parser.queue and not self.closed:
+            parser.continue_due = False
+            self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+
+    def _handle(self, request: Request) -> None:
+        self.request = request
+        try:
+            routed = self.front.routes.route(request)
+        except Refusal as refusal:
+            self._refuse(refusal)
+            return
+        if not isinstance(routed, Query):
+            media, data = routed
+            self._reply(200, media, data, request.keep, [("Cache-Control", "no-cache")])
+            return
+        timeout = self.front.timeout_s
+        self.deadline = None if timeout is None else time.monotonic() + timeout
+        self.reason, self.sent = "", False
+        message = json.dumps({"q": routed.text, "a": routed.accept}).encode()
+        self.message = len(message).to_bytes(4, "big") + message
+        self.front.pool.take(self)
+
+    @property
+    def head_only(self) -> bool:
+        """The request is a HEAD: its answer goes without a body."""
+        return self.request is not None and self.request.method == "HEAD"
+
+    @property
+    def chunked(self) -> bool:
+        """A streamed answer to the request goes in chunks (HTTP/1.1), not to the close."""
+        return self.request is not None and self.request.version == "HTTP/1.1"
+
+    def _reply(
+        self, status: int, media: str, body: bytes, keep: bool, extra: list[tuple[str, str]]
+    ) -> None:
+        """A whole answer, sent with its length (the head only, to a HEAD); then the next
+        request, or close."""
+        headers = [("Content-Type", media), ("Content-Length", str(len(body))), *extra]
+        head = self.front.routes.head(status, headers, not keep)
+        self.transport.write(head if self.head_only else head + body)
+        self._done(keep)
+
+    def _refuse(self, refusal: Refusal) -> None:
+        """A one-line plain answer instead of (or to) the query."""
+        request = self.request
+        keep = not refusal.close and request is not None and request.keep
+        allow = [("Allow", refusal.allow)] if refusal.allow else []
+        body = (refusal.message + "\n").encode()
+        self._reply(refusal.status, "text/plain; charset=utf-8", body, keep, allow)
+
+    def _done(self, keep: bool) -> None:
+        """The answer is written: on to the next request, or close."""
+        self.request = None
+        self.deadline = None
+        if not keep:
+            self._close()
+            return
+        self.since = time.monotonic()
+        self._send_continue()
+        self._advance()
+
+    def _timed_out(self) -> None:
+        timeout = self.front.timeout_s
+        message = f"the query did not finish within {timeout:g} s (hcgraph serve --timeout-s)"
+        self._refuse(Refusal(503, message))
+
+    # --- the query in a worker ------------------------------------------------------------
+    def start(self, worker: Worker) -> None:
+        """Send the query to ``worker`` (from the pool)."""
+        self.waiting = False
+        self.worker = worker
+        worker.client = self
+        if self.paused_since is not None:
+            worker.pause()
+        try:
+            worker.send(self.message)
+        except OSError:
+            self.front.pool.fail(worker)
+
+    def _release(self) -> None:
+        worker, self.worker = self.worker, None
+        assert worker is not None
+        worker.client = None
+        if self.reason or not worker.alive:
+            self.front.pool.discard(worker)
+        else:
+            self.front.pool.put_idle(worker)
+
+    def frame(self, kind: bytes, payload: bytes) -> None:
+        """One frame from the worker: a whole answer (sent with its length), or a streamed
+        answer's start, data and end; then the next request."""
+        if kind in (WHOLE, START) and not self.sent:
+            head, _, body = payload.partition(b"\n")
+            status, _, media = head.decode("latin-1").partition(" ")
+            if kind == START:
+                self._stream(int(status), media, body)
+                return
+            self._release()
+            if not self.closed and self.request is not None:
+                vary = [("Vary", "Accept")] if status == "200" else []
+                self._reply(int(status), media, body, self.request.keep, vary)
+        elif kind == DATA and self.sent:
+            self._data(payload)
+        elif kind == END and self.sent:
+            self._data(payload)
+            self._release()
+            if not self.closed and self.request is not None:
+                if self.chunked and not self.head_only:
+                    self.transport.write(b"0\r\n\r\n")  # the last chunk
+                self._done(self.request.keep)
+        else:
+            assert self.worker is not None
+            self.front.pool.fail(self.worker)
+
+    def _stream(self, status: int, media: str, body: bytes) -> None:
+        """A long answer's head and first piece: streamed (chunked on HTTP/1.1; to the close
+        on 1.0)."""
+        if self.closed or self.request is None:
+            return
+        headers = [("Content-Type", media), ("Vary", "Accept")]
+        if self.chunked:
+            headers.append(("Transfer-Encoding", "chunked"))
+        self.request.keep = self.request.keep and self.chunked
+        self.transport.write(self.front.routes.head(status, headers, not self.request.keep))
+        self.sent = True
+        self._data(body)
+
+    def _data(self, payload: bytes) -> None:
+        """A piece of a streamed answer."""
+        if not self.closed and payload and not self.head_only:
+            write = self.transport.write
+            write(b"%x\r\n%s\r\n" % (len(payload), payload) if self.chunked else payload)
+
+    def worker_failed(self) -> None:
+        """Its worker ended (killed by the watchdog, crashed, or sent nonsense)."""
+        self.worker = None
+        if self.closed:
+            return
+        if self.reason == "timeout" and not self.sent:
+            self._timed_out()
+        elif not self.sent and not self.reason:
+            self._refuse(Refusal(500, "the query worker failed on this query"))
+        else:
+            self._abort()

@@ -1,0 +1,150 @@
+"""The request stream of one connection, parsed by llhttp (``httptools``) into requests.
+
+llhttp is Node.js's HTTP parser, the one uvicorn uses: fuzzed for years and strict about
+what RFC 9112 forbids (obs-fold, whitespace before a header's colon, conflicting
+Content-Lengths). :class:`RequestParser` adds what a parser leaves to the server: a size
+limit on the head, a length limit on the body, HTTP/1.0 and 1.1 only, no chunked bodies.
+Parsed requests, and the refusal that ends a stream that cannot be parsed further, wait
+in :attr:`RequestParser.queue` to be answered in order.
+"""
+
+from __future__ import annotations
+
+import collections
+import time
+
+import httptools
+
+from .endpoint import MAX_BODY, MAX_HEAD, Refusal, Request
+
+# What the parser is in the middle of: nothing, a head, a body.
+IDLE, HEAD, BODY = 0, 1, 2
+
+
+class _Stop(Exception):
+    """Raised in a parser callback to stop parsing with a refusal."""
+
+    def __init__(self, refusal: Refusal) -> None:
+        super().__init__(refusal.message)
+        self.refusal = refusal
+
+
+class RequestParser:
+    """Bytes in (:meth:`feed`), :class:`Request` objects or a final :class:`Refusal` out
+    (:attr:`queue`). ``phase``: what a request is in the middle of; ``body_since``: when
+    the head of the request whose body is awaited arrived; ``continue_due``: that request's
+    client waits for ``100 Continue`` before it sends the body."""
+
+    def __init__(self) -> None:
+        self.parser = httptools.HttpRequestParser(self)
+        self.phase = IDLE
+        self.partial: Request | None = None
+        self.url = b""
+        self.body = bytearray()
+        self.head_bytes = 0
+        self.body_since = 0.0
+        self.continue_due = False
+        self.queue: collections.deque[Request | Refusal] = collections.deque()
+        self.broken = False  # the stream is parsed no further
+
+    def feed(self, data: bytes) -> None:
+        """Parse ``data``; what it completes goes to :attr:`queue`."""
+        if self.broken:
+            return
+        if self.phase != BODY:
+            self.head_bytes += len(data)
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade:  # an Upgrade or CONNECT: no HTTP/1.1 after it
+            self.broken = True
+            if self.queue and isinstance(self.queue[-1], Request):
+                self.queue[-1].keep = False
+        except Exception as exc:  # the parser's errors, and _Stop
+            self._fail(_refusal(exc))
+        if self.phase != BODY and self.head_bytes > MAX_HEAD and not self.broken:
+            self._fail(Refusal(431, "request head too large", close=True))
+
+    def _fail(self, refusal: Refusal) -> None:
+        """The stream cannot be parsed further: the requests before are answered, then this."""
+        self.broken = True
+        self.queue.append(refusal)
+
+    # --- llhttp callbacks -----------------------------------------------------------------
+    def on_message_begin(self) -> None:
+        self.phase = HEAD
+        self.partial = Request("", "", "")
+        self.url = b""
+
+    def on_url(self, url: bytes) -> None:
+        self.url += url
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        assert self.partial is not None
+        text = value.decode("latin-1").strip(" \t")  # llhttp keeps trailing whitespace
+        self.partial.headers.append((name.decode("latin-1").lower(), text))
+
+    def on_headers_complete(self) -> None:
+        request, parser = self.partial, self.parser
+        assert request is not None
+        request.method = parser.get_method().decode("latin-1")
+        request.target = self.url.decode("latin-1")
+        version = parser.get_http_version()
+        if version not in {"1.1", "1.0"}:
+            status = 505 if version.startswith(("2", "3")) else 400
+            raise _Stop(Refusal(status, "HTTP/1.1 or HTTP/1.0 only", close=True))
+        request.version = f"HTTP/{version}"
+        request.keep = parser.should_keep_alive()
+        length = _body_length(request)
+        self.phase, self.head_bytes, self.body = BODY, 0, bytearray()
+        self.body_since = time.monotonic()
+        # a client waiting for ``100 Continue`` (curl, for bodies over 1 KiB) gets it first
+        expect = (request.get("expect") or "").lower()
+        self.continue_due = bool(length) and request.version == "HTTP/1.1"
+        self.continue_due = self.continue_due and expect == "100-continue"
+
+    def on_body(self, body: bytes) -> None:
+        self.body += body
+
+    def on_message_complete(self) -> None:
+        request, self.partial = self.partial, None
+        assert request is not None
+        request.body = bytes(self.body)
+        self.body = bytearray()
+        self.queue.append(request)
+        self.phase, self.head_bytes = IDLE, 0
+        self.continue_due = False
+
+
+def parse_head(head: bytes) -> Request:
+    """The request a whole head (no body) parses to, or the refusal it gets (tests)."""
+    parser = RequestParser()
+    parser.feed(head)
+    (item,) = parser.queue
+    if isinstance(item, Refusal):
+        raise item
+    return item
+
+
+def _refusal(exc: BaseException) -> Refusal:
+    """The refusal for an exception out of ``feed_data``: ours (a _Stop, maybe wrapped as the
+    context of a callback error), or the parser's (400)."""
+    for cause in (exc, exc.__context__):
+        if isinstance(cause, _Stop):
+            return cause.refusal
+    if "Content-Length overflow" in str(exc):  # more digits than llhttp's 64 bits
+        return Refusal(413, "request body too large", close=True)
+    return Refusal(400, f"malformed request: {exc}", close=True)
+
+
+def _body_length(request: Request) -> int:
+    """The request body's length, or a refusal, before any of the body is read: a
+    Transfer-Encoding (411: the body is read whole, its length must be known), a POST
+    without Content-Length (411), one over ``MAX_BODY`` (413). The parser itself refuses a
+    Content-Length that is not a number, and several of them."""
+    value = request.get("content-length")
+    if request.get("transfer-encoding") is not None or (value is None and request.method == "POST"):
+        raise _Stop(Refusal(411, "send a Content-Length", close=True))
+    digits = (value or "0").strip().lstrip("0") or "0"
+    if len(digits) > len(str(MAX_BODY)) or int(digits) > MAX_BODY:
+        raise _Stop(Refusal(413, "request body too large", close=True))
+    return int(digits)

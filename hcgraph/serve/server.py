@@ -1,0 +1,254 @@
+"""The :class:`Endpoint`: the listening socket, the HTTP fronts serving it, their lifetime.
+
+See :mod:`hcgraph.serve` for what the endpoint does; this module starts and stops it.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import ipaddress
+import os
+import pickle
+import select
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import ServeError, StoreError
+
+if TYPE_CHECKING:
+    from .front import ConnectionCount, Front
+
+__all__ = ["DEFAULT_PORT", "DEFAULT_TIMEOUT_S", "Endpoint"]
+
+DEFAULT_PORT = 7878
+DEFAULT_TIMEOUT_S = 30.0
+_READY_TIMEOUT = 60.0
+_BACKLOG = 1024
+
+
+def _loopback(host: str) -> str:
+    if host == "localhost":
+        return "127.0.0.1"
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        raise ServeError(f"--host {host!r}: give a loopback address (127.0.0.1 or ::1)") from None
+    if not address.is_loopback:
+        raise ServeError(
+            f"--host {host}: hcgraph serves on loopback only (127.0.0.1 or ::1); put a reverse"
+            " proxy in front to publish it"
+        )
+    return str(address)
+
+
+class Endpoint:
+    """The SPARQL endpoint over a store directory; a context manager.
+
+    Args:
+        store_dir: the hcgraph store directory (its ``oxigraph/`` database is served).
+        host: a loopback address (``127.0.0.1`` default, ``::1``, ``localhost``).
+        port: TCP port; 0 picks a free one.
+        timeout_s: per-query time limit in seconds, answer included (``None`` or 0: none).
+        allow_service: let queries use ``SERVICE`` (federation; off by default, see above).
+        workers: query worker processes (queries evaluated at once); default 2-4 by CPUs.
+        read_timeout_s: time allowed for a request head, for its body, and idle between
+            keep-alive requests; also how long a client may stop reading an answer.
+        max_connections: connections open at once in the whole server (all fronts); more
+            are answered 503 and closed.
+        static: files served at fixed paths for GET/HEAD (path -> (media type, bytes)),
+            e.g. a query page at ``/``; behind the same Host check as queries.
+        fronts: HTTP server processes sharing the one listening socket: 1 (default) runs
+            it in a thread of this process; each further one is a child process with
+            ``workers`` workers of its own (measured on 2 CPUs: slower than one front, and
+            each costs ~100 MB; see bench/RESULTS.md).
+
+    >>> import tempfile
+    >>> from hcgraph import Store
+    >>> with tempfile.TemporaryDirectory() as store_dir:
+    ...     Store(store_dir).close()  # an empty store
+    ...     with Endpoint(store_dir, port=0) as ep:
+    ...         print(ep.query_url.startswith("http://127.0.0.1:"))
+    True
+    """
+
+    def __init__(
+        self,
+        store_dir: Path | str,
+        *,
+        host: str = "127.0.0.1",
+        port: int = DEFAULT_PORT,
+        timeout_s: float | None = DEFAULT_TIMEOUT_S,
+        allow_service: bool = False,
+        workers: int | None = None,
+        read_timeout_s: float = 10.0,
+        max_connections: int = 256,
+        static: Mapping[str, tuple[str, bytes]] | None = None,
+        fronts: int = 1,
+    ) -> None:
+        self.host = _loopback(host)
+        self.port = port
+        self.db_path = Path(store_dir) / "oxigraph"
+        self.timeout_s = timeout_s if timeout_s else None
+        self.allow_service = allow_service
+        self.workers = workers or max(2, min(4, os.cpu_count() or 2))
+        self.read_timeout_s = read_timeout_s
+        self.max_connections = max_connections
+        self.static = dict(static or {})
+        self.fronts = max(1, fronts)
+        self._children: list[subprocess.Popen[bytes]] = []
+        self._front: Front | None = None
+        self._count: ConnectionCount | None = None
+        self._thread: threading.Thread | None = None
+        self._stopped = threading.Event()
+
+    @property
+    def url(self) -> str:
+        """The server's base URL."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    @property
+    def query_url(self) -> str:
+        """The SPARQL 1.1 Protocol query endpoint."""
+        return f"{self.url}/query"
+
+    def worker_pids(self) -> list[int]:
+        """Process ids of this process's query workers ready for queries now (tests and
+        diagnostics; a replacement still starting is not listed)."""
+        front = self._front
+        workers = [] if front is None else front.pool.all
+        return [w.proc.pid for w in workers if w.alive and w.ready]
+
+    def start(self) -> Endpoint:
+        """Listen, start the workers and wait until every worker has opened the store.
+
+        Raises:
+            StoreError: no store there.
+            StoreFormatError: the store is of another format (see :mod:`hcgraph.store`).
+            ServeError: the port is taken, or a worker or HTTP process did not start.
+        """
+        if not self.db_path.is_dir():
+            raise StoreError(f"{self.db_path.parent}: no store here (run 'hcgraph ingest' first)")
+        from ..store import read_format  # here: workers need not import the store module
+
+        read_format(self.db_path.parent)  # a store of another format is refused, as by Store
+        sock = self._listen()
+        if self.port == 0:
+            self.port = int(sock.getsockname()[1])
+        from .front import ConnectionCount, Front  # here: front processes import this module
+
+        self._stopped.clear()
+        count = self._count = ConnectionCount(self.max_connections)
+        self._children = [self._spawn_front(sock, count) for _ in range(self.fronts - 1)]
+        front = self._front = Front(self, sock, count)
+        self._thread = threading.Thread(
+            target=self._run, args=(front,), name="hcgraph-serve", daemon=True
+        )
+        self._thread.start()
+        try:
+            front.ready.result(timeout=_READY_TIMEOUT)
+            for child in self._children:
+                self._child_ready(child)
+        except BaseException as exc:
+            self.stop()
+            if isinstance(exc, ServeError):
+                raise ServeError(str(exc)) from None
+            if isinstance(exc, concurrent.futures.TimeoutError):
+                raise ServeError(
+                    f"{self.url}: the query workers did not start within {_READY_TIMEOUT:.0f} s"
+                ) from None
+            raise
+        return self
+
+    def _spawn_front(self, sock: socket.socket, count: ConnectionCount) -> subprocess.Popen[bytes]:
+        config = {
+            "store_dir": str(self.db_path.parent), "host": self.host, "port": self.port,
+            "timeout_s": self.timeout_s, "allow_service": self.allow_service,
+            "workers": self.workers, "read_timeout_s": self.read_timeout_s,
+            "max_connections": self.max_connections, "static": self.static,
+        }  # fmt: skip
+        # The config goes through stdin (pickled: this process's own child): with static
+        # files (the workbench's script is ~1 MB) it is far over the 128 KiB Linux allows for
+        # one command-line argument.
+        child = subprocess.Popen(
+            [sys.executable, "-c", "from hcgraph.serve.front import front_main; front_main()",
+             str(sock.fileno()), str(count.fd)],
+            pass_fds=(sock.fileno(), count.fd), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        assert child.stdin is not None
+        with child.stdin:
+            pickle.dump(config, child.stdin)
+        return child
+
+    def _child_ready(self, child: subprocess.Popen[bytes]) -> None:
+        assert child.stdout is not None
+        readable, _, _ = select.select([child.stdout], [], [], _READY_TIMEOUT)
+        line = child.stdout.readline().decode("utf-8", "replace").strip() if readable else ""
+        if line != "ready":
+            raise ServeError(line.removeprefix("error: ") or "an HTTP server process did not start")
+
+    def _listen(self) -> socket.socket:
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind((self.host, self.port))
+            sock.listen(_BACKLOG)
+        except OSError as exc:
+            sock.close()
+            if exc.errno in {98, 48, 10048}:  # EADDRINUSE on Linux, macOS, Windows
+                raise ServeError(f"{self.url}: port {self.port} is already in use") from None
+            raise ServeError(f"{self.url}: cannot listen: {exc.strerror or exc}") from None
+        sock.setblocking(False)
+        return sock
+
+    def _run(self, front: Front) -> None:
+        try:
+            front.serve()
+        finally:
+            self._stopped.set()
+
+    def wait(self) -> int:
+        """Block until the server stops (:meth:`stop`, from another thread); returns 0."""
+        while not self._stopped.wait(0.5):
+            pass
+        return 0
+
+    def stop(self) -> None:
+        """Stop serving: close the port and every connection, end the workers."""
+        front, self._front = self._front, None
+        if front is not None:
+            front.request_stop()
+        children, self._children = self._children, []
+        for child in children:
+            with contextlib.suppress(OSError):
+                child.terminate()
+        for child in children:
+            try:
+                child.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+            if child.stdout is not None:
+                child.stdout.close()
+        if self._thread is not None:
+            self._thread.join(timeout=15)
+            self._thread = None
+        count, self._count = self._count, None
+        if count is not None:
+            count.close()
+
+    def __enter__(self) -> Endpoint:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,240 @@
+"""The query worker: one process holding the store open read-only, one query at a time.
+
+A worker reads queries from its stdin (a 4-byte big-endian length, then JSON
+``{"q": query, "a": accept}``) and writes each answer on its stdout as frames: one type byte,
+a 4-byte big-endian length, the payload. An answer is one ``W`` frame (whole: a small
+answer), or ``S`` (start), ``D`` (data)..., ``E`` (end, the last data); ``W`` and ``S`` begin
+with the answer's head, ``STATUS MEDIA-TYPE\n``. ``X`` aborts a half-sent answer. Its first
+frame is ``R`` (the store is open) or ``X`` (why not).
+
+:func:`start_worker` is the one place a worker process is started (its command, its pipes,
+any limit put on it); :func:`main` is what runs in it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import signal
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from ..errors import first_line
+from .endpoint import GRAPH_TYPES, SOLUTION_TYPES, negotiate
+
+CHUNK = 64 * 1024
+READY, START, DATA, END, ABORT, WHOLE = b"R", b"S", b"D", b"E", b"X", b"W"
+
+
+def start_worker(db_path: Path) -> subprocess.Popen[bytes]:
+    """Start a query worker process on the database at ``db_path`` (raises OSError)."""
+    return subprocess.Popen(
+        [sys.executable, "-c", "from hcgraph.serve.worker import main; main()", str(db_path)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+def main() -> None:
+    """A query worker (``python -c ... DB_PATH``): answers one query at a time
+    from stdin on stdout (frames), until stdin closes. Ctrl-C is the server's to handle."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent()
+    out = os.fdopen(os.dup(1), "wb", buffering=CHUNK + 16)
+    os.dup2(2, 1)  # a stray print cannot corrupt the frames
+    inp = sys.stdin.buffer
+    db_path = sys.argv[1]
+    try:
+        db = Database(db_path)
+    except OSError as exc:
+        frame(out, ABORT, f"{db_path}: cannot open the store: {first_line(exc)}".encode())
+        out.flush()
+        return
+    frame(out, READY)
+    out.flush()
+    while True:
+        size = inp.read(4)
+        if len(size) < 4:
+            return
+        message = json.loads(inp.read(int.from_bytes(size, "big")))
+        try:
+            evaluate(db, message["q"], message["a"], out)
+        except BrokenPipeError:
+            return
+        out.flush()
+
+
+def evaluate(db: Database, query: str, accept: str, out: IO[bytes]) -> None:
+    """Answer one query onto ``out`` (frames). The guard ran in the front, the only way in:
+    a second ``SERVICE`` look here cost a quarter of a cheap query's time in the worker."""
+    ox = db.ox
+
+    def refuse(status: int, message: str) -> None:
+        sink = FrameWriter(out, status, "text/plain; charset=utf-8")
+        sink.write((message + "\n").encode())
+        sink.end()
+
+    try:
+        result = db.fresh().query(query, use_default_graph_as_union=True)
+    except SyntaxError as exc:
+        refuse(400, first_line(exc))
+        return
+    except OSError as exc:
+        refuse(503, f"the store could not be read (a write in progress?); retry: {first_line(exc)}")
+        return
+    graph = isinstance(result, ox.QueryTriples)
+    offers = GRAPH_TYPES if graph else SOLUTION_TYPES
+    chosen = negotiate(accept, offers)
+    if chosen is None:
+        names = ", ".join(dict.fromkeys(m for m, _ in offers))
+        refuse(406, f"no result format the Accept header allows; offered: {names}")
+        return
+    media, name = chosen
+    fmt = getattr(ox.RdfFormat if graph else ox.QueryResultsFormat, name)
+    sink = FrameWriter(out, 200, media + ("; charset=utf-8" if media.startswith("text/") else ""))
+    try:
+        result.serialize(sink, fmt)
+    except (OSError, ValueError, SyntaxError) as exc:  # evaluation errors surface while writing
+        if sink.head is not None:  # nothing sent yet: a proper error answer
+            sink.buffer.clear()
+            refuse(503 if isinstance(exc, OSError) else 400, first_line(exc))
+        else:  # a half answer must not look whole
+            frame(out, ABORT, first_line(exc).encode())
+        return
+    sink.end()
+
+
+class FrameWriter:
+    """File-like sink for pyoxigraph's ``serialize``: frames its bytes onto the pipe, 64 KiB
+    at a time, the answer's head in the first frame (a whole answer if it is also the last)."""
+
+    def __init__(self, out: IO[bytes], status: int, media: str) -> None:
+        self.out = out
+        self.head: bytes | None = b"%d %s\n" % (status, media.encode())
+        self.buffer = bytearray()
+
+    def write(self, data: bytes) -> int:
+        self.buffer += data
+        if len(self.buffer) >= CHUNK:
+            self._send(DATA if self.head is None else START)
+        return len(data)
+
+    def flush(self) -> None:
+        pass  # pieces go out at CHUNK bytes or at the end, not at each flush
+
+    def _send(self, kind: bytes) -> None:
+        frame(self.out, kind, (self.head or b"") + self.buffer)
+        self.head = None
+        self.buffer.clear()
+
+    def end(self) -> None:
+        self._send(END if self.head is None else WHOLE)
+
+
+def frame(out: IO[bytes], kind: bytes, payload: bytes = b"") -> None:
+    out.write(kind + len(payload).to_bytes(4, "big") + payload)
+
+
+def die_with_parent() -> None:
+    """Linux: the kernel kills this worker when the server process dies (even by SIGKILL)."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(Exception):
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+class Database:
+    """The worker's read-only view of the store, reopened when a finished write changed it."""
+
+    def __init__(self, path: str) -> None:
+        import pyoxigraph as ox
+
+        self.ox = ox
+        self.path = path
+        self._settle(self._files())
+        self.store = ox.Store.read_only(path)
+        self.quick: tuple[object, ...] = ()  # the first fresh() scans in full
+
+    def _settle(self, state: tuple[tuple[str, int, int], ...]) -> None:
+        """Take ``state`` as the files of the store open now, and the files of it that
+        RocksDB appends to in place (the write-ahead ``.log``, ``MANIFEST-``) as those
+        :meth:`_quick` looks at."""
+        self.state = state
+        self.appended = tuple(
+            os.path.join(self.path, name)
+            for name, _size, _mtime in state
+            if name.endswith(".log") or name.startswith("MANIFEST-")
+        )
+
+    def _quick(self) -> tuple[object, ...]:
+        """What :meth:`fresh` looks at first, in a few ``stat`` calls instead of one per
+        file: the directory's mtime (any file created, deleted or renamed: new tables,
+        ``CURRENT`` replaced) and the size and mtime of the appended files."""
+        found: list[object] = [os.stat(self.path).st_mtime_ns]
+        for path in self.appended:
+            try:
+                stat = os.stat(path)
+            except FileNotFoundError:  # deleted since: changed
+                found.append(None)
+            else:
+                found.append((stat.st_size, stat.st_mtime_ns))
+        return tuple(found)
+
+    def _files(self) -> tuple[tuple[str, int, int], ...]:
+        """Name, size and mtime of the files holding data (not RocksDB's info ``LOG``,
+        which every read-only open appends to)."""
+        with os.scandir(self.path) as entries:
+            return tuple(
+                sorted(
+                    (e.name, (s := e.stat()).st_size, s.st_mtime_ns)
+                    for e in entries
+                    if e.name == "CURRENT"
+                    or e.name.startswith("MANIFEST-")
+                    or e.name.endswith((".sst", ".log", ".blob"))
+                )
+            )
+
+    def fresh(self) -> Any:
+        """The store, reopened first if it changed and no writer holds it now."""
+        with contextlib.suppress(OSError):
+            quick = self._quick()  # taken before the scan: a later change shows
+            if quick == self.quick:
+                return self.store  # nothing changed: the full scan costs ~50 µs a query
+            state = self._files()
+            if state != self.state and not writer_holds(os.path.join(self.path, "LOCK")):
+                for delay in (0, 0.05, 0.05):  # a compaction may delete a file while we open
+                    time.sleep(delay)
+                    with contextlib.suppress(OSError):
+                        self.store = self.ox.Store.read_only(self.path)
+                        self._settle(state)
+                        break
+            if state == self.state:  # settled (unchanged, or reopened): quick checks again
+                self.quick = quick
+        return self.store
+
+
+def writer_holds(lock_path: str) -> bool:
+    """True if a process holds the POSIX lock Oxigraph's RocksDB takes on its ``LOCK``
+    file (asked with F_GETLK: nothing is taken, a writer starting now is not disturbed).
+    Where that cannot be asked (not 64-bit Linux), False: reopen on any change."""
+    if not (sys.platform.startswith("linux") and sys.maxsize > 2**32):
+        return False
+    try:
+        fd = os.open(lock_path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        query = struct.pack("hhqqi", fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
+        answer = fcntl.fcntl(fd, fcntl.F_GETLK, query)
+        return int(struct.unpack("hhqqi", answer)[0]) != fcntl.F_UNLCK
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
