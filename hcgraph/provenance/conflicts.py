@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from ..store import Store
 from ._graph import batches, claim_id, manifest_id, rows, values
 from .findings import AuditFinding
+from .scope import AuditScope
 
 __all__ = ["conflicts"]
 
@@ -48,17 +49,17 @@ SELECT DISTINCT ?use ?story ?part WHERE { %s
 """
 
 
-def conflicts(
-    store: Store, findings: defaultdict[str, list[AuditFinding]], only: set[str] | None = None
-) -> None:
+def conflicts(scope: AuditScope) -> list[AuditFinding]:
     """Claims under two manifests. The claim belongs to the manifest most stories cite it
     under; stories citing it under another manifest break the promise. With no single
-    majority, every story citing the claim is flagged. ``only``: just these stories' claims
-    and findings."""
-    stories = "" if only is None else values("story", only)
-    uses, counts = _claim_uses(store, _CONFLICTING if only is None else _CITED_BY % stories)
+    majority, every story citing the claim is flagged. A local scope: just the wanted
+    stories' claims and findings."""
+    store = scope.store
+    stories = values("story", set(scope.wanted)) if scope.local else ""
+    uses, counts = _claim_uses(store, _CITED_BY % stories if scope.local else _CONFLICTING)
     owners, others = _owners(uses, counts)
     flagged: defaultdict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
+    found: list[AuditFinding] = []
     for use, story, part in _evidence(store, sorted(others), stories):
         claim, m = others[use]
         flagged[(story, claim)].append((part, manifest_id(m)))
@@ -69,12 +70,13 @@ def conflicts(
         }
         cites.sort()
         under = sorted({m for _, m in cites})
-        findings[story].append(AuditFinding(story, "claim-conflict",
+        found.append(AuditFinding(story, "claim-conflict",
             f"claim {claim_id(claim)} is cited here under manifest {', '.join(under)} "
             + (f"but belongs to {owner_id}" if owner_id else "and elsewhere under another"),
             {"claim_id": claim_id(claim), "owner": owner_id,
              "stories_per_manifest": per_manifest,
              "cited_here": [{"part": p, "manifest_id": m} for p, m in cites]}))  # fmt: skip
+    return found
 
 
 def _claim_uses(store: Store, claims: str) -> tuple[dict[str, dict[str, str]], dict[str, int]]:

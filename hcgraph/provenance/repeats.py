@@ -12,15 +12,15 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections import Counter, defaultdict
-from collections.abc import Callable
 
 import pyoxigraph as ox
 
 from ..store import Store
 from ._graph import count, rows
 from .findings import AuditFinding, AuditOptions, StoryFacts, manifest_ids
+from .scope import AuditScope
 
-__all__ = ["repeat", "repeats", "repeats_local"]
+__all__ = ["repeat", "repeats"]
 
 _MANIFEST_STORIES = (
     "SELECT DISTINCT ?m ?story WHERE { GRAPH ?story { ?part prov:wasDerivedFrom ?m } }"
@@ -31,14 +31,14 @@ _MANIFEST_SPREAD = (
 )
 
 
-def repeats(
-    data: dict[str, StoryFacts], opts: AuditOptions, findings: defaultdict[str, list[AuditFinding]]
-) -> None:
-    usable = [s for s in data.values() if s.cited and s.published is not None]
-    for a, b in sorted(_candidate_pairs(usable, opts.repeat_threshold)):
-        found = repeat(usable[a], usable[b], opts)
-        if found is not None:
-            findings[found.story].append(found)
+def repeats(scope: AuditScope, opts: AuditOptions) -> list[AuditFinding]:
+    """The stories of the scope that repeat a recent story: every pair in the whole store,
+    or each wanted story against its candidates (a local scope)."""
+    if scope.local:
+        return _repeats_local(scope, opts)
+    usable = [s for s in scope.facts.values() if s.cited and s.published is not None]
+    pairs = sorted(_candidate_pairs(usable, opts.repeat_threshold))
+    return [f for a, b in pairs if (f := repeat(usable[a], usable[b], opts)) is not None]
 
 
 def _prefix(tokens: list[str], t: float) -> list[str]:
@@ -83,27 +83,23 @@ def repeat(sa: StoryFacts, sb: StoryFacts, opts: AuditOptions) -> AuditFinding |
          "shared_manifests": manifest_ids(shared)})  # fmt: skip
 
 
-def repeats_local(
-    store: Store,
-    data: dict[str, StoryFacts],
-    opts: AuditOptions,
-    findings: defaultdict[str, list[AuditFinding]],
-    load: Callable[[str], StoryFacts],
-) -> None:
-    """Repeats of the given stories only: a story with Jaccard >= t to ``s`` shares one of
+def _repeats_local(scope: AuditScope, opts: AuditOptions) -> list[AuditFinding]:
+    """Repeats of the wanted stories only: a story with Jaccard >= t to ``s`` shares one of
     the first ``n - ceil(t*n) + 1`` of ``s``'s manifests in any order; rarest first keeps the
     candidate lists short."""
     t = opts.repeat_threshold
     others: dict[str, StoryFacts] = {}
-    for s in list(data.values()):
+    out: list[AuditFinding] = []
+    for s in list(scope.facts.values()):
         if not s.cited or s.published is None:
             continue
-        for url in sorted(_candidates(store, s, t)):
+        for url in sorted(_candidates(scope.store, s, t)):
             if url not in others:
-                others[url] = data.get(url) or load(url)
+                others[url] = scope.story(url)
             found = repeat(s, others[url], opts)
             if found is not None and found.story == s.url:
-                findings[s.url].append(found)
+                out.append(found)
+    return out
 
 
 def _candidates(store: Store, s: StoryFacts, t: float) -> set[str]:

@@ -27,6 +27,7 @@ import datetime as dt
 import difflib
 import json
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
@@ -294,13 +295,27 @@ def diff_stories(old: Story, new: Story) -> list[Change]:
 
 def diff_content(old: Content, new: Content) -> list[Change]:
     """What changed from one version's :class:`~hcgraph.version_content.Content` to the next."""
+    return [
+        *_diff_text(old, new),
+        *_diff_paragraphs(old.paragraphs, new.paragraphs),
+        *_diff_sources(old, new),
+    ]
+
+
+def _diff_text(old: Content, new: Content) -> list[Change]:
+    """Headline and dek changes, word by word."""
     changes: list[Change] = []
     if old.headline != new.headline:
         changes.append(Change("headline changed", "headline", old.headline, new.headline,
                               word_diff(old.headline, new.headline)))  # fmt: skip
     if old.dek != new.dek:
         changes.append(Change("dek changed", "dek", old.dek, new.dek, word_diff(old.dek, new.dek)))
-    a, b = old.paragraphs, new.paragraphs
+    return changes
+
+
+def _diff_paragraphs(a: Sequence[tuple[str, str]], b: Sequence[tuple[str, str]]) -> list[Change]:
+    """Paragraphs edited (aligned by text), removed and added."""
+    changes: list[Change] = []
     matcher = difflib.SequenceMatcher(None, [t for _, t in a], [t for _, t in b], autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
@@ -312,8 +327,13 @@ def diff_content(old: Content, new: Content) -> list[Change]:
             olds, news = olds[len(news) :], news[len(olds) :]
         changes += [Change("paragraph removed", k, t, None) for k, t in olds]
         changes += [Change("paragraph added", k, None, t) for k, t in news]
+    return changes
+
+
+def _diff_sources(old: Content, new: Content) -> list[Change]:
+    """Citations and sources added or removed, and corrections added."""
     ca, cb = old.citations, new.citations
-    changes += [Change("citation added", f"{m}/{c}") for m, c in sorted(cb - ca)]
+    changes = [Change("citation added", f"{m}/{c}") for m, c in sorted(cb - ca)]
     changes += [Change("citation removed", f"{m}/{c}") for m, c in sorted(ca - cb)]
     ma, mb = dict(old.sources), dict(new.sources)
     changes += [Change("source added", m, None, mb[m] or None) for m in sorted(set(mb) - set(ma))]
