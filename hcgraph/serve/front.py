@@ -100,7 +100,7 @@ class Front:
         self.conns: set[Conn] = set()
         self.loop = asyncio.new_event_loop()
         self.loop.set_exception_handler(lambda _loop, _context: None)  # quiet: no tracebacks
-        self.pool = Pool(self.loop, endpoint.db_path, endpoint.workers)
+        self.pool = Pool(self.loop, endpoint.db_path, endpoint.workers, endpoint.query_memory)
         self.stopping = asyncio.Event()
         self.ready: concurrent.futures.Future[None] = concurrent.futures.Future()
         self._ticker: asyncio.TimerHandle | None = None

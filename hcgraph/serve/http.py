@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from .endpoint import Query, Refusal, Request
 from .parsing import BODY, RequestParser
-from .worker import DATA, END, START, WHOLE
+from .worker import DATA, END, START, WHOLE, memory_message
 
 if TYPE_CHECKING:
     from .front import Front
@@ -298,13 +298,16 @@ class Conn(asyncio.Protocol):
             write = self.transport.write
             write(b"%x\r\n%s\r\n" % (len(payload), payload) if self.chunked else payload)
 
-    def worker_failed(self) -> None:
-        """Its worker ended (killed by the watchdog, crashed, or sent nonsense)."""
+    def worker_failed(self, out_of_memory: bool = False) -> None:
+        """Its worker ended (killed by the watchdog, crashed, ran out of memory, or sent
+        nonsense)."""
         self.worker = None
         if self.closed:
             return
         if self.reason == "timeout" and not self.sent:
             self._timed_out()
+        elif out_of_memory and not self.sent:
+            self._refuse(Refusal(503, memory_message(self.front.pool.query_memory)))
         elif not self.sent and not self.reason:
             self._refuse(Refusal(500, "the query worker failed on this query"))
         else:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..errors import ServeError, first_line
+from ..limits import died_of_memory
 from .worker import READY, start_worker
 
 
@@ -25,10 +26,11 @@ class Client(Protocol):
     """What a connection waiting for, or using, a worker offers the pool."""
 
     waiting: bool
+    reason: str  # why its query is being stopped ("timeout", "gone"), or ""
 
     def start(self, worker: Worker) -> None: ...
     def frame(self, kind: bytes, payload: bytes) -> None: ...
-    def worker_failed(self) -> None: ...
+    def worker_failed(self, out_of_memory: bool = False) -> None: ...
 
 
 class Worker:
@@ -106,13 +108,17 @@ class Worker:
 
 
 class Pool:
-    """``size`` workers on one database: idle ones, queued clients, ended ones not yet
-    reaped. ``started`` is done once every first worker opened the store (or failed)."""
+    """``size`` workers on one database, each limited to ``query_memory`` bytes (0: no
+    limit): idle ones, queued clients, ended ones not yet reaped. ``started`` is done once
+    every first worker opened the store (or failed)."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, db_path: Path, size: int) -> None:
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, db_path: Path, size: int, query_memory: int = 0
+    ) -> None:
         self.loop = loop
         self.db_path = db_path
         self.size = size
+        self.query_memory = query_memory
         self.all: list[Worker] = []
         self.idle: list[Worker] = []
         self.waiting: collections.deque[Client] = collections.deque()
@@ -136,7 +142,7 @@ class Pool:
         if self.closing:
             return
         try:
-            proc = start_worker(self.db_path)
+            proc = start_worker(self.db_path, self.query_memory)
         except OSError as exc:
             self._start_failed(f"a query worker did not start: {first_line(exc)}")
             return
@@ -165,13 +171,26 @@ class Pool:
 
     def fail(self, worker: Worker, message: str = "the query worker exited") -> None:
         """The worker ended or broke: replace it (one still starting: see
-        :meth:`_start_failed`); its query (if any) learns it."""
+        :meth:`_start_failed`); its query (if any) learns it, and whether the worker died
+        of its memory limit."""
         client, worker.client = worker.client, None
+        died = self._out_of_memory(worker) if client is not None and not client.reason else False
         self.discard(worker, replace=worker.ready)
         if not worker.ready:
             self._start_failed(message)
         elif client is not None:
-            client.worker_failed()
+            client.worker_failed(died)
+
+    def _out_of_memory(self, worker: Worker) -> bool:
+        """Did the worker, ended with its query unanswered, die of its memory limit? Its
+        pipe closed as it exited: its status follows within moments."""
+        if not self.query_memory:
+            return False
+        try:
+            code = worker.proc.wait(timeout=0.5)
+        except subprocess.TimeoutExpired:
+            return False
+        return died_of_memory(code)
 
     def discard(self, worker: Worker, *, replace: bool = True) -> None:
         """End ``worker`` (killed, or broken) and start a fresh one in its place."""

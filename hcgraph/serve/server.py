@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import ServeError, StoreError
+from ..limits import default_query_memory
 
 if TYPE_CHECKING:
     from .front import ConnectionCount, Front
@@ -67,6 +68,9 @@ class Endpoint:
             it in a thread of this process; each further one is a child process with
             ``workers`` workers of its own (measured on 2 CPUs: slower than one front, and
             each costs ~100 MB; see bench/RESULTS.md).
+        query_memory: bytes of data each query worker may take (``RLIMIT_DATA``, see
+            :mod:`hcgraph.limits`); a query needing more gets 503. ``None``: each worker's
+            share of half the machine's memory; 0: no limit.
 
     >>> import tempfile
     >>> from hcgraph import Store
@@ -90,6 +94,7 @@ class Endpoint:
         max_connections: int = 256,
         static: Mapping[str, tuple[str, bytes]] | None = None,
         fronts: int = 1,
+        query_memory: int | None = None,
     ) -> None:
         self.host = _loopback(host)
         self.port = port
@@ -101,6 +106,11 @@ class Endpoint:
         self.max_connections = max_connections
         self.static = dict(static or {})
         self.fronts = max(1, fronts)
+        self.query_memory = (
+            default_query_memory(self.workers * self.fronts)
+            if query_memory is None
+            else query_memory
+        )
         self._children: list[subprocess.Popen[bytes]] = []
         self._front: Front | None = None
         self._count: ConnectionCount | None = None
@@ -172,6 +182,7 @@ class Endpoint:
             "timeout_s": self.timeout_s, "allow_service": self.allow_service,
             "workers": self.workers, "read_timeout_s": self.read_timeout_s,
             "max_connections": self.max_connections, "static": self.static,
+            "query_memory": self.query_memory,
         }  # fmt: skip
         # The config goes through stdin (pickled: this process's own child): with static
         # files (the workbench's script is ~1 MB) it is far over the 128 KiB Linux allows for

@@ -7,6 +7,11 @@ answer), or ``S`` (start), ``D`` (data)..., ``E`` (end, the last data); ``W`` an
 with the answer's head, ``STATUS MEDIA-TYPE\n``. ``X`` aborts a half-sent answer. Its first
 frame is ``R`` (the store is open) or ``X`` (why not).
 
+A worker runs under its memory limit (:func:`hcgraph.limits.limit_memory`): a query needing
+more ends it (the pool answers 503) or, on Python's side of the answer, is answered 503 by it.
+Damage met in the store (:mod:`hcgraph.damage`) is named as the CLI names it: 500, or the
+``X`` frame of a half-sent answer.
+
 :func:`start_worker` is the one place a worker process is started (its command, its pipes,
 any limit put on it); :func:`main` is what runs in it.
 """
@@ -25,34 +30,55 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from ..damage import damage_message, is_damage
 from ..errors import first_line
+from ..limits import exceeded_message, limit_memory
 from .endpoint import GRAPH_TYPES, SOLUTION_TYPES, negotiate
 
 CHUNK = 64 * 1024
 READY, START, DATA, END, ABORT, WHOLE = b"R", b"S", b"D", b"E", b"X", b"W"
 
 
-def start_worker(db_path: Path) -> subprocess.Popen[bytes]:
-    """Start a query worker process on the database at ``db_path`` (raises OSError)."""
+def start_worker(db_path: Path, query_memory: int = 0) -> subprocess.Popen[bytes]:
+    """Start a query worker process on the database at ``db_path``, its data limited to
+    ``query_memory`` bytes (0: no limit) (raises OSError)."""
     return subprocess.Popen(
-        [sys.executable, "-c", "from hcgraph.serve.worker import main; main()", str(db_path)],
+        [sys.executable, "-c", "from hcgraph.serve.worker import main; main()", str(db_path),
+         str(query_memory)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
     )  # fmt: skip
 
 
+def memory_message(limit: int) -> str:
+    """The answer to a query that needed more memory than ``limit``."""
+    return exceeded_message("", limit, "hcgraph serve --query-memory")
+
+
+def damaged(db_path: str, exc: BaseException) -> str:
+    """The line the CLI gives for a damaged store (:mod:`hcgraph.damage`), for an answer."""
+    return damage_message(Path(db_path).parent, exc)
+
+
+def _memory_limit() -> int:
+    return int(sys.argv[2]) if len(sys.argv) > 2 else 0
+
+
 def main() -> None:
-    """A query worker (``python -c ... DB_PATH``): answers one query at a time
-    from stdin on stdout (frames), until stdin closes. Ctrl-C is the server's to handle."""
+    """A query worker (``python -c ... DB_PATH [QUERY_MEMORY]``): answers one query at a
+    time from stdin on stdout (frames), until stdin closes. Ctrl-C is the server's to
+    handle."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_parent()
     out = os.fdopen(os.dup(1), "wb", buffering=CHUNK + 16)
     os.dup2(2, 1)  # a stray print cannot corrupt the frames
     inp = sys.stdin.buffer
     db_path = sys.argv[1]
+    limit_memory(_memory_limit())
     try:
         db = Database(db_path)
-    except OSError as exc:
-        frame(out, ABORT, f"{db_path}: cannot open the store: {first_line(exc)}".encode())
+    except (OSError, RuntimeError) as exc:  # RuntimeError: the engine's "Corruption: …"
+        why = f"{db_path}: cannot open the store: {first_line(exc)}"
+        frame(out, ABORT, (damaged(db_path, exc) if is_damage(exc) else why).encode())
         out.flush()
         return
     frame(out, READY)
@@ -84,8 +110,15 @@ def evaluate(db: Database, query: str, accept: str, out: IO[bytes]) -> None:
     except SyntaxError as exc:
         refuse(400, first_line(exc))
         return
-    except OSError as exc:
-        refuse(503, f"the store could not be read (a write in progress?); retry: {first_line(exc)}")
+    except (OSError, RuntimeError) as exc:
+        if is_damage(exc):
+            refuse(500, damaged(db.path, exc))
+        elif isinstance(exc, OSError):
+            refuse(
+                503, f"the store could not be read (a write in progress?); retry: {first_line(exc)}"
+            )
+        else:
+            raise
         return
     graph = isinstance(result, ox.QueryTriples)
     offers = GRAPH_TYPES if graph else SOLUTION_TYPES
@@ -98,13 +131,31 @@ def evaluate(db: Database, query: str, accept: str, out: IO[bytes]) -> None:
     fmt = getattr(ox.RdfFormat if graph else ox.QueryResultsFormat, name)
     sink = FrameWriter(out, 200, media + ("; charset=utf-8" if media.startswith("text/") else ""))
     try:
-        result.serialize(sink, fmt)
-    except (OSError, ValueError, SyntaxError) as exc:  # evaluation errors surface while writing
+        if name == "CSV" and isinstance(result, ox.QuerySolutions):  # see results_csv
+            from ..results_csv import csv_lines
+
+            variables = [variable.value for variable in result.variables]
+            for line in csv_lines(variables, result):
+                sink.write(line.encode())
+        else:
+            result.serialize(sink, fmt)
+    except (OSError, ValueError, SyntaxError, RuntimeError) as exc:  # errors surface in writing
+        damage = is_damage(exc)
         if sink.head is not None:  # nothing sent yet: a proper error answer
             sink.buffer.clear()
-            refuse(503 if isinstance(exc, OSError) else 400, first_line(exc))
+            if isinstance(exc, RuntimeError) and not damage:
+                raise
+            status = 500 if damage else 503 if isinstance(exc, OSError) else 400
+            refuse(status, damaged(db.path, exc) if damage else first_line(exc))
         else:  # a half answer must not look whole
-            frame(out, ABORT, first_line(exc).encode())
+            frame(out, ABORT, (damaged(db.path, exc) if damage else first_line(exc)).encode())
+        return
+    except MemoryError:  # Python's side of the answer; the engine's aborts the worker
+        sink.buffer.clear()
+        if sink.head is not None:
+            refuse(503, memory_message(_memory_limit()))
+        else:
+            frame(out, ABORT, b"the query needed more memory than its limit")
         return
     sink.end()
 
