@@ -202,12 +202,27 @@ def rebuild(
                     if store.raw_sha256(url) is not None and store.withdrawn_at(url) is None
                 ]
             )
+        _reload_replies(store, store_dir)
         report.stories = len(store.story_graphs())  # the staging store started empty
         report.withdrawn = len(store.withdrawn_stories())
     for name in _DATABASE:
         _swap(staging / name, store_dir / name)
     shutil.rmtree(staging, ignore_errors=True)
     return report
+
+
+def _reload_replies(store: Store, store_dir: Path) -> None:
+    """The manifest replies kept beside the raw archive back into the graph, and the
+    stories checked against them (as ``hcgraph manifests fetch`` left them)."""
+    from .claims.fetching import manifest_archive
+    from .claims.replies import load_replies
+    from .claims.verdicts import check_support
+
+    with manifest_archive(store_dir) as archive:
+        if not archive.exists():
+            return
+    load_replies(store, store_dir)
+    check_support(store)
 
 
 def _unarchived_message(store_dir: Path, archive: Archive, lost: list[str]) -> str:

@@ -1,6 +1,6 @@
 """The SPARQL workbench of ``hcgraph serve``: YASGUI at ``/``, querying this server only.
 
-What: :func:`workbench_files` builds the fixed files :class:`hcgraph.serve.Endpoint` serves
+What: :func:`workbench_files` builds the fixed files :class:`hcgraph.serve.server.Endpoint` serves
 for GET at fixed paths (``static=``): the page at ``/`` (and ``/index.html``), the vendored
 YASGUI build (npm ``@zazuko/yasgui``, MIT; its licence is served beside it) and a small
 script that points YASGUI at ``/query`` (POST) and offers the saved queries

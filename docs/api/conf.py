@@ -58,8 +58,9 @@ nitpicky = True
 _OUTSIDE = (
     "asyncio|collections|concurrent|contextlib|datetime|enum|io|ipaddress|logging|os|pathlib"
     "|re|sqlite3|ssl|subprocess|threading|types|email|http|urllib|multiprocessing"
-    "|html|random|_asyncio|nx|Network"
+    "|html|random|_asyncio|socket|multiprocessing|nx|Network"
     "|httpx|pyoxigraph|rdflib|networkx|pydantic|click|rich|jinja2|prov|pyshacl|protego|pyvis"
+    "|httptools|warcio|wacz"
 )
 nitpick_ignore_regex = [
     (r"py:.*", rf"({_OUTSIDE})(\..+)?"),

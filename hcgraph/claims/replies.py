@@ -10,6 +10,7 @@ reads is recorded as ``bad-shape`` with its JSON path; nothing from it is used.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..errors import ManifestError, ReplyShapeError
 from ..store import Store
@@ -66,18 +67,21 @@ def _record(answer: ArchivedReply) -> ReplyRecord:
     )
 
 
-def load_replies(store: Store) -> LoadReport:
-    """Bring every manifest's reply graph up to date with the manifest archive.
+def load_replies(store: Store, archive_of: Path | None = None) -> LoadReport:
+    """Bring every manifest's reply graph up to date with the manifest archive (the store's
+    own, or that of the store directory ``archive_of``: a rebuild's staging store reads the
+    archive of the store it replaces).
 
     Raises:
         ManifestError: the store is in memory (it has no archive).
     """
-    if store.directory is None:
+    where = archive_of or store.directory
+    if where is None:
         raise ManifestError("manifest replies need an on-disk store (--store DIR)")
     report = LoadReport()
     held = {mid: state.sha256 or state.status for mid, state in reply_states(store).items()}
     changed: dict[str, str] = {}
-    with manifest_archive(store.directory) as archive:
+    with manifest_archive(where) as archive:
         answers = archived_replies(archive)
     for mid in sorted(answers):
         record = _record(answers[mid])

@@ -188,7 +188,7 @@ def check_support(
     held = _held_checks(store)
     if stories is None:
         report.dropped = _drop_orphans(store, held, raw)
-    pending: dict[str, str] = {RATINGS_GRAPH: ratings_ntriples()}
+    pending: dict[str, str] = {}
     for story in sorted(set(raw) if stories is None else set(stories) & set(raw)):
         inputs = _Inputs.of(found.get(story, {}), replies, raw[story])
         if not force and held.get(support_graph(story)) == inputs.key:
@@ -202,6 +202,8 @@ def check_support(
         if len(pending) >= BATCH:
             store.replace_graphs(pending)
             pending = {}
+    if report.checked:
+        pending[RATINGS_GRAPH] = ratings_ntriples()
     store.replace_graphs(pending)
     return report
 

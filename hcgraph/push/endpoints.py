@@ -85,7 +85,7 @@ PRESETS: dict[str, Preset] = {
 class RemoteEndpoint:
     """The resolved URLs of one remote triple store, the target of a push.
 
-    Not :class:`hcgraph.serve.Endpoint`, which serves the local store read-only.
+    Not :class:`hcgraph.serve.server.Endpoint`, which serves the local store read-only.
 
     Attributes:
         url: the endpoint as given, normalised (no trailing slash); also the key under which

@@ -1,6 +1,6 @@
 """A read-only SPARQL 1.1 Protocol endpoint over the store, served in-process by hcgraph.
 
-What: :class:`Endpoint` listens on one loopback port (``/query``, GET or POST, any SPARQL
+What: :class:`~hcgraph.serve.server.Endpoint` listens on one loopback port (``/query``, GET or POST, any SPARQL
 client: YASGUI, SPARQLWrapper, rdflib's SPARQLStore, curl) and evaluates each query in a
 small pool of worker processes, each holding the store open read-only
 (``pyoxigraph.Store.read_only``) and querying it with ``use_default_graph_as_union`` exactly
@@ -15,7 +15,7 @@ answer was already sent, a connection closed before the final chunk, which every
 client reports as an error, never as a complete document). Answers are streamed in pieces
 (64 KiB), small ones sent with a ``Content-Length``.
 
-**Parts.** :mod:`~hcgraph.serve.server` (the :class:`Endpoint`: socket, fronts, lifetime),
+**Parts.** :mod:`~hcgraph.serve.server` (the :class:`~hcgraph.serve.server.Endpoint`: socket, fronts, lifetime),
 :mod:`~hcgraph.serve.front` (an event loop, the server-wide connection count),
 :mod:`~hcgraph.serve.http` (a connection: HTTP/1.1 parsed by llhttp through ``httptools``),
 :mod:`~hcgraph.serve.endpoint` (SPARQL 1.1 Protocol routing, Host rules, content

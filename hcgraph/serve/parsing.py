@@ -5,7 +5,7 @@ what RFC 9112 forbids (obs-fold, whitespace before a header's colon, conflicting
 Content-Lengths). :class:`RequestParser` adds what a parser leaves to the server: a size
 limit on the head, a length limit on the body, HTTP/1.0 and 1.1 only, no chunked bodies.
 Parsed requests, and the refusal that ends a stream that cannot be parsed further, wait
-in :attr:`RequestParser.queue` to be answered in order.
+in ``RequestParser.queue`` to be answered in order.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ class _Stop(Exception):
 
 
 class RequestParser:
-    """Bytes in (:meth:`feed`), :class:`Request` objects or a final :class:`Refusal` out
-    (:attr:`queue`). ``phase``: what a request is in the middle of; ``body_since``: when
+    """Bytes in (:meth:`feed`), ``Request`` objects or a final ``Refusal`` out
+    (``queue``). ``phase``: what a request is in the middle of; ``body_since``: when
     the head of the request whose body is awaited arrived; ``continue_due``: that request's
     client waits for ``100 Continue`` before it sends the body."""
 
@@ -48,7 +48,7 @@ class RequestParser:
         self.broken = False  # the stream is parsed no further
 
     def feed(self, data: bytes) -> None:
-        """Parse ``data``; what it completes goes to :attr:`queue`."""
+        """Parse ``data``; what it completes goes to ``queue``."""
         if self.broken:
             return
         if self.phase != BODY:

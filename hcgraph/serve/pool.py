@@ -171,7 +171,7 @@ class Pool:
 
     def fail(self, worker: Worker, message: str = "the query worker exited") -> None:
         """The worker ended or broke: replace it (one still starting: see
-        :meth:`_start_failed`); its query (if any) learns it, and whether the worker died
+        ``_start_failed``); its query (if any) learns it, and whether the worker died
         of its memory limit."""
         client, worker.client = worker.client, None
         died = self._out_of_memory(worker) if client is not None and not client.reason else False
