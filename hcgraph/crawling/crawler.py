@@ -115,8 +115,9 @@ class CrawlOptions:
         story_pattern: a regular expression on the path of a canonical page URL: the links
             of index pages and sitemaps that are stories.
         store_worker: where the pipeline runs when the crawl opens the store itself:
-            ``process`` (a worker process of its own, see :mod:`hcgraph.crawling.worker`: measured faster,
-            the event loop and the pipeline no longer share one GIL) or ``thread``. A crawl
+            ``process`` (a worker process of its own, see
+            :mod:`hcgraph.crawling.worker`: measured faster, the event loop and the pipeline
+            no longer share one GIL) or ``thread``. A crawl
             handed an open :class:`~hcgraph.store.Store` always uses a thread.
     """
 

@@ -1,12 +1,12 @@
 """A read-only SPARQL 1.1 Protocol endpoint over the store, served in-process by hcgraph.
 
-What: :class:`~hcgraph.serve.server.Endpoint` listens on one loopback port (``/query``, GET or POST, any SPARQL
-client: YASGUI, SPARQLWrapper, rdflib's SPARQLStore, curl) and evaluates each query in a
-small pool of worker processes, each holding the store open read-only
-(``pyoxigraph.Store.read_only``) and querying it with ``use_default_graph_as_union`` exactly
-as :meth:`hcgraph.store.Store.query` does. Workers listen on no port: they read requests
-from, and stream answers to, pipes of the one front process, so no query reaches the store
-without passing the guard below.
+What: :class:`~hcgraph.serve.server.Endpoint` listens on one loopback port (``/query``, GET or
+POST, any SPARQL client: YASGUI, SPARQLWrapper, rdflib's SPARQLStore, curl) and evaluates each
+query in a small pool of worker processes, each holding the store open read-only
+(``pyoxigraph.Store.read_only``) and querying it with ``use_default_graph_as_union`` exactly as
+:meth:`hcgraph.store.Store.query` does. Workers listen on no port: they read requests from, and
+stream answers to, pipes of the one front process, so no query reaches the store without passing
+the guard below.
 
 Why processes: a query in pyoxigraph cannot be interrupted, so a query whose client went
 away or whose time (``timeout_s``, default 30 s) ran out is stopped by killing its worker,
@@ -15,7 +15,8 @@ answer was already sent, a connection closed before the final chunk, which every
 client reports as an error, never as a complete document). Answers are streamed in pieces
 (64 KiB), small ones sent with a ``Content-Length``.
 
-**Parts.** :mod:`~hcgraph.serve.server` (the :class:`~hcgraph.serve.server.Endpoint`: socket, fronts, lifetime),
+**Parts.** :mod:`~hcgraph.serve.server` (the :class:`~hcgraph.serve.server.Endpoint`:
+socket, fronts, lifetime),
 :mod:`~hcgraph.serve.front` (an event loop, the server-wide connection count),
 :mod:`~hcgraph.serve.http` (a connection: HTTP/1.1 parsed by llhttp through ``httptools``),
 :mod:`~hcgraph.serve.endpoint` (SPARQL 1.1 Protocol routing, Host rules, content
