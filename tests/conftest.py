@@ -16,11 +16,6 @@ from hcgraph.cli import cli
 from hcgraph.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
-# tests/ is a package (tests/__init__.py, so no installed ``tests`` package shadows it), so
-# pytest no longer puts this folder on sys.path itself: the helper servers some tests import
-# by their bare names (``from crawlserver import …``) are found through this entry.
-if str(ROOT / "tests") not in sys.path:
-    sys.path.insert(1, str(ROOT / "tests"))
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SEED = FIXTURES / "agentic-rl-production.json"
 SEED_URL = "https://hangingcontext.com/stories/2026-10-20/agentic-rl-production/"
@@ -205,7 +200,7 @@ def oxigraph(oxigraph_session: OxigraphServer) -> OxigraphServer:
 @pytest.fixture(scope="session")
 def crawl_server() -> Iterator[object]:
     """One real HTTP server on 127.0.0.1 for all crawl tests (see tests/crawlserver.py)."""
-    from crawlserver import CrawlServer
+    from tests.crawlserver import CrawlServer
 
     server = CrawlServer().start()
     yield server

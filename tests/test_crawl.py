@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from crawlserver import CrawlServer, Reply, Site, page, stories_in, story
 
 from hcgraph.archive import Archive
 from hcgraph.crawling import CrawlReport, FetchPolicy, crawler
 from hcgraph.crawling.frontier import Frontier
 from hcgraph.rebuilding import rebuild
 from hcgraph.store import Store
+from tests.crawlserver import CrawlServer, Reply, Site, page, stories_in, story
 
 
 @pytest.fixture

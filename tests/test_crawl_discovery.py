@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cli_env
-from crawlserver import (
+
+from tests.conftest import cli_env
+from tests.crawlserver import (
     ORIGIN,
     CrawlServer,
     Reply,

@@ -8,7 +8,6 @@ import json
 import re
 
 import pytest
-from crawlserver import index_html, sitemap_xml, story
 
 from hcgraph.crawling.discovery import (
     DEFAULT_STORY_PATTERN,
@@ -23,6 +22,7 @@ from hcgraph.crawling.discovery import (
 from hcgraph.crawling.frontier import Frontier
 from hcgraph.crawling.identity_check import identity_mismatch, variant_of
 from hcgraph.errors import CrawlError
+from tests.crawlserver import index_html, sitemap_xml, story
 
 PATTERN = re.compile(DEFAULT_STORY_PATTERN)
 SITE = "https://site.example"

@@ -8,11 +8,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from crawlserver import CrawlServer, Site, page, quads_of, stories_in, story
 
 from hcgraph.crawling import CrawlOptions, FetchPolicy, crawl
 from hcgraph.rebuilding import rebuild
 from hcgraph.sample import DEFAULT_BASE_URL, generate_corpus
+from tests.crawlserver import CrawlServer, Site, page, quads_of, stories_in, story
 from tests.support.groundtruth import ground_truth
 
 FAST = FetchPolicy(timeout=5.0, retries=1, backoff_base=0.01)

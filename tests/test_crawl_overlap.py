@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from crawlserver import CrawlServer, Site, hub_site, page, stories_in, story
 
 from hcgraph import pipeline
 from hcgraph.archive import Archive
@@ -19,6 +18,7 @@ from hcgraph.crawling import crawler, recorder
 from hcgraph.pipeline import Document, Outcome
 from hcgraph.store import Store
 from hcgraph.writer import Batch, Writer
+from tests.crawlserver import CrawlServer, Site, hub_site, page, stories_in, story
 
 SLUGS = [f"s{n}" for n in range(9)]
 

@@ -14,10 +14,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import cli_env
-from crawlserver import CrawlServer, quads_of
 
 from hcgraph.sample import DEFAULT_BASE_URL, generate_corpus
+from tests.conftest import cli_env
+from tests.crawlserver import CrawlServer, quads_of
 
 pytestmark = pytest.mark.slow  # real crawl processes, killed and restarted
 

@@ -11,19 +11,21 @@ import contextlib
 import os
 import pickle
 import signal
+import sys
+import types
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
 import psutil
 import pytest
-from crawlserver import FAST, CrawlServer, Site, hub_site, page, quads_of, stories_in, story
 
 from hcgraph.crawling import CrawlOptions, crawl
 from hcgraph.crawling.worker import ProcessRunner, _Remote, _wire
 from hcgraph.errors import CrawlError, StoreError
 from hcgraph.pipeline import Document
 from hcgraph.store import Store
+from tests.crawlserver import FAST, CrawlServer, Site, hub_site, page, quads_of, stories_in, story
 
 SLUGS = [f"s{n}" for n in range(6)]
 ALL = [page("a"), *(page(s) for s in SLUGS)]
@@ -318,7 +320,14 @@ def test_a_sigterm_to_the_crawl_and_its_worker_is_a_clean_stop(site: Site, tmp_p
 
 
 class _OnlyHere:
-    """A type the worker cannot import (this test module is not on its path)."""
+    """A type the worker cannot import: pickled as a class of a module that exists only in
+    this process (the test module itself is importable there, as ``tests.…``)."""
+
+
+_ONLY_HERE = "hcgraph_only_in_the_test_process"
+_OnlyHere.__module__ = _ONLY_HERE
+sys.modules[_ONLY_HERE] = types.ModuleType(_ONLY_HERE)
+sys.modules[_ONLY_HERE]._OnlyHere = _OnlyHere  # type: ignore[attr-defined]
 
 
 @pytest.mark.timeout(60)
@@ -334,7 +343,7 @@ def test_a_call_that_breaks_the_worker_loop_is_not_answered_as_a_success(
         await runner.start()
         try:
             doc = Document(_OnlyHere(), "x", key="x")  # type: ignore[arg-type]
-            with pytest.raises(ModuleNotFoundError, match="test_crawl_worker"):
+            with pytest.raises(ModuleNotFoundError, match=_ONLY_HERE):
                 await runner.process([doc])
         finally:
             with contextlib.suppress(StoreError):  # the worker is gone, maybe not yet seen
@@ -369,7 +378,7 @@ def test_the_worker_imports_none_of_the_fetching_side() -> None:
     import subprocess
     import sys
 
-    from conftest import cli_env
+    from tests.conftest import cli_env
 
     code = (
         "import sys; import hcgraph.crawling.worker\n"

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import brotli
 import pytest
-from conftest import cli_env
-from crawlserver import CrawlServer, Reply, Site, page, story
 
 from hcgraph.crawling.decoding import Decoder
+from tests.conftest import cli_env
+from tests.crawlserver import CrawlServer, Reply, Site, page, story
 
 pytestmark = pytest.mark.slow
 

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SEED, SEED_URL, cli_env
 
 from hcgraph._io import write_atomic
+from tests.conftest import SEED, SEED_URL, cli_env
 
 pytestmark = pytest.mark.slow
 

@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, SEED
-from crawlserver import FAST, CrawlServer, stories_in
 
 from hcgraph.crawling import CrawlOptions, crawl
 from hcgraph.errors import StoryError
 from hcgraph.model import parse_story
 from hcgraph.store import Store
+from tests.conftest import ROOT, SEED
+from tests.crawlserver import FAST, CrawlServer, stories_in
 
 
 def _doc(seed_path: Path) -> dict[str, Any]:
@@ -121,7 +121,7 @@ def test_crawl_refuses_a_story_in_hcgraphs_namespace(
 ) -> None:
     """The crawl parses with the same model: a page served under the namespace (through a
     mirror here) whose story claims that URL fails, and nothing is stored."""
-    from crawlserver import Reply, story
+    from tests.crawlserver import Reply, story
 
     prefix = crawl_server.prefix()
     url = "https://w3id.org/hcgraph/graph/sources/"
@@ -392,7 +392,7 @@ def test_a_killed_split_export_leaves_the_old_dump_whole(
     import subprocess
     import sys
 
-    from conftest import cli_env
+    from tests.conftest import cli_env
 
     out = tmp_path / "dump"
     assert invoke(*_split(dump_store, out, 100_000)).exit_code == 0
@@ -456,7 +456,7 @@ def test_export_to_a_full_stdout_is_one_line(dump_store: Path, gz: list[str]) ->
     import subprocess
     import sys
 
-    from conftest import cli_env
+    from tests.conftest import cli_env
 
     with open("/dev/full", "wb") as full:
         proc = subprocess.run(

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from crawlserver import CrawlServer, Reply, Site, page, stories_in, story
 
 from hcgraph.archive import Archive
 from hcgraph.crawling.identity_check import identity_mismatch
 from hcgraph.store import Store
+from tests.crawlserver import CrawlServer, Reply, Site, page, stories_in, story
 
 pytestmark = pytest.mark.slow
 

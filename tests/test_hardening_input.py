@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from crawlserver import CrawlServer, Site, page, stories_in, story
 
 from hcgraph import pipeline
 from hcgraph.cli import cli
@@ -18,6 +17,7 @@ from hcgraph.errors import StoreError, StoryError
 from hcgraph.ingest import ingest_bytes
 from hcgraph.model import MAX_DEPTH, check_shape, parse_story
 from hcgraph.store import Store
+from tests.crawlserver import CrawlServer, Site, page, stories_in, story
 
 DEEP = b'{"schema":"hangingcontext.desk/1","x":' + b"[" * 2000 + b"]" * 2000 + b"}"
 

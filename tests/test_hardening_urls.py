@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from crawlserver import CrawlServer, Site, page, story
 
 from hcgraph.urls import canonicalize
+from tests.crawlserver import CrawlServer, Site, page, story
 
 
 @pytest.mark.parametrize(

@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from crawlserver import CrawlServer, Site, page, story
 
 from hcgraph import Store, ingest_bytes
 from hcgraph.errors import ProvenanceError
 from hcgraph.model import parse_story
 from hcgraph.provenance.versions import diff_stories, history, word_diff
+from tests.crawlserver import CrawlServer, Site, page, story
 
 pytestmark = pytest.mark.slow
 

@@ -17,8 +17,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import ROOT, cli_env
-from manifestserver import ManifestServer, Reply, manifest_id, reply_body
 
 from hcgraph.archive import Archive
 from hcgraph.claims.fetching import (
@@ -31,6 +29,8 @@ from hcgraph.claims.fetching import (
     read_saved,
 )
 from hcgraph.errors import ManifestAuthError, ManifestError
+from tests.conftest import ROOT, cli_env
+from tests.manifestserver import ManifestServer, Reply, manifest_id, reply_body
 
 KEY = "sk-live-9f8e7d6c5b4a-SECRET-do-not-leak"
 ENV = "HCGRAPH_TEST_MANIFEST_KEY"

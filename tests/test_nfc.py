@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pyoxigraph as ox
 import pytest
-from crawlserver import CrawlServer, Site, page, story
 
 from hcgraph.archive import Archive
 from hcgraph.ingest import ingest_bytes
 from hcgraph.queries import run_query
 from hcgraph.rdftext import literal, nfc, typed
 from hcgraph.store import Store
+from tests.crawlserver import CrawlServer, Site, page, story
 
 NFD = "Cafe\u0301 cre\u0300me"  # "Café crème", decomposed
 NFC = unicodedata.normalize("NFC", NFD)

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from crawlserver import CrawlServer, Site, page, story
 
 import hcgraph.store as store_module
 from hcgraph.errors import InputError
@@ -25,6 +24,7 @@ from hcgraph.pipeline import Document, Pipeline
 from hcgraph.sample import generate_corpus
 from hcgraph.store import Store
 from tests.conftest import cli_env
+from tests.crawlserver import CrawlServer, Site, page, story
 
 
 @pytest.fixture(autouse=True)

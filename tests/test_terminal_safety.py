@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SEED, cli_env
-from crawlserver import CrawlServer, Site, page, story
 
+from tests.conftest import SEED, cli_env
+from tests.crawlserver import CrawlServer, Site, page, story
 from tests.support.refuser import refusing_server
 
 pytestmark = pytest.mark.slow
@@ -210,7 +210,7 @@ def _piped(cwd: Path, *args: object) -> str:
 
 def test_piped_trace_prints_whole_lines(tmp_path: Path) -> None:
     """``hcgraph trace URL#s1-p1 | grep TITLE`` finds the title, and the URL, whole."""
-    from conftest import SEED_URL
+    from tests.conftest import SEED_URL
 
     _piped(tmp_path, "ingest", SEED, "--store", "s")
     doc = json.loads(SEED.read_text())
@@ -232,7 +232,7 @@ def test_piped_trace_prints_whole_lines(tmp_path: Path) -> None:
 
 
 def test_piped_audit_and_query_print_whole_lines(tmp_path: Path) -> None:
-    from conftest import SEED_URL
+    from tests.conftest import SEED_URL
 
     _piped(tmp_path, "ingest", SEED, "--store", "s")
     doc = json.loads(SEED.read_text())

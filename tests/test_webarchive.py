@@ -21,11 +21,11 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from crawlserver import CrawlServer, Reply, Site, page, story
 
 from hcgraph.archive import Archive, FetchRecord
 from hcgraph.errors import ArchiveError, InputError
 from hcgraph.store import Store
+from tests.crawlserver import CrawlServer, Reply, Site, page, story
 
 warcio = pytest.importorskip("warcio")
 wacz_main = pytest.importorskip("wacz.main")
@@ -352,7 +352,7 @@ def test_pywb_replays_a_story_from_the_wacz(exported: Path, crawled: Path, tmp_p
     manager, wayback = shutil.which("wb-manager"), shutil.which("wayback")
     if manager is None or wayback is None:
         pytest.skip("pywb is not installed")
-    from conftest import free_port
+    from tests.conftest import free_port
 
     subprocess.run([manager, "init", "hc"], cwd=tmp_path, check=True, capture_output=True)
     subprocess.run(

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from crawlserver import CrawlServer, Reply, Site, page, quads_of, story
 
 from hcgraph.archive import Archive
 from hcgraph.crawling import FetchPolicy
@@ -23,6 +22,7 @@ from hcgraph.sample import DEFAULT_BASE_URL, generate_corpus
 from hcgraph.stats import graph_stats
 from hcgraph.store import Store
 from hcgraph.viz import citation_graph
+from tests.crawlserver import CrawlServer, Reply, Site, page, quads_of, story
 from tests.support.groundtruth import ground_truth
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
@@ -244,7 +244,7 @@ def test_ingest_withdraw(run_cli: Run, tmp_path: Path) -> None:
     )
     assert "Traceback" not in unknown.stderr
     nothing = run_cli("ingest", "--store", store)
-    assert nothing.returncode == 1 and "--withdraw URL" in nothing.stderr
+    assert nothing.returncode == 2 and "--withdraw URL" in nothing.stderr  # a usage error
     again = run_cli("ingest", FIXTURES, "--store", store)  # the same file: current again
     assert "1 replaced" in again.stdout
     stats = _json(run_cli("stats", "--format", "json", "--store", store))
