@@ -47,7 +47,13 @@ _LICENSES = "SELECT DISTINCT ?license WHERE { ?s a hc:Story ; schema:license ?li
 
 @dataclass
 class CrateReport:
-    """What :func:`write_rocrate` wrote: the crate directory and each file's size."""
+    """What :func:`write_rocrate` wrote.
+
+    Attributes:
+        directory: the crate's directory.
+        files: each data file written (name relative to the crate) → its size in bytes.
+        inputs: the run's inputs named in the crate (seed URLs, or the stories' URLs).
+    """
 
     directory: Path
     files: dict[str, int] = field(default_factory=dict)

@@ -114,6 +114,8 @@ def _validate(crate_dir: Path) -> Any:
     """
     import requests
     import rocrate
+
+    pytest.importorskip("rocrate_validator", reason="roc-validator is not installed")
     from rocrate_validator import models, services
     from rocrate_validator.utils.http import HttpRequester
 
