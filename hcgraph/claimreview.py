@@ -301,12 +301,12 @@ def write_claimreview(store: Store, out: BinaryIO) -> None:
 #: Characters escaped as ``\\uXXXX`` so the JSON can sit inside an HTML
 #: ``<script type="application/ld+json">`` as published, whatever the texts hold ("</script>",
 #: line separators). They occur only inside JSON strings, where the escape means the same.
-_SCRIPT_UNSAFE = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
-                  "\u2028": "\\u2028", "\u2029": "\\u2029"}  # fmt: skip
+_SCRIPT_UNSAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
+                                "\u2028": "\\u2028", "\u2029": "\\u2029"})  # fmt: skip
 
 
 def _script_safe(text: str) -> str:
-    return text.translate(str.maketrans(_SCRIPT_UNSAFE))
+    return text.translate(_SCRIPT_UNSAFE)
 
 
 def empty_note(store: Store) -> str | None:
