@@ -27,6 +27,7 @@ and its ``license`` the stories' own reuse terms (``schema:license``) unless one
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,9 +102,7 @@ def write_rocrate(
         ExportError: the report is not JSON, or the crate cannot be described.
     """
     try:
-        from rocrate.model.contextentity import ContextEntity
-        from rocrate.model.softwareapplication import SoftwareApplication
-        from rocrate.rocrate import ROCrate
+        import rocrate  # noqa: F401 (the extra is installed: _build imports its classes)
     except ImportError:
         raise ExportError(
             "hcgraph package needs ro-crate-py: pip install 'hcgraph[rocrate]'"
@@ -111,13 +110,45 @@ def write_rocrate(
 
     if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
         raise OutputError(f"--rocrate {out_dir}: must be a new or empty directory")
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    # Built beside the target and renamed when complete: a failure leaves no half crate.
+    work = out_dir.parent / f".{out_dir.name}.partial-{os.getpid()}"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir()
+    try:
+        result = _build(store_dir, work, report, wacz, license_url)
+        if out_dir.exists():
+            out_dir.rmdir()
+        work.rename(out_dir)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    result.directory = out_dir
+    return result
+
+
+def _build(
+    store_dir: Path,
+    out_dir: Path,
+    report: Path | None,
+    wacz: bool,
+    license_url: str | None,
+) -> CrateReport:
+    """Write the crate's files and metadata into ``out_dir`` (the work directory)."""
+    from rocrate.model.contextentity import ContextEntity
+    from rocrate.model.softwareapplication import SoftwareApplication
+    from rocrate.rocrate import ROCrate
+
     report_path = report if report is not None else store_dir / "crawl-report.json"
     crawl = _read_report(report_path)
     result = CrateReport(out_dir)
 
     files: list[tuple[str, str, str, str]] = []  # (name, encodingFormat, name, description)
     with Store(store_dir, read_only=True) as store:
+        licenses = [license_url] if license_url else _licenses(store)
+        if not licenses:
+            raise ExportError(
+                "the stories state no license (schema:license): give the crate's with --license URL"
+            )
         _write_export(store, "trig", out_dir / "graph.trig")
         files.append(("graph.trig", "application/trig", "The knowledge graph",
                       "Every named graph of the hcgraph store as TriG: stories, shared graphs, "
@@ -133,7 +164,6 @@ def write_rocrate(
         files.append(("audit.json", "application/json", "Disclosure audit",
                       "hcgraph audit: each story checked against its disclosure."))  # fmt: skip
         stories = sorted(store.story_graphs())
-        licenses = [license_url] if license_url else _licenses(store)
     if crawl is not None:
         shutil.copyfile(report_path, out_dir / "crawl-report.json")  # the report's own bytes
         files.append(("crawl-report.json", "application/json", "Crawl report",
@@ -153,10 +183,6 @@ def write_rocrate(
         f"hcgraph {__version__}, with its claim reviews, audit and crawl report."
     )
     root["datePublished"] = ended
-    if not licenses:
-        raise ExportError(
-            "the stories state no license (schema:license): give the crate's with --license URL"
-        )
     root["license"] = [
         crate.add(ContextEntity(crate, url, {"@type": "CreativeWork", "name": url}))
         for url in licenses

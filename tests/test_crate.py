@@ -160,3 +160,31 @@ def test_roc_validator_accepts_the_crate(invoke: Any, tmp_path: Path) -> None:
     bad = _validate(out)
     messages = " ".join(i.message for i in bad.get_issues())
     assert not bad.passed() and "datePublished" in messages and "audit.json" in messages
+
+
+@pytest.mark.slow
+def test_a_real_crawl_with_its_wacz(crawl_server: Any, invoke: Any, tmp_path: Path) -> None:
+    """A crawl over a loopback site: the crate names the crawl's seeds and times, and holds
+    the raw archive as a WACZ among the run's inputs; roc-validator accepts it."""
+    pytest.importorskip("wacz.main")
+    from crawlserver import Site, page, story
+
+    site = Site(crawl_server)
+    site.add("a", story("a", page("b")))
+    site.add("b", story("b"))
+    report = site.crawl(tmp_path / "store")
+    out = tmp_path / "crate"
+    cc_by = "https://creativecommons.org/licenses/by/4.0/"  # the test stories state none
+    result = invoke(
+        "package", "--rocrate", out, "--wacz", "--license", cc_by, "--store", tmp_path / "store"
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    entities = _entities(out)
+    (action,) = [e for e in entities.values() if e["@type"] == "CreateAction"]
+    objects = [o["@id"] for o in action["object"]]
+    assert objects == [*report.seeds, "archive.wacz"]
+    assert (action["startTime"], action["endTime"]) == (report.started_at, report.finished_at)
+    assert entities["archive.wacz"]["encodingFormat"] == "application/wacz"
+    assert {"archive.wacz", "crawl-report.json"} <= {p["@id"] for p in entities["./"]["hasPart"]}
+    assert (out / "archive.wacz").stat().st_size == int(entities["archive.wacz"]["contentSize"])
+    assert _validate(out).passed()
