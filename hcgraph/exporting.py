@@ -14,9 +14,11 @@ gexf       the same projection as GEXF (node ids are the IRIs, edges ``e0…``);
            ``dynamic`` variant is the reuse map's network as a dynamic GEXF 1.3 (a
            ``start`` date on nodes and edges, for Gephi's timeline)
 vosviewer  the reuse map's network as VOSviewer JSON (communities, citing stories, dates)
+claimrev…  ``claimreview``: each support verdict as a schema.org ClaimReview (JSON-LD array)
 =========  ==========================================================================
 
-The map formats (``vosviewer``, dynamic ``gexf``) are :mod:`hcgraph.mapexport`.
+The map formats (``vosviewer``, dynamic ``gexf``) are :mod:`hcgraph.mapexport`;
+``claimreview`` is :mod:`hcgraph.claimreview`.
 
 Output order depends only on the store's content (Oxigraph index order), never on the order
 stories were ingested, so the same stories always export to the same bytes.
@@ -55,6 +57,8 @@ class Exporter:
     description: str
     #: The time-stamped variant (``export --dynamic``), where the format has one.
     dynamic: Callable[[Store, BinaryIO], None] | None = None
+    #: A note for the user about what was written (e.g. "nothing to review"), or ``None``.
+    note: Callable[[Store], str | None] | None = None
 
 
 #: Format name → :class:`Exporter`, filled by :func:`register` (and ``hcgraph export --format``).
@@ -94,6 +98,18 @@ def _vosviewer(store: Store, out: BinaryIO) -> None:
     from .mapexport import write_vosviewer  # the viz modules load only when asked for
 
     write_vosviewer(store, out)
+
+
+def _claimreview(store: Store, out: BinaryIO) -> None:
+    from .claimreview import write_claimreview
+
+    write_claimreview(store, out)
+
+
+def _claimreview_note(store: Store) -> str | None:
+    from .claimreview import empty_note
+
+    return empty_note(store)
 
 
 def _dynamic_gexf(store: Store, out: BinaryIO) -> None:
@@ -182,5 +198,7 @@ for _exp in (
              dynamic=_dynamic_gexf),
     Exporter("vosviewer", _vosviewer, "json", "application/json",
              "reuse map network for VOSviewer / VOSviewer Online"),
+    Exporter("claimreview", _claimreview, "json", "application/ld+json",
+             "support verdicts as schema.org ClaimReview JSON-LD", note=_claimreview_note),
 ):  # fmt: skip
     register(_exp)

@@ -40,6 +40,7 @@ COMMANDS: dict[str, str] = {
     "history": "hcgraph.cli.history:history_command",
     "manifests": "hcgraph.cli.manifests:manifests",
     "archive": "hcgraph.cli.archive:archive",
+    "package": "hcgraph.cli.package:package",
 }
 
 
@@ -62,6 +63,7 @@ SUMMARIES: dict[str, str] = {
     "history": "List every version of STORY_URL hcgraph has seen and what changed between them.",
     "manifests": "Read the cited manifests' claims and check each paragraph against them.",
     "archive": "Hand the raw archive to web-archive tools: export it as a WACZ of WARC records.",
+    "package": "Package the store's graph, claim reviews, audit and crawl report as an RO-Crate.",
 }
 
 

@@ -44,8 +44,8 @@ def export(
     """Export the graph: the union of all graphs, the named graphs, or a projection.
 
     The union of all graphs (turtle, ntriples, jsonld), every named graph (nquads, trig),
-    the networkx projection (graphml, gexf), or the reuse map's network (vosviewer; gexf
-    --dynamic).
+    the networkx projection (graphml, gexf), the reuse map's network (vosviewer; gexf
+    --dynamic), or the support verdicts as schema.org ClaimReview JSON-LD (claimreview).
 
     \b
     Example:
@@ -53,6 +53,7 @@ def export(
       hcgraph export --format nquads --gzip --split 1000000 --out dump/
       hcgraph export --format vosviewer --out output/reuse.json
       hcgraph export --format gexf --dynamic --out output/reuse-timeline.gexf
+      hcgraph export --format claimreview --out output/claimreview.jsonld
     """
     if dynamic and FORMATS[fmt].dynamic is None:
         raise ExportError(f"--dynamic needs --format gexf (format {fmt} has no dynamic variant)")
@@ -66,12 +67,18 @@ def export(
     if out is not None and out.is_dir():
         raise ExportError(f"--out {out} is a directory (only --split writes into one)")
     with Store(store_dir, read_only=True) as store:
+        note = FORMATS[fmt].note
         if out is None:
             _to_stdout(store, fmt, compress, dynamic)
-            return
-        # Written beside the target and renamed: a failed export never leaves a torn file.
-        with atomic_writer(out) as handle:
-            _write(store, fmt, handle, compress, dynamic)
+        else:
+            # Written beside the target and renamed: a failed export never leaves a torn file.
+            with atomic_writer(out) as handle:
+                _write(store, fmt, handle, compress, dynamic)
+        message = note(store) if note is not None else None
+    if message:
+        click.echo(message, err=True)
+    if out is None:
+        return
     click.echo(f"wrote {out} ({fmt}{', dynamic' if dynamic else ''})", err=True)
 
 

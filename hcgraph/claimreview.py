@@ -1,0 +1,364 @@
+"""The support verdicts as schema.org ``ClaimReview`` JSON-LD, the form fact-checkers publish.
+
+One ``ClaimReview`` per checked (passage sentence, cited claim) pair — each
+``hc:SupportVerdict`` in the store's support graphs — shaped as Google's ClaimReview
+structured data and ClaimsKG read it:
+
+- ``@id`` the verdict's IRI; ``url`` the passage's IRI (the story URL with the passage's
+  anchor: Google allows "the page URL plus an optional anchor link");
+- ``claimReviewed``: the passage's sentence that states the claim (the passage's whole text
+  when no sentence was matched, as for pairs that could not be checked);
+- ``itemReviewed``: a ``Claim`` — the statement the story makes — with ``text`` (the
+  sentence), ``appearance`` and ``firstAppearance`` the passage (a ``CreativeWork`` part of
+  the story ``NewsArticle``, with its headline and date), ``datePublished`` the story's date;
+- ``isBasedOn``: the cited manifest claim the sentence was checked against (a ``Claim`` with
+  its IRI, ``identifier``, ``text`` where a reply gave it, and ``firstAppearance`` the
+  source the reply names, where it names one);
+- ``reviewRating``: a ``Rating`` with the ClaimsKG-normalised rating in ``alternateName``
+  (supported → ``TRUE``, unsupported → ``FALSE``, not-checkable → ``OTHER``), hcgraph's own
+  status in ``name``, and ``ratingValue`` 1 or 0 on a 0 to 1 scale (none when not checkable);
+  ``MIXTURE`` is never written: each review is one pair's verdict, so a passage whose claims
+  disagree shows as several reviews with different ratings, not one mixed one;
+- ``reviewBody``: the reason and each mismatch found (what the passage says, what the claim
+  says) when not supported;
+- ``author``: the hcgraph software that made the check — an ``Organization`` (what Google
+  requires of a review's author) that is also a ``SoftwareApplication`` with
+  ``softwareVersion`` and a ``prov:SoftwareAgent``, the same IRI the graph gives it;
+- ``datePublished``: the story's publication date (the check records no time of its own, and
+  a rerun must write the same bytes).
+
+The output is a JSON array of these objects, each with ``"@context": "https://schema.org"``,
+sorted by ``@id``: the same store always gives the same bytes. An empty store gives ``[]``.
+Texts are JSON strings (``json.dumps`` escapes quotes and control characters; ``<``, ``>``,
+``&`` and the line separators are escaped too, so the file can be pasted into an HTML
+``<script type="application/ld+json">`` whatever the stories say), never markup.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO
+from urllib.parse import unquote
+
+import pyoxigraph as ox
+
+from .store import Store
+from .vocab import SUPPORT_GRAPHS
+
+__all__ = [
+    "CLAIMSKG_RATINGS",
+    "claim_reviews",
+    "count_verdicts",
+    "empty_note",
+    "write_claimreview",
+]
+
+#: hcgraph's verdict status → the ClaimsKG normalised rating.
+CLAIMSKG_RATINGS: dict[str, str] = {
+    "supported": "TRUE",
+    "unsupported": "FALSE",
+    "not-checkable": "OTHER",
+}
+_VALUES: dict[str, int] = {"supported": 1, "unsupported": 0}
+_PROV_SOFTWARE_AGENT = "http://www.w3.org/ns/prov#SoftwareAgent"
+
+# The support graphs' prefix is our own constant (no user text is ever spliced into SPARQL).
+# Four simple queries joined here rather than one with nested OPTIONALs: a third faster.
+_VERDICTS = """
+SELECT ?g ?v ?status ?passage ?claim ?sentence ?reason ?agent WHERE {
+  GRAPH ?g { ?v a hc:SupportVerdict ; hc:supportStatus ?status ; schema:itemReviewed ?passage ;
+                cito:hasCitedEntity ?claim ; prov:wasGeneratedBy ?check .
+             OPTIONAL { ?v schema:claimReviewed ?sentence }
+             OPTIONAL { ?v hc:reason ?reason }
+             OPTIONAL { ?check prov:wasAssociatedWith ?agent } }
+  FILTER(STRSTARTS(STR(?g), "@SUPPORT@"))
+}
+""".replace("@SUPPORT@", SUPPORT_GRAPHS)
+
+_PASSAGES = """
+SELECT DISTINCT ?passage ?ptext WHERE {
+  ?v a hc:SupportVerdict ; schema:itemReviewed ?passage . ?passage schema:text ?ptext
+}
+"""
+
+_CLAIMS = """
+SELECT ?claim ?ctext ?srcurl ?srctitle ?srcdate WHERE {
+  ?claim prov:wasQuotedFrom ?reply .
+  OPTIONAL { ?claim prov:value ?ctext }
+  OPTIONAL { ?reply hc:statedSourceUrl ?srcurl }
+  OPTIONAL { ?reply dcterms:title ?srctitle }
+  OPTIONAL { ?reply hc:statedPublishedDate ?srcdate }
+}
+"""
+
+_VERSIONS = (
+    "SELECT ?agent ?version WHERE { ?agent a prov:SoftwareAgent ; schema:softwareVersion ?version }"
+)
+
+_STORY = """
+SELECT ?story ?date ?headline WHERE {
+  OPTIONAL { ?story schema:datePublished ?date }
+  OPTIONAL { ?story schema:headline ?headline }
+}
+"""
+
+_MISMATCHES = """
+SELECT ?v ?m ?kind ?span ?cspan ?comment WHERE {
+  GRAPH ?g { ?v a hc:SupportVerdict ; hc:mismatch ?m .
+             ?m hc:mismatchKind ?kind .
+             OPTIONAL { ?m hc:span ?span } OPTIONAL { ?m hc:claimSpan ?cspan }
+             OPTIONAL { ?m rdfs:comment ?comment } }
+  FILTER(STRSTARTS(STR(?g), "@SUPPORT@"))
+}
+""".replace("@SUPPORT@", SUPPORT_GRAPHS)
+
+
+@dataclass
+class _Row:
+    """One verdict's values; several query rows can carry different optional values, so
+    each field keeps every value seen and the smallest is used (deterministic)."""
+
+    story: str
+    status: str
+    passage: str
+    claim: str
+    values: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+
+    def one(self, name: str) -> str | None:
+        found = self.values.get(name)
+        return min(found) if found else None
+
+
+def _term(row: ox.QuerySolution, name: str) -> str | None:
+    term = row[name]
+    return None if term is None else str(term.value)
+
+
+def _values(store: Store, sparql: str, key: str) -> dict[str, dict[str, set[str]]]:
+    """Every value of each other projected variable, per value of ``key``."""
+    names = [w[1:] for w in sparql.split("WHERE", 1)[0].split() if w.startswith("?")]
+    found: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for row in store.query(sparql):
+        subject = _term(row, key)
+        if subject is None:
+            continue
+        entry = found[subject]
+        for name in names:
+            value = _term(row, name) if name != key else None
+            if value is not None:
+                entry[name].add(value)
+    return found
+
+
+def _verdicts(store: Store) -> dict[str, _Row]:
+    rows: dict[str, _Row] = {}
+    for row in store.query(_VERDICTS):
+        verdict = _term(row, "v")
+        graph, status = _term(row, "g"), _term(row, "status")
+        passage, claim = _term(row, "passage"), _term(row, "claim")
+        if verdict is None or graph is None or status is None or passage is None or not claim:
+            continue
+        entry = rows.setdefault(
+            verdict, _Row(unquote(graph[len(SUPPORT_GRAPHS) :]), status, passage, claim)
+        )
+        for name in ("sentence", "reason", "agent"):
+            value = _term(row, name)
+            if value is not None:
+                entry.values[name].add(value)
+    passages = _values(store, _PASSAGES, "passage")
+    claims = _values(store, _CLAIMS, "claim")
+    versions = _values(store, _VERSIONS, "agent")
+    for entry in rows.values():
+        for found in (passages.get(entry.passage), claims.get(entry.claim)):
+            for name, values in (found or {}).items():
+                entry.values[name] |= values
+        for agent in entry.values.get("agent", ()):
+            entry.values["version"] |= versions.get(agent, {}).get("version", set())
+    return rows
+
+
+def _mismatches(store: Store) -> dict[str, list[str]]:
+    found: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for row in store.query(_MISMATCHES):
+        verdict, node = _term(row, "v"), _term(row, "m")
+        if verdict is None or node is None:
+            continue
+        kind = _term(row, "kind") or ""
+        span, cspan = _term(row, "span") or "", _term(row, "cspan") or ""
+        comment = _term(row, "comment")
+        text = comment or f"{kind}: {span!r} in the passage, {cspan!r} in the claim"
+        found[verdict].append((node, f"{kind}: {text}" if comment else text))
+    return {v: [text for _, text in sorted(set(items))] for v, items in found.items()}
+
+
+def _story(store: Store, story: str, cache: dict[str, tuple[str | None, str | None]]) -> Any:
+    if story not in cache:
+        dates: set[str] = set()
+        headlines: set[str] = set()
+        for row in store.query(_STORY, bindings={"story": ox.NamedNode(story)}):
+            if (date := _term(row, "date")) is not None:
+                dates.add(date)
+            if (headline := _term(row, "headline")) is not None:
+                headlines.add(headline)
+        cache[story] = (min(dates) if dates else None, min(headlines) if headlines else None)
+    return cache[story]
+
+
+def _drop_none(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in data.items() if v is not None and v != []}
+
+
+def _author(row: _Row) -> dict[str, Any]:
+    return _drop_none(
+        {
+            "@id": row.one("agent"),
+            "@type": ["Organization", "SoftwareApplication", _PROV_SOFTWARE_AGENT],
+            "name": "hcgraph",
+            "softwareVersion": row.one("version"),
+            "url": "https://w3id.org/hcgraph",
+        }
+    )
+
+
+def _review(row: _Row, verdict: str, mismatches: list[str], story: tuple[Any, Any]) -> Any:
+    date, headline = story
+    sentence = row.one("sentence") or row.one("ptext") or ""
+    article = _drop_none(
+        {
+            "@id": row.story,
+            "@type": "NewsArticle",
+            "url": row.story,
+            "headline": headline,
+            "datePublished": date,
+        }
+    )
+    passage = _drop_none(
+        {
+            "@id": row.passage,
+            "@type": "CreativeWork",
+            "url": row.passage,
+            "text": row.one("ptext"),
+            "isPartOf": article,
+        }
+    )
+    source_url = row.one("srcurl")
+    source = None
+    if source_url is not None:
+        source = _drop_none(
+            {
+                "@type": "CreativeWork",
+                "url": source_url,
+                "name": row.one("srctitle"),
+                "datePublished": row.one("srcdate"),
+            }
+        )
+    cited = _drop_none(
+        {
+            "@id": row.claim,
+            "@type": "Claim",
+            "identifier": row.claim.rsplit("/", 1)[-1],
+            "text": row.one("ctext"),
+            "firstAppearance": source,
+        }
+    )
+    rating = _drop_none(
+        {
+            "@type": "Rating",
+            "alternateName": CLAIMSKG_RATINGS.get(row.status, "OTHER"),
+            "name": row.status,
+            "ratingValue": _VALUES.get(row.status),
+            "bestRating": 1 if row.status in _VALUES else None,
+            "worstRating": 0 if row.status in _VALUES else None,
+        }
+    )
+    reason = row.one("reason")
+    body = None
+    if reason or mismatches:
+        body = "; ".join([f"{row.status}: {reason or ''}".rstrip(": "), *mismatches])
+    return _drop_none(
+        {
+            "@context": "https://schema.org",
+            "@id": verdict,
+            "@type": "ClaimReview",
+            "url": row.passage,
+            "claimReviewed": sentence,
+            "itemReviewed": _drop_none(
+                {
+                    "@type": "Claim",
+                    "text": sentence,
+                    "datePublished": date,
+                    "appearance": [passage],
+                    "firstAppearance": {"@id": row.passage},
+                }
+            ),
+            "isBasedOn": cited,
+            "reviewRating": rating,
+            "reviewBody": body,
+            "author": _author(row),
+            "datePublished": date,
+        }
+    )
+
+
+def claim_reviews(store: Store) -> list[dict[str, Any]]:
+    """Every support verdict in the store as a schema.org ``ClaimReview`` (JSON-LD objects,
+    sorted by ``@id``); ``[]`` when no check has run."""
+    rows = _verdicts(store)
+    mismatches = _mismatches(store)
+    stories: dict[str, tuple[str | None, str | None]] = {}
+    return [
+        _review(rows[v], v, mismatches.get(v, []), _story(store, rows[v].story, stories))
+        for v in sorted(rows)
+    ]
+
+
+def count_verdicts(store: Store) -> int:
+    """How many (passage, claim) verdicts the store holds (one ClaimReview each)."""
+    query = (
+        "SELECT (COUNT(DISTINCT ?v) AS ?n) WHERE { GRAPH ?g { ?v a hc:SupportVerdict } "
+        f'FILTER(STRSTARTS(STR(?g), "{SUPPORT_GRAPHS}")) }}'
+    )
+    for row in store.query(query):
+        return int(row["n"].value)
+    return 0
+
+
+def write_claimreview(store: Store, out: BinaryIO) -> None:
+    """Write :func:`claim_reviews` as a JSON array, one review per line (UTF-8, keys sorted,
+    deterministic)."""
+    reviews = claim_reviews(store)
+    if not reviews:
+        out.write(b"[]\n")
+        return
+    out.write(b"[\n")
+    last = len(reviews) - 1
+    for i, review in enumerate(reviews):
+        line = json.dumps(review, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+        out.write(_script_safe(line).encode("utf-8") + (b"\n" if i == last else b",\n"))
+    out.write(b"]\n")
+
+
+#: Characters escaped as ``\\uXXXX`` so the JSON can sit inside an HTML
+#: ``<script type="application/ld+json">`` as published, whatever the texts hold ("</script>",
+#: line separators). They occur only inside JSON strings, where the escape means the same.
+_SCRIPT_UNSAFE = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
+                  ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))  # fmt: skip
+
+
+def _script_safe(text: str) -> str:
+    for char, escape in _SCRIPT_UNSAFE:
+        if char in text:
+            text = text.replace(char, escape)
+    return text
+
+
+def empty_note(store: Store) -> str | None:
+    """The note ``hcgraph export`` prints when there is nothing to review."""
+    if count_verdicts(store):
+        return None
+    return (
+        "note: the store holds no support verdicts, so the ClaimReview list is empty "
+        "(run `hcgraph manifests fetch` to read the cited manifests and check the stories)"
+    )

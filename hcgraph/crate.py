@@ -1,0 +1,259 @@
+"""A crawl and its outputs as an RO-Crate 1.1 (``hcgraph package --rocrate DIR``).
+
+Research data is exchanged as RO-Crates: a directory whose ``ro-crate-metadata.json``
+describes every file in it (JSON-LD, schema.org terms) and how they came to be. The crate
+hcgraph writes (with `ro-crate-py <https://github.com/ResearchObject/ro-crate-py>`_) holds
+
+==================  ====================  ====================================================
+file                encodingFormat        what
+==================  ====================  ====================================================
+graph.trig          application/trig      every named graph of the store (``export --format
+                                          trig``): the stories, shared graphs, replies, verdicts
+claimreview.jsonld  application/ld+json   the support verdicts as schema.org ClaimReviews
+audit.json          application/json      ``hcgraph audit --json``: the disclosure promises
+crawl-report.json   application/json      the crawl's report, when the store has one
+archive.wacz        application/wacz      with ``wacz=True``: the raw archive as WARC records
+==================  ====================  ====================================================
+
+and describes the run as a ``CreateAction``: ``instrument`` hcgraph (a
+``SoftwareApplication`` with ``softwareVersion``, the same IRI the graph gives it as a
+``prov:SoftwareAgent``), ``object`` the inputs (the crawl's seed URLs, or the stories' URLs
+when the store was filled from files; the WACZ when included), ``result`` the files above,
+``startTime``/``endTime`` the crawl's (from its report) or, without a report, the packaging
+time (``SOURCE_DATE_EPOCH`` when set). The root dataset's ``datePublished`` is the end time
+and its ``license`` the stories' own reuse terms (``schema:license``) unless one is given.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ._io import atomic_writer
+from ._version import __version__
+from .errors import ExportError, OutputError
+from .exporting import export
+from .iris import minted
+from .store import Store, now_utc
+
+__all__ = ["CrateReport", "write_rocrate"]
+
+_PROV_SOFTWARE_AGENT = "http://www.w3.org/ns/prov#SoftwareAgent"
+_LICENSES = "SELECT DISTINCT ?license WHERE { ?s a hc:Story ; schema:license ?license }"
+
+
+@dataclass
+class CrateReport:
+    """What :func:`write_rocrate` wrote.
+
+    Attributes:
+        directory: the crate's directory.
+        files: each data file written (name relative to the crate) → its size in bytes.
+        inputs: the run's inputs named in the crate (seed URLs, or the stories' URLs).
+    """
+
+    directory: Path
+    files: dict[str, int] = field(default_factory=dict)
+    inputs: list[str] = field(default_factory=list)
+
+
+def _write_export(store: Store, fmt: str, path: Path) -> None:
+    with atomic_writer(path) as handle:
+        export(store, fmt, handle)
+
+
+def _read_report(path: Path | None) -> dict[str, Any] | None:
+    if path is None or not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ExportError(f"{path}: not a crawl report ({exc})") from None
+    return data if isinstance(data, dict) else None
+
+
+def _licenses(store: Store) -> list[str]:
+    return sorted(str(row["license"].value) for row in store.query(_LICENSES))
+
+
+def write_rocrate(
+    store_dir: Path,
+    out_dir: Path,
+    *,
+    report: Path | None = None,
+    wacz: bool = False,
+    license_url: str | None = None,
+) -> CrateReport:
+    """Write the store's exports and the run that made them into ``out_dir`` as an RO-Crate.
+
+    Args:
+        store_dir: the store (opened read-only).
+        out_dir: the crate directory: created, or an empty one (never mixed with other files).
+        report: the crawl report (default ``STORE/crawl-report.json``, when it exists).
+        wacz: include the raw archive as ``archive.wacz`` (needs the ``webarchive`` extra).
+        license_url: the crate's license (default: the stories' ``schema:license``).
+
+    Raises:
+        OutputError: ``out_dir`` is a file or a non-empty directory.
+        ExportError: the report is not JSON, or the crate cannot be described.
+    """
+    try:
+        import rocrate  # noqa: F401 (the extra is installed: _build imports its classes)
+    except ImportError:
+        raise ExportError(
+            "hcgraph package needs ro-crate-py: pip install 'hcgraph[rocrate]'"
+        ) from None
+
+    if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
+        raise OutputError(f"--rocrate {out_dir}: must be a new or empty directory")
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    # Built beside the target and renamed when complete: a failure leaves no half crate.
+    work = out_dir.parent / f".{out_dir.name}.partial-{os.getpid()}"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir()
+    try:
+        result = _build(store_dir, work, report, wacz, license_url)
+        if out_dir.exists():
+            out_dir.rmdir()
+        work.rename(out_dir)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    result.directory = out_dir
+    return result
+
+
+def _build(
+    store_dir: Path,
+    out_dir: Path,
+    report: Path | None,
+    wacz: bool,
+    license_url: str | None,
+) -> CrateReport:
+    """Write the crate's files and metadata into ``out_dir`` (the work directory)."""
+    from rocrate.model.contextentity import ContextEntity
+    from rocrate.model.softwareapplication import SoftwareApplication
+    from rocrate.rocrate import ROCrate
+
+    report_path = report if report is not None else store_dir / "crawl-report.json"
+    crawl = _read_report(report_path)
+    result = CrateReport(out_dir)
+
+    files: list[tuple[str, str, str, str]] = []  # (name, encodingFormat, name, description)
+    with Store(store_dir, read_only=True) as store:
+        licenses = [license_url] if license_url else _licenses(store)
+        if not licenses:
+            raise ExportError(
+                "the stories state no license (schema:license): give the crate's with --license URL"
+            )
+        _write_export(store, "trig", out_dir / "graph.trig")
+        files.append(("graph.trig", "application/trig", "The knowledge graph",
+                      "Every named graph of the hcgraph store as TriG: stories, shared graphs, "
+                      "manifest replies and support verdicts."))  # fmt: skip
+        _write_export(store, "claimreview", out_dir / "claimreview.jsonld")
+        files.append(("claimreview.jsonld", "application/ld+json", "Claim reviews",
+                      "Each (passage, cited claim) support verdict as a schema.org ClaimReview "
+                      "(ClaimsKG ratings TRUE/FALSE/OTHER)."))  # fmt: skip
+        from .provenance.auditing import audit
+
+        with atomic_writer(out_dir / "audit.json") as handle:
+            handle.write(audit(store).to_json().encode("utf-8") + b"\n")
+        files.append(("audit.json", "application/json", "Disclosure audit",
+                      "hcgraph audit: each story checked against its disclosure."))  # fmt: skip
+        stories = sorted(store.story_graphs())
+    if crawl is not None:
+        shutil.copyfile(report_path, out_dir / "crawl-report.json")  # the report's own bytes
+        files.append(("crawl-report.json", "application/json", "Crawl report",
+                      "What the crawl fetched, stored, skipped and failed."))  # fmt: skip
+    if wacz:
+        from .webarchive import export_wacz
+
+        export_wacz(out_dir / "archive.wacz", store_dir, None)
+
+    crate = ROCrate(version="1.1")
+    root = crate.root_dataset
+    ended = str((crawl or {}).get("finished_at") or now_utc().isoformat().replace("+00:00", "Z"))
+    started = str((crawl or {}).get("started_at") or ended)
+    root["name"] = "hcgraph crawl and outputs"
+    root["description"] = (
+        f"A provenance knowledge graph of {len(stories)} Hanging Context stories built by "
+        f"hcgraph {__version__}, with its claim reviews, audit and crawl report."
+    )
+    root["datePublished"] = ended
+    root["license"] = [
+        crate.add(ContextEntity(crate, url, {"@type": "CreativeWork", "name": url}))
+        for url in licenses
+    ]
+
+    software = crate.add(
+        SoftwareApplication(
+            crate,
+            minted("software", "hcgraph", __version__),
+            {
+                "@type": ["SoftwareApplication", _PROV_SOFTWARE_AGENT],
+                "name": "hcgraph",
+                "softwareVersion": __version__,
+                "url": "https://w3id.org/hcgraph",
+            },
+        )
+    )
+    seeds = [str(s) for s in (crawl or {}).get("seeds", [])] or stories
+    inputs = [
+        crate.add(ContextEntity(crate, seed, {"@type": "WebPage", "name": seed, "url": seed}))
+        if "://" in seed
+        else crate.add(ContextEntity(crate, f"#seed-{i}", {"@type": "CreativeWork", "name": seed}))
+        for i, seed in enumerate(seeds)
+    ]
+    result.inputs = seeds
+    outputs = []
+    for name, fmt, title, description in files:
+        path = out_dir / name
+        size = path.stat().st_size
+        result.files[name] = size
+        outputs.append(
+            crate.add_file(
+                path,
+                dest_path=name,
+                properties={
+                    "name": title,
+                    "description": description,
+                    "encodingFormat": fmt,
+                    "contentSize": str(size),
+                },
+            )
+        )
+    if wacz:
+        path = out_dir / "archive.wacz"
+        result.files["archive.wacz"] = path.stat().st_size
+        archive = crate.add_file(
+            path,
+            dest_path="archive.wacz",
+            properties={
+                "name": "Raw archive",
+                "description": "Every fetch the crawl kept, as WARC 1.1 records in a WACZ.",
+                "encodingFormat": "application/wacz",
+                "contentSize": str(path.stat().st_size),
+            },
+        )
+        inputs.append(archive)
+    crate.add_action(
+        software,
+        identifier="#hcgraph-run",
+        object=inputs,
+        result=outputs,
+        properties={
+            "@type": "CreateAction",
+            "name": "hcgraph run: crawl, ingest, claim check and exports",
+            "startTime": started,
+            "endTime": ended,
+            "actionStatus": {"@id": "http://schema.org/CompletedActionStatus"},
+        },
+    )
+    try:
+        crate.write(out_dir)
+    except (OSError, ValueError, KeyError) as exc:
+        raise ExportError(f"cannot write the RO-Crate to {out_dir}: {exc}") from None
+    return result
