@@ -24,8 +24,8 @@ recorded and handed over (a refused body gets no validators, no ``fetched`` stat
 place in a batch), and the ways to a single parse save next to nothing or cost more: this
 parse is ~30 µs of the ~300 µs a body costs to parse, ship and validate (about 0.3% of a
 crawled story's CPU); a validated story pickled to the worker costs more than validating it
-there, and ``from_json``'s tree pickled and validated there saves ~10 µs
-(``bench/bench_parse_handover.py``, ``bench/RESULTS.md``).
+there, and so does ``from_json``'s tree pickled and validated there, with the raw-byte scans
+``parse_story`` keeps (``bench/bench_parse_handover.py``, ``bench/RESULTS.md``).
 """
 
 from __future__ import annotations
