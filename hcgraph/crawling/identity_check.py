@@ -17,6 +17,15 @@ another order or some the server ignored, ``/stories/x/?b=2&a=1`` serving ``/sto
 and whatever :func:`hcgraph.urls.canonicalize` folds already: case, default port, tracking
 parameters). :func:`variant_of` recognises one; the crawler records it as a duplicate of the
 story's own URL (nothing is stored from it) and fetches the story there.
+
+The check parses the body here, on the crawler's event loop, and the store worker's pipeline
+parses it again: kept on purpose (issue 41). The check has to decide before the fetch is
+recorded and handed over (a refused body gets no validators, no ``fetched`` state and no
+place in a batch), and the ways to a single parse save next to nothing or cost more: this
+parse is ~30 µs of the ~300 µs a body costs to parse, ship and validate (about 0.3% of a
+crawled story's CPU); a validated story pickled to the worker costs more than validating it
+there, and so does ``from_json``'s tree pickled and validated there, with the raw-byte scans
+``parse_story`` keeps (``bench/bench_parse_handover.py``, ``bench/RESULTS.md``).
 """
 
 from __future__ import annotations
