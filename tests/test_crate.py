@@ -167,7 +167,7 @@ def test_a_real_crawl_with_its_wacz(crawl_server: Any, invoke: Any, tmp_path: Pa
     """A crawl over a loopback site: the crate names the crawl's seeds and times, and holds
     the raw archive as a WACZ among the run's inputs; roc-validator accepts it."""
     pytest.importorskip("wacz.main")
-    from crawlserver import Site, page, story
+    from tests.crawlserver import Site, page, story
 
     site = Site(crawl_server)
     site.add("a", story("a", page("b")))

@@ -16,12 +16,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import diskfull
 
 from hcgraph.crawling.frontier import Frontier
 from hcgraph.errors import CrawlError
 from tests.conftest import cli_env
 from tests.crawlserver import CrawlServer, Site, page, stories_in, story
+from tests.support import diskfull
 
 SLUGS = [f"d{n}" for n in range(30)]
 EVERY = {page("a"), *(page(s) for s in SLUGS)}
