@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
@@ -394,48 +394,18 @@ def _finish(
     return trace
 
 
-_CLAIM_TEXT = "SELECT ?c ?text WHERE { %s ?c prov:wasQuotedFrom ?reply ; prov:value ?text }"
-_VERDICTS = """
-SELECT ?g ?part ?c ?status ?reason ?detail WHERE { GRAPH ?g {
-  ?v cito:hasCitingEntity ?part ; cito:hasCitedEntity ?c ; hc:supportStatus ?status .
-  OPTIONAL { ?v hc:reason ?reason }
-  OPTIONAL { ?v hc:mismatch ?m . ?m <http://www.w3.org/2000/01/rdf-schema#comment> ?detail }
-} }
-"""
-
-
 def _add_claim_facts(store: Store, tr: Trace) -> None:
     """The claims' texts (from the manifest replies) and the support verdicts of the parts."""
-    from ._graph import batches, values
+    from ..claims.reading import claim_texts, story_verdicts
 
-    claims = {c for s in tr.stories for p in s.parts for c in p.claim_ids}
-    for chunk in batches(claim_iri(c) for c in claims):
-        for c, text in rows(store, _CLAIM_TEXT % values("c", chunk)):
-            if c is not None and text is not None:
-                tr.claim_texts.setdefault(claim_id(c), text)
+    tr.claim_texts.update(
+        claim_texts(store, {c for s in tr.stories for p in s.parts for c in p.claim_ids})
+    )
     parts = {p.iri for s in tr.stories for p in s.parts}
     for s in tr.stories:
-        for part, claim, verdict in _story_verdicts(store, s.url):
+        for (part, claim), verdict in story_verdicts(store, s.url).items():
             if part in parts:
                 tr.verdicts.setdefault((part, claim), verdict)
-
-
-def _story_verdicts(store: Store, story: str) -> Iterator[tuple[str, str, tuple[str, str, str]]]:
-    """(part, claim id, (status, reason, first detail)) for each verdict of ``story``."""
-    from ..claims.graphing import support_graph
-
-    graph = named_node(support_graph(story))
-    if graph is None:
-        return
-    seen: dict[tuple[str, str], tuple[str, str, str]] = {}
-    for part, c, status, reason, detail in rows(store, _VERDICTS, g=graph):
-        if part is None or c is None or status is None:
-            continue
-        key = (part, claim_id(c))
-        if key not in seen or (detail and not seen[key][2]):
-            seen[key] = (status, reason or "", detail or "")
-    for (part, claim), verdict in sorted(seen.items()):
-        yield part, claim, verdict
 
 
 # --- renderers -------------------------------------------------------------------------------

@@ -116,17 +116,6 @@ Q_UNSUPPORTED = f"""
 SELECT ?g (COUNT(?v) AS ?n) WHERE {{ GRAPH ?g {{ ?v hc:supportStatus "unsupported" }}
   FILTER STRSTARTS(STR(?g), "{SUPPORT_GRAPHS}") }} GROUP BY ?g
 """
-#: One story's verdicts: per (passage, claim), the status and the first mismatch's detail.
-Q_STORY_VERDICTS = """
-SELECT ?g ?part ?claim ?status ?detail WHERE { GRAPH ?g {
-  ?v cito:hasCitingEntity ?part ; cito:hasCitedEntity ?claim ; hc:supportStatus ?status .
-  OPTIONAL { ?v hc:mismatch ?m . ?m <http://www.w3.org/2000/01/rdf-schema#comment> ?detail }
-} }
-"""
-#: Claim texts, as the manifest replies give them.
-Q_CLAIM_TEXTS = """
-SELECT ?claim ?text WHERE { ?claim prov:wasQuotedFrom ?reply ; prov:value ?text } LIMIT 1
-"""
 Q_SOME_STORIES = "SELECT ?s ?slug WHERE { GRAPH ?s { ?s a hc:Story ; hc:slug ?slug } } LIMIT 3"
 
 

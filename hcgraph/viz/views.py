@@ -86,11 +86,9 @@ from ..errors import VizError
 from ..store import Store
 from .data import (
     HC,
-    Q_CLAIM_TEXTS,
     Q_SOME_STORIES,
     Q_STORY_CITES,
     Q_STORY_PARTS,
-    Q_STORY_VERDICTS,
     Citations,
     ManifestRec,
     ReuseData,
@@ -499,24 +497,21 @@ def _mark_support(graph: nx.DiGraph, store: Store, story: str) -> None:
     """Claims get their text (from the manifest replies) as their title; a paragraph or key
     fact the support check found not saying what a claim says gets ``unsupported`` (how many
     claims) and a ✗ before its label, and the claim's title says what differs."""
-    from ..claims.graphing import support_graph
+    from ..claims.reading import claim_texts, story_verdicts
 
-    for claim, attrs in graph.nodes(data=True):
-        if attrs["type"] != "Claim":
-            continue
-        for sol in store.query(Q_CLAIM_TEXTS, bindings={"claim": ox.NamedNode(claim)}):
-            attrs["title"] = f"claim {attrs['id']}: {sol['text'].value}"
-    verdicts = store.query(Q_STORY_VERDICTS, bindings={"g": ox.NamedNode(support_graph(story))})
+    claims = {a["id"]: n for n, a in graph.nodes(data=True) if a["type"] == "Claim"}
+    for cid, text in claim_texts(store, claims).items():
+        graph.nodes[claims[cid]]["title"] = f"claim {cid}: {text}"
     bad: dict[str, dict[str, str]] = defaultdict(dict)
-    for sol in verdicts:
-        part, claim = sol["part"].value, sol["claim"].value
-        if value(sol, "status") == "unsupported" and part in graph and claim in graph:
-            bad[part].setdefault(claim, value(sol, "detail"))
-    for part, claims in sorted(bad.items()):
+    for (part, cid), verdict in story_verdicts(store, story).items():
+        claim = claims.get(cid)
+        if verdict.status == "unsupported" and part in graph and claim is not None:
+            bad[part].setdefault(claim, verdict.detail)
+    for part, by_claim in sorted(bad.items()):
         attrs = graph.nodes[part]
-        attrs["unsupported"] = len(claims)
+        attrs["unsupported"] = len(by_claim)
         attrs["label"] = "✗ " + attrs["label"]
-        for claim, detail in sorted(claims.items()):
+        for claim, detail in sorted(by_claim.items()):
             edge = graph.edges.get((part, claim))
             if edge is not None:
                 edge["unsupported"] = 1
