@@ -222,14 +222,20 @@ def build_payload(graph: nx.DiGraph, positions: Positions | None = None) -> dict
         "drill": _drill_payload(drill) if drill else None,
         "always": _always_labelled(graph, ranking),
         "newsrooms": [visible_bidi(r) for r in newsrooms],
-        "meta": {
-            "view": graph.graph.get("view", ""),
-            "focus": graph.graph.get("focus") or "",
-            "title": visible_bidi(graph.graph.get("title", "")),
-            "note": visible_bidi(graph.graph.get("note", "")),
-            "nodes": graph.number_of_nodes(),
-            "edges": graph.number_of_edges(),
-        },
+        "meta": page_meta(graph, graph.graph.get("view", "")),
+    }
+
+
+def page_meta(graph: nx.DiGraph, view: str) -> dict[str, Any]:
+    """What every map page says about itself: view, focus, title and note (text made safe
+    for a page), and its size."""
+    return {
+        "view": view,
+        "focus": graph.graph.get("focus") or "",
+        "title": visible_bidi(graph.graph.get("title", "")),
+        "note": visible_bidi(graph.graph.get("note", "")),
+        "nodes": graph.number_of_nodes(),
+        "edges": graph.number_of_edges(),
     }
 
 

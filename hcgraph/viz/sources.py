@@ -154,7 +154,7 @@ def sources_payload(graph: nx.DiGraph) -> dict[str, Any]:
     rows: ``[part IRI, text]``; ``publishers`` rows: ``[label, name, reach, IRI]``, the
     largest reach first. Text is made safe where the page writes it (textContent).
     """
-    from .render import _http, visible_bidi, visible_label
+    from .render import _http, page_meta, visible_bidi, visible_label
 
     nodes = graph.nodes
     pubs = sorted(n for n in graph if nodes[n]["type"] == "Publisher")
@@ -193,14 +193,7 @@ def sources_payload(graph: nx.DiGraph) -> dict[str, Any]:
         "citers": citers,
         "stories": [_story_row(nodes[s]) for s in stories],
         "passages": passage_rows,
-        "meta": {
-            "view": "sources",
-            "focus": graph.graph.get("focus") or "",
-            "title": visible_bidi(graph.graph.get("title", "")),
-            "note": visible_bidi(graph.graph.get("note", "")),
-            "nodes": graph.number_of_nodes(),
-            "edges": graph.number_of_edges(),
-        },
+        "meta": page_meta(graph, "sources"),
     }
 
 

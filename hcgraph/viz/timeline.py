@@ -106,7 +106,7 @@ def time_payload(graph: nx.DiGraph) -> dict[str, Any]:
     ``day``, ``d``, ``u`` (URL), ``p`` (index into ``publishers``), ``n`` (citing stories);
     ``cites``: ``s`` and ``m`` (indices of the story and the source).
     """
-    from .render import _http, visible_bidi, visible_label
+    from .render import _http, page_meta, visible_bidi, visible_label
 
     nodes = graph.nodes
 
@@ -157,14 +157,7 @@ def time_payload(graph: nx.DiGraph) -> dict[str, Any]:
         "publishers": [visible_bidi(nodes[p]["label"] or p) for p in pubs],
         "bins": [[label, _finite(lo), _finite(hi)] for label, lo, hi in LAG_BINS],
         "lag": lag_summary(lag_days(graph)),
-        "meta": {
-            "view": "time",
-            "focus": graph.graph.get("focus") or "",
-            "title": visible_bidi(graph.graph.get("title", "")),
-            "note": visible_bidi(graph.graph.get("note", "")),
-            "nodes": graph.number_of_nodes(),
-            "edges": graph.number_of_edges(),
-        },
+        "meta": page_meta(graph, "time"),
     }  # fmt: skip
 
 
