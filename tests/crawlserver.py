@@ -16,13 +16,14 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from itertools import count
 from pathlib import Path
 from typing import Any
 
 from hcgraph.crawling import CrawlOptions, CrawlReport, FetchPolicy, crawl
 from hcgraph.store import Store
+from tests.support.loopback import LoopbackServer
 
 __all__ = [
     "ORIGIN",
@@ -77,7 +78,7 @@ class Hit:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server: _Server
+    server: Any
 
     def log_message(self, format: str, *args: object) -> None:  # quiet
         pass
@@ -126,12 +127,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    owner: CrawlServer
-
-
-class CrawlServer:
+class CrawlServer(LoopbackServer):
     """The session's loopback server. ``base`` is ``http://127.0.0.1:PORT``."""
 
     def __init__(self) -> None:
@@ -139,19 +135,7 @@ class CrawlServer:
         self.hits: list[Hit] = []
         self._lock = threading.Lock()
         self._ids = count(1)
-        self.httpd = _Server(("127.0.0.1", 0), _Handler)
-        self.httpd.owner = self
-        self.port = self.httpd.server_address[1]
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def start(self) -> CrawlServer:
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(_Handler, 0)
 
     def _log(self, hit: Hit) -> None:
         with self._lock:

@@ -18,7 +18,10 @@ import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+from typing import Any
+
+from tests.support.loopback import LoopbackServer
 
 __all__ = ["PREFIX", "ManifestServer", "Reply", "manifest_id", "reply_body"]
 
@@ -58,7 +61,7 @@ def reply_body(ident: str, claims: int = 5, text: str = "") -> bytes:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server: _Server
+    server: Any
 
     def log_message(self, format: str, *args: object) -> None:  # quiet
         pass
@@ -83,12 +86,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    owner: ManifestServer
-
-
-class ManifestServer:
+class ManifestServer(LoopbackServer):
     """The loopback API. ``base`` is ``http://127.0.0.1:PORT`` (the ``--api`` to pass)."""
 
     def __init__(self, key: str, port: int = 0, generated: int = 0) -> None:
@@ -98,19 +96,7 @@ class ManifestServer:
         self.hits: Counter[str] = Counter()
         self.unkeyed = 0  # requests without the right key
         self._lock = threading.Lock()
-        self.httpd = _Server(("127.0.0.1", port), _Handler)
-        self.httpd.owner = self
-        self.port = self.httpd.server_address[1]
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def start(self) -> ManifestServer:
-        self.thread.start()
-        return self
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(_Handler, port)
 
     def path(self, ident: str) -> str:
         return PREFIX + ident
