@@ -34,6 +34,7 @@ __all__ = [
     "XSD_DATETIME",
     "XSD_INTEGER",
     "boolean",
+    "in_graph",
     "integer",
     "iri",
     "literal",
@@ -99,3 +100,14 @@ def boolean(value: bool) -> str:
 def integer(value: int) -> str:
     """An ``xsd:integer`` literal (positions and counts recur: memoised)."""
     return '"' + str(value) + '"^^<' + XSD_INTEGER + ">"
+
+
+def in_graph(graph: str, ntriples: str) -> str:
+    """hcgraph's own N-Triples (one triple per line, each ending with a space, a dot and a
+    line feed: a literal never holds a raw line feed) placed in ``graph``, as N-Quads.
+
+    >>> in_graph("http://g", '<http://s> <http://p> "o" .' + chr(10)).split()
+    ['<http://s>', '<http://p>', '"o"', '<http://g>', '.']
+    """
+    tail = f" <{graph}> .\n"
+    return tail.join(ntriples[:-3].split(" .\n")) + tail if ntriples else ""

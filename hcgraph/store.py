@@ -65,7 +65,7 @@ from .errors import (
 )
 from .iris import minted, named_node
 from .ledger import Ledger
-from .rdftext import nfc
+from .rdftext import in_graph, nfc
 from .sparqlguard import check_no_service
 from .vocab import DCTERMS, GRAPH, HC, PREFIXES, PROV, SHARED_GRAPHS
 
@@ -486,15 +486,18 @@ class Store:
             self.ox.update(update)
 
     def replace_graphs(self, graphs: Mapping[str, str]) -> None:
-        """Atomically replace several graphs' content in one transaction (an empty body
-        drops its graph). Same rule for the text as :meth:`replace_graph`."""
+        """Replace several graphs' content (an empty body drops its graph): the graphs are
+        dropped, then the new content loaded as N-Quads in one load (a SPARQL ``INSERT DATA``
+        of the same text cost ~8x the CPU). Not atomic across the two steps: for graphs a
+        caller can always write again (the claims' reply and support graphs, which are
+        rewritten when missing). Same rule for the text as :meth:`replace_graph`."""
         if not graphs:
             return
         self._writable()
-        drops = "".join(f"DROP SILENT GRAPH <{name}> ;\n" for name in graphs)
-        body = "".join(f"GRAPH <{name}> {{\n{nt}}}\n" for name, nt in graphs.items() if nt)
         with self._written():
-            self.ox.update(f"{drops}INSERT DATA {{\n{body}}}" if body else drops.rstrip(";\n"))
+            for name in graphs:
+                self.ox.remove_graph(ox.NamedNode(name))
+        self.load_nquads("".join(in_graph(g, nt) for g, nt in graphs.items()).encode())
 
     def remove_graph(self, graph: str) -> None:
         """Drop one named graph."""

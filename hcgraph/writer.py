@@ -52,6 +52,7 @@ from typing import Literal
 from .errors import StoreDiskError, StoreError, first_line
 from .ledger import Pending, description_hash
 from .mapping import MappedStory
+from .rdftext import in_graph
 from .store import Store
 
 __all__ = ["Batch", "Writer", "recover", "remove_story"]
@@ -125,7 +126,7 @@ class Batch:
 
     def shared_nquads(self) -> bytes:
         """The new descriptions as N-Quads."""
-        return b"".join(_as_nquads(g, b).encode() for g, b in self.shared_ntriples().items())
+        return b"".join(in_graph(g, b).encode() for g, b in self.shared_ntriples().items())
 
 
 @dataclass
@@ -329,12 +330,6 @@ def _recovered(store: Store) -> dict[str, tuple[bool, int]]:
     return {p.story: (p.new, p.quads) for p in written if store.raw_sha256(p.story) == p.sha}
 
 
-def _as_nquads(graph: str, ntriples: str) -> str:
-    """N-Triples lines (hcgraph's own: one triple per line) placed in ``graph``."""
-    tail = f" <{graph}> .\n"
-    return tail.join(ntriples[:-3].split(" .\n")) + tail if ntriples else ""
-
-
 def _retract(store: Store, dropped: set[bytes]) -> None:
     """Remove descriptions no story states any more; their subjects keep the rest."""
     if not dropped:
@@ -389,7 +384,7 @@ def recover(store: Store) -> None:
         return
     landed = [p for p in ledger.pending() if _settle_or_undo(store, p)]
     hashes = {h for p in landed for h in (ledger.uses_of(p.story) if p.new else p.hashes)}
-    text = "".join(_as_nquads(graph, body) for graph, body in ledger.bodies(sorted(hashes)))
+    text = "".join(in_graph(graph, body) for graph, body in ledger.bodies(sorted(hashes)))
     store.load_nquads(text.encode())
     dropped = ledger.settle(landed)
     _retract(store, dropped | set(ledger.unused()))
