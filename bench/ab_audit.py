@@ -53,7 +53,7 @@ print(json.dumps(out))
 def build(path: Path, stories: int) -> None:
     """The generated store (this tree's ingest), once."""
     from hcgraph import Store, ingest_bytes
-    from hcgraph.sample import generate_corpus
+    from hcsample.corpus import generate_corpus
 
     seed = json.loads((ROOT / "tests" / "fixtures" / "agentic-rl-production.json").read_text())
     corpus = generate_corpus(stories, 13, include_seed=seed).stories

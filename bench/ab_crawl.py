@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_crawl import Run, run_measured, serve_site  # noqa: E402
 
-from hcgraph.sample import DEFAULT_BASE_URL  # noqa: E402
+from hcsample.corpus import DEFAULT_BASE_URL  # noqa: E402
 
 # Runs `hcgraph crawl` from one tree, with CrawlOptions fields overridden (argv[1:4]).
 _CRAWL = """

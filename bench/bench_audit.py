@@ -89,7 +89,7 @@ def main() -> None:
 
     from hcgraph import Store, ingest_bytes
     from hcgraph.provenance import audit, history, trace, write_report
-    from hcgraph.sample import generate_corpus
+    from hcsample.corpus import generate_corpus
     from tests.support.groundtruth import ground_truth
 
     r: dict[str, Any] = {"args": vars(args), "load_before": os.getloadavg()[0]}

@@ -2,7 +2,7 @@
 
 Steps (each in its own process, so each CPU time and peak RSS is its own):
 
-* **corpus**: ``hcgraph.sample`` stories (seed 42, as ``bench_datapath.py``) written as files.
+* **corpus**: ``hcsample.corpus`` stories (seed 42, as ``bench_datapath.py``) written as files.
 * **ingest**: ``hcgraph ingest`` of the files into a fresh store: wall and CPU seconds
   (the child's own ``rusage``), peak RSS, the store's size on disk and per story.
 * **queries**: every saved query (``queries/*.rq``) with its default parameters through

@@ -26,8 +26,8 @@ from hcgraph.claims.pulling import pull_manifests
 from hcgraph.crate import write_rocrate
 from hcgraph.exporting import export
 from hcgraph.ingest import ingest_paths
-from hcgraph.sample import generate_corpus
 from hcgraph.store import Store
+from hcsample.corpus import generate_corpus
 
 WORK = Path(__file__).resolve().parent / "_work" / "claimreview"
 

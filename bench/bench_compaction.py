@@ -1,7 +1,7 @@
 """Benchmark the store ``hcgraph ingest`` leaves: the saved queries on it against the same
 store optimised, and what the compaction at the end of the ingest costs.
 
-Builds, from one generated corpus (``hcgraph.sample``, seed 4) written as JSON files:
+Builds, from one generated corpus (``hcsample.corpus``, seed 4) written as JSON files:
 
 * ``left``: ``hcgraph ingest`` as shipped (it compacts the store at the end when
   ``Store.compaction_due`` says so);
@@ -96,8 +96,8 @@ def time_queries(
     from bench_queries import _params
 
     from hcgraph.queries import run_query, saved_queries
-    from hcgraph.sample import iter_stories
     from hcgraph.store import Store
+    from hcsample.corpus import iter_stories
 
     urls = [str(doc["url"]) for doc in iter_stories(n, seed=seed)]
     opened = {name: Store(path, read_only=True) for name, path in stores.items()}
@@ -134,7 +134,7 @@ def main() -> None:
     ap.add_argument("--write-results", action="store_true")
     args = ap.parse_args()
 
-    from hcgraph.sample import iter_stories
+    from hcsample.corpus import iter_stories
 
     work = args.keep or Path(tempfile.mkdtemp(prefix="bench-compaction-"))
     work.mkdir(parents=True, exist_ok=True)

@@ -47,7 +47,7 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from hcgraph.sample import DEFAULT_BASE_URL, generate_corpus  # noqa: E402
+from hcsample.corpus import DEFAULT_BASE_URL, generate_corpus  # noqa: E402
 
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 CONF = """

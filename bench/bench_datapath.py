@@ -59,7 +59,7 @@ def _usage() -> tuple[float, float]:
 
 def _write_corpus(n: int, directory: Path) -> None:
     """Seeded stories as files, written the way the real site publishes them."""
-    from hcgraph.sample import iter_stories
+    from hcsample.corpus import iter_stories
 
     directory.mkdir(parents=True)
     for i, story in enumerate(iter_stories(n, seed=SEED)):

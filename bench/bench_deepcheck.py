@@ -45,8 +45,8 @@ def main() -> None:
     opts = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     from hcgraph.ingest import ingest_bytes
-    from hcgraph.sample import generate_corpus
     from hcgraph.store import Store
+    from hcsample.corpus import generate_corpus
 
     with tempfile.TemporaryDirectory() as tmp:
         store = Path(tmp) / "store"

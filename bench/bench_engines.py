@@ -1,7 +1,7 @@
 """Benchmark: every saved query, in every parameter form, on five SPARQL engines side by side.
 
 The bench half of ``tests/test_engines.py`` (which checks the same rows at 1k stories in CI):
-one seeded corpus (``hcgraph.sample``, seed 26 plus the fixture story, as the test builds it)
+one seeded corpus (``hcsample.corpus``, seed 26 plus the fixture story, as the test builds it)
 of ``--stories`` stories (default 10,000) is written as story files and ingested by the CLI
 (``hcgraph ingest DIR --store STORE``: the store exactly as the CLI leaves it). Then every
 case of :func:`tests.support.engines.cases` is answered by:
@@ -62,8 +62,8 @@ from _results import publish  # noqa: E402
 
 from hcgraph.dump import write_shards  # noqa: E402
 from hcgraph.queries import run_query, saved_queries  # noqa: E402
-from hcgraph.sample import iter_stories  # noqa: E402
 from hcgraph.store import Store  # noqa: E402
+from hcsample.corpus import iter_stories  # noqa: E402
 from tests import virtuoso  # noqa: E402
 from tests.conftest import SEED, SEED_URL, free_port  # noqa: E402
 from tests.support import engines  # noqa: E402

@@ -5,7 +5,7 @@ through :func:`hcgraph.rdftext.nfc`. The baseline is the same code with ``nfc`` 
 the identity (the mapping as it was), measured in the same run, rounds alternating A B A B so
 drift on a shared machine falls on both. Two corpora of generated stories:
 
-* ``generated``: :func:`hcgraph.sample.generate_corpus` as it is (every story holds some
+* ``generated``: :func:`hcsample.corpus.generate_corpus` as it is (every story holds some
   non-ASCII text, so the ASCII shortcut alone never decides a whole story);
 * ``nfd``: the same with NFD text (``Cafe`` + U+0301, ``cre`` + U+0300) appended to every
   headline and paragraph: the worst case, where ``normalize`` runs.
@@ -38,7 +38,7 @@ from _results import publish  # noqa: E402
 from hcgraph import rdftext  # noqa: E402
 from hcgraph.mapping import IngestInfo, map_story  # noqa: E402
 from hcgraph.model import Story, parse_story  # noqa: E402
-from hcgraph.sample import generate_corpus  # noqa: E402
+from hcsample.corpus import generate_corpus  # noqa: E402
 
 HEADING = "## NFC literals: the mapping step's CPU"
 

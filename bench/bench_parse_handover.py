@@ -18,7 +18,7 @@ pickled to it. One parse per body can come two ways (issue 41, item 3):
   URLs.
 
 Each row is CPU microseconds per body (the best of ``--rounds``, ``time.process_time``) over
-the same generated stories (:func:`hcgraph.sample.iter_stories`, serialised as the crawl
+the same generated stories (:func:`hcsample.corpus.iter_stories`, serialised as the crawl
 benchmarks serve them). The baseline, measured in the same run, is today's path: the
 identity parse + the pickle round trip of the body + ``parse_story``.
 """
@@ -42,7 +42,7 @@ from pydantic_core import from_json  # noqa: E402
 from hcgraph.crawling.identity_check import declared_url  # noqa: E402
 from hcgraph.model import Story, _suspect, check_shape, parse_story  # noqa: E402
 from hcgraph.pipeline import Document  # noqa: E402
-from hcgraph.sample import _dumps, iter_stories  # noqa: E402
+from hcsample.corpus import _dumps, iter_stories  # noqa: E402
 
 
 def _best(rounds: int, items: Sequence[Any], fn: Callable[[Any], object]) -> float:

@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from hcgraph import Store, ingest_bytes
 from hcgraph.dump import write_shards
 from hcgraph.push import PushOptions, PushState, push_graphs, remote_counts, resolve_endpoint
-from hcgraph.sample import iter_stories
+from hcsample.corpus import iter_stories
 
 
 def free_port() -> int:

@@ -97,8 +97,8 @@ def build_store(
     there for the same ``n`` and ``seed`` is reused.
     """
     from hcgraph.ingest import ingest_bytes
-    from hcgraph.sample import iter_stories
     from hcgraph.store import Store
+    from hcsample.corpus import iter_stories
 
     when = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
     urls = [str(doc["url"]) for doc in iter_stories(n, seed=seed)]

@@ -57,7 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _results import publish  # noqa: E402
 
 from hcgraph import Store, ingest_bytes  # noqa: E402
-from hcgraph.sample import iter_stories  # noqa: E402
+from hcsample.corpus import iter_stories  # noqa: E402
 
 QUERIES = {
     "ASK": "ASK { ?s ?p ?o }",

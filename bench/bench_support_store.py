@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hcgraph.sample import generate_corpus
+from hcsample.corpus import generate_corpus
 
 
 def _run(*args: str) -> tuple[float, float, str]:

@@ -74,7 +74,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from hcgraph import Store, ingest_bytes
-    from hcgraph.sample import generate_corpus
+    from hcsample.corpus import generate_corpus
 
     seed = json.loads((ROOT / "tests" / "fixtures" / "agentic-rl-production.json").read_text())
     stories = generate_corpus(args.stories, seed=args.seed, include_seed=seed).stories

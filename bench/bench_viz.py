@@ -49,8 +49,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from _results import write_section  # noqa: E402
 
 from hcgraph import Store, ingest_bytes  # noqa: E402
-from hcgraph.sample import iter_stories  # noqa: E402
 from hcgraph.viz import citation_graph, compute_layout, write_map  # noqa: E402
+from hcsample.corpus import iter_stories  # noqa: E402
 from tests.support.chromium import CHROMIUM_ARGS  # noqa: E402
 
 ARGS = CHROMIUM_ARGS
@@ -449,7 +449,7 @@ def _write_results(table: str, args: argparse.Namespace, load: tuple[float, floa
         f"{heading}\n\n"
         f"`python bench/bench_viz.py --write-results --loads {args.loads}` on "
         f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}; seeded generated stories "
-        f"(`hcgraph.sample`, seed {args.seed}); load average {load[0]:.1f} at the start and "
+        f"(`hcsample.corpus`, seed {args.seed}); load average {load[0]:.1f} at the start and "
         f"{load[1]:.1f} at the end of the run (three other engineers' jobs share the 2 cores: "
         "read ratios and CPU seconds, not wall seconds); headless Debian Chromium, software "
         "rendering, every http(s) request aborted. First frame: median of "

@@ -2,7 +2,7 @@
 copy of the archive's pack files (the floor: the least any export must do, read and write
 every byte once), measured in the same run.
 
-Builds a raw archive like a crawl and one re-crawl leave it (``hcgraph.sample`` corpus,
+Builds a raw archive like a crawl and one re-crawl leave it (``hcsample.corpus`` corpus,
 seed 5): each story fetched once (200, its body) and again (304, the same body confirmed),
 with the headers the crawler keeps. Then, alternately, ``--runs`` times each:
 
@@ -40,8 +40,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from _results import publish  # noqa: E402
 
 from hcgraph.archive import Archive, FetchRecord  # noqa: E402
-from hcgraph.sample import generate_corpus  # noqa: E402
 from hcgraph.webarchive import export_wacz, write_warc  # noqa: E402
+from hcsample.corpus import generate_corpus  # noqa: E402
 
 SECTION = "## WACZ export of the raw archive (issue 39 item 1)"
 

@@ -4,7 +4,7 @@ It serves a bundled sample site from a loopback HTTP server (a thread on a free 
 it over real HTTP, and writes ``output/``: the store, ``graph.ttl`` and the crawl report,
 plus whatever later steps add. The sample site holds the real seed story (packaged as
 ``hcgraph/data/agentic-rl-production.json``, at its real URL path) and generated stories
-(``hcgraph.sample``: marked ``"sample": true``, hosted under ``https://news.example.org``)
+(``hcsample.corpus``: marked ``"sample": true``, hosted under ``https://news.example.org``)
 that cite overlapping manifests and link to each other and to the seed. The crawl uses
 mirrors, so every IRI is the original one. The seed's own related links point at real
 stories the sample does not hold: they fail with 404 and are reported as not ingested.
@@ -34,7 +34,7 @@ from .crawling.fetch import FetchPolicy
 from .store import Store
 
 if TYPE_CHECKING:
-    from .sample import Corpus
+    from hcsample.corpus import Corpus
 
 __all__ = ["DEMO_STEPS", "DemoResult", "DemoStep", "SiteServer", "run_demo", "sample_site"]
 
@@ -136,7 +136,7 @@ def sample_replies(n_stories: int = 60, seed: int = 7) -> dict[str, bytes]:
 
 @lru_cache(maxsize=2)
 def _sample_corpus(n_stories: int, seed: int) -> Corpus:
-    from .sample import generate_corpus
+    from hcsample.corpus import generate_corpus
 
     real = json.loads(
         resources.files("hcgraph").joinpath("data/agentic-rl-production.json").read_bytes()

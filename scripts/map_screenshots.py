@@ -26,8 +26,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from bench_viz import build_store  # noqa: E402
 
 from hcgraph import Store, citation_graph, ingest_bytes  # noqa: E402
-from hcgraph.sample import generate_corpus  # noqa: E402
 from hcgraph.viz import write_map  # noqa: E402
+from hcsample.corpus import generate_corpus  # noqa: E402
 from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 OUT = ROOT / "docs" / "img"

@@ -225,7 +225,7 @@ def corpus_store() -> Iterator[CorpusStore]:
     import json
 
     from hcgraph.ingest import ingest_bytes
-    from hcgraph.sample import generate_corpus
+    from hcsample.corpus import generate_corpus
     from tests.support.groundtruth import ground_truth
 
     corpus = generate_corpus(300, seed=41, include_seed=json.loads(SEED.read_text()))

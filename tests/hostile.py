@@ -65,7 +65,7 @@ def canary_documents(seed_path: Path) -> list[tuple[bytes, str]]:
     """The map tests' corpus as ``ingest_bytes`` documents: the seed story, 12 generated
     hostile-text stories, and a hostile story whose headline, first manifest title and first
     paragraph are :data:`CANARY`."""
-    from hcgraph.sample import generate_corpus
+    from hcsample.corpus import generate_corpus
 
     seed = json.loads(seed_path.read_text())
     stories = generate_corpus(12, seed=3, hostile=True, include_seed=seed).stories

@@ -11,7 +11,7 @@ import pytest
 from hcgraph import Store, ingest_bytes
 from hcgraph.provenance.auditing import audit
 from hcgraph.provenance.report_html import write_report
-from hcgraph.sample import generate_corpus
+from hcsample.corpus import generate_corpus
 from tests.conftest import SEED
 from tests.hostile import CANARY, hostile_story
 from tests.support.chromium import CHROMIUM

@@ -19,7 +19,7 @@ import pytest
 from hcgraph import Store, ingest_bytes
 from hcgraph.provenance.auditing import audit
 from hcgraph.provenance.report_html import render_report
-from hcgraph.sample import generate_corpus
+from hcsample.corpus import generate_corpus
 from tests.conftest import SEED
 from tests.support.chromium import CHROMIUM
 from tests.support.colour import ciede2000, lab, min_delta_e

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from hcgraph import CheckError, Store, check
-from hcgraph.sample import generate_corpus
 from hcgraph.shacl import candidates, load_shapes, validate
 from hcgraph.vocab import SHARED_GRAPHS
+from hcsample.corpus import generate_corpus
 from tests.conftest import SEED
 
 # Structural damage no story JSON can produce: planted straight into story graphs.

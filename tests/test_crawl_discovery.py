@@ -398,7 +398,7 @@ def test_recrawl_skips_what_lastmod_says_is_unchanged(
 
 
 def test_a_discovery_crawl_resumes_after_sigkill(crawl_server: CrawlServer, tmp_path: Path) -> None:
-    from hcgraph.sample import DEFAULT_BASE_URL, generate_corpus
+    from hcsample.corpus import DEFAULT_BASE_URL, generate_corpus
 
     corpus = generate_corpus(40, seed=28)
     prefix = crawl_server.prefix("discover")

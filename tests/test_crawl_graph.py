@@ -11,7 +11,7 @@ import pytest
 
 from hcgraph.crawling import CrawlOptions, FetchPolicy, crawl
 from hcgraph.rebuilding import rebuild
-from hcgraph.sample import DEFAULT_BASE_URL, generate_corpus
+from hcsample.corpus import DEFAULT_BASE_URL, generate_corpus
 from tests.crawlserver import CrawlServer, Site, page, quads_of, stories_in, story
 from tests.support.groundtruth import ground_truth
 

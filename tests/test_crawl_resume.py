@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from hcgraph.sample import DEFAULT_BASE_URL, generate_corpus
+from hcsample.corpus import DEFAULT_BASE_URL, generate_corpus
 from tests.conftest import cli_env
 from tests.crawlserver import CrawlServer, quads_of
 

@@ -15,9 +15,9 @@ from hcgraph.damage import damage_message, damaged_file
 from hcgraph.deepcheck import INDEXES, deep_check
 from hcgraph.errors import StoreDamagedError
 from hcgraph.ingest import ingest_bytes
-from hcgraph.sample import generate_corpus
 from hcgraph.serve import Endpoint
 from hcgraph.store import Store
+from hcsample.corpus import generate_corpus
 
 _ENGINE = (
     "Corruption: block checksum mismatch: stored = 1, computed = 2, type = 4  in "

@@ -18,7 +18,7 @@ import pyoxigraph as ox
 import pytest
 
 from hcgraph import Store, ingest_bytes
-from hcgraph.sample import generate_corpus
+from hcsample.corpus import generate_corpus
 from tests.conftest import ROOT, cli_env
 
 

@@ -35,8 +35,8 @@ import pytest
 
 from hcgraph.ingest import ingest_bytes
 from hcgraph.queries import run_query, saved_queries
-from hcgraph.sample import iter_stories
 from hcgraph.store import Store
+from hcsample.corpus import iter_stories
 from tests import virtuoso
 from tests.conftest import SEED, SEED_URL, free_port
 from tests.support import engines

@@ -17,8 +17,8 @@ import rdflib
 from hcgraph.errors import UnknownFormatError
 from hcgraph.exporting import FORMATS, export
 from hcgraph.ingest import ingest_bytes
-from hcgraph.sample import generate_corpus
 from hcgraph.store import Store
+from hcsample.corpus import generate_corpus
 from tests.hostile import NASTY, hostile_story
 
 RDF_FORMATS = {

@@ -57,7 +57,7 @@ def golden_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     from click.testing import CliRunner
 
     from hcgraph.cli import cli
-    from hcgraph.sample import generate_corpus
+    from hcsample.corpus import generate_corpus
 
     base = tmp_path_factory.mktemp("golden")
     stories = base / "stories"

@@ -21,8 +21,8 @@ from lxml import etree
 from hcgraph.exporting import export
 from hcgraph.ingest import ingest_bytes
 from hcgraph.project import to_networkx
-from hcgraph.sample import generate_corpus
 from hcgraph.store import Store
+from hcsample.corpus import generate_corpus
 from tests.hostile import hostile_story
 
 SEED = Path(__file__).resolve().parent / "fixtures" / "agentic-rl-production.json"

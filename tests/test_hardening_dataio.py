@@ -365,7 +365,7 @@ main(sys.argv[1:])
 @pytest.fixture(scope="module")
 def dump_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from hcgraph.ingest import ingest_bytes
-    from hcgraph.sample import generate_corpus
+    from hcsample.corpus import generate_corpus
 
     directory = tmp_path_factory.mktemp("dump") / "store"
     corpus = generate_corpus(30, seed=25)

@@ -12,9 +12,9 @@ import pyoxigraph as ox
 from hcgraph import Store, ingest_bytes
 from hcgraph.model import parse_story
 from hcgraph.provenance.versions import history
-from hcgraph.sample import generate_corpus
 from hcgraph.version_content import Content, from_graph, from_story
 from hcgraph.vocab import HC
+from hcsample.corpus import generate_corpus
 
 
 def _write(path: Path, doc: dict[str, Any]) -> None:

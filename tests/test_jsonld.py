@@ -17,9 +17,9 @@ from rdflib.compare import to_isomorphic
 from hcgraph.exporting import export
 from hcgraph.ingest import ingest_bytes
 from hcgraph.jsonld import context
-from hcgraph.sample import generate_corpus
 from hcgraph.store import Store
 from hcgraph.vocab import TURTLE_PREFIXES
+from hcsample.corpus import generate_corpus
 from tests.hostile import hostile_story
 
 pyld = pytest.importorskip("pyld")

@@ -11,9 +11,9 @@ import pytest
 
 from hcgraph.ingest import ingest_bytes
 from hcgraph.pipeline import remove_story
-from hcgraph.sample import generate_corpus
 from hcgraph.store import Store
 from hcgraph.vocab import SHARED_GRAPHS
+from hcsample.corpus import generate_corpus
 
 EPOCH = "1790000000"
 

@@ -28,10 +28,10 @@ from hcgraph.errors import ExportError
 from hcgraph.exporting import FORMATS, export
 from hcgraph.ingest import ingest_bytes
 from hcgraph.mapexport import start_dates
-from hcgraph.sample import generate_corpus
 from hcgraph.store import Store
 from hcgraph.viz import citation_graph
 from hcgraph.viz.layout import communities
+from hcsample.corpus import generate_corpus
 from tests.hostile import NASTY, hostile_story
 
 SEED = Path(__file__).resolve().parent / "fixtures" / "agentic-rl-production.json"

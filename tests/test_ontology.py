@@ -9,9 +9,9 @@ import rdflib
 from rdflib.namespace import OWL, RDF, RDFS
 
 from hcgraph.ingest import ingest_bytes
-from hcgraph.sample import generate_corpus
 from hcgraph.store import Store
 from hcgraph.vocab import HC
+from hcsample.corpus import generate_corpus
 
 ONTOLOGY = rdflib.Graph().parse(str(files("hcgraph") / "ontology.ttl"), format="turtle")
 NS = str(HC._NS)

@@ -22,9 +22,9 @@ import rdflib
 from rdflib.namespace import OWL, RDF
 
 from hcgraph.ingest import ingest_bytes
-from hcgraph.sample import generate_corpus
 from hcgraph.store import Store
 from hcgraph.vocab import CITO, HC, PROV, SDO
+from hcsample.corpus import generate_corpus
 
 owlrl = pytest.importorskip("owlrl")
 

@@ -15,9 +15,9 @@ from hcgraph.errors import StoreError
 from hcgraph.ingest import ingest_bytes, ingest_paths
 from hcgraph.ledger import Ledger
 from hcgraph.pipeline import recover
-from hcgraph.sample import generate_corpus
 from hcgraph.store import Store
 from hcgraph.writer import Batch
+from hcsample.corpus import generate_corpus
 
 
 @pytest.fixture(autouse=True)

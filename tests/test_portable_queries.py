@@ -14,8 +14,8 @@ import rdflib
 from hcgraph.exporting import export
 from hcgraph.ingest import ingest_bytes
 from hcgraph.queries import run_query, saved_queries
-from hcgraph.sample import generate_corpus
 from hcgraph.store import Store
+from hcsample.corpus import generate_corpus
 
 
 @pytest.mark.parametrize("name", sorted(saved_queries()))

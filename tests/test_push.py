@@ -26,8 +26,8 @@ import pytest
 
 from hcgraph import Store, ingest_bytes
 from hcgraph.push import STATE_FILE
-from hcgraph.sample import generate_corpus
 from hcgraph.vocab import PREFIXES
+from hcsample.corpus import generate_corpus
 from tests.conftest import SEED, OxigraphServer, cli_env, free_port
 from tests.support.groundtruth import ground_truth
 

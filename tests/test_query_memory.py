@@ -18,9 +18,9 @@ from hcgraph.limits import (
     parse_memory,
     physical_memory,
 )
-from hcgraph.sample import generate_corpus
 from hcgraph.serve import Endpoint
 from hcgraph.store import Store
+from hcsample.corpus import generate_corpus
 
 SEED = Path(__file__).resolve().parent / "fixtures" / "agentic-rl-production.json"
 

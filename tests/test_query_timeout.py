@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from hcgraph.ingest import ingest_bytes
-from hcgraph.sample import generate_corpus
 from hcgraph.store import Store
+from hcsample.corpus import generate_corpus
 from tests.conftest import SEED
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from hcgraph.errors import OutputError
-from hcgraph.sample import ODDITIES, Corpus, generate_corpus, iter_stories
+from hcsample.corpus import ODDITIES, Corpus, generate_corpus, iter_stories
 from tests.support.groundtruth import GroundTruth, ground_truth
 
 FIXTURE = Path(__file__).parent / "fixtures" / "agentic-rl-production.json"

@@ -12,11 +12,12 @@ from typing import Any
 
 import pytest
 
-from hcgraph import sample, sample_claims
 from hcgraph.claims.reply import ManifestReply, parse_reply
 from hcgraph.claims.support import check_text
-from hcgraph.sample import Corpus, generate_corpus
-from hcgraph.sample_claims import Lcg, make_claim, packaged_replies, sentence
+from hcsample import claims as sample_claims
+from hcsample import corpus as sample
+from hcsample.claims import Lcg, make_claim, packaged_replies, sentence
+from hcsample.corpus import Corpus, generate_corpus
 
 FIXTURE = Path(__file__).parent / "fixtures" / "agentic-rl-production.json"
 REAL = "1792439777014362933"

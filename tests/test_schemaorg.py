@@ -24,8 +24,8 @@ import pyoxigraph as ox
 import pytest
 
 from hcgraph.ingest import ingest_bytes
-from hcgraph.sample import generate_corpus
 from hcgraph.store import Store
+from hcsample.corpus import generate_corpus
 from tests.conftest import SEED
 from tests.hostile import hostile_story
 

@@ -18,8 +18,8 @@ import pytest
 from hcgraph import Endpoint, ServeError, StoreError, run_query, saved_queries
 from hcgraph.ingest import ingest_bytes
 from hcgraph.results import display
-from hcgraph.sample import generate_corpus
 from hcgraph.store import Store
+from hcsample.corpus import generate_corpus
 from tests.conftest import SEED, cli_env
 
 pytestmark = pytest.mark.slow  # the Oxigraph server in a subprocess

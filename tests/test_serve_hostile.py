@@ -27,8 +27,8 @@ import pytest
 
 from hcgraph import Endpoint
 from hcgraph.ingest import ingest_bytes
-from hcgraph.sample import generate_corpus
 from hcgraph.store import Store
+from hcsample.corpus import generate_corpus
 from tests.conftest import SEED, cli_env, free_port
 
 pytestmark = pytest.mark.slow

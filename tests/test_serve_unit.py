@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from hcgraph import Store, ingest_bytes
-from hcgraph.sample import iter_stories
 from hcgraph.serve import negotiate, worker
 from hcgraph.serve.endpoint import GRAPH_TYPES as _GRAPH_TYPES
 from hcgraph.serve.endpoint import SOLUTION_TYPES as _SOLUTION_TYPES
 from hcgraph.serve.endpoint import Refusal as _Refusal
 from hcgraph.serve.parsing import parse_head as _parse_head
+from hcsample.corpus import iter_stories
 
 
 @pytest.mark.parametrize(

@@ -16,9 +16,9 @@ import pytest
 from hcgraph.exporting import export
 from hcgraph.ingest import discover, ingest_paths
 from hcgraph.origin import crawled_from
-from hcgraph.sample import generate_corpus
 from hcgraph.store import Store
 from hcgraph.vocab import HC
+from hcsample.corpus import generate_corpus
 
 SEED = Path(__file__).resolve().parent / "fixtures" / "agentic-rl-production.json"
 RELATIVE = {"seed.json", "sub/g0.json", "sub/g1.json", "sub/g2.json"}

@@ -18,9 +18,9 @@ from hcgraph.ingest import ingest_bytes, ingest_paths
 from hcgraph.mapping import map_story
 from hcgraph.model import parse_story
 from hcgraph.pipeline import recover, remove_story
-from hcgraph.sample import generate_corpus
 from hcgraph.store import Store
 from hcgraph.version_content import Content, from_story, revision_contents
+from hcsample.corpus import generate_corpus
 from tests.conftest import ROOT, SEED_URL, cli_env
 
 

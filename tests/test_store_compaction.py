@@ -21,8 +21,8 @@ import hcgraph.store as store_module
 from hcgraph.errors import InputError
 from hcgraph.ingest import ingest_bytes
 from hcgraph.pipeline import Document, Pipeline
-from hcgraph.sample import generate_corpus
 from hcgraph.store import Store
+from hcsample.corpus import generate_corpus
 from tests.conftest import cli_env
 from tests.crawlserver import CrawlServer, Site, page, story
 

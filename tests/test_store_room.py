@@ -15,8 +15,8 @@ import pytest
 
 from hcgraph.errors import StoreDiskError
 from hcgraph.pipeline import STORE_BYTES_PER_BYTE, Document, Pipeline
-from hcgraph.sample import generate_corpus
 from hcgraph.store import Store
+from hcsample.corpus import generate_corpus
 
 
 @pytest.fixture(autouse=True)

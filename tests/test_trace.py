@@ -13,7 +13,7 @@ from hcgraph import Store, ingest_bytes
 from hcgraph.errors import ProvenanceError
 from hcgraph.provenance.prov_export import PROV_FORMATS, to_prov_document
 from hcgraph.provenance.tracing import trace
-from hcgraph.sample import generate_corpus
+from hcsample.corpus import generate_corpus
 from tests.conftest import SEED, SEED_URL
 
 

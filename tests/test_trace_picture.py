@@ -22,7 +22,7 @@ from hcgraph import Store, ingest_bytes
 from hcgraph.provenance.prov_export import PROV_FORMATS
 from hcgraph.provenance.trace_picture import MAX_STORIES
 from hcgraph.provenance.tracing import trace
-from hcgraph.sample import generate_corpus
+from hcsample.corpus import generate_corpus
 from tests.conftest import SEED, SEED_URL
 from tests.hostile import nul_headline_story
 from tests.support.groundtruth import ground_truth

@@ -18,8 +18,8 @@ import pytest
 
 from hcgraph.ingest import ingest_bytes
 from hcgraph.queries import run_query, saved_queries
-from hcgraph.sample import generate_corpus
 from hcgraph.store import Store
+from hcsample.corpus import generate_corpus
 from tests import virtuoso
 from tests.conftest import SEED, free_port
 from tests.support import engines

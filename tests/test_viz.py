@@ -19,10 +19,10 @@ import networkx as nx
 import pytest
 
 from hcgraph import Store, VizError, citation_graph, draw_map, ingest_bytes
-from hcgraph.sample import generate_corpus
 from hcgraph.viz import compute_layout, default_map_path, render_map
 from hcgraph.viz.render import VIS_SHA256, safe_json, visible_bidi
 from hcgraph.viz.views import resolve_focus
+from hcsample.corpus import generate_corpus
 from tests.conftest import SEED, SEED_URL
 from tests.hostile import hostile_story
 from tests.support.groundtruth import ground_truth

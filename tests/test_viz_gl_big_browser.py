@@ -19,8 +19,8 @@ import networkx as nx
 import pytest
 
 from hcgraph import Store, citation_graph, ingest_bytes
-from hcgraph.sample import generate_corpus
 from hcgraph.viz import compute_layout, write_map
+from hcsample.corpus import generate_corpus
 from tests.conftest import SEED
 from tests.support.chromium import CHROMIUM, PNG_VIEW
 

@@ -17,8 +17,8 @@ import networkx as nx
 import pytest
 
 from hcgraph import Store, citation_graph, ingest_bytes
-from hcgraph.sample import generate_corpus
 from hcgraph.viz import write_map
+from hcsample.corpus import generate_corpus
 from tests.conftest import SEED, SEED_URL
 from tests.support.chromium import CHROMIUM
 from tests.support.groundtruth import ground_truth

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from hcgraph import Store, citation_graph, ingest_bytes
-from hcgraph.sample import generate_corpus
 from hcgraph.viz import write_map
 from hcgraph.viz.render import visible_bidi
 from hcgraph.viz.timeline import lag_days, lag_summary
+from hcsample.corpus import generate_corpus
 from tests.conftest import SEED
 from tests.hostile import CANARY
 from tests.support.chromium import CHROMIUM

@@ -18,10 +18,10 @@ from hcgraph.crawling import FetchPolicy
 from hcgraph.ingest import ingest_bytes, ingest_paths, withdraw_stories
 from hcgraph.queries import CURRENT_ONLY, including_withdrawn, run_query, saved_queries
 from hcgraph.rebuilding import rebuild
-from hcgraph.sample import DEFAULT_BASE_URL, generate_corpus
 from hcgraph.stats import graph_stats
 from hcgraph.store import Store
 from hcgraph.viz import citation_graph
+from hcsample.corpus import DEFAULT_BASE_URL, generate_corpus
 from tests.crawlserver import CrawlServer, Reply, Site, page, quads_of, story
 from tests.support.groundtruth import ground_truth
 

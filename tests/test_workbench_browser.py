@@ -25,8 +25,8 @@ import pyoxigraph as ox
 import pytest
 
 from hcgraph import Store, ingest_bytes, run_query, saved_queries
-from hcgraph.sample import generate_corpus
 from hcgraph.workbench import workbench_files
+from hcsample.corpus import generate_corpus
 from tests.conftest import ROOT, SEED, cli_env, free_port
 from tests.support.chromium import CHROMIUM
 from tests.support.probe import Probe

@@ -12,8 +12,8 @@ import pytest
 from hcgraph.errors import StoreError
 from hcgraph.ledger import Ledger
 from hcgraph.pipeline import Document, Pipeline
-from hcgraph.sample import generate_corpus
 from hcgraph.store import Store
+from hcsample.corpus import generate_corpus
 
 
 @pytest.fixture(autouse=True)

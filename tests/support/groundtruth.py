@@ -1,7 +1,7 @@
 """Ground-truth facts computed straight from story dicts, without RDF or SPARQL.
 
 What: :func:`ground_truth` walks ``hangingcontext.desk/1`` story documents (real ones or those
-from :mod:`hcgraph.sample`) once and returns a frozen :class:`GroundTruth` of counts,
+from :mod:`hcsample.corpus`) once and returns a frozen :class:`GroundTruth` of counts,
 citation indexes and integrity findings.
 
 Why: tests of the graph builder and its queries need an independent oracle. Everything here

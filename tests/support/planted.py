@@ -1,7 +1,7 @@
 """A seeded corpus of paragraphs with planted unsupported sentences, and its ground truth.
 
 For the support check's tests and benchmark (``bench/bench_support.py``). Each case is one
-paragraph citing 1-4 claims of one manifest (claims from :mod:`hcgraph.sample_claims`:
+paragraph citing 1-4 claims of one manifest (claims from :mod:`hcsample.claims`:
 numbers with units, model names, negations, quotes); about half the paragraphs carry one
 plant on one cited claim: a changed number, a swapped name, a flipped negation, a changed
 quote, a sentence about something else in place of the claim's (``unrelated``), or a cited
@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from hcgraph.claims.support import Verdict, check_text
-from hcgraph.sample import NAME_HEADS, NAME_TAILS
-from hcgraph.sample_claims import PLANTS, Claim, make_claim, plantable, restate
+from hcsample.claims import PLANTS, Claim, make_claim, plantable, restate
+from hcsample.corpus import NAME_HEADS, NAME_TAILS
 
 KINDS = (*PLANTS, "missing")
 SUPPORTED = "supported"

@@ -11,7 +11,7 @@ built to find: a changed number, a swapped name, a flipped negation, a changed q
 sentence about something else in place of the claim's.
 
 Everything is a pure function of its arguments (a ``random.Random`` passed in, or an integer
-key): the sample stays deterministic per seed. Used by :mod:`hcgraph.sample` and by the
+key): the sample stays deterministic per seed. Used by :mod:`hcsample.corpus` and by the
 support-check benchmark's corpus (``tests/support/planted.py``).
 """
 
@@ -397,13 +397,13 @@ def restate(
 #: The share of sample paragraphs that restate one claim falsely (so the demo finds some).
 PLANT_RATE = 0.03
 _SAMPLE_PLANTS = ("number", "entity", "negation")
-_REPLIES = Path(__file__).parent / "data" / "manifest-replies"
+_REPLIES = Path(__file__).parent.parent / "hcgraph" / "data" / "manifest-replies"
 _VARIANTS = 4  # restatements kept per claim: a paragraph picks among them, cheaply
 _PLANT_CUTOFF = round(PLANT_RATE * 1024)  # a draw whose low 10 bits are below this plants
 
 
 class PoolManifest(Protocol):
-    """What a sample manifest offers here (``hcgraph.sample``'s pool records)."""
+    """What a sample manifest offers here (``hcsample.corpus``'s pool records)."""
 
     @property
     def manifest_id(self) -> str: ...
@@ -582,6 +582,6 @@ def _subject(title: str) -> str:
     return name if name.isalnum() else "Sample"
 
 
-# The sample's id bases (hcgraph.sample keeps the same numbers; a test checks they agree).
+# The sample's id bases (hcsample.corpus keeps the same numbers; a test checks they agree).
 _MANIFEST_ID_BASE = 1_810_000_000_000_000_000
 _CLAIM_ID_BASE = 1_820_000_000_000_000_000

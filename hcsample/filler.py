@@ -6,7 +6,7 @@ text no reply gives).
 A bank built once from a fixed seed, so a story picks whole texts instead of composing
 words (composing every sentence per story was the main cost of generation); corpora still
 differ by seed because the picks do. Paragraphs that cite claims restate them instead
-(:mod:`hcgraph.sample_claims`).
+(:mod:`hcsample.claims`).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ SENT_OBJECTS: tuple[str, ...] = (
 
 
 def _pick(rng: random.Random, items: Sequence[_T]) -> _T:
-    """Uniform choice (as :mod:`hcgraph.sample` draws)."""
+    """Uniform choice (as :mod:`hcsample.corpus` draws)."""
     return items[int(rng.random() * len(items))]
 
 
