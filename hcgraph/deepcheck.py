@@ -1,29 +1,13 @@
 """``hcgraph check --deep``: read every index of the store, to find damage before it is served.
 
-Oxigraph keeps each quad in several RocksDB column families ("indexes"), and a query reads
-only the ones its patterns need: with a table of the ``ospg`` index damaged, ``stats``,
-``export`` (which reads ``gspo``) and most queries carry on, and only a query that looks a
-quad up by its object fails, much later, in front of whoever asked it. RocksDB checks each
-block it reads against its checksum, so reading every entry of every index finds any damaged
-block that holds data the store serves. pyoxigraph has no whole-index scan (nor Oxigraph's
-``Store::validate``), so each index is read through the pattern look-ups that use it:
-
-==========================  ===================================================
-index                       read by
-==========================  ===================================================
-``graphs``                  the named graphs
-``gspo``                    every named graph's quads
-``gpos`` / ``gosp``         each (graph, predicate) / (graph, object) of a graph
-``dspo``                    the default graph's quads
-``dpos`` / ``dosp``         each predicate / object of the default graph
-``spog``/``posg``/``ospg``  each subject / predicate / object (with the ``d…`` ones)
-``id2str``                  every term of every quad read, decoded
-==========================  ===================================================
-
-Every read must give the same quads: an index that holds more or fewer than ``gspo`` (and
-``dspo``) is damage too, of a kind no checksum sees. The first damage found is raised as a
-:class:`~hcgraph.errors.StoreDamagedError` naming the table (``.sst`` file) and what to do
-(:mod:`hcgraph.damage`). It costs about six full reads of the store (~10 s per 400 stories).
+Oxigraph keeps each quad in several RocksDB indexes and a query reads only those it needs,
+so a damaged ``ospg`` table shows only when a query looks a quad up by its object. RocksDB
+checks each block it reads, so reading every entry of every index finds any damaged block.
+pyoxigraph has no whole-index scan, so each index is read through the pattern look-ups that
+use it (:data:`INDEXES`: the graphs; each graph's quads, then by predicate and by object;
+the same for the default graph; every subject, predicate and object), and every read must
+give the same quads. The first damage is raised as a :class:`~hcgraph.errors.StoreDamagedError`
+naming the table and what to do (:mod:`hcgraph.damage`).
 """
 
 from __future__ import annotations
