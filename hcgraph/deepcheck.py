@@ -92,7 +92,10 @@ def deep_check(store: Store) -> DeepReport:
 def _read_all(store: Store, report: DeepReport) -> None:
     reads = dict.fromkeys(INDEXES, 0)
     seen: tuple[set[Any], set[Any], set[Any]] = (set(), set(), set())  # s, p, o
-    graphs = _guarded("the graphs index", lambda: [ox.NamedNode(g) for g in store.graph_names()])
+    try:
+        graphs = [ox.NamedNode(g) for g in store.graph_names()]
+    except (RuntimeError, OSError) as exc:
+        raise _Damage("the graphs index", exc) from None
     reads["graphs"] = report.graphs = len(graphs)
     targets: list[tuple[ox.NamedNode | ox.DefaultGraph, str, tuple[str, str, str]]] = [
         (g, f"graph <{g.value}>", ("gspo", "gpos", "gosp")) for g in graphs
@@ -132,25 +135,16 @@ def _read_graph(
         preds.add(quad.predicate)
         objs.add(quad.object)
     reads[spo] += count
-    got = _count_each(
-        f"the {pos} index ({name})", preds, lambda t: store.quads(None, t, None, graph)
-    )
-    _same(pos, got, spo, count, name)
-    reads[pos] += got
-    got = _count_each(
-        f"the {osp} index ({name})", objs, lambda t: store.quads(None, None, t, graph)
-    )
-    _same(osp, got, spo, count, name)
-    reads[osp] += got
+    looks: list[tuple[str, set[Any], Callable[[Any], Iterator[ox.Quad]]]] = [
+        (pos, preds, lambda t: store.quads(None, t, None, graph)),
+        (osp, objs, lambda t: store.quads(None, None, t, graph)),
+    ]
+    for index, terms, pattern in looks:
+        got = _count_each(f"the {index} index ({name})", terms, pattern)
+        _same(index, got, spo, count, name)
+        reads[index] += got
     seen[1].update(preds)
     seen[2].update(objs)
-
-
-def _guarded(where: str, read: Callable[[], list[ox.NamedNode]]) -> list[ox.NamedNode]:
-    try:
-        return read()
-    except (RuntimeError, OSError) as exc:
-        raise _Damage(where, exc) from None
 
 
 def _reading(where: str, quads: Iterable[ox.Quad]) -> Iterator[ox.Quad]:

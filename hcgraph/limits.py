@@ -203,14 +203,15 @@ def run_limited(
                 answer = receive.recv()
             except EOFError:
                 child.join()
-                answer = _ended(name, child.exitcode, _tail(err), memory)
+                answer = _ended(name, child.exitcode, _stderr(err, 1 << 16), memory)
         finally:
             if child.is_alive():
                 child.kill()
             child.join()
             receive.close()
-        if not isinstance(answer, BaseException | _OutOfMemory):
-            _relay(err)
+        if not isinstance(answer, BaseException | _OutOfMemory) and (data := _stderr(err)):
+            sys.stderr.write(data.decode("utf-8", "replace"))  # a warning the child printed
+            sys.stderr.flush()
     if isinstance(answer, _OutOfMemory):
         raise QueryError(exceeded_message(name, memory))
     if isinstance(answer, BaseException):
@@ -226,20 +227,10 @@ def _ended(name: str, exitcode: int | None, output: bytes, memory: int) -> Any:
     return QueryError(f"{name}: the query process ended without an answer ({last[0]})")
 
 
-def _tail(err: IO[bytes], size: int = 1 << 16) -> bytes:
-    """The last ``size`` bytes the child wrote to its stderr."""
+def _stderr(err: IO[bytes], tail: int | None = None) -> bytes:
+    """What the child wrote to its stderr (only the last ``tail`` bytes, if given)."""
     with contextlib.suppress(OSError):
         end = err.seek(0, os.SEEK_END)
-        err.seek(max(0, end - size))
+        err.seek(0 if tail is None else max(0, end - tail))
         return err.read()
     return b""
-
-
-def _relay(err: IO[bytes]) -> None:
-    """Pass on what a child that answered wrote to stderr (a warning)."""
-    with contextlib.suppress(OSError):
-        err.seek(0)
-        data = err.read()
-        if data:
-            sys.stderr.write(data.decode("utf-8", "replace"))
-            sys.stderr.flush()
