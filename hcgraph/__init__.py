@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING
 from ._lazy import lazy_exports as _lazy_exports
 from ._version import __version__ as __version__
 
-# The package is lazy (PEP 562): ``import hcgraph`` loads no submodule; each public name is
-# imported on first use, so ``hcgraph --help`` and small scripts start fast.
+# Lazy (PEP 562): each public name is imported on first use, so ``hcgraph --help`` starts fast.
 _EXPORTS: dict[str, str] = {
     "ProvenanceError": ".errors",
     "trace": ".provenance",
@@ -91,9 +90,7 @@ _EXPORTS: dict[str, str] = {
     "rebuild_from_wacz": ".webarchive",
 }
 
-#: Every public name: the version plus :data:`_EXPORTS` (one source; the ``TYPE_CHECKING``
-#: block below repeats each name for static checkers, and tests/test_exported_members.py
-#: checks that it names exactly these).
+#: Every public name (the ``TYPE_CHECKING`` block below repeats them for static checkers).
 __all__ = sorted(["__version__", *_EXPORTS])
 
 
@@ -101,8 +98,7 @@ __getattr__, __dir__ = _lazy_exports(__name__, globals(), _EXPORTS)
 
 
 if TYPE_CHECKING:
-    # ``name as name``: an explicit re-export, so mypy --strict users of ``from hcgraph
-    # import X`` see X as exported (``__all__`` is built at run time, which mypy cannot read).
+    # ``X as X``: an explicit re-export for mypy, which cannot read the run-time ``__all__``.
     from .archive import Archive as Archive
     from .archive import FetchRecord as FetchRecord
     from .checking import CheckReport as CheckReport

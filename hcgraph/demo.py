@@ -132,7 +132,7 @@ def _sample_corpus(n_stories: int, seed: int) -> Corpus:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server: _Server
+    server: SiteServer
 
     def log_message(self, format: str, *args: object) -> None:
         pass  # the demo prints its own summary
@@ -158,28 +158,24 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    files: Mapping[str, bytes]
-
-
-class SiteServer:
-    """A static site on ``127.0.0.1`` (free port) in a background thread; a context manager.
+class SiteServer(ThreadingHTTPServer):
+    """A static site on ``127.0.0.1`` (free port), served from a thread while in a ``with``.
     Answers ``If-None-Match`` with 304 (a second demo shows a conditional re-crawl)."""
 
+    daemon_threads = True
+
     def __init__(self, files: Mapping[str, bytes]) -> None:
-        self.httpd = _Server(("127.0.0.1", 0), _Handler)
-        self.httpd.files = files
-        self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.files = files
+        self.base = f"http://127.0.0.1:{self.server_address[1]}"
 
     def __enter__(self) -> SiteServer:
-        self._thread.start()
+        threading.Thread(target=self.serve_forever, daemon=True).start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.shutdown()
+        self.server_close()
 
 
 @dataclass
