@@ -52,12 +52,9 @@ def write_shards(
     beside it, which then takes its place in one step (``renameat2`` exchange, else two
     renames); a failed export leaves the old dump as it was.
 
-    Returns:
-        The shard paths, in order.
-
     Raises:
-        ExportError: ``max_quads`` < 1, the directory holds files that are not shards (it
-            is replaced whole: they would be lost), or it cannot be written.
+        ExportError: ``max_quads`` < 1, the directory holds files that are not shards, or
+            it cannot be written.
     """
     if max_quads < 1:
         raise ExportError("--split needs a positive number of quads per shard")

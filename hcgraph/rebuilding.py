@@ -35,7 +35,7 @@ class RebuildReport:
         records: fetch records read.
         bodies: distinct (URL, body) pairs replayed.
         stories: distinct stories in the rebuilt graph.
-        withdrawn: how many of them are withdrawn (their URL answered 404/410 twice in a row).
+        withdrawn: how many of them are withdrawn.
         counts: replayed bodies per store status (added, replaced, unchanged).
         outcomes: what happened to each replayed body (empty with ``keep_outcomes=False``).
         failures: archived 200 responses that are not valid stories (URL, reason, JSON path).
@@ -53,14 +53,9 @@ class RebuildReport:
     unreadable: list[Failure] = field(default_factory=list)
     store_dir: Path | None = None
 
-    def count(self, status: str) -> int:
-        """Replayed bodies the store reported as ``status`` (added, replaced, unchanged)."""
-        return self.counts[status]
-
     @property
     def exit_code(self) -> int:
-        """0 when every archived story body was rebuilt, 3 when some were not stories or
-        could not be read."""
+        """0 when every archived story body was rebuilt, else 3."""
         return 3 if self.failures or self.unreadable else 0
 
 
