@@ -66,11 +66,9 @@ def _run_queries(store_dir: Path, out_dir: Path) -> list[Path]:
     from .results import write_result
 
     written = []
-    queries_dir = out_dir / "queries"
-    ensure_dir(queries_dir)
     with Store(store_dir, read_only=True) as store:
         for name in ("source-reuse", "publisher-reach", "dangling-citations"):
-            target = queries_dir / f"{name}.csv"
+            target = out_dir / "queries" / f"{name}.csv"  # the folder is made on first write
             with atomic_text_writer(target) as handle:
                 write_result(run_query(store, name), "csv", handle)
             written.append(target)
@@ -110,12 +108,8 @@ DEMO_STEPS: list[DemoStep] = [
 
 
 def sample_site(n_stories: int = 60, seed: int = 7) -> tuple[dict[str, bytes], list[str]]:
-    """The sample site and its crawl seeds.
-
-    Returns:
-        ``(files, seeds)``: URL path (``/<host>/stories/…/index.json``) → bytes, and the
-        story page URLs to start the crawl from (the real story and two sample stories).
-    """
+    """``(files, seeds)``: the sample site (URL path ``/<host>/stories/…/index.json`` →
+    bytes) and the story URLs the crawl starts from (the real story and two samples)."""
     corpus = _sample_corpus(n_stories, seed)
     return corpus.site_files(by_host=True), [str(s["url"]) for s in corpus.stories[:3]]
 

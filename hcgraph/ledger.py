@@ -126,8 +126,7 @@ class Ledger:
         """(graph, body) of the given descriptions."""
         for digest in digests:
             row = self.db.execute("SELECT graph, body FROM descr WHERE hash = ?", (digest,))
-            found = row.fetchone()
-            if found is not None:
+            if (found := row.fetchone()) is not None:
                 yield found[0], found[1]
 
     def unused(self) -> list[bytes]:

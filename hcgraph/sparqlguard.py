@@ -68,9 +68,9 @@ _KEYWORD = re.compile("service", re.IGNORECASE | re.ASCII)
 # A declaration's shape, wherever it is: NAME: (space|comment)* <IRI>; NAME is read backwards.
 _DECL = re.compile(r":(?:[ \t\r\n]|#[^\r\n]*+)*+<([^<>]*)>")
 _NAME_CHAR = re.compile(f"[{_CHARS}.]")
-# After these an operand must follow, so a ``<`` there starts an IRI, never the operator.
 # What a character starts when it starts one of these (each a single token to Oxigraph).
 _ATOMS = {"?": _VAR, "$": _VAR, "_": _BLANK, "@": _LANG, **dict.fromkeys("0123456789.", _NUMBER)}
+# After these an operand must follow, so a ``<`` there starts an IRI, never the operator.
 _OPERAND_NEXT = frozenset("(,=!&|+-*/^{[")
 # Characters that start no token but themselves (``-`` and ``+`` included: no name starts so).
 _PUNCT = frozenset("(){}[],;=!&|+-*/^~>")
