@@ -82,19 +82,6 @@ def write_table(result: QueryResult, out: TextIO, *, width: int | None = None) -
     console.print(table)
 
 
-def _solutions(result: QueryResult, *, table: bool = False) -> ox.QuerySolutions | ox.QueryBoolean:
-    """The materialised rows as pyoxigraph results again (through TSV, lossless: pyoxigraph
-    results cannot be built from terms), so pyoxigraph writes the formats. ``table`` gives
-    an ASK answer as a one-column table (TSV has no boolean form)."""
-    if result.boolean is not None and not table:
-        answer = "true" if result.boolean else "false"
-        return ox.parse_query_results(f'{{"head":{{}},"boolean":{answer}}}', _JSON)
-    header, rows = _ask_terms(result)
-    lines = ["\t".join("?" + name for name in header)]
-    lines.extend("\t".join("" if t is None else ntriples(t) for t in row) for row in rows)
-    return ox.parse_query_results("\n".join(lines) + "\n", ox.QueryResultsFormat.TSV)
-
-
 def _ask_terms(result: QueryResult) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
     if result.boolean is not None:
         return ("boolean",), [(ox.Literal(result.boolean),)]
@@ -102,8 +89,18 @@ def _ask_terms(result: QueryResult) -> tuple[tuple[str, ...], list[tuple[Any, ..
 
 
 def _serialize(result: QueryResult, fmt: ox.QueryResultsFormat) -> str:
-    table = fmt == ox.QueryResultsFormat.TSV
-    data = _solutions(result, table=table).serialize(format=fmt)
+    """The rows written by pyoxigraph: they become pyoxigraph results again through TSV
+    (lossless; results cannot be built from terms). TSV, having no boolean form, gives an
+    ASK answer as a one-column table."""
+    if result.boolean is not None and fmt != ox.QueryResultsFormat.TSV:
+        answer = "true" if result.boolean else "false"
+        solutions = ox.parse_query_results(f'{{"head":{{}},"boolean":{answer}}}', _JSON)
+    else:
+        header, rows = _ask_terms(result)
+        lines = ["\t".join("?" + name for name in header)]
+        lines.extend("\t".join("" if t is None else ntriples(t) for t in row) for row in rows)
+        solutions = ox.parse_query_results("\n".join(lines) + "\n", ox.QueryResultsFormat.TSV)
+    data = solutions.serialize(format=fmt)
     assert data is not None
     return data.decode("utf-8")
 
