@@ -70,10 +70,7 @@ def literal(value: str) -> str:
 
 def typed(value: str, datatype: str) -> str:
     """A typed literal ``"value"^^<datatype>``, NFC-normalised (``rdf:JSON`` holds text too)."""
-    value = nfc(value)
-    if _NEEDS_ESCAPE.search(value) is not None:  # rare: translate walks every character
-        value = value.translate(_ESCAPES)
-    return '"' + value + '"^^<' + datatype + ">"
+    return literal(value) + "^^<" + datatype + ">"
 
 
 def boolean(value: bool) -> str:
