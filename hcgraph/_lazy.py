@@ -1,5 +1,6 @@
-"""Lazy package attributes (PEP 562): a package names its exports, importing each on first use
-(``import hcgraph`` must not pay for modules a command never uses).
+"""Lazy package attributes (PEP 562): a package names its exports, importing each on first use.
+
+``import hcgraph`` must not pay for modules a command never uses.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""Where a stored story came from: crawled from its own URL, or read from a local file
-(the pipeline refuses a local file replacing a crawled story unless ``--replace``).
+"""Where a stored story came from: crawled from its own URL, or read from a local file.
+
+The pipeline refuses a local file that would replace a crawled story unless ``--replace``.
 """
 
 from __future__ import annotations

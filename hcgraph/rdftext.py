@@ -1,6 +1,6 @@
-"""RDF terms as N-Triples text: the mapper writes text, Oxigraph's Rust parser reads it
-(cheaper than a pyoxigraph term object per node, and parsed without the GIL).
+"""RDF terms as N-Triples text: the mapper writes text, Oxigraph's Rust parser reads it.
 
+Text is cheaper than a pyoxigraph term object per node, and parsed without the GIL.
 Escaping follows the N-Triples grammar (``"``, ``\\``, LF and CR), and every other C0
 control, DEL and U+FFFE/U+FFFF are written as ``\\uXXXX`` too. IRIs are never escaped here:
 callers pass only IRIs :mod:`hcgraph.iris` validated or minted. Every literal is

@@ -1,19 +1,12 @@
 """No outbound requests from a query: find SPARQL 1.1 federation (``SERVICE``) before running.
 
-Oxigraph fetches the URL of ``SERVICE <url> { … }`` and has no switch to turn that off, so
-hcgraph refuses such a query unless the caller opts in (``--allow-service``): otherwise a
-query could make the machine fetch any URL it reaches (SSRF) and hand back the answer.
-
-:func:`uses_service` lexes the query with the terminals of Oxigraph 0.5's PEG grammar (no
-space needed between tokens: ``1SERVICE``, ``}SERVICE``, ``SERVICE:x`` are the keyword) and
-says yes when any ``service`` (any case) could be read as the keyword. Text is passed over
-only where every reading is a string, IRI, comment, variable, blank node, language tag or a
-prefixed name's local part: strings are matched as Oxigraph does (escapes checked); ``<…>``
-in parentheses after an operand may be the ``<`` operator, so both readings are followed; a
-local name is passed over only if ``prefix IRI + local`` is a valid IRI for every IRI the
-prefix may have; ``service`` inside a prefix's name is the keyword when the rest names a
-prefix the query may declare; ``\\uXXXX`` escapes are read both decoded and not. In doubt
-it says yes. ``tests/test_sparqlguard_fuzz.py`` checks it against Oxigraph itself.
+Oxigraph fetches the URL of ``SERVICE <url> { … }`` and cannot be told not to, so a query
+using it is refused unless the caller opts in (docs/security.md gives the rules).
+:func:`uses_service` lexes the query with the terminals of Oxigraph 0.5's PEG grammar and
+says yes when any ``service`` could be read as the keyword: where Oxigraph could read text
+two ways (``<`` an IRI or the operator, a local name an IRI or code, ``\\u`` escapes
+decoded or not) every reading is followed. In doubt it says yes;
+``tests/test_sparqlguard_fuzz.py`` checks it against Oxigraph itself.
 """
 
 from __future__ import annotations
