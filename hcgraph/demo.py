@@ -1,7 +1,7 @@
 """``hcgraph demo``: the whole job on a fresh machine, offline, in a few seconds.
 
 It serves a sample site (the real seed story plus generated ``"sample": true`` stories from
-:mod:`hcsample.corpus`) from a loopback HTTP server, crawls it over real HTTP through
+``hcsample.corpus``) from a loopback HTTP server, crawls it over real HTTP through
 mirrors (so every IRI is the original one), and writes ``output/``. The seed's related
 links point at real stories the sample lacks: they are reported as not ingested. Each
 post-crawl output is one :class:`DemoStep` line in :data:`DEMO_STEPS`.

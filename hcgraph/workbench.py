@@ -3,7 +3,7 @@
 :func:`workbench_files` gives the page, the vendored YASGUI build (npm ``@zazuko/yasgui``,
 MIT, its licence beside it) and a script that points YASGUI at ``/query`` and offers the
 saved queries as examples. The page makes no request beyond the server: the script turns
-off YASGUI's outside calls, and the page's Content-Security-Policy (:data:`CSP`) makes the
+off YASGUI's outside calls, and the page's Content-Security-Policy (``CSP``) makes the
 browser refuse any that was missed. The saved queries travel in a JSON ``<script>`` block,
 escaped by :func:`script_json`.
 """
