@@ -14,86 +14,41 @@ from typing import TYPE_CHECKING
 from ._lazy import lazy_exports as _lazy_exports
 from ._version import __version__ as __version__
 
-# The package is lazy (PEP 562): ``import hcgraph`` loads no submodule; each public name is
-# imported on first use, so ``hcgraph --help`` and small scripts start fast.
+# Each public name → its module, imported on first use (PEP 562): ``hcgraph --help`` starts fast.
 _EXPORTS: dict[str, str] = {
-    "ProvenanceError": ".errors",
-    "trace": ".provenance",
-    "history": ".provenance",
-    "audit": ".provenance",
-    "Trace": ".provenance",
-    "History": ".provenance",
-    "AuditReport": ".provenance",
-    "AuditOptions": ".provenance",
-    "Archive": ".archive",
-    "ArchiveError": ".errors",
-    "CheckError": ".errors",
-    "CheckReport": ".checking",
-    "CrawlError": ".errors",
-    "CrawlOptions": ".crawling",
-    "CrawlReport": ".crawling",
-    "DEFAULT_STORE": ".store",
-    "DeepReport": ".deepcheck",
-    "Document": ".pipeline",
-    "Endpoint": ".serve",
-    "ExportError": ".errors",
-    "FORMATS": ".exporting",
-    "FetchPolicy": ".crawling",
-    "FetchRecord": ".archive",
-    "Finding": ".checking",
-    "HcgraphError": ".errors",
-    "IngestInfo": ".mapping",
-    "InputError": ".errors",
-    "IngestReport": ".ingest",
-    "NotAStoryError": ".errors",
-    "OutputError": ".errors",
-    "Outcome": ".pipeline",
-    "Pipeline": ".pipeline",
-    "PushError": ".errors",
-    "PushOptions": ".push",
-    "PushReport": ".push",
-    "QueryError": ".errors",
-    "QueryResult": ".queries",
-    "RebuildReport": ".rebuilding",
-    "SavedQuery": ".queries",
-    "ServeError": ".errors",
-    "Store": ".store",
-    "StoreBusyError": ".errors",
-    "StoreDamagedError": ".errors",
-    "StoreError": ".errors",
-    "Story": ".model",
-    "StoryError": ".errors",
-    "UnknownFormatError": ".errors",
-    "VizError": ".errors",
-    "check": ".checking",
-    "citation_graph": ".viz",
-    "crawl": ".crawling",
-    "deep_check": ".deepcheck",
-    "credentials_from_env": ".push",
-    "draw_map": ".viz",
-    "export": ".exporting",
-    "graph_stats": ".stats",
-    "ingest_bytes": ".ingest",
-    "ingest_paths": ".ingest",
-    "load_query": ".queries",
-    "map_story": ".mapping",
-    "parse_story": ".model",
-    "push_graphs": ".push",
-    "rebuild": ".rebuilding",
-    "remove_story": ".pipeline",
-    "resolve_endpoint": ".push",
-    "run_demo": ".demo",
-    "run_query": ".queries",
-    "saved_queries": ".queries",
-    "to_networkx": ".project",
-    "write_shards": ".dump",
-    "export_wacz": ".webarchive",
-    "rebuild_from_wacz": ".webarchive",
+    name: module
+    for module, names in {
+        ".archive": "Archive FetchRecord",
+        ".checking": "CheckReport Finding check",
+        ".crawling": "CrawlOptions CrawlReport FetchPolicy crawl",
+        ".deepcheck": "DeepReport deep_check",
+        ".demo": "run_demo",
+        ".dump": "write_shards",
+        ".errors": (
+            "ArchiveError CheckError CrawlError ExportError HcgraphError InputError "
+            "NotAStoryError OutputError ProvenanceError PushError QueryError ServeError "
+            "StoreBusyError StoreDamagedError StoreError StoryError UnknownFormatError VizError"
+        ),
+        ".exporting": "FORMATS export",
+        ".ingest": "IngestReport ingest_bytes ingest_paths",
+        ".mapping": "IngestInfo map_story",
+        ".model": "Story parse_story",
+        ".pipeline": "Document Outcome Pipeline remove_story",
+        ".project": "to_networkx",
+        ".provenance": "AuditOptions AuditReport History Trace audit history trace",
+        ".push": "PushOptions PushReport credentials_from_env push_graphs resolve_endpoint",
+        ".queries": "QueryResult SavedQuery load_query run_query saved_queries",
+        ".rebuilding": "RebuildReport rebuild",
+        ".serve": "Endpoint",
+        ".stats": "graph_stats",
+        ".store": "DEFAULT_STORE Store",
+        ".viz": "citation_graph draw_map",
+        ".webarchive": "export_wacz rebuild_from_wacz",
+    }.items()
+    for name in names.split()
 }
 
-#: Every public name: the version plus :data:`_EXPORTS` (one source; the ``TYPE_CHECKING``
-#: block below repeats each name for static checkers, and tests/test_exported_members.py
-#: checks that it names exactly these).
+#: Every public name (the ``TYPE_CHECKING`` block below repeats them for static checkers).
 __all__ = sorted(["__version__", *_EXPORTS])
 
 
@@ -101,8 +56,7 @@ __getattr__, __dir__ = _lazy_exports(__name__, globals(), _EXPORTS)
 
 
 if TYPE_CHECKING:
-    # ``name as name``: an explicit re-export, so mypy --strict users of ``from hcgraph
-    # import X`` see X as exported (``__all__`` is built at run time, which mypy cannot read).
+    # ``X as X``: an explicit re-export for mypy, which cannot read the run-time ``__all__``.
     from .archive import Archive as Archive
     from .archive import FetchRecord as FetchRecord
     from .checking import CheckReport as CheckReport

@@ -1,28 +1,12 @@
 """Writing output files: the one atomic, durable "write a temp file, then rename" helper.
 
-Every file hcgraph writes (exports, shards, query results, maps, reports, push state) goes
-through :func:`atomic_writer`, so each one is either the whole new file or the old one,
-never torn:
-
-* the data goes to a temporary file beside the target, is flushed and ``fsync``-ed, then
-  renamed over the target, and the directory is ``fsync``-ed too (a power cut after the
-  rename keeps the new file);
-* the file gets the usual mode, ``0666 & ~umask``: the temporary file is created with it
-  (the kernel applies the umask, as for any new file; ``tempfile.mkstemp`` would make every
-  output private). ``private=True`` creates it ``0600``, for files holding secrets;
-* an :class:`OSError` (no such directory, permission denied, disk full) becomes one
-  :class:`~hcgraph.errors.OutputError` naming the path, which the CLI prints as one line;
-* a symlink is written through, not replaced: its target gets the new file and the link
-  stays; an existing file that is not a regular file (``/dev/null``, a FIFO) is written
-  straight into, since renaming over it would replace the device with a regular file (no
-  atomicity is possible there, and none is needed); a name of the process's own descriptor
-  (``/dev/stdout``, ``/dev/fd/N``) writes to that descriptor, wherever the shell sent it
-  (``>> log`` appends to the log).
-
-The crawl archive is the exception: it appends to pack files (:mod:`hcgraph.archive`),
-whose readers find a torn last entry and stop there.
-
-Reading an input under a byte cap goes through :func:`read_at_most`.
+Every file hcgraph writes goes through :func:`atomic_writer`: whole new file or the old one,
+never torn. The temporary file beside the target is fsync-ed, renamed over it, and the
+directory fsync-ed; it gets the usual ``0666 & ~umask`` mode (``0600`` with ``private``); an
+:class:`OSError` becomes one :class:`~hcgraph.errors.OutputError` naming the path. A
+symlink is written through (the link stays); a device or FIFO, or a name of the process's
+own descriptor (``/dev/stdout``), is written straight into. The crawl archive appends to
+its own pack files instead (:mod:`hcgraph.archive`).
 """
 
 from __future__ import annotations
@@ -49,17 +33,12 @@ __all__ = [
 ]
 
 
-#: The piece :func:`read_at_most` reads at a time.
 _READ_PIECE = 1024 * 1024
 
 
 def read_at_most(handle: BinaryIO, limit: int) -> bytes:
-    """Up to ``limit`` bytes from ``handle``, read in pieces of at most 1 MiB.
-
-    ``handle.read(limit)`` would allocate ``limit`` bytes up front: a generous cap such as
-    ``--max-bytes 1000g`` then fails with MemoryError (or OverflowError) on a small file.
-    Memory here follows the bytes actually read.
-    """
+    """Up to ``limit`` bytes from ``handle``, read in pieces of at most 1 MiB (memory follows
+    the bytes read: ``handle.read(limit)`` allocates ``limit`` up front)."""
     pieces: list[bytes] = []
     left = limit
     while left > 0:
@@ -92,9 +71,7 @@ def atomic_writer(
     Args:
         path: the target file (its parent directories are created).
         private: keep mode ``0600`` (for secrets) instead of ``0666 & ~umask``.
-        durable: fsync the file before the rename and the directory after it, so a power
-            cut never leaves a torn file. Off only for reports that running the command
-            again writes again if a power cut loses them (the crawl report, the audit page).
+        durable: fsync the file and the directory (off only for reports a rerun rewrites).
 
     Raises:
         OutputError: the file cannot be written (the target is left as it was).
@@ -150,16 +127,9 @@ def write_atomic(
 
 
 def _destination(target: Path) -> tuple[Path, bool]:
-    """Where :func:`atomic_writer` puts the file: ``(path, straight)``.
-
-    ``straight`` is true for an existing file that is not a regular file or a directory (a
-    character device, a FIFO): it is opened and written as it is, through any symlink.
-    (A name of this process's own descriptor, ``/dev/stdout``, is found before this: see
-    :func:`_own_descriptor`.)
-    Otherwise a symlink is resolved, so the rename replaces its target and keeps the link
-    (a dangling link's target is created, as ``open`` would). A directory stays the target:
-    the rename fails and says so.
-    """
+    """Where :func:`atomic_writer` puts the file: ``(path, straight)``, ``straight`` for an
+    existing device or FIFO (written as it is). A symlink is resolved, so the rename keeps
+    the link; a directory stays the target (the rename fails and says so)."""
     try:
         mode = os.stat(target).st_mode  # follows symlinks
     except OSError:
@@ -178,12 +148,8 @@ _STD_NAMES = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
 
 def _own_descriptor(target: Path) -> int | None:
     """The descriptor ``target`` names if it is one of this process's own (``/dev/stdout``,
-    ``/dev/fd/N``, ``/proc/self/fd/N``, or a symlink chain reaching one), else ``None``.
-
-    Such a name is a link to whatever the descriptor is: with stdout sent to a file
-    (``> log`` or ``>> log``), resolving it would rename over the log, and opening it would
-    truncate it; writing to a copy of the descriptor writes where the shell meant.
-    """
+    ``/dev/fd/N``, or a link chain to one), else ``None``: writing to a copy of it writes
+    where the shell meant (renaming over it or opening it would clobber ``>> log``)."""
     name = os.path.abspath(target)
     for _ in range(40):  # the kernel's own limit on a chain of links
         if name in _STD_NAMES:
@@ -221,8 +187,7 @@ def _temp_beside(target: Path, mode: int) -> tuple[int, str]:
 
 
 def sync_dir(directory: Path) -> None:
-    """``fsync`` a directory, so the names created in it survive a power cut (best effort:
-    not every filesystem lets a directory be synced)."""
+    """``fsync`` a directory, so the names created in it survive a power cut (best effort)."""
     with contextlib.suppress(OSError):  # not every filesystem lets a directory be fsync-ed
         fd = os.open(directory, os.O_RDONLY)
         try:

@@ -1,7 +1,6 @@
 """Lazy package attributes (PEP 562): a package names its exports, importing each on first use.
 
-Why: ``import hcgraph`` (and the crawl's store worker, via ``hcgraph.crawling``) must not pay
-for modules a command never uses; one mechanism serves every package that does this.
+``import hcgraph`` must not pay for modules a command never uses.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """SQLite databases whose failures are hcgraph errors, not raw ``sqlite3`` ones.
 
-The crawl frontier and the store's ledger are SQLite files next to the data; on a full
-disk (or a damaged file) any statement may fail with ``sqlite3.OperationalError`` ("database
-or disk is full"). Raised as it is, that is a traceback at the command line, and in a crawl
-it looks like a bad body (any other exception while processing a batch fails that body
-alone). :class:`Database` raises it as the caller's own error instead (a
-:class:`~hcgraph.errors.CrawlError` for the frontier, a :class:`~hcgraph.errors.StoreError`
-for the ledger), naming the file, so the CLI prints one line and a crawl stops resumable.
+The crawl frontier and the store's ledger are SQLite files; on a full disk any statement may
+fail with ``sqlite3.OperationalError``. :class:`Database` raises it as the caller's own error
+naming the file, so the CLI prints one line and a crawl stops resumable (not blaming a body).
 """
 
 from __future__ import annotations
@@ -27,15 +23,8 @@ T = TypeVar("T")
 
 class Database:
     """A ``sqlite3.Connection`` (autocommit: transactions are explicit ``BEGIN``/``COMMIT``)
-    whose statements raise ``error(f"{path}: {what}: reason")`` instead of ``sqlite3.Error``.
-
-    ``what`` says what failed (it may be changed once the database is open: opening and
-    using it fail differently). Only what hcgraph uses of the connection: :meth:`execute`,
-    :meth:`executemany`, :meth:`executescript`, :attr:`in_transaction` and :meth:`close`
-    (and :func:`transaction` over it).
-
-    Raises:
-        the ``error`` type given: the database cannot be opened.
+    whose statements raise ``error(f"{path}: {what}: reason")`` instead of ``sqlite3.Error``
+    (``what`` may change once the database is open).
     """
 
     def __init__(
@@ -75,11 +64,6 @@ class Database:
         """Run a script of statements."""
         return self._guard(self.raw.executescript, script)
 
-    @property
-    def in_transaction(self) -> bool:
-        """True while a ``BEGIN`` is not yet committed or rolled back."""
-        return self.raw.in_transaction
-
     def close(self) -> None:
         """Close the connection."""
         self._guard(self.raw.close)
@@ -90,7 +74,7 @@ def transaction(db: Database, on_rollback: Callable[[], None] | None = None) -> 
     """``BEGIN`` … ``COMMIT`` on ``db``: one commit for every statement inside (inside an
     open transaction: part of it). On an error, a failed ``COMMIT`` too (a full disk may
     leave the transaction open), it is rolled back and ``on_rollback`` is called."""
-    if db.in_transaction:
+    if db.raw.in_transaction:
         yield
         return
     db.execute("BEGIN")
@@ -98,7 +82,7 @@ def transaction(db: Database, on_rollback: Callable[[], None] | None = None) -> 
         yield
         db.execute("COMMIT")
     except BaseException:
-        if db.in_transaction:  # SQLite may have rolled back already
+        if db.raw.in_transaction:  # SQLite may have rolled back already
             db.execute("ROLLBACK")
         if on_rollback is not None:
             on_rollback()

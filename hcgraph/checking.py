@@ -1,19 +1,10 @@
 """``hcgraph check``: SHACL structure plus the integrity queries, as one report per story.
 
-What: :func:`check` runs the SHACL shapes (:mod:`hcgraph.shacl`) and the saved integrity
-queries (:data:`INTEGRITY_CHECKS`) over a store and returns a :class:`CheckReport` of
-:class:`Finding` objects, grouped by story. A finding is a ``violation`` (the story breaks a
-promise: structure, citations, declared fields) or a ``warning`` (worth knowing, not wrong:
-a related story that is simply not ingested yet).
-
-Manifests, claims and publishers are described once, in shared graphs, for all stories: SHACL
-findings about them, and ``manifest-conflicts`` (stories giving one manifest different
-titles, publishers or primary sources — every value is kept, and reported), are filed under
-the shared graph's IRI instead of a story.
-
-Why: the publisher promises that every cited manifest exists, claim ids belong to their
-manifest and every paragraph is supported by what it cites; ``check`` makes those promises
-testable in CI (exit 1 on violations).
+:func:`check` runs the SHACL shapes (:mod:`hcgraph.shacl`) and the saved integrity queries
+(:data:`INTEGRITY_CHECKS`) and returns a :class:`CheckReport`: each :class:`Finding` a
+``violation`` (a broken promise: structure, citations, declared fields) or a ``warning``
+(a related story not ingested yet). Findings about shared things (manifests, claims,
+publishers) are filed under their shared graph's IRI. CI runs it (exit 1 on violations).
 """
 
 from __future__ import annotations
@@ -38,8 +29,7 @@ class Finding:
     """One problem found in one story.
 
     Attributes:
-        story: the story IRI the problem belongs to; for a shared thing (a manifest, claim or
-            publisher, described once for all stories) the IRI of the shared graph holding it.
+        story: the story IRI the problem belongs to (or the shared graph's, for a shared thing).
         check: ``shacl`` or the name of the integrity query that found it.
         severity: ``violation`` or ``warning``.
         focus: the node at fault (paragraph, key fact, manifest, …) as an IRI or id.
@@ -142,8 +132,7 @@ class CheckReport:
         return dict(sorted(grouped.items()))
 
     def stories_with_findings(self) -> int:
-        """How many story graphs have a finding (shared graphs are not stories: a finding
-        about a manifest is filed under ``graph/sources``, see the module docstring)."""
+        """How many story graphs (not shared graphs) have a finding."""
         return sum(1 for name in self.by_story() if not _is_shared(name))
 
     def shared_graphs_with_findings(self) -> int:
@@ -189,24 +178,17 @@ def _shacl_finding(result: ShaclResult) -> Finding:
     return Finding(result.story, "shacl", severity, result.focus, f"{result.message}{where}{value}")
 
 
-#: Worker processes sharing the SHACL pre-selection while ``check`` runs the integrity queries.
+#: The SHACL pre-selection is dealt into ``SHARES`` parts: ``WORKERS`` processes take all
+#: but ``LOCAL_SHARE`` of them while this one runs the integrity queries.
 WORKERS = 1
-#: The compiled SHACL pre-selection tasks are dealt into this many parts; this process runs
-#: ``LOCAL_SHARE`` of them after the integrity queries, the workers the rest.
 SHARES = 4
 LOCAL_SHARE = 1
 
 
 class _Preselection:
-    """SHACL pre-selection (:func:`hcgraph.shacl.candidates`) in worker processes.
-
-    Oxigraph evaluates a query on one core and holds the GIL, so the integrity queries and
-    the compiled SHACL queries run one after the other in one process; with the store on
-    disk, :data:`WORKERS` processes open it read-only and share the pre-selection while this
-    one runs the integrity queries, then takes its own share (:data:`LOCAL_SHARE` of
-    :data:`SHARES` parts: at 10k stories the integrity queries and the pre-selection cost
-    about 4 CPU seconds each, so the worker takes most of it). In-memory stores, ``full``
-    mode, or a worker that cannot start fall back to pre-selecting here.
+    """SHACL pre-selection (:func:`hcgraph.shacl.candidates`) in worker processes, beside
+    the integrity queries (Oxigraph holds the GIL). In-memory stores, ``full`` mode, or a
+    worker that cannot start pre-select here instead.
     """
 
     def __init__(self, store: Store, wanted: bool, shapes_path: str | None) -> None:
@@ -237,23 +219,22 @@ class _Preselection:
         """The candidates (None: let validation pre-select, in this process)."""
         if not self.wanted:
             return None
-        if self._futures:
-            shapes = load_shapes(self.shapes_path)
-            parts = [
-                candidates(self.store, shapes, (i, SHARES))
-                for i in range(SHARES - LOCAL_SHARE, SHARES)
-            ]
-            try:
-                parts += [future.result() for future in self._futures]
-            except Exception:  # a broken worker: pre-select here instead
-                self.parallel = False
-                return candidates(self.store, shapes)
-            merged: dict[str, set[str]] = {}
-            for part in parts:
-                for graph, focus in part.items():
-                    merged.setdefault(graph, set()).update(focus)
-            return merged
-        return candidates(self.store, load_shapes(self.shapes_path))
+        shapes = load_shapes(self.shapes_path)
+        if not self._futures:
+            return candidates(self.store, shapes)
+        parts = [
+            candidates(self.store, shapes, (i, SHARES)) for i in range(SHARES - LOCAL_SHARE, SHARES)
+        ]
+        try:
+            parts += [future.result() for future in self._futures]
+        except Exception:  # a broken worker: pre-select here instead
+            self.parallel = False
+            return candidates(self.store, shapes)
+        merged: dict[str, set[str]] = {}
+        for part in parts:
+            for graph, focus in part.items():
+                merged.setdefault(graph, set()).update(focus)
+        return merged
 
     def __exit__(self, *exc: object) -> None:
         if self._pool is not None:
@@ -271,8 +252,8 @@ def check(
 ) -> CheckReport:
     """Run SHACL and the integrity queries over ``store``.
 
-    Withdrawn stories (their URL answered 404/410) are not checked, nor counted, unless
-    ``include_withdrawn``: their graphs are kept for provenance, not published any more.
+    Withdrawn stories (their URL answered 404/410) are not checked unless
+    ``include_withdrawn``.
 
     Args:
         store: the store to check.
@@ -287,24 +268,13 @@ def check(
     """
     withdrawn = set() if include_withdrawn else set(store.withdrawn_stories())
     report = CheckReport(stories=len(store.story_graphs()) - len(withdrawn))
-    findings: list[Finding] = []
-    names = list(INTEGRITY_CHECKS) if integrity is None else list(integrity)
-    unknown = [n for n in names if n not in INTEGRITY_CHECKS]
-    if unknown:
-        known = ", ".join(INTEGRITY_CHECKS)
-        raise CheckError(f"unknown integrity check {unknown[0]!r}; known: {known}")
+    names = _check_names(integrity)
     shapes = load_shapes(shapes_path) if shacl else None
     started = time.perf_counter()
+    findings: list[Finding] = []
     with _Preselection(store, shacl and shacl_mode == "fast", shapes_path) as pre:
         for name in names:
-            severity, describe = INTEGRITY_CHECKS[name]
-            began = time.perf_counter()
-            rows = run_query(store, name, include_withdrawn=include_withdrawn).records()
-            for row in rows:
-                focus, message = describe(row)
-                where = row.get("story") or row.get("graph")
-                findings.append(Finding(str(where), name, severity, str(focus), message))
-            report.seconds[name] = time.perf_counter() - began
+            findings += _integrity(store, name, report, include_withdrawn)
         preselected = pre.result()
     if shapes is not None:
         results, report.shacl_graphs_validated = validate_shapes(
@@ -312,10 +282,31 @@ def check(
         )
         findings.extend(_shacl_finding(r) for r in results if r.story not in withdrawn)
         # wall time of SHACL, overlapping the integrity queries when pre-selected in parallel
-        report.seconds["shacl"] = (
-            time.perf_counter()
-            - started
-            - (0.0 if pre.parallel else sum(report.seconds[n] for n in names))
-        )
+        overlap = 0.0 if pre.parallel else sum(report.seconds.values())
+        report.seconds["shacl"] = time.perf_counter() - started - overlap
     report.findings = sorted(set(findings), key=lambda f: (f.story, f.check, f.focus, f.message))
     return report
+
+
+def _check_names(integrity: Iterable[str] | None) -> list[str]:
+    names = list(INTEGRITY_CHECKS) if integrity is None else list(integrity)
+    unknown = [n for n in names if n not in INTEGRITY_CHECKS]
+    if unknown:
+        known = ", ".join(INTEGRITY_CHECKS)
+        raise CheckError(f"unknown integrity check {unknown[0]!r}; known: {known}")
+    return names
+
+
+def _integrity(
+    store: Store, name: str, report: CheckReport, include_withdrawn: bool
+) -> list[Finding]:
+    """The findings of one integrity query (its time into ``report.seconds``)."""
+    severity, describe = INTEGRITY_CHECKS[name]
+    began = time.perf_counter()
+    findings = []
+    for row in run_query(store, name, include_withdrawn=include_withdrawn).records():
+        focus, message = describe(row)
+        where = row.get("story") or row.get("graph")
+        findings.append(Finding(str(where), name, severity, str(focus), message))
+    report.seconds[name] = time.perf_counter() - began
+    return findings

@@ -1,13 +1,9 @@
 """The one line that names a damaged store: which file, and what to do about it.
 
-RocksDB checks every block it reads against the checksum written beside it; a damaged block
-surfaces as the engine's ``Corruption: block checksum mismatch: … in DIR/000016.sst offset
-… size …`` (a ``RuntimeError`` from pyoxigraph) the first time something reads it: an open,
-a query, an export, :func:`hcgraph.deepcheck.deep_check`. Every one of them turns it into the
-same :class:`~hcgraph.errors.StoreDamagedError` text here, so ``check --deep``, ``query``,
-``serve`` and the rest name the damage alike.
-
-Imports nothing heavy: ``serve``'s query workers use it too.
+RocksDB checks every block it reads; a damaged one surfaces as the engine's ``Corruption: …
+in DIR/000016.sst …`` (a ``RuntimeError``) wherever it is first read. Every command turns it
+into the same :class:`~hcgraph.errors.StoreDamagedError` text here. Imports nothing heavy
+(``serve``'s query workers use it).
 """
 
 from __future__ import annotations

@@ -1,29 +1,13 @@
 """``hcgraph check --deep``: read every index of the store, to find damage before it is served.
 
-Oxigraph keeps each quad in several RocksDB column families ("indexes"), and a query reads
-only the ones its patterns need: with a table of the ``ospg`` index damaged, ``stats``,
-``export`` (which reads ``gspo``) and most queries carry on, and only a query that looks a
-quad up by its object fails, much later, in front of whoever asked it. RocksDB checks each
-block it reads against its checksum, so reading every entry of every index finds any damaged
-block that holds data the store serves. pyoxigraph has no whole-index scan (nor Oxigraph's
-``Store::validate``), so each index is read through the pattern look-ups that use it:
-
-==========================  ===================================================
-index                       read by
-==========================  ===================================================
-``graphs``                  the named graphs
-``gspo``                    every named graph's quads
-``gpos`` / ``gosp``         each (graph, predicate) / (graph, object) of a graph
-``dspo``                    the default graph's quads
-``dpos`` / ``dosp``         each predicate / object of the default graph
-``spog``/``posg``/``ospg``  each subject / predicate / object (with the ``d…`` ones)
-``id2str``                  every term of every quad read, decoded
-==========================  ===================================================
-
-Every read must give the same quads: an index that holds more or fewer than ``gspo`` (and
-``dspo``) is damage too, of a kind no checksum sees. The first damage found is raised as a
-:class:`~hcgraph.errors.StoreDamagedError` naming the table (``.sst`` file) and what to do
-(:mod:`hcgraph.damage`). It costs about six full reads of the store (~10 s per 400 stories).
+Oxigraph keeps each quad in several RocksDB indexes and a query reads only those it needs,
+so a damaged ``ospg`` table shows only when a query looks a quad up by its object. RocksDB
+checks each block it reads, so reading every entry of every index finds any damaged block.
+pyoxigraph has no whole-index scan, so each index is read through the pattern look-ups that
+use it (:data:`INDEXES`: the graphs; each graph's quads, then by predicate and by object;
+the same for the default graph; every subject, predicate and object), and every read must
+give the same quads. The first damage is raised as a :class:`~hcgraph.errors.StoreDamagedError`
+naming the table and what to do (:mod:`hcgraph.damage`).
 """
 
 from __future__ import annotations
@@ -108,7 +92,10 @@ def deep_check(store: Store) -> DeepReport:
 def _read_all(store: Store, report: DeepReport) -> None:
     reads = dict.fromkeys(INDEXES, 0)
     seen: tuple[set[Any], set[Any], set[Any]] = (set(), set(), set())  # s, p, o
-    graphs = _guarded("the graphs index", lambda: [ox.NamedNode(g) for g in store.graph_names()])
+    try:
+        graphs = [ox.NamedNode(g) for g in store.graph_names()]
+    except (RuntimeError, OSError) as exc:
+        raise _Damage("the graphs index", exc) from None
     reads["graphs"] = report.graphs = len(graphs)
     targets: list[tuple[ox.NamedNode | ox.DefaultGraph, str, tuple[str, str, str]]] = [
         (g, f"graph <{g.value}>", ("gspo", "gpos", "gosp")) for g in graphs
@@ -148,25 +135,16 @@ def _read_graph(
         preds.add(quad.predicate)
         objs.add(quad.object)
     reads[spo] += count
-    got = _count_each(
-        f"the {pos} index ({name})", preds, lambda t: store.quads(None, t, None, graph)
-    )
-    _same(pos, got, spo, count, name)
-    reads[pos] += got
-    got = _count_each(
-        f"the {osp} index ({name})", objs, lambda t: store.quads(None, None, t, graph)
-    )
-    _same(osp, got, spo, count, name)
-    reads[osp] += got
+    looks: list[tuple[str, set[Any], Callable[[Any], Iterator[ox.Quad]]]] = [
+        (pos, preds, lambda t: store.quads(None, t, None, graph)),
+        (osp, objs, lambda t: store.quads(None, None, t, graph)),
+    ]
+    for index, terms, pattern in looks:
+        got = _count_each(f"the {index} index ({name})", terms, pattern)
+        _same(index, got, spo, count, name)
+        reads[index] += got
     seen[1].update(preds)
     seen[2].update(objs)
-
-
-def _guarded(where: str, read: Callable[[], list[ox.NamedNode]]) -> list[ox.NamedNode]:
-    try:
-        return read()
-    except (RuntimeError, OSError) as exc:
-        raise _Damage(where, exc) from None
 
 
 def _reading(where: str, quads: Iterable[ox.Quad]) -> Iterator[ox.Quad]:

@@ -1,17 +1,10 @@
 """``hcgraph demo``: the whole job on a fresh machine, offline, in a few seconds.
 
-It serves a bundled sample site from a loopback HTTP server (a thread on a free port), crawls
-it over real HTTP, and writes ``output/``: the store, ``graph.ttl`` and the crawl report,
-plus whatever later steps add. The sample site holds the real seed story (packaged as
-``hcgraph/data/agentic-rl-production.json``, at its real URL path) and generated stories
-(``hcsample.corpus``: marked ``"sample": true``, hosted under ``https://news.example.org``)
-that cite overlapping manifests and link to each other and to the seed. The crawl uses
-mirrors, so every IRI is the original one. The seed's own related links point at real
-stories the sample does not hold: they fail with 404 and are reported as not ingested.
-
-Post-crawl outputs are a registry (:data:`DEMO_STEPS`): a feature adds its output to the
-demo with one line, a :class:`DemoStep` whose function takes the store directory and the
-output directory and returns the paths it wrote.
+It serves a sample site (the real seed story plus generated ``"sample": true`` stories from
+``hcsample.corpus``) from a loopback HTTP server, crawls it over real HTTP through
+mirrors (so every IRI is the original one), and writes ``output/``. The seed's related
+links point at real stories the sample lacks: they are reported as not ingested. Each
+post-crawl output is one :class:`DemoStep` line in :data:`DEMO_STEPS`.
 """
 
 from __future__ import annotations
@@ -73,11 +66,9 @@ def _run_queries(store_dir: Path, out_dir: Path) -> list[Path]:
     from .results import write_result
 
     written = []
-    queries_dir = out_dir / "queries"
-    ensure_dir(queries_dir)
     with Store(store_dir, read_only=True) as store:
         for name in ("source-reuse", "publisher-reach", "dangling-citations"):
-            target = queries_dir / f"{name}.csv"
+            target = out_dir / "queries" / f"{name}.csv"  # the folder is made on first write
             with atomic_text_writer(target) as handle:
                 write_result(run_query(store, name), "csv", handle)
             written.append(target)
@@ -94,8 +85,7 @@ def _audit_report(store_dir: Path, out_dir: Path) -> list[Path]:
 
 
 def _pull_replies(store_dir: Path, out_dir: Path) -> list[Path]:
-    """The saved manifest replies (written by :func:`run_demo`) into the store, and every
-    story checked against its claims' text: offline, as ``hcgraph manifests fetch --dir``."""
+    """The saved manifest replies into the store, as ``hcgraph manifests fetch --dir``."""
     from .claims.pulling import pull_manifests
 
     replies = out_dir / REPLIES_DIR
@@ -118,20 +108,10 @@ DEMO_STEPS: list[DemoStep] = [
 
 
 def sample_site(n_stories: int = 60, seed: int = 7) -> tuple[dict[str, bytes], list[str]]:
-    """The sample site and its crawl seeds.
-
-    Returns:
-        ``(files, seeds)``: URL path (``/<host>/stories/…/index.json``) → bytes, and the
-        story page URLs to start the crawl from (the real story and two sample stories).
-    """
+    """``(files, seeds)``: the sample site (URL path ``/<host>/stories/…/index.json`` →
+    bytes) and the story URLs the crawl starts from (the real story and two samples)."""
     corpus = _sample_corpus(n_stories, seed)
     return corpus.site_files(by_host=True), [str(s["url"]) for s in corpus.stories[:3]]
-
-
-def sample_replies(n_stories: int = 60, seed: int = 7) -> dict[str, bytes]:
-    """The manifest API's replies for the sample site's manifests: id → JSON bytes (the real
-    reply for the one real manifest the fixture has; none for the seed's other four)."""
-    return _sample_corpus(n_stories, seed).replies()
 
 
 @lru_cache(maxsize=2)
@@ -146,7 +126,7 @@ def _sample_corpus(n_stories: int, seed: int) -> Corpus:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server: _Server
+    server: SiteServer
 
     def log_message(self, format: str, *args: object) -> None:
         pass  # the demo prints its own summary
@@ -172,30 +152,24 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-class _Server(ThreadingHTTPServer):
+class SiteServer(ThreadingHTTPServer):
+    """A static site on ``127.0.0.1`` (free port), served from a thread while in a ``with``.
+    Answers ``If-None-Match`` with 304 (a second demo shows a conditional re-crawl)."""
+
     daemon_threads = True
-    files: Mapping[str, bytes]
-
-
-class SiteServer:
-    """A static site on ``127.0.0.1`` (free port) in a background thread; a context manager.
-
-    Answers ``If-None-Match`` with 304, so running the demo twice shows a conditional re-crawl.
-    """
 
     def __init__(self, files: Mapping[str, bytes]) -> None:
-        self.httpd = _Server(("127.0.0.1", 0), _Handler)
-        self.httpd.files = files
-        self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.files = files
+        self.base = f"http://127.0.0.1:{self.server_address[1]}"
 
     def __enter__(self) -> SiteServer:
-        self._thread.start()
+        threading.Thread(target=self.serve_forever, daemon=True).start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.shutdown()
+        self.server_close()
 
 
 @dataclass
@@ -264,7 +238,7 @@ def run_demo(
     files, seeds = sample_site(n_stories, seed)
     replies = out / REPLIES_DIR
     ensure_dir(replies)
-    for manifest_id, body in sample_replies(n_stories, seed).items():
+    for manifest_id, body in _sample_corpus(n_stories, seed).replies().items():
         with atomic_writer(replies / f"{manifest_id}.json") as handle:
             handle.write(body)
     with SiteServer(files) as server:

@@ -1,11 +1,9 @@
 """Bulk dumps for triple-store loaders: N-Quads, gzipped, in shards of whole story graphs.
 
-Bulk loaders (``oxigraph load``, QLever's index builder, Virtuoso's ``ld_dir``, GraphDB's
-importer, Amazon Neptune's loader) are fastest on a few large compressed files they can read
-in parallel. :func:`write_shards` writes ``graph-00000.nq.gz``, ``graph-00001.nq.gz``, ...:
-each story graph sits whole in one shard (a loader that fails on one file leaves whole
-stories out, never half of one), graphs go in IRI order with their lines sorted, and gzip
-headers carry no name or time, so the same store gives byte-identical shards.
+Bulk loaders are fastest on a few large compressed files read in parallel.
+:func:`write_shards` writes ``graph-00000.nq.gz``, …: each story graph whole in one shard
+(a failed file loses whole stories, never half of one), graphs in IRI order with sorted
+lines, gzip headers without name or time, so the same store gives the same bytes.
 """
 
 from __future__ import annotations
@@ -47,22 +45,16 @@ def gzip_writer(out: BinaryIO) -> Iterator[BinaryIO]:
 def write_shards(
     store: Store, directory: Path | str, max_quads: int, *, compress: bool = True
 ) -> list[Path]:
-    """Write the store's story graphs as N-Quads shards of at most ``max_quads`` quads.
+    """Write the store's story graphs as N-Quads shards of at most ``max_quads`` quads (a
+    larger graph gets a shard of its own).
 
-    A shard is closed before a graph that would push it past ``max_quads``; a single
-    graph larger than that gets a shard of its own. The directory always holds exactly
-    one whole dump: the shards are written (and ``fsync``-ed) into a new directory beside
-    it, which then takes its place in one step (``renameat2`` exchanging the two where
-    the system has it, else two renames), and the old dump is removed after. An export
-    that fails or is killed half-way leaves the old dump as it was (and, killed, a hidden
-    ``.DIR.….new`` beside it, removed by the next export into ``DIR``).
-
-    Returns:
-        The shard paths, in order.
+    The directory always holds one whole dump: the shards are written into a new directory
+    beside it, which then takes its place in one step (``renameat2`` exchange, else two
+    renames); a failed export leaves the old dump as it was.
 
     Raises:
-        ExportError: ``max_quads`` < 1, the directory holds files that are not shards (it
-            is replaced whole: they would be lost), or it cannot be written.
+        ExportError: ``max_quads`` < 1, the directory holds files that are not shards, or
+            it cannot be written.
     """
     if max_quads < 1:
         raise ExportError("--split needs a positive number of quads per shard")

@@ -77,21 +77,10 @@ def first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-# What a terminal (or a page) must never get raw from text someone else wrote:
-# - C0 controls (but tab and newline: see ``one_line``) and DEL: ESC starts every escape
-#   sequence (SGR colours, OSC 8 hyperlinks, OSC 0 titles, cursor moves), CR overwrites a line;
-# - C1 controls U+0080-U+009F: CSI, OSC, NEL (U+0085, a line break) work as ESC sequences do;
-# - the bidi controls that reorder what follows them: LRE/RLE/PDF/LRO/RLO (U+202A-U+202E),
-#   the isolates LRI/RLI/FSI/PDI (U+2066-U+2069), the marks LRM/RLM (U+200E/F), ALM (U+061C);
-# - format characters that hide text or join it out of sight: soft hyphen, Mongolian vowel
-#   separator, zero width space, word joiner and the invisible operators (U+2060-U+2064),
-#   the deprecated format controls (U+206A-U+206F), the byte order mark, the interlinear
-#   annotation controls (U+FFF9-U+FFFB) and the tag characters (U+E0000-U+E007F, which
-#   can carry a whole hidden ASCII text);
-# - the line and paragraph separators U+2028/U+2029 (a line break to some renderers);
-# - lone surrogates (from a file name that is not UTF-8): no UTF-8 output can carry them.
-# ZWNJ and ZWJ (U+200C/D) are kept: Persian and Indic scripts and emoji need them, and they
-# neither reorder nor hide text.
+# Never raw on a terminal: C0/C1 controls and DEL (escape sequences, CR, NEL), bidi controls
+# (U+202A-E, U+2066-9, LRM/RLM, ALM), characters that hide text (soft hyphen, zero width space,
+# word joiner, invisible operators, BOM, U+FFF9-B, tag characters U+E0000-7F), U+2028/9 and
+# lone surrogates. ZWNJ/ZWJ stay: scripts and emoji need them and they hide nothing.
 _UNSAFE = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u061c\u180e\u200b\u200e\u200f\u2028-\u202e"
     "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff\U000e0000-\U000e007f]"
@@ -111,14 +100,9 @@ def _escape(match: re.Match[str]) -> str:
 
 
 def visible(text: str, *, one_line: bool = False) -> str:
-    r"""``text`` with each control, bidi and hiding format character as a ``\xNN``,
-    ``\uNNNN`` or ``\UNNNNNNNN`` escape: the one function every text someone else wrote (a
-    story, a server's answer, a file name) goes through before a terminal prints it, so it
-    cannot colour the terminal, open a hyperlink to elsewhere, move the cursor, retitle the
-    window, or reverse or hide what follows it.
-
-    Tab and newline are kept, unless ``one_line``: then they are ``\t`` and ``\n`` too
-    (for text printed in a single line: a table cell, a failure line).
+    r"""``text`` with each control, bidi and hiding character as a ``\xNN``/``\uNNNN``
+    escape: what every text someone else wrote goes through before a terminal prints it.
+    Tab and newline are kept, unless ``one_line``.
 
     >>> visible("\x1b[31mred\x07 \u202eevil\u0085")
     '\\x1b[31mred\\x07 \\u202eevil\\x85'
@@ -147,10 +131,8 @@ def problem_lines(problems: list[tuple[str, str]], limit: int = MAX_PROBLEMS) ->
 
 
 def failure_text(json_path: str | None, reason: str) -> str:
-    """A failure's one-line reason with the first problem's JSON path in front of it.
-
-    ``reason`` is :attr:`StoryError.reason`: the first problem's message, then the others
-    each with its own path, so the first path belongs at the start, not after the list.
+    """A failure's one-line reason (:attr:`StoryError.reason`) with the first problem's
+    JSON path in front of it.
 
     >>> failure_text("related[0].url", "bad; related[1].url: bad"), failure_text(None, "gone")
     ('related[0].url: bad; related[1].url: bad', 'gone')
@@ -196,8 +178,7 @@ class NotAStoryError(StoryError):
 
 
 class InputError(HcgraphError):
-    """An input path the user gave (a story file or directory) does not exist: a user
-    error, refused before anything is written."""
+    """An input path the user gave (a story file or directory) does not exist."""
 
 
 class StoreError(HcgraphError):
@@ -217,24 +198,17 @@ class StoreBusyError(StoreError):
 
 
 class StoreDamagedError(StoreError):
-    """The store's database cannot be read: its files are damaged (``Corruption`` from the
-    engine). Waiting does not help; rebuilding it does (``hcgraph rebuild``)."""
+    """The store's database is damaged (``Corruption`` from the engine): rebuild it."""
 
 
 class StoreDiskError(StoreError):
-    """The store's files could not be written or read: the engine or the ledger met an I/O
-    error (a full disk, a damaged file).
-
-    Nothing the data did: the crawl does not hold the batch's stories responsible (it would
-    a write the data made fail), and the same command resumes once the disk has room.
-    """
+    """The store's files could not be written or read (a full disk): nothing the data did,
+    so a crawl blames no story and resumes once the disk has room."""
 
 
 class StoreFormatError(StoreError):
-    """The store is in a format this hcgraph does not read: a newer or unknown
-    ``format.json``, or an unmarked store in a layout no release wrote. Nothing is read or
-    written; rebuilding it from its raw archive (``hcgraph rebuild``) makes a store of this
-    format."""
+    """The store is in a format this hcgraph does not read (``hcgraph rebuild`` makes one
+    it does)."""
 
 
 class OutputError(HcgraphError):
@@ -258,8 +232,7 @@ class CheckError(HcgraphError):
 
 
 class ArchiveError(StoreError):
-    """The raw archive cannot give back a body: it is missing, or its bytes no longer match
-    its hash (the store's own files, not a crawl's input)."""
+    """The raw archive cannot give back a body: missing, or its bytes no longer match."""
 
 
 class CrawlError(HcgraphError):
@@ -275,8 +248,7 @@ class PushError(HcgraphError):
 
 
 class ServeError(HcgraphError):
-    """``hcgraph serve`` could not start: a host that is not loopback, a port in use, a
-    query worker or HTTP process that did not start, or a damaged vendored workbench."""
+    """``hcgraph serve`` could not start (host, port, workers, the vendored workbench)."""
 
 
 class ProvenanceError(HcgraphError):
@@ -284,13 +256,12 @@ class ProvenanceError(HcgraphError):
 
 
 class ManifestError(HcgraphError):
-    """Manifest replies could not be read (a missing ``--dir``, an unreadable file) or
-    fetched (a bad ``--api`` URL, no key in the named environment variable)."""
+    """Manifest replies could not be read or fetched (bad ``--dir``, ``--api`` or key)."""
 
 
 class ManifestAuthError(ManifestError):
-    """The manifest API refused the key (401 or 403). The message names the environment
-    variable the key came from, never the key."""
+    """The manifest API refused the key (401/403); the message names its variable, never
+    the key."""
 
 
 class ReplyShapeError(ManifestError):

@@ -1,34 +1,16 @@
 """Exports: a registry of formats, each a function writing the store to a binary stream.
 
-=========  ==========================================================================
-format     what it writes
-=========  ==========================================================================
-turtle     the union of all graphs (a set: each triple once), with readable prefixes
-ntriples   the same union, one triple per line
-jsonld     the same union as compact JSON-LD, ``@context`` from hcgraph/context.jsonld
-nquads     every graph kept as a named graph (story graphs and shared graphs)
-trig       every graph kept as a named graph, with prefixes
-graphml    the networkx projection (typed, labelled nodes) for Gephi/yEd: nodes ``n0…``
-           (IRI in ``iri``), edges ``e0…`` with the ``predicate`` attribute
-gexf       the same projection as GEXF (node ids are the IRIs, edges ``e0…``); its
-           ``dynamic`` variant is the reuse map's network as a dynamic GEXF 1.3 (a
-           ``start`` date on nodes and edges, for Gephi's timeline)
-vosviewer  the reuse map's network as VOSviewer JSON (communities, citing stories, dates)
-claimrev…  ``claimreview``: each support verdict as a schema.org ClaimReview (JSON-LD array)
-=========  ==========================================================================
-
-The map formats (``vosviewer``, dynamic ``gexf``) are :mod:`hcgraph.mapexport`;
-``claimreview`` is :mod:`hcgraph.claimreview`.
-
-Output order depends only on the store's content (Oxigraph index order), never on the order
-stories were ingested, so the same stories always export to the same bytes.
-
-New formats register with :func:`register`; an unknown name raises
-:class:`~hcgraph.errors.UnknownFormatError` listing the known ones.
+:data:`FORMATS` (docs/graph.md describes each): the union formats (``turtle``, ``ntriples``,
+``jsonld``) write each triple once; ``nquads`` and ``trig`` keep every graph; ``graphml``
+and ``gexf`` write the networkx projection; the map formats are :mod:`hcgraph.mapexport`,
+``claimreview`` :mod:`hcgraph.claimreview`. Output order depends only on the store's
+content, so the same stories export to the same bytes. An unknown name raises
+:class:`~hcgraph.errors.UnknownFormatError`.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, BinaryIO
@@ -94,28 +76,13 @@ def export(store: Store, fmt: str, out: BinaryIO, *, dynamic: bool = False) -> N
     exporter.dynamic(store, out)
 
 
-def _vosviewer(store: Store, out: BinaryIO) -> None:
-    from .mapexport import write_vosviewer  # the viz modules load only when asked for
+def _later(module: str, name: str) -> Callable[..., Any]:
+    """``module.name``, imported on the first call (the viz modules load only when asked for)."""
 
-    write_vosviewer(store, out)
+    def call(*args: Any) -> Any:
+        return getattr(importlib.import_module(module, __package__), name)(*args)
 
-
-def _claimreview(store: Store, out: BinaryIO) -> None:
-    from .claimreview import write_claimreview
-
-    write_claimreview(store, out)
-
-
-def _claimreview_note(store: Store) -> str | None:
-    from .claimreview import empty_note
-
-    return empty_note(store)
-
-
-def _dynamic_gexf(store: Store, out: BinaryIO) -> None:
-    from .mapexport import write_dynamic_gexf
-
-    write_dynamic_gexf(store, out)
+    return call
 
 
 def _xml_safe_projection(store: Store) -> nx.MultiDiGraph:
@@ -128,14 +95,9 @@ def _xml_safe_projection(store: Store) -> nx.MultiDiGraph:
 
 
 def _with_ids(graph: nx.MultiDiGraph, *, node_ids: bool) -> nx.MultiDiGraph:
-    """The projection with unique, stable ids the schemas accept.
-
-    Edges are numbered ``e0, e1, …`` in (source IRI, target IRI, predicate) order, with the
-    predicate as the ``predicate`` attribute (GraphML and GEXF require unique edge ids; the
-    predicate alone repeats). With ``node_ids`` (GraphML, whose ids are ``xs:NMTOKEN``, so
-    no ``/`` or ``#``) nodes become ``n0, n1, …`` in IRI order; the IRI stays in ``iri``.
-    The ids depend only on the graph's content.
-    """
+    """The projection with unique ids that depend only on its content: edges ``e0…`` in
+    (source, target, predicate) order, the predicate an attribute; with ``node_ids``
+    (GraphML's ``xs:NMTOKEN``) nodes ``n0…`` in IRI order, the IRI in ``iri``."""
     out = nx.MultiDiGraph()
     out.graph.update(graph.graph)
     ids = {iri: (f"n{i}" if node_ids else iri) for i, iri in enumerate(sorted(graph.nodes))}
@@ -149,14 +111,9 @@ def _with_ids(graph: nx.MultiDiGraph, *, node_ids: bool) -> nx.MultiDiGraph:
 
 
 def _gexf(store: Store, out: BinaryIO) -> None:
-    """The projection as GEXF 1.2draft that validates against gexf.net's ``gexf.xsd``.
-
-    networkx's writer needs three corrections: it writes ``<graph name="">``, an attribute the
-    1.2draft schema does not allow on ``graph``; a multigraph's edge keys become a
-    ``networkx_key`` edge attribute (ours only repeat the edge id); and it stamps today's date
-    into ``<meta lastmodifieddate>``, which would make the same store export different bytes
-    on different days. All three are removed from the element tree before it is written.
-    """
+    """The projection as GEXF 1.2draft that validates against gexf.net's ``gexf.xsd``:
+    networkx's ``graph name`` (not in the schema), ``networkx_key`` edge attribute (a copy
+    of the edge id) and today's ``lastmodifieddate`` (bytes would differ by day) removed."""
     graph = _with_ids(_xml_safe_projection(store), node_ids=False)
     writer = nx.readwrite.gexf.GEXFWriter(encoding="utf-8", prettyprint=True, version="1.2draft")
     writer.add_graph(graph)
@@ -195,10 +152,11 @@ for _exp in (
                  _with_ids(_xml_safe_projection(store), node_ids=True), out, named_key_ids=True),
              "graphml", "application/graphml+xml", "networkx projection for Gephi/yEd"),
     Exporter("gexf", _gexf, "gexf", "application/gexf+xml", "networkx projection for Gephi",
-             dynamic=_dynamic_gexf),
-    Exporter("vosviewer", _vosviewer, "json", "application/json",
+             dynamic=_later(".mapexport", "write_dynamic_gexf")),
+    Exporter("vosviewer", _later(".mapexport", "write_vosviewer"), "json", "application/json",
              "reuse map network for VOSviewer / VOSviewer Online"),
-    Exporter("claimreview", _claimreview, "json", "application/ld+json",
-             "support verdicts as schema.org ClaimReview JSON-LD", note=_claimreview_note),
+    Exporter("claimreview", _later(".claimreview", "write_claimreview"), "json",
+             "application/ld+json", "support verdicts as schema.org ClaimReview JSON-LD",
+             note=_later(".claimreview", "empty_note")),
 ):  # fmt: skip
     register(_exp)

@@ -1,30 +1,20 @@
 """Who said what about shared things: the reference counts behind "each thing stated once".
 
-A manifest cited by 5,000 stories is described once, in a shared graph (see
-:mod:`hcgraph.mapping`). To retract exactly what one story contributed when it is replaced or
-removed, the store keeps this ledger beside the Oxigraph database (``STORE/ledger.sqlite``):
+A manifest cited by many stories is described once, in a shared graph (:mod:`hcgraph.mapping`).
+To retract exactly what one story contributed, ``STORE/ledger.sqlite`` keeps ``descr`` (each
+distinct description, one story's triples about one shared subject, keyed by a hash) and
+``stated`` (one row per story, its hashes packed in one blob: cheap to write on every
+ingest; the reverse, who uses a description, is counted in memory when a retraction first
+asks). A description leaves the graph with its last user.
 
-* ``descr`` — each distinct description (one story's triples about one shared subject),
-  keyed by a hash of its graph and text;
-* ``stated`` — which descriptions each story states: one row per story, the hashes packed
-  in one blob. Written once per story on every ingest, so it must be cheap: a row per
-  (story, description) pair with an index on the hash cost ~1 ms of CPU per story at 10k
-  stories (two B-trees taking ~50 random inserts each); one row per story costs one.
-  Who uses a description (the reverse) is needed only to retract, so it is counted in
-  memory from these rows the first time a replacement or removal asks.
-
-A description leaves the graph when its last user goes; the subject's triples are then
-recomputed from the descriptions still in use (conflicting descriptions — two titles for one
-manifest — stay side by side until each loses its last story).
-
-Crash safety: a write marks the ledger dirty and records the stories it is writing as
-*pending* before touching Oxigraph, and settles them afterwards. :meth:`Ledger.pending`
-tells the writer what to check after a crash (see ``hcgraph.writer.recover``).
+Crash safety: a write marks the ledger dirty and records its stories as *pending* before
+touching Oxigraph; :meth:`Ledger.pending` tells ``hcgraph.writer.recover`` what to check.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -48,8 +38,7 @@ CREATE TABLE IF NOT EXISTS pending (
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 _HASH = 16
-# Ledgers before one ``stated`` row per story kept a ``uses`` row per (story, description):
-# no release wrote them, and they are refused (store format 1 is the ``stated`` form).
+# Ledgers with a ``uses`` row per (story, description) predate store format 1: refused.
 _OLD_TABLE = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'uses'"
 
 
@@ -60,12 +49,9 @@ def description_hash(graph: str, body: str) -> bytes:
 
 @dataclass(frozen=True)
 class Pending:
-    """A story write that began but was not settled.
-
-    ``sha`` is the version being written (None: a removal), ``quads`` its graph's size,
-    ``hashes`` the descriptions it states. A ``new`` story (not in the store before) has
-    its uses recorded when the write begins, since it has nothing to retract.
-    """
+    """A story write that began but was not settled: ``sha`` the version (None: a removal),
+    ``quads`` its graph's size, ``hashes`` what it states; a ``new`` story's uses are
+    recorded when the write begins (it has nothing to retract)."""
 
     story: str
     sha: str | None
@@ -85,9 +71,6 @@ class Ledger:
             StoreFormatError: it is a ledger of the old form (``uses`` rows).
         """
         # One writer thread uses it after the pipeline opened it: no same-thread check.
-        # A failing statement (a full disk, a damaged file) is a StoreDiskError naming the
-        # file: nothing a story did (the ledger holds only hashes), so in a crawl it ends the
-        # crawl resumable and no body of the batch is held responsible.
         self.db = Database(path, StoreDiskError, "cannot open the ledger", check_same_thread=False)
         if path is not None:
             self.db.execute("PRAGMA journal_mode = WAL")
@@ -101,7 +84,7 @@ class Ledger:
         self.db.executescript(_SCHEMA)
         self.db.what = "the ledger failed"
         self._known: set[bytes] | None = None
-        self._users: dict[bytes, int] | None = None  # description → stories stating it
+        self._users: Counter[bytes] | None = None  # description → stories stating it
 
     def close(self) -> None:
         """Close the database."""
@@ -143,8 +126,7 @@ class Ledger:
         """(graph, body) of the given descriptions."""
         for digest in digests:
             row = self.db.execute("SELECT graph, body FROM descr WHERE hash = ?", (digest,))
-            found = row.fetchone()
-            if found is not None:
+            if (found := row.fetchone()) is not None:
                 yield found[0], found[1]
 
     def unused(self) -> list[bytes]:
@@ -237,8 +219,7 @@ class Ledger:
 
     def _state(self, story: str, hashes: frozenset[bytes], *, new: bool = False) -> set[bytes]:
         """Make ``hashes`` what ``story`` states (inside a transaction); the hashes it no
-        longer states. A ``new`` story had none, so its old row is read only to keep the
-        user counts right once they are counted."""
+        longer states (a ``new`` story's old row is read only for counted users)."""
         old = None if new and self._users is None else self.uses_of(story)
         if hashes:
             self.db.execute("INSERT OR REPLACE INTO stated VALUES (?, ?)", (story, _pack(hashes)))
@@ -247,22 +228,16 @@ class Ledger:
         if old is None:  # a new story while nobody counts users: nothing to give back
             return set()
         if self._users is not None:
-            users = self._users
-            for digest in old - hashes:
-                users[digest] -= 1
-            for digest in hashes - old:
-                users[digest] = users.get(digest, 0) + 1
+            self._users.subtract(old - hashes)
+            self._users.update(hashes - old)
         return old - hashes
 
     def _in_use(self, digest: bytes) -> bool:
         """True if some story states the description (counts users on first call)."""
         if self._users is None:
-            users: dict[bytes, int] = {}
-            for (blob,) in self.db.execute("SELECT hashes FROM stated"):
-                for stated in _unpack(blob):
-                    users[stated] = users.get(stated, 0) + 1
-            self._users = users
-        return self._users.get(digest, 0) > 0
+            rows = self.db.execute("SELECT hashes FROM stated")
+            self._users = Counter(h for (blob,) in rows for h in _unpack(blob))
+        return self._users[digest] > 0
 
 
 def _pack(hashes: Iterable[bytes]) -> bytes:

@@ -1,23 +1,13 @@
 """Limits on one query: the memory it may take, and the time (``query`` and ``serve``).
 
-A SPARQL query can ask for more than the machine has: a cartesian product sorted or
-grouped, a ``GROUP_CONCAT`` over everything. The engine then grows until the kernel's OOM
-killer ends it, or something else on the machine (one query ran 168 s to 16.7 GB). So each
-query runs in a process of its own whose data segment is capped with ``RLIMIT_DATA``
-(:func:`limit_memory`; heap and anonymous mappings, not the database files RocksDB reads):
-past the cap an allocation fails, Oxigraph (Rust) aborts the process with ``memory
-allocation of N bytes failed`` and Python raises ``MemoryError``; either way the caller gets
-one line saying the query needed more than the limit (:func:`exceeded_message`), and the
-machine keeps its memory. The limit also ends what damage sets off in the engine: an
-aggregate (``COUNT``) over an index with a damaged block does not stop at the engine's
-``Corruption`` error but grows without end (200 MB/s here), so the message for it points at
-``hcgraph check --deep``. ``RLIMIT_AS`` would count the address space RocksDB reserves and
-never touches (~0.5 GB per open store), ``RLIMIT_DATA`` what is written.
-
-The default (:func:`default_query_memory`) is half the memory the machine (or its cgroup)
-has, shared among the query processes running at once; ``--query-memory`` sets it (``2G``,
-``512M``; ``0`` for none). The cap counts the whole query process: Python and the open store
-take ~100 MB of it before the query starts, so less than :data:`MIN_QUERY_MEMORY` is refused.
+A SPARQL query can ask for more than the machine has (a cartesian product sorted, a
+``GROUP_CONCAT`` over everything; an aggregate over a damaged index grows without end). So
+each query runs in a process of its own whose data segment is capped with ``RLIMIT_DATA``
+(heap and anonymous mappings, not the files RocksDB maps; ``RLIMIT_AS`` would count the
+address space it reserves): past the cap Oxigraph aborts or Python raises ``MemoryError``,
+and the caller gets one line (:func:`exceeded_message`). The default
+(:func:`default_query_memory`) is half the machine's (or cgroup's) memory, shared among the
+query processes; ``--query-memory`` sets it (``2G``, ``512M``, ``0`` for none).
 """
 
 from __future__ import annotations
@@ -146,9 +136,8 @@ def exceeded_message(name: str, size: int, option: str = "--query-memory") -> st
 
 
 def died_of_memory(exitcode: int | None, output: bytes = b"") -> bool:
-    """True if a query process that ended without an answer ran out of memory: Oxigraph
-    aborts (SIGABRT) after ``memory allocation of N bytes failed``; Python may end on a
-    ``MemoryError`` it could not even report (``output``: the end of its stderr)."""
+    """True if a query process that ended without an answer ran out of memory (Oxigraph's
+    abort, or an uncaught ``MemoryError`` at the end of ``output``, its stderr)."""
     last = output.strip().splitlines()[-1:]
     return (
         _OOM_MARK in output
@@ -187,11 +176,8 @@ def run_limited(
     memory: int = 0,
 ) -> Any:
     """``target(*args)`` in a child process with at most ``memory`` bytes of data (0: no
-    cap) that is stopped after ``timeout_s`` seconds (``None``: none): a query running in
-    pyoxigraph cannot be interrupted, nor its allocations refused, otherwise.
-
-    ``target`` returns a picklable answer or raises an :class:`~hcgraph.errors.HcgraphError`,
-    raised again here.
+    cap), stopped after ``timeout_s`` seconds (``None``: none); an
+    :class:`~hcgraph.errors.HcgraphError` it raises is raised again here.
 
     Raises:
         QueryError: the time ran out (the child is killed), the query needed more memory,
@@ -217,14 +203,15 @@ def run_limited(
                 answer = receive.recv()
             except EOFError:
                 child.join()
-                answer = _ended(name, child.exitcode, _tail(err), memory)
+                answer = _ended(name, child.exitcode, _stderr(err, 1 << 16), memory)
         finally:
             if child.is_alive():
                 child.kill()
             child.join()
             receive.close()
-        if not isinstance(answer, BaseException | _OutOfMemory):
-            _relay(err)
+        if not isinstance(answer, BaseException | _OutOfMemory) and (data := _stderr(err)):
+            sys.stderr.write(data.decode("utf-8", "replace"))  # a warning the child printed
+            sys.stderr.flush()
     if isinstance(answer, _OutOfMemory):
         raise QueryError(exceeded_message(name, memory))
     if isinstance(answer, BaseException):
@@ -240,20 +227,10 @@ def _ended(name: str, exitcode: int | None, output: bytes, memory: int) -> Any:
     return QueryError(f"{name}: the query process ended without an answer ({last[0]})")
 
 
-def _tail(err: IO[bytes], size: int = 1 << 16) -> bytes:
-    """The last ``size`` bytes the child wrote to its stderr."""
+def _stderr(err: IO[bytes], tail: int | None = None) -> bytes:
+    """What the child wrote to its stderr (only the last ``tail`` bytes, if given)."""
     with contextlib.suppress(OSError):
         end = err.seek(0, os.SEEK_END)
-        err.seek(max(0, end - size))
+        err.seek(0 if tail is None else max(0, end - tail))
         return err.read()
     return b""
-
-
-def _relay(err: IO[bytes]) -> None:
-    """Pass on what a child that answered wrote to stderr (a warning)."""
-    with contextlib.suppress(OSError):
-        err.seek(0)
-        data = err.read()
-        if data:
-            sys.stderr.write(data.decode("utf-8", "replace"))
-            sys.stderr.flush()

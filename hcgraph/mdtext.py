@@ -1,20 +1,10 @@
 """Markdown for untrusted text: the one escaper every Markdown output of hcgraph uses.
 
-What: :func:`md_text` (inline text), :func:`md_cell` (a table cell), :func:`md_code` (a code
-span) and :func:`md_url` (a link) turn text someone else wrote (a story, a query result)
-into Markdown that a CommonMark or GitHub renderer shows as that very text: no emphasis,
-link, image, raw HTML, entity, table cell break or heading marker comes alive, and the
-control, bidi and hiding characters :func:`~hcgraph.errors.visible` escapes for terminals
-are escaped here too (Markdown is read in terminals, and a browser honours an RLO).
-
-Why one module: ``query --format md`` and the trace, audit and history reports used to
-escape differently (one left ``**bold**`` live, the other ``&amp;`` decoded); now they share
-these functions, tested by rendering hostile text with a CommonMark renderer.
-
-How: every ASCII punctuation character CommonMark or GitHub give a meaning to inline is
-backslash-escaped (CommonMark lets any ASCII punctuation be escaped, and the escape shows the
-character itself). Text is put on one line (a line break in the text could start a block:
-a heading, a list, a table row); a table cell keeps its line breaks as ``<br>``.
+:func:`md_text` (inline), :func:`md_cell` (a table cell), :func:`md_code` (a code span) and
+:func:`md_url` (a link) make text someone else wrote render as that very text: every ASCII
+punctuation CommonMark or GitHub give an inline meaning is backslash-escaped, text is put on
+one line (a cell keeps its breaks as ``<br>``), and the characters
+:func:`~hcgraph.errors.visible` escapes for terminals are escaped too.
 """
 
 from __future__ import annotations
@@ -59,11 +49,8 @@ def md_cell(text: str) -> str:
 
 
 def md_code(text: str) -> str:
-    """Text as a Markdown code span: shown literally, never parsed (not for table cells,
-    where a ``|`` would still end the cell).
-
-    The fence is one backtick longer than the longest run of backticks in the text, so a
-    backtick in the text cannot close the span early (and let the rest be read as HTML).
+    """Text as a Markdown code span, shown literally (not for table cells: ``|`` ends one);
+    the fence is longer than any run of backticks in the text.
 
     >>> md_code("a`b"), md_code("`x")
     ('``a`b``', '`` `x ``')
@@ -74,18 +61,14 @@ def md_code(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
-#: What :func:`md_url` leaves as it is: the URL punctuation a CommonMark autolink allows.
-#: Everything else (space, ``<``, ``>``, ``"``, ``\\``, controls, non-ASCII) is
-#: percent-encoded, so the autolink cannot end early and let the rest be read as HTML.
+#: The URL punctuation a CommonMark autolink allows; :func:`md_url` percent-encodes the rest.
 _URL_SAFE = "!#$%&'()*+,-./:;=?@[]^_`{|}~"
 _AUTOLINK = re.compile(r"https?://[\x21-\x7e]+", re.IGNORECASE)
 
 
 def md_url(url: str) -> str:
-    """A URL as a Markdown autolink ``<…>``, percent-encoding what an autolink cannot hold.
-
-    Only ``http``/``https`` URLs become links; anything else (``javascript:``) is shown as a
-    code span (a ``<…>`` that is not a valid autolink would be read as raw HTML).
+    """An http(s) URL as a Markdown autolink ``<…>``, percent-encoding what an autolink
+    cannot hold; anything else (``javascript:``) as a code span.
 
     >>> md_url("https://example.org/a b"), md_url("javascript:alert(1)")
     ('<https://example.org/a%20b>', '`javascript:alert(1)`')

@@ -1,9 +1,6 @@
 """Where a stored story came from: crawled from its own URL, or read from a local file.
 
-A local file (``hcgraph ingest``) declares its own ``url`` and so names the graph it
-replaces; it may not silently replace a story that was crawled from that URL (the crawled
-copy is the publisher's word) unless the caller says so (``--replace``): the pipeline
-(:mod:`hcgraph.pipeline`) asks :func:`crawled_from` and refuses such a file.
+The pipeline refuses a local file that would replace a crawled story unless ``--replace``.
 """
 
 from __future__ import annotations

@@ -1,19 +1,10 @@
 """RDF terms as N-Triples text: the mapper writes text, Oxigraph's Rust parser reads it.
 
-Why text: building a pyoxigraph term object per node costs more than the mapping logic
-itself (issue 9 measured 3.5 ms a story through term objects, 1.9 ms through text), and
-Oxigraph's bulk loader parses N-Quads in Rust without holding the GIL.
-
-Escaping follows the N-Triples grammar (``STRING_LITERAL_QUOTE``): ``"``, ``\\``, line feed
-and carriage return must be escaped; every other C0 control, DEL and the non-characters
-U+FFFE/U+FFFF are written as ``\\uXXXX`` too so the text survives any line-based tool. IRIs
-are never escaped here: callers pass only IRIs that :mod:`hcgraph.iris` validated or minted.
-
-Every literal is NFC-normalised (:func:`nfc`): stores that do not normalise Unicode (Amazon
-Neptune's bulk loader says so) match a literal only in the form it was written, so ``Café``
-typed as ``e`` + U+0301 and as ``é`` would be two strings. The raw archive keeps the bytes as
-fetched; lookups of stored literals (ids, source locations, query parameters) pass through
-:func:`nfc` too.
+Text is cheaper than a pyoxigraph term object per node, and parsed without the GIL.
+Escaping follows the N-Triples grammar (``"``, ``\\``, LF and CR), and every other C0
+control, DEL and U+FFFE/U+FFFF are written as ``\\uXXXX`` too. IRIs are never escaped here:
+callers pass only IRIs :mod:`hcgraph.iris` validated or minted. Every literal is
+NFC-normalised (:func:`nfc`), since some stores match a literal only in the form written.
 
 >>> literal('say "hi"\\n')
 '"say \\\\"hi\\\\"\\\\n"'
@@ -48,9 +39,7 @@ XSD_DATETIME = "http://www.w3.org/2001/XMLSchema#dateTime"
 XSD_INTEGER = "http://www.w3.org/2001/XMLSchema#integer"
 
 #: The characters XML 1.0 cannot hold at all, not even as ``&#N;``: C0 controls but tab, LF
-#: and CR, and U+FFFE/U+FFFF. A literal may hold them (RDF allows any string); an XML output
-#: (SPARQL results XML, GraphML, GEXF, SVG) must not (surrogates never reach a Python str
-#: from the store).
+#: and CR, and U+FFFE/U+FFFF. A literal may hold them; an XML output must not.
 XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 _ESCAPES: dict[int, str] = {c: f"\\u{c:04X}" for c in (*range(0x20), 0x7F, 0xFFFE, 0xFFFF)}
@@ -65,11 +54,7 @@ def iri(value: str) -> str:
 
 
 def nfc(value: str) -> str:
-    """``value`` in Unicode Normalization Form C (unchanged, not copied, when it already is).
-
-    ASCII and most text are NFC already: ``isascii`` is O(1) and ``is_normalized`` a quick
-    check in C, so only text that needs it pays for ``normalize``.
-    """
+    """``value`` in Unicode Normalization Form C (unchanged, not copied, when it already is)."""
     if value.isascii() or unicodedata.is_normalized("NFC", value):
         return value
     return unicodedata.normalize("NFC", value)
@@ -85,10 +70,7 @@ def literal(value: str) -> str:
 
 def typed(value: str, datatype: str) -> str:
     """A typed literal ``"value"^^<datatype>``, NFC-normalised (``rdf:JSON`` holds text too)."""
-    value = nfc(value)
-    if _NEEDS_ESCAPE.search(value) is not None:  # rare: translate walks every character
-        value = value.translate(_ESCAPES)
-    return '"' + value + '"^^<' + datatype + ">"
+    return literal(value) + "^^<" + datatype + ">"
 
 
 def boolean(value: bool) -> str:

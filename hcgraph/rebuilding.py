@@ -1,16 +1,9 @@
 """Recreate the graph from the raw archive, with no network.
 
-The archive keeps every fetched body and when it was fetched, so replaying its records in
-fetch order through the same processing the crawler uses (parse, dedupe one story under two
-URLs, store with the fetch time) gives the same graph as the crawl — revisions included,
-because a story fetched twice with different bytes is replayed old version first, and
-withdrawals included: a story's URL answering 404/410 twice in a row (the records of both
-fetches are in the archive, as the crawler confirmed it) withdraws the story at the second
-answer's time, and a later 200 or 304 brings it back. Use it after the mapping changes, or
-to rebuild a lost store.
-
-The new graph is built beside the old one and swapped in only when complete, so a failed
-rebuild leaves the old store as it was.
+Replaying the archive's records in fetch order through the crawler's own processing gives
+the crawl's graph, revisions and withdrawals included (a second 404/410 in a row withdraws,
+a later 200 or 304 brings the story back). The new graph is built beside the old one and
+swapped in only when complete, so a failed rebuild leaves the old store as it was.
 """
 
 from __future__ import annotations
@@ -42,14 +35,11 @@ class RebuildReport:
         records: fetch records read.
         bodies: distinct (URL, body) pairs replayed.
         stories: distinct stories in the rebuilt graph.
-        withdrawn: how many of them are withdrawn (their URL answered 404/410 twice in a row).
+        withdrawn: how many of them are withdrawn.
         counts: replayed bodies per store status (added, replaced, unchanged).
-        outcomes: what happened to each replayed body; empty when the rebuild ran with
-            ``keep_outcomes=False`` (``hcgraph rebuild`` does: memory then stays flat
-            however large the archive, an outcome being ~1 KB).
+        outcomes: what happened to each replayed body (empty with ``keep_outcomes=False``).
         failures: archived 200 responses that are not valid stories (URL, reason, JSON path).
-        unreadable: records whose body the archive cannot give back (missing, or its bytes
-            no longer match its SHA-256: damage on disk): skipped, the rebuild goes on.
+        unreadable: records whose body the archive cannot give back (skipped).
         store_dir: the rebuilt store.
     """
 
@@ -63,14 +53,9 @@ class RebuildReport:
     unreadable: list[Failure] = field(default_factory=list)
     store_dir: Path | None = None
 
-    def count(self, status: str) -> int:
-        """Replayed bodies the store reported as ``status`` (added, replaced, unchanged)."""
-        return self.counts[status]
-
     @property
     def exit_code(self) -> int:
-        """0 when every archived story body was rebuilt, 3 when some were not stories or
-        could not be read."""
+        """0 when every archived story body was rebuilt, else 3."""
         return 3 if self.failures or self.unreadable else 0
 
 
@@ -82,41 +67,41 @@ def _source(record: FetchRecord) -> str:
 def _documents(archive: Archive, report: RebuildReport) -> Iterator[Document]:
     seen: set[bytes] = set()  # 16-byte digests of (URL, body hash): an archive's worth stays small
     gone: set[str] = set()  # URLs whose last record answered 404/410
-    comebacks: dict[str, int] = {}  # URL → withdrawals replayed: a body after one is new again
+    comebacks: Counter[str] = Counter()  # URL → withdrawals: a body after one is new again
     for record in archive.records():
         report.records += 1
-        if record.error is None and record.status in _GONE:
-            # The crawler's rule: the second 404/410 in a row confirms the withdrawal (the
-            # pipeline marks the story stored from this URL, if there is one and it is current).
-            if record.url in gone:
-                comebacks[record.url] = comebacks.get(record.url, 0) + 1
+        if record.error is None and record.status in (404, 410):
+            if record.url in gone:  # the crawler's rule: the second in a row withdraws
+                comebacks[record.url] += 1
                 yield Document(b"", _source(record), record.time, record.url, withdrawn=True)
             gone.add(record.url)
             continue
         gone.discard(record.url)
-        if record.sha256 is None or record.error is not None:
-            continue
-        if record.status not in (200, 304, None):
-            continue  # an error page: kept in the archive, never a story
-        epoch = comebacks.get(record.url, 0)
+        if record.sha256 is None or record.error is not None or record.status not in _BODIES:
+            continue  # no body, or an error page: kept in the archive, never a story
         key = hashlib.blake2b(
-            f"{record.url}\0{record.sha256}\0{epoch}".encode(), digest_size=16
+            f"{record.url}\0{record.sha256}\0{comebacks[record.url]}".encode(), digest_size=16
         ).digest()
-        if key in seen:
-            continue  # a 304 or an unchanged re-fetch: nothing new
-        seen.add(key)
-        report.bodies += 1
-        try:
-            body = archive.get_body(record.sha256)
-        except ArchiveError as exc:  # one damaged body loses that fetch, not the rebuild
-            report.unreadable.append(Failure(record.url, str(exc)))
-            continue
-        if _variant(body, record):
-            continue  # the crawl recorded it as a duplicate and stored nothing from it
+        if key not in seen:  # else a 304 or an unchanged re-fetch: nothing new
+            seen.add(key)
+            report.bodies += 1
+            yield from _document(archive, record, record.sha256, report)
+
+
+_BODIES = (200, 304, None)
+
+
+def _document(
+    archive: Archive, record: FetchRecord, sha: str, report: RebuildReport
+) -> Iterator[Document]:
+    """The record's body as a document, unless it is unreadable (counted) or a variant."""
+    try:
+        body = archive.get_body(sha)
+    except ArchiveError as exc:  # one damaged body loses that fetch, not the rebuild
+        report.unreadable.append(Failure(record.url, str(exc)))
+        return
+    if not _variant(body, record):
         yield Document(body, _source(record), record.time, record.url)
-
-
-_GONE = (404, 410)
 
 
 def _variant(body: bytes, record: FetchRecord) -> bool:
@@ -138,45 +123,22 @@ def rebuild(
 ) -> RebuildReport:
     """Rebuild ``store_dir``'s graph from ``archive_dir`` (default ``STORE/archive``).
 
-    Only crawled stories are in the archive: a story ingested from a local file (or bytes),
-    or a crawled one replaced by a local file, cannot be rebuilt from it. If the store holds
-    any, the rebuild refuses before doing anything, unless ``drop_unarchived``: then those
-    stories are left out (re-ingest their files afterwards). ``keep_outcomes=False`` keeps
-    counts and failures only, not one :class:`~hcgraph.pipeline.Outcome` per replayed body.
-    Withdrawals replay from the archive's 404/410 records; one made by hand (``hcgraph
-    ingest --withdraw``), which the archive does not hold, is kept from the old store.
+    Only crawled stories are in the archive: if the store holds any ingested from a local
+    file, the rebuild refuses before doing anything, unless ``drop_unarchived`` (then they
+    are left out; re-ingest their files afterwards). A damaged store is rebuilt too, with
+    ``drop_unarchived``. Withdrawals made by hand (``hcgraph ingest --withdraw``) are kept
+    from the old store. ``keep_outcomes=False`` keeps counts and failures only.
 
     Raises:
         CrawlError: there is no archive, or the store holds stories it does not (and
             ``drop_unarchived`` is false).
         StoreError: the store is in use by another process.
-
-    A damaged store (:class:`~hcgraph.errors.StoreDamagedError`) is rebuilt too, with
-    ``drop_unarchived`` (what only it held cannot be listed, so nothing is checked).
     """
     store_dir = Path(store_dir)
-    withdrawals: dict[str, dt.datetime] = {}  # the store's, to keep those made by hand
     archive = Archive(Path(archive_dir) if archive_dir else store_dir / "archive")
     if not archive.exists():
         raise CrawlError(f"{archive.directory}: no raw archive here (run 'hcgraph crawl' first)")
-    if (store_dir / "oxigraph").exists():
-        # Opened now (it fails now, not after the work, if another process holds it).
-        try:
-            with Store(store_dir, any_format=True) as old:
-                lost = [url for url, sha in old.raw_documents() if not archive.has_body(sha)]
-                withdrawals = old.withdrawn_stories()
-        except (StoreDamagedError, RuntimeError, OSError) as exc:
-            if not isinstance(exc, StoreDamagedError) and not is_damage(exc):
-                raise
-            if not drop_unarchived:  # what only the store held cannot be listed
-                raise CrawlError(
-                    f"{store_dir}: the store is damaged, so the stories it holds that the "
-                    "archive does not (ingested from local files) cannot be listed: pass "
-                    "--drop-unarchived to rebuild it from the archive alone"
-                ) from None
-            lost = []
-        if lost and not drop_unarchived:
-            raise CrawlError(_unarchived_message(store_dir, archive, lost))
+    withdrawals = _old_withdrawals(store_dir, archive, drop_unarchived)
     staging = store_dir / ".rebuild"
     shutil.rmtree(staging, ignore_errors=True)
     report = RebuildReport(store_dir=store_dir)
@@ -185,16 +147,7 @@ def rebuild(
     with Store(staging) as store:
         with Pipeline(store, crawl_claims={}) as pipeline:
             for outcome in pipeline.run(_documents(archive, report)):
-                if keep_outcomes:
-                    report.outcomes.append(outcome)
-                if outcome.status is not None:
-                    report.counts[outcome.status] += 1
-                if outcome.reason is not None and not outcome.withdrawal:
-                    report.failures.append(
-                        Failure(outcome.source, outcome.reason, outcome.json_path or "")
-                    )
-            # Withdrawals the archive does not hold (``hcgraph ingest --withdraw``) are kept,
-            # with their time, for the stories the archive does rebuild.
+                _count(report, outcome, keep_outcomes)
             pipeline.process(
                 [
                     Document(b"", url, when, withdrawn=True)
@@ -209,6 +162,41 @@ def rebuild(
         _swap(staging / name, store_dir / name)
     shutil.rmtree(staging, ignore_errors=True)
     return report
+
+
+def _old_withdrawals(
+    store_dir: Path, archive: Archive, drop_unarchived: bool
+) -> dict[str, dt.datetime]:
+    """The old store's withdrawals (to keep those made by hand), after refusing to drop
+    stories the archive lacks. Opened now: if another process holds it, this fails now."""
+    if not (store_dir / "oxigraph").exists():
+        return {}
+    try:
+        with Store(store_dir, any_format=True) as old:
+            lost = [url for url, sha in old.raw_documents() if not archive.has_body(sha)]
+            withdrawals = old.withdrawn_stories()
+    except (StoreDamagedError, RuntimeError, OSError) as exc:
+        if not isinstance(exc, StoreDamagedError) and not is_damage(exc):
+            raise
+        if not drop_unarchived:  # what only the store held cannot be listed
+            raise CrawlError(
+                f"{store_dir}: the store is damaged, so the stories it holds that the "
+                "archive does not (ingested from local files) cannot be listed: pass "
+                "--drop-unarchived to rebuild it from the archive alone"
+            ) from None
+        return {}
+    if lost and not drop_unarchived:
+        raise CrawlError(_unarchived_message(store_dir, archive, lost))
+    return withdrawals
+
+
+def _count(report: RebuildReport, outcome: Outcome, keep_outcome: bool) -> None:
+    if keep_outcome:
+        report.outcomes.append(outcome)
+    if outcome.status is not None:
+        report.counts[outcome.status] += 1
+    if outcome.reason is not None and not outcome.withdrawal:
+        report.failures.append(Failure(outcome.source, outcome.reason, outcome.json_path or ""))
 
 
 def _reload_replies(store: Store, store_dir: Path) -> None:

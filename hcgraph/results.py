@@ -1,23 +1,11 @@
 """Output formats for query results: a registry of writers (name → function).
 
-What: ``write_result(result, "csv", stream)`` writes a :class:`~hcgraph.queries.QueryResult`
-as ``table`` (rich, for people), ``csv`` / ``tsv`` / ``json`` / ``xml`` (the W3C SPARQL Query
-Results formats, for tools: CSV by :mod:`hcgraph.results_csv`, the others by pyoxigraph),
-or ``md`` (a GitHub-flavoured Markdown table).
-
-RDF 1.2 terms come out in every format: triple terms and directional language tags
-(``"o"@en--rtl``) as the SPARQL 1.2 results drafts write them (JSON, XML, TSV); CSV and
-the two formats for people carry text (a triple term as ``<<( s p o )>>``, a literal as
-its lexical form).
-
-Why a registry: the CLI's ``--format`` choices, the help text and the tests all read
-:data:`FORMATS`, so a new format is one function and one line.
-
-Untrusted text stays text: the table is built from ``rich.text.Text`` (no markup is
-interpreted) with control characters shown as escapes, Markdown escapes through
-:mod:`hcgraph.mdtext` (``|``, ``\\``, emphasis, code, links, HTML, entities), and
-CSV quotes by RFC 4180, pyoxigraph escapes TSV/JSON/XML by their own rules (a value XML
-1.0 cannot carry at all, such as a NUL, makes ``xml`` refuse, see :func:`write_xml`).
+:data:`FORMATS`: ``table`` (rich, for people), ``md`` (GitHub Markdown) and the W3C SPARQL
+Query Results formats ``csv`` (:mod:`hcgraph.results_csv`), ``tsv``, ``json`` and ``xml``
+(pyoxigraph's writers). RDF 1.2 terms (triple terms, ``"o"@en--rtl``) come out as the
+SPARQL 1.2 drafts write them; CSV and the formats for people carry their text. Untrusted
+text stays text: ``rich.text.Text`` cells with controls escaped, Markdown through
+:mod:`hcgraph.mdtext`.
 """
 
 from __future__ import annotations
@@ -49,11 +37,8 @@ _SHORT_ESCAPES = {"\b": "\\b", "\f": "\\f"}
 
 
 def display(term: Any) -> str:
-    """The plain text of a term: an IRI, a literal's lexical form, ``_:id``, or ``""``.
-
-    A triple term (RDF 1.2) shows in its N-Triples 1.2 form, ``<<( <s> <p> "o" )>>``: its
-    parts need their syntax to be told apart (an IRI from a string holding one).
-    """
+    """The plain text of a term: an IRI, a literal's lexical form, ``_:id``, ``""``, or a
+    triple term in N-Triples 1.2 (its parts need their syntax to be told apart)."""
     if term is None:
         return ""
     if isinstance(term, ox.BlankNode):
@@ -64,11 +49,8 @@ def display(term: Any) -> str:
 
 
 def ntriples(term: Any) -> str:
-    """A term in N-Triples 1.2 syntax: a triple term as ``<<( s p o )>>``, nested ones too.
-
-    Why not ``str(term)``: pyoxigraph writes a triple term's parts without the enclosing
-    ``<<( )>>`` (as in a triple statement), which no results parser reads as one term.
-    """
+    """A term in N-Triples 1.2 syntax: a triple term as ``<<( s p o )>>`` (``str`` leaves
+    out the brackets, as in a triple statement)."""
     return f"<<( {term} )>>" if isinstance(term, ox.Triple) else str(term)
 
 
@@ -101,23 +83,6 @@ def write_table(result: QueryResult, out: TextIO, *, width: int | None = None) -
     console.print(table)
 
 
-def _solutions(result: QueryResult, *, table: bool = False) -> ox.QuerySolutions | ox.QueryBoolean:
-    """The materialised rows as pyoxigraph results again, so pyoxigraph writes the formats.
-
-    Why a bridge: rows are materialised (and sorted in Python, see hcgraph.queries), and
-    pyoxigraph results cannot be built from terms. TSV carries each term in its N-Triples
-    1.2 syntax (:func:`ntriples`, an empty cell for unbound), so the round trip is lossless.
-    ``table`` gives an ASK answer as a one-column table (TSV has no boolean form).
-    """
-    if result.boolean is not None and not table:
-        answer = "true" if result.boolean else "false"
-        return ox.parse_query_results(f'{{"head":{{}},"boolean":{answer}}}', _JSON)
-    header, rows = _ask_terms(result)
-    lines = ["\t".join("?" + name for name in header)]
-    lines.extend("\t".join("" if t is None else ntriples(t) for t in row) for row in rows)
-    return ox.parse_query_results("\n".join(lines) + "\n", ox.QueryResultsFormat.TSV)
-
-
 def _ask_terms(result: QueryResult) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
     if result.boolean is not None:
         return ("boolean",), [(ox.Literal(result.boolean),)]
@@ -125,8 +90,18 @@ def _ask_terms(result: QueryResult) -> tuple[tuple[str, ...], list[tuple[Any, ..
 
 
 def _serialize(result: QueryResult, fmt: ox.QueryResultsFormat) -> str:
-    table = fmt == ox.QueryResultsFormat.TSV
-    data = _solutions(result, table=table).serialize(format=fmt)
+    """The rows written by pyoxigraph: they become pyoxigraph results again through TSV
+    (lossless; results cannot be built from terms). TSV, having no boolean form, gives an
+    ASK answer as a one-column table."""
+    if result.boolean is not None and fmt != ox.QueryResultsFormat.TSV:
+        answer = "true" if result.boolean else "false"
+        solutions = ox.parse_query_results(f'{{"head":{{}},"boolean":{answer}}}', _JSON)
+    else:
+        header, rows = _ask_terms(result)
+        lines = ["\t".join("?" + name for name in header)]
+        lines.extend("\t".join("" if t is None else ntriples(t) for t in row) for row in rows)
+        solutions = ox.parse_query_results("\n".join(lines) + "\n", ox.QueryResultsFormat.TSV)
+    data = solutions.serialize(format=fmt)
     assert data is not None
     return data.decode("utf-8")
 
@@ -137,49 +112,28 @@ def _escape_control(match: re.Match[str]) -> str:
 
 
 def write_csv(result: QueryResult, out: TextIO) -> None:
-    """SPARQL Query Results CSV: names, plain values, CRLF ends (:mod:`hcgraph.results_csv`).
-
-    CSV carries text only: a directional literal gives its lexical form (as any literal
-    does), a triple term the text SPARQL 1.2 CSV defines, ``<<( s p "o" )>>``.
-    """
+    """SPARQL Query Results CSV: names, plain values, CRLF ends (:mod:`hcgraph.results_csv`)."""
     header, rows = _ask_terms(result)
     out.writelines(csv_lines(header, rows))
 
 
 def write_tsv(result: QueryResult, out: TextIO) -> None:
-    """SPARQL Query Results TSV (pyoxigraph's writer): terms in N-Triples 1.2 syntax
-    (``"o"@en--rtl``, ``<<( <s> <p> "o" )>>``).
-
-    pyoxigraph leaves control characters raw inside literals (valid Turtle); they are
-    escaped here as N-Triples does (``\\u0001``, ``\\b``), so no raw NUL or ESC reaches a
-    terminal or a line-based tool. Only literals can hold them (IRIs and blank node labels
-    cannot), so the substitution touches nothing else.
-    """
+    """SPARQL Query Results TSV (pyoxigraph's writer): terms in N-Triples 1.2 syntax, the
+    control characters pyoxigraph leaves raw in literals escaped as N-Triples does."""
     out.write(_CONTROL.sub(_escape_control, _serialize(result, ox.QueryResultsFormat.TSV)))
 
 
 def write_json(result: QueryResult, out: TextIO) -> None:
-    """SPARQL Query Results JSON (pyoxigraph's writer), indented one space per level.
-
-    RDF 1.2 terms as the SPARQL 1.2 draft writes them: a triple term
-    ``{"type": "triple", "value": {"subject": …, "predicate": …, "object": …}}``, a
-    directional literal with ``"xml:lang"`` and ``"its:dir"``.
-
-    pyoxigraph writes compact JSON; re-indenting keeps the files hcgraph has always written
-    (and diffs of them) readable and byte-identical.
-    """
+    """SPARQL Query Results JSON (pyoxigraph's writer), indented one space per level (as
+    hcgraph has always written it)."""
     doc = json.loads(_serialize(result, _JSON))
     json.dump(doc, out, ensure_ascii=False, indent=None if result.boolean is not None else 1)
     out.write("\n")
 
 
 def write_xml(result: QueryResult, out: TextIO) -> None:
-    """SPARQL Query Results XML (pyoxigraph's writer); RDF 1.2 terms as the SPARQL 1.2
-    draft writes them: ``<triple><subject>…</subject>…</triple>`` and ``its:dir``.
-
-    pyoxigraph writes a literal's characters as they are, so a value holding a NUL or
-    another character XML 1.0 forbids would make a file no XML parser reads. Rather than
-    alter the data silently, such a result is refused before anything is written.
+    """SPARQL Query Results XML (pyoxigraph's writer). A value holding a character XML 1.0
+    forbids (a NUL) is refused before anything is written, rather than altered silently.
 
     Raises:
         QueryError: a value holds a character XML 1.0 cannot carry (names row, column and
@@ -211,8 +165,7 @@ def _xml_forbidden(term: Any) -> re.Match[str] | None:
 
 
 def write_md(result: QueryResult, out: TextIO) -> None:
-    """A GitHub Markdown table; ``|``, newlines, Markdown and HTML in values are escaped
-    (:func:`hcgraph.mdtext.md_cell`, the escaper of every Markdown hcgraph writes)."""
+    """A GitHub Markdown table, values escaped by :func:`hcgraph.mdtext.md_cell`."""
     header, rows = _ask_rows(result)
     out.write("| " + " | ".join(md_cell(h) for h in header) + " |\n")
     out.write("|" + "---|" * len(header) + "\n")

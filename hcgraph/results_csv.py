@@ -1,17 +1,9 @@
 """SPARQL Query Results CSV, written line by line: for ``query`` and ``serve`` alike.
 
-What: :func:`csv_lines` gives the header and one CRLF-ended line per row; each term is its
-plain text (an IRI, a literal's lexical form, ``_:id``, empty for unbound), and an RDF 1.2
-triple term the text the SPARQL 1.2 CSV draft defines, ``<<( s p "o" )>>`` with a literal
-object in double quotes and the quoting applied again for the field (section 3.2 of
-"SPARQL 1.2 Query Results CSV and TSV Formats").
-
-Why not pyoxigraph's CSV writer: pyoxigraph 0.5 writes a triple term's parts without the
-``<<( )>>`` (``http://s http://p "x"`` reads as three words) and leaves an IRI holding a
-comma unquoted, which splits the row. Everything else is written byte for byte as
-pyoxigraph writes it (a field is quoted only when it holds ``"``, ``,``, CR or LF).
-
-This module imports nothing heavy: ``serve``'s query workers use it.
+:func:`csv_lines` gives the header and one CRLF-ended line per row: each term's plain text,
+a triple term as SPARQL 1.2 CSV defines it, ``<<( s p "o" )>>``. Not pyoxigraph's writer:
+it drops a triple term's ``<<( )>>`` and leaves an IRI holding a comma unquoted; otherwise
+the bytes are the same. Imports nothing heavy (``serve``'s query workers use it).
 """
 
 from __future__ import annotations
@@ -39,7 +31,7 @@ def _field(term: Any) -> str:
     else:
         text = csv_text(term)
     if '"' in text or "," in text or "\n" in text or "\r" in text:
-        return '"' + text.replace('"', '""') + '"'
+        return _quoted(text)
     return text
 
 

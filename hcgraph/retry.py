@@ -1,10 +1,8 @@
 """One retry policy for every HTTP client hcgraph runs (the crawler and the pusher).
 
-Exponential back-off with jitter, capped; a server's ``Retry-After`` (delta-seconds or an
-HTTP date, RFC 9110 §10.2.3) is honoured when it asks for longer, up to a limit past which
-the caller gives up instead of waiting. Kept small and local rather than a dependency
-(``stamina``/``tenacity``): both callers need the *response* to pick the delay, and the
-crawler applies ``Retry-After`` to a whole host, which a decorator-style retry cannot see.
+Exponential back-off with jitter, capped; a server's ``Retry-After`` (seconds or an HTTP
+date) is honoured when longer, up to a limit past which the caller gives up. Local rather
+than ``tenacity``: the callers pick the delay from the response, per host.
 
 >>> policy = Backoff(base=1.0, cap=8.0)
 >>> [policy.delay(n, jitter=1.0) for n in (1, 2, 3, 4, 5)]

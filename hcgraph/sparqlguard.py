@@ -1,42 +1,19 @@
 """No outbound requests from a query: find SPARQL 1.1 federation (``SERVICE``) before running.
 
-Oxigraph evaluates ``SERVICE <url> { … }`` by fetching ``url`` over HTTP, and neither
-pyoxigraph's ``Store.query`` nor ``oxigraph serve`` (0.5) has a switch to turn that off. So
-hcgraph refuses a query that uses ``SERVICE`` unless the caller opts in (``hcgraph query
---allow-service``, ``hcgraph serve --allow-service``): otherwise a query file or a request to
-the endpoint could make the machine fetch any URL it can reach (SSRF: cloud metadata,
-services on loopback) and hand back the answer.
-
-**How.** :func:`uses_service` lexes the query with the terminals of Oxigraph 0.5's SPARQL
-grammar (``spargebra``: a PEG parser that needs no space between tokens, so ``1SERVICE``,
-``trueSERVICE``, ``}SERVICE``, ``"x"SERVICE`` and ``SERVICE:x`` are all the keyword) and says
-yes when any ``service`` (ASCII, any case) could be read as the keyword. Text is passed over
-only where every reading Oxigraph could make of it is a string, an IRI, a comment, a
-variable's name, a blank node label, a language tag or the local part of a prefixed name:
-
-* strings are matched as Oxigraph does (long forms first, then the short ones, escapes and
-  ``\\u`` codepoints checked), so an unterminated or broken string hides nothing;
-* ``<…>`` inside parentheses right after an operand may be the ``<`` operator: both readings
-  are followed (an IRI, and code after ``<``);
-* a local name (``ex:service``) is passed over only if ``prefix IRI + local name`` is a valid
-  IRI for every IRI the prefix may have (else Oxigraph reads just ``ex:`` and the rest as
-  code); Oxigraph's local names hold one run of dots at most (``ex:a.b.service`` is
-  ``ex:a.b`` ``.`` ``service``);
-* ``service`` inside a prefix's name (``service:x``, ``trueservice:x``, ``serviceX:y``) is the
-  keyword when what follows it names a prefix the query may declare (``PREFIX : <…>`` makes
-  ``service:x`` read ``SERVICE :x``); ``PREFIX service: <…>`` alone and ``?service`` are fine;
-* ``\\uXXXX`` escapes: Oxigraph 0.5 reads them only inside strings and IRIs, the SPARQL
-  standard decodes them first; both readings are checked.
-
-In doubt it says yes: a refused query is a clear error, a missed one an outbound request.
-``tests/test_sparqlguard_fuzz.py`` checks it against Oxigraph itself (a loopback probe
-counts the requests Oxigraph makes).
+Oxigraph fetches the URL of ``SERVICE <url> { … }`` and cannot be told not to, so a query
+using it is refused unless the caller opts in (docs/security.md gives the rules).
+:func:`uses_service` lexes the query with the terminals of Oxigraph 0.5's PEG grammar and
+says yes when any ``service`` could be read as the keyword: where Oxigraph could read text
+two ways (``<`` an IRI or the operator, a local name an IRI or code, ``\\u`` escapes
+decoded or not) every reading is followed. In doubt it says yes;
+``tests/test_sparqlguard_fuzz.py`` checks it against Oxigraph itself.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import NamedTuple
 
 from .errors import QueryError
 from .iris import named_node
@@ -84,9 +61,9 @@ _KEYWORD = re.compile("service", re.IGNORECASE | re.ASCII)
 # A declaration's shape, wherever it is: NAME: (space|comment)* <IRI>; NAME is read backwards.
 _DECL = re.compile(r":(?:[ \t\r\n]|#[^\r\n]*+)*+<([^<>]*)>")
 _NAME_CHAR = re.compile(f"[{_CHARS}.]")
-# After these an operand must follow, so a ``<`` there starts an IRI, never the operator.
 # What a character starts when it starts one of these (each a single token to Oxigraph).
 _ATOMS = {"?": _VAR, "$": _VAR, "_": _BLANK, "@": _LANG, **dict.fromkeys("0123456789.", _NUMBER)}
+# After these an operand must follow, so a ``<`` there starts an IRI, never the operator.
 _OPERAND_NEXT = frozenset("(,=!&|+-*/^{[")
 # Characters that start no token but themselves (``-`` and ``+`` included: no name starts so).
 _PUNCT = frozenset("(){}[],;=!&|+-*/^~>")
@@ -117,13 +94,12 @@ def _iri_or_none(text: str) -> str | None:
     return value if named_node(value) is not None else None
 
 
-class _Frame:
-    """An open bracket and the one around it (states compare frames by identity)."""
+class _Frame(NamedTuple):
+    """An open bracket, the one around it, and its number (states tell frames by it)."""
 
-    __slots__ = ("char", "number", "outer")
-
-    def __init__(self, char: str, outer: _Frame | None, number: int) -> None:
-        self.char, self.outer, self.number = char, outer, number
+    char: str
+    outer: _Frame | None
+    number: int
 
 
 _State = tuple[int, "_Frame | None", bool]

@@ -20,14 +20,11 @@ _RELATED = "SELECT (COUNT(DISTINCT ?r) AS ?n) WHERE { ?s dcterms:relation ?r }"
 
 
 def graph_stats(store: Store, *, include_withdrawn: bool = False) -> dict[str, Any]:
-    """Stories, quads, distinct triples, related links and node counts per hcgraph type.
+    """Stories, quads, distinct triples, related links and node counts per hcgraph type
+    (:func:`hcgraph.project.node_type`, as the projection and maps count them).
 
-    ``stories`` counts current stories; when some are withdrawn (their URL answered
-    404/410, their graphs kept), ``withdrawn`` says how many, and ``include_withdrawn``
-    counts them among ``stories`` too. Triples and nodes are what the store holds.
-
-    Node types are those of :func:`hcgraph.project.node_type` (each node counted once, by
-    its hc: class), so the numbers match the networkx projection and the maps.
+    ``withdrawn`` appears when some stories are withdrawn; ``include_withdrawn`` counts them
+    among ``stories`` too.
     """
     per_type: dict[str, int] = {}
     for row in store.query(_TYPE_COUNTS):

@@ -1,17 +1,10 @@
 """URLs: the canonical form, page → JSON resolution, crawl scope, and mirrors.
 
-The canonical form names a related link's IRI in the graph (:mod:`hcgraph.mapping`) and keys
-the crawler's dedupe, so it lives here, beside :mod:`hcgraph.iris`, and mapping a story
-loads none of the crawler.
-
-Every URL the crawler keeps (frontier keys, the seen set, archive records) is a *logical*
-URL: the original site's URL, canonicalised. Mirrors only change where bytes are fetched
-from, so IRIs in the graph stay those of the original site.
-
-Scope is checked on logical URLs, after every redirect too: only ``http``/``https`` and only
-the allowed hosts. A hostile related link (``file:///etc/passwd``, ``javascript:``, another
-host, a userinfo trick like ``https://good.example@evil.example/``) is refused here, before
-any request is made.
+The canonical form names a related link's IRI (:mod:`hcgraph.mapping`) and keys the
+crawler's dedupe. Every URL the crawler keeps is a *logical* URL (the original site's,
+canonicalised); mirrors only change where bytes are fetched from. Scope is checked on
+logical URLs, after every redirect too: ``http``/``https`` on the allowed hosts only, so a
+hostile link (``file:``, ``javascript:``, a userinfo trick) is refused before any request.
 """
 
 from __future__ import annotations
@@ -60,14 +53,10 @@ def _is_tracking(name: str) -> bool:
 def canonicalize(url: str) -> str:
     """The canonical form of an absolute http(s) URL, used for dedupe.
 
-    Scheme, host, path and percent-encoding are normalised by ``w3lib.url.canonicalize_url``
-    (Scrapy's): case, ``.``/``..`` segments, ``%64`` → ``d``, non-ASCII → UTF-8 escapes.
-    On top of it: the default port, userinfo, a trailing dot on the host and the fragment
-    are dropped; tracking query parameters (``utm_*``, ``fbclid``, …) are removed and the
-    rest sorted, each kept as written (``?a`` stays ``?a``, ``%20`` stays ``%20``); and the
-    site's one rule of our own: a path whose last segment has no file extension ends with
-    ``/`` (``/stories/x`` and ``/stories/x/`` are the same page). Empty segments (``/a//b``)
-    are kept: they name a different resource.
+    ``w3lib.url.canonicalize_url`` (Scrapy's) normalises scheme, host, path and escapes; on
+    top of it the default port, userinfo, a host's trailing dot and the fragment are
+    dropped, tracking parameters removed and the rest sorted (each kept as written), and a
+    last path segment without a file extension gets a ``/``. ``/a//b`` stays as it is.
 
     >>> canonicalize("HTTPS://Example.org:443/stories/x?utm_source=feed&b=2&a=1#top")
     'https://example.org/stories/x/?a=1&b=2'

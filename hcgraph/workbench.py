@@ -1,20 +1,11 @@
 """The SPARQL workbench of ``hcgraph serve``: YASGUI at ``/``, querying this server only.
 
-What: :func:`workbench_files` builds the fixed files :class:`hcgraph.serve.server.Endpoint` serves
-for GET at fixed paths (``static=``): the page at ``/`` (and ``/index.html``), the vendored
-YASGUI build (npm ``@zazuko/yasgui``, MIT; its licence is served beside it) and a small
-script that points YASGUI at ``/query`` (POST) and offers the saved queries
-(:func:`hcgraph.queries.saved_queries`) as ready-to-run examples with their titles,
-questions and parameters.
-
-Why this way: the page must make no request beyond the server. The script switches off
-every outside call YASGUI has (the Linked Open Vocabularies autocompleters, the endpoint
-catalogue, endpoints taken from the URL), and the page's Content-Security-Policy
-(``connect-src 'self'`` and ``'self'`` or nothing for everything else) makes the browser
-refuse any that was missed. Queries the page sends meet the same read-only guard as any
-other client (no ``SERVICE``, no updates, the Host check). The saved queries travel in a
-``<script type="application/json">`` block, escaped by :func:`script_json` so that a query
-text containing ``</script>`` or ``<!--`` cannot end the block.
+:func:`workbench_files` gives the page, the vendored YASGUI build (npm ``@zazuko/yasgui``,
+MIT, its licence beside it) and a script that points YASGUI at ``/query`` and offers the
+saved queries as examples. The page makes no request beyond the server: the script turns
+off YASGUI's outside calls, and the page's Content-Security-Policy (``CSP``) makes the
+browser refuse any that was missed. The saved queries travel in a JSON ``<script>`` block,
+escaped by :func:`script_json`.
 """
 
 from __future__ import annotations
@@ -71,12 +62,8 @@ _ASSETS = {
 
 
 def script_json(value: Any) -> str:
-    """``value`` as JSON safe inside an HTML ``<script>`` element.
-
-    ``<``, ``>`` and ``&`` become ``\\u003c``, ``\\u003e``, ``\\u0026`` (the same string to
-    ``JSON.parse``), so no text in the data can close the element (``</script>``) or open
-    an HTML comment (``<!--``) that changes how the parser reads the rest of the page.
-    """
+    """``value`` as JSON safe inside an HTML ``<script>`` element: ``<``, ``>`` and ``&`` as
+    ``\\u003c``-style escapes, so no text can close the element or open a comment."""
     text = json.dumps(value, ensure_ascii=False)
     return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
@@ -111,11 +98,8 @@ def page_html(queries: Mapping[str, SavedQuery] | None = None) -> str:
 def workbench_files(
     queries: Mapping[str, SavedQuery] | None = None,
 ) -> dict[str, tuple[str, bytes]]:
-    """The workbench's files for ``Endpoint(static=...)``: path -> (media type, bytes).
-
-    The page is at ``/`` and ``/index.html``; its scripts, styles and YASGUI's licence at
-    ``/workbench/<name>``, loaded by relative URLs from the same server.
-    """
+    """The workbench's files for ``Endpoint(static=...)``: path -> (media type, bytes); the
+    page at ``/`` and ``/index.html``, the rest at ``/workbench/<name>``."""
     page = page_html(queries).encode("utf-8")
     files = {
         "/": ("text/html; charset=utf-8", page),
