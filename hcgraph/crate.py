@@ -1,27 +1,10 @@
 """A crawl and its outputs as an RO-Crate 1.1 (``hcgraph package --rocrate DIR``).
 
-Research data is exchanged as RO-Crates: a directory whose ``ro-crate-metadata.json``
-describes every file in it (JSON-LD, schema.org terms) and how they came to be. The crate
-hcgraph writes (with `ro-crate-py <https://github.com/ResearchObject/ro-crate-py>`_) holds
-
-==================  ====================  ====================================================
-file                encodingFormat        what
-==================  ====================  ====================================================
-graph.trig          application/trig      every named graph of the store (``export --format
-                                          trig``): the stories, shared graphs, replies, verdicts
-claimreview.jsonld  application/ld+json   the support verdicts as schema.org ClaimReviews
-audit.json          application/json      ``hcgraph audit --json``: the disclosure promises
-crawl-report.json   application/json      the crawl's report, when the store has one
-archive.wacz        application/wacz      with ``wacz=True``: the raw archive as WARC records
-==================  ====================  ====================================================
-
-and describes the run as a ``CreateAction``: ``instrument`` hcgraph (a
-``SoftwareApplication`` with ``softwareVersion``, the same IRI the graph gives it as a
-``prov:SoftwareAgent``), ``object`` the inputs (the crawl's seed URLs, or the stories' URLs
-when the store was filled from files; the WACZ when included), ``result`` the files above,
-``startTime``/``endTime`` the crawl's (from its report) or, without a report, the packaging
-time (``SOURCE_DATE_EPOCH`` when set). The root dataset's ``datePublished`` is the end time
-and its ``license`` the stories' own reuse terms (``schema:license``) unless one is given.
+Written with `ro-crate-py <https://github.com/ResearchObject/ro-crate-py>`_: ``graph.trig``
+(every named graph), ``claimreview.jsonld``, ``audit.json``, the crawl report when the store
+has one and, with ``wacz=True``, ``archive.wacz``; the run is a ``CreateAction`` with hcgraph
+as its ``instrument``, the crawl's seeds (or the stories' URLs) as its ``object`` and the
+files as its ``result`` (``docs/graph.md``, "Packaging: RO-Crate").
 """
 
 from __future__ import annotations

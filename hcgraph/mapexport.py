@@ -1,32 +1,12 @@
 """The reuse map for other tools: VOSviewer JSON and a dynamic GEXF for Gephi's timeline.
 
 Both write the network the reuse map draws (:func:`~hcgraph.viz.views.citation_graph`, view
-``reuse``, every current story drawn): stories, manifests and publishers, with story →
-manifest ``cites`` and manifest → publisher ``publishedBy`` links. The numbers are the map's:
-
-- a node's *citing stories* is its ``stories`` attribute: 1 for a story, the distinct
-  stories citing a manifest, a publisher's reach (stories citing any of its manifests);
-- a link's *strength* (GEXF ``weight``) is the citing stories it carries: 1 for a story's
-  cite, the manifest's citing stories for manifest → publisher (at least 1: a listed but
-  uncited manifest is still its publisher's);
-- clusters are the map's Louvain communities (:func:`hcgraph.viz.layout.communities`,
-  seeded), numbered 1, 2, … biggest first; positions are the map's layout.
-
-Each node has a *start* date, the day it enters the timeline (:func:`start_dates`): a story
-its publication day; a manifest the earliest of its source document's date and its citing
-stories' days; a publisher the earliest start of its manifests. A node or link without a
-date is there from the beginning, and so is anything that an undated node cites, so a link
-never starts before either end of it. A link starts with its citing end: a cite on the
-story's day, a manifest → publisher link with the manifest.
-
-- :func:`write_vosviewer`: VOSviewer / VOSviewer Online JSON (``network.items``,
-  ``network.links``, ``network.clusters``, ``config``): integer ids, weight ``Citing
-  stories``, score ``Date`` (the start as a decimal year, what VOSviewer colours by),
-  descriptions as escaped HTML (VOSviewer renders them as HTML).
-- :func:`write_dynamic_gexf`: GEXF 1.3, ``mode="dynamic"``, ``timeformat="date"``, ``start``
-  on every dated node and link; valid against the official XSD.
-
-Same store, same bytes: ids, order, communities and layout depend only on the content.
+``reuse``, every story drawn) with the map's numbers (``stories``: citing stories), its
+Louvain communities as clusters and its layout; a link's strength is the citing stories it
+carries. Each node has a *start* day (:func:`start_dates`): a story its publication day, a
+manifest the earliest of its source's date and its citing stories' days, a publisher the
+earliest start of its manifests; an undated node, and whatever it cites, is there from the
+beginning, and a link starts with its citing end (``docs/graph.md``). Same store, same bytes.
 """
 
 from __future__ import annotations

@@ -1,44 +1,23 @@
 """Manifest replies into the store's archive: fetched by id over HTTP, or read from saved files.
 
-A story tells its readers how to check it: ``GET {api}/manifests/by-id/{id}`` with
-``Authorization: Bearer <key>``. This module makes those requests for the manifests a store
-cites and keeps each answer in ``STORE/archive/manifests`` (a raw archive of its own, see
-:func:`manifest_archive`), so a manifest is **never fetched twice**: an id whose reply (or
-404) is archived is not asked for again, and a rerun fetches only what is missing.
+For the manifests a store cites, ``GET {api}/manifests/by-id/{id}`` with ``Authorization:
+Bearer <key>``; each answer is kept in ``STORE/archive/manifests`` (:func:`manifest_archive`),
+so a manifest is never fetched twice. The rules (``docs/claims.md``):
 
-The rules, in the order a run meets them:
+* The key comes only from the environment variable ``FetchOptions.key_env`` names; it is sent
+  in the ``Authorization`` header and nowhere else (every message is scrubbed of it).
+* At most ``max_fetch`` ids are requested, most-cited first; the rest are ``left``.
+* One host, at most ``rate`` request starts a second, no redirect followed.
+* Network errors, timeouts, 408 and 5xx are retried (:mod:`hcgraph.retry`, ``Retry-After``
+  honoured), then the id is ``failed``. 401/403 raise :class:`~hcgraph.errors.ManifestAuthError`
+  (what came is kept). A 429 past ``max_retry_after``, or a quota answer (402, or a 429/403
+  whose body says ``quota``), stops the run with ``resume_after``. 404/410 is ``not_found``
+  (archived); any other answer is ``failed`` (not archived: a rerun asks again).
+* A 200 is archived as it arrives, then read with :func:`~hcgraph.claims.reply.parse_reply`;
+  a shape not understood is ``bad_shape``, named by its JSON path.
 
-* **The key** comes only from the environment variable ``FetchOptions.key_env`` names. It
-  is sent in the ``Authorization`` header and nowhere else: not in a record, a report, a log
-  or an error message (every message is scrubbed of it too, in case a server echoes it).
-  No key (and something to fetch) is a :class:`~hcgraph.errors.ManifestError` naming the
-  variable, before any request. Reply *bodies* are kept byte-exact, as the server sent them.
-* **The budget**: at most ``max_fetch`` ids are requested (retries do not count), in the
-  order given (most-cited first); the rest are reported as ``left``.
-* **Politeness**: one host (``--api``), requests started at most ``rate`` per second, no
-  redirect followed (the key must not travel to another host).
-* **Retries**: connection errors, timeouts, 408 and 5xx are retried ``retries`` times with
-  hcgraph's back-off (:mod:`hcgraph.retry`), honouring ``Retry-After``; after that the id
-  is ``failed`` and the run goes on.
-* **401/403** (the key refused): what came so far is kept (synced), then
-  :class:`~hcgraph.errors.ManifestAuthError` names the variable.
-* **429** (rate-limited): a ``Retry-After`` up to ``max_retry_after`` seconds is waited out
-  (within ``retries``); a longer one, none, or retries spent stop the run: ``stopped =
-  "rate-limited"``, ``resume_after`` from ``Retry-After`` when given, the ids not answered
-  are ``left``. **A quota answer** stops the run the same way (``stopped = "quota"``):
-  ``402 Payment Required``, or a 429 or 403 whose body mentions ``quota`` (the demo key's
-  25-manifest limit answered as such; a 403 without the word is the key refused).
-* **404/410**: the manifest is ``not_found`` (archived as such: not asked again); the rest
-  go on. Any other answer (400, a redirect, a reply over ``max_bytes``) is ``failed`` and
-  not archived, so a rerun asks again.
-* **A 200** is archived as it arrives (body, then record), then read with
-  :func:`~hcgraph.claims.reply.parse_reply`: a shape not understood is ``bad_shape``, named
-  by its JSON path (kept raw in the archive; nothing guessed).
-
-Crash-safety: each archive entry is one unbuffered append, so a ``kill -9`` loses at most
-the reply in flight, and the next run fetches it. For a power cut, the archive is flushed
-to disk (``fdatasync``) once a second while replies arrive (in a thread of its own, so the
-requests do not wait for the disk), and at the end.
+Each archive entry is one unbuffered append (a ``kill -9`` loses at most the reply in flight);
+a thread flushes the archive to disk once a second while replies arrive, and at the end.
 """
 
 from __future__ import annotations
@@ -50,7 +29,7 @@ import re
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
@@ -96,18 +75,13 @@ _IRI_BASE = minted("manifest", "")
 
 
 def manifest_archive(store_dir: Path | str) -> Archive:
-    """The store's archive of manifest replies: ``STORE/archive/manifests``.
-
-    Its packs are ``STORE/archive/manifests/packs/*.pack``: the story archive
-    (``Archive(STORE/"archive")``) reads only ``STORE/archive/packs/*.pack``, so ``hcgraph
-    rebuild``, ``history`` and the crawl never see a manifest reply as a story.
-    """
+    """The store's archive of manifest replies: ``STORE/archive/manifests`` (apart from the
+    story archive's packs, so no command takes a reply for a story)."""
     return Archive(Path(store_dir) / "archive" / "manifests")
 
 
 def manifest_iri(manifest_id: str) -> str:
-    """The manifest's IRI (:mod:`hcgraph.iris`): the logical thing a record says was asked
-    for (``FetchRecord.url``)."""
+    """The manifest's IRI: what a fetch record says was asked for (``FetchRecord.url``)."""
     return minted("manifest", manifest_id)
 
 
@@ -444,12 +418,7 @@ class _Run:
             report.failed.append((manifest_id, self._scrub(answer.error)))
         elif answer.status == 200:
             self._archive(manifest_id, url, answer, attempts)
-            try:
-                parse_reply(answer.body, url, expected_id=manifest_id)
-            except ReplyShapeError as exc:
-                report.bad_shape.append((manifest_id, exc.json_path, self._scrub(exc.reason)))
-            else:
-                report.fetched.append(manifest_id)
+            _understood(report, manifest_id, answer.body, url, self._scrub)
         elif answer.status in _GONE:
             self._archive(manifest_id, url, answer, attempts)
             report.not_found.append(manifest_id)
@@ -674,25 +643,10 @@ def _read_one(
     prior: ArchivedReply | None,
     report: FetchReport,
 ) -> None:
-    if Path(manifest_id).name != manifest_id or manifest_id in (".", "..") or "\0" in manifest_id:
-        report.failed.append((manifest_id, "not a file name (a saved reply is DIR/ID.json)"))
+    saved = _saved(manifest_id, directory, report)
+    if saved is None:
         return
-    path = next(
-        (p for p in (directory / f"{manifest_id}.json", directory / manifest_id) if p.is_file()),
-        None,
-    )
-    if path is None:
-        report.left.append(manifest_id)
-        return
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(SAVED_MAX_BYTES + 1)
-    except OSError as exc:
-        report.failed.append((manifest_id, f"{path}: cannot read: {exc.strerror or exc}"))
-        return
-    if len(data) > SAVED_MAX_BYTES:
-        report.failed.append((manifest_id, f"{path}: larger than {SAVED_MAX_BYTES} bytes"))
-        return
+    path, data = saved
     if prior is not None and prior.sha256 == hashlib.sha256(data).hexdigest():
         report.already.append(manifest_id)
         return
@@ -700,9 +654,43 @@ def _read_one(
     iri = manifest_iri(manifest_id)
     where = str(path.resolve())
     archive.add_record(FetchRecord(iri, iri, where, None, _now().isoformat(), sha, len(data)))
+    _understood(report, manifest_id, data, str(path))
+
+
+def _saved(manifest_id: str, directory: Path, report: FetchReport) -> tuple[Path, bytes] | None:
+    """The saved reply's path and bytes, or None (``report`` then says why)."""
+    if Path(manifest_id).name != manifest_id or manifest_id in (".", "..") or "\0" in manifest_id:
+        report.failed.append((manifest_id, "not a file name (a saved reply is DIR/ID.json)"))
+        return None
+    candidates = (directory / f"{manifest_id}.json", directory / manifest_id)
+    path = next((p for p in candidates if p.is_file()), None)
+    if path is None:
+        report.left.append(manifest_id)
+        return None
     try:
-        parse_reply(data, str(path), expected_id=manifest_id)
+        with path.open("rb") as handle:
+            data = handle.read(SAVED_MAX_BYTES + 1)
+    except OSError as exc:
+        report.failed.append((manifest_id, f"{path}: cannot read: {exc.strerror or exc}"))
+        return None
+    if len(data) > SAVED_MAX_BYTES:
+        report.failed.append((manifest_id, f"{path}: larger than {SAVED_MAX_BYTES} bytes"))
+        return None
+    return path, data
+
+
+def _understood(
+    report: FetchReport,
+    manifest_id: str,
+    body: bytes,
+    source: str,
+    scrub: Callable[[str], str] | None = None,
+) -> None:
+    """Count an archived reply as fetched, or as ``bad_shape`` when its shape is not read."""
+    try:
+        parse_reply(body, source, expected_id=manifest_id)
     except ReplyShapeError as exc:
-        report.bad_shape.append((manifest_id, exc.json_path, exc.reason))
+        reason = scrub(exc.reason) if scrub else exc.reason
+        report.bad_shape.append((manifest_id, exc.json_path, reason))
     else:
         report.fetched.append(manifest_id)

@@ -1,7 +1,5 @@
 """What the graph holds about claims, for the commands that show it (``trace``, the maps):
 the claims' texts from the manifest replies, and one story's recorded support verdicts.
-
-One reading of each, so every view says the same thing about a claim.
 """
 
 from __future__ import annotations

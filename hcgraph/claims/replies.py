@@ -1,10 +1,7 @@
 """Archived manifest replies into the store: one reply graph per manifest, kept current.
 
-The manifest archive (:func:`~hcgraph.claims.fetching.manifest_archive`) is the source of
-truth, as the raw archive is for stories: :func:`load_replies` reads the newest answer per
-manifest from it and replaces a manifest's reply graph only when that answer changed (its
-SHA-256, or a 404), so running it again writes nothing. A reply that is not the shape hcgraph
-reads is recorded as ``bad-shape`` with its JSON path; nothing from it is used.
+:func:`load_replies` reads the newest answer per manifest from the manifest archive and
+replaces a reply graph only when that answer changed, so running it again writes nothing.
 """
 
 from __future__ import annotations

@@ -1,19 +1,14 @@
 """The manifest API's reply, read into plain data: the one place that knows its shape.
 
-A story tells its readers how to check it (``run_these_manifests``):
-``GET {api}/manifests/by-id/{manifest_id}`` with ``Authorization: Bearer <key>``; "the reply
-holds the source, the Signal (claims) and the Brief". The live API's field names are not
-published in the story, so the shape hcgraph reads (``shared/fixtures/manifest-reply.json``)
-is mapped here and nowhere else: a different real shape is a change to this file alone::
+The shape hcgraph reads (``shared/fixtures/manifest-reply.json``)::
 
     {"manifest_id": "1792…933",                       a string (ids are above 2**53)
      "source": {"name", "url", "title", "published_date"},    each a string or absent
      "signal": {"claims": [{"claim_id": "1792…600", "text": "…"}, …]},
      "brief": "…"}                                    a string or absent
 
-Anything else in a reply is ignored here and kept in the raw archive. A reply that is not
-this shape raises :class:`~hcgraph.errors.ReplyShapeError` naming the JSON path; nothing is
-guessed (a numeric id is refused, not converted: a float has already lost its digits).
+Anything else in a reply is ignored (and kept in the raw archive); a reply not of this shape
+raises :class:`~hcgraph.errors.ReplyShapeError` naming the JSON path. Nothing is guessed.
 """
 
 from __future__ import annotations

@@ -1,17 +1,9 @@
 """The support check over the store: every cited claim of every passage, judged and recorded.
 
-For each story, each paragraph and key fact (a *passage*) is checked against the claims it
-cites (:func:`hcgraph.claims.support.check_text`), with the claim texts the manifest replies
-gave (:mod:`hcgraph.claims.replies`). A claim whose text the store does not have is *not
-checkable*, never unsupported — and the verdict says why: ``manifest-not-fetched`` (no reply
-yet), ``manifest-not-found`` (the API answered 404), ``reply-not-understood`` (the reply's
-shape), ``claim-text-missing`` (the reply lacks the claim, or lists it without text).
-
-Verdicts go to one support graph per story (:func:`~hcgraph.claims.graphing.support_graph`),
-whose check records what it read (the story's raw document, each reply's SHA-256, the method
-version). A story is checked again only when one of those changed, so
-``hcgraph manifests check`` after each crawl costs only the stories that are new or whose
-sources changed; a support graph whose story left the store is dropped.
+Each paragraph and key fact (a *passage*) is checked against the claims it cites
+(:func:`~hcgraph.claims.support.check_text`) with the claim texts the replies gave; a claim
+without text is *not checkable*, with the reason. Verdicts go to one support graph per story,
+whose check records what it read, so a story is checked again only when one of those changed.
 """
 
 from __future__ import annotations
