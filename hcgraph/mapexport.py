@@ -59,18 +59,25 @@ def _day(text: str) -> dt.date | None:
 
 def start_dates(graph: nx.DiGraph) -> dict[str, dt.date | None]:
     """Each node's start day (None: from the beginning); rules in the module docstring."""
-    start: dict[str, dt.date | None] = {}
     kinds = {n: a["type"] for n, a in graph.nodes(data=True)}
-    for n, kind in kinds.items():
-        if kind == "Story":
-            start[n] = _day(graph.nodes[n]["date"])
-    for kind in ("Manifest", "Publisher"):  # a manifest's citers are stories, a publisher's
-        for n in sorted(k for k, v in kinds.items() if v == kind):  # manifests: done before
-            days = [start[c] for c in graph.predecessors(n) if c in start]
-            own = _day(graph.nodes[n]["date"]) if kind == "Manifest" else None
-            known = [d for d in (*days, own) if d is not None]
-            start[n] = None if None in days or not known else min(known)
+    start: dict[str, dt.date | None] = {}
+    for kind in ("Story", "Manifest", "Publisher"):  # each kind's citers come before it
+        for n in sorted(k for k, v in kinds.items() if v == kind):
+            start[n] = _start(graph, n, kind, start)
     return start
+
+
+def _start(
+    graph: nx.DiGraph, n: str, kind: str, start: dict[str, dt.date | None]
+) -> dt.date | None:
+    """A story's day; else the earliest of its own day (a manifest's) and its citers' starts,
+    None when a citer is undated (from the beginning) or no day is known."""
+    own = _day(graph.nodes[n]["date"]) if kind != "Publisher" else None
+    if kind == "Story":
+        return own
+    days = [start[c] for c in graph.predecessors(n) if c in start]
+    known = [d for d in (*days, own) if d is not None]
+    return None if None in days or not known else min(known)
 
 
 def _strength(graph: nx.DiGraph, source: str) -> int:

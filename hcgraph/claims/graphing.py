@@ -153,19 +153,24 @@ def reply_ntriples(record: ReplyRecord) -> str:
         path, reason = record.problem
         where = path or "$"
         add(f"{manifest} {_t(RDFS, 'comment')} {literal(f'{where}: {reason}')}")
-    if record.sha256 is None:
-        return _lines(out)
-    reply = iri(reply_iri(record.sha256))
+    if record.sha256 is not None:
+        _reply(add, record, record.sha256, manifest, fetch)
+    return _lines(out)
+
+
+def _reply(add: _Add, record: ReplyRecord, sha256: str, manifest: str, fetch: str) -> None:
+    """The reply's triples: what it is, and what it says (when it was read)."""
+    reply = iri(reply_iri(sha256))
     add(f"{reply} {_A} {_t(HC, 'ManifestReply')}")
     add(f"{reply} {_A} {_t(PROV, 'Entity')}")
-    add(f"{reply} {_t(HC, 'sha256')} {literal(record.sha256)}")
+    add(f"{reply} {_t(HC, 'sha256')} {literal(sha256)}")
     add(f"{reply} {_t(HC, 'byteSize')} {integer(record.size)}")
     add(f"{reply} {_t(PROV, 'wasGeneratedBy')} {fetch}")
     add(f"{reply} {_t(PROV, 'generatedAtTime')} {typed(record.fetched_at, XSD_DATETIME)}")
     add(f"{reply} {_t(SDO, 'about')} {manifest}")
     parsed = record.reply
     if parsed is None:
-        return _lines(out)
+        return
     stated = parsed.source
     for prop, value in (
         (_t(DCTERMS, "title"), stated.title),
@@ -182,7 +187,6 @@ def reply_ntriples(record: ReplyRecord) -> str:
         add(f"{claim} {_t(PROV, 'wasQuotedFrom')} {reply}")
         if text is not None:
             add(f"{claim} {_t(PROV, 'value')} {literal(text)}")
-    return _lines(out)
 
 
 def verdicts_ntriples(

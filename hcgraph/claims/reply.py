@@ -107,7 +107,20 @@ def parse_reply(data: bytes, source: str, expected_id: str | None = None) -> Man
         raise ReplyShapeError(
             source, "manifest_id", f"{manifest_id!r}, but manifest {expected_id!r} was asked for"
         )
-    signal = doc.get("signal")
+    claims = _claims(source, doc.get("signal"))
+    raw_source = doc.get("source", {})
+    if raw_source is None:
+        raw_source = {}
+    if not isinstance(raw_source, dict):
+        raise ReplyShapeError(source, "source", _expected("an object", raw_source))
+    stated = ReplySource(
+        *(_text(source, raw_source, key, f"source.{key}") for key in _SOURCE_FIELDS)
+    )
+    return ManifestReply(manifest_id, stated, claims, _text(source, doc, "brief", "brief"))
+
+
+def _claims(source: str, signal: object) -> dict[str, str | None]:
+    """Claim id → text of the reply's ``signal.claims``."""
     if not isinstance(signal, dict):
         raise ReplyShapeError(source, "signal", _expected("an object", signal))
     raw_claims = signal.get("claims")
@@ -120,15 +133,7 @@ def parse_reply(data: bytes, source: str, expected_id: str | None = None) -> Man
             raise ReplyShapeError(source, path, _expected("an object", claim))
         claim_id = _ident(source, claim, "claim_id", f"{path}.claim_id")
         claims[claim_id] = _text(source, claim, "text", f"{path}.text")
-    raw_source = doc.get("source", {})
-    if raw_source is None:
-        raw_source = {}
-    if not isinstance(raw_source, dict):
-        raise ReplyShapeError(source, "source", _expected("an object", raw_source))
-    stated = ReplySource(
-        *(_text(source, raw_source, key, f"source.{key}") for key in _SOURCE_FIELDS)
-    )
-    return ManifestReply(manifest_id, stated, claims, _text(source, doc, "brief", "brief"))
+    return claims
 
 
 _SOURCE_FIELDS = ("name", "url", "title", "published_date")

@@ -211,12 +211,17 @@ class _Inputs:
 
     @classmethod
     def of(cls, found: dict[str, Passage], replies: dict[str, ReplyState], raw: str) -> _Inputs:
-        cited = sorted({mid for p in found.values() for mid, _ in p.cites})
-        states = [state for mid in cited if (state := replies.get(mid)) is not None]
+        states = _cited_states(found, replies)
         used = frozenset(s.sha256 for s in states if s.sha256 is not None)
         informed = frozenset(s.fetch for s in states if s.sha256 is None and s.fetch)
         expected = {reply_iri(sha) for sha in used} | informed | {_raw_iri(raw)}
         return cls(used, informed, (METHOD_VERSION, frozenset(expected)))
+
+
+def _cited_states(found: dict[str, Passage], replies: dict[str, ReplyState]) -> list[ReplyState]:
+    """The reply states of the manifests the passages cite, by manifest id."""
+    cited = sorted({mid for p in found.values() for mid, _ in p.cites})
+    return [state for mid in cited if (state := replies.get(mid)) is not None]
 
 
 def _drop_orphans(
