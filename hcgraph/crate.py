@@ -31,17 +31,11 @@ _LICENSES = "SELECT DISTINCT ?license WHERE { ?s a hc:Story ; schema:license ?li
 
 @dataclass
 class CrateReport:
-    """What :func:`write_rocrate` wrote.
+    """What :func:`write_rocrate` wrote."""
 
-    Attributes:
-        directory: the crate's directory.
-        files: each data file written (name relative to the crate) → its size in bytes.
-        inputs: the run's inputs named in the crate (seed URLs, or the stories' URLs).
-    """
-
-    directory: Path
-    files: dict[str, int] = field(default_factory=dict)
-    inputs: list[str] = field(default_factory=list)
+    directory: Path  # the crate's directory
+    files: dict[str, int] = field(default_factory=dict)  # each data file → its size in bytes
+    inputs: list[str] = field(default_factory=list)  # seed URLs, or the stories' URLs
 
 
 def _write_export(store: Store, fmt: str, path: Path) -> None:

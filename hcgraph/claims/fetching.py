@@ -93,61 +93,33 @@ def _id_of(iri: str) -> str | None:
 
 @dataclass
 class FetchOptions:
-    """How :func:`fetch_manifests` asks. Defaults are those of ``hcgraph manifests fetch``.
+    """How :func:`fetch_manifests` asks. Defaults are those of ``hcgraph manifests fetch``."""
 
-    Attributes:
-        api: the API's base URL, or a template holding ``{manifest_id}`` (see
-            :func:`~hcgraph.claims.reply.reply_url`).
-        key_env: the *name* of the environment variable holding the key.
-        max_fetch: the budget: at most this many ids are requested (None: all).
-        rate: request starts per second (0: unlimited).
-        retries: extra attempts on 5xx, 408, network errors and a short 429.
-        timeout: seconds for one attempt.
-        max_bytes: a larger reply is refused (``failed``), never read whole.
-        max_retry_after: the longest ``Retry-After`` waited out; a 429 asking for longer
-            stops the run (``resume_after`` says when to go on).
-        backoff_base: the first back-off delay in seconds (doubles each retry, jittered).
-    """
-
-    api: str = DEFAULT_API
-    key_env: str = DEFAULT_KEY_ENV
-    max_fetch: int | None = None
-    rate: float = 2.0
-    retries: int = 3
-    timeout: float = 30.0
-    max_bytes: int = 4 << 20
-    max_retry_after: float = 60.0
-    backoff_base: float = 0.5
+    api: str = DEFAULT_API  # a base URL, or a template holding {manifest_id} (reply_url)
+    key_env: str = DEFAULT_KEY_ENV  # the *name* of the environment variable holding the key
+    max_fetch: int | None = None  # the budget: at most this many ids requested (None: all)
+    rate: float = 2.0  # request starts per second (0: unlimited)
+    retries: int = 3  # extra attempts on 5xx, 408, network errors and a short 429
+    timeout: float = 30.0  # seconds for one attempt
+    max_bytes: int = 4 << 20  # a larger reply is refused (failed), never read whole
+    max_retry_after: float = 60.0  # the longest Retry-After waited out; longer stops the run
+    backoff_base: float = 0.5  # the first back-off delay, in seconds (doubles, jittered)
 
 
 @dataclass
 class FetchReport:
-    """What one run did (of :func:`fetch_manifests` or :func:`read_saved`).
+    """What one run of :func:`fetch_manifests` or :func:`read_saved` did, by manifest id."""
 
-    Attributes:
-        fetched: ids whose reply was archived this run.
-        already: ids whose reply (or 404) the archive already had: not asked for.
-        not_found: ids the API answered 404 (or 410) this run.
-        bad_shape: ``(id, json_path, reason)`` of replies archived raw but not understood.
-        failed: ``(id, reason)`` of ids with no usable answer (after retries).
-        left: ids not requested: over the budget, after a stop, or (``read_saved``) with no
-            saved file.
-        stopped: why the run stopped early (``"rate-limited"``, ``"quota"``), or None.
-        resume_after: when a rerun may go on (from ``Retry-After``), if the API said.
-        requests: HTTP requests made (retries included); 0 for saved files.
-        directory: the directory saved replies were read from (``read_saved``), else None.
-    """
-
-    fetched: list[str] = field(default_factory=list)
-    already: list[str] = field(default_factory=list)
-    not_found: list[str] = field(default_factory=list)
-    bad_shape: list[tuple[str, str, str]] = field(default_factory=list)
-    failed: list[tuple[str, str]] = field(default_factory=list)
-    left: list[str] = field(default_factory=list)
-    stopped: str | None = None
-    resume_after: dt.datetime | None = None
-    requests: int = 0
-    directory: Path | None = None
+    fetched: list[str] = field(default_factory=list)  # reply archived this run
+    already: list[str] = field(default_factory=list)  # reply (or 404) archived before
+    not_found: list[str] = field(default_factory=list)  # answered 404 (or 410) this run
+    bad_shape: list[tuple[str, str, str]] = field(default_factory=list)  # id, JSON path, why
+    failed: list[tuple[str, str]] = field(default_factory=list)  # id, why (after retries)
+    left: list[str] = field(default_factory=list)  # not asked: budget, a stop, no saved file
+    stopped: str | None = None  # why the run stopped early ("rate-limited", "quota")
+    resume_after: dt.datetime | None = None  # when a rerun may go on, if the API said
+    requests: int = 0  # HTTP requests made, retries included
+    directory: Path | None = None  # where saved replies were read from (read_saved)
 
     def lines(self) -> list[str]:
         """The human report, one fact a line (server and file text made visible)."""
@@ -199,21 +171,13 @@ def _more(count: int, what: str) -> list[str]:
 
 @dataclass(frozen=True)
 class ArchivedReply:
-    """The newest archived answer for one manifest.
-
-    Attributes:
-        manifest_id: the id asked for.
-        record: its fetch record (``fetch_url``: the API URL, or the saved file's path).
-        status: 200 (a reply, fetched or saved) or 404 (the API said not found).
-        body: the reply's bytes as received (None for a 404).
-        sha256: the body's SHA-256 (None for a 404).
-    """
+    """The newest archived answer for one manifest."""
 
     manifest_id: str
-    record: FetchRecord
-    status: int
-    body: bytes | None
-    sha256: str | None
+    record: FetchRecord  # its fetch_url: the API URL, or the saved file's path
+    status: int  # 200 (a reply, fetched or saved) or 404
+    body: bytes | None  # the reply's bytes as received (None for a 404)
+    sha256: str | None  # the body's SHA-256 (None for a 404)
 
 
 def archived_replies(archive: Archive) -> dict[str, ArchivedReply]:

@@ -9,9 +9,8 @@ mismatches); the terms are tabled in ``docs/claims.md``. Same input, same triple
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Protocol
 from urllib.parse import quote
 
 from .._version import __version__
@@ -19,11 +18,11 @@ from ..iris import minted, segment
 from ..rdftext import XSD_DATETIME, integer, iri, literal, typed
 from ..vocab import CITO, DCTERMS, GRAPH, HC, PROV, RDF, RDFS, REPLY_GRAPHS, SDO, SUPPORT_GRAPHS
 from .reply import ManifestReply
+from .support import METHOD, METHOD_VERSION, Mismatch
 
 __all__ = [
     "RATINGS_GRAPH",
     "STATUSES",
-    "MismatchLike",
     "PairVerdict",
     "ReplyRecord",
     "rating_iri",
@@ -39,78 +38,41 @@ __all__ = [
 STATUSES: dict[str, int | None] = {"supported": 1, "unsupported": 0, "not-checkable": None}
 
 _A = iri(str(RDF.type))
+_Add = Callable[[str], None]  # appends one triple
 
 
 def _t(namespace: object, name: str) -> str:
     return iri(f"{namespace}{name}")
 
 
-class MismatchLike(Protocol):
-    """What a verdict's mismatches carry (:class:`hcgraph.claims.support.Mismatch`)."""
-
-    @property
-    def kind(self) -> str: ...
-    @property
-    def span(self) -> str: ...
-    @property
-    def start(self) -> int: ...
-    @property
-    def end(self) -> int: ...
-    @property
-    def claim_span(self) -> str: ...
-    @property
-    def detail(self) -> str: ...
-
-
 @dataclass(frozen=True)
 class ReplyRecord:
-    """One archived answer about a manifest, as the graph records it.
-
-    Attributes:
-        manifest_id: the manifest asked for.
-        status: ``fetched``, ``not-found`` or ``bad-shape``.
-        sha256: SHA-256 of the reply's bytes (``None`` for a 404 without a body).
-        size: the reply's size in bytes.
-        location: where the bytes came from (the API URL, or the saved file's path).
-        fetched_at: when the fetch ended (ISO 8601, UTC).
-        reply: the reply read, for ``fetched``.
-        problem: ``(json_path, reason)`` for ``bad-shape``.
-    """
+    """One archived answer about a manifest, as the graph records it."""
 
     manifest_id: str
-    status: str
-    sha256: str | None
-    size: int
-    location: str
-    fetched_at: str
-    reply: ManifestReply | None = None
-    problem: tuple[str, str] | None = None
+    status: str  # fetched, not-found or bad-shape
+    sha256: str | None  # of the reply's bytes (None for a 404 without a body)
+    size: int  # the reply's size in bytes
+    location: str  # where the bytes came from (the API URL, or the saved file's path)
+    fetched_at: str  # when the fetch ended (ISO 8601, UTC)
+    reply: ManifestReply | None = None  # the reply read, for fetched
+    problem: tuple[str, str] | None = None  # (JSON path, reason) for bad-shape
 
 
 @dataclass(frozen=True)
 class PairVerdict:
-    """The verdict on one (passage, claim) pair, as stored.
+    """The verdict on one (passage, claim) pair, as stored."""
 
-    Attributes:
-        passage: the paragraph's or key fact's IRI.
-        manifest_id / claim_id: the claim cited, under which manifest.
-        status: ``supported``, ``unsupported`` or ``not-checkable``.
-        reason: "" when supported; the first mismatch's kind; or why not checkable
-            (``claim-text-missing``, ``manifest-not-fetched``, ``manifest-not-found``,
-            ``reply-not-understood``).
-        sentence: the passage's sentence that best states the claim ("" if none).
-        overlap: lexical overlap of the claim with that sentence (``None``: not checked).
-        mismatches: what differs, with spans.
-    """
-
-    passage: str
+    passage: str  # the paragraph's or key fact's IRI
     manifest_id: str
     claim_id: str
-    status: str
+    status: str  # supported, unsupported or not-checkable
+    # "" when supported; the first mismatch's kind; or why not checkable
+    # (claim-text-missing, manifest-not-fetched, manifest-not-found, reply-not-understood)
     reason: str = ""
-    sentence: str = ""
-    overlap: float | None = None
-    mismatches: tuple[MismatchLike, ...] = field(default_factory=tuple)
+    sentence: str = ""  # the passage's sentence that best states the claim ("" if none)
+    overlap: float | None = None  # lexical overlap with that sentence (None: not checked)
+    mismatches: tuple[Mismatch, ...] = field(default_factory=tuple)
 
 
 def reply_graph(manifest_id: str) -> str:
@@ -202,8 +164,6 @@ def verdicts_ntriples(
     fetches whose answer had no reply to read, a 404 (``prov:wasInformedBy``). Both are
     recorded so that a later check knows whether anything it depended on has changed.
     """
-    from .support import METHOD, METHOD_VERSION
-
     out: list[str] = []
     add = out.append
     check = iri(f"{story}#support-check")
@@ -281,10 +241,6 @@ def ratings_ntriples() -> str:
 
 #: Where the three ratings are described (a shared graph: never taken for a story's).
 RATINGS_GRAPH = f"{GRAPH}ratings"
-
-
-class _Add(Protocol):
-    def __call__(self, line: str, /) -> None: ...
 
 
 _DECIMAL = "http://www.w3.org/2001/XMLSchema#decimal"

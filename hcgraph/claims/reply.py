@@ -48,19 +48,11 @@ class ReplySource:
 
 @dataclass(frozen=True)
 class ManifestReply:
-    """One manifest as the API gave it.
+    """One manifest as the API gave it."""
 
-    Attributes:
-        manifest_id: the manifest's id (a string of digits).
-        source: the source document as the reply states it.
-        claims: claim id → claim text, in the reply's order (``None``: the reply lists the
-            claim without text).
-        brief: the manifest's Brief, if the reply has one.
-    """
-
-    manifest_id: str
+    manifest_id: str  # a string of digits
     source: ReplySource = field(default_factory=ReplySource)
-    claims: dict[str, str | None] = field(default_factory=dict)
+    claims: dict[str, str | None] = field(default_factory=dict)  # id → text, None: no text
     brief: str | None = None
 
 

@@ -44,25 +44,15 @@ OVERLAP_MIN = 0.5
 
 @dataclass(frozen=True, slots=True)
 class Mismatch:
-    """One way the citing sentence differs from the claim.
+    """One way the citing sentence differs from the claim; spans are the citing text's, or
+    the claim's when ``start == -1``."""
 
-    Attributes:
-        kind: ``"number"``, ``"entity"``, ``"negation"``, ``"quote"`` or ``"unrelated"``.
-        span: the offending text as it stands in the citing text (``"79.3%"``); for
-            ``"unrelated"`` the best sentence (``""`` if the text has none); the claim's
-            text when ``start == -1``.
-        start: offset of ``span`` in the citing text; -1 when the span is only in the claim.
-        end: its end offset (-1 with ``start``).
-        claim_span: what the claim says there (``"77.3%"``), ``""`` when nothing.
-        detail: one line for people.
-    """
-
-    kind: str
-    span: str
-    start: int
-    end: int
-    claim_span: str
-    detail: str
+    kind: str  # "number", "entity", "negation", "quote" or "unrelated"
+    span: str  # the offending text ("79.3%"); for "unrelated" the best sentence (or "")
+    start: int  # offset of span in the citing text; -1 when the span is only in the claim
+    end: int  # its end offset (-1 with start)
+    claim_span: str  # what the claim says there ("77.3%"), "" when nothing
+    detail: str  # one line for people
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,21 +45,13 @@ class Passage:
 
 @dataclass
 class SupportReport:
-    """What :func:`check_support` did.
+    """What :func:`check_support` did."""
 
-    Attributes:
-        checked: stories checked (their support graph written).
-        unchanged: stories whose verdicts still stand (nothing they depend on changed).
-        dropped: support graphs removed because their story is gone.
-        counts: verdicts written, by status (``supported``, ``unsupported``, ``not-checkable``).
-        reasons: verdicts written that are not ``supported``, by reason.
-    """
-
-    checked: int = 0
-    unchanged: int = 0
-    dropped: int = 0
-    counts: Counter[str] = field(default_factory=Counter)
-    reasons: Counter[str] = field(default_factory=Counter)
+    checked: int = 0  # stories checked (their support graph written)
+    unchanged: int = 0  # stories whose verdicts still stand
+    dropped: int = 0  # support graphs removed because their story is gone
+    counts: Counter[str] = field(default_factory=Counter)  # verdicts written, by status
+    reasons: Counter[str] = field(default_factory=Counter)  # those not supported, by reason
 
     def add(self, verdicts: list[PairVerdict]) -> None:
         """Count one checked story's verdicts."""
