@@ -123,11 +123,6 @@ def _decimal_year(day: dt.date) -> float:
     return round(day.year + (day - first).days / length, 4)
 
 
-def _scores(day: dt.date | None) -> dict[str, float]:
-    """``Date`` as a decimal year; none for an undated node (VOSviewer reads it as null)."""
-    return {} if day is None else {"Date": _decimal_year(day)}
-
-
 def _description(attrs: dict[str, Any], day: dt.date | None) -> str:
     """The item's info panel (HTML in VOSviewer): every value escaped, so text stays text."""
     parts = [f"<b>{html.escape(attrs['type'])}</b>"]
@@ -138,11 +133,6 @@ def _description(attrs: dict[str, Any], day: dt.date | None) -> str:
     parts.append(f"Citing stories: {int(attrs.get('stories', 0) or 0)}")
     parts.append(html.escape(attrs["iri"]))
     return "<br>".join(parts)
-
-
-def _web_url(url: str) -> str | None:
-    """Only http(s) links reach a viewer (no ``javascript:`` or ``data:``)."""
-    return url if url.startswith(("https://", "http://")) else None
 
 
 def vosviewer_network(store: Store) -> dict[str, Any]:
@@ -164,11 +154,12 @@ def vosviewer_network(store: Store) -> dict[str, Any]:
             "x": pos[n][0], "y": -pos[n][1],  # the map's y grows downwards, VOSviewer's up
             "cluster": cluster[n],
             "weights": {"Citing stories": int(attrs.get("stories", 0) or 0)},
-            "scores": _scores(start[n]),
+            # no Date score for an undated node (VOSviewer reads it as null)
+            "scores": {} if start[n] is None else {"Date": _decimal_year(start[n])},
             "description": _description(attrs, start[n]),
         }  # fmt: skip
-        url = _web_url(attrs.get("url", ""))
-        if url:
+        url = attrs.get("url", "")
+        if url.startswith(("https://", "http://")):  # no javascript: or data: links
             item["url"] = url
         items.append(item)
     links = [

@@ -197,10 +197,6 @@ def archived_replies(archive: Archive) -> dict[str, ArchivedReply]:
     return newest
 
 
-def _unique(ids: Sequence[str]) -> list[str]:
-    return list(dict.fromkeys(ids))
-
-
 def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
@@ -281,7 +277,7 @@ def fetch_manifests(
     report = FetchReport()
     known = archived_replies(archive)
     pending: list[str] = []
-    for manifest_id in _unique(ids):
+    for manifest_id in dict.fromkeys(ids):
         if not manifest_id.strip():
             report.failed.append((manifest_id, "an empty manifest id"))
             continue
@@ -593,7 +589,7 @@ def read_saved(ids: Sequence[str], directory: Path | str, archive: Archive) -> F
     report = FetchReport(directory=directory)
     known = archived_replies(archive)
     try:
-        for manifest_id in _unique(ids):
+        for manifest_id in dict.fromkeys(ids):
             _read_one(manifest_id, directory, archive, known.get(manifest_id), report)
     finally:
         archive.sync()

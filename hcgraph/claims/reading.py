@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import NamedTuple
+from urllib.parse import unquote
 
 import pyoxigraph as ox
 
@@ -71,6 +72,4 @@ def story_verdicts(store: Store, story: str) -> dict[tuple[str, str], Recorded]:
 
 
 def _claim_id(iri: str) -> str:
-    from urllib.parse import unquote
-
     return unquote(iri.removeprefix(_CLAIM))

@@ -9,7 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pyoxigraph as ox
+
 from ..errors import ManifestError, ReplyShapeError
+from ..provenance._graph import claim_id, manifest_id
 from ..store import Store
 from ..vocab import HC, REPLY_GRAPHS
 from .fetching import ArchivedReply, archived_replies, manifest_archive
@@ -105,10 +108,6 @@ SELECT ?g ?m ?status ?fetch ?sha ?claim ?text WHERE {{ GRAPH ?g {{
 
 def reply_states(store: Store) -> dict[str, ReplyState]:
     """Manifest id → what its reply graph holds (only manifests with a reply graph)."""
-    import pyoxigraph as ox
-
-    from ..provenance._graph import claim_id, manifest_id
-
     found: dict[str, ReplyState] = {}
     result = store.query(_STATES)
     assert isinstance(result, ox.QuerySolutions)

@@ -287,12 +287,12 @@ def _analyse(text: str) -> _Analysis:
         lower, as_name, as_word, numeric, negation, name_mid, name_first, possessive = _word_info(
             word
         )
-        negates = negation == 1 or (negation > 1 and _negates(negation, text, end))
+        negates = negation == 1 or _negates(negation, text, end)
         number = _number(word, text, start, end) if numeric else None
         if number is not None:
             found.numbers.append(number)
             end = number.end
-            found.add(((_num_form(number.value),), start, end, negates, clause, False), 2)
+            found.add(((f"#{number.value:g}",), start, end, negates, clause, False), 2)
         elif negates or lower in _STOP:
             found.add(((), start, end, negates, clause, False), 1)
         elif name_first if first else name_mid:
@@ -317,9 +317,12 @@ def _gap(text: str, last_end: int, start: int, previous: str, first: bool) -> tu
 
 
 def _negates(negation: int, text: str, end: int) -> bool:
-    """Whether a "not"/"no" (2) or a "fail" (3) ending at ``end`` negates."""
+    """Whether a "not"/"no" (2) or a "fail" (3) ending at ``end`` negates (0: never)."""
+    if not negation:
+        return False
     if negation == 2:
-        return not _followed_by(text, end, _NOT_NEGATING)
+        following = _WORD.match(text, end + 1) if text[end : end + 1] == " " else None
+        return following is None or following.group().lower() not in _NOT_NEGATING
     return text.startswith(" to ", end)
 
 
@@ -329,13 +332,6 @@ def _quotes(text: str) -> tuple[tuple[str, int, int], ...]:
     return tuple(
         (_norm_quote(m.group(1) or m.group(2)), m.start(), m.end()) for m in _QUOTE.finditer(text)
     )
-
-
-def _followed_by(text: str, end: int, words: frozenset[str]) -> bool:
-    if text[end : end + 1] != " ":
-        return False
-    following = _WORD.match(text, end + 1)
-    return following is not None and following.group().lower() in words
 
 
 def _number(word: str, text: str, start: int, end: int) -> _Number | None:
@@ -365,10 +361,6 @@ def _digits(word: str, text: str, start: int, end: int) -> _Number | None:
 
 def _decimals(digits: str) -> int:
     return len(digits.split(".")[1]) if "." in digits else 0
-
-
-def _num_form(value: float) -> str:
-    return f"#{value:g}"
 
 
 def _is_name(word: str, first: bool) -> bool:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import pyoxigraph as ox
 
+from ..iris import minted
 from ..provenance._graph import claim_id, manifest_id
 from ..store import Store
 from ..vocab import SUPPORT_GRAPHS
@@ -206,7 +207,7 @@ class _Inputs:
         states = _cited_states(found, replies)
         used = frozenset(s.sha256 for s in states if s.sha256 is not None)
         informed = frozenset(s.fetch for s in states if s.sha256 is None and s.fetch)
-        expected = {reply_iri(sha) for sha in used} | informed | {_raw_iri(raw)}
+        expected = {reply_iri(sha) for sha in used} | informed | {minted("raw", raw)}
         return cls(used, informed, (METHOD_VERSION, frozenset(expected)))
 
 
@@ -224,12 +225,6 @@ def _drop_orphans(
     gone = [g for g in held if g not in current]
     store.replace_graphs(dict.fromkeys(gone, ""))
     return len(gone)
-
-
-def _raw_iri(sha256: str) -> str:
-    from ..iris import minted
-
-    return minted("raw", sha256)
 
 
 def _held_checks(store: Store) -> dict[str, tuple[str, frozenset[str]]]:
