@@ -20,6 +20,7 @@ from urllib.parse import unquote
 
 import pyoxigraph as ox
 
+from .claims.graphing import STATUSES
 from .store import Store
 from .vocab import SUPPORT_GRAPHS
 
@@ -37,7 +38,6 @@ CLAIMSKG_RATINGS: dict[str, str] = {
     "unsupported": "FALSE",
     "not-checkable": "OTHER",
 }
-_VALUES: dict[str, int] = {"supported": 1, "unsupported": 0}
 _PROV_SOFTWARE_AGENT = "http://www.w3.org/ns/prov#SoftwareAgent"
 
 # The support graphs' prefix is our own constant (no user text is ever spliced into SPARQL).
@@ -249,14 +249,15 @@ def _review(row: _Row, verdict: str, mismatches: list[str], story: tuple[Any, An
             "firstAppearance": source,
         }
     )
+    value = STATUSES.get(row.status)
     rating = _drop_none(
         {
             "@type": "Rating",
             "alternateName": CLAIMSKG_RATINGS.get(row.status, "OTHER"),
             "name": row.status,
-            "ratingValue": _VALUES.get(row.status),
-            "bestRating": 1 if row.status in _VALUES else None,
-            "worstRating": 0 if row.status in _VALUES else None,
+            "ratingValue": value,
+            "bestRating": None if value is None else 1,
+            "worstRating": None if value is None else 0,
         }
     )
     reason = row.one("reason")

@@ -201,21 +201,19 @@ def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
+@dataclass
 class _Stop(Exception):
     """The API said to stop (429 or a quota answer)."""
 
-    def __init__(self, why: str, wait: float | None) -> None:
-        super().__init__(why)
-        self.why = why
-        self.wait = wait
+    why: str
+    wait: float | None
 
 
+@dataclass
 class _Refused(Exception):
     """The API refused the key (401/403)."""
 
-    def __init__(self, status: int) -> None:
-        super().__init__(status)
-        self.status = status
+    status: int
 
 
 @dataclass
