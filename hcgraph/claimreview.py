@@ -24,13 +24,7 @@ from .claims.graphing import STATUSES
 from .store import Store
 from .vocab import SUPPORT_GRAPHS
 
-__all__ = [
-    "CLAIMSKG_RATINGS",
-    "claim_reviews",
-    "count_verdicts",
-    "empty_note",
-    "write_claimreview",
-]
+__all__ = ["CLAIMSKG_RATINGS", "claim_reviews", "count_verdicts", "empty_note", "write_claimreview"]
 
 #: hcgraph's verdict status → the ClaimsKG normalised rating.
 CLAIMSKG_RATINGS: dict[str, str] = {

@@ -27,14 +27,7 @@ from functools import lru_cache
 
 from .plaintext import Plain, plain, sentences
 
-__all__ = [
-    "METHOD",
-    "METHOD_VERSION",
-    "OVERLAP_MIN",
-    "Mismatch",
-    "Verdict",
-    "check_text",
-]
+__all__ = ["METHOD", "METHOD_VERSION", "OVERLAP_MIN", "Mismatch", "Verdict", "check_text"]
 
 METHOD = "hcgraph-support"  # the method's name, recorded in PROV
 METHOD_VERSION = "1"  # bump when verdicts can change
