@@ -322,8 +322,7 @@ class _Run:
         self._key = key
         self.pacer = _Pacer(options.rate)
         self.backoff = Backoff(options.backoff_base, 30.0, options.max_retry_after)
-        # The transport itself, not an httpx.Client: no redirects, cookies or auth flows to
-        # run, and a third less CPU a request (bench/RESULTS.md, "Manifest fetch").
+        # the transport itself, not an httpx.Client: no redirects, cookies or auth flows
         self.transport = transport or _transport(options.api)
         self.own_transport = transport is None
         self.headers = httpx.Headers(
