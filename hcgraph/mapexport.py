@@ -148,15 +148,15 @@ def vosviewer_network(store: Store) -> dict[str, Any]:
     pos = compute_layout(graph)
     items = []
     for n in nodes:
-        attrs = graph.nodes[n]
+        attrs, day = graph.nodes[n], start[n]
         item: dict[str, Any] = {
             "id": ids[n], "label": visible_label(_label(graph, n)),
             "x": pos[n][0], "y": -pos[n][1],  # the map's y grows downwards, VOSviewer's up
             "cluster": cluster[n],
             "weights": {"Citing stories": int(attrs.get("stories", 0) or 0)},
             # no Date score for an undated node (VOSviewer reads it as null)
-            "scores": {} if start[n] is None else {"Date": _decimal_year(start[n])},
-            "description": _description(attrs, start[n]),
+            "scores": {} if day is None else {"Date": _decimal_year(day)},
+            "description": _description(attrs, day),
         }  # fmt: skip
         url = attrs.get("url", "")
         if url.startswith(("https://", "http://")):  # no javascript: or data: links
