@@ -20,6 +20,7 @@ from ..store import Store
 from ..vocab import SUPPORT_GRAPHS
 from .graphing import (
     RATINGS_GRAPH,
+    STATUSES,
     PairVerdict,
     ratings_ntriples,
     reply_iri,
@@ -72,14 +73,12 @@ class SupportReport:
         if pairs:
             out.append(
                 f"verdicts   {pairs} (passage, claim) pairs: "
-                + ", ".join(f"{self.counts[s]} {s}" for s in _ORDER)
+                + ", ".join(f"{self.counts[s]} {s}" for s in STATUSES)
             )
         for reason, n in sorted(self.reasons.items(), key=lambda kv: (-kv[1], kv[0])):
             out.append(f"  {n:>6}  {reason}")
         return out
 
-
-_ORDER = ("supported", "unsupported", "not-checkable")
 
 _PASSAGES = """
 SELECT ?story ?passage ?text ?m ?c WHERE { GRAPH ?story {
