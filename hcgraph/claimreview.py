@@ -1,37 +1,13 @@
 """The support verdicts as schema.org ``ClaimReview`` JSON-LD, the form fact-checkers publish.
 
-One ``ClaimReview`` per checked (passage sentence, cited claim) pair — each
-``hc:SupportVerdict`` in the store's support graphs — shaped as Google's ClaimReview
-structured data and ClaimsKG read it:
-
-- ``@id`` the verdict's IRI; ``url`` the passage's IRI (the story URL with the passage's
-  anchor: Google allows "the page URL plus an optional anchor link");
-- ``claimReviewed``: the passage's sentence that states the claim (the passage's whole text
-  when no sentence was matched, as for pairs that could not be checked);
-- ``itemReviewed``: a ``Claim`` — the statement the story makes — with ``text`` (the
-  sentence), ``appearance`` and ``firstAppearance`` the passage (a ``CreativeWork`` part of
-  the story ``NewsArticle``, with its headline and date), ``datePublished`` the story's date;
-- ``isBasedOn``: the cited manifest claim the sentence was checked against (a ``Claim`` with
-  its IRI, ``identifier``, ``text`` where a reply gave it, and ``firstAppearance`` the
-  source the reply names, where it names one);
-- ``reviewRating``: a ``Rating`` with the ClaimsKG-normalised rating in ``alternateName``
-  (supported → ``TRUE``, unsupported → ``FALSE``, not-checkable → ``OTHER``), hcgraph's own
-  status in ``name``, and ``ratingValue`` 1 or 0 on a 0 to 1 scale (none when not checkable);
-  ``MIXTURE`` is never written: each review is one pair's verdict, so a passage whose claims
-  disagree shows as several reviews with different ratings, not one mixed one;
-- ``reviewBody``: the reason and each mismatch found (what the passage says, what the claim
-  says) when not supported;
-- ``author``: the hcgraph software that made the check — an ``Organization`` (what Google
-  requires of a review's author) that is also a ``SoftwareApplication`` with
-  ``softwareVersion`` and a ``prov:SoftwareAgent``, the same IRI the graph gives it;
-- ``datePublished``: the story's publication date (the check records no time of its own, and
-  a rerun must write the same bytes).
-
-The output is a JSON array of these objects, each with ``"@context": "https://schema.org"``,
-sorted by ``@id``: the same store always gives the same bytes. An empty store gives ``[]``.
-Texts are JSON strings (``json.dumps`` escapes quotes and control characters; ``<``, ``>``,
-``&`` and the line separators are escaped too, so the file can be pasted into an HTML
-``<script type="application/ld+json">`` whatever the stories say), never markup.
+One ``ClaimReview`` per ``hc:SupportVerdict`` in the store's support graphs, shaped as
+Google's ClaimReview structured data and ClaimsKG read it (the properties are tabled in
+``docs/graph.md``): the passage's sentence reviewed, the cited manifest claim it was checked
+against (``isBasedOn``), a ``Rating`` with the ClaimsKG-normalised rating (``TRUE``,
+``FALSE``, ``OTHER``; never ``MIXTURE``: each review is one pair's verdict), hcgraph as the
+``author`` and the story's date (a rerun writes the same bytes). The output is a JSON array
+sorted by ``@id``; texts are JSON strings with ``<``, ``>``, ``&`` and the line separators
+escaped too, so the file can sit in an HTML ``<script type="application/ld+json">``.
 """
 
 from __future__ import annotations
@@ -44,16 +20,11 @@ from urllib.parse import unquote
 
 import pyoxigraph as ox
 
+from .claims.graphing import STATUSES
 from .store import Store
 from .vocab import SUPPORT_GRAPHS
 
-__all__ = [
-    "CLAIMSKG_RATINGS",
-    "claim_reviews",
-    "count_verdicts",
-    "empty_note",
-    "write_claimreview",
-]
+__all__ = ["CLAIMSKG_RATINGS", "claim_reviews", "count_verdicts", "empty_note", "write_claimreview"]
 
 #: hcgraph's verdict status → the ClaimsKG normalised rating.
 CLAIMSKG_RATINGS: dict[str, str] = {
@@ -61,11 +32,9 @@ CLAIMSKG_RATINGS: dict[str, str] = {
     "unsupported": "FALSE",
     "not-checkable": "OTHER",
 }
-_VALUES: dict[str, int] = {"supported": 1, "unsupported": 0}
 _PROV_SOFTWARE_AGENT = "http://www.w3.org/ns/prov#SoftwareAgent"
 
 # The support graphs' prefix is our own constant (no user text is ever spliced into SPARQL).
-# Four simple queries joined here rather than one with nested OPTIONALs: a third faster.
 _VERDICTS = """
 SELECT ?g ?v ?status ?passage ?claim ?sentence ?reason ?agent WHERE {
   GRAPH ?g { ?v a hc:SupportVerdict ; hc:supportStatus ?status ; schema:itemReviewed ?passage ;
@@ -153,20 +122,8 @@ def _values(store: Store, sparql: str, key: str) -> dict[str, dict[str, set[str]
 
 
 def _verdicts(store: Store) -> dict[str, _Row]:
-    rows: dict[str, _Row] = {}
-    for row in store.query(_VERDICTS):
-        verdict = _term(row, "v")
-        graph, status = _term(row, "g"), _term(row, "status")
-        passage, claim = _term(row, "passage"), _term(row, "claim")
-        if verdict is None or graph is None or status is None or passage is None or not claim:
-            continue
-        entry = rows.setdefault(
-            verdict, _Row(unquote(graph[len(SUPPORT_GRAPHS) :]), status, passage, claim)
-        )
-        for name in ("sentence", "reason", "agent"):
-            value = _term(row, name)
-            if value is not None:
-                entry.values[name].add(value)
+    """Verdict IRI → its row, with what the passage, the claim and the agent add."""
+    rows = _verdict_rows(store)
     passages = _values(store, _PASSAGES, "passage")
     claims = _values(store, _CLAIMS, "claim")
     versions = _values(store, _VERSIONS, "agent")
@@ -179,18 +136,41 @@ def _verdicts(store: Store) -> dict[str, _Row]:
     return rows
 
 
+def _verdict_rows(store: Store) -> dict[str, _Row]:
+    rows: dict[str, _Row] = {}
+    for row in store.query(_VERDICTS):
+        verdict, graph, status, passage, claim = (
+            _term(row, name) for name in ("v", "g", "status", "passage", "claim")
+        )
+        if verdict is None or graph is None or status is None or passage is None or not claim:
+            continue
+        entry = rows.setdefault(
+            verdict, _Row(unquote(graph[len(SUPPORT_GRAPHS) :]), status, passage, claim)
+        )
+        for name in ("sentence", "reason", "agent"):
+            value = _term(row, name)
+            if value is not None:
+                entry.values[name].add(value)
+    return rows
+
+
 def _mismatches(store: Store) -> dict[str, list[str]]:
+    """Verdict IRI → one line per mismatch, in node order."""
     found: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for row in store.query(_MISMATCHES):
         verdict, node = _term(row, "v"), _term(row, "m")
-        if verdict is None or node is None:
-            continue
-        kind = _term(row, "kind") or ""
-        span, cspan = _term(row, "span") or "", _term(row, "cspan") or ""
-        comment = _term(row, "comment")
-        text = comment or f"{kind}: {span!r} in the passage, {cspan!r} in the claim"
-        found[verdict].append((node, f"{kind}: {text}" if comment else text))
+        if verdict is not None and node is not None:
+            found[verdict].append((node, _mismatch_line(row)))
     return {v: [text for _, text in sorted(set(items))] for v, items in found.items()}
+
+
+def _mismatch_line(row: ox.QuerySolution) -> str:
+    kind = _term(row, "kind") or ""
+    comment = _term(row, "comment")
+    if comment:
+        return f"{kind}: {comment}"
+    span, cspan = _term(row, "span") or "", _term(row, "cspan") or ""
+    return f"{kind}: {span!r} in the passage, {cspan!r} in the claim"
 
 
 def _story(store: Store, story: str, cache: dict[str, tuple[str | None, str | None]]) -> Any:
@@ -263,14 +243,15 @@ def _review(row: _Row, verdict: str, mismatches: list[str], story: tuple[Any, An
             "firstAppearance": source,
         }
     )
+    value = STATUSES.get(row.status)
     rating = _drop_none(
         {
             "@type": "Rating",
             "alternateName": CLAIMSKG_RATINGS.get(row.status, "OTHER"),
             "name": row.status,
-            "ratingValue": _VALUES.get(row.status),
-            "bestRating": 1 if row.status in _VALUES else None,
-            "worstRating": 0 if row.status in _VALUES else None,
+            "ratingValue": value,
+            "bestRating": None if value is None else 1,
+            "worstRating": None if value is None else 0,
         }
     )
     reason = row.one("reason")

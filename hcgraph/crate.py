@@ -1,27 +1,10 @@
 """A crawl and its outputs as an RO-Crate 1.1 (``hcgraph package --rocrate DIR``).
 
-Research data is exchanged as RO-Crates: a directory whose ``ro-crate-metadata.json``
-describes every file in it (JSON-LD, schema.org terms) and how they came to be. The crate
-hcgraph writes (with `ro-crate-py <https://github.com/ResearchObject/ro-crate-py>`_) holds
-
-==================  ====================  ====================================================
-file                encodingFormat        what
-==================  ====================  ====================================================
-graph.trig          application/trig      every named graph of the store (``export --format
-                                          trig``): the stories, shared graphs, replies, verdicts
-claimreview.jsonld  application/ld+json   the support verdicts as schema.org ClaimReviews
-audit.json          application/json      ``hcgraph audit --json``: the disclosure promises
-crawl-report.json   application/json      the crawl's report, when the store has one
-archive.wacz        application/wacz      with ``wacz=True``: the raw archive as WARC records
-==================  ====================  ====================================================
-
-and describes the run as a ``CreateAction``: ``instrument`` hcgraph (a
-``SoftwareApplication`` with ``softwareVersion``, the same IRI the graph gives it as a
-``prov:SoftwareAgent``), ``object`` the inputs (the crawl's seed URLs, or the stories' URLs
-when the store was filled from files; the WACZ when included), ``result`` the files above,
-``startTime``/``endTime`` the crawl's (from its report) or, without a report, the packaging
-time (``SOURCE_DATE_EPOCH`` when set). The root dataset's ``datePublished`` is the end time
-and its ``license`` the stories' own reuse terms (``schema:license``) unless one is given.
+Written with `ro-crate-py <https://github.com/ResearchObject/ro-crate-py>`_: ``graph.trig``
+(every named graph), ``claimreview.jsonld``, ``audit.json``, the crawl report when the store
+has one and, with ``wacz=True``, ``archive.wacz``; the run is a ``CreateAction`` with hcgraph
+as its ``instrument``, the crawl's seeds (or the stories' URLs) as its ``object`` and the
+files as its ``result`` (``docs/graph.md``, "Packaging: RO-Crate").
 """
 
 from __future__ import annotations
@@ -48,17 +31,11 @@ _LICENSES = "SELECT DISTINCT ?license WHERE { ?s a hc:Story ; schema:license ?li
 
 @dataclass
 class CrateReport:
-    """What :func:`write_rocrate` wrote.
+    """What :func:`write_rocrate` wrote."""
 
-    Attributes:
-        directory: the crate's directory.
-        files: each data file written (name relative to the crate) → its size in bytes.
-        inputs: the run's inputs named in the crate (seed URLs, or the stories' URLs).
-    """
-
-    directory: Path
-    files: dict[str, int] = field(default_factory=dict)
-    inputs: list[str] = field(default_factory=list)
+    directory: Path  # the crate's directory
+    files: dict[str, int] = field(default_factory=dict)  # each data file → its size in bytes
+    inputs: list[str] = field(default_factory=list)  # seed URLs, or the stories' URLs
 
 
 def _write_export(store: Store, fmt: str, path: Path) -> None:
@@ -126,6 +103,38 @@ def write_rocrate(
     return result
 
 
+#: Each file a crate may hold, in the order described: (encodingFormat, name, description).
+_FILES = {
+    "graph.trig": (
+        "application/trig",
+        "The knowledge graph",
+        "Every named graph of the hcgraph store as TriG: stories, shared graphs, "
+        "manifest replies and support verdicts.",
+    ),
+    "claimreview.jsonld": (
+        "application/ld+json",
+        "Claim reviews",
+        "Each (passage, cited claim) support verdict as a schema.org ClaimReview "
+        "(ClaimsKG ratings TRUE/FALSE/OTHER).",
+    ),
+    "audit.json": (
+        "application/json",
+        "Disclosure audit",
+        "hcgraph audit: each story checked against its disclosure.",
+    ),
+    "crawl-report.json": (
+        "application/json",
+        "Crawl report",
+        "What the crawl fetched, stored, skipped and failed.",
+    ),
+    "archive.wacz": (
+        "application/wacz",
+        "Raw archive",
+        "Every fetch the crawl kept, as WARC 1.1 records in a WACZ.",
+    ),
+}
+
+
 def _build(
     store_dir: Path,
     out_dir: Path,
@@ -134,116 +143,47 @@ def _build(
     license_url: str | None,
 ) -> CrateReport:
     """Write the crate's files and metadata into ``out_dir`` (the work directory)."""
-    from rocrate.model.contextentity import ContextEntity
-    from rocrate.model.softwareapplication import SoftwareApplication
-    from rocrate.rocrate import ROCrate
-
     report_path = report if report is not None else store_dir / "crawl-report.json"
     crawl = _read_report(report_path)
-    result = CrateReport(out_dir)
-
-    files: list[tuple[str, str, str, str]] = []  # (name, encodingFormat, name, description)
-    with Store(store_dir, read_only=True) as store:
-        licenses = [license_url] if license_url else _licenses(store)
-        if not licenses:
-            raise ExportError(
-                "the stories state no license (schema:license): give the crate's with --license URL"
-            )
-        _write_export(store, "trig", out_dir / "graph.trig")
-        files.append(("graph.trig", "application/trig", "The knowledge graph",
-                      "Every named graph of the hcgraph store as TriG: stories, shared graphs, "
-                      "manifest replies and support verdicts."))  # fmt: skip
-        _write_export(store, "claimreview", out_dir / "claimreview.jsonld")
-        files.append(("claimreview.jsonld", "application/ld+json", "Claim reviews",
-                      "Each (passage, cited claim) support verdict as a schema.org ClaimReview "
-                      "(ClaimsKG ratings TRUE/FALSE/OTHER)."))  # fmt: skip
-        from .provenance.auditing import audit
-
-        with atomic_writer(out_dir / "audit.json") as handle:
-            handle.write(audit(store).to_json().encode("utf-8") + b"\n")
-        files.append(("audit.json", "application/json", "Disclosure audit",
-                      "hcgraph audit: each story checked against its disclosure."))  # fmt: skip
-        stories = sorted(store.story_graphs())
+    licenses, stories = _write_exports(store_dir, out_dir, license_url)
+    names = ["graph.trig", "claimreview.jsonld", "audit.json"]
     if crawl is not None:
         shutil.copyfile(report_path, out_dir / "crawl-report.json")  # the report's own bytes
-        files.append(("crawl-report.json", "application/json", "Crawl report",
-                      "What the crawl fetched, stored, skipped and failed."))  # fmt: skip
+        names.append("crawl-report.json")
     if wacz:
         from .webarchive import export_wacz
 
         export_wacz(out_dir / "archive.wacz", store_dir, None)
-
-    crate = ROCrate(version="1.1")
-    root = crate.root_dataset
-    ended = str((crawl or {}).get("finished_at") or now_utc().isoformat().replace("+00:00", "Z"))
-    started = str((crawl or {}).get("started_at") or ended)
-    root["name"] = "hcgraph crawl and outputs"
-    root["description"] = (
-        f"A provenance knowledge graph of {len(stories)} Hanging Context stories built by "
-        f"hcgraph {__version__}, with its claim reviews, audit and crawl report."
-    )
-    root["datePublished"] = ended
-    root["license"] = [
-        crate.add(ContextEntity(crate, url, {"@type": "CreativeWork", "name": url}))
-        for url in licenses
-    ]
-
-    software = crate.add(
-        SoftwareApplication(
-            crate,
-            minted("software", "hcgraph", __version__),
-            {
-                "@type": ["SoftwareApplication", _PROV_SOFTWARE_AGENT],
-                "name": "hcgraph",
-                "softwareVersion": __version__,
-                "url": "https://w3id.org/hcgraph",
-            },
-        )
-    )
+        names.append("archive.wacz")
+    started, ended = _times(crawl or {})
     seeds = [str(s) for s in (crawl or {}).get("seeds", [])] or stories
-    inputs = [
-        crate.add(ContextEntity(crate, seed, {"@type": "WebPage", "name": seed, "url": seed}))
-        if "://" in seed
-        else crate.add(ContextEntity(crate, f"#seed-{i}", {"@type": "CreativeWork", "name": seed}))
-        for i, seed in enumerate(seeds)
-    ]
-    result.inputs = seeds
-    outputs = []
-    for name, fmt, title, description in files:
-        path = out_dir / name
-        size = path.stat().st_size
-        result.files[name] = size
-        outputs.append(
-            crate.add_file(
-                path,
-                dest_path=name,
-                properties={
-                    "name": title,
-                    "description": description,
-                    "encodingFormat": fmt,
-                    "contentSize": str(size),
-                },
-            )
-        )
-    if wacz:
-        path = out_dir / "archive.wacz"
-        result.files["archive.wacz"] = path.stat().st_size
-        archive = crate.add_file(
-            path,
-            dest_path="archive.wacz",
-            properties={
-                "name": "Raw archive",
-                "description": "Every fetch the crawl kept, as WARC 1.1 records in a WACZ.",
-                "encodingFormat": "application/wacz",
-                "contentSize": str(path.stat().st_size),
-            },
-        )
-        inputs.append(archive)
+    result = CrateReport(out_dir, inputs=seeds)
+    _write_metadata(out_dir, names, result, (started, ended), stories, licenses)
+    return result
+
+
+def _write_metadata(
+    out_dir: Path,
+    names: list[str],
+    result: CrateReport,
+    times: tuple[str, str],
+    stories: list[str],
+    licenses: list[str],
+) -> None:
+    """Describe the files and the run in ``ro-crate-metadata.json``."""
+    from rocrate.rocrate import ROCrate
+
+    started, ended = times
+    crate = ROCrate(version="1.1")
+    _describe_root(crate, len(stories), ended, licenses)
+    software = _software(crate)
+    inputs = [_input(crate, i, seed) for i, seed in enumerate(result.inputs)]
+    files = {name: _add_file(crate, out_dir, name, result) for name in names}
     crate.add_action(
         software,
         identifier="#hcgraph-run",
-        object=inputs,
-        result=outputs,
+        object=inputs + ([files.pop("archive.wacz")] if "archive.wacz" in files else []),
+        result=list(files.values()),
         properties={
             "@type": "CreateAction",
             "name": "hcgraph run: crawl, ingest, claim check and exports",
@@ -256,4 +196,84 @@ def _build(
         crate.write(out_dir)
     except (OSError, ValueError, KeyError) as exc:
         raise ExportError(f"cannot write the RO-Crate to {out_dir}: {exc}") from None
-    return result
+
+
+def _times(crawl: dict[str, Any]) -> tuple[str, str]:
+    """The run's start and end: the crawl's, or the packaging time (``SOURCE_DATE_EPOCH``)."""
+    ended = str(crawl.get("finished_at") or now_utc().isoformat().replace("+00:00", "Z"))
+    return str(crawl.get("started_at") or ended), ended
+
+
+def _write_exports(
+    store_dir: Path, out_dir: Path, license_url: str | None
+) -> tuple[list[str], list[str]]:
+    """Write the graph, the claim reviews and the audit; the licenses and the stories."""
+    from .provenance.auditing import audit
+
+    with Store(store_dir, read_only=True) as store:
+        licenses = [license_url] if license_url else _licenses(store)
+        if not licenses:
+            raise ExportError(
+                "the stories state no license (schema:license): give the crate's with --license URL"
+            )
+        _write_export(store, "trig", out_dir / "graph.trig")
+        _write_export(store, "claimreview", out_dir / "claimreview.jsonld")
+        with atomic_writer(out_dir / "audit.json") as handle:
+            handle.write(audit(store).to_json().encode("utf-8") + b"\n")
+        return licenses, sorted(store.story_graphs())
+
+
+def _describe_root(crate: Any, stories: int, ended: str, licenses: list[str]) -> None:
+    from rocrate.model.contextentity import ContextEntity
+
+    root = crate.root_dataset
+    root["name"] = "hcgraph crawl and outputs"
+    root["description"] = (
+        f"A provenance knowledge graph of {stories} Hanging Context stories built by "
+        f"hcgraph {__version__}, with its claim reviews, audit and crawl report."
+    )
+    root["datePublished"] = ended
+    root["license"] = [
+        crate.add(ContextEntity(crate, url, {"@type": "CreativeWork", "name": url}))
+        for url in licenses
+    ]
+
+
+def _software(crate: Any) -> Any:
+    from rocrate.model.softwareapplication import SoftwareApplication
+
+    properties = {
+        "@type": ["SoftwareApplication", _PROV_SOFTWARE_AGENT],
+        "name": "hcgraph",
+        "softwareVersion": __version__,
+        "url": "https://w3id.org/hcgraph",
+    }
+    return crate.add(
+        SoftwareApplication(crate, minted("software", "hcgraph", __version__), properties)
+    )
+
+
+def _input(crate: Any, index: int, seed: str) -> Any:
+    """A seed URL as a ``WebPage``; a seed that is no URL (a file) as a ``CreativeWork``."""
+    from rocrate.model.contextentity import ContextEntity
+
+    if "://" in seed:
+        return crate.add(
+            ContextEntity(crate, seed, {"@type": "WebPage", "name": seed, "url": seed})
+        )
+    return crate.add(
+        ContextEntity(crate, f"#seed-{index}", {"@type": "CreativeWork", "name": seed})
+    )
+
+
+def _add_file(crate: Any, out_dir: Path, name: str, result: CrateReport) -> Any:
+    fmt, title, description = _FILES[name]
+    size = (out_dir / name).stat().st_size
+    result.files[name] = size
+    properties = {
+        "name": title,
+        "description": description,
+        "encodingFormat": fmt,
+        "contentSize": str(size),
+    }
+    return crate.add_file(out_dir / name, dest_path=name, properties=properties)

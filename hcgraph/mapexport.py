@@ -1,32 +1,12 @@
 """The reuse map for other tools: VOSviewer JSON and a dynamic GEXF for Gephi's timeline.
 
 Both write the network the reuse map draws (:func:`~hcgraph.viz.views.citation_graph`, view
-``reuse``, every current story drawn): stories, manifests and publishers, with story →
-manifest ``cites`` and manifest → publisher ``publishedBy`` links. The numbers are the map's:
-
-- a node's *citing stories* is its ``stories`` attribute: 1 for a story, the distinct
-  stories citing a manifest, a publisher's reach (stories citing any of its manifests);
-- a link's *strength* (GEXF ``weight``) is the citing stories it carries: 1 for a story's
-  cite, the manifest's citing stories for manifest → publisher (at least 1: a listed but
-  uncited manifest is still its publisher's);
-- clusters are the map's Louvain communities (:func:`hcgraph.viz.layout.communities`,
-  seeded), numbered 1, 2, … biggest first; positions are the map's layout.
-
-Each node has a *start* date, the day it enters the timeline (:func:`start_dates`): a story
-its publication day; a manifest the earliest of its source document's date and its citing
-stories' days; a publisher the earliest start of its manifests. A node or link without a
-date is there from the beginning, and so is anything that an undated node cites, so a link
-never starts before either end of it. A link starts with its citing end: a cite on the
-story's day, a manifest → publisher link with the manifest.
-
-- :func:`write_vosviewer`: VOSviewer / VOSviewer Online JSON (``network.items``,
-  ``network.links``, ``network.clusters``, ``config``): integer ids, weight ``Citing
-  stories``, score ``Date`` (the start as a decimal year, what VOSviewer colours by),
-  descriptions as escaped HTML (VOSviewer renders them as HTML).
-- :func:`write_dynamic_gexf`: GEXF 1.3, ``mode="dynamic"``, ``timeformat="date"``, ``start``
-  on every dated node and link; valid against the official XSD.
-
-Same store, same bytes: ids, order, communities and layout depend only on the content.
+``reuse``, every story drawn) with the map's numbers (``stories``: citing stories), its
+Louvain communities as clusters and its layout; a link's strength is the citing stories it
+carries. Each node has a *start* day (:func:`start_dates`): a story its publication day, a
+manifest the earliest of its source's date and its citing stories' days, a publisher the
+earliest start of its manifests; an undated node, and whatever it cites, is there from the
+beginning, and a link starts with its citing end (``docs/graph.md``). Same store, same bytes.
 """
 
 from __future__ import annotations
@@ -79,18 +59,25 @@ def _day(text: str) -> dt.date | None:
 
 def start_dates(graph: nx.DiGraph) -> dict[str, dt.date | None]:
     """Each node's start day (None: from the beginning); rules in the module docstring."""
-    start: dict[str, dt.date | None] = {}
     kinds = {n: a["type"] for n, a in graph.nodes(data=True)}
-    for n, kind in kinds.items():
-        if kind == "Story":
-            start[n] = _day(graph.nodes[n]["date"])
-    for kind in ("Manifest", "Publisher"):  # a manifest's citers are stories, a publisher's
-        for n in sorted(k for k, v in kinds.items() if v == kind):  # manifests: done before
-            days = [start[c] for c in graph.predecessors(n) if c in start]
-            own = _day(graph.nodes[n]["date"]) if kind == "Manifest" else None
-            known = [d for d in (*days, own) if d is not None]
-            start[n] = None if None in days or not known else min(known)
+    start: dict[str, dt.date | None] = {}
+    for kind in ("Story", "Manifest", "Publisher"):  # each kind's citers come before it
+        for n in sorted(k for k, v in kinds.items() if v == kind):
+            start[n] = _start(graph, n, kind, start)
     return start
+
+
+def _start(
+    graph: nx.DiGraph, n: str, kind: str, start: dict[str, dt.date | None]
+) -> dt.date | None:
+    """A story's day; else the earliest of its own day (a manifest's) and its citers' starts,
+    None when a citer is undated (from the beginning) or no day is known."""
+    own = _day(graph.nodes[n]["date"]) if kind != "Publisher" else None
+    if kind == "Story":
+        return own
+    days = [start[c] for c in graph.predecessors(n) if c in start]
+    known = [d for d in (*days, own) if d is not None]
+    return None if None in days or not known else min(known)
 
 
 def _strength(graph: nx.DiGraph, source: str) -> int:
@@ -136,11 +123,6 @@ def _decimal_year(day: dt.date) -> float:
     return round(day.year + (day - first).days / length, 4)
 
 
-def _scores(day: dt.date | None) -> dict[str, float]:
-    """``Date`` as a decimal year; none for an undated node (VOSviewer reads it as null)."""
-    return {} if day is None else {"Date": _decimal_year(day)}
-
-
 def _description(attrs: dict[str, Any], day: dt.date | None) -> str:
     """The item's info panel (HTML in VOSviewer): every value escaped, so text stays text."""
     parts = [f"<b>{html.escape(attrs['type'])}</b>"]
@@ -151,11 +133,6 @@ def _description(attrs: dict[str, Any], day: dt.date | None) -> str:
     parts.append(f"Citing stories: {int(attrs.get('stories', 0) or 0)}")
     parts.append(html.escape(attrs["iri"]))
     return "<br>".join(parts)
-
-
-def _web_url(url: str) -> str | None:
-    """Only http(s) links reach a viewer (no ``javascript:`` or ``data:``)."""
-    return url if url.startswith(("https://", "http://")) else None
 
 
 def vosviewer_network(store: Store) -> dict[str, Any]:
@@ -171,17 +148,18 @@ def vosviewer_network(store: Store) -> dict[str, Any]:
     pos = compute_layout(graph)
     items = []
     for n in nodes:
-        attrs = graph.nodes[n]
+        attrs, day = graph.nodes[n], start[n]
         item: dict[str, Any] = {
             "id": ids[n], "label": visible_label(_label(graph, n)),
             "x": pos[n][0], "y": -pos[n][1],  # the map's y grows downwards, VOSviewer's up
             "cluster": cluster[n],
             "weights": {"Citing stories": int(attrs.get("stories", 0) or 0)},
-            "scores": _scores(start[n]),
-            "description": _description(attrs, start[n]),
+            # no Date score for an undated node (VOSviewer reads it as null)
+            "scores": {} if day is None else {"Date": _decimal_year(day)},
+            "description": _description(attrs, day),
         }  # fmt: skip
-        url = _web_url(attrs.get("url", ""))
-        if url:
+        url = attrs.get("url", "")
+        if url.startswith(("https://", "http://")):  # no javascript: or data: links
             item["url"] = url
         items.append(item)
     links = [

@@ -1,44 +1,23 @@
 """Manifest replies into the store's archive: fetched by id over HTTP, or read from saved files.
 
-A story tells its readers how to check it: ``GET {api}/manifests/by-id/{id}`` with
-``Authorization: Bearer <key>``. This module makes those requests for the manifests a store
-cites and keeps each answer in ``STORE/archive/manifests`` (a raw archive of its own, see
-:func:`manifest_archive`), so a manifest is **never fetched twice**: an id whose reply (or
-404) is archived is not asked for again, and a rerun fetches only what is missing.
+For the manifests a store cites, ``GET {api}/manifests/by-id/{id}`` with ``Authorization:
+Bearer <key>``; each answer is kept in ``STORE/archive/manifests`` (:func:`manifest_archive`),
+so a manifest is never fetched twice. The rules (``docs/claims.md``):
 
-The rules, in the order a run meets them:
+* The key comes only from the environment variable ``FetchOptions.key_env`` names; it is sent
+  in the ``Authorization`` header and nowhere else (every message is scrubbed of it).
+* At most ``max_fetch`` ids are requested, most-cited first; the rest are ``left``.
+* One host, at most ``rate`` request starts a second, no redirect followed.
+* Network errors, timeouts, 408 and 5xx are retried (:mod:`hcgraph.retry`, ``Retry-After``
+  honoured), then the id is ``failed``. 401/403 raise :class:`~hcgraph.errors.ManifestAuthError`
+  (what came is kept). A 429 past ``max_retry_after``, or a quota answer (402, or a 429/403
+  whose body says ``quota``), stops the run with ``resume_after``. 404/410 is ``not_found``
+  (archived); any other answer is ``failed`` (not archived: a rerun asks again).
+* A 200 is archived as it arrives, then read with :func:`~hcgraph.claims.reply.parse_reply`;
+  a shape not understood is ``bad_shape``, named by its JSON path.
 
-* **The key** comes only from the environment variable ``FetchOptions.key_env`` names. It
-  is sent in the ``Authorization`` header and nowhere else: not in a record, a report, a log
-  or an error message (every message is scrubbed of it too, in case a server echoes it).
-  No key (and something to fetch) is a :class:`~hcgraph.errors.ManifestError` naming the
-  variable, before any request. Reply *bodies* are kept byte-exact, as the server sent them.
-* **The budget**: at most ``max_fetch`` ids are requested (retries do not count), in the
-  order given (most-cited first); the rest are reported as ``left``.
-* **Politeness**: one host (``--api``), requests started at most ``rate`` per second, no
-  redirect followed (the key must not travel to another host).
-* **Retries**: connection errors, timeouts, 408 and 5xx are retried ``retries`` times with
-  hcgraph's back-off (:mod:`hcgraph.retry`), honouring ``Retry-After``; after that the id
-  is ``failed`` and the run goes on.
-* **401/403** (the key refused): what came so far is kept (synced), then
-  :class:`~hcgraph.errors.ManifestAuthError` names the variable.
-* **429** (rate-limited): a ``Retry-After`` up to ``max_retry_after`` seconds is waited out
-  (within ``retries``); a longer one, none, or retries spent stop the run: ``stopped =
-  "rate-limited"``, ``resume_after`` from ``Retry-After`` when given, the ids not answered
-  are ``left``. **A quota answer** stops the run the same way (``stopped = "quota"``):
-  ``402 Payment Required``, or a 429 or 403 whose body mentions ``quota`` (the demo key's
-  25-manifest limit answered as such; a 403 without the word is the key refused).
-* **404/410**: the manifest is ``not_found`` (archived as such: not asked again); the rest
-  go on. Any other answer (400, a redirect, a reply over ``max_bytes``) is ``failed`` and
-  not archived, so a rerun asks again.
-* **A 200** is archived as it arrives (body, then record), then read with
-  :func:`~hcgraph.claims.reply.parse_reply`: a shape not understood is ``bad_shape``, named
-  by its JSON path (kept raw in the archive; nothing guessed).
-
-Crash-safety: each archive entry is one unbuffered append, so a ``kill -9`` loses at most
-the reply in flight, and the next run fetches it. For a power cut, the archive is flushed
-to disk (``fdatasync``) once a second while replies arrive (in a thread of its own, so the
-requests do not wait for the disk), and at the end.
+Each archive entry is one unbuffered append (a ``kill -9`` loses at most the reply in flight);
+a thread flushes the archive to disk once a second while replies arrive, and at the end.
 """
 
 from __future__ import annotations
@@ -50,7 +29,7 @@ import re
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
@@ -96,18 +75,13 @@ _IRI_BASE = minted("manifest", "")
 
 
 def manifest_archive(store_dir: Path | str) -> Archive:
-    """The store's archive of manifest replies: ``STORE/archive/manifests``.
-
-    Its packs are ``STORE/archive/manifests/packs/*.pack``: the story archive
-    (``Archive(STORE/"archive")``) reads only ``STORE/archive/packs/*.pack``, so ``hcgraph
-    rebuild``, ``history`` and the crawl never see a manifest reply as a story.
-    """
+    """The store's archive of manifest replies: ``STORE/archive/manifests`` (apart from the
+    story archive's packs, so no command takes a reply for a story)."""
     return Archive(Path(store_dir) / "archive" / "manifests")
 
 
 def manifest_iri(manifest_id: str) -> str:
-    """The manifest's IRI (:mod:`hcgraph.iris`): the logical thing a record says was asked
-    for (``FetchRecord.url``)."""
+    """The manifest's IRI: what a fetch record says was asked for (``FetchRecord.url``)."""
     return minted("manifest", manifest_id)
 
 
@@ -119,61 +93,33 @@ def _id_of(iri: str) -> str | None:
 
 @dataclass
 class FetchOptions:
-    """How :func:`fetch_manifests` asks. Defaults are those of ``hcgraph manifests fetch``.
+    """How :func:`fetch_manifests` asks. Defaults are those of ``hcgraph manifests fetch``."""
 
-    Attributes:
-        api: the API's base URL, or a template holding ``{manifest_id}`` (see
-            :func:`~hcgraph.claims.reply.reply_url`).
-        key_env: the *name* of the environment variable holding the key.
-        max_fetch: the budget: at most this many ids are requested (None: all).
-        rate: request starts per second (0: unlimited).
-        retries: extra attempts on 5xx, 408, network errors and a short 429.
-        timeout: seconds for one attempt.
-        max_bytes: a larger reply is refused (``failed``), never read whole.
-        max_retry_after: the longest ``Retry-After`` waited out; a 429 asking for longer
-            stops the run (``resume_after`` says when to go on).
-        backoff_base: the first back-off delay in seconds (doubles each retry, jittered).
-    """
-
-    api: str = DEFAULT_API
-    key_env: str = DEFAULT_KEY_ENV
-    max_fetch: int | None = None
-    rate: float = 2.0
-    retries: int = 3
-    timeout: float = 30.0
-    max_bytes: int = 4 << 20
-    max_retry_after: float = 60.0
-    backoff_base: float = 0.5
+    api: str = DEFAULT_API  # a base URL, or a template holding {manifest_id} (reply_url)
+    key_env: str = DEFAULT_KEY_ENV  # the *name* of the environment variable holding the key
+    max_fetch: int | None = None  # the budget: at most this many ids requested (None: all)
+    rate: float = 2.0  # request starts per second (0: unlimited)
+    retries: int = 3  # extra attempts on 5xx, 408, network errors and a short 429
+    timeout: float = 30.0  # seconds for one attempt
+    max_bytes: int = 4 << 20  # a larger reply is refused (failed), never read whole
+    max_retry_after: float = 60.0  # the longest Retry-After waited out; longer stops the run
+    backoff_base: float = 0.5  # the first back-off delay, in seconds (doubles, jittered)
 
 
 @dataclass
 class FetchReport:
-    """What one run did (of :func:`fetch_manifests` or :func:`read_saved`).
+    """What one run of :func:`fetch_manifests` or :func:`read_saved` did, by manifest id."""
 
-    Attributes:
-        fetched: ids whose reply was archived this run.
-        already: ids whose reply (or 404) the archive already had: not asked for.
-        not_found: ids the API answered 404 (or 410) this run.
-        bad_shape: ``(id, json_path, reason)`` of replies archived raw but not understood.
-        failed: ``(id, reason)`` of ids with no usable answer (after retries).
-        left: ids not requested: over the budget, after a stop, or (``read_saved``) with no
-            saved file.
-        stopped: why the run stopped early (``"rate-limited"``, ``"quota"``), or None.
-        resume_after: when a rerun may go on (from ``Retry-After``), if the API said.
-        requests: HTTP requests made (retries included); 0 for saved files.
-        directory: the directory saved replies were read from (``read_saved``), else None.
-    """
-
-    fetched: list[str] = field(default_factory=list)
-    already: list[str] = field(default_factory=list)
-    not_found: list[str] = field(default_factory=list)
-    bad_shape: list[tuple[str, str, str]] = field(default_factory=list)
-    failed: list[tuple[str, str]] = field(default_factory=list)
-    left: list[str] = field(default_factory=list)
-    stopped: str | None = None
-    resume_after: dt.datetime | None = None
-    requests: int = 0
-    directory: Path | None = None
+    fetched: list[str] = field(default_factory=list)  # reply archived this run
+    already: list[str] = field(default_factory=list)  # reply (or 404) archived before
+    not_found: list[str] = field(default_factory=list)  # answered 404 (or 410) this run
+    bad_shape: list[tuple[str, str, str]] = field(default_factory=list)  # id, JSON path, why
+    failed: list[tuple[str, str]] = field(default_factory=list)  # id, why (after retries)
+    left: list[str] = field(default_factory=list)  # not asked: budget, a stop, no saved file
+    stopped: str | None = None  # why the run stopped early ("rate-limited", "quota")
+    resume_after: dt.datetime | None = None  # when a rerun may go on, if the API said
+    requests: int = 0  # HTTP requests made, retries included
+    directory: Path | None = None  # where saved replies were read from (read_saved)
 
     def lines(self) -> list[str]:
         """The human report, one fact a line (server and file text made visible)."""
@@ -225,21 +171,13 @@ def _more(count: int, what: str) -> list[str]:
 
 @dataclass(frozen=True)
 class ArchivedReply:
-    """The newest archived answer for one manifest.
-
-    Attributes:
-        manifest_id: the id asked for.
-        record: its fetch record (``fetch_url``: the API URL, or the saved file's path).
-        status: 200 (a reply, fetched or saved) or 404 (the API said not found).
-        body: the reply's bytes as received (None for a 404).
-        sha256: the body's SHA-256 (None for a 404).
-    """
+    """The newest archived answer for one manifest."""
 
     manifest_id: str
-    record: FetchRecord
-    status: int
-    body: bytes | None
-    sha256: str | None
+    record: FetchRecord  # its fetch_url: the API URL, or the saved file's path
+    status: int  # 200 (a reply, fetched or saved) or 404
+    body: bytes | None  # the reply's bytes as received (None for a 404)
+    sha256: str | None  # the body's SHA-256 (None for a 404)
 
 
 def archived_replies(archive: Archive) -> dict[str, ArchivedReply]:
@@ -259,29 +197,23 @@ def archived_replies(archive: Archive) -> dict[str, ArchivedReply]:
     return newest
 
 
-def _unique(ids: Sequence[str]) -> list[str]:
-    return list(dict.fromkeys(ids))
-
-
 def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
+@dataclass
 class _Stop(Exception):
     """The API said to stop (429 or a quota answer)."""
 
-    def __init__(self, why: str, wait: float | None) -> None:
-        super().__init__(why)
-        self.why = why
-        self.wait = wait
+    why: str
+    wait: float | None
 
 
+@dataclass
 class _Refused(Exception):
     """The API refused the key (401/403)."""
 
-    def __init__(self, status: int) -> None:
-        super().__init__(status)
-        self.status = status
+    status: int
 
 
 @dataclass
@@ -343,7 +275,7 @@ def fetch_manifests(
     report = FetchReport()
     known = archived_replies(archive)
     pending: list[str] = []
-    for manifest_id in _unique(ids):
+    for manifest_id in dict.fromkeys(ids):
         if not manifest_id.strip():
             report.failed.append((manifest_id, "an empty manifest id"))
             continue
@@ -390,8 +322,7 @@ class _Run:
         self._key = key
         self.pacer = _Pacer(options.rate)
         self.backoff = Backoff(options.backoff_base, 30.0, options.max_retry_after)
-        # The transport itself, not an httpx.Client: no redirects, cookies or auth flows to
-        # run, and a third less CPU a request (bench/RESULTS.md, "Manifest fetch").
+        # the transport itself, not an httpx.Client: no redirects, cookies or auth flows
         self.transport = transport or _transport(options.api)
         self.own_transport = transport is None
         self.headers = httpx.Headers(
@@ -444,12 +375,7 @@ class _Run:
             report.failed.append((manifest_id, self._scrub(answer.error)))
         elif answer.status == 200:
             self._archive(manifest_id, url, answer, attempts)
-            try:
-                parse_reply(answer.body, url, expected_id=manifest_id)
-            except ReplyShapeError as exc:
-                report.bad_shape.append((manifest_id, exc.json_path, self._scrub(exc.reason)))
-            else:
-                report.fetched.append(manifest_id)
+            _understood(report, manifest_id, answer.body, url, self._scrub)
         elif answer.status in _GONE:
             self._archive(manifest_id, url, answer, attempts)
             report.not_found.append(manifest_id)
@@ -660,7 +586,7 @@ def read_saved(ids: Sequence[str], directory: Path | str, archive: Archive) -> F
     report = FetchReport(directory=directory)
     known = archived_replies(archive)
     try:
-        for manifest_id in _unique(ids):
+        for manifest_id in dict.fromkeys(ids):
             _read_one(manifest_id, directory, archive, known.get(manifest_id), report)
     finally:
         archive.sync()
@@ -674,25 +600,10 @@ def _read_one(
     prior: ArchivedReply | None,
     report: FetchReport,
 ) -> None:
-    if Path(manifest_id).name != manifest_id or manifest_id in (".", "..") or "\0" in manifest_id:
-        report.failed.append((manifest_id, "not a file name (a saved reply is DIR/ID.json)"))
+    saved = _saved(manifest_id, directory, report)
+    if saved is None:
         return
-    path = next(
-        (p for p in (directory / f"{manifest_id}.json", directory / manifest_id) if p.is_file()),
-        None,
-    )
-    if path is None:
-        report.left.append(manifest_id)
-        return
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(SAVED_MAX_BYTES + 1)
-    except OSError as exc:
-        report.failed.append((manifest_id, f"{path}: cannot read: {exc.strerror or exc}"))
-        return
-    if len(data) > SAVED_MAX_BYTES:
-        report.failed.append((manifest_id, f"{path}: larger than {SAVED_MAX_BYTES} bytes"))
-        return
+    path, data = saved
     if prior is not None and prior.sha256 == hashlib.sha256(data).hexdigest():
         report.already.append(manifest_id)
         return
@@ -700,9 +611,43 @@ def _read_one(
     iri = manifest_iri(manifest_id)
     where = str(path.resolve())
     archive.add_record(FetchRecord(iri, iri, where, None, _now().isoformat(), sha, len(data)))
+    _understood(report, manifest_id, data, str(path))
+
+
+def _saved(manifest_id: str, directory: Path, report: FetchReport) -> tuple[Path, bytes] | None:
+    """The saved reply's path and bytes, or None (``report`` then says why)."""
+    if Path(manifest_id).name != manifest_id or manifest_id in (".", "..") or "\0" in manifest_id:
+        report.failed.append((manifest_id, "not a file name (a saved reply is DIR/ID.json)"))
+        return None
+    candidates = (directory / f"{manifest_id}.json", directory / manifest_id)
+    path = next((p for p in candidates if p.is_file()), None)
+    if path is None:
+        report.left.append(manifest_id)
+        return None
     try:
-        parse_reply(data, str(path), expected_id=manifest_id)
+        with path.open("rb") as handle:
+            data = handle.read(SAVED_MAX_BYTES + 1)
+    except OSError as exc:
+        report.failed.append((manifest_id, f"{path}: cannot read: {exc.strerror or exc}"))
+        return None
+    if len(data) > SAVED_MAX_BYTES:
+        report.failed.append((manifest_id, f"{path}: larger than {SAVED_MAX_BYTES} bytes"))
+        return None
+    return path, data
+
+
+def _understood(
+    report: FetchReport,
+    manifest_id: str,
+    body: bytes,
+    source: str,
+    scrub: Callable[[str], str] | None = None,
+) -> None:
+    """Count an archived reply as fetched, or as ``bad_shape`` when its shape is not read."""
+    try:
+        parse_reply(body, source, expected_id=manifest_id)
     except ReplyShapeError as exc:
-        report.bad_shape.append((manifest_id, exc.json_path, exc.reason))
+        reason = scrub(exc.reason) if scrub else exc.reason
+        report.bad_shape.append((manifest_id, exc.json_path, reason))
     else:
         report.fetched.append(manifest_id)

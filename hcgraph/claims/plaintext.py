@@ -1,15 +1,9 @@
 """The support check's reading of a citing text: Markdown to plain text, and sentences.
 
-:func:`plain` strips inline Markdown (links and images keep their text, emphasis and code
-marks go, raw HTML tags go, backslash escapes show their character, heading/quote/list
-markers at a line's start go) and returns the plain text with a map back into the original:
-``orig_offset(i)`` is where plain character ``i`` stands in the Markdown. A span found in the
-plain text is therefore reported as it stands in the citing text. Nothing here interprets
-the text beyond that: hostile markup is only stripped of its marks, never run.
-
-:func:`sentences` splits plain text into sentences at ``.``/``!``/``?`` followed by space and
-a capital, digit or quote (not inside decimals such as ``77.3`` or after ``e.g.``,
-``et al.``, ``vs.``), and at blank lines.
+:func:`plain` strips inline Markdown marks (links keep their text) and keeps a map back into
+the original, so a span found in the plain text is reported as it stands in the citing text;
+:func:`sentences` splits plain text at ``.``/``!``/``?`` before a capital, digit or quote (not
+in ``77.3`` or after ``e.g.``) and at blank lines.
 """
 
 from __future__ import annotations

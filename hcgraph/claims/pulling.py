@@ -1,8 +1,5 @@
 """``hcgraph manifests fetch`` as a library call: which manifests, fetched or read, then
-loaded into the graph and the stories that cite them checked.
-
-The order of fetching is the order of need: the manifests cited by the most stories first,
-so a small budget (the demo key's 25 manifests) covers as many stories as it can.
+loaded into the graph and the stories that cite them checked (the most-cited first).
 """
 
 from __future__ import annotations

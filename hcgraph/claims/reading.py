@@ -1,13 +1,12 @@
 """What the graph holds about claims, for the commands that show it (``trace``, the maps):
 the claims' texts from the manifest replies, and one story's recorded support verdicts.
-
-One reading of each, so every view says the same thing about a claim.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import NamedTuple
+from urllib.parse import unquote
 
 import pyoxigraph as ox
 
@@ -73,6 +72,4 @@ def story_verdicts(store: Store, story: str) -> dict[tuple[str, str], Recorded]:
 
 
 def _claim_id(iri: str) -> str:
-    from urllib.parse import unquote
-
     return unquote(iri.removeprefix(_CLAIM))

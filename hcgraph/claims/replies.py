@@ -1,10 +1,7 @@
 """Archived manifest replies into the store: one reply graph per manifest, kept current.
 
-The manifest archive (:func:`~hcgraph.claims.fetching.manifest_archive`) is the source of
-truth, as the raw archive is for stories: :func:`load_replies` reads the newest answer per
-manifest from it and replaces a manifest's reply graph only when that answer changed (its
-SHA-256, or a 404), so running it again writes nothing. A reply that is not the shape hcgraph
-reads is recorded as ``bad-shape`` with its JSON path; nothing from it is used.
+:func:`load_replies` reads the newest answer per manifest from the manifest archive and
+replaces a reply graph only when that answer changed, so running it again writes nothing.
 """
 
 from __future__ import annotations
@@ -12,7 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pyoxigraph as ox
+
 from ..errors import ManifestError, ReplyShapeError
+from ..provenance._graph import claim_id, manifest_id
 from ..store import Store
 from ..vocab import HC, REPLY_GRAPHS
 from .fetching import ArchivedReply, archived_replies, manifest_archive
@@ -108,10 +108,6 @@ SELECT ?g ?m ?status ?fetch ?sha ?claim ?text WHERE {{ GRAPH ?g {{
 
 def reply_states(store: Store) -> dict[str, ReplyState]:
     """Manifest id → what its reply graph holds (only manifests with a reply graph)."""
-    import pyoxigraph as ox
-
-    from ..provenance._graph import claim_id, manifest_id
-
     found: dict[str, ReplyState] = {}
     result = store.query(_STATES)
     assert isinstance(result, ox.QuerySolutions)

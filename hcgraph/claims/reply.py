@@ -1,19 +1,14 @@
 """The manifest API's reply, read into plain data: the one place that knows its shape.
 
-A story tells its readers how to check it (``run_these_manifests``):
-``GET {api}/manifests/by-id/{manifest_id}`` with ``Authorization: Bearer <key>``; "the reply
-holds the source, the Signal (claims) and the Brief". The live API's field names are not
-published in the story, so the shape hcgraph reads (``shared/fixtures/manifest-reply.json``)
-is mapped here and nowhere else: a different real shape is a change to this file alone::
+The shape hcgraph reads (``shared/fixtures/manifest-reply.json``)::
 
     {"manifest_id": "1792…933",                       a string (ids are above 2**53)
      "source": {"name", "url", "title", "published_date"},    each a string or absent
      "signal": {"claims": [{"claim_id": "1792…600", "text": "…"}, …]},
      "brief": "…"}                                    a string or absent
 
-Anything else in a reply is ignored here and kept in the raw archive. A reply that is not
-this shape raises :class:`~hcgraph.errors.ReplyShapeError` naming the JSON path; nothing is
-guessed (a numeric id is refused, not converted: a float has already lost its digits).
+Anything else in a reply is ignored (and kept in the raw archive); a reply not of this shape
+raises :class:`~hcgraph.errors.ReplyShapeError` naming the JSON path. Nothing is guessed.
 """
 
 from __future__ import annotations
@@ -53,19 +48,11 @@ class ReplySource:
 
 @dataclass(frozen=True)
 class ManifestReply:
-    """One manifest as the API gave it.
+    """One manifest as the API gave it."""
 
-    Attributes:
-        manifest_id: the manifest's id (a string of digits).
-        source: the source document as the reply states it.
-        claims: claim id → claim text, in the reply's order (``None``: the reply lists the
-            claim without text).
-        brief: the manifest's Brief, if the reply has one.
-    """
-
-    manifest_id: str
+    manifest_id: str  # a string of digits
     source: ReplySource = field(default_factory=ReplySource)
-    claims: dict[str, str | None] = field(default_factory=dict)
+    claims: dict[str, str | None] = field(default_factory=dict)  # id → text, None: no text
     brief: str | None = None
 
 
@@ -112,7 +99,20 @@ def parse_reply(data: bytes, source: str, expected_id: str | None = None) -> Man
         raise ReplyShapeError(
             source, "manifest_id", f"{manifest_id!r}, but manifest {expected_id!r} was asked for"
         )
-    signal = doc.get("signal")
+    claims = _claims(source, doc.get("signal"))
+    raw_source = doc.get("source", {})
+    if raw_source is None:
+        raw_source = {}
+    if not isinstance(raw_source, dict):
+        raise ReplyShapeError(source, "source", _expected("an object", raw_source))
+    stated = ReplySource(
+        *(_text(source, raw_source, key, f"source.{key}") for key in _SOURCE_FIELDS)
+    )
+    return ManifestReply(manifest_id, stated, claims, _text(source, doc, "brief", "brief"))
+
+
+def _claims(source: str, signal: object) -> dict[str, str | None]:
+    """Claim id → text of the reply's ``signal.claims``."""
     if not isinstance(signal, dict):
         raise ReplyShapeError(source, "signal", _expected("an object", signal))
     raw_claims = signal.get("claims")
@@ -125,15 +125,7 @@ def parse_reply(data: bytes, source: str, expected_id: str | None = None) -> Man
             raise ReplyShapeError(source, path, _expected("an object", claim))
         claim_id = _ident(source, claim, "claim_id", f"{path}.claim_id")
         claims[claim_id] = _text(source, claim, "text", f"{path}.text")
-    raw_source = doc.get("source", {})
-    if raw_source is None:
-        raw_source = {}
-    if not isinstance(raw_source, dict):
-        raise ReplyShapeError(source, "source", _expected("an object", raw_source))
-    stated = ReplySource(
-        *(_text(source, raw_source, key, f"source.{key}") for key in _SOURCE_FIELDS)
-    )
-    return ManifestReply(manifest_id, stated, claims, _text(source, doc, "brief", "brief"))
+    return claims
 
 
 _SOURCE_FIELDS = ("name", "url", "title", "published_date")

@@ -1,64 +1,21 @@
 """The support check: does a paragraph say what the claims it cites say? (deterministic)
 
-Pure (no I/O) and fast; the fifth promise of a story's ``disclosure``.
+Pure (no I/O) and fast. :func:`check_text` takes one paragraph's (or key fact's) Markdown and
+the claims it cites, ``(claim id, claim text)`` pairs, and returns one :class:`Verdict` per
+claim. The rules, and what the check cannot see, are in ``docs/support-check.md``:
 
-:func:`check_text` takes one paragraph's (or key fact's) Markdown and the claims it cites,
-``(claim id, claim text)`` pairs, and returns one :class:`Verdict` per claim.
-
-How one claim is checked
-------------------------
-1. **Reading.** Inline Markdown is stripped (links keep their text; emphasis, code marks and
-   HTML tags go) with offsets kept, so every span is reported as it stands in the original
-   text (:mod:`~hcgraph.claims.plaintext`). The text is split into sentences.
-2. **Tokens.** Words are lower-cased, possessives dropped, lightly stemmed (``-ing``,
-   ``-ed``, ``-es``, ``-s``, ``-ation``, a final ``-e``) and a few verb families folded
-   (reach/achieve/score/hit, improve/boost/lift, outperform/beat/surpass, …); stop words and
-   negation words are not content. A **number** is digits with an optional unit (``%``,
-   ``percent``, ``points``, ``x``/``times``/``-fold``, ``B``/``billion``, ``M``, ``K``, or a
-   hyphenated word: ``4.97-point``, ``30-day``) or a number word two to twenty, thirty …
-   ninety (``four`` = 4); years 1900 to 2099 and ordinals are not numbers. Digits that are part
-   of a name (``LAR-27B``, ``Qwen3-30B``, ``TerminalBench-2.1``) make the token a **name**.
-   A name is a token with digits and letters, CamelCase (``TreeOPSD``), ALLCAPS of two
-   letters or more (``GRPO``), or a capitalised word that does not open its sentence.
-3. **Which sentence states the claim.** Each sentence scores the claim by weighted lexical
-   overlap: the share of the claim's content forms (names and numbers weigh 2, words 1; a
-   hyphenated name also counts its parts, so ``LAR`` is found in ``LAR-27B``) that the
-   sentence holds. The best sentence (earliest on a tie) is the one checked; the others are
-   commentary and can never make a claim unsupported. A sentence may state several claims.
-   Below :data:`OVERLAP_MIN` no sentence states the claim: **unrelated** (span: the best
-   sentence).
-4. **Mismatches** in the best sentence, each with its span (the citing text's span, or the
-   claim's with ``start == -1`` when the text has none):
-
-   - **number**: a number of the claim is not in the sentence (same value, units equal or
-     one side without a unit; ``77%`` restates ``77.3%``: fewer decimals that round to the
-     claim's value) while the sentence holds a number that none of the cited claims states
-     (``79.3%``). A number merely left out is not a mismatch: saying less is not saying
-     something false.
-   - **entity**: a name of the claim is not in the sentence while the sentence holds a name
-     that none of the cited claims holds (``LAR-13B`` for ``LAR-27B``). A name replaced by
-     "the model" or "it" is not a mismatch.
-   - **negation**: the claim and the sentence disagree on polarity (an odd count of
-     not/no/never/n't/without/cannot/fails to/unable/lacks/none/nor/``-free`` …, ``not
-     only``/``not just`` excepted) within the claim's part of the sentence: the clauses
-     (split at ``,;:—()`` and and/but/while) from the first to the last that hold a word
-     only this claim (of those cited) has; attribution words ("the authors", "a
-     preprint") and a shared subject do not count ("X needs no critic; X is the first …"
-     keeps the first clause's "no" out of the second claim's part).
-   - **quote**: a double-quoted span in the claim's part of the sentence, or in the clause
-     just before or after it, that no cited claim contains.
-
-   The verdict is supported iff there is no mismatch. Numbers are checked before names,
-   names before negation, negation before quotes; every mismatch found is listed.
-
-What it cannot see
-------------------
-A paraphrased falsehood that keeps the claim's numbers and names and its polarity ("LAR-27B
-*loses* 77.3% on TerminalBench-2.1", "A *precedes* B" for "A follows B"), a changed unit
-word it does not know, a claim's number dropped without a replacement, a change of
-quantifier (some → all), an attribution moved to another actor that stays unnamed, and
-anything outside the best sentence. It finds changed facts, not changed meaning; the score
-is lexical, not semantic.
+1. Markdown is stripped with its offsets kept (:mod:`~hcgraph.claims.plaintext`), so every
+   span is reported as it stands in the original text; the text is split into sentences.
+2. Words are lower-cased, lightly stemmed and a few verb families folded; a **number** is
+   digits with an optional unit, or a number word (not a year or an ordinal); a **name** has
+   digits and letters, is CamelCase or ALLCAPS, or is capitalised inside its sentence.
+3. The sentence with the best weighted overlap with the claim's content forms (names and
+   numbers weigh 2, words 1) is the one checked; below :data:`OVERLAP_MIN` the claim is
+   **unrelated**.
+4. In that sentence, in this order: a claim's **number** missing while the sentence states a
+   number no cited claim states; a claim's **name** missing while the sentence names
+   something no cited claim names; **negation** parity differing within the claim's clauses;
+   a double-quoted span near them that no cited claim holds (**quote**). Supported iff none.
 """
 
 from __future__ import annotations
@@ -70,45 +27,25 @@ from functools import lru_cache
 
 from .plaintext import Plain, plain, sentences
 
-__all__ = [
-    "METHOD",
-    "METHOD_VERSION",
-    "OVERLAP_MIN",
-    "Mismatch",
-    "Verdict",
-    "check_text",
-]
+__all__ = ["METHOD", "METHOD_VERSION", "OVERLAP_MIN", "Mismatch", "Verdict", "check_text"]
 
 METHOD = "hcgraph-support"  # the method's name, recorded in PROV
 METHOD_VERSION = "1"  # bump when verdicts can change
-#: Below this weighted overlap no sentence states the claim. Set on bench seed 1: the
-#: lowest value that finds every planted unrelated sentence (0.4 finds 98.5%); a faithful
-#: restatement scored at least 0.75 there and 0.889 in the real seed story, so the margin
-#: is left to looser real paraphrase.
+#: Below this weighted overlap no sentence states the claim (set on bench seed 1).
 OVERLAP_MIN = 0.5
 
 
 @dataclass(frozen=True, slots=True)
 class Mismatch:
-    """One way the citing sentence differs from the claim.
+    """One way the citing sentence differs from the claim; spans are the citing text's, or
+    the claim's when ``start == -1``."""
 
-    Attributes:
-        kind: ``"number"``, ``"entity"``, ``"negation"``, ``"quote"`` or ``"unrelated"``.
-        span: the offending text as it stands in the citing text (``"79.3%"``); for
-            ``"unrelated"`` the best sentence (``""`` if the text has none); the claim's
-            text when ``start == -1``.
-        start: offset of ``span`` in the citing text; -1 when the span is only in the claim.
-        end: its end offset (-1 with ``start``).
-        claim_span: what the claim says there (``"77.3%"``), ``""`` when nothing.
-        detail: one line for people.
-    """
-
-    kind: str
-    span: str
-    start: int
-    end: int
-    claim_span: str
-    detail: str
+    kind: str  # "number", "entity", "negation", "quote" or "unrelated"
+    span: str  # the offending text ("79.3%"); for "unrelated" the best sentence (or "")
+    start: int  # offset of span in the citing text; -1 when the span is only in the claim
+    end: int  # its end offset (-1 with start)
+    claim_span: str  # what the claim says there ("77.3%"), "" when nothing
+    detail: str  # one line for people
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,12 +68,8 @@ class Verdict:
 # ---------------------------------------------------------------- vocabulary
 
 
-def _words_list(text: str) -> list[str]:
-    return text.split()
-
-
 def _words(text: str) -> frozenset[str]:
-    return frozenset(_words_list(text))
+    return frozenset(text.split())
 
 
 _STOP = _words(
@@ -158,40 +91,22 @@ _WEAK = frozenset(
     {"author", "paper", "preprint", "accord", "show", "study", "knowledge", "word", "claim"}
 )  # attribution words: where a sentence's clauses come from, not what they say
 _CLAUSE_WORDS = frozenset({"and", "but", "while", "whereas", "although", "though"})
-_NUMBER_WORDS = {
-    word: value
-    for value, word in enumerate(
-        _words_list(
-            """zero one two three four five six seven eight nine ten eleven twelve thirteen
-            fourteen fifteen sixteen seventeen eighteen nineteen twenty"""
-        )
+_NUMBER_NAMES = """two three four five six seven eight nine ten eleven twelve thirteen fourteen
+    fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty
+    ninety"""
+_NUMBER_WORDS = dict(zip(_NUMBER_NAMES.split(), [*range(2, 21), *range(30, 100, 10)], strict=True))
+_UNITS = {  # a unit word → its canonical unit
+    alias: unit
+    for unit, aliases in (
+        ("%", ("%", "percent", "per cent", "pct")),
+        ("pt", ("percentage point", "percentage points", "point", "points", "pts", "pp")),
+        ("x", ("x", "\u00d7", "times", "fold")),
+        ("billion", ("b", "bn", "billion")),
+        ("million", ("m", "million")),
+        ("thousand", ("k", "thousand")),
+        ("trillion", ("t", "trillion")),
     )
-    if value >= 2
-} | {"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
-_UNITS = {
-    "%": "%",
-    "percent": "%",
-    "per cent": "%",
-    "pct": "%",
-    "percentage point": "pt",
-    "percentage points": "pt",
-    "point": "pt",
-    "points": "pt",
-    "pts": "pt",
-    "pp": "pt",
-    "x": "x",
-    "\u00d7": "x",
-    "times": "x",
-    "fold": "x",
-    "b": "billion",
-    "bn": "billion",
-    "billion": "billion",
-    "m": "million",
-    "million": "million",
-    "k": "thousand",
-    "thousand": "thousand",
-    "t": "trillion",
-    "trillion": "trillion",
+    for alias in aliases
 }
 _UNIT_AFTER = re.compile(
     r"\s?(?:%|\u00d7)|\s(?:percentage points?|per cent|percent|pct|points?|pts|pp|times|"
@@ -210,7 +125,7 @@ _SYNONYMS: dict[str, tuple[str, ...]] = {
     "build": ("construct", "create"),
     "provide": ("supply", "give", "deliver"),
     "average": ("mean",),
-    "eliminate": ("remove", "remove"),
+    "eliminate": ("remove",),
     "require": ("need",),
 }
 
@@ -281,6 +196,42 @@ class _Analysis:
     numbers: tuple[_Number, ...]
     negations: int
     quotes: tuple[tuple[str, int, int], ...]  # normalised quote, span
+    total: int  # the sum of the weights
+
+
+class _Found:
+    """What :func:`_analyse` gathers, token by token."""
+
+    __slots__ = ("name_forms", "names", "negations", "numbers", "toks", "weights")
+
+    def __init__(self) -> None:
+        self.toks: list[_Tok] = []
+        self.weights: dict[str, int] = {}
+        self.names: dict[str, tuple[int, int]] = {}
+        self.name_forms: set[str] = set()
+        self.numbers: list[_Number] = []
+        self.negations = 0
+
+    def add(self, tok: _Tok, weight: int) -> None:
+        weights = self.weights
+        for form in tok[0]:
+            if weights.get(form, 0) < weight:
+                weights[form] = weight
+        self.negations += tok[3]
+        self.toks.append(tok)
+
+    def analysis(self, text: str) -> _Analysis:
+        return _Analysis(
+            text,
+            tuple(self.toks),
+            self.weights,
+            self.names,
+            frozenset(self.name_forms),
+            tuple(self.numbers),
+            self.negations,
+            _quotes(text),
+            sum(self.weights.values()),
+        )
 
 
 def _unit(word: str) -> str:
@@ -288,44 +239,35 @@ def _unit(word: str) -> str:
 
 
 # What a word is, whatever its place: its lower-case form, its content forms as a name and as
-# a word, whether it may be a number and how it may negate (0 no, 1 yes, 2 unless "not
-# only", 3 if "to" follows). Cached: a story's vocabulary repeats.
-_WordInfo = tuple[str, tuple[str, ...], tuple[str, ...], bool, int, bool, bool]
+# a word, whether it may be a number, how it may negate (0 no, 1 yes, 2 unless "not only",
+# 3 if "to" follows), whether it is a name inside a sentence and as its first word, and the
+# length of its possessive "'s" (0 or 2).
+_WordInfo = tuple[str, tuple[str, ...], tuple[str, ...], bool, int, bool, bool, int]
 
 
 @lru_cache(maxsize=65536)
 def _word_info(word: str) -> _WordInfo:
-    lower = word.lower().replace("\u2019", "'")
-    if lower.endswith("'s"):
-        lower = lower[:-2]
+    lower = word.lower().replace("\u2019", "'").removesuffix("'s")
     numeric = word[0].isdigit() or word[0] in "+-\u2212" or lower in _NUMBER_WORDS
-    if lower in ("not", "no"):
-        negation = 2
-    elif lower in _NEGATIONS or lower.endswith(("n't", "-free")):
-        negation = 1
-    else:
-        negation = 3 if lower in _FAIL else 0
     parts = [p for p in lower.split("-") if p and p not in _STOP]
     name_forms = (lower, *(p for p in parts if p != lower))
     word_forms = tuple(_form(p) for p in parts)
-    return (
-        lower,
-        name_forms,
-        word_forms,
-        numeric,
-        negation,
-        _is_name(word, False),
-        _is_name(word, True),
-    )
+    mid, first = _is_name(word, False), _is_name(word, True)
+    possessive = 2 if word.endswith(("'s", "\u2019s")) else 0
+    return lower, name_forms, word_forms, numeric, _negation(lower), mid, first, possessive
+
+
+def _negation(lower: str) -> int:
+    if lower in ("not", "no"):
+        return 2
+    if lower in _NEGATIONS or lower.endswith(("n't", "-free")):
+        return 1
+    return 3 if lower in _FAIL else 0
 
 
 def _analyse(text: str) -> _Analysis:
-    toks: list[_Tok] = []
-    weights: dict[str, int] = {}
-    names: dict[str, tuple[int, int]] = {}
-    name_forms: set[str] = set()
-    numbers: list[_Number] = []
-    negations = 0
+    """Tokens, weighted content forms, names, numbers, negations and quotes of ``text``."""
+    found = _Found()
     first = True
     last_end = 0
     previous = ""
@@ -333,126 +275,120 @@ def _analyse(text: str) -> _Analysis:
         start, end = match.span()
         if start < last_end:
             continue  # the unit word of a number ("77.3 percent")
+        clause, first = _gap(text, last_end, start, previous, first)
         word = match.group()
-        if start - last_end == 1 and text[last_end] == " ":
-            clause = previous in _CLAUSE_WORDS
-        else:
-            gap = text[last_end:start]
-            clause = previous in _CLAUSE_WORDS or any(ch in _CLAUSE_MARKS for ch in gap)
-            if "." in gap or "!" in gap or "?" in gap or "\n\n" in gap:
-                first = True
-        lower, as_name, as_word, numeric, negation, name_mid, name_first = _word_info(word)
-        forms: tuple[str, ...] = ()
-        name = False
-        number = _number(word, text, start, end) if numeric else None
-        negates = negation == 1 or (
-            (negation == 2 and not _followed_by(text, end, _NOT_NEGATING))
-            or (negation == 3 and text.startswith(" to ", end))
+        lower, as_name, as_word, numeric, negation, name_mid, name_first, possessive = _word_info(
+            word
         )
+        negates = negation == 1 or _negates(negation, text, end)
+        number = _number(word, text, start, end) if numeric else None
         if number is not None:
-            numbers.append(number)
-            forms = (_num_form(number.value),)
+            found.numbers.append(number)
             end = number.end
+            found.add(((f"#{number.value:g}",), start, end, negates, clause, False), 2)
         elif negates or lower in _STOP:
-            pass
+            found.add(((), start, end, negates, clause, False), 1)
         elif name_first if first else name_mid:
-            name = True
-            forms = as_name
-            possessive = 2 if word.endswith(("'s", "\u2019s")) else 0
-            names.setdefault(lower, (start, end - possessive))
-            name_forms.update(forms)
+            found.names.setdefault(lower, (start, end - possessive))
+            found.name_forms.update(as_name)
+            found.add((as_name, start, end, negates, clause, True), 2)
         else:
-            forms = as_word
-        weight = 2 if (name or number) else 1
-        for form in forms:
-            if weights.get(form, 0) < weight:
-                weights[form] = weight
-        if negates:
-            negations += 1
-        toks.append((forms, start, end, negates, clause, name))
+            found.add((as_word, start, end, negates, clause, False), 1)
         first = False
         previous = lower
         last_end = end
-    quotes = (
-        tuple(
-            (_norm_quote(m.group(1) or m.group(2)), m.start(), m.end())
-            for m in _QUOTE.finditer(text)
-        )
-        if ('"' in text or "\u201c" in text)
-        else ()
-    )
-    return _Analysis(
-        text,
-        tuple(toks),
-        weights,
-        names,
-        frozenset(name_forms),
-        tuple(numbers),
-        negations,
-        quotes,
-    )
+    return found.analysis(text)
 
 
-def _followed_by(text: str, end: int, words: frozenset[str]) -> bool:
-    if text[end : end + 1] != " ":
+def _gap(text: str, last_end: int, start: int, previous: str, first: bool) -> tuple[bool, bool]:
+    """Whether a clause breaks before the word at ``start``, and whether it opens a sentence."""
+    if start - last_end == 1 and text[last_end] == " ":
+        return previous in _CLAUSE_WORDS, first
+    gap = text[last_end:start]
+    clause = previous in _CLAUSE_WORDS or any(ch in _CLAUSE_MARKS for ch in gap)
+    return clause, first or "." in gap or "!" in gap or "?" in gap or "\n\n" in gap
+
+
+def _negates(negation: int, text: str, end: int) -> bool:
+    """Whether a "not"/"no" (2) or a "fail" (3) ending at ``end`` negates (0: never)."""
+    if not negation:
         return False
-    following = _WORD.match(text, end + 1)
-    return following is not None and following.group().lower() in words
+    if negation == 2:
+        following = _WORD.match(text, end + 1) if text[end : end + 1] == " " else None
+        return following is None or following.group().lower() not in _NOT_NEGATING
+    return text.startswith(" to ", end)
+
+
+def _quotes(text: str) -> tuple[tuple[str, int, int], ...]:
+    if '"' not in text and "\u201c" not in text:
+        return ()
+    return tuple(
+        (_norm_quote(m.group(1) or m.group(2)), m.start(), m.end()) for m in _QUOTE.finditer(text)
+    )
 
 
 def _number(word: str, text: str, start: int, end: int) -> _Number | None:
     lower = word.lower()
     if lower in _NUMBER_WORDS:
         return _Number(float(_NUMBER_WORDS[lower]), 0, "", start, end)
-    plain_number = _NUMBER.fullmatch(word)
-    if plain_number:
-        digits = word.replace(",", "").replace("\u2212", "-")
-        value = float(digits)
-        decimals = len(digits.split(".")[1]) if "." in digits else 0
-        after = _UNIT_AFTER.match(text, end)
-        if after is None and decimals == 0 and 1900 <= value <= 2099 and "," not in word:
-            return None  # a year
-        unit = ""
-        if after is not None:
-            unit = _unit(after.group().strip().lstrip("-"))
-            end = after.end()
-        return _Number(value, decimals, unit, start, end)
+    if _NUMBER.fullmatch(word):
+        return _digits(word, text, start, end)
     attached = _NUMBER_UNIT.fullmatch(word) or _NUMBER_HYPHEN.fullmatch(word)
     if attached and not _ORDINAL.fullmatch(word):
         digits = attached.group(1)
-        decimals = len(digits.split(".")[1]) if "." in digits else 0
-        return _Number(float(digits), decimals, _unit(attached.group(2)), start, end)
+        return _Number(float(digits), _decimals(digits), _unit(attached.group(2)), start, end)
     return None
 
 
-def _num_form(value: float) -> str:
-    return f"#{value:g}"
+def _digits(word: str, text: str, start: int, end: int) -> _Number | None:
+    """A number written in digits, with the unit that follows it; None for a year."""
+    digits = word.replace(",", "").replace("\u2212", "-")
+    value = float(digits)
+    decimals = _decimals(digits)
+    after = _UNIT_AFTER.match(text, end)
+    if after is None:
+        year = decimals == 0 and 1900 <= value <= 2099 and "," not in word
+        return None if year else _Number(value, decimals, "", start, end)
+    return _Number(value, decimals, _unit(after.group().strip().lstrip("-")), start, after.end())
+
+
+def _decimals(digits: str) -> int:
+    return len(digits.split(".")[1]) if "." in digits else 0
 
 
 def _is_name(word: str, first: bool) -> bool:
-    has_digit = any(ch.isdigit() for ch in word)
-    has_alpha = any(ch.isalpha() for ch in word)
-    if has_digit:
-        return has_alpha and not _ORDINAL.fullmatch(word)
+    if any(ch.isdigit() for ch in word):
+        return any(ch.isalpha() for ch in word) and not _ORDINAL.fullmatch(word)
+    return _is_caps(word) or (not first and word[:1].isupper())
+
+
+def _is_caps(word: str) -> bool:
+    """ALLCAPS (two letters or more) or CamelCase."""
     letters = [ch for ch in word if ch.isalpha()]
     upper = sum(ch.isupper() for ch in letters)
-    if upper >= 2 and (upper == len(letters) or word[1:].lower() != word[1:]):
-        return True  # ALLCAPS, CamelCase
-    return not first and word[:1].isupper()
+    return upper >= 2 and (upper == len(letters) or word[1:].lower() != word[1:])
 
 
 def _norm_quote(quote: str) -> str:
     return " ".join(re.findall(r"[^\W_]+", quote.lower()))
 
 
-@lru_cache(maxsize=8192)
-def _claim(text: str) -> _Analysis:
-    return _analyse(text)
+_claim = lru_cache(maxsize=8192)(_analyse)
 
 
 # ---------------------------------------------------------------- the check
 
 _Where = Callable[[int, int], tuple[str, int, int]]  # sentence span → (text, start, end)
+
+
+@dataclass(frozen=True, slots=True)
+class _Cited:
+    """All the claims one text cites: what any of them states."""
+
+    claims: list[_Analysis]
+    forms: set[str]  # content forms and name forms
+    numbers: list[_Number]
+    quotes: list[str]  # each claim's text, normalised as quotes are
 
 
 def check_text(text: str, claims: Sequence[tuple[str, str]]) -> list[Verdict]:
@@ -468,54 +404,35 @@ def check_text(text: str, claims: Sequence[tuple[str, str]]) -> list[Verdict]:
     spans = sentences(stripped.text)
     sents = [_analyse(stripped.text[a:b]) for a, b in spans]
     analysed = [_claim(claim_text) for _, claim_text in claims]
-    cited_forms: set[str] = set()
-    cited_quotes: list[str] = []
-    for analysis in analysed:
-        cited_forms.update(analysis.weights)
-        cited_forms.update(analysis.name_forms)
-    for _, claim_text in claims:
-        cited_quotes.append(_norm_quote(claim_text))
-    cited_numbers = [n for a in analysed for n in a.numbers]
-    verdicts = []
-    for (claim_id, _), claim in zip(claims, analysed, strict=True):
-        verdicts.append(
-            _verdict(
-                claim_id,
-                claim,
-                analysed,
-                text,
-                stripped,
-                spans,
-                sents,
-                cited_forms,
-                cited_numbers,
-                cited_quotes,
-            )
-        )
-    return verdicts
+    cited = _Cited(
+        analysed,
+        set().union(*(a.weights for a in analysed), *(a.name_forms for a in analysed)),
+        [n for a in analysed for n in a.numbers],
+        [_norm_quote(claim_text) for _, claim_text in claims],
+    )
+    return [
+        _verdict(claim_id, claim, cited, text, stripped, spans, sents)
+        for (claim_id, _), claim in zip(claims, analysed, strict=True)
+    ]
 
 
 def _overlap(claim: _Analysis, sent: _Analysis) -> float:
-    total = sum(claim.weights.values())
-    if not total:
+    if not claim.total:
         return 0.0
     have = sent.weights
     names = sent.name_forms
     hit = sum(w for f, w in claim.weights.items() if f in have or f in names)
-    return hit / total
+    return hit / claim.total
 
 
 def _verdict(
     claim_id: str,
     claim: _Analysis,
-    analysed: list[_Analysis],
+    cited: _Cited,
     text: str,
     stripped: Plain,
     spans: list[tuple[int, int]],
     sents: list[_Analysis],
-    cited_forms: set[str],
-    cited_numbers: list[_Number],
-    cited_quotes: list[str],
 ) -> Verdict:
     best, score = -1, 0.0
     for index, sent in enumerate(sents):
@@ -523,14 +440,8 @@ def _verdict(
         if value > score:
             best, score = index, value
     if best < 0:
-        return Verdict(
-            claim_id,
-            False,
-            "",
-            -1,
-            0.0,
-            (Mismatch("unrelated", "", -1, -1, "", "no sentence of the text states the claim"),),
-        )
+        found = (Mismatch("unrelated", "", -1, -1, "", "no sentence of the text states the claim"),)
+        return Verdict(claim_id, False, "", -1, 0.0, found)
     a, b = spans[best]
     s_start, s_end = stripped.orig_span(a, b)
     sentence = text[s_start:s_end]
@@ -545,19 +456,15 @@ def _verdict(
         o_start, o_end = stripped.orig_span(a + start, a + end)
         return text[o_start:o_end], o_start, o_end
 
-    found_list: list[Mismatch] = []
-    number = _number_mismatch(claim, sent, cited_numbers, where)
-    if number:
-        found_list.append(number)
-    entity = _entity_mismatch(claim, sent, cited_forms, where)
-    if entity:
-        found_list.append(entity)
-    scope = _scope(claim, analysed, sent)
-    negation = _negation_mismatch(claim, sent, scope, where)
-    if negation:
-        found_list.append(negation)
-    found_list.extend(_quote_mismatches(sent, scope, cited_quotes, where))
-    return Verdict(claim_id, not found_list, sentence, s_start, overlap, tuple(found_list))
+    scope = _scope(claim, cited.claims, sent)
+    checks = (
+        _number_mismatch(claim, sent, cited.numbers, where),
+        _entity_mismatch(claim, sent, cited.forms, where),
+        _negation_mismatch(claim, sent, scope, where),
+    )
+    mismatches = [m for m in checks if m is not None]
+    mismatches += _quote_mismatches(sent, scope, cited.quotes, where)
+    return Verdict(claim_id, not mismatches, sentence, s_start, overlap, tuple(mismatches))
 
 
 def _same(claimed: _Number, stated: _Number) -> bool:
@@ -593,23 +500,21 @@ def _entity_mismatch(
     claim: _Analysis, sent: _Analysis, cited_forms: set[str], where: _Where
 ) -> Mismatch | None:
     missing = [n for n in claim.names if n not in sent.name_forms and n not in sent.weights]
-    if not missing:
+    rivals = [(n, span) for n, span in sent.names.items() if not _cited_name(n, cited_forms)]
+    if not missing or not rivals:
         return None
-    rivals = [
-        (n, span)
-        for n, span in sent.names.items()
-        if n not in cited_forms and not all(p in cited_forms for p in n.split("-") if p)
-    ]
-    if not rivals:
-        return None
-    for name in missing:
-        _, (r_start, r_end) = max(rivals, key=lambda item: _likeness(name, item[0]))
-        span, start, end = where(r_start, r_end)
-        said = claim.text[slice(*claim.names[name])]
-        return Mismatch(
-            "entity", span, start, end, said, f'the claim names "{said}", the sentence "{span}"'
-        )
-    return None
+    name = missing[0]
+    _, (r_start, r_end) = max(rivals, key=lambda item: _likeness(name, item[0]))
+    span, start, end = where(r_start, r_end)
+    said = claim.text[slice(*claim.names[name])]
+    return Mismatch(
+        "entity", span, start, end, said, f'the claim names "{said}", the sentence "{span}"'
+    )
+
+
+def _cited_name(name: str, cited_forms: set[str]) -> bool:
+    """Whether a cited claim holds ``name``, or each of its hyphen parts."""
+    return name in cited_forms or all(p in cited_forms for p in name.split("-") if p)
 
 
 def _likeness(a: str, b: str) -> tuple[int, int]:
@@ -622,24 +527,33 @@ def _likeness(a: str, b: str) -> tuple[int, int]:
     return prefix, shape
 
 
-def _scope(claim: _Analysis, analysed: list[_Analysis], sent: _Analysis) -> tuple[int, int]:
+def _scope(claim: _Analysis, claims: list[_Analysis], sent: _Analysis) -> tuple[int, int]:
     """The claim's part of the sentence, as token indices ``[lo, hi)``: the clauses from the
     first to the last that hold a word (not a name) only this claim (of those cited) has,
     attribution words ("the authors", "a preprint") not counting; failing that, its names,
     then any of its tokens; ``(0, 0)`` when the sentence has none of its tokens."""
-    others: set[str] = set()
-    for other in analysed:
-        if other is not claim:
-            others.update(other.weights)
-    mine = (set(claim.weights) | claim.name_forms) - _WEAK
+    mine, only_mine = _own_forms(claim, claims)
     toks = sent.toks
-    hits = [i for i, t in enumerate(toks) if any(f in mine for f in t[0])]
+    hits = [i for i, t in enumerate(toks) if not mine.isdisjoint(t[0])]
     if not hits:
         return 0, 0
-    own = [i for i in hits if any(f in mine and f not in others for f in toks[i][0])] or hits
-    chosen = [i for i in own if not toks[i][5]] or own  # a shared subject may head a clause
-    # of its own ("X needs no critic; X is the first …"): what the claim says decides
-    lo, hi = chosen[0], chosen[-1] + 1
+    own = [i for i in hits if not only_mine.isdisjoint(toks[i][0])] or hits
+    # a shared subject may head a clause of its own ("X needs no critic; X is the first …"):
+    # what the claim says decides
+    chosen = [i for i in own if not toks[i][5]] or own
+    return _clauses(toks, chosen[0], chosen[-1] + 1)
+
+
+def _own_forms(claim: _Analysis, claims: list[_Analysis]) -> tuple[set[str], set[str]]:
+    """The claim's content and name forms less attribution words, and those of them no other
+    cited claim has."""
+    others = {form for other in claims if other is not claim for form in other.weights}
+    mine = (set(claim.weights) | claim.name_forms) - _WEAK
+    return mine, mine - others
+
+
+def _clauses(toks: tuple[_Tok, ...], lo: int, hi: int) -> tuple[int, int]:
+    """The token span ``[lo, hi)`` widened to whole clauses."""
     while lo > 0 and not toks[lo][4]:
         lo -= 1
     while hi < len(toks) and not toks[hi][4]:
@@ -650,10 +564,8 @@ def _scope(claim: _Analysis, analysed: list[_Analysis], sent: _Analysis) -> tupl
 def _negation_mismatch(
     claim: _Analysis, sent: _Analysis, scope: tuple[int, int], where: _Where
 ) -> Mismatch | None:
-    if not claim.negations and not sent.negations:
-        return None
     lo, hi = scope
-    if lo == hi:
+    if (not claim.negations and not sent.negations) or lo == hi:
         return None
     cues = [t for t in sent.toks[lo:hi] if t[3]]
     if len(cues) % 2 == claim.negations % 2:
@@ -673,22 +585,16 @@ def _negation_mismatch(
 def _quote_mismatches(
     sent: _Analysis, scope: tuple[int, int], cited_quotes: list[str], where: _Where
 ) -> list[Mismatch]:
-    lo, hi = scope
-    if not sent.quotes or lo == hi:
+    """The quotes in the claim's clauses, or in the clause next to them, no cited claim holds."""
+    toks = sent.toks
+    if not sent.quotes or scope[0] == scope[1]:
         return []
-    toks = sent.toks  # a quote may stand in a clause of its own next to the claim's
-    lo = max(0, lo - 1)
-    while lo > 0 and not toks[lo][4]:
-        lo -= 1
-    hi = min(len(toks), hi + 1)
-    while hi < len(toks) and not toks[hi][4]:
-        hi += 1
+    lo, hi = _clauses(toks, max(0, scope[0] - 1), min(len(toks), scope[1] + 1))
     first, last = toks[lo][1], toks[hi - 1][2]
     found = []
     for quote, q_start, q_end in sent.quotes:
-        if q_end <= first or q_start >= last + 1:
-            continue  # another clause's quote
-        if quote and not any(quote in claim for claim in cited_quotes):
+        near = q_end > first and q_start < last + 1
+        if near and quote and not any(quote in claim for claim in cited_quotes):
             span, start, end = where(q_start, q_end)
             found.append(
                 Mismatch("quote", span, start, end, "", f"no cited claim holds the quote {span}")

@@ -1,17 +1,9 @@
 """The support check over the store: every cited claim of every passage, judged and recorded.
 
-For each story, each paragraph and key fact (a *passage*) is checked against the claims it
-cites (:func:`hcgraph.claims.support.check_text`), with the claim texts the manifest replies
-gave (:mod:`hcgraph.claims.replies`). A claim whose text the store does not have is *not
-checkable*, never unsupported — and the verdict says why: ``manifest-not-fetched`` (no reply
-yet), ``manifest-not-found`` (the API answered 404), ``reply-not-understood`` (the reply's
-shape), ``claim-text-missing`` (the reply lacks the claim, or lists it without text).
-
-Verdicts go to one support graph per story (:func:`~hcgraph.claims.graphing.support_graph`),
-whose check records what it read (the story's raw document, each reply's SHA-256, the method
-version). A story is checked again only when one of those changed, so
-``hcgraph manifests check`` after each crawl costs only the stories that are new or whose
-sources changed; a support graph whose story left the store is dropped.
+Each paragraph and key fact (a *passage*) is checked against the claims it cites
+(:func:`~hcgraph.claims.support.check_text`) with the claim texts the replies gave; a claim
+without text is *not checkable*, with the reason. Verdicts go to one support graph per story,
+whose check records what it read, so a story is checked again only when one of those changed.
 """
 
 from __future__ import annotations
@@ -22,11 +14,13 @@ from dataclasses import dataclass, field
 
 import pyoxigraph as ox
 
+from ..iris import minted
 from ..provenance._graph import claim_id, manifest_id
 from ..store import Store
 from ..vocab import SUPPORT_GRAPHS
 from .graphing import (
     RATINGS_GRAPH,
+    STATUSES,
     PairVerdict,
     ratings_ntriples,
     reply_iri,
@@ -53,21 +47,13 @@ class Passage:
 
 @dataclass
 class SupportReport:
-    """What :func:`check_support` did.
+    """What :func:`check_support` did."""
 
-    Attributes:
-        checked: stories checked (their support graph written).
-        unchanged: stories whose verdicts still stand (nothing they depend on changed).
-        dropped: support graphs removed because their story is gone.
-        counts: verdicts written, by status (``supported``, ``unsupported``, ``not-checkable``).
-        reasons: verdicts written that are not ``supported``, by reason.
-    """
-
-    checked: int = 0
-    unchanged: int = 0
-    dropped: int = 0
-    counts: Counter[str] = field(default_factory=Counter)
-    reasons: Counter[str] = field(default_factory=Counter)
+    checked: int = 0  # stories checked (their support graph written)
+    unchanged: int = 0  # stories whose verdicts still stand
+    dropped: int = 0  # support graphs removed because their story is gone
+    counts: Counter[str] = field(default_factory=Counter)  # verdicts written, by status
+    reasons: Counter[str] = field(default_factory=Counter)  # those not supported, by reason
 
     def add(self, verdicts: list[PairVerdict]) -> None:
         """Count one checked story's verdicts."""
@@ -87,14 +73,12 @@ class SupportReport:
         if pairs:
             out.append(
                 f"verdicts   {pairs} (passage, claim) pairs: "
-                + ", ".join(f"{self.counts[s]} {s}" for s in _ORDER)
+                + ", ".join(f"{self.counts[s]} {s}" for s in STATUSES)
             )
         for reason, n in sorted(self.reasons.items(), key=lambda kv: (-kv[1], kv[0])):
             out.append(f"  {n:>6}  {reason}")
         return out
 
-
-_ORDER = ("supported", "unsupported", "not-checkable")
 
 _PASSAGES = """
 SELECT ?story ?passage ?text ?m ?c WHERE { GRAPH ?story {
@@ -219,12 +203,17 @@ class _Inputs:
 
     @classmethod
     def of(cls, found: dict[str, Passage], replies: dict[str, ReplyState], raw: str) -> _Inputs:
-        cited = sorted({mid for p in found.values() for mid, _ in p.cites})
-        states = [state for mid in cited if (state := replies.get(mid)) is not None]
+        states = _cited_states(found, replies)
         used = frozenset(s.sha256 for s in states if s.sha256 is not None)
         informed = frozenset(s.fetch for s in states if s.sha256 is None and s.fetch)
-        expected = {reply_iri(sha) for sha in used} | informed | {_raw_iri(raw)}
+        expected = {reply_iri(sha) for sha in used} | informed | {minted("raw", raw)}
         return cls(used, informed, (METHOD_VERSION, frozenset(expected)))
+
+
+def _cited_states(found: dict[str, Passage], replies: dict[str, ReplyState]) -> list[ReplyState]:
+    """The reply states of the manifests the passages cite, by manifest id."""
+    cited = sorted({mid for p in found.values() for mid, _ in p.cites})
+    return [state for mid in cited if (state := replies.get(mid)) is not None]
 
 
 def _drop_orphans(
@@ -235,12 +224,6 @@ def _drop_orphans(
     gone = [g for g in held if g not in current]
     store.replace_graphs(dict.fromkeys(gone, ""))
     return len(gone)
-
-
-def _raw_iri(sha256: str) -> str:
-    from ..iris import minted
-
-    return minted("raw", sha256)
 
 
 def _held_checks(store: Store) -> dict[str, tuple[str, frozenset[str]]]:
