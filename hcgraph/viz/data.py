@@ -17,6 +17,7 @@ and read from the union default graph.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -129,6 +130,12 @@ def short(text: str, limit: int = LABEL) -> str:
     """One line of at most ``limit`` characters (an ellipsis marks a cut)."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def part_order(iri: str) -> tuple[int, ...]:
+    """``…#s2-p10`` → (0, 2, 10); key facts ``…#kf3`` → (1, 3): document order."""
+    frag = iri.rsplit("#", 1)[-1]
+    return (1 if frag.startswith("kf") else 0, *map(int, re.findall(r"\d+", frag)))
 
 
 def day(text: str) -> str:
