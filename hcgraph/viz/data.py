@@ -132,6 +132,11 @@ def short(text: str, limit: int = LABEL) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def index_of(items: Iterable[str]) -> dict[str, int]:
+    """Each item → its position (the index a page's rows refer to it by)."""
+    return {item: k for k, item in enumerate(items)}
+
+
 def part_order(iri: str) -> tuple[int, ...]:
     """``…#s2-p10`` → (0, 2, 10); key facts ``…#kf3`` → (1, 3): document order."""
     frag = iri.rsplit("#", 1)[-1]
