@@ -1,22 +1,10 @@
-"""Turn a citation-graph projection into one self-contained, safe HTML file.
+"""A citation-graph projection as one self-contained, safe HTML page (docs/security.md).
 
-The vis-network node and edge objects are built here as plain dicts (pyvis's own HTML
-template loads Bootstrap, tom-select and vis-network from CDNs even with
-``cdn_resources="in_line"``, pyvis #228, #229); hcgraph renders with its own Jinja template
-(``template.html``). For pyvis's own API in a notebook, see :func:`~hcgraph.viz.notebook.to_pyvis`.
-
-- **Self-contained**: the vendored vis-network bundle (``static/``) and hcgraph's own small
-  script are inlined; a Content-Security-Policy meta (``default-src 'none'``) forbids every
-  network load, so the page works from ``file://`` and *cannot* fetch anything.
-- **Safe**: the graph goes in as JSON inside ``<script type="application/json">`` with
-  ``<``, ``>``, ``&`` and U+2028/U+2029 escaped as ``\\uXXXX``, read with ``JSON.parse``;
-  the page script writes untrusted text only through ``textContent`` and vis-network's
-  plain-text tooltips; labels are drawn on a canvas. Jinja autoescapes everything else.
-  The CSP allows only the page's own inline scripts, by SHA-256 hash computed at render
-  time (no ``'unsafe-inline'``). Bidi controls in untrusted text are shown as ``[U+202E]``
-  rather than obeyed, and text in the side panel and tooltips is ``unicode-bidi: isolate``.
-- **Fast**: positions come from :mod:`hcgraph.viz.layout` and physics is off, so the page is
-  stable on its first frame.
+vis-network (canvas) or sigma.js (WebGL) pages from hcgraph's own Jinja templates, with the
+vendored scripts inlined and a Content-Security-Policy that forbids every network load and
+allows only the page's own inline scripts, by hash. The graph goes in as escaped JSON
+(:func:`safe_json`) read with ``JSON.parse``; untrusted text is written as text, bidi
+controls shown (:func:`visible_bidi`). Positions come from :mod:`hcgraph.viz.layout`.
 """
 
 from __future__ import annotations
@@ -38,7 +26,7 @@ from jinja2 import Environment, FunctionLoader, select_autoescape
 from .._io import write_atomic
 from .._version import __version__
 from ..errors import OutputError, VizError
-from .data import LABEL, short
+from .data import LABEL, index_of, short
 from .layout import Positions, communities, compute_layout
 from .style import COUNTED, NodeStyle, document_icon, node_size, styles_for
 
@@ -271,18 +259,13 @@ def _node_rows(
     publishers: list[str],
     newsrooms: list[str],
 ) -> list[dict[str, Any]]:
-    """One row a node, in node order; extra keys travel in the vis DataSet.
-
-    The page script builds the plain-text tooltip (``title``) and the details panel from
-    them. Sizes show counts where the counted nodes are the map's subject; the story trail
-    is laid out in rows and lists the counts in tooltips and the panel instead.
-    """
+    """One row a node, in node order; the page script builds the plain-text tooltip and
+    the details panel from the extra keys. Sizes show counts, but in the story trail."""
     counted = [a for _n, a in graph.nodes(data=True) if a["type"] in COUNTED]
     max_count = max((int(a.get("stories", 0) or 0) for a in counted), default=0)
     if graph.graph.get("view") == "story":
         max_count = 0
-    pub_ix = {p: i for i, p in enumerate(publishers)}
-    room_ix = {r: i for i, r in enumerate(newsrooms)}
+    pub_ix, room_ix = index_of(publishers), index_of(newsrooms)
     return [
         _node_row(n, graph.nodes[n], styles[graph.nodes[n]["type"]], positions, max_count,
                   pub_ix, room_ix)
@@ -318,7 +301,7 @@ def _node_row(
         r=[room_ix[r] for r in a.get("newsrooms", ())],
         **({"g": int(a["uncited"])} if a.get("uncited") else {}),
         **({"v": int(a["unsupported"])} if a.get("unsupported") else {}),
-    )  # fmt: skip
+    )
 
 
 _EDGE_KEYS = (("claims", "c"), ("stories", "n"), ("citations", "k"))
@@ -426,15 +409,12 @@ def render_page(name: str, payload: dict[str, Any], **scripts: str) -> str:
 
 def _page_view(view: str) -> Callable[[nx.DiGraph], str] | None:
     """The page writer of a view drawn by its own page (``sources``, ``time``), or None."""
-    if view == "sources":
-        from .sources import render_sources
+    if view not in ("sources", "time"):
+        return None
+    from .sources import render_sources
+    from .timeline import render_time
 
-        return render_sources
-    if view == "time":
-        from .timeline import render_time
-
-        return render_time
-    return None
+    return render_sources if view == "sources" else render_time
 
 
 #: The WebGL page's node columns (``_node_row`` keys; ``group`` as an index into the legend).
@@ -442,49 +422,53 @@ _GL_NODE_KEYS = ("id", "label", "group", "x", "y", "t", "d", "i", "u", "s", "p",
 
 
 def gl_payload(graph: nx.DiGraph, payload: dict[str, Any]) -> None:
-    """The WebGL page's payload: clusters, and nodes and edges as columns.
+    """The WebGL page's payload: clusters, and nodes and edges as columns (rows of objects
+    were 14 MB at 10k stories).
 
-    Clusters: ``c`` per node, ``clusters`` named, biggest first. Columns: ``nodes`` is one list
-    per attribute (``group`` an index into ``legend``, ``g`` 0 when nothing is uncited, ``v`` 0
-    when no cited claim is found unsupported), ``edges`` is ``{from, to, width}`` with the
-    endpoints as node indices. At 10k stories rows of objects were 14 MB (each edge naming its
-    two IRIs again); the page parses the columns and makes its node objects in one pass. vis-
-    network's options, shapes and sizes and the edges' relation and counts are dropped (the
-    WebGL page sizes nodes itself and reads neither).
+    Clusters: ``c`` per node, ``clusters`` named, biggest first. ``nodes`` is one list per
+    attribute (``group`` an index into ``legend``, ``g`` and ``v`` 0 where absent),
+    ``edges`` is ``{from, to, width}`` with node indices. vis-network's options, shapes and
+    sizes and the edges' relation and counts are dropped (the WebGL page reads none).
     """
     payload.pop("options", None)
     clusters = communities(graph)
-    index = {n: k for k, members in enumerate(clusters) for n in members}
-    rows = payload["nodes"]
-    types = {row["type"]: k for k, row in enumerate(payload["legend"])}
-    position = {row["id"]: k for k, row in enumerate(rows)}
-    columns: dict[str, list[Any]] = {key: [] for key in _GL_NODE_KEYS}
-    for row in rows:
-        row["c"] = index.get(row["id"], -1)
-        row["group"] = types[row["group"]]
-        row.setdefault("g", 0)
-        row.setdefault("v", 0)
-        for key in _GL_NODE_KEYS:
-            columns[key].append(row[key])
-    payload["nodes"] = columns
+    payload["nodes"] = _gl_columns(payload["nodes"], payload["legend"], clusters)
+    position = index_of(payload["nodes"]["id"])
     edges = payload["edges"]
     payload["edges"] = {
         "from": [position[e["from"]] for e in edges],
         "to": [position[e["to"]] for e in edges],
         "width": [e["width"] for e in edges],
     }
+    payload["clusters"] = [_cluster_name(graph, members) for members in clusters]
+    payload["colour"] = "cluster" if len(clusters) > 1 else "type"
+
+
+def _gl_columns(
+    rows: list[dict[str, Any]], legend: list[dict[str, Any]], clusters: list[list[str]]
+) -> dict[str, list[Any]]:
+    """The node rows as :data:`_GL_NODE_KEYS` columns, with each node's cluster (``c``)."""
+    cluster_of = {n: k for k, members in enumerate(clusters) for n in members}
+    types = index_of(row["type"] for row in legend)
+    columns: dict[str, list[Any]] = {key: [] for key in _GL_NODE_KEYS}
+    for row in rows:
+        row.update(c=cluster_of.get(row["id"], -1), group=types[row["group"]])
+        row.setdefault("g", 0)
+        row.setdefault("v", 0)
+        for key in _GL_NODE_KEYS:
+            columns[key].append(row[key])
+    return columns
+
+
+def _cluster_name(graph: nx.DiGraph, members: list[str]) -> dict[str, Any]:
+    """A cluster as the page names it: its most-cited source or publisher, and its size."""
 
     def weight(n: str) -> tuple[int, str]:
         a = graph.nodes[n]
         return (-1 if a["type"] == "Story" else int(a.get("stories", 0) or 0), n)
 
-    named = []
-    for members in clusters:
-        lead = max(members, key=weight)  # the most-cited source or publisher names it
-        label = visible_label(graph.nodes[lead]["label"] or lead)
-        named.append({"label": label, "size": len(members)})
-    payload["clusters"] = named
-    payload["colour"] = "cluster" if len(clusters) > 1 else "type"
+    lead = max(members, key=weight)
+    return {"label": visible_label(graph.nodes[lead]["label"] or lead), "size": len(members)}
 
 
 def script_hashes(html: str) -> str:
