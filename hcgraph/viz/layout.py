@@ -1,5 +1,7 @@
-"""Node positions computed in Python, so the browser runs no physics (pyvis #204, #160:
-minutes past ~1,500 nodes): the page is stable on its first frame, nodes stay draggable.
+"""Node positions computed ahead of time, so the browser never runs live physics.
+
+Live physics takes minutes past ~1,500 nodes (pyvis #204, #160); a page laid out here is
+stable on its first frame, its nodes still draggable.
 
 One layout per view (:data:`LAYOUTS`), each deterministic (same graph, same positions):
 ``reuse`` is anchored on publishers (on communities past :data:`COMMUNITY_NODES` nodes),

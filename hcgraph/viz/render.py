@@ -1,10 +1,10 @@
-"""A citation-graph projection as one self-contained, safe HTML page (docs/security.md).
+"""Turn a citation-graph projection into one self-contained, safe HTML file.
 
 vis-network (canvas) or sigma.js (WebGL) pages from hcgraph's own Jinja templates, with the
 vendored scripts inlined and a Content-Security-Policy that forbids every network load and
-allows only the page's own inline scripts, by hash. The graph goes in as escaped JSON
-(:func:`safe_json`) read with ``JSON.parse``; untrusted text is written as text, bidi
-controls shown (:func:`visible_bidi`). Positions come from :mod:`hcgraph.viz.layout`.
+allows only the page's own inline scripts, by hash (docs/security.md). The graph goes in as
+escaped JSON (:func:`safe_json`) read with ``JSON.parse``; untrusted text is written as
+text, bidi controls shown (:func:`visible_bidi`).
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
-"""The ``sources`` view: publisher → source → story as a circle packing (docs/maps.md).
+"""The ``sources`` view: publisher → source → story as a circle packing.
 
-The graph is the reuse graph (counts over the whole store) with one more graph attribute,
-``passages``: ``{(story, manifest): [(part IRI, plain text), …]}``, the story's paragraphs
-and key facts citing the manifest; kept for the newest :data:`PASSAGE_STORIES` citing
-stories of each source, each cut to :data:`PASSAGE_CHARS` characters, up to
-:data:`PASSAGE_BUDGET` characters in all (sources with most citers first).
+The page is described in docs/maps.md. The graph is the reuse graph (counts over the
+whole store) with one more graph attribute, ``passages``: ``{(story, manifest): [(part IRI,
+plain text), …]}``, the story's paragraphs and key facts citing the manifest; kept for the
+newest :data:`PASSAGE_STORIES` citing stories of each source, each cut to
+:data:`PASSAGE_CHARS` characters, up to :data:`PASSAGE_BUDGET` characters in all (sources
+with most citers first).
 """
 
 from __future__ import annotations
