@@ -23,7 +23,7 @@ from .._io import write_atomic
 from ..errors import VizError
 from ..store import Store
 from .layout import compute_layout
-from .render import _vis_js, render_map, script_hashes, visible_bidi
+from .render import _vis_js, render_map, script_hashes, script_safe, visible_bidi
 from .style import COUNTED, node_size, styles_for
 from .views import citation_graph
 
@@ -42,9 +42,7 @@ _CSP_SLOT = "__HCGRAPH_CSP__"
 
 def _script_json(value: Any) -> Markup:
     """pyvis's options JSON made safe inside ``<script>`` (``<``, ``>``, ``&`` escaped)."""
-    text = value if isinstance(value, str) else json.dumps(value)
-    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    return Markup(text)  # escaped for a <script> element just above
+    return Markup(script_safe(value if isinstance(value, str) else json.dumps(value)))
 
 
 def _with_csp(html: str) -> str:

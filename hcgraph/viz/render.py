@@ -55,8 +55,7 @@ GRAPHOLOGY_SHA256 = "dc337efa23903f61e064c8e7e7f93a429e6855dccfc2458802b4ed30c62
 D3_HIERARCHY_VERSION = "3.1.3"
 D3_HIERARCHY_SHA256 = "971f374ce9fdbec711eb2358003e2bb755bff22ec6852dc5ebd59f987270db64"
 #: ``auto`` draws maps of more than this many nodes with WebGL (sigma.js), smaller ones
-#: with vis-network on a canvas (shapes, arrows); WebGL measured faster at 1,441 nodes
-#: (bench/RESULTS.md).
+#: with vis-network on a canvas (shapes, arrows).
 GL_NODES = 1000
 #: The page renderers: ``auto``, ``webgl`` (sigma.js + graphology), ``canvas`` (vis-network).
 RENDERERS = ("auto", "webgl", "canvas")
@@ -67,24 +66,15 @@ _BIG = 3000
 TOP_N = 10
 
 
-_JSON_ESCAPES = {
-    "<": "\\u003c",
-    ">": "\\u003e",
-    "&": "\\u0026",
-    "\u2028": "\\u2028",
-    "\u2029": "\\u2029",
-}
-_JSON_ESCAPE_RE = re.compile("[<>&\u2028\u2029]")
-
-
 def safe_json(value: Any) -> str:
-    """JSON that is safe inside an HTML ``<script>`` element: no ``<``, ``>``, ``&``, U+2028/9.
+    """JSON that is safe inside an HTML ``<script>`` element: no ``<``, ``>``, ``&``, U+2028/9;
+    plain ASCII (lone surrogates and control characters escaped too)."""
+    return script_safe(json.dumps(value, ensure_ascii=True, separators=(",", ":")))
 
-    ``ensure_ascii`` also keeps lone surrogates and control characters from hostile text
-    as ``\\uXXXX`` escapes, so the output is plain ASCII.
-    """
-    text = json.dumps(value, ensure_ascii=True, separators=(",", ":"), sort_keys=False)
-    return _JSON_ESCAPE_RE.sub(lambda m: _JSON_ESCAPES[m.group(0)], text)
+
+def script_safe(text: str) -> str:
+    """JSON text with ``<``, ``>`` and ``&`` escaped as ``\\uXXXX``, for a ``<script>``."""
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 @cache
@@ -112,11 +102,8 @@ def _load(name: str) -> str:
 
 @cache
 def _env() -> Environment:
-    """One environment for both pages: they import their shared parts (``_map_common.html``).
-
-    The loader reads through :mod:`importlib.resources`, so an installed (even zipped)
-    package works; every value autoescapes, the shared macros' text included as written.
-    """
+    """One autoescaping environment for every page, reading templates (and their shared
+    ``_map_common.html``) through :mod:`importlib.resources`, so a zipped package works."""
     return Environment(
         loader=FunctionLoader(_load),
         autoescape=select_autoescape(default=True),
@@ -237,11 +224,8 @@ def _facets(graph: nx.DiGraph) -> tuple[list[str], list[str], list[str]]:
 
 
 def _always_labelled(graph: nx.DiGraph, ranking: dict[str, list[dict[str, Any]]]) -> list[str]:
-    """The nodes whose labels are placed first: the focus, then the ranking's rows.
-
-    Placed in rank order, sources and publishers interleaved (#1 source, #1 publisher, #2
-    …): placing every source first left the top publishers no free place.
-    """
+    """The nodes whose labels are placed first: the focus, then the ranking's rows in rank
+    order, sources and publishers interleaved (so the top publishers find a free place)."""
     src, pub = ranking["sources"], ranking["publishers"]
     always = [
         r["id"] for k in range(max(len(src), len(pub))) for r in src[k : k + 1] + pub[k : k + 1]
@@ -329,10 +313,8 @@ def _drill_payload(drill: dict[str, Any]) -> dict[str, Any]:
 
 
 def _ranking(graph: nx.DiGraph) -> dict[str, list[dict[str, Any]]]:
-    """The top :data:`TOP_N` manifests and publishers by distinct citing stories.
-
-    Ties break by label then IRI, so the panel's order is deterministic.
-    """
+    """The top :data:`TOP_N` manifests and publishers by distinct citing stories (ties by
+    label, then IRI)."""
 
     def top(kind: str) -> list[dict[str, Any]]:
         rows = [(n, a) for n, a in graph.nodes(data=True) if a["type"] == kind]
@@ -472,12 +454,8 @@ def _cluster_name(graph: nx.DiGraph, members: list[str]) -> dict[str, Any]:
 
 
 def script_hashes(html: str) -> str:
-    """CSP ``script-src`` sources allowing exactly the page's inline scripts, by hash.
-
-    Only ``<script>`` elements without a type run; the data block is
-    ``type="application/json"`` and needs none. Nothing else can run: no
-    ``'unsafe-inline'``, so markup that ever slipped into the page could not execute.
-    """
+    """CSP ``script-src`` sources allowing exactly the page's inline scripts (those without
+    a type: the JSON data block needs none), by hash; no ``'unsafe-inline'``."""
     hashes = []
     for body in _INLINE_SCRIPT.findall(html):
         digest = base64.b64encode(hashlib.sha256(body.encode("utf-8")).digest()).decode()
@@ -490,20 +468,14 @@ _BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
 
 
 def visible_bidi(text: str) -> str:
-    """Untrusted display text with each bidi control shown as ``[U+202E]``, not obeyed.
-
-    A headline with U+202E (right-to-left override) would otherwise draw reversed on the
-    canvas, in tooltips and in the details panel (spoofed text).
-    """
+    """Untrusted display text with each bidi control shown as ``[U+202E]``, not obeyed
+    (a U+202E would draw a headline reversed: spoofed text)."""
     return _BIDI.sub(lambda m: f"[U+{ord(m.group(0)):04X}]", text) if text else text
 
 
 def visible_label(text: str, limit: int = LABEL) -> str:
-    """A label as drawn: bidi controls made visible *first*, then cut to ``limit`` characters.
-
-    Cutting first and expanding after let a heading of 50 bidi controls become a label of
-    some 400 characters (each control is 8 characters once shown as ``[U+202E]``).
-    """
+    """A label as drawn: bidi controls made visible *first* (each becomes 8 characters),
+    then cut to ``limit`` characters."""
     return short(visible_bidi(text), limit) if text else text
 
 
