@@ -137,7 +137,6 @@ def day(text: str) -> str:
     return text[:10]
 
 
-# --- records ---------------------------------------------------------------------------------
 @dataclass
 class StoryRec:
     """A story: IRI (its canonical URL), id, headline, date and newsroom ("" if none)."""
@@ -233,7 +232,6 @@ class ReuseData:
         return out
 
 
-# --- loaders ---------------------------------------------------------------------------------
 def _pairs(store: Store, predicate: str) -> dict[str, str]:
     """Subject → object (smallest) for one predicate over the union of all graphs.
 

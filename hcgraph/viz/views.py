@@ -78,7 +78,6 @@ def _complete(attrs: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-# --- reuse -----------------------------------------------------------------------------------
 def _group_key(kind: str, story: dict[str, Any]) -> tuple[str, str]:
     """A story's group under ``kind``: (its key, its name)."""
     room = story["newsrooms"][0] if story["newsrooms"] else "(no newsroom)"
@@ -218,9 +217,8 @@ def _reuse_view(
     **_: Any,
 ) -> nx.DiGraph:
     overview = _is_overview(store, focus, group_stories, overview)
-    # Claims per (story, manifest) are the widths of story → manifest edges: the costliest
-    # query (seconds at 10k), skipped when no such edge is drawn (overview, story groups).
-    # Past CLAIM_STORIES stories the widths are skipped too (all edges width 1).
+    # Claims per (story, manifest) are the widths of story → manifest edges: skipped when
+    # no such edge is drawn (overview, story groups) and past CLAIM_STORIES stories.
     claims = not overview and group_stories is None
     claims = claims and len(store.story_graphs()) <= CLAIM_STORIES
     data = load_reuse(store, claims=claims, include_withdrawn=include_withdrawn)
@@ -296,7 +294,6 @@ def _publisher_view(store: Store, focus: Focus | None, **kw: Any) -> nx.DiGraph:
     return graph
 
 
-# --- story -----------------------------------------------------------------------------------
 def _only_story(store: Store) -> Focus:
     stories = store.story_graphs()
     if len(stories) == 1:
