@@ -20,15 +20,14 @@ F = TypeVar("F", bound=Callable[..., Any])
 __all__ = [
     "UNWRAPPED",
     "TermConsole",
-    "allow_service_option",
+    "dir_option",
     "err_console",
+    "file_option",
     "flag_option",
     "float_option",
-    "include_withdrawn_option",
     "int_option",
     "max_bytes_option",
     "out_console",
-    "out_file_option",
     "query_memory_option",
     "shown",
     "size",
@@ -125,13 +124,8 @@ def width_option(func: F) -> F:
 
 def store_option(func: F) -> F:
     """``--store DIR``: the store directory (default ``output/store``)."""
-    return click.option(
-        "--store",
-        "store_dir",
-        type=click.Path(file_okay=False, path_type=Path),
-        default=DEFAULT_STORE,
-        show_default=True,
-        help="Store directory.",
+    return dir_option(
+        "--store", "store_dir", help="Store directory.", default=DEFAULT_STORE, show_default=True
     )(func)
 
 
@@ -178,21 +172,16 @@ def query_memory_option(func: F) -> F:
     )(func)  # fmt: skip
 
 
-def allow_service_option(help: str) -> Callable[[F], F]:
-    """``--allow-service``: let SPARQL use SERVICE (off: a query makes no outbound request)."""
-    return click.option("--allow-service", is_flag=True, help=help)
+def file_option(*decls: str, help: str, exists: bool = False, **kw: Any) -> Callable[[F], F]:
+    """An option naming a file, as a :class:`~pathlib.Path` (``exists``: it must exist)."""
+    kind = click.Path(dir_okay=False, exists=exists, path_type=Path)
+    return click.option(*decls, type=kind, help=help, **kw)
 
 
-def include_withdrawn_option(help: str) -> Callable[[F], F]:
-    """``--include-withdrawn``: count withdrawn stories too (default: current stories only)."""
-    return click.option("--include-withdrawn", is_flag=True, help=help)
-
-
-def out_file_option(help: str) -> Callable[[F], F]:
-    """``--out FILE`` (default None: the command's own default, often stdout)."""
-    return click.option(
-        "--out", type=click.Path(dir_okay=False, path_type=Path), default=None, help=help
-    )
+def dir_option(*decls: str, help: str, exists: bool = False, **kw: Any) -> Callable[[F], F]:
+    """An option naming a directory, as a :class:`~pathlib.Path` (``exists``: it must exist)."""
+    kind = click.Path(file_okay=False, exists=exists, path_type=Path)
+    return click.option(*decls, type=kind, help=help, **kw)
 
 
 def flag_option(name: str, help: str, dest: str | None = None) -> Callable[[F], F]:

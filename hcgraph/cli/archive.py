@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ._common import err_console, out_console, shown, store_option
+from ._common import dir_option, err_console, file_option, out_console, shown, store_option
 
 
 @click.group()
@@ -20,19 +20,11 @@ def archive() -> None:
 
 
 @archive.command("export")
-@click.option(
-    "--wacz",
-    "out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    required=True,
-    help="WACZ file to write (replaced whole if it exists).",
+@file_option(
+    "--wacz", "out", required=True, help="WACZ file to write (replaced whole if it exists)."
 )
-@click.option(
-    "--archive",
-    "archive_dir",
-    type=click.Path(file_okay=False, exists=True, path_type=Path),
-    default=None,
-    help="Raw archive to export (default: STORE/archive).",
+@dir_option(
+    "--archive", "archive_dir", exists=True, help="Raw archive to export (default: STORE/archive)."
 )
 @store_option
 def export_command(out: Path, archive_dir: Path | None, store_dir: Path) -> None:

@@ -11,13 +11,7 @@ from ..provenance.findings import MAX_REPEAT_WINDOW, MAX_SOURCE_AGE
 from ..provenance.render_audit import render_markdown, render_summary
 from ..provenance.report_html import write_report
 from ..store import Store
-from ._common import (
-    err_console,
-    include_withdrawn_option,
-    out_console,
-    store_option,
-    width_option,
-)
+from ._common import err_console, flag_option, out_console, store_option, width_option
 
 
 @click.command("audit")
@@ -34,7 +28,7 @@ from ._common import (
 @click.option("--repeat-threshold", type=click.FloatRange(0, 1, min_open=True), default=0.8,
               show_default=True,
               help="Jaccard of cited manifests that counts as a repeat.")  # fmt: skip
-@include_withdrawn_option("With no STORY given, audit withdrawn stories too.")
+@flag_option("--include-withdrawn", "With no STORY given, audit withdrawn stories too.")
 @width_option
 @store_option
 def audit_command(

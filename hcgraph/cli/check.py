@@ -14,7 +14,7 @@ from ..deepcheck import deep_check
 from ..errors import one_line
 from ..shacl import MODES
 from ..store import Store
-from ._common import include_withdrawn_option, int_option, store_option
+from ._common import flag_option, int_option, store_option
 
 
 def render_text(report: CheckReport, *, max_per_story: int = 0) -> str:
@@ -82,7 +82,7 @@ def _summary(report: CheckReport) -> str:
     " before anything serves it; slow: about six full reads of the store.",
 )  # fmt: skip
 @int_option("--max-per-story", 20, "Findings shown per story in text output (0: all).", at_least=0)
-@include_withdrawn_option("Check withdrawn stories too (default: current stories only).")
+@flag_option("--include-withdrawn", "Check withdrawn stories too (default: current stories only).")
 @store_option
 def check(
     fmt: str,

@@ -154,8 +154,7 @@ def print_report(report: CrawlReport) -> None:
     out_console.print(table)
     for failure in report.failures[:_SHOWN_FAILURES]:
         status = f" [{failure['status']}]" if failure.get("status") else ""
-        # Each problem with its own JSON path, as ingest prints them (the first path used
-        # to trail the list: "msg1; path2: msg2 at path1").
+        # Each problem with its own JSON path, as ingest prints them.
         reason = failure_text(failure.get("json_path"), failure["reason"])
         # URL and reason come from the sites crawled (headers, bodies, links): escaped, so
         # a server cannot send escape sequences to this terminal.

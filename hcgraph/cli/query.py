@@ -18,10 +18,9 @@ from ..queries import QueryResult, SavedQuery, load_query, run_query, saved_quer
 from ..results import FORMATS, write_result, write_table
 from ..store import Store
 from ._common import (
-    allow_service_option,
-    include_withdrawn_option,
+    file_option,
+    flag_option,
     out_console,
-    out_file_option,
     query_memory_option,
     store_option,
     width_option,
@@ -74,7 +73,7 @@ def _query_in_child(
     "--format", "fmt", type=click.Choice(list(FORMATS)), default="table", show_default=True,
     help="table for people; csv, tsv, json, xml (SPARQL results formats) or md for tools.",
 )  # fmt: skip
-@out_file_option("Write to this file (default: stdout).")
+@file_option("--out", help="Write to this file (default: stdout).")
 @click.option(
     "--timeout-s", type=click.FloatRange(0, min_open=True), default=None,
     help="Stop the query after this many seconds (exit 1); default: no limit.",
@@ -89,11 +88,13 @@ def _query_in_child(
     "--offset", type=click.IntRange(min=0), default=0, metavar="N",
     help="Skip the first N rows: page k of n rows is --offset k*n --limit n.",
 )  # fmt: skip
-@allow_service_option(
-    "Let the query use SERVICE (federation: this machine then fetches the URLs it names)."
+@flag_option(
+    "--allow-service",
+    "Let the query use SERVICE (federation: this machine then fetches the URLs it names).",
 )
-@include_withdrawn_option(
-    "Count withdrawn stories too (their URL answered 404/410); default: current stories only."
+@flag_option(
+    "--include-withdrawn",
+    "Count withdrawn stories too (their URL answered 404/410); default: current stories only.",
 )
 @width_option
 @store_option

@@ -12,7 +12,7 @@ from ..deepcheck import deep_check
 from ..serve import DEFAULT_PORT, DEFAULT_TIMEOUT_S, Endpoint
 from ..store import Store
 from ..workbench import workbench_files
-from ._common import allow_service_option, query_memory_option, store_option
+from ._common import flag_option, query_memory_option, store_option
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
@@ -46,8 +46,9 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
     "--no-workbench", is_flag=True,
     help="Serve no query page at / (only the /query endpoint).",
 )  # fmt: skip
-@allow_service_option(
-    "Let queries use SERVICE (federation: the server then fetches the URLs they name)."
+@flag_option(
+    "--allow-service",
+    "Let queries use SERVICE (federation: the server then fetches the URLs they name).",
 )
 @store_option
 def serve(

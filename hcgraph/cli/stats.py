@@ -12,14 +12,14 @@ from rich.text import Text
 from ..errors import visible
 from ..stats import graph_stats
 from ..store import Store
-from ._common import include_withdrawn_option, out_console, store_option
+from ._common import flag_option, out_console, store_option
 
 
 @click.command()
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
 )
-@include_withdrawn_option("Count withdrawn stories among the stories too.")
+@flag_option("--include-withdrawn", "Count withdrawn stories among the stories too.")
 @store_option
 def stats(fmt: str, include_withdrawn: bool, store_dir: Path) -> None:
     """Count stories, triples and nodes per type.

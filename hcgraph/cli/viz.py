@@ -8,7 +8,7 @@ import click
 
 from ..store import Store
 from ..viz import RENDERERS, STORY_GROUPS, VIEWS, draw_map
-from ._common import include_withdrawn_option, out_file_option, store_option
+from ._common import file_option, flag_option, store_option
 
 _BIG_MAP = 5000
 
@@ -24,7 +24,9 @@ _BIG_MAP = 5000
     "--focus", default=None, metavar="STORY-URL|ID|SLUG|MANIFEST-ID|PUBLISHER",
     help="What to centre on: a story (URL, id or slug), a manifest id or a publisher name.",
 )  # fmt: skip
-@out_file_option("Output HTML file (default: output/map.html, or output/map-VIEW-FOCUS.html).")
+@file_option(
+    "--out", help="Output HTML file (default: output/map.html, or output/map-VIEW-FOCUS.html)."
+)
 @click.option(
     "--top", type=click.IntRange(min=1), default=None, metavar="N",
     help="reuse, sources: keep only the N manifests cited by the most stories.",
@@ -44,7 +46,7 @@ _BIG_MAP = 5000
     help="webgl (sigma.js: big maps), canvas (vis-network: shapes and arrows), or auto: "
     "webgl past 1,000 nodes (sources and time: one page each, auto only).",
 )  # fmt: skip
-@include_withdrawn_option("Draw withdrawn stories too (default: current stories only).")
+@flag_option("--include-withdrawn", "Draw withdrawn stories too (default: current stories only).")
 @store_option
 def viz(
     view: str,

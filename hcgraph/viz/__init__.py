@@ -1,19 +1,9 @@
 """Interactive citation maps: networkx projections → precomputed layout → one safe HTML file.
 
-- :mod:`hcgraph.viz.data`: the SPARQL queries and loaders of typed records (every count).
-- :mod:`hcgraph.viz.focus`: what ``--focus`` names.
-- :mod:`hcgraph.viz.views`: ``citation_graph(store, view, focus)``, the projections (public
-  API; node and edge attributes documented there).
-- :mod:`hcgraph.viz.facets`: the publisher / newsroom filter facets of each view.
-- :mod:`hcgraph.viz.notebook`: ``to_pyvis`` (a view as a ``pyvis.network.Network`` whose
-  pages work offline) and ``show_map`` (hcgraph's own map inline in a notebook).
-- :mod:`hcgraph.viz.layout`: positions computed in Python (no live physics in the browser).
-- :mod:`hcgraph.viz.sources`, :mod:`hcgraph.viz.timeline`: the ``sources`` (circle packing)
-  and ``time`` (date axis) views, each drawn by a page of its own.
-- :mod:`hcgraph.viz.render`: the self-contained HTML (vendored vis-network for small maps,
-  sigma.js + graphology on WebGL for big ones; CSP, escaped JSON).
-
-``draw_map`` is what ``hcgraph viz`` runs.
+:func:`~hcgraph.viz.views.citation_graph` projects the store (records from
+:mod:`~hcgraph.viz.data`), :mod:`~hcgraph.viz.layout` places the nodes and
+:mod:`~hcgraph.viz.render` writes the page; ``draw_map`` is what ``hcgraph viz`` runs.
+The modules are described in docs/maps.md ("Code layout").
 """
 
 from __future__ import annotations
@@ -25,13 +15,7 @@ from ..store import Store
 from .layout import compute_layout
 from .notebook import MapDisplay, show_map, to_pyvis
 from .render import RENDERERS, MapInfo, render_map, write_map
-from .views import (
-    OVERVIEW_STORIES,
-    STORY_GROUPS,
-    VIEWS,
-    citation_graph,
-    resolve_focus,
-)
+from .views import OVERVIEW_STORIES, STORY_GROUPS, VIEWS, citation_graph, resolve_focus
 
 __all__ = [
     "OVERVIEW_STORIES",

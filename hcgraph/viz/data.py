@@ -1,22 +1,15 @@
 """What the citation maps read from the store: SPARQL queries and loaders of typed records.
 
-Every map count comes from here, computed over the whole store before any folding
-(``--top``, ``--group-stories``, ``--focus``), so a number on a map never depends on what
-the map leaves out:
-
-- a manifest's count is the number of **distinct stories citing it** (``hc:citesManifest``
-  in the story's own graph, which the mapping writes for every cite);
-- a publisher's count (its *reach*) is the number of distinct stories citing at least one
-  of its manifests.
-
-Views are built with SPARQL aggregation over the store (``GROUP BY`` in Oxigraph), not by
-walking triples in Python. What a story says about itself is read from its own named graph
-(``GRAPH ?s``); manifests, claims and publishers are described once, in the shared graphs,
-and read from the union default graph.
+Every count comes from here, over the whole store before any folding (``--top``,
+``--group-stories``, ``--focus``): a manifest's count is the number of distinct stories
+citing it (``hc:citesManifest``), a publisher's (its *reach*) the number citing any of its
+manifests. Aggregation runs in Oxigraph (``GROUP BY``); what a story says about itself is
+read from its own graph, manifests and publishers from the union default graph.
 """
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -70,21 +63,18 @@ Q_CITES = "SELECT ?s ?m WHERE { GRAPH ?s { ?s hc:citesManifest ?m } }"
 Q_STORY_IRIS = "SELECT ?s WHERE { GRAPH ?s { ?s a hc:Story } }"
 Q_PUBLISHED_BY = "SELECT ?s ?o WHERE { ?s dcterms:publisher ?o . ?s a hc:Manifest }"
 
-_MANIFEST_BODY = """
+#: The manifests one story lists or cites (its own graph), described from the shared graph.
+Q_STORY_MANIFESTS = """
+SELECT DISTINCT ?s ?m ?id ?title ?pub ?pubname ?doc ?url ?issued WHERE {
+  GRAPH ?s { { ?s hc:listsManifest ?m } UNION { ?s hc:citesManifest ?m } }
   ?m a hc:Manifest .
   OPTIONAL { ?m dcterms:identifier ?id }
   OPTIONAL { ?m dcterms:title ?title }
   OPTIONAL { ?m dcterms:publisher ?pub OPTIONAL { ?pub schema:name ?pubname } }
   OPTIONAL { ?m prov:hadPrimarySource ?doc
              OPTIONAL { ?doc schema:url ?url } OPTIONAL { ?doc dcterms:issued ?issued } }
+}
 """
-#: The manifests one story lists or cites (its own graph), described from the shared graph.
-Q_STORY_MANIFESTS = (
-    "SELECT DISTINCT ?s ?m ?id ?title ?pub ?pubname ?doc ?url ?issued WHERE {"
-    " GRAPH ?s { { ?s hc:listsManifest ?m } UNION { ?s hc:citesManifest ?m } }"
-    + _MANIFEST_BODY
-    + "}"
-)
 Q_STORY_PARTS = """
 SELECT ?s ?part ?type ?parent ?pos ?name ?text WHERE { GRAPH ?s {
   ?part dcterms:isPartOf ?parent ; a ?type .
@@ -131,12 +121,22 @@ def short(text: str, limit: int = LABEL) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def index_of(items: Iterable[str]) -> dict[str, int]:
+    """Each item → its position (the index a page's rows refer to it by)."""
+    return {item: k for k, item in enumerate(items)}
+
+
+def part_order(iri: str) -> tuple[int, ...]:
+    """``…#s2-p10`` → (0, 2, 10); key facts ``…#kf3`` → (1, 3): document order."""
+    frag = iri.rsplit("#", 1)[-1]
+    return (1 if frag.startswith("kf") else 0, *map(int, re.findall(r"\d+", frag)))
+
+
 def day(text: str) -> str:
     """``YYYY-MM-DD`` from an ``xsd:date`` or ``xsd:dateTime`` lexical form."""
     return text[:10]
 
 
-# --- records ---------------------------------------------------------------------------------
 @dataclass
 class StoryRec:
     """A story: IRI (its canonical URL), id, headline, date and newsroom ("" if none)."""
@@ -232,7 +232,6 @@ class ReuseData:
         return out
 
 
-# --- loaders ---------------------------------------------------------------------------------
 def _pairs(store: Store, predicate: str) -> dict[str, str]:
     """Subject → object (smallest) for one predicate over the union of all graphs.
 
@@ -240,10 +239,6 @@ def _pairs(store: Store, predicate: str) -> dict[str, str]:
     keeps the cost linear (an ORDER BY in Oxigraph cost seconds).
     """
     return _smallest(store.query(f"SELECT ?s ?o WHERE {{ ?s {predicate} ?o }}"))
-
-
-def _typed(store: Store, cls: str) -> list[str]:
-    return [sol["x"].value for sol in store.query(f"SELECT ?x WHERE {{ ?x a {cls} }}")]
 
 
 def _typed_pairs(store: Store, cls: str, predicate: str) -> dict[str, str]:
@@ -284,15 +279,27 @@ def load_reuse(store: Store, *, claims: bool = True, include_withdrawn: bool = F
     """Stories, manifests, publishers and weighted story → manifest edges, by aggregation.
 
     Withdrawn stories are left out unless ``include_withdrawn``. ``claims=False`` skips the
-    per-(story, manifest) count of distinct claims (the edge widths), the costliest query:
-    the overview draws no story → manifest edges.
+    per-(story, manifest) count of distinct claims (the edge widths), the costliest query.
     """
     data = ReuseData()
     ident = _pairs(store, "dcterms:identifier")
+    _load_stories(store, data, ident, _story_iris(store, include_withdrawn))
+    _load_manifests(store, data, ident)
+    load_publishers(store, data)
+    for sol in store.query(Q_CITES):
+        data.cites[(sol["s"].value, sol["m"].value)] = 0
+    for sol in store.query(Q_CLAIMS) if claims else ():
+        data.cites[(sol["s"].value, sol["m"].value)] = int(sol["n"].value)
+    data.cites = {k: v for k, v in data.cites.items() if k[0] in data.stories}
+    _load_marks(store, data)
+    return data
+
+
+def _load_stories(store: Store, data: ReuseData, ident: dict[str, str], iris: list[str]) -> None:
+    """The records of the stories ``iris``."""
     headline = _pairs(store, "schema:headline")
     date = _pairs(store, "schema:datePublished")
     room_of = _pairs(store, "hc:newsroom")
-    iris = _story_iris(store, include_withdrawn)
     # The slug labels only a story without a headline: skip its scan when none lacks one.
     slug = _pairs(store, "hc:slug") if any(i not in headline for i in iris) else {}
     for iri in iris:
@@ -302,22 +309,25 @@ def load_reuse(store: Store, *, claims: bool = True, include_withdrawn: bool = F
             iri, ident.get(iri, ""), title, short(title or slug.get(iri, "") or iri),
             day(date.get(iri, "")), ident.get(room, room),
         )  # fmt: skip
+
+
+def _load_manifests(store: Store, data: ReuseData, ident: dict[str, str]) -> None:
+    """Every manifest's record, with its source document's URL and date."""
     titles = _pairs(store, "dcterms:title")
     source = _pairs(store, "prov:hadPrimarySource")
     url = _typed_pairs(store, "hc:SourceDocument", "schema:url")
     issued = _pairs(store, "dcterms:issued")
-    for iri in _typed(store, "hc:Manifest"):
+    for sol in store.query("SELECT ?x WHERE { ?x a hc:Manifest }"):
+        iri = sol["x"].value
         doc = source.get(iri, "")
         data.manifests[iri] = ManifestRec(
             iri, ident.get(iri, ""), titles.get(iri, ""), day(issued.get(doc, "")),
             url.get(doc, ""), doc,
         )  # fmt: skip
-    load_publishers(store, data)
-    for sol in store.query(Q_CITES):
-        data.cites[(sol["s"].value, sol["m"].value)] = 0
-    for sol in store.query(Q_CLAIMS) if claims else ():
-        data.cites[(sol["s"].value, sol["m"].value)] = int(sol["n"].value)
-    data.cites = {k: v for k, v in data.cites.items() if k[0] in data.stories}
+
+
+def _load_marks(store: Store, data: ReuseData) -> None:
+    """Each story's uncited paragraphs and key facts, and its unsupported (part, claim) pairs."""
     cited = {sol["s"].value: int(sol["n"].value) for sol in store.query(Q_CITED_PARTS)}
     for sol in store.query(Q_PARTS):
         s = sol["s"].value
@@ -328,7 +338,6 @@ def load_reuse(store: Store, *, claims: bool = True, include_withdrawn: bool = F
         story = unquote(sol["g"].value[len(SUPPORT_GRAPHS) :])
         if story in data.stories:
             data.unsupported[story] = int(sol["n"].value)
-    return data
 
 
 def load_citations(store: Store, *, include_withdrawn: bool = False) -> Citations:

@@ -1,12 +1,7 @@
 """The filter facets of a map: the publishers each node draws on, the newsrooms it belongs to.
 
-One algorithm per kind of view, because each view's graph has its own shape:
-
-- reuse / publisher: stories point to manifests, manifests to publishers (two hops);
-- story: a provenance trail, where a node leads to the publishers downstream of it;
-- all: a node belongs to every story graph that mentions it.
-
-Facets never change counts: those come from :mod:`hcgraph.viz.data`.
+One algorithm per shape of graph (reuse: two hops story → manifest → publisher; a story's
+trail: the publishers downstream of each node). Facets never change counts.
 """
 
 from __future__ import annotations

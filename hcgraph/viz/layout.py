@@ -1,30 +1,12 @@
 """Node positions computed ahead of time, so the browser never runs live physics.
 
-pyvis's default path turns vis-network's physics on and lets the browser settle the graph;
-past ~1,500 nodes that takes minutes (pyvis #204, #160). hcgraph places every node in
-Python instead and switches physics off: the page is stable on its first frame and nodes
-stay draggable.
+Live physics takes minutes past ~1,500 nodes (pyvis #204, #160); a page laid out here is
+stable on its first frame, its nodes still draggable.
 
-- ``reuse``: an *anchored* layout in O(nodes + edges). Publishers sit on a
-  ring, each with its manifests in a sunflower spiral around it (most-cited nearest the
-  centre); every story sits at the weighted centre of the manifests it cites, spread in its
-  own small spiral when several land on one spot. Stories that draw on several publishers
-  therefore sit between their clusters, which is exactly what a reuse map should show.
-- ``reuse`` past :data:`COMMUNITY_NODES` nodes: the same, with Louvain communities (seeded)
-  in place of publishers: each community's sources and publishers in one spiral, the
-  communities on the ring, stories at the weighted centre of what they cite; so the map's
-  default colouring (by community) shows as regions.
-- ``publisher``: the focus publisher in the centre, its manifests on a ring around it
-  (most-cited first), the citing stories (or story groups) grouped by the set of its
-  manifests they cite: a group citing one sits just outside it, a group citing several
-  inside the ring between them; each group a small spiral, by newsroom, then date.
-- ``story``: a layered (left → right) provenance trail: story, sections, paragraphs and key
-  facts, claims, manifests, source documents, publishers; each column ordered by the mean
-  position of its parents so edges cross little.
-- any other graph (no such ``view``): :func:`cluster_layout`, its Louvain communities
-  (seeded) as spirals on a ring, each community's best-connected nodes in its middle.
-
-All layouts are deterministic: same graph, same positions.
+One layout per view (:data:`LAYOUTS`), each deterministic (same graph, same positions):
+``reuse`` is anchored on publishers (on communities past :data:`COMMUNITY_NODES` nodes),
+``publisher`` rings the focus's manifests, ``story`` lays the provenance trail out in
+columns; any other graph gets :func:`cluster_layout`.
 """
 
 from __future__ import annotations
@@ -35,6 +17,8 @@ from collections import defaultdict
 from collections.abc import Callable
 
 import networkx as nx
+
+from .data import part_order
 
 __all__ = [
     "COMMUNITY_NODES",
@@ -52,29 +36,35 @@ _SPACING = 42.0  # pixels between neighbouring nodes in a spiral
 
 
 def _spiral(k: int, spacing: float = _SPACING) -> tuple[float, float]:
-    """Position ``k`` (0-based) of a sunflower spiral centred on the origin."""
-    if k == 0:
-        return 0.0, 0.0
+    """Position ``k`` (0-based) of a sunflower spiral around the origin."""
     r = spacing * math.sqrt(k + 0.5)
     return r * math.cos(k * _GOLDEN), r * math.sin(k * _GOLDEN)
 
 
+def _node_map(graph: nx.DiGraph, key: str, default: int = 1) -> dict[str, int]:
+    """Node → attribute ``key`` as a number (``default`` when absent)."""
+    return {n: a.get(key, default) for n, a in graph.nodes(data=True)}
+
+
 def anchored_layout(graph: nx.DiGraph) -> Positions:
-    """Publishers on a ring with their manifests around them; stories at their sources."""
-    types = {n: a["type"] for n, a in graph.nodes(data=True)}
-    stories_of = {n: a.get("stories", 1) for n, a in graph.nodes(data=True)}
-    clusters: dict[str, list[str]] = defaultdict(list)  # publisher (or "") → manifests
-    for n, kind in types.items():
-        if kind == "Manifest":
-            pubs = sorted(p for p in graph.successors(n) if types[p] == "Publisher")
-            clusters[pubs[0] if pubs else ""].append(n)
-    for n, kind in types.items():
-        if kind == "Publisher" and n not in clusters:
-            clusters[n] = []
+    """Publishers on a ring, each with its manifests in a spiral around it (most-cited
+    nearest); every story at the weighted centre of what it cites."""
+    stories_of = _node_map(graph, "stories")
+    clusters = _publisher_clusters(graph)
     order = sorted(clusters, key=lambda p: (-sum(stories_of[m] for m in clusters[p]), p))
     pos = _ring([sorted(clusters[p], key=lambda m: (-stories_of[m], m)) for p in order], order)
-    _place_citers(graph, pos, types)
+    _place_citers(graph, pos)
     return pos
+
+
+def _publisher_clusters(graph: nx.DiGraph) -> dict[str, list[str]]:
+    """Publisher (``""``: none) → the manifests it published (first publisher by IRI)."""
+    types = {n: a["type"] for n, a in graph.nodes(data=True)}
+    clusters: dict[str, list[str]] = {n: [] for n, kind in types.items() if kind == "Publisher"}
+    for n in (n for n, kind in types.items() if kind == "Manifest"):
+        pubs = sorted(p for p in graph.successors(n) if types[p] == "Publisher")
+        clusters.setdefault(pubs[0] if pubs else "", []).append(n)
+    return clusters
 
 
 #: Reuse maps of more nodes than this are laid out by community (the WebGL maps).
@@ -85,11 +75,8 @@ _COMMUNITIES: weakref.WeakKeyDictionary[nx.DiGraph, tuple[int, int, list[list[st
 
 
 def communities(graph: nx.DiGraph) -> list[list[str]]:
-    """Louvain communities (networkx, seed 7) of the map's undirected graph, biggest first.
-
-    Deterministic: same graph, same communities, in the same order (ties by first member).
-    Computed once per graph object (layout and page share it) while its size is unchanged.
-    """
+    """Louvain communities (networkx, seed 7) of the map's undirected graph, biggest first
+    (ties by first member); computed once per graph object while its size is unchanged."""
     cached = _COMMUNITIES.get(graph)
     if cached and cached[:2] == (graph.number_of_nodes(), graph.number_of_edges()):
         return cached[2]
@@ -119,16 +106,13 @@ def community_layout(graph: nx.DiGraph) -> Positions:
     if not clusters:
         return anchored_layout(graph)
     pos = _ring(clusters)
-    _place_citers(graph, pos, types)
+    _place_citers(graph, pos)
     return pos
 
 
 def cluster_layout(graph: nx.DiGraph) -> Positions:
-    """Any other graph: its communities on a ring, each a spiral with its hubs in the middle.
-
-    Pure Python: no numpy or scipy (networkx's spring layout needs both, and changes
-    algorithm at 500 nodes), 11-50 times faster than it at 200-3,000 nodes.
-    """
+    """Any other graph: its communities on a ring, each a spiral with its hubs in the middle
+    (pure Python: networkx's spring layout needs numpy and scipy)."""
     degree = dict(graph.degree())
     groups = communities(graph) or [sorted(graph)]
     return _ring([sorted(c, key=lambda n: (-degree[n], n)) for c in groups if c])
@@ -152,10 +136,15 @@ def _ring(clusters: list[list[str]], hubs: list[str] | None = None) -> Positions
         if hub:
             pos[hub] = (cx, cy)
         # A hub's members start a few turns out: it and its biggest ones do not overlap.
-        for k, n in enumerate(members, start=3 if hub else 0):
-            dx, dy = _spiral(k)
-            pos[n] = (cx + dx, cy + dy)
+        _sunflower(pos, members, cx, cy, start=3 if hub else 0)
     return pos
+
+
+def _sunflower(pos: Positions, members: list[str], cx: float, cy: float, start: int) -> None:
+    """Place ``members`` on a spiral around (cx, cy) from position ``start`` (0: the centre)."""
+    for k, n in enumerate(members, start=start):
+        dx, dy = _spiral(k) if k else (0.0, 0.0)
+        pos[n] = (cx + dx, cy + dy)
 
 
 def _reuse_layout(graph: nx.DiGraph) -> Positions:
@@ -165,7 +154,7 @@ def _reuse_layout(graph: nx.DiGraph) -> Positions:
     return anchored_layout(graph)
 
 
-def _place_citers(graph: nx.DiGraph, pos: Positions, types: dict[str, str]) -> None:
+def _place_citers(graph: nx.DiGraph, pos: Positions) -> None:
     """Put every unplaced node at the weighted centre of what it points to, spread out."""
     crowd: dict[tuple[int, int], int] = defaultdict(int)
     cell = _SPACING * 0.75
@@ -181,9 +170,8 @@ def _place_citers(graph: nx.DiGraph, pos: Positions, types: dict[str, str]) -> N
         # Several stories citing the same manifests would land on one point: give each a
         # place on a small spiral around it, nudged off the manifest itself.
         key = (round(x / cell), round(y / cell))
-        k = crowd[key] + 1
-        crowd[key] = k
-        dx, dy = _spiral(k, _SPACING * 0.6)
+        crowd[key] += 1
+        dx, dy = _spiral(crowd[key], _SPACING * 0.6)
         pos[n] = (x + dx, y + dy)
 
 
@@ -215,8 +203,8 @@ def layered_layout(
             parents = [row[p] for p in graph.predecessors(n) if p in row]
             return (sum(parents) / len(parents) if parents else 0.0, n)
 
-        # Story parts keep document order (their IRIs sort s1-p1, s1-p2, …, kf1, …).
-        members.sort(key=(lambda n: (_part_order(n), n)) if col in (1, 2) else key)
+        # Story parts keep document order (s1-p1, s1-p2, …, kf1, …).
+        members.sort(key=(lambda n: (part_order(n), n)) if col in (1, 2) else key)
         height = (len(members) - 1) * row_gap
         for i, n in enumerate(members):
             row[n] = float(i)
@@ -224,48 +212,23 @@ def layered_layout(
     return pos
 
 
-def _part_order(iri: str) -> tuple[int, ...]:
-    """``…#s2-p10`` → (0, 2, 10); key facts ``…#kf3`` → (1, 3): document order."""
-    frag = iri.rsplit("#", 1)[-1]
-    digits = [int(x) for x in "".join(c if c.isdigit() else " " for c in frag).split()]
-    return (1 if frag.startswith("kf") else 0, *digits)
-
-
 def publisher_layout(graph: nx.DiGraph) -> Positions:
     """The focus publisher in the centre, its manifests on a ring, the citing stories grouped.
 
     Stories (or story groups) citing the same set of the publisher's manifests form one
-    group, drawn as a small sunflower: a group citing one manifest sits just outside it
-    (biggest groups first, so the ring reads as "who is cited by how many"); a group citing
-    several sits inside the ring at the circular mean of their angles, nearer the centre the
-    more it cites. One ring of stories per manifest order was a solid disc at 1k+ stories.
+    small sunflower: a group citing one manifest sits just outside it (biggest groups
+    first); a group citing several sits inside the ring at the circular mean of their
+    angles, nearer the centre the more it cites.
     """
     focus = graph.graph.get("focus")
-    kinds: dict[str, list[str]] = defaultdict(list)
-    for n, attrs in graph.nodes(data=True):
-        kinds[attrs["type"]].append(n)
-    pos: Positions = {}
-    if focus in graph:
-        pos[focus] = (0.0, 0.0)
-    stories_of = {n: a.get("stories", 0) or 0 for n, a in graph.nodes(data=True)}
-    manifests = sorted(kinds["Manifest"], key=lambda m: (-stories_of[m], m))
-    angle_of: dict[str, float] = {}
-    citing: dict[tuple[str, ...], list[str]] = defaultdict(list)
-    ring = set(manifests)
-    for n in graph:
-        if n not in ring and n not in pos:
-            citing[tuple(sorted(m for m in graph.successors(n) if m in ring))].append(n)
-    # A manifest's arc is as wide as its single-manifest group needs.
-    alone = {m: len(citing.get((m,), ())) for m in manifests}
-    widths = [max(1.0, math.sqrt(alone[m])) for m in manifests]
-    total = sum(widths) or 1.0
-    inner = max(4 * _SPACING, total * _SPACING * 1.4 / (2 * math.pi))
-    at = 0.0
-    for m, w in zip(manifests, widths, strict=True):
-        angle = 2 * math.pi * (at + w / 2) / total
-        at += w
-        angle_of[m] = angle
-        pos[m] = (inner * math.cos(angle), inner * math.sin(angle))
+    pos: Positions = {focus: (0.0, 0.0)} if focus in graph else {}
+    stories_of = _node_map(graph, "stories", 0)
+    manifests = sorted(
+        (n for n, a in graph.nodes(data=True) if a["type"] == "Manifest"),
+        key=lambda m: (-(stories_of[m] or 0), m),
+    )
+    citing = _citing_groups(graph, set(manifests), set(pos))
+    angle_of, inner = _manifest_ring(manifests, citing, pos)
 
     def room(n: str) -> tuple[str, str, str]:
         a = graph.nodes[n]
@@ -273,26 +236,52 @@ def publisher_layout(graph: nx.DiGraph) -> Positions:
 
     step = _SPACING * 0.7
     for cited, members in sorted(citing.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-        members.sort(key=room)
-        if cited:
-            cx = sum(math.cos(angle_of[m]) for m in cited)
-            cy = sum(math.sin(angle_of[m]) for m in cited)
-            angle = math.atan2(cy, cx)
-        else:
-            angle = 0.0
-        spread = step * math.sqrt(len(members))
-        if len(cited) == 1:
-            r = inner + 2 * _SPACING + spread
-        elif cited:
-            r = inner * max(0.25, 0.85 - 0.15 * (len(cited) - 2))
-        else:
-            r = inner + 4 * _SPACING
-        ax, ay = r * math.cos(angle), r * math.sin(angle)
-        for k, n in enumerate(members):
-            d = step * math.sqrt(k + 0.5)
-            t = k * _GOLDEN
-            pos[n] = (ax + d * math.cos(t), ay + d * math.sin(t))
+        ax, ay = _group_centre([angle_of[m] for m in cited], inner, step * math.sqrt(len(members)))
+        for k, n in enumerate(sorted(members, key=room)):
+            dx, dy = _spiral(k, step)
+            pos[n] = (ax + dx, ay + dy)
     return pos
+
+
+def _citing_groups(
+    graph: nx.DiGraph, ring: set[str], placed: set[str]
+) -> dict[tuple[str, ...], list[str]]:
+    """The nodes off the ``ring`` and not ``placed``, grouped by the ring nodes they cite."""
+    citing: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    for n in graph:
+        if n not in ring and n not in placed:
+            citing[tuple(sorted(m for m in graph.successors(n) if m in ring))].append(n)
+    return citing
+
+
+def _manifest_ring(
+    manifests: list[str], citing: dict[tuple[str, ...], list[str]], pos: Positions
+) -> tuple[dict[str, float], float]:
+    """Place ``manifests`` on a ring, each arc as wide as its single-manifest group needs;
+    returns each one's angle and the ring's radius."""
+    widths = [max(1.0, math.sqrt(len(citing.get((m,), ())))) for m in manifests]
+    total = sum(widths) or 1.0
+    inner = max(4 * _SPACING, total * _SPACING * 1.4 / (2 * math.pi))
+    angle_of: dict[str, float] = {}
+    at = 0.0
+    for m, w in zip(manifests, widths, strict=True):
+        angle_of[m] = 2 * math.pi * (at + w / 2) / total
+        at += w
+        pos[m] = (inner * math.cos(angle_of[m]), inner * math.sin(angle_of[m]))
+    return angle_of, inner
+
+
+def _group_centre(angles: list[float], inner: float, spread: float) -> tuple[float, float]:
+    """Where a group citing manifests at ``angles`` sits: outside its one manifest, inside
+    the ring between several (nearer the centre the more), or beyond the ring for none."""
+    if not angles:
+        return inner + 4 * _SPACING, 0.0
+    angle = math.atan2(sum(map(math.sin, angles)), sum(map(math.cos, angles)))
+    if len(angles) == 1:
+        r = inner + 2 * _SPACING + spread
+    else:
+        r = inner * max(0.25, 0.85 - 0.15 * (len(angles) - 2))
+    return r * math.cos(angle), r * math.sin(angle)
 
 
 #: View name → layout function.

@@ -1,26 +1,16 @@
 """Citation maps in notebooks: a pyvis ``Network`` that works offline, and hcgraph's own map.
 
-- :func:`to_pyvis` gives a view as a ``pyvis.network.Network`` for users who want pyvis's API
-  (restyle with ``net.set_options`` / ``net.toggle_physics``, then ``net.write_html``,
-  ``net.show`` or ``net.generate_html()``): the same nodes, edges, plain-text titles,
-  palette, sizes and precomputed positions (physics off). Its pages work offline: pyvis's
-  own template loads vis-network from a CDN with ``cdn_resources="local"`` (the default: a
-  blank page without the network) and Bootstrap from a CDN in every mode, so the network
-  returned renders with hcgraph's template instead (:data:`PYVIS_TEMPLATE`): the vendored
-  vis-network inlined, no other resource, a Content-Security-Policy allowing exactly its
-  inline scripts. Displayed as a notebook cell's value it shows itself inline.
-- :func:`show_map` returns hcgraph's own map (what ``hcgraph viz`` writes: ranking panel,
-  search, filters, provenance) as an object a notebook displays inline, in a sandboxed
-  ``<iframe srcdoc>``; it needs no IPython (the object has ``_repr_html_``).
-
-pyvis is an optional extra (``pip install hcgraph[pyvis]``); nothing else in hcgraph needs
-it. pyvis's ``add_node`` scans a list of node ids, so a map of many thousands of nodes
-takes a while to build: draw big maps with :func:`hcgraph.viz.draw_map` or :func:`show_map`.
+:func:`to_pyvis` gives a view as a ``pyvis.network.Network`` (same nodes, palette, sizes,
+positions; physics off) that renders with :data:`PYVIS_TEMPLATE`, so its pages need no
+network; :func:`show_map` gives hcgraph's own map page, shown inline in a sandboxed
+``<iframe srcdoc>``. Both are described in docs/maps.md. pyvis is an optional extra
+(``pip install hcgraph[pyvis]``).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from functools import cache
 from html import escape
 from pathlib import Path
@@ -33,7 +23,7 @@ from .._io import write_atomic
 from ..errors import VizError
 from ..store import Store
 from .layout import compute_layout
-from .render import _vis_js, render_map, script_hashes, visible_bidi
+from .render import _vis_js, render_map, script_hashes, script_safe, visible_bidi
 from .style import COUNTED, node_size, styles_for
 from .views import citation_graph
 
@@ -42,12 +32,9 @@ if TYPE_CHECKING:
 
 __all__ = ["PYVIS_TEMPLATE", "MapDisplay", "node_title", "show_map", "to_pyvis"]
 
-#: The Jinja template the network from :func:`to_pyvis` renders with: pyvis's template
-#: variables (``nodes``, ``edges``, ``options``, ``heading``, ``height``, ``width``,
-#: ``bgcolor``, ``conf``, ``neighborhood_highlight``, ``select_menu``, ``filter_menu``), with
-#: every resource inline. Left out of pyvis's: the CDN links, Bootstrap (styling only), the
-#: ``innerHTML`` link popup (titles stay plain text) and the DOT-string mode. The page is
-#: ``viz/pyvis.html``, beside the map templates.
+#: The Jinja template (``viz/pyvis.html``) the network from :func:`to_pyvis` renders with:
+#: pyvis's template variables, every resource inline; no CDN links, no Bootstrap, no
+#: ``innerHTML`` popup (titles stay plain text), no DOT-string mode.
 PYVIS_TEMPLATE = (Path(__file__).parent / "pyvis.html").read_text(encoding="utf-8")
 
 _CSP_SLOT = "__HCGRAPH_CSP__"
@@ -55,9 +42,7 @@ _CSP_SLOT = "__HCGRAPH_CSP__"
 
 def _script_json(value: Any) -> Markup:
     """pyvis's options JSON made safe inside ``<script>`` (``<``, ``>``, ``&`` escaped)."""
-    text = value if isinstance(value, str) else json.dumps(value)
-    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    return Markup(text)  # escaped for a <script> element just above
+    return Markup(script_safe(value if isinstance(value, str) else json.dumps(value)))
 
 
 def _with_csp(html: str) -> str:
@@ -122,19 +107,14 @@ def _network_class() -> type[Network]:
     return OfflineNetwork
 
 
+@dataclass
 class MapDisplay:
-    """hcgraph's own map, for a notebook: shows itself inline (``_repr_html_``), or
-    :meth:`save` writes the same page as ``hcgraph viz`` would.
+    """hcgraph's own map page (``html``) for a notebook: shows itself inline in a frame
+    ``height`` high (``_repr_html_``), or :meth:`save` writes it as ``hcgraph viz`` would."""
 
-    Attributes:
-        html: the whole self-contained map page.
-        height: the CSS height of the inline frame.
-    """
-
-    def __init__(self, html: str, height: str = "720px", title: str = "citation map") -> None:
-        self.html = html
-        self.height = height
-        self.title = title
+    html: str
+    height: str = "720px"
+    title: str = "citation map"
 
     def _repr_html_(self) -> str:
         return _iframe(self.html, self.height, self.title)
@@ -154,21 +134,24 @@ def show_map(
     height: str = "720px",
     **options: Any,
 ) -> MapDisplay:
-    """hcgraph's own map of a view, displayable inline in a notebook.
-
-    ``show_map(store, "story", focus="agentic-rl-production")`` as a cell's last line draws
-    the map under the cell (a sandboxed ``<iframe srcdoc>`` holding the whole page: offline,
-    ~0.7 MB, stored in the notebook file). Arguments as for :func:`to_pyvis`.
+    """hcgraph's own map of a view, displayable inline in a notebook (a sandboxed
+    ``<iframe srcdoc>`` holding the whole page). Arguments as for :func:`to_pyvis`.
 
     Raises:
         VizError: ``citation_graph`` refused (unknown view, unresolvable focus).
     """
-    if isinstance(graph_or_store, nx.DiGraph):
-        graph = graph_or_store
-    else:
-        graph = citation_graph(graph_or_store, view, focus, **options)
+    graph = _projection(graph_or_store, view, focus, options)
     title = str(graph.graph.get("title") or "citation map")
     return MapDisplay(render_map(graph), height=height, title=title)
+
+
+def _projection(
+    graph_or_store: nx.DiGraph | Store, view: str, focus: str | None, options: dict[str, Any]
+) -> nx.DiGraph:
+    """The graph given, or the ``view`` of the store given."""
+    if isinstance(graph_or_store, nx.DiGraph):
+        return graph_or_store
+    return citation_graph(graph_or_store, view, focus, **options)
 
 
 def node_title(attrs: dict[str, Any]) -> str:
@@ -206,10 +189,7 @@ def to_pyvis(
         VizError: pyvis is not installed, or ``citation_graph`` refused.
     """
     network = _network_class()
-    if isinstance(graph_or_store, nx.DiGraph):
-        graph = graph_or_store
-    else:
-        graph = citation_graph(graph_or_store, view, focus, **options)
+    graph = _projection(graph_or_store, view, focus, options)
     positions = compute_layout(graph)
     styles = styles_for(sorted({a["type"] for _n, a in graph.nodes(data=True)}))
     counts = [int(a.get("stories", 0) or 0) for _n, a in graph.nodes(data=True)

@@ -1,22 +1,10 @@
 """Turn a citation-graph projection into one self-contained, safe HTML file.
 
-The vis-network node and edge objects are built here as plain dicts (pyvis's own HTML
-template loads Bootstrap, tom-select and vis-network from CDNs even with
-``cdn_resources="in_line"``, pyvis #228, #229); hcgraph renders with its own Jinja template
-(``template.html``). For pyvis's own API in a notebook, see :func:`~hcgraph.viz.notebook.to_pyvis`.
-
-- **Self-contained**: the vendored vis-network bundle (``static/``) and hcgraph's own small
-  script are inlined; a Content-Security-Policy meta (``default-src 'none'``) forbids every
-  network load, so the page works from ``file://`` and *cannot* fetch anything.
-- **Safe**: the graph goes in as JSON inside ``<script type="application/json">`` with
-  ``<``, ``>``, ``&`` and U+2028/U+2029 escaped as ``\\uXXXX``, read with ``JSON.parse``;
-  the page script writes untrusted text only through ``textContent`` and vis-network's
-  plain-text tooltips; labels are drawn on a canvas. Jinja autoescapes everything else.
-  The CSP allows only the page's own inline scripts, by SHA-256 hash computed at render
-  time (no ``'unsafe-inline'``). Bidi controls in untrusted text are shown as ``[U+202E]``
-  rather than obeyed, and text in the side panel and tooltips is ``unicode-bidi: isolate``.
-- **Fast**: positions come from :mod:`hcgraph.viz.layout` and physics is off, so the page is
-  stable on its first frame.
+vis-network (canvas) or sigma.js (WebGL) pages from hcgraph's own Jinja templates, with the
+vendored scripts inlined and a Content-Security-Policy that forbids every network load and
+allows only the page's own inline scripts, by hash (docs/security.md). The graph goes in as
+escaped JSON (:func:`safe_json`) read with ``JSON.parse``; untrusted text is written as
+text, bidi controls shown (:func:`visible_bidi`).
 """
 
 from __future__ import annotations
@@ -38,7 +26,7 @@ from jinja2 import Environment, FunctionLoader, select_autoescape
 from .._io import write_atomic
 from .._version import __version__
 from ..errors import OutputError, VizError
-from .data import LABEL, short
+from .data import LABEL, index_of, short
 from .layout import Positions, communities, compute_layout
 from .style import COUNTED, NodeStyle, document_icon, node_size, styles_for
 
@@ -67,8 +55,7 @@ GRAPHOLOGY_SHA256 = "dc337efa23903f61e064c8e7e7f93a429e6855dccfc2458802b4ed30c62
 D3_HIERARCHY_VERSION = "3.1.3"
 D3_HIERARCHY_SHA256 = "971f374ce9fdbec711eb2358003e2bb755bff22ec6852dc5ebd59f987270db64"
 #: ``auto`` draws maps of more than this many nodes with WebGL (sigma.js), smaller ones
-#: with vis-network on a canvas (shapes, arrows); WebGL measured faster at 1,441 nodes
-#: (bench/RESULTS.md).
+#: with vis-network on a canvas (shapes, arrows).
 GL_NODES = 1000
 #: The page renderers: ``auto``, ``webgl`` (sigma.js + graphology), ``canvas`` (vis-network).
 RENDERERS = ("auto", "webgl", "canvas")
@@ -79,24 +66,15 @@ _BIG = 3000
 TOP_N = 10
 
 
-_JSON_ESCAPES = {
-    "<": "\\u003c",
-    ">": "\\u003e",
-    "&": "\\u0026",
-    "\u2028": "\\u2028",
-    "\u2029": "\\u2029",
-}
-_JSON_ESCAPE_RE = re.compile("[<>&\u2028\u2029]")
-
-
 def safe_json(value: Any) -> str:
-    """JSON that is safe inside an HTML ``<script>`` element: no ``<``, ``>``, ``&``, U+2028/9.
+    """JSON that is safe inside an HTML ``<script>`` element: no ``<``, ``>``, ``&``, U+2028/9;
+    plain ASCII (lone surrogates and control characters escaped too)."""
+    return script_safe(json.dumps(value, ensure_ascii=True, separators=(",", ":")))
 
-    ``ensure_ascii`` also keeps lone surrogates and control characters from hostile text
-    as ``\\uXXXX`` escapes, so the output is plain ASCII.
-    """
-    text = json.dumps(value, ensure_ascii=True, separators=(",", ":"), sort_keys=False)
-    return _JSON_ESCAPE_RE.sub(lambda m: _JSON_ESCAPES[m.group(0)], text)
+
+def script_safe(text: str) -> str:
+    """JSON text with ``<``, ``>`` and ``&`` escaped as ``\\uXXXX``, for a ``<script>``."""
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 @cache
@@ -124,11 +102,8 @@ def _load(name: str) -> str:
 
 @cache
 def _env() -> Environment:
-    """One environment for both pages: they import their shared parts (``_map_common.html``).
-
-    The loader reads through :mod:`importlib.resources`, so an installed (even zipped)
-    package works; every value autoescapes, the shared macros' text included as written.
-    """
+    """One autoescaping environment for every page, reading templates (and their shared
+    ``_map_common.html``) through :mod:`importlib.resources`, so a zipped package works."""
     return Environment(
         loader=FunctionLoader(_load),
         autoescape=select_autoescape(default=True),
@@ -249,11 +224,8 @@ def _facets(graph: nx.DiGraph) -> tuple[list[str], list[str], list[str]]:
 
 
 def _always_labelled(graph: nx.DiGraph, ranking: dict[str, list[dict[str, Any]]]) -> list[str]:
-    """The nodes whose labels are placed first: the focus, then the ranking's rows.
-
-    Placed in rank order, sources and publishers interleaved (#1 source, #1 publisher, #2
-    …): placing every source first left the top publishers no free place.
-    """
+    """The nodes whose labels are placed first: the focus, then the ranking's rows in rank
+    order, sources and publishers interleaved (so the top publishers find a free place)."""
     src, pub = ranking["sources"], ranking["publishers"]
     always = [
         r["id"] for k in range(max(len(src), len(pub))) for r in src[k : k + 1] + pub[k : k + 1]
@@ -271,18 +243,13 @@ def _node_rows(
     publishers: list[str],
     newsrooms: list[str],
 ) -> list[dict[str, Any]]:
-    """One row a node, in node order; extra keys travel in the vis DataSet.
-
-    The page script builds the plain-text tooltip (``title``) and the details panel from
-    them. Sizes show counts where the counted nodes are the map's subject; the story trail
-    is laid out in rows and lists the counts in tooltips and the panel instead.
-    """
+    """One row a node, in node order; the page script builds the plain-text tooltip and
+    the details panel from the extra keys. Sizes show counts, but in the story trail."""
     counted = [a for _n, a in graph.nodes(data=True) if a["type"] in COUNTED]
     max_count = max((int(a.get("stories", 0) or 0) for a in counted), default=0)
     if graph.graph.get("view") == "story":
         max_count = 0
-    pub_ix = {p: i for i, p in enumerate(publishers)}
-    room_ix = {r: i for i, r in enumerate(newsrooms)}
+    pub_ix, room_ix = index_of(publishers), index_of(newsrooms)
     return [
         _node_row(n, graph.nodes[n], styles[graph.nodes[n]["type"]], positions, max_count,
                   pub_ix, room_ix)
@@ -318,7 +285,7 @@ def _node_row(
         r=[room_ix[r] for r in a.get("newsrooms", ())],
         **({"g": int(a["uncited"])} if a.get("uncited") else {}),
         **({"v": int(a["unsupported"])} if a.get("unsupported") else {}),
-    )  # fmt: skip
+    )
 
 
 _EDGE_KEYS = (("claims", "c"), ("stories", "n"), ("citations", "k"))
@@ -346,10 +313,8 @@ def _drill_payload(drill: dict[str, Any]) -> dict[str, Any]:
 
 
 def _ranking(graph: nx.DiGraph) -> dict[str, list[dict[str, Any]]]:
-    """The top :data:`TOP_N` manifests and publishers by distinct citing stories.
-
-    Ties break by label then IRI, so the panel's order is deterministic.
-    """
+    """The top :data:`TOP_N` manifests and publishers by distinct citing stories (ties by
+    label, then IRI)."""
 
     def top(kind: str) -> list[dict[str, Any]]:
         rows = [(n, a) for n, a in graph.nodes(data=True) if a["type"] == kind]
@@ -426,15 +391,12 @@ def render_page(name: str, payload: dict[str, Any], **scripts: str) -> str:
 
 def _page_view(view: str) -> Callable[[nx.DiGraph], str] | None:
     """The page writer of a view drawn by its own page (``sources``, ``time``), or None."""
-    if view == "sources":
-        from .sources import render_sources
+    if view not in ("sources", "time"):
+        return None
+    from .sources import render_sources
+    from .timeline import render_time
 
-        return render_sources
-    if view == "time":
-        from .timeline import render_time
-
-        return render_time
-    return None
+    return render_sources if view == "sources" else render_time
 
 
 #: The WebGL page's node columns (``_node_row`` keys; ``group`` as an index into the legend).
@@ -442,58 +404,58 @@ _GL_NODE_KEYS = ("id", "label", "group", "x", "y", "t", "d", "i", "u", "s", "p",
 
 
 def gl_payload(graph: nx.DiGraph, payload: dict[str, Any]) -> None:
-    """The WebGL page's payload: clusters, and nodes and edges as columns.
+    """The WebGL page's payload: clusters, and nodes and edges as columns (rows of objects
+    were 14 MB at 10k stories).
 
-    Clusters: ``c`` per node, ``clusters`` named, biggest first. Columns: ``nodes`` is one list
-    per attribute (``group`` an index into ``legend``, ``g`` 0 when nothing is uncited, ``v`` 0
-    when no cited claim is found unsupported), ``edges`` is ``{from, to, width}`` with the
-    endpoints as node indices. At 10k stories rows of objects were 14 MB (each edge naming its
-    two IRIs again); the page parses the columns and makes its node objects in one pass. vis-
-    network's options, shapes and sizes and the edges' relation and counts are dropped (the
-    WebGL page sizes nodes itself and reads neither).
+    Clusters: ``c`` per node, ``clusters`` named, biggest first. ``nodes`` is one list per
+    attribute (``group`` an index into ``legend``, ``g`` and ``v`` 0 where absent),
+    ``edges`` is ``{from, to, width}`` with node indices. vis-network's options, shapes and
+    sizes and the edges' relation and counts are dropped (the WebGL page reads none).
     """
     payload.pop("options", None)
     clusters = communities(graph)
-    index = {n: k for k, members in enumerate(clusters) for n in members}
-    rows = payload["nodes"]
-    types = {row["type"]: k for k, row in enumerate(payload["legend"])}
-    position = {row["id"]: k for k, row in enumerate(rows)}
-    columns: dict[str, list[Any]] = {key: [] for key in _GL_NODE_KEYS}
-    for row in rows:
-        row["c"] = index.get(row["id"], -1)
-        row["group"] = types[row["group"]]
-        row.setdefault("g", 0)
-        row.setdefault("v", 0)
-        for key in _GL_NODE_KEYS:
-            columns[key].append(row[key])
-    payload["nodes"] = columns
+    payload["nodes"] = _gl_columns(payload["nodes"], payload["legend"], clusters)
+    position = index_of(payload["nodes"]["id"])
     edges = payload["edges"]
     payload["edges"] = {
         "from": [position[e["from"]] for e in edges],
         "to": [position[e["to"]] for e in edges],
         "width": [e["width"] for e in edges],
     }
+    payload["clusters"] = [_cluster_name(graph, members) for members in clusters]
+    payload["colour"] = "cluster" if len(clusters) > 1 else "type"
+
+
+def _gl_columns(
+    rows: list[dict[str, Any]], legend: list[dict[str, Any]], clusters: list[list[str]]
+) -> dict[str, list[Any]]:
+    """The node rows as :data:`_GL_NODE_KEYS` columns, with each node's cluster (``c``)."""
+    cluster_of = {n: k for k, members in enumerate(clusters) for n in members}
+    types = index_of(row["type"] for row in legend)
+    columns: dict[str, list[Any]] = {key: [] for key in _GL_NODE_KEYS}
+    for row in rows:
+        row.update(c=cluster_of.get(row["id"], -1), group=types[row["group"]])
+        row.setdefault("g", 0)
+        row.setdefault("v", 0)
+        for key in _GL_NODE_KEYS:
+            columns[key].append(row[key])
+    return columns
+
+
+def _cluster_name(graph: nx.DiGraph, members: list[str]) -> dict[str, Any]:
+    """A cluster as the page names it: its most-cited source or publisher, and its size."""
 
     def weight(n: str) -> tuple[int, str]:
         a = graph.nodes[n]
         return (-1 if a["type"] == "Story" else int(a.get("stories", 0) or 0), n)
 
-    named = []
-    for members in clusters:
-        lead = max(members, key=weight)  # the most-cited source or publisher names it
-        label = visible_label(graph.nodes[lead]["label"] or lead)
-        named.append({"label": label, "size": len(members)})
-    payload["clusters"] = named
-    payload["colour"] = "cluster" if len(clusters) > 1 else "type"
+    lead = max(members, key=weight)
+    return {"label": visible_label(graph.nodes[lead]["label"] or lead), "size": len(members)}
 
 
 def script_hashes(html: str) -> str:
-    """CSP ``script-src`` sources allowing exactly the page's inline scripts, by hash.
-
-    Only ``<script>`` elements without a type run; the data block is
-    ``type="application/json"`` and needs none. Nothing else can run: no
-    ``'unsafe-inline'``, so markup that ever slipped into the page could not execute.
-    """
+    """CSP ``script-src`` sources allowing exactly the page's inline scripts (those without
+    a type: the JSON data block needs none), by hash; no ``'unsafe-inline'``."""
     hashes = []
     for body in _INLINE_SCRIPT.findall(html):
         digest = base64.b64encode(hashlib.sha256(body.encode("utf-8")).digest()).decode()
@@ -506,20 +468,14 @@ _BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
 
 
 def visible_bidi(text: str) -> str:
-    """Untrusted display text with each bidi control shown as ``[U+202E]``, not obeyed.
-
-    A headline with U+202E (right-to-left override) would otherwise draw reversed on the
-    canvas, in tooltips and in the details panel (spoofed text).
-    """
+    """Untrusted display text with each bidi control shown as ``[U+202E]``, not obeyed
+    (a U+202E would draw a headline reversed: spoofed text)."""
     return _BIDI.sub(lambda m: f"[U+{ord(m.group(0)):04X}]", text) if text else text
 
 
 def visible_label(text: str, limit: int = LABEL) -> str:
-    """A label as drawn: bidi controls made visible *first*, then cut to ``limit`` characters.
-
-    Cutting first and expanding after let a heading of 50 bidi controls become a label of
-    some 400 characters (each control is 8 characters once shown as ``[U+202E]``).
-    """
+    """A label as drawn: bidi controls made visible *first* (each becomes 8 characters),
+    then cut to ``limit`` characters."""
     return short(visible_bidi(text), limit) if text else text
 
 

@@ -1,32 +1,33 @@
-"""The ``sources`` view: publisher → source → story as a circle packing (issue 40).
+"""The ``sources`` view: publisher → source → story as a circle packing.
 
-A reader asking "which publishers feed these stories, and through which sources?" gets a
-hierarchy: one circle per publisher holding one circle per source (manifest) it published,
-a source's area proportional to the distinct stories citing it. The page packs the circles
-with the vendored d3-hierarchy (``d3.pack``; 5,000 sources pack in milliseconds in the
-browser, see bench/RESULTS.md) and draws them as SVG. A click on a source lists the stories
-citing it, newest first, each with the text of its citing paragraphs, and packs those
-stories as small circles inside the source.
-
-The graph is the reuse graph (stories → manifests → publishers, counts over the whole
-store) with one more graph attribute, ``passages``: ``{(story, manifest): [(part IRI,
-plain text), …]}``, the paragraphs and key facts of the story citing the manifest. The text
-of the newest :data:`PASSAGE_STORIES` citing stories of each source is kept, each passage cut
-to :data:`PASSAGE_CHARS` characters, up to :data:`PASSAGE_BUDGET` characters in all (sources
-with most citers first); the others are listed with a link to the story.
+The page is described in docs/maps.md. The graph is the reuse graph (counts over the
+whole store) with one more graph attribute, ``passages``: ``{(story, manifest): [(part IRI,
+plain text), …]}``, the story's paragraphs and key facts citing the manifest; kept for the
+newest :data:`PASSAGE_STORIES` citing stories of each source, each cut to
+:data:`PASSAGE_CHARS` characters, up to :data:`PASSAGE_BUDGET` characters in all (sources
+with most citers first).
 """
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from typing import Any
 
 import networkx as nx
 
 from ..store import Store
-from .data import ReuseData, load_reuse, short
+from .data import ReuseData, load_reuse, part_order, short
 from .focus import Focus
+from .render import (
+    D3_HIERARCHY_SHA256,
+    D3_HIERARCHY_VERSION,
+    _http,
+    _vendored,
+    page_meta,
+    render_page,
+    visible_bidi,
+    visible_label,
+)
 
 __all__ = [
     "PASSAGE_BUDGET",
@@ -44,8 +45,7 @@ PASSAGE_CHARS = 480
 #: Passage text in one page, in characters, at most (10k stories: ~60 MB of paragraphs).
 PASSAGE_BUDGET = 3_000_000
 
-#: Per (story, manifest): the story's parts citing it, space-separated (one row per pair:
-#: a quarter of the rows of one per citation, 10k stories: 45k rows, ~4 CPU s).
+#: Per (story, manifest): the story's parts citing it, space-separated (one row per pair).
 Q_PASSAGES = """
 SELECT ?s ?m (GROUP_CONCAT(DISTINCT STR(?part); SEPARATOR=" ") AS ?parts)
 WHERE { GRAPH ?s { ?c cito:hasCitingEntity ?part ; cito:hasCitedEntity ?m } } GROUP BY ?s ?m
@@ -55,12 +55,7 @@ WHERE { GRAPH ?s { ?c cito:hasCitingEntity ?part ; cito:hasCitedEntity ?m } } GR
 Q_PART_TEXTS = "SELECT ?part ?text WHERE { ?part schema:text ?text }"
 NO_PUBLISHER = "(no publisher)"
 
-
-def _part_key(iri: str) -> tuple[int, ...]:
-    """``…#s2-p10`` → (2, 10), key facts (``#kf3``) after the sections: document order."""
-    frag = iri.rsplit("#", 1)[-1]
-    nums = tuple(int(n) for n in re.findall(r"\d+", frag))
-    return ((1 << 20,) if frag.startswith("kf") else ()) + nums
+Passages = dict[tuple[str, str], list[tuple[str, str]]]
 
 
 def _plain(text: str) -> str:
@@ -70,32 +65,43 @@ def _plain(text: str) -> str:
     return short(plain(text).text, PASSAGE_CHARS)
 
 
-def load_passages(
+def _wanted_parts(
     store: Store, data: ReuseData, citers: dict[str, list[str]]
-) -> dict[tuple[str, str], list[tuple[str, str]]]:
-    """The citing passages of the newest :data:`PASSAGE_STORIES` citers of each source
-    (``citers``: manifest → stories, newest first), within :data:`PASSAGE_BUDGET`."""
+) -> dict[tuple[str, str], set[str]]:
+    """(story, source) → its citing parts, for the newest :data:`PASSAGE_STORIES` citers."""
     parts: dict[tuple[str, str], set[str]] = defaultdict(set)
     for sol in store.query(Q_PASSAGES):
         s, m = sol["s"].value, sol["m"].value
         if (s, m) in data.cites:  # not a support graph's verdicts (they cite claims)
             parts[(s, m)].update(sol["parts"].value.split())
-    wanted: dict[tuple[str, str], set[str]] = {}
-    for m, stories in citers.items():
-        for s in stories[:PASSAGE_STORIES]:
-            if parts.get((s, m)):
-                wanted[(s, m)] = parts[(s, m)]
-    needed = {p for ps in wanted.values() for p in ps}
-    texts = {}
+    return {
+        (s, m): parts[(s, m)]
+        for m, stories in citers.items()
+        for s in stories[:PASSAGE_STORIES]
+        if parts.get((s, m))
+    }
+
+
+def _part_texts(store: Store, needed: set[str]) -> dict[str, str]:
+    """The plain text of each of the ``needed`` parts (the first one found)."""
+    texts: dict[str, str] = {}
     for sol in store.query(Q_PART_TEXTS):
         p = sol["part"].value
         if p in needed and p not in texts:
             texts[p] = _plain(sol["text"].value)
-    out: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    return texts
+
+
+def load_passages(store: Store, data: ReuseData, citers: dict[str, list[str]]) -> Passages:
+    """The citing passages of the newest :data:`PASSAGE_STORIES` citers of each source
+    (``citers``: manifest → stories, newest first), within :data:`PASSAGE_BUDGET`."""
+    wanted = _wanted_parts(store, data, citers)
+    texts = _part_texts(store, {p for ps in wanted.values() for p in ps})
+    out: Passages = {}
     used = 0
     for m in sorted(citers, key=lambda m: (-len(citers[m]), m)):
         for s in citers[m][:PASSAGE_STORIES]:
-            rows = [(p, texts.get(p, "")) for p in sorted(wanted.get((s, m), ()), key=_part_key)]
+            rows = [(p, texts.get(p, "")) for p in sorted(wanted.get((s, m), ()), key=part_order)]
             size = sum(len(t) for _p, t in rows)
             if rows and used + size <= PASSAGE_BUDGET:
                 out[(s, m)] = rows
@@ -132,8 +138,7 @@ def sources_view(
     counts = data.citations()
     note = _keep_top(data, top, counts) if top is not None else ""
     graph = _reuse_graph(data, counts, claims=False)
-    citers = _newest_first(data)
-    passages = load_passages(store, data, citers)
+    passages = load_passages(store, data, _newest_first(data))
     kept = len(passages)
     pairs = len(data.cites)
     if kept < pairs:
@@ -145,6 +150,17 @@ def sources_view(
     return graph
 
 
+def _of_type(graph: nx.DiGraph, kind: str) -> list[str]:
+    return sorted(n for n, a in graph.nodes(data=True) if a["type"] == kind)
+
+
+def _by_reach(graph: nx.DiGraph) -> list[str]:
+    """The publishers, the largest reach first (then by label)."""
+    nodes = graph.nodes
+    pubs = _of_type(graph, "Publisher")
+    return sorted(pubs, key=lambda p: (-int(nodes[p].get("stories", 0)), nodes[p]["label"]))
+
+
 def sources_payload(graph: nx.DiGraph) -> dict[str, Any]:
     """The page's data: publishers, their sources, the citing stories and their passages.
 
@@ -154,38 +170,21 @@ def sources_payload(graph: nx.DiGraph) -> dict[str, Any]:
     rows: ``[part IRI, text]``; ``publishers`` rows: ``[label, name, reach, IRI]``, the
     largest reach first. Text is made safe where the page writes it (textContent).
     """
-    from .render import _http, page_meta, visible_bidi, visible_label
-
     nodes = graph.nodes
-    pubs = sorted(n for n in graph if nodes[n]["type"] == "Publisher")
-    pubs.sort(key=lambda p: (-int(nodes[p].get("stories", 0)), nodes[p]["label"]))
+    pubs = _by_reach(graph)
     pub_ix = {p: k for k, p in enumerate(pubs)}
-    stories = sorted(n for n in graph if nodes[n]["type"] == "Story")
+    stories = _of_type(graph, "Story")
     stories.sort(key=lambda s: nodes[s]["date"], reverse=True)  # newest first, then IRI order
     story_ix = {s: k for k, s in enumerate(stories)}
-    manifests = sorted(n for n in graph if nodes[n]["type"] == "Manifest")
-    passages: dict[tuple[str, str], list[tuple[str, str]]] = graph.graph.get("passages", {})
+    passages: Passages = graph.graph.get("passages", {})
     passage_rows: list[list[str]] = []
     sources, citers = [], []
-    no_pub = len(pubs)
-    for m in manifests:
-        a = nodes[m]
-        owners = sorted(p for p in graph.successors(m) if p in pub_ix)
-        sources.append([m, visible_label(a["label"] or m), visible_bidi(a["title"]),
-                        _http(a["url"]), a["date"], pub_ix[owners[0]] if owners else no_pub,
-                        int(a.get("stories", 0)), a["id"]])  # fmt: skip
-        rows = []
-        citing = sorted(story_ix[s] for s in graph.predecessors(m) if s in story_ix)
-        for s in (stories[k] for k in citing):
-            ixs = []
-            for part, text in passages.get((s, m), ()):
-                ixs.append(len(passage_rows))
-                passage_rows.append([_http(part), visible_bidi(text)])
-            rows.append([story_ix[s], ixs])
-        citers.append(rows)
+    for m in _of_type(graph, "Manifest"):
+        sources.append(_source_row(graph, m, pub_ix))
+        citers.append(_citer_rows(graph, m, stories, story_ix, passages, passage_rows))
     publishers = [[visible_label(nodes[p]["label"] or p), visible_bidi(nodes[p]["title"]),
                    int(nodes[p].get("stories", 0)), p] for p in pubs]  # fmt: skip
-    if any(row[5] == no_pub for row in sources):
+    if any(row[5] == len(pubs) for row in sources):
         publishers.append([NO_PUBLISHER, NO_PUBLISHER, 0, "urn:hcgraph:no-publisher"])
     return {
         "publishers": publishers,
@@ -197,18 +196,42 @@ def sources_payload(graph: nx.DiGraph) -> dict[str, Any]:
     }
 
 
+def _source_row(graph: nx.DiGraph, m: str, pub_ix: dict[str, int]) -> list[Any]:
+    """A source as the page lists it (see :func:`sources_payload`); a source with no
+    publisher points one past the publishers."""
+    a = graph.nodes[m]
+    owners = sorted(p for p in graph.successors(m) if p in pub_ix)
+    publisher = pub_ix[owners[0]] if owners else len(pub_ix)
+    return [m, visible_label(a["label"] or m), visible_bidi(a["title"]), _http(a["url"]),
+            a["date"], publisher, int(a.get("stories", 0)), a["id"]]  # fmt: skip
+
+
+def _citer_rows(
+    graph: nx.DiGraph,
+    m: str,
+    stories: list[str],
+    index: dict[str, int],
+    passages: Passages,
+    passage_rows: list[list[str]],
+) -> list[list[Any]]:
+    """Source ``m``'s ``[story index, [passage index, …]]`` rows (``index``: story →
+    its index in ``stories``), the passages appended to ``passage_rows``."""
+    rows: list[list[Any]] = []
+    for k in sorted(index[s] for s in graph.predecessors(m) if s in index):
+        first = len(passage_rows)
+        passage_rows += [[_http(p), visible_bidi(t)] for p, t in passages.get((stories[k], m), ())]
+        rows.append([k, list(range(first, len(passage_rows)))])
+    return rows
+
+
 def _story_row(a: dict[str, Any]) -> list[str]:
     """A story as the page lists it: ``[url, headline, date, newsrooms]``."""
-    from .render import _http, visible_bidi
-
     return [_http(a["url"]), visible_bidi(a["title"] or a["label"]), a["date"],
             ", ".join(a["newsrooms"])]  # fmt: skip
 
 
 def render_sources(graph: nx.DiGraph) -> str:
     """The sources view as one self-contained page (vendored d3-hierarchy, CSP by hash)."""
-    from .render import D3_HIERARCHY_SHA256, D3_HIERARCHY_VERSION, _vendored, render_page
-
     return render_page(
         "template_sources.html",
         sources_payload(graph),

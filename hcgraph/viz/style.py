@@ -1,14 +1,8 @@
 """How each node type looks: one palette for every map, and perceptual node sizes.
 
-Colours are from a colour-blind-aware palette and every type has a distinct (colour, shape)
-pair; the main types of each view also have distinct shapes, so the map reads in greyscale.
-Every type the graph has is in the table, so a type looks the same in every map; a type
-the table lacks (a future schema field) gets a pair chosen from its name alone, never from
-what else is on the map.
-
-Sizes: a counted node's *area* is proportional to its count (distinct citing stories, or a
-publisher's reach), scaled so the map's largest count gets :data:`MAX_SIZE`; no cap
-below the maximum, so a manifest cited by 37 stories looks a tenth of one cited by 3,700.
+Every type has a distinct (colour, shape) pair from a colour-blind-aware palette, the same
+in every map; a type the table lacks gets a pair chosen from its name alone. A counted
+node's *area* is proportional to its count, the map's largest drawn at :data:`MAX_SIZE`.
 """
 
 from __future__ import annotations

@@ -1,28 +1,23 @@
 """The ``time`` view: stories on a date axis, their citations drawn to their sources' dates.
 
-News provenance is about time: how fast a source is picked up, which sources an edition
-leans on. The page (``template_time.html``, a 2D canvas) puts every dated story at its
-publication date (x) in its newsroom's lane (y), every dated source document at its
-published date in a sources band below, and draws each citation as a line from the story
-to its source: the line's horizontal extent is the *source lag* (story date - source date).
-Brushing a date range highlights the stories in it, the sources they cite and those lines,
-and sums the lags of the range; a tooltip gives a story's or a source's lags.
-
-The graph is the reuse graph (stories → manifests → publishers, counts over the whole
-store); a manifest's ``date`` is its source document's. :func:`lag_summary` is the lag
-summary the page shows (the same nearest-rank quantiles in both).
+The page (``template_time.html``, a 2D canvas; docs/maps.md) places dated stories by date
+in newsroom lanes and dated sources in a band below; a citation's horizontal extent is its
+*source lag* (story date - source date), summarised by :func:`lag_summary` as on the page.
+The graph is the reuse graph; a manifest's ``date`` is its source document's.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from typing import Any
 
 import networkx as nx
 
 from ..store import Store
-from .data import load_reuse
+from .data import index_of, load_reuse
 from .focus import Focus
+from .render import _http, page_meta, render_page, visible_bidi, visible_label
 
 __all__ = ["LAG_BINS", "lag_days", "lag_summary", "render_time", "time_payload", "time_view"]
 
@@ -98,71 +93,78 @@ def _finite(v: float) -> int | None:
     return None if v in (float("inf"), float("-inf")) else int(v)
 
 
+def _dated(graph: nx.DiGraph, kind: str) -> list[str]:
+    """The nodes of type ``kind`` with a date, by date then IRI."""
+    nodes = graph.nodes
+    rows = [n for n in graph if nodes[n]["type"] == kind and _day(nodes[n]["date"]) is not None]
+    return sorted(rows, key=lambda n: (nodes[n]["date"], n))
+
+
+def _room(attrs: dict[str, Any]) -> str:
+    return attrs["newsrooms"][0] if attrs["newsrooms"] else "(no newsroom)"
+
+
+def _columns(graph: nx.DiGraph, rows: list[str]) -> dict[str, list[Any]]:
+    """The columns stories and sources share: ``id``, ``t``, ``d``, ``day``, ``u``."""
+    attrs = [graph.nodes[n] for n in rows]
+    return {
+        "id": rows,
+        "t": [visible_bidi(a["title"] or a["label"]) for a in attrs],
+        "d": [a["date"] for a in attrs],
+        "day": [_day(a["date"]) for a in attrs],
+        "u": [_http(a["url"]) for a in attrs],
+    }
+
+
 def time_payload(graph: nx.DiGraph) -> dict[str, Any]:
     """The page's data as columns: dated stories and sources, citations as index pairs.
 
-    ``stories``: ``id``, ``t`` (headline), ``day`` (days since 1970), ``d`` (date), ``r``
-    (lane: index into ``rooms``, the busiest newsroom first); ``sources``: ``id``, ``t``,
-    ``day``, ``d``, ``u`` (URL), ``p`` (index into ``publishers``), ``n`` (citing stories);
-    ``cites``: ``s`` and ``m`` (indices of the story and the source).
+    ``stories``: ``id``, ``t`` (headline), ``day`` (days since 1970), ``d`` (date), ``u``
+    (URL), ``r`` (lane: index into ``rooms``, the busiest newsroom first); ``sources``:
+    ``id``, ``t``, ``day``, ``d``, ``u``, ``p`` (index into ``publishers``, -1: none), ``n``
+    (citing stories); ``cites``: ``s`` and ``m`` (indices of the story and the source).
     """
-    from .render import _http, page_meta, visible_bidi, visible_label
-
     nodes = graph.nodes
-
-    def dated(kind: str) -> list[str]:
-        rows = [n for n in graph if nodes[n]["type"] == kind and _day(nodes[n]["date"]) is not None]
-        return sorted(rows, key=lambda n: (nodes[n]["date"], n))
-
-    stories, sources = dated("Story"), dated("Manifest")
-    count: dict[str, int] = {}
-    for s in stories:
-        name = nodes[s]["newsrooms"][0] if nodes[s]["newsrooms"] else "(no newsroom)"
-        count[name] = count.get(name, 0) + 1
-    rooms = sorted(count, key=lambda r: (-count[r], r))
-    room_ix = {r: k for k, r in enumerate(rooms)}
+    stories, sources = _dated(graph, "Story"), _dated(graph, "Manifest")
+    rooms, lanes = _lanes([_room(nodes[s]) for s in stories])
     pubs = sorted({p for m in sources for p in graph.successors(m)})
-    pub_ix = {p: k for k, p in enumerate(pubs)}
-    s_ix, m_ix = {n: k for k, n in enumerate(stories)}, {n: k for k, n in enumerate(sources)}
-    cites = sorted((s_ix[s], m_ix[m]) for s, m in graph.edges() if s in s_ix and m in m_ix)
-
-    def room(s: str) -> int:
-        rs = nodes[s]["newsrooms"]
-        return room_ix[rs[0] if rs else "(no newsroom)"]
-
-    def pub(m: str) -> int:
-        ps = sorted(graph.successors(m))
-        return pub_ix[ps[0]] if ps else -1
-
-    def column(rows: list[str], key: str) -> list[Any]:
-        return [nodes[n][key] for n in rows]
-
-    def text(rows: list[str]) -> list[str]:
-        return [visible_bidi(nodes[n]["title"] or nodes[n]["label"]) for n in rows]
-
     return {
-        "stories": {
-            "id": stories, "t": text(stories), "d": column(stories, "date"),
-            "day": [_day(d) for d in column(stories, "date")],
-            "u": [_http(u) for u in column(stories, "url")], "r": [room(s) for s in stories],
-        },
+        "stories": {**_columns(graph, stories), "r": lanes},
         "sources": {
-            "id": sources, "t": text(sources), "d": column(sources, "date"),
-            "day": [_day(d) for d in column(sources, "date")],
-            "u": [_http(u) for u in column(sources, "url")], "p": [pub(m) for m in sources],
+            **_columns(graph, sources),
+            "p": _owners(graph, sources, pubs),
             "n": [int(nodes[m].get("stories", 0)) for m in sources],
         },
-        "cites": {"s": [c[0] for c in cites], "m": [c[1] for c in cites]},
+        "cites": _cites(graph, stories, sources),
         "rooms": [visible_label(r) for r in rooms],
         "publishers": [visible_bidi(nodes[p]["label"] or p) for p in pubs],
         "bins": [[label, _finite(lo), _finite(hi)] for label, lo, hi in LAG_BINS],
         "lag": lag_summary(lag_days(graph)),
         "meta": page_meta(graph, "time"),
-    }  # fmt: skip
+    }
+
+
+def _owners(graph: nx.DiGraph, sources: list[str], pubs: list[str]) -> list[int]:
+    """Each source's publisher (the first by IRI) as an index into ``pubs``; -1: none."""
+    pub_ix = {"": -1} | index_of(pubs)
+    return [pub_ix[min(graph.successors(m), default="")] for m in sources]
+
+
+def _cites(graph: nx.DiGraph, stories: list[str], sources: list[str]) -> dict[str, list[int]]:
+    """The citations between dated stories and dated sources, as index columns."""
+    s_ix, m_ix = index_of(stories), index_of(sources)
+    cites = sorted((s_ix[s], m_ix[m]) for s, m in graph.edges() if s in s_ix and m in m_ix)
+    return {"s": [s for s, _m in cites], "m": [m for _s, m in cites]}
+
+
+def _lanes(rooms_of: list[str]) -> tuple[list[str], list[int]]:
+    """The newsrooms, the busiest first, and each story's lane (an index into them)."""
+    count = Counter(rooms_of)
+    rooms = sorted(count, key=lambda r: (-count[r], r))
+    lane = index_of(rooms)
+    return rooms, [lane[r] for r in rooms_of]
 
 
 def render_time(graph: nx.DiGraph) -> str:
     """The time view as one self-contained page (no vendored script: a 2D canvas)."""
-    from .render import render_page
-
     return render_page("template_time.html", time_payload(graph))

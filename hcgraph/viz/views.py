@@ -1,75 +1,12 @@
 """The networkx projections behind the citation maps: one function per view.
 
-``citation_graph(store, view, focus)`` returns a ``networkx.DiGraph`` whose edges run in the
-provenance direction, from the citing thing to what it draws on (story → manifest →
-publisher; paragraph → claim → manifest → source document → publisher). Views are built
-from typed records loaded by :mod:`hcgraph.viz.data` (SPARQL aggregation in Oxigraph);
-:mod:`hcgraph.viz.focus` resolves ``--focus`` and :mod:`hcgraph.viz.facets` fills the
-filter facets.
-
-Views (registry ``VIEWS``):
-
-``story``      one story's citation map: story → sections → paragraphs / key facts →
-               claims → manifests → source documents → publishers (focus: the story).
-``reuse``      the source-reuse map: stories → manifests → publishers, paragraphs and claims
-               folded into weighted edges; a focus story / manifest / publisher keeps only
-               its neighbourhood (the focus, its manifests, every story citing them).
-``publisher``  one publisher (focus), every manifest it published and every story citing
-               those manifests (laid out as rings: focus, manifests, stories by newsroom).
-``sources``    the reuse graph of every story plus each source's citing passages, drawn as
-               a circle packing, publisher → source → story (:mod:`hcgraph.viz.sources`).
-``time``       the reuse graph of every story, drawn on a date axis: stories by date and
-               newsroom, lines to their sources' dates (:mod:`hcgraph.viz.timeline`).
-
-(An ``all`` view of every typed node was dropped: past a few hundred nodes it answered no
-question a reader brings; ``hcgraph export --format graphml`` or
-:func:`hcgraph.project.to_networkx` give the whole graph to tools made for that.)
-
-Node attributes (every view):
-
-===============  =========================================================
-``type``         ``Story``, ``StoryGroup``, ``Section``, ``Paragraph``, ``KeyFact``,
-                 ``Claim``, ``Manifest``, ``SourceDocument``, ``Publisher``, ``RelatedStory``
-``label``        a short label (≤ 48 characters)
-``title``        the full headline, title, name or paragraph text ("" if none)
-``iri``          the node's IRI (a ``urn:hcgraph:group:…`` name for a story group)
-``id``           its identifier (story / manifest / claim id, publisher name) or ""
-``date``         story publication date or source document date (``YYYY-MM-DD``) or ""
-``url``          the story page or the source document's URL, or ""
-``publishers``   sorted tuple of publisher names the node draws on (filter facet)
-``newsrooms``    sorted tuple of newsroom ids the node belongs to or is cited from (facet)
-``uncited``      (only where non-zero) Story in ``reuse``: its paragraphs and key facts
-                 that cite nothing; Paragraph / KeyFact in ``story``: 1 when it cites
-                 nothing (no claim, no manifest)
-``unsupported``  (only where non-zero) Story in ``reuse``: its (passage, claim) pairs the
-                 support check found unsupported; Paragraph / KeyFact in ``story``: how
-                 many cited claims it does not say as they say (its label starts with ✗;
-                 a Claim's ``title`` carries its text and what differs)
-``stories``      Story: 1; StoryGroup: the stories it folds; Manifest: distinct stories
-                 citing it; Publisher: distinct stories citing any of its manifests (its
-                 *reach*). Manifest and publisher counts are whole-store truths: the same
-                 in every view and under every ``top`` / ``group_stories`` / ``focus``.
-===============  =========================================================
-
-Edge attributes:
-
-===============  =========================================================
-``relation``     ``cites`` (story → manifest), ``publishedBy`` (manifest → publisher),
-                 ``hasPart``, ``citesAsEvidence`` (paragraph/key fact → claim),
-                 ``derivedFrom`` (paragraph → manifest, a cite without claim ids),
-                 ``isPartOf`` (claim → manifest), ``hadPrimarySource``, ``wasAttributedTo``;
-                 in ``all``: the predicate CURIEs joined with ", "
-``claims``       story → manifest ``cites`` edges: distinct claims the story cites from
-                 the manifest; the edge width in the map (left out past
-                 :data:`CLAIM_STORIES` stories in the store: the costliest query)
-``stories``      story group → manifest ``cites`` edges: the group's stories citing it
-``citations``    ``citesAsEvidence`` / ``derivedFrom`` edges: number of cite objects
-``weight``       the drawn width's source value: ``claims`` / ``stories`` where set, else 1
-===============  =========================================================
-
-Graph attributes: ``view``, ``focus`` (the resolved focus IRI or None), ``title`` (a human
-title for the map), ``note`` (what was folded or left out, or ""); an overview also has
-``drill``: ``{"stories": [(iri, headline, date), …], "citers": {manifest: [index, …]}}``.
+``citation_graph(store, view, focus)`` returns a ``networkx.DiGraph`` whose edges run from
+the citing thing to what it draws on (story → manifest → publisher; paragraph → claim →
+manifest → source document → publisher), built from the records :mod:`hcgraph.viz.data`
+loads. The views, and every node, edge and graph attribute, are described in docs/maps.md
+("The projection is public API"). Manifest and publisher counts (``stories``) are
+whole-store truths: the same in every view and under every ``top`` / ``group_stories`` /
+``focus``.
 """
 
 from __future__ import annotations
@@ -115,11 +52,9 @@ __all__ = [
 
 #: A reuse map of more stories than this (no focus, no grouping) is drawn as an overview:
 #: manifests and publishers, each manifest's citing stories listed and drawn on a click.
-#: (Below it every story is drawn; past 1,000 nodes the page draws with WebGL.)
 OVERVIEW_STORIES = 20000
 #: Past this many stories the reuse map skips the per-(story, manifest) count of distinct
-#: claims (the ``claims`` edge attribute, drawn as the edge width): the costliest query
-#: (9 CPU s of the 10k map's 17), and a width no one reads among 49,000 edges.
+#: claims (the ``claims`` edge attribute, the edge width): the costliest query.
 CLAIM_STORIES = 5000
 
 #: ``group_stories`` choices: fold stories into one node per newsroom, day, or both.
@@ -143,7 +78,6 @@ def _complete(attrs: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-# --- reuse -----------------------------------------------------------------------------------
 def _group_key(kind: str, story: dict[str, Any]) -> tuple[str, str]:
     """A story's group under ``kind``: (its key, its name)."""
     room = story["newsrooms"][0] if story["newsrooms"] else "(no newsroom)"
@@ -158,35 +92,37 @@ def _group_key(kind: str, story: dict[str, Any]) -> tuple[str, str]:
 def _reuse_graph(
     data: ReuseData, counts: Citations, *, stories: bool = True, claims: bool = True
 ) -> nx.DiGraph:
-    """Stories → manifests → publishers, every count from the whole-store ``counts``.
-
-    ``stories=False`` (the overview) leaves the story nodes and their edges out;
-    ``claims=False`` leaves the story → manifest edges without a ``claims`` count.
-    """
+    """Stories → manifests → publishers, every count from the whole-store ``counts``;
+    manifests no story cites stay. ``stories=False`` (the overview) leaves the story nodes
+    and their edges out; ``claims=False`` leaves the ``cites`` edges without ``claims``."""
     graph = nx.DiGraph()
-    reach = counts.reach()
-    for iri in sorted(data.stories) if stories else ():
-        marks = {"uncited": data.uncited.get(iri, 0),
-                 "unsupported": data.unsupported.get(iri, 0)}  # fmt: skip
-        graph.add_node(iri, **_complete({**data.stories[iri].attrs(), **marks}))
+    if stories:
+        for iri in sorted(data.stories):
+            marks = {"uncited": data.uncited.get(iri, 0),
+                     "unsupported": data.unsupported.get(iri, 0)}  # fmt: skip
+            graph.add_node(iri, **_complete({**data.stories[iri].attrs(), **marks}))
     for iri in sorted(data.manifests):
-        rec = data.manifests[iri]
-        graph.add_node(iri, **_complete(rec.attrs(counts.manifest_count(iri))))
+        graph.add_node(iri, **_complete(data.manifests[iri].attrs(counts.manifest_count(iri))))
+    reach = counts.reach()
     for iri in sorted(data.publishers):
         graph.add_node(iri, **_complete(data.publishers[iri].attrs(reach.get(iri, 0))))
-    for (s, m), n in sorted(data.cites.items()) if stories else ():
+    if stories:
+        _add_cites(graph, data, counts, claims)
+    for m, p in sorted(data.published_by):
+        if m in graph:
+            graph.add_edge(m, p, relation="publishedBy", weight=1)
+    return graph
+
+
+def _add_cites(graph: nx.DiGraph, data: ReuseData, counts: Citations, claims: bool) -> None:
+    """The story → manifest ``cites`` edges (with their ``claims`` counts when ``claims``)."""
+    for (s, m), n in sorted(data.cites.items()):
         if m not in graph:  # cited manifest with no description at all (should not happen)
-            rec = ManifestRec(m, "", "")
-            graph.add_node(m, **_complete(rec.attrs(counts.manifest_count(m))))
+            graph.add_node(m, **_complete(ManifestRec(m, "", "").attrs(counts.manifest_count(m))))
         if claims:
             graph.add_edge(s, m, relation="cites", claims=n, weight=max(1, n))
         else:
             graph.add_edge(s, m, relation="cites", weight=1)
-    for m, p in sorted(data.published_by):
-        if m in graph:
-            graph.add_edge(m, p, relation="publishedBy", weight=1)
-    # Manifests no story cites (listed but uncited) stay: they are part of the reuse picture.
-    return graph
 
 
 def _keep_top(data: ReuseData, top: int, counts: Citations) -> str:
@@ -219,8 +155,6 @@ def _group(graph: nx.DiGraph, kind: str) -> str:
     A group → manifest edge carries ``stories``: how many of the group's stories cite the
     manifest. Manifest and publisher counts are untouched (they are distinct stories).
     """
-    if kind not in STORY_GROUPS:
-        raise VizError(f"unknown story grouping {kind!r}; choose from {', '.join(STORY_GROUPS)}")
     stories = sorted(n for n, a in graph.nodes(data=True) if a["type"] == "Story")
     groups: dict[str, dict[str, Any]] = {}
     citing: dict[tuple[str, str], int] = defaultdict(int)
@@ -232,24 +166,27 @@ def _group(graph: nx.DiGraph, kind: str) -> str:
                                          "dates": set()})  # fmt: skip
         group["stories"] += 1
         group["rooms"].update(attrs["newsrooms"])
-        if attrs["date"]:
-            group["dates"].add(attrs["date"])
+        group["dates"].update([attrs["date"]] if attrs["date"] else [])
         for m in graph.successors(s):
             citing[(giri, m)] += 1
     graph.remove_nodes_from(stories)
     for giri in sorted(groups):
-        g = groups[giri]
-        dates = sorted(g["dates"])
-        date = dates[0] if len(dates) == 1 else (f"{dates[0]}…{dates[-1]}" if dates else "")
-        graph.add_node(giri, **_complete({
-            "type": "StoryGroup", "iri": giri, "id": g["name"], "date": date,
-            "title": f"{g['name']}: {g['stories']} stories",
-            "label": short(f"{g['name']} ({g['stories']} stories)"),
-            "newsrooms": tuple(sorted(g["rooms"])), "stories": g["stories"],
-        }))  # fmt: skip
+        graph.add_node(giri, **_group_attrs(giri, groups[giri]))
     for (giri, m), n in sorted(citing.items()):
         graph.add_edge(giri, m, relation="cites", stories=n, weight=n)
     return f"{len(stories)} stories folded into {len(groups)} groups ({kind})"
+
+
+def _group_attrs(giri: str, g: dict[str, Any]) -> dict[str, Any]:
+    """A story group's node attributes (its date: the one day, or the first…last)."""
+    dates = sorted(g["dates"])
+    date = dates[0] if len(dates) == 1 else (f"{dates[0]}…{dates[-1]}" if dates else "")
+    return _complete({
+        "type": "StoryGroup", "iri": giri, "id": g["name"], "date": date,
+        "title": f"{g['name']}: {g['stories']} stories",
+        "label": short(f"{g['name']} ({g['stories']} stories)"),
+        "newsrooms": tuple(sorted(g["rooms"])), "stories": g["stories"],
+    })  # fmt: skip
 
 
 def _drill(data: ReuseData, counts: Citations) -> dict[str, Any]:
@@ -280,9 +217,8 @@ def _reuse_view(
     **_: Any,
 ) -> nx.DiGraph:
     overview = _is_overview(store, focus, group_stories, overview)
-    # Claims per (story, manifest) are the widths of story → manifest edges: the costliest
-    # query (seconds at 10k), skipped when no such edge is drawn (overview, story groups).
-    # Past CLAIM_STORIES stories the widths are skipped too (all edges width 1).
+    # Claims per (story, manifest) are the widths of story → manifest edges: skipped when
+    # no such edge is drawn (overview, story groups) and past CLAIM_STORIES stories.
     claims = not overview and group_stories is None
     claims = claims and len(store.story_graphs()) <= CLAIM_STORIES
     data = load_reuse(store, claims=claims, include_withdrawn=include_withdrawn)
@@ -358,7 +294,6 @@ def _publisher_view(store: Store, focus: Focus | None, **kw: Any) -> nx.DiGraph:
     return graph
 
 
-# --- story -----------------------------------------------------------------------------------
 def _only_story(store: Store) -> Focus:
     stories = store.story_graphs()
     if len(stories) == 1:
@@ -497,17 +432,12 @@ def _mark_support(graph: nx.DiGraph, store: Store, story: str) -> None:
     """Claims get their text (from the manifest replies) as their title; a paragraph or key
     fact the support check found not saying what a claim says gets ``unsupported`` (how many
     claims) and a ✗ before its label, and the claim's title says what differs."""
-    from ..claims.reading import claim_texts, story_verdicts
+    from ..claims.reading import claim_texts
 
     claims = {a["id"]: n for n, a in graph.nodes(data=True) if a["type"] == "Claim"}
     for cid, text in claim_texts(store, claims).items():
         graph.nodes[claims[cid]]["title"] = f"claim {cid}: {text}"
-    bad: dict[str, dict[str, str]] = defaultdict(dict)
-    for (part, cid), verdict in story_verdicts(store, story).items():
-        claim = claims.get(cid)
-        if verdict.status == "unsupported" and part in graph and claim is not None:
-            bad[part].setdefault(claim, verdict.detail)
-    for part, by_claim in sorted(bad.items()):
+    for part, by_claim in sorted(_unsupported(graph, store, story, claims).items()):
         attrs = graph.nodes[part]
         attrs["unsupported"] = len(by_claim)
         attrs["label"] = "✗ " + attrs["label"]
@@ -517,6 +447,20 @@ def _mark_support(graph: nx.DiGraph, store: Store, story: str) -> None:
                 edge["unsupported"] = 1
             title = graph.nodes[claim]["title"]
             graph.nodes[claim]["title"] = f"{title} — not said as cited in {attrs['id']}: {detail}"
+
+
+def _unsupported(
+    graph: nx.DiGraph, store: Store, story: str, claims: dict[str, str]
+) -> dict[str, dict[str, str]]:
+    """Part → {claim node → what differs}, for the support check's unsupported verdicts."""
+    from ..claims.reading import story_verdicts
+
+    bad: dict[str, dict[str, str]] = defaultdict(dict)
+    for (part, cid), verdict in story_verdicts(store, story).items():
+        claim = claims.get(cid)
+        if verdict.status == "unsupported" and part in graph and claim is not None:
+            bad[part].setdefault(claim, verdict.detail)
+    return bad
 
 
 #: View name → builder ``(store, focus, **options) -> DiGraph``.
