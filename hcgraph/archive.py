@@ -133,12 +133,8 @@ class _Entry(NamedTuple):
 
 
 def _scan(pack: Path) -> Iterator[tuple[bytes, _Entry]]:
-    """The entries of one pack, by their headers only (kind, where), up to a torn tail.
-
-    Zeros (a power cut) where a header or a payload's closing newline belongs are passed
-    over to the next header, so an entry after them is still found; anything else that is
-    not a header is a torn tail, and the pack ends there.
-    """
+    """The entries of one pack, by their headers only (kind, where), up to a torn tail;
+    zeros (a power cut) are passed over to the next header."""
     try:
         handle = pack.open("rb")
     except OSError:
@@ -194,11 +190,8 @@ def _next_header(handle: BinaryIO, start: int, size: int) -> int:
 
 
 class Archive:
-    """A raw archive directory (created on first write).
-
-    One writer at a time (the crawl holds a lock on the store); readers may run beside it
-    and see the entries written before they started. Thread-safe within one process.
-    """
+    """A raw archive directory (created on first write): one writer at a time, readers
+    beside it; thread-safe within one process."""
 
     def __init__(self, directory: Path | str) -> None:
         self.directory = Path(directory)
@@ -214,11 +207,8 @@ class Archive:
 
     # --- writing ----------------------------------------------------------------------------
     def put_body(self, data: bytes) -> str:
-        """Store a body (once per distinct content); return its SHA-256.
-
-        A body already here is written again only if its stored copy no longer matches its
-        hash (see the module docstring); one kept from an earlier run is flushed by the next
-        :meth:`sync` (that run may have ended before flushing it).
+        """Store a body (once per distinct content, again if its copy no longer matches its
+        hash); return its SHA-256. One kept from an earlier run is flushed by the next sync.
 
         Raises:
             OutputError: the archive cannot be written.
@@ -360,9 +350,8 @@ class Archive:
             return sha256 in self._index_of()
 
     def intact_body(self, sha256: str) -> bytes | None:
-        """The body if it is here and its bytes still match its hash, else None: for a body
-        about to be relied on, e.g. the old copy a 304 would confirm. A missing one costs no
-        rescan of every pack (``get_body``'s)."""
+        """The body if it is here and its bytes still match its hash, else None (a missing
+        one costs no rescan of every pack, unlike ``get_body``)."""
         if not self.has_body(sha256):
             return None
         try:

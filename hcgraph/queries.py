@@ -73,14 +73,8 @@ _XSD = str(XSD)
 
 @dataclass(frozen=True)
 class Param:
-    """One declared parameter of a saved query.
-
-    Attributes:
-        name: the SPARQL variable name (without ``?``).
-        type: one of :data:`PARAM_TYPES` (``iri``, ``literal``, ``integer``, …).
-        default: the default value as text, or None when the parameter is required.
-        description: what the parameter means.
-    """
+    """One declared parameter of a saved query: its variable ``name`` (without ``?``), its
+    ``type`` (one of :data:`PARAM_TYPES`), its ``default`` text (None: required)."""
 
     name: str
     type: str
@@ -95,17 +89,8 @@ class Param:
 
 @dataclass(frozen=True)
 class SavedQuery:
-    """A SPARQL query with its parsed header.
-
-    Attributes:
-        name: the file stem (``source-reuse``), or the file path for an ad-hoc file.
-        text: the whole SPARQL text, header comments included.
-        title: one line saying what the query is.
-        question: the question it answers.
-        params: declared parameters, in header order.
-        notes: every other header key (``definition``, ``columns``, …) → its text.
-        path: where the text came from, if a file.
-    """
+    """A SPARQL query with its parsed header: ``name`` is the file stem (or the path of an
+    ad-hoc file), ``text`` the whole SPARQL text, ``notes`` every other header key → text."""
 
     name: str
     text: str
@@ -127,15 +112,9 @@ class SavedQuery:
 
 @dataclass(frozen=True)
 class QueryResult:
-    """The answer to a query, materialised.
-
-    Attributes:
-        variables: column names (without ``?``); ``subject predicate object`` for a graph.
-        terms: one tuple of pyoxigraph terms (or None for unbound) per row.
-        boolean: the answer of an ASK query (then ``variables`` and ``terms`` are empty).
-
-    Iterating gives plain-Python records (see :meth:`records`), ready for a notebook or
-    ``pandas.DataFrame(result.records())``.
+    """The answer to a query, materialised: column names (``subject predicate object`` for
+    a graph), one tuple of pyoxigraph terms (None: unbound) per row, or an ASK's
+    ``boolean``. Iterating gives plain-Python :meth:`records` (``pandas.DataFrame``-ready).
     """
 
     variables: tuple[str, ...]
@@ -157,13 +136,9 @@ class QueryResult:
 
 
 def to_python(term: Any) -> Any:
-    """A plain Python value for one RDF term.
-
-    IRIs and plain/other literals become ``str`` (ids stay exact strings); xsd integers
-    ``int``, decimals ``Decimal``, doubles/floats ``float``, booleans ``bool``, dates
-    ``datetime.date``, dateTimes ``datetime.datetime``; blank nodes ``"_:id"``; triple terms
-    their N-Triples 1.2 text ``<<( <s> <p> "o" )>>``; None stays.
-    """
+    """A plain Python value for one RDF term: ``str`` for IRIs and other literals (ids stay
+    exact), ``int``/``Decimal``/``float``/``bool``/dates for XSD literals, ``"_:id"`` for
+    blank nodes, N-Triples 1.2 text for triple terms."""
     if term is None:
         return None
     if isinstance(term, ox.NamedNode):
@@ -247,10 +222,8 @@ PARAM_TYPES: dict[str, Any] = {
 
 
 def bind_params(query: SavedQuery, values: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """RDF terms for every declared parameter: given values, else defaults.
-
-    ``values`` may hold text (converted by the declared type), Python ints/bools, or
-    pyoxigraph terms (used as they are).
+    """RDF terms for every declared parameter: given values (text, Python ints/bools, or
+    pyoxigraph terms), else defaults.
 
     Raises:
         QueryError: an undeclared name, a missing required parameter, or a value that is
@@ -387,13 +360,9 @@ def run_query(
 ) -> QueryResult:
     """Run a saved query (by name, path or :class:`SavedQuery`) and materialise its rows.
 
-    Withdrawn stories are left out unless ``include_withdrawn`` (see the module docstring).
-
-    The default graph is the union of all graphs (a set). ``params`` are bound as RDF terms.
-    A query using ``SERVICE`` is refused unless ``allow_service`` (no outbound requests by
-    default; see :mod:`hcgraph.sparqlguard`). ``offset`` and ``limit`` page the rows in the
-    query's own order (as SPARQL's OFFSET and LIMIT would, after the final ORDER BY): page
-    ``k`` of ``n`` rows is ``offset=k*n, limit=n``.
+    Withdrawn stories are left out unless ``include_withdrawn``; ``params`` are bound as RDF
+    terms; ``SERVICE`` is refused unless ``allow_service``; ``offset`` and ``limit`` page the
+    rows in the query's own order.
 
     >>> from hcgraph import Store, ingest_paths, run_query
     >>> with Store(None) as store:

@@ -109,12 +109,9 @@ def _sh_keys(graph: rdflib.Graph, node: Any) -> set[Any]:
 
 @dataclass(frozen=True)
 class _Query:
-    """One pre-selection query: it yields candidate focus nodes as ``?r``.
-
-    ``unless`` names two variables of its task's pre-check whose equal values prove it
-    would find nothing, so it is skipped (None: always run); ``kept`` are the classes (IRIs)
-    its answers are then kept to (empty: all kept).
-    """
+    """One pre-selection query yielding candidate focus nodes as ``?r``; skipped when the
+    two ``unless`` variables of its task's pre-check are equal; answers kept to the ``kept``
+    classes (empty: all)."""
 
     sparql: str
     unless: tuple[str, str] | None = None
@@ -123,8 +120,8 @@ class _Query:
 
 @dataclass(frozen=True)
 class _Task:
-    """One unit of pre-selection: its queries, and the one-row ``precheck`` query (None:
-    none) whose answer may prove some of them would find nothing."""
+    """One unit of pre-selection: its queries, and a one-row ``precheck`` query whose answer
+    may prove some of them would find nothing."""
 
     queries: tuple[_Query, ...]
     precheck: str | None = None
@@ -457,11 +454,8 @@ def _instances(store: Store, nodes: list[ox.NamedNode], classes: tuple[str, ...]
 def candidates(
     store: Store, shapes: rdflib.Graph, part: tuple[int, int] = (0, 1)
 ) -> dict[str, set[str]]:
-    """Graph → focus nodes that may violate a shape (a superset of the real ones).
-
-    ``part`` = ``(i, n)`` runs only every n-th compiled task from the i-th (for workers
-    that share the pre-selection); the union of all parts is the whole answer.
-    """
+    """Graph → focus nodes that may violate a shape (a superset of the real ones); ``part``
+    ``(i, n)`` runs every n-th task from the i-th (the union of all parts is the answer)."""
     index, parts = part
     focus: set[str] = set()
     for task in _Compiler(shapes).tasks()[index::parts]:
@@ -487,11 +481,8 @@ def _task_focus(store: Store, task: _Task) -> Iterator[str]:
 def candidates_at(
     directory: str, shapes_path: str | None = None, part: tuple[int, int] = (0, 1)
 ) -> dict[str, set[str]]:
-    """:func:`candidates` for the on-disk store at ``directory``, opened read-only here.
-
-    For worker processes: ``hcgraph check`` pre-selects in other processes while it runs
-    the integrity queries (Oxigraph evaluates a query on one core and holds the GIL).
-    """
+    """:func:`candidates` for the on-disk store at ``directory``, opened read-only here (for
+    the worker processes ``hcgraph check`` pre-selects in)."""
     with Store(directory, read_only=True) as store:
         return candidates(store, load_shapes(shapes_path), part)
 
@@ -597,7 +588,6 @@ def validate(
     """Validate graphs; returns the results and how many graphs pySHACL looked at.
 
     Args:
-        store: the store.
         shapes: a shapes graph (default: the packaged ``shapes.ttl``).
         mode: ``fast`` (pySHACL on focus nodes pre-selected by SPARQL) or ``full``
             (pySHACL on every graph: story graphs and shared graphs).

@@ -115,14 +115,12 @@ class Store:
     """hcgraph's store: a directory holding an Oxigraph database, its ledger and the archive.
 
     Args:
-        directory: the store directory (created if missing, unless read-only).
-            ``None`` gives a throw-away in-memory store (tests, notebooks, one-shot jobs).
+        directory: the store directory (created if missing, unless read-only); ``None``
+            gives a throw-away in-memory store.
         read_only: open without taking the write lock, so another process (the Oxigraph
             server) may hold the database open too.
-        holder: what a second writer is told holds the store (default: ``hcgraph
-            COMMAND`` when run by the CLI, else the program's name).
-        any_format: skip the format check (for :func:`hcgraph.rebuilding.rebuild`, which
-            lists the stories of the store it replaces, whatever its format).
+        holder: what a second writer is told holds the store (default: ``hcgraph COMMAND``).
+        any_format: skip the format check (for :func:`hcgraph.rebuilding.rebuild`).
 
     Raises:
         StoreBusyError: another writer holds the store (named, with its pid, when known).
@@ -416,11 +414,8 @@ class Store:
     def replace_graph(
         self, graph: str, ntriples: str, also: Mapping[str, str] | None = None
     ) -> None:
-        """Atomically replace one graph's content (one SPARQL update transaction).
-
-        ``ntriples`` must be N-Triples produced by hcgraph (escaped, validated terms only);
-        ``also`` maps further graphs to N-Triples added in the same transaction.
-        """
+        """Atomically replace one graph's content with hcgraph's N-Triples (escaped, validated
+        terms only); ``also`` maps further graphs to N-Triples added in the same transaction."""
         self._writable()
         g = f"<{graph}>"
         extra = "".join(f"GRAPH <{name}> {{\n{body}}}\n" for name, body in (also or {}).items())
