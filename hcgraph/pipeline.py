@@ -65,15 +65,12 @@ class Document:
     """One raw story document to ingest.
 
     Attributes:
-        body: the raw bytes.
-        source: where they came from (file path or URL), recorded in the graph.
+        source: where the bytes came from (file path or URL), recorded in the graph.
         retrieved_at: when they were read or fetched (None: now).
         key: the crawl frontier URL the body was fetched for (None for local files).
-        location: what the graph records as ``hc:sourceLocation`` when it is not ``source``
-            (a local file's path relative to the ingest root; None: ``source``).
-        withdrawn: not a body but a withdrawal: the story stored from ``source`` (a story
-            IRI, or the URL or file it was ingested from; or from ``key``) answered 404/410
-            (confirmed), so it is marked withdrawn at ``retrieved_at``; ``body`` is unused.
+        location: the ``hc:sourceLocation`` when it is not ``source`` (a relative path).
+        withdrawn: not a body but a withdrawal of the story stored from ``source`` (or
+            ``key``), marked withdrawn at ``retrieved_at``.
     """
 
     body: bytes
@@ -140,12 +137,9 @@ def graph_time(when: dt.datetime | None) -> dt.datetime:
 
 
 class Pipeline:
-    """Parse, dedupe and map documents, and hand them to a :class:`~hcgraph.writer.Writer`
-    (see the module docstring).
+    """Parse, dedupe and map documents, and hand them to a :class:`~hcgraph.writer.Writer`.
 
     Args:
-        store: an open, writable store.
-        batch_size: stories per batch.
         crawl_claims: crawl mode: story IRI → (crawl URL, story id) already stored by this
             crawl; a story reached again under another URL is then a duplicate, not stored.
         protect_crawled: refuse a document that would replace a story crawled from its own
