@@ -2,9 +2,10 @@
 
 The same input gives the same IRIs. Story parts hang off the story's canonical ``url``
 (``{story}#s{i}-p{j}``, ``#kf{i}``, …); shared things are minted under
-``https://w3id.org/hcgraph/id/{kind}/…`` (docs/graph.md lists every rule). Path segments are percent-encoded (RFC 3986 unreserved
-characters stay), so hostile text in an id or a name can never break out of its IRI. Minting
-is memoised: manifests, claims and publishers recur across stories.
+``https://w3id.org/hcgraph/id/{kind}/…`` (docs/graph.md lists every rule). Path segments
+are percent-encoded (RFC 3986 unreserved characters stay), so hostile text in an id or a
+name can never break out of its IRI. Minting is memoised: manifests, claims and publishers
+recur across stories.
 """
 
 from __future__ import annotations
