@@ -96,6 +96,22 @@ class Description:
         """The triples as sorted N-Triples lines (the content the ledger hashes)."""
         return "".join(sorted(t + " .\n" for t in self.triples))
 
+    def add(self, p: str, o: str) -> None:
+        """Add ``subject p o`` (a repeat collapses)."""
+        self.triples[f"{self.subject} {p} {o}"] = None
+
+    def text(self, p: str, value: str | None) -> None:
+        if value is not None and value != "":
+            self.add(p, literal(value))
+
+    def typed(self, *classes: str) -> None:
+        for cls in classes:
+            self.add(A, cls)
+
+    def extra(self, extra: dict[str, Any] | None) -> None:
+        if extra:
+            self.add(HCT("unmappedJson"), _canonical_json(extra))
+
 
 @dataclass
 class MappedStory:
@@ -189,36 +205,12 @@ class _Emitter:
         self.add(story, link, node)
         return node
 
-    def about(self, graph: str, subject: str) -> _Shared:
+    def about(self, graph: str, subject: str) -> Description:
         """The shared description of ``subject`` (created on first use)."""
         desc = self.out.shared.get(subject)
         if desc is None:
             desc = self.out.shared[subject] = Description(graph, subject)
-        return _Shared(desc)
-
-
-class _Shared:
-    """Adds triples to one :class:`Description` (duplicates collapse)."""
-
-    __slots__ = ("desc",)
-
-    def __init__(self, desc: Description) -> None:
-        self.desc = desc
-
-    def add(self, p: str, o: str) -> None:
-        self.desc.triples[f"{self.desc.subject} {p} {o}"] = None
-
-    def text(self, p: str, value: str | None) -> None:
-        if value is not None and value != "":
-            self.add(p, literal(value))
-
-    def typed(self, *classes: str) -> None:
-        for cls in classes:
-            self.add(A, cls)
-
-    def extra(self, extra: dict[str, Any] | None) -> None:
-        if extra:
-            self.add(HCT("unmappedJson"), _canonical_json(extra))
+        return desc
 
 
 def map_story(story: Story, info: IngestInfo) -> MappedStory:
@@ -290,7 +282,7 @@ def _map_newsroom_edition(out: _Emitter, st: str, story: Story) -> None:
 
 def _map_shared_link(
     out: _Emitter, st: str, kind: str, name: str | None, link: str | None
-) -> _Shared | None:
+) -> Description | None:
     """``st hc:KIND node`` and the node's shared description, if the story names one."""
     if not (name or link):
         return None
@@ -478,13 +470,13 @@ def _cites(
             add(f"{citing} {_DERIVED_FROM} {manifest}")
         for claim_id in cite.claim_ids:
             claim, triples = _claim(claim_id, manifest)
-            out.about(_SOURCES, claim).desc.triples.update(triples)
+            out.about(_SOURCES, claim).triples.update(triples)
             add(f"{act} {_CITES_CLAIM} {claim}")
             if out.first(f"{citing} cites {claim}"):
                 add(f"{citing} {_EVIDENCE} {claim}")
             use, use_triples = _claim_use(claim_id, cite.manifest_id)
             if out.first(use):
-                out.about(_SOURCES, use).desc.triples.update(use_triples)
+                out.about(_SOURCES, use).triples.update(use_triples)
                 add(f"{st} {_CITES_CLAIM_UNDER} {use}")
         out.extra(act, cite.extra)
 
