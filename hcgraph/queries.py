@@ -114,7 +114,7 @@ class SavedQuery:
 class QueryResult:
     """The answer to a query, materialised: column names (``subject predicate object`` for
     a graph), one tuple of pyoxigraph terms (None: unbound) per row, or an ASK's
-    ``boolean``. Iterating gives plain-Python :meth:`records` (``pandas.DataFrame``-ready).
+    ``boolean``. Iterating gives plain-Python :meth:`QueryResult.records`.
     """
 
     variables: tuple[str, ...]

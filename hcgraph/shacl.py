@@ -7,7 +7,7 @@ of every IRI it points to, wherever stated (``sh:class`` on a manifest typed in 
 graph); every triple lives in its subject's graph, so a focus node's properties are all there.
 
 Why: pySHACL takes about 0.1 s a story graph. So the default ``fast`` mode first compiles the
-shapes into SPARQL over the union (:class:`_Compiler`) that returns the focus nodes that *may*
+shapes into SPARQL over the union (``_Compiler``) that returns the focus nodes that *may*
 violate a constraint, and pySHACL validates exactly those. The queries over-approximate: a
 constraint they do not understand makes every focus node of its shape a candidate. ``full``
 validates every graph with pySHACL and is the reference the tests compare ``fast`` against.
