@@ -13,35 +13,29 @@ A pack is a sequence of entries, each a one-line ASCII header, the payload and a
     HCA1 B <sha256 of the payload> <length> - <offset>\\n<body bytes>\\n
     HCA1 R <sha256 of the payload> <length> <TIME-URLHASH> <offset>\\n<FetchRecord JSON>\\n
 
-A body entry is named by its SHA-256 (stored once per archive); a record entry carries its
-sort key (fetch time, then a hash of the URL: the old record file's name) so reading the
-records in fetch order needs only the headers. ``offset`` is where the header itself starts
-in the pack: a header is only believed where it says it is, so bytes inside a fetched body
-that look like an entry (a hostile page can hold anything) are never read as one, not even
-when reading searches for the next header after damage.
+A body is stored once per archive, named by its SHA-256; a record carries its sort key
+(fetch time, URL hash), so reading records in fetch order needs only the headers. ``offset``
+is where the header itself starts: a header is believed only where it says it is, so bytes
+in a fetched body that look like an entry are never read as one.
 
-Each entry is one ``writev`` on a file opened ``O_APPEND``, unbuffered, so a crash of the
-process (even SIGKILL) loses nothing written. For a power cut, :meth:`Archive.sync` flushes
-the pack to disk; the crawler calls it before it hands a batch to the store, so whatever the
-store holds, the archive holds too (fetches after the last sync may be lost, and are made
-again by the next run). Why packs: creating two files per fetch cost ~0.5 ms of the
-crawler's CPU per fetch and more in the kernel (the journal); appending costs ~0.04 ms.
+Each entry is one ``writev`` on a file opened ``O_APPEND``, so a crash of the process loses
+nothing written; :meth:`Archive.sync` flushes for a power cut (the crawler syncs before it
+hands a batch to the store, so whatever the store holds, the archive holds too). Appending
+to a pack is an order of magnitude cheaper than two files per fetch.
 
 What a crash can leave, and what reading does about it:
 
-* a torn last entry (a header cut short, or a payload shorter than its header says): reading
-  that pack stops there; every entry before it is kept. The next crawl writes a new pack,
-  never after a torn tail.
+* a torn last entry: reading that pack stops there, every entry before it kept; the next
+  crawl writes a new pack.
 * a record whose bytes do not match its hash (zeroed by a power cut): skipped, so that fetch
-  is made again by the next run. Zeros over a header (or a payload's closing newline) lose
-  the entries they cover; reading goes on at the next header after them.
+  is made again. Zeros over a header lose the entries they cover; reading goes on at the
+  next header.
 * a body whose bytes do not match its hash: :meth:`Archive.get_body` says it is corrupt, and
-  the next :meth:`Archive.put_body` of the same content writes it again (the newest copy
-  wins; reading falls back to any intact copy).
+  the next :meth:`Archive.put_body` of the same content writes it again.
 
-A failed write (disk full) truncates the pack back to its last whole entry (removing a pack
-left empty), closes it and raises :class:`~hcgraph.errors.OutputError`; the next write starts
-a new pack.
+A failed write (disk full) truncates the pack to its last whole entry (removing a pack left
+empty), closes it and raises :class:`~hcgraph.errors.OutputError`; the next write starts a
+new pack.
 """
 
 from __future__ import annotations
@@ -66,6 +60,7 @@ __all__ = ["PACK_LIMIT", "Archive", "FetchRecord"]
 PACK_LIMIT = 256 * 1024 * 1024
 _MAGIC = b"HCA1"
 _HEADER_MAX = 256  # a header is ~100 bytes; anything longer is not a header
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
 @dataclass(frozen=True)
@@ -138,12 +133,8 @@ class _Entry(NamedTuple):
 
 
 def _scan(pack: Path) -> Iterator[tuple[bytes, _Entry]]:
-    """The entries of one pack, by their headers only (kind, where), up to a torn tail.
-
-    Zeros (a power cut) where a header or a payload's closing newline belongs are passed
-    over to the next header, so an entry after them is still found; anything else that is
-    not a header is a torn tail, and the pack ends there.
-    """
+    """The entries of one pack, by their headers only (kind, where), up to a torn tail;
+    zeros (a power cut) are passed over to the next header."""
     try:
         handle = pack.open("rb")
     except OSError:
@@ -199,11 +190,8 @@ def _next_header(handle: BinaryIO, start: int, size: int) -> int:
 
 
 class Archive:
-    """A raw archive directory (created on first write).
-
-    One writer at a time (the crawl holds a lock on the store); readers may run beside it
-    and see the entries written before they started. Thread-safe within one process.
-    """
+    """A raw archive directory (created on first write): one writer at a time, readers
+    beside it; thread-safe within one process."""
 
     def __init__(self, directory: Path | str) -> None:
         self.directory = Path(directory)
@@ -219,11 +207,8 @@ class Archive:
 
     # --- writing ----------------------------------------------------------------------------
     def put_body(self, data: bytes) -> str:
-        """Store a body (once per distinct content); return its SHA-256.
-
-        A body already here is written again only if its stored copy no longer matches its
-        hash (see the module docstring); one kept from an earlier run is flushed by the next
-        :meth:`sync` (that run may have ended before flushing it).
+        """Store a body (once per distinct content, again if its copy no longer matches its
+        hash); return its SHA-256. One kept from an earlier run is flushed by the next sync.
 
         Raises:
             OutputError: the archive cannot be written.
@@ -288,7 +273,7 @@ class Archive:
         self._close_pack()
         _io.ensure_dir(self.packs)
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S.%fZ")
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | _CLOEXEC
         for n in range(1, 1000):
             suffix = "" if n == 1 else f"-{n}"
             path = self.packs / f"{stamp}-{os.getpid()}{suffix}.pack"
@@ -320,10 +305,8 @@ class Archive:
             self._unsynced.append(fd)  # closed by the next sync() or close()
 
     def sync(self, bodies: Iterable[str] = ()) -> None:
-        """Flush what was written so far to disk (``fdatasync``), for a power cut.
-
-        The wait happens outside the lock, so writes go on meanwhile (on duplicates of the
-        packs' descriptors: a pack that fills up meanwhile is still synced).
+        """Flush what was written so far to disk (``fdatasync``), for a power cut. Writes go
+        on meanwhile: the wait is outside the lock, on duplicates of the packs' descriptors.
 
         Args:
             bodies: SHA-256s of bodies written before this object was made (perhaps by a
@@ -333,34 +316,32 @@ class Archive:
             OutputError: the disk refused (the data may not be on it).
         """
         with self._lock:
-            bodies = {*bodies, *self._kept}
-            index = self._index_of() if bodies else {}
-            older = {index[sha].pack for sha in bodies if sha in index}
-            if self._pack is not None:
-                older.discard(self._pack)
-            try:
-                current = [] if self._fd is None else [os.dup(self._fd)]
-            except OSError as exc:  # the closed packs stay listed: synced or closed later
-                raise OutputError(f"{self.packs}: cannot sync: {exc.strerror or exc}") from None
-            fds, self._unsynced, self._kept = [*self._unsynced, *current], [], set()
-            new_pack, self._new_pack = self._new_pack, False
+            fds, older, new_pack = self._take_unsynced(bodies)
         try:
-            for path in older:
-                with contextlib.suppress(FileNotFoundError):  # an old body not there: no data
-                    fds.append(os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)))
-            for fd in fds:
-                os.fdatasync(fd)
+            _fdatasync(fds, older)
         except OSError as exc:
             with self._lock:
                 self._new_pack = self._new_pack or new_pack
             raise OutputError(f"{self.packs}: cannot sync: {exc.strerror or exc}") from None
-        finally:
-            for fd in fds:  # every one, even if closing one fails
-                with contextlib.suppress(OSError):
-                    os.close(fd)
         if new_pack:  # its name in packs/, and packs/ itself the first time
             _io.sync_dir(self.packs)
             _io.sync_dir(self.directory)
+
+    def _take_unsynced(self, bodies: Iterable[str]) -> tuple[list[int], set[Path], bool]:
+        """What :meth:`sync` flushes (the lock is held): the descriptors of the packs written
+        since the last sync, the other packs holding ``bodies``, and whether a pack is new."""
+        bodies = {*bodies, *self._kept}
+        index = self._index_of() if bodies else {}
+        older = {index[sha].pack for sha in bodies if sha in index}
+        if self._pack is not None:
+            older.discard(self._pack)
+        try:
+            current = [] if self._fd is None else [os.dup(self._fd)]
+        except OSError as exc:  # the closed packs stay listed: synced or closed later
+            raise OutputError(f"{self.packs}: cannot sync: {exc.strerror or exc}") from None
+        fds, self._unsynced, self._kept = [*self._unsynced, *current], [], set()
+        new_pack, self._new_pack = self._new_pack, False
+        return fds, older, new_pack
 
     # --- reading ----------------------------------------------------------------------------
     def has_body(self, sha256: str) -> bool:
@@ -369,9 +350,8 @@ class Archive:
             return sha256 in self._index_of()
 
     def intact_body(self, sha256: str) -> bytes | None:
-        """The body if it is here and its bytes still match its hash, else None: for a body
-        about to be relied on, e.g. the old copy a 304 would confirm. A missing one costs no
-        rescan of every pack (``get_body``'s)."""
+        """The body if it is here and its bytes still match its hash, else None (a missing
+        one costs no rescan of every pack, unlike ``get_body``)."""
         if not self.has_body(sha256):
             return None
         try:
@@ -462,6 +442,20 @@ class Archive:
         return _read(entry)
 
 
+def _fdatasync(fds: list[int], older: Iterable[Path]) -> None:
+    """``fdatasync`` each descriptor and each file of ``older``; every descriptor is closed."""
+    try:
+        for path in older:
+            with contextlib.suppress(FileNotFoundError):  # an old body not there: no data
+                fds.append(os.open(path, os.O_RDONLY | _CLOEXEC))
+        for fd in fds:
+            os.fdatasync(fd)
+    finally:
+        for fd in fds:  # every one, even if closing one fails
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
 def _pack_order(path: Path) -> tuple[str, str, int]:
     """A pack's place in creation order: ``STAMP-PID.pack`` before ``STAMP-PID-N.pack`` (made
     in the same microsecond), which sorts first by name."""
@@ -471,7 +465,7 @@ def _pack_order(path: Path) -> tuple[str, str, int]:
 
 
 def _read(entry: _Entry) -> bytes:
-    fd = os.open(entry.pack, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    fd = os.open(entry.pack, os.O_RDONLY | _CLOEXEC)
     try:
         data = os.pread(fd, entry.length, entry.offset)
     finally:

@@ -1,9 +1,7 @@
 """Ingest story JSON from files and directories into a store (through :mod:`hcgraph.pipeline`).
 
-A bad file never stops the run: it is recorded as a failure with its path and the JSON path
-of the problem, and every other file is still ingested. Stories are written in batches of
-whole stories, and an interrupted ingest is repaired on the next open, so the store only
-ever holds complete stories.
+A bad file never stops the run: it becomes a failure with its path and JSON path, and every
+other file is still ingested.
 """
 
 from __future__ import annotations
@@ -85,8 +83,7 @@ class Failure:
     problems: list[tuple[str, str]] = field(default_factory=list)
 
     def render(self) -> list[tuple[str, Text]]:
-        """``failed: SOURCE: PROBLEM`` on ``"err"``, a line per problem (each with its JSON
-        path); the file name and the document's text escaped (:func:`~hcgraph.errors.one_line`)."""
+        """``failed: SOURCE: PROBLEM`` on ``"err"``, a line per problem, text escaped."""
         from rich.text import Text
 
         lines = problem_lines(self.problems) or [failure_text(self.json_path, self.reason)]
@@ -100,8 +97,7 @@ class IngestReport:
     :class:`~hcgraph.pipeline.Outcome` per stored story in ``results``.
 
     ``keep_results=False`` keeps only the outcomes a caller must act on (a repeated url, a
-    duplicate id) and the counts: memory then stays flat however many stories pass
-    (``hcgraph ingest`` runs this way; a kept outcome is ~1 KB, 100 MB at 100k stories).
+    duplicate id) and the counts, so memory stays flat however many stories pass.
     """
 
     #: Each document's outcome, in order (kept only while ``keep_results``).
@@ -109,9 +105,7 @@ class IngestReport:
     failures: list[Failure] = field(default_factory=list)
     keep_results: bool = True
     counts: Counter[str] = field(default_factory=Counter)
-    #: Called with each failure as it is recorded (a file that cannot be read: at once; a
-    #: file that is not a story: when its batch is parsed), so a caller can show failures
-    #: during a long run, and a run that is stopped has shown those it met.
+    #: Called with each failure as it is recorded, so a long run can show failures as met.
     on_failure: Callable[[Failure], None] | None = None
 
     def fail(self, failure: Failure) -> None:
@@ -147,9 +141,7 @@ class IngestReport:
 
     def render(self, where: str, *, withdrew: bool = False) -> list[tuple[str, Text]]:
         """The run for people, as ``(stream, line)`` pairs: a warning on ``"err"`` per
-        repeated url and duplicate id, then the counts on ``"out"`` (``-> where``, the
-        store; the stories withdrawn too when the run ``withdrew``). Failures are rendered
-        as they happen (:meth:`Failure.render`)."""
+        repeated url and duplicate id, then the counts on ``"out"`` (``-> where``)."""
         from rich.text import Text
 
         warnings = [
@@ -190,10 +182,8 @@ class IngestReport:
 
 
 def shown_path(path: Path | str) -> str:
-    """``path`` as text that can always be written out (in the graph, a report, a terminal):
-    a file name whose bytes are not UTF-8 (from another system) keeps them as ``\\xff``
-    escapes instead of the lone surrogates Python decodes them to, which no UTF-8 output
-    accepts.
+    """``path`` as text that can always be written out: bytes that are not UTF-8 become
+    ``\\xff`` escapes, not the lone surrogates no UTF-8 output accepts.
 
     >>> shown_path(b"a\\xff.json".decode("utf-8", "surrogateescape"))
     'a\\\\xff.json'
@@ -202,8 +192,7 @@ def shown_path(path: Path | str) -> str:
 
 
 def check_paths(paths: Iterable[Path | str]) -> None:
-    """Refuse the run when a path given does not exist (``hcgraph ingest typo.json``): a
-    user error, raised before the store is opened, so nothing is created.
+    """Refuse the run, before the store is opened, when a path given does not exist.
 
     Raises:
         InputError: naming the first missing path (and how many more there are).
@@ -221,17 +210,13 @@ def discover(paths: Iterable[Path | str]) -> Iterator[Path]:
 
 
 def _discover_located(paths: Iterable[Path | str], *, absolute: bool) -> Iterator[tuple[Path, str]]:
-    """Story files with the location recorded in the graph (``hc:sourceLocation``).
-
-    The location is the file's path relative to the directory it was found under (a file
-    given directly: its name), in ``/`` form, so the same corpus at two places gives the same
-    graph; ``absolute``: the resolved absolute path instead (opt-in: it leaks local paths).
-    """
+    """Story files with the location recorded as ``hc:sourceLocation``: the path relative to
+    the directory given (a file given directly: its name), so the same corpus at two places
+    gives the same graph; ``absolute``: the absolute path instead."""
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            # Held as relative strings while the files are read (a Path is ~4x the memory:
-            # 43 MB against 9 MB for 100k files), in Path order: part by part.
+            # Relative strings (a Path is ~4x the memory), in Path order: part by part.
             found = (f.relative_to(path).as_posix() for f in path.rglob("*.json") if f.is_file())
             for rel in sorted(found, key=lambda rel: rel.split("/")):
                 file = path / rel
@@ -270,10 +255,7 @@ def ingest_bytes(
     retrieved_at: dt.datetime | None = None,
     replace: bool = False,
 ) -> IngestReport:
-    """Ingest ``(raw_bytes, source)`` pairs (a convenience over :func:`ingest_documents`).
-
-    A document may not replace a story that was crawled from its URL unless ``replace``.
-    """
+    """Ingest ``(raw_bytes, source)`` pairs (see :func:`ingest_documents`)."""
     docs = (Document(raw, source, retrieved_at) for raw, source in documents)
     return ingest_documents(store, docs, report=report, on_progress=on_progress, replace=replace)
 
@@ -289,15 +271,12 @@ def ingest_paths(
     absolute_paths: bool = False,
     report: IngestReport | None = None,
 ) -> IngestReport:
-    """Ingest every story file found under ``paths`` (see :func:`discover`); a file larger
-    than ``max_bytes`` is a failure, never read into memory, and so is a path that is no
-    regular file (a FIFO, a device, a socket: never opened, so never waited on); ``replace``
-    lets a file replace a story that was crawled from its URL.
+    """Ingest every story file found under ``paths`` (see :func:`discover`).
 
-    The graph records each file's path relative to the directory given (a file given
-    directly: its name) as ``hc:sourceLocation``, so exports do not depend on where the corpus
-    lies; ``absolute_paths`` records the absolute path instead. Reports name the path as given.
-    Outcomes go into ``report`` if given (e.g. ``IngestReport(keep_results=False)``).
+    A file larger than ``max_bytes``, or no regular file (a FIFO, a device: never opened), is
+    a failure; ``replace`` lets a file replace a story crawled from its URL; the graph records
+    each file's relative path, or with ``absolute_paths`` its absolute one. Outcomes go into
+    ``report`` if given (e.g. ``IngestReport(keep_results=False)``).
     """
     report = report if report is not None else IngestReport()
 
@@ -328,11 +307,9 @@ def withdraw_stories(
     withdrawn_at: dt.datetime | None = None,
     report: IngestReport | None = None,
 ) -> IngestReport:
-    """Mark stored stories withdrawn (``hcgraph ingest --withdraw URL``), as a crawl does
-    when a story's URL answers 404/410: ``prov:invalidatedAtTime`` on the story, in its own
-    graph, which is kept. Each URL is a story IRI, or the URL or file a story was ingested
-    from; one that names no stored story is a failure. A story already withdrawn keeps its
-    first withdrawal time. Ingesting the story again makes it current again.
+    """Mark stored stories withdrawn (``hcgraph ingest --withdraw URL``), as a crawl does on
+    404/410: ``prov:invalidatedAtTime`` in the story's own graph. Each URL is a story IRI or
+    the URL or file it was ingested from (none: a failure); a first withdrawal time is kept.
     """
     docs = (Document(b"", url, withdrawn_at, withdrawn=True) for url in urls)
     return ingest_documents(store, docs, report=report)

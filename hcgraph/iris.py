@@ -1,37 +1,11 @@
 """Deterministic IRIs for every node hcgraph writes.
 
-The same input always gives the same IRIs, so the same triples. The rules (also in
-the vocabulary table in docs/graph.md):
-
-================================  ======================================================
-node                              IRI
-================================  ======================================================
-story                             its canonical ``url`` (fragment dropped)
-story's named graph               the story IRI
-section *i* (1-based)             ``{story}#s{i}``
-paragraph *j* of section *i*      ``{story}#s{i}-p{j}``
-citation *k* of a paragraph       ``{story}#s{i}-p{j}-c{k}``
-key fact *i*                      ``{story}#kf{i}``; its citation *k*: ``{story}#kf{i}-c{k}``
-unresolved question *i*           ``{story}#unresolved{i}``
-correction *i*                    ``{story}#correction{i}``
-decision card / reuse / sponsor   ``{story}#decision-card`` / ``#reuse`` / ``#sponsor``
-manifest                          ``https://w3id.org/hcgraph/id/manifest/{manifest_id}``
-claim                             ``https://w3id.org/hcgraph/id/claim/{claim_id}``
-publisher                         ``https://w3id.org/hcgraph/id/publisher/{source_name}``
-source document                   its ``source_url``; if missing or not an IRI,
-                                  ``https://w3id.org/hcgraph/id/source/{manifest_id}``
-newsroom / edition                ``links.newsroom`` / ``links.edition`` when given, else
-                                  ``…/id/newsroom/{newsroom}`` / ``…/id/edition/{edition}``
-writer agent / run                ``…/id/agent/{agent}`` / ``…/id/run/{agent}/{run_id}``
-raw document / ingest             ``…/id/raw/{sha256}`` / ``…/id/ingest/{sha256}``
-hcgraph itself                    ``…/id/software/hcgraph/{version}``
-================================  ======================================================
-
-Both functions are memoised: the same manifests, claims and publishers recur across stories,
-and percent-encoding plus IRI validation were a third of the mapping's time.
-
-Path segments are percent-encoded (RFC 3986 unreserved characters stay), so hostile text in
-an id or a publisher name can never break out of its IRI.
+The same input gives the same IRIs. Story parts hang off the story's canonical ``url``
+(``{story}#s{i}-p{j}``, ``#kf{i}``, …); shared things are minted under
+``https://w3id.org/hcgraph/id/{kind}/…`` (docs/graph.md lists every rule). Path segments
+are percent-encoded (RFC 3986 unreserved characters stay), so hostile text in an id or a
+name can never break out of its IRI. Minting is memoised: manifests, claims and publishers
+recur across stories.
 """
 
 from __future__ import annotations
@@ -69,10 +43,7 @@ def segment(value: str) -> str:
 
 
 #: Entries in each memo of minted IRIs and mapped shared descriptions (here, in
-#: :mod:`hcgraph.mapping` and :mod:`hcgraph.urls`). At 10k stories they hold ~50 MB of
-#: Python heap; 4,096 entries were tried and not kept: in two A/B runs of `hcgraph ingest` at
-#: 10k (with the report change that was kept) CPU went up ~8% and the peak RSS, which the
-#: segment loads set, did not drop (bench/RESULTS.md, "Ingest's peak memory").
+#: :mod:`hcgraph.mapping` and :mod:`hcgraph.urls`): ~50 MB of heap at 10k stories.
 CACHE_SIZE = 1 << 16
 
 
@@ -101,12 +72,8 @@ def checked_iri(value: str | None) -> str | None:
 
 
 def named_node(text: str) -> ox.NamedNode | None:
-    """``text`` as a NamedNode, or ``None`` when pyoxigraph refuses it as an IRI.
-
-    For text a user typed to name something in the store (a story URL given to ``audit``,
-    ``history``, ``trace``): a slug (no scheme), a space, or a lone surrogate (a non-UTF-8
-    argument) is no IRI, so it names nothing there, and the caller says "no such story"
-    instead of raising ValueError or UnicodeEncodeError (a ValueError too).
+    """``text`` as a NamedNode, or ``None`` when pyoxigraph refuses it as an IRI (a slug, a
+    space, a lone surrogate): for text a user typed, which then names nothing in the store.
 
     >>> named_node("https://example.org/s/").value, named_node("a-slug"), named_node("\\udcff")
     ('https://example.org/s/', None, None)
@@ -119,11 +86,8 @@ def named_node(text: str) -> ox.NamedNode | None:
 
 @lru_cache(maxsize=1 << 14)
 def as_iri(value: str | None) -> ox.NamedNode | None:
-    """``value`` as a NamedNode if it is an absolute http(s) IRI that RDF syntaxes accept.
-
-    Anything else (relative paths, ``javascript:``, ``file:``, text with spaces or angle
-    brackets) gives ``None``; the caller then mints an IRI or keeps the text as a literal.
-    """
+    """``value`` as a NamedNode if it is an absolute http(s) IRI that RDF syntaxes accept,
+    else ``None`` (the caller then mints an IRI or keeps the text as a literal)."""
     if not value:
         return None
     text = value.strip()
@@ -140,11 +104,9 @@ def in_own_namespace(url: str) -> bool:
     """True when ``url``, or any IRI hcgraph would mint from it (``{url}#s1-p1``, its
     canonical form), lies in hcgraph's own namespace :data:`OWN_BASE`.
 
-    A story there would write its triples into hcgraph's shared graphs, turn a manifest
-    into a story or mint paragraphs in the vocabulary: such a URL is refused as a schema
-    error (:mod:`hcgraph.model`). Scheme and host compare case-insensitively (``http`` as
-    well as ``https``, a default port or a trailing dot changing nothing), and the path after
-    percent-decoding, as the crawler canonicalises URLs.
+    Such a story would write into hcgraph's shared graphs or vocabulary, so the model
+    refuses it. Scheme and host compare case-insensitively (default port and trailing dot
+    ignored), the path after percent-decoding, as the crawler canonicalises URLs.
 
     >>> in_own_namespace("https://w3id.org/hcgraph/graph/sources")
     True

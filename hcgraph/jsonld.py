@@ -1,16 +1,12 @@
 """Compact JSON-LD: the union graph with a ``@context`` built from hcgraph's prefixes.
 
-The context (:func:`context`, shipped as ``hcgraph/context.jsonld`` for anyone to use) maps
-each prefix hcgraph declares (:data:`~hcgraph.vocab.TURTLE_PREFIXES`) to its namespace. The
-document is ``{"@context": {…}, "@graph": [node, …]}`` with one node object per run of
-triples about one subject, in the store's order (so the bytes depend only on the content):
-``@id`` and property keys as CURIEs, ``rdf:type`` as ``@type``, IRIs as ``{"@id": …}``,
-plain strings as JSON strings, and every other literal as ``{"@value", "@type"|"@language"}``
-with its exact lexical form (no JSON numbers or booleans, which would re-canonicalise
-``06`` or ``1.0``). An IRI is written as a CURIE only where expansion gives it back (its
-local part must not start with ``//``). An absolute IRI whose scheme is one of the prefix
-names (``claim:x``) would be read back as a CURIE, so it is refused (hcgraph never mints one).
-It is written streaming, a node at a time, as fast as the union is read.
+The context (:func:`context`, shipped as ``hcgraph/context.jsonld``) maps each prefix of
+:data:`~hcgraph.vocab.TURTLE_PREFIXES` to its namespace. The document is streamed as
+``{"@context": {…}, "@graph": [node, …]}``, one node object per run of triples about one
+subject, in the store's order: CURIEs for ``@id`` and keys, ``rdf:type`` as ``@type``, plain
+strings as JSON strings, every other literal as ``{"@value", "@type"|"@language"}`` with its
+exact lexical form (no JSON numbers, which would re-canonicalise ``06``). An IRI becomes a
+CURIE only where expansion gives it back; one whose scheme is a prefix name is refused.
 """
 
 from __future__ import annotations

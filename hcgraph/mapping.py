@@ -1,44 +1,13 @@
 """Map one validated :class:`~hcgraph.model.Story` to RDF: its own graph plus shared descriptions.
 
-PROV-O is the backbone (every story part is a ``prov:Entity``, publishers are
-``prov:Organization``, the writer a ``prov:SoftwareAgent``, its run and hcgraph's ingest are
-``prov:Activity``); CiTO records each cite object as a ``cito:Citation`` (also ``hc:Citation``)
-with exactly one citing entity (the paragraph or key fact), one cited entity (the manifest) and
-one characterization (``cito:citesAsEvidence``); the claims cited under that manifest hang off
-the citation as ``hc:citesClaim`` (*not* a sub-property of ``cito:hasCitedEntity``, which is
-functional: a reasoner would otherwise equate manifest and claims), and the citing text
-``cito:citesAsEvidence`` each claim directly. The types consumers look for are stated, not left
-to inference: ``cito:Citation``, ``prov:Activity``, ``prov:Agent``, ``schema:Organization``.
-schema.org carries article metadata; Dublin Core carries ids, titles, dates and parts. IRIs
-follow :mod:`hcgraph.iris`.
-
-**Layout: each thing is stated once.** What belongs to one story (the article, its sections,
-paragraphs, key facts, citations, links, the ingest provenance and revision chain) goes into
-the story's named graph, named by the story IRI. What many stories share is a
-:class:`Description` of one *subject* — a manifest, claim, source document, publisher, writer
-agent or run, newsroom, edition, related-link target — routed to the shared graph of its
-kind (:data:`~hcgraph.vocab.SHARED_GRAPHS`). Since every triple lives in exactly one graph
-(its story's, or its subject's kind's), the union default graph is a *set*: queries need no
-``DISTINCT`` to undo repetition. The pipeline adds a description to its shared graph once,
-and :mod:`hcgraph.ledger` counts which stories state it, so replacing or removing a story
-retracts exactly what only that story said. Two stories giving one manifest different titles
-both stay (conflicts are kept; ``hcgraph check`` finds them).
-
-Each story graph also carries derived **summary links** that the queries would otherwise have
-to compute through every citation: ``hc:citesManifest`` (story → each manifest it cites,
-listed or not), ``hc:listsPublisher`` (story → the publisher of each manifest it lists, as
-the story itself gives it) and ``hc:citesClaimUnder`` (story → each *claim use* it cites: a
-claim as cited under one manifest, ``…/id/claim-use/{manifest}/{claim}``, described once in
-the sources graph by ``hc:claim`` and ``hc:manifest``).
-
-Nothing is dropped: a manifest cited but not listed still gets a description (type and id)
-and ``hc:citesUnlistedManifest``; related links are canonicalised as the crawler does
-(``…/x?utm_source=y#top`` names the story ``…/x/``); a claim is ``dcterms:isPartOf`` each
-manifest it is cited under; fields the model does not know are kept as ``hc:unmappedJson``
-(``rdf:JSON``).
-
-The output is text (N-Triples terms, see :mod:`hcgraph.rdftext`) and a pure function of the
-story and its :class:`IngestInfo`: same input, same triples.
+PROV-O is the backbone, CiTO records each cite object as a ``cito:Citation`` with one citing
+entity, one cited manifest and ``cito:citesAsEvidence``; the claims hang off it as
+``hc:citesClaim`` (not a sub-property of the functional ``cito:hasCitedEntity``). What belongs
+to one story goes into its named graph; what many stories share is a :class:`Description` of
+one subject, routed to the shared graph of its kind, so every triple lives in one graph and
+the union is a set. docs/graph.md describes the layout, the summary links and each field.
+Nothing is dropped: unknown fields are kept as ``hc:unmappedJson``. The output is N-Triples
+text (:mod:`hcgraph.rdftext`), a pure function of the story and its :class:`IngestInfo`.
 """
 
 from __future__ import annotations
@@ -49,8 +18,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
-
-import pyoxigraph as ox
 
 from ._version import __version__
 from .iris import CACHE_SIZE, checked_iri, minted
@@ -96,9 +63,8 @@ _LINKS = SHARED_GRAPHS["links"]
 
 @dataclass(frozen=True)
 class Revision:
-    """An earlier version of a story's raw document (``withdrawn_at``: when its URL
-    answered 404/410, if the story was withdrawn before this version was replaced;
-    ``content``: what it said, JSON from :mod:`hcgraph.version_content`, if known)."""
+    """An earlier version of a story's raw document: when it was withdrawn, if it was, and
+    what it said (:mod:`hcgraph.version_content` JSON), if known."""
 
     sha256: str
     retrieved_at: dt.datetime
@@ -108,15 +74,8 @@ class Revision:
 
 @dataclass(frozen=True)
 class IngestInfo:
-    """Where and when the raw bytes behind a story graph came from.
-
-    Attributes:
-        sha256: SHA-256 of the raw bytes (lower-case hex).
-        source: the file path or URL the bytes were read from.
-        retrieved_at: when hcgraph read them (UTC).
-        byte_size: number of raw bytes.
-        revisions: earlier versions of the same story, newest first.
-    """
+    """Where and when the raw bytes (``sha256``, ``byte_size``) behind a story graph came
+    from, and the earlier versions of the story, newest first."""
 
     sha256: str
     source: str
@@ -137,6 +96,22 @@ class Description:
         """The triples as sorted N-Triples lines (the content the ledger hashes)."""
         return "".join(sorted(t + " .\n" for t in self.triples))
 
+    def add(self, p: str, o: str) -> None:
+        """Add ``subject p o`` (a repeat collapses)."""
+        self.triples[f"{self.subject} {p} {o}"] = None
+
+    def text(self, p: str, value: str | None) -> None:
+        if value is not None and value != "":
+            self.add(p, literal(value))
+
+    def typed(self, *classes: str) -> None:
+        for cls in classes:
+            self.add(A, cls)
+
+    def extra(self, extra: dict[str, Any] | None) -> None:
+        if extra:
+            self.add(HCT("unmappedJson"), _canonical_json(extra))
+
 
 @dataclass
 class MappedStory:
@@ -145,11 +120,6 @@ class MappedStory:
     url: str
     triples: list[str] = field(default_factory=list)  # "s p o" (no dot), story graph
     shared: dict[str, Description] = field(default_factory=dict)  # by subject term
-
-    @property
-    def graph(self) -> str:
-        """The story graph's IRI (the story IRI)."""
-        return self.url
 
     def nquads(self) -> str:
         """The story graph as N-Quads text."""
@@ -162,10 +132,6 @@ class MappedStory:
 
     def __len__(self) -> int:
         return len(self.triples)
-
-    def quads(self) -> list[ox.Quad]:
-        """Story-graph quads as pyoxigraph objects (tests and notebooks; not the hot path)."""
-        return list(ox.parse(self.nquads().encode(), format=ox.RdfFormat.N_QUADS))
 
 
 def _dt(value: dt.datetime) -> str:
@@ -239,40 +205,16 @@ class _Emitter:
         self.add(story, link, node)
         return node
 
-    def about(self, graph: str, subject: str) -> _Shared:
+    def about(self, graph: str, subject: str) -> Description:
         """The shared description of ``subject`` (created on first use)."""
         desc = self.out.shared.get(subject)
         if desc is None:
             desc = self.out.shared[subject] = Description(graph, subject)
-        return _Shared(desc)
-
-
-class _Shared:
-    """Adds triples to one :class:`Description` (duplicates collapse)."""
-
-    __slots__ = ("desc",)
-
-    def __init__(self, desc: Description) -> None:
-        self.desc = desc
-
-    def add(self, p: str, o: str) -> None:
-        self.desc.triples[f"{self.desc.subject} {p} {o}"] = None
-
-    def text(self, p: str, value: str | None) -> None:
-        if value is not None and value != "":
-            self.add(p, literal(value))
-
-    def typed(self, *classes: str) -> None:
-        for cls in classes:
-            self.add(A, cls)
-
-    def extra(self, extra: dict[str, Any] | None) -> None:
-        if extra:
-            self.add(HCT("unmappedJson"), _canonical_json(extra))
+        return desc
 
 
 def map_story(story: Story, info: IngestInfo) -> MappedStory:
-    """The triples of one story (see module docstring).
+    """The triples of one story.
 
     Raises:
         ValueError: the story's ``url`` is not an IRI RDF syntaxes accept.
@@ -288,8 +230,7 @@ def map_story(story: Story, info: IngestInfo) -> MappedStory:
     _map_body(out, st, story, listed)
     _map_extras(out, st, story)
     mapped = out.out
-    # A repeated entry (a publisher listed twice) repeats a triple the store holds once;
-    # the graph's size must be len(mapped), which recovery checks a landed write by.
+    # A repeated triple is held once: recovery checks a landed write by len(mapped).
     distinct = list(dict.fromkeys(mapped.triples))
     if len(distinct) != len(mapped.triples):
         mapped.triples = distinct
@@ -341,7 +282,7 @@ def _map_newsroom_edition(out: _Emitter, st: str, story: Story) -> None:
 
 def _map_shared_link(
     out: _Emitter, st: str, kind: str, name: str | None, link: str | None
-) -> _Shared | None:
+) -> Description | None:
     """``st hc:KIND node`` and the node's shared description, if the story names one."""
     if not (name or link):
         return None
@@ -414,10 +355,8 @@ def _map_provenance(out: _Emitter, st: str, story: Story, info: IngestInfo) -> N
 
 
 def withdrawal_nquads(story_url: str, when: dt.datetime) -> str:
-    """The withdrawal marker of a stored story, in its own graph: ``<story>
-    prov:invalidatedAtTime when``. It lives with the story's other provenance (raw
-    document, ingest, revisions), so the story graph is what changes (and is pushed), and
-    a story that comes back gets a new graph without it."""
+    """The withdrawal marker of a stored story, in its own graph (so a story that comes back
+    gets a new graph without it): ``<story> prov:invalidatedAtTime when``."""
     st = iri(story_url)
     return f"{st} {PROVO('invalidatedAtTime')} {_dt(when)} {st} .\n"
 
@@ -531,13 +470,13 @@ def _cites(
             add(f"{citing} {_DERIVED_FROM} {manifest}")
         for claim_id in cite.claim_ids:
             claim, triples = _claim(claim_id, manifest)
-            out.about(_SOURCES, claim).desc.triples.update(triples)
+            out.about(_SOURCES, claim).triples.update(triples)
             add(f"{act} {_CITES_CLAIM} {claim}")
             if out.first(f"{citing} cites {claim}"):
                 add(f"{citing} {_EVIDENCE} {claim}")
             use, use_triples = _claim_use(claim_id, cite.manifest_id)
             if out.first(use):
-                out.about(_SOURCES, use).desc.triples.update(use_triples)
+                out.about(_SOURCES, use).triples.update(use_triples)
                 add(f"{st} {_CITES_CLAIM_UNDER} {use}")
         out.extra(act, cite.extra)
 
@@ -566,8 +505,7 @@ def _claim(claim_id: str, manifest: str) -> tuple[str, dict[str, None]]:
 @lru_cache(maxsize=CACHE_SIZE)
 def _claim_use(claim_id: str, manifest_id: str) -> tuple[str, dict[str, None]]:
     """A claim as cited under one manifest (``…/id/claim-use/{manifest}/{claim}``) and its
-    description: which claim, which manifest. Stories link to it with the derived summary
-    ``hc:citesClaimUnder``, so "stories citing claim c under manifest m" is one index lookup."""
+    description: which claim, which manifest."""
     use = _minted("claim-use", manifest_id, claim_id)
     triples = (
         f"{use} {HCT('claim')} {_minted('claim', claim_id)}",
@@ -635,9 +573,8 @@ def _map_related(out: _Emitter, st: str, story: Story) -> None:
 
 @lru_cache(maxsize=CACHE_SIZE)
 def _related_iri(url: str) -> str | None:
-    """A related link's target as the crawler would fetch it: canonicalised with
-    :func:`hcgraph.urls.canonicalize` (tracking parameters and fragment dropped, …), so
-    it names the same IRI as the story once crawled; a URL that is not http(s) as written."""
+    """A related link's target as the crawler would fetch it (:func:`hcgraph.urls.canonicalize`),
+    so it names the story once crawled; a URL that is not http(s) as written."""
     try:
         return checked_iri(canonicalize(url))
     except ValueError:

@@ -340,14 +340,7 @@ def _message(err: Any) -> str:
 
 
 def parse_story(raw: bytes | str, source: str) -> Story:
-    """Parse and validate one story document.
-
-    Args:
-        raw: the document's bytes (UTF-8 JSON).
-        source: where the bytes came from (file path or URL), used in error messages.
-
-    Returns:
-        The validated :class:`Story`.
+    """Parse and validate one story document (UTF-8 JSON bytes; ``source`` names it in errors).
 
     Raises:
         NotAStoryError: valid JSON that is not a ``hangingcontext.desk/1`` story.
@@ -358,12 +351,16 @@ def parse_story(raw: bytes | str, source: str) -> Story:
     try:
         story = Story.model_validate_json(raw)
     except pydantic.ValidationError as exc:
-        errors = exc.errors(include_url=False)
-    else:
-        _refuse_other_kind(story.schema_id, story.type, source)
-        if _suspect(raw if isinstance(raw, bytes) else raw.encode("utf-8", "replace")):
-            _refuse_unstorable(json.loads(raw, parse_constant=_Constant), source)
-        return story
+        return _parse_refused(raw, source, exc.errors(include_url=False))
+    _refuse_other_kind(story.schema_id, story.type, source)
+    if _suspect(raw if isinstance(raw, bytes) else raw.encode("utf-8", "replace")):
+        _refuse_unstorable(json.loads(raw, parse_constant=_Constant), source)
+    return story
+
+
+def _parse_refused(raw: bytes | str, source: str, errors: list[Any]) -> Story:
+    """A document the strict parser refused: its schema problems, or, for JSON only Python's
+    parser reads (UTF-16, a byte order mark), the story read that way."""
     invalid = next((e for e in errors if e["type"] == "json_invalid"), None)
     if invalid is None:
         try:
@@ -378,17 +375,14 @@ def parse_story(raw: bytes | str, source: str) -> Story:
     try:
         story = Story.model_validate(doc)
     except pydantic.ValidationError as exc:
-        errors = exc.errors(include_url=False)
-    else:
-        _refuse_other_kind(story.schema_id, story.type, source)
-        return story
-    _refuse_invalid(errors, doc, source)
+        _refuse_invalid(exc.errors(include_url=False), doc, source)
+    _refuse_other_kind(story.schema_id, story.type, source)
+    return story
 
 
 def _refuse_invalid(errors: list[Any], doc: Any, source: str) -> NoReturn:
-    """Raise for a document the model refused: NotAStoryError when it is not a JSON object
-    or is another kind of document (checked before its field errors: "not a story", not a
-    story with thirty missing fields), else StoryError with every problem's JSON path."""
+    """Raise NotAStoryError for a non-object or another kind of document (before its field
+    errors), else StoryError with every problem's JSON path."""
     if any(not e["loc"] for e in errors):
         raise NotAStoryError(source, [("", "not a story: the document is not a JSON object")])
     if isinstance(doc, dict):
@@ -396,8 +390,7 @@ def _refuse_invalid(errors: list[Any], doc: Any, source: str) -> NoReturn:
     raise StoryError(source, [(json_path(tuple(e["loc"])), _message(e)) for e in errors])
 
 
-# A JSON string (escapes included) or one structural character; strings are matched whole,
-# in C, so only the structure is walked in Python.
+# A JSON string (escapes included) or one structural character.
 _TOKENS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},:]', re.DOTALL)
 
 
@@ -407,15 +400,19 @@ def check_shape(
     """Refuse a document nested deeper than ``max_depth`` or with a string longer than
     ``max_literal`` bytes, *before* any parser recurses into it.
 
-    One pass over the raw bytes, tracking the JSON path so the error says where.
-
     Raises:
         StoryError: with the JSON path of the first offending place.
     """
     data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else _as_utf8(raw)
     if len(data) <= max_literal and _max_depth(data, max_depth) <= max_depth:
         return  # neither too deep nor too long: the common case, decided in C
-    # Walk the structure to find (and name) the first place too deep or too long.
+    problem = _first_offence(data, max_depth, max_literal)
+    if problem is not None:
+        raise StoryError(source, [problem])
+
+
+def _first_offence(data: bytes, max_depth: int, max_literal: int) -> tuple[str, str] | None:
+    """Walk the JSON structure to name the first place too deep or too long."""
     stack: list[list[Any]] = []  # each open container: [is_object, key or index]
     last_string: bytes | None = None
     for match in _TOKENS.finditer(data):
@@ -423,31 +420,37 @@ def check_shape(
         first = token[:1]
         if first == b'"':
             if len(token) - 2 > max_literal:
-                problem = (
-                    f"string of {len(token) - 2} bytes is longer than the {max_literal}-byte limit"
-                )
-                raise StoryError(source, [(_scan_path(stack), problem)])
+                size = len(token) - 2
+                return _scan_path(
+                    stack
+                ), f"string of {size} bytes is longer than the {max_literal}-byte limit"
             last_string = token
         elif first in b"[{":
             if len(stack) >= max_depth:
-                raise StoryError(
-                    source, [(_scan_path(stack), f"nested deeper than {max_depth} levels")]
-                )
+                return _scan_path(stack), f"nested deeper than {max_depth} levels"
             stack.append([first == b"{", None if first == b"{" else 0])
-        elif first in b"]}":
-            if stack:
-                stack.pop()
-        elif first == b":":
-            if stack and stack[-1][0] and last_string is not None:
-                stack[-1][1] = last_string[1:-1].decode("utf-8", "replace")
-        elif stack and not stack[-1][0]:  # a comma in an array
-            stack[-1][1] += 1
+        else:
+            _close_or_step(stack, first, last_string)
+    return None
+
+
+def _close_or_step(stack: list[list[Any]], token: bytes, last_string: bytes | None) -> None:
+    """Track the path through ``]``, ``}``, ``:`` (an object's key) and ``,`` (an array's next)."""
+    if token in b"]}":
+        if stack:
+            stack.pop()
+    elif not stack:
+        return
+    elif token == b":":
+        if stack[-1][0] and last_string is not None:
+            stack[-1][1] = last_string[1:-1].decode("utf-8", "replace")
+    elif not stack[-1][0]:  # a comma in an array
+        stack[-1][1] += 1
 
 
 def _as_utf8(data: bytes) -> bytes:
-    """UTF-16 or UTF-32 JSON (which Python's parser reads: the lenient path) as UTF-8, so
-    the byte scans see its structure: in those encodings a character's bytes can include a
-    quote or a bracket (U+4122 is 0x22 0x41 in UTF-16LE)."""
+    """UTF-16 or UTF-32 JSON as UTF-8, so the byte scans see its structure (in those
+    encodings a character's bytes can include a quote or a bracket)."""
     encoding = json.detect_encoding(data)
     if encoding in ("utf-8", "utf-8-sig"):
         return data
@@ -462,14 +465,9 @@ _SQUARE = bytes.maketrans(b"{}", b"[]")  # for depth, an object is a bracket lik
 
 
 def _max_depth(data: bytes, limit: int) -> int:
-    """The deepest nesting of ``data``'s JSON brackets, or some number above ``limit``.
-
-    All in C: escaped backslashes and quotes are dropped, then every byte but brackets and
-    quotes (braces become brackets); what sits between quotes is string content. Each pass
-    then removes the innermost ``[]`` pairs, so the passes count the depth. Unbalanced or
-    unterminated input answers "too deep" and goes to the slow walk, which finds the real
-    problem (if any).
-    """
+    """The deepest nesting of ``data``'s JSON brackets, or some number above ``limit``
+    (unbalanced input too: the slow walk then finds the real problem). All in C: strings and
+    escapes dropped, each pass removes the innermost ``[]`` pairs."""
     plain = data.replace(b"\\\\", b"").replace(b'\\"', b"").translate(_SQUARE, _STRUCTURE)
     parts = plain.split(b'"')
     if len(parts) % 2 == 0:  # an unterminated string
@@ -501,13 +499,9 @@ def _parse_lenient(raw: bytes | str, source: str) -> Any:
     """Python's JSON parser, for what the strict one refuses but RFC 8259 allows (UTF-16 and
     UTF-32 text, a byte order mark); ``None`` when it cannot parse the text either.
 
-    What RFC 8259 does not allow, or what cannot be stored as text, is refused with its JSON
-    path (:func:`_unstorable`): ``NaN`` and ``Infinity`` (Python's parser takes them), a
-    lone UTF-16 surrogate, escaped (``"\\ud800"``) or encoded (the bytes ``ED A0 80``,
-    which Python's parser decodes with ``surrogatepass``), none of which is Unicode text.
-
     Raises:
-        StoryError: such a value, with the JSON path of each.
+        StoryError: a value RFC 8259 does not allow or that is no Unicode text
+            (:func:`_unstorable`), with the JSON path of each.
     """
     try:
         doc = json.loads(raw, parse_constant=_Constant)
@@ -519,10 +513,8 @@ def _parse_lenient(raw: bytes | str, source: str) -> Any:
 
 #: Problems :func:`_unstorable` collects before it stops looking (the error lists 20).
 _MAX_UNSTORABLE = 100
-# What the strict parser takes but RFC 8259 does not allow: NaN and Infinity, and a number
-# whose exponent may take it past a double (1e400 parses as inf). Only documents holding one
-# of these bytes (prose may: "to Infinity") are parsed again and walked. Literal searches:
-# one alternation regex cost 40% of a parse, these 5%.
+# What the strict parser takes but RFC 8259 does not allow: NaN, Infinity, and an exponent
+# that may pass a double (1e400 is inf). Only documents holding one are walked again.
 _EXPONENTS = (re.compile(rb"e\+?\d\d\d"), re.compile(rb"E\+?\d\d\d"))
 _SURROGATE = re.compile(r"[\ud800-\udfff]")  # a lone one: no UTF-8, so no text to store
 
@@ -541,18 +533,12 @@ def _refuse_unstorable(doc: Any, source: str) -> None:
 
 def _unstorable(value: Any, loc: tuple[int | str, ...], out: list[tuple[str, str]]) -> None:
     """Add ``(json path, message)`` to ``out`` for each value below ``value`` that is no JSON
-    RFC 8259 allows or cannot be stored as text: ``NaN``/``Infinity``, a number beyond a
-    double, a string or key holding a lone surrogate."""
+    RFC 8259 allows or cannot be stored as text."""
     if len(out) >= _MAX_UNSTORABLE:
         return
-    if isinstance(value, str):
-        if (lone := _SURROGATE.search(value)) is not None:
-            code = ord(lone.group())
-            out.append((json_path(loc), f"lone UTF-16 surrogate U+{code:04X}: not Unicode text"))
-    elif isinstance(value, _Constant):
-        out.append((json_path(loc), f"{value.name} is not JSON (RFC 8259 has no NaN or Infinity)"))
-    elif isinstance(value, float) and not math.isfinite(value):
-        out.append((json_path(loc), "number out of range: beyond a double (it would be Infinity)"))
+    problem = _unstorable_value(value)
+    if problem is not None:
+        out.append((json_path(loc), problem))
     elif isinstance(value, list):
         for i, item in enumerate(value):
             _unstorable(item, (*loc, i), out)
@@ -564,9 +550,25 @@ def _unstorable(value: Any, loc: tuple[int | str, ...], out: list[tuple[str, str
                 _unstorable(item, (*loc, key), out)
 
 
+def _unstorable_value(value: Any) -> str | None:
+    """Why a scalar cannot be stored: ``NaN``/``Infinity``, a number beyond a double, a
+    string holding a lone surrogate; None if it can."""
+    if isinstance(value, str):
+        lone = _SURROGATE.search(value)
+        return (
+            None
+            if lone is None
+            else f"lone UTF-16 surrogate U+{ord(lone.group()):04X}: not Unicode text"
+        )
+    if isinstance(value, _Constant):
+        return f"{value.name} is not JSON (RFC 8259 has no NaN or Infinity)"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "number out of range: beyond a double (it would be Infinity)"
+    return None
+
+
 def _refuse_other_kind(schema: object, kind: object, source: str) -> None:
-    """Raise NotAStoryError when ``schema``/``type`` say this is some other document: "not
-    a story", not a story with thirty missing fields."""
+    """Raise NotAStoryError when ``schema``/``type`` say this is some other document."""
     if schema != SCHEMA_ID or kind != "story":
         reason = f"not a story: schema={schema!r}, type={kind!r} (want {SCHEMA_ID!r}, 'story')"
         raise NotAStoryError(source, [("schema", reason)])

@@ -1,32 +1,14 @@
 """The one ingest pipeline: documents in → parse → identity → revisions → map → write.
 
-``hcgraph ingest`` (files), ``hcgraph crawl`` (fetched bodies) and ``hcgraph rebuild`` (the
-raw archive) all hand :class:`Document` objects to a :class:`Pipeline`, which gives back one
-:class:`Outcome` per document, in order.
-
-Per batch of whole stories the pipeline
-
-0. checks that the store's disk has room for it (:meth:`~hcgraph.store.Store.check_room`: a
-   batch that may not fit stops the run before it is written, every story stored before it kept);
-1. parses and validates each body (:func:`hcgraph.model.parse_story`; a bad one becomes a
-   failed outcome with its JSON path, the rest carry on);
-2. checks identity: a story the crawler already stored under another URL is a duplicate
-   (crawl mode), identical bytes are a no-op, changed bytes are a revision;
-3. maps each story to N-Quads text (:func:`hcgraph.mapping.map_story`): its own graph plus
-   descriptions of shared things;
-4. hands the prepared batch to the store's :class:`~hcgraph.writer.Writer`, which writes it
-   on its own thread — descriptions new to the ledger into the shared graphs once, new
-   stories with Oxigraph's bulk loader (batches that arrive while it is busy join one
-   segment of up to :data:`SEGMENT` quads), a changed story's graph replaced in one
-   transaction, what only a replaced or removed story said retracted — and resolves the
-   batch's future once it has landed.
-
-The pipeline has no threads of its own: while the writer loads segment *n* (in Rust,
-without the GIL) the caller already parses and maps the next, so both cores work.
-
-Crash safety is the writer's (see :mod:`hcgraph.writer`): every story in the store is
-complete and the shared graphs match the ledger, after any crash, once
-:func:`~hcgraph.writer.recover` ran.
+``hcgraph ingest`` (files), ``crawl`` (fetched bodies) and ``rebuild`` (the raw archive) all
+hand :class:`Document` objects to a :class:`Pipeline`, which gives back one :class:`Outcome`
+per document, in order. Per batch it checks the disk has room
+(:meth:`~hcgraph.store.Store.check_room`), parses each body (a bad one fails alone, with its
+JSON path), checks identity (a story crawled under another URL is a duplicate, identical
+bytes a no-op, changed bytes a revision), maps each story (:func:`hcgraph.mapping.map_story`)
+and hands the batch to the store's :class:`~hcgraph.writer.Writer`, which writes it on its
+own thread: while it loads one segment (in Rust, without the GIL) the caller maps the next.
+Crash safety is the writer's (:func:`~hcgraph.writer.recover`).
 """
 
 from __future__ import annotations
@@ -70,12 +52,10 @@ BATCH = 250
 #: Most quads per bulk load: long, sorted loads write few SST files for RocksDB to compact, but
 #: Oxigraph's loader holds what it sorts in memory (~0.5 KB a quad): this bounds peak RSS.
 SEGMENT = 300_000
-#: Bytes a story takes in the store per byte of its JSON, measured at 10k generated stories
-#: (1.40 GB of tables and 64 MB of ledger for 116 MB of JSON: 12.6), rounded up for the
-#: tables the engine's compactions write before they delete the ones they merge.
+#: Bytes a story takes in the store per byte of its JSON (12.6 measured at 10k stories),
+#: rounded up for the tables a compaction writes before it deletes the ones it merges.
 STORE_BYTES_PER_BYTE = 16
-#: Bytes the crawl archive takes per story besides its body (its fetch record: 930 bytes a
-#: fetch in the demo's crawl, 793,505 bytes of pack for 734,941 of bodies and 63 fetches).
+#: Bytes the crawl archive takes per story besides its body (its fetch record, ~930 bytes).
 ARCHIVE_BYTES_PER_STORY = 1024
 _IDENTIFIER = ox.NamedNode(str(DCTERMS.identifier))
 
@@ -85,15 +65,12 @@ class Document:
     """One raw story document to ingest.
 
     Attributes:
-        body: the raw bytes.
-        source: where they came from (file path or URL), recorded in the graph.
+        source: where the bytes came from (file path or URL), recorded in the graph.
         retrieved_at: when they were read or fetched (None: now).
         key: the crawl frontier URL the body was fetched for (None for local files).
-        location: what the graph records as ``hc:sourceLocation`` when it is not ``source``
-            (a local file's path relative to the ingest root; None: ``source``).
-        withdrawn: not a body but a withdrawal: the story stored from ``source`` (a story
-            IRI, or the URL or file it was ingested from; or from ``key``) answered 404/410
-            (confirmed), so it is marked withdrawn at ``retrieved_at``; ``body`` is unused.
+        location: the ``hc:sourceLocation`` when it is not ``source`` (a relative path).
+        withdrawn: not a body but a withdrawal of the story stored from ``source`` (or
+            ``key``), marked withdrawn at ``retrieved_at``.
     """
 
     body: bytes
@@ -108,15 +85,11 @@ class Document:
 class Outcome:
     """What happened to one :class:`Document`.
 
-    ``status`` is ``added``, ``replaced`` or ``unchanged`` for a stored story, ``withdrawn``
-    for a withdrawal document whose story is in the store (marked now, or already);
-    ``withdrawal`` is set for the outcome of a withdrawal document (without a ``status``
-    when no stored story came from its URL); ``duplicate_of``
-    is set when the story was already stored under another crawl URL; ``reason`` and
-    ``json_path`` explain a body that is not a valid story. Duplicate identities are
-    reported, not refused: ``id_clash`` is another story IRI with the same ``id`` (stored, or
-    earlier in this run); ``repeat_of`` is the source of an earlier document of this run with
-    the same ``url`` (this one replaced it).
+    ``status``: ``added``, ``replaced``, ``unchanged``, or ``withdrawn`` (a withdrawal whose
+    story is stored; ``withdrawal`` marks every withdrawal's outcome). ``duplicate_of``: the
+    crawl URL the story was already stored under; ``reason``/``json_path``: why a body is not
+    a valid story. Reported, not refused: ``id_clash``, another story IRI with the same ``id``;
+    ``repeat_of``, an earlier source of this run with the same ``url`` (this one replaced it).
     """
 
     source: str
@@ -142,6 +115,10 @@ class Outcome:
         return self.status is not None
 
 
+def _related(story: Story) -> tuple[str, ...]:
+    return tuple(r.url for r in story.related)
+
+
 def _index_links(story: Story) -> tuple[tuple[str, str], ...]:
     """The story's edition and newsroom pages, for a crawl that follows them."""
     links = story.links
@@ -151,11 +128,8 @@ def _index_links(story: Story) -> tuple[tuple[str, str], ...]:
 
 
 def graph_time(when: dt.datetime | None) -> dt.datetime:
-    """The retrieval time recorded in the graph: whole seconds, UTC.
-
-    ``SOURCE_DATE_EPOCH``, when set, wins (reproducible builds give identical graphs); an
-    unknown time is now.
-    """
+    """The retrieval time recorded in the graph: whole seconds, UTC; ``SOURCE_DATE_EPOCH``
+    when set (reproducible builds), now when unknown."""
     fixed = source_date_epoch()
     if fixed is not None:
         return fixed
@@ -163,12 +137,9 @@ def graph_time(when: dt.datetime | None) -> dt.datetime:
 
 
 class Pipeline:
-    """Parse, dedupe and map documents, and hand them to a :class:`~hcgraph.writer.Writer`
-    (see the module docstring).
+    """Parse, dedupe and map documents, and hand them to a :class:`~hcgraph.writer.Writer`.
 
     Args:
-        store: an open, writable store.
-        batch_size: stories per batch.
         crawl_claims: crawl mode: story IRI → (crawl URL, story id) already stored by this
             crawl; a story reached again under another URL is then a duplicate, not stored.
         protect_crawled: refuse a document that would replace a story crawled from its own
@@ -203,11 +174,9 @@ class Pipeline:
     def run(
         self, documents: Iterable[Document], on_progress: Callable[[int], None] | None = None
     ) -> Iterator[Outcome]:
-        """Process a stream of documents; outcomes come back in order, batch by batch.
-
-        A batch's outcomes come once it is mapped; its stories are in the store when the
-        iteration ends, which raises what a write raised (as soon as it is seen).
-        """
+        """Process a stream of documents; outcomes come back in order, batch by batch, once
+        mapped. The stories are stored when the iteration ends, which raises what a write
+        raised."""
         landed: deque[Future[None]] = deque()
         docs = iter(documents)
         try:  # batches of batch_size documents (the last one may be short) until none is left
@@ -226,12 +195,8 @@ class Pipeline:
             future.result()
 
     def submit(self, documents: Sequence[Document]) -> Future[list[Outcome]]:
-        """Parse, dedupe and map one batch, and queue its write.
-
-        Returns once the batch is mapped (the write of an earlier batch may still run);
-        the future gives the batch's outcomes, in order, once its stories have landed in
-        the store, or raises what the write raised.
-        """
+        """Parse, dedupe and map one batch, and queue its write; the future gives its outcomes
+        once its stories have landed, or raises what the write raised."""
         outcomes, futures = self._submit(list(documents))
         return _landed(futures, outcomes)
 
@@ -241,7 +206,7 @@ class Pipeline:
 
     def close(self, *, compact: bool = True) -> None:
         """Finish the writes in flight and stop the writer; with ``compact``, compact the
-        store if that is due (:meth:`~hcgraph.writer.Writer.close`)."""
+        store if that is due."""
         self.writer.close(compact=compact)
 
     def __enter__(self) -> Pipeline:
@@ -261,37 +226,33 @@ class Pipeline:
         write, urls = Batch(), set[str]()
         for doc in documents:
             if doc.withdrawn:
-                # Rare: everything before it lands first, so the story it names (maybe
-                # stored a moment ago, by this run) is found in the store.
                 if write:
                     futures.append(self.writer.submit(write))
                     write, urls = Batch(), set[str]()
-                self.writer.wait()
-                self._take_failures()
-                story_url = self._stored_from(doc)
-                outcomes.append(self._withdraw(doc, story_url, write))
-                if story_url is not None:
-                    urls.add(story_url)
+                outcomes.append(self._withdraw(doc, write, urls))
                 continue
             parsed = self._parse(doc)
             if isinstance(parsed, Outcome):
                 outcomes.append(parsed)
                 continue
-            story = parsed
-            if story.url in urls:  # the same story twice in this batch
+            if parsed.url in urls:  # the same story twice in this batch
                 futures.append(self.writer.submit(write))
                 write, urls = Batch(), set[str]()
-            if self.writer.writing(story.url):  # its stored version is to be read
-                self.writer.wait()
-                self._take_failures()
-            outcome = self._prepare(doc, story, write)
-            if self.crawl and outcome.ok:  # only a stored story owns its url and id
-                self.by_story[story.url] = doc.key or doc.source
-                self.by_id.setdefault(story.id, story.url)
-            outcomes.append(outcome)
-            urls.add(story.url)
+            outcomes.append(self._story(doc, parsed, write))
+            urls.add(parsed.url)
         futures.append(self.writer.submit(write))
         return outcomes, futures
+
+    def _story(self, doc: Document, story: Story, write: Batch) -> Outcome:
+        """Prepare one parsed story (once the write of its stored version, to be read, ended)."""
+        if self.writer.writing(story.url):
+            self.writer.wait()
+            self._take_failures()
+        outcome = self._prepare(doc, story, write)
+        if self.crawl and outcome.ok:  # only a stored story owns its url and id
+            self.by_story[story.url] = doc.key or doc.source
+            self.by_id.setdefault(story.id, story.url)
+        return outcome
 
     def _stored_from(self, doc: Document) -> str | None:
         """The stored story a withdrawal document names: a story IRI, or the story whose
@@ -304,23 +265,23 @@ class Pipeline:
                 return found
         return None
 
-    def _withdraw(self, doc: Document, story_url: str | None, write: Batch) -> Outcome:
-        """Mark ``story_url`` withdrawn (unless it is already): its marker joins ``write``."""
+    def _withdraw(self, doc: Document, write: Batch, urls: set[str]) -> Outcome:
+        """Mark the story ``doc`` names withdrawn (unless it is already): its marker joins
+        ``write``. Everything before it lands first, so a story this run stored is found."""
+        self.writer.wait()
+        self._take_failures()
+        story_url = self._stored_from(doc)
         base = Outcome(doc.source, doc.key, story_url, withdrawal=True)
         if story_url is None:
             return base
+        urls.add(story_url)
         if self.store.withdrawn_at(story_url) is None and story_url not in write.withdrawn:
             write.withdraw(story_url, withdrawal_nquads(story_url, graph_time(doc.retrieved_at)))
         return replace(base, status="withdrawn")
 
     def _check_room(self, documents: list[Document]) -> None:
-        """Stop before a batch that may not fit on the store's disk
-        (:meth:`~hcgraph.store.Store.check_room`).
-
-        The estimate: :data:`STORE_BYTES_PER_BYTE` per byte of JSON, and in crawl mode the
-        archive's share of the next batch (as large as this one: its bodies are archived
-        before they come here).
-        """
+        """Stop before a batch that may not fit on the store's disk: :data:`STORE_BYTES_PER_BYTE`
+        per byte of JSON, and in crawl mode the archive's share of the next batch."""
         body = sum(len(d.body) for d in documents)
         need = STORE_BYTES_PER_BYTE * body
         if self.crawl:
@@ -352,11 +313,10 @@ class Pipeline:
                 not_a_story=isinstance(exc, NotAStoryError),
             )
         if self.crawl:
-            related = tuple(r.url for r in story.related)
             dup = self._duplicate_of(story, doc.key or doc.source)
             if dup is not None:
                 return Outcome(
-                    doc.source, doc.key, story.url, story.id, related, duplicate_of=dup,
+                    doc.source, doc.key, story.url, story.id, _related(story), duplicate_of=dup,
                     index_links=_index_links(story),
                 )  # fmt: skip
         return story
@@ -371,10 +331,8 @@ class Pipeline:
         return None
 
     def _prepare(self, doc: Document, story: Story, write: Batch) -> Outcome:
-        related = tuple(r.url for r in story.related)
         sha = hashlib.sha256(doc.body).hexdigest()
-        old = self.store.raw_sha256(story.url) if story.url in self._stored else None
-        self._stored.add(story.url)
+        old, gone_at = self._stored_version(story.url)
         repeat = self._run_urls.get(story.url)
         if repeat is None:
             self._run_urls[story.url] = doc.source
@@ -384,34 +342,50 @@ class Pipeline:
             doc.key,
             story.url,
             story.id,
-            related,
+            _related(story),
             index_links=_index_links(story),
             id_clash=self._id_clash(story),
             repeat_of=repeat,
         )
         # A withdrawn story that comes back is current again: a new graph (without the
         # marker), as a revision of the withdrawn version, even with the same bytes.
-        gone_at = self.store.withdrawn_at(story.url) if old else None
         if old == sha and gone_at is None:
             return self._same_bytes(base, story.url)
         self._recovered.pop(story.url, None)
-        origin = crawled_from(self.store, story.url) if old and self.protect_crawled else None
-        if origin is not None:
-            reason = (
-                f"{story.url} was crawled from {origin}; a local file replaces a crawled "
-                "story only with --replace"
-            )
-            return replace(base, reason=reason, json_path="url", problems=(("url", reason),))
+        refused = self._crawled(base, story.url) if old and self.protect_crawled else None
+        if refused is not None:
+            return refused
         try:
             mapped = map_story(story, self._info(doc, story.url, sha, old, gone_at))
         except Exception as exc:  # a story that trips the mapping fails alone, not the run
-            if repeat is None:
-                self._run_urls.pop(story.url, None)  # it never reached the store
-            if new_id:
-                del self._run_ids[story.id]
+            self._unclaim(story, repeat is None, new_id)
             return replace(base, reason=f"cannot be mapped to RDF: {type(exc).__name__}: {exc}")
         write.add(mapped, sha, replaces=old is not None)
         return replace(base, status="replaced" if old else "added", quads=len(mapped))
+
+    def _stored_version(self, url: str) -> tuple[str | None, dt.datetime | None]:
+        """The stored version's raw SHA-256 and withdrawal time (None: not stored, current)."""
+        old = self.store.raw_sha256(url) if url in self._stored else None
+        self._stored.add(url)
+        return old, (self.store.withdrawn_at(url) if old else None)
+
+    def _crawled(self, base: Outcome, url: str) -> Outcome | None:
+        """The refusal of a file that would replace a story crawled from its URL, if it was."""
+        origin = crawled_from(self.store, url)
+        if origin is None:
+            return None
+        reason = (
+            f"{url} was crawled from {origin}; a local file replaces a crawled "
+            "story only with --replace"
+        )
+        return replace(base, reason=reason, json_path="url", problems=(("url", reason),))
+
+    def _unclaim(self, story: Story, new_url: bool, new_id: bool) -> None:
+        """Forget this run's claim on a story that never reached the store."""
+        if new_url:
+            self._run_urls.pop(story.url, None)
+        if new_id:
+            del self._run_ids[story.id]
 
     def _same_bytes(self, base: Outcome, url: str) -> Outcome:
         """The outcome of a document whose bytes are the stored version's."""
@@ -426,8 +400,7 @@ class Pipeline:
     def _info(
         self, doc: Document, url: str, sha: str, old: str | None, gone_at: dt.datetime | None
     ) -> IngestInfo:
-        """What the graph records of this ingest, with the stored versions before it (each
-        withdrawn one with its withdrawal time)."""
+        """What the graph records of this ingest, with the stored versions before it."""
         revisions: tuple[Revision, ...] = ()
         if old:
             chain = self.store.revisions(url, old)

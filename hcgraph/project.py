@@ -43,6 +43,7 @@ _LABEL_PREDICATES = [
 ]
 _LABEL_RANK = {p: i for i, p in enumerate(_LABEL_PREDICATES)}
 _SKIP_EDGES = {_TYPE, str(SDO.url)}
+_RELATION = str(DCTERMS.relation)
 
 
 def curie(iri: str) -> str:
@@ -67,37 +68,44 @@ def to_networkx(store: Store, *, max_label: int = 80) -> nx.MultiDiGraph:
     Every IRI that has an ``rdf:type``, or is the target of ``dcterms:relation``, becomes a
     node; every triple between two such nodes becomes an edge. Literals become attributes.
     """
-    types: dict[str, set[str]] = defaultdict(set)
-    labels: dict[str, tuple[int, str]] = {}
-    links: list[tuple[str, str, str]] = []
-    related: set[str] = set()
-    relation = str(DCTERMS.relation)
-    for triple in store.union_triples():
-        s, p, o = triple.subject, triple.predicate.value, triple.object
-        if not isinstance(s, ox.NamedNode):
-            continue
-        if p == _TYPE and isinstance(o, ox.NamedNode):
-            types[s.value].add(o.value)
-        elif isinstance(o, ox.Literal):
-            rank = _LABEL_RANK.get(p)
-            if rank is not None and (s.value not in labels or rank < labels[s.value][0]):
-                labels[s.value] = (rank, o.value)
-        elif isinstance(o, ox.NamedNode) and p not in _SKIP_EDGES:
-            links.append((s.value, p, o.value))
-            if p == relation:
-                related.add(o.value)
+    union = _Union(store)
     graph = nx.MultiDiGraph()
-    for iri in sorted(set(types) | related):
-        kind = node_type(types[iri]) if iri in types else "RelatedStory"
-        text = labels.get(iri, (0, ""))[1]
+    for iri in sorted(set(union.types) | union.related):
+        kind = node_type(union.types[iri]) if iri in union.types else "RelatedStory"
+        text = union.labels.get(iri, (0, ""))[1]
         short = " ".join(text.split())
         if len(short) > max_label:
             short = short[: max_label - 1] + "…"
         graph.add_node(iri, iri=iri, type=kind, label=short or _tail(iri), text=text)
-    for src, pred, dst in links:
+    for src, pred, dst in union.links:
         if src in graph and dst in graph:
             graph.add_edge(src, dst, key=curie(pred), predicate=curie(pred))
     return graph
+
+
+class _Union:
+    """What one pass over the union finds: types, best labels, IRI links, related targets."""
+
+    def __init__(self, store: Store) -> None:
+        self.types: defaultdict[str, set[str]] = defaultdict(set)
+        self.labels: dict[str, tuple[int, str]] = {}
+        self.links: list[tuple[str, str, str]] = []
+        self.related: set[str] = set()
+        for triple in store.union_triples():
+            if isinstance(triple.subject, ox.NamedNode):
+                self.add(triple.subject.value, triple.predicate.value, triple.object)
+
+    def add(self, s: str, p: str, o: object) -> None:
+        if p == _TYPE and isinstance(o, ox.NamedNode):
+            self.types[s].add(o.value)
+        elif isinstance(o, ox.Literal):
+            rank = _LABEL_RANK.get(p)
+            if rank is not None and (s not in self.labels or rank < self.labels[s][0]):
+                self.labels[s] = (rank, o.value)
+        elif isinstance(o, ox.NamedNode) and p not in _SKIP_EDGES:
+            self.links.append((s, p, o.value))
+            if p == _RELATION:
+                self.related.add(o.value)
 
 
 def _tail(iri: str) -> str:

@@ -10,20 +10,15 @@ What: every saved query is a SPARQL file whose leading ``#`` comment block is it
 Indented ``#`` lines continue the previous key. ``param`` lines read
 ``NAME TYPE [= DEFAULT] [-- description]``; a parameter without a default is required.
 
-Why: parameters are bound as RDF terms through pyoxigraph's substitutions, never spliced
-into the query text, so a value full of quotes, braces or ``} ; DROP ALL ; {`` is just an
-odd literal (or a rejected IRI) and can never change what the query does. Oxigraph binds a
-substituted variable only if the query projects it, so each parameter is also a result
-column: every row says which parameter value it answers.
+Parameters are bound as RDF terms through pyoxigraph's substitutions, never spliced into the
+text, so a value like ``} ; DROP ALL ; {`` is just an odd literal. Oxigraph binds a
+substituted variable only if the query projects it, so each parameter is also a column.
 
-Withdrawn stories (their URL answered 404/410: ``prov:invalidatedAtTime`` on the story) are
-left out: each pattern that binds a story is followed by a line
-``MINUS { ?story prov:invalidatedAtTime ?withdrawn }  # current stories only``, so the file
-gives current stories on any endpoint. ``include_withdrawn`` runs the text without those
-lines (hcgraph's own text, found by that exact comment: nothing a user gives goes in).
+Withdrawn stories are left out: each pattern that binds a story is followed by
+``MINUS { ?story prov:invalidatedAtTime ?withdrawn }  # current stories only``;
+``include_withdrawn`` runs the text without the lines ending in that comment.
 
-The files live at the top-level ``queries/`` of the source tree; ``hcgraph/data/queries`` is
-a symlink to them, so they ship inside the package as package data.
+``hcgraph/data/queries`` is a symlink to the top-level ``queries/``, shipped as package data.
 """
 
 from __future__ import annotations
@@ -78,14 +73,8 @@ _XSD = str(XSD)
 
 @dataclass(frozen=True)
 class Param:
-    """One declared parameter of a saved query.
-
-    Attributes:
-        name: the SPARQL variable name (without ``?``).
-        type: one of :data:`PARAM_TYPES` (``iri``, ``literal``, ``integer``, …).
-        default: the default value as text, or None when the parameter is required.
-        description: what the parameter means.
-    """
+    """One declared parameter of a saved query: its variable ``name`` (without ``?``), its
+    ``type`` (one of :data:`PARAM_TYPES`), its ``default`` text (None: required)."""
 
     name: str
     type: str
@@ -100,17 +89,8 @@ class Param:
 
 @dataclass(frozen=True)
 class SavedQuery:
-    """A SPARQL query with its parsed header.
-
-    Attributes:
-        name: the file stem (``source-reuse``), or the file path for an ad-hoc file.
-        text: the whole SPARQL text, header comments included.
-        title: one line saying what the query is.
-        question: the question it answers.
-        params: declared parameters, in header order.
-        notes: every other header key (``definition``, ``columns``, …) → its text.
-        path: where the text came from, if a file.
-    """
+    """A SPARQL query with its parsed header: ``name`` is the file stem (or the path of an
+    ad-hoc file), ``text`` the whole SPARQL text, ``notes`` every other header key → text."""
 
     name: str
     text: str
@@ -132,15 +112,9 @@ class SavedQuery:
 
 @dataclass(frozen=True)
 class QueryResult:
-    """The answer to a query, materialised.
-
-    Attributes:
-        variables: column names (without ``?``); ``subject predicate object`` for a graph.
-        terms: one tuple of pyoxigraph terms (or None for unbound) per row.
-        boolean: the answer of an ASK query (then ``variables`` and ``terms`` are empty).
-
-    Iterating gives plain-Python records (see :meth:`records`), ready for a notebook or
-    ``pandas.DataFrame(result.records())``.
+    """The answer to a query, materialised: column names (``subject predicate object`` for
+    a graph), one tuple of pyoxigraph terms (None: unbound) per row, or an ASK's
+    ``boolean``. Iterating gives plain-Python :meth:`QueryResult.records`.
     """
 
     variables: tuple[str, ...]
@@ -162,13 +136,9 @@ class QueryResult:
 
 
 def to_python(term: Any) -> Any:
-    """A plain Python value for one RDF term.
-
-    IRIs and plain/other literals become ``str`` (ids stay exact strings); xsd integers
-    ``int``, decimals ``Decimal``, doubles/floats ``float``, booleans ``bool``, dates
-    ``datetime.date``, dateTimes ``datetime.datetime``; blank nodes ``"_:id"``; triple terms
-    their N-Triples 1.2 text ``<<( <s> <p> "o" )>>``; None stays.
-    """
+    """A plain Python value for one RDF term: ``str`` for IRIs and other literals (ids stay
+    exact), ``int``/``Decimal``/``float``/``bool``/dates for XSD literals, ``"_:id"`` for
+    blank nodes, N-Triples 1.2 text for triple terms."""
     if term is None:
         return None
     if isinstance(term, ox.NamedNode):
@@ -252,10 +222,8 @@ PARAM_TYPES: dict[str, Any] = {
 
 
 def bind_params(query: SavedQuery, values: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """RDF terms for every declared parameter: given values, else defaults.
-
-    ``values`` may hold text (converted by the declared type), Python ints/bools, or
-    pyoxigraph terms (used as they are).
+    """RDF terms for every declared parameter: given values (text, Python ints/bools, or
+    pyoxigraph terms), else defaults.
 
     Raises:
         QueryError: an undeclared name, a missing required parameter, or a value that is
@@ -284,6 +252,22 @@ def bind_params(query: SavedQuery, values: Mapping[str, Any] | None = None) -> d
 # --- loading --------------------------------------------------------------------------------
 def parse_query_text(text: str, name: str, path: Path | None = None) -> SavedQuery:
     """A :class:`SavedQuery` from SPARQL text with an optional ``#`` header (module doc)."""
+    header = _header(text)
+    params = tuple(_parse_param(name, value) for key, value in header if key == "param")
+    for p in params:
+        if not re.search(rf"\?{re.escape(p.name)}\b", text):
+            raise QueryError(f"{name}: parameter {p.name!r} is declared but ?{p.name} is not used")
+    single = {key: value for key, value in header if key in ("title", "question")}
+    notes: dict[str, str] = {}
+    for key, value in header:
+        if key not in ("title", "question", "param"):
+            notes[key] = f"{notes[key]}\n{value}" if key in notes else value
+    title, question = single.get("title", ""), single.get("question", "")
+    return SavedQuery(name, text, title, question, params, notes, path)
+
+
+def _header(text: str) -> list[tuple[str, str]]:
+    """The ``(key, value)`` lines of the leading ``#`` block, continuations joined."""
     header: list[tuple[str, str]] = []
     for raw in text.splitlines():
         line = raw.strip()
@@ -297,22 +281,7 @@ def parse_query_text(text: str, name: str, path: Path | None = None) -> SavedQue
         elif header:  # continuation of the previous key
             key, value = header[-1]
             header[-1] = (key, f"{value} {line.lstrip('#').strip()}".strip())
-    title = question = ""
-    params: list[Param] = []
-    notes: dict[str, str] = {}
-    for key, value in header:
-        if key == "title":
-            title = value
-        elif key == "question":
-            question = value
-        elif key == "param":
-            params.append(_parse_param(name, value))
-        else:
-            notes[key] = f"{notes[key]}\n{value}" if key in notes else value
-    for p in params:
-        if not re.search(rf"\?{re.escape(p.name)}\b", text):
-            raise QueryError(f"{name}: parameter {p.name!r} is declared but ?{p.name} is not used")
-    return SavedQuery(name, text, title, question, tuple(params), notes, path)
+    return header
 
 
 def _parse_param(query_name: str, spec: str) -> Param:
@@ -391,13 +360,9 @@ def run_query(
 ) -> QueryResult:
     """Run a saved query (by name, path or :class:`SavedQuery`) and materialise its rows.
 
-    Withdrawn stories are left out unless ``include_withdrawn`` (see the module docstring).
-
-    The default graph is the union of all graphs (a set). ``params`` are bound as RDF terms.
-    A query using ``SERVICE`` is refused unless ``allow_service`` (no outbound requests by
-    default; see :mod:`hcgraph.sparqlguard`). ``offset`` and ``limit`` page the rows in the
-    query's own order (as SPARQL's OFFSET and LIMIT would, after the final ORDER BY): page
-    ``k`` of ``n`` rows is ``offset=k*n, limit=n``.
+    Withdrawn stories are left out unless ``include_withdrawn``; ``params`` are bound as RDF
+    terms; ``SERVICE`` is refused unless ``allow_service``; ``offset`` and ``limit`` page the
+    rows in the query's own order.
 
     >>> from hcgraph import Store, ingest_paths, run_query
     >>> with Store(None) as store:
@@ -414,45 +379,58 @@ def run_query(
         raise QueryError(f"{saved.name}: --limit and --offset take whole numbers from 0")
     bindings = bind_params(saved, params)
     whole = including_withdrawn(saved.text) if include_withdrawn else saved.text
-    text, order = _split_order(whole)
     try:
-        answer = store.query(text, bindings=bindings, allow_service=allow_service)
-        result = _materialise(answer)
-        if order:
-            if not all(name in result.variables for name, _desc in order):
-                # not every sort key is a column: let the engine sort after all
-                result = _materialise(
-                    store.query(whole, bindings=bindings, allow_service=allow_service)
-                )
-            else:
-                _sort_rows(result, order)
-        if offset or limit is not None:
-            end = None if limit is None else offset + limit
-            result.terms[:] = result.terms[offset:end]
-        return result
+        result = _evaluate(store, whole, bindings, allow_service)
     except QueryError as exc:  # Store.query's SERVICE guard: the one check, named here
         raise QueryError(f"{saved.name}: {exc}") from None
     except SyntaxError as exc:
         raise QueryError(f"{saved.name}: {_syntax_message(exc)}") from None
     except (RuntimeError, OSError, ValueError) as exc:
-        if is_damage(exc) and store.directory is not None:  # a damaged table, named
-            raise damage_error(store.directory, exc) from None
-        message = first_line(exc)
-        if "SELECT projection" in message:
-            message = (
-                "every parameter must be a projected variable of a SELECT query"
-                f" ({', '.join('?' + p for p in bindings)})"
-            )
-        raise QueryError(f"{saved.name}: query failed: {message}") from None
+        raise _failure(store, saved.name, bindings, exc) from None
+    _page(result, offset, limit)
+    return result
+
+
+def _page(result: QueryResult, offset: int, limit: int | None) -> None:
+    """Keep rows ``offset`` to ``offset + limit`` (in the query's own order)."""
+    if offset or limit is not None:
+        result.terms[:] = result.terms[offset : None if limit is None else offset + limit]
+
+
+def _evaluate(
+    store: Store, whole: str, bindings: dict[str, Any], allow_service: bool
+) -> QueryResult:
+    """Run ``whole``, sorting by a final ``ORDER BY`` of columns here (:func:`_split_order`)."""
+    text, order = _split_order(whole)
+    result = _materialise(store.query(text, bindings=bindings, allow_service=allow_service))
+    if not order:
+        return result
+    if all(name in result.variables for name, _desc in order):
+        _sort_rows(result, order)
+        return result
+    # not every sort key is a column: let the engine sort after all
+    return _materialise(store.query(whole, bindings=bindings, allow_service=allow_service))
+
+
+def _failure(store: Store, name: str, bindings: dict[str, Any], exc: Exception) -> Exception:
+    """The error to raise for an evaluation error: a damaged table named, else a QueryError."""
+    if is_damage(exc) and store.directory is not None:
+        return damage_error(store.directory, exc)
+    message = first_line(exc)
+    if "SELECT projection" in message:
+        message = (
+            "every parameter must be a projected variable of a SELECT query"
+            f" ({', '.join('?' + p for p in bindings)})"
+        )
+    return QueryError(f"{name}: query failed: {message}")
 
 
 def _split_order(text: str) -> tuple[str, list[tuple[str, bool]]]:
     """Take a final ``ORDER BY ?a DESC(?b) …`` off a query: ``(text without it, keys)``.
 
-    Why: the saved queries stay portable SPARQL with their ORDER BY, but Oxigraph's on-disk
-    store sorts by decoding terms on every comparison (seconds for tens of thousands of rows);
-    sorting the materialised rows in Python gives the same order in milliseconds. Anything
-    but plain variable keys at the very end is left to the engine.
+    Oxigraph's on-disk store decodes terms on every comparison (seconds for tens of thousands
+    of rows); sorting the rows in Python gives the same order in milliseconds. Anything but
+    plain variable keys at the very end is left to the engine.
     """
     match = _FINAL_ORDER.search(text)
     if match is None:
@@ -484,12 +462,8 @@ def _order_key(term: Any) -> tuple[Any, ...]:
 
 
 def _sort_rows(result: QueryResult, order: list[tuple[str, bool]]) -> None:
-    """Sort rows in place by the ORDER BY keys.
-
-    Consecutive keys of one direction sort in one stable pass (a tuple key), the groups last
-    first; each distinct term's rank is computed once per column (a story IRI recurs on many
-    rows, and reading a term's text back from pyoxigraph is what costs).
-    """
+    """Sort rows in place by the ORDER BY keys: consecutive keys of one direction in one
+    stable pass, the groups last first; each distinct term ranked once per column."""
     groups: list[tuple[list[int], bool]] = []
     for name, descending in order:
         column = result.variables.index(name)

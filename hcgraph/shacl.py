@@ -1,37 +1,21 @@
 """SHACL validation, graph by graph: pySHACL judges, Oxigraph finds what is worth judging.
 
-What: :func:`validate` checks every named graph — each story graph, and the shared graphs
-that describe manifests, claims and source documents (``…/graph/sources``) and publishers
-(``…/graph/publishers``) once — against ``shapes.ttl`` (shipped in the package) and returns
-one :class:`ShaclResult` per violation, each tied to the graph it was found in (the story
-IRI, or the shared graph's IRI for a manifest, claim or publisher).
+:func:`validate` checks every named graph (each story graph, and the shared graphs of
+sources and publishers) against ``shapes.ttl`` and returns one :class:`ShaclResult` per
+violation, tied to the graph it was found in. pySHACL sees one graph plus the ``rdf:type``
+of every IRI it points to, wherever stated (``sh:class`` on a manifest typed in the sources
+graph); every triple lives in its subject's graph, so a focus node's properties are all there.
 
-The data graph pySHACL sees for one graph is that graph plus the ``rdf:type`` of every IRI
-its triples point to, wherever that type is stated: a citation in a story graph cites a
-manifest typed ``hc:Manifest`` in the sources graph, and ``sh:class`` must see that. Every
-triple lives in the graph of its subject, so a focus node's own properties are all in the
-graph it is validated in.
+Why: pySHACL takes about 0.1 s a story graph. So the default ``fast`` mode first compiles the
+shapes into SPARQL over the union (``_Compiler``) that returns the focus nodes that *may*
+violate a constraint, and pySHACL validates exactly those. The queries over-approximate: a
+constraint they do not understand makes every focus node of its shape a candidate. ``full``
+validates every graph with pySHACL and is the reference the tests compare ``fast`` against.
 
-Why this way: pySHACL is pure Python, about 0.1 s per story graph here, i.e. a quarter of an
-hour for 10k stories. So in the default ``fast`` mode the shapes are first compiled into
-SPARQL that Oxigraph runs over the union of all graphs (constraints grouped by property:
-one pass over a property's triples proves its ``sh:minCount``/``sh:maxCount``/
-``sh:datatype``/``sh:nodeKind`` for every shape using it, and only what is not proved runs
-an exact query; every triple about a subject is in that subject's graph, so union counts are
-graph counts); it returns the focus nodes that *may* violate a constraint, their graphs are
-looked up, and pySHACL then validates exactly those focus nodes (their own triples and the
-types of their values). The compiled queries over-approximate: a constraint component they
-do not understand makes every focus node of that shape a candidate, so nothing is skipped
-that pySHACL would report. ``full`` mode validates every graph with pySHACL and is the
-reference the tests compare ``fast`` against. See ``_Compiler`` for what each
-constraint costs and how it is proved.
-
-Supported for pre-selection (anything else falls back to "validate all targets"): node
-shapes with ``sh:targetClass`` (or that are an ``rdfs:Class``); property shapes with an IRI
-``sh:path`` and ``sh:minCount``, ``sh:maxCount``, ``sh:datatype``, ``sh:nodeKind``,
-``sh:class``, ``sh:or`` of ``sh:class`` shapes, and ``sh:node``. Node, subjects-of and
-objects-of targets, and property shapes with targets of their own, make all their targets
-candidates.
+Pre-selected: node shapes with ``sh:targetClass`` (or that are an ``rdfs:Class``); property
+shapes with an IRI ``sh:path`` and ``sh:minCount``, ``sh:maxCount``, ``sh:datatype``,
+``sh:nodeKind``, ``sh:class``, ``sh:or`` of ``sh:class`` shapes, and ``sh:node``. Other
+targets, and property shapes with targets of their own, make all their targets candidates.
 """
 
 from __future__ import annotations
@@ -125,12 +109,9 @@ def _sh_keys(graph: rdflib.Graph, node: Any) -> set[Any]:
 
 @dataclass(frozen=True)
 class _Query:
-    """One pre-selection query: it yields candidate focus nodes as ``?r``.
-
-    ``unless`` names two variables of its task's pre-check whose equal values prove it
-    would find nothing, so it is skipped (None: always run); ``kept`` are the classes (IRIs)
-    its answers are then kept to (empty: all kept).
-    """
+    """One pre-selection query yielding candidate focus nodes as ``?r``; skipped when the
+    two ``unless`` variables of its task's pre-check are equal; answers kept to the ``kept``
+    classes (empty: all)."""
 
     sparql: str
     unless: tuple[str, str] | None = None
@@ -139,8 +120,8 @@ class _Query:
 
 @dataclass(frozen=True)
 class _Task:
-    """One unit of pre-selection: its queries, and the one-row ``precheck`` query (None:
-    none) whose answer may prove some of them would find nothing."""
+    """One unit of pre-selection: its queries, and a one-row ``precheck`` query whose answer
+    may prove some of them would find nothing."""
 
     queries: tuple[_Query, ...]
     precheck: str | None = None
@@ -200,22 +181,13 @@ def _typed(classes: Iterable[Any], var: str = "?f0") -> str:
 class _Compiler:
     """Turns node shapes into SPARQL queries over the union yielding ``?r`` (focus nodes).
 
-    Every triple about a subject lives in one graph (its story's, or its kind's shared
-    graph), so counting a focus node's values over the union counts them in its graph; the
-    graph of each candidate is looked up afterwards (:func:`candidates`).
-
-    Oxigraph (0.5, on disk) reads a triple pattern at about 0.4 µs a row, hashes rows (a
-    join, ``MINUS``, ``DISTINCT``, ``GROUP BY``) at about 1 µs, evaluates an expression on an
-    IRI or a string (``isIRI``, ``DATATYPE``, ...) at 2 to 4 µs (the term is decoded) and an
-    index look-up per row (a nested-loop join, ``EXISTS``) at about 8 µs; it holds the GIL
-    while it evaluates. So the constraints of the target-class shapes are grouped by
-    property (:class:`_Groups`), one pass over a property's triples (plus the focus nodes
-    needing a value) proves the usual case for every shape using it, and only an unproved
-    constraint runs its exact query: one method per constraint family says how
-    (:meth:`min_count`, :meth:`max_count`, :meth:`value_tests`, :meth:`class_task`).
-
-    Shapes reached through ``sh:node`` are compiled per property on the path from the
-    target (:meth:`shape`).
+    Counting a focus node's values over the union counts them in its graph. Oxigraph reads a
+    triple pattern at ~0.4 µs a row but an index look-up per row (``EXISTS``) costs ~8 µs, so
+    the constraints of the target-class shapes are grouped by property (:class:`_Groups`):
+    one pass over a property's triples proves the usual case for every shape using it, and
+    only an unproved constraint runs its exact query (:meth:`min_count`, :meth:`max_count`,
+    :meth:`value_tests`, :meth:`class_task`). Shapes reached through ``sh:node`` are
+    compiled per property on the path from the target (:meth:`shape`).
     """
 
     def __init__(self, shapes: rdflib.Graph) -> None:
@@ -358,19 +330,8 @@ class _Compiler:
             return None
         min_count = self.g.value(prop, SH.minCount)
         max_count = self.g.value(prop, SH.maxCount)
-        fails: list[str] = []
         datatype = self.g.value(prop, SH.datatype)
-        if datatype is not None:
-            # ill-formed ("abc"^^xsd:integer) fails too: the cast to the datatype errs
-            if datatype in _CASTS:
-                cast = f" || !isLiteral({_iri(datatype)}(?v))"
-                if datatype in _YEARS:  # rdflib (pySHACL) parses years 1 to 9999 only
-                    cast += " || ABS(YEAR(?v) - 5000) > 4999"
-                fails.append(f"(!isLiteral(?v) || DATATYPE(?v) != {_iri(datatype)}{cast})")
-            elif datatype == RDF.langString:
-                fails.append(f"(!isLiteral(?v) || DATATYPE(?v) != {_iri(datatype)})")
-            else:  # no cast to tell an ill-formed value (which pySHACL reports): any may be
-                fails.append("true")
+        fails = [] if datatype is None else [_datatype_fails(datatype)]
         kind = self.g.value(prop, SH.nodeKind)
         if kind is not None:
             if kind not in _NODE_KIND_FAILS:
@@ -458,6 +419,18 @@ class _Compiler:
         return out
 
 
+def _datatype_fails(datatype: Any) -> str:
+    """A filter true for a value that is not of ``datatype``, or ill-formed in it."""
+    if datatype in _CASTS:  # ill-formed ("abc"^^xsd:integer): the cast to the datatype errs
+        cast = f" || !isLiteral({_iri(datatype)}(?v))"
+        if datatype in _YEARS:  # rdflib (pySHACL) parses years 1 to 9999 only
+            cast += " || ABS(YEAR(?v) - 5000) > 4999"
+        return f"(!isLiteral(?v) || DATATYPE(?v) != {_iri(datatype)}{cast})"
+    if datatype == RDF.langString:
+        return f"(!isLiteral(?v) || DATATYPE(?v) != {_iri(datatype)})"
+    return "true"  # no cast tells an ill-formed value (which pySHACL reports): any may be
+
+
 def _proof(store: Store, precheck: str | None) -> dict[str, Any]:
     """The one row of a pre-check query, variable → value (empty: nothing proved); for an
     ``ASK`` pre-check ``found`` (its answer) and ``none`` (False)."""
@@ -481,21 +454,12 @@ def _instances(store: Store, nodes: list[ox.NamedNode], classes: tuple[str, ...]
 def candidates(
     store: Store, shapes: rdflib.Graph, part: tuple[int, int] = (0, 1)
 ) -> dict[str, set[str]]:
-    """Graph → focus nodes that may violate a shape (a superset of the real ones).
-
-    ``part`` = ``(i, n)`` runs only every n-th compiled task from the i-th (for workers
-    that share the pre-selection); the union of all parts is the whole answer.
-    """
+    """Graph → focus nodes that may violate a shape (a superset of the real ones); ``part``
+    ``(i, n)`` runs every n-th task from the i-th (the union of all parts is the answer)."""
     index, parts = part
     focus: set[str] = set()
     for task in _Compiler(shapes).tasks()[index::parts]:
-        proof = _proof(store, task.precheck)
-        for q in task.queries:
-            if q.unless and q.unless[0] in proof and proof[q.unless[0]] == proof.get(q.unless[1]):
-                continue  # the pre-check proved it finds nothing
-            nodes = [row["r"] for row in store.query(q.sparql)]
-            named = [node for node in nodes if isinstance(node, ox.NamedNode)]
-            focus.update(n.value for n in (_instances(store, named, q.kept) if q.kept else named))
+        focus.update(_task_focus(store, task))
     found: dict[str, set[str]] = defaultdict(set)
     for node in sorted(focus):
         for graph in {q.graph_name for q in store.quads(_node(node))}:
@@ -504,14 +468,21 @@ def candidates(
     return dict(found)
 
 
+def _task_focus(store: Store, task: _Task) -> Iterator[str]:
+    """The focus nodes one task's queries find (those its pre-check proves empty skipped)."""
+    proof = _proof(store, task.precheck)
+    for q in task.queries:
+        if q.unless and q.unless[0] in proof and proof[q.unless[0]] == proof.get(q.unless[1]):
+            continue
+        named = [row["r"] for row in store.query(q.sparql) if isinstance(row["r"], ox.NamedNode)]
+        yield from (n.value for n in (_instances(store, named, q.kept) if q.kept else named))
+
+
 def candidates_at(
     directory: str, shapes_path: str | None = None, part: tuple[int, int] = (0, 1)
 ) -> dict[str, set[str]]:
-    """:func:`candidates` for the on-disk store at ``directory``, opened read-only here.
-
-    For worker processes: ``hcgraph check`` pre-selects in other processes while it runs
-    the integrity queries (Oxigraph evaluates a query on one core and holds the GIL).
-    """
+    """:func:`candidates` for the on-disk store at ``directory``, opened read-only here (for
+    the worker processes ``hcgraph check`` pre-selects in)."""
     with Store(directory, read_only=True) as store:
         return candidates(store, load_shapes(shapes_path), part)
 
@@ -617,7 +588,6 @@ def validate(
     """Validate graphs; returns the results and how many graphs pySHACL looked at.
 
     Args:
-        store: the store.
         shapes: a shapes graph (default: the packaged ``shapes.ttl``).
         mode: ``fast`` (pySHACL on focus nodes pre-selected by SPARQL) or ``full``
             (pySHACL on every graph: story graphs and shared graphs).

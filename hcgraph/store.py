@@ -1,39 +1,22 @@
 """The embedded, persistent RDF store: Oxigraph (pyoxigraph) under one directory.
 
-The store only stores: quads in (N-Quads text to Oxigraph's bulk loader, atomic graph
-replacement), quads out (dumps, the union, one graph), SPARQL, and the few look-ups the
-ingest pipeline needs. What to write is decided by :mod:`hcgraph.pipeline`.
+The store only stores: quads in (N-Quads to Oxigraph's bulk loader, atomic graph
+replacement), quads out (dumps, the union, one graph), SPARQL, and the look-ups the ingest
+pipeline needs; what to write is decided by :mod:`hcgraph.pipeline`. A store directory
+(default ``output/store``) holds ``format.json`` (:data:`STORE_FORMAT`), ``oxigraph/`` (the
+RocksDB database), ``ledger.sqlite`` (:mod:`hcgraph.ledger`), ``archive/``
+(:mod:`hcgraph.archive`), ``writer.json`` (which process holds it for writing) and
+``compacted.json`` (the tables at the last compaction, :meth:`Store.compaction_due`).
 
-Layout of a store directory (default ``output/store``)::
+Each story lives in its own named graph, named by the story IRI; shared things are described
+once in the graphs of :data:`~hcgraph.vocab.SHARED_GRAPHS`. Every triple is in exactly one
+graph, so the union (the default graph every query sees) is a set.
 
-    output/store/
-      format.json     the store format, {"format": 1} (STORE_FORMAT; see below)
-      oxigraph/       the RocksDB database
-      ledger.sqlite   which story states which shared description (hcgraph.ledger)
-      archive/        raw bodies and fetch records kept by the crawler (hcgraph.archive)
-      writer.json     which process holds the store open for writing (pid, command), so a
-                      second writer is told who holds it
-      compacted.json  where the database's tables stood at its last compaction (a run
-                      that wrote compacts when enough is new: Store.compaction_due)
-
-Each story lives in its own named graph, named by the story IRI; manifests, claims, source
-documents, publishers and agents are described once in the shared graphs of
-:data:`~hcgraph.vocab.SHARED_GRAPHS`. Every triple is in exactly one graph, so the union of
-all graphs — the default graph every query sees (``use_default_graph_as_union``; on the
-Oxigraph server ``--union-default-graph``) — is a set.
-
-**Store format.** ``format.json`` names the format of the database and ledger beside it:
-format 1 is this layout (shared things stated once, one ``stated`` ledger row per story).
-Every open of an on-disk store checks it before touching the database; a format other than
-:data:`STORE_FORMAT` is refused with a :class:`~hcgraph.errors.StoreFormatError`: an older
-format or an unreadable marker saying to run ``hcgraph rebuild``, which builds a store of
-this format from the raw archive; a newer format (a newer hcgraph wrote it) saying to
-upgrade hcgraph, since a rebuild would turn it back into this older format. Stores made
-before the marker (the first release) carry none: one in this layout is format 1 and is
-marked by its next writer; one in the layout before it (story graphs repeating the shared
-descriptions, so no shared graph at all) is refused, and so is a ledger with the old
-``uses`` table (:class:`~hcgraph.ledger.Ledger`). A change of either layout raises
-:data:`STORE_FORMAT`; hcgraph keeps no reader for old formats (a rebuild replaces them).
+**Store format.** Every open of an on-disk store checks ``format.json`` first: an older format
+or an unreadable marker is refused saying to run ``hcgraph rebuild`` (which builds this format
+from the raw archive), a newer one saying to upgrade hcgraph. A store without a marker is
+format 1 if it has the shared graphs (marked by its next writer), else the old layout, refused.
+A change of the database's or the ledger's layout raises :data:`STORE_FORMAT`.
 """
 
 from __future__ import annotations
@@ -56,7 +39,6 @@ from .errors import (
     HcgraphError,
     OutputError,
     StoreBusyError,
-    StoreDamagedError,
     StoreDiskError,
     StoreError,
     StoreFormatError,
@@ -90,11 +72,10 @@ STORE_FORMAT = 1
 _FORMAT_FILE = "format.json"
 _REBUILD = "run hcgraph rebuild"
 
-#: A run that wrote ends with a compaction of the database (:meth:`Store.optimize`) when the
-#: tables written since the last one are at least this share of all its tables...
+#: A run that wrote ends with a compaction (:meth:`Store.optimize`) when the tables written
+#: since the last one are at least this share of all its tables...
 COMPACT_SHARE = 0.10
-#: ...and the tables hold at least this many bytes (a smaller store answers in milliseconds
-#: either way; ~450 stories).
+#: ...and the tables hold at least this many bytes.
 COMPACT_MIN_BYTES = 64 * 1024 * 1024
 #: Free bytes a write leaves on the store's disk (``HCGRAPH_DISK_RESERVE`` overrides it):
 #: room for the engine's own compactions, the ledger, the crawl frontier and report.
@@ -134,15 +115,12 @@ class Store:
     """hcgraph's store: a directory holding an Oxigraph database, its ledger and the archive.
 
     Args:
-        directory: the store directory (created if missing, unless read-only).
-            ``None`` gives a throw-away in-memory store (tests, notebooks, one-shot jobs).
+        directory: the store directory (created if missing, unless read-only); ``None``
+            gives a throw-away in-memory store.
         read_only: open without taking the write lock, so another process (the Oxigraph
             server) may hold the database open too.
-
-        holder: what a second writer is told holds the store (default: ``hcgraph
-            COMMAND`` when run by the CLI, else the program's name).
-        any_format: skip the format check (for :func:`hcgraph.rebuilding.rebuild`, which
-            lists the stories of the store it replaces, whatever its format).
+        holder: what a second writer is told holds the store (default: ``hcgraph COMMAND``).
+        any_format: skip the format check (for :func:`hcgraph.rebuilding.rebuild`).
 
     Raises:
         StoreBusyError: another writer holds the store (named, with its pid, when known).
@@ -163,39 +141,19 @@ class Store:
         self.read_only = read_only
         self._ledger: Ledger | None = None
         self._holder_file: Path | None = None
-        marked = None if self.directory is None or any_format else read_format(self.directory)
-        try:
-            if self.directory is None:
-                self.ox = ox.Store()
-            elif read_only:
-                if not self.db_path.exists():
-                    raise StoreError(
-                        f"{self.directory}: no store here (run 'hcgraph ingest' first)"
-                    )
-                self.ox = ox.Store.read_only(str(self.db_path))
-            else:
-                self.db_path.mkdir(parents=True, exist_ok=True)
-                self.ox = ox.Store(str(self.db_path))
-        except OSError as exc:
-            # RocksDB's "IO error: While lock file: …/LOCK: Resource temporarily
-            # unavailable" (or "lock hold by current process"): another open writer.
-            if self.directory is not None and "LOCK" in str(exc):
-                raise _busy(self.directory) from None
-            raise StoreError(f"{self.directory}: cannot open the store: {first_line(exc)}") from exc
-        except RuntimeError as exc:  # the engine's "Corruption: …" (an overwritten CURRENT)
-            assert self.directory is not None  # an in-memory store has no files to damage
-            raise _damaged(self.directory, exc) from None
-        if self.directory is not None and not read_only:
+        if self.directory is None:
+            self.ox = ox.Store()
+            return
+        marked = None if any_format else read_format(self.directory)
+        self.ox = _open(self.directory, self.db_path, read_only)
+        if not read_only:
             self._holder_file = _claim(self.directory, holder or _this_command())
-        if self.directory is not None and not any_format and marked is None:
+        if not any_format and marked is None:
             self._mark_format()
 
     def _mark_format(self) -> None:
-        """An unmarked store: refuse the old layout, else it is format 1 (marked if writable).
-
-        The old layout had no shared graph; hcgraph's own agent is described in the agents
-        graph by every ingest since, so a store with graphs but not that one is the old one.
-        """
+        """An unmarked store: refuse the old layout (graphs, but no agents graph, which every
+        ingest since describes hcgraph in), else it is format 1 (marked if writable)."""
         assert self.directory is not None
         agents = ox.NamedNode(SHARED_GRAPHS["agents"])
         if not self.ox.contains_named_graph(agents) and next(self.ox.named_graphs(), None):
@@ -236,9 +194,8 @@ class Store:
         """Flush writes and release the database (and its lock).
 
         Raises:
-            StoreError: the last writes could not be flushed (a full disk). The database
-                is released all the same; the next writer's open recovers what the failed
-                writes left (see :func:`hcgraph.writer.recover`).
+            StoreError: the last writes could not be flushed (a full disk); the database is
+                released all the same (the next writer's open recovers, :mod:`hcgraph.writer`).
         """
         try:
             if self._ledger is not None:
@@ -276,8 +233,7 @@ class Store:
         return [g for g in self.graph_names() if not g.startswith(_SHARED_PREFIX)]
 
     def raw_documents(self) -> Iterator[tuple[str, str]]:
-        """(story IRI, SHA-256 of the raw bytes its graph was built from) for every story
-        graph, in one scan of the ``hc:rawDocument`` index (:meth:`raw_sha256` for each)."""
+        """(story IRI, SHA-256 of its raw bytes) for every story graph, in one index scan."""
         for quad in self.ox.quads_for_pattern(None, _RAW_DOCUMENT, None, None):
             if isinstance(quad.subject, ox.NamedNode) and quad.subject == quad.graph_name:
                 yield quad.subject.value, _value(quad.object).removeprefix(_RAW_PREFIX)
@@ -300,11 +256,7 @@ class Store:
         obj: ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple | None = None,
         graph: ox.NamedNode | ox.DefaultGraph | None = None,
     ) -> Iterator[ox.Quad]:
-        """The quads matching a pattern (None matches anything), in the store's index order.
-
-        The one index look-up other modules need (identity, SHACL focus, id clashes), so no
-        module outside the store touches the engine's handle.
-        """
+        """The quads matching a pattern (None matches anything), in the store's index order."""
         return self.ox.quads_for_pattern(subject, predicate, obj, graph)
 
     def sorted_lines(self, graph: str, *, quads: bool = False) -> list[bytes]:
@@ -402,12 +354,9 @@ class Store:
         union: bool = True,
         allow_service: bool = False,
     ) -> Any:
-        """Run SPARQL with the hc/prov/cito/schema/dcterms prefixes predeclared.
-
-        ``bindings`` are bound as RDF terms (never spliced into the text). With ``union``
-        (the default) the default graph is the union of all graphs. A query using
-        ``SERVICE`` (federation: the engine would fetch a remote URL) is refused unless
-        ``allow_service`` (see :mod:`hcgraph.sparqlguard`).
+        """Run SPARQL with hcgraph's prefixes predeclared; ``bindings`` are bound as RDF terms
+        (never spliced into the text); with ``union`` the default graph is the union of all
+        graphs; ``SERVICE`` is refused unless ``allow_service`` (:mod:`hcgraph.sparqlguard`).
 
         Raises:
             QueryError: the query uses ``SERVICE`` and ``allow_service`` is false.
@@ -422,10 +371,8 @@ class Store:
         )
 
     def union_triples(self) -> Iterator[ox.Triple]:
-        """Every triple of the union, each once, in the store's index order.
-
-        The order depends only on the store's content, never on insertion order.
-        """
+        """Every triple of the union, each once, in the store's index order (which depends
+        only on the content)."""
         return iter(self._union())
 
     def write_union(
@@ -451,16 +398,10 @@ class Store:
 
     # --- writing --------------------------------------------------------------------------
     def load_nquads(self, data: bytes, small: int = 1 << 20) -> None:
-        """Add N-Quads text: a write under ``small`` bytes in one transaction (the bulk
-        loader's fixed cost, ~80 ms of new SST files, outweighs its speed there), a larger one
-        with Oxigraph's
-        bulk loader (parses in Rust and releases the GIL, but is not transactional: the
-        pipeline records what it writes in the ledger first and repairs an interrupted load
-        on the next open, see hcgraph.writer.recover).
-
-        IRIs are validated by hcgraph before they are written (``lenient`` skips the
-        engine's second check).
-        """
+        """Add N-Quads text (validated by hcgraph, so ``lenient``): under ``small`` bytes in
+        one transaction (the bulk loader's fixed cost outweighs its speed there), else with
+        the bulk loader, which releases the GIL but is not transactional (the writer repairs
+        an interrupted load on the next open, :func:`hcgraph.writer.recover`)."""
         self._writable()
         if not data:
             return
@@ -473,11 +414,8 @@ class Store:
     def replace_graph(
         self, graph: str, ntriples: str, also: Mapping[str, str] | None = None
     ) -> None:
-        """Atomically replace one graph's content (one SPARQL update transaction).
-
-        ``ntriples`` must be N-Triples produced by hcgraph (escaped, validated terms only);
-        ``also`` maps further graphs to N-Triples added in the same transaction.
-        """
+        """Atomically replace one graph's content with hcgraph's N-Triples (escaped, validated
+        terms only); ``also`` maps further graphs to N-Triples added in the same transaction."""
         self._writable()
         g = f"<{graph}>"
         extra = "".join(f"GRAPH <{name}> {{\n{body}}}\n" for name, body in (also or {}).items())
@@ -486,11 +424,9 @@ class Store:
             self.ox.update(update)
 
     def replace_graphs(self, graphs: Mapping[str, str]) -> None:
-        """Replace several graphs' content (an empty body drops its graph): the graphs are
-        dropped, then the new content loaded as N-Quads in one load (a SPARQL ``INSERT DATA``
-        of the same text cost ~8x the CPU). Not atomic across the two steps: for graphs a
-        caller can always write again (the claims' reply and support graphs, which are
-        rewritten when missing). Same rule for the text as :meth:`replace_graph`."""
+        """Replace several graphs' content (an empty body drops its graph): drop them, then one
+        N-Quads load (far cheaper than ``INSERT DATA``). Not atomic: for graphs a caller can
+        always write again. Same rule for the text as :meth:`replace_graph`."""
         if not graphs:
             return
         self._writable()
@@ -526,13 +462,11 @@ class Store:
             _write_marker(self.directory, self.db_path)
 
     def check_room(self, need: int, what: str) -> None:
-        """Refuse a write of about ``need`` bytes that would leave less than the reserve
-        (:func:`disk_reserve`) free on the store's disk: stopping before the disk is full
-        keeps every story already stored, and the next run has room to resume.
+        """Refuse a write of about ``need`` bytes that would leave less than
+        :func:`disk_reserve` free: stopping before the disk is full keeps every story stored.
 
         Raises:
-            StoreDiskError: not enough free space (one line: the store, the free bytes,
-                the estimate and the reserve).
+            StoreDiskError: not enough free space.
         """
         if self.directory is None or self.read_only:
             return
@@ -570,12 +504,8 @@ class Store:
     def compaction_due(self) -> bool:
         """True if the database is worth compacting now: its tables hold at least
         :data:`COMPACT_MIN_BYTES`, of which at least :data:`COMPACT_SHARE` were written since
-        the last :meth:`optimize`, and the disk has room for the rewrite.
-
-        Why a rule: a store that bulk loads left as it is answers the saved queries at
-        1.1-1.8x the CPU of the same store compacted (RocksDB reads many overlapping
-        tables), but a compaction rewrites every table, whatever was added: 13 s CPU at
-        10k stories, for one story added as for 10,000 (docs/performance.md).
+        the last :meth:`optimize`, and the disk has room for the rewrite. (Uncompacted loads
+        slow queries; a compaction rewrites every table: docs/performance.md.)
         """
         if self.directory is None or self.read_only:
             return False
@@ -590,9 +520,8 @@ class Store:
 
     @contextlib.contextmanager
     def _written(self) -> Iterator[None]:
-        """An engine error while writing is a StoreError naming the store, so the CLI prints
-        one line, never a traceback: a :class:`StoreDiskError` for an ``OSError`` (a full
-        disk), a plain one for a ``SyntaxError`` (data the engine refused)."""
+        """An engine error while writing as a StoreError naming the store: StoreDiskError
+        for an ``OSError`` (a full disk), a plain one for data the engine refused."""
         try:
             yield
         except OSError as exc:
@@ -607,8 +536,7 @@ class Store:
 
 def read_format(directory: Path) -> int | None:
     """The format ``directory/format.json`` names (None: no marker), after checking it is
-    :data:`STORE_FORMAT` (for readers that open the database without :class:`Store`, such
-    as :mod:`hcgraph.serve`'s workers).
+    :data:`STORE_FORMAT` (also for readers that open the database without :class:`Store`).
 
     Raises:
         StoreFormatError: another format, or a marker that names none.
@@ -641,8 +569,8 @@ def read_format(directory: Path) -> int | None:
 
 
 def _this_command() -> str:
-    """What this process is, for a second writer: ``hcgraph ingest`` when the CLI runs (the
-    command only: its arguments may hold anything), else the program's name."""
+    """What this process is, for a second writer: ``hcgraph ingest`` (never the arguments),
+    else the program's name."""
     program = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
     if not program or program.startswith("-"):  # python -c, an interactive interpreter
         return "python"
@@ -713,8 +641,7 @@ def _holder(path: Path) -> tuple[int | None, object]:
 
 def holder_of(directory: Path) -> str | None:
     """What holds ``directory``'s store for writing (``hcgraph crawl, pid 123``), if a live
-    process recorded it in ``writer.json``; ``None`` when unknown (another program, an old
-    hcgraph, a process gone since)."""
+    process recorded it in ``writer.json``; else ``None``."""
     pid, command = _holder(directory / "writer.json")
     if pid is None:
         return None
@@ -737,8 +664,23 @@ def _busy(directory: Path) -> StoreBusyError:
     )
 
 
-def _damaged(directory: Path, exc: RuntimeError) -> StoreDamagedError:
-    return damage_error(directory, exc)
+def _open(directory: Path, db_path: Path, read_only: bool) -> ox.Store:
+    """Open the database in ``db_path`` (created unless ``read_only``)."""
+    try:
+        if not read_only:
+            db_path.mkdir(parents=True, exist_ok=True)
+            return ox.Store(str(db_path))
+        if not db_path.exists():
+            raise StoreError(f"{directory}: no store here (run 'hcgraph ingest' first)")
+        return ox.Store.read_only(str(db_path))
+    except OSError as exc:
+        # RocksDB's "IO error: While lock file: …/LOCK: Resource temporarily
+        # unavailable" (or "lock hold by current process"): another open writer.
+        if "LOCK" in str(exc):
+            raise _busy(directory) from None
+        raise StoreError(f"{directory}: cannot open the store: {first_line(exc)}") from exc
+    except RuntimeError as exc:  # the engine's "Corruption: …" (an overwritten CURRENT)
+        raise damage_error(directory, exc) from None
 
 
 def _value(term: ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple) -> str:

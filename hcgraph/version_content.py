@@ -1,22 +1,18 @@
 """What one version of a story says, for comparing versions: read from its body or its graph.
 
-What: a :class:`Content` holds the parts :func:`hcgraph.provenance.versions.diff_stories`
-compares (headline, dek, paragraphs, cited claims, listed sources, corrections). It comes
-from a parsed body (:func:`from_story`), from a story graph in the store
-(:func:`from_graph`), or from the JSON kept on a revision (:meth:`Content.from_json`).
-
-Why: a version's body is in the raw archive only when it was crawled; a story ingested from
-a local file has none. When a story is replaced, its graph is about to be overwritten, so
-the pipeline reads the version being replaced from that graph and the mapping keeps it on
-the revision (``hcid:raw/{sha256} hc:versionContent "{…}"^^rdf:JSON``): ``hcgraph history``
-can then compare every version the store holds, archived or not. Read from the graph or from
-the body, the same version gives the same :class:`Content` (a test checks it).
+A :class:`Content` holds the parts :func:`hcgraph.provenance.versions.diff_stories` compares.
+It comes from a parsed body (:func:`from_story`), a story graph (:func:`from_graph`), or the
+JSON kept on a revision (:meth:`Content.from_json`). A story ingested from a file has no
+archived body, so the pipeline reads the version being replaced from its graph and the
+mapping keeps it on the revision (``hc:versionContent``): ``hcgraph history`` can compare
+every version the store holds. Body or graph, one version gives the same :class:`Content`.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from urllib.parse import unquote
 
@@ -88,24 +84,30 @@ class Content:
 
 def from_story(story: Story) -> Content:
     """The content of a parsed body."""
-    paragraphs = tuple(
+    paragraphs = [
         (f"s{i}-p{j}", p.markdown)
         for i, s in enumerate(story.sections, 1)
         for j, p in enumerate(s.paragraphs, 1)
-    )
-    cites = [c for s in story.sections for p in s.paragraphs for c in p.cites]
-    cites += [c for k in story.key_facts for c in k.cites]
+    ]
     titles: dict[str, str] = {}
     for m in story.manifests:
         titles.setdefault(m.manifest_id, m.title or "")
     return Content(
         story.headline or "",
         story.dek or "",
-        paragraphs,
-        frozenset((c.manifest_id, claim) for c in cites for claim in c.claim_ids),
+        tuple(paragraphs),
+        frozenset(_cited(story)),
         tuple(sorted(titles.items())),
         tuple((c.date or "", c.text or "") for c in story.corrections),
     )
+
+
+def _cited(story: Story) -> Iterator[tuple[str, str]]:
+    """``(manifest id, claim id)`` of each claim cited by a paragraph or a key fact."""
+    cites = [c for s in story.sections for p in s.paragraphs for c in p.cites]
+    for cite in [*cites, *(c for k in story.key_facts for c in k.cites)]:
+        for claim in cite.claim_ids:
+            yield cite.manifest_id, claim
 
 
 def from_graph(store: Store, story_url: str, sha256: str | None = None) -> Content | None:
@@ -115,41 +117,49 @@ def from_graph(store: Store, story_url: str, sha256: str | None = None) -> Conte
     raw = store.raw_sha256(story_url)
     if raw is None or (sha256 is not None and raw != sha256):
         return None
+    sources = {
+        (_minted_id(_lexical(q.object), _MANIFEST_PREFIX), _value(store, q.object, _TITLE) or "")
+        for q in store.quads(story, _LISTS, None, story)
+    }
+    return Content(
+        _value(store, story, _HEADLINE, story) or "",
+        _value(store, story, _DEK, story) or "",
+        _graph_paragraphs(store, story),
+        frozenset(_graph_citations(store, story)),
+        tuple(sorted(sources)),
+        _graph_corrections(store, story),
+    )
+
+
+def _graph_paragraphs(store: Store, story: ox.NamedNode) -> tuple[tuple[str, str], ...]:
+    """``(key, markdown)`` of the story graph's paragraphs, in reading order."""
     paragraphs: list[tuple[int, int, str, str]] = []
     for quad in store.quads(None, _TEXT, None, story):
         node = _lexical(quad.subject)
-        where = _PARAGRAPH.search(node) if node.startswith(story_url) else None
+        where = _PARAGRAPH.search(node) if node.startswith(story.value) else None
         if where is not None:
             i, j = int(where[1]), int(where[2])
             paragraphs.append((i, j, f"s{i}-p{j}", _lexical(quad.object)))
-    citations = set()
-    for quad in store.quads(story, _USES, None, story):  # claim uses: (manifest, claim)
+    return tuple((key, text) for _i, _j, key, text in sorted(paragraphs))
+
+
+def _graph_citations(store: Store, story: ox.NamedNode) -> Iterator[tuple[str, str]]:
+    """``(manifest id, claim id)`` of the story graph's claim uses."""
+    for quad in store.quads(story, _USES, None, story):
         claim, manifest = _value(store, quad.object, _CLAIM), _value(store, quad.object, _MANIFEST)
         if claim and manifest:
-            citations.add(
-                (_minted_id(manifest, _MANIFEST_PREFIX), _minted_id(claim, _CLAIM_PREFIX))
-            )
-    sources = [
-        (
-            _minted_id(_lexical(quad.object), _MANIFEST_PREFIX),
-            _value(store, quad.object, _TITLE) or "",
-        )
-        for quad in store.quads(story, _LISTS, None, story)
-    ]
+            yield _minted_id(manifest, _MANIFEST_PREFIX), _minted_id(claim, _CLAIM_PREFIX)
+
+
+def _graph_corrections(store: Store, story: ox.NamedNode) -> tuple[tuple[str, str], ...]:
+    """``(date, text)`` of the story graph's corrections, in the story's order."""
     corrections: list[tuple[int, str, str]] = []
     for quad in store.quads(story, _CORRECTS, None, story):
         where = _CORRECTION.search(_lexical(quad.object))
         date = _value(store, quad.object, _DATE, story) or ""
         text = _value(store, quad.object, _TEXT, story) or ""
         corrections.append((int(where[1]) if where else 0, date, text))
-    return Content(
-        _value(store, story, _HEADLINE, story) or "",
-        _value(store, story, _DEK, story) or "",
-        tuple((key, text) for _i, _j, key, text in sorted(paragraphs)),
-        frozenset(citations),
-        tuple(sorted(set(sources))),
-        tuple((date, text) for _n, date, text in sorted(corrections)),
-    )
+    return tuple((date, text) for _n, date, text in sorted(corrections))
 
 
 def revision_contents(store: Store, story_url: str) -> dict[str, str]:
@@ -177,6 +187,5 @@ def _value(
 
 
 def _lexical(term: object) -> str:
-    """An IRI, a literal's lexical form or a blank node id; "" for a triple term (none of
-    the parts read here is one)."""
+    """An IRI, a literal's lexical form or a blank node id; "" for a triple term."""
     return term.value if isinstance(term, ox.NamedNode | ox.BlankNode | ox.Literal) else ""

@@ -12,31 +12,25 @@ States of the writer thread (:attr:`Writer.state`)::
     idle ──job──▶ replacing  (changed stories: one transaction each) ──▶ idle
     any  ──a write fails and recovery fails too──▶ broken  (refuses every later write)
 
-Jobs run one after another, in the order they were submitted. Batches of new stories that
-arrive while a job runs join the next, not yet started, job (a *segment*, up to ``segment``
-quads: few long, sorted bulk loads are what RocksDB compacts cheaply); :meth:`Writer.submit`
-waits while that segment is full, so memory holds at most two. A batch with changed stories
-is a job of its own.
+Jobs run in the order submitted. Batches of new stories that arrive while a job runs join
+the next, not yet started, job (a *segment* of up to ``segment`` quads: few long bulk loads
+are what RocksDB compacts cheaply); :meth:`Writer.submit` waits while that segment is full.
+A batch with changed stories is a job of its own.
 
 The journal (:mod:`hcgraph.ledger`), kept by the writer thread alone. Each job
 
-1. decides which shared descriptions are new (when it starts: a replacement that ran
-   before it may have retracted some) and records, in one SQLite transaction, those
-   descriptions and each story being written with its expected sha and quad count
-   (``pending``; the ledger is marked ``dirty``);
-2. writes Oxigraph: the bulk load (not transactional: a crash may leave part of it), or
-   one transaction per changed story;
-3. settles the stories (their statements become the current ones), retracts descriptions
-   that lost their last story, and marks the ledger clean when nothing is pending.
+1. records, in one SQLite transaction, the shared descriptions new when it starts and each
+   story being written with its expected sha and quad count (``pending``, ledger ``dirty``);
+2. writes Oxigraph: the bulk load (not transactional), or a transaction per changed story;
+3. settles the stories, retracts descriptions that lost their last story, and marks the
+   ledger clean when nothing is pending.
 
-What is durable when: a story is in the store once its future is resolved. A process
-killed anywhere in steps 1 to 3 leaves pending records; :func:`recover` (run when a writer
-starts) keeps each story whose graph is whole with the expected sha, removes partial ones,
-rewrites the descriptions of the kept ones and retracts the unused, so the store equals a
-clean ingest of the stories it holds. A job that fails while the process goes on is
-recovered at once the same way, and the stories it wrote whole are reported by
-:meth:`Writer.failures` (a retry of them says "added", not "unchanged"); if the recovery
-fails too, the writer is broken until the store is reopened.
+A story is in the store once its future is resolved. A process killed anywhere in steps 1
+to 3 leaves pending records; :func:`recover` (run when a writer starts) keeps each story
+whose graph is whole with the expected sha, removes partial ones and rewrites the shared
+descriptions, so the store equals a clean ingest of the stories it holds. A job that fails
+while the process goes on is recovered at once, its whole stories reported by
+:meth:`Writer.failures`; if that recovery fails too, the writer is broken until reopened.
 """
 
 from __future__ import annotations
