@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .damage import damage_error
 from .project import node_type
 from .store import Store
 
@@ -28,6 +29,9 @@ def graph_stats(store: Store, *, include_withdrawn: bool = False) -> dict[str, A
     """
     per_type: dict[str, int] = {}
     for row in store.query(_TYPE_COUNTS):
+        if row["types"] is None:  # GROUP_CONCAT is always bound: only damage leaves it empty
+            why = "a typed node came back without its types"
+            raise damage_error(store.directory or "(in memory)", why, where="the type counts")
         kind = node_type(set(row["types"].value.split()))
         per_type[kind] = per_type.get(kind, 0) + 1
     triples = int(next(iter(store.query(_TRIPLES)))["n"].value)

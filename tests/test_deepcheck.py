@@ -231,3 +231,18 @@ def test_a_damaged_crawled_store_is_rebuilt_as_the_deep_check_says(
     again = run_cli("check", "--deep", "--shacl", "off", "--store", store_dir)
     assert "no damage" in again.stderr
     assert run_cli("stats", "--format", "json", "--store", store_dir).stdout == before
+
+
+def test_stats_names_indexes_that_disagree(tmp_path: Path) -> None:
+    """Damage can also read back as an impossible answer (a node of the type index with no
+    types): ``stats`` names the store as damaged instead of failing on the missing value."""
+    from types import SimpleNamespace
+
+    from hcgraph.stats import graph_stats
+
+    store = SimpleNamespace(directory=tmp_path, query=lambda q: iter([{"types": None}]))
+    with pytest.raises(StoreDamagedError) as caught:
+        graph_stats(store)  # type: ignore[arg-type]
+    message = str(caught.value)
+    assert message.startswith(f"{tmp_path}: the store is damaged (a typed node came back")
+    assert "found reading the type counts" in message and "ingest again" in message
