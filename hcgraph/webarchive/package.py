@@ -1,15 +1,10 @@
 """A WACZ 1.1.1 package of the raw archive (py-wacz), and the raw archive back from one.
 
-``export_wacz`` writes the archive's fetches as one WARC (:mod:`.warc`), the page list (the
-first 200 capture of each URL, titled with the story's headline), and lets py-wacz package
-them: ``archive/data.warc.gz``, the CDXJ index ``indexes/index.cdx.gz`` (with
-``indexes/index.idx``), ``pages/pages.jsonl``, ``datapackage.json`` (SHA-256 and size of each
-file) and ``datapackage-digest.json``. It reads the archive only, beside a crawl if one runs:
-nothing on the crawl's path changes.
-
-``archive_from_wacz`` reads a WACZ's WARCs back into a raw archive, checking each WARC
-against its digest in ``datapackage.json``; ``rebuild_from_wacz`` runs
-:func:`hcgraph.rebuilding.rebuild` over it, so the graph comes back the same.
+``export_wacz`` writes the archive's fetches as one WARC (:mod:`.warc`) and the page list
+(the first 200 capture of each URL, titled with the story's headline), and lets py-wacz
+package them with their CDXJ index and ``datapackage.json``; it only reads the archive, so it
+may run beside a crawl. ``archive_from_wacz`` reads a WACZ's WARCs back (each checked against
+its digest); ``rebuild_from_wacz`` rebuilds the graph from them.
 """
 
 from __future__ import annotations
