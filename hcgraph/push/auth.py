@@ -170,12 +170,8 @@ def _bearer(variable: str, token: str) -> Credentials:
 
 
 def is_loopback(url: str) -> bool:
-    """True if ``url``'s host is this machine: ``localhost`` or a loopback IP address.
-
-    The host is parsed, never prefix-matched: ``http://localhost.evil.example`` and
-    ``http://127.0.0.1.evil.example`` are remote; ``http://127.0.0.2`` and ``http://[::1]``
-    are loopback.
-    """
+    """True if ``url``'s host is ``localhost`` or a loopback IP address (parsed, never
+    prefix-matched: ``http://127.0.0.1.evil.example`` is remote)."""
     try:
         host = urlsplit(url.strip()).hostname
     except ValueError:

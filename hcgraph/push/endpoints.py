@@ -138,9 +138,7 @@ def _check_url(url: str, option: str) -> str:
             "and pass --auth-env VAR"
         )
     try:
-        # The crawl's check (urls.canonicalize): urllib refuses a port out of 0-65535 or not
-        # a number; httpx, which sends the requests, refuses what it cannot send (a control
-        # character). Both here, before the push state is touched, not as a traceback later.
+        # a bad port (urllib), or what httpx cannot send: here, not as a traceback later
         parts.port  # noqa: B018 -- read for its ValueError
         httpx.URL(url.strip())
     except (ValueError, httpx.InvalidURL) as exc:

@@ -221,12 +221,9 @@ class _Abort(Exception):
 
 
 class _Refused(Exception):
-    """The server refused this request; other graphs may still go through.
-
-    ``server_side``: the server kept failing (5xx/429/timeout) rather than objecting to
-    the data, so splitting a batch would not help. ``unsupported``: the server has no such
-    service (a bulk load answered 404/405/415/501).
-    """
+    """The server refused this request; other graphs may still go through. ``server_side``:
+    it kept failing (5xx/429/timeout), so splitting a batch would not help; ``unsupported``:
+    it has no such service (a bulk load answered 404/405/415/501)."""
 
     def __init__(
         self, message: str, *, server_side: bool = False, unsupported: bool = False
@@ -282,7 +279,7 @@ async def push_graphs_async(
     on_progress: Progress | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
 ) -> PushReport:
-    """:func:`push_graphs` for callers already inside an event loop (notebooks)."""
+    """:func:`push_graphs` for callers inside an event loop (notebooks)."""
     opts = options or PushOptions()
     opts.check()
     state = state if state is not None else PushState.for_store(store.directory)
@@ -359,9 +356,8 @@ class _Run:
         return False
 
     async def _changed(self) -> AsyncIterator[LocalGraph]:
-        """Every local graph is counted; the unchanged ones are skipped here. The graphs are
-        read on a worker thread (the engine releases the GIL while it reads), a batch per
-        hop, so the event loop keeps the requests in flight moving meanwhile."""
+        """The changed graphs, read a batch per hop on a worker thread (the engine releases
+        the GIL) so the requests in flight keep moving; every graph is counted."""
         graphs = local_graphs(self.store)
         while batch := await asyncio.to_thread(_read_some, graphs, _READ_BATCH_BYTES):
             for graph in batch:
@@ -404,9 +400,8 @@ class _Run:
                 self.report.pending.append(graph.iri)
 
     async def verify(self, client: httpx.AsyncClient) -> VerifyReport:
-        """Compare remote triple counts with the local ones. A count query that fails is
-        reported in the result, not raised: the push before it happened all the same, and
-        its report (what went, what was refused) must still reach the user."""
+        """Compare remote triple counts with the local ones; a failed count query is reported
+        in the result, not raised (the push happened all the same)."""
         try:
             remote = await remote_counts(client, self.endpoint)
         except PushError as exc:
@@ -425,12 +420,9 @@ class _Run:
         return [] if opts.bulk == "auto" and len(wanted) < BULK_MIN_GRAPHS else wanted
 
     async def _prepare_bulk(self, client: httpx.AsyncClient) -> None:
-        """Choose the bulk graphs; in replace mode, drop those the server already holds.
-
-        Each is forgotten in the push state first (the journal is synced before anything is
-        dropped or sent): until the server acknowledges its chunk, the server may hold none
-        or part of it, and a rerun must send it again.
-        """
+        """Choose the bulk graphs, forgotten in the push state first (until its chunk is
+        acknowledged the server may hold part of one); in replace mode, drop those the
+        server holds."""
         wanted = self._bulk_candidates(self.store.graph_names())
         if not wanted:
             return
@@ -508,8 +500,7 @@ class _Run:
         self, client: httpx.AsyncClient, kind: str, job: Sequence[LocalGraph], unsupported: bool
     ) -> None:
         """Resend a refused batch or chunk graph by graph, to name the graph(s) the server
-        objects to and send the others; a chunk by PUT, which replaces whatever part of it
-        the bulk loader wrote (and every later chunk too if the server has no bulk path)."""
+        objects to; a chunk by PUT, which replaces whatever part the bulk loader wrote."""
         if kind == "bulk":
             self._bulk_off = self._bulk_off or unsupported
         for graph in job:
@@ -630,11 +621,8 @@ def _unreachable(url: str, exc: httpx.TransportError, timeout: float) -> str:
 
 
 def _snippet(response: httpx.Response) -> str:
-    """The first line of an error body, short: enough to say what the server disliked.
-
-    Control characters are escaped (:func:`~hcgraph.errors.visible`): the server wrote
-    this text, and it is printed on the user's terminal.
-    """
+    """The first line of an error body, short, control characters escaped (the server
+    wrote it; the user's terminal shows it)."""
     text = response.content[:300].decode("utf-8", "replace").strip()
     line = text.splitlines()[0] if text else ""
     return f": {visible(line[:200])}" if line else ""

@@ -90,8 +90,7 @@ class PushState:
         return self.graphs(endpoint).get(iri) == sha256
 
     def record(self, endpoint: str, iri: str, sha256: str) -> None:
-        """Note that ``endpoint`` acknowledged ``iri`` with content ``sha256``, in memory and
-        at once in the journal (one ``write``; an ``fsync`` every :data:`SYNC_EVERY`).
+        """Note that ``endpoint`` acknowledged ``iri`` as ``sha256``, in memory and in the journal.
 
         Raises:
             PushError: the journal cannot be written (disk full, permission denied).
@@ -154,8 +153,7 @@ class PushState:
         try:
             self.close()
             write_atomic(self.path, text.encode("utf-8"))
-            # Everything journalled is in the file now (a crash before this line only
-            # replays the same entries).
+            # everything journalled is in the file now
             if self.journal is not None:
                 self.journal.unlink(missing_ok=True)
         except OutputError as exc:

@@ -42,11 +42,8 @@ class Mismatch:
 
 @dataclass
 class VerifyReport:
-    """The outcome of a verification: how many graphs were compared, which differ.
-
-    ``error`` is set, and nothing was compared, when the count query itself failed (the
-    server refused it, did not answer, or answered something else than a count table).
-    """
+    """How many graphs were compared, which differ; ``error``: the count query failed
+    (nothing was compared)."""
 
     checked: int = 0
     mismatches: list[Mismatch] = field(default_factory=list)
@@ -64,11 +61,7 @@ def compare_counts(local: Mapping[str, int], remote: Mapping[str, int]) -> Verif
 
 
 async def remote_counts(client: httpx.AsyncClient, endpoint: RemoteEndpoint) -> dict[str, int]:
-    """Triples per named graph on the server (SPARQL 1.1 Protocol, results as JSON).
-
-    Raises:
-        PushError: the query failed or the answer is not SPARQL JSON results.
-    """
+    """Triples per named graph on the server (raises PushError as :func:`remote_select`)."""
     counts: dict[str, int] = {}
     for graph, n in await remote_select(client, endpoint, COUNT_QUERY, ("g", "n"), "verify: "):
         if isinstance(graph, ox.NamedNode) and isinstance(n, ox.Literal):

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._io import ensure_dir
 from ..archive import Archive
 from ..errors import ArchiveError, ExportError, InputError, OutputError
 from ..ingest import Failure
@@ -170,9 +171,9 @@ def rebuild_from_wacz(
 ) -> RebuildReport:
     """Rebuild ``store_dir``'s graph from the raw archive inside the WACZ file ``wacz``.
 
-    The WARC is read into a temporary archive in the store directory (removed afterwards),
-    then :func:`~hcgraph.rebuilding.rebuild` runs over it as over the store's own archive.
-    Records whose bytes do not match their WARC digest are listed as unreadable.
+    The WARC is read into a temporary archive in the store directory, which
+    :func:`~hcgraph.rebuilding.rebuild` reads; records that do not match their WARC digest
+    are listed as unreadable.
 
     Raises:
         InputError, ArchiveError: see :func:`archive_from_wacz`.
@@ -180,10 +181,7 @@ def rebuild_from_wacz(
     """
     store_dir = Path(store_dir)
     created = not store_dir.exists()  # removed again if nothing is rebuilt into it
-    try:
-        store_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise OutputError(f"{store_dir}: cannot write: {exc.strerror or exc}") from None
+    ensure_dir(store_dir)
     scratch = store_dir / ".wacz-archive"
     shutil.rmtree(scratch, ignore_errors=True)
     try:

@@ -16,6 +16,7 @@ import hashlib
 import http
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from io import BytesIO
 from typing import IO, Any
@@ -28,11 +29,9 @@ from . import _deps
 
 __all__ = ["FETCH_RECORD_TYPE", "MAX_BODY", "ReadReport", "WarcReport", "read_warc", "write_warc"]
 
-#: Content type of the metadata record that carries one fetch's
-#: :class:`~hcgraph.archive.FetchRecord`.
+#: Content type of the metadata record carrying a :class:`~hcgraph.archive.FetchRecord`.
 FETCH_RECORD_TYPE = "application/vnd.hcgraph.fetch-record+json"
 
-_IDENTICAL = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
 _NOT_MODIFIED = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
 # A body is archived decoded, so the headers that described its transfer do not hold.
 _TRANSFER = frozenset({"content-length", "content-encoding", "transfer-encoding"})
@@ -57,12 +56,9 @@ class WarcReport:
     """
 
     fetches: int = 0
-    records: dict[str, int] = field(default_factory=dict)
+    records: Counter[str] = field(default_factory=Counter)
     pages: list[dict[str, str]] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)
-
-    def _count(self, kind: str) -> None:
-        self.records[kind] = self.records.get(kind, 0) + 1
 
 
 def warc_uri(url: str) -> str:
@@ -104,7 +100,7 @@ class _Writer:
             "description": "the raw archive of an hcgraph crawl",
         }
         self.writer.write_record(self.writer.create_warcinfo_record("data.warc.gz", info))
-        self.report._count("warcinfo")
+        self.report.records["warcinfo"] += 1
 
     def fetch(self, record: FetchRecord) -> None:
         self.report.fetches += 1
@@ -162,7 +158,7 @@ class _Writer:
             options.update(payload=BytesIO(body), length=len(body))
         made = self.writer.create_warc_record(uri, kind, **options)
         self.writer.write_record(made)
-        self.report._count(kind)
+        self.report.records[kind] += 1
         return made
 
     def _response(self, record: FetchRecord, uri: str, date: str, body: bytes) -> Any:
@@ -195,7 +191,7 @@ class _Writer:
             main.rec_headers.replace_header("WARC-Profile", _NOT_MODIFIED)
         main.rec_headers.add_header("WARC-Refers-To", refers_id)
         self.writer.write_record(main)
-        self.report._count("revisit")
+        self.report.records["revisit"] += 1
         if record.status == 200 and uri not in self.paged:
             self.paged.add(uri)
             self.report.pages.append({"url": uri, "ts": date, "title": uri})
@@ -267,7 +263,7 @@ class ReadReport:
             responses, resources and revisits.
     """
 
-    records: dict[str, int] = field(default_factory=dict)
+    records: Counter[str] = field(default_factory=Counter)
     fetches: int = 0
     bodies: set[str] = field(default_factory=set)
     damaged: list[str] = field(default_factory=list)
@@ -306,7 +302,7 @@ class _Reader:
 
     def read(self, rec: Any) -> None:
         kind = rec.rec_type
-        self.report.records[kind] = self.report.records.get(kind, 0) + 1
+        self.report.records[kind] += 1
         if kind == "metadata" and rec.rec_headers.get_header("Content-Type") == FETCH_RECORD_TYPE:
             self._fetch_record(rec)
         elif kind in ("response", "resource"):
