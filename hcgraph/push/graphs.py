@@ -8,7 +8,7 @@ state records: the graph, not the story's bytes, is what the server holds.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pyoxigraph as ox
@@ -33,9 +33,9 @@ class LocalGraph:
         return str(ox.NamedNode(self.iri))
 
 
-def local_graphs(store: Store, iris: Iterable[str] | None = None) -> Iterator[LocalGraph]:
-    """Yield every graph — story graphs and shared graphs — (or those in ``iris``) in IRI order."""
-    for iri in store.graph_names() if iris is None else sorted(iris):
+def local_graphs(store: Store) -> Iterator[LocalGraph]:
+    """Yield every graph of the store (story graphs and shared ones) in IRI order."""
+    for iri in store.graph_names():
         lines = store.sorted_lines(iri)
         body = b"".join(lines)
         yield LocalGraph(iri, body, len(lines), hashlib.sha256(body).hexdigest())
