@@ -1,5 +1,7 @@
-"""The web-archive libraries (the ``archive`` extra), imported on first use: hcgraph runs
-without them, and their absence is a one-line user error, not a traceback."""
+"""The web-archive libraries (the ``archive`` extra), imported on first use.
+
+hcgraph runs without them; their absence is a one-line user error, not a traceback.
+"""
 
 from __future__ import annotations
 
