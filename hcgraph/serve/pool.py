@@ -1,10 +1,8 @@
 """The query worker pool, as one HTTP front process sees it.
 
-Each :class:`Worker` is a process started by :func:`hcgraph.serve.worker.start_worker`; its
-answer pipe is a raw non-blocking fd the event loop watches (no stream objects: one
-``os.read`` per readable event, frames cut from the bytes). A query whose client went or
-whose time ran out is stopped by killing its worker (pyoxigraph cannot interrupt a query);
-the :class:`Pool` then starts a fresh one in its place.
+Each :class:`Worker`'s answer pipe is a raw non-blocking fd the event loop watches (one
+``os.read`` per readable event, frames cut from the bytes). A worker killed, or dead, is
+replaced by the :class:`Pool` with a fresh one.
 """
 
 from __future__ import annotations

@@ -1,7 +1,4 @@
-"""The :class:`Endpoint`: the listening socket, the HTTP fronts serving it, their lifetime.
-
-See :mod:`hcgraph.serve` for what the endpoint does; this module starts and stops it.
-"""
+"""The :class:`Endpoint`: the listening socket, the HTTP fronts serving it, their lifetime."""
 
 from __future__ import annotations
 

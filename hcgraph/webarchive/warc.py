@@ -192,9 +192,7 @@ class _Writer:
         main.rec_headers.add_header("WARC-Refers-To", refers_id)
         self.writer.write_record(main)
         self.report.records["revisit"] += 1
-        if record.status == 200 and uri not in self.paged:
-            self.paged.add(uri)
-            self.report.pages.append({"url": uri, "ts": date, "title": uri})
+        self._page(record, uri, date, None)
         return main
 
     def _request(self, record: FetchRecord, uri: str, date: str, main: Any) -> None:
@@ -217,11 +215,12 @@ class _Writer:
         options = {"warc_content_type": FETCH_RECORD_TYPE, "warc_headers_dict": fields}
         self._write(uri, "metadata", record.to_json(), **options)
 
-    def _page(self, record: FetchRecord, uri: str, date: str, body: bytes) -> None:
+    def _page(self, record: FetchRecord, uri: str, date: str, body: bytes | None) -> None:
         if record.status != 200 or uri in self.paged:
             return  # a local file (status None) is no page a replay tool can open
         self.paged.add(uri)
-        self.report.pages.append({"url": uri, "ts": date, "title": _title(body) or uri})
+        title = _title(body) if body is not None else None
+        self.report.pages.append({"url": uri, "ts": date, "title": title or uri})
 
 
 def _title(body: bytes) -> str | None:
