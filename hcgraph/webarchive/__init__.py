@@ -3,7 +3,7 @@
 WARC 1.1 records inside a WACZ 1.1.1 package, the formats web-archive tools read (pywb,
 ReplayWeb.page); a WACZ read back into a raw archive rebuilds the same graph.
 
-Needs the ``archive`` extra (warcio, py-wacz), imported on first use (:mod:`._deps`).
+Needs the ``archive`` extra (warcio, py-wacz), imported on first use.
 Modules: :mod:`.warc` (records, warcio), :mod:`.package` (the WACZ, py-wacz).
 """
 
