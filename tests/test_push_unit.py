@@ -25,7 +25,7 @@ from hcgraph.push import (
     push_graphs,
     resolve_endpoint,
 )
-from hcgraph.push.update import update_body
+from hcgraph.push.protocols import update_body
 
 ENDPOINT = resolve_endpoint("http://127.0.0.1:9")  # never dialled: the transport is mocked
 
@@ -561,7 +561,7 @@ def test_verify_refuses_what_is_not_a_count_table(body: bytes) -> None:
         _verify_with(body)
 
 
-# --- the bulk path (hcgraph.push.bulk) -----------------------------------------------------
+# --- the bulk path (hcgraph.push.protocols) ------------------------------------------------------
 
 
 def test_state_forget_is_journalled_and_survives_a_kill(tmp_path: Path) -> None:
@@ -582,7 +582,7 @@ def test_state_forget_is_journalled_and_survives_a_kill(tmp_path: Path) -> None:
 
 
 def test_bulk_body_is_trig_of_exactly_the_graphs(mem_store: Store) -> None:
-    from hcgraph.push.bulk import bulk_body
+    from hcgraph.push.protocols import bulk_body
 
     body = bulk_body(list(local_graphs(mem_store)))
     sent = set(ox.parse(body, format=ox.RdfFormat.TRIG))

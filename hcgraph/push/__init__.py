@@ -7,9 +7,9 @@
 ...     report = push_graphs(store, target, PushOptions(verify=True))
 
 Modules: :mod:`.endpoints` (URLs and presets), :mod:`.auth` (credentials), :mod:`.graphs`
-(what is sent, content hashes), :mod:`.gsp` and :mod:`.update` (the two protocols),
-:mod:`.bulk` (a store's bulk loader), :mod:`.state` (what was pushed where), :mod:`.verify`
-(remote counts), :mod:`.pusher` (orchestration).
+(what is sent, content hashes), :mod:`.protocols` (the requests: GSP, Update, bulk load),
+:mod:`.state` (what was pushed where), :mod:`.verify` (what the server holds),
+:mod:`.pusher` (orchestration).
 """
 
 from .auth import Credentials, credentials_from_env

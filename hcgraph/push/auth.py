@@ -1,18 +1,10 @@
 """Credentials for a push, read from an environment variable and never shown.
 
-``--auth-env VAR`` names a variable (the secret itself never appears on the command line,
-where ``ps`` and shell history would see it). Its value is one of:
-
-* ``user:password`` → whatever the server asks for, Basic or Digest, as curl's ``--anyauth``
-  does: the first request goes without credentials; a ``401`` answer's ``WWW-Authenticate``
-  challenge says which scheme the server takes (Digest preferred when both are offered:
-  the password never crosses the wire), the request is sent again answering it, and every
-  later request of the push uses that scheme at once (no second round trip);
-* ``Bearer TOKEN`` (or a value with no colon) → ``Authorization: Bearer TOKEN``;
-* ``Digest user:password`` → HTTP Digest only (a Basic challenge is not answered).
-
-The secret is kept inside an :class:`httpx.Auth` object; :meth:`Credentials.redact` scrubs
-it (and its Base64 form) from any text hcgraph prints, in case a server echoes it back.
+``--auth-env VAR`` names the variable (never the secret: ``ps`` and shell history would see
+it). ``user:password``: Basic or Digest, whichever the server's first ``401`` challenge asks
+for (curl's ``--anyauth``; Digest preferred), then that scheme at once on every request;
+``Bearer TOKEN`` (or a value with no colon): a bearer token; ``Digest user:password``: Digest
+only. :meth:`Credentials.redact` scrubs the secret (and its Base64 form) from printed text.
 """
 
 from __future__ import annotations
@@ -178,12 +170,8 @@ def _bearer(variable: str, token: str) -> Credentials:
 
 
 def is_loopback(url: str) -> bool:
-    """True if ``url``'s host is this machine: ``localhost`` or a loopback IP address.
-
-    The host is parsed, never prefix-matched: ``http://localhost.evil.example`` and
-    ``http://127.0.0.1.evil.example`` are remote; ``http://127.0.0.2`` and ``http://[::1]``
-    are loopback.
-    """
+    """True if ``url``'s host is ``localhost`` or a loopback IP address (parsed, never
+    prefix-matched: ``http://127.0.0.1.evil.example`` is remote)."""
     try:
         host = urlsplit(url.strip()).hostname
     except ValueError:

@@ -1,32 +1,9 @@
 """Where a triple store takes data: endpoint URL → Graph Store, query and update URLs.
 
-Stores put the SPARQL 1.1 Graph Store Protocol (GSP), query and update services at
-different paths. A *preset* names the usual layout for one product, relative to the URL the
-user gives as ``--endpoint``; any path can be overridden (``--gsp-path`` and friends) with a
-path relative to the endpoint or an absolute URL.
-
-=========  =============================  ==========================  ======================
-preset     --endpoint is                  GSP / query / update        tested here
-=========  =============================  ==========================  ======================
-oxigraph   the server root                /store /query /update       yes (real server)
-fuseki     the dataset URL (…/ds)         /ds/data /ds/sparql         documented layout
-                                          /ds/update
-graphdb    …/repositories/ID              …/rdf-graphs/service        documented layout
-                                          …/ID …/ID/statements
-virtuoso   the server root                /sparql-graph-crud /sparql  yes (real server)
-                                          /sparql; with credentials
-                                          /sparql-graph-crud-auth
-                                          /sparql-auth /sparql-auth
-neptune    https://cluster:8182           /sparql/gsp/ /sparql        documented layout
-                                          /sparql
-=========  =============================  ==========================  ======================
-
-A preset may name other services for a push with credentials (``authenticated=True``):
-Virtuoso's anonymous services refuse credentials (HTTP 403) and its ``*-auth`` services
-take them (Basic or Digest).
-
-Credentials never go in the endpoint URL (they would end up in logs, shell history and the
-push state file): a URL with ``user:pass@`` is refused; use ``--auth-env``.
+A *preset* names one product's usual layout relative to ``--endpoint`` (the server root, a
+dataset or a repository URL: see docs/pushing.md); ``--gsp-path`` and friends override one
+service with a path under the endpoint or an absolute URL. Credentials never go in the URL
+(logs, shell history, the push state file would keep them): use ``--auth-env``.
 """
 
 from __future__ import annotations
@@ -43,14 +20,12 @@ __all__ = ["PRESETS", "Preset", "RemoteEndpoint", "resolve_endpoint"]
 
 @dataclass(frozen=True)
 class Preset:
-    """The usual paths of one store product, relative to its endpoint URL.
+    """The usual paths of one store product, relative to its endpoint URL (``""``: itself).
 
-    ``""`` means the endpoint URL itself. ``content_type`` is what the GSP body is sent as:
-    the body is always N-Triples, which is also valid Turtle, so stores that only take
-    Turtle get ``text/turtle``. ``authenticated`` is ``(gsp, query, update)`` for a push
-    with credentials, where the store has separate services for them. ``bulk``: the GSP
-    service also takes a whole dataset through the store's bulk loader (Oxigraph's
-    ``POST /store?no_transaction`` with TriG, see :mod:`.bulk`).
+    ``content_type``: the GSP body's type (N-Triples, which Turtle-only stores take as
+    ``text/turtle``). ``authenticated``: ``(gsp, query, update)`` for a push with
+    credentials (Virtuoso's ``*-auth`` services). ``bulk``: the GSP service also takes a
+    whole dataset through the bulk loader (:mod:`.protocols`).
     """
 
     name: str
@@ -85,8 +60,6 @@ PRESETS: dict[str, Preset] = {
 class RemoteEndpoint:
     """The resolved URLs of one remote triple store, the target of a push.
 
-    Not :class:`hcgraph.serve.server.Endpoint`, which serves the local store read-only.
-
     Attributes:
         url: the endpoint as given, normalised (no trailing slash); also the key under which
             the push state is recorded.
@@ -95,7 +68,7 @@ class RemoteEndpoint:
         update_url: the SPARQL update service (``--protocol update``).
         content_type: the media type GSP bodies are sent with.
         bulk_url: where many graphs go in one request through the store's bulk loader
-            (:mod:`.bulk`); ``None`` when the store has no such service.
+            (:mod:`.protocols`); ``None`` when the store has no such service.
     """
 
     url: str
@@ -165,9 +138,7 @@ def _check_url(url: str, option: str) -> str:
             "and pass --auth-env VAR"
         )
     try:
-        # The crawl's check (urls.canonicalize): urllib refuses a port out of 0-65535 or not
-        # a number; httpx, which sends the requests, refuses what it cannot send (a control
-        # character). Both here, before the push state is touched, not as a traceback later.
+        # a bad port (urllib), or what httpx cannot send: here, not as a traceback later
         parts.port  # noqa: B018 -- read for its ValueError
         httpx.URL(url.strip())
     except (ValueError, httpx.InvalidURL) as exc:

@@ -1,33 +1,13 @@
-"""Push the store's story graphs to a triple store: orchestration, concurrency, retries.
+"""Push the store's graphs to a triple store: orchestration, concurrency, retries.
 
-The local store is read once, graph by graph, in IRI order (on a worker thread, so the
-requests in flight keep going while the next graphs are read); each graph is serialised (see
-:mod:`.graphs`) and compared by content hash with what this endpoint last acknowledged
-(:mod:`.state`). Changed graphs become *jobs* — one graph per Graph Store Protocol PUT, or a
-batch of graphs per SPARQL Update — sent by ``concurrency`` workers over one keep-alive
-connection pool.
-
-A first push (or ``--all``) to a store with a bulk path (Oxigraph: :mod:`.bulk`) sends the
-graphs not yet recorded in large chunks through the server's bulk loader instead, at most
-``_BULK_IN_FLIGHT`` at once; graphs the server already holds are dropped first. Whether that
-happens: ``bulk`` — ``auto`` when at least :data:`BULK_MIN_GRAPHS` graphs are unrecorded,
-``always``, or ``never``. A chunk the server refuses is resent graph by graph (PUT), which
-also replaces whatever part of it the bulk loader had written.
-
-Failures, and what happens next:
-
-* connection errors and HTTP 5xx/429 are retried ``retries`` times with exponential backoff
-  (``Retry-After`` is honoured, capped);
-* a graph the server refuses (other 4xx) is reported and the rest continue; a refused
-  update batch is split and resent graph by graph, so the one bad graph is named;
-* a graph still failing with 5xx after its retries is reported too, but when that happens
-  ``max(5, 2 * concurrency)`` times in a row, the push stops (the server is as good as down);
-* the server unreachable after all retries, credentials refused (401/403), a wrong path
-  (404/405) or a redirect stop the whole push: every further graph would fail the same way.
-
-Only graphs the server acknowledged with 2xx count as pushed and are recorded — each one as
-its answer comes, in the state's journal (:mod:`.state`), so even a push killed midway
-leaves them recorded — and a rerun pushes exactly what is still missing.
+The store is read graph by graph in IRI order on a worker thread; each graph's body is
+compared by hash with what this endpoint last acknowledged (:mod:`.state`), and the changed
+ones become *jobs* (a GSP PUT, an update batch, or a bulk-load chunk), sent by
+``concurrency`` workers over one keep-alive pool. Failures: transient ones (connection
+errors, 5xx, 429) are retried with backoff; a refused graph is reported and the rest go on
+(a refused batch or chunk is resent graph by graph); an unreachable server, refused
+credentials, a wrong path or a redirect stop the push. Only 2xx answers are recorded, each
+as it comes, so a rerun sends what is still missing. See docs/pushing.md.
 """
 
 from __future__ import annotations
@@ -50,13 +30,11 @@ from ..errors import one_line as _v
 from ..retry import Backoff
 from ..store import Store
 from .auth import Credentials
-from .bulk import bulk_request, drop_request, remote_graphs
 from .endpoints import RemoteEndpoint
 from .graphs import LocalGraph, local_graphs
-from .gsp import gsp_request
+from .protocols import bulk_request, drop_request, gsp_request, update_request
 from .state import PushState
-from .update import update_request
-from .verify import VerifyReport, compare_counts, remote_counts
+from .verify import VerifyReport, compare_counts, remote_counts, remote_graphs
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -73,8 +51,7 @@ __all__ = [
 PROTOCOLS = ("gsp", "update")
 MODES = ("replace", "merge")
 BULK = ("auto", "always", "never")
-#: ``bulk="auto"``: the fewest graphs to send that make a bulk load worth it. Below that a
-#: push takes seconds either way, and a PUT per graph is all-or-nothing graph by graph.
+#: ``bulk="auto"``: the fewest graphs to send that make a bulk load worth it.
 BULK_MIN_GRAPHS = 500
 _BULK_CHUNK_BYTES = 8 * 1024 * 1024
 _BULK_IN_FLIGHT = 2  # the bulk loader uses the server's cores itself; more only queue
@@ -82,6 +59,13 @@ _DROP_BATCH = 500
 _READ_BATCH_BYTES = 1024 * 1024  # graphs read per hop to the reading thread
 _MAX_BATCH_BYTES = 8 * 1024 * 1024
 _MAX_RETRY_AFTER = 30.0
+# (option, what the message calls it, its choices) and (option, lowest, highest)
+_CHOICES = (
+    ("protocol", "protocol", PROTOCOLS),
+    ("mode", "mode", MODES),
+    ("bulk", "bulk setting", BULK),
+)
+_RANGES = (("concurrency", 1, 64), ("batch", 1, 10_000), ("retries", 0, 10))
 
 Progress = Callable[[int, int], None]
 
@@ -124,20 +108,16 @@ class PushOptions:
 
     def check(self) -> None:
         """Raise :class:`~hcgraph.errors.PushError` for an option out of range."""
-        if self.protocol not in PROTOCOLS:
-            raise PushError(f"unknown protocol {self.protocol!r}; choose gsp or update")
-        if self.mode not in MODES:
-            raise PushError(f"unknown mode {self.mode!r}; choose replace or merge")
-        if self.bulk not in BULK:
-            raise PushError(f"unknown bulk setting {self.bulk!r}; choose auto, always or never")
+        for name, label, choices in _CHOICES:
+            value = getattr(self, name)
+            if value not in choices:
+                either = ", ".join(choices[:-1]) + " or " + choices[-1]
+                raise PushError(f"unknown {label} {value!r}; choose {either}")
         if self.bulk_bytes < 1:
             raise PushError("bulk_bytes must be positive")
-        if not 1 <= self.concurrency <= 64:
-            raise PushError("--concurrency must be between 1 and 64")
-        if not 1 <= self.batch <= 10_000:
-            raise PushError("--batch must be between 1 and 10000")
-        if not 0 <= self.retries <= 10:
-            raise PushError("--retries must be between 0 and 10")
+        for name, low, high in _RANGES:
+            if not low <= getattr(self, name) <= high:
+                raise PushError(f"--{name} must be between {low} and {high}")
         if not (self.timeout > 0 and math.isfinite(self.timeout)):  # nan fails `<= 0` too
             raise PushError("--timeout must be a positive number of seconds")
 
@@ -168,7 +148,6 @@ class PushReport:
     failures: list[GraphFailure] = field(default_factory=list)
     not_sent: int = 0
     aborted: str | None = None
-    requests: int = 0
     seconds: float = 0.0
     verify: VerifyReport | None = None
     pending: list[str] = field(default_factory=list)
@@ -186,44 +165,55 @@ class PushReport:
         (graph names, reasons) is escaped (:func:`~hcgraph.errors.visible`)."""
         from rich.text import Text
 
-        def labelled(label: str, style: str, text: str) -> tuple[str, Text]:
-            return "err", Text.assemble((label, style), f" {text}")
-
-        where = _v(self.endpoint)
         if dry_run:
             pending = [("out", Text(_v(graph))) for graph in self.pending]
-            would = f"would push {len(self.pending)} of {self.graphs} graphs to {where}"
+            would = f"would push {len(self.pending)} of {self.graphs} graphs to {_v(self.endpoint)}"
             return [*pending, ("out", Text(f"{would} ({self.unchanged} unchanged)"))]
-        lines = [
-            labelled("failed:", "red", f"{_v(f.graph)}: {_v(f.reason)}") for f in self.failures
-        ]
+        lines = [_labelled("failed:", f"{_v(f.graph)}: {_v(f.reason)}") for f in self.failures]
+        lines += [("out", Text(self._summary())), *self._verified()]
+        if self.aborted is not None:
+            lines.append(("err", Text(f"error: {_v(self.aborted)}; rerun to push the rest")))
+        return lines
+
+    def _summary(self) -> str:
         seconds = max(self.seconds, 1e-9)
         via = self.protocol
         if self.bulk:
             rest = self.pushed - self.bulk
             via = "bulk load" + (f" ({self.bulk}) and {via} ({rest})" if rest else "")
-        summary = (
-            f"pushed {self.pushed} graphs ({self.triples:,} triples) to {where} via "
+        return (
+            f"pushed {self.pushed} graphs ({self.triples:,} triples) to {_v(self.endpoint)} via "
             f"{via} in {self.seconds:.1f} s ({self.pushed / seconds:,.0f} graphs/s, "
             f"{self.triples / seconds:,.0f} triples/s); {self.unchanged} unchanged, "
             f"{len(self.failures)} failed"
             + (f", {self.not_sent} not sent" if self.not_sent else "")
         )
-        lines.append(("out", Text(summary)))
+
+    def _verified(self) -> list[tuple[str, Text]]:
+        """The verification's lines: the graphs that differ, then the verdict (or why the
+        counts could not be compared: the push happened all the same)."""
+        from rich.text import Text
+
         verify = self.verify
-        if verify is not None and verify.error is not None:
-            # After the summary: the push happened; only the check of it could not run.
-            lines.append(("err", Text(f"error: {_v(verify.error)}; the counts were not compared")))
-        elif verify is not None:
-            for m in verify.mismatches:
-                remote = "missing" if m.remote == 0 else f"{m.remote} triples"
-                text = f"{_v(m.graph)}: local {m.local} triples, remote {remote}"
-                lines.append(labelled("verify:", "red", text))
-            state = "all match" if verify.ok else f"{len(verify.mismatches)} differ"
-            lines.append(("out", Text(f"verified {verify.checked} graphs on the server: {state}")))
-        if self.aborted is not None:
-            lines.append(("err", Text(f"error: {_v(self.aborted)}; rerun to push the rest")))
+        if verify is None:
+            return []
+        if verify.error is not None:
+            return [("err", Text(f"error: {_v(verify.error)}; the counts were not compared"))]
+        lines = []
+        for m in verify.mismatches:
+            remote = "missing" if m.remote == 0 else f"{m.remote} triples"
+            lines.append(
+                _labelled("verify:", f"{_v(m.graph)}: local {m.local} triples, remote {remote}")
+            )
+        state = "all match" if verify.ok else f"{len(verify.mismatches)} differ"
+        lines.append(("out", Text(f"verified {verify.checked} graphs on the server: {state}")))
         return lines
+
+
+def _labelled(label: str, text: str) -> tuple[str, Text]:
+    from rich.text import Text
+
+    return "err", Text.assemble((label, "red"), f" {text}")
 
 
 class _Abort(Exception):
@@ -231,12 +221,9 @@ class _Abort(Exception):
 
 
 class _Refused(Exception):
-    """The server refused this request; other graphs may still go through.
-
-    ``server_side``: the server kept failing (5xx/429/timeout) rather than objecting to
-    the data, so splitting a batch would not help. ``unsupported``: the server has no such
-    service (a bulk load answered 404/405/415/501).
-    """
+    """The server refused this request; other graphs may still go through. ``server_side``:
+    it kept failing (5xx/429/timeout), so splitting a batch would not help; ``unsupported``:
+    it has no such service (a bulk load answered 404/405/415/501)."""
 
     def __init__(
         self, message: str, *, server_side: bool = False, unsupported: bool = False
@@ -292,7 +279,7 @@ async def push_graphs_async(
     on_progress: Progress | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
 ) -> PushReport:
-    """:func:`push_graphs` for callers already inside an event loop (notebooks)."""
+    """:func:`push_graphs` for callers inside an event loop (notebooks)."""
     opts = options or PushOptions()
     opts.check()
     state = state if state is not None else PushState.for_store(store.directory)
@@ -369,9 +356,8 @@ class _Run:
         return False
 
     async def _changed(self) -> AsyncIterator[LocalGraph]:
-        """Every local graph is counted; the unchanged ones are skipped here. The graphs are
-        read on a worker thread (the engine releases the GIL while it reads), a batch per
-        hop, so the event loop keeps the requests in flight moving meanwhile."""
+        """The changed graphs, read a batch per hop on a worker thread (the engine releases
+        the GIL) so the requests in flight keep moving; every graph is counted."""
         graphs = local_graphs(self.store)
         while batch := await asyncio.to_thread(_read_some, graphs, _READ_BATCH_BYTES):
             for graph in batch:
@@ -414,9 +400,8 @@ class _Run:
                 self.report.pending.append(graph.iri)
 
     async def verify(self, client: httpx.AsyncClient) -> VerifyReport:
-        """Compare remote triple counts with the local ones. A count query that fails is
-        reported in the result, not raised: the push before it happened all the same, and
-        its report (what went, what was refused) must still reach the user."""
+        """Compare remote triple counts with the local ones; a failed count query is reported
+        in the result, not raised (the push happened all the same)."""
         try:
             remote = await remote_counts(client, self.endpoint)
         except PushError as exc:
@@ -435,12 +420,9 @@ class _Run:
         return [] if opts.bulk == "auto" and len(wanted) < BULK_MIN_GRAPHS else wanted
 
     async def _prepare_bulk(self, client: httpx.AsyncClient) -> None:
-        """Choose the bulk graphs; in replace mode, drop those the server already holds.
-
-        Each is forgotten in the push state first (the journal is synced before anything is
-        dropped or sent): until the server acknowledges its chunk, the server may hold none
-        or part of it, and a rerun must send it again.
-        """
+        """Choose the bulk graphs, forgotten in the push state first (until its chunk is
+        acknowledged the server may hold part of one); in replace mode, drop those the
+        server holds."""
         wanted = self._bulk_candidates(self.store.graph_names())
         if not wanted:
             return
@@ -459,7 +441,7 @@ class _Run:
             try:
                 await self._send(client, iris, "drop")
             except _Abort as exc:
-                self.report.aborted = self._redact(str(exc))
+                self._abort(exc)
                 return
             except _Refused:
                 chosen.difference_update(iris)  # these are replaced by a PUT each instead
@@ -505,30 +487,38 @@ class _Run:
             async with self._bulk_slots if kind == "bulk" else contextlib.nullcontext():
                 await self._send(client, job, kind)
         except _Abort as exc:
-            if self.report.aborted is None:
-                self.report.aborted = self._redact(str(exc))
-            return
+            self._abort(exc)
         except _Refused as exc:
-            if not exc.server_side and (kind == "bulk" or len(job) > 1):
-                # Resend graph by graph, to find the graph(s) the server objects to and send
-                # the others; a chunk by PUT, which replaces whatever part of it the bulk
-                # loader had written.
-                if kind == "bulk":
-                    self._bulk_off = self._bulk_off or exc.unsupported
-                for graph in job:
-                    if self.report.aborted is None:
-                        await self._send_job(client, "gsp" if kind == "bulk" else kind, [graph])
-                return
-            reason = self._redact(str(exc))
-            self.report.failures.extend(GraphFailure(g.iri, reason) for g in job)
-            self.on_progress(len(job), 0)
-            if exc.server_side:
-                # A server failing request after request: stop instead of retrying every
-                # remaining graph (bounded work, and a clear message).
-                self._server_failures += 1
-                if self._server_failures >= self._max_server_failures:
-                    self.report.aborted = f"the server keeps failing: {reason}"
-            return
+            if exc.server_side or (kind != "bulk" and len(job) == 1):
+                self._failed(job, exc)
+            else:
+                await self._one_by_one(client, kind, job, exc.unsupported)
+        else:
+            self._pushed(job, kind)
+
+    async def _one_by_one(
+        self, client: httpx.AsyncClient, kind: str, job: Sequence[LocalGraph], unsupported: bool
+    ) -> None:
+        """Resend a refused batch or chunk graph by graph, to name the graph(s) the server
+        objects to; a chunk by PUT, which replaces whatever part the bulk loader wrote."""
+        if kind == "bulk":
+            self._bulk_off = self._bulk_off or unsupported
+        for graph in job:
+            if self.report.aborted is None:
+                await self._send_job(client, "gsp" if kind == "bulk" else kind, [graph])
+
+    def _failed(self, job: Sequence[LocalGraph], exc: _Refused) -> None:
+        """Report ``job`` refused; a server failing job after job stops the push."""
+        reason = self._redact(str(exc))
+        self.report.failures.extend(GraphFailure(g.iri, reason) for g in job)
+        self.on_progress(len(job), 0)
+        if exc.server_side:
+            self._server_failures += 1
+            if self._server_failures >= self._max_server_failures:
+                self.report.aborted = f"the server keeps failing: {reason}"
+
+    def _pushed(self, job: Sequence[LocalGraph], kind: str) -> None:
+        """Record ``job`` acknowledged, in the state and the report."""
         self._server_failures = 0
         for graph in job:
             self.state.record(self.endpoint.url, graph.iri, graph.sha256)
@@ -557,56 +547,48 @@ class _Run:
     ) -> None:
         """Send one job (``kind``: gsp, update, bulk or drop), retrying transient failures;
         return on 2xx."""
-        url = {
-            "gsp": self.endpoint.gsp_url,
-            "bulk": self.endpoint.bulk_url or "",
-        }.get(kind, self.endpoint.update_url)
+        url = {"gsp": self.endpoint.gsp_url, "bulk": self.endpoint.bulk_url or ""}.get(
+            kind, self.endpoint.update_url
+        )
         problem = ""
-        unreachable = False
         last: httpx.Response | None = None
         for attempt in range(self.opts.retries + 1):
             if attempt:
                 await asyncio.sleep(self._delay(attempt, last))
-            request = self._request(client, job, kind)
-            self.report.requests += 1
             try:
-                response = await client.send(request)
-            except httpx.TimeoutException as exc:
-                last = None
-                if isinstance(exc, httpx.ConnectTimeout):
-                    unreachable, problem = True, f"cannot reach {url}: connection timed out"
-                    continue
-                message = f"no answer from {url} within {self.opts.timeout:g} s"
-                raise _Refused(message, server_side=True) from exc
+                last = await client.send(self._request(client, job, kind))
             except httpx.TransportError as exc:
-                last = None
-                unreachable, problem = True, f"cannot reach {url}: {first_line(exc)}"
+                last, problem = None, _unreachable(url, exc, self.opts.timeout)
                 continue
-            unreachable, last = False, response
-            status = response.status_code
-            if status < 300:
+            if last.status_code < 300:
                 return
-            problem = f"HTTP {status} from {url}{_snippet(response)}"
-            if status in (401, 403):
-                hint = (
-                    "the credentials were refused"
-                    if self.credentials
-                    else "the server wants credentials (use --auth-env VAR)"
-                )
-                raise _Abort(f"{url}: HTTP {status}: {hint}")
-            if 300 <= status < 400:
-                where = visible(response.headers.get("Location", "?"))  # the server's text
-                raise _Abort(f"{url} redirects (HTTP {status} to {where}); push to that URL")
-            if kind in ("bulk", "drop") and status in (404, 405, 415, 501):
-                raise _Refused(problem, unsupported=True)  # then graph by graph
-            if status in (404, 405):
-                raise _Abort(f"{problem} (wrong path for this store? see --preset, --gsp-path)")
-            if status < 500 and status != 429:
-                raise _Refused(problem)
+            problem = self._judge(last, url, kind)
         attempts = self.opts.retries + 1
-        if unreachable:
+        if last is None:
             raise _Abort(f"{problem} (after {attempts} attempts)")
         raise _Refused(f"{problem} (after {attempts} attempts)", server_side=True)
+
+    def _judge(self, response: httpx.Response, url: str, kind: str) -> str:
+        """What went wrong with a non-2xx answer; raised unless a retry may help."""
+        status = response.status_code
+        problem = f"HTTP {status} from {url}{_snippet(response)}"
+        if status in (401, 403):
+            hint = (
+                "the credentials were refused"
+                if self.credentials
+                else "the server wants credentials (use --auth-env VAR)"
+            )
+            raise _Abort(f"{url}: HTTP {status}: {hint}")
+        if 300 <= status < 400:
+            where = visible(response.headers.get("Location", "?"))  # the server's text
+            raise _Abort(f"{url} redirects (HTTP {status} to {where}); push to that URL")
+        if kind in ("bulk", "drop") and status in (404, 405, 415, 501):
+            raise _Refused(problem, unsupported=True)  # then graph by graph
+        if status in (404, 405):
+            raise _Abort(f"{problem} (wrong path for this store? see --preset, --gsp-path)")
+        if status < 500 and status != 429:
+            raise _Refused(problem)
+        return problem
 
     def _delay(self, attempt: int, response: httpx.Response | None) -> float:
         """The shared retry policy (:mod:`hcgraph.retry`); a server asking to wait longer
@@ -618,16 +600,29 @@ class _Run:
         wait = policy.wait(attempt, after)
         return _MAX_RETRY_AFTER if wait is None else wait
 
+    def _abort(self, exc: _Abort) -> None:
+        """Stop the push for ``exc`` (the first reason stands)."""
+        if self.report.aborted is None:
+            self.report.aborted = self._redact(str(exc))
+
     def _redact(self, text: str) -> str:
         return self.credentials.redact(text) if self.credentials else text
 
 
-def _snippet(response: httpx.Response) -> str:
-    """The first line of an error body, short: enough to say what the server disliked.
+def _unreachable(url: str, exc: httpx.TransportError, timeout: float) -> str:
+    """What a transport error says (a retry may help); a read timeout is raised instead:
+    the server took the request and is too slow, so retrying would only add to its load."""
+    if isinstance(exc, httpx.ConnectTimeout):
+        return f"cannot reach {url}: connection timed out"
+    if isinstance(exc, httpx.TimeoutException):
+        message = f"no answer from {url} within {timeout:g} s"
+        raise _Refused(message, server_side=True) from exc
+    return f"cannot reach {url}: {first_line(exc)}"
 
-    Control characters are escaped (:func:`~hcgraph.errors.visible`): the server wrote
-    this text, and it is printed on the user's terminal.
-    """
+
+def _snippet(response: httpx.Response) -> str:
+    """The first line of an error body, short, control characters escaped (the server
+    wrote it; the user's terminal shows it)."""
     text = response.content[:300].decode("utf-8", "replace").strip()
     line = text.splitlines()[0] if text else ""
     return f": {visible(line[:200])}" if line else ""

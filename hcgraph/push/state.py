@@ -1,23 +1,13 @@
 """What was pushed where: per endpoint, the content hash of each graph last pushed.
 
-Kept as JSON in the store directory (``push-state.json``) so that it travels with the
-store it describes. Only endpoint URLs (which never hold credentials, see
-:mod:`.endpoints`), graph IRIs and SHA-256 hashes are written. A graph is recorded only
-after the server acknowledged it with a 2xx answer, so an interrupted push never marks
-unsent graphs as sent; the file is replaced atomically.
-
-Each acknowledgement is also appended, as it comes, to a journal beside the state file
-(``push-state.journal``, one JSON line per graph, written straight to the file: a push that
-is killed, even with ``kill -9``, keeps every line written before). It is ``fsync``-ed every
-:data:`SYNC_EVERY` lines, so a power cut loses at most that many acknowledgements, which a
-rerun sends again. A graph about to be sent in a way that is not all-or-nothing (a bulk load,
-:mod:`.bulk`) is *forgotten* first (a line with ``"sha256": null``): if the push stops
-before the server acknowledged it, the server may hold part of it, and the rerun must send
-it again. Loading the state folds the journal in (a torn last line is ignored);
-saving writes the whole state to ``push-state.json`` and then removes the journal.
-
-If the remote store is wiped or changed by someone else, the state cannot know: use
-``--all`` (or ``--verify`` to find out).
+Kept as JSON in the store directory (``push-state.json``, replaced atomically): endpoint URLs
+(which never hold credentials), graph IRIs and SHA-256 hashes. A graph is recorded only once
+the server acknowledged it (2xx), at once, in a journal beside it (``push-state.journal``, a
+JSON line a graph, ``fsync``-ed every :data:`SYNC_EVERY` lines), so even a push killed
+midway keeps what went. A graph about to be sent in a way that is not all-or-nothing (a bulk
+load) is *forgotten* first (``"sha256": null``). Loading folds the journal in (a torn last
+line is ignored); saving writes the whole state and removes the journal. A remote store
+wiped by someone else is not noticed: use ``--all`` (or ``--verify`` to find out).
 """
 
 from __future__ import annotations
@@ -32,10 +22,9 @@ from typing import Any
 from .._io import write_atomic
 from ..errors import OutputError, PushError
 
-__all__ = ["JOURNAL_FILE", "STATE_FILE", "SYNC_EVERY", "PushState"]
+__all__ = ["STATE_FILE", "SYNC_EVERY", "PushState"]
 
 STATE_FILE = "push-state.json"
-JOURNAL_FILE = "push-state.journal"  # beside STATE_FILE: its name with ".journal"
 #: Journal lines written between two ``fsync`` calls.
 SYNC_EVERY = 32
 _FORMAT = "hcgraph-push-state/1"
@@ -76,19 +65,14 @@ class PushState:
         except OSError as exc:
             raise PushError(f"{self.journal}: unreadable push journal ({exc})") from exc
         for line in lines:
-            try:
-                entry = json.loads(line)
-            except ValueError:
+            entry = _entry(line)
+            if entry is None:
                 continue  # a line torn by the kill: that graph is sent again
-            if not isinstance(entry, dict) or not all(
-                isinstance(entry.get(k), str) for k in ("endpoint", "graph")
-            ):
-                continue
-            sha256 = entry.get("sha256")
-            if isinstance(sha256, str):
-                self.graphs(entry["endpoint"])[entry["graph"]] = sha256
-            elif sha256 is None and "sha256" in entry:  # forgotten (see forget)
-                self.graphs(entry["endpoint"]).pop(entry["graph"], None)
+            endpoint, graph, sha256 = entry
+            if sha256 is None:  # forgotten (see forget)
+                self.graphs(endpoint).pop(graph, None)
+            else:
+                self.graphs(endpoint)[graph] = sha256
 
     @classmethod
     def for_store(cls, directory: Path | None) -> PushState:
@@ -106,8 +90,7 @@ class PushState:
         return self.graphs(endpoint).get(iri) == sha256
 
     def record(self, endpoint: str, iri: str, sha256: str) -> None:
-        """Note that ``endpoint`` acknowledged ``iri`` with content ``sha256``, in memory and
-        at once in the journal (one ``write``; an ``fsync`` every :data:`SYNC_EVERY`).
+        """Note that ``endpoint`` acknowledged ``iri`` as ``sha256``, in memory and in the journal.
 
         Raises:
             PushError: the journal cannot be written (disk full, permission denied).
@@ -117,9 +100,7 @@ class PushState:
 
     def forget(self, endpoint: str, iris: Iterable[str]) -> None:
         """Drop what ``endpoint`` last acknowledged for ``iris``, in memory and in the journal
-        (written and ``fsync``-ed before returning), so a push that stops before the server
-        acknowledges them again sends them again. Called before a graph is replaced in a way
-        that is not atomic (dropped, then bulk-loaded). Graphs not recorded cost nothing.
+        (``fsync``-ed before returning): before a replacement that is not atomic (a bulk load).
 
         Raises:
             PushError: the journal cannot be written.
@@ -172,14 +153,27 @@ class PushState:
         try:
             self.close()
             write_atomic(self.path, text.encode("utf-8"))
-            # Everything journalled is in the file now (a crash before this line only
-            # replays the same entries).
+            # everything journalled is in the file now
             if self.journal is not None:
                 self.journal.unlink(missing_ok=True)
         except OutputError as exc:
             raise PushError(f"cannot save the push state: {exc}") from None
         except OSError as exc:
             raise PushError(f"cannot save the push state: {self.journal}: {exc}") from None
+
+
+def _entry(line: bytes) -> tuple[str, str, str | None] | None:
+    """``(endpoint, graph, sha256)`` of a journal line; None if it is not one."""
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(entry, dict) or "sha256" not in entry:
+        return None
+    endpoint, graph, sha256 = entry.get("endpoint"), entry.get("graph"), entry["sha256"]
+    if isinstance(endpoint, str) and isinstance(graph, str) and isinstance(sha256, str | None):
+        return endpoint, graph, sha256
+    return None
 
 
 def _line(endpoint: str, iri: str, sha256: str | None) -> bytes:

@@ -1,8 +1,8 @@
-"""``--verify``: count the triples of each graph on the server and compare with the store.
+"""What the server holds: its graphs' names, and ``--verify``'s triple counts per graph.
 
-One SPARQL query (``GRAPH ?g`` with ``GROUP BY ?g``, so it does not depend on how the
-server defines its default graph) gives the remote count of every graph; graphs the server
-holds that the local store does not have are ignored (a shared server may hold other data).
+The queries use ``GRAPH ?g``, so they do not depend on how the server defines its default
+graph; graphs the server holds that the local store does not have are ignored (a shared
+server may hold other data).
 """
 
 from __future__ import annotations
@@ -16,9 +16,19 @@ import pyoxigraph as ox
 from ..errors import PushError, first_line
 from .endpoints import RemoteEndpoint
 
-__all__ = ["COUNT_QUERY", "Mismatch", "VerifyReport", "compare_counts", "remote_counts"]
+__all__ = [
+    "COUNT_QUERY",
+    "GRAPHS_QUERY",
+    "Mismatch",
+    "VerifyReport",
+    "compare_counts",
+    "remote_counts",
+    "remote_graphs",
+]
 
 COUNT_QUERY = "SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g"
+#: Every named graph the server holds (``GRAPH ?g {}`` matches empty graphs too).
+GRAPHS_QUERY = "SELECT ?g WHERE { GRAPH ?g { } }"
 
 
 @dataclass(frozen=True)
@@ -32,11 +42,8 @@ class Mismatch:
 
 @dataclass
 class VerifyReport:
-    """The outcome of a verification: how many graphs were compared, which differ.
-
-    ``error`` is set, and nothing was compared, when the count query itself failed (the
-    server refused it, did not answer, or answered something else than a count table).
-    """
+    """How many graphs were compared, which differ; ``error``: the count query failed
+    (nothing was compared)."""
 
     checked: int = 0
     mismatches: list[Mismatch] = field(default_factory=list)
@@ -54,16 +61,20 @@ def compare_counts(local: Mapping[str, int], remote: Mapping[str, int]) -> Verif
 
 
 async def remote_counts(client: httpx.AsyncClient, endpoint: RemoteEndpoint) -> dict[str, int]:
-    """Triples per named graph on the server (SPARQL 1.1 Protocol, results as JSON).
-
-    Raises:
-        PushError: the query failed or the answer is not SPARQL JSON results.
-    """
+    """Triples per named graph on the server (raises PushError as :func:`remote_select`)."""
     counts: dict[str, int] = {}
     for graph, n in await remote_select(client, endpoint, COUNT_QUERY, ("g", "n"), "verify: "):
         if isinstance(graph, ox.NamedNode) and isinstance(n, ox.Literal):
             counts[graph.value] = int(n.value)
     return counts
+
+
+async def remote_graphs(client: httpx.AsyncClient, endpoint: RemoteEndpoint) -> set[str]:
+    """The names of the graphs the server holds (raises PushError as :func:`remote_select`)."""
+    rows = await remote_select(
+        client, endpoint, GRAPHS_QUERY, ("g",), "listing the server's graphs: "
+    )
+    return {g.value for (g,) in rows if isinstance(g, ox.NamedNode)}
 
 
 async def remote_select(

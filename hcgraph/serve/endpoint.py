@@ -1,10 +1,8 @@
 """SPARQL 1.1 Protocol for ``hcgraph serve``: routing, the guard, Host rules, negotiation.
 
-Also the refusals given instead of running a query.
-
-Nothing here touches a socket: :mod:`hcgraph.serve.http` hands a parsed :class:`Request`
-(head and body) to :meth:`Routes.route`, which answers with a static page (the workbench),
-the query to run and the Accept header to answer it by, or raises :class:`Refusal`.
+Nothing here touches a socket: :meth:`Routes.route` takes a parsed :class:`Request` and
+answers with a static page (the workbench), the query to run and the Accept header to
+answer it by, or raises :class:`Refusal` (the answer given instead).
 """
 
 from __future__ import annotations

@@ -75,10 +75,6 @@ class ConnectionCount:
         """Give back the place of a connection that closed."""
         self._add(-1)
 
-    @property
-    def value(self) -> int:
-        return int.from_bytes(self.map[:8], "little")
-
     def close(self) -> None:
         self.map.close()
         os.close(self.fd)

@@ -107,7 +107,6 @@ class Conn(asyncio.Protocol):
         connection; a query past its deadline gets 503 if still queued, else its worker is
         killed, as is the worker of a query whose client went."""
         limit = self.front.read_timeout_s
-        late = self.deadline is not None and now >= self.deadline
         if self.paused_since is not None and now - self.paused_since >= limit:
             self._abort()  # it stopped reading
         elif self.request is None:  # free: waiting for a request head or body
@@ -118,16 +117,25 @@ class Conn(asyncio.Protocol):
                 self._refuse(Refusal(400, "the request body did not arrive in time", close=True))
             else:
                 self._close()
-        elif self.waiting:  # queued for a worker
+        else:
+            self._tick_query(now)
+
+    def _tick_query(self, now: float) -> None:
+        late = self.deadline is not None and now >= self.deadline
+        if self.waiting:  # queued for a worker
             if late:
                 self.waiting = False
                 self._timed_out()
         elif self.worker and not self.reason and (late or self.eof):
-            self.reason = "timeout" if late else "gone"
-            self.worker.kill()
-            self.worker.listen()  # to see its pipe end, even if the client is slow
-            if late and self.sent:
-                self._abort()  # a half answer must not look whole
+            self._stop_query(self.worker, late)
+
+    def _stop_query(self, worker: Worker, late: bool) -> None:
+        """Kill the worker of a query past its deadline (``late``) or whose client went."""
+        self.reason = "timeout" if late else "gone"
+        worker.kill()
+        worker.listen()  # to see its pipe end, even if the client is slow
+        if late and self.sent:
+            self._abort()  # a half answer must not look whole
 
     # --- requests -------------------------------------------------------------------------
     def _close(self) -> None:
@@ -261,23 +269,31 @@ class Conn(asyncio.Protocol):
             status, _, media = head.decode("latin-1").partition(" ")
             if kind == START:
                 self._stream(int(status), media, body)
-                return
-            self._release()
-            if not self.closed and self.request is not None:
-                vary = [("Vary", "Accept")] if status == "200" else []
-                self._reply(int(status), media, body, self.request.keep, vary)
+            else:
+                self._whole(int(status), media, body)
         elif kind == DATA and self.sent:
             self._data(payload)
         elif kind == END and self.sent:
             self._data(payload)
-            self._release()
-            if not self.closed and self.request is not None:
-                if self.chunked and not self.head_only:
-                    self.transport.write(b"0\r\n\r\n")  # the last chunk
-                self._done(self.request.keep)
+            self._end()
         else:
             assert self.worker is not None
             self.front.pool.fail(self.worker)
+
+    def _whole(self, status: int, media: str, body: bytes) -> None:
+        """A short answer: sent with its length."""
+        self._release()
+        if not self.closed and self.request is not None:
+            vary = [("Vary", "Accept")] if status == 200 else []
+            self._reply(status, media, body, self.request.keep, vary)
+
+    def _end(self) -> None:
+        """A streamed answer is all sent: the last chunk, then the next request."""
+        self._release()
+        if not self.closed and self.request is not None:
+            if self.chunked and not self.head_only:
+                self.transport.write(b"0\r\n\r\n")
+            self._done(self.request.keep)
 
     def _stream(self, status: int, media: str, body: bytes) -> None:
         """A long answer's head and first piece: streamed (chunked on HTTP/1.1; to the close

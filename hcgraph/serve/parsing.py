@@ -1,11 +1,8 @@
 """The request stream of one connection, parsed by llhttp (``httptools``) into requests.
 
-llhttp is Node.js's HTTP parser, the one uvicorn uses: fuzzed for years and strict about
-what RFC 9112 forbids (obs-fold, whitespace before a header's colon, conflicting
-Content-Lengths). :class:`RequestParser` adds what a parser leaves to the server: a size
-limit on the head, a length limit on the body, HTTP/1.0 and 1.1 only, no chunked bodies.
-Parsed requests, and the refusal that ends a stream that cannot be parsed further, wait
-in ``RequestParser.queue`` to be answered in order.
+llhttp (Node.js's parser, uvicorn's) is strict where RFC 9112 is; :class:`RequestParser`
+adds what a parser leaves to the server: a size limit on the head, a length limit on the
+body, HTTP/1.0 and 1.1 only, no chunked bodies.
 """
 
 from __future__ import annotations

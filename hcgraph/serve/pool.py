@@ -1,10 +1,8 @@
 """The query worker pool, as one HTTP front process sees it.
 
-Each :class:`Worker` is a process started by :func:`hcgraph.serve.worker.start_worker`; its
-answer pipe is a raw non-blocking fd the event loop watches (no stream objects: one
-``os.read`` per readable event, frames cut from the bytes). A query whose client went or
-whose time ran out is stopped by killing its worker (pyoxigraph cannot interrupt a query);
-the :class:`Pool` then starts a fresh one in its place.
+Each :class:`Worker`'s answer pipe is a raw non-blocking fd the event loop watches (one
+``os.read`` per readable event, frames cut from the bytes). A worker killed, or dead, is
+replaced by the :class:`Pool` with a fresh one.
 """
 
 from __future__ import annotations
@@ -15,22 +13,14 @@ import contextlib
 import os
 import subprocess
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 from ..errors import ServeError, first_line
 from ..limits import died_of_memory
 from .worker import READY, start_worker
 
-
-class Client(Protocol):
-    """What a connection waiting for, or using, a worker offers the pool."""
-
-    waiting: bool
-    reason: str  # why its query is being stopped ("timeout", "gone"), or ""
-
-    def start(self, worker: Worker) -> None: ...
-    def frame(self, kind: bytes, payload: bytes) -> None: ...
-    def worker_failed(self, out_of_memory: bool = False) -> None: ...
+if TYPE_CHECKING:
+    from .http import Conn
 
 
 class Worker:
@@ -48,7 +38,7 @@ class Worker:
         self.ready = False  # the store is open: it takes queries
         self.closed = False
         self.reading = False
-        self.client: Client | None = None  # the connection whose query it answers
+        self.client: Conn | None = None  # the connection whose query it answers
 
     def listen(self) -> None:
         if not self.reading and not self.closed:
@@ -121,7 +111,7 @@ class Pool:
         self.query_memory = query_memory
         self.all: list[Worker] = []
         self.idle: list[Worker] = []
-        self.waiting: collections.deque[Client] = collections.deque()
+        self.waiting: collections.deque[Conn] = collections.deque()
         self.dying: list[subprocess.Popen[bytes]] = []
         self.closing = False
         self.started: asyncio.Future[None] = loop.create_future()
@@ -130,7 +120,7 @@ class Pool:
         for _ in range(self.size):
             self._spawn()
 
-    def take(self, client: Client) -> None:
+    def take(self, client: Conn) -> None:
         """Give ``client`` an idle worker now, or queue it for the next one free."""
         if self.idle:
             client.start(self.idle.pop())

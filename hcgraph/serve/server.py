@@ -1,7 +1,4 @@
-"""The :class:`Endpoint`: the listening socket, the HTTP fronts serving it, their lifetime.
-
-See :mod:`hcgraph.serve` for what the endpoint does; this module starts and stops it.
-"""
+"""The :class:`Endpoint`: the listening socket, the HTTP fronts serving it, their lifetime."""
 
 from __future__ import annotations
 
@@ -66,8 +63,7 @@ class Endpoint:
             e.g. a query page at ``/``; behind the same Host check as queries.
         fronts: HTTP server processes sharing the one listening socket: 1 (default) runs
             it in a thread of this process; each further one is a child process with
-            ``workers`` workers of its own (measured on 2 CPUs: slower than one front, and
-            each costs ~100 MB; see bench/RESULTS.md).
+            ``workers`` workers of its own.
         query_memory: bytes of data each query worker may take (``RLIMIT_DATA``, see
             :mod:`hcgraph.limits`); a query needing more gets 503. ``None``: each worker's
             share of half the machine's memory; 0: no limit.
@@ -129,8 +125,7 @@ class Endpoint:
         return f"{self.url}/query"
 
     def worker_pids(self) -> list[int]:
-        """Process ids of this process's query workers ready for queries now (tests and
-        diagnostics; a replacement still starting is not listed)."""
+        """Process ids of this process's query workers ready for queries now (tests)."""
         front = self._front
         workers = [] if front is None else front.pool.all
         return [w.proc.pid for w in workers if w.alive and w.ready]
@@ -184,9 +179,8 @@ class Endpoint:
             "max_connections": self.max_connections, "static": self.static,
             "query_memory": self.query_memory,
         }  # fmt: skip
-        # The config goes through stdin (pickled: this process's own child): with static
-        # files (the workbench's script is ~1 MB) it is far over the 128 KiB Linux allows for
-        # one command-line argument.
+        # Through stdin (pickled: our own child): the workbench's ~1 MB is over what one
+        # command-line argument may hold.
         child = subprocess.Popen(
             [sys.executable, "-c", "from hcgraph.serve.front import front_main; front_main()",
              str(sock.fileno()), str(count.fd)],

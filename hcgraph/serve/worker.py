@@ -5,15 +5,8 @@ A worker reads queries from its stdin (a 4-byte big-endian length, then JSON
 a 4-byte big-endian length, the payload. An answer is one ``W`` frame (whole: a small
 answer), or ``S`` (start), ``D`` (data)..., ``E`` (end, the last data); ``W`` and ``S`` begin
 with the answer's head, ``STATUS MEDIA-TYPE\n``. ``X`` aborts a half-sent answer. Its first
-frame is ``R`` (the store is open) or ``X`` (why not).
-
-A worker runs under its memory limit (:func:`hcgraph.limits.limit_memory`): a query needing
-more ends it (the pool answers 503) or, on Python's side of the answer, is answered 503 by it.
-Damage met in the store (:mod:`hcgraph.damage`) is named as the CLI names it: 500, or the
-``X`` frame of a half-sent answer.
-
-:func:`start_worker` is the one place a worker process is started (its command, its pipes,
-any limit put on it); :func:`main` is what runs in it.
+frame is ``R`` (the store is open) or ``X`` (why not). It runs under its memory limit
+(:func:`hcgraph.limits.limit_memory`) and names damage met in the store as the CLI does.
 """
 
 from __future__ import annotations
@@ -98,65 +91,82 @@ def main() -> None:
 def evaluate(db: Database, query: str, accept: str, out: IO[bytes]) -> None:
     """Answer one query onto ``out`` (frames). The guard ran in the front, the only way in:
     a second ``SERVICE`` look here cost a quarter of a cheap query's time in the worker."""
-    ox = db.ox
-
-    def refuse(status: int, message: str) -> None:
-        sink = FrameWriter(out, status, "text/plain; charset=utf-8")
-        sink.write((message + "\n").encode())
-        sink.end()
-
-    try:
-        result = db.fresh().query(query, use_default_graph_as_union=True)
-    except SyntaxError as exc:
-        refuse(400, first_line(exc))
+    result = _run(db, query, out)
+    if result is None:
         return
-    except (OSError, RuntimeError) as exc:
-        if is_damage(exc):
-            refuse(500, damaged(db.path, exc))
-        elif isinstance(exc, OSError):
-            refuse(
-                503, f"the store could not be read (a write in progress?); retry: {first_line(exc)}"
-            )
-        else:
-            raise
-        return
-    graph = isinstance(result, ox.QueryTriples)
+    graph = isinstance(result, db.ox.QueryTriples)
     offers = GRAPH_TYPES if graph else SOLUTION_TYPES
     chosen = negotiate(accept, offers)
     if chosen is None:
         names = ", ".join(dict.fromkeys(m for m, _ in offers))
-        refuse(406, f"no result format the Accept header allows; offered: {names}")
+        refuse(out, 406, f"no result format the Accept header allows; offered: {names}")
         return
     media, name = chosen
-    fmt = getattr(ox.RdfFormat if graph else ox.QueryResultsFormat, name)
     sink = FrameWriter(out, 200, media + ("; charset=utf-8" if media.startswith("text/") else ""))
     try:
-        if name == "CSV" and isinstance(result, ox.QuerySolutions):  # see results_csv
-            from ..results_csv import csv_lines
-
-            variables = [variable.value for variable in result.variables]
-            for line in csv_lines(variables, result):
-                sink.write(line.encode())
-        else:
-            result.serialize(sink, fmt)
+        serialize(db.ox, result, name, sink)
     except (OSError, ValueError, SyntaxError, RuntimeError) as exc:  # errors surface in writing
-        damage = is_damage(exc)
-        if sink.head is not None:  # nothing sent yet: a proper error answer
-            sink.buffer.clear()
-            if isinstance(exc, RuntimeError) and not damage:
-                raise
-            status = 500 if damage else 503 if isinstance(exc, OSError) else 400
-            refuse(status, damaged(db.path, exc) if damage else first_line(exc))
-        else:  # a half answer must not look whole
-            frame(out, ABORT, (damaged(db.path, exc) if damage else first_line(exc)).encode())
+        _failed(db.path, sink, exc)
         return
     except MemoryError:  # Python's side of the answer; the engine's aborts the worker
         sink.buffer.clear()
         if sink.head is not None:
-            refuse(503, memory_message(_memory_limit()))
+            refuse(out, 503, memory_message(_memory_limit()))
         else:
             frame(out, ABORT, b"the query needed more memory than its limit")
         return
+    sink.end()
+
+
+def _run(db: Database, query: str, out: IO[bytes]) -> Any:
+    """The query's result, or None once an error answer went out instead."""
+    try:
+        return db.fresh().query(query, use_default_graph_as_union=True)
+    except SyntaxError as exc:
+        refuse(out, 400, first_line(exc))
+    except (OSError, RuntimeError) as exc:
+        if is_damage(exc):
+            refuse(out, 500, damaged(db.path, exc))
+        elif isinstance(exc, OSError):
+            why = "the store could not be read (a write in progress?); retry: "
+            refuse(out, 503, why + first_line(exc))
+        else:
+            raise
+    return None
+
+
+def serialize(ox: Any, result: Any, name: str, sink: FrameWriter) -> None:
+    """Write ``result`` to ``sink`` in the format ``name`` (our CSV: see results_csv)."""
+    if name == "CSV" and isinstance(result, ox.QuerySolutions):
+        from ..results_csv import csv_lines
+
+        variables = [variable.value for variable in result.variables]
+        for line in csv_lines(variables, result):
+            sink.write(line.encode())
+    else:
+        graph = isinstance(result, ox.QueryTriples)
+        result.serialize(sink, getattr(ox.RdfFormat if graph else ox.QueryResultsFormat, name))
+
+
+def _failed(db_path: str, sink: FrameWriter, exc: Exception) -> None:
+    """An error met while writing the answer: a proper error answer if nothing was sent
+    yet (an unexpected engine error is raised), else an ``X`` frame: a half answer must not
+    look whole."""
+    damage = is_damage(exc)
+    line = damaged(db_path, exc) if damage else first_line(exc)
+    if sink.head is None:
+        frame(sink.out, ABORT, line.encode())
+        return
+    sink.buffer.clear()
+    if isinstance(exc, RuntimeError) and not damage:
+        raise exc
+    refuse(sink.out, 500 if damage else 503 if isinstance(exc, OSError) else 400, line)
+
+
+def refuse(out: IO[bytes], status: int, message: str) -> None:
+    """A one-line plain-text answer instead of the query's."""
+    sink = FrameWriter(out, status, "text/plain; charset=utf-8")
+    sink.write((message + "\n").encode())
     sink.end()
 
 

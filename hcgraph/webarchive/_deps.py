@@ -1,7 +1,6 @@
 """The web-archive libraries (the ``archive`` extra), imported on first use.
 
-Why: ``hcgraph`` runs without them; only ``hcgraph archive export`` and ``hcgraph rebuild
---from FILE.wacz`` need them, and their absence is a one-line user error, not a traceback.
+hcgraph runs without them; their absence is a one-line user error, not a traceback.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """A WACZ 1.1.1 package of the raw archive (py-wacz), and the raw archive back from one.
 
-``export_wacz`` writes the archive's fetches as one WARC (:mod:`.warc`), the page list (the
-first 200 capture of each URL, titled with the story's headline), and lets py-wacz package
-them: ``archive/data.warc.gz``, the CDXJ index ``indexes/index.cdx.gz`` (with
-``indexes/index.idx``), ``pages/pages.jsonl``, ``datapackage.json`` (SHA-256 and size of each
-file) and ``datapackage-digest.json``. It reads the archive only, beside a crawl if one runs:
-nothing on the crawl's path changes.
-
-``archive_from_wacz`` reads a WACZ's WARCs back into a raw archive, checking each WARC
-against its digest in ``datapackage.json``; ``rebuild_from_wacz`` runs
-:func:`hcgraph.rebuilding.rebuild` over it, so the graph comes back the same.
+``export_wacz`` writes the archive's fetches as one WARC (:mod:`.warc`) and the page list
+(the first 200 capture of each URL, titled with the story's headline), and lets py-wacz
+package them with their CDXJ index and ``datapackage.json``; it only reads the archive, so it
+may run beside a crawl. ``archive_from_wacz`` reads a WACZ's WARCs back (each checked against
+its digest); ``rebuild_from_wacz`` rebuilds the graph from them.
 """
 
 from __future__ import annotations
@@ -26,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._io import ensure_dir
 from ..archive import Archive
 from ..errors import ArchiveError, ExportError, InputError, OutputError
 from ..ingest import Failure
@@ -175,9 +171,9 @@ def rebuild_from_wacz(
 ) -> RebuildReport:
     """Rebuild ``store_dir``'s graph from the raw archive inside the WACZ file ``wacz``.
 
-    The WARC is read into a temporary archive in the store directory (removed afterwards),
-    then :func:`~hcgraph.rebuilding.rebuild` runs over it as over the store's own archive.
-    Records whose bytes do not match their WARC digest are listed as unreadable.
+    The WARC is read into a temporary archive in the store directory, which
+    :func:`~hcgraph.rebuilding.rebuild` reads; records that do not match their WARC digest
+    are listed as unreadable.
 
     Raises:
         InputError, ArchiveError: see :func:`archive_from_wacz`.
@@ -185,10 +181,7 @@ def rebuild_from_wacz(
     """
     store_dir = Path(store_dir)
     created = not store_dir.exists()  # removed again if nothing is rebuilt into it
-    try:
-        store_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise OutputError(f"{store_dir}: cannot write: {exc.strerror or exc}") from None
+    ensure_dir(store_dir)
     scratch = store_dir / ".wacz-archive"
     shutil.rmtree(scratch, ignore_errors=True)
     try:

@@ -1,22 +1,12 @@
 """The raw archive as WARC 1.1 records (warcio), and WARC records back into a raw archive.
 
-One fetch becomes, in fetch order:
-
-* a ``response`` record (the HTTP status and the headers the crawler kept, then the body as
-  archived), or a ``revisit`` when the body is one an earlier response of the same URL
-  already holds: profile *identical-payload-digest* for an unchanged re-fetch, profile
-  *server-not-modified* for a 304; a local file read by a crawl is a ``resource``;
-* a ``request`` record (``GET``, the URL's host), concurrent to it;
-* a ``metadata`` record holding the :class:`~hcgraph.archive.FetchRecord` itself (content
-  type :data:`FETCH_RECORD_TYPE`, target ``urn:hcgraph:fetch:<TIME-URLHASH>``: under the
-  fetch's URL, pywb would replay it instead of the response), so reading the WARC back
-  gives the records the archive held, failures, redirects and validators included: a
-  rebuild from it replays the same fetches. A failed fetch (no response) has this record
-  only.
-
-Payload digests are ``sha256:<hex>``: the archive's own body names, which ``warcio check``
-verifies. Reading accepts WARCs without hcgraph's metadata records too (from another
-crawler): each response, resource and revisit is then read as one fetch.
+Each fetch, in fetch order, becomes a ``response`` (or a ``revisit`` of an earlier response
+of the same URL and body; a local file: a ``resource``), a ``request`` concurrent to it, and
+a ``metadata`` record holding the :class:`~hcgraph.archive.FetchRecord` itself (content type
+:data:`FETCH_RECORD_TYPE`, target ``urn:hcgraph:fetch:…``, not the URL, which a replay tool
+must find the response under), so reading the WARC back gives the records the archive held
+and a rebuild replays the same fetches. WARCs of other crawlers are read too: each response,
+resource and revisit as one fetch. The records in full: docs/crawling.md.
 """
 
 from __future__ import annotations
@@ -26,6 +16,7 @@ import hashlib
 import http
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from io import BytesIO
 from typing import IO, Any
@@ -38,11 +29,9 @@ from . import _deps
 
 __all__ = ["FETCH_RECORD_TYPE", "MAX_BODY", "ReadReport", "WarcReport", "read_warc", "write_warc"]
 
-#: Content type of the metadata record that carries one fetch's
-#: :class:`~hcgraph.archive.FetchRecord`.
+#: Content type of the metadata record carrying a :class:`~hcgraph.archive.FetchRecord`.
 FETCH_RECORD_TYPE = "application/vnd.hcgraph.fetch-record+json"
 
-_IDENTICAL = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
 _NOT_MODIFIED = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
 # A body is archived decoded, so the headers that described its transfer do not hold.
 _TRANSFER = frozenset({"content-length", "content-encoding", "transfer-encoding"})
@@ -67,12 +56,9 @@ class WarcReport:
     """
 
     fetches: int = 0
-    records: dict[str, int] = field(default_factory=dict)
+    records: Counter[str] = field(default_factory=Counter)
     pages: list[dict[str, str]] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)
-
-    def _count(self, kind: str) -> None:
-        self.records[kind] = self.records.get(kind, 0) + 1
 
 
 def warc_uri(url: str) -> str:
@@ -114,7 +100,7 @@ class _Writer:
             "description": "the raw archive of an hcgraph crawl",
         }
         self.writer.write_record(self.writer.create_warcinfo_record("data.warc.gz", info))
-        self.report._count("warcinfo")
+        self.report.records["warcinfo"] += 1
 
     def fetch(self, record: FetchRecord) -> None:
         self.report.fetches += 1
@@ -166,36 +152,29 @@ class _Writer:
         line = f"{status} {reason}"
         return self.warcio.statusandheaders.StatusAndHeaders(line, headers, protocol="HTTP/1.1")
 
+    def _write(self, uri: str, kind: str, body: bytes | None = None, **options: Any) -> Any:
+        """Create a WARC record of type ``kind`` (a payload of ``body``), write and count it."""
+        if body is not None:
+            options.update(payload=BytesIO(body), length=len(body))
+        made = self.writer.create_warc_record(uri, kind, **options)
+        self.writer.write_record(made)
+        self.report.records[kind] += 1
+        return made
+
     def _response(self, record: FetchRecord, uri: str, date: str, body: bytes) -> Any:
         fields = {"WARC-Date": date}
         if record.sha256 is not None:
             fields["WARC-Payload-Digest"] = _digest(record.sha256)
-        main = self.writer.create_warc_record(
-            uri,
-            "response",
-            payload=BytesIO(body),
-            length=len(body),
-            http_headers=self._http_headers(record, body),
-            warc_headers_dict=fields,
+        http_headers = self._http_headers(record, body)
+        return self._write(
+            uri, "response", body, http_headers=http_headers, warc_headers_dict=fields
         )
-        self.writer.write_record(main)
-        self.report._count("response")
-        return main
 
     def _resource(self, record: FetchRecord, uri: str, date: str, body: bytes) -> Any:
         assert record.sha256 is not None
+        fields = {"WARC-Date": date, "WARC-Payload-Digest": _digest(record.sha256)}
         kind = _header(record.headers.get("content-type", "application/json"))
-        main = self.writer.create_warc_record(
-            uri,
-            "resource",
-            payload=BytesIO(body),
-            length=len(body),
-            warc_content_type=kind,
-            warc_headers_dict={"WARC-Date": date, "WARC-Payload-Digest": _digest(record.sha256)},
-        )
-        self.writer.write_record(main)
-        self.report._count("resource")
-        return main
+        return self._write(uri, "resource", body, warc_content_type=kind, warc_headers_dict=fields)
 
     def _revisit(self, record: FetchRecord, uri: str, date: str, earlier: tuple[str, str]) -> Any:
         assert record.sha256 is not None
@@ -212,10 +191,8 @@ class _Writer:
             main.rec_headers.replace_header("WARC-Profile", _NOT_MODIFIED)
         main.rec_headers.add_header("WARC-Refers-To", refers_id)
         self.writer.write_record(main)
-        self.report._count("revisit")
-        if record.status == 200 and uri not in self.paged:
-            self.paged.add(uri)
-            self.report.pages.append({"url": uri, "ts": date, "title": uri})
+        self.report.records["revisit"] += 1
+        self._page(record, uri, date, None)
         return main
 
     def _request(self, record: FetchRecord, uri: str, date: str, main: Any) -> None:
@@ -225,40 +202,25 @@ class _Writer:
         asked = self.warcio.statusandheaders.StatusAndHeaders(
             f"GET {target} HTTP/1.1", headers, is_http_request=True
         )
-        request = self.writer.create_warc_record(
-            uri,
-            "request",
-            http_headers=asked,
-            warc_headers_dict={
-                "WARC-Date": date,
-                "WARC-Concurrent-To": main.rec_headers.get_header("WARC-Record-ID"),
-            },
-        )
-        self.writer.write_record(request)
-        self.report._count("request")
+        concurrent = main.rec_headers.get_header("WARC-Record-ID")
+        fields = {"WARC-Date": date, "WARC-Concurrent-To": concurrent}
+        self._write(uri, "request", http_headers=asked, warc_headers_dict=fields)
 
     def _metadata(self, record: FetchRecord, date: str, main: Any) -> None:
-        data = record.to_json()
         fields = {"WARC-Date": date}
         if main is not None:
             fields["WARC-Concurrent-To"] = main.rec_headers.get_header("WARC-Record-ID")
         # Not the fetch's URL: a replay tool looking that URL up must find the response only.
-        meta = self.writer.create_warc_record(
-            f"urn:hcgraph:fetch:{record.sort_key}",
-            "metadata",
-            payload=BytesIO(data),
-            length=len(data),
-            warc_content_type=FETCH_RECORD_TYPE,
-            warc_headers_dict=fields,
-        )
-        self.writer.write_record(meta)
-        self.report._count("metadata")
+        uri = f"urn:hcgraph:fetch:{record.sort_key}"
+        options = {"warc_content_type": FETCH_RECORD_TYPE, "warc_headers_dict": fields}
+        self._write(uri, "metadata", record.to_json(), **options)
 
-    def _page(self, record: FetchRecord, uri: str, date: str, body: bytes) -> None:
+    def _page(self, record: FetchRecord, uri: str, date: str, body: bytes | None) -> None:
         if record.status != 200 or uri in self.paged:
             return  # a local file (status None) is no page a replay tool can open
         self.paged.add(uri)
-        self.report.pages.append({"url": uri, "ts": date, "title": _title(body) or uri})
+        title = _title(body) if body is not None else None
+        self.report.pages.append({"url": uri, "ts": date, "title": title or uri})
 
 
 def _title(body: bytes) -> str | None:
@@ -300,7 +262,7 @@ class ReadReport:
             responses, resources and revisits.
     """
 
-    records: dict[str, int] = field(default_factory=dict)
+    records: Counter[str] = field(default_factory=Counter)
     fetches: int = 0
     bodies: set[str] = field(default_factory=set)
     damaged: list[str] = field(default_factory=list)
@@ -316,51 +278,72 @@ def read_warc(stream: IO[bytes], archive: Archive, report: ReadReport | None = N
         ExportError: warcio is not installed (the ``archive`` extra).
     """
     warcio = _deps.warcio()
-    report = report or ReadReport()
-    derived: list[FetchRecord] = []  # read from responses, for a WARC without fetch records
-    by_digest: dict[str, str] = {}  # payload digest as written → the body's SHA-256
-    own = False
+    reader = _Reader(archive, report or ReadReport())
     try:
         for rec in warcio.archiveiterator.ArchiveIterator(stream, check_digests=True):
-            kind = rec.rec_type
-            report.records[kind] = report.records.get(kind, 0) + 1
-            if kind == "metadata" and rec.rec_headers.get_header("Content-Type") == (
-                FETCH_RECORD_TYPE
-            ):
-                data = rec.content_stream().read()
-                if rec.digest_checker.passed is False:
-                    report.damaged.append(rec.rec_headers.get_header("WARC-Target-URI") or "")
-                    continue
-                archive.add_record(FetchRecord.from_json(data))
-                report.fetches += 1
-                own, derived = True, []  # hcgraph's own records: the responses say no more
-            elif kind in ("response", "resource"):
-                body = rec.content_stream().read(MAX_BODY + 1)
-                uri = rec.rec_headers.get_header("WARC-Target-URI") or ""
-                if len(body) > MAX_BODY:  # a WACZ from elsewhere can hold a gzip bomb
-                    report.too_large.append(uri)
-                    continue
-                if rec.digest_checker.passed is False:
-                    report.damaged.append(uri)
-                    continue
-                sha = archive.put_body(body)
-                report.bodies.add(sha)
-                digest = rec.rec_headers.get_header("WARC-Payload-Digest")
-                if digest:
-                    by_digest[digest] = sha
-                if not own:
-                    derived.append(_derived(rec, sha, len(body)))
-            elif kind == "revisit" and not own:
-                digest = rec.rec_headers.get_header("WARC-Payload-Digest") or ""
-                derived.append(_derived(rec, by_digest.get(digest), 0))
+            reader.read(rec)
     except (warcio.exceptions.ArchiveLoadFailed, ValueError, OSError, EOFError) as exc:
         raise ArchiveError(f"not a readable WARC file: {exc}") from None
-    if not own:
-        report.foreign = bool(derived)
-        for found in derived:
-            archive.add_record(found)
-            report.fetches += 1
-    return report
+    return reader.finish()
+
+
+class _Reader:
+    """WARC records into an archive: hcgraph's own fetch records when the WARC has them,
+    else (a WARC from another crawler) one fetch derived from each response, resource and
+    revisit."""
+
+    def __init__(self, archive: Archive, report: ReadReport) -> None:
+        self.archive = archive
+        self.report = report
+        self.derived: list[FetchRecord] = []
+        self.by_digest: dict[str, str] = {}  # payload digest as written → the body's SHA-256
+        self.own = False  # hcgraph's fetch records were met: the responses say no more
+
+    def read(self, rec: Any) -> None:
+        kind = rec.rec_type
+        self.report.records[kind] += 1
+        if kind == "metadata" and rec.rec_headers.get_header("Content-Type") == FETCH_RECORD_TYPE:
+            self._fetch_record(rec)
+        elif kind in ("response", "resource"):
+            self._body(rec)
+        elif kind == "revisit" and not self.own:
+            digest = rec.rec_headers.get_header("WARC-Payload-Digest") or ""
+            self.derived.append(_derived(rec, self.by_digest.get(digest), 0))
+
+    def _fetch_record(self, rec: Any) -> None:
+        data = rec.content_stream().read()
+        if rec.digest_checker.passed is False:
+            self.report.damaged.append(rec.rec_headers.get_header("WARC-Target-URI") or "")
+            return
+        self.archive.add_record(FetchRecord.from_json(data))
+        self.report.fetches += 1
+        self.own, self.derived = True, []
+
+    def _body(self, rec: Any) -> None:
+        body = rec.content_stream().read(MAX_BODY + 1)
+        uri = rec.rec_headers.get_header("WARC-Target-URI") or ""
+        if len(body) > MAX_BODY:  # a WACZ from elsewhere can hold a gzip bomb
+            self.report.too_large.append(uri)
+            return
+        if rec.digest_checker.passed is False:
+            self.report.damaged.append(uri)
+            return
+        sha = self.archive.put_body(body)
+        self.report.bodies.add(sha)
+        digest = rec.rec_headers.get_header("WARC-Payload-Digest")
+        if digest:
+            self.by_digest[digest] = sha
+        if not self.own:
+            self.derived.append(_derived(rec, sha, len(body)))
+
+    def finish(self) -> ReadReport:
+        """Add the derived fetches, if the WARC had no fetch records of hcgraph's."""
+        if not self.own:
+            self.report.foreign = bool(self.derived)
+            for found in self.derived:
+                self.archive.add_record(found)
+                self.report.fetches += 1
+        return self.report
 
 
 def _derived(rec: Any, sha: str | None, size: int) -> FetchRecord:

@@ -1,0 +1,106 @@
+"""The requests a push sends: SPARQL 1.1 Graph Store Protocol, SPARQL Update, a bulk load.
+
+* GSP: ``PUT {gsp}?graph=IRI`` replaces one graph (idempotent), ``POST`` merges into it; the
+  IRI goes in as a query parameter, percent-encoded by httpx (indirect identification, §4.2).
+* Update: one request carries a batch; per graph, ``replace`` sends ``DROP SILENT GRAPH <g>``
+  then ``INSERT DATA { GRAPH <g> { … } }``, ``merge`` only the insert. A store runs one
+  update request as one transaction, so each batch is all-or-nothing.
+* Bulk (Oxigraph): ``POST /store?no_transaction`` with TriG hands many graphs to the server's
+  bulk loader, which only adds quads and is not atomic; so graphs the server holds are first
+  dropped (``DROP SILENT GRAPH``, batched) and forgotten in the push state (docs/pushing.md).
+
+Escaping: bodies are pyoxigraph's N-Triples, whose terms are valid SPARQL terms (IRIs
+validated; every literal a ``"…"`` string with quotes, backslashes, newlines and control
+characters escaped), so no user text can close a literal or a block; graph names are
+pyoxigraph-validated IRIs. A bulk chunk holds each graph's exact N-Triples bytes, as a PUT
+sends them and the push state hashes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import httpx
+import pyoxigraph as ox
+
+from .endpoints import RemoteEndpoint
+from .graphs import LocalGraph
+
+__all__ = [
+    "bulk_body",
+    "bulk_request",
+    "drop_request",
+    "gsp_request",
+    "update_body",
+    "update_request",
+]
+
+METHODS = {"replace": "PUT", "merge": "POST"}
+_UPDATE_TYPE = "application/sparql-update; charset=utf-8"
+
+
+def gsp_request(
+    client: httpx.AsyncClient, endpoint: RemoteEndpoint, graph: LocalGraph, mode: str
+) -> httpx.Request:
+    """The request that sends ``graph`` to ``endpoint`` (``mode``: replace or merge)."""
+    return client.build_request(
+        METHODS[mode],
+        endpoint.gsp_url,
+        params={"graph": graph.iri},
+        content=graph.body,
+        headers={"Content-Type": endpoint.content_type},
+    )
+
+
+def update_body(graphs: Sequence[LocalGraph], mode: str) -> bytes:
+    """The SPARQL Update text for ``graphs`` (``mode``: replace or merge)."""
+    operations: list[bytes] = []
+    for graph in graphs:
+        name = graph.term.encode()
+        if mode == "replace":
+            operations.append(b"DROP SILENT GRAPH " + name)
+        operations.append(b"INSERT DATA { GRAPH " + name + b" {\n" + graph.body + b"} }")
+    return b" ;\n".join(operations) + b"\n"
+
+
+def update_request(
+    client: httpx.AsyncClient, endpoint: RemoteEndpoint, graphs: Sequence[LocalGraph], mode: str
+) -> httpx.Request:
+    """A POST of the update for ``graphs`` (SPARQL 1.1 Protocol)."""
+    return _post_update(client, endpoint, update_body(graphs, mode))
+
+
+def bulk_body(graphs: Sequence[LocalGraph]) -> bytes:
+    """The TriG of ``graphs``: each one's N-Triples inside a ``<g> { … }`` block."""
+    parts: list[bytes] = []
+    for graph in graphs:
+        parts += (graph.term.encode(), b" {\n", graph.body, b"}\n")
+    return b"".join(parts)
+
+
+def bulk_request(
+    client: httpx.AsyncClient, endpoint: RemoteEndpoint, graphs: Sequence[LocalGraph]
+) -> httpx.Request:
+    """One bulk-loader POST carrying ``graphs`` (the endpoint must have a ``bulk_url``)."""
+    assert endpoint.bulk_url is not None
+    return client.build_request(
+        "POST",
+        endpoint.bulk_url,
+        params={"no_transaction": ""},
+        content=bulk_body(graphs),
+        headers={"Content-Type": "application/trig"},
+    )
+
+
+def drop_request(
+    client: httpx.AsyncClient, endpoint: RemoteEndpoint, iris: Sequence[str]
+) -> httpx.Request:
+    """A SPARQL Update dropping ``iris`` (pyoxigraph-validated IRIs; nothing else spliced in)."""
+    body = " ;\n".join(f"DROP SILENT GRAPH {ox.NamedNode(iri)}" for iri in iris) + "\n"
+    return _post_update(client, endpoint, body.encode("utf-8"))
+
+
+def _post_update(client: httpx.AsyncClient, endpoint: RemoteEndpoint, body: bytes) -> httpx.Request:
+    return client.build_request(
+        "POST", endpoint.update_url, content=body, headers={"Content-Type": _UPDATE_TYPE}
+    )
