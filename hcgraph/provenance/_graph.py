@@ -1,13 +1,9 @@
 """Graph reads shared by trace, audit and history.
 
-Story-owned facts (parts, citation nodes, ``hc:listsManifest``, declared fields, ingest
-provenance) are read inside ``GRAPH ?story { … }``. Descriptions of manifests, source
-documents and publishers are stated once, in the shared graphs (:mod:`hcgraph.mapping`), so
-the union default graph is a set and they are read from it joined in one query, with no
-``DISTINCT`` (store format 1, the only one hcgraph reads: :mod:`hcgraph.store`).
-
-Ids are read back from the minted IRIs (:mod:`hcgraph.iris` is documented and deterministic)
-instead of joining on ``dcterms:identifier``.
+Story-owned facts are read inside ``GRAPH ?story { … }``; manifests, source documents and
+publishers are stated once, in the shared graphs (:mod:`hcgraph.mapping`), so they are read
+from the union default graph with no ``DISTINCT``. Ids are read back from the minted IRIs
+(:mod:`hcgraph.iris`), not joined on ``dcterms:identifier``.
 """
 
 from __future__ import annotations
