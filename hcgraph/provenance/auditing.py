@@ -74,15 +74,9 @@ class StoryAudit:
 
 @dataclass
 class AuditReport:
-    """The answer of :func:`audit`.
-
-    Attributes:
-        options: the thresholds used.
-        stories: scorecards of the stories audited, by URL.
-        source_ages: ``(story, manifest_id, days)`` for every listed manifest with both dates.
-        publisher_citations: publisher → number of (story, manifest) citations.
-        total_stories: stories in the store (the corpus the cross-story checks saw).
-    """
+    """The answer of :func:`audit`: the thresholds used, the scorecards by URL, ``(story,
+    manifest_id, days)`` for every listed manifest with both dates, publisher → (story,
+    manifest) citations, and the stories in the store (what the cross-story checks saw)."""
 
     options: AuditOptions
     stories: list[StoryAudit]
