@@ -175,9 +175,10 @@ def history(store: Store, story_url: str, archive: Archive | Path | str | None =
     """
     url = story_url.strip().split("#", 1)[0].removesuffix("index.json")
     versions: dict[str, Version] = {}
-    arc = _open_archive(store, archive)
-    if arc is not None:
-        _from_archive(arc, url, versions)
+    if archive is None and store.directory is not None:
+        archive = store.directory / "archive"
+    if archive is not None:
+        _from_archive(archive if isinstance(archive, Archive) else Archive(archive), url, versions)
     withdrawn_at = _from_graph(store, url, versions)
     if not versions:
         raise ProvenanceError(f"{story_url}: no version of this story in the store or archive")
@@ -195,12 +196,6 @@ _UNKNOWN = (
     "the store holds only the SHA-256 and time of version {sha}: its body is not in the"
     " archive and its text was not kept when it was replaced"
 )
-
-
-def _open_archive(store: Store, archive: Archive | Path | str | None) -> Archive | None:
-    if archive is None and store.directory is not None:
-        archive = store.directory / "archive"
-    return archive if isinstance(archive, Archive) or archive is None else Archive(archive)
 
 
 def _compare(prev: Version, cur: Version) -> list[Change]:
