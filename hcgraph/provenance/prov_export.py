@@ -16,16 +16,13 @@ from collections.abc import Callable
 from typing import Any
 
 from .._version import __version__
-from ..iris import mint
+from ..iris import mint, minted
 from ..vocab import CITO, HC
 from ._graph import claim_iri, manifest_iri
 from .trace_picture import to_dot, to_svg
 from .tracing import IngestRecord, Part, StoryTrace, Trace
 
 __all__ = ["PROV_FORMATS", "to_prov_document"]
-
-_RAW = "https://w3id.org/hcgraph/id/raw/"
-_INGEST = "https://w3id.org/hcgraph/id/ingest/"
 
 
 class _Names:
@@ -72,10 +69,9 @@ class _Builder:
         self.done: set[str] = set()  # manifests whose sources are recorded
 
     def _first(self, iri: str) -> bool:
-        if iri in self.seen:
-            return False
+        new = iri not in self.seen
         self.seen.add(iri)
-        return True
+        return new
 
     def _kind(self, name: str) -> Any:
         return self.doc.valid_qualified_name(name)
@@ -117,9 +113,9 @@ class _Builder:
 
     def _ingest(self, ing: IngestRecord, sha256: str) -> None:
         doc, q = self.doc, self.q
-        raw = self.entity(_RAW + sha256, {
+        raw = self.entity(minted("raw", sha256), {
             self.type: self._kind("hc:RawDocument"), "hc:sha256": sha256})  # fmt: skip
-        ingest_iri = _INGEST + sha256
+        ingest_iri = minted("ingest", sha256)
         if not self._first(ingest_iri):
             return
         attrs: dict[Any, Any] = {self.type: self._kind("hc:Ingest")}
