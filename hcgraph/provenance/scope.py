@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ..errors import ProvenanceError
 from ..iris import named_node
 from ..store import Store
-from ._graph import publisher_name, rows
+from ._graph import count, publisher_name, rows
 from .findings import StoryFacts
 
 __all__ = ["LOCAL_MAX", "AuditScope", "load_facts", "open_scope"]
@@ -117,7 +117,7 @@ def open_scope(
         facts = {url: s for url, s in facts.items() if url not in withdrawn}
     wanted = sorted(facts) if given is None else given
     _all_found(wanted, facts)
-    total = len(facts) if only is None else _count_stories(store) - len(withdrawn)
+    total = len(facts) if only is None else count(store, _COUNT_STORIES) - len(withdrawn)
     return AuditScope(store, wanted, only, facts, total)
 
 
@@ -126,10 +126,6 @@ def _all_found(wanted: list[str], facts: dict[str, StoryFacts]) -> None:
     for url in wanted:
         if url not in facts:
             raise ProvenanceError(f"{url}: no such story in the store")
-
-
-def _count_stories(store: Store) -> int:
-    return int(next(rows(store, _COUNT_STORIES), ("0",))[0] or 0)
 
 
 def each(store: Store, sparql: str, only: list[str] | None) -> Iterator[tuple[str | None, ...]]:
