@@ -98,8 +98,7 @@ _CITING_PARTS = {
     "?c cito:hasCitingEntity ?part . } }"
     for k, v in _CITING.items()
 }
-_IS_MANIFEST = "ASK { ?m a hc:Manifest }"
-_IS_CLAIM = "ASK { ?claim a hc:Claim }"
+_IS = {"manifest": "ASK { ?x a hc:Manifest }", "claim": "ASK { ?x a hc:Claim }"}
 _IS_STORY = "ASK { GRAPH ?story { ?story a hc:Story } }"
 _PART_RE = re.compile(r"^(?:s(\d+)-p(\d+)|kf(\d+))$")
 _AGENT = f"{ID}agent/"
@@ -251,14 +250,12 @@ def trace(store: Store, target: str, limit: int | None = None) -> Trace:
     target = target.strip()
     if target.startswith(("http://", "https://")):
         return _trace_url(store, target)
-    manifest = _minted_node(manifest_iri, target)
-    if manifest is not None and _ask(store, _IS_MANIFEST, m=manifest):
-        stories, total = _citing(store, "manifest", manifest.value, limit)
-        return _finish(store, target, "manifest", stories, focus=target, total=total)
-    claim = _minted_node(claim_iri, target)
-    if claim is not None and _ask(store, _IS_CLAIM, claim=claim):
-        stories, total = _citing(store, "claim", claim.value, limit)
-        return _finish(store, target, "claim", stories, total=total)
+    for kind, make in (("manifest", manifest_iri), ("claim", claim_iri)):
+        node = _minted_node(make, target)
+        if node is not None and _ask(store, _IS[kind], x=node):
+            stories, total = _citing(store, kind, node.value, limit)
+            focus = target if kind == "manifest" else None
+            return _finish(store, target, kind, stories, focus=focus, total=total)
     raise ProvenanceError(
         f"{target}: not a story URL, part IRI, manifest id or claim id in the store"
     )
