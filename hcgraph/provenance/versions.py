@@ -59,16 +59,7 @@ SELECT ?story ?raw ?sha ?created ?ended ?loc ?said WHERE { GRAPH ?story {
 } }
 """
 _RAW = "https://w3id.org/hcgraph/id/raw/"
-_JSON_FIELDS = (
-    "sha256",
-    "first_seen",
-    "last_seen",
-    "fetches",
-    "sources",
-    "in_graph",
-    "archived",
-    "withdrawn",
-)
+_NOT_JSON = ("changes", "content", "chain_position")  # changes are written after the rest
 
 
 @dataclass
@@ -150,7 +141,7 @@ class History:
         versions = [
             {
                 "version": i,
-                **{name: getattr(v, name) for name in _JSON_FIELDS},
+                **{k: x for k, x in vars(v).items() if k not in _NOT_JSON},
                 "changes": [{k: x for k, x in vars(c).items() if x is not None} for c in v.changes],
             }
             for i, v in enumerate(self.versions, 1)
