@@ -179,11 +179,8 @@ def batches(items: Iterable[str], size: int = BATCH) -> Iterator[list[str]]:
 
 
 def describe_manifests(store: Store, iris: Iterable[str] | None = None) -> dict[str, ManifestInfo]:
-    """Manifest IRI → :class:`ManifestInfo`, for ``iris`` or (``None``) every manifest.
-
-    One query (per :data:`BATCH` manifests given): the manifests bound by ``VALUES`` (index
-    look-ups, for one story), or every manifest (for the corpus audit).
-    """
+    """Manifest IRI → :class:`ManifestInfo`, for ``iris`` (bound by ``VALUES``, one query
+    per :data:`BATCH`) or (``None``) every manifest, in one query."""
     if iris is None:
         return _described(rows(store, _DESCRIBE % ""), {})
     wanted = sorted(set(iris))

@@ -65,16 +65,9 @@ _COUNT_STORIES = "SELECT (COUNT(DISTINCT ?s) AS ?n) WHERE { GRAPH ?s { ?s a hc:S
 
 @dataclass
 class AuditScope:
-    """The stories an audit reports on and how to read them.
-
-    Attributes:
-        store: the store audited.
-        wanted: the stories reported on, in report order.
-        only: the stories looked up one by one (local mode), or ``None``: whole-store queries.
-        facts: the facts read (local: the wanted stories; whole store: every story, withdrawn
-            ones left out when every story is audited).
-        total: stories in the store (the corpus the cross-story checks saw).
-    """
+    """The stories an audit reports on (``wanted``, in report order) and how to read them:
+    ``only`` the stories looked up one by one (local mode; ``None``: whole-store queries),
+    ``facts`` those read, ``total`` the stories in the store (what cross-story checks saw)."""
 
     store: Store
     wanted: list[str]
