@@ -227,16 +227,14 @@ def url_lines(url: object, lines: int = 2, width: int = WRAP) -> list[str]:
     """
     text = clean_text(url)
     out: list[str] = []
-    while text and len(out) < lines:
-        if len(text) <= width:
-            out.append(text)
-            text = ""
-            break
+    while len(text) > width and len(out) < lines:
         cut = text.rfind("/", width // 2, width)
         cut = width if cut < 0 else cut + 1
         out.append(text[:cut])
         text = text[cut:]
-    if text:
+    if text and len(out) < lines:  # the rest fits on a line
+        out.append(text)
+    elif text:
         out[-1] = out[-1][: width - 1] + "\u2026"
     return out or [""]
 
