@@ -1,17 +1,9 @@
 """Provenance answers for people: ``trace``, ``audit`` and ``history``.
 
-* :func:`~hcgraph.provenance.tracing.trace` — where did this sentence come from (claims →
-  manifest → source → publisher, writer run, hcgraph ingest); renders as a tree, JSON,
-  Markdown or W3C PROV (:mod:`hcgraph.provenance.prov_export`).
-* :func:`~hcgraph.provenance.auditing.audit` — does each story keep the promises of its
-  disclosure; terminal/JSON/Markdown views (:mod:`~hcgraph.provenance.render_audit`) and
-  one offline HTML report (:mod:`~hcgraph.provenance.report_html`).
-* :func:`~hcgraph.provenance.versions.history` — every version of a story seen, and what
-  changed between them; renders as a table, JSON or Markdown
-  (:mod:`~hcgraph.provenance.versions`).
-
-The SPARQL reads the store's one layout (story graphs, plus shared graphs stating each
-manifest, claim and publisher once): see ``hcgraph/provenance/_graph.py``.
+:func:`~hcgraph.provenance.tracing.trace` (where did this sentence come from),
+:func:`~hcgraph.provenance.auditing.audit` (does each story keep the promises of its
+disclosure) and :func:`~hcgraph.provenance.versions.history` (every version of a story and
+what changed), each with its views; the SPARQL they share is in ``_graph.py``.
 """
 
 from .auditing import CHECKS, AuditFinding, AuditOptions, AuditReport, StoryAudit, audit

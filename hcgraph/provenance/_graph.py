@@ -1,13 +1,9 @@
 """Graph reads shared by trace, audit and history.
 
-Story-owned facts (parts, citation nodes, ``hc:listsManifest``, declared fields, ingest
-provenance) are read inside ``GRAPH ?story { … }``. Descriptions of manifests, source
-documents and publishers are stated once, in the shared graphs (:mod:`hcgraph.mapping`), so
-the union default graph is a set and they are read from it joined in one query, with no
-``DISTINCT`` (store format 1, the only one hcgraph reads: :mod:`hcgraph.store`).
-
-Ids are read back from the minted IRIs (:mod:`hcgraph.iris` is documented and deterministic)
-instead of joining on ``dcterms:identifier``.
+Story-owned facts are read inside ``GRAPH ?story { … }``; manifests, source documents and
+publishers are stated once, in the shared graphs (:mod:`hcgraph.mapping`), so they are read
+from the union default graph with no ``DISTINCT``. Ids are read back from the minted IRIs
+(:mod:`hcgraph.iris`), not joined on ``dcterms:identifier``.
 """
 
 from __future__ import annotations
@@ -183,11 +179,8 @@ def batches(items: Iterable[str], size: int = BATCH) -> Iterator[list[str]]:
 
 
 def describe_manifests(store: Store, iris: Iterable[str] | None = None) -> dict[str, ManifestInfo]:
-    """Manifest IRI → :class:`ManifestInfo`, for ``iris`` or (``None``) every manifest.
-
-    One query (per :data:`BATCH` manifests given): the manifests bound by ``VALUES`` (index
-    look-ups, for one story), or every manifest (for the corpus audit).
-    """
+    """Manifest IRI → :class:`ManifestInfo`, for ``iris`` (bound by ``VALUES``, one query
+    per :data:`BATCH`) or (``None``) every manifest, in one query."""
     if iris is None:
         return _described(rows(store, _DESCRIBE % ""), {})
     wanted = sorted(set(iris))

@@ -2,16 +2,12 @@
 
 The real disclosure reads: *"every cited Manifest id exists and is recent, claim ids belong to
 their Manifest, the story does not repeat a recent story, and each paragraph is supported by
-the claims it cites"*. :func:`audit` checks those promises, and the declared summary fields,
-on the graph, with evidence for every finding (:data:`~hcgraph.provenance.findings.CHECKS`
-lists them).
-
-Each check is a function of the :class:`~hcgraph.provenance.scope.AuditScope` (the stories
-wanted and their facts, read from the whole store or, up to
-:data:`~hcgraph.provenance.scope.LOCAL_MAX` named stories, one by one) that returns its
-findings; :func:`audit` composes them. The cross-story promises live in
-:mod:`~hcgraph.provenance.conflicts` and :mod:`~hcgraph.provenance.repeats`, the support
-verdicts in :mod:`~hcgraph.provenance.support_audit`.
+the claims it cites"*. :func:`audit` checks those promises and the declared summary fields on
+the graph, with evidence for every finding (:data:`~hcgraph.provenance.findings.CHECKS`).
+Each check takes the :class:`~hcgraph.provenance.scope.AuditScope` and returns its findings;
+the cross-story ones live in :mod:`~hcgraph.provenance.conflicts` and
+:mod:`~hcgraph.provenance.repeats`, the support verdicts in
+:mod:`~hcgraph.provenance.support_audit`.
 """
 
 from __future__ import annotations
@@ -21,7 +17,7 @@ import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from itertools import chain
 from typing import Any
 
@@ -78,15 +74,9 @@ class StoryAudit:
 
 @dataclass
 class AuditReport:
-    """The answer of :func:`audit`.
-
-    Attributes:
-        options: the thresholds used.
-        stories: scorecards of the stories audited, by URL.
-        source_ages: ``(story, manifest_id, days)`` for every listed manifest with both dates.
-        publisher_citations: publisher → number of (story, manifest) citations.
-        total_stories: stories in the store (the corpus the cross-story checks saw).
-    """
+    """The answer of :func:`audit`: the thresholds used, the scorecards by URL, ``(story,
+    manifest_id, days)`` for every listed manifest with both dates, publisher → (story,
+    manifest) citations, and the stories in the store (what the cross-story checks saw)."""
 
     options: AuditOptions
     stories: list[StoryAudit]
@@ -116,42 +106,29 @@ class AuditReport:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form (the ``--format json`` output)."""
-        return {
-            "options": asdict(self.options),
-            "summary": {
-                "stories": len(self.stories),
-                "stories_in_store": self.total_stories,
-                "stories_failing": len(self.failing),
-                "findings": len(self.findings),
-                "by_check": self.counts(),
-            },
-            "stories": [
-                {
-                    "url": s.url,
-                    "headline": s.headline,
-                    "newsroom": s.newsroom,
-                    "published_at": s.published_at,
-                    "sources": s.sources,
-                    "cited_manifests": s.cited_manifests,
-                    "support": s.support,
-                    "ok": s.ok,
-                    "findings": [
-                        {
-                            "check": f.check,
-                            "promise": f.promise,
-                            "message": f.message,
-                            "evidence": f.evidence,
-                        }
-                        for f in s.findings
-                    ],
-                }
-                for s in self.stories
-            ],
+        summary = {
+            "stories": len(self.stories),
+            "stories_in_store": self.total_stories,
+            "stories_failing": len(self.failing),
+            "findings": len(self.findings),
+            "by_check": self.counts(),
         }
+        stories = [_card_dict(s) for s in self.stories]
+        return {"options": asdict(self.options), "summary": summary, "stories": stories}
 
     def to_json(self) -> str:
         """The report as indented JSON."""
         return json.dumps(self.as_dict(), indent=2, ensure_ascii=False)
+
+
+def _card_dict(s: StoryAudit) -> dict[str, Any]:
+    """A scorecard's JSON: its fields, ``ok``, then each finding with its promise."""
+    card = {f.name: getattr(s, f.name) for f in fields(s) if f.name != "findings"}
+    findings = [
+        {"check": f.check, "promise": f.promise, "message": f.message, "evidence": f.evidence}
+        for f in s.findings
+    ]
+    return {**card, "ok": s.ok, "findings": findings}
 
 
 def audit(

@@ -1,14 +1,9 @@
 """The promise "claim ids belong to their manifest": claims cited under two manifests.
 
-A claim belongs to the manifest most stories cite it under; stories citing it under another
-manifest break the promise (with no single majority, every story citing it does).
-
-Counted on the derived *claim uses* (:mod:`hcgraph.mapping`): each story graph links the
-story to every claim use it cites (``hc:citesClaimUnder``: a claim under one manifest,
-described once in the sources graph by ``hc:claim`` and ``hc:manifest``). So one grouped
-query counts the stories per use of every claim used under two or more manifests (index
-ranges, exact), and one more walks the citations of only the stories that break the promise
-(for the evidence: which parts).
+Counted on the derived *claim uses* (:mod:`hcgraph.mapping`: ``hc:citesClaimUnder`` links a
+story to a claim under one manifest): one grouped query counts the stories per use of every
+claim used under two or more manifests, and one more reads the citing parts of only the
+stories that break the promise (the evidence).
 """
 
 from __future__ import annotations
@@ -50,10 +45,9 @@ SELECT DISTINCT ?use ?story ?part WHERE { %s
 
 
 def conflicts(scope: AuditScope) -> list[AuditFinding]:
-    """Claims under two manifests. The claim belongs to the manifest most stories cite it
-    under; stories citing it under another manifest break the promise. With no single
-    majority, every story citing the claim is flagged. A local scope: just the wanted
-    stories' claims and findings."""
+    """Claims under two manifests: a claim belongs to the manifest most stories cite it
+    under, and the stories citing it under another (every one, with no single majority)
+    break the promise. A local scope: just the wanted stories' claims."""
     store = scope.store
     stories = values("story", set(scope.wanted)) if scope.local else ""
     uses, counts = _claim_uses(store, _CITED_BY % stories if scope.local else _CONFLICTING)

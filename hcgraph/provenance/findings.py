@@ -1,9 +1,4 @@
-"""What an audit finds: the checks, the options, one finding, and the facts read per story.
-
-Shared by :mod:`~hcgraph.provenance.auditing` (per-story checks and the report),
-:mod:`~hcgraph.provenance.conflicts` (claim ids under two manifests) and
-:mod:`~hcgraph.provenance.repeats` (stories that repeat a recent story).
-"""
+"""What an audit finds: the checks, the options, one finding, and the facts read per story."""
 
 from __future__ import annotations
 
@@ -40,12 +35,9 @@ CHECKS: dict[str, str] = {
 }
 
 
-#: The longest ``repeat_window``, in days (100 years): a window becomes a timedelta, whose
-#: limit is 999,999,999 days; a longer window would be an OverflowError, not an answer.
-MAX_REPEAT_WINDOW = 36_500
-#: The longest ``max_source_age``, in days (100 years, as the repeat window): a longer limit
-#: says nothing more, and bounding it refuses ``1e20``-sized values as usage errors alike.
-MAX_SOURCE_AGE = 36_500
+#: The longest ``repeat_window`` and ``max_source_age``, in days (100 years): longer says
+#: nothing more, and a huge window would overflow a timedelta instead of being a usage error.
+MAX_REPEAT_WINDOW = MAX_SOURCE_AGE = 36_500
 
 
 @dataclass(frozen=True)

@@ -1,24 +1,12 @@
 """A :class:`~hcgraph.provenance.tracing.Trace` as a W3C PROV document (the ``prov`` package).
 
-The PROV-DM reading of a trace (the same relations the graph states in PROV-O):
-
-* story, paragraph/key fact, claim, manifest, source document, raw document: ``entity``;
-* publisher: ``agent`` of type ``prov:Organization``; the writer agent and hcgraph:
-  ``agent`` of type ``prov:SoftwareAgent``;
-* the writer's run and hcgraph's ingest: ``activity``;
-* story ``hadMember`` part; part ``wasDerivedFrom`` manifest (as in the graph) and
-  ``wasDerivedFrom`` claim with ``prov:type = cito:citesAsEvidence``; manifest
-  ``hadMember`` claim (the claim ``dcterms:isPartOf`` the manifest); manifest
-  ``hadPrimarySource`` source document; source ``wasAttributedTo`` publisher;
-* story ``wasAttributedTo`` writer, ``wasGeneratedBy`` run; run ``wasAssociatedWith`` writer;
-  ingest ``used`` raw document, ``wasAssociatedWith`` hcgraph.
-
-Every IRI is kept whole: a namespace is declared for each distinct IRI prefix up to the last
-``/`` (``st1``, ``st2``…), so a reader gets back exactly the IRIs of the graph.
-
-Formats (:data:`PROV_FORMATS`): ``provn`` and ``provjson`` (text), and ``dot`` and ``svg``, the
-trace's picture (hcgraph's own drawing, :mod:`hcgraph.provenance.trace_picture`: top-down,
-every node named; svg needs Graphviz's ``dot`` on the PATH).
+Stories, parts, claims, manifests, source and raw documents are entities; publishers
+(``prov:Organization``), the writer and hcgraph (``prov:SoftwareAgent``) agents; the writer's
+run and hcgraph's ingest activities. The relations are those the graph states in PROV-O
+(``hadMember``, ``wasDerivedFrom``, ``hadPrimarySource``, ``wasAttributedTo``,
+``wasGeneratedBy``, ``used``, ``wasAssociatedWith``). Every IRI is kept whole: one namespace
+per distinct prefix up to the last ``/``. :data:`PROV_FORMATS` adds ``dot`` and ``svg``, the
+trace's picture (:mod:`hcgraph.provenance.trace_picture`).
 """
 
 from __future__ import annotations
@@ -28,16 +16,13 @@ from collections.abc import Callable
 from typing import Any
 
 from .._version import __version__
-from ..iris import mint
+from ..iris import mint, minted
 from ..vocab import CITO, HC
 from ._graph import claim_iri, manifest_iri
 from .trace_picture import to_dot, to_svg
 from .tracing import IngestRecord, Part, StoryTrace, Trace
 
 __all__ = ["PROV_FORMATS", "to_prov_document"]
-
-_RAW = "https://w3id.org/hcgraph/id/raw/"
-_INGEST = "https://w3id.org/hcgraph/id/ingest/"
 
 
 class _Names:
@@ -84,10 +69,9 @@ class _Builder:
         self.done: set[str] = set()  # manifests whose sources are recorded
 
     def _first(self, iri: str) -> bool:
-        if iri in self.seen:
-            return False
+        new = iri not in self.seen
         self.seen.add(iri)
-        return True
+        return new
 
     def _kind(self, name: str) -> Any:
         return self.doc.valid_qualified_name(name)
@@ -129,9 +113,9 @@ class _Builder:
 
     def _ingest(self, ing: IngestRecord, sha256: str) -> None:
         doc, q = self.doc, self.q
-        raw = self.entity(_RAW + sha256, {
+        raw = self.entity(minted("raw", sha256), {
             self.type: self._kind("hc:RawDocument"), "hc:sha256": sha256})  # fmt: skip
-        ingest_iri = _INGEST + sha256
+        ingest_iri = minted("ingest", sha256)
         if not self._first(ingest_iri):
             return
         attrs: dict[Any, Any] = {self.type: self._kind("hc:Ingest")}

@@ -11,9 +11,6 @@ from .auditing import CHECKS, AuditReport
 __all__ = ["render_markdown", "render_summary", "support_line"]
 
 
-_md = md_text
-
-
 def _tally(report: AuditReport) -> str:
     """ "K of N stories keep every promise; F findings in M stories"."""
     failing = len(report.failing)
@@ -74,6 +71,6 @@ def render_markdown(report: AuditReport) -> str:
     lines += [f"| {CHECKS[k]} | `{k}` | {n} |" for k, n in report.counts().items()]
     lines += ["", support_line(report) + "."]
     for s in report.failing:
-        lines += ["", f"## {_md(s.headline or s.url)}", "", md_url(s.url), ""]
-        lines += [f"- **{f.check}**: {_md(f.message)}" for f in s.findings]
+        lines += ["", f"## {md_text(s.headline or s.url)}", "", md_url(s.url), ""]
+        lines += [f"- **{f.check}**: {md_text(f.message)}" for f in s.findings]
     return "\n".join(lines) + "\n"

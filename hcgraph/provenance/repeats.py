@@ -2,9 +2,8 @@
 
 Two stories within ``repeat_window`` days whose cited-manifest sets have Jaccard ≥
 ``repeat_threshold``: the later one (by ``published_at``, then URL) repeats the earlier one.
-Candidate pairs come from prefix filtering: with each set ordered rarest manifest first, two
-sets with Jaccard ≥ t share one of the first ``n - ⌈t·n⌉ + 1`` manifests of either, so
-popular manifests do not make the check quadratic.
+Candidates come from prefix filtering: with each set ordered rarest manifest first, two sets
+with Jaccard ≥ t share one of the first ``n - ⌈t·n⌉ + 1`` manifests of either.
 """
 
 from __future__ import annotations
@@ -42,8 +41,7 @@ def repeats(scope: AuditScope, opts: AuditOptions) -> list[AuditFinding]:
 
 
 def _prefix(tokens: list[str], t: float) -> list[str]:
-    """The first ``n - ceil(t*n) + 1`` of ``tokens``: a story with Jaccard >= ``t`` to this
-    one shares at least one of them (prefix filtering)."""
+    """The first ``n - ceil(t*n) + 1`` of ``tokens`` (see the module docstring)."""
     n = len(tokens)
     return tokens[: n - math.ceil(t * n - 1e-9) + 1]
 
@@ -84,9 +82,7 @@ def repeat(sa: StoryFacts, sb: StoryFacts, opts: AuditOptions) -> AuditFinding |
 
 
 def _repeats_local(scope: AuditScope, opts: AuditOptions) -> list[AuditFinding]:
-    """Repeats of the wanted stories only: a story with Jaccard >= t to ``s`` shares one of
-    the first ``n - ceil(t*n) + 1`` of ``s``'s manifests in any order; rarest first keeps the
-    candidate lists short."""
+    """Repeats of the wanted stories only, each against its candidates."""
     t = opts.repeat_threshold
     others: dict[str, StoryFacts] = {}
     out: list[AuditFinding] = []

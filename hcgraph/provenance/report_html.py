@@ -1,13 +1,9 @@
 """The audit as one self-contained, offline HTML file.
 
-Safety rules (as for the citation maps): the page is the Jinja template ``audit.html``,
-which autoescapes every value (story text, URLs, the charts' labels), the charts included:
-they are built here as element trees (tag, attributes, children) and drawn by the template.
-Links are written only for absolute http(s) URLs; nothing is fetched (no CDN, no fonts, no
-images: the charts are inline SVG); a Content-Security-Policy meta allows exactly the one
-inline style sheet and the one inline script (by SHA-256 hash) and nothing else — no other
-script, no connection, no frame, no form. The only script sorts the scorecard table; it
-never reads story text as markup.
+The page is the Jinja template ``audit.html``, autoescaping every value, the charts too
+(built here as element trees and drawn by the template). Links only to absolute http(s)
+URLs; nothing is fetched (the charts are inline SVG); a Content-Security-Policy allows just
+the one inline style sheet and the one inline script (by hash), which sorts the scorecard.
 """
 
 from __future__ import annotations
@@ -33,6 +29,8 @@ __all__ = ["render_report", "write_report"]
 
 #: An element of a chart: ``(tag, attributes, children)``; a child is an element or text.
 El = tuple[str, dict[str, object], list[Union["El", str]]]
+#: A legend row: (label, colour, dash pattern, marker).
+Entry = tuple[str, str, str, str]
 
 PROMISES: list[str] = list(dict.fromkeys(CHECKS.values()))
 SHORT = {"every cited manifest exists": "manifests exist", "sources are recent": "recent",
@@ -40,10 +38,8 @@ SHORT = {"every cited manifest exists": "manifests exist", "sources are recent":
          "the story does not repeat a recent story": "no repeat",
          "each paragraph is supported": "supported", "declared counts are true": "counts",
          "trust label fits": "trust"}  # fmt: skip
-#: Line colours of the newsroom chart, colour-blind safe: every pair is at least CIEDE2000
-#: ΔE 20 apart, also under simulated protanopia and deuteranopia (Machado et al. 2009), and
-#: each at least ΔE 30 from the white page (Okabe-Ito orange, Paul Tol's indigo and green,
-#: black, and grey for the newsrooms drawn together). tests/test_audit_charts.py checks it.
+#: Line colours of the newsroom chart: every pair CIEDE2000 ΔE ≥ 20 apart, also under simulated
+#: protanopia and deuteranopia, each ΔE ≥ 30 from the page (tests/test_audit_charts.py).
 PALETTE = ["#332288", "#E69F00", "#117733", "#000000", "#888888"]
 #: Newsrooms drawn as their own line; the rest are summed into one "other newsrooms" line.
 ROOMS = len(PALETTE) - 1
@@ -53,6 +49,7 @@ MARKERS = ["circle", "square", "triangle", "diamond", "cross"]
 #: The age histogram's in-range and out-of-range bars (Okabe-Ito blue and vermillion).
 IN_RANGE, OUT_OF_RANGE = "#0072B2", "#D55E00"
 BAR = "#0072B2"
+WIDTH = 440  # of a chart, in SVG units
 
 _CSP = "__hcgraph_csp__"
 
@@ -89,18 +86,23 @@ def _anchor(url: str) -> str:
 def _segments(sentence: str, spans: list[dict[str, str]]) -> list[tuple[str, bool]]:
     """``sentence`` cut into (text, marked) pieces: the first occurrence of each span marked
     (the template writes them, autoescaped, marked ones in ``<mark>``)."""
+    out, pos = [], 0
+    for begin, end in _cuts(sentence, spans):
+        out += [(sentence[pos:begin], False), (sentence[begin:end], True)]
+        pos = end
+    out.append((sentence[pos:], False))
+    return [piece for piece in out if piece[0]]
+
+
+def _cuts(sentence: str, spans: list[dict[str, str]]) -> list[tuple[int, int]]:
+    """Where each span first occurs in ``sentence``, in order, overlaps left out."""
     cuts: list[tuple[int, int]] = []
     for m in spans:
         span = m.get("span") or ""
         at = sentence.find(span) if span and span != sentence else -1
         if at >= 0 and all(at >= e or at + len(span) <= b for b, e in cuts):
             cuts.append((at, at + len(span)))
-    out, pos = [], 0
-    for begin, end in sorted(cuts):
-        out += [(sentence[pos:begin], False), (sentence[begin:end], True)]
-        pos = end
-    out.append((sentence[pos:], False))
-    return [piece for piece in out if piece[0]]
+    return sorted(cuts)
 
 
 @cache
@@ -179,11 +181,8 @@ def nice_ticks(top: float, most: int = 6) -> list[int]:
 
 
 class _Plot:
-    """The plot area of a chart (``rect.plot-area``): value → pixel, axes with units.
-
-    Everything that is not data — tick labels, axis titles, legend — is drawn outside this
-    rectangle, so nothing ever covers the data.
-    """
+    """The plot area of a chart (``rect.plot-area``): value → pixel, axes with units. Tick
+    labels, axis titles and legend are drawn outside it, so nothing covers the data."""
 
     def __init__(self, left: float, top: float, width: float, height: float, ymax: int) -> None:
         self.left, self.top, self.width, self.height, self.ymax = left, top, width, height, ymax
@@ -244,7 +243,7 @@ def _dashes(dash: str) -> dict[str, object]:
     return {"stroke-dasharray": dash} if dash else {}
 
 
-def _legend(top: float, left: float, entries: list[tuple[str, str, str, str]]) -> list[El]:
+def _legend(top: float, left: float, entries: list[Entry]) -> list[El]:
     """A legend below the x axis: one row per (label, colour, dash, marker)."""
     rows: list[El | str] = []
     for i, (label, color, dash, marker) in enumerate(entries):
@@ -256,23 +255,40 @@ def _legend(top: float, left: float, entries: list[tuple[str, str, str, str]]) -
     return [("g", {"class": "legend"}, rows)]
 
 
-def _age_chart(report: AuditReport) -> El:
-    ages = Counter(days for _, _, days in report.source_ages)
-    if not ages:
-        return _muted("no dated sources")
+def _plot(ticks: list[int]) -> _Plot:
+    return _Plot(52, 12, WIDTH - 52 - 26, 150, ticks[-1])
+
+
+def _x_label(plot: _Plot, x: float, label: object, shown: bool) -> list[El]:
+    """A tick label under the x axis at ``x``, if ``shown`` (long axes label some ticks)."""
+    return [_text(label, x=f"{x:.1f}", y=plot.bottom + 14, text_anchor="middle")] if shown else []
+
+
+def _with_legend(plot: _Plot, body: list[El], entries: list[Entry], label: str) -> El:
+    """The chart: ``body`` and a legend below the x axis."""
+    top = plot.bottom + 46
+    return _svg(WIDTH, int(top + 16 * len(entries)), body + _legend(top, plot.left, entries), label)
+
+
+def _age_bins(ages: Counter[int]) -> tuple[Counter[int], list[int], int]:
+    """Sources per bin, the bins, and the bin width in days (1, or wider for wide ranges)."""
     lo, hi = min(min(ages), 0), max(max(ages), 1)
-    bins = list(range(lo, hi + 1))
-    step = 1
-    if len(bins) > 60:  # wide ranges: group into weeks
-        step = math.ceil(len(bins) / 60)
-        grouped: Counter[int] = Counter()
-        for d, n in ages.items():
-            grouped[lo + (d - lo) // step * step] += n
-        ages, bins = grouped, list(range(lo, hi + 1, step))
+    step = max(1, math.ceil((hi - lo + 1) / 60))
+    if step == 1:
+        return ages, list(range(lo, hi + 1)), 1
+    grouped: Counter[int] = Counter()
+    for d, n in ages.items():
+        grouped[lo + (d - lo) // step * step] += n
+    return grouped, list(range(lo, hi + 1, step)), step
+
+
+def _age_chart(report: AuditReport) -> El:
+    if not report.source_ages:
+        return _muted("no dated sources")
+    ages, bins, step = _age_bins(Counter(days for _, _, days in report.source_ages))
     limit = report.options.max_source_age
     ticks = nice_ticks(max(ages.values()))
-    w = 440
-    plot = _Plot(52, 12, w - 52 - 26, 150, ticks[-1])
+    plot = _plot(ticks)
     bin_note = f" ({step}-day bins)" if step > 1 else ""
     body = plot.frame(ticks, "sources per bin" if step > 1 else "sources per day of age",
                       f"days between source and story{bin_note}")  # fmt: skip
@@ -284,62 +300,69 @@ def _age_chart(report: AuditReport) -> El:
         body.append(("rect", {"class": "bar", "x": f"{x:.1f}", "y": f"{y:.1f}",
                               "width": f"{max(bw - 1, 1):.1f}", "height": f"{plot.bottom - y:.1f}",
                               "fill": color}, [("title", {}, [f"{b} days: {n}"])]))  # fmt: skip
-        if len(bins) <= 20 or i % max(1, len(bins) // 10) == 0:
-            body.append(_text(b, x=f"{x + bw / 2:.1f}", y=plot.bottom + 14, text_anchor="middle"))
-    top = plot.bottom + 46
-    body += _legend(top, plot.left, [(f"within 0..{limit} days", IN_RANGE, "", "square"),
-                                     (f"outside 0..{limit} days (a finding)", OUT_OF_RANGE, "",
-                                      "square")])  # fmt: skip
-    return _svg(w, int(top + 16 * 2), body, "source age histogram")
+        body += _x_label(plot, x + bw / 2, b, len(bins) <= 20 or i % max(1, len(bins) // 10) == 0)
+    entries = [(f"within 0..{limit} days", IN_RANGE, "", "square"),
+               (f"outside 0..{limit} days (a finding)", OUT_OF_RANGE, "", "square")]  # fmt: skip
+    return _with_legend(plot, body, entries, "source age histogram")
 
 
-def _newsroom_chart(report: AuditReport) -> El:
-    per: defaultdict[str, Counter[str]] = defaultdict(Counter)
-    days: set[str] = set()
-    for s in report.stories:
-        day = (s.published_at or "")[:10]
-        if not day:
-            continue
-        days.add(day)
-        per[s.newsroom or "(none)"][day] += len(s.findings)
-    if not days:
-        return _muted("no dated stories")
-    axis = sorted(days)
+def _newsroom_series(report: AuditReport) -> tuple[list[str], list[tuple[str, Counter[str]]]]:
+    """The publication days, and (label, findings per day) for each line: the newsrooms with
+    the most findings, then the rest summed into one."""
+    per = _findings_per_day(report)
     ranked = sorted(per, key=lambda r: (-sum(per[r].values()), r))
-    rooms = ranked[:ROOMS]
-    series = [(room, per[room]) for room in rooms]
-    rest = [r for r in ranked if r not in rooms]
-    if rest:
+    series = [(room, per[room]) for room in ranked[:ROOMS]]
+    if rest := ranked[ROOMS:]:
         other: Counter[str] = Counter()
         for r in rest:
             other.update(per[r])
-        label = rest[0] if len(rest) == 1 else f"{len(rest)} other newsrooms"
-        series.append((label, other))
+        series.append((rest[0] if len(rest) == 1 else f"{len(rest)} other newsrooms", other))
+    return sorted({day for counts in per.values() for day in counts}), series
+
+
+def _findings_per_day(report: AuditReport) -> dict[str, Counter[str]]:
+    per: defaultdict[str, Counter[str]] = defaultdict(Counter)
+    for s in report.stories:
+        if day := (s.published_at or "")[:10]:
+            per[s.newsroom or "(none)"][day] += len(s.findings)
+    return per
+
+
+def _newsroom_chart(report: AuditReport) -> El:
+    axis, series = _newsroom_series(report)
+    if not axis:
+        return _muted("no dated stories")
     ticks = nice_ticks(max(c[d] for _, c in series for d in axis))
-    w = 440
-    plot = _Plot(52, 12, w - 52 - 26, 150, ticks[-1])
+    plot = _plot(ticks)
     body = plot.frame(ticks, "findings per day", "publication day (UTC)")
     step = plot.width / max(1, len(axis) - 1)
-
-    def x_of(i: int) -> float:
-        return plot.left + i * step if len(axis) > 1 else plot.left + plot.width / 2
-
-    entries = []
+    xs = (
+        [plot.left + i * step for i in range(len(axis))]
+        if len(axis) > 1
+        else [plot.left + plot.width / 2]
+    )
+    entries: list[Entry] = []
     for k, (room, counts) in enumerate(series):
-        color, dash = PALETTE[k], DASHES[k]  # the summed rest, if any, is last: grey
-        pts = " ".join(f"{x_of(i):.1f},{plot.y(counts[d]):.1f}" for i, d in enumerate(axis))
-        line = {"class": "series", "points": pts, "fill": "none", "stroke": color}
-        body.append(("polyline", {**line, "stroke-width": "1.8", **_dashes(dash)}, []))
-        body += [_marker(MARKERS[k], x_of(i), plot.y(counts[d]), color,
-                         f"{room} {d}: {counts[d]} findings")
-                 for i, d in enumerate(axis)]  # fmt: skip
-        entries.append((room, color, dash, MARKERS[k]))
-    for i, d in enumerate(axis):
-        if len(axis) <= 8 or i % max(1, len(axis) // 6) == 0:
-            body.append(_text(d[5:], x=f"{x_of(i):.1f}", y=plot.bottom + 14, text_anchor="middle"))
-    top = plot.bottom + 46
-    body += _legend(top, plot.left, entries)
-    return _svg(w, int(top + 16 * len(entries)), body, "findings per newsroom per day")
+        body += _line_series(plot, list(zip(xs, axis, strict=True)), room, counts, k)
+        entries.append((room, PALETTE[k], DASHES[k], MARKERS[k]))
+    for i, (x, d) in enumerate(zip(xs, axis, strict=True)):
+        body += _x_label(plot, x, d[5:], len(axis) <= 8 or i % max(1, len(axis) // 6) == 0)
+    return _with_legend(plot, body, entries, "findings per newsroom per day")
+
+
+def _line_series(
+    plot: _Plot, days: list[tuple[float, str]], room: str, counts: Counter[str], k: int
+) -> list[El]:
+    """Line ``k`` of the newsroom chart (the summed rest, if any, is last: grey)."""
+    color, dash = PALETTE[k], DASHES[k]
+    pts = " ".join(f"{x:.1f},{plot.y(counts[d]):.1f}" for x, d in days)
+    line = {"class": "series", "points": pts, "fill": "none", "stroke": color}
+    out: list[El] = [("polyline", {**line, "stroke-width": "1.8", **_dashes(dash)}, [])]
+    for x, d in days:
+        out.append(
+            _marker(MARKERS[k], x, plot.y(counts[d]), color, f"{room} {d}: {counts[d]} findings")
+        )
+    return out
 
 
 def _publisher_chart(report: AuditReport) -> El:
@@ -349,7 +372,7 @@ def _publisher_chart(report: AuditReport) -> El:
         return _muted("no citations")
     top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:10]
     hhi = sum((n / total) ** 2 for n in counts.values())
-    w, row, pad, label_w = 440, 18, 24, 170
+    w, row, pad, label_w = WIDTH, 18, 24, 170
     h = pad * 2 + row * len(top) + 20
     share = sum(n for _, n in top[:3]) / total
     body = [_text(f"{len(counts)} publishers · HHI {hhi:.3f} · top 3 hold {share:.0%}", x=0, y=14)]

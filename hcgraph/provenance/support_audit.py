@@ -1,11 +1,8 @@
 """The fifth promise in ``audit``: "each paragraph is supported by the claims it cites".
 
-Reads the verdicts the support check recorded (:mod:`hcgraph.claims.verdicts`, one support
-graph per story): every *unsupported* (passage, claim) pair is a finding, with the sentence,
-the claim's text and each mismatch's span as evidence; every story gets a tally of its
-verdicts (supported, unsupported, not checkable), and ``unchecked`` when no check has run on
-its current version (run ``hcgraph manifests check``). Pairs that cannot be checked are no
-finding: a missing reply says nothing against the story.
+Reads the support check's recorded verdicts (:mod:`hcgraph.claims.verdicts`): each
+*unsupported* (passage, claim) pair is a finding, with its mismatches as evidence; each story
+gets a tally of its verdicts, or ``unchecked`` when no check ran on its current version.
 """
 
 from __future__ import annotations
@@ -67,46 +64,55 @@ def support_facts(store: Store, stories: Iterable[str] | None = None) -> Support
     """Read the recorded verdicts (of ``stories`` only, when given)."""
     wanted = None if stories is None else set(stories)
     facts = SupportFacts()
-    pairs: dict[str, dict[str, Any]] = {}
+    pairs: dict[str, dict[str, Any]] = {}  # verdict → its unsupported pair ({}: not one)
     result = store.query(_VERDICTS)
     assert isinstance(result, ox.QuerySolutions)
     for row in result:
-        passage = row["passage"].value
-        story = passage.split("#", 1)[0]
-        if wanted is not None and story not in wanted:
-            continue
-        verdict = row["v"].value
-        pair = pairs.get(verdict)
-        if pair is None:
-            status = row["status"].value
-            facts.tally.setdefault(story, Counter())[status] += 1
-            if status != "unsupported":
-                pairs[verdict] = {}
-                continue
-            pair = pairs[verdict] = {
-                "story": story,
-                "passage": passage,
-                "claim_id": claim_id(row["claim"].value),
-                "claim": _value(row["claimText"]) or "",
-                "reason": _value(row["reason"]) or "",
-                "sentence": _value(row["sentence"]) or "",
-                "mismatches": {},
-            }
-        if not pair or row["m"] is None:
-            continue
+        story = row["passage"].value.split("#", 1)[0]
+        if wanted is None or story in wanted:
+            _add_row(facts, pairs, story, row)
+    for verdict in sorted(pairs):
+        if pairs[verdict]:
+            _finding(facts, pairs[verdict])
+    return facts
+
+
+def _add_row(
+    facts: SupportFacts, pairs: dict[str, dict[str, Any]], story: str, row: ox.QuerySolution
+) -> None:
+    """One row: a verdict's first row is tallied (and opens its pair, when unsupported);
+    every row of an unsupported pair adds its mismatch."""
+    verdict = row["v"].value
+    if verdict not in pairs:
+        status = row["status"].value
+        facts.tally.setdefault(story, Counter())[status] += 1
+        pairs[verdict] = _pair(story, row) if status == "unsupported" else {}
+    pair = pairs[verdict]
+    if pair and row["m"] is not None:
         pair["mismatches"][row["m"].value] = {
             "kind": row["kind"].value,
             "span": row["span"].value,
             "claim_span": row["claimSpan"].value,
             "detail": row["detail"].value,
-            "start": int(row["start"].value) if row["start"] is not None else None,
-            "end": int(row["end"].value) if row["end"] is not None else None,
+            "start": _int(row["start"]),
+            "end": _int(row["end"]),
         }
-    for verdict in sorted(pairs):
-        pair = pairs[verdict]
-        if pair:
-            _finding(facts, pair)
-    return facts
+
+
+def _pair(story: str, row: ox.QuerySolution) -> dict[str, Any]:
+    return {
+        "story": story,
+        "passage": row["passage"].value,
+        "claim_id": claim_id(row["claim"].value),
+        "claim": _value(row["claimText"]) or "",
+        "reason": _value(row["reason"]) or "",
+        "sentence": _value(row["sentence"]) or "",
+        "mismatches": {},
+    }
+
+
+def _int(term: ox.NamedNode | ox.Literal | ox.BlankNode | None) -> int | None:
+    return None if term is None else int(term.value)
 
 
 def _finding(facts: SupportFacts, pair: dict[str, Any]) -> None:

@@ -1,28 +1,13 @@
 """A trace as a picture people can read: Graphviz DOT, drawn top-down, of bounded width.
 
-``hcgraph trace --format dot|svg`` draws this (the W3C PROV data is ``provn`` / ``provjson``;
-see :mod:`hcgraph.provenance.prov_export`). The picture reads from the top, following the
-chain a reader asks about: story (headline, date, writer, hcgraph's ingest) → paragraph or key
-fact (its text, the claims it cites) → manifest (title, date) → source document (URL, date)
-→ publisher; a claim trace puts the claim between the paragraphs and its manifest.
-
-Why not ``prov.dot``'s export, which the first version used: it lays PROV records out left to
-right with qualified names as labels (``n1:``, ``n4:e63092…``), so one paragraph was a strip
-5,617 pt wide, and a manifest cited by ~190 stories took Graphviz 116 s for a drawing
-126,153 pt wide. Here:
-
-* every node is labelled with its name (headline, text, title, URL, publisher), wrapped at
-  :data:`WRAP` characters and cut with an ellipsis after a few lines; the full text is the
-  node's tooltip (the SVG ``<title>``, with its IRI);
-* no rank holds more than :data:`ROW` nodes (longer ranks wrap onto further rows), so a
-  paragraph's trace fits a screen (under ~1,600 pt wide);
-* a manifest or claim trace draws the first :data:`MAX_STORIES` citing stories (at most
-  :data:`MAX_PARTS` parts each) and one summary node for the rest ("… and 180 more citing
-  stories"), so it draws in well under a second however many stories cite it;
-* untrusted text goes into HTML-like labels with ``&``, ``<``, ``>``, ``"`` escaped (Graphviz
-  reads no ``\\`` escapes, record characters or entities in them), control characters become
-  spaces, characters XML cannot carry become U+FFFD and bidi controls are shown as
-  ``[U+202E]``: the SVG parses as XML and shows exactly the intended text.
+``hcgraph trace --format dot|svg`` draws the chain a reader asks about, from the top: story
+→ paragraph or key fact → (the claim, in a claim trace) → manifest → source document →
+publisher. Every node is labelled with its name, wrapped at :data:`WRAP` characters and cut
+after a few lines (the full text and IRI are its SVG ``<title>``); no rank holds more than
+:data:`ROW` nodes; a manifest or claim trace draws :data:`MAX_STORIES` citing stories (at
+most :data:`MAX_PARTS` parts each) and one summary node for the rest. Untrusted text is
+cleaned (:func:`clean_text`) and escaped for HTML-like labels, so the SVG parses as XML and
+shows exactly the intended text.
 """
 
 from __future__ import annotations
@@ -79,11 +64,8 @@ _FILL = {"story": "#dbe9f6", "more": "#f2f2f2", "part": "#ffffff", "claim": "#fd
 
 
 def clean_text(text: object) -> str:
-    """Untrusted text as one line a picture can show literally.
-
-    Control characters and line breaks become spaces (runs of whitespace collapse),
-    characters XML 1.0 cannot carry (lone surrogates, U+FFFE/U+FFFF) become U+FFFD, and bidi
-    controls are shown as ``[U+202E]`` instead of reordering the text around them.
+    """Untrusted text as one line a picture can show literally: controls and line breaks as
+    spaces, what XML 1.0 cannot carry as U+FFFD, bidi controls shown as ``[U+202E]``.
 
     >>> clean_text('a\\n"b"\\x00 <c>\\u202e')
     'a "b" <c>[U+202E]'
@@ -158,11 +140,9 @@ class _Node:
 class _Picture:
     """Nodes by name (insertion order), edges, and the rows they are laid out in.
 
-    Tooltips are not Graphviz ``tooltip`` attributes: Graphviz expands ``\\N``-style escapes
-    and passes entities through in those, inconsistently across versions, so no escaping
-    makes hostile text come out exact. Each node and edge gets a plain ``id`` instead, and
-    :meth:`titled` writes its text into the ``<title>`` of that SVG group (what a browser
-    shows on hover), escaped by Python.
+    Tooltips are written by :meth:`titled` into each SVG group's ``<title>``, escaped by
+    Python: Graphviz's ``tooltip`` attribute expands ``\\N``-style escapes, so hostile text
+    could not come out exact there.
     """
 
     def __init__(self) -> None:
@@ -247,16 +227,14 @@ def url_lines(url: object, lines: int = 2, width: int = WRAP) -> list[str]:
     """
     text = clean_text(url)
     out: list[str] = []
-    while text and len(out) < lines:
-        if len(text) <= width:
-            out.append(text)
-            text = ""
-            break
+    while len(text) > width and len(out) < lines:
         cut = text.rfind("/", width // 2, width)
         cut = width if cut < 0 else cut + 1
         out.append(text[:cut])
         text = text[cut:]
-    if text:
+    if text and len(out) < lines:  # the rest fits on a line
+        out.append(text)
+    elif text:
         out[-1] = out[-1][: width - 1] + "\u2026"
     return out or [""]
 

@@ -1,16 +1,12 @@
 """``trace``: where did this sentence come from?
 
-A target is a story URL, a paragraph or key-fact IRI (``URL#s2-p1``, ``URL#kf1``), a manifest
-id or a claim id. :func:`trace` returns a :class:`Trace`: for each story involved, its writer
-agent and run, hcgraph's ingest (when, from where, SHA-256), and each part (paragraph or key
-fact) with its citations — claim ids → manifest (title, date) → source document (URL, date) →
-publisher. For a manifest or claim, the parts are those that cite it, in every story. Once
-the manifests' replies are in the store (``hcgraph manifests fetch``), each claim carries its
-text and each (part, claim) pair the support check's verdict.
-
-A trace renders as a terminal tree (:func:`render_tree`), Markdown (:func:`render_markdown`),
-JSON (:meth:`Trace.to_json`) or W3C PROV (PROV-N, PROV-JSON, and dot/svg through the ``prov``
-package's graph export; :data:`~hcgraph.provenance.prov_export.PROV_FORMATS`).
+A target is a story URL, a part IRI (``URL#s2-p1``, ``URL#kf1``), a manifest id or a claim
+id. :func:`trace` returns a :class:`Trace`: per story, its writer agent and run, hcgraph's
+ingest, and each part with its citations (claim ids → manifest → source document →
+publisher), plus the claims' texts and support verdicts once the store holds them. For a
+manifest or claim, the parts are those that cite it, in every story. It renders as a tree
+(:func:`render_tree`), Markdown (:func:`render_markdown`), JSON (:meth:`Trace.to_json`) or
+W3C PROV (:data:`~hcgraph.provenance.prov_export.PROV_FORMATS`).
 """
 
 from __future__ import annotations
@@ -102,8 +98,7 @@ _CITING_PARTS = {
     "?c cito:hasCitingEntity ?part . } }"
     for k, v in _CITING.items()
 }
-_IS_MANIFEST = "ASK { ?m a hc:Manifest }"
-_IS_CLAIM = "ASK { ?claim a hc:Claim }"
+_IS = {"manifest": "ASK { ?x a hc:Manifest }", "claim": "ASK { ?x a hc:Claim }"}
 _IS_STORY = "ASK { GRAPH ?story { ?story a hc:Story } }"
 _PART_RE = re.compile(r"^(?:s(\d+)-p(\d+)|kf(\d+))$")
 _AGENT = f"{ID}agent/"
@@ -169,16 +164,10 @@ class StoryTrace:
 
 @dataclass
 class Trace:
-    """The answer of :func:`trace`.
-
-    Attributes:
-        target: what was asked for, as given.
-        kind: ``story``, ``part``, ``manifest`` or ``claim``.
-        stories: the stories involved, each with the parts traced.
-        manifests: manifest id → what the graph says about it (every manifest cited).
-        total_stories: stories citing the manifest or claim (``stories`` may be fewer when
-            a ``limit`` was given).
-    """
+    """The answer of :func:`trace`: the ``target`` as given, its ``kind`` (``story``,
+    ``part``, ``manifest`` or ``claim``), the stories involved with the parts traced, every
+    manifest cited (id → what the graph says), and ``total_stories`` citing a manifest or
+    claim (``stories`` may hold fewer, under a ``limit``)."""
 
     target: str
     kind: str
@@ -261,14 +250,12 @@ def trace(store: Store, target: str, limit: int | None = None) -> Trace:
     target = target.strip()
     if target.startswith(("http://", "https://")):
         return _trace_url(store, target)
-    manifest = _minted_node(manifest_iri, target)
-    if manifest is not None and _ask(store, _IS_MANIFEST, m=manifest):
-        stories, total = _citing(store, "manifest", manifest.value, limit)
-        return _finish(store, target, "manifest", stories, focus=target, total=total)
-    claim = _minted_node(claim_iri, target)
-    if claim is not None and _ask(store, _IS_CLAIM, claim=claim):
-        stories, total = _citing(store, "claim", claim.value, limit)
-        return _finish(store, target, "claim", stories, total=total)
+    for kind, make in (("manifest", manifest_iri), ("claim", claim_iri)):
+        node = _minted_node(make, target)
+        if node is not None and _ask(store, _IS[kind], x=node):
+            stories, total = _citing(store, kind, node.value, limit)
+            focus = target if kind == "manifest" else None
+            return _finish(store, target, kind, stories, focus=focus, total=total)
     raise ProvenanceError(
         f"{target}: not a story URL, part IRI, manifest id or claim id in the store"
     )
@@ -442,8 +429,7 @@ def _md_citation(c: Citation, info: ManifestInfo | None) -> list[str]:
     claims = ", ".join(md_code(x) for x in c.claim_ids) or "(no claim ids)"
     lines = [f"  - claims {claims}", f"    - {_manifest_line(c.manifest_id, info, md=True)}"]
     if info is not None and info.source_url:
-        date = info.published_date.isoformat() if info.published_date else "-"
-        lines.append(f"      - source {md_url(info.source_url)} published {date}")
+        lines.append(f"      - source {md_url(info.source_url)} published {_day(info)}")
         lines.extend(f"        - publisher {md_code(pub)}" for pub in sorted(info.publishers))
     return lines
 
@@ -451,13 +437,20 @@ def _md_citation(c: Citation, info: ManifestInfo | None) -> list[str]:
 def _md_claims(entries: list[dict[str, str | None]]) -> list[str]:
     """Each claim's text and verdict as Markdown lines (only claims with either)."""
     out = []
-    for e in entries:
-        if e["text"] is None and e["verdict"] is None:
-            continue
+    for e in _known(entries):
         verdict = md_text(_verdict_text(e).strip())
         text = md_text(e["text"]) if e["text"] else "(claim text not fetched)"
         out.append(f"    - claim {md_code(e['claim_id'] or '')}: {text} {verdict}".rstrip())
     return out
+
+
+def _known(entries: list[dict[str, str | None]]) -> list[dict[str, str | None]]:
+    """The claim entries with a text or a verdict to show."""
+    return [e for e in entries if e["text"] is not None or e["verdict"] is not None]
+
+
+def _day(info: ManifestInfo) -> str:
+    return info.published_date.isoformat() if info.published_date else "-"
 
 
 def _verdict_text(e: dict[str, str | None]) -> str:
@@ -481,8 +474,7 @@ def _manifest_line(mid: str, info: ManifestInfo | None, *, md: bool = False) -> 
     title = info.title or "(untitled)"
     if md:
         title = md_text(title)
-    date = info.published_date.isoformat() if info.published_date else "-"
-    return f'manifest {mid} "{title}" ({date})'
+    return f'manifest {mid} "{title}" ({_day(info)})'
 
 
 def _v(text: object) -> str:
@@ -519,16 +511,13 @@ def _tree_part(pnode: Any, p: Part, tr: Trace) -> None:
         pnode.add(Text("cites nothing", style="red"))
     for c in p.citations:
         cnode = pnode.add(Text("claims " + (_v(", ".join(c.claim_ids)) or "-")))
-        for e in tr.claim_entries(p, c):
-            if e["text"] is not None or e["verdict"] is not None:
-                style = "red" if e["verdict"] == "unsupported" else ""
-                text = e["text"] if e["text"] is not None else "(claim text not fetched)"
-                line = f"claim {e['claim_id']}: {text}{_verdict_text(e)}"
-                cnode.add(Text(_v(line), style=style))
+        for e in _known(tr.claim_entries(p, c)):
+            style = "red" if e["verdict"] == "unsupported" else ""
+            text = e["text"] if e["text"] is not None else "(claim text not fetched)"
+            cnode.add(Text(_v(f"claim {e['claim_id']}: {text}{_verdict_text(e)}"), style=style))
         info = tr.manifests.get(c.manifest_id)
         mnode = cnode.add(Text(_v(_manifest_line(c.manifest_id, info))))
         if info is not None and info.source_url:
-            date = info.published_date.isoformat() if info.published_date else "-"
-            dnode = mnode.add(Text(f"source {_v(info.source_url)} published {date}"))
+            dnode = mnode.add(Text(f"source {_v(info.source_url)} published {_day(info)}"))
             for pub in sorted(info.publishers):
                 dnode.add(Text(f"publisher {_v(pub)}"))

@@ -1,24 +1,15 @@
 """``history``: how did a story change?
 
-Versions come from two places and are merged by SHA-256:
+Versions come from the raw archive (:mod:`hcgraph.archive`: every fetch with its time and
+body; a ``304`` re-confirms the body it names) and from the graph (the current raw document
+and its ``prov:wasRevisionOf`` chain, which ``hcgraph ingest`` records too), merged by
+SHA-256. Withdrawals come from both: ``prov:invalidatedAtTime`` on the story or a revision,
+and two 404/410 answers in a row in the archive (the crawler's rule).
 
-* the raw archive (``STORE/archive``, :mod:`hcgraph.archive`): every fetch of the story's
-  JSON, with its time; a ``304 Not Modified`` re-confirms the body it names. Bodies are kept,
-  so two archived versions can be compared;
-* the graph: the story's current raw document and its ``prov:wasRevisionOf`` chain (what
-  ``hcgraph ingest`` of local files records too, without bodies).
-
-Withdrawals come from both too: the story's ``prov:invalidatedAtTime`` (withdrawn now), a
-revision's (withdrawn before it came back), and the archive's fetches answering 404/410
-twice in a row (the crawler's rule), each filed under the version that was current then.
-
-Between consecutive versions, :func:`diff_stories` lists what changed: paragraphs
-added/removed/edited (a word diff), cited claims and listed sources added/removed, new
-corrections, a changed headline or dek. What a version said comes from its archived body, or
-else from the graph: the current version's story graph, an earlier one's
-``hc:versionContent`` (kept on the revision when it was replaced, see
-:mod:`hcgraph.version_content`). Only a version replaced before hcgraph kept that cannot
-be compared: the store holds just its SHA-256 and time, and the history says so.
+:func:`diff_stories` lists what changed between consecutive versions, from the archived
+body or else from the graph (the current story graph, or a revision's ``hc:versionContent``,
+:mod:`hcgraph.version_content`). A version replaced before hcgraph kept that text cannot be
+compared, and the history says so.
 """
 
 from __future__ import annotations
@@ -27,13 +18,15 @@ import datetime as dt
 import difflib
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from ..archive import Archive
+import pyoxigraph as ox
+
+from ..archive import Archive, FetchRecord
 from ..errors import HcgraphError, ProvenanceError
 from ..errors import one_line as _v
 from ..iris import named_node
@@ -66,23 +59,17 @@ SELECT ?story ?raw ?sha ?created ?ended ?loc ?said WHERE { GRAPH ?story {
 } }
 """
 _RAW = "https://w3id.org/hcgraph/id/raw/"
+_NOT_JSON = ("changes", "content", "chain_position")  # changes are written after the rest
 
 
 @dataclass
 class Version:
     """One version (distinct body) of the story.
 
-    Attributes:
-        sha256: SHA-256 of the raw bytes.
-        first_seen / last_seen: first and last fetch (or ingest) that saw these bytes.
-        fetches: archive records naming these bytes (200s and 304s).
-        sources: where the bytes were fetched from (fetch URL or file).
-        in_graph: ``current`` (the graph is built from it), ``revision`` (in the
-            ``prov:wasRevisionOf`` chain) or ``None`` (archive only).
-        archived: the body is in the archive.
-        changes: what changed from the previous version (empty for the first).
-        withdrawn: when the story was withdrawn while this was its version (its URL
-            answered 404/410), oldest first.
+    ``fetches`` counts the archive records naming its bytes (200s and 304s); ``sources``
+    are where they came from (fetch URL or file); ``in_graph`` is ``current``, ``revision``
+    or ``None`` (archive only); ``changes`` are from the previous version; ``withdrawn``
+    lists when the story was withdrawn while this was its version, oldest first.
     """
 
     sha256: str
@@ -103,8 +90,27 @@ class Version:
             self.withdrawn.append(when)
             self.withdrawn.sort()
 
+    def fetched(self, when: str, source: str, story: Story) -> None:
+        """One archived fetch of these bytes."""
+        if not self.archived:
+            self.content, self.archived = from_story(story), True
+        self.fetches += 1
+        self.first_seen = min(filter(None, [self.first_seen, when]))
+        self.last_seen = max(filter(None, [self.last_seen, when]))
+        self._source(source)
+
+    def recorded(self, when: str | None, source: str | None) -> None:
+        """An ingest the graph records (the archive's fetch times win where known)."""
+        if when and not self.first_seen:
+            self.first_seen = self.last_seen = _iso(dt.datetime.fromisoformat(when))
+        self._source(source)
+
+    def _source(self, source: str | None) -> None:
+        if source and source not in self.sources:
+            self.sources.append(source)
+
     def summary(self) -> str:
-        """``+1 paragraph, ~1 edited, +2 citations`` style one-liner."""
+        """The changes counted by kind: ``1 paragraph edited, 2 citation added``."""
         counts = Counter(c.kind for c in self.changes)  # kinds in first-change order
         return ", ".join(f"{n} {k}" for k, n in counts.items())
 
@@ -132,28 +138,15 @@ class History:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form (``--format json``)."""
-        return {
-            "url": self.url,
-            "withdrawn_at": self.withdrawn_at,
-            "versions": [
-                {
-                    "version": i,
-                    "sha256": v.sha256,
-                    "first_seen": v.first_seen,
-                    "last_seen": v.last_seen,
-                    "fetches": v.fetches,
-                    "sources": v.sources,
-                    "in_graph": v.in_graph,
-                    "archived": v.archived,
-                    "withdrawn": v.withdrawn,
-                    "changes": [
-                        {k: val for k, val in c.__dict__.items() if val is not None}
-                        for c in v.changes
-                    ],
-                }
-                for i, v in enumerate(self.versions, 1)
-            ],
-        }
+        versions = [
+            {
+                "version": i,
+                **{k: x for k, x in vars(v).items() if k not in _NOT_JSON},
+                "changes": [{k: x for k, x in vars(c).items() if x is not None} for c in v.changes],
+            }
+            for i, v in enumerate(self.versions, 1)
+        ]
+        return {"url": self.url, "withdrawn_at": self.withdrawn_at, "versions": versions}
 
     def to_json(self) -> str:
         """The history as indented JSON."""
@@ -172,26 +165,21 @@ def history(store: Store, story_url: str, archive: Archive | Path | str | None =
         ProvenanceError: neither the graph nor the archive knows the story.
     """
     url = story_url.strip().split("#", 1)[0].removesuffix("index.json")
+    versions: dict[str, Version] = {}
     if archive is None and store.directory is not None:
         archive = store.directory / "archive"
-    arc = archive if isinstance(archive, Archive) or archive is None else Archive(archive)
-    versions: dict[str, Version] = {}
-    if arc is not None:
-        _from_archive(arc, url, versions)
+    if archive is not None:
+        _from_archive(archive if isinstance(archive, Archive) else Archive(archive), url, versions)
     withdrawn_at = _from_graph(store, url, versions)
     if not versions:
         raise ProvenanceError(f"{story_url}: no version of this story in the store or archive")
-    ordered = sorted(
-        versions.values(), key=lambda v: (v.first_seen or "", v.chain_position, v.sha256)
-    )
     # The graph's chain is authoritative for order where it exists: newest is current.
-    ordered.sort(key=lambda v: v.in_graph == "current")
+    ordered = sorted(
+        versions.values(),
+        key=lambda v: (v.in_graph == "current", v.first_seen or "", v.chain_position, v.sha256),
+    )
     for prev, cur in pairwise(ordered):
-        if prev.content is not None and cur.content is not None:
-            cur.changes = diff_content(prev.content, cur.content)
-        else:
-            unknown = prev if prev.content is None else cur
-            cur.changes = [Change("not compared", _UNKNOWN.format(sha=unknown.sha256[:12]))]
+        cur.changes = _compare(prev, cur)
     return History(url, ordered, withdrawn_at)
 
 
@@ -199,6 +187,13 @@ _UNKNOWN = (
     "the store holds only the SHA-256 and time of version {sha}: its body is not in the"
     " archive and its text was not kept when it was replaced"
 )
+
+
+def _compare(prev: Version, cur: Version) -> list[Change]:
+    if prev.content is not None and cur.content is not None:
+        return diff_content(prev.content, cur.content)
+    unknown = prev if prev.content is None else cur
+    return [Change("not compared", _UNKNOWN.format(sha=unknown.sha256[:12]))]
 
 
 def _from_archive(arc: Archive, url: str, versions: dict[str, Version]) -> None:
@@ -214,26 +209,33 @@ def _from_archive(arc: Archive, url: str, versions: dict[str, Version]) -> None:
             gone.add(rec.url)
             continue
         gone.discard(rec.url)
-        if not rec.sha256:
-            continue
-        if rec.sha256 not in parsed:
-            try:
-                story = parse_story(arc.get_body(rec.sha256), rec.url)
-            except HcgraphError:
-                story = None
-            parsed[rec.sha256] = story if story is not None and story.url == url else None
-        story = parsed[rec.sha256]
-        if story is None:
-            continue
-        v = latest = versions.setdefault(rec.sha256, Version(rec.sha256))
-        if not v.archived:
-            v.content, v.archived = from_story(story), True
-        v.fetches += 1
-        when = _iso(rec.time)
-        v.first_seen = min(filter(None, [v.first_seen, when]))
-        v.last_seen = max(filter(None, [v.last_seen, when]))
-        if rec.fetch_url not in v.sources:
-            v.sources.append(rec.fetch_url)
+        seen = _fetched(arc, rec, url, parsed, versions)
+        if seen is not None:
+            latest = seen
+
+
+def _fetched(
+    arc: Archive,
+    rec: FetchRecord,
+    url: str,
+    parsed: dict[str, Story | None],
+    versions: dict[str, Version],
+) -> Version | None:
+    """The version one archived fetch saw, counted; None when its body is not ``url``'s."""
+    if not rec.sha256:
+        return None
+    if rec.sha256 not in parsed:
+        try:
+            story: Story | None = parse_story(arc.get_body(rec.sha256), rec.url)
+        except HcgraphError:
+            story = None
+        parsed[rec.sha256] = story if story is not None and story.url == url else None
+    story = parsed[rec.sha256]
+    if story is None:
+        return None
+    v = versions.setdefault(rec.sha256, Version(rec.sha256))
+    v.fetched(_iso(rec.time), rec.fetch_url, story)
+    return v
 
 
 def _from_graph(store: Store, url: str, versions: dict[str, Version]) -> str | None:
@@ -242,30 +244,42 @@ def _from_graph(store: Store, url: str, versions: dict[str, Version]) -> str | N
     current = store.raw_sha256(url)
     if story is None or current is None:
         return None
-    marks = {sha: _iso(when) for sha, when in store.withdrawn_versions(url).items()}
-    now = store.withdrawn_at(url)
-    if now is not None:
-        marks[current] = _iso(now)
-    chain = [sha for sha, _when in reversed(store.revisions(url, current))]
-    for raw, sha, created, ended, loc, said in rows(store, _CHAIN, story=story):
-        sha = sha or (raw or "").removeprefix(_RAW)
-        if not sha:
-            continue
+    marks, since = _withdrawals(store, url, current)
+    chain = {sha: i for i, (sha, _when) in enumerate(reversed(store.revisions(url, current)))}
+    for sha, when, loc, said in _chain(store, story):
         v = versions.setdefault(sha, Version(sha))
         v.in_graph = "current" if sha == current else "revision"
-        v.chain_position = chain.index(sha) if sha in chain else -1  # ties of time: the chain
+        v.chain_position = chain.get(sha, -1)  # ties of time: the chain decides
         if v.content is None:  # not archived: what the graph keeps of it
-            v.content = from_graph(store, url) if sha == current else _kept(said)
-        seen = ended or created
-        if seen and not v.first_seen:
-            v.first_seen = v.last_seen = _iso(dt.datetime.fromisoformat(seen))
-        if loc and loc not in v.sources:
-            v.sources.append(loc)
+            v.content = _graph_content(store, url, sha == current, said)
+        v.recorded(when, loc)
         v.withdrawn_at(marks.get(sha))
-    return marks.get(current) if now is not None else None
+    return since
 
 
-def _kept(said: str | None) -> Content | None:
+def _withdrawals(store: Store, url: str, current: str) -> tuple[dict[str, str], str | None]:
+    """When each version was withdrawn (by SHA-256), and since when the story is now."""
+    marks = {sha: _iso(when) for sha, when in store.withdrawn_versions(url).items()}
+    now = store.withdrawn_at(url)
+    since = None if now is None else _iso(now)
+    if since is not None:
+        marks[current] = since
+    return marks, since
+
+
+def _chain(
+    store: Store, story: ox.NamedNode
+) -> Iterator[tuple[str, str | None, str | None, str | None]]:
+    """(SHA-256, when ingested, from where, kept text) of each version in the graph."""
+    for raw, sha, created, ended, loc, said in rows(store, _CHAIN, story=story):
+        if sha := sha or (raw or "").removeprefix(_RAW):
+            yield sha, ended or created, loc, said
+
+
+def _graph_content(store: Store, url: str, current: bool, said: str | None) -> Content | None:
+    """What the graph keeps of a version: the story graph, or the text kept on a revision."""
+    if current:
+        return from_graph(store, url)
     return Content.from_json(said) if said else None
 
 
@@ -289,28 +303,28 @@ def word_diff(old: str, new: str) -> str:
 
 
 def diff_stories(old: Story, new: Story) -> list[Change]:
-    """What changed from ``old`` to ``new`` (see the module docstring)."""
+    """What changed from ``old`` to ``new`` (:func:`diff_content` of their contents)."""
     return diff_content(from_story(old), from_story(new))
 
 
 def diff_content(old: Content, new: Content) -> list[Change]:
-    """What changed from one version's :class:`~hcgraph.version_content.Content` to the next."""
+    """What changed from one version's :class:`~hcgraph.version_content.Content` to the next:
+    headline and dek (word diffs), paragraphs edited, removed and added, citations and
+    sources added and removed, corrections added."""
     return [
         *_diff_text(old, new),
         *_diff_paragraphs(old.paragraphs, new.paragraphs),
         *_diff_sources(old, new),
+        *_diff_corrections(old, new),
     ]
 
 
 def _diff_text(old: Content, new: Content) -> list[Change]:
     """Headline and dek changes, word by word."""
-    changes: list[Change] = []
-    if old.headline != new.headline:
-        changes.append(Change("headline changed", "headline", old.headline, new.headline,
-                              word_diff(old.headline, new.headline)))  # fmt: skip
-    if old.dek != new.dek:
-        changes.append(Change("dek changed", "dek", old.dek, new.dek, word_diff(old.dek, new.dek)))
-    return changes
+    texts = (("headline", old.headline, new.headline), ("dek", old.dek, new.dek))
+    return [
+        Change(f"{name} changed", name, a, b, word_diff(a, b)) for name, a, b in texts if a != b
+    ]
 
 
 def _diff_paragraphs(a: Sequence[tuple[str, str]], b: Sequence[tuple[str, str]]) -> list[Change]:
@@ -331,18 +345,45 @@ def _diff_paragraphs(a: Sequence[tuple[str, str]], b: Sequence[tuple[str, str]])
 
 
 def _diff_sources(old: Content, new: Content) -> list[Change]:
-    """Citations and sources added or removed, and corrections added."""
+    """Citations and sources added or removed."""
     ca, cb = old.citations, new.citations
-    changes = [Change("citation added", f"{m}/{c}") for m, c in sorted(cb - ca)]
-    changes += [Change("citation removed", f"{m}/{c}") for m, c in sorted(ca - cb)]
     ma, mb = dict(old.sources), dict(new.sources)
-    changes += [Change("source added", m, None, mb[m] or None) for m in sorted(set(mb) - set(ma))]
-    changes += [Change("source removed", m, ma[m] or None, None) for m in sorted(set(ma) - set(mb))]
+    return [
+        *(Change("citation added", f"{m}/{c}") for m, c in sorted(cb - ca)),
+        *(Change("citation removed", f"{m}/{c}") for m, c in sorted(ca - cb)),
+        *(Change("source added", m, None, mb[m] or None) for m in sorted(mb.keys() - ma.keys())),
+        *(Change("source removed", m, ma[m] or None, None) for m in sorted(ma.keys() - mb.keys())),
+    ]
+
+
+def _diff_corrections(old: Content, new: Content) -> list[Change]:
     seen = set(old.corrections)
-    for date, text in new.corrections:
-        if (date, text) not in seen:
-            changes.append(Change("correction added", date or "-", None, text or None))
-    return changes
+    return [
+        Change("correction added", date or "-", None, text or None)
+        for date, text in new.corrections
+        if (date, text) not in seen
+    ]
+
+
+_COLUMNS = ("#", "first seen", "last seen", "sha256", "fetches", "in graph", "withdrawn", "changes")
+_RIGHT = ("#", "fetches")
+
+
+def _rows(h: History, when: Callable[[str | None], str]) -> Iterator[list[str]]:
+    """The versions table's cells (unescaped), times written by ``when``."""
+    for i, v in enumerate(h.versions, 1):
+        withdrawn = ", ".join(when(w) for w in v.withdrawn) or "-"
+        seen = [when(v.first_seen), when(v.last_seen)]
+        state = [v.sha256[:12], str(v.fetches), v.in_graph or "archive only"]
+        yield [str(i), *seen, *state, withdrawn, v.summary()]
+
+
+def _describe(c: Change, code: Callable[[str], str], text: Callable[[str], str]) -> str:
+    """One change as ``kind what: detail``, through a view's escapes."""
+    if c.kind == "not compared":
+        return f"not compared: {text(c.what)}"
+    detail = c.diff or c.new or c.old or ""
+    return f"{c.kind} {code(c.what)}" + (f": {text(detail)}" if detail else "")
 
 
 def render_table(h: History) -> list[Any]:
@@ -352,30 +393,22 @@ def render_table(h: History) -> list[Any]:
     from rich.text import Text
 
     table = Table(title=Text(f"history of {_v(h.url)}"))
-    columns = ("#", "first seen", "last seen", "sha256", "fetches", "in graph", "withdrawn",
-               "changes")  # fmt: skip
-    for col in columns:
-        table.add_column(col, justify="right" if col in ("#", "fetches") else "left",
-                         no_wrap=col in ("#", "sha256", "fetches"))  # fmt: skip
-    for i, v in enumerate(h.versions, 1):
-        table.add_row(str(i), _short(v.first_seen), _short(v.last_seen), _v(v.sha256[:12]),
-                      str(v.fetches), v.in_graph or "archive only",
-                      ", ".join(_short(w) for w in v.withdrawn) or "-",
-                      Text(_v(v.summary())))  # fmt: skip
+    for col in _COLUMNS:
+        table.add_column(
+            col,
+            justify="right" if col in _RIGHT else "left",
+            no_wrap=col in ("#", "sha256", "fetches"),
+        )
+    for row in _rows(h, _short):
+        table.add_row(*(Text(_v(cell)) for cell in row))
     out: list[Any] = [table]
     if h.withdrawn_at:
         out.append(Text(f"withdrawn since {_short(h.withdrawn_at)} (its URL answered "
                         "404/410; the graph is kept)", style="bold"))  # fmt: skip
     for i, v in enumerate(h.versions, 1):
-        if not v.changes:
-            continue
-        out.append(Text(f"version {i - 1} -> {i}", style="bold"))
-        for c in v.changes:
-            if c.kind == "not compared":
-                out.append(Text(f"  not compared: {_v(c.what)}"))
-                continue
-            detail = c.diff or c.new or c.old or ""
-            out.append(Text(f"  {c.kind} {_v(c.what)}" + (f": {_v(detail)}" if detail else "")))
+        if v.changes:
+            out.append(Text(f"version {i - 1} -> {i}", style="bold"))
+            out += [Text("  " + _describe(c, _v, _v)) for c in v.changes]
     return out
 
 
@@ -387,24 +420,18 @@ def _short(when: str | None) -> str:
 def render_markdown(h: History) -> str:
     """The history as Markdown: the versions table, then each version's changes; the
     story's text escaped for Markdown (:mod:`hcgraph.mdtext`)."""
-    lines = [f"# History of {md_url(h.url)}", "",
-             "| # | first seen | last seen | sha256 | fetches | in graph | withdrawn | changes |",
-             "| ---: | --- | --- | --- | ---: | --- | --- | --- |"]  # fmt: skip
-    for i, v in enumerate(h.versions, 1):
-        lines.append(f"| {i} | {v.first_seen or '-'} | {v.last_seen or '-'} | "
-                     f"{md_cell(v.sha256[:12])} | {v.fetches} | {v.in_graph or 'archive only'} | "
-                     f"{', '.join(v.withdrawn) or '-'} | {md_cell(v.summary())} |")  # fmt: skip
+    align = ("---:" if col in _RIGHT else "---" for col in _COLUMNS)
+    lines = [
+        f"# History of {md_url(h.url)}",
+        "",
+        f"| {' | '.join(_COLUMNS)} |",
+        f"| {' | '.join(align)} |",
+    ]
+    lines += [f"| {' | '.join(map(md_cell, row))} |" for row in _rows(h, lambda w: w or "-")]
     if h.withdrawn_at:
         lines += ["", f"Withdrawn since {h.withdrawn_at} (its URL answered 404/410)."]
     for i, v in enumerate(h.versions, 1):
         if v.changes:
             lines += ["", f"## Version {i - 1} → {i}", ""]
-            for c in v.changes:
-                if c.kind == "not compared":
-                    lines.append(f"- not compared: {md_text(c.what)}")
-                    continue
-                detail = c.diff or c.new or c.old or ""
-                lines.append(
-                    f"- {c.kind} {md_code(c.what)}" + (f": {md_text(detail)}" if detail else "")
-                )
+            lines += [f"- {_describe(c, md_code, md_text)}" for c in v.changes]
     return "\n".join(lines) + "\n"
