@@ -47,20 +47,28 @@ async def fill(
     """
     while len(batch) < size:
         if queue.empty():
-            if batch and (written is None or written.done() or not fetching()):
+            got = await _wait(queue, batch, written, fetching)
+            if got is None:
                 return False
-            got = await _next_item(queue, written, _FETCH_POLL if batch else None)
-            if not got:  # the write in flight ended (back to the caller), or a poll
-                if not batch:
-                    return False
-                continue
-            item = got[0]
         else:
-            item = queue.get_nowait()
-        if item is None:
-            return True
-        batch.append(item)
+            got = [queue.get_nowait()]
+        for item in got:
+            if item is None:
+                return True
+            batch.append(item)
     return False
+
+
+async def _wait(
+    queue: Queue, batch: list[Document], written: Written, fetching: Callable[[], bool]
+) -> list[Document | None] | None:
+    """The next queued item (a list of one) or [] to look again; None when the batch goes
+    as it is: no write in flight, or no fetch can bring more, or (an empty batch) the write
+    in flight ended."""
+    if batch and (written is None or written.done() or not fetching()):
+        return None
+    got = await _next_item(queue, written, _FETCH_POLL if batch else None)
+    return None if not got and not batch else got
 
 
 async def _next_item(
@@ -116,6 +124,7 @@ class Batches:
         self.suspects: set[str] = set(json.loads(self.frontier.get_setting("suspects") or "[]"))
         self._pending: list[Document] = []  # bodies fetched before an interruption
         self._unsynced: list[str] = []  # their SHA-256s: an earlier run may not have flushed them
+        self._writing: asyncio.Future[None] | None = None  # records the batch being written
 
     def resume(self) -> None:
         """Queue the bodies an interrupted run fetched (from the archive; one the archive
@@ -137,49 +146,57 @@ class Batches:
 
     async def run(self) -> None:
         """Process batches until the end of the queue (re-raises a processing failure)."""
-        writing: asyncio.Task[None] | None = None  # records the batch being written
         finished = False
         try:
             while not finished:
-                alone = bool(self._pending) and self._pending[0].key in self.suspects
-                batch = self._take(1 if alone else self.size)
+                batch, alone = self._take()
                 if not alone:
-                    finished = await self.fill(batch, writing)
-                if writing is not None and (alone or self.scheduler.stopped or writing.done()):
-                    await writing  # raises what recording it raised
-                    writing = None
-                task = await self._hand_on(batch, alone) if batch else None
-                if task is not None:
-                    previous, writing = writing, task
-                    if previous is not None:
-                        await previous
-            if writing is not None:
-                await writing
+                    finished = await self.fill(batch, self._writing)
+                if alone or self.scheduler.stopped or self._written():
+                    await self._landed()
+                if batch:
+                    await self._hand_on(batch, alone)
+            await self._landed()
         finally:
-            if writing is not None and not writing.done():  # the loop failed: stop it too
-                writing.cancel()
-                await asyncio.gather(writing, return_exceptions=True)
+            if self._writing is not None and not self._writing.done():  # the loop failed
+                self._writing.cancel()
+                await asyncio.gather(self._writing, return_exceptions=True)
 
-    def _take(self, size: int) -> list[Document]:
+    def _take(self) -> tuple[list[Document], bool]:
+        """Bodies fetched before an interruption go first: a suspect alone, or a batch."""
+        alone = bool(self._pending) and self._pending[0].key in self.suspects
+        size = 1 if alone else self.size
         batch, self._pending = self._pending[:size], self._pending[size:]
-        return batch
+        return batch, alone
 
-    async def _hand_on(self, batch: list[Document], alone: bool) -> asyncio.Task[None] | None:
-        """Submit ``batch``; the task recording it once written (None: handled already)."""
+    def _written(self) -> bool:
+        return self._writing is not None and self._writing.done()
+
+    async def _landed(self) -> None:
+        """Wait for the batch being written to be recorded (raises what recording raised)."""
+        writing, self._writing = self._writing, None
+        if writing is not None:
+            await writing
+
+    async def _hand_on(self, batch: list[Document], alone: bool) -> None:
+        """Submit ``batch``, with a task that records it once written; then wait for the
+        batch before it to be recorded. A suspect goes alone, and is recorded here."""
         if self.scheduler.stopped:  # left fetched: the resume processes them from the archive
             self.scheduler.processed(len(batch))
             await self.notify()
-            return None
+            return
         if alone:
             await self._settle(batch, None)
-            return None
+            return
         await self._sync()  # not in the try: a disk that fails ends the crawl
         landed: asyncio.Future[list[Outcome]] | None
         try:
             landed = await self.runner.submit(batch)
         except Exception:  # not mapped: processed again by its task
             landed = None
-        return asyncio.ensure_future(self._settle(batch, landed))
+        previous, self._writing = self._writing, asyncio.ensure_future(self._settle(batch, landed))
+        if previous is not None:
+            await previous
 
     async def _sync(self) -> None:
         """Flush the archive to disk (one ``fdatasync`` a batch) before a batch is stored."""

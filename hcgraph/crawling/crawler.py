@@ -54,7 +54,7 @@ from .discovery import (
     story_pattern,
 )
 from .fetch import Fetcher, FetchPolicy, FetchResult
-from .frontier import INDEX_ROLES, Frontier, Validators
+from .frontier import INDEX_ROLES, Frontier, Row, Validators
 from .identity_check import identity_mismatch, variant_of
 from .politeness import Politeness
 from .process import BatchRunner, Runner, open_store
@@ -480,30 +480,30 @@ class Crawler:
     async def _fetch_one(
         self, fetcher: Fetcher, robots: Robots, indexes: IndexReader, url: str
     ) -> None:
-        """Fetch one URL: read an index page's links, or archive a story body and hand it
-        to processing."""
-        record = self._recorder
-        row = record.frontier.row(url)
+        """Fetch one URL: read an index page's links, or archive a story and hand it over."""
+        row = self._recorder.frontier.row(url)
         role = (row.role if row else None) or "story"
         # robots.txt itself is never disallowed; everything else asks it first
-        if role != "robots" and not record.robots_allow(url, await robots.why_not(url)):
+        if role != "robots" and not self._recorder.robots_allow(url, await robots.why_not(url)):
             return
         if row is not None and role in INDEX_ROLES:
             await indexes.read(row)
-            return
+        else:
+            await self._fetch_story(fetcher, url, row)
+
+    async def _fetch_story(self, fetcher: Fetcher, url: str, row: Row | None) -> None:
+        """Archive a story URL's body and hand it to processing, unless it cannot be stored
+        (recorded why); a story listed unchanged is not requested; a withdrawal is handed
+        over instead."""
+        record = self._recorder
         validators = record.frontier.validators(url) if self.options.conditional else None
-        if row is not None and row.lastmod:
-            listed = record.listed_unchanged(row, validators)
-            if listed is not None:  # not requested: processed as a 304's body would be
-                await self._hand_over(listed)
-                return
-        got = await self._get(fetcher, url, validators)
-        if is_gone(got.result) and record.frontier.validators(url) is not None:
-            again = await self._withdrawal(fetcher, url, got)  # a story came from it
-            if again is None:
-                return
-            got = again
-        record.set_gone(url, is_gone(got.result))
+        listed = record.listed_unchanged(row, validators) if row and row.lastmod else None
+        if listed is not None:  # processed as a 304's body would be
+            await self._hand_over(listed)
+            return
+        got = await self._unless_withdrawn(fetcher, url, await self._get(fetcher, url, validators))
+        if got is None:
+            return
         if record.fetch_failed(row, got.result, got.not_modified):
             return
         assert got.sha is not None and got.body is not None
@@ -536,16 +536,19 @@ class Crawler:
             return write()
         return await asyncio.get_running_loop().run_in_executor(self._io, write)
 
-    async def _withdrawal(self, fetcher: Fetcher, url: str, got: _Got) -> _Got | None:
-        """A URL a story came from answered 404/410. Twice in a row (the fetch before, or
-        one more asked now) is a withdrawal, handed to processing: None; else the new GET."""
-        if not self._recorder.gone_before(url):
-            self._recorder.set_gone(url, True)
-            got = await self._get(fetcher, url, None)
-            if not is_gone(got.result):
-                return got
-        await self._hand_over(self._recorder.withdrawn(url, got.result))
-        return None
+    async def _unless_withdrawn(self, fetcher: Fetcher, url: str, got: _Got) -> _Got | None:
+        """``got`` (or the GET asked again), or None once the URL is withdrawn: a URL a story
+        came from answered 404/410 twice in a row (the fetch before, or one more now)."""
+        record = self._recorder
+        if is_gone(got.result) and record.frontier.validators(url) is not None:
+            if not record.gone_before(url):
+                record.set_gone(url, True)
+                got = await self._get(fetcher, url, None)
+            if is_gone(got.result):
+                await self._hand_over(record.withdrawn(url, got.result))
+                return None
+        record.set_gone(url, is_gone(got.result))
+        return got
 
     def _claims_other(self, url: str, result: FetchResult, body: bytes) -> bool:
         """True if the story in ``body`` may not be stored under ``url`` (recorded: a

@@ -284,7 +284,6 @@ class ProcessRunner:
         if self._closed:
             return
         self._closed = True
-        loop = asyncio.get_running_loop()
         ended = True
         try:
             # Not after a call that was abandoned (cancelled): its reply is still to come.
@@ -297,18 +296,10 @@ class ProcessRunner:
             if self._loop is not None:
                 with contextlib.suppress(ValueError, OSError):
                     self._loop.remove_reader(self._conn.fileno())
-            if ended:
-                self._sender.shutdown(wait=True)  # a request still being sent is read first
-                # Before waiting: a worker not told to close sees the pipe end, finishes its
-                # writes and exits (instead of waiting for a request that never comes).
-                self._conn.close()
-                try:
-                    await loop.run_in_executor(None, self._process.wait, _CLOSE_WAIT)
-                except subprocess.TimeoutExpired:
-                    ended = False
+            ended = ended and await self._ended()
             if not ended:
                 self._process.kill()
-                await loop.run_in_executor(None, self._process.wait)
+                await asyncio.get_running_loop().run_in_executor(None, self._process.wait)
                 self._sender.shutdown(wait=True)  # a send blocked on the pipe failed with it
                 self._conn.close()
         if not ended:
@@ -316,6 +307,18 @@ class ProcessRunner:
                 f"the store worker did not finish its writes in {_CLOSE_WAIT:.0f} s and was "
                 "stopped; the next run on this store recovers them"
             )
+
+    async def _ended(self) -> bool:
+        """Close the pipe and wait for the worker to exit; False if it did not in time."""
+        self._sender.shutdown(wait=True)  # a request still being sent is read first
+        # Before waiting: a worker not told to close sees the pipe end, finishes its writes
+        # and exits (instead of waiting for a request that never comes).
+        self._conn.close()
+        try:
+            await asyncio.get_running_loop().run_in_executor(None, self._process.wait, _CLOSE_WAIT)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
 
 
 def _resolve(future: asyncio.Future[Any] | None, ok: bool, value: Any) -> None:
