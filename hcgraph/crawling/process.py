@@ -1,11 +1,10 @@
 """Turning fetched bodies into stored stories, off the event loop.
 
-The crawler hands batches of fetched bodies (:class:`~hcgraph.pipeline.Document`, keyed by
-their frontier URL) to a :class:`BatchRunner`, which runs the one ingest pipeline
-(:mod:`hcgraph.pipeline`) while the event loop keeps fetching: :class:`Runner` in a thread
-of this process, :class:`.worker.ProcessRunner` (the default of ``hcgraph crawl``) in a
-worker process. Either way a batch is *submitted* (awaited until it is mapped) and gives
-back an :class:`asyncio.Future` of its outcomes, resolved once it has landed in the store.
+A :class:`BatchRunner` runs the ingest pipeline (:mod:`hcgraph.pipeline`) over batches of
+fetched bodies while the event loop keeps fetching: :class:`Runner` in a thread,
+:class:`.worker.ProcessRunner` (the default) in a worker process. A batch is *submitted*
+(awaited until it is mapped) and gives back a future of its outcomes, resolved once it has
+landed in the store.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """The crawl report: counts, and every failure with URL, status and reason.
 
-Built from the frontier at the end of a run (so a resumed crawl reports everything, not
-just its last part) and written as JSON (default ``STORE/crawl-report.json``). Exit codes
-follow it: 0 when nothing failed, 3 when some URL failed (the rest is done).
+Built from the frontier at the end of a run (a resumed crawl reports all of it) and written
+as JSON (default ``STORE/crawl-report.json``).
 """
 
 from __future__ import annotations

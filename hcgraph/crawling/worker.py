@@ -1,34 +1,23 @@
 """The store worker process: the crawl's pipeline in a process of its own.
 
-Why a process: in one process a crawl's Python work — the event loop (httpx, the frontier,
-the archive hand-off) plus parsing and mapping plus the writer's encoding — shares one GIL
-(a profile put ~7 ms of GIL-holding work on each crawled story, ingest ~4.5 ms). A worker
-process holds the store and runs :class:`~hcgraph.pipeline.Pipeline` exactly as
-:class:`~.process.Runner`'s thread does; the event loop keeps its own GIL for fetching.
-Measured against the thread: a little less CPU a story and 1 to 22% more stories a second
-(``bench/ab_crawl.py``; ``bench/RESULTS.md``).
-
-:class:`ProcessRunner` has :class:`~.process.Runner`'s interface, so the crawler cannot tell
-them apart. The worker is started with :mod:`subprocess` (``python -P -c …``), not
-:mod:`multiprocessing`, so a caller's script is never imported again in it (no
-``if __name__ == "__main__"`` guard needed); the two sides talk over a socket pair wrapped in
-:class:`multiprocessing.connection.Connection` (pickled messages):
+In one process the event loop (httpx, the frontier, the archive) and the pipeline (parsing,
+mapping, the writer's encoding) share one GIL; a worker process holds the store and runs
+:class:`~hcgraph.pipeline.Pipeline` as :class:`~.process.Runner`'s thread does, with
+:class:`ProcessRunner` as its stand-in in the crawl. It is started with :mod:`subprocess`
+(``python -P -c …``, so a caller's script is never imported again) and spoken to over a socket
+pair wrapped in :class:`multiprocessing.connection.Connection` (pickled messages):
 
 * requests go one at a time, parent → worker: ``(op, batch)``, op ``submit`` or ``close``
   (whose ``batch`` says whether to compact the store, when due, before closing it);
 * the worker answers each with ``("reply", ok, value)`` (for ``submit``: the batch's number
   ``n``, once it is mapped), and sends ``("landed", n, ok, outcomes or error)`` from its
-  writer thread when batch ``n``'s write ends: what the future :meth:`ProcessRunner.submit`
-  returned is resolved with.
+  writer thread when batch ``n``'s write ends.
 
-Failures keep their meaning: an error a batch raises in the worker is raised again in the
-parent (a :class:`~hcgraph.errors.StoreError` stays one, so a broken store still ends the
-crawl with its bodies as suspects); a worker that dies (killed, out of memory, a crash in
-native code) is a :class:`~hcgraph.errors.StoreError` for the batch it was working on. The
-parent decides how a crawl stops: the worker runs in a session of its own (a Ctrl-C at the
-terminal does not reach it) and ignores SIGINT and SIGTERM (a service stop signals every
-process of the crawl); when the parent goes away without closing it, it finishes its writes
-and exits.
+An error a batch raises in the worker is raised again in the parent (a
+:class:`~hcgraph.errors.StoreError` stays one); a worker that dies is a
+:class:`~hcgraph.errors.StoreError` for the batch in hand. The worker runs in a session of its
+own and ignores SIGINT and SIGTERM: the parent decides how a crawl stops; when the parent goes
+away without closing it, it finishes its writes and exits.
 """
 
 from __future__ import annotations
