@@ -1,13 +1,10 @@
 """Fetched bodies → the pipeline in batches, and each batch's outcomes → the recorder.
 
-One batch is written while the next is filled and mapped. Each submitted batch has a task
-(:meth:`Batches._settle`) that records its outcomes as soon as its write has landed (a URL
-recorded as stored is in the store), so the links it brings feed the fetchers at once.
-
-A batch that raises is retried one body at a time; a body that raises alone is recorded as
-failed. A store worker that *dies* ends the crawl; the bodies of its batch are kept as
-*suspects* in the frontier, so the resume retries them alone and records the one that kills
-the worker again as failed instead of dying on it for ever.
+One batch is written while the next is filled and mapped; a batch's outcomes are recorded as
+soon as its write has landed, so the links it brings feed the fetchers at once. A batch that
+raises is retried one body at a time (a body that raises alone fails alone). A store worker
+that *dies* ends the crawl, and the bodies of its batch become *suspects*: the resume retries
+them alone, and records the one that kills the worker again as failed.
 """
 
 from __future__ import annotations
@@ -88,18 +85,11 @@ async def _next_item(
 
 
 class Batches:
-    """Processes the crawl's fetched bodies in batches and records their outcomes.
-
-    Args:
-        runner: runs the pipeline (a thread or the store worker process).
-        recorder: records each outcome (in its frontier).
-        scheduler: counts the bodies being processed; says when the crawl stops.
-        archive: flushed before each batch goes to the store, on ``io`` (the thread that
-            writes large bodies), so the store never holds a story the archive lost.
-        fill: adds queued bodies to a batch (see :func:`fill`).
-        notify: called after each change of the counts.
-        size: the largest batch.
-    """
+    """Processes the crawl's fetched bodies in batches of up to ``size`` with ``runner``
+    and records their outcomes. ``fill`` adds queued bodies to a batch (see :func:`fill`);
+    ``archive`` is flushed on ``io`` (the thread that writes large bodies) before each batch
+    is stored, so the store never holds a story the archive lost; ``notify`` is called after
+    each change of the counts."""
 
     def __init__(
         self,

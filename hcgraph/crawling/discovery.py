@@ -272,17 +272,9 @@ def seed_sitemaps(urls: Sequence[str], ignore_robots: bool) -> list[tuple[str, s
 
 
 class IndexReader:
-    """Fetches index pages, sitemaps and robots.txt, and queues what they list.
-
-    Index bodies are not archived: they are not stories, and nothing is rebuilt from them
-    (the stories they list are archived when fetched).
-
-    Args:
-        fetcher: fetches each page (politely, with retries).
-        robots: robots.txt rules, whose ``Sitemap:`` lines are read with them.
-        recorder: queues what a page lists, records failures.
-        cap: the body cap, for a gzipped sitemap once inflated.
-    """
+    """Fetches index pages, sitemaps and robots.txt and has ``recorder`` queue what they
+    list (``cap``: a gzipped sitemap's size once inflated). Their bodies are not archived:
+    nothing is rebuilt from them (the stories they list are archived when fetched)."""
 
     def __init__(self, fetcher: Fetcher, robots: Robots, recorder: Recorder, cap: int) -> None:
         self.fetcher = fetcher

@@ -1,5 +1,8 @@
-"""What a crawl starts from: its options, and its seeds (URLs; local story files, read into
-the archive as if they were fetched)."""
+"""What a crawl starts from: its options and its seeds.
+
+Seeds are URLs (stories, pages, sitemaps, robots.txt) or local story files, which are read
+into the archive as if they were fetched.
+"""
 
 from __future__ import annotations
 
@@ -57,10 +60,8 @@ class CrawlOptions:
         story_pattern: a regular expression on the path of a canonical page URL: the links
             of index pages and sitemaps that are stories.
         store_worker: where the pipeline runs when the crawl opens the store itself:
-            ``process`` (a worker process of its own, see
-            :mod:`hcgraph.crawling.worker`: measured faster, the event loop and the pipeline
-            no longer share one GIL) or ``thread``. A crawl
-            handed an open :class:`~hcgraph.store.Store` always uses a thread.
+            ``process`` (:mod:`hcgraph.crawling.worker`) or ``thread``. A crawl handed an
+            open :class:`~hcgraph.store.Store` always uses a thread.
     """
 
     depth: int = 2
@@ -81,10 +82,8 @@ class CrawlOptions:
     store_worker: Literal["process", "thread"] = "process"
 
     def fingerprint(self, seeds: Sequence[str]) -> str:
-        """What identifies "the same crawl" for resume: seeds and what decides the result.
-
-        Politeness, mirrors and timeouts are left out: they change how, not what.
-        """
+        """What identifies "the same crawl" for resume: seeds and what decides the result
+        (not politeness, mirrors or timeouts: they change how, not what)."""
         key = {
             "seeds": sorted(seeds),
             "depth": self.depth,

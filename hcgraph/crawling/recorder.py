@@ -50,16 +50,11 @@ class CrawlProgress:
 
 
 class Recorder:
-    """Records fetch and processing outcomes in the frontier and the progress counters.
+    """Records fetch and processing outcomes in ``frontier`` and ``progress``.
 
-    Args:
-        frontier: the crawl's persistent state.
-        archive: the raw archive (the bodies conditional requests rely on).
-        scope: which hosts are followed; a local seed's story adds its own host.
-        json_suffix: page URL + this = the story's JSON URL.
-        progress: the counters shown while crawling.
-        follow: what a stored story's links lead to (see :data:`.discovery.FOLLOW_KINDS`).
-        pattern: which links of an index page or sitemap are story pages.
+    ``archive`` holds the bodies conditional requests rely on; ``scope`` grows with the site
+    of a local seed's story; ``follow`` is what a stored story's links lead to, and
+    ``pattern`` which links of an index page or sitemap are story pages.
     """
 
     def __init__(
@@ -129,9 +124,8 @@ class Recorder:
         return True
 
     def variant(self, url: str, claim: str) -> None:
-        """``url`` served the story whose own page is ``claim``, a variant of ``url`` (see
-        :func:`~hcgraph.crawling.identity_check.variant_of`): a duplicate, and the story is
-        fetched at its own URL (same depth, same way found)."""
+        """``url`` served the story whose own page is ``claim``, a variant of ``url``: a
+        duplicate, and the story is fetched at its own URL (same depth, same way found)."""
         row = self.frontier.row(url)
         self.frontier.mark_duplicate(url, claim, f"same story as {claim} (a variant of its URL)")
         own = json_url(claim, self.json_suffix)
@@ -195,9 +189,8 @@ class Recorder:
             (self._gone_before.add if gone else self._gone_before.discard)(url)
 
     def withdrawn(self, url: str, result: FetchResult) -> Document:
-        """A URL a story was fetched from answered 404/410 twice in a row: recorded gone; the
-        withdrawal to hand to the pipeline, which marks the story withdrawn at this answer's
-        time. Never on 5xx, timeouts or network errors: the story stays current."""
+        """A URL a story came from answered 404/410 twice in a row (never on 5xx, timeouts
+        or network errors): recorded gone; the withdrawal for the pipeline to record."""
         assert result.status is not None
         with self.frontier.batch():
             self.set_gone(url, True)
@@ -207,13 +200,9 @@ class Recorder:
 
     # --- index pages --------------------------------------------------------------------------
     def index_read(self, row: Row, links: list[tuple[str, str | None]], sitemaps: bool) -> int:
-        """Queue what an index page (``row``) lists; return how many story pages it lists.
-
-        ``links`` are ``(url, lastmod)``. On a sitemap index (``sitemaps``) every in-scope
-        link is a sitemap; elsewhere only the in-scope links that look like story pages are
-        kept, as story JSON URLs. Either way at the page's own depth: the stories an index
-        page lists are as far from the seeds as the page. Other links are ignored.
-        """
+        """Queue the ``(url, lastmod)`` links an index page lists, at its own depth: on a
+        sitemap index (``sitemaps``) the in-scope ones, as sitemaps; elsewhere the in-scope
+        story pages, as story JSON URLs. Return how many story pages it lists."""
         via = "sitemap" if row.role in ("sitemap", "robots") else (row.via or "seed")
         children: dict[str, list[str]] = {}  # url → [url, via, role], in order, once each
         for link, lastmod in links:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import pickle
 import signal
 import socket
@@ -124,23 +125,19 @@ def _answer(conn: Connection, pipeline: Pipeline, send: Callable[[tuple[Any, ...
             continue
         submitted += 1
         send(("reply", True, submitted))
-        landed.add_done_callback(_announce(send, submitted))
+        landed.add_done_callback(functools.partial(_announce, send, submitted))
 
 
 def _announce(
-    send: Callable[[tuple[Any, ...]], None], n: int
-) -> Callable[[Future[list[Outcome]]], None]:
-    """A done-callback for batch ``n``'s write: tell the parent how it ended."""
-
-    def landed(future: Future[list[Outcome]]) -> None:
-        error = future.exception()
-        send(
-            ("landed", n, True, future.result())
-            if error is None
-            else ("landed", n, False, _wire(error))
-        )
-
-    return landed
+    send: Callable[[tuple[Any, ...]], None], n: int, future: Future[list[Outcome]]
+) -> None:
+    """Batch ``n``'s write ended (``future`` done): tell the parent how."""
+    error = future.exception()
+    send(
+        ("landed", n, True, future.result())
+        if error is None
+        else ("landed", n, False, _wire(error))
+    )
 
 
 def main(argv: Sequence[str]) -> None:
