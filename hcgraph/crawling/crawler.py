@@ -35,7 +35,6 @@ import httpx
 from .._io import ensure_dir
 from ..archive import Archive, FetchRecord
 from ..errors import CrawlError
-from ..ingest import shown_path
 from ..pipeline import Document
 from ..store import Store
 from ..urls import Mirror, Mirrors, Scope
@@ -45,7 +44,7 @@ from .discovery import IndexReader, parse_follow, seed_sitemaps, story_pattern
 from .fetch import Fetcher, FetchResult
 from .frontier import INDEX_ROLES, Frontier, Row, Validators
 from .identity_check import identity_mismatch, variant_of
-from .options import CrawlOptions, parse_seeds, read_local, user_agent
+from .options import CrawlOptions, Seeds, read_local, user_agent
 from .politeness import Politeness
 from .process import BatchRunner, Runner, open_store
 from .recorder import CrawlProgress, Recorder, is_gone
@@ -77,7 +76,7 @@ class Crawler:
         seeds: story page URLs, JSON URLs, or local story files/directories.
         store: the store directory (the archive, frontier and report live in it too), or an
             open on-disk :class:`~hcgraph.store.Store` (then stories are stored in a thread).
-        options: see :class:`CrawlOptions`.
+        options: see :class:`~hcgraph.crawling.options.CrawlOptions`.
         client: an ``httpx.AsyncClient`` to use (must not follow redirects); default: one
             made here with ``transport`` if given.
         on_progress: called with :class:`~hcgraph.crawling.recorder.CrawlProgress` after each
@@ -115,12 +114,9 @@ class Crawler:
         if directory is None:
             raise CrawlError("a crawl needs an on-disk store (its archive lives there)")
         self.store_dir = directory
-        self.url_seeds, self.seed_roles, self.path_seeds = parse_seeds(
-            seeds, options.json_suffix, self.pattern
-        )
+        self.seeds = Seeds.parse(seeds, options.json_suffix, self.pattern)
         self.mirrors = Mirrors(tuple(Mirror.parse(m) for m in options.mirrors))
-        self.scope = Scope.of(self.url_seeds, options.allow_hosts)
-        self.seeds = [*self.url_seeds, *(shown_path(p) for p in self.path_seeds)]
+        self.scope = Scope.of(self.seeds.urls, options.allow_hosts)
         self.client = client
         self.transport = transport
         self.on_progress = on_progress
@@ -170,7 +166,7 @@ class Crawler:
                 frontier.finish()
             report = build_report(
                 frontier,
-                seeds=self.seeds,
+                seeds=self.seeds.shown(),
                 status=status,
                 resumed=resumed,
                 started_at=started_at,
@@ -188,7 +184,7 @@ class Crawler:
     # --- setup ------------------------------------------------------------------------------
     def _begin(self, frontier: Frontier) -> bool:
         """Start the run (seeds queued) or resume it; True when it resumes."""
-        resumed = frontier.begin(self.options.fingerprint(self.seeds), self.options.depth)
+        resumed = frontier.begin(self.options.fingerprint(self.seeds.shown()), self.options.depth)
         hosts = frontier.get_setting("hosts")
         if resumed and hosts:
             for host in json.loads(hosts):
@@ -197,12 +193,12 @@ class Crawler:
             frontier.requeue_gone()  # left gone by an interruption: fetched again
             return True
         with frontier.batch():
-            for url in self.url_seeds:
-                frontier.add(url, 0, via="seed", role=self.seed_roles[url])
+            for url in self.seeds.urls:
+                frontier.add(url, 0, via="seed", role=self.seeds.roles[url])
             if "sitemap" in self.follow:
-                for url, role in seed_sitemaps(self.url_seeds, self.options.ignore_robots):
+                for url, role in seed_sitemaps(self.seeds.urls, self.options.ignore_robots):
                     frontier.add(url, 0, via="sitemap", role=role)
-            for path in self.path_seeds:
+            for path in self.seeds.paths:
                 read_local(path, self.archive, frontier, self.options.policy.max_bytes)
         frontier.set_setting("hosts", json.dumps(sorted(self.scope.hosts)))
         return False

@@ -25,7 +25,7 @@ from .discovery import DEFAULT_STORY_PATTERN, seed_role
 from .fetch import FetchPolicy
 from .frontier import Frontier
 
-__all__ = ["CrawlOptions", "parse_seeds", "read_local", "user_agent"]
+__all__ = ["CrawlOptions", "Seeds", "read_local", "user_agent"]
 
 
 def user_agent(contact: str | None = None) -> str:
@@ -106,36 +106,46 @@ class CrawlOptions:
         return data
 
 
-def parse_seeds(
-    seeds: Sequence[str], suffix: str, pattern: re.Pattern[str]
-) -> tuple[list[str], dict[str, str], list[Path]]:
-    """URL seeds as frontier keys (in order), each key's role, and the local story files.
+@dataclass
+class Seeds:
+    """A crawl's seeds: URL seeds as frontier keys (in order) with each key's role (see
+    :mod:`.frontier`), and the local story files."""
 
-    Raises:
-        CrawlError: a seed that is empty, neither a URL nor a file, or not a valid URL.
-    """
-    urls: list[str] = []
-    roles: dict[str, str] = {}
-    paths: list[Path] = []
-    for seed in seeds:
-        if not seed.strip():  # Path("") is the current directory: it would be crawled
-            raise CrawlError(
-                f"seed {seed!r} is empty: give a story URL or a local story file "
-                "(an unset shell variable?)"
-            )
-        if Path(seed).exists():
-            paths.extend(discover([seed]))
-            continue
-        if "://" not in seed:
-            raise CrawlError(f"seed {seed!r}: not an http(s) URL and no such file or directory")
-        try:  # a story's JSON URL (role story, or page: an index page if it has no JSON),
-            role = seed_role(seed, pattern, suffix)  # else a sitemap's or robots.txt's URL
-            key = json_url(seed, suffix) if role in ("story", "page") else canonicalize(seed)
-        except ValueError as exc:
-            raise CrawlError(f"seed {seed!r}: {exc}") from None
-        urls.append(key)
-        roles.setdefault(key, role)
-    return urls, roles, paths
+    urls: list[str] = field(default_factory=list)
+    roles: dict[str, str] = field(default_factory=dict)
+    paths: list[Path] = field(default_factory=list)
+
+    @classmethod
+    def parse(cls, seeds: Sequence[str], suffix: str, pattern: re.Pattern[str]) -> Seeds:
+        """Read the seeds given to a crawl.
+
+        Raises:
+            CrawlError: a seed that is empty, neither a URL nor a file, or not a valid URL.
+        """
+        out = cls()
+        for seed in seeds:
+            if not seed.strip():  # Path("") is the current directory: it would be crawled
+                raise CrawlError(
+                    f"seed {seed!r} is empty: give a story URL or a local story file "
+                    "(an unset shell variable?)"
+                )
+            if Path(seed).exists():
+                out.paths.extend(discover([seed]))
+                continue
+            if "://" not in seed:
+                raise CrawlError(f"seed {seed!r}: not an http(s) URL and no such file or directory")
+            try:  # a story's JSON URL (role story, or page: an index page if it has no JSON),
+                role = seed_role(seed, pattern, suffix)  # else a sitemap's or robots.txt's URL
+                key = json_url(seed, suffix) if role in ("story", "page") else canonicalize(seed)
+            except ValueError as exc:
+                raise CrawlError(f"seed {seed!r}: {exc}") from None
+            out.urls.append(key)
+            out.roles.setdefault(key, role)
+        return out
+
+    def shown(self) -> list[str]:
+        """The seeds as the report shows them (and the fingerprint reads them)."""
+        return [*self.urls, *(shown_path(p) for p in self.paths)]
 
 
 def read_local(path: Path, archive: Archive, frontier: Frontier, cap: int) -> None:
