@@ -430,12 +430,9 @@ def _close_all(closers: Sequence[Callable[[], object]], *, failing: bool) -> Non
 
 
 def _lock(path: Path) -> IO[bytes]:
-    """Hold an exclusive lock on the store's crawl state for this process's lifetime.
-
-    The kernel drops it when the process dies (even by SIGKILL), so a resume never waits
-    for a stale lock, while a second crawl on the same store is refused before it can
-    touch the first one's frontier.
-    """
+    """Hold an exclusive lock on the store's crawl state for this process's lifetime (the
+    kernel drops it when the process dies, even by SIGKILL, so a resume never waits for a
+    stale lock, while a second crawl on the same store is refused)."""
     import fcntl
 
     ensure_dir(path.parent)

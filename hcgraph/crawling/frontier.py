@@ -204,14 +204,9 @@ class Frontier:
         role: str = "story",
         lastmod: str | None = None,
     ) -> bool:
-        """Queue ``url`` at ``depth`` unless seen; True if newly queued.
-
-        A URL seen before at a greater depth is moved up to ``depth``; if it was already
-        crawled, its links are re-queued (a story's one hop deeper, an index page's at its
-        own depth), so ``--depth`` means the shortest number of hops, whatever order
-        fetches finish in. ``via`` and ``role``: see the module docstring; a ``lastmod``
-        given for a URL still queued is kept (the latest a sitemap lists wins).
-        """
+        """Queue ``url`` at ``depth`` unless seen; True if newly queued. A URL seen deeper
+        moves up, with the links of a crawled one (``--depth`` is the shortest number of
+        hops, whatever order fetches finish in); the latest ``lastmod`` listed is kept."""
         if depth > self._depth:
             return False
         row = self.db.execute(
