@@ -19,7 +19,7 @@ from .._lazy import lazy_exports as _lazy_exports
 # ``hcgraph.crawling.worker``, which needs the pipeline and the store but none of the
 # fetching side (httpx, the frontier, the archive: ~0.1 s of CPU a crawl at start-up).
 _EXPORTS: dict[str, str] = {
-    "CrawlOptions": ".crawler",
+    "CrawlOptions": ".options",
     "CrawlProgress": ".crawler",
     "CrawlReport": ".report",
     "Crawler": ".crawler",
@@ -30,7 +30,7 @@ _EXPORTS: dict[str, str] = {
     "canonicalize": "..urls",
     "crawl": ".crawler",
     "json_url": "..urls",
-    "user_agent": ".crawler",
+    "user_agent": ".options",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -44,11 +44,11 @@ if TYPE_CHECKING:
     from ..urls import canonicalize as canonicalize
     from ..urls import json_url as json_url
     from .crawler import Crawler as Crawler
-    from .crawler import CrawlOptions as CrawlOptions
     from .crawler import CrawlProgress as CrawlProgress
     from .crawler import acrawl as acrawl
     from .crawler import crawl as crawl
-    from .crawler import user_agent as user_agent
     from .fetch import FetchPolicy as FetchPolicy
     from .fetch import FetchResult as FetchResult
+    from .options import CrawlOptions as CrawlOptions
+    from .options import user_agent as user_agent
     from .report import CrawlReport as CrawlReport

@@ -1,13 +1,9 @@
 """Content-Encoding decoded in bounded pieces, so a compression bomb cannot exhaust memory.
 
-httpx decodes each network chunk whole: a 483-byte brotli body can become 300 MB in one
-call, before any size cap sees it. Here the raw bytes are decoded incrementally, at most
-``PIECE`` bytes of output per step (``zlib``'s ``max_length``, brotli's
-``output_buffer_limit``), and the caller stops as soon as its cap is passed: memory stays
-within the cap plus a few pieces whatever the compression ratio.
-
-Supported: ``gzip``/``x-gzip``, ``deflate`` (zlib-wrapped or raw), ``br``, ``identity``, and
-any chain of them (``Content-Encoding: gzip, br`` is undone right to left).
+httpx decodes each network chunk whole (a 483-byte brotli body can become 300 MB in one
+call). Here raw bytes are decoded at most ``PIECE`` bytes of output per step, and the caller
+stops once its cap is passed. Supported: ``gzip``/``x-gzip``, ``deflate`` (zlib-wrapped or
+raw), ``br``, ``identity``, and any chain of them (undone right to left).
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 Besides a story's ``related[].url``, a crawl can follow (``--follow``) the story's
 ``links.edition`` and ``links.newsroom`` pages and the site's sitemaps, and it reads any seed
-that is an index page or a sitemap as one. This module only *reads*: it turns a fetched body
-into the links it names; the crawler decides scope, depth and robots for each.
+that is an index page or a sitemap as one. The parsers turn a body into the links it names;
+:class:`IndexReader` fetches those pages and has the recorder queue what they list.
 
 * HTML is parsed with the standard library's :class:`html.parser.HTMLParser` (a real
   tokenizer: links inside comments, scripts or attribute values are not links); ``<a href>``
@@ -12,7 +12,7 @@ into the links it names; the crawler decides scope, depth and robots for each.
   parsed with expat with any ``<!DOCTYPE>`` refused, so no entity is ever declared or
   expanded (no billion laughs, no external entities); a gzipped one is inflated in bounded
   pieces up to the crawl's body cap, and at most :data:`MAX_ENTRIES` entries are read.
-* robots.txt ``Sitemap:`` lines are read by the crawler's robots.txt parser (protego).
+* robots.txt ``Sitemap:`` lines are read by protego, the crawler's robots.txt parser.
 
 Which links are stories: canonical page URLs whose path matches the story pattern
 (``--story-pattern``, default :data:`DEFAULT_STORY_PATTERN`, the site's
@@ -25,19 +25,29 @@ import contextlib
 import datetime as dt
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 from xml.parsers import expat
 
+from protego import Protego
+
 from ..errors import CrawlError
 from ..urls import DEFAULT_JSON_SUFFIX, canonicalize, page_url
+
+if TYPE_CHECKING:
+    from .fetch import Fetcher, FetchResult
+    from .frontier import Row
+    from .recorder import Recorder
+    from .robots import Robots
 
 __all__ = [
     "DEFAULT_STORY_PATTERN",
     "FOLLOW_KINDS",
     "MAX_ENTRIES",
+    "IndexReader",
     "Sitemap",
     "html_links",
     "lastmod_utc",
@@ -45,6 +55,7 @@ __all__ = [
     "parse_sitemap",
     "robots_sitemaps",
     "seed_role",
+    "seed_sitemaps",
     "story_page",
     "story_pattern",
 ]
@@ -57,6 +68,7 @@ DEFAULT_STORY_PATTERN = r"^/stories/\d{4}-\d{2}-\d{2}/[^/]+/$"
 #: Entries read from one sitemap (the sitemaps protocol's own limit).
 MAX_ENTRIES = 50_000
 _SITEMAP_SUFFIXES = (".xml", ".xml.gz")
+_MAX_ROBOTS_BYTES = 512 * 1024  # read of a robots.txt, as RFC 9309 allows
 
 
 def parse_follow(text: str | tuple[str, ...]) -> tuple[str, ...]:
@@ -245,11 +257,91 @@ def lastmod_utc(text: str | None) -> str | None:
     return when.astimezone(dt.UTC).replace(microsecond=0).isoformat()
 
 
-def robots_sitemaps(lines: Iterator[str] | list[str]) -> list[str]:
+def robots_sitemaps(lines: Iterable[str]) -> list[str]:
     """Sitemap URLs as written on robots.txt ``Sitemap:`` lines (in order, once each)."""
-    out: list[str] = []
-    for line in lines:
-        key, sep, value = line.partition(":")
-        if sep and key.strip().lower() == "sitemap" and value.strip() not in out:
-            out.append(value.strip())
-    return out
+    return list(dict.fromkeys(Protego.parse("\n".join(lines)).sitemaps))
+
+
+def seed_sitemaps(urls: Sequence[str], ignore_robots: bool) -> list[tuple[str, str]]:
+    """``--follow sitemap``: ``(url, role)`` for each seed origin's robots.txt (read for its
+    ``Sitemap:`` lines), or with ``--ignore-robots`` its ``/sitemap.xml``."""
+    origins = dict.fromkeys("{0.scheme}://{0.netloc}".format(urlsplit(url)) for url in urls)
+    if ignore_robots:
+        return [(origin + "/sitemap.xml", "sitemap") for origin in origins]
+    return [(origin + "/robots.txt", "robots") for origin in origins]
+
+
+class IndexReader:
+    """Fetches index pages, sitemaps and robots.txt and has ``recorder`` queue what they
+    list (``cap``: a gzipped sitemap's size once inflated). Their bodies are not archived:
+    nothing is rebuilt from them (the stories they list are archived when fetched)."""
+
+    def __init__(self, fetcher: Fetcher, robots: Robots, recorder: Recorder, cap: int) -> None:
+        self.fetcher = fetcher
+        self.robots = robots
+        self.recorder = recorder
+        self.cap = cap
+
+    async def read(self, row: Row) -> None:
+        """Read an index page, a sitemap or robots.txt and queue what it lists (one
+        transaction with marking it read, so a crash leaves it queued, whole)."""
+        found = await self._links(row)
+        if found is not None:
+            with self.recorder.frontier.batch():
+                self.recorder.index_read(row, *found)
+
+    async def _links(self, row: Row) -> tuple[list[tuple[str, str | None]], bool] | None:
+        """What ``row`` lists, ``(url, lastmod)``, and whether those are sitemaps; None
+        (recorded as failed) if it cannot be read."""
+        if row.role == "robots":
+            return await self._robots_sitemaps(row.url), True
+        result = await self._get(row)
+        if result is None or result.body is None:
+            return None
+        if row.role == "sitemap":
+            try:
+                sitemap = parse_sitemap(result.body, self.cap)
+            except CrawlError as exc:
+                self.recorder.failed(row.url, status=result.status, kind="sitemap", reason=str(exc))
+                return None
+            return sitemap.entries, sitemap.index
+        charset = _charset(result.headers.get("content-type", ""))
+        hrefs = html_links(result.body, result.final_url or row.url, charset)
+        return [(href, None) for href in hrefs], False
+
+    async def _robots_sitemaps(self, url: str) -> list[tuple[str, str | None]]:
+        """The sitemaps a robots.txt names (read with its rules, or here with
+        ``--ignore-robots``); the origin's ``/sitemap.xml`` when it names none."""
+        found = await self.robots.sitemaps(url)
+        if found is None:  # --ignore-robots: read it for its Sitemap lines only
+            result = await self.fetcher.get(url)
+            self.recorder.fetched()
+            ok = result.status == 200 and result.error is None
+            body = (result.body or b"")[:_MAX_ROBOTS_BYTES] if ok else b""
+            found = robots_sitemaps(body.decode("utf-8", "replace").splitlines())
+        origin = "{0.scheme}://{0.netloc}".format(urlsplit(url))
+        return [(s, None) for s in found or [origin + "/sitemap.xml"]]
+
+    async def _get(self, row: Row) -> FetchResult | None:
+        """Fetch an index page or sitemap; None (recorded as failed) unless it is a 200."""
+        result = await self.fetcher.get(row.url)
+        self.recorder.fetched()
+        if result.error is None and result.status == 200 and result.body is not None:
+            return result
+        kind = result.kind if result.error is not None else "http"
+        reason = result.error or f"HTTP {result.status}"
+        frontier = self.recorder.frontier
+        seed = frontier.row(row.parent) if row.via == "seed" and row.parent else None
+        if seed is not None and seed.role == "page":  # say why it was read as a page
+            reason = f"no story JSON at {seed.url} ({seed.reason}); the page: {reason}"
+        self.recorder.failed(row.url, status=result.status, kind=kind, reason=reason)
+        return None
+
+
+def _charset(content_type: str) -> str | None:
+    """The ``charset`` parameter of a Content-Type header, if any."""
+    for param in content_type.split(";")[1:]:
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "charset":
+            return value.strip(" \"'") or None
+    return None

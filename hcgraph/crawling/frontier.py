@@ -1,10 +1,7 @@
 """The persistent crawl frontier: every URL seen, its depth and state, in SQLite.
 
-The frontier lives in the store directory (``STORE/crawl/frontier.sqlite``), written through
-on every change in WAL mode, so a crash or SIGKILL loses nothing that was recorded, and the
-same command run again resumes where the last one stopped.
-
-A URL moves through these states (the ``state`` column)::
+The frontier (``STORE/crawl/frontier.sqlite``) is written through on every change in WAL
+mode, so a crash loses nothing recorded and the same command resumes. A URL's ``state``::
 
     queued ──fetch──▶ fetched ──parse+store──▶ done
        │                 │                      └──▶ duplicate (same story as another URL)
@@ -15,24 +12,17 @@ A URL moves through these states (the ``state`` column)::
     (off-site and non-http links are inserted straight as ``skipped``; a story's own
     canonical URL, when it differs from the URL it was fetched under, as ``alias``)
 
-Each URL has a ``role``: ``story`` (its JSON), ``index`` (an HTML page listing stories: an
-edition, a newsroom, any page given as a seed), ``sitemap`` (a sitemap or sitemap index),
-``robots`` (a robots.txt read for its ``Sitemap:`` lines) or ``page`` (a seed page URL that is
-a story unless its JSON is missing: then the page is read as an index). Index pages go
-``queued ──fetch+parse──▶ read`` in one step (their links are queued in the same
-transaction), so they never wait in ``fetched``. ``via`` says how a URL was found (``seed``,
-``related``, ``edition``, ``newsroom``, ``sitemap``); ``lastmod`` is a sitemap's
-``<lastmod>`` for a story URL.
+Its ``role``: ``story`` (its JSON), ``index`` (an HTML page listing stories), ``sitemap``,
+``robots`` (read for its ``Sitemap:`` lines) or ``page`` (a seed page: a story unless its JSON
+is missing, then an index). Index pages go ``queued ──fetch+parse──▶ read`` in one
+transaction with their links. ``via`` says how a URL was found (``seed``, ``related``,
+``edition``, ``newsroom``, ``sitemap``); ``lastmod`` is a sitemap's ``<lastmod>``.
+``fetched`` means the body is safe in the raw archive: a resume processes it from there.
 
-``fetched`` means the body is safe in the raw archive (its SHA-256 is here), so a resumed
-crawl processes it from the archive instead of fetching it again.
-
-A *run* is one crawl command, identified by a fingerprint of what decides its result (seeds,
-depth, limits, scope). Re-running an unfinished run resumes it; re-running a finished one
-starts a new run: a re-crawl that sends the ETag/Last-Modified validators kept from earlier
-runs (the ``validators`` table survives runs). The ``gone`` table (it survives runs too)
-holds the URLs whose last fetch answered 404 or 410: a second such answer in a row confirms
-a withdrawal.
+A *run* is one crawl command, identified by a fingerprint of what decides its result.
+Re-running an unfinished run resumes it; a finished one starts a re-crawl, which sends the
+validators kept from earlier runs (the ``validators`` table survives runs, as does ``gone``:
+the URLs whose last fetch answered 404 or 410).
 """
 
 from __future__ import annotations
@@ -40,7 +30,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -118,10 +108,7 @@ class Row:
     lastmod: str | None = None
 
 
-_ROW_COLUMNS = (
-    "url, depth, state, parent, sha256, source, fetched_at, story, related, status, kind, "
-    "reason, json_path, put, via, role, lastmod"
-)
+_ROW_COLUMNS = ", ".join(f.name for f in fields(Row))
 #: Roles whose links are read, not stored as stories.
 INDEX_ROLES = frozenset({"index", "sitemap", "robots"})
 
@@ -217,14 +204,9 @@ class Frontier:
         role: str = "story",
         lastmod: str | None = None,
     ) -> bool:
-        """Queue ``url`` at ``depth`` unless seen; True if newly queued.
-
-        A URL seen before at a greater depth is moved up to ``depth``; if it was already
-        crawled, its links are re-queued (a story's one hop deeper, an index page's at its
-        own depth), so ``--depth`` means the shortest number of hops, whatever order
-        fetches finish in. ``via`` and ``role``: see the module docstring; a ``lastmod``
-        given for a URL still queued is kept (the latest a sitemap lists wins).
-        """
+        """Queue ``url`` at ``depth`` unless seen; True if newly queued. A URL seen deeper
+        moves up, with the links of a crawled one (``--depth`` is the shortest number of
+        hops, whatever order fetches finish in); the latest ``lastmod`` listed is kept."""
         if depth > self._depth:
             return False
         row = self.db.execute(
@@ -301,14 +283,17 @@ class Frontier:
             self.db.execute("SELECT COUNT(*) FROM urls WHERE state = ?", (state,)).fetchone()[0]
         )
 
+    def _update(self, url: str, **columns: object) -> None:
+        """Set ``columns`` (names from this module, never from input) of ``url``'s row."""
+        assignments = ", ".join(f"{name} = ?" for name in columns)
+        self.db.execute(f"UPDATE urls SET {assignments} WHERE url = ?", (*columns.values(), url))
+
     def mark_fetched(
         self, url: str, sha256: str, source: str, fetched_at: str, status: int | None
     ) -> None:
         """The body is in the archive; processing is next."""
-        self.db.execute(
-            "UPDATE urls SET state = 'fetched', sha256 = ?, source = ?, fetched_at = ?, status = ? "
-            "WHERE url = ?",
-            (sha256, source, fetched_at, status, url),
+        self._update(
+            url, state="fetched", sha256=sha256, source=source, fetched_at=fetched_at, status=status
         )
 
     def mark_failed(
@@ -323,22 +308,17 @@ class Frontier:
 
     def mark_skipped(self, url: str, reason: str) -> None:
         """The URL is not fetched (robots.txt)."""
-        self.db.execute(
-            "UPDATE urls SET state = 'skipped', reason = ? WHERE url = ?", (reason, url)
-        )
+        self._update(url, state="skipped", reason=reason)
 
     def mark_done(self, url: str, story: str, put: str, related: Iterable[str | list[str]]) -> None:
         """The story is in the store; ``related`` are its in-scope links: JSON URLs of
         related stories, or ``[url, via, role]`` for others (an edition page...)."""
-        self.db.execute(
-            "UPDATE urls SET state = 'done', story = ?, put = ?, related = ? WHERE url = ?",
-            (story, put, json.dumps(list(related)), url),
-        )
+        self._update(url, state="done", story=story, put=put, related=json.dumps(list(related)))
 
     def mark_gone(self, url: str, status: int) -> None:
         """The URL answered 404/410 twice in a row; the pipeline marks its story next (a
         resume fetches it again: the answer before confirms it at once)."""
-        self.db.execute("UPDATE urls SET state = 'gone', status = ? WHERE url = ?", (status, url))
+        self._update(url, state="gone", status=status)
 
     def requeue_gone(self) -> None:
         """Put back in the queue the URLs an interrupted run left ``gone``."""
@@ -346,20 +326,14 @@ class Frontier:
 
     def mark_withdrawn(self, url: str, story: str, status: int | None) -> None:
         """The URL answered 404/410 (confirmed) and its stored story is marked withdrawn."""
-        self.db.execute(
-            "UPDATE urls SET state = 'withdrawn', story = ?, status = ? WHERE url = ?",
-            (story, status, url),
-        )
+        self._update(url, state="withdrawn", story=story, status=status)
 
     def mark_read(
         self, url: str, children: Iterable[str | list[str]], reason: str | None = None
     ) -> None:
         """An index page was read; ``children`` are the links it queued (see
         :meth:`mark_done`)."""
-        self.db.execute(
-            "UPDATE urls SET state = 'read', related = ?, reason = ? WHERE url = ?",
-            (json.dumps(list(children)), reason, url),
-        )
+        self._update(url, state="read", related=json.dumps(list(children)), reason=reason)
 
     def row(self, url: str) -> Row | None:
         """The URL's row, or None if unseen."""
@@ -368,14 +342,11 @@ class Frontier:
 
     def mark_duplicate(self, url: str, story: str, reason: str) -> None:
         """The body is a story already crawled under another URL."""
-        self.db.execute(
-            "UPDATE urls SET state = 'duplicate', story = ?, reason = ? WHERE url = ?",
-            (story, reason, url),
-        )
+        self._update(url, state="duplicate", story=story, reason=reason)
 
     def requeue(self, url: str) -> None:
         """Put a URL back in the queue (its archived body went missing)."""
-        self.db.execute("UPDATE urls SET state = 'queued', sha256 = NULL WHERE url = ?", (url,))
+        self._update(url, state="queued", sha256=None)
 
     def status_of(self, url: str) -> int | None:
         """The HTTP status recorded for the URL, or None."""

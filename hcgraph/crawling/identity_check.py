@@ -1,31 +1,21 @@
 """A fetched story may claim only the page it was fetched from.
 
 A story's IRI is its own ``url``, so without a check any page could take over another
-story's graph, or mint story IRIs on hosts outside the crawl. The rule: a fetched body is
-accepted under its declared ``url`` only when that URL, canonicalised, is the page URL of
-the JSON URL it was fetched from (logical, i.e. after ``--mirror`` mapping, and by the
-site's ``index.json`` convention), or of a URL the fetch was redirected to (redirects are
-followed only within the crawl scope). Anything else is an ``identity-mismatch`` failure
-naming both URLs; the body stays in the archive and nothing is stored.
+story's graph, or mint story IRIs on hosts outside the crawl. A fetched body is accepted
+under its declared ``url`` only when that URL, canonicalised, is the page URL of the JSON URL
+it was fetched from (logical, after ``--mirror`` mapping), or of an in-scope redirect target.
+Anything else is an ``identity-mismatch`` failure naming both URLs; the body stays in the
+archive and nothing is stored. Bodies that are not stories with a string ``url`` pass through:
+processing reports them, with their JSON path.
 
-Bodies that are not stories with a string ``url`` pass through: processing reports
-them as invalid or not a story, with their JSON path.
+A *variant* is not a conflict: a URL that names the same page on the same site in another
+spelling (a duplicate slash, ``//stories/x/``; query parameters in another order or ignored
+by the server; whatever :func:`hcgraph.urls.canonicalize` folds). :func:`variant_of`
+recognises one; the crawler records it as a duplicate and fetches the story at its own URL.
 
-A *variant* is not a conflict: a URL that differs from the story's own only in ways that name
-the same page on the same site (a duplicate slash, ``//stories/x/``; query parameters in
-another order or some the server ignored, ``/stories/x/?b=2&a=1`` serving ``/stories/x/``;
-and whatever :func:`hcgraph.urls.canonicalize` folds already: case, default port, tracking
-parameters). :func:`variant_of` recognises one; the crawler records it as a duplicate of the
-story's own URL (nothing is stored from it) and fetches the story there.
-
-The check parses the body here, on the crawler's event loop, and the store worker's pipeline
-parses it again: kept on purpose (issue 41). The check has to decide before the fetch is
-recorded and handed over (a refused body gets no validators, no ``fetched`` state and no
-place in a batch), and the ways to a single parse save next to nothing or cost more: this
-parse is ~30 µs of the ~300 µs a body costs to parse, ship and validate (about 0.3% of a
-crawled story's CPU); a validated story pickled to the worker costs more than validating it
-there, and so does ``from_json``'s tree pickled and validated there, with the raw-byte scans
-``parse_story`` keeps (``bench/bench_parse_handover.py``, ``bench/RESULTS.md``).
+The check parses the body on the crawler's event loop before the fetch is recorded (a refused
+body gets no validators and no place in a batch); the store worker parses it again, which
+costs less than shipping a parsed story there (``bench/bench_parse_handover.py``).
 """
 
 from __future__ import annotations

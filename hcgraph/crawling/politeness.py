@@ -1,10 +1,8 @@
 """Politeness: how many requests run at once, per host, and how often a host is hit.
 
-A request takes a *slot* for its host: a per-host semaphore (``per_host`` requests at once),
-then a wait until the host's next allowed start time (``1 / rate`` after the previous start,
-and never before a ``Retry-After`` or robots ``Crawl-delay`` the host asked for). The global
-limit is the number of crawl workers (``--concurrency``); the HTTP client's connection pool
-is sized to match.
+A request takes a *slot* for its host: a per-host semaphore, then a wait until the host's
+next allowed start (``1 / rate`` after the previous one, never before a ``Retry-After`` or
+robots ``Crawl-delay``). The global limit is the number of workers (``--concurrency``).
 """
 
 from __future__ import annotations

@@ -1,11 +1,10 @@
 """Turning fetched bodies into stored stories, off the event loop.
 
-The crawler hands batches of fetched bodies (:class:`~hcgraph.pipeline.Document`, keyed by
-their frontier URL) to a :class:`BatchRunner`, which runs the one ingest pipeline
-(:mod:`hcgraph.pipeline`) while the event loop keeps fetching: :class:`Runner` in a thread
-of this process, :class:`.worker.ProcessRunner` (the default of ``hcgraph crawl``) in a
-worker process. Either way a batch is *submitted* (awaited until it is mapped) and gives
-back an :class:`asyncio.Future` of its outcomes, resolved once it has landed in the store.
+A :class:`BatchRunner` runs the ingest pipeline (:mod:`hcgraph.pipeline`) over batches of
+fetched bodies while the event loop keeps fetching: :class:`Runner` in a thread,
+:class:`.worker.ProcessRunner` (the default) in a worker process. A batch is *submitted*
+(awaited until it is mapped) and gives back a future of its outcomes, resolved once it has
+landed in the store.
 """
 
 from __future__ import annotations
@@ -27,12 +26,8 @@ T = TypeVar("T")
 
 
 def open_store(directory: Path, wait: float = 15.0) -> Store:
-    """Open a store for writing, waiting up to ``wait`` s while another process holds it.
-
-    A crawl killed a moment ago may hold the lock for an instant longer; waiting briefly
-    lets the re-run resume instead of failing on the lock. Any other failure (a damaged
-    store) is raised at once: waiting would not mend it.
-    """
+    """Open a store for writing, waiting up to ``wait`` s while another process holds it
+    (a crawl killed a moment ago may hold it an instant longer); other failures at once."""
     deadline = time.monotonic() + wait
     while True:
         try:
@@ -84,11 +79,8 @@ class Runner:
         return await asyncio.get_running_loop().run_in_executor(self.pool, fn)
 
     async def submit(self, documents: Sequence[Document]) -> asyncio.Future[list[Outcome]]:
-        """Parse, dedupe and map one batch and queue its write; returns once it is mapped.
-
-        The future gives its outcomes in order once the batch has landed in the store (or
-        raises what its write raised).
-        """
+        """Parse, dedupe and map one batch and queue its write; once mapped, the future of
+        its outcomes in order, which ends when the batch has landed (or its write failed)."""
         batch = list(documents)
         return asyncio.wrap_future(await self._run(lambda: self._pipeline().submit(batch)))
 

@@ -1,26 +1,35 @@
 """What happened to each crawled URL: the frontier's record and the live progress counters.
 
-The :class:`Recorder` is the one place that marks a URL failed, skipped, duplicate or done,
-queues a stored story's related links one hop deeper (or records why not), and keeps the
-:class:`CrawlProgress` counters in step with those marks, so a count can never disagree with
-the frontier it summarises.
+The :class:`Recorder` is the one place that marks a URL fetched, failed, skipped, duplicate,
+gone, withdrawn or done, queues a stored story's links one hop deeper (or records why not),
+keeps what conditional requests send (validators, the archived body a 304 confirms) and
+keeps the :class:`CrawlProgress` counters in step with those marks.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import json
 import re
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..pipeline import Document, Outcome
-from ..urls import Scope, canonicalize, json_url, resolve
-from .discovery import DEFAULT_STORY_PATTERN, FOLLOW_KINDS, lastmod_utc, story_page
-from .frontier import Frontier, Row
+from ..urls import Scope, canonicalize, json_url, page_url, resolve
+from .discovery import lastmod_utc, story_page
+from .frontier import Frontier, Row, Validators
 
-__all__ = ["CrawlProgress", "Recorder"]
+if TYPE_CHECKING:
+    from ..archive import Archive
+    from .fetch import FetchResult
+
+__all__ = ["CrawlProgress", "Recorder", "is_gone"]
+
+_JSONISH = ("application/json", "text/json", "text/plain", "application/octet-stream")
+_GONE = (404, 410)  # a stored story's URL answering these (twice in a row) is withdrawn
 
 
 @dataclass
@@ -41,35 +50,38 @@ class CrawlProgress:
 
 
 class Recorder:
-    """Records fetch and processing outcomes in the frontier and the progress counters.
+    """Records fetch and processing outcomes in ``frontier`` and ``progress``.
 
-    Args:
-        frontier: the crawl's persistent state.
-        scope: which hosts are followed; a local seed's story adds its own host.
-        json_suffix: page URL + this = the story's JSON URL.
-        progress: the counters shown while crawling.
-        follow: what a stored story's links lead to (see :data:`.discovery.FOLLOW_KINDS`).
-        pattern: which links of an index page or sitemap are story pages.
+    ``archive`` holds the bodies conditional requests rely on; ``scope`` grows with the site
+    of a local seed's story; ``follow`` is what a stored story's links lead to, and
+    ``pattern`` which links of an index page or sitemap are story pages.
     """
 
     def __init__(
         self,
         frontier: Frontier,
+        archive: Archive,
         scope: Scope,
         json_suffix: str,
         progress: CrawlProgress,
         *,
-        follow: tuple[str, ...] = ("related",),
-        pattern: re.Pattern[str] | None = None,
+        follow: tuple[str, ...],
+        pattern: re.Pattern[str],
     ) -> None:
         self.frontier = frontier
+        self.archive = archive
         self.scope = scope
         self.json_suffix = json_suffix
         self.progress = progress
-        self.follow = frozenset(follow) & set(FOLLOW_KINDS)
-        self.pattern = pattern or re.compile(DEFAULT_STORY_PATTERN)
+        self.follow = frozenset(follow)
+        self.pattern = pattern
         self.not_modified: set[str] = set()  # answered 304: stored "not-modified", not "unchanged"
         self.gone: dict[str, int] = {}  # answered 404/410 (confirmed): URL → status
+        self._gone_before = frontier.gone_urls()  # the last fetch answered 404/410 (any run)
+
+    def out_of_scope(self, url: str) -> str | None:
+        """Why ``url`` is not followed, or None (the scope grows with local seeds' sites)."""
+        return self.scope.why_not(url)
 
     # --- fetching ---------------------------------------------------------------------------
     def fetched(self) -> None:
@@ -83,14 +95,37 @@ class Recorder:
         self.frontier.mark_failed(url, status=status, kind=kind, reason=reason, json_path=json_path)
         self.progress.failed += 1
 
-    def skipped(self, url: str, reason: str) -> None:
-        """``url`` is deliberately not fetched (robots.txt asks so)."""
-        self.frontier.mark_skipped(url, reason)
+    def robots_allow(self, url: str, verdict: tuple[str, str] | None) -> bool:
+        """True if robots.txt's ``verdict`` lets ``url`` be fetched; else it is recorded
+        skipped (or failed, when robots.txt could not be read)."""
+        if verdict is None:
+            return True
+        state, reason = verdict
+        if state == "failed":
+            self.failed(url, status=None, kind="robots", reason=reason)
+        else:
+            self.frontier.mark_skipped(url, reason)
+        return False
+
+    def fetch_failed(self, row: Row | None, result: FetchResult, not_modified: bool) -> bool:
+        """True (and recorded) if the response cannot be a story; a seed page whose JSON is
+        not there is read as an index page instead."""
+        failure = _failure(result, not_modified)
+        if failure is None:
+            return False
+        kind, reason = failure
+        if row is not None and row.role == "page" and _no_story_here(result, kind):
+            with self.frontier.batch():
+                page = page_url(row.url, self.json_suffix)
+                self.frontier.mark_read(row.url, [[page, "seed", "index"]], reason)
+                self.frontier.add(page, row.depth, row.url, via="seed", role="index")
+            return True
+        self.failed(result.url, status=result.status, kind=kind, reason=reason)
+        return True
 
     def variant(self, url: str, claim: str) -> None:
-        """``url`` served the story whose own page is ``claim``, a variant of ``url`` (see
-        :func:`~hcgraph.crawling.identity_check.variant_of`): a duplicate, and the story is
-        fetched at its own URL (same depth, same way found)."""
+        """``url`` served the story whose own page is ``claim``, a variant of ``url``: a
+        duplicate, and the story is fetched at its own URL (same depth, same way found)."""
         row = self.frontier.row(url)
         self.frontier.mark_duplicate(url, claim, f"same story as {claim} (a variant of its URL)")
         own = json_url(claim, self.json_suffix)
@@ -98,19 +133,76 @@ class Recorder:
             depth = row.depth if row else 0
             self.frontier.add(own, depth, url, via=row.via if row else None)
 
-    def as_index(self, row: Row, page: str, reason: str) -> None:
-        """A seed page with no story JSON (``row``, its JSON URL) is read as an index page."""
-        self.frontier.mark_read(row.url, [[page, "seed", "index"]], reason)
-        self.frontier.add(page, row.depth, row.url, via="seed", role="index")
+    def story_fetched(self, url: str, result: FetchResult, sha: str, not_modified: bool) -> None:
+        """A story body is archived: record it fetched, with its validators (one commit)."""
+        when = result.fetched_at.isoformat()
+        with self.frontier.batch():
+            if result.status == 200:
+                etag, modified = result.headers.get("etag"), result.headers.get("last-modified")
+                self.frontier.set_validators(url, Validators(etag, modified, sha, when))
+            elif not_modified:
+                self.frontier.confirmed(url, when)
+            self.frontier.mark_fetched(url, sha, result.final_url, when, result.status)
+        if not_modified:
+            self.not_modified.add(url)
 
+    # --- conditional requests -----------------------------------------------------------------
+    def conditional(self, v: Validators | None) -> tuple[dict[str, str], bytes | None]:
+        """The headers that make a re-fetch conditional, with the archived body a 304 would
+        confirm (read and checked against its hash once, here)."""
+        if v is None or not v.sha256 or not (v.etag or v.last_modified):
+            return {}, None
+        old = self.archive.intact_body(v.sha256)
+        if old is None:  # lost or damaged: a 304 would leave nothing, so ask unconditionally
+            return {}, None
+        headers = {}
+        if v.etag:
+            headers["If-None-Match"] = v.etag
+        if v.last_modified:
+            headers["If-Modified-Since"] = v.last_modified
+        return headers, old
+
+    def listed_unchanged(self, row: Row, v: Validators | None) -> Document | None:
+        """A story a sitemap lists as unchanged (``<lastmod>``) since its body was last
+        fetched whole is not requested: its archived body (recorded fetched), to process as
+        a 304's would be; None when anything is unknown or the body is not intact."""
+        if v is None or not v.sha256 or not v.fetched_at:
+            return None
+        if not _no_later(row.lastmod, v.fetched_at):
+            return None
+        body = self.archive.intact_body(v.sha256)
+        if body is None:
+            return None
+        self.frontier.mark_fetched(row.url, v.sha256, row.url, v.fetched_at, None)
+        self.not_modified.add(row.url)
+        return Document(body, row.url, dt.datetime.fromisoformat(v.fetched_at), row.url)
+
+    # --- withdrawals --------------------------------------------------------------------------
+    def gone_before(self, url: str) -> bool:
+        """Whether the fetch before this one (any run) answered 404/410."""
+        return url in self._gone_before
+
+    def set_gone(self, url: str, gone: bool) -> None:
+        """Remember whether ``url``'s last fetch answered 404/410 (written only on a change)."""
+        if gone != (url in self._gone_before):
+            self.frontier.set_gone(url, gone)
+            (self._gone_before.add if gone else self._gone_before.discard)(url)
+
+    def withdrawn(self, url: str, result: FetchResult) -> Document:
+        """A URL a story came from answered 404/410 twice in a row (never on 5xx, timeouts
+        or network errors): recorded gone; the withdrawal for the pipeline to record."""
+        assert result.status is not None
+        with self.frontier.batch():
+            self.set_gone(url, True)
+            self.frontier.mark_gone(url, result.status)
+        self.gone[url] = result.status
+        return Document(b"", result.final_url or url, result.fetched_at, url, withdrawn=True)
+
+    # --- index pages --------------------------------------------------------------------------
     def index_read(self, row: Row, links: list[tuple[str, str | None]], sitemaps: bool) -> int:
-        """Queue what an index page (``row``) lists; return how many story pages it lists.
-
-        ``links`` are ``(url, lastmod)``. On a sitemap index (``sitemaps``) every in-scope
-        link is a sitemap; elsewhere only the in-scope links that look like story pages are
-        kept, as story JSON URLs. Either way at the page's own depth: the stories an index
-        page lists are as far from the seeds as the page. Other links are ignored.
-        """
+        """Queue the ``(url, lastmod)`` links an index page lists, at its own depth: on a
+        sitemap index (``sitemaps``) the in-scope ones, as sitemaps; elsewhere the in-scope
+        story pages, as story JSON URLs. Return how many story pages it lists."""
         via = "sitemap" if row.role in ("sitemap", "robots") else (row.via or "seed")
         children: dict[str, list[str]] = {}  # url → [url, via, role], in order, once each
         for link, lastmod in links:
@@ -139,23 +231,18 @@ class Recorder:
             return None
         return [json_url(page, self.json_suffix), via, "story"]
 
+    # --- processing -------------------------------------------------------------------------
     def poisoned(self, item: Document, exc: Exception) -> None:
         """Processing this body raised on its own: it fails alone, not the crawl."""
         text = " ".join(str(exc).split())[:300] or type(exc).__name__
         self.failed(item.key or "", status=None, kind="process-error", reason=text)
 
-    # --- processing -------------------------------------------------------------------------
     def outcome(self, outcome: Outcome) -> bool:
         """Record one processed body; True when it was stored as a story."""
         url = outcome.key
         assert url is not None
-        frontier = self.frontier
         if outcome.withdrawal:
-            status = self.gone.pop(url, None) or self.frontier.status_of(url)
-            if outcome.status == "withdrawn" and outcome.story_url is not None:
-                frontier.mark_withdrawn(url, outcome.story_url, status)
-            else:  # no story stored from it (any more): an HTTP failure, as ever
-                self.failed(url, status=status, kind="http", reason=f"HTTP {status}")
+            self._withdrawal(url, outcome)
             return False
         if outcome.reason is not None:
             kind = "not-a-story" if outcome.not_a_story else "invalid-story"
@@ -165,28 +252,47 @@ class Recorder:
             return False
         assert outcome.story_url is not None
         if outcome.duplicate_of is not None:
-            frontier.mark_duplicate(url, outcome.story_url, f"same story as {outcome.duplicate_of}")
+            reason = f"same story as {outcome.duplicate_of}"
+            self.frontier.mark_duplicate(url, outcome.story_url, reason)
             return False
+        self._stored(url, outcome.story_url, outcome)
+        return True
+
+    def _withdrawal(self, url: str, outcome: Outcome) -> None:
+        status = self.gone.pop(url, None) or self.frontier.status_of(url)
+        if outcome.status == "withdrawn" and outcome.story_url is not None:
+            self.frontier.mark_withdrawn(url, outcome.story_url, status)
+        else:  # no story stored from it (any more): an HTTP failure, as ever
+            self.failed(url, status=status, kind="http", reason=f"HTTP {status}")
+
+    def _stored(self, url: str, story: str, outcome: Outcome) -> None:
+        """Mark ``url`` done with its story and queue the story's links one hop deeper."""
+        frontier = self.frontier
         depth = frontier.depth_of(url) or 0
         if depth == 0 and url.startswith("file:"):  # a local seed: its site is in scope
-            host = _host_or_none(outcome.story_url)
-            if host and host not in self.scope.hosts:
-                self.scope = self.scope.with_host(host)
-                frontier.set_setting("hosts", json.dumps(sorted(self.scope.hosts)))
+            self._add_host(story)
         related = list(self._children(outcome, depth))
         put = outcome.status or "unchanged"
         if put == "unchanged" and url in self.not_modified:
             put = "not-modified"
-        frontier.mark_done(url, outcome.story_url, put, related)
-        frontier.claim(outcome.story_url, url, outcome.story_id)
+        frontier.mark_done(url, story, put, related)
+        frontier.claim(story, url, outcome.story_id)
         self.progress.stored += 1
         try:
-            own = json_url(outcome.story_url, self.json_suffix)
+            own = json_url(story, self.json_suffix)
         except ValueError:
             own = None
         if own and own != url:
             frontier.add_final(own, depth, "alias", url, f"same story as {url}")
-        return True
+
+    def _add_host(self, story: str) -> None:
+        try:
+            host = canonicalize(story).split("/")[2]
+        except (ValueError, IndexError):
+            return
+        if host and host not in self.scope.hosts:
+            self.scope = self.scope.with_host(host)
+            self.frontier.set_setting("hosts", json.dumps(sorted(self.scope.hosts)))
 
     def _children(self, outcome: Outcome, depth: int) -> Iterable[str | list[str]]:
         """Queue the in-scope links ``--follow`` asks for one hop deeper (related stories,
@@ -212,8 +318,42 @@ class Recorder:
                 yield [page, kind, "index"]
 
 
-def _host_or_none(url: str) -> str | None:
+def is_gone(result: FetchResult) -> bool:
+    """The server answered that the URL is gone: 404 or 410, not a failed fetch."""
+    return result.error is None and result.status in _GONE
+
+
+def _no_later(lastmod: str | None, fetched_at: str) -> bool:
+    """True when a sitemap's ``lastmod`` (UTC ISO) is no later than ``fetched_at``."""
+    if not lastmod:
+        return False
     try:
-        return canonicalize(url).split("/")[2]
-    except (ValueError, IndexError):
+        listed, fetched = dt.datetime.fromisoformat(lastmod), dt.datetime.fromisoformat(fetched_at)
+    except ValueError:
+        return False
+    return listed.tzinfo is not None and fetched.tzinfo is not None and listed <= fetched
+
+
+def _no_story_here(result: FetchResult, kind: str) -> bool:
+    """The JSON URL of a seed page answered as if there is no story there: 404/410, or an
+    HTML page (a site that answers every path with one)."""
+    if result.status in _GONE:
+        return True
+    ctype = result.headers.get("content-type", "").split(";")[0].strip().lower()
+    return kind == "content-type" and ctype in ("text/html", "application/xhtml+xml")
+
+
+def _failure(result: FetchResult, not_modified: bool) -> tuple[str, str] | None:
+    """``(kind, reason)`` if the response cannot be a story, else None."""
+    if result.error is not None:
+        return result.kind, result.error
+    if not_modified:
         return None
+    if result.status != 200:
+        return "http", f"HTTP {result.status}"
+    ctype = result.headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype and not (ctype.endswith("+json") or ctype in _JSONISH):
+        return "content-type", f"not JSON: Content-Type {ctype}"
+    if result.body is None:
+        return "http", "empty response"
+    return None

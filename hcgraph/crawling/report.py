@@ -1,8 +1,7 @@
 """The crawl report: counts, and every failure with URL, status and reason.
 
-Built from the frontier at the end of a run (so a resumed crawl reports everything, not
-just its last part) and written as JSON (default ``STORE/crawl-report.json``). Exit codes
-follow it: 0 when nothing failed, 3 when some URL failed (the rest is done).
+Built from the frontier at the end of a run (a resumed crawl reports all of it) and written
+as JSON (default ``STORE/crawl-report.json``).
 """
 
 from __future__ import annotations
@@ -21,32 +20,10 @@ __all__ = ["CrawlReport", "build_report"]
 
 @dataclass
 class CrawlReport:
-    """What a crawl did.
-
-    Attributes:
-        status: ``complete`` or ``interrupted`` (then run the same command to resume).
-        resumed: this invocation continued an interrupted run.
-        counts: ``stories`` (in the store after this run), ``added``, ``replaced``,
-            ``unchanged``, ``not_modified`` (304), ``withdrawn`` (stored stories whose URL
-            answered 404/410, confirmed: marked withdrawn), ``duplicates``, ``failed``,
-            ``skipped``,
-            ``not_fetched`` (left queued by ``--max-stories``, or not reached yet by an
-            interrupted run), ``requests`` (HTTP requests made by this invocation, retries
-            and robots.txt included).
-        failures: one entry per failed URL: ``url``, ``status``, ``kind``, ``reason``,
-            ``json_path``, ``linked_from``.
-        skipped: URLs not fetched on purpose (off-site, not http, robots.txt).
-        withdrawn: one entry per withdrawn story: ``url``, ``story``, ``status``.
-        duplicates: URLs whose story was already crawled under another URL (or that
-            served it under a variant of its URL, e.g. a duplicate slash).
-        found_by: stored stories by how they were found: ``seed``, ``related``,
-            ``edition``, ``newsroom``, ``sitemap``.
-        stories: one entry per stored story: ``url`` (crawled), ``story`` (its IRI),
-            ``found_by``, ``linked_from``.
-        index_pages: the index pages, sitemaps and robots.txt files read: ``url``, ``kind``
-            (``index``, ``sitemap``, ``robots``), ``found_by``, ``stories`` (how many
-            in-scope story pages it lists), ``linked_from``.
-    """
+    """What a crawl did: ``status`` is ``complete`` or ``interrupted`` (run the same command
+    to resume), ``resumed`` says this invocation continued an interrupted run, ``counts``
+    and the lists say what happened to each URL (each field: "The crawl report" in
+    ``docs/crawling.md``; ``requests`` counts this invocation's HTTP requests)."""
 
     seeds: list[str]
     status: str

@@ -1,15 +1,10 @@
 """robots.txt, fetched once per logical origin and honoured (RFC 9309).
 
-The rules are matched by ``protego`` (the parser Scrapy uses): the longest matching path
-wins, ``Allow`` wins a tie, ``*`` and ``$`` are wildcards, paths are compared
-percent-decoded, and the group is the one whose ``User-agent`` matches our product token
-(else ``*``). Only the first 512 KiB of a robots.txt are read, as RFC 9309 allows.
-
-The file is read from the logical origin (through a mirror, if one is set, so a mirror of a
-site carries the site's rules) and the rules are applied to logical paths. As RFC 9309 says:
-a 4xx (no file) allows everything; a 5xx or an unreachable server after retries disallows
-everything on that origin for this crawl. ``Crawl-delay`` for our agent sets the host's
-minimum request interval.
+The rules are matched by ``protego`` (the parser Scrapy uses) for the group whose
+``User-agent`` matches our product token (else ``*``); only the first 512 KiB are read. The
+file is read through the mirror, if any, and applied to logical paths. A 4xx allows
+everything; a 5xx or an unreachable server disallows everything on that origin for this
+crawl. ``Crawl-delay`` for our agent sets the host's minimum request interval.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """Which URL a crawl worker fetches next, and when the crawl is over.
 
-The :class:`Scheduler` is the crawl's one piece of shared state between its tasks: it leases
-queued URLs from the frontier (shallowest first, never one URL to two workers), counts what
-is in flight (being fetched) and what is being processed (fetched, not yet recorded), holds
-new leases back while ``max_stories`` could be reached by what is stored, in flight or being
-processed, and tells the workers to finish once nothing is queued, in flight or being
-processed (idle) or the crawl is stopped. Why one object: those counters decide together
-whether a worker may fetch, waits, or ends, so they change in one place under one condition.
+The :class:`Scheduler` leases queued URLs (shallowest first, never one URL to two workers),
+counts what is in flight and what is being processed, holds leases back while
+``max_stories`` could be reached by those, and ends the workers once the crawl is idle or
+stopped: these counters decide together, so they change in one place under one condition.
 """
 
 from __future__ import annotations

@@ -1,40 +1,30 @@
 """The store worker process: the crawl's pipeline in a process of its own.
 
-Why a process: in one process a crawl's Python work — the event loop (httpx, the frontier,
-the archive hand-off) plus parsing and mapping plus the writer's encoding — shares one GIL
-(a profile put ~7 ms of GIL-holding work on each crawled story, ingest ~4.5 ms). A worker
-process holds the store and runs :class:`~hcgraph.pipeline.Pipeline` exactly as
-:class:`~.process.Runner`'s thread does; the event loop keeps its own GIL for fetching.
-Measured against the thread: a little less CPU a story and 1 to 22% more stories a second
-(``bench/ab_crawl.py``; ``bench/RESULTS.md``).
-
-:class:`ProcessRunner` has :class:`~.process.Runner`'s interface, so the crawler cannot tell
-them apart. The worker is started with :mod:`subprocess` (``python -P -c …``), not
-:mod:`multiprocessing`, so a caller's script is never imported again in it (no
-``if __name__ == "__main__"`` guard needed); the two sides talk over a socket pair wrapped in
-:class:`multiprocessing.connection.Connection` (pickled messages):
+In one process the event loop (httpx, the frontier, the archive) and the pipeline (parsing,
+mapping, the writer's encoding) share one GIL; a worker process holds the store and runs
+:class:`~hcgraph.pipeline.Pipeline` as :class:`~.process.Runner`'s thread does, with
+:class:`ProcessRunner` as its stand-in in the crawl. It is started with :mod:`subprocess`
+(``python -P -c …``, so a caller's script is never imported again) and spoken to over a socket
+pair wrapped in :class:`multiprocessing.connection.Connection` (pickled messages):
 
 * requests go one at a time, parent → worker: ``(op, batch)``, op ``submit`` or ``close``
   (whose ``batch`` says whether to compact the store, when due, before closing it);
 * the worker answers each with ``("reply", ok, value)`` (for ``submit``: the batch's number
   ``n``, once it is mapped), and sends ``("landed", n, ok, outcomes or error)`` from its
-  writer thread when batch ``n``'s write ends: what the future :meth:`ProcessRunner.submit`
-  returned is resolved with.
+  writer thread when batch ``n``'s write ends.
 
-Failures keep their meaning: an error a batch raises in the worker is raised again in the
-parent (a :class:`~hcgraph.errors.StoreError` stays one, so a broken store still ends the
-crawl with its bodies as suspects); a worker that dies (killed, out of memory, a crash in
-native code) is a :class:`~hcgraph.errors.StoreError` for the batch it was working on. The
-parent decides how a crawl stops: the worker runs in a session of its own (a Ctrl-C at the
-terminal does not reach it) and ignores SIGINT and SIGTERM (a service stop signals every
-process of the crawl); when the parent goes away without closing it, it finishes its writes
-and exits.
+An error a batch raises in the worker is raised again in the parent (a
+:class:`~hcgraph.errors.StoreError` stays one); a worker that dies is a
+:class:`~hcgraph.errors.StoreError` for the batch in hand. The worker runs in a session of its
+own and ignores SIGINT and SIGTERM: the parent decides how a crawl stops; when the parent goes
+away without closing it, it finishes its writes and exits.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import pickle
 import signal
 import socket
@@ -135,23 +125,19 @@ def _answer(conn: Connection, pipeline: Pipeline, send: Callable[[tuple[Any, ...
             continue
         submitted += 1
         send(("reply", True, submitted))
-        landed.add_done_callback(_announce(send, submitted))
+        landed.add_done_callback(functools.partial(_announce, send, submitted))
 
 
 def _announce(
-    send: Callable[[tuple[Any, ...]], None], n: int
-) -> Callable[[Future[list[Outcome]]], None]:
-    """A done-callback for batch ``n``'s write: tell the parent how it ended."""
-
-    def landed(future: Future[list[Outcome]]) -> None:
-        error = future.exception()
-        send(
-            ("landed", n, True, future.result())
-            if error is None
-            else ("landed", n, False, _wire(error))
-        )
-
-    return landed
+    send: Callable[[tuple[Any, ...]], None], n: int, future: Future[list[Outcome]]
+) -> None:
+    """Batch ``n``'s write ended (``future`` done): tell the parent how."""
+    error = future.exception()
+    send(
+        ("landed", n, True, future.result())
+        if error is None
+        else ("landed", n, False, _wire(error))
+    )
 
 
 def main(argv: Sequence[str]) -> None:
@@ -284,7 +270,6 @@ class ProcessRunner:
         if self._closed:
             return
         self._closed = True
-        loop = asyncio.get_running_loop()
         ended = True
         try:
             # Not after a call that was abandoned (cancelled): its reply is still to come.
@@ -297,18 +282,10 @@ class ProcessRunner:
             if self._loop is not None:
                 with contextlib.suppress(ValueError, OSError):
                     self._loop.remove_reader(self._conn.fileno())
-            if ended:
-                self._sender.shutdown(wait=True)  # a request still being sent is read first
-                # Before waiting: a worker not told to close sees the pipe end, finishes its
-                # writes and exits (instead of waiting for a request that never comes).
-                self._conn.close()
-                try:
-                    await loop.run_in_executor(None, self._process.wait, _CLOSE_WAIT)
-                except subprocess.TimeoutExpired:
-                    ended = False
+            ended = ended and await self._ended()
             if not ended:
                 self._process.kill()
-                await loop.run_in_executor(None, self._process.wait)
+                await asyncio.get_running_loop().run_in_executor(None, self._process.wait)
                 self._sender.shutdown(wait=True)  # a send blocked on the pipe failed with it
                 self._conn.close()
         if not ended:
@@ -316,6 +293,18 @@ class ProcessRunner:
                 f"the store worker did not finish its writes in {_CLOSE_WAIT:.0f} s and was "
                 "stopped; the next run on this store recovers them"
             )
+
+    async def _ended(self) -> bool:
+        """Close the pipe and wait for the worker to exit; False if it did not in time."""
+        self._sender.shutdown(wait=True)  # a request still being sent is read first
+        # Before waiting: a worker not told to close sees the pipe end, finishes its writes
+        # and exits (instead of waiting for a request that never comes).
+        self._conn.close()
+        try:
+            await asyncio.get_running_loop().run_in_executor(None, self._process.wait, _CLOSE_WAIT)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
 
 
 def _resolve(future: asyncio.Future[Any] | None, ok: bool, value: Any) -> None:
