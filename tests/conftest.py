@@ -80,13 +80,31 @@ def cli_env() -> dict[str, str]:
     return env
 
 
+@pytest.fixture(scope="session")
+def cli_forkserver() -> Iterator[object]:
+    """Interpreters that imported hcgraph once and fork a real process per CLI call
+    (tests/support/forkserver.py); ``None`` when ``HCGRAPH_TEST_FORKSERVER=0``."""
+    if os.environ.get("HCGRAPH_TEST_FORKSERVER", "1") == "0":
+        yield None
+        return
+    from tests.support.forkserver import ForkServer
+
+    server = ForkServer(cli_env())
+    yield server
+    server.close()
+
+
 @pytest.fixture
-def run_cli() -> object:
-    """Run ``python -m hcgraph`` in a subprocess (the real entry point, real exit codes)."""
+def run_cli(cli_forkserver: object) -> object:
+    """Run ``python -m hcgraph`` in a child process (the real entry point, real exit codes),
+    forked from an interpreter that imported hcgraph already (see ``cli_forkserver``)."""
+    from tests.support.forkserver import ForkServer
 
     def run(
         *args: object, cwd: Path | None = None, timeout: float = 120
     ) -> subprocess.CompletedProcess[str]:
+        if isinstance(cli_forkserver, ForkServer):
+            return cli_forkserver.run(list(map(str, args)), env=cli_env(), cwd=cwd, timeout=timeout)
         return subprocess.run(
             [sys.executable, "-m", "hcgraph", *map(str, args)],
             capture_output=True, text=True, cwd=cwd, env=cli_env(), timeout=timeout,

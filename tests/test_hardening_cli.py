@@ -55,12 +55,11 @@ CASES: list[tuple[str, list[str]]] = [
 
 
 @pytest.mark.parametrize(("name", "args"), CASES, ids=[c[0] for c in CASES])
-def test_unwritable_output_is_one_line(good_store: Path, name: str, args: list[str]) -> None:
+def test_unwritable_output_is_one_line(
+    good_store: Path, name: str, args: list[str], run_cli: Any
+) -> None:
     argv = [a.replace("{good}", str(good_store)) for a in args]
-    proc = subprocess.run(
-        [sys.executable, "-m", "hcgraph", *argv],
-        capture_output=True, text=True, env=cli_env(), timeout=120,
-    )  # fmt: skip
+    proc = run_cli(*argv)
     lines = proc.stderr.strip().splitlines()
     assert "Traceback" not in proc.stderr, proc.stderr
     assert proc.returncode == 1, proc.stderr

@@ -1,0 +1,226 @@
+"""``python -m hcgraph`` in a real child process, without an interpreter start per call.
+
+A CLI test that runs ``python -m hcgraph …`` spends most of its CPU starting Python and
+importing hcgraph's dependencies (~0.45 of the ~0.5 CPU s of a small ``ingest``), once per
+call, some hundred times a suite. A :class:`ForkServer` is a fresh interpreter (started
+once, with the same environment a subprocess gets) that imports those modules and then,
+per call, forks a child that *is* the command: its own process, ``hcgraph/__main__.py`` run
+as ``__main__`` (as ``-m`` runs it), the call's arguments, environment and working
+directory, the caller's stdin, stdout and stderr in files, its real exit status (a signal
+shows as a negative code, as :mod:`subprocess` reports it), a kill at the timeout. Two
+servers with different hash seeds take turns, so two calls in a row hash strings
+differently, as two interpreter starts would (a determinism test still meets a new seed).
+
+What a fork cannot give is kept out: a test about the interpreter start itself (what
+``--help`` imports, start-up time) runs ``sys.executable`` with :mod:`subprocess`, not
+this. ``HCGRAPH_TEST_FORKSERVER=0`` makes ``run_cli`` start an interpreter per call again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+#: Imported once in each server: what most commands import anyway (hcgraph's CLI, store,
+#: ingest and queries, and through them rdflib, pyoxigraph, click, httpx).
+PRELOAD = (
+    "hcgraph.cli",
+    "hcgraph.store",
+    "hcgraph.ingest",
+    "hcgraph.queries",
+    "hcgraph.exporting",
+    "httpx",
+)
+
+# The server's own code, run as ``python -c``: it never imports anything from tests/.
+_SERVER = r"""
+import importlib, json, os, signal, socket, sys
+
+def _child(conn, request, fds):
+    # This process is the command. Its streams are the caller's; nothing of the server's
+    # loop survives into it but the imported modules.
+    conn.close()
+    listener.close()
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    for fd, target in zip(fds, (0, 1, 2)):
+        os.dup2(fd, target)
+        os.close(fd)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    sys.argv = ["-m", *request["args"]]
+    sys.path[0] = os.getcwd()  # as ``python -m`` starts: the working directory first
+    import atexit, runpy, threading, traceback
+    code = 0
+    try:
+        runpy.run_module("hcgraph", run_name="__main__", alter_sys=True)
+    except SystemExit as stop:
+        c = stop.code
+        code = c if isinstance(c, int) else (0 if c is None else 1)
+        if c is not None and not isinstance(c, int):
+            print(c, file=sys.stderr)
+    except KeyboardInterrupt:
+        traceback.print_exc()
+        code = 128 + signal.SIGINT
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    # What the interpreter does on its way out: wait for threads, run atexit, flush.
+    try:
+        threading._shutdown()
+        atexit._run_exitfuncs()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        os._exit(code)
+
+def _serve(conn):
+    # A process per call that forks the command and reports its pid, then its status.
+    msg, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
+    request = json.loads(msg)
+    pid = os.fork()
+    if pid == 0:
+        _child(conn, request, fds)
+    for fd in fds:
+        os.close(fd)
+    conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+    _, status = os.waitpid(pid, 0)
+    conn.sendall(json.dumps({"status": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
+    conn.close()
+    os._exit(0)
+
+for name in sys.argv[2:]:
+    importlib.import_module(name)
+listener = socket.socket(socket.AF_UNIX)
+listener.bind(sys.argv[1])
+listener.listen(16)
+listener.settimeout(0.5)
+print("ready", flush=True)
+parent = os.getppid()
+while True:
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+    except ChildProcessError:
+        pass
+    try:
+        conn, _ = listener.accept()
+    except socket.timeout:
+        if os.getppid() != parent:
+            break  # the test session is gone
+        continue
+    conn.settimeout(None)
+    if conn.recv(4, socket.MSG_PEEK) == b"":
+        conn.close()
+        break  # an empty connection: stop
+    if os.fork() == 0:
+        _serve(conn)
+    conn.close()
+listener.close()
+try:
+    while True:
+        os.wait()  # every helper, so their CPU and their commands' is counted in ours
+except ChildProcessError:
+    pass
+"""
+
+
+class ForkServer:
+    """Forks ``python -m hcgraph`` children from interpreters that imported it already."""
+
+    def __init__(self, env: dict[str, str], servers: int = 2) -> None:
+        self._dir = tempfile.mkdtemp(prefix="hcgraph-forkserver-")
+        self._lock = threading.Lock()
+        self._turn = 0
+        self._procs: list[tuple[subprocess.Popen[str], str]] = []
+        for i in range(servers):
+            path = os.path.join(self._dir, f"s{i}")
+            server_env = dict(env, PYTHONHASHSEED=str(secrets.randbelow(2**32)))
+            proc = subprocess.Popen(
+                [sys.executable, "-c", _SERVER, path, *PRELOAD],
+                env=server_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True,
+            )  # fmt: skip
+            assert proc.stdout is not None
+            if proc.stdout.readline().strip() != "ready":
+                raise RuntimeError(f"the fork server did not start (exit {proc.wait()})")
+            self._procs.append((proc, path))
+
+    def run(
+        self, args: list[str], *, env: dict[str, str], cwd: Path | None, timeout: float
+    ) -> subprocess.CompletedProcess[str]:
+        """Like ``subprocess.run([python, -m, hcgraph, *args], capture_output=True,
+        text=True, env=env, cwd=cwd, timeout=timeout)``."""
+        with self._lock:
+            _, path = self._procs[self._turn % len(self._procs)]
+            self._turn += 1
+        request = {"args": args, "env": env, "cwd": str(cwd or os.getcwd())}
+        with (
+            tempfile.TemporaryFile() as out,
+            tempfile.TemporaryFile() as err,
+            socket.socket(socket.AF_UNIX) as sock,
+        ):
+            sock.connect(path)
+            socket.send_fds(sock, [json.dumps(request).encode()], [0, out.fileno(), err.fileno()])
+            with sock.makefile("r") as reader:
+                pid = int(json.loads(reader.readline())["pid"])
+                sock.settimeout(timeout)
+                try:
+                    line = reader.readline()
+                except TimeoutError:
+                    line = None
+            if line is None:  # as subprocess.run does: kill the child, then raise
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+                raise subprocess.TimeoutExpired(
+                    [sys.executable, "-m", "hcgraph", *args], timeout, _text(out), _text(err)
+                )
+            if not line:
+                raise RuntimeError("the fork server's helper ended without a status")
+            status = int(json.loads(line)["status"])
+            return subprocess.CompletedProcess(
+                [sys.executable, "-m", "hcgraph", *args], status, _text(out), _text(err)
+            )
+
+    def close(self) -> None:
+        """Stop the servers and reap them (their CPU, and their children's, is counted)."""
+        for proc, path in self._procs:
+            try:
+                with socket.socket(socket.AF_UNIX) as sock:
+                    sock.connect(path)
+            except OSError:
+                proc.kill()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
+        for name in os.listdir(self._dir):
+            os.unlink(os.path.join(self._dir, name))
+        os.rmdir(self._dir)
+
+
+def _text(fh: object) -> str:
+    """A captured stream as text, decoded as ``subprocess.run(text=True)`` does."""
+    import io
+
+    assert isinstance(fh, io.BufferedRandom)
+    fh.seek(0)
+    wrapper = io.TextIOWrapper(fh, encoding=None, newline=None)
+    try:
+        return wrapper.read()
+    finally:
+        wrapper.detach()
