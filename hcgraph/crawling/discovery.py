@@ -36,6 +36,7 @@ from protego import Protego
 
 from ..errors import CrawlError
 from ..urls import DEFAULT_JSON_SUFFIX, canonicalize, page_url
+from .robots import parse_robots, sitemaps_of
 
 if TYPE_CHECKING:
     from .fetch import Fetcher, FetchResult
@@ -68,7 +69,6 @@ DEFAULT_STORY_PATTERN = r"^/stories/\d{4}-\d{2}-\d{2}/[^/]+/$"
 #: Entries read from one sitemap (the sitemaps protocol's own limit).
 MAX_ENTRIES = 50_000
 _SITEMAP_SUFFIXES = (".xml", ".xml.gz")
-_MAX_ROBOTS_BYTES = 512 * 1024  # read of a robots.txt, as RFC 9309 allows
 
 
 def parse_follow(text: str | tuple[str, ...]) -> tuple[str, ...]:
@@ -259,7 +259,7 @@ def lastmod_utc(text: str | None) -> str | None:
 
 def robots_sitemaps(lines: Iterable[str]) -> list[str]:
     """Sitemap URLs as written on robots.txt ``Sitemap:`` lines (in order, once each)."""
-    return list(dict.fromkeys(Protego.parse("\n".join(lines)).sitemaps))
+    return sitemaps_of(Protego.parse("\n".join(lines)))
 
 
 def seed_sitemaps(urls: Sequence[str], ignore_robots: bool) -> list[tuple[str, str]]:
@@ -317,8 +317,7 @@ class IndexReader:
             result = await self.fetcher.get(url)
             self.recorder.fetched()
             ok = result.status == 200 and result.error is None
-            body = (result.body or b"")[:_MAX_ROBOTS_BYTES] if ok else b""
-            found = robots_sitemaps(body.decode("utf-8", "replace").splitlines())
+            found = sitemaps_of(parse_robots(result.body)) if ok and result.body else []
         origin = "{0.scheme}://{0.netloc}".format(urlsplit(url))
         return [(s, None) for s in found or [origin + "/sitemap.xml"]]
 

@@ -17,11 +17,21 @@ from protego import Protego
 from ..urls import host_of
 from .fetch import Fetcher
 
-__all__ = ["AGENT_TOKEN", "Robots"]
+__all__ = ["AGENT_TOKEN", "Robots", "parse_robots", "sitemaps_of"]
 
 #: The product token matched against ``User-agent:`` lines.
 AGENT_TOKEN = "hcgraph"
-_MAX_ROBOTS_BYTES = 512 * 1024
+_MAX_ROBOTS_BYTES = 512 * 1024  # read of a robots.txt, as RFC 9309 allows
+
+
+def parse_robots(body: bytes) -> Protego:
+    """A robots.txt body as every reader here takes it: its first 512 KiB, as UTF-8."""
+    return Protego.parse(body[:_MAX_ROBOTS_BYTES].decode("utf-8", "replace"))
+
+
+def sitemaps_of(parser: Protego) -> list[str]:
+    """The ``Sitemap:`` URLs of a parsed robots.txt, in order, once each."""
+    return list(dict.fromkeys(parser.sitemaps))
 
 
 class _Rules:
@@ -71,7 +81,7 @@ class Robots:
         if not self.enabled:
             return None
         _origin, rules = await self._rules_of(url)
-        return [] if rules.parser is None else list(dict.fromkeys(rules.parser.sitemaps))
+        return [] if rules.parser is None else sitemaps_of(rules.parser)
 
     async def _rules_of(self, url: str) -> tuple[str, _Rules]:
         """``url``'s origin and its robots.txt rules (fetched once per origin)."""
@@ -92,8 +102,7 @@ class Robots:
             return _Rules(None, False, f" (HTTP {status})")
         if status != 200 or result.body is None:
             return _Rules(None, True)  # 4xx, or a redirect we may not follow: no rules
-        text = result.body[:_MAX_ROBOTS_BYTES].decode("utf-8", "replace")
-        parser = Protego.parse(text)
+        parser = parse_robots(result.body)
         delay = parser.crawl_delay(AGENT_TOKEN)
         if delay:
             self.fetcher.politeness.set_min_interval(
