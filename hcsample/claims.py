@@ -26,6 +26,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Protocol
 
+import hcgraph
+
 __all__ = [
     "PLANTS",
     "PLANT_RATE",
@@ -397,7 +399,7 @@ def restate(
 #: The share of sample paragraphs that restate one claim falsely (so the demo finds some).
 PLANT_RATE = 0.03
 _SAMPLE_PLANTS = ("number", "entity", "negation")
-_REPLIES = Path(__file__).parent.parent / "hcgraph" / "data" / "manifest-replies"
+_REPLIES = Path(hcgraph.__file__).parent / "data" / "manifest-replies"  # wherever hcgraph is
 _VARIANTS = 4  # restatements kept per claim: a paragraph picks among them, cheaply
 _PLANT_CUTOFF = round(PLANT_RATE * 1024)  # a draw whose low 10 bits are below this plants
 
