@@ -174,10 +174,10 @@ def controls_table(store: Store, tmp: Path, args: argparse.Namespace) -> None:
         f"`python bench/bench_map_views.py --stories {args.stories} --seed {args.seed} "
         f"--controls` (headless Chromium, software WebGL; load average {load[0]:.1f} / "
         f"{load[1]:.1f} on 2 cores). Each cell: wall ms / main-thread busy ms, median of 3, "
-        "from the call to the end of the next frame; the click-highlight is each page's "
-        "baseline, measured in the same run.",
+        "from the call to the end of the next frame. Baseline, in the same run: each page's "
+        "own action (reuse: click a source; sources: click the top source; time: brush a week).",
         "",
-        "| page | first frame ms | click (baseline) | date range | search | keyboard N |",
+        "| page | first frame ms | own action (baseline) | date range | search | keyboard N |",
         "| --- | ---: | ---: | ---: | ---: | ---: |",
     ]
 
