@@ -42,7 +42,7 @@ from ..crawling.decoding import ACCEPT_ENCODING, Capped, DecodeError, TooLarge
 from ..crawling.fetch import kept_headers
 from ..errors import ManifestAuthError, ManifestError, OutputError, ReplyShapeError, one_line
 from ..iris import minted
-from ..retry import Backoff, retry_after_seconds
+from ..retry import Backoff, retry_after_seconds, retryable
 from .reply import DEFAULT_API, DEFAULT_KEY_ENV, parse_reply, reply_url
 
 __all__ = [
@@ -418,13 +418,10 @@ class _Run:
 
     def _retry_in(self, answer: _Answer, failed: int) -> float | None:
         """Seconds before the next attempt, or None when ``answer`` is final."""
-        status = answer.status
-        if not (answer.retryable or status in (408, 429) or (status or 0) >= 500):
+        if not (answer.retryable or retryable(answer.status)):
             return None
-        asked = answer.retry_after
-        if asked is not None and asked > self.options.max_retry_after:
-            return None  # a server asking for a long pause: this id fails, the run goes on
-        return max(self.backoff.delay(failed), asked or 0.0)
+        # None for a server asking for a long pause: this id fails, the run goes on
+        return self.backoff.wait(failed, answer.headers.get("retry-after"))
 
     def _get(self, url: str) -> _Answer:
         """One GET: status, the kept headers, and the body up to ``max_bytes``."""

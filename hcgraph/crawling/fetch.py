@@ -21,7 +21,7 @@ from urllib.parse import urljoin
 
 import httpx
 
-from ..retry import Backoff, retry_after_seconds
+from ..retry import Backoff, retry_after_seconds, retryable
 from ..urls import Mirrors, canonicalize, host_of
 from .decoding import Capped, DecodeError, TooLarge
 from .politeness import Politeness
@@ -46,10 +46,6 @@ _REFUSALS = (
     "body too large: Content-Length {declared} > cap {cap} bytes",
     "body too large: more than the {cap}-byte cap",
 )
-
-
-def _retryable(status: int) -> bool:
-    return status in (408, 429) or 500 <= status <= 599
 
 
 @dataclass(frozen=True)
@@ -230,13 +226,13 @@ class Fetcher:
                 async with self.client.stream("GET", fetch_url, headers=dict(headers)) as resp:
                     out.status = resp.status_code
                     out.headers = kept_headers(resp.headers)
-                    if _retryable(resp.status_code) and not last:
+                    if retryable(resp.status_code) and not last:
                         wait = retry_after_seconds(resp.headers.get("retry-after"))
                         out.host_wait = wait is not None
                         out.retry_in = wait if wait is not None else self._backoff(n + 1)
                         return out
                     out.body = await Capped(resp, self.policy.max_bytes, _REFUSALS).aread()
-                    if _retryable(resp.status_code):
+                    if retryable(resp.status_code):
                         out.error = (
                             f"HTTP {resp.status_code} (gave up after {self.policy.retries} retries)"
                         )
