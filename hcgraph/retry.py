@@ -1,4 +1,4 @@
-"""One retry policy for every HTTP client hcgraph runs (the crawler and the pusher).
+"""One retry policy for every HTTP client hcgraph runs: crawler, manifest fetcher, pusher.
 
 Exponential back-off with jitter, capped; a server's ``Retry-After`` (seconds or an HTTP
 date) is honoured when longer, up to a limit past which the caller gives up. Local rather
