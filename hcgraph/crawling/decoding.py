@@ -1,10 +1,10 @@
-"""Response bodies decoded in bounded pieces and capped, so a compression bomb cannot
-exhaust memory (shared by the crawler and the manifest fetcher).
+"""Response bodies decoded in bounded pieces and capped: a compression bomb cannot fill memory.
 
 httpx decodes each network chunk whole (a 483-byte brotli body can become 300 MB in one
 call). Here raw bytes are decoded at most ``PIECE`` bytes of output per step, and
-:class:`Capped` stops once its cap is passed. Supported: ``gzip``/``x-gzip``, ``deflate``
-(zlib-wrapped or raw), ``br``, ``identity``, and any chain of them (undone right to left).
+:class:`Capped` (the crawler's and the manifest fetcher's body reader) stops once its cap is
+passed. Supported: ``gzip``/``x-gzip``, ``deflate`` (zlib-wrapped or raw), ``br``,
+``identity``, and any chain of them (undone right to left).
 """
 
 from __future__ import annotations
