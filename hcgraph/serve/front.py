@@ -150,11 +150,13 @@ class Front:
 
     def _tick(self) -> None:
         """The watchdog, every ``_TICK`` seconds: read and idle time limits, slow readers,
-        query deadlines, clients gone; ended workers reaped."""
+        query deadlines, clients gone; batches behind a slow query given back; ended
+        workers reaped."""
         try:
             now = self.loop.time()
             for conn in list(self.conns):
                 conn.tick(now)
+            self.pool.steal(now)
             self.pool.reap()
         finally:
             if not self.pool.closing:

@@ -1,12 +1,15 @@
 """The query worker: one process holding the store open read-only, one query at a time.
 
 A worker reads queries from its stdin (a 4-byte big-endian length, then JSON
-``{"q": query, "a": accept}``) and writes each answer on its stdout as frames: one type byte,
-a 4-byte big-endian length, the payload. An answer is one ``W`` frame (whole: a small
-answer), or ``S`` (start), ``D`` (data)..., ``E`` (end, the last data); ``W`` and ``S`` begin
-with the answer's head, ``STATUS MEDIA-TYPE\n``. ``X`` aborts a half-sent answer. Its first
-frame is ``R`` (the store is open) or ``X`` (why not). It runs under its memory limit
-(:func:`hcgraph.limits.limit_memory`) and names damage met in the store as the CLI does.
+``{"q": query, "a": accept}``; a batch of them comes in one write) and writes each answer on
+its stdout as frames, in order: one type byte, a 4-byte big-endian length, the payload. An
+answer is one ``W`` frame (whole: a small answer), or ``S`` (start), ``D`` (data)..., ``E``
+(end, the last data); ``W`` and ``S`` begin with the answer's head, ``STATUS MEDIA-TYPE\n``.
+``X`` aborts a half-sent answer; ``K`` answers a query skipped: the server took it back
+(its number, counted from 1, is at most the one in the skip flag, 8 bytes little-endian in
+memory both map). Its first frame is ``R`` (the store is open) or ``X`` (why not). It
+runs under its memory limit (:func:`hcgraph.limits.limit_memory`) and names damage met in
+the store as the CLI does.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import mmap
 import os
 import signal
 import struct
@@ -30,15 +34,20 @@ from .endpoint import GRAPH_TYPES, SOLUTION_TYPES, negotiate
 
 CHUNK = 64 * 1024
 READY, START, DATA, END, ABORT, WHOLE = b"R", b"S", b"D", b"E", b"X", b"W"
+SKIPPED = b"K"
 
 
-def start_worker(db_path: Path, query_memory: int = 0) -> subprocess.Popen[bytes]:
+def start_worker(
+    db_path: Path, query_memory: int = 0, skip_fd: int = -1
+) -> subprocess.Popen[bytes]:
     """Start a query worker process on the database at ``db_path``, its data limited to
-    ``query_memory`` bytes (0: no limit) (raises OSError)."""
+    ``query_memory`` bytes (0: no limit), reading its skip flag from the shared memory
+    ``skip_fd`` (-1: none) (raises OSError)."""
     return subprocess.Popen(
         [sys.executable, "-c", "from hcgraph.serve.worker import main; main()", str(db_path),
-         str(query_memory)],
+         str(query_memory), str(skip_fd)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        pass_fds=(skip_fd,) if skip_fd >= 0 else (),
     )  # fmt: skip
 
 
@@ -56,9 +65,15 @@ def _memory_limit() -> int:
     return int(sys.argv[2]) if len(sys.argv) > 2 else 0
 
 
+def _skip_flag() -> mmap.mmap | None:
+    fd = int(sys.argv[3]) if len(sys.argv) > 3 else -1
+    return None if fd < 0 else mmap.mmap(fd, mmap.PAGESIZE, access=mmap.ACCESS_READ)
+
+
 def main() -> None:
-    """A query worker (``python -c ... DB_PATH [QUERY_MEMORY]``): answers one query at a
-    time from stdin on stdout (frames), until stdin closes. Ctrl-C is the server's to
+    """A query worker (``python -c ... DB_PATH [QUERY_MEMORY [SKIP_FD]]``): answers one
+    query at a time from stdin on stdout (frames), until stdin closes; each answer is
+    flushed as it ends (the server's time limits count on it). Ctrl-C is the server's to
     handle."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_parent()
@@ -76,13 +91,19 @@ def main() -> None:
         return
     frame(out, READY)
     out.flush()
+    skip, number = _skip_flag(), 0
     while True:
         size = inp.read(4)
         if len(size) < 4:
             return
-        message = json.loads(inp.read(int.from_bytes(size, "big")))
+        text = inp.read(int.from_bytes(size, "big"))
+        number += 1
         try:
-            evaluate(db, message["q"], message["a"], out)
+            if skip is not None and number <= int.from_bytes(skip[:8], "little"):
+                frame(out, SKIPPED)  # taken back by the server: another worker runs it
+            else:
+                message = json.loads(text)
+                evaluate(db, message["q"], message["a"], out)
         except BrokenPipeError:
             return
         out.flush()
