@@ -148,6 +148,8 @@ class Pool:
         self.dying: list[subprocess.Popen[bytes]] = []
         self.closing = False
         self.due = False  # a dispatch is scheduled
+        self.largest = 0  # the largest batch sent so far (tests, diagnostics)
+        self.given_back = 0  # queries taken back from a batch so far
         self.started: asyncio.Future[None] = loop.create_future()
 
     def start(self) -> None:
@@ -188,6 +190,7 @@ class Pool:
                 client.worker = worker
                 worker.batch.append(client)
             worker.sent += len(batch)
+            self.largest = max(self.largest, len(batch))
             worker.since = time.monotonic()
             try:
                 worker.send(b"".join(client.message for client in batch))
@@ -280,6 +283,7 @@ class Pool:
         back = [client for client in list(batch)[1:] if client is not None]
         for i in range(1, len(batch)):
             batch[i] = None
+        self.given_back += len(back)
         for client in reversed(back):
             client.worker = None
             client.waiting = True
