@@ -27,7 +27,7 @@ from hcgraph import Endpoint
 from hcgraph.ingest import ingest_bytes
 from hcgraph.serve import pool
 from hcgraph.serve.server import Endpoint as _Endpoint
-from hcgraph.serve.worker import SKIPPED, WHOLE, start_worker
+from hcgraph.serve.worker import SKIPPED, WHOLE, encode_query, start_worker
 from hcgraph.store import Store
 from hcsample.corpus import generate_corpus
 from tests.conftest import SEED
@@ -195,8 +195,7 @@ def test_a_worker_skips_the_queries_taken_back_from_it(store_dir: Path) -> None:
         assert proc.stdout.read(5) == b"R" + bytes(4)  # the store is open
         flag[:8] = (2).to_bytes(8, "little")
         for n in (1, 2, 3):
-            message = json.dumps({"q": _number(n), "a": "text/csv"}).encode()
-            proc.stdin.write(len(message).to_bytes(4, "big") + message)
+            proc.stdin.write(encode_query(_number(n), "text/csv"))
         proc.stdin.flush()
         frames = []
         for _ in range(3):

@@ -10,13 +10,12 @@ stream); its time limits are checked by the front's watchdog (:meth:`Conn.tick`)
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from typing import TYPE_CHECKING
 
 from .endpoint import Query, Refusal, Request
 from .parsing import BODY, RequestParser
-from .worker import DATA, END, START, WHOLE, memory_message
+from .worker import DATA, END, START, WHOLE, encode_query, memory_message
 
 if TYPE_CHECKING:
     from .front import Front
@@ -203,8 +202,7 @@ class Conn(asyncio.Protocol):
         timeout = self.front.timeout_s
         self.deadline = None if timeout is None else time.monotonic() + timeout
         self.reason, self.sent = "", False
-        message = json.dumps({"q": routed.text, "a": routed.accept}).encode()
-        self.message = len(message).to_bytes(4, "big") + message
+        self.message = encode_query(routed.text, routed.accept)
         self.front.pool.take(self)
 
     @property

@@ -1,22 +1,22 @@
 """The query worker: one process holding the store open read-only, one query at a time.
 
-A worker reads queries from its stdin (a 4-byte big-endian length, then JSON
-``{"q": query, "a": accept}``; a batch of them comes in one write) and writes each answer on
-its stdout as frames, in order: one type byte, a 4-byte big-endian length, the payload. An
-answer is one ``W`` frame (whole: a small answer), or ``S`` (start), ``D`` (data)..., ``E``
-(end, the last data); ``W`` and ``S`` begin with the answer's head, ``STATUS MEDIA-TYPE\n``.
-``X`` aborts a half-sent answer; ``K`` answers a query skipped: the server took it back
-(its number, counted from 1, is at most the one in the skip flag, 8 bytes little-endian in
-memory both map). Its first frame is ``R`` (the store is open) or ``X`` (why not). It
-runs under its memory limit (:func:`hcgraph.limits.limit_memory`) and names damage met in
-the store as the CLI does.
+A worker reads queries from its stdin (a 4-byte big-endian length, then the Accept
+header (latin-1), a newline, the query (UTF-8); a batch of them comes in one write: the
+worker reads all there are, looks once whether the store changed, and answers them) and
+writes each answer on its stdout as frames, in order: one type byte, a 4-byte big-endian
+length, the payload. An answer is one ``W`` frame (whole: a small answer), or ``S``
+(start), ``D`` (data)..., ``E`` (end, the last data); ``W`` and ``S`` begin with the
+answer's head, ``STATUS MEDIA-TYPE\n``. ``X`` aborts a half-sent answer; ``K`` answers a
+query skipped: the server took it back (its number, counted from 1, is at most the one in
+the skip flag, 8 bytes little-endian in memory both map). Its first frame is ``R`` (the
+store is open) or ``X`` (why not). It runs under its memory limit
+(:func:`hcgraph.limits.limit_memory`) and names damage met in the store as the CLI does.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import mmap
 import os
 import signal
@@ -79,7 +79,6 @@ def main() -> None:
     die_with_parent()
     out = os.fdopen(os.dup(1), "wb", buffering=CHUNK + 16)
     os.dup2(2, 1)  # a stray print cannot corrupt the frames
-    inp = sys.stdin.buffer
     db_path = sys.argv[1]
     limit_memory(_memory_limit())
     try:
@@ -91,28 +90,54 @@ def main() -> None:
         return
     frame(out, READY)
     out.flush()
-    skip, number = _skip_flag(), 0
+    skip, number, pending = _skip_flag(), 0, bytearray()
+    while (batch := read_batch(0, pending)) is not None:
+        store = db.fresh()  # every query of the batch arrived before this look
+        for message in batch:
+            number += 1
+            try:
+                if skip is not None and number <= int.from_bytes(skip[:8], "little"):
+                    frame(out, SKIPPED)  # taken back by the server: another worker runs it
+                else:
+                    accept, _, query = message.partition(b"\n")
+                    text = query.decode("utf-8", "surrogatepass")
+                    evaluate(db, text, accept.decode("latin-1"), out, store)
+                out.flush()
+            except BrokenPipeError:
+                return
+
+
+def encode_query(query: str, accept: str) -> bytes:
+    """A query as the server sends it to a worker (see the module docstring)."""
+    data = b"%s\n%s" % (accept.encode("latin-1", "replace"), query.encode("utf-8", "surrogatepass"))
+    return len(data).to_bytes(4, "big") + data
+
+
+def read_batch(fd: int, pending: bytearray) -> list[bytes] | None:
+    """The queries sent so far (waiting for one at least), cut from ``pending`` plus what
+    one read of ``fd`` brings; None once the server closed the pipe."""
     while True:
-        size = inp.read(4)
-        if len(size) < 4:
-            return
-        text = inp.read(int.from_bytes(size, "big"))
-        number += 1
-        try:
-            if skip is not None and number <= int.from_bytes(skip[:8], "little"):
-                frame(out, SKIPPED)  # taken back by the server: another worker runs it
-            else:
-                message = json.loads(text)
-                evaluate(db, message["q"], message["a"], out)
-        except BrokenPipeError:
-            return
-        out.flush()
+        messages, start = [], 0
+        while len(pending) - start >= 4:
+            end = start + 4 + int.from_bytes(pending[start : start + 4], "big")
+            if end > len(pending):
+                break
+            messages.append(bytes(pending[start + 4 : end]))
+            start = end
+        del pending[:start]
+        if messages:
+            return messages
+        data = os.read(fd, 1 << 16)
+        if not data:
+            return None
+        pending += data
 
 
-def evaluate(db: Database, query: str, accept: str, out: IO[bytes]) -> None:
-    """Answer one query onto ``out`` (frames). The guard ran in the front, the only way in:
-    a second ``SERVICE`` look here cost a quarter of a cheap query's time in the worker."""
-    result = _run(db, query, out)
+def evaluate(db: Database, query: str, accept: str, out: IO[bytes], store: Any = None) -> None:
+    """Answer one query onto ``out`` (frames), on ``store`` (None: ``db.fresh()``). The
+    guard ran in the front, the only way in: a second ``SERVICE`` look here cost a quarter
+    of a cheap query's time in the worker."""
+    result = _run(db, query, out, db.fresh() if store is None else store)
     if result is None:
         return
     graph = isinstance(result, db.ox.QueryTriples)
@@ -139,10 +164,10 @@ def evaluate(db: Database, query: str, accept: str, out: IO[bytes]) -> None:
     sink.end()
 
 
-def _run(db: Database, query: str, out: IO[bytes]) -> Any:
+def _run(db: Database, query: str, out: IO[bytes], store: Any) -> Any:
     """The query's result, or None once an error answer went out instead."""
     try:
-        return db.fresh().query(query, use_default_graph_as_union=True)
+        return store.query(query, use_default_graph_as_union=True)
     except SyntaxError as exc:
         refuse(out, 400, first_line(exc))
     except (OSError, RuntimeError) as exc:
