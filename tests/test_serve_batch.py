@@ -184,7 +184,8 @@ def test_a_worker_killed_with_a_batch_queued_loses_none_of_it(
 
 
 def test_a_worker_skips_the_queries_taken_back_from_it(store_dir: Path) -> None:
-    """The skip flag: queries numbered up to it are answered ``K`` without being run."""
+    """The skip flag: queries numbered within its range are answered ``K`` without being
+    run, the others answered."""
     fd = os.memfd_create("skip-test")
     os.ftruncate(fd, mmap.PAGESIZE)
     flag = mmap.mmap(fd, mmap.PAGESIZE)
@@ -193,16 +194,16 @@ def test_a_worker_skips_the_queries_taken_back_from_it(store_dir: Path) -> None:
     assert proc.stdin is not None and proc.stdout is not None
     try:
         assert proc.stdout.read(5) == b"R" + bytes(4)  # the store is open
-        flag[:8] = (2).to_bytes(8, "little")
-        for n in (1, 2, 3):
+        flag[:16] = (2).to_bytes(8, "little") + (3).to_bytes(8, "little")
+        for n in (1, 2, 3, 4):
             proc.stdin.write(encode_query(_number(n), "text/csv"))
         proc.stdin.flush()
         frames = []
-        for _ in range(3):
+        for _ in range(4):
             kind, size = struct.unpack(">cI", proc.stdout.read(5))
             frames.append((kind, proc.stdout.read(size)))
-        assert [kind for kind, _ in frames] == [SKIPPED, SKIPPED, WHOLE]
-        assert frames[2][1].split()[-1] == b"3"
+        assert [kind for kind, _ in frames] == [WHOLE, SKIPPED, SKIPPED, WHOLE]
+        assert [frames[0][1].split()[-1], frames[3][1].split()[-1]] == [b"1", b"4"]
     finally:
         proc.kill()
         proc.wait()

@@ -80,12 +80,13 @@ class Worker:
         while view:
             view = view[os.write(self.fd_in, view) :]
 
-    def skip_through(self, number: int) -> None:
-        """Tell the worker to skip (answer with ``K``) queries up to ``number`` it has not
-        started."""
+    def skip_behind_head(self) -> None:
+        """Tell the worker to skip (answer with ``K``) the queries sent after its batch's
+        head, those it has not started (never the head: it may not have started yet)."""
         if self.skip is not None:
+            first = self.sent - len(self.batch) + 2  # the number of the one after the head
             with contextlib.suppress(ValueError):  # closed
-                self.skip[:8] = number.to_bytes(8, "little")
+                self.skip[:16] = first.to_bytes(8, "little") + self.sent.to_bytes(8, "little")
 
     def _readable(self) -> None:
         try:
@@ -231,7 +232,7 @@ class Pool:
         belong to the query at the head of its batch (dropped: read to its end)."""
         if worker.ready and worker.batch:
             client = worker.batch[0]
-            if client is not None and kind != SKIPPED:
+            if client is not None:  # a K for it is nonsense: the worker fails
                 client.frame(kind, payload)
             elif kind in _ENDS:  # the end of an answer no one waits for
                 self.answered(worker)
@@ -272,7 +273,7 @@ class Pool:
         for worker in self.all:
             if len(worker.batch) > 1 and now - worker.since >= STEAL_AFTER_S:
                 self._requeue(worker)
-                worker.skip_through(worker.sent)
+                worker.skip_behind_head()
         self._schedule()
 
     def _requeue(self, worker: Worker) -> None:

@@ -7,8 +7,8 @@ writes each answer on its stdout as frames, in order: one type byte, a 4-byte bi
 length, the payload. An answer is one ``W`` frame (whole: a small answer), or ``S``
 (start), ``D`` (data)..., ``E`` (end, the last data); ``W`` and ``S`` begin with the
 answer's head, ``STATUS MEDIA-TYPE\n``. ``X`` aborts a half-sent answer; ``K`` answers a
-query skipped: the server took it back (its number, counted from 1, is at most the one in
-the skip flag, 8 bytes little-endian in memory both map). Its first frame is ``R`` (the
+query skipped: the server took it back (its number, counted from 1, is within the skip
+flag's range, two 8-byte little-endian numbers in memory both map). Its first frame is ``R`` (the
 store is open) or ``X`` (why not). It runs under its memory limit
 (:func:`hcgraph.limits.limit_memory`) and names damage met in the store as the CLI does.
 """
@@ -96,7 +96,7 @@ def main() -> None:
         for message in batch:
             number += 1
             try:
-                if skip is not None and number <= int.from_bytes(skip[:8], "little"):
+                if skip is not None and skipped(skip, number):
                     frame(out, SKIPPED)  # taken back by the server: another worker runs it
                 else:
                     accept, _, query = message.partition(b"\n")
@@ -105,6 +105,11 @@ def main() -> None:
                 out.flush()
             except BrokenPipeError:
                 return
+
+
+def skipped(skip: mmap.mmap, number: int) -> bool:
+    """Is query ``number`` within the skip flag's range (taken back by the server)?"""
+    return int.from_bytes(skip[:8], "little") <= number <= int.from_bytes(skip[8:16], "little")
 
 
 def encode_query(query: str, accept: str) -> bytes:
