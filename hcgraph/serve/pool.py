@@ -7,7 +7,7 @@ not once per query. Each :class:`Worker`'s answer pipe is a raw non-blocking fd 
 loop watches (one ``os.read`` per readable event, frames cut from the bytes). The answer
 read belongs to the head of the worker's batch; a worker killed (a timeout, a client gone),
 or dead, is replaced with a fresh one, and the queries of its batch not yet started go
-back to the front of the queue. A batch whose head runs long (:data:`STEAL_AFTER_S`) gives
+back to the front of the queue. A batch whose head runs long (``STEAL_AFTER_S``) gives
 its other queries back to the queue too, and tells the worker (a flag in memory both map)
 to skip them: a slow query does not hold up, or time out, its neighbours.
 """
@@ -172,7 +172,7 @@ class Pool:
 
     def dispatch(self) -> None:
         """Give each idle worker its share of the queued queries (all of them, shared
-        between the workers that take queries, :data:`MAX_BATCH` at most), in one write."""
+        between the workers that take queries, ``MAX_BATCH`` at most), in one write."""
         self.due = False
         waiting = self.waiting
         while self.idle and waiting:
@@ -268,7 +268,7 @@ class Pool:
                     worker.batch[i] = None
 
     def steal(self, now: float) -> None:
-        """Give the queries queued behind a head that has run :data:`STEAL_AFTER_S` back to
+        """Give the queries queued behind a head that has run ``STEAL_AFTER_S`` back to
         the queue (first in line), to be run by another worker; the worker skips them."""
         for worker in self.all:
             if len(worker.batch) > 1 and now - worker.since >= STEAL_AFTER_S:
