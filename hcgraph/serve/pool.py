@@ -230,19 +230,24 @@ class Pool:
     def frame(self, worker: Worker, kind: bytes, payload: bytes) -> None:
         """A frame from a worker: its first says whether it opened the store, the others
         belong to the query at the head of its batch (dropped: read to its end)."""
-        if worker.ready and worker.batch:
-            client = worker.batch[0]
-            if client is not None:  # a K for it is nonsense: the worker fails
-                client.frame(kind, payload)
-            elif kind in _ENDS:  # the end of an answer no one waits for
-                self.answered(worker)
-        elif worker.ready or kind != READY:  # a frame for no query, or the store not open
+        if not worker.ready:
+            self._first_frame(worker, kind, payload)
+        elif not worker.batch:  # a frame for no query
+            self.fail(worker)
+        elif (client := worker.batch[0]) is not None:  # a K for it is nonsense: it fails
+            client.frame(kind, payload)
+        elif kind in _ENDS:  # the end of an answer no one waits for
+            self.answered(worker)
+
+    def _first_frame(self, worker: Worker, kind: bytes, payload: bytes) -> None:
+        """``R``: the worker opened the store and takes queries; anything else: why not."""
+        if kind != READY:
             self.fail(worker, payload.decode("utf-8", "replace") or "a query worker did not start")
-        else:
-            worker.ready = True
-            self.put_idle(worker)
-            if not self.started.done() and all(w.ready for w in self.all):
-                self.started.set_result(None)
+            return
+        worker.ready = True
+        self.put_idle(worker)
+        if not self.started.done() and all(w.ready for w in self.all):
+            self.started.set_result(None)
 
     def answered(self, worker: Worker) -> None:
         """The head of ``worker``'s batch is answered: on to the next, or the worker is
