@@ -87,3 +87,39 @@ def test_the_story_and_publisher_maps_report_it_too(
         score = page.evaluate("hcmap.layoutQuality()")
         assert score == _written(path) and isinstance(score, float) and 0 < score <= 1
     page.close()
+
+
+def test_the_sources_and_time_views_measure_what_they_draw(
+    browser: Any, store: Store, tmp_path: Path
+) -> None:
+    """These two place their points in the page: the score is computed there, and agrees
+    with :func:`connected_closeness` of the points read back from the page."""
+    page = browser.new_page(viewport={"width": 1200, "height": 800})
+    for view in ("sources", "time"):
+        graph = citation_graph(store, view)
+        path = tmp_path / f"{view}.html"
+        write_map(graph, path)
+        page.goto(path.as_uri())
+        page.wait_for_function("() => window.hcmapReady !== undefined", timeout=60_000)
+        score = page.evaluate("hcmap.layoutQuality()")
+        assert isinstance(score, float) and 0 < score <= 1
+        drawn = nx.Graph()
+        pos: dict[str, tuple[float, float]] = {}
+        if view == "sources":  # each publisher, then the sources packed in it
+            owner = ""
+            for c in page.evaluate("hcmap.circles()"):
+                pos[c["id"]] = (c["x"], c["y"])
+                if c["kind"] == "publisher":
+                    owner = c["id"]
+                    drawn.add_node(owner)
+                else:
+                    drawn.add_edge(owner, c["id"])
+        else:
+            for n in graph:
+                p = page.evaluate("id => hcmap.point(id)", n)
+                if p is not None:
+                    pos[n] = (p["x"], p["y"])
+            drawn.add_nodes_from(pos)
+            drawn.add_edges_from((s, o) for s, o in graph.edges() if s in pos and o in pos)
+        assert connected_closeness(drawn, pos) == pytest.approx(score, abs=2e-3), view
+    page.close()
