@@ -9,7 +9,7 @@ distance on the map means relatedness. Each step:
   LinLog mode scored lower on connected-closeness here, 0.29 against 0.44 at 1k stories);
 - repulsion ``k · m_i · m_j / d`` between all pairs (mass ``m`` = degree + 1), computed the
   particle-mesh way instead of by Barnes-Hut: masses spread onto a :data:`GRID`-square grid
-  (bilinear), convolved with the ``r / |r|²`` kernel by FFT (:mod:`scipy.fft`),
+  (bilinear), convolved with the ``r / |r|²`` kernel by FFT (``scipy.fft``),
   read back at every node: O(n + G² log G) a step, for n = 15k nodes ~10 ms;
 - gravity towards the centre, proportional to the mass, so no component drifts away;
 - ForceAtlas2's adaptive speed (global swing and traction, per-node swing).
@@ -34,7 +34,8 @@ Positions = dict[str, tuple[float, float]]
 
 #: Steps of the simulation.
 ITERATIONS = 150
-#: Grid cells a side for the repulsion (fewer for small graphs: see :func:`_grid_size`).
+#: Grid cells a side for the repulsion (fewer for small graphs: about two a node along a
+#: side, at least 32).
 GRID = 256
 #: Edge weights enter the attraction as ``weight ** WEIGHT_POWER`` (0: unweighted).
 WEIGHT_POWER = 0.5
