@@ -56,7 +56,7 @@ def force_layout(graph: nx.Graph, start: Positions, iterations: int = ITERATIONS
     mass = np.bincount(np.concatenate([src, dst]), minlength=n).astype(np.float64) + 1.0
     xy = np.array([start[v] for v in nodes], dtype=np.float64)
     spread = _rms(xy)
-    xy = xy * (math.sqrt(n) * 4.0 / (spread or 1.0))  # ForceAtlas2's own scale
+    xy = _scaled(xy, math.sqrt(n) * 4.0)  # ForceAtlas2's own scale
     grid = _Grid(_grid_size(n))
     prev = np.zeros_like(xy)
     speed, efficiency = 1.0, 1.0
@@ -66,8 +66,7 @@ def force_layout(graph: nx.Graph, start: Positions, iterations: int = ITERATIONS
         speed, efficiency, step = _speed(force, prev, mass, speed, efficiency)
         xy += force * step[:, None]
         prev = force
-    xy -= xy.mean(axis=0)
-    xy *= (spread or 1.0) / (_rms(xy) or 1.0)
+    xy = _scaled(xy, spread)
     return {v: (float(x), float(y)) for v, (x, y) in zip(nodes, xy, strict=True)}
 
 
@@ -85,6 +84,13 @@ def _edge_arrays(
     pairs = np.array(keys, dtype=np.int64).reshape(-1, 2)
     w = np.array([weight[k] for k in keys], dtype=np.float64) ** WEIGHT_POWER
     return pairs[:, 0], pairs[:, 1], w
+
+
+def _scaled(xy: np.ndarray, spread: float) -> np.ndarray:
+    """``xy`` centred on the origin, at root-mean-square radius ``spread`` (if it has one)."""
+    centred = xy - xy.mean(axis=0)
+    rms = _rms(centred)
+    return np.asarray(centred * (spread / rms)) if rms and spread else centred
 
 
 def _rms(xy: np.ndarray) -> float:

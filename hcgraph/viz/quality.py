@@ -35,16 +35,10 @@ def connected_closeness(
     nodes = sorted(n for n in graph if n in positions)
     if len(nodes) < 2:
         return None
-    index = {n: k for k, n in enumerate(nodes)}
-    xy = np.array([positions[n] for n in nodes], dtype=np.float64)
-    pairs = {
-        (min(index[s], index[o]), max(index[s], index[o]))
-        for s, o in graph.edges()
-        if s != o and s in index and o in index
-    }
-    if not pairs:
+    edges = _edge_pairs(graph, {n: k for k, n in enumerate(nodes)})
+    if not len(edges):
         return None
-    edges = np.array(sorted(pairs), dtype=np.int64)
+    xy = np.array([positions[n] for n in nodes], dtype=np.float64)
     edge_len = np.sort(_lengths(xy, edges[:, 0], edges[:, 1]))
     pair_len = np.sort(_pair_lengths(xy, seed))
     # E - P only rises at an edge length (E steps up there; P never falls): the maximum
@@ -52,6 +46,16 @@ def connected_closeness(
     e_share = np.searchsorted(edge_len, edge_len, side="right") / len(edge_len)
     p_share = np.searchsorted(pair_len, edge_len, side="right") / len(pair_len)
     return round(max(0.0, float(np.max(e_share - p_share))), 4)
+
+
+def _edge_pairs(graph: nx.Graph, index: dict[str, int]) -> np.ndarray:
+    """The edges between indexed nodes as sorted ``(i, j)`` rows, ``i < j``, each pair once."""
+    pairs = set()
+    for s, o in graph.edges():
+        i, j = index.get(s, -1), index.get(o, -1)
+        if i != j and i >= 0 and j >= 0:
+            pairs.add((min(i, j), max(i, j)))
+    return np.array(sorted(pairs), dtype=np.int64).reshape(-1, 2)
 
 
 def _lengths(xy: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
