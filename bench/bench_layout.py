@@ -3,7 +3,9 @@
 For the reuse map of N generated stories (``hcsample.corpus``, seed 13): the CPU seconds of
 clusters (Louvain) + layout, the layout's connected-closeness (Jacomy 2023, the score the page
 reports as ``hcmap.layoutQuality()``), and the first frame in headless Chromium of the page
-drawn with each layout. The baseline is the ring layout (publishers or communities on a ring,
+drawn with each layout (milliseconds from navigation, and the CPU seconds Chromium's
+processes spent to it: on a shared machine the wall time swings with the load). The
+baseline is the ring layout (publishers or communities on a ring,
 stories at the weighted centre of what they cite: ``hcgraph.viz.layout.ring_layout``),
 measured in the same run on the same graph, the two alternated round by round. Louvain's
 modularity and community count are printed too (the clusters both layouts colour).
@@ -68,25 +70,46 @@ def modularity(graph: nx.DiGraph) -> tuple[int, float]:
     return len(groups), nx.community.modularity(und, groups, weight="weight")
 
 
-def first_frames(paths: dict[str, Path], loads: int) -> dict[str, float]:
-    """Median first frame (``window.hcmapReady``, ms from navigation) of each page,
-    the pages alternated load by load."""
+def _chromium_cpu() -> float:
+    """CPU seconds used so far by this process's Chromium processes (browser, renderer, GPU)."""
+    import psutil
+
+    total = 0.0
+    for proc in psutil.Process().children(recursive=True):
+        try:
+            if "chrom" in proc.name().lower():
+                t = proc.cpu_times()
+                total += t.user + t.system
+        except psutil.Error:
+            continue
+    return total
+
+
+def first_frames(paths: dict[str, Path], loads: int) -> dict[str, tuple[float, float]]:
+    """Median first frame (``window.hcmapReady``, ms from navigation) of each page and the
+    median CPU seconds Chromium spent to it (less load-bound than the wall), the pages
+    alternated load by load."""
     from playwright.sync_api import sync_playwright
 
-    seen: dict[str, list[float]] = {k: [] for k in paths}
+    seen: dict[str, list[tuple[float, float]]] = {k: [] for k in paths}
     with sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
         for _ in range(loads):
             for name, path in paths.items():
                 page = b.new_page(viewport={"width": 1400, "height": 900})
                 page.route("http*://**", lambda route: route.abort())
+                cpu = _chromium_cpu()
                 page.goto(path.as_uri())
                 page.wait_for_function("() => window.hcmapReady !== undefined", timeout=600_000)
-                seen[name].append(page.evaluate("window.hcmapReady"))
+                cpu = _chromium_cpu() - cpu
+                seen[name].append((page.evaluate("window.hcmapReady"), cpu))
                 assert page.evaluate("hcmap.layoutQuality()") is not None
                 page.close()
         b.close()
-    return {k: statistics.median(v) for k, v in seen.items()}
+    return {
+        k: (statistics.median(ms for ms, _ in v), statistics.median(c for _, c in v))
+        for k, v in seen.items()
+    }
 
 
 def measure(n: int, seed: int, rounds: int, loads: int, tmp: Path) -> dict[str, Any]:
@@ -119,7 +142,7 @@ def measure(n: int, seed: int, rounds: int, loads: int, tmp: Path) -> dict[str, 
                 statistics.median(cpu[name]),
                 statistics.median(wall[name]),
                 connected_closeness(graph, positions[name]),
-                frames[name],
+                *frames[name],
             )
             for name in LAYOUTS
         ],
@@ -151,13 +174,13 @@ def main() -> None:
         "headless Chromium, canvas ≤ 1,000 nodes, WebGL above):",
         "",
         "| stories | nodes / edges | layout | clusters + layout CPU s | wall s "
-        "| connected-closeness | first frame ms |",
-        "| ---: | ---: | --- | ---: | ---: | ---: | ---: |",
+        "| connected-closeness | first frame ms | Chromium CPU s to it |",
+        "| ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in results:
-        for name, c, w, q, f in r["rows"]:
+        for name, c, w, q, f, fc in r["rows"]:
             lines.append(f"| {r['n']:,} | {r['nodes']:,} / {r['edges']:,} | {name} | {c:.2f} | "
-                         f"{w:.2f} | {q:.3f} | {f:.0f} |")  # fmt: skip
+                         f"{w:.2f} | {q:.3f} | {f:.0f} | {fc:.2f} |")  # fmt: skip
     lines += [
         "",
         "Louvain (networkx, seed 7) on the undirected weighted map: "
