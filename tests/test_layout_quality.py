@@ -137,3 +137,21 @@ def test_every_map_page_carries_its_score(reuse: nx.DiGraph) -> None:
         assert f'"layoutQuality":{score}' in html
         shown = re.search(r'id="layout-quality"[^>]*>layout quality ([0-9.]+)<', html)
         assert shown and float(shown.group(1)) == pytest.approx(score, abs=5e-4)
+
+
+def test_force_layout_of_edgeless_or_tiny_graphs_keeps_the_start() -> None:
+    start = {"a": (1.0, 2.0), "b": (3.0, 4.0), "c": (5.0, 6.0)}
+    assert force.force_layout(_graph([], "abc"), start) == start
+    assert force.force_layout(_graph([("a", "b")]), start) == {k: start[k] for k in "ab"}
+
+
+def test_force_layout_keeps_separate_components_on_the_map() -> None:
+    # Two triangles and a lone node: gravity holds them, nothing flies off or collapses.
+    g = _graph([("a", "b"), ("b", "c"), ("c", "a"), ("d", "e"), ("e", "f"), ("f", "d")], "g")
+    start = {n: (10.0 * k, 5.0 * (k % 3)) for k, n in enumerate("abcdefg")}
+    pos = force.force_layout(g, start)
+    xs = [c for p in pos.values() for c in p]
+    assert all(map(math.isfinite, xs))
+    spread = max(xs) - min(xs)
+    assert 0 < spread < 1000
+    assert len({(round(x), round(y)) for x, y in pos.values()}) == 7
