@@ -13,9 +13,12 @@ Crash safety is the writer's (:func:`~hcgraph.writer.recover`).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import gc
 import hashlib
 import itertools
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
@@ -58,6 +61,39 @@ STORE_BYTES_PER_BYTE = 16
 #: Bytes the crawl archive takes per story besides its body (its fetch record, ~930 bytes).
 ARCHIVE_BYTES_PER_STORY = 1024
 _IDENTIFIER = ox.NamedNode(str(DCTERMS.identifier))
+#: Allocations between two young-generation collections while a batch is prepared (Python's
+#: default is 700). Parsing and mapping allocate many short-lived containers that reference
+#: counting frees; at 700 the cycle collector ran ~1,700 times a 1,000 stories and took a
+#: fifth of the main thread's CPU (bench/RESULTS.md, issue 38 item 4).
+GC_YOUNG = 10_000
+
+
+class _FewerCollections:
+    """While any batch is being prepared (on any thread), the young generation is collected
+    every :data:`GC_YOUNG` allocations; the threshold before is restored after the last."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._depth = 0
+        self._saved = gc.get_threshold()
+
+    @contextlib.contextmanager
+    def __call__(self) -> Iterator[None]:
+        with self._lock:
+            if self._depth == 0:
+                self._saved = gc.get_threshold()
+                gc.set_threshold(max(GC_YOUNG, self._saved[0]), *self._saved[1:])
+            self._depth += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._depth -= 1
+                if self._depth == 0:
+                    gc.set_threshold(*self._saved)
+
+
+_fewer_collections = _FewerCollections()
 
 
 @dataclass(frozen=True)
@@ -219,6 +255,10 @@ class Pipeline:
     def _submit(self, documents: list[Document]) -> tuple[list[Outcome], list[Future[None]]]:
         """The batch's outcomes, and the futures of its writes (more than one when a story
         comes twice: the later version replaces the earlier)."""
+        with _fewer_collections():
+            return self._prepare_batch(documents)
+
+    def _prepare_batch(self, documents: list[Document]) -> tuple[list[Outcome], list[Future[None]]]:
         self._check_room(documents)
         self._take_failures()
         outcomes: list[Outcome] = []
