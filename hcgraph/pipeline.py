@@ -82,7 +82,8 @@ class _FewerCollections:
         with self._lock:
             if self._depth == 0:
                 self._saved = gc.get_threshold()
-                gc.set_threshold(max(GC_YOUNG, self._saved[0]), *self._saved[1:])
+                if self._saved[0]:  # 0: automatic collection is off, and stays off
+                    gc.set_threshold(max(GC_YOUNG, self._saved[0]), *self._saved[1:])
             self._depth += 1
         try:
             yield
