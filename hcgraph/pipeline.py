@@ -67,8 +67,8 @@ ARCHIVE_BYTES_PER_STORY = 1024
 _IDENTIFIER = ox.NamedNode(str(DCTERMS.identifier))
 #: Allocations between two young-generation collections while a batch is prepared (Python's
 #: default is 700). Parsing and mapping allocate many short-lived containers that reference
-#: counting frees; at 700 the cycle collector ran ~1,700 times a 1,000 stories and took a
-#: fifth of the main thread's CPU (bench/RESULTS.md, issue 38 item 4).
+#: counting frees; at 700 the cycle collector ran ~1,700 times a 1,000 stories (~5% of the
+#: main thread's CPU in the pipeline; bench/RESULTS.md, issue 38 item 4).
 GC_YOUNG = 10_000
 
 
