@@ -35,6 +35,7 @@ _BASE = str(ID)
 #: (``…/graph/``) and its vocabulary (``…/ns``). No story may name anything there.
 OWN_BASE = "https://w3id.org/hcgraph"
 _OWN_HOST = "w3id.org"
+_URL_DROPPED = dict.fromkeys(map(ord, "\t\r\n"))  # what urlsplit removes before splitting
 _OWN_PATH = "/hcgraph"
 
 
@@ -123,6 +124,9 @@ def in_own_namespace(url: str) -> bool:
     >>> in_own_namespace("https://w3id.org/hcgraphs/"), in_own_namespace("https://example.org/hcgraph/")
     (False, False)
     """
+    # The host must spell it (urlsplit drops tabs and line breaks): most URLs end here, unsplit.
+    if _OWN_HOST not in url.lower().translate(_URL_DROPPED):
+        return False
     try:
         parts = urlsplit(url.strip())
         host = (parts.hostname or "").rstrip(".")

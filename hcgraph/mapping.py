@@ -36,18 +36,22 @@ __all__ = [
 ]
 
 
-class _Terms:
-    """Namespace terms as N-Triples text, built once: ``T.hc("Story")`` → ``<…ns#Story>``."""
+class _Terms(dict[str, str]):
+    """Namespace terms as N-Triples text, built once: ``HCT("Story")`` → ``<…ns#Story>``.
+
+    A call is a dict look-up in C (``__call__`` is ``dict.__getitem__``; a term not yet
+    built goes through :meth:`__missing__`): the mapping makes ~300 such calls a story.
+    """
 
     def __init__(self, namespace: Any) -> None:
+        super().__init__()
         self.base = str(namespace)
-        self.cache: dict[str, str] = {}
 
-    def __call__(self, name: str) -> str:
-        term = self.cache.get(name)
-        if term is None:
-            term = self.cache[name] = iri(self.base + name)
+    def __missing__(self, name: str) -> str:
+        term = self[name] = iri(self.base + name)
         return term
+
+    __call__ = dict.__getitem__
 
 
 SCHEMA, DC, PROVO, CITE, HCT = _Terms(SDO), _Terms(DCTERMS), _Terms(PROV), _Terms(CITO), _Terms(HC)

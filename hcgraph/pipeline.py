@@ -13,9 +13,12 @@ Crash safety is the writer's (:func:`~hcgraph.writer.recover`).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import gc
 import hashlib
 import itertools
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future
@@ -37,6 +40,7 @@ from .writer import Batch, Writer, recover, remove_story
 __all__ = [
     "ARCHIVE_BYTES_PER_STORY",
     "BATCH",
+    "FIRST_BATCH",
     "SEGMENT",
     "STORE_BYTES_PER_BYTE",
     "Document",
@@ -49,6 +53,9 @@ __all__ = [
 
 #: Stories per batch (parse + map, then one hand-over to the writer).
 BATCH = 250
+#: Stories in the first batch of a run: the first load starts once they are mapped, so the
+#: time before the engine has work (imports, then this batch mapped alone) stays short.
+FIRST_BATCH = 25
 #: Most quads per bulk load: long, sorted loads write few SST files for RocksDB to compact, but
 #: Oxigraph's loader holds what it sorts in memory (~0.5 KB a quad): this bounds peak RSS.
 SEGMENT = 300_000
@@ -58,6 +65,40 @@ STORE_BYTES_PER_BYTE = 16
 #: Bytes the crawl archive takes per story besides its body (its fetch record, ~930 bytes).
 ARCHIVE_BYTES_PER_STORY = 1024
 _IDENTIFIER = ox.NamedNode(str(DCTERMS.identifier))
+#: Allocations between two young-generation collections while a batch is prepared (Python's
+#: default is 700). Parsing and mapping allocate many short-lived containers that reference
+#: counting frees; at 700 the cycle collector ran ~1,700 times a 1,000 stories (~5% of the
+#: main thread's CPU in the pipeline; bench/RESULTS.md, issue 38 item 4).
+GC_YOUNG = 10_000
+
+
+class _FewerCollections:
+    """While any batch is being prepared (on any thread), the young generation is collected
+    every :data:`GC_YOUNG` allocations; the threshold before is restored after the last."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._depth = 0
+        self._saved = gc.get_threshold()
+
+    @contextlib.contextmanager
+    def __call__(self) -> Iterator[None]:
+        with self._lock:
+            if self._depth == 0:
+                self._saved = gc.get_threshold()
+                if self._saved[0]:  # 0: automatic collection is off, and stays off
+                    gc.set_threshold(max(GC_YOUNG, self._saved[0]), *self._saved[1:])
+            self._depth += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._depth -= 1
+                if self._depth == 0:
+                    gc.set_threshold(*self._saved)
+
+
+_fewer_collections = _FewerCollections()
 
 
 @dataclass(frozen=True)
@@ -179,8 +220,12 @@ class Pipeline:
         raised."""
         landed: deque[Future[None]] = deque()
         docs = iter(documents)
-        try:  # batches of batch_size documents (the last one may be short) until none is left
-            for batch in iter(lambda: list(itertools.islice(docs, self.batch_size)), []):
+        # a short first batch, then batch_size documents each (the last one may be short)
+        sizes = itertools.chain(
+            [min(FIRST_BATCH, self.batch_size)], itertools.repeat(self.batch_size)
+        )
+        try:
+            for batch in iter(lambda: list(itertools.islice(docs, next(sizes))), []):
                 outcomes, futures = self._submit(batch)
                 landed.extend(futures)
                 yield from outcomes
@@ -219,6 +264,10 @@ class Pipeline:
     def _submit(self, documents: list[Document]) -> tuple[list[Outcome], list[Future[None]]]:
         """The batch's outcomes, and the futures of its writes (more than one when a story
         comes twice: the later version replaces the earlier)."""
+        with _fewer_collections():
+            return self._prepare_batch(documents)
+
+    def _prepare_batch(self, documents: list[Document]) -> tuple[list[Outcome], list[Future[None]]]:
         self._check_room(documents)
         self._take_failures()
         outcomes: list[Outcome] = []

@@ -41,6 +41,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_for
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Literal
 
 from .errors import StoreDiskError, StoreError, first_line
@@ -89,8 +90,7 @@ class Batch:
         """Add one mapped story (``replaces``: a changed story) and the descriptions it states."""
         hashes = set()
         for desc in mapped.shared.values():
-            body = desc.body()
-            digest = description_hash(desc.graph, body)
+            digest, body = _identified(desc.graph, tuple(desc.triples))
             hashes.add(digest)
             if digest not in self.stated:
                 self.stated[digest] = (desc.graph, desc.subject, body)
@@ -121,6 +121,16 @@ class Batch:
     def shared_nquads(self) -> bytes:
         """The new descriptions as N-Quads."""
         return b"".join(in_graph(g, b).encode() for g, b in self.shared_ntriples().items())
+
+
+@lru_cache(maxsize=8192)
+def _identified(graph: str, triples: tuple[str, ...]) -> tuple[bytes, str]:
+    """A description's hash and body from its triples. Most recur story after story (the
+    same publishers, manifests, claims: ~9 in 10 at 1k stories), so the sort, the join and
+    the hash are done once for each (the tuple's order is the mapping's, itself a pure
+    function of the story: the same description comes with the same tuple)."""
+    body = "".join(sorted(t + " .\n" for t in triples))  # as Description.body()
+    return description_hash(graph, body), body
 
 
 @dataclass

@@ -94,3 +94,35 @@ def test_a_write_that_cannot_be_recovered_breaks_the_writer(
             # the first had landed whole before its settle failed: recovery kept it
             assert [o.status for o in again.process(docs)] == ["unchanged", "added"]
         assert not store.ledger.dirty and len(store.story_graphs()) == 2
+
+
+def test_a_batch_is_prepared_with_fewer_collections_and_the_threshold_comes_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While a batch is parsed and mapped, the cycle collector's young generation waits for
+    GC_YOUNG allocations (ingest's CPU, bench/RESULTS.md); after it, the caller's threshold
+    is back, and a threshold of 0 (collection off) is left alone."""
+    import gc
+
+    import hcgraph.pipeline as pl
+
+    seen: list[int] = []
+    real = pl.parse_story
+
+    def spy(raw: bytes, source: str) -> Any:
+        seen.append(gc.get_threshold()[0])
+        return real(raw, source)
+
+    monkeypatch.setattr(pl, "parse_story", spy)
+    before = gc.get_threshold()
+    docs = _documents(3)
+    try:
+        with Store(tmp_path / "store") as store, Pipeline(store) as pipeline:
+            assert all(o.ok for o in pipeline.process(docs[:2]))
+            assert gc.get_threshold() == before
+            gc.set_threshold(0)
+            assert all(o.ok for o in pipeline.process(docs[2:]))
+            assert gc.get_threshold()[0] == 0
+    finally:
+        gc.set_threshold(*before)
+    assert seen == [max(pl.GC_YOUNG, before[0])] * 2 + [0]
