@@ -146,9 +146,12 @@ def brush_ab(store: Store, ref: str, rounds: int) -> list[str]:
             path = Path(tmp) / f"time-{side.replace(' ', '-')}.html"
             page_at(graph, path, r)
             pages[side] = page = b.new_page(viewport={"width": 1400, "height": 900})
+            c0 = chromium_cpu()
             page.goto(path.as_uri())
             page.wait_for_function("() => window.hcmapReady !== undefined", timeout=600_000)
             page.evaluate(_FRAMES)
+            first = page.evaluate("window.hcmapReady")
+            rows.append(("first frame", "-", side, first, (chromium_cpu() - c0) * 1000))
         for name, lo, hi in BRUSHES:
             got: dict[str, tuple[list[float], list[float]]] = {s: ([], []) for s in pages}
             for _ in range(rounds):
