@@ -1,6 +1,8 @@
-"""``hcgraph serve`` with a chosen HTTP parser and number of fronts, for ``bench_serve.py``.
+"""``hcgraph serve`` with one piece swapped or taken away, for ``bench_serve.py``.
 
-``httptools`` is the server as shipped (llhttp). ``h11`` swaps in the pure-Python h11
+``httptools`` is the server as shipped (llhttp, batches, uvloop). ``batch1`` sends the
+workers one query per pipe write (no batching); ``asyncio`` runs the front on asyncio's own
+event loop instead of uvloop. ``h11`` swaps in the pure-Python h11
 parser on the same front (same worker pool, same routing): h11 used as a parser only (a
 fresh ``h11.Connection`` per request, fed what the last one left), so the comparison is of
 the parsers, not of response formatting. Child fronts are processes of their own and run
@@ -8,11 +10,12 @@ the shipped parser: the h11 variant runs one front.
 
 Usage (from bench_serve.py)::
 
-    python bench/_serve_variant.py PORT STORE httptools|h11 FRONTS WORKERS
+    python bench/_serve_variant.py PORT STORE httptools|h11|batch1|asyncio FRONTS WORKERS
 """
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import sys
 import threading
@@ -22,7 +25,7 @@ import h11
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hcgraph.serve import Endpoint, http
+from hcgraph.serve import Endpoint, front, http, pool
 from hcgraph.serve.endpoint import MAX_HEAD, Refusal, Request
 from hcgraph.serve.parsing import BODY, IDLE, RequestParser
 
@@ -80,6 +83,10 @@ def main() -> None:
     port, store, parser, fronts, workers = sys.argv[1:6]
     if parser == "h11":
         http.RequestParser = H11Parser  # type: ignore[misc]
+    elif parser == "batch1":
+        pool.MAX_BATCH = 1
+    elif parser == "asyncio":
+        front.new_loop = asyncio.new_event_loop
     endpoint = Endpoint(store, port=int(port), workers=int(workers), fronts=int(fronts),
                         timeout_s=30)  # fmt: skip
     stop = threading.Event()

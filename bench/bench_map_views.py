@@ -14,9 +14,14 @@ milliseconds from the call to the end of the next frame, and the CPU millisecond
 Chromium thread spent on it (``/proc/PID/task/*/schedstat``, less an empty two-frame call), so
 a loaded machine still compares fairly.
 
+With ``--controls`` it measures instead what the controls every page offers (issue 40 item
+4) cost on each page: a date range, a search and a keyboard step (N), each from the call to
+the end of the next frame, with the main thread's busy time (Chromium's ``TaskDuration``)
+beside the wall time; the click-highlight of each page is the baseline, in the same run.
+
 Usage::
 
-    python bench/bench_map_views.py [--stories 10000] [--seed 13] [--write-results]
+    python bench/bench_map_views.py [--stories 10000] [--seed 13] [--controls] [--write-results]
     python bench/bench_map_views.py --brush-ab 4497891 [--rounds 9] [--write-results]
 """
 
@@ -174,6 +179,110 @@ def brush_ab(store: Store, ref: str, rounds: int) -> list[str]:
     return lines
 
 
+#: A control's action on any page: a JavaScript function of the page's date bounds.
+CONTROLS = {
+    "date range": "b => hcmap.setDates(b[0], b[1])",
+    "search": "b => hcmap.search('agent')",
+    "keyboard N": "b => document.getElementById('map').dispatchEvent("
+    "new KeyboardEvent('keydown', {key: 'n', bubbles: true}))",
+}
+_BUSY = """
+async (act) => {
+  const frame = () => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  await frame();
+  const t0 = performance.now();
+  act();
+  await frame();
+  return performance.now() - t0;
+}
+"""
+_BOUNDS = """() => {
+  const i = document.getElementById('date-from'), day = s => Date.parse(s) / 864e5;
+  if (!i || !i.min) { return null; }
+  const a = day(i.min), b = day(i.max), iso = d => new Date(d * 864e5).toISOString().slice(0, 10);
+  return [iso(Math.round(a + (b - a) / 4)), iso(Math.round(a + 3 * (b - a) / 4))];
+}"""
+
+
+def _timed(page: Any, cdp: Any, action: str, bounds: Any, reset: str) -> tuple[float, float]:
+    """Median of 3 (wall ms, main-thread busy ms) of ``action``, the page reset between."""
+    runs = []
+    for _ in range(3):
+        busy0 = _busy(cdp)
+        wall = page.evaluate(f"b => ({_BUSY})(() => ({action})(b))", bounds)
+        runs.append((wall, (_busy(cdp) - busy0) * 1000))
+        page.evaluate(reset)
+    return sorted(runs)[1]
+
+
+def _busy(cdp: Any) -> float:
+    metrics = cdp.send("Performance.getMetrics")["metrics"]
+    return float(next(m["value"] for m in metrics if m["name"] == "TaskDuration"))
+
+
+def controls_cost(path: Path) -> dict[str, Any]:
+    """First frame, the page's click baseline and each control's cost, in Chromium."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        page = b.new_page(viewport={"width": 1400, "height": 900})
+        page.route("http*://**", lambda route: route.abort())
+        page.goto(path.as_uri())
+        page.wait_for_function("() => window.hcmapReady !== undefined", timeout=600_000)
+        page.wait_for_timeout(2000)  # the search index is built in idle slices after the frame
+        cdp = page.context.new_cdp_session(page)
+        cdp.send("Performance.enable")
+        view = page.evaluate("hcmap.meta.view")
+        method, args = ACTIONS[view]
+        arg = page.evaluate(args)
+        reset = "hcmap.setDates('', ''); hcmap.search(''); hcmap.reset()"
+        out = {"first_ms": page.evaluate("window.hcmapReady"),
+               "renderer": page.evaluate("hcmap.renderer"),
+               "controls": page.evaluate("hcmap.controls()"),
+               "click": _timed(page, cdp, f"() => hcmap.{method}.apply(null, {arg!r})", None,
+                               reset)}  # fmt: skip
+        bounds = page.evaluate(_BOUNDS)
+        for name, action in CONTROLS.items():
+            if name == "date range" and bounds is None:
+                out[name] = None
+                continue
+            out[name] = _timed(page, cdp, action, bounds, reset)
+        b.close()
+    return out
+
+
+def controls_table(store: Store, tmp: Path, args: argparse.Namespace) -> None:
+    """The controls' cost on each page the CLI writes at this size (reuse both renderers)."""
+    rows = []
+    for view, renderer in (("reuse", "webgl"), ("reuse", "canvas"), ("sources", "auto"),
+                           ("time", "auto")):  # fmt: skip
+        out = tmp / f"{view}-{renderer}.html"
+        write_map(citation_graph(store, view), out, renderer=renderer)
+        rows.append((f"{view} ({renderer})" if view == "reuse" else view, controls_cost(out)))
+    load = os.getloadavg()
+    lines = [
+        f"## Issue 40: every control on every map, cost at {args.stories:,} stories — 2026-12-07",
+        "",
+        f"`python bench/bench_map_views.py --stories {args.stories} --seed {args.seed} "
+        f"--controls` (headless Chromium, software WebGL; load average {load[0]:.1f} / "
+        f"{load[1]:.1f} on 2 cores). Each cell: wall ms / main-thread busy ms, median of 3, "
+        "from the call to the end of the next frame. Baseline, in the same run: each page's "
+        "own action (reuse: click a source; sources: click the top source; time: brush a week).",
+        "",
+        "| page | first frame ms | own action (baseline) | date range | search | keyboard N |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+
+    def cell(v: tuple[float, float] | None) -> str:
+        return "-" if v is None else f"{v[0]:.0f} / {v[1]:.0f}"
+
+    for name, r in rows:
+        cells = [cell(r[k]) for k in ("click", "date range", "search", "keyboard N")]
+        lines.append(f"| {name} | {r['first_ms']:.0f} | " + " | ".join(cells) + " |")
+    publish(lines[0], "\n".join(lines) + "\n", args.write_results)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--stories", type=int, default=10_000)
@@ -182,6 +291,7 @@ def main() -> None:
                     help="time the time page's brush against the template at git REF")  # fmt: skip
     ap.add_argument("--rounds", type=int, default=9, help="brushes of each kind per page")
     ap.add_argument("--write-results", action="store_true")
+    ap.add_argument("--controls", action="store_true", help="the controls' cost on each page")
     args = ap.parse_args()
     if args.brush_ab:
         with Store(build_store(args.stories, args.seed), read_only=True) as store:
@@ -197,6 +307,9 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp, Store(build_store(args.stories, args.seed),
                                                      read_only=True) as store:  # fmt: skip
+        if args.controls:
+            controls_table(store, Path(tmp), args)
+            return
         for view in ("reuse", "sources", "time"):
             out = Path(tmp) / f"{view}.html"
             cpu, size = build(store, view, out)

@@ -3,9 +3,10 @@
 The baseline, measured in the same run, is the Oxigraph server itself (Rust, the PyPI
 package ``oxigraph``) serving the very same database read-only with
 ``--union-default-graph``; ``hcgraph serve`` (the guard, the worker processes) is started
-through its CLI, as a user runs it (one HTTP front), and as two variants
-(``bench/_serve_variant.py``): two fronts on the shipped HTTP parser (httptools: llhttp),
-and one front with h11 in its place, to choose the parser and the fronts by measurement.
+through its CLI, as a user runs it (one HTTP front, batched hand-off to the workers, on
+uvloop), and as variants (``bench/_serve_variant.py``) that take one piece away each: no
+batching (one query per pipe write), asyncio's own event loop in place of uvloop; the
+variant runner can also swap the parser (h11) or run two fronts.
 The load generator is ``wrk`` (compiled, so it takes less of the CPU the servers need;
 Debian package ``wrk``): 48 connections, cheap queries (an ASK, a SELECT ... LIMIT 10;
 ``--heavy``: also a saved query that reads much of the store), each with a new connection
@@ -74,8 +75,9 @@ FRONTS = 1  # as many HTTP processes as `hcgraph serve` runs
 WORKERS = 2  # query workers per front: the memory target is at 2 workers
 BEFORE = "hcgraph before"  # --before REV: that revision's hcgraph, in the same rounds
 # variants of the new front (bench/_serve_variant.py): parser, fronts
-VARIANTS = {"httptools, 2 fronts": ("httptools", 2), "h11, 1 front": ("h11", 1)}
+VARIANTS = {"no batching": ("batch1", 1), "asyncio loop": ("asyncio", 1)}
 CLI = "hcgraph serve"  # the CLI as a user runs it (httptools, FRONTS fronts)
+TITLE = "`hcgraph serve` with a batched worker hand-off against `oxigraph serve-read-only`"
 
 
 def free_port() -> int:
@@ -332,8 +334,7 @@ def main() -> None:
     heavy = (" --heavy" if args.heavy else "") + (" --floor" if args.floor else "")
     section = "\n".join(
         [
-            "## `hcgraph serve` on llhttp against `oxigraph serve-read-only`"
-            " (issue 38, 2026-12-06)",
+            f"## {TITLE} (issue 38, 2026-12-07)",
             "",
             f"`python bench/bench_serve.py --stories {args.stories} --seconds {args.seconds}"
             f" --rounds {args.rounds}{heavy}{' --before ' + args.before if args.before else ''}`:"
@@ -345,10 +346,10 @@ def main() -> None:
             " ratio: q/s over Oxigraph's (median; per round: the range of same-round ratios);"
             " CPU x: CPU per request over Oxigraph's. Errors: connect/write/timeout and non-2xx."
             f" hcgraph runs {WORKERS} query workers per front; `{CLI}` is the CLI ({FRONTS}"
-            f" front{'s' if FRONTS > 1 else ''}); the variants (`bench/_serve_variant.py`):"
-            " two fronts (processes, each"
-            f" with {WORKERS} workers) on the shipped parser (httptools: llhttp), or one front"
-            " with h11 in its place. Engine floor: pyoxigraph's `Store.query` plus"
+            f" front{'s' if FRONTS > 1 else ''}); the variants (`bench/_serve_variant.py`)"
+            " take one piece away each: `no batching` sends one query per pipe write,"
+            " `asyncio loop` runs on asyncio's own loop instead of uvloop."
+            " Engine floor: pyoxigraph's `Store.query` plus"
             " the JSON answer written, in a loop in one process (best round): no server can"
             " answer for less CPU through pyoxigraph.",
             "",
@@ -365,7 +366,7 @@ def main() -> None:
             "",
         ]
     )
-    publish("## `hcgraph serve` on llhttp against", section, args.write_results)
+    publish(f"## {TITLE}", section, args.write_results)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ __all__ = [
     "minted",
     "named_node",
     "segment",
+    "unminted",
 ]
 
 _BASE = str(ID)
@@ -51,6 +52,13 @@ CACHE_SIZE = 1 << 16
 def minted(kind: str, *parts: str) -> str:
     """An hcgraph-minted IRI as text: ``https://w3id.org/hcgraph/id/{kind}/{part}/…``."""
     return _BASE + kind + "/" + "/".join(segment(p) for p in parts)
+
+
+def unminted(kind: str, iri: str) -> str:
+    """The id :func:`minted` made ``iri`` from (``…/id/{kind}/{id}``, decoded); ``iri``
+    itself when it is not one."""
+    prefix = _BASE + kind + "/"
+    return unquote(iri[len(prefix) :]) if iri.startswith(prefix) else iri
 
 
 @lru_cache(maxsize=CACHE_SIZE)

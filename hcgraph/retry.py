@@ -1,4 +1,4 @@
-"""One retry policy for every HTTP client hcgraph runs (the crawler and the pusher).
+"""One retry policy for every HTTP client hcgraph runs: crawler, manifest fetcher, pusher.
 
 Exponential back-off with jitter, capped; a server's ``Retry-After`` (seconds or an HTTP
 date) is honoured when longer, up to a limit past which the caller gives up. Local rather
@@ -16,7 +16,12 @@ import email.utils
 import random
 from dataclasses import dataclass
 
-__all__ = ["Backoff", "retry_after_seconds"]
+__all__ = ["Backoff", "retry_after_seconds", "retryable"]
+
+
+def retryable(status: int | None) -> bool:
+    """An HTTP status worth another attempt: 408, 429 or 5xx."""
+    return status in (408, 429) or 500 <= (status or 0) <= 599
 
 
 def retry_after_seconds(value: str | None, now: dt.datetime | None = None) -> float | None:

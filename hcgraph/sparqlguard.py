@@ -276,7 +276,10 @@ def uses_service(query: str, prefixes: Mapping[str, str] | None = None) -> bool:
     readings = [query]
     if _ESCAPE.search(query):
         readings.append(_ESCAPE.sub(_decode, query))
-    return any(_Scan(text, declared).finds() for text in readings)
+    # Every way to the keyword reads the seven letters in a row in some reading: a text
+    # without them is let through unscanned (most queries; the scan is a third of what a
+    # server spends on a cheap query's request).
+    return any("service" in text.lower() and _Scan(text, declared).finds() for text in readings)
 
 
 def check_no_service(query: str, prefixes: Mapping[str, str] | None = None) -> None:

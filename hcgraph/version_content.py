@@ -14,10 +14,10 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from urllib.parse import unquote
 
 import pyoxigraph as ox
 
+from .iris import unminted
 from .model import Story
 from .store import Store
 from .vocab import DCTERMS, HC, ID, SDO
@@ -31,7 +31,7 @@ _CORRECTS, _LISTS = ox.NamedNode(str(SDO.correction)), ox.NamedNode(str(HC.lists
 _USES, _CLAIM = ox.NamedNode(str(HC.citesClaimUnder)), ox.NamedNode(str(HC.claim))
 _MANIFEST, _TITLE = ox.NamedNode(str(HC.manifest)), ox.NamedNode(str(DCTERMS.title))
 _DATE, _KEPT = ox.NamedNode(str(DCTERMS.date)), ox.NamedNode(str(HC.versionContent))
-_RAW_PREFIX, _MANIFEST_PREFIX, _CLAIM_PREFIX = f"{ID}raw/", f"{ID}manifest/", f"{ID}claim/"
+_RAW_PREFIX = f"{ID}raw/"
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,7 @@ def from_graph(store: Store, story_url: str, sha256: str | None = None) -> Conte
     if raw is None or (sha256 is not None and raw != sha256):
         return None
     sources = {
-        (_minted_id(_lexical(q.object), _MANIFEST_PREFIX), _value(store, q.object, _TITLE) or "")
+        (unminted("manifest", _lexical(q.object)), _value(store, q.object, _TITLE) or "")
         for q in store.quads(story, _LISTS, None, story)
     }
     return Content(
@@ -148,7 +148,7 @@ def _graph_citations(store: Store, story: ox.NamedNode) -> Iterator[tuple[str, s
     for quad in store.quads(story, _USES, None, story):
         claim, manifest = _value(store, quad.object, _CLAIM), _value(store, quad.object, _MANIFEST)
         if claim and manifest:
-            yield _minted_id(manifest, _MANIFEST_PREFIX), _minted_id(claim, _CLAIM_PREFIX)
+            yield unminted("manifest", manifest), unminted("claim", claim)
 
 
 def _graph_corrections(store: Store, story: ox.NamedNode) -> tuple[tuple[str, str], ...]:
@@ -169,11 +169,6 @@ def revision_contents(store: Store, story_url: str) -> dict[str, str]:
         _lexical(quad.subject).removeprefix(_RAW_PREFIX): _lexical(quad.object)
         for quad in store.quads(None, _KEPT, None, story)
     }
-
-
-def _minted_id(iri: str, prefix: str) -> str:
-    """The id in a minted IRI (``…/id/manifest/{id}``, :mod:`hcgraph.iris`)."""
-    return unquote(iri.removeprefix(prefix))
 
 
 def _value(

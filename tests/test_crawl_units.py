@@ -323,7 +323,7 @@ def test_scheduler_stop_ends_waiting_workers() -> None:
 
 
 def test_the_kept_headers_read_in_one_pass_are_what_asking_for_each_gives() -> None:
-    from hcgraph.crawling.fetch import KEPT_HEADERS, _kept
+    from hcgraph.crawling.fetch import KEPT_HEADERS, kept_headers
 
     headers = httpx.Headers(
         [(b"Server", b"nginx"), (b"ETag", b'"v1"'), (b"Set-Cookie", b"a=1"),
@@ -331,6 +331,6 @@ def test_the_kept_headers_read_in_one_pass_are_what_asking_for_each_gives() -> N
          (b"Content-Type", b"application/json")]
     )  # fmt: skip
     wanted = {name: headers[name] for name in KEPT_HEADERS if name in headers}
-    kept = _kept(headers)
+    kept = kept_headers(headers)
     assert kept == wanted and list(kept) == list(wanted)
     assert kept["cache-control"] == "no-cache, max-age=0" and "set-cookie" not in kept

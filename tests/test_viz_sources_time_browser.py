@@ -108,7 +108,10 @@ def test_sources_page_draws_the_hierarchy_with_labels_that_do_not_overlap(
             apart = (a["x"] + a["w"] <= b["x"] or b["x"] + b["w"] <= a["x"]
                      or a["y"] + a["h"] <= b["y"] or b["y"] + b["h"] <= a["y"])  # fmt: skip
             assert apart, (a["text"], b["text"])
-    assert page.evaluate("hcmap.controls()") == ["click-through", "search", "url-state", "zoom"]
+    # No verdicts in this store: no unsupported filter (tests/test_viz_controls_browser.py).
+    listed = set(page.evaluate("hcmap.controls()"))
+    assert listed == {"click-through", "date-filter", "keyboard", "png", "search", "svg"} | {
+        "url-state", "zoom"}  # fmt: skip
     _offline_and_clean(page)
     page.close()
 
@@ -203,8 +206,8 @@ def test_time_page_draws_and_a_brush_lights_up_the_cited_sources(
     got = page.evaluate("hcmap.highlighted()")
     assert set(got) == {ids[m] for m in dated} and len(got) == len(dated)
     assert f"{len(in_range)} stories citing {len(dated)} sources" in page.text_content("#range")
-    assert "from=" in page.url and "to=" in page.url
-    assert page.evaluate("hcmap.controls()") == ["brush", "click-through", "tooltip", "url-state"]
+    assert f"brush={lo.isoformat()}..{hi.isoformat()}" in page.url
+    assert "unsupported-filter" not in page.evaluate("hcmap.controls()")
     _offline_and_clean(page)
     page.close()
 
@@ -266,5 +269,36 @@ def test_time_brush_summary_and_lit_lines_match_the_graph(
         [(a["x"] + b["x"]) / 2, (a["y"] + b["y"]) / 2],
     )
     assert red > 0
+    _offline_and_clean(page)
+    page.close()
+
+
+def test_time_brush_skips_what_the_date_filter_hides(
+    browser: Any, time_map: tuple[Any, Path], stories: list[dict[str, Any]]
+) -> None:
+    """With dates shown narrower than the corpus, a brush over every day lights up only the
+    shown stories and, of what they cite, only the shown sources (the fast brush's run of
+    citations less the hidden ones)."""
+    graph, path = time_map
+    page = _open(browser, path)
+    days = sorted({_day(s["published_at"]) for s in stories})
+    a, b = days[1], days[-2]
+    shown = page.evaluate("r => hcmap.setDates(r[0], r[1])", [a.isoformat(), b.isoformat()])
+    got = page.evaluate("r => hcmap.brush(r[0], r[1])", [days[0].isoformat(), days[-1].isoformat()])
+    dated = [_day(v["date"]) for v in graph.nodes.values() if v["type"] == "Story" and v["date"]]
+    n = sum(a <= d <= b for d in dated)
+    lags, lit = [], set()
+    for s, m in graph.edges():
+        sa, ma = graph.nodes[s], graph.nodes[m]
+        if sa["type"] != "Story" or not sa["date"] or not ma["date"]:
+            continue
+        if a <= _day(sa["date"]) <= b and a <= _day(ma["date"]) <= b:
+            lags.append((_day(sa["date"]) - _day(ma["date"])).days)
+            lit.add(m)
+    assert got["stories"] == n == shown["stories"] < len(dated)
+    assert sorted(got["sources"]) == sorted(lit)
+    assert got["lag"] == lag_summary(lags)
+    assert f"{n} stories citing {len(lit)} sources" in page.text_content("#range")
+    assert "from=" in page.url and "brush=" in page.url
     _offline_and_clean(page)
     page.close()

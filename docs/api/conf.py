@@ -60,7 +60,7 @@ _OUTSIDE = (
     "|re|sqlite3|ssl|subprocess|threading|types|email|http|urllib|multiprocessing"
     "|html|random|_asyncio|socket|multiprocessing|nx|Network"
     "|httpx|pyoxigraph|rdflib|networkx|pydantic|click|rich|jinja2|prov|pyshacl|protego|pyvis"
-    "|httptools|warcio|wacz"
+    "|httptools|warcio|wacz|mmap|uvloop"
 )
 nitpick_ignore_regex = [
     (r"py:.*", rf"({_OUTSIDE})(\..+)?"),

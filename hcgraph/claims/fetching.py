@@ -29,7 +29,7 @@ import re
 import threading
 import time
 import urllib.request
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
@@ -38,11 +38,11 @@ import httpx
 
 from .._version import __version__
 from ..archive import Archive, FetchRecord
-from ..crawling.decoding import ACCEPT_ENCODING, DecodeError, Decoder
-from ..crawling.fetch import KEPT_HEADERS
+from ..crawling.decoding import ACCEPT_ENCODING, Capped, DecodeError, TooLarge
+from ..crawling.fetch import kept_headers
 from ..errors import ManifestAuthError, ManifestError, OutputError, ReplyShapeError, one_line
 from ..iris import minted
-from ..retry import Backoff, retry_after_seconds
+from ..retry import Backoff, retry_after_seconds, retryable
 from .reply import DEFAULT_API, DEFAULT_KEY_ENV, parse_reply, reply_url
 
 __all__ = [
@@ -68,7 +68,10 @@ _STOPS = {
     "rate-limited": " (HTTP 429: the API asked to slow down for longer than hcgraph waits)",
     "quota": " (the key's quota is used up)",
 }
-_KEPT = frozenset(KEPT_HEADERS)
+_REFUSALS = (
+    "reply too large: Content-Length {declared} > {cap} bytes",
+    "reply too large: more than {cap} bytes",
+)
 _QUOTA = re.compile(rb"quota", re.IGNORECASE)
 _TOKEN = re.compile(r"[\x21-\x7e]+")  # visible ASCII: what a header value may carry
 _IRI_BASE = minted("manifest", "")
@@ -415,13 +418,10 @@ class _Run:
 
     def _retry_in(self, answer: _Answer, failed: int) -> float | None:
         """Seconds before the next attempt, or None when ``answer`` is final."""
-        status = answer.status
-        if not (answer.retryable or status in (408, 429) or (status or 0) >= 500):
+        if not (answer.retryable or retryable(answer.status)):
             return None
-        asked = answer.retry_after
-        if asked is not None and asked > self.options.max_retry_after:
-            return None  # a server asking for a long pause: this id fails, the run goes on
-        return max(self.backoff.delay(failed), asked or 0.0)
+        # None for a server asking for a long pause: this id fails, the run goes on
+        return self.backoff.wait(failed, answer.headers.get("retry-after"))
 
     def _get(self, url: str) -> _Answer:
         """One GET: status, the kept headers, and the body up to ``max_bytes``."""
@@ -432,11 +432,11 @@ class _Run:
             resp = self.transport.handle_request(request)
             try:
                 answer.status = resp.status_code
-                answer.headers = _kept(resp.headers)
-                answer.body = self._read(resp, answer.headers, deadline)
+                answer.headers = kept_headers(resp.headers)
+                answer.body = Capped(resp, self.options.max_bytes, _REFUSALS, deadline).read()
             finally:
                 resp.close()
-        except _TooLarge as exc:
+        except TooLarge as exc:
             answer.error = str(exc)
         except DecodeError as exc:
             answer.error = f"cannot decode the reply: {exc}"
@@ -447,24 +447,6 @@ class _Run:
             answer.error = self._scrub(f"{type(exc).__name__}: {one_line(exc)}")
             answer.retryable = True
         return answer
-
-    def _read(self, resp: httpx.Response, headers: dict[str, str], deadline: float) -> bytes:
-        """The body, decoded in bounded pieces, refused once past ``max_bytes``."""
-        cap = self.options.max_bytes
-        declared = headers.get("content-length", "")
-        coding = headers.get("content-encoding")
-        if declared.isdigit() and int(declared) > cap and not coding:
-            raise _TooLarge(f"reply too large: Content-Length {declared} > {cap} bytes")
-        chunks: list[bytes] = []
-        total = 0
-        for piece in _decoded(resp, coding):
-            total += len(piece)
-            if total > cap:
-                raise _TooLarge(f"reply too large: more than {cap} bytes")
-            if time.monotonic() > deadline:
-                raise TimeoutError
-            chunks.append(piece)
-        return b"".join(chunks)
 
     def _archive(self, manifest_id: str, url: str, answer: _Answer, attempts: int) -> None:
         """Body first, then its record: a record is only ever read with its body there."""
@@ -525,10 +507,6 @@ class _Syncer:
         self._thread.join()
 
 
-class _TooLarge(Exception):
-    pass
-
-
 def _transport(api: str) -> httpx.HTTPTransport:
     """A transport to the API's host, through the proxy the environment names for it (as
     an ``httpx.Client`` would: ``HTTPS_PROXY``/``HTTP_PROXY``/``ALL_PROXY``, ``NO_PROXY``)."""
@@ -538,30 +516,6 @@ def _transport(api: str) -> httpx.HTTPTransport:
     if proxy and not urllib.request.proxy_bypass(url.host):
         return httpx.HTTPTransport(proxy=proxy)
     return httpx.HTTPTransport()
-
-
-def _decoded(resp: httpx.Response, coding: str | None) -> Iterator[bytes]:
-    """The body's decoded pieces (bounded: a compression bomb stops at the cap)."""
-    if resp.is_stream_consumed:  # built in memory (httpx.MockTransport): decoded already
-        yield resp.content
-        return
-    if not coding or coding.strip().lower() == "identity":
-        yield from resp.iter_raw()
-        return
-    decoder = Decoder(coding)
-    for raw in resp.iter_raw():
-        yield from decoder.feed(raw)
-    yield from decoder.flush()
-
-
-def _kept(headers: httpx.Headers) -> dict[str, str]:
-    """The archived response headers (:data:`~hcgraph.crawling.fetch.KEPT_HEADERS`), read
-    in one pass over the fields."""
-    found: dict[str, str] = {}
-    for name, value in headers.multi_items():
-        if name in _KEPT:
-            found[name] = f"{found[name]}, {value}" if name in found else value
-    return found
 
 
 # --- saved replies (--dir) ------------------------------------------------------------------

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import NamedTuple
-from urllib.parse import unquote
 
 import pyoxigraph as ox
 
 from ..iris import minted, named_node
+from ..provenance._graph import claim_id
 from ..store import Store
 from .graphing import support_graph
 
@@ -27,7 +27,6 @@ SELECT ?g ?part ?c ?status ?reason ?detail WHERE { GRAPH ?g {
   OPTIONAL { ?v hc:mismatch ?m . ?m <http://www.w3.org/2000/01/rdf-schema#comment> ?detail }
 } }
 """
-_CLAIM = minted("claim", "")
 
 
 class Recorded(NamedTuple):
@@ -49,7 +48,7 @@ def claim_texts(store: Store, claim_ids: Iterable[str]) -> dict[str, str]:
         result = store.query(_TEXTS % block)
         assert isinstance(result, ox.QuerySolutions)
         for row in result:
-            out.setdefault(_claim_id(row["c"].value), row["text"].value)
+            out.setdefault(claim_id(row["c"].value), row["text"].value)
     return out
 
 
@@ -62,14 +61,10 @@ def story_verdicts(store: Store, story: str) -> dict[tuple[str, str], Recorded]:
     result = store.query(_VERDICTS, bindings={"g": graph})
     assert isinstance(result, ox.QuerySolutions)
     for row in result:
-        key = (row["part"].value, _claim_id(row["c"].value))
+        key = (row["part"].value, claim_id(row["c"].value))
         reason, detail = row["reason"], row["detail"]
         found = Recorded(row["status"].value, reason.value if reason else "",
                          detail.value if detail else "")  # fmt: skip
         if key not in seen or (found.detail and not seen[key].detail):
             seen[key] = found
     return dict(sorted(seen.items()))
-
-
-def _claim_id(iri: str) -> str:
-    return unquote(iri.removeprefix(_CLAIM))

@@ -129,44 +129,34 @@ def store_option(func: F) -> F:
     )(func)
 
 
-class _Size(click.ParamType[int]):
-    """A size option's value as bytes (:func:`size`); a bad one is a usage error naming it."""
+class _Bytes(click.ParamType[int]):
+    """A size option's value as bytes, read by ``parse``; a bad one (``ValueError``) is a
+    usage error naming the option. ``name`` is the metavar ``--help`` shows."""
 
-    name = "text"  # the metavar --help has always shown (and docs/commands.md with it)
+    def __init__(self, name: str, parse: Callable[[str], int]) -> None:
+        self.name, self.parse = name, parse
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
         if isinstance(value, int):
             return value
         try:
-            return size(str(value))
-        except click.BadParameter as exc:
-            self.fail(exc.message, param, ctx)
+            return self.parse(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
 
 
 def max_bytes_option(help: str) -> Callable[[F], F]:
     """``--max-bytes SIZE`` (default ``10MB``): a body or file cap, passed on in bytes."""
-    return click.option("--max-bytes", type=_Size(), default="10MB", show_default=True, help=help)
-
-
-class _MemorySize(click.ParamType[int]):
-    """A memory limit (:func:`hcgraph.limits.parse_memory`); a bad one is a usage error."""
-
-    name = "size"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
-        if isinstance(value, int):
-            return value
-        try:
-            return parse_memory(str(value))
-        except ValueError as exc:
-            self.fail(str(exc), param, ctx)
+    return click.option(
+        "--max-bytes", type=_Bytes("text", size), default="10MB", show_default=True, help=help
+    )
 
 
 def query_memory_option(func: F) -> F:
     """``--query-memory SIZE``: the memory one query process may take (default: its share
     of half the machine's; ``0``: no limit). ``None`` when not given."""
     return click.option(
-        "--query-memory", type=_MemorySize(), default=None,
+        "--query-memory", type=_Bytes("size", parse_memory), default=None,
         help="Stop a query that needs more memory than this (2G, 512M; 0: no limit); default:"
         " half the machine's memory, shared by the queries run at once.",
     )(func)  # fmt: skip
@@ -236,5 +226,5 @@ def size(text: str) -> int:
     # nan, inf (also ``1e400``, which overflows to inf) and negative sizes are no cap at all:
     # refused here, as a usage error, not as a crash where the cap is used.
     if not math.isfinite(number) or number < 0:
-        raise click.BadParameter(f"{text!r} is not a size like 10MB or 500k")
+        raise ValueError(f"{text!r} is not a size like 10MB or 500k")
     return int(number)

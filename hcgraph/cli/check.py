@@ -14,7 +14,7 @@ from ..deepcheck import deep_check
 from ..errors import one_line
 from ..shacl import MODES
 from ..store import Store
-from ._common import flag_option, int_option, store_option
+from ._common import file_option, flag_option, int_option, store_option
 
 
 def render_text(report: CheckReport, *, max_per_story: int = 0) -> str:
@@ -71,10 +71,8 @@ def _summary(report: CheckReport) -> str:
     "--only", "only", multiple=True, type=click.Choice(list(INTEGRITY_CHECKS)),
     help="Run only these integrity queries (repeatable; default: all).",
 )  # fmt: skip
-@click.option(
-    "--shapes", "shapes_path", type=click.Path(dir_okay=False, exists=True, path_type=Path),
-    default=None, help="A SHACL shapes file instead of the packaged shapes.ttl.",
-)  # fmt: skip
+@file_option("--shapes", "shapes_path", exists=True,
+             help="A SHACL shapes file instead of the packaged shapes.ttl.")  # fmt: skip
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
 @click.option(
     "--deep", is_flag=True,

@@ -7,18 +7,12 @@ from pathlib import Path
 import click
 
 from ..demo import run_demo
-from ._common import out_console, shown
+from ._common import dir_option, out_console, shown
 
 
 @click.command()
-@click.option(
-    "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-    default=Path("output"), show_default=True, help="Output directory.",
-)  # fmt: skip
-@click.option(
-    "--store", "store_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-    help="Store directory (default: OUT/store).",
-)  # fmt: skip
+@dir_option("--out", "out_dir", default=Path("output"), show_default=True, help="Output directory.")
+@dir_option("--store", "store_dir", help="Store directory (default: OUT/store).")
 @click.option(
     "--stories", "n_stories", type=click.IntRange(min=1, max=5000), default=60,
     show_default=True, help="Generated sample stories served besides the real one.",

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..errors import ExportError
-from ._common import out_console, shown, store_option
+from ._common import file_option, out_console, shown, store_option
 
 
 @click.command("package")
@@ -15,8 +15,8 @@ from ._common import out_console, shown, store_option
     "--rocrate", "out_dir", type=click.Path(path_type=Path), required=True, metavar="DIR",
     help="Directory to write the RO-Crate into (new or empty).",
 )  # fmt: skip
-@click.option(
-    "--report", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
+@file_option(
+    "--report", exists=True,
     help="The crawl report to include (default: STORE/crawl-report.json, when it exists).",
 )  # fmt: skip
 @click.option(

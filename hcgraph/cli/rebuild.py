@@ -8,25 +8,19 @@ import click
 
 from ..errors import failure_text
 from ..rebuilding import rebuild as run_rebuild
-from ._common import err_console, out_console, shown, store_option
+from ._common import dir_option, err_console, file_option, out_console, shown, store_option
 
 
 @click.command()
-@click.option(
-    "--archive",
-    "archive_dir",
-    type=click.Path(file_okay=False, exists=True, path_type=Path),
-    default=None,
+@dir_option(
+    "--archive", "archive_dir", exists=True,
     help="Raw archive to rebuild from (default: STORE/archive).",
-)
-@click.option(
-    "--from",
-    "wacz",
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
-    default=None,
+)  # fmt: skip
+@file_option(
+    "--from", "wacz", exists=True,
     help="WACZ file to rebuild from (written by 'hcgraph archive export') instead of a raw "
     "archive directory.",
-)
+)  # fmt: skip
 @click.option(
     "--drop-unarchived",
     is_flag=True,

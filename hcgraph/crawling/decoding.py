@@ -1,17 +1,21 @@
-"""Content-Encoding decoded in bounded pieces, so a compression bomb cannot exhaust memory.
+"""Response bodies decoded in bounded pieces and capped: a compression bomb cannot fill memory.
 
 httpx decodes each network chunk whole (a 483-byte brotli body can become 300 MB in one
-call). Here raw bytes are decoded at most ``PIECE`` bytes of output per step, and the caller
-stops once its cap is passed. Supported: ``gzip``/``x-gzip``, ``deflate`` (zlib-wrapped or
-raw), ``br``, ``identity``, and any chain of them (undone right to left).
+call). Here raw bytes are decoded at most ``PIECE`` bytes of output per step, and
+:class:`Capped` (the crawler's and the manifest fetcher's body reader) stops once its cap is
+passed. Supported: ``gzip``/``x-gzip``, ``deflate`` (zlib-wrapped or raw), ``br``,
+``identity``, and any chain of them (undone right to left).
 """
 
 from __future__ import annotations
 
+import time
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
-__all__ = ["ACCEPT_ENCODING", "PIECE", "DecodeError", "Decoder"]
+import httpx
+
+__all__ = ["ACCEPT_ENCODING", "PIECE", "Capped", "DecodeError", "Decoder", "TooLarge"]
 
 #: What the crawler asks for (only encodings it can decode in bounded pieces).
 ACCEPT_ENCODING = "gzip, deflate, br"
@@ -125,3 +129,60 @@ class Decoder:
         for piece in self._layers[layer].feed(data):
             if piece:
                 yield from self._through(layer + 1, piece)
+
+
+class TooLarge(Exception):
+    """A body past its cap."""
+
+
+class Capped:
+    """One response's body, decoded in bounded pieces and refused (:class:`TooLarge`) once
+    past ``cap`` bytes; an unencoded body whose Content-Length is over the cap is refused
+    before a byte is read. ``refusals`` are those two messages (``{declared}``, ``{cap}``
+    filled in); past ``deadline`` (``time.monotonic()``) reading raises ``TimeoutError``."""
+
+    def __init__(
+        self,
+        resp: httpx.Response,
+        cap: int,
+        refusals: tuple[str, str],
+        deadline: float | None = None,
+    ) -> None:
+        declared = resp.headers.get("content-length", "")
+        coding = resp.headers.get("content-encoding")
+        encoded = (coding or "").lower() not in ("", "identity")
+        if declared.isdigit() and int(declared) > cap and not encoded:
+            raise TooLarge(refusals[0].format(declared=declared, cap=cap))
+        self.resp, self.cap, self.past, self.deadline = resp, cap, refusals[1], deadline
+        self.decoder = Decoder(coding)
+        self.chunks: list[bytes] = []
+        self.total = 0
+
+    def read(self) -> bytes:
+        """The whole body, read from a synchronous stream."""
+        if self.resp.is_stream_consumed:
+            return self._body([self.resp.content])
+        for raw in self.resp.iter_raw():
+            self._take(self.decoder.feed(raw))
+        return self._body(self.decoder.flush())
+
+    async def aread(self) -> bytes:
+        """The whole body, read from an asynchronous stream."""
+        if self.resp.is_stream_consumed:
+            return self._body([self.resp.content])
+        async for raw in self.resp.aiter_raw():
+            self._take(self.decoder.feed(raw))
+        return self._body(self.decoder.flush())
+
+    def _body(self, last: Iterable[bytes]) -> bytes:
+        self._take(last)
+        return b"".join(self.chunks)
+
+    def _take(self, pieces: Iterable[bytes]) -> None:
+        for piece in pieces:
+            self.total += len(piece)
+            if self.total > self.cap:
+                raise TooLarge(self.past.format(cap=self.cap))
+            if self.deadline is not None and time.monotonic() > self.deadline:
+                raise TimeoutError
+            self.chunks.append(piece)

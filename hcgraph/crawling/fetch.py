@@ -15,15 +15,15 @@ import asyncio
 import datetime as dt
 import random
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urljoin
 
 import httpx
 
-from ..retry import Backoff, retry_after_seconds
+from ..retry import Backoff, retry_after_seconds, retryable
 from ..urls import Mirrors, canonicalize, host_of
-from .decoding import DecodeError, Decoder
+from .decoding import Capped, DecodeError, TooLarge
 from .politeness import Politeness
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "FetchPolicy",
     "FetchResult",
     "Fetcher",
+    "kept_headers",
     "retry_after_seconds",
 ]
 
@@ -41,10 +42,10 @@ KEPT_HEADERS = (
 )  # fmt: skip
 _KEPT = frozenset(KEPT_HEADERS)
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
-
-
-def _retryable(status: int) -> bool:
-    return status in (408, 429) or 500 <= status <= 599
+_REFUSALS = (
+    "body too large: Content-Length {declared} > cap {cap} bytes",
+    "body too large: more than the {cap}-byte cap",
+)
 
 
 @dataclass(frozen=True)
@@ -99,10 +100,6 @@ class FetchResult:
     redirects: list[str] = field(default_factory=list)
     fetched_at: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
     elapsed: float = 0.0
-
-
-class _TooLarge(Exception):
-    pass
 
 
 @dataclass
@@ -228,19 +225,19 @@ class Fetcher:
             async with asyncio.timeout(self.policy.timeout):
                 async with self.client.stream("GET", fetch_url, headers=dict(headers)) as resp:
                     out.status = resp.status_code
-                    out.headers = _kept(resp.headers)
-                    if _retryable(resp.status_code) and not last:
+                    out.headers = kept_headers(resp.headers)
+                    if retryable(resp.status_code) and not last:
                         wait = retry_after_seconds(resp.headers.get("retry-after"))
                         out.host_wait = wait is not None
                         out.retry_in = wait if wait is not None else self._backoff(n + 1)
                         return out
-                    out.body = await self._read_capped(resp)
-                    if _retryable(resp.status_code):
+                    out.body = await Capped(resp, self.policy.max_bytes, _REFUSALS).aread()
+                    if retryable(resp.status_code):
                         out.error = (
                             f"HTTP {resp.status_code} (gave up after {self.policy.retries} retries)"
                         )
                         out.kind = "http"
-        except _TooLarge as exc:
+        except TooLarge as exc:
             out.body, out.error, out.kind = None, str(exc), "too-large"
         except (TimeoutError, httpx.TimeoutException):
             out = self._transport_failure(
@@ -259,37 +256,8 @@ class Fetcher:
             )
         return _Attempt(kind=kind, retry_in=self._backoff(n + 1))
 
-    async def _read_capped(self, resp: httpx.Response) -> bytes:
-        cap = self.policy.max_bytes
-        declared = resp.headers.get("content-length", "")
-        encoded = resp.headers.get("content-encoding", "identity").lower() not in ("", "identity")
-        if declared.isdigit() and int(declared) > cap and not encoded:
-            raise _TooLarge(f"body too large: Content-Length {declared} > cap {cap} bytes")
-        # Decoded here, in bounded pieces, not by httpx (which inflates a chunk whole):
-        # a compression bomb is stopped at the cap, with memory to match. A DecodeError
-        # (an unknown coding, a damaged body) is the caller's "decode" failure.
-        decoder = Decoder(resp.headers.get("content-encoding"))
-        chunks: list[bytes] = []
-        total = 0
 
-        def take(pieces: Iterable[bytes]) -> None:
-            nonlocal total
-            for piece in pieces:
-                total += len(piece)
-                if total > cap:
-                    raise _TooLarge(f"body too large: more than the {cap}-byte cap")
-                chunks.append(piece)
-
-        if resp.is_stream_consumed:  # built in memory (httpx.MockTransport): decoded already
-            take([resp.content])
-        else:
-            async for raw in resp.aiter_raw():
-                take(decoder.feed(raw))
-            take(decoder.flush())
-        return b"".join(chunks)
-
-
-def _kept(headers: httpx.Headers) -> dict[str, str]:
+def kept_headers(headers: httpx.Headers) -> dict[str, str]:
     """The :data:`KEPT_HEADERS` of a response, in that order, each as ``headers[name]``
     gives it (repeated fields joined by ``", "``), in one pass over the fields."""
     found: dict[str, str] = {}

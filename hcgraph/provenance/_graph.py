@@ -12,11 +12,10 @@ import datetime as dt
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import unquote
 
 import pyoxigraph as ox
 
-from ..iris import mint, named_node
+from ..iris import mint, named_node, unminted
 from ..store import Store
 from ..vocab import ID
 
@@ -37,8 +36,6 @@ __all__ = [
 ]
 
 _MANIFEST = f"{ID}manifest/"
-_CLAIM = f"{ID}claim/"
-_PUBLISHER = f"{ID}publisher/"
 _SOURCE = f"{ID}source/"
 
 Term = ox.NamedNode | ox.Literal
@@ -64,17 +61,17 @@ def count(store: Store, sparql: str, **bindings: Term) -> int:
 
 def manifest_id(iri: str) -> str:
     """The manifest id of a minted manifest IRI (the IRI itself if it is not one)."""
-    return unquote(iri[len(_MANIFEST) :]) if iri.startswith(_MANIFEST) else iri
+    return unminted("manifest", iri)
 
 
 def claim_id(iri: str) -> str:
     """The claim id of a minted claim IRI."""
-    return unquote(iri[len(_CLAIM) :]) if iri.startswith(_CLAIM) else iri
+    return unminted("claim", iri)
 
 
 def publisher_name(iri: str) -> str:
     """The publisher name (``source_name``) of a minted publisher IRI."""
-    return unquote(iri[len(_PUBLISHER) :]) if iri.startswith(_PUBLISHER) else iri
+    return unminted("publisher", iri)
 
 
 def literal_date(value: str | None) -> dt.date | None:

@@ -80,6 +80,16 @@ class ConnectionCount:
         os.close(self.fd)
 
 
+def new_loop() -> asyncio.AbstractEventLoop:
+    """The front's event loop: uvloop's (libuv: accepting, reading and writing in C) where
+    it is installed, else asyncio's own."""
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - a dependency; kept optional for odd platforms
+        return asyncio.new_event_loop()
+    return uvloop.new_event_loop()
+
+
 class Front:
     """One HTTP server process's (or thread's) side: its event loop, connections and query
     workers. ``ready`` is done once it serves, or holds why it could not start."""
@@ -94,7 +104,7 @@ class Front:
             allow_service=endpoint.allow_service, static=endpoint.static,
         )  # fmt: skip
         self.conns: set[Conn] = set()
-        self.loop = asyncio.new_event_loop()
+        self.loop = new_loop()
         self.loop.set_exception_handler(lambda _loop, _context: None)  # quiet: no tracebacks
         self.pool = Pool(self.loop, endpoint.db_path, endpoint.workers, endpoint.query_memory)
         self.stopping = asyncio.Event()
@@ -150,11 +160,13 @@ class Front:
 
     def _tick(self) -> None:
         """The watchdog, every ``_TICK`` seconds: read and idle time limits, slow readers,
-        query deadlines, clients gone; ended workers reaped."""
+        query deadlines, clients gone; batches behind a slow query given back; ended
+        workers reaped."""
         try:
             now = self.loop.time()
             for conn in list(self.conns):
                 conn.tick(now)
+            self.pool.steal(now)
             self.pool.reap()
         finally:
             if not self.pool.closing:

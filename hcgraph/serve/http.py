@@ -10,13 +10,12 @@ stream); its time limits are checked by the front's watchdog (:meth:`Conn.tick`)
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from typing import TYPE_CHECKING
 
 from .endpoint import Query, Refusal, Request
 from .parsing import BODY, RequestParser
-from .worker import DATA, END, START, WHOLE, memory_message
+from .worker import DATA, END, START, WHOLE, encode_query, memory_message
 
 if TYPE_CHECKING:
     from .front import Front
@@ -85,19 +84,22 @@ class Conn(asyncio.Protocol):
         self.front.conns.discard(self)
         self.waiting = False
         worker = self.worker
-        if worker is not None:  # its query is of no use now: stopped, the worker replaced
-            self.reason = self.reason or "gone"
+        if worker is not None and worker.head is self:  # its query is of no use now:
+            self.reason = self.reason or "gone"  # stopped, the worker replaced
             self.front.pool.fail(worker)
+        elif worker is not None:  # not started: its answer is thrown away
+            self.front.pool.drop(self)
 
     def pause_writing(self) -> None:
         self.paused_since = time.monotonic()
-        if self.worker is not None:
+        if self.worker is not None and self.worker.head is self:
             self.worker.pause()
 
     def resume_writing(self) -> None:
         self.paused_since = None
         if self.worker is not None:
-            self.worker.listen()
+            if self.worker.head is self:
+                self.worker.listen()
         else:
             self._advance()
 
@@ -122,12 +124,21 @@ class Conn(asyncio.Protocol):
 
     def _tick_query(self, now: float) -> None:
         late = self.deadline is not None and now >= self.deadline
+        worker = self.worker
         if self.waiting:  # queued for a worker
             if late:
                 self.waiting = False
                 self._timed_out()
-        elif self.worker and not self.reason and (late or self.eof):
-            self._stop_query(self.worker, late)
+        elif worker is None or self.reason or not (late or self.eof):
+            return
+        elif worker.head is self:  # running
+            self._stop_query(worker, late)
+        else:  # in a worker's batch, not started: dropped from it
+            self.front.pool.drop(self)
+            if late:
+                self._timed_out()
+            else:
+                self._abort()
 
     def _stop_query(self, worker: Worker, late: bool) -> None:
         """Kill the worker of a query past its deadline (``late``) or whose client went."""
@@ -191,8 +202,7 @@ class Conn(asyncio.Protocol):
         timeout = self.front.timeout_s
         self.deadline = None if timeout is None else time.monotonic() + timeout
         self.reason, self.sent = "", False
-        message = json.dumps({"q": routed.text, "a": routed.accept}).encode()
-        self.message = len(message).to_bytes(4, "big") + message
+        self.message = encode_query(routed.text, routed.accept)
         self.front.pool.take(self)
 
     @property
@@ -240,26 +250,11 @@ class Conn(asyncio.Protocol):
         self._refuse(Refusal(503, message))
 
     # --- the query in a worker ------------------------------------------------------------
-    def start(self, worker: Worker) -> None:
-        """Send the query to ``worker`` (from the pool)."""
-        self.waiting = False
-        self.worker = worker
-        worker.client = self
-        if self.paused_since is not None:
-            worker.pause()
-        try:
-            worker.send(self.message)
-        except OSError:
-            self.front.pool.fail(worker)
-
     def _release(self) -> None:
+        """The answer is read whole: the worker goes on to the next of its batch."""
         worker, self.worker = self.worker, None
         assert worker is not None
-        worker.client = None
-        if self.reason or not worker.alive:
-            self.front.pool.discard(worker)
-        else:
-            self.front.pool.put_idle(worker)
+        self.front.pool.answered(worker)
 
     def frame(self, kind: bytes, payload: bytes) -> None:
         """One frame from the worker: a whole answer (sent with its length), or a streamed

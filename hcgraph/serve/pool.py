@@ -1,8 +1,15 @@
 """The query worker pool, as one HTTP front process sees it.
 
-Each :class:`Worker`'s answer pipe is a raw non-blocking fd the event loop watches (one
-``os.read`` per readable event, frames cut from the bytes). A worker killed, or dead, is
-replaced by the :class:`Pool` with a fresh one.
+Queries wait in one queue; a free worker takes its share of them in one batch, sent in
+one pipe write (:meth:`Pool.dispatch`), and answers them one by one, in order: under load
+the pipe write, the worker's wake-up and the event loop's turn are paid once per batch,
+not once per query. Each :class:`Worker`'s answer pipe is a raw non-blocking fd the event
+loop watches (one ``os.read`` per readable event, frames cut from the bytes). The answer
+read belongs to the head of the worker's batch; a worker killed (a timeout, a client gone),
+or dead, is replaced with a fresh one, and the queries of its batch not yet started go
+back to the front of the queue. A batch whose head runs long (``STEAL_AFTER_S``) gives
+its other queries back to the queue too, and tells the worker (a flag in memory both map)
+to skip them: a slow query does not hold up, or time out, its neighbours.
 """
 
 from __future__ import annotations
@@ -10,23 +17,32 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import math
+import mmap
 import os
 import subprocess
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import ServeError, first_line
 from ..limits import died_of_memory
-from .worker import READY, start_worker
+from .worker import ABORT, END, READY, SKIPPED, WHOLE, start_worker
 
 if TYPE_CHECKING:
     from .http import Conn
 
+MAX_BATCH = 32  # queries sent to a worker in one write, at most
+STEAL_AFTER_S = 0.1  # a batch's head running this long gives the batch's rest back
+_ENDS = (WHOLE, END, ABORT, SKIPPED)  # the frames that end an answer
+
 
 class Worker:
-    """A query worker process and its pipes."""
+    """A query worker process, its pipes, its batch (the clients of the queries sent to it
+    and not yet answered, in order: None for one given back or whose client went) and the
+    skip flag it reads before each query."""
 
-    def __init__(self, pool: Pool, proc: subprocess.Popen[bytes]) -> None:
+    def __init__(self, pool: Pool, proc: subprocess.Popen[bytes], skip: mmap.mmap | None) -> None:
         assert proc.stdin is not None and proc.stdout is not None
         self.pool = pool
         self.proc = proc
@@ -38,7 +54,15 @@ class Worker:
         self.ready = False  # the store is open: it takes queries
         self.closed = False
         self.reading = False
-        self.client: Conn | None = None  # the connection whose query it answers
+        self.batch: collections.deque[Conn | None] = collections.deque()
+        self.sent = 0  # queries sent so far: the number of the batch's last one
+        self.since = 0.0  # when the head of the batch started (monotonic)
+        self.skip = skip
+
+    @property
+    def head(self) -> Conn | None:
+        """The client whose answer the worker writes now (or will write next)."""
+        return self.batch[0] if self.batch else None
 
     def listen(self) -> None:
         if not self.reading and not self.closed:
@@ -55,6 +79,14 @@ class Worker:
         view = memoryview(data)
         while view:
             view = view[os.write(self.fd_in, view) :]
+
+    def skip_behind_head(self) -> None:
+        """Tell the worker to skip (answer with ``K``) the queries sent after its batch's
+        head, those it has not started (never the head: it may not have started yet)."""
+        if self.skip is not None:
+            first = self.sent - len(self.batch) + 2  # the number of the one after the head
+            with contextlib.suppress(ValueError):  # closed
+                self.skip[:16] = first.to_bytes(8, "little") + self.sent.to_bytes(8, "little")
 
     def _readable(self) -> None:
         try:
@@ -95,6 +127,8 @@ class Worker:
                 if pipe is not None:
                     with contextlib.suppress(OSError):
                         pipe.close()
+            if self.skip is not None:
+                self.skip.close()
 
 
 class Pool:
@@ -114,6 +148,9 @@ class Pool:
         self.waiting: collections.deque[Conn] = collections.deque()
         self.dying: list[subprocess.Popen[bytes]] = []
         self.closing = False
+        self.due = False  # a dispatch is scheduled
+        self.largest = 0  # the largest batch sent so far (tests, diagnostics)
+        self.given_back = 0  # queries taken back from a batch so far
         self.started: asyncio.Future[None] = loop.create_future()
 
     def start(self) -> None:
@@ -121,22 +158,66 @@ class Pool:
             self._spawn()
 
     def take(self, client: Conn) -> None:
-        """Give ``client`` an idle worker now, or queue it for the next one free."""
-        if self.idle:
-            client.start(self.idle.pop())
-        else:
-            client.waiting = True
-            self.waiting.append(client)
+        """Queue ``client``'s query; it goes out with the next batch."""
+        client.waiting = True
+        self.waiting.append(client)
+        self._schedule()
+
+    def _schedule(self) -> None:
+        """Dispatch once the event loop's current turn is over: the queries that turn
+        parsed go out together."""
+        if not self.due and self.idle:
+            self.due = True
+            self.loop.call_soon(self.dispatch)
+
+    def dispatch(self) -> None:
+        """Give each idle worker its share of the queued queries (all of them, shared
+        between the workers that take queries, ``MAX_BATCH`` at most), in one write."""
+        self.due = False
+        waiting = self.waiting
+        while self.idle and waiting:
+            share = min(MAX_BATCH, math.ceil(len(waiting) / max(1, len(self.all))))
+            worker = self.idle.pop()
+            batch: list[Conn] = []
+            while waiting and len(batch) < share:
+                client = waiting.popleft()
+                if client.waiting:  # not timed out, not gone
+                    batch.append(client)
+            if not batch:
+                self.idle.append(worker)
+                return
+            for client in batch:
+                client.waiting = False
+                client.worker = worker
+                worker.batch.append(client)
+            worker.sent += len(batch)
+            self.largest = max(self.largest, len(batch))
+            worker.since = time.monotonic()
+            try:
+                worker.send(b"".join(client.message for client in batch))
+            except OSError:
+                self.fail(worker)
 
     def _spawn(self) -> None:
         if self.closing:
             return
+        skip: mmap.mmap | None = None
+        fd = -1
         try:
-            proc = start_worker(self.db_path, self.query_memory)
+            if hasattr(os, "memfd_create"):
+                fd = os.memfd_create("hcgraph-serve-skip")
+                os.ftruncate(fd, mmap.PAGESIZE)
+                skip = mmap.mmap(fd, mmap.PAGESIZE)
+            proc = start_worker(self.db_path, self.query_memory, fd)
         except OSError as exc:
+            if skip is not None:
+                skip.close()
             self._start_failed(f"a query worker did not start: {first_line(exc)}")
             return
-        worker = Worker(self, proc)
+        finally:
+            if fd >= 0:
+                os.close(fd)
+        worker = Worker(self, proc, skip)
         self.all.append(worker)
         worker.listen()
 
@@ -148,27 +229,86 @@ class Pool:
 
     def frame(self, worker: Worker, kind: bytes, payload: bytes) -> None:
         """A frame from a worker: its first says whether it opened the store, the others
-        belong to the query it answers."""
-        if worker.ready and worker.client is not None:
-            worker.client.frame(kind, payload)
-        elif worker.ready or kind != READY:  # a frame for no query, or the store not open
+        belong to the query at the head of its batch (dropped: read to its end)."""
+        if not worker.ready:
+            self._first_frame(worker, kind, payload)
+        elif not worker.batch:  # a frame for no query
+            self.fail(worker)
+        elif (client := worker.batch[0]) is not None:  # a K for it is nonsense: it fails
+            client.frame(kind, payload)
+        elif kind in _ENDS:  # the end of an answer no one waits for
+            self.answered(worker)
+
+    def _first_frame(self, worker: Worker, kind: bytes, payload: bytes) -> None:
+        """``R``: the worker opened the store and takes queries; anything else: why not."""
+        if kind != READY:
             self.fail(worker, payload.decode("utf-8", "replace") or "a query worker did not start")
-        else:
-            worker.ready = True
+            return
+        worker.ready = True
+        self.put_idle(worker)
+        if not self.started.done() and all(w.ready for w in self.all):
+            self.started.set_result(None)
+
+    def answered(self, worker: Worker) -> None:
+        """The head of ``worker``'s batch is answered: on to the next, or the worker is
+        free; a worker killed meanwhile (a timeout, a client gone) is replaced."""
+        worker.batch.popleft()
+        if not worker.alive:
+            self._requeue(worker)
+            self.discard(worker)
+            return
+        worker.since = time.monotonic()
+        if not worker.batch:
             self.put_idle(worker)
-            if not self.started.done() and all(w.ready for w in self.all):
-                self.started.set_result(None)
+        elif (head := worker.batch[0]) is not None and head.paused_since is not None:
+            worker.pause()
+
+    def drop(self, client: Conn) -> None:
+        """``client`` (timed out, or gone) no longer waits for the query it has in a
+        worker's batch, behind the head: its answer will be read and thrown away."""
+        worker, client.worker = client.worker, None
+        if worker is not None:
+            for i, queued in enumerate(worker.batch):
+                if queued is client:
+                    worker.batch[i] = None
+
+    def steal(self, now: float) -> None:
+        """Give the queries queued behind a head that has run ``STEAL_AFTER_S`` back to
+        the queue (first in line), to be run by another worker; the worker skips them."""
+        for worker in self.all:
+            if len(worker.batch) > 1 and now - worker.since >= STEAL_AFTER_S:
+                self._requeue(worker)
+                worker.skip_behind_head()
+        self._schedule()
+
+    def _requeue(self, worker: Worker) -> None:
+        """The queries behind the head of ``worker``'s batch go back to the front of the
+        queue, in their order; they stay in the batch as None (their answers, if any,
+        are thrown away)."""
+        batch = worker.batch
+        back = [client for client in list(batch)[1:] if client is not None]
+        for i in range(1, len(batch)):
+            batch[i] = None
+        self.given_back += len(back)
+        for client in reversed(back):
+            client.worker = None
+            client.waiting = True
+            self.waiting.appendleft(client)
+        self._schedule()
 
     def fail(self, worker: Worker, message: str = "the query worker exited") -> None:
         """The worker ended or broke: replace it (one still starting: see
-        ``_start_failed``); its query (if any) learns it, and whether the worker died
-        of its memory limit."""
-        client, worker.client = worker.client, None
+        ``_start_failed``); the queries behind its head go back to the queue, its head
+        (if any) learns it, and whether the worker died of its memory limit."""
+        self._requeue(worker)
+        client = worker.head
+        worker.batch.clear()
         died = self._out_of_memory(worker) if client is not None and not client.reason else False
         self.discard(worker, replace=worker.ready)
         if not worker.ready:
             self._start_failed(message)
         elif client is not None:
+            client.worker = None
             client.worker_failed(died)
 
     def _out_of_memory(self, worker: Worker) -> bool:
@@ -196,14 +336,10 @@ class Pool:
             self._spawn()
 
     def put_idle(self, worker: Worker) -> None:
-        """``worker`` is free: the first client still waiting gets it, else it idles."""
+        """``worker`` is free: it takes the next batch."""
         worker.listen()
-        while self.waiting:
-            client = self.waiting.popleft()
-            if client.waiting:
-                client.start(worker)
-                return
         self.idle.append(worker)
+        self._schedule()
 
     def reap(self) -> None:
         """Collect the exit status of ended workers (no zombies)."""

@@ -1,11 +1,15 @@
 """The query worker: one process holding the store open read-only, one query at a time.
 
-A worker reads queries from its stdin (a 4-byte big-endian length, then JSON
-``{"q": query, "a": accept}``) and writes each answer on its stdout as frames: one type byte,
-a 4-byte big-endian length, the payload. An answer is one ``W`` frame (whole: a small
-answer), or ``S`` (start), ``D`` (data)..., ``E`` (end, the last data); ``W`` and ``S`` begin
-with the answer's head, ``STATUS MEDIA-TYPE\n``. ``X`` aborts a half-sent answer. Its first
-frame is ``R`` (the store is open) or ``X`` (why not). It runs under its memory limit
+A worker reads queries from its stdin (a 4-byte big-endian length, then the Accept
+header (latin-1), a newline, the query (UTF-8); a batch of them comes in one write: the
+worker reads all there are, looks once whether the store changed, and answers them) and
+writes each answer on its stdout as frames, in order: one type byte, a 4-byte big-endian
+length, the payload. An answer is one ``W`` frame (whole: a small answer), or ``S``
+(start), ``D`` (data)..., ``E`` (end, the last data); ``W`` and ``S`` begin with the
+answer's head, ``STATUS MEDIA-TYPE\n``. ``X`` aborts a half-sent answer; ``K`` answers a
+query skipped: the server took it back (its number, counted from 1, is within the skip
+flag's range, two 8-byte little-endian numbers in memory both map). Its first frame is ``R`` (the
+store is open) or ``X`` (why not). It runs under its memory limit
 (:func:`hcgraph.limits.limit_memory`) and names damage met in the store as the CLI does.
 """
 
@@ -13,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
+import mmap
 import os
 import signal
 import struct
@@ -30,15 +34,20 @@ from .endpoint import GRAPH_TYPES, SOLUTION_TYPES, negotiate
 
 CHUNK = 64 * 1024
 READY, START, DATA, END, ABORT, WHOLE = b"R", b"S", b"D", b"E", b"X", b"W"
+SKIPPED = b"K"
 
 
-def start_worker(db_path: Path, query_memory: int = 0) -> subprocess.Popen[bytes]:
+def start_worker(
+    db_path: Path, query_memory: int = 0, skip_fd: int = -1
+) -> subprocess.Popen[bytes]:
     """Start a query worker process on the database at ``db_path``, its data limited to
-    ``query_memory`` bytes (0: no limit) (raises OSError)."""
+    ``query_memory`` bytes (0: no limit), reading its skip flag from the shared memory
+    ``skip_fd`` (-1: none) (raises OSError)."""
     return subprocess.Popen(
         [sys.executable, "-c", "from hcgraph.serve.worker import main; main()", str(db_path),
-         str(query_memory)],
+         str(query_memory), str(skip_fd)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        pass_fds=(skip_fd,) if skip_fd >= 0 else (),
     )  # fmt: skip
 
 
@@ -56,15 +65,20 @@ def _memory_limit() -> int:
     return int(sys.argv[2]) if len(sys.argv) > 2 else 0
 
 
+def _skip_flag() -> mmap.mmap | None:
+    fd = int(sys.argv[3]) if len(sys.argv) > 3 else -1
+    return None if fd < 0 else mmap.mmap(fd, mmap.PAGESIZE, access=mmap.ACCESS_READ)
+
+
 def main() -> None:
-    """A query worker (``python -c ... DB_PATH [QUERY_MEMORY]``): answers one query at a
-    time from stdin on stdout (frames), until stdin closes. Ctrl-C is the server's to
+    """A query worker (``python -c ... DB_PATH [QUERY_MEMORY [SKIP_FD]]``): answers one
+    query at a time from stdin on stdout (frames), until stdin closes; each answer is
+    flushed as it ends (the server's time limits count on it). Ctrl-C is the server's to
     handle."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_parent()
     out = os.fdopen(os.dup(1), "wb", buffering=CHUNK + 16)
     os.dup2(2, 1)  # a stray print cannot corrupt the frames
-    inp = sys.stdin.buffer
     db_path = sys.argv[1]
     limit_memory(_memory_limit())
     try:
@@ -76,22 +90,59 @@ def main() -> None:
         return
     frame(out, READY)
     out.flush()
+    skip, number, pending = _skip_flag(), 0, bytearray()
+    while (batch := read_batch(0, pending)) is not None:
+        store = db.fresh()  # every query of the batch arrived before this look
+        for message in batch:
+            number += 1
+            try:
+                if skip is not None and skipped(skip, number):
+                    frame(out, SKIPPED)  # taken back by the server: another worker runs it
+                else:
+                    accept, _, query = message.partition(b"\n")
+                    text = query.decode("utf-8", "surrogatepass")
+                    evaluate(db, text, accept.decode("latin-1"), out, store)
+                out.flush()
+            except BrokenPipeError:
+                return
+
+
+def skipped(skip: mmap.mmap, number: int) -> bool:
+    """Is query ``number`` within the skip flag's range (taken back by the server)?"""
+    return int.from_bytes(skip[:8], "little") <= number <= int.from_bytes(skip[8:16], "little")
+
+
+def encode_query(query: str, accept: str) -> bytes:
+    """A query as the server sends it to a worker (see the module docstring)."""
+    data = b"%s\n%s" % (accept.encode("latin-1", "replace"), query.encode("utf-8", "surrogatepass"))
+    return len(data).to_bytes(4, "big") + data
+
+
+def read_batch(fd: int, pending: bytearray) -> list[bytes] | None:
+    """The queries sent so far (waiting for one at least), cut from ``pending`` plus what
+    one read of ``fd`` brings; None once the server closed the pipe."""
     while True:
-        size = inp.read(4)
-        if len(size) < 4:
-            return
-        message = json.loads(inp.read(int.from_bytes(size, "big")))
-        try:
-            evaluate(db, message["q"], message["a"], out)
-        except BrokenPipeError:
-            return
-        out.flush()
+        messages, start = [], 0
+        while len(pending) - start >= 4:
+            end = start + 4 + int.from_bytes(pending[start : start + 4], "big")
+            if end > len(pending):
+                break
+            messages.append(bytes(pending[start + 4 : end]))
+            start = end
+        del pending[:start]
+        if messages:
+            return messages
+        data = os.read(fd, 1 << 16)
+        if not data:
+            return None
+        pending += data
 
 
-def evaluate(db: Database, query: str, accept: str, out: IO[bytes]) -> None:
-    """Answer one query onto ``out`` (frames). The guard ran in the front, the only way in:
-    a second ``SERVICE`` look here cost a quarter of a cheap query's time in the worker."""
-    result = _run(db, query, out)
+def evaluate(db: Database, query: str, accept: str, out: IO[bytes], store: Any = None) -> None:
+    """Answer one query onto ``out`` (frames), on ``store`` (None: ``db.fresh()``). The
+    guard ran in the front, the only way in: a second ``SERVICE`` look here cost a quarter
+    of a cheap query's time in the worker."""
+    result = _run(db, query, out, db.fresh() if store is None else store)
     if result is None:
         return
     graph = isinstance(result, db.ox.QueryTriples)
@@ -118,10 +169,10 @@ def evaluate(db: Database, query: str, accept: str, out: IO[bytes]) -> None:
     sink.end()
 
 
-def _run(db: Database, query: str, out: IO[bytes]) -> Any:
+def _run(db: Database, query: str, out: IO[bytes], store: Any) -> Any:
     """The query's result, or None once an error answer went out instead."""
     try:
-        return db.fresh().query(query, use_default_graph_as_union=True)
+        return store.query(query, use_default_graph_as_union=True)
     except SyntaxError as exc:
         refuse(out, 400, first_line(exc))
     except (OSError, RuntimeError) as exc:

@@ -4,9 +4,10 @@ Live physics takes minutes past ~1,500 nodes (pyvis #204, #160); a page laid out
 stable on its first frame, its nodes still draggable.
 
 One layout per view (:data:`LAYOUTS`), each deterministic (same graph, same positions):
-``reuse`` is anchored on publishers (on communities past :data:`COMMUNITY_NODES` nodes),
-``publisher`` rings the focus's manifests, ``story`` lays the provenance trail out in
-columns; any other graph gets :func:`cluster_layout`.
+``reuse`` is ForceAtlas2 (:mod:`~hcgraph.viz.force`) started from the ring layout
+(:func:`ring_layout`: anchored on publishers, on communities past :data:`COMMUNITY_NODES`
+nodes), so distance means relatedness; ``publisher`` rings the focus's manifests, ``story``
+lays the provenance trail out in columns; any other graph gets :func:`cluster_layout`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ __all__ = [
     "communities",
     "community_layout",
     "compute_layout",
+    "force_reuse_layout",
+    "ring_layout",
 ]
 
 Positions = dict[str, tuple[float, float]]
@@ -111,8 +114,7 @@ def community_layout(graph: nx.DiGraph) -> Positions:
 
 
 def cluster_layout(graph: nx.DiGraph) -> Positions:
-    """Any other graph: its communities on a ring, each a spiral with its hubs in the middle
-    (pure Python: networkx's spring layout needs numpy and scipy)."""
+    """Any other graph: its communities on a ring, each a spiral with its hubs in the middle."""
     degree = dict(graph.degree())
     groups = communities(graph) or [sorted(graph)]
     return _ring([sorted(c, key=lambda n: (-degree[n], n)) for c in groups if c])
@@ -147,11 +149,20 @@ def _sunflower(pos: Positions, members: list[str], cx: float, cy: float, start: 
         pos[n] = (cx + dx, cy + dy)
 
 
-def _reuse_layout(graph: nx.DiGraph) -> Positions:
-    """Anchored on publishers; past :data:`COMMUNITY_NODES` nodes, on communities."""
+def ring_layout(graph: nx.DiGraph) -> Positions:
+    """The reuse map's fixed geometry (the layout before issue 40, and the force layout's
+    start): anchored on publishers; past :data:`COMMUNITY_NODES` nodes, on communities."""
     if graph.number_of_nodes() > COMMUNITY_NODES:
         return community_layout(graph)
     return anchored_layout(graph)
+
+
+def force_reuse_layout(graph: nx.DiGraph) -> Positions:
+    """The reuse map: ForceAtlas2 (:func:`~hcgraph.viz.force.force_layout`) from
+    :func:`ring_layout`, at the ring's spread."""
+    from .force import force_layout  # numpy and scipy: loaded only when a map is laid out
+
+    return force_layout(graph, ring_layout(graph))
 
 
 def _place_citers(graph: nx.DiGraph, pos: Positions) -> None:
@@ -287,7 +298,7 @@ def _group_centre(angles: list[float], inner: float, spread: float) -> tuple[flo
 #: View name → layout function.
 LAYOUTS: dict[str, Callable[[nx.DiGraph], Positions]] = {
     "story": layered_layout,
-    "reuse": _reuse_layout,
+    "reuse": force_reuse_layout,
     "publisher": publisher_layout,
 }
 

@@ -179,8 +179,13 @@ def _group(style: NodeStyle) -> dict[str, Any]:
 
 
 def build_payload(graph: nx.DiGraph, positions: Positions | None = None) -> dict[str, Any]:
-    """The page's data: vis-network nodes/edges, options, facets, ranking and drill-down."""
+    """The page's data: vis-network nodes/edges, options, facets, ranking and drill-down;
+    ``meta.layoutQuality`` is the layout's connected-closeness (:mod:`~hcgraph.viz.quality`)."""
+    from .quality import connected_closeness  # numpy: loaded only when a map is drawn
+
     positions = positions if positions is not None else compute_layout(graph)
+    meta = page_meta(graph, graph.graph.get("view", ""))
+    meta["layoutQuality"] = connected_closeness(graph, positions)
     drill = graph.graph.get("drill")
     types, publishers, newsrooms = _facets(graph)
     ranking = _ranking(graph)
@@ -197,7 +202,7 @@ def build_payload(graph: nx.DiGraph, positions: Positions | None = None) -> dict
         "drill": _drill_payload(drill) if drill else None,
         "always": _always_labelled(graph, ranking),
         "newsrooms": [visible_bidi(r) for r in newsrooms],
-        "meta": page_meta(graph, graph.graph.get("view", "")),
+        "meta": meta,
     }
 
 

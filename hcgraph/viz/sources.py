@@ -166,9 +166,9 @@ def sources_payload(graph: nx.DiGraph) -> dict[str, Any]:
 
     ``sources`` rows: ``[iri, label, title, url, date, publisher index, citing stories,
     manifest id]``; ``citers[k]``: source k's ``[story index, [passage index, …]]`` rows,
-    newest story first; ``stories`` rows: ``[url, headline, date, newsroom]``; ``passages``
-    rows: ``[part IRI, text]``; ``publishers`` rows: ``[label, name, reach, IRI]``, the
-    largest reach first. Text is made safe where the page writes it (textContent).
+    newest story first; ``stories`` rows: ``[url, headline, date, newsroom, unsupported]``;
+    ``passages`` rows: ``[part IRI, text]``; ``publishers`` rows: ``[label, name, reach,
+    IRI]``, the largest reach first. Text is made safe where the page writes it (textContent).
     """
     nodes = graph.nodes
     pubs = _by_reach(graph)
@@ -224,10 +224,11 @@ def _citer_rows(
     return rows
 
 
-def _story_row(a: dict[str, Any]) -> list[str]:
-    """A story as the page lists it: ``[url, headline, date, newsrooms]``."""
+def _story_row(a: dict[str, Any]) -> list[Any]:
+    """A story as the page lists it: ``[url, headline, date, newsrooms, unsupported]``
+    (``unsupported``: its sentences ``hcgraph manifests check`` found unsupported)."""
     return [_http(a["url"]), visible_bidi(a["title"] or a["label"]), a["date"],
-            ", ".join(a["newsrooms"])]  # fmt: skip
+            ", ".join(a["newsrooms"]), int(a.get("unsupported", 0) or 0)]  # fmt: skip
 
 
 def render_sources(graph: nx.DiGraph) -> str:

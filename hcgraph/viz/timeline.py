@@ -120,7 +120,8 @@ def time_payload(graph: nx.DiGraph) -> dict[str, Any]:
     """The page's data as columns: dated stories and sources, citations as index pairs.
 
     ``stories``: ``id``, ``t`` (headline), ``day`` (days since 1970), ``d`` (date), ``u``
-    (URL), ``r`` (lane: index into ``rooms``, the busiest newsroom first); ``sources``:
+    (URL), ``r`` (lane: index into ``rooms``, the busiest newsroom first), ``v``
+    (unsupported sentences, from ``hcgraph manifests check``); ``sources``:
     ``id``, ``t``, ``day``, ``d``, ``u``, ``p`` (index into ``publishers``, -1: none), ``n``
     (citing stories); ``cites``: ``s`` and ``m`` (indices of the story and the source).
     """
@@ -129,7 +130,11 @@ def time_payload(graph: nx.DiGraph) -> dict[str, Any]:
     rooms, lanes = _lanes([_room(nodes[s]) for s in stories])
     pubs = sorted({p for m in sources for p in graph.successors(m)})
     return {
-        "stories": {**_columns(graph, stories), "r": lanes},
+        "stories": {
+            **_columns(graph, stories),
+            "r": lanes,
+            "v": [int(nodes[s].get("unsupported", 0) or 0) for s in stories],
+        },
         "sources": {
             **_columns(graph, sources),
             "p": _owners(graph, sources, pubs),

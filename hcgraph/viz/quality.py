@@ -1,0 +1,76 @@
+"""How much a map's layout says about its graph: connected-closeness (Jacomy 2023).
+
+M. Jacomy, "Connected-closeness: a visual quantification of distances in network layouts",
+Journal of Graph Algorithms and Applications 27(5), 341-404 (2023); Gephi Lite and
+graphology-metrics report it as the layout quality. For a distance δ, let E(δ) be the share
+of edges no longer than δ and P(δ) the share of node pairs no farther apart than δ;
+connected-closeness is C = max over δ of E(δ) - P(δ): how much more often connected nodes
+are close than any two nodes are. 0: edges are no shorter than chance (the layout says
+nothing of the topology); 1 would be every edge shorter than every unconnected pair.
+
+Computed exactly over every node pair up to :data:`PAIRS` pairs; past that over
+:data:`PAIRS` pairs drawn with a fixed seed (so the same layout, the same score) — the
+sampling graphology also does, with as many samples as edges.
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+
+__all__ = ["PAIRS", "connected_closeness"]
+
+#: Node pairs measured: every pair up to this many, else this many sampled (seeded).
+PAIRS = 400_000
+
+
+def connected_closeness(
+    graph: nx.Graph, positions: dict[str, tuple[float, float]], *, seed: int = 7
+) -> float | None:
+    """The layout's connected-closeness in [0, 1], rounded to 4 places; None when there is
+    nothing to measure (fewer than two placed nodes, or no edge between two of them).
+
+    Edges count once per node pair whatever their direction; self-loops do not count.
+    """
+    nodes = sorted(n for n in graph if n in positions)
+    if len(nodes) < 2:
+        return None
+    edges = _edge_pairs(graph, {n: k for k, n in enumerate(nodes)})
+    if not len(edges):
+        return None
+    xy = np.array([positions[n] for n in nodes], dtype=np.float64)
+    edge_len = np.sort(_lengths(xy, edges[:, 0], edges[:, 1]))
+    pair_len = np.sort(_pair_lengths(xy, seed))
+    # E - P only rises at an edge length (E steps up there; P never falls): the maximum
+    # is at one of them.
+    e_share = np.searchsorted(edge_len, edge_len, side="right") / len(edge_len)
+    p_share = np.searchsorted(pair_len, edge_len, side="right") / len(pair_len)
+    return round(max(0.0, float(np.max(e_share - p_share))), 4)
+
+
+def _edge_pairs(graph: nx.Graph, index: dict[str, int]) -> np.ndarray:
+    """The edges between indexed nodes as sorted ``(i, j)`` rows, ``i < j``, each pair once."""
+    pairs = set()
+    for s, o in graph.edges():
+        i, j = index.get(s, -1), index.get(o, -1)
+        if i != j and i >= 0 and j >= 0:
+            pairs.add((min(i, j), max(i, j)))
+    return np.array(sorted(pairs), dtype=np.int64).reshape(-1, 2)
+
+
+def _lengths(xy: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """Euclidean distances between the points ``i`` and ``j`` (index arrays)."""
+    d = xy[i] - xy[j]
+    return np.asarray(np.hypot(d[:, 0], d[:, 1]))
+
+
+def _pair_lengths(xy: np.ndarray, seed: int) -> np.ndarray:
+    """Distances of every node pair, or of :data:`PAIRS` pairs drawn with ``seed``."""
+    n = len(xy)
+    if n * (n - 1) // 2 <= PAIRS:
+        i, j = np.triu_indices(n, k=1)
+        return _lengths(xy, i, j)
+    rng = np.random.default_rng(seed)
+    i = rng.integers(0, n, PAIRS)
+    j = (i + rng.integers(1, n, PAIRS)) % n  # never i itself
+    return _lengths(xy, i, j)
