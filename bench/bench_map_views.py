@@ -7,6 +7,13 @@ the most-cited source (sources: its stories listed and packed), a brush of the m
 (time), a click-highlight of the top source (reuse, the baseline measured in the same run).
 Interaction times run from the call to the end of the next frame (two animation frames).
 
+With ``--brush-ab REF`` it measures instead the time page's brush (a day, a week, every
+story) on this tree's template against the template at git ``REF`` (main before the brush
+work: 4497891), the same graph, the two pages alternating in one browser: the median wall
+milliseconds from the call to the end of the next frame, and the CPU milliseconds every
+Chromium thread spent on it (``/proc/PID/task/*/schedstat``, less an empty two-frame call), so
+a loaded machine still compares fairly.
+
 With ``--controls`` it measures instead what the controls every page offers (issue 40 item
 4) cost on each page: a date range, a search and a keyboard step (N), each from the call to
 the end of the next frame, with the main thread's busy time (Chromium's ``TaskDuration``)
@@ -15,17 +22,21 @@ beside the wall time; the click-highlight of each page is the baseline, in the s
 Usage::
 
     python bench/bench_map_views.py [--stories 10000] [--seed 13] [--controls] [--write-results]
+    python bench/bench_map_views.py --brush-ab 4497891 [--rounds 9] [--write-results]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -35,7 +46,7 @@ from _results import publish  # noqa: E402
 from bench_viz import build_store  # noqa: E402
 
 from hcgraph import Store  # noqa: E402
-from hcgraph.viz import citation_graph, write_map  # noqa: E402
+from hcgraph.viz import citation_graph, render, write_map  # noqa: E402
 from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
 _TIMED = """
@@ -84,6 +95,88 @@ def in_browser(path: Path) -> dict[str, Any]:
         act = sorted(page.evaluate(_TIMED, [method, arg]) for _ in range(3))[1]
         b.close()
     return {"first_ms": first, "pack_ms": pack, "action_ms": act}
+
+
+#: The brushes of the A/B: (name, from, to) over the generated stories' 14 days.
+BRUSHES = (("a day", "2026-10-04", "2026-10-04"), ("a week", "2026-10-01", "2026-10-07"),
+           ("every story", "2026-09-01", "2026-10-14"))  # fmt: skip
+_FRAMES = """async () => {
+  await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+}"""
+
+
+def chromium_cpu() -> float:
+    """CPU seconds of every thread of every Chromium process this script started."""
+    import psutil
+
+    total = 0
+    for proc in psutil.Process().children(recursive=True):
+        try:
+            if "chrom" not in proc.name():
+                continue
+            for task in os.listdir(f"/proc/{proc.pid}/task"):
+                with open(f"/proc/{proc.pid}/task/{task}/schedstat") as f:
+                    total += int(f.read().split()[0])
+        except (OSError, psutil.Error):
+            continue
+    return total / 1e9
+
+
+def page_at(graph: Any, out: Path, ref: str | None) -> None:
+    """Write the time page with this tree's templates, or with those at git ``ref``."""
+    if ref is None:
+        write_map(graph, out)
+        return
+
+    def load(name: str) -> str:
+        return subprocess.run(["git", "-C", str(ROOT), "show", f"{ref}:hcgraph/viz/{name}"],
+                              check=True, capture_output=True, text=True).stdout  # fmt: skip
+
+    render._env.cache_clear()
+    with mock.patch.object(render, "_load", load):
+        write_map(graph, out)
+    render._env.cache_clear()
+
+
+def brush_ab(store: Store, ref: str, rounds: int) -> list[str]:
+    """The brush table: this tree against ``ref``, alternating, ``rounds`` brushes each."""
+    from playwright.sync_api import sync_playwright
+
+    graph = citation_graph(store, "time")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        pages = {}
+        for side, r in (("this tree", None), (ref, ref)):
+            path = Path(tmp) / f"time-{side.replace(' ', '-')}.html"
+            page_at(graph, path, r)
+            pages[side] = page = b.new_page(viewport={"width": 1400, "height": 900})
+            c0 = chromium_cpu()
+            page.goto(path.as_uri())
+            page.wait_for_function("() => window.hcmapReady !== undefined", timeout=600_000)
+            page.evaluate(_FRAMES)
+            first = page.evaluate("window.hcmapReady")
+            rows.append(("first frame", "-", side, first, (chromium_cpu() - c0) * 1000))
+        for name, lo, hi in BRUSHES:
+            got: dict[str, tuple[list[float], list[float]]] = {s: ([], []) for s in pages}
+            for _ in range(rounds):
+                for side, page in pages.items():
+                    c0 = chromium_cpu()
+                    page.evaluate(_FRAMES)
+                    c1 = chromium_cpu()
+                    got[side][0].append(page.evaluate(_TIMED, ["brush", [lo, hi]]))
+                    got[side][1].append((chromium_cpu() - c1 - (c1 - c0)) * 1000)
+            lit = pages["this tree"].evaluate("document.getElementById('range').textContent")
+            for side in pages:
+                wall, cpu = (statistics.median(v) for v in got[side])
+                rows.append((name, lit.split(";")[0].split(": ")[1], side, wall, cpu))
+        b.close()
+    lines = [
+        "| brush | lights up | page | wall ms | Chromium CPU ms |",
+        "| --- | --- | --- | ---: | ---: |",
+    ]
+    lines += [f"| {n} | {lit} | {side} | {w:.0f} | {c:.0f} |" for n, lit, side, w, c in rows]
+    return lines
 
 
 #: A control's action on any page: a JavaScript function of the page's date bounds.
@@ -194,9 +287,23 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--stories", type=int, default=10_000)
     ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--brush-ab", metavar="REF", default=None,
+                    help="time the time page's brush against the template at git REF")  # fmt: skip
+    ap.add_argument("--rounds", type=int, default=9, help="brushes of each kind per page")
     ap.add_argument("--write-results", action="store_true")
     ap.add_argument("--controls", action="store_true", help="the controls' cost on each page")
     args = ap.parse_args()
+    if args.brush_ab:
+        with Store(build_store(args.stories, args.seed), read_only=True) as store:
+            table = brush_ab(store, args.brush_ab, args.rounds)
+        heading = f"## Issue 40: the time view's brush at {args.stories:,} stories — 2026-12-07"
+        cmd = (f"`python bench/bench_map_views.py --brush-ab {args.brush_ab} --stories "
+               f"{args.stories} --seed {args.seed} --rounds {args.rounds}`")  # fmt: skip
+        load = f", load average {os.getloadavg()[0]:.1f} at the end:"
+        publish(
+            heading, "\n".join([heading, "", cmd + load, "", *table]) + "\n", args.write_results
+        )
+        return
     rows = []
     with tempfile.TemporaryDirectory() as tmp, Store(build_store(args.stories, args.seed),
                                                      read_only=True) as store:  # fmt: skip

@@ -231,3 +231,74 @@ def test_time_page_keeps_a_hostile_headline_as_text(
     assert page.evaluate("document.querySelectorAll('#details script, #details img').length") == 0
     _offline_and_clean(page)
     page.close()
+
+
+def test_time_brush_summary_and_lit_lines_match_the_graph(
+    browser: Any, time_map: tuple[Any, Path], stories: list[dict[str, Any]]
+) -> None:
+    """A brush finds its stories by binary search over the dates and draws their citations
+    as hairlines counted per pixel: its lag summary equals the one computed from the graph,
+    and the middle of a lit citation line is red."""
+    graph, path = time_map
+    page = _open(browser, path)
+    days = sorted({_day(s["published_at"]) for s in stories})
+    for lo, hi in ((days[0], days[0]), (days[1], days[len(days) // 2]), (days[0], days[-1])):
+        got = page.evaluate("r => hcmap.brush(r[0], r[1])", [lo.isoformat(), hi.isoformat()])
+        lags, lit = [], set()
+        for s, m in graph.edges():
+            a, b = graph.nodes[s], graph.nodes[m]
+            if a["type"] != "Story" or not a["date"] or not b["date"]:
+                continue
+            if lo <= _day(a["date"]) <= hi:
+                lags.append((_day(a["date"]) - _day(b["date"])).days)
+                lit.add(m)
+        assert got["lag"] == lag_summary(lags)
+        assert sorted(got["sources"]) == sorted(lit)
+    # The middle of one lit line (the last range: every story) is red on the canvas.
+    s, m = next((s, m) for s, m in graph.edges() if graph.nodes[s]["type"] == "Story"
+                and graph.nodes[s]["date"] and graph.nodes[m]["date"])  # fmt: skip
+    a, b = page.evaluate("id => hcmap.point(id)", s), page.evaluate("id => hcmap.point(id)", m)
+    red = page.evaluate(
+        """([x, y]) => { const c = document.getElementById('cv'), r = c.getBoundingClientRect();
+        const k = c.width / r.width;
+        const px = Math.floor((x - r.left) * k), py = Math.floor((y - r.top) * k);
+        const d = c.getContext('2d').getImageData(px - 2, py - 2, 5, 5).data;
+        let n = 0;
+        for (let i = 0; i < d.length; i += 4) { if (d[i] > d[i + 1] + 60) n++; }
+        return n; }""",
+        [(a["x"] + b["x"]) / 2, (a["y"] + b["y"]) / 2],
+    )
+    assert red > 0
+    _offline_and_clean(page)
+    page.close()
+
+
+def test_time_brush_skips_what_the_date_filter_hides(
+    browser: Any, time_map: tuple[Any, Path], stories: list[dict[str, Any]]
+) -> None:
+    """With dates shown narrower than the corpus, a brush over every day lights up only the
+    shown stories and, of what they cite, only the shown sources (the fast brush's run of
+    citations less the hidden ones)."""
+    graph, path = time_map
+    page = _open(browser, path)
+    days = sorted({_day(s["published_at"]) for s in stories})
+    a, b = days[1], days[-2]
+    shown = page.evaluate("r => hcmap.setDates(r[0], r[1])", [a.isoformat(), b.isoformat()])
+    got = page.evaluate("r => hcmap.brush(r[0], r[1])", [days[0].isoformat(), days[-1].isoformat()])
+    dated = [_day(v["date"]) for v in graph.nodes.values() if v["type"] == "Story" and v["date"]]
+    n = sum(a <= d <= b for d in dated)
+    lags, lit = [], set()
+    for s, m in graph.edges():
+        sa, ma = graph.nodes[s], graph.nodes[m]
+        if sa["type"] != "Story" or not sa["date"] or not ma["date"]:
+            continue
+        if a <= _day(sa["date"]) <= b and a <= _day(ma["date"]) <= b:
+            lags.append((_day(sa["date"]) - _day(ma["date"])).days)
+            lit.add(m)
+    assert got["stories"] == n == shown["stories"] < len(dated)
+    assert sorted(got["sources"]) == sorted(lit)
+    assert got["lag"] == lag_summary(lags)
+    assert f"{n} stories citing {len(lit)} sources" in page.text_content("#range")
+    assert "from=" in page.url and "brush=" in page.url
+    _offline_and_clean(page)
+    page.close()
