@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import os
 import resource
@@ -154,7 +155,9 @@ def settle(server: psutil.Process, quiet: float = 0.02, step: float = 0.5) -> fl
     return cpu
 
 
-def run_push(store_dir: Path, work: Path, method: str, concurrency: int, batch: int) -> Row:
+def run_push(
+    store_dir: Path, work: Path, method: str, concurrency: int, batch: int, bulk_mb: int = 0
+) -> Row:
     location = work / f"server-{method}-{concurrency}"
     proc, url = start_server(location)
     try:
@@ -162,6 +165,8 @@ def run_push(store_dir: Path, work: Path, method: str, concurrency: int, batch: 
         protocol = "gsp" if method == "bulk" else method
         bulk = "always" if method == "bulk" else "never"  # auto: bulk from 500 graphs
         options = PushOptions(protocol=protocol, concurrency=concurrency, batch=batch, bulk=bulk)
+        if bulk_mb:
+            options = dataclasses.replace(options, bulk_bytes=bulk_mb * 1024 * 1024)
         server = psutil.Process(proc.pid)
         with Store(store_dir, read_only=True) as store:
             server_before = settle(server)
@@ -184,6 +189,7 @@ def run_push(store_dir: Path, work: Path, method: str, concurrency: int, batch: 
         assert asyncio.run(counts()) == local, "remote counts differ from the store"
         if method == "bulk":
             label = f"hcgraph push (first push: bulk load) --concurrency {concurrency}"
+            label += f", {bulk_mb} MB requests" if bulk_mb else ""
         else:
             label = f"hcgraph push --bulk never --protocol {method} --concurrency {concurrency}"
         if method == "update":
@@ -223,6 +229,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--floor", action="store_true", help="time the client's floor too")
+    parser.add_argument("--bulk-mb", default="0", help="bulk request sizes to try (0: default)")
     parser.add_argument("--store", type=Path, help="reuse (or build and keep) the store here")
     args = parser.parse_args()
 
@@ -242,9 +249,10 @@ def main() -> None:
             rows.append((load, load))
             print(f"{load.label}: {load.seconds:.1f} s, {load.cpu:.1f} CPU s", flush=True)
             timed = [
-                run_push(store_dir, work, method, int(conc), args.batch)
+                run_push(store_dir, work, method, int(conc), args.batch, int(mb))
                 for method in args.methods.split(",")
                 for conc in args.concurrency.split(",")
+                for mb in (args.bulk_mb.split(",") if method == "bulk" else ["0"])
             ]
             if args.floor:
                 timed += run_floor(store_dir, work)
