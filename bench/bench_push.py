@@ -220,6 +220,12 @@ def run_floor(store_dir: Path, work: Path) -> list[Row]:
     return rows
 
 
+def report(row: Row, load: Row, rows: list[tuple[Row, Row]]) -> None:
+    rows.append((row, load))
+    print(f"{row.label}: {row.seconds:.1f} s, {row.client_cpu:.1f} + {row.server_cpu:.1f} CPU s, "
+          f"{load.cpu / row.cpu:.0%} of the load by CPU", flush=True)  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stories", type=int, default=10_000)
@@ -248,18 +254,16 @@ def main() -> None:
             load = run_load(shards, work / "loaded")
             rows.append((load, load))
             print(f"{load.label}: {load.seconds:.1f} s, {load.cpu:.1f} CPU s", flush=True)
-            timed = [
-                run_push(store_dir, work, method, int(conc), args.batch, int(mb))
+            runs = [
+                (method, int(conc), int(mb))
                 for method in args.methods.split(",")
                 for conc in args.concurrency.split(",")
                 for mb in (args.bulk_mb.split(",") if method == "bulk" else ["0"])
             ]
-            if args.floor:
-                timed += run_floor(store_dir, work)
-            for row in timed:
-                rows.append((row, load))
-                print(f"{row.label}: {row.seconds:.1f} s, {row.client_cpu:.1f} + "
-                      f"{row.server_cpu:.1f} CPU s", flush=True)  # fmt: skip
+            for method, conc, mb in runs:
+                report(run_push(store_dir, work, method, conc, args.batch, mb), load, rows)
+            for row in run_floor(store_dir, work) if args.floor else []:
+                report(row, load, rows)
 
     print()
     print(f"{args.stories} stories, {graphs} graphs, {quads:,} triples; 127.0.0.1, same run; "
