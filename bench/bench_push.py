@@ -10,10 +10,21 @@ request. Targets: bulk >= 60% of the load rate (issue 26), per-graph >= 30% (iss
 ``--repeat N`` runs the load and the pushes N times, interleaved (the machine is shared:
 the spread shows the noise).
 
+Both sides are counted (issue 38): beside the wall time, every row has the CPU seconds of
+the client (this process: the push runs in it, its reading thread included) and of the
+server (``oxigraph serve``'s process, from just before the push until it is idle again
+after it, so work the server finishes after answering is counted too); the load's row has
+its own process's CPU. Two ratios: the rate by wall (load seconds / push seconds) and
+triples per CPU second summed over both sides (load CPU / (client + server CPU)).
+``--floor`` adds what the client cannot avoid, measured in the same run: the engine's dump
+of the whole store (N-Quads) and the push's reading of it (per graph: sorted N-Triples,
+hashed, framed as TriG) without sending anything.
+
 Usage::
 
     python bench/bench_push.py                       # 10k stories: bulk, GSP, SPARQL Update
     python bench/bench_push.py --stories 1000 --methods bulk,gsp --concurrency 1,4
+    python bench/bench_push.py --methods bulk --repeat 3 --floor --store /tmp/s10k  # reuse
 
 Every push is checked afterwards: per-graph triple counts on the server equal the store's.
 """
@@ -22,23 +33,30 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import os
+import resource
 import shutil
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import psutil
+import pyoxigraph
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hcgraph import Store, ingest_bytes
 from hcgraph.dump import write_shards
 from hcgraph.push import PushOptions, PushState, push_graphs, remote_counts, resolve_endpoint
+from hcgraph.push.graphs import local_graphs
+from hcgraph.push.protocols import bulk_body
 from hcsample.corpus import iter_stories
 
 
@@ -73,14 +91,44 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 
 def build_store(directory: Path, stories: int, seed: int) -> tuple[int, int, float]:
     started = time.perf_counter()
-    docs = ((json.dumps(d).encode(), str(d["url"])) for d in iter_stories(stories, seed))
-    with Store(directory) as store:
-        report = ingest_bytes(store, docs)
-        assert not report.failures, report.failures[:3]
+    if not directory.exists():
+        docs = ((json.dumps(d).encode(), str(d["url"])) for d in iter_stories(stories, seed))
+        with Store(directory) as store:
+            report = ingest_bytes(store, docs)
+            assert not report.failures, report.failures[:3]
+    with Store(directory, read_only=True) as store:
         return len(store.graph_names()), len(store), time.perf_counter() - started
 
 
-def run_load(shards: list[Path], location: Path) -> float:
+@dataclass(frozen=True)
+class Row:
+    """One timed run: wall seconds, CPU seconds of the client and of the server (a load has
+    its own process's CPU as ``server``), the load average when it ended."""
+
+    label: str
+    seconds: float
+    client_cpu: float
+    server_cpu: float
+    load: float
+
+    @property
+    def cpu(self) -> float:
+        return self.client_cpu + self.server_cpu
+
+
+def _cpu(process: psutil.Process) -> float:
+    times = process.cpu_times()
+    return float(times.user + times.system)
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_load(shards: list[Path], location: Path) -> Row:
+    """``oxigraph load`` of the shards: wall and its own CPU (the only child reaped here)."""
+    before = _children_cpu()
     started = time.perf_counter()
     subprocess.run(
         ["oxigraph", "load", "--location", str(location), "--file", *map(str, shards)],
@@ -88,10 +136,28 @@ def run_load(shards: list[Path], location: Path) -> float:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    return time.perf_counter() - started
+    seconds = time.perf_counter() - started
+    cpu = _children_cpu() - before
+    return Row(f"oxigraph load, {len(shards)} N-Quads shards (baseline)", seconds, 0.0, cpu,
+               os.getloadavg()[0])  # fmt: skip
 
 
-def run_push(store_dir: Path, work: Path, method: str, concurrency: int, batch: int) -> float:
+def settle(server: psutil.Process, quiet: float = 0.02, step: float = 0.5) -> float:
+    """Wait until ``server`` is idle (under ``quiet`` CPU s per ``step``; 60 s at most) and
+    return its CPU seconds then: a bulk load may go on flushing after the last answer."""
+    cpu = _cpu(server)
+    for _ in range(int(60 / step)):
+        time.sleep(step)
+        now = _cpu(server)
+        if now - cpu < quiet:
+            return now
+        cpu = now
+    return cpu
+
+
+def run_push(
+    store_dir: Path, work: Path, method: str, concurrency: int, batch: int, bulk_mb: int = 0
+) -> Row:
     location = work / f"server-{method}-{concurrency}"
     proc, url = start_server(location)
     try:
@@ -99,10 +165,17 @@ def run_push(store_dir: Path, work: Path, method: str, concurrency: int, batch: 
         protocol = "gsp" if method == "bulk" else method
         bulk = "always" if method == "bulk" else "never"  # auto: bulk from 500 graphs
         options = PushOptions(protocol=protocol, concurrency=concurrency, batch=batch, bulk=bulk)
+        if bulk_mb:
+            options = dataclasses.replace(options, bulk_bytes=bulk_mb * 1024 * 1024)
+        server = psutil.Process(proc.pid)
         with Store(store_dir, read_only=True) as store:
+            server_before = settle(server)
+            client_before = time.process_time()  # every thread of this process
             started = time.perf_counter()
             report = push_graphs(store, endpoint, options, state=PushState(None))
             seconds = time.perf_counter() - started
+            client_cpu = time.process_time() - client_before
+            server_cpu = settle(server) - server_before
             assert report.ok and report.pushed == report.graphs, report
             assert (report.bulk == report.graphs) == (method == "bulk"), report
             local = {g: 0 for g in store.graph_names()}
@@ -114,10 +187,43 @@ def run_push(store_dir: Path, work: Path, method: str, concurrency: int, batch: 
                 return await remote_counts(client, endpoint)
 
         assert asyncio.run(counts()) == local, "remote counts differ from the store"
-        return seconds
+        if method == "bulk":
+            label = f"hcgraph push (first push: bulk load) --concurrency {concurrency}"
+            label += f", {bulk_mb} MB requests" if bulk_mb else ""
+        else:
+            label = f"hcgraph push --bulk never --protocol {method} --concurrency {concurrency}"
+        if method == "update":
+            label += f" --batch {batch}"
+        return Row(label, seconds, client_cpu, server_cpu, os.getloadavg()[0])
     finally:
         stop(proc)
         shutil.rmtree(location, ignore_errors=True)
+
+
+def run_floor(store_dir: Path, work: Path) -> list[Row]:
+    """The client's unavoidable part, nothing sent: the engine's N-Quads dump of the whole
+    store, and the push's own reading (sorted N-Triples per graph, hashed, framed as TriG)."""
+    rows = []
+    with Store(store_dir, read_only=True) as store:
+        before, started = time.process_time(), time.perf_counter()
+        store.ox.dump(str(work / "floor.nq"), format=pyoxigraph.RdfFormat.N_QUADS)
+        rows.append(Row("floor: the engine's N-Quads dump of the store (client only)",
+                        time.perf_counter() - started, time.process_time() - before, 0.0,
+                        os.getloadavg()[0]))  # fmt: skip
+        (work / "floor.nq").unlink()
+        before, started = time.process_time(), time.perf_counter()
+        size = sum(len(bulk_body([graph])) for graph in local_graphs(store))
+        assert size > 0
+        rows.append(Row("floor: the push's reading, hashing and TriG (client only, not sent)",
+                        time.perf_counter() - started, time.process_time() - before, 0.0,
+                        os.getloadavg()[0]))  # fmt: skip
+    return rows
+
+
+def report(row: Row, load: Row, rows: list[tuple[Row, Row]]) -> None:
+    rows.append((row, load))
+    print(f"{row.label}: {row.seconds:.1f} s, {row.client_cpu:.1f} + {row.server_cpu:.1f} CPU s, "
+          f"{load.cpu / row.cpu:.0%} of the load by CPU", flush=True)  # fmt: skip
 
 
 def main() -> None:
@@ -128,45 +234,59 @@ def main() -> None:
     parser.add_argument("--concurrency", default="4", help="comma-separated values to try")
     parser.add_argument("--batch", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--floor", action="store_true", help="time the client's floor too")
+    parser.add_argument("--bulk-mb", default="0", help="bulk request sizes to try (0: default)")
+    parser.add_argument("--store", type=Path, help="reuse (or build and keep) the store here")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="bench-push-") as tmp:
         work = Path(tmp)
-        graphs, quads, ingest_s = build_store(work / "store", args.stories, args.seed)
+        store_dir = args.store or work / "store"
+        graphs, quads, ingest_s = build_store(store_dir, args.stories, args.seed)
         print(f"corpus: {args.stories} stories -> {graphs} graphs, {quads:,} triples "
               f"(generated + ingested in {ingest_s:.0f} s)", flush=True)  # fmt: skip
-        with Store(work / "store", read_only=True) as store:
+        with Store(store_dir, read_only=True) as store:
             shards = write_shards(store, work / "dump", 500_000, compress=False)
 
-        rows: list[tuple[str, float, float]] = []  # label, seconds, the load's seconds
+        rows: list[tuple[Row, Row]] = []  # a row, the load just before it
         for _ in range(args.repeat):
             shutil.rmtree(work / "loaded", ignore_errors=True)
-            load_s = run_load(shards, work / "loaded")
-            rows.append((f"oxigraph load, {len(shards)} N-Quads shards (baseline)", load_s, load_s))
-            print(f"load: {load_s:.1f} s", flush=True)
-            for method in args.methods.split(","):
-                for conc in (int(c) for c in args.concurrency.split(",")):
-                    seconds = run_push(work / "store", work, method, conc, args.batch)
-                    if method == "bulk":
-                        label = f"hcgraph push (first push: bulk load) --concurrency {conc}"
-                    else:
-                        label = f"hcgraph push --bulk never --protocol {method}"
-                        label += f" --concurrency {conc}"
-                    if method == "update":
-                        label += f" --batch {args.batch}"
-                    rows.append((label, seconds, load_s))
-                    print(f"{label}: {seconds:.1f} s", flush=True)
+            load = run_load(shards, work / "loaded")
+            rows.append((load, load))
+            print(f"{load.label}: {load.seconds:.1f} s, {load.cpu:.1f} CPU s", flush=True)
+            runs = [
+                (method, int(conc), int(mb))
+                for method in args.methods.split(",")
+                for conc in args.concurrency.split(",")
+                for mb in (args.bulk_mb.split(",") if method == "bulk" else ["0"])
+            ]
+            for method, conc, mb in runs:
+                report(run_push(store_dir, work, method, conc, args.batch, mb), load, rows)
+            for row in run_floor(store_dir, work) if args.floor else []:
+                report(row, load, rows)
 
     print()
     print(f"{args.stories} stories, {graphs} graphs, {quads:,} triples; 127.0.0.1, same run; "
           f"load average {', '.join(f'{x:.1f}' for x in os.getloadavg())} at the end")  # fmt: skip
     print()
-    print("| method | seconds | triples/s | graphs/s | vs load (the load just before) |")
-    print("| --- | ---: | ---: | ---: | ---: |")
-    for label, seconds, load_s in rows:
-        ratio = load_s / seconds
-        print(f"| {label} | {seconds:.1f} | {quads / seconds:,.0f} | {graphs / seconds:,.0f} "
-              f"| {ratio:.0%} |")  # fmt: skip
+    print("| method | wall s | CPU s: client + server | triples/s | triples per CPU s "
+          "| vs load: wall | vs load: CPU, both sides | load avg |")  # fmt: skip
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for row, load in rows:
+        both = f"{row.client_cpu:.1f} + {row.server_cpu:.1f}" if row is not load else (
+            f"{row.server_cpu:.1f} (its process)")  # fmt: skip
+        print(f"| {row.label} | {row.seconds:.1f} | {both} | {quads / row.seconds:,.0f} "
+              f"| {quads / row.cpu:,.0f} | {load.seconds / row.seconds:.0%} "
+              f"| {load.cpu / row.cpu:.0%} | {row.load:.1f} |")  # fmt: skip
+    pushes = [(r, ld) for r, ld in rows if r.label.startswith("hcgraph push (first")]
+    if pushes:
+        wall = sorted(ld.seconds / r.seconds for r, ld in pushes)
+        cpu = sorted(ld.cpu / r.cpu for r, ld in pushes)
+        print()
+        print(
+            f"first push vs load, {len(pushes)} pairs: wall {wall[0]:.0%}-{wall[-1]:.0%}, "
+            f"CPU both sides {cpu[0]:.0%}-{cpu[-1]:.0%} (median {cpu[len(cpu) // 2]:.0%})"
+        )
 
 
 if __name__ == "__main__":

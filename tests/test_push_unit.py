@@ -390,7 +390,8 @@ def test_refused_credentials_stop_the_push(mem_store: Store) -> None:
 
     creds = credentials_from_env("V", {"V": "u:secret-pw"})
     report = run(mem_store, handler, credentials=creds, concurrency=1)
-    assert report.aborted == "http://127.0.0.1:9/store: HTTP 401: the credentials were refused"  # type: ignore[attr-defined]
+    refused = "http://127.0.0.1:9/store: HTTP 401: the credentials were refused (user u from $V)"
+    assert report.aborted == refused  # type: ignore[attr-defined]
     assert report.pushed == 0 and report.not_sent == ALL and calls == 1  # type: ignore[attr-defined]
 
 

@@ -5,6 +5,11 @@ it). ``user:password``: Basic or Digest, whichever the server's first ``401`` ch
 for (curl's ``--anyauth``; Digest preferred), then that scheme at once on every request;
 ``Bearer TOKEN`` (or a value with no colon): a bearer token; ``Digest user:password``: Digest
 only. :meth:`Credentials.redact` scrubs the secret (and its Base64 form) from printed text.
+
+A request sent again with credentials after a ``401`` challenge is remembered
+(:func:`answered_challenge`): a server that then drops the connection instead of answering
+(Virtuoso does so now and then for a wrong Digest password) is judged by the pusher as one
+that refused the credentials, not as one out of reach.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import base64
 import ipaddress
 import os
+import weakref
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -20,9 +26,24 @@ import httpx
 
 from ..errors import PushError
 
-__all__ = ["Credentials", "credentials_at_risk", "credentials_from_env", "is_loopback"]
+__all__ = [
+    "Credentials",
+    "answered_challenge",
+    "credentials_at_risk",
+    "credentials_from_env",
+    "is_loopback",
+]
 
 _MASK = "***"
+#: Requests sent again with credentials in answer to a ``401`` (see answered_challenge).
+_CHALLENGED: weakref.WeakSet[httpx.Request] = weakref.WeakSet()
+
+
+def answered_challenge(request: httpx.Request) -> bool:
+    """True when ``request`` went out (again) with credentials in answer to a ``401``
+    challenge: the server was there and asked for them, so a connection dropped on it is
+    the server's answer to those credentials, not a network failure."""
+    return request in _CHALLENGED
 
 
 @dataclass(frozen=True, repr=False)
@@ -47,8 +68,13 @@ class Credentials:
         if self._digest is None:
             return _HeaderAuth(self._header)
         if self.scheme == "digest":
-            return httpx.DigestAuth(*self._digest)
+            return _Digest(*self._digest)
         return _AnyAuth(*self._digest)
+
+    @property
+    def user(self) -> str | None:
+        """The user name of a user:password or Digest credential (not a secret), else None."""
+        return self._digest[0] if self._digest else None
 
     def redact(self, text: str) -> str:
         """``text`` with every form of the secret replaced by ``***``."""
@@ -76,6 +102,28 @@ class _HeaderAuth(httpx.Auth):
         yield request
 
 
+class _Digest(httpx.DigestAuth):
+    """httpx's Digest flow, remembering the requests it resends after a challenge."""
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        return _marking(super().auth_flow(request))
+
+
+def _marking(
+    flow: Generator[httpx.Request, httpx.Response, None],
+) -> Generator[httpx.Request, httpx.Response, None]:
+    """Run ``flow``; a request it sends after a ``401`` answer joins :data:`_CHALLENGED`."""
+    sent = next(flow)
+    while True:
+        response = yield sent
+        try:
+            sent = flow.send(response)
+        except StopIteration:
+            return
+        if response.status_code == 401:
+            _CHALLENGED.add(sent)
+
+
 class _AnyAuth(httpx.Auth):
     """Basic or Digest, whichever the server's ``401`` challenge asks for (curl's
     ``--anyauth``). The scheme, once learned, is used at once on every later request."""
@@ -85,7 +133,7 @@ class _AnyAuth(httpx.Auth):
     def __init__(self, user: str, password: str) -> None:
         token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
         self._basic = f"Basic {token}"
-        self._digest = httpx.DigestAuth(user, password)
+        self._digest = _Digest(user, password)
         self._scheme: str | None = None  # learned from the first challenge
 
     def __repr__(self) -> str:
@@ -116,6 +164,7 @@ class _AnyAuth(httpx.Auth):
         if "basic" in offered:
             self._scheme = "basic"
             request.headers["Authorization"] = self._basic
+            _CHALLENGED.add(request)
             yield request
 
 

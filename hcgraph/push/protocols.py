@@ -18,7 +18,7 @@ sends them and the push state hashes them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 
 import httpx
 import pyoxigraph as ox
@@ -37,6 +37,7 @@ __all__ = [
 
 METHODS = {"replace": "PUT", "merge": "POST"}
 _UPDATE_TYPE = "application/sparql-update; charset=utf-8"
+_PIECE = 256 * 1024  # what a bulk body hands the socket at a time
 
 
 def gsp_request(
@@ -72,10 +73,29 @@ def update_request(
 
 def bulk_body(graphs: Sequence[LocalGraph]) -> bytes:
     """The TriG of ``graphs``: each one's N-Triples inside a ``<g> { … }`` block."""
+    return b"".join(_bulk_parts(graphs))
+
+
+def _bulk_parts(graphs: Sequence[LocalGraph]) -> list[bytes]:
     parts: list[bytes] = []
     for graph in graphs:
         parts += (graph.term.encode(), b" {\n", graph.body, b"}\n")
-    return b"".join(parts)
+    return parts
+
+
+class _Parts(httpx.AsyncByteStream):
+    """A body sent from its parts as they are (no joined copy of a chunk of tens of MB,
+    none in h11 or the socket's write buffer either: at most ``_PIECE`` bytes at a time);
+    it can be sent again (an auth challenge, a retry builds a new request anyway)."""
+
+    def __init__(self, parts: list[bytes]) -> None:
+        self._parts = parts
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for part in self._parts:
+            view = memoryview(part)
+            for start in range(0, len(view), _PIECE):
+                yield view[start : start + _PIECE]  # type: ignore[misc]
 
 
 def bulk_request(
@@ -83,12 +103,14 @@ def bulk_request(
 ) -> httpx.Request:
     """One bulk-loader POST carrying ``graphs`` (the endpoint must have a ``bulk_url``)."""
     assert endpoint.bulk_url is not None
+    parts = _bulk_parts(graphs)
+    size = sum(map(len, parts))
     return client.build_request(
         "POST",
         endpoint.bulk_url,
         params={"no_transaction": ""},
-        content=bulk_body(graphs),
-        headers={"Content-Type": "application/trig"},
+        content=_Parts(parts),
+        headers={"Content-Type": "application/trig", "Content-Length": str(size)},
     )
 
 
