@@ -40,7 +40,6 @@ from .writer import Batch, Writer, recover, remove_story
 __all__ = [
     "ARCHIVE_BYTES_PER_STORY",
     "BATCH",
-    "FIRST_BATCH",
     "SEGMENT",
     "STORE_BYTES_PER_BYTE",
     "Document",
@@ -53,9 +52,6 @@ __all__ = [
 
 #: Stories per batch (parse + map, then one hand-over to the writer).
 BATCH = 250
-#: Stories in the first batch of a run: the first load starts once they are mapped, so the
-#: time before the engine has work (imports, then this batch mapped alone) stays short.
-FIRST_BATCH = 25
 #: Most quads per bulk load: long, sorted loads write few SST files for RocksDB to compact, but
 #: Oxigraph's loader holds what it sorts in memory (~0.5 KB a quad): this bounds peak RSS.
 SEGMENT = 300_000
@@ -220,12 +216,8 @@ class Pipeline:
         raised."""
         landed: deque[Future[None]] = deque()
         docs = iter(documents)
-        # a short first batch, then batch_size documents each (the last one may be short)
-        sizes = itertools.chain(
-            [min(FIRST_BATCH, self.batch_size)], itertools.repeat(self.batch_size)
-        )
-        try:
-            for batch in iter(lambda: list(itertools.islice(docs, next(sizes))), []):
+        try:  # batches of batch_size documents (the last one may be short) until none is left
+            for batch in iter(lambda: list(itertools.islice(docs, self.batch_size)), []):
                 outcomes, futures = self._submit(batch)
                 landed.extend(futures)
                 yield from outcomes
