@@ -19,9 +19,15 @@ The graph: the 10k-story reuse map of a generated store (``--stories-all``), or 
 ``--synthetic K`` its stories K times over (new IRIs, the same sources: 100k stories at
 ``K = 10``, as ``bench_viz.py --renderers --synthetic``), laid out by ``compute_layout``.
 
+With ``--build-only --keep DIR`` it writes the pages (and ``built.json``: the CPU seconds of
+projection, clusters, layout and each page) and stops; ``--load-only --keep DIR`` then times
+the loads of those pages, so the building can run while the machine is busy and the loads
+once it is quiet.
+
 Usage::
 
     python bench/floor_gl_page.py --store bench/_work/viz-store-10000-seed1 --synthetic 10
+    python bench/floor_gl_page.py --store BIG --build-only --keep DIR  # then --load-only
 """
 
 from __future__ import annotations
@@ -188,6 +194,38 @@ def measure(browser: Any, path: Path) -> dict[str, Any]:
     return row
 
 
+def build(args: argparse.Namespace, out: Path) -> dict[str, Any]:
+    """Project, cluster, lay out and write both pages into ``out``; what it cost (CPU s)."""
+    c0 = time.process_time()
+    with Store(args.store, read_only=True) as store:
+        base = citation_graph(store, "reuse", overview=False)
+    project_s = time.process_time() - c0
+    graph = synthetic(base, args.synthetic) if args.synthetic > 1 else base
+    t0 = time.process_time()
+    communities(graph)  # cached on the graph: the layout and both pages reuse it
+    clusters_s = time.process_time() - t0
+    t0 = time.process_time()
+    positions = compute_layout(graph)
+    layout_s = time.process_time() - t0
+    pages = {"hcgraph": "hcgraph.html", "floor": "floor.html"}
+    t0 = time.process_time()
+    info = write_map(graph, out / pages["hcgraph"], positions, renderer="webgl")
+    write_s = time.process_time() - t0
+    t0 = time.process_time()
+    floor_bytes = write_floor(graph, positions, out / pages["floor"])
+    floor_s = time.process_time() - t0
+    sizes = {"hcgraph": info.bytes, "floor": floor_bytes}
+    if args.iri_keys:
+        pages["floor-iri"] = "floor-iri.html"
+        sizes["floor-iri"] = write_floor(graph, positions, out / "floor-iri.html", iri_keys=True)
+    built = {"nodes": info.nodes, "edges": info.edges, "project_s": project_s,
+             "clusters_s": clusters_s, "layout_s": layout_s, "write_s": write_s,
+             "floor_s": floor_s, "pages": pages, "sizes": sizes,
+             "load": round(os.getloadavg()[0], 1)}  # fmt: skip
+    (out / "built.json").write_text(json.dumps(built, indent=1))
+    return built
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--store", type=Path, default=WORK / "viz-store-10000-seed1")
@@ -197,32 +235,28 @@ def main() -> None:
     ap.add_argument("--keep", type=Path, help="write the pages here (default: a temp dir)")
     ap.add_argument("--iri-keys", action="store_true",
                     help="also a floor page whose node keys are the IRIs")  # fmt: skip
+    ap.add_argument("--build-only", action="store_true",
+                    help="write the pages (and built.json) into --keep, load nothing")  # fmt: skip
+    ap.add_argument("--load-only", action="store_true",
+                    help="load the pages a --build-only run wrote into --keep")  # fmt: skip
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
-    out = args.keep or Path(tempfile.mkdtemp(prefix="floor-gl-"))
+    if (args.build_only or args.load_only) and args.keep is None:
+        ap.error("--build-only and --load-only need --keep DIR")
+    out = (args.keep or Path(tempfile.mkdtemp(prefix="floor-gl-"))).resolve()
     out.mkdir(parents=True, exist_ok=True)
     load0 = os.getloadavg()[0]
-    with Store(args.store, read_only=True) as store:
-        base = citation_graph(store, "reuse", overview=False)
-    graph = synthetic(base, args.synthetic) if args.synthetic > 1 else base
-    t0 = time.process_time()
-    positions = compute_layout(graph)
-    layout_s = time.process_time() - t0
-    pages = {"hcgraph": out / "hcgraph.html", "floor": out / "floor.html"}
-    t0 = time.process_time()
-    info = write_map(graph, pages["hcgraph"], positions, renderer="webgl")
-    write_s = time.process_time() - t0
-    t0 = time.process_time()
-    floor_bytes = write_floor(graph, positions, pages["floor"])
-    floor_s = time.process_time() - t0
-    sizes = {"hcgraph": info.bytes, "floor": floor_bytes}
-    if args.iri_keys:
-        pages["floor-iri"] = out / "floor-iri.html"
-        sizes["floor-iri"] = write_floor(graph, positions, pages["floor-iri"], iri_keys=True)
-    print(f"{info.nodes:,} nodes, {info.edges:,} edges; layout {layout_s:.1f} CPU s; "
-          f"hcgraph page {info.bytes / 1e6:.1f} MB in {write_s:.1f} CPU s; "
-          f"floor page {floor_bytes / 1e6:.1f} MB in {floor_s:.1f} CPU s", flush=True)  # fmt: skip
+    built = json.loads((out / "built.json").read_text()) if args.load_only else build(args, out)
+    print(f"{built['nodes']:,} nodes, {built['edges']:,} edges; projection "
+          f"{built['project_s']:.1f} CPU s, clusters {built['clusters_s']:.1f} CPU s, layout "
+          f"{built['layout_s']:.1f} CPU s; hcgraph page {built['sizes']['hcgraph'] / 1e6:.1f} MB "
+          f"in {built['write_s']:.1f} CPU s; floor page {built['sizes']['floor'] / 1e6:.1f} MB "
+          f"in {built['floor_s']:.1f} CPU s (load {built['load']})", flush=True)  # fmt: skip
+    if args.build_only:
+        return
+    pages = {k: out / v for k, v in built["pages"].items()}
+    sizes = built["sizes"]
     rows: dict[str, list[dict[str, Any]]] = {k: [] for k in pages}
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
