@@ -122,11 +122,10 @@ def test_controls_lists_exactly_what_the_page_offers(
     _clean(page)
 
 
+@pytest.mark.parametrize("kind", [k for k, spec in KINDS.items() if "date-filter" in spec[3]])
 def test_date_filter_hides_and_shows(
     browser: Any, maps: dict[str, tuple[Path, Any]], kind: str
 ) -> None:
-    if "date-filter" not in KINDS[kind][3]:
-        pytest.skip("no date filter on this map")
     path, graph = maps[kind]
     page = _open(browser, path)
     before = page.evaluate("hcmap.shown()")
@@ -146,11 +145,12 @@ def test_date_filter_hides_and_shows(
     _clean(page)
 
 
+@pytest.mark.parametrize(
+    "kind", [k for k, spec in KINDS.items() if "unsupported-filter" in spec[3]]
+)
 def test_unsupported_filter_keeps_the_stories_with_unsupported_sentences(
     browser: Any, maps: dict[str, tuple[Path, Any]], kind: str
 ) -> None:
-    if "unsupported-filter" not in KINDS[kind][3]:
-        pytest.skip("no stories with verdicts on this map")
     path, graph = maps[kind]
     page = _open(browser, path)
     before = page.evaluate("hcmap.shown()")
