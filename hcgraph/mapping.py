@@ -31,6 +31,7 @@ __all__ = [
     "IngestInfo",
     "MappedStory",
     "Revision",
+    "body_of",
     "map_story",
     "withdrawal_nquads",
 ]
@@ -88,6 +89,11 @@ class IngestInfo:
     revisions: tuple[Revision, ...] = field(default_factory=tuple)
 
 
+def body_of(triples: Iterable[str]) -> str:
+    """A description's triples as sorted N-Triples lines: the content the ledger hashes."""
+    return "".join(sorted(t + " .\n" for t in triples))
+
+
 @dataclass
 class Description:
     """What one story says about one shared subject: its triples, in its kind's graph."""
@@ -95,10 +101,6 @@ class Description:
     graph: str
     subject: str  # N-Triples term, ``<iri>``
     triples: dict[str, None] = field(default_factory=dict)  # "s p o" lines, insertion-ordered
-
-    def body(self) -> str:
-        """The triples as sorted N-Triples lines (the content the ledger hashes)."""
-        return "".join(sorted(t + " .\n" for t in self.triples))
 
     def add(self, p: str, o: str) -> None:
         """Add ``subject p o`` (a repeat collapses)."""

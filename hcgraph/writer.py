@@ -46,7 +46,7 @@ from typing import Literal
 
 from .errors import StoreDiskError, StoreError, first_line
 from .ledger import Pending, description_hash
-from .mapping import MappedStory
+from .mapping import MappedStory, body_of
 from .rdftext import in_graph
 from .store import Store
 
@@ -129,7 +129,7 @@ def _identified(graph: str, triples: tuple[str, ...]) -> tuple[bytes, str]:
     same publishers, manifests, claims: ~9 in 10 at 1k stories), so the sort, the join and
     the hash are done once for each (the tuple's order is the mapping's, itself a pure
     function of the story: the same description comes with the same tuple)."""
-    body = "".join(sorted(t + " .\n" for t in triples))  # as Description.body()
+    body = body_of(triples)
     return description_hash(graph, body), body
 
 
