@@ -78,22 +78,32 @@ def build(store: Store, view: str, out: Path) -> tuple[float, int]:
     return time.process_time() - t0, info.bytes
 
 
+def _browser(pw: Any) -> Any:
+    """Headless Chromium as the tests run it."""
+    return pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+
+
+def _opened(pw: Any, path: Path) -> Any:
+    """``path`` in a new Chromium page, offline, once the map has drawn its first frame."""
+    page = _browser(pw).new_page(viewport={"width": 1400, "height": 900})
+    page.route("http*://**", lambda route: route.abort())
+    page.goto(path.as_uri())
+    page.wait_for_function("() => window.hcmapReady !== undefined", timeout=600_000)
+    return page
+
+
 def in_browser(path: Path) -> dict[str, Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
-        page = b.new_page(viewport={"width": 1400, "height": 900})
-        page.route("http*://**", lambda route: route.abort())
-        page.goto(path.as_uri())
-        page.wait_for_function("() => window.hcmapReady !== undefined", timeout=600_000)
+        page = _opened(pw, path)
         first = page.evaluate("window.hcmapReady")
         pack = page.evaluate("hcmap.packMs === undefined ? null : hcmap.packMs")
         view = page.evaluate("hcmap.meta.view")
         method, args = ACTIONS[view]
         arg = page.evaluate(args)
         act = sorted(page.evaluate(_TIMED, [method, arg]) for _ in range(3))[1]
-        b.close()
+        page.context.browser.close()
     return {"first_ms": first, "pack_ms": pack, "action_ms": act}
 
 
@@ -145,7 +155,7 @@ def brush_ab(store: Store, ref: str, rounds: int) -> list[str]:
     graph = citation_graph(store, "time")
     rows = []
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        b = _browser(pw)
         pages = {}
         for side, r in (("this tree", None), (ref, ref)):
             path = Path(tmp) / f"time-{side.replace(' ', '-')}.html"
@@ -225,11 +235,7 @@ def controls_cost(path: Path) -> dict[str, Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
-        page = b.new_page(viewport={"width": 1400, "height": 900})
-        page.route("http*://**", lambda route: route.abort())
-        page.goto(path.as_uri())
-        page.wait_for_function("() => window.hcmapReady !== undefined", timeout=600_000)
+        page = _opened(pw, path)
         page.wait_for_timeout(2000)  # the search index is built in idle slices after the frame
         cdp = page.context.new_cdp_session(page)
         cdp.send("Performance.enable")
@@ -248,7 +254,7 @@ def controls_cost(path: Path) -> dict[str, Any]:
                 out[name] = None
                 continue
             out[name] = _timed(page, cdp, action, bounds, reset)
-        b.close()
+        page.context.browser.close()
     return out
 
 
