@@ -26,7 +26,6 @@ __all__ = [
     "LAYOUTS",
     "cluster_layout",
     "communities",
-    "community_layout",
     "compute_layout",
     "force_reuse_layout",
     "ring_layout",
@@ -42,22 +41,6 @@ def _spiral(k: int, spacing: float = _SPACING) -> tuple[float, float]:
     """Position ``k`` (0-based) of a sunflower spiral around the origin."""
     r = spacing * math.sqrt(k + 0.5)
     return r * math.cos(k * _GOLDEN), r * math.sin(k * _GOLDEN)
-
-
-def _node_map(graph: nx.DiGraph, key: str, default: int = 1) -> dict[str, int]:
-    """Node → attribute ``key`` as a number (``default`` when absent)."""
-    return {n: a.get(key, default) for n, a in graph.nodes(data=True)}
-
-
-def anchored_layout(graph: nx.DiGraph) -> Positions:
-    """Publishers on a ring, each with its manifests in a spiral around it (most-cited
-    nearest); every story at the weighted centre of what it cites."""
-    stories_of = _node_map(graph, "stories")
-    clusters = _publisher_clusters(graph)
-    order = sorted(clusters, key=lambda p: (-sum(stories_of[m] for m in clusters[p]), p))
-    pos = _ring([sorted(clusters[p], key=lambda m: (-stories_of[m], m)) for p in order], order)
-    _place_citers(graph, pos)
-    return pos
 
 
 def _publisher_clusters(graph: nx.DiGraph) -> dict[str, list[str]]:
@@ -96,8 +79,8 @@ def communities(graph: nx.DiGraph) -> list[list[str]]:
     return groups
 
 
-def community_layout(graph: nx.DiGraph) -> Positions:
-    """Communities on a ring, each one's sources and publishers in a spiral; stories after."""
+def _community_clusters(graph: nx.DiGraph) -> list[list[str]]:
+    """Each community's sources and publishers (publishers first, then the most cited)."""
     types = {n: a["type"] for n, a in graph.nodes(data=True)}
     weight = {n: int(a.get("stories", 1) or 0) for n, a in graph.nodes(data=True)}
     clusters = [
@@ -105,12 +88,7 @@ def community_layout(graph: nx.DiGraph) -> Positions:
                key=lambda n: (types[n] != "Publisher", -weight[n], n))
         for c in communities(graph)
     ]  # fmt: skip
-    clusters = [c for c in clusters if c]
-    if not clusters:
-        return anchored_layout(graph)
-    pos = _ring(clusters)
-    _place_citers(graph, pos)
-    return pos
+    return [c for c in clusters if c]
 
 
 def cluster_layout(graph: nx.DiGraph) -> Positions:
@@ -138,23 +116,28 @@ def _ring(clusters: list[list[str]], hubs: list[str] | None = None) -> Positions
         if hub:
             pos[hub] = (cx, cy)
         # A hub's members start a few turns out: it and its biggest ones do not overlap.
-        _sunflower(pos, members, cx, cy, start=3 if hub else 0)
+        for k, n in enumerate(members, start=3 if hub else 0):
+            dx, dy = _spiral(k) if k else (0.0, 0.0)
+            pos[n] = (cx + dx, cy + dy)
     return pos
 
 
-def _sunflower(pos: Positions, members: list[str], cx: float, cy: float, start: int) -> None:
-    """Place ``members`` on a spiral around (cx, cy) from position ``start`` (0: the centre)."""
-    for k, n in enumerate(members, start=start):
-        dx, dy = _spiral(k) if k else (0.0, 0.0)
-        pos[n] = (cx + dx, cy + dy)
-
-
 def ring_layout(graph: nx.DiGraph) -> Positions:
-    """The reuse map's fixed geometry (the layout before issue 40, and the force layout's
-    start): anchored on publishers; past :data:`COMMUNITY_NODES` nodes, on communities."""
-    if graph.number_of_nodes() > COMMUNITY_NODES:
-        return community_layout(graph)
-    return anchored_layout(graph)
+    """The reuse map's fixed geometry (the force layout's start): publishers on a ring, each
+    with its manifests in a spiral around it (most-cited nearest); past
+    :data:`COMMUNITY_NODES` nodes, the communities' sources and publishers instead. Every
+    story at the weighted centre of what it cites."""
+    clusters = _community_clusters(graph) if len(graph) > COMMUNITY_NODES else []
+    if clusters:
+        pos = _ring(clusters)
+    else:
+        stories_of = {n: a.get("stories", 1) for n, a in graph.nodes(data=True)}
+        by_pub = _publisher_clusters(graph)
+        order = sorted(by_pub, key=lambda p: (-sum(stories_of[m] for m in by_pub[p]), p))
+        spirals = [sorted(by_pub[p], key=lambda m: (-stories_of[m], m)) for p in order]
+        pos = _ring(spirals, order)
+    _place_citers(graph, pos)
+    return pos
 
 
 def force_reuse_layout(graph: nx.DiGraph) -> Positions:
@@ -233,7 +216,7 @@ def publisher_layout(graph: nx.DiGraph) -> Positions:
     """
     focus = graph.graph.get("focus")
     pos: Positions = {focus: (0.0, 0.0)} if focus in graph else {}
-    stories_of = _node_map(graph, "stories", 0)
+    stories_of = {n: a.get("stories", 0) for n, a in graph.nodes(data=True)}
     manifests = sorted(
         (n for n, a in graph.nodes(data=True) if a["type"] == "Manifest"),
         key=lambda m: (-(stories_of[m] or 0), m),
