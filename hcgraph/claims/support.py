@@ -2,20 +2,8 @@
 
 Pure (no I/O) and fast. :func:`check_text` takes one paragraph's (or key fact's) Markdown and
 the claims it cites, ``(claim id, claim text)`` pairs, and returns one :class:`Verdict` per
-claim. The rules, and what the check cannot see, are in ``docs/support-check.md``:
-
-1. Markdown is stripped with its offsets kept (:mod:`~hcgraph.claims.plaintext`), so every
-   span is reported as it stands in the original text; the text is split into sentences.
-2. Words are lower-cased, lightly stemmed and a few verb families folded; a **number** is
-   digits with an optional unit, or a number word (not a year or an ordinal); a **name** has
-   digits and letters, is CamelCase or ALLCAPS, or is capitalised inside its sentence.
-3. The sentence with the best weighted overlap with the claim's content forms (names and
-   numbers weigh 2, words 1) is the one checked; below :data:`OVERLAP_MIN` the claim is
-   **unrelated**.
-4. In that sentence, in this order: a claim's **number** missing while the sentence states a
-   number no cited claim states; a claim's **name** missing while the sentence names
-   something no cited claim names; **negation** parity differing within the claim's clauses;
-   a double-quoted span near them that no cited claim holds (**quote**). Supported iff none.
+claim: the best-overlapping sentence is checked for a changed number, name, negation or
+quote. The rules, and what the check cannot see, are in ``docs/support-check.md``.
 """
 
 from __future__ import annotations
@@ -199,41 +187,6 @@ class _Analysis:
     total: int  # the sum of the weights
 
 
-class _Found:
-    """What :func:`_analyse` gathers, token by token."""
-
-    __slots__ = ("name_forms", "names", "negations", "numbers", "toks", "weights")
-
-    def __init__(self) -> None:
-        self.toks: list[_Tok] = []
-        self.weights: dict[str, int] = {}
-        self.names: dict[str, tuple[int, int]] = {}
-        self.name_forms: set[str] = set()
-        self.numbers: list[_Number] = []
-        self.negations = 0
-
-    def add(self, tok: _Tok, weight: int) -> None:
-        weights = self.weights
-        for form in tok[0]:
-            if weights.get(form, 0) < weight:
-                weights[form] = weight
-        self.negations += tok[3]
-        self.toks.append(tok)
-
-    def analysis(self, text: str) -> _Analysis:
-        return _Analysis(
-            text,
-            tuple(self.toks),
-            self.weights,
-            self.names,
-            frozenset(self.name_forms),
-            tuple(self.numbers),
-            self.negations,
-            _quotes(text),
-            sum(self.weights.values()),
-        )
-
-
 def _unit(word: str) -> str:
     return _UNITS.get(word.lower(), word.lower())
 
@@ -267,7 +220,12 @@ def _negation(lower: str) -> int:
 
 def _analyse(text: str) -> _Analysis:
     """Tokens, weighted content forms, names, numbers, negations and quotes of ``text``."""
-    found = _Found()
+    toks: list[_Tok] = []
+    weights: dict[str, int] = {}
+    names: dict[str, tuple[int, int]] = {}
+    name_forms: set[str] = set()
+    numbers: list[_Number] = []
+    negations = 0
     first = True
     last_end = 0
     previous = ""
@@ -282,22 +240,45 @@ def _analyse(text: str) -> _Analysis:
         )
         negates = negation == 1 or _negates(negation, text, end)
         number = _number(word, text, start, end) if numeric else None
+        weight = 1
         if number is not None:
-            found.numbers.append(number)
+            numbers.append(number)
             end = number.end
-            found.add(((f"#{number.value:g}",), start, end, negates, clause, False), 2)
+            tok = ((f"#{number.value:g}",), start, end, negates, clause, False)
+            weight = 2
         elif negates or lower in _STOP:
-            found.add(((), start, end, negates, clause, False), 1)
+            tok = ((), start, end, negates, clause, False)
         elif name_first if first else name_mid:
-            found.names.setdefault(lower, (start, end - possessive))
-            found.name_forms.update(as_name)
-            found.add((as_name, start, end, negates, clause, True), 2)
+            names.setdefault(lower, (start, end - possessive))
+            name_forms.update(as_name)
+            tok = (as_name, start, end, negates, clause, True)
+            weight = 2
         else:
-            found.add((as_word, start, end, negates, clause, False), 1)
+            tok = (as_word, start, end, negates, clause, False)
+        toks.append(tok)
+        _weigh(weights, tok[0], weight)
+        negations += negates
         first = False
         previous = lower
         last_end = end
-    return found.analysis(text)
+    return _Analysis(
+        text,
+        tuple(toks),
+        weights,
+        names,
+        frozenset(name_forms),
+        tuple(numbers),
+        negations,
+        _quotes(text),
+        sum(weights.values()),
+    )
+
+
+def _weigh(weights: dict[str, int], forms: tuple[str, ...], weight: int) -> None:
+    """Raise each of ``forms`` to ``weight`` in ``weights`` (names and numbers weigh most)."""
+    for form in forms:
+        if weights.get(form, 0) < weight:
+            weights[form] = weight
 
 
 def _gap(text: str, last_end: int, start: int, previous: str, first: bool) -> tuple[bool, bool]:
