@@ -213,13 +213,6 @@ class _Stop(Exception):
 
 
 @dataclass
-class _Refused(Exception):
-    """The API refused the key (401/403)."""
-
-    status: int
-
-
-@dataclass
 class _Answer:
     """One HTTP attempt: a status with headers and (capped) body, or a failure."""
 
@@ -228,10 +221,6 @@ class _Answer:
     body: bytes = b""
     error: str | None = None
     retryable: bool = False  # a network error or timeout (retried like a 5xx)
-
-    @property
-    def retry_after(self) -> float | None:
-        return retry_after_seconds(self.headers.get("retry-after"))
 
 
 class _Pacer:
@@ -359,14 +348,6 @@ class _Run:
                     self.report.resume_after = _now() + dt.timedelta(seconds=stop.wait)
                 self.report.left[:0] = todo[at:]
                 return
-            except _Refused as refused:
-                report = self.report
-                kept = len(report.fetched) + len(report.not_found) + len(report.bad_shape)
-                raise ManifestAuthError(
-                    f"the manifest API refused the key in the environment variable "
-                    f"{one_line(self.options.key_env)} (HTTP {refused.status}); "
-                    f"{kept} answers received before it are kept in the archive"
-                ) from None
             self.syncer.check()
 
     def one(self, manifest_id: str) -> None:
@@ -387,7 +368,7 @@ class _Run:
 
     def _with_retries(self, url: str) -> tuple[_Answer, int]:
         """The final answer for ``url`` and the requests it took; raises :class:`_Stop` or
-        :class:`_Refused` when the API says so."""
+        :class:`~hcgraph.errors.ManifestAuthError` when the API says so."""
         retries = max(0, self.options.retries)
         for n in range(retries + 1):
             self.pacer.wait()
@@ -405,16 +386,19 @@ class _Run:
 
     def _check_refusal(self, answer: _Answer, *, last: bool) -> None:
         """Raise for a quota answer, a 429 that is not to be waited out, or 401/403."""
-        status = answer.status
-        quota = status == 402 or (status in (403, 429) and bool(_QUOTA.search(answer.body)))
-        if quota:
-            raise _Stop("quota", answer.retry_after)
+        status, report = answer.status, self.report
+        wait = retry_after_seconds(answer.headers.get("retry-after"))
+        if status == 402 or (status in (403, 429) and _QUOTA.search(answer.body)):
+            raise _Stop("quota", wait)
         if status in (401, 403):
-            raise _Refused(status)
-        if status == 429:
-            wait = answer.retry_after
-            if wait is None or wait > self.options.max_retry_after or last:
-                raise _Stop("rate-limited", wait)
+            kept = len(report.fetched) + len(report.not_found) + len(report.bad_shape)
+            raise ManifestAuthError(
+                f"the manifest API refused the key in the environment variable "
+                f"{one_line(self.options.key_env)} (HTTP {status}); "
+                f"{kept} answers received before it are kept in the archive"
+            )
+        if status == 429 and (wait is None or wait > self.options.max_retry_after or last):
+            raise _Stop("rate-limited", wait)
 
     def _retry_in(self, answer: _Answer, failed: int) -> float | None:
         """Seconds before the next attempt, or None when ``answer`` is final."""
@@ -541,31 +525,23 @@ def read_saved(ids: Sequence[str], directory: Path | str, archive: Archive) -> F
     known = archived_replies(archive)
     try:
         for manifest_id in dict.fromkeys(ids):
-            _read_one(manifest_id, directory, archive, known.get(manifest_id), report)
+            saved = _saved(manifest_id, directory, report)
+            if saved is None:
+                continue
+            path, data = saved
+            prior = known.get(manifest_id)
+            if prior is not None and prior.sha256 == hashlib.sha256(data).hexdigest():
+                report.already.append(manifest_id)
+                continue
+            sha = archive.put_body(data)
+            iri = manifest_iri(manifest_id)
+            where = str(path.resolve())
+            record = FetchRecord(iri, iri, where, None, _now().isoformat(), sha, len(data))
+            archive.add_record(record)
+            _understood(report, manifest_id, data, str(path))
     finally:
         archive.sync()
     return report
-
-
-def _read_one(
-    manifest_id: str,
-    directory: Path,
-    archive: Archive,
-    prior: ArchivedReply | None,
-    report: FetchReport,
-) -> None:
-    saved = _saved(manifest_id, directory, report)
-    if saved is None:
-        return
-    path, data = saved
-    if prior is not None and prior.sha256 == hashlib.sha256(data).hexdigest():
-        report.already.append(manifest_id)
-        return
-    sha = archive.put_body(data)
-    iri = manifest_iri(manifest_id)
-    where = str(path.resolve())
-    archive.add_record(FetchRecord(iri, iri, where, None, _now().isoformat(), sha, len(data)))
-    _understood(report, manifest_id, data, str(path))
 
 
 def _saved(manifest_id: str, directory: Path, report: FetchReport) -> tuple[Path, bytes] | None:
