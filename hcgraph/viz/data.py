@@ -232,24 +232,16 @@ class ReuseData:
         return out
 
 
-def _pairs(store: Store, predicate: str) -> dict[str, str]:
-    """Subject → object (smallest) for one predicate over the union of all graphs.
+def _pairs(store: Store, predicate: str, cls: str = "") -> dict[str, str]:
+    """Subject (of class ``cls``, if given: a much smaller scan) → its smallest object for
+    one predicate over the union of all graphs (a deterministic pick among several).
 
     One predicate per query: each is one index scan, and joining the lookups in Python
     keeps the cost linear (an ORDER BY in Oxigraph cost seconds).
     """
-    return _smallest(store.query(f"SELECT ?s ?o WHERE {{ ?s {predicate} ?o }}"))
-
-
-def _typed_pairs(store: Store, cls: str, predicate: str) -> dict[str, str]:
-    """Like :func:`_pairs`, for the subjects of one class only (a much smaller scan)."""
-    return _smallest(store.query(f"SELECT ?s ?o WHERE {{ ?s a {cls} ; {predicate} ?o }}"))
-
-
-def _smallest(solutions: Iterable[Any]) -> dict[str, str]:
-    """``?s`` → the smallest ``?o`` it has (a deterministic pick among several)."""
+    typed = f"a {cls} ; " if cls else ""
     out: dict[str, str] = {}
-    for sol in solutions:
+    for sol in store.query(f"SELECT ?s ?o WHERE {{ ?s {typed}{predicate} ?o }}"):
         s, o = sol["s"].value, sol["o"].value
         if s not in out or o < out[s]:
             out[s] = o
@@ -258,7 +250,7 @@ def _smallest(solutions: Iterable[Any]) -> dict[str, str]:
 
 def load_publishers(store: Store, data: ReuseData) -> None:
     """Every manifest → publisher link and the publishers' names into ``data``."""
-    names = _typed_pairs(store, "hc:Publisher", "schema:name")
+    names = _pairs(store, "schema:name", "hc:Publisher")
     for sol in store.query(Q_PUBLISHED_BY):
         m, pub = sol["s"].value, sol["o"].value
         if pub not in data.publishers:
@@ -315,7 +307,7 @@ def _load_manifests(store: Store, data: ReuseData, ident: dict[str, str]) -> Non
     """Every manifest's record, with its source document's URL and date."""
     titles = _pairs(store, "dcterms:title")
     source = _pairs(store, "prov:hadPrimarySource")
-    url = _typed_pairs(store, "hc:SourceDocument", "schema:url")
+    url = _pairs(store, "schema:url", "hc:SourceDocument")
     issued = _pairs(store, "dcterms:issued")
     for sol in store.query("SELECT ?x WHERE { ?x a hc:Manifest }"):
         iri = sol["x"].value

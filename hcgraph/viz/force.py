@@ -1,23 +1,11 @@
 """A force-directed layout of the reuse map: ForceAtlas2, repulsion on a grid (numpy/scipy).
 
-ForceAtlas2 (Jacomy et al. 2014, PLoS ONE 9(6): e98679; Gephi's and graphology's default)
-places connected nodes near each other and pushes every node away from every other, so
-distance on the map means relatedness. Each step:
-
-- attraction along every edge, proportional to its length and to its weight (the claims a
-  story makes of a source) raised to :data:`WEIGHT_POWER` (ForceAtlas2's linear mode: its
-  LinLog mode scored lower on connected-closeness here, 0.29 against 0.44 at 1k stories);
-- repulsion ``k · m_i · m_j / d`` between all pairs (mass ``m`` = degree + 1), computed the
-  particle-mesh way instead of by Barnes-Hut: masses spread onto a :data:`GRID`-square grid
-  (bilinear), convolved with the ``r / |r|²`` kernel by FFT (``scipy.fft``),
-  read back at every node: O(n + G² log G) a step, for n = 15k nodes ~10 ms;
-- gravity towards the centre, proportional to the mass, so no component drifts away;
-- ForceAtlas2's adaptive speed (global swing and traction, per-node swing).
-
-``networkx.forceatlas2_layout`` computes all pairs densely (an n x n matrix, 1.8 GB at 15k
-nodes), hence this module. The start is hcgraph's anchored/community layout (deterministic),
-so the result is deterministic too: no random numbers; same graph, same positions (on the
-same numpy/scipy build: FFT rounding may differ between builds).
+ForceAtlas2 (Jacomy et al. 2014, PLoS ONE 9(6): e98679) in its linear mode, edge weights
+raised to :data:`WEIGHT_POWER`; the all-pairs repulsion ``k · m_i · m_j / d`` (mass: degree
++ 1) is computed the particle-mesh way (masses spread bilinearly on a grid, convolved with
+the ``r / |r|²`` kernel by FFT), O(n + G² log G) a step, where networkx's
+``forceatlas2_layout`` builds n x n arrays. No random numbers: same graph and start, same
+positions (on the same numpy/scipy build). docs/maps.md describes it.
 """
 
 from __future__ import annotations

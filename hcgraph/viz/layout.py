@@ -1,13 +1,9 @@
 """Node positions computed ahead of time, so the browser never runs live physics.
 
-Live physics takes minutes past ~1,500 nodes (pyvis #204, #160); a page laid out here is
-stable on its first frame, its nodes still draggable.
-
 One layout per view (:data:`LAYOUTS`), each deterministic (same graph, same positions):
-``reuse`` is ForceAtlas2 (:mod:`~hcgraph.viz.force`) started from the ring layout
-(:func:`ring_layout`: anchored on publishers, on communities past :data:`COMMUNITY_NODES`
-nodes), so distance means relatedness; ``publisher`` rings the focus's manifests, ``story``
-lays the provenance trail out in columns; any other graph gets :func:`cluster_layout`.
+``reuse`` is ForceAtlas2 (:mod:`~hcgraph.viz.force`) from :func:`ring_layout`;
+``publisher`` rings the focus's manifests, ``story`` lays the provenance trail out in
+columns; any other graph gets :func:`cluster_layout`.
 """
 
 from __future__ import annotations

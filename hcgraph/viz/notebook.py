@@ -23,7 +23,7 @@ from .._io import write_atomic
 from ..errors import VizError
 from ..store import Store
 from .layout import compute_layout
-from .render import _vis_js, render_map, script_hashes, script_safe, visible_bidi
+from .render import VIS_SHA256, _vendored, render_map, script_hashes, script_safe, visible_bidi
 from .style import COUNTED, node_size, styles_for
 from .views import citation_graph
 
@@ -88,7 +88,7 @@ def _network_class() -> type[Network]:
                 ),
                 autoescape=True,
             )
-            env.globals["hcgraph_vis_js"] = _vis_js()
+            env.globals["hcgraph_vis_js"] = _vendored("vis-network.min.js", VIS_SHA256)
             env.filters["hcgraph_json"] = _script_json
             self.templateEnv = env
             self.path = "hcgraph.html"

@@ -1,16 +1,9 @@
 """How much a map's layout says about its graph: connected-closeness (Jacomy 2023).
 
 M. Jacomy, "Connected-closeness: a visual quantification of distances in network layouts",
-Journal of Graph Algorithms and Applications 27(5), 341-404 (2023); Gephi Lite and
-graphology-metrics report it as the layout quality. For a distance δ, let E(δ) be the share
-of edges no longer than δ and P(δ) the share of node pairs no farther apart than δ;
-connected-closeness is C = max over δ of E(δ) - P(δ): how much more often connected nodes
-are close than any two nodes are. 0: edges are no shorter than chance (the layout says
-nothing of the topology); 1 would be every edge shorter than every unconnected pair.
-
-Computed exactly over every node pair up to :data:`PAIRS` pairs; past that over
-:data:`PAIRS` pairs drawn with a fixed seed (so the same layout, the same score) — the
-sampling graphology also does, with as many samples as edges.
+JGAA 27(5), 341-404 (2023): the maximum over a distance δ of E(δ) - P(δ), the share of edges
+no longer than δ less the share of node pairs no farther apart (docs/maps.md). Exact up to
+:data:`PAIRS` node pairs, else over that many pairs drawn with a fixed seed.
 """
 
 from __future__ import annotations

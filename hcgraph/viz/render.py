@@ -91,10 +91,6 @@ def _vendored(name: str, sha256: str) -> str:
     return text
 
 
-def _vis_js() -> str:
-    return _vendored("vis-network.min.js", VIS_SHA256)
-
-
 def _load(name: str) -> str:
     """A template's text from the package (``template*.html``, ``_map_common.html``)."""
     return resources.files("hcgraph.viz").joinpath(name).read_text("utf-8")
@@ -373,7 +369,8 @@ def render_map(
             },
         )
     else:
-        name, scripts = "template.html", {"vis_version": VIS_NETWORK_VERSION, "vis_js": _vis_js()}
+        vis_js = _vendored("vis-network.min.js", VIS_SHA256)
+        name, scripts = "template.html", {"vis_version": VIS_NETWORK_VERSION, "vis_js": vis_js}
     return render_page(name, payload, **scripts)
 
 
