@@ -174,14 +174,14 @@ def check_support(
         report.dropped = _drop_orphans(store, held, raw)
     pending: dict[str, str] = {}
     for story in sorted(set(raw) if stories is None else set(stories) & set(raw)):
-        inputs = _Inputs.of(found.get(story, {}), replies, raw[story])
-        if not force and held.get(support_graph(story)) == inputs.key:
+        used, informed, key = _inputs(found.get(story, {}), replies, raw[story])
+        if not force and held.get(support_graph(story)) == key:
             report.unchanged += 1
             continue
         verdicts = [v for p in found.get(story, {}).values() for v in verdicts_for(p, replies)]
         report.add(verdicts)
         pending[support_graph(story)] = verdicts_ntriples(
-            story, raw[story], inputs.used, verdicts, inputs.informed
+            story, raw[story], used, verdicts, informed
         )
         if len(pending) >= BATCH:
             store.replace_graphs(pending)
@@ -192,28 +192,17 @@ def check_support(
     return report
 
 
-@dataclass(frozen=True)
-class _Inputs:
+def _inputs(
+    found: dict[str, Passage], replies: dict[str, ReplyState], raw: str
+) -> tuple[frozenset[str], frozenset[str], tuple[str, frozenset[str]]]:
     """What one story's check depends on: the replies read (SHA-256), the fetches whose
     answer had no reply (a 404), and with the raw document the key a held check must match."""
-
-    used: frozenset[str]
-    informed: frozenset[str]
-    key: tuple[str, frozenset[str]]
-
-    @classmethod
-    def of(cls, found: dict[str, Passage], replies: dict[str, ReplyState], raw: str) -> _Inputs:
-        states = _cited_states(found, replies)
-        used = frozenset(s.sha256 for s in states if s.sha256 is not None)
-        informed = frozenset(s.fetch for s in states if s.sha256 is None and s.fetch)
-        expected = {reply_iri(sha) for sha in used} | informed | {minted("raw", raw)}
-        return cls(used, informed, (METHOD_VERSION, frozenset(expected)))
-
-
-def _cited_states(found: dict[str, Passage], replies: dict[str, ReplyState]) -> list[ReplyState]:
-    """The reply states of the manifests the passages cite, by manifest id."""
     cited = sorted({mid for p in found.values() for mid, _ in p.cites})
-    return [state for mid in cited if (state := replies.get(mid)) is not None]
+    states = [state for mid in cited if (state := replies.get(mid)) is not None]
+    used = frozenset(s.sha256 for s in states if s.sha256 is not None)
+    informed = frozenset(s.fetch for s in states if s.sha256 is None and s.fetch)
+    expected = {reply_iri(sha) for sha in used} | informed | {minted("raw", raw)}
+    return used, informed, (METHOD_VERSION, frozenset(expected))
 
 
 def _drop_orphans(
