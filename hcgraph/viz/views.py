@@ -36,7 +36,6 @@ from .data import (
     short,
     value,
 )
-from .facets import reuse_facets, trail_facets
 from .focus import Focus, resolve_focus
 from .sources import sources_view
 from .timeline import time_view
@@ -233,7 +232,7 @@ def _reuse_view(
         title = f"Source reuse around {graph.nodes[focus.iri]['label']}"
     if group_stories is not None:
         notes.append(_group(graph, group_stories))
-    reuse_facets(graph)
+    _reuse_facets(graph)
     graph.graph.update(view="reuse", focus=focus.iri if focus else None, title=title,
                        note="; ".join(notes))  # fmt: skip
     return graph
@@ -328,7 +327,7 @@ def _story_view(
         graph.add_edge(claim, m, relation="isPartOf", weight=1)
     _mark_uncited(graph)
     _mark_support(graph, store, focus.iri)
-    trail_facets(graph)
+    _trail_facets(graph)
     graph.graph.update(view="story", focus=focus.iri, title=f"Citation map: {story.label}",
                        note="")  # fmt: skip
     return graph
@@ -457,6 +456,56 @@ def _unsupported(
         if verdict.status == "unsupported" and part in graph and claim is not None:
             bad[part].setdefault(claim, verdict.detail)
     return bad
+
+
+_CITERS = ("Story", "StoryGroup")
+
+
+def _reuse_facets(graph: nx.DiGraph) -> None:
+    """Filter facets of a reuse graph (``publishers``, ``newsrooms``): a story's publishers, a
+    manifest's citing newsrooms; facets never change counts."""
+    nodes = graph.nodes
+    pubs_of: dict[str, set[str]] = defaultdict(set)
+    rooms_of: dict[str, set[str]] = defaultdict(set)
+    for n, attrs in graph.nodes(data=True):
+        rooms_of[n].update(attrs.get("newsrooms", ()))
+        if attrs["type"] == "Publisher":
+            pubs_of[n].add(attrs["id"])
+    for m, p in graph.edges():
+        if nodes[p]["type"] == "Publisher":
+            pubs_of[m].add(nodes[p]["id"])
+    for s, m in graph.edges():
+        if nodes[s]["type"] in _CITERS:
+            pubs_of[s].update(pubs_of[m])
+            rooms_of[m].update(rooms_of[s])
+    for m, p in graph.edges():
+        if nodes[p]["type"] == "Publisher":
+            rooms_of[p].update(rooms_of[m])
+    for n, attrs in graph.nodes(data=True):
+        attrs["publishers"] = tuple(sorted(pubs_of[n]))
+        attrs["newsrooms"] = tuple(sorted(rooms_of[n]))
+
+
+def _trail_facets(graph: nx.DiGraph) -> None:
+    """Publisher facet for a provenance trail: the publishers each node leads to."""
+    pubs = {n: a["id"] for n, a in graph.nodes(data=True) if a["type"] == "Publisher"}
+    reach = _reach(graph, pubs)
+    for n, attrs in graph.nodes(data=True):
+        attrs["publishers"] = tuple(sorted(reach[n]))
+
+
+def _reach(graph: nx.DiGraph, pubs: dict[str, str]) -> dict[str, set[str]]:
+    """Each node's reachable publishers: one reverse topological pass (a DAG, the usual
+    trail), else each node's descendants."""
+    reach: dict[str, set[str]] = {n: ({pubs[n]} if n in pubs else set()) for n in graph}
+    if nx.is_directed_acyclic_graph(graph):
+        for n in reversed(list(nx.topological_sort(graph))):
+            for succ in graph.successors(n):
+                reach[n] |= reach[succ]
+    else:
+        for n in graph:
+            reach[n] = {pubs[d] for d in nx.descendants(graph, n) if d in pubs} | reach[n]
+    return reach
 
 
 #: View name → builder ``(store, focus, **options) -> DiGraph``.
