@@ -4,18 +4,24 @@ One named graph per manifest reply (``…/graph/manifest/{id}``: the reply, the 
 it, the stated source, the Brief and each claim's text) and one per story's support verdicts
 (``…/graph/support/{story IRI, encoded}``: the check and, per (passage, claim), a verdict that
 is an ``hc:SupportVerdict``, a ``schema:ClaimReview`` and a ``cito:Citation``, with its
-mismatches); the terms are tabled in ``docs/claims.md``. Same input, same triples.
+mismatches); the terms are tabled in ``docs/claims.md``. Same input, same triples. Also
+what the views and ``trace`` read back: claim texts and one story's recorded verdicts.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 from urllib.parse import quote
 
+import pyoxigraph as ox
+
 from .._version import __version__
-from ..iris import minted, segment
+from ..iris import minted, named_node, segment
+from ..provenance._graph import claim_id
 from ..rdftext import XSD_DATETIME, integer, iri, literal, typed
+from ..store import Store
 from ..vocab import CITO, DCTERMS, GRAPH, HC, PROV, RDF, RDFS, REPLY_GRAPHS, SDO, SUPPORT_GRAPHS
 from .reply import ManifestReply
 from .support import METHOD, METHOD_VERSION, Mismatch
@@ -24,12 +30,15 @@ __all__ = [
     "RATINGS_GRAPH",
     "STATUSES",
     "PairVerdict",
+    "Recorded",
     "ReplyRecord",
+    "claim_texts",
     "rating_iri",
     "ratings_ntriples",
     "reply_graph",
     "reply_iri",
     "reply_ntriples",
+    "story_verdicts",
     "support_graph",
     "verdicts_ntriples",
 ]
@@ -144,8 +153,8 @@ def _reply(add: _Add, record: ReplyRecord, sha256: str, manifest: str, fetch: st
             add(f"{reply} {prop} {literal(value)}")
     if parsed.brief is not None:
         add(f"{manifest} {_t(DCTERMS, 'abstract')} {literal(parsed.brief)}")
-    for claim_id, text in parsed.claims.items():
-        claim = iri(minted("claim", claim_id))
+    for cid, text in parsed.claims.items():
+        claim = iri(minted("claim", cid))
         add(f"{claim} {_t(PROV, 'wasQuotedFrom')} {reply}")
         if text is not None:
             add(f"{claim} {_t(PROV, 'value')} {literal(text)}")
@@ -253,3 +262,60 @@ def _software() -> str:
 
 def _lines(triples: list[str]) -> str:
     return "".join(f"{t} .\n" for t in dict.fromkeys(triples))
+
+
+# --- read back (``trace``, the maps) ---------------------------------------------------
+
+#: Claims per query of :func:`claim_texts` (a ``VALUES`` block).
+_TEXT_BATCH = 500
+
+_TEXTS = "SELECT ?c ?text WHERE { %s ?c prov:wasQuotedFrom ?reply ; prov:value ?text }"
+_VERDICTS = """
+SELECT ?g ?part ?c ?status ?reason ?detail WHERE { GRAPH ?g {
+  ?v cito:hasCitingEntity ?part ; cito:hasCitedEntity ?c ; hc:supportStatus ?status .
+  OPTIONAL { ?v hc:reason ?reason }
+  OPTIONAL { ?v hc:mismatch ?m . ?m <http://www.w3.org/2000/01/rdf-schema#comment> ?detail }
+} }
+"""
+
+
+class Recorded(NamedTuple):
+    """One recorded verdict: its status, its reason ("" when supported) and the first
+    mismatch's line for people ("" when none)."""
+
+    status: str
+    reason: str
+    detail: str
+
+
+def claim_texts(store: Store, claim_ids: Iterable[str]) -> dict[str, str]:
+    """Claim id → its text, for the claims a fetched reply gives a text (read back for the
+    commands that show claims: ``trace``, the maps)."""
+    ids = sorted(set(claim_ids))
+    out: dict[str, str] = {}
+    for start in range(0, len(ids), _TEXT_BATCH):
+        terms = (named_node(minted("claim", c)) for c in ids[start : start + _TEXT_BATCH])
+        block = "VALUES ?c { " + " ".join(str(t) for t in terms if t is not None) + " }"
+        result = store.query(_TEXTS % block)
+        assert isinstance(result, ox.QuerySolutions)
+        for row in result:
+            out.setdefault(claim_id(row["c"].value), row["text"].value)
+    return out
+
+
+def story_verdicts(store: Store, story: str) -> dict[tuple[str, str], Recorded]:
+    """(passage IRI, claim id) → the verdict recorded in ``story``'s support graph."""
+    graph = named_node(support_graph(story))
+    if graph is None:
+        return {}
+    seen: dict[tuple[str, str], Recorded] = {}
+    result = store.query(_VERDICTS, bindings={"g": graph})
+    assert isinstance(result, ox.QuerySolutions)
+    for row in result:
+        key = (row["part"].value, claim_id(row["c"].value))
+        reason, detail = row["reason"], row["detail"]
+        found = Recorded(row["status"].value, reason.value if reason else "",
+                         detail.value if detail else "")  # fmt: skip
+        if key not in seen or (found.detail and not seen[key].detail):
+            seen[key] = found
+    return dict(sorted(seen.items()))

@@ -383,7 +383,7 @@ def _finish(
 
 def _add_claim_facts(store: Store, tr: Trace) -> None:
     """The claims' texts (from the manifest replies) and the support verdicts of the parts."""
-    from ..claims.reading import claim_texts, story_verdicts
+    from ..claims.graphing import claim_texts, story_verdicts
 
     tr.claim_texts.update(
         claim_texts(store, {c for s in tr.stories for p in s.parts for c in p.claim_ids})

@@ -427,7 +427,7 @@ def _mark_support(graph: nx.DiGraph, store: Store, story: str) -> None:
     """Claims get their text (from the manifest replies) as their title; a paragraph or key
     fact the support check found not saying what a claim says gets ``unsupported`` (how many
     claims) and a ✗ before its label, and the claim's title says what differs."""
-    from ..claims.reading import claim_texts
+    from ..claims.graphing import claim_texts
 
     claims = {a["id"]: n for n, a in graph.nodes(data=True) if a["type"] == "Claim"}
     for cid, text in claim_texts(store, claims).items():
@@ -448,7 +448,7 @@ def _unsupported(
     graph: nx.DiGraph, store: Store, story: str, claims: dict[str, str]
 ) -> dict[str, dict[str, str]]:
     """Part → {claim node → what differs}, for the support check's unsupported verdicts."""
-    from ..claims.reading import story_verdicts
+    from ..claims.graphing import story_verdicts
 
     bad: dict[str, dict[str, str]] = defaultdict(dict)
     for (part, cid), verdict in story_verdicts(store, story).items():
