@@ -112,10 +112,15 @@ def _ring(clusters: list[list[str]], hubs: list[str] | None = None) -> Positions
         if hub:
             pos[hub] = (cx, cy)
         # A hub's members start a few turns out: it and its biggest ones do not overlap.
-        for k, n in enumerate(members, start=3 if hub else 0):
-            dx, dy = _spiral(k) if k else (0.0, 0.0)
-            pos[n] = (cx + dx, cy + dy)
+        _sunflower(pos, members, cx, cy, start=3 if hub else 0)
     return pos
+
+
+def _sunflower(pos: Positions, members: list[str], cx: float, cy: float, start: int) -> None:
+    """Place ``members`` on a spiral around (cx, cy) from position ``start`` (0: the centre)."""
+    for k, n in enumerate(members, start=start):
+        dx, dy = _spiral(k) if k else (0.0, 0.0)
+        pos[n] = (cx + dx, cy + dy)
 
 
 def ring_layout(graph: nx.DiGraph) -> Positions:

@@ -393,12 +393,10 @@ def render_page(name: str, payload: dict[str, Any], **scripts: str) -> str:
 
 def _page_view(view: str) -> Callable[[nx.DiGraph], str] | None:
     """The page writer of a view drawn by its own page (``sources``, ``time``), or None."""
-    if view not in ("sources", "time"):
-        return None
     from .sources import render_sources
     from .timeline import render_time
 
-    return render_sources if view == "sources" else render_time
+    return {"sources": render_sources, "time": render_time}.get(view)
 
 
 #: The WebGL page's node columns (``_node_row`` keys; ``group`` as an index into the legend).

@@ -154,13 +154,6 @@ def _of_type(graph: nx.DiGraph, kind: str) -> list[str]:
     return sorted(n for n, a in graph.nodes(data=True) if a["type"] == kind)
 
 
-def _by_reach(graph: nx.DiGraph) -> list[str]:
-    """The publishers, the largest reach first (then by label)."""
-    nodes = graph.nodes
-    pubs = _of_type(graph, "Publisher")
-    return sorted(pubs, key=lambda p: (-int(nodes[p].get("stories", 0)), nodes[p]["label"]))
-
-
 def sources_payload(graph: nx.DiGraph) -> dict[str, Any]:
     """The page's data: publishers, their sources, the citing stories and their passages.
 
@@ -171,7 +164,10 @@ def sources_payload(graph: nx.DiGraph) -> dict[str, Any]:
     IRI]``, the largest reach first. Text is made safe where the page writes it (textContent).
     """
     nodes = graph.nodes
-    pubs = _by_reach(graph)
+    pubs = sorted(  # the largest reach first, then by label
+        _of_type(graph, "Publisher"),
+        key=lambda p: (-int(nodes[p].get("stories", 0)), nodes[p]["label"]),
+    )
     pub_ix = {p: k for k, p in enumerate(pubs)}
     stories = _of_type(graph, "Story")
     stories.sort(key=lambda s: nodes[s]["date"], reverse=True)  # newest first, then IRI order

@@ -125,16 +125,11 @@ def _add_cites(graph: nx.DiGraph, data: ReuseData, counts: Citations, claims: bo
 
 
 def _keep_top(data: ReuseData, top: int, counts: Citations) -> str:
-    """Keep the ``top`` manifests cited by most stories (their citations and publishers);
-    returns the note."""
+    """Keep the ``top`` manifests cited by most stories; returns the note."""
     cited = [m for m in counts.citers if counts.manifest_count(m)]
     keep = set(sorted(cited, key=lambda m: (-counts.manifest_count(m), m))[:top])
     dropped = len(set(data.manifests) - keep)
-    data.cites = {k: v for k, v in data.cites.items() if k[1] in keep}
-    data.manifests = {k: v for k, v in data.manifests.items() if k in keep}
-    data.published_by = {(m, p) for m, p in data.published_by if m in keep}
-    used = {p for _m, p in data.published_by}
-    data.publishers = {p: v for p, v in data.publishers.items() if p in used}
+    _keep_manifests(data, keep)
     citing = {s for s, _m in data.cites}
     gone = len(data.stories) - len(citing)
     data.stories = {k: v for k, v in data.stories.items() if k in citing}
@@ -142,6 +137,15 @@ def _keep_top(data: ReuseData, top: int, counts: Citations) -> str:
         f"top {top} manifests by citing stories; {dropped} other manifests and "
         f"{gone} stories citing none of them left out"
     )
+
+
+def _keep_manifests(data: ReuseData, keep: set[str]) -> None:
+    """Drop from ``data`` every manifest not in ``keep``, its citations and lone publishers."""
+    data.cites = {k: v for k, v in data.cites.items() if k[1] in keep}
+    data.manifests = {k: v for k, v in data.manifests.items() if k in keep}
+    data.published_by = {(m, p) for m, p in data.published_by if m in keep}
+    used = {p for _m, p in data.published_by}
+    data.publishers = {p: v for p, v in data.publishers.items() if p in used}
 
 
 def _group(graph: nx.DiGraph, kind: str) -> str:
