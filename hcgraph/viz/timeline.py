@@ -133,12 +133,12 @@ def time_payload(graph: nx.DiGraph) -> dict[str, Any]:
         "stories": {
             **_columns(graph, stories),
             "r": lanes,
-            "v": [int(nodes[s].get("unsupported", 0) or 0) for s in stories],
+            "v": _counts(graph, stories, "unsupported"),
         },
         "sources": {
             **_columns(graph, sources),
             "p": _owners(graph, sources, pubs),
-            "n": [int(nodes[m].get("stories", 0)) for m in sources],
+            "n": _counts(graph, sources, "stories"),
         },
         "cites": _cites(graph, stories, sources),
         "rooms": [visible_label(r) for r in rooms],
@@ -147,6 +147,11 @@ def time_payload(graph: nx.DiGraph) -> dict[str, Any]:
         "lag": lag_summary(lag_days(graph)),
         "meta": page_meta(graph, "time"),
     }
+
+
+def _counts(graph: nx.DiGraph, rows: list[str], attr: str) -> list[int]:
+    """The number in node attribute ``attr`` of each of ``rows`` (0 where absent)."""
+    return [int(graph.nodes[n].get(attr, 0) or 0) for n in rows]
 
 
 def _owners(graph: nx.DiGraph, sources: list[str], pubs: list[str]) -> list[int]:
