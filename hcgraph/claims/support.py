@@ -8,6 +8,7 @@ quote. The rules, and what the check cannot see, are in ``docs/support-check.md`
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -499,13 +500,10 @@ def _cited_name(name: str, cited_forms: set[str]) -> bool:
 
 
 def _likeness(a: str, b: str) -> tuple[int, int]:
-    prefix = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        prefix += 1
+    """How alike two names are: their common prefix, then whether both (or neither) hold digits."""
     shape = int(any(c.isdigit() for c in a) == any(c.isdigit() for c in b))
-    return prefix, shape
+    prefix = os.path.commonprefix((a, b))  # noqa: RUF071 - characters wanted, not paths
+    return len(prefix), shape
 
 
 def _scope(claim: _Analysis, claims: list[_Analysis], sent: _Analysis) -> tuple[int, int]:
