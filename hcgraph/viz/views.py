@@ -81,11 +81,8 @@ def _group_key(kind: str, story: dict[str, Any]) -> tuple[str, str]:
     """A story's group under ``kind``: (its key, its name)."""
     room = story["newsrooms"][0] if story["newsrooms"] else "(no newsroom)"
     date = story["date"] or "(undated)"
-    if kind == "newsroom":
-        return room, room
-    if kind == "day":
-        return date, date
-    return f"{room} {date}", f"{room} · {date}"
+    keys = {"newsroom": (room, room), "day": (date, date)}
+    return keys.get(kind, (f"{room} {date}", f"{room} · {date}"))
 
 
 def _reuse_graph(
