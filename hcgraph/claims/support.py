@@ -242,6 +242,7 @@ def _analyse(text: str) -> _Analysis:
         negates = negation == 1 or _negates(negation, text, end)
         number = _number(word, text, start, end) if numeric else None
         weight = 1
+        tok: _Tok
         if number is not None:
             numbers.append(number)
             end = number.end
