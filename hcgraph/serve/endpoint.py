@@ -144,11 +144,15 @@ class Routes:
         hosts = [value for key, value in request.headers if key == "host"]
         if len(hosts) == 1 and target.authority is None and hosts[0].lower() in self.hosts:
             return  # the common case, decided in one look
+        self._check_hosts(request.version, hosts, target.authority)
+
+    def _check_hosts(self, version: str, hosts: list[str], authority: str | None) -> None:
+        """:meth:`check_host` in full: the Host headers sent and the target's authority."""
         if len(hosts) > 1:
             raise Refusal(400, "send one Host header", close=True)
-        if not hosts and request.version == "HTTP/1.1":
+        if not hosts and version == "HTTP/1.1":
             raise Refusal(400, "an HTTP/1.1 request needs a Host header", close=True)
-        for name in (*hosts, *([target.authority] if target.authority is not None else [])):
+        for name in (*hosts, *([authority] if authority is not None else [])):
             if name.lower() not in self.hosts:
                 raise Refusal(403, f"Host {name!r} is not this endpoint (DNS rebinding guard)")
 

@@ -209,12 +209,8 @@ def evaluate(db: Database, query: str, accept: str, out: Sink, store: Any = None
     guard ran in the front, the only way in: a second ``SERVICE`` look here cost a quarter
     of a cheap query's time in the worker."""
     result = _run(db, query, out, db.fresh() if store is None else store)
-    if result is None:
-        return
-    if isinstance(result, db.ox.QueryBoolean) and negotiate(accept, SOLUTION_TYPES) == _JSON:
-        # the engine's own bytes, made without a Python writer (a fifth of an ASK's cost)
-        frame(out, WHOLE, _JSON_HEAD + (_TRUE if result else _FALSE))
-        return
+    if result is None or _json_boolean(db, result, accept, out):
+        return  # an error answered, or an ASK answered in SPARQL JSON
     graph = isinstance(result, db.ox.QueryTriples)
     offers = GRAPH_TYPES if graph else SOLUTION_TYPES
     chosen = negotiate(accept, offers)
@@ -237,6 +233,16 @@ def evaluate(db: Database, query: str, accept: str, out: Sink, store: Any = None
             frame(out, ABORT, b"the query needed more memory than its limit")
         return
     sink.end()
+
+
+def _json_boolean(db: Database, result: Any, accept: str, out: Sink) -> bool:
+    """Answer an ASK whose client takes SPARQL JSON: the engine's bytes for it, written
+    without the engine's Python writer (a fifth of an ASK's cost in the worker). False if
+    the answer is not one."""
+    if isinstance(result, db.ox.QueryBoolean) and negotiate(accept, SOLUTION_TYPES) == _JSON:
+        frame(out, WHOLE, _JSON_HEAD + (_TRUE if result else _FALSE))
+        return True
+    return False
 
 
 def _run(db: Database, query: str, out: Sink, store: Any) -> Any:
