@@ -211,12 +211,8 @@ def evaluate(db: Database, query: str, accept: str, out: Sink, store: Any = None
     result = _run(db, query, out, db.fresh() if store is None else store)
     if result is None or _json_boolean(db, result, accept, out):
         return  # an error answered, or an ASK answered in SPARQL JSON
-    graph = isinstance(result, db.ox.QueryTriples)
-    offers = GRAPH_TYPES if graph else SOLUTION_TYPES
-    chosen = negotiate(accept, offers)
+    chosen = _chosen(db, result, accept, out)
     if chosen is None:
-        names = ", ".join(dict.fromkeys(m for m, _ in offers))
-        refuse(out, 406, f"no result format the Accept header allows; offered: {names}")
         return
     media, name = chosen
     sink = FrameWriter(out, 200, media + ("; charset=utf-8" if media.startswith("text/") else ""))
@@ -233,6 +229,17 @@ def evaluate(db: Database, query: str, accept: str, out: Sink, store: Any = None
             frame(out, ABORT, b"the query needed more memory than its limit")
         return
     sink.end()
+
+
+def _chosen(db: Database, result: Any, accept: str, out: Sink) -> tuple[str, str] | None:
+    """The format (media type, name) the Accept header prefers for ``result``; None once
+    a 406 went out instead."""
+    offers = GRAPH_TYPES if isinstance(result, db.ox.QueryTriples) else SOLUTION_TYPES
+    chosen = negotiate(accept, offers)
+    if chosen is None:
+        names = ", ".join(dict.fromkeys(m for m, _ in offers))
+        refuse(out, 406, f"no result format the Accept header allows; offered: {names}")
+    return chosen
 
 
 def _json_boolean(db: Database, result: Any, accept: str, out: Sink) -> bool:
