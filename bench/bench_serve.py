@@ -4,9 +4,9 @@ The baseline, measured in the same run, is the Oxigraph server itself (Rust, the
 package ``oxigraph``) serving the very same database read-only with
 ``--union-default-graph``; ``hcgraph serve`` (the guard, the worker processes) is started
 through its CLI, as a user runs it (one HTTP front, batched hand-off to the workers, on
-uvloop), and as variants (``bench/_serve_variant.py``) that take one piece away each: no
-batching (one query per pipe write), asyncio's own event loop in place of uvloop; the
-variant runner can also swap the parser (h11) or run two fronts.
+uvloop), and as variants (``bench/_serve_variant.py``) that change one piece each: one
+query worker instead of two (the scheduling question); the variant runner can also take
+batching away, run asyncio's own loop, swap the parser (h11) or run two fronts.
 The load generator is ``wrk`` (compiled, so it takes less of the CPU the servers need;
 Debian package ``wrk``): 48 connections, cheap queries (an ASK, a SELECT ... LIMIT 10;
 ``--heavy``: also a saved query that reads much of the store), each with a new connection
@@ -74,10 +74,14 @@ FLOORS = {"floor (guard)": "guard", "floor (no guard)": "plain", "floor + worker
 FRONTS = 1  # as many HTTP processes as `hcgraph serve` runs
 WORKERS = 2  # query workers per front: the memory target is at 2 workers
 BEFORE = "hcgraph before"  # --before REV: that revision's hcgraph, in the same rounds
-# variants of the new front (bench/_serve_variant.py): parser, fronts
-VARIANTS = {"no batching": ("batch1", 1), "asyncio loop": ("asyncio", 1)}
+# variants of the shipped server (bench/_serve_variant.py): parser or piece, fronts, workers;
+# "1 worker": is the rate bound by CPU or by the scheduling of 3 processes on shared cores?
+VARIANTS = {"1 worker": ("httptools", 1, 1)}
 CLI = "hcgraph serve"  # the CLI as a user runs it (httptools, FRONTS fronts)
-TITLE = "`hcgraph serve` with a batched worker hand-off against `oxigraph serve-read-only`"
+TITLE = (
+    "`hcgraph serve` with a quicker request path and answers written per batch against"
+    " `oxigraph serve-read-only`"
+)
 
 
 def free_port() -> int:
@@ -119,9 +123,9 @@ def start(kind: str, store: Path, before: Path | None) -> tuple[subprocess.Popen
             "--bind", f"127.0.0.1:{port}", "--union-default-graph",
         ]  # fmt: skip
     elif kind in VARIANTS:
-        parser, fronts = VARIANTS[kind]
+        parser, fronts, workers = VARIANTS[kind]
         cmd = [sys.executable, str(Path(__file__).parent / "_serve_variant.py"), str(port),
-               str(store), parser, str(fronts), str(WORKERS)]  # fmt: skip
+               str(store), parser, str(fronts), str(workers)]  # fmt: skip
     else:
         tree = before if kind == BEFORE and before is not None else ROOT
         cmd = [sys.executable, "-m", "hcgraph", "serve", "--port", str(port), "--store", str(store),
@@ -347,8 +351,8 @@ def main() -> None:
             " CPU x: CPU per request over Oxigraph's. Errors: connect/write/timeout and non-2xx."
             f" hcgraph runs {WORKERS} query workers per front; `{CLI}` is the CLI ({FRONTS}"
             f" front{'s' if FRONTS > 1 else ''}); the variants (`bench/_serve_variant.py`)"
-            " take one piece away each: `no batching` sends one query per pipe write,"
-            " `asyncio loop` runs on asyncio's own loop instead of uvloop."
+            " change one piece each: `1 worker` runs one query worker (is the rate bound by"
+            " CPU, or by the scheduling of the front and its workers on shared cores?)."
             " Engine floor: pyoxigraph's `Store.query` plus"
             " the JSON answer written, in a loop in one process (best round): no server can"
             " answer for less CPU through pyoxigraph.",

@@ -20,6 +20,9 @@ __all__ = ["GRAPH_TYPES", "SOLUTION_TYPES", "Query", "Refusal", "Request", "Rout
 
 MAX_BODY = 16 * 1024 * 1024
 MAX_HEAD = 64 * 1024
+_KEPT = 4096  # query strings and texts up to this length have their reading kept (Routes)
+
+Extra = tuple[tuple[str, str], ...]  # headers after Content-Type and Content-Length
 
 # Reason phrases; 413's by RFC 9110 (Python before 3.13 has the older "Request Entity Too Large").
 REASONS = {status.value: status.phrase for status in HTTPStatus} | {413: "Content Too Large"}
@@ -48,7 +51,7 @@ class Refusal(Exception):
         self.allow = allow
 
 
-@dataclass
+@dataclass(slots=True)
 class Request:
     """A parsed request: method, target (as sent), version (``HTTP/1.1``), headers (names
     lower-cased, in order), body; ``keep``: the connection stays open after the answer."""
@@ -74,8 +77,7 @@ class Query(NamedTuple):
     accept: str
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(NamedTuple):
     """A request target split into the parts routing needs; ``authority`` is set for an
     absolute-form target (``http://host:port/path``), which RFC 9112 makes the one that
     counts over the Host header."""
@@ -88,7 +90,7 @@ class Target:
 def split_target(target: str) -> Target:
     """The path, query and (absolute form) authority of a request target; 400 for any
     other form (``*``, ``host:port``, a scheme other than http)."""
-    if target.startswith("/"):  # origin form; "//x/y" is a path here, not an authority
+    if target[:1] == "/":  # origin form; "//x/y" is a path here, not an authority
         path, _, query = target.partition("?")
         return Target(path, query)
     parts = urlsplit(target)
@@ -120,6 +122,12 @@ class Routes:
         self.allow_service = allow_service
         self.static = dict(static)
         self._date = (0.0, b"")
+        # Clients repeat their queries (a page, a dashboard, a benchmark): the text a query
+        # string gives (or its refusal) and the guard's verdict on a text are kept for the
+        # last few hundred short ones; a long or new one is read in full.
+        self._from_query_string = functools.lru_cache(maxsize=512)(self._text_of)
+        self._guarded = functools.lru_cache(maxsize=512)(self._guard)
+        self._heads: dict[tuple[int, str, Extra, bool], tuple[bytes, bytes, bytes]] = {}
 
     def route(self, request: Request) -> tuple[str, bytes] | Query:
         """A static page (media type, bytes: the workbench), or the query to run; anything
@@ -133,12 +141,18 @@ class Routes:
     def check_host(self, request: Request, target: Target) -> None:
         """The DNS rebinding guard: the Host header (and an absolute-form target's
         authority) must name this endpoint; one Host header, required on HTTP/1.1."""
-        hosts = request.get_all("host")
+        hosts = [value for key, value in request.headers if key == "host"]
+        if len(hosts) == 1 and target.authority is None and hosts[0].lower() in self.hosts:
+            return  # the common case, decided in one look
+        self._check_hosts(request.version, hosts, target.authority)
+
+    def _check_hosts(self, version: str, hosts: list[str], authority: str | None) -> None:
+        """:meth:`check_host` in full: the Host headers sent and the target's authority."""
         if len(hosts) > 1:
             raise Refusal(400, "send one Host header", close=True)
-        if not hosts and request.version == "HTTP/1.1":
+        if not hosts and version == "HTTP/1.1":
             raise Refusal(400, "an HTTP/1.1 request needs a Host header", close=True)
-        for name in (*hosts, *([target.authority] if target.authority is not None else [])):
+        for name in (*hosts, *([authority] if authority is not None else [])):
             if name.lower() not in self.hosts:
                 raise Refusal(403, f"Host {name!r} is not this endpoint (DNS rebinding guard)")
 
@@ -146,31 +160,68 @@ class Routes:
         """The query text and Accept header of a GET, HEAD or POST to ``/query``; otherwise,
         or for an unusable query, a refusal."""
         check_route(request.method, target.path)
-        params = parse_qs(target.query)
         if request.method == "POST":
+            params = parse_qs(target.query)
             add_body_params(params, request)
+            text = self._text_of(params)
+        elif len(target.query) <= _KEPT:
+            text = self._from_query_string(target.query)
+        else:
+            text = self._text_of(target.query)
+        if isinstance(text, Refusal):
+            raise text
+        return Query(text, ", ".join([v for k, v in request.headers if k == "accept"]))
+
+    def _text_of(self, query: str | dict[str, list[str]]) -> str | Refusal:
+        """The one query text of a request's parameters (or of its query string), guarded;
+        or the refusal it gets."""
+        params = parse_qs(query) if isinstance(query, str) else query
         if "default-graph-uri" in params or "named-graph-uri" in params:
-            raise Refusal(400, "default-graph-uri and named-graph-uri are not supported here")
+            return Refusal(400, "default-graph-uri and named-graph-uri are not supported here")
         texts = params.get("query", [])
         if len(texts) != 1:
-            raise Refusal(400, "give one query (a 'query' parameter or a sparql-query body)")
-        if not self.allow_service and self.uses_service(texts[0]):
-            raise Refusal(400, self.service_refused)
-        return Query(texts[0], ", ".join(request.get_all("accept")))
+            return Refusal(400, "give one query (a 'query' parameter or a sparql-query body)")
+        text = texts[0]
+        if self.allow_service:
+            return text
+        refused = self._guarded(text) if len(text) <= _KEPT else self._guard(text)
+        return Refusal(400, self.service_refused) if refused else text
+
+    def _guard(self, text: str) -> bool:
+        return bool(self.uses_service(text))
+
+    def whole_head(self, status: int, media: str, length: int, extra: Extra, close: bool) -> bytes:
+        """The head of an answer sent whole: what :meth:`head` gives for ``Content-Type``,
+        ``Content-Length`` and ``extra``, from parts made once per kind of answer."""
+        key = (status, media, extra, close)
+        parts = self._heads.get(key)
+        if parts is None:
+            if len(self._heads) >= 256:  # a bound; few kinds of answer exist
+                self._heads.clear()
+            before, after = self.head(status, [("Content-Type", media), ("Content-Length", "\0"),
+                                               *extra], close).split(b"\0")  # fmt: skip
+            line, _, rest = before.partition(b"\r\nDate: ")
+            parts = self._heads[key] = (line + b"\r\nDate: ", rest[rest.index(b"\r\n") :], after)
+        return b"%s%s%s%d%s" % (parts[0], self._now(), parts[1], length, parts[2])
+
+    def _now(self) -> bytes:
+        """The ``Date`` header's value, made once a second."""
+        now = time.time()
+        if now - self._date[0] >= 1.0:
+            self._date = (now, email.utils.formatdate(now, usegmt=True).encode())
+        return self._date[1]
 
     def head(self, status: int, headers: list[tuple[str, str]], close: bool) -> bytes:
         """A response head: the status line, ``Date``, ``headers``, and ``Connection: close``
         if ``close``."""
-        now = time.time()
-        if now - self._date[0] >= 1.0:
-            self._date = (now, email.utils.formatdate(now, usegmt=True).encode())
+        date = self._now()
         lines = "".join(f"{k}: {v}\r\n" for k, v in headers)
         lines += "Connection: close\r\n" if close else ""
         reason = REASONS.get(status, "Error")
         return b"HTTP/1.1 %d %s\r\nDate: %s\r\n%s\r\n" % (
             status,
             reason.encode(),
-            self._date[1],
+            date,
             lines.encode("latin-1"),
         )
 

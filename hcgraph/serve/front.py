@@ -41,10 +41,14 @@ class ConnectionCount:
     Args:
         limit: connections allowed open at once.
         fd: the shared file of an existing count (a child front); None: a new count.
+        shared: other front processes will map it; False (one front): it is counted in
+            this process alone, without the lock's two system calls a change.
     """
 
-    def __init__(self, limit: int, fd: int | None = None) -> None:
+    def __init__(self, limit: int, fd: int | None = None, *, shared: bool = True) -> None:
         self.limit = limit
+        self.shared = shared or fd is not None
+        self.count = 0  # the count, when it is not shared
         if fd is None:
             if hasattr(os, "memfd_create"):
                 fd = os.memfd_create("hcgraph-serve-connections")
@@ -69,11 +73,19 @@ class ConnectionCount:
 
     def take(self) -> bool:
         """Take a place for a new connection; False if the server is full."""
-        return self._add(1)
+        if self.shared:
+            return self._add(1)
+        if self.count >= self.limit:
+            return False
+        self.count += 1
+        return True
 
     def give(self) -> None:
         """Give back the place of a connection that closed."""
-        self._add(-1)
+        if self.shared:
+            self._add(-1)
+        else:
+            self.count = max(0, self.count - 1)
 
     def close(self) -> None:
         self.map.close()

@@ -10,10 +10,11 @@ stream); its time limits are checked by the front's watchdog (:meth:`Conn.tick`)
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from typing import TYPE_CHECKING
 
-from .endpoint import Query, Refusal, Request
+from .endpoint import Extra, Query, Refusal, Request
 from .parsing import BODY, RequestParser
 from .worker import DATA, END, START, WHOLE, encode_query, memory_message
 
@@ -22,6 +23,15 @@ if TYPE_CHECKING:
     from .pool import Worker
 
 _PIPELINED = 16  # requests parsed ahead of the one answered before reading pauses
+_NO_CACHE: Extra = (("Cache-Control", "no-cache"),)
+_VARY: Extra = (("Vary", "Accept"),)
+
+
+@functools.lru_cache(maxsize=64)  # a worker gives few kinds of answer
+def answer_head(head: bytes) -> tuple[int, str]:
+    """The status and media type of a worker's answer head (``STATUS MEDIA-TYPE``)."""
+    status, _, media = head.decode("latin-1").partition(" ")
+    return int(status), media
 
 
 class Conn(asyncio.Protocol):
@@ -197,7 +207,7 @@ class Conn(asyncio.Protocol):
             return
         if not isinstance(routed, Query):
             media, data = routed
-            self._reply(200, media, data, request.keep, [("Cache-Control", "no-cache")])
+            self._reply(200, media, data, request.keep, _NO_CACHE)
             return
         timeout = self.front.timeout_s
         self.deadline = None if timeout is None else time.monotonic() + timeout
@@ -215,13 +225,10 @@ class Conn(asyncio.Protocol):
         """A streamed answer to the request goes in chunks (HTTP/1.1), not to the close."""
         return self.request is not None and self.request.version == "HTTP/1.1"
 
-    def _reply(
-        self, status: int, media: str, body: bytes, keep: bool, extra: list[tuple[str, str]]
-    ) -> None:
+    def _reply(self, status: int, media: str, body: bytes, keep: bool, extra: Extra) -> None:
         """A whole answer, sent with its length (the head only, to a HEAD); then the next
         request, or close."""
-        headers = [("Content-Type", media), ("Content-Length", str(len(body))), *extra]
-        head = self.front.routes.head(status, headers, not keep)
+        head = self.front.routes.whole_head(status, media, len(body), extra, not keep)
         self.transport.write(head if self.head_only else head + body)
         self._done(keep)
 
@@ -229,7 +236,7 @@ class Conn(asyncio.Protocol):
         """A one-line plain answer instead of (or to) the query."""
         request = self.request
         keep = not refusal.close and request is not None and request.keep
-        allow = [("Allow", refusal.allow)] if refusal.allow else []
+        allow = (("Allow", refusal.allow),) if refusal.allow else ()
         body = (refusal.message + "\n").encode()
         self._reply(refusal.status, "text/plain; charset=utf-8", body, keep, allow)
 
@@ -261,11 +268,11 @@ class Conn(asyncio.Protocol):
         answer's start, data and end; then the next request."""
         if kind in (WHOLE, START) and not self.sent:
             head, _, body = payload.partition(b"\n")
-            status, _, media = head.decode("latin-1").partition(" ")
+            status, media = answer_head(head)
             if kind == START:
-                self._stream(int(status), media, body)
+                self._stream(status, media, body)
             else:
-                self._whole(int(status), media, body)
+                self._whole(status, media, body)
         elif kind == DATA and self.sent:
             self._data(payload)
         elif kind == END and self.sent:
@@ -279,8 +286,7 @@ class Conn(asyncio.Protocol):
         """A short answer: sent with its length."""
         self._release()
         if not self.closed and self.request is not None:
-            vary = [("Vary", "Accept")] if status == 200 else []
-            self._reply(status, media, body, self.request.keep, vary)
+            self._reply(status, media, body, self.request.keep, _VARY if status == 200 else ())
 
     def _end(self) -> None:
         """A streamed answer is all sent: the last chunk, then the next request."""

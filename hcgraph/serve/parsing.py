@@ -86,18 +86,20 @@ class RequestParser:
         request.method = parser.get_method().decode("latin-1")
         request.target = self.url.decode("latin-1")
         version = parser.get_http_version()
-        if version not in {"1.1", "1.0"}:
+        if version != "1.1" and version != "1.0":
             status = 505 if version.startswith(("2", "3")) else 400
             raise _Stop(Refusal(status, "HTTP/1.1 or HTTP/1.0 only", close=True))
-        request.version = f"HTTP/{version}"
+        request.version = "HTTP/1.1" if version == "1.1" else "HTTP/1.0"
         request.keep = parser.should_keep_alive()
         length = _body_length(request)
-        self.phase, self.head_bytes, self.body = BODY, 0, bytearray()
+        self.phase, self.head_bytes = BODY, 0
+        if self.body:
+            self.body = bytearray()
         self.body_since = time.monotonic()
         # a client waiting for ``100 Continue`` (curl, for bodies over 1 KiB) gets it first
-        expect = (request.get("expect") or "").lower()
         self.continue_due = bool(length) and request.version == "HTTP/1.1"
-        self.continue_due = self.continue_due and expect == "100-continue"
+        if self.continue_due:
+            self.continue_due = (request.get("expect") or "").lower() == "100-continue"
 
     def on_body(self, body: bytes) -> None:
         self.body += body
@@ -105,8 +107,9 @@ class RequestParser:
     def on_message_complete(self) -> None:
         request, self.partial = self.partial, None
         assert request is not None
-        request.body = bytes(self.body)
-        self.body = bytearray()
+        if self.body:
+            request.body = bytes(self.body)
+            self.body = bytearray()
         self.queue.append(request)
         self.phase, self.head_bytes = IDLE, 0
         self.continue_due = False
@@ -138,10 +141,23 @@ def _body_length(request: Request) -> int:
     Transfer-Encoding (411: the body is read whole, its length must be known), a POST
     without Content-Length (411), one over ``MAX_BODY`` (413). The parser itself refuses a
     Content-Length that is not a number, and several of them."""
-    value = request.get("content-length")
-    if request.get("transfer-encoding") is not None or (value is None and request.method == "POST"):
+    value, transfer = _framing(request)
+    if transfer is not None or (value is None and request.method == "POST"):
         raise _Stop(Refusal(411, "send a Content-Length", close=True))
-    digits = (value or "0").strip().lstrip("0") or "0"
+    if value is None:
+        return 0
+    digits = value.strip().lstrip("0") or "0"
     if len(digits) > len(str(MAX_BODY)) or int(digits) > MAX_BODY:
         raise _Stop(Refusal(413, "request body too large", close=True))
     return int(digits)
+
+
+def _framing(request: Request) -> tuple[str | None, str | None]:
+    """The request's (first) Content-Length and Transfer-Encoding, in one look."""
+    value = transfer = None
+    for key, text in request.headers:
+        if key == "content-length" and value is None:
+            value = text
+        elif key == "transfer-encoding":
+            transfer = text
+    return value, transfer

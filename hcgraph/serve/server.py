@@ -149,7 +149,7 @@ class Endpoint:
         from .front import ConnectionCount, Front  # here: front processes import this module
 
         self._stopped.clear()
-        count = self._count = ConnectionCount(self.max_connections)
+        count = self._count = ConnectionCount(self.max_connections, shared=self.fronts > 1)
         self._children = [self._spawn_front(sock, count) for _ in range(self.fronts - 1)]
         front = self._front = Front(self, sock, count)
         self._thread = threading.Thread(

@@ -25,7 +25,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, Protocol
 
 from ..damage import damage_message, is_damage
 from ..errors import first_line
@@ -35,6 +35,15 @@ from .endpoint import GRAPH_TYPES, SOLUTION_TYPES, negotiate
 CHUNK = 64 * 1024
 READY, START, DATA, END, ABORT, WHOLE = b"R", b"S", b"D", b"E", b"X", b"W"
 SKIPPED = b"K"
+_JSON = SOLUTION_TYPES[0]
+_JSON_HEAD = b"200 %s\n" % _JSON[0].encode()
+_TRUE, _FALSE = b'{"head":{},"boolean":true}', b'{"head":{},"boolean":false}'
+
+
+class Sink(Protocol):
+    """Where frames go: :class:`Answers` (the pipe), or any binary file."""
+
+    def write(self, data: bytes, /) -> int: ...
 
 
 def start_worker(
@@ -72,12 +81,13 @@ def _skip_flag() -> mmap.mmap | None:
 
 def main() -> None:
     """A query worker (``python -c ... DB_PATH [QUERY_MEMORY [SKIP_FD]]``): answers one
-    query at a time from stdin on stdout (frames), until stdin closes; each answer is
-    flushed as it ends (the server's time limits count on it). Ctrl-C is the server's to
+    query at a time from stdin on stdout (frames), until stdin closes. The answers of a
+    batch go out together, in one write, but never behind a query that may run long (see
+    :class:`Answers`): the server's time limits count on it. Ctrl-C is the server's to
     handle."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_parent()
-    out = os.fdopen(os.dup(1), "wb", buffering=CHUNK + 16)
+    out = Answers(os.dup(1))
     os.dup2(2, 1)  # a stray print cannot corrupt the frames
     db_path = sys.argv[1]
     limit_memory(_memory_limit())
@@ -91,20 +101,76 @@ def main() -> None:
     frame(out, READY)
     out.flush()
     skip, number, pending = _skip_flag(), 0, bytearray()
-    while (batch := read_batch(0, pending)) is not None:
-        store = db.fresh()  # every query of the batch arrived before this look
-        for message in batch:
-            number += 1
-            try:
+    try:
+        while (batch := read_batch(0, pending)) is not None:
+            store = db.fresh()  # every query of the batch arrived before this look
+            for message in batch:
+                number += 1
                 if skip is not None and skipped(skip, number):
                     frame(out, SKIPPED)  # taken back by the server: another worker runs it
-                else:
-                    accept, _, query = message.partition(b"\n")
-                    text = query.decode("utf-8", "surrogatepass")
-                    evaluate(db, text, accept.decode("latin-1"), out, store)
-                out.flush()
-            except BrokenPipeError:
-                return
+                    continue
+                accept, _, query = message.partition(b"\n")
+                out.before(query)
+                evaluate(db, query.decode("utf-8", "surrogatepass"), accept.decode("latin-1"),
+                         out, store)  # fmt: skip
+                out.after(query)
+            out.flush()
+    except BrokenPipeError:
+        return
+
+
+class Answers:
+    """The worker's answer pipe: frames are gathered and written together, at the end of
+    a batch, at ``CHUNK`` bytes, and before any query not known to be quick (one that ran
+    under ``QUICK_S`` the last time this worker ran it): an answer waits behind quick
+    queries only (``HOLD_S`` at most), never behind one that may run long, so the
+    server's deadlines and its giving back of a slow query's batch see what they saw
+    with an answer written as it ended."""
+
+    QUICK_S = 0.002
+    HOLD_S = 0.002
+    KNOWN = 1024  # query texts remembered as quick, at most
+    LONGEST = 4096  # bytes of a query text remembered, at most
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buffer = bytearray()
+        self.since = 0.0  # when the oldest answer held was written
+        self.quick: set[bytes] = set()
+        self.started = 0.0
+
+    def write(self, data: bytes) -> int:
+        if not self.buffer:
+            self.since = time.monotonic()
+        self.buffer += data
+        if len(self.buffer) >= CHUNK:
+            self.flush()
+        return len(data)
+
+    def flush(self) -> None:
+        view = memoryview(self.buffer)
+        try:
+            while view:
+                view = view[os.write(self.fd, view) :]
+        finally:
+            view.release()
+            self.buffer.clear()
+
+    def before(self, query: bytes) -> None:
+        """A query starts: what is held goes out first unless the query is known quick
+        and what is held is fresh."""
+        now = self.started = time.monotonic()
+        if self.buffer and (query not in self.quick or now - self.since >= self.HOLD_S):
+            self.flush()
+
+    def after(self, query: bytes) -> None:
+        """A query ended: remember whether it was quick."""
+        if time.monotonic() - self.started < self.QUICK_S and len(query) <= self.LONGEST:
+            if len(self.quick) >= self.KNOWN:
+                self.quick.clear()
+            self.quick.add(query)
+        else:
+            self.quick.discard(query)
 
 
 def skipped(skip: mmap.mmap, number: int) -> bool:
@@ -138,19 +204,15 @@ def read_batch(fd: int, pending: bytearray) -> list[bytes] | None:
         pending += data
 
 
-def evaluate(db: Database, query: str, accept: str, out: IO[bytes], store: Any = None) -> None:
+def evaluate(db: Database, query: str, accept: str, out: Sink, store: Any = None) -> None:
     """Answer one query onto ``out`` (frames), on ``store`` (None: ``db.fresh()``). The
     guard ran in the front, the only way in: a second ``SERVICE`` look here cost a quarter
     of a cheap query's time in the worker."""
     result = _run(db, query, out, db.fresh() if store is None else store)
-    if result is None:
-        return
-    graph = isinstance(result, db.ox.QueryTriples)
-    offers = GRAPH_TYPES if graph else SOLUTION_TYPES
-    chosen = negotiate(accept, offers)
+    if result is None or _json_boolean(db, result, accept, out):
+        return  # an error answered, or an ASK answered in SPARQL JSON
+    chosen = _chosen(db, result, accept, out)
     if chosen is None:
-        names = ", ".join(dict.fromkeys(m for m, _ in offers))
-        refuse(out, 406, f"no result format the Accept header allows; offered: {names}")
         return
     media, name = chosen
     sink = FrameWriter(out, 200, media + ("; charset=utf-8" if media.startswith("text/") else ""))
@@ -169,7 +231,28 @@ def evaluate(db: Database, query: str, accept: str, out: IO[bytes], store: Any =
     sink.end()
 
 
-def _run(db: Database, query: str, out: IO[bytes], store: Any) -> Any:
+def _chosen(db: Database, result: Any, accept: str, out: Sink) -> tuple[str, str] | None:
+    """The format (media type, name) the Accept header prefers for ``result``; None once
+    a 406 went out instead."""
+    offers = GRAPH_TYPES if isinstance(result, db.ox.QueryTriples) else SOLUTION_TYPES
+    chosen = negotiate(accept, offers)
+    if chosen is None:
+        names = ", ".join(dict.fromkeys(m for m, _ in offers))
+        refuse(out, 406, f"no result format the Accept header allows; offered: {names}")
+    return chosen
+
+
+def _json_boolean(db: Database, result: Any, accept: str, out: Sink) -> bool:
+    """Answer an ASK whose client takes SPARQL JSON: the engine's bytes for it, written
+    without the engine's Python writer (a fifth of an ASK's cost in the worker). False if
+    the answer is not one."""
+    if isinstance(result, db.ox.QueryBoolean) and negotiate(accept, SOLUTION_TYPES) == _JSON:
+        frame(out, WHOLE, _JSON_HEAD + (_TRUE if result else _FALSE))
+        return True
+    return False
+
+
+def _run(db: Database, query: str, out: Sink, store: Any) -> Any:
     """The query's result, or None once an error answer went out instead."""
     try:
         return store.query(query, use_default_graph_as_union=True)
@@ -214,7 +297,7 @@ def _failed(db_path: str, sink: FrameWriter, exc: Exception) -> None:
     refuse(sink.out, 500 if damage else 503 if isinstance(exc, OSError) else 400, line)
 
 
-def refuse(out: IO[bytes], status: int, message: str) -> None:
+def refuse(out: Sink, status: int, message: str) -> None:
     """A one-line plain-text answer instead of the query's."""
     sink = FrameWriter(out, status, "text/plain; charset=utf-8")
     sink.write((message + "\n").encode())
@@ -225,7 +308,7 @@ class FrameWriter:
     """File-like sink for pyoxigraph's ``serialize``: frames its bytes onto the pipe, 64 KiB
     at a time, the answer's head in the first frame (a whole answer if it is also the last)."""
 
-    def __init__(self, out: IO[bytes], status: int, media: str) -> None:
+    def __init__(self, out: Sink, status: int, media: str) -> None:
         self.out = out
         self.head: bytes | None = b"%d %s\n" % (status, media.encode())
         self.buffer = bytearray()
@@ -248,7 +331,7 @@ class FrameWriter:
         self._send(END if self.head is None else WHOLE)
 
 
-def frame(out: IO[bytes], kind: bytes, payload: bytes = b"") -> None:
+def frame(out: Sink, kind: bytes, payload: bytes = b"") -> None:
     out.write(kind + len(payload).to_bytes(4, "big") + payload)
 
 
