@@ -6,16 +6,13 @@ violation, tied to the graph it was found in. pySHACL sees one graph plus the ``
 of every IRI it points to, wherever stated (``sh:class`` on a manifest typed in the sources
 graph); every triple lives in its subject's graph, so a focus node's properties are all there.
 
-Why: pySHACL takes about 0.1 s a story graph. So the default ``fast`` mode first compiles the
-shapes into SPARQL over the union (``_Compiler``) that returns the focus nodes that *may*
-violate a constraint, and pySHACL validates exactly those. The queries over-approximate: a
-constraint they do not understand makes every focus node of its shape a candidate. ``full``
-validates every graph with pySHACL and is the reference the tests compare ``fast`` against.
-
-Pre-selected: node shapes with ``sh:targetClass`` (or that are an ``rdfs:Class``); property
-shapes with an IRI ``sh:path`` and ``sh:minCount``, ``sh:maxCount``, ``sh:datatype``,
-``sh:nodeKind``, ``sh:class``, ``sh:or`` of ``sh:class`` shapes, and ``sh:node``. Other
-targets, and property shapes with targets of their own, make all their targets candidates.
+pySHACL is slow, so the default ``fast`` mode first compiles the shapes into SPARQL over the
+union (``_Compiler``, docs/queries.md) returning the focus nodes that *may* violate a
+constraint, and pySHACL validates exactly those; ``full`` validates every graph with pySHACL
+(the reference the tests compare ``fast`` against). Compiled: node shapes with
+``sh:targetClass`` (or that are an ``rdfs:Class``); property shapes with an IRI ``sh:path``
+and ``sh:minCount``, ``sh:maxCount``, ``sh:datatype``, ``sh:nodeKind``, ``sh:class``, ``sh:or``
+of ``sh:class`` shapes, and ``sh:node``. Anything else makes all its focus nodes candidates.
 """
 
 from __future__ import annotations
@@ -181,13 +178,11 @@ def _typed(classes: Iterable[Any], var: str = "?f0") -> str:
 class _Compiler:
     """Turns node shapes into SPARQL queries over the union yielding ``?r`` (focus nodes).
 
-    Counting a focus node's values over the union counts them in its graph. Oxigraph reads a
-    triple pattern at ~0.4 µs a row but an index look-up per row (``EXISTS``) costs ~8 µs, so
-    the constraints of the target-class shapes are grouped by property (:class:`_Groups`):
-    one pass over a property's triples proves the usual case for every shape using it, and
-    only an unproved constraint runs its exact query (:meth:`min_count`, :meth:`max_count`,
-    :meth:`value_tests`, :meth:`class_task`). Shapes reached through ``sh:node`` are
-    compiled per property on the path from the target (:meth:`shape`).
+    A scan is far cheaper than an index look-up per row (``EXISTS``), so the constraints of
+    the target-class shapes are grouped by property (:class:`_Groups`): one pass over a
+    property's triples proves the usual case for every shape using it, and only an unproved
+    constraint runs its exact query. Shapes reached through ``sh:node`` are compiled per
+    property on the path from the target (:meth:`shape`).
     """
 
     def __init__(self, shapes: rdflib.Graph) -> None:
