@@ -10,14 +10,8 @@ What: every saved query is a SPARQL file whose leading ``#`` comment block is it
 Indented ``#`` lines continue the previous key. ``param`` lines read
 ``NAME TYPE [= DEFAULT] [-- description]``; a parameter without a default is required.
 
-Parameters are bound as RDF terms through pyoxigraph's substitutions, never spliced into the
-text, so a value like ``} ; DROP ALL ; {`` is just an odd literal. Oxigraph binds a
-substituted variable only if the query projects it, so each parameter is also a column.
-
-Withdrawn stories are left out: each pattern that binds a story is followed by
-``MINUS { ?story prov:invalidatedAtTime ?withdrawn }  # current stories only``;
-``include_withdrawn`` runs the text without the lines ending in that comment.
-
+Parameters are bound as RDF terms (pyoxigraph substitutions), never spliced into the text;
+withdrawn stories are left out by the queries' :data:`CURRENT_ONLY` lines (docs/queries.md).
 ``hcgraph/data/queries`` is a symlink to the top-level ``queries/``, shipped as package data.
 """
 
@@ -387,14 +381,9 @@ def run_query(
         raise QueryError(f"{saved.name}: {_syntax_message(exc)}") from None
     except (RuntimeError, OSError, ValueError) as exc:
         raise _failure(store, saved.name, bindings, exc) from None
-    _page(result, offset, limit)
-    return result
-
-
-def _page(result: QueryResult, offset: int, limit: int | None) -> None:
-    """Keep rows ``offset`` to ``offset + limit`` (in the query's own order)."""
-    if offset or limit is not None:
+    if offset or limit is not None:  # a page of the rows, in the query's own order
         result.terms[:] = result.terms[offset : None if limit is None else offset + limit]
+    return result
 
 
 def _evaluate(
