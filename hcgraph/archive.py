@@ -321,11 +321,12 @@ class Archive:
                 self._index = None  # perhaps written since, by another writer: look again
                 entry = self._index_of().get(sha256)
         try:
-            data = self._load(entry, sha256)
+            if entry is None:
+                raise OSError(2, "not in any pack")
+            data = _read(entry)
         except OSError as exc:
-            raise ArchiveError(
-                f"archive {self.directory}: body {sha256} missing: {exc.strerror}"
-            ) from None
+            missing = f"archive {self.directory}: body {sha256} missing: {exc.strerror}"
+            raise ArchiveError(missing) from None
         if hashlib.sha256(data).hexdigest() != sha256:
             good = self._other_copy(sha256, entry) if entry is not None else None
             if good is None:
@@ -381,15 +382,9 @@ class Archive:
         if entry is None:
             return False
         try:
-            return hashlib.sha256(self._load(entry, sha256)).hexdigest() == sha256
+            return hashlib.sha256(_read(entry)).hexdigest() == sha256
         except OSError:
             return False
-
-    def _load(self, entry: _Entry | None, sha256: str) -> bytes:
-        """The stored bytes of ``entry`` (``sha256`` not in any pack: an OSError)."""
-        if entry is None:
-            raise OSError(2, "not in any pack", sha256)
-        return _read(entry)
 
 
 def _fdatasync(fds: list[int], older: Iterable[Path]) -> None:

@@ -313,7 +313,8 @@ class Pipeline:
             return base
         urls.add(story_url)
         if self.store.withdrawn_at(story_url) is None and story_url not in write.withdrawn:
-            write.withdraw(story_url, withdrawal_nquads(story_url, graph_time(doc.retrieved_at)))
+            marker = withdrawal_nquads(story_url, graph_time(doc.retrieved_at))
+            write.withdrawn[story_url] = marker  # only the marker joins the story's graph
         return replace(base, status="withdrawn")
 
     def _check_room(self, documents: list[Document]) -> None:
