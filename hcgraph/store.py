@@ -83,8 +83,8 @@ _ENDED = ox.NamedNode(str(PROV.endedAtTime))
 _INVALIDATED = ox.NamedNode(str(PROV.invalidatedAtTime))
 _SOURCE_LOCATION = ox.NamedNode(str(HC.sourceLocation))
 _SHARED_PREFIX = str(GRAPH)
-# The union as triples: no DISTINCT needed, the union is a set (see the module docstring).
 _Term = ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple
+# The union as triples: no DISTINCT needed, the union is a set (see the module docstring).
 _UNION = "CONSTRUCT { ?s ?p ?o } WHERE { GRAPH ?g { ?s ?p ?o } }"
 
 
