@@ -253,32 +253,29 @@ class Pipeline:
         """The batch's outcomes, and the futures of its writes (more than one when a story
         comes twice: the later version replaces the earlier)."""
         with _fewer_collections():
-            return self._prepare_batch(documents)
-
-    def _prepare_batch(self, documents: list[Document]) -> tuple[list[Outcome], list[Future[None]]]:
-        self._check_room(documents)
-        self._take_failures()
-        outcomes: list[Outcome] = []
-        futures: list[Future[None]] = []
-        write, urls = Batch(), set[str]()
-        for doc in documents:
-            if doc.withdrawn:
-                if write:
+            self._check_room(documents)
+            self._take_failures()
+            outcomes: list[Outcome] = []
+            futures: list[Future[None]] = []
+            write, urls = Batch(), set[str]()
+            for doc in documents:
+                if doc.withdrawn:
+                    if write:
+                        futures.append(self.writer.submit(write))
+                        write, urls = Batch(), set[str]()
+                    outcomes.append(self._withdraw(doc, write, urls))
+                    continue
+                parsed = self._parse(doc)
+                if isinstance(parsed, Outcome):
+                    outcomes.append(parsed)
+                    continue
+                if parsed.url in urls:  # the same story twice in this batch
                     futures.append(self.writer.submit(write))
                     write, urls = Batch(), set[str]()
-                outcomes.append(self._withdraw(doc, write, urls))
-                continue
-            parsed = self._parse(doc)
-            if isinstance(parsed, Outcome):
-                outcomes.append(parsed)
-                continue
-            if parsed.url in urls:  # the same story twice in this batch
-                futures.append(self.writer.submit(write))
-                write, urls = Batch(), set[str]()
-            outcomes.append(self._story(doc, parsed, write))
-            urls.add(parsed.url)
-        futures.append(self.writer.submit(write))
-        return outcomes, futures
+                outcomes.append(self._story(doc, parsed, write))
+                urls.add(parsed.url)
+            futures.append(self.writer.submit(write))
+            return outcomes, futures
 
     def _story(self, doc: Document, story: Story, write: Batch) -> Outcome:
         """Prepare one parsed story (once the write of its stored version, to be read, ended)."""
