@@ -412,7 +412,7 @@ def check_shape(
 
 def _first_offence(data: bytes, max_depth: int, max_literal: int) -> tuple[str, str] | None:
     """Walk the JSON structure to name the first place too deep or too long."""
-    stack: list[list[Any]] = []  # each open container: [is_object, key or index]
+    stack: list[int | str | None] = []  # each open container: an array's index, an object's key
     last_string: bytes | None = None
     for match in _TOKENS.finditer(data):
         token = match.group()
@@ -426,24 +426,21 @@ def _first_offence(data: bytes, max_depth: int, max_literal: int) -> tuple[str, 
         elif first in b"[{":
             if len(stack) >= max_depth:
                 return _scan_path(stack), f"nested deeper than {max_depth} levels"
-            stack.append([first == b"{", None if first == b"{" else 0])
+            stack.append(None if first == b"{" else 0)
         else:
             _close_or_step(stack, first, last_string)
     return None
 
 
-def _close_or_step(stack: list[list[Any]], token: bytes, last_string: bytes | None) -> None:
+def _close_or_step(stack: list[int | str | None], token: bytes, last: bytes | None) -> None:
     """Track the path through ``]``, ``}``, ``:`` (an object's key) and ``,`` (an array's next)."""
-    if token in b"]}":
-        if stack:
-            stack.pop()
-    elif not stack:
-        return
-    elif token == b":":
-        if stack[-1][0] and last_string is not None:
-            stack[-1][1] = last_string[1:-1].decode("utf-8", "replace")
-    elif not stack[-1][0]:  # a comma in an array
-        stack[-1][1] += 1
+    top = stack[-1] if stack else None
+    if token in b"]}" and stack:
+        stack.pop()
+    elif isinstance(top, int) and token == b",":
+        stack[-1] = top + 1
+    elif not isinstance(top, int) and stack and token == b":" and last is not None:
+        stack[-1] = last[1:-1].decode("utf-8", "replace")
 
 
 def _as_utf8(data: bytes) -> bytes:
@@ -480,8 +477,8 @@ def _max_depth(data: bytes, limit: int) -> int:
     return depth
 
 
-def _scan_path(stack: list[list[Any]]) -> str:
-    return json_path(tuple(part for _, part in stack if part is not None))
+def _scan_path(stack: list[int | str | None]) -> str:
+    return json_path(tuple(part for part in stack if part is not None))
 
 
 class _Constant(NamedTuple):
