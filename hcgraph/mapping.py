@@ -38,11 +38,8 @@ __all__ = [
 
 
 class _Terms(dict[str, str]):
-    """Namespace terms as N-Triples text, built once: ``HCT("Story")`` → ``<…ns#Story>``.
-
-    A call is a dict look-up in C (``__call__`` is ``dict.__getitem__``; a term not yet
-    built goes through :meth:`__missing__`): the mapping makes ~300 such calls a story.
-    """
+    """Namespace terms as N-Triples text, built once: ``HCT("Story")`` → ``<…ns#Story>``, a
+    dict look-up in C (a term not yet built goes through :meth:`__missing__`)."""
 
     def __init__(self, namespace: Any) -> None:
         super().__init__()
@@ -368,11 +365,8 @@ def withdrawal_nquads(story_url: str, when: dt.datetime) -> str:
 
 
 def _map_manifests(out: _Emitter, st: str, story: Story) -> dict[str, tuple[str, str | None]]:
-    """Listed manifests with their source documents and publishers.
-
-    Returns:
-        manifest id → (manifest term, publisher term or None), as the story lists them.
-    """
+    """Listed manifests with their source documents and publishers; returns manifest id →
+    (manifest term, publisher term or None), as the story lists them."""
     listed: dict[str, tuple[str, str | None]] = {}
     for m in story.manifests:
         node = _minted("manifest", m.manifest_id)

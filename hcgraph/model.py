@@ -489,12 +489,8 @@ class _Constant(NamedTuple):
 
 def _parse_lenient(raw: bytes | str, source: str) -> Any:
     """Python's JSON parser, for what the strict one refuses but RFC 8259 allows (UTF-16 and
-    UTF-32 text, a byte order mark); ``None`` when it cannot parse the text either.
-
-    Raises:
-        StoryError: a value RFC 8259 does not allow or that is no Unicode text
-            (:func:`_unstorable`), with the JSON path of each.
-    """
+    UTF-32 text, a byte order mark); ``None`` when it cannot parse the text either; a
+    StoryError for what :func:`_unstorable` finds."""
     try:
         doc = json.loads(raw, parse_constant=_Constant)
     except ValueError:
