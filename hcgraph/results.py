@@ -2,9 +2,8 @@
 
 :data:`FORMATS`: ``table`` (rich, for people), ``md`` (GitHub Markdown) and the W3C SPARQL
 Query Results formats ``csv`` (:mod:`hcgraph.results_csv`), ``tsv``, ``json`` and ``xml``
-(pyoxigraph's writers). RDF 1.2 terms (triple terms, ``"o"@en--rtl``) come out as the
-SPARQL 1.2 drafts write them; CSV and the formats for people carry their text. Untrusted
-text stays text: ``rich.text.Text`` cells with controls escaped, Markdown through
+(pyoxigraph's writers); docs/queries.md says how each carries RDF 1.2 terms. Untrusted text
+stays text: ``rich.text.Text`` cells with controls escaped, Markdown through
 :mod:`hcgraph.mdtext`.
 """
 
