@@ -190,11 +190,6 @@ class _Emitter:
         self.add(node, SCHEMA("text"), literal(markdown))
         return node
 
-    def texts(self, s: str, values: dict[str, str | None]) -> None:
-        """:meth:`text` for each predicate → value (empty and None values are left out)."""
-        for p, value in values.items():
-            self.text(s, p, value)
-
     def link(self, s: str, p: str, url: object) -> str | None:
         """``s p <url>`` when ``url`` is a usable IRI (else nothing); the IRI or None."""
         checked = checked_iri(url) if isinstance(url, str) else None
@@ -583,8 +578,9 @@ def _related_iri(url: str) -> str | None:
 
 def _map_reuse(out: _Emitter, st: str, base: str, reuse: Reuse) -> None:
     node = out.part(st, iri(f"{base}#reuse"), HCT("ReuseTerms"), HCT("reuseTerms"))
-    texts = {SCHEMA("version"): reuse.version, SCHEMA("abstract"): reuse.summary}
-    out.texts(node, {**texts, SCHEMA("creditText"): reuse.attribution})
+    out.text(node, SCHEMA("version"), reuse.version)
+    out.text(node, SCHEMA("abstract"), reuse.summary)
+    out.text(node, SCHEMA("creditText"), reuse.attribution)
     for rule in (reuse.link_rule, reuse.keep_ids_rule, reuse.no_endorsement):
         out.text(node, HCT("usageRule"), rule)
     if out.link(st, SCHEMA("license"), reuse.license_url) is not None:
@@ -596,8 +592,10 @@ def _map_reuse(out: _Emitter, st: str, base: str, reuse: Reuse) -> None:
 
 def _map_sponsor(out: _Emitter, st: str, base: str, sponsor: Sponsor) -> None:
     node = out.part(st, iri(f"{base}#sponsor"), HCT("SponsorNote"), HCT("sponsorNote"))
-    texts = {SCHEMA("name"): sponsor.label, DC("title"): sponsor.title}
-    out.texts(node, {**texts, SCHEMA("text"): sponsor.text, COMMENT: sponsor.note})
+    out.text(node, SCHEMA("name"), sponsor.label)
+    out.text(node, DC("title"), sponsor.title)
+    out.text(node, SCHEMA("text"), sponsor.text)
+    out.text(node, COMMENT, sponsor.note)
     cta = sponsor.cta or {}
     out.link(node, SCHEMA("url"), cta.get("url"))
     out.extra(node, {**sponsor.extra, **({"cta": cta} if cta else {})} or None)
