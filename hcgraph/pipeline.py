@@ -449,13 +449,11 @@ class Pipeline:
             return first
         if not self._stored_before:  # an empty store: only this run's stories can clash
             return None
-        pattern = self.store.quads(None, _IDENTIFIER, ox.Literal(ident))
-        for quad in pattern:
-            subject = quad.subject
-            if not isinstance(subject, ox.NamedNode) or subject != quad.graph_name:
-                continue
-            if subject.value != story.url:
-                return subject.value
+        url = story.url
+        for quad in self.store.quads(None, _IDENTIFIER, ox.Literal(ident)):
+            other = quad.subject  # a story's id is stated in its own graph
+            if isinstance(other, ox.NamedNode) and other == quad.graph_name and other.value != url:
+                return other.value
         return None
 
 
