@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_for
 from dataclasses import dataclass, field
@@ -97,6 +98,10 @@ class Batch:
             # wide string and its encoding ~2x slower.
             self.chunks.append(mapped.nquads().encode())
             self.quads += len(mapped)
+
+    def find_new(self, known: Callable[[bytes], bool]) -> None:
+        """Keep as ``descriptions`` the stated ones the ledger does not know."""
+        self.descriptions = {h: d for h, d in self.stated.items() if not known(h)}
 
     def shared_ntriples(self) -> dict[str, str]:
         """The new descriptions as N-Triples text per shared graph."""
@@ -271,7 +276,7 @@ class Writer:
         store, ledger = self.store, self.store.ledger
         pending: list[Pending] = []
         for batch in batches:
-            batch.descriptions = {h: d for h, d in batch.stated.items() if not ledger.known(h)}
+            batch.find_new(ledger.known)
             rows = ((h, g, s, b) for h, (g, s, b) in batch.descriptions.items())
             ledger.begin(rows, batch.pending)
             pending.extend(batch.pending)
