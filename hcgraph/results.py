@@ -23,7 +23,7 @@ from .errors import QueryError, visible
 from .mdtext import md_cell
 from .queries import QueryResult
 from .rdftext import XML_FORBIDDEN
-from .results_csv import csv_lines
+from .results_csv import csv_lines, csv_text
 
 __all__ = ["FORMATS", "display", "write_result"]
 
@@ -38,13 +38,7 @@ _SHORT_ESCAPES = {"\b": "\\b", "\f": "\\f"}
 def display(term: Any) -> str:
     """The plain text of a term: an IRI, a literal's lexical form, ``_:id``, ``""``, or a
     triple term in N-Triples 1.2 (its parts need their syntax to be told apart)."""
-    if term is None:
-        return ""
-    if isinstance(term, ox.BlankNode):
-        return f"_:{term.value}"
-    if isinstance(term, ox.Triple):
-        return ntriples(term)
-    return str(term.value)
+    return ntriples(term) if isinstance(term, ox.Triple) else csv_text(term)
 
 
 def ntriples(term: Any) -> str:
