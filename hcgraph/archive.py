@@ -74,8 +74,7 @@ class FetchRecord:
     def from_json(cls, data: bytes) -> FetchRecord:
         """Parse a record (unknown keys from newer versions are ignored)."""
         raw: dict[str, Any] = json.loads(data)
-        known = {f for f in cls.__dataclass_fields__}
-        return cls(**{k: v for k, v in raw.items() if k in known})
+        return cls(**{k: v for k, v in raw.items() if k in cls.__dataclass_fields__})
 
 
 class _Entry(NamedTuple):
