@@ -158,11 +158,9 @@ class Store:
                 f"shared descriptions), which this hcgraph no longer reads; {_REBUILD}"
             )
         if not self.read_only:
+            marker = json.dumps({"format": STORE_FORMAT}).encode() + b"\n"
             try:
-                write_atomic(
-                    self.directory / _FORMAT_FILE,
-                    json.dumps({"format": STORE_FORMAT}).encode() + b"\n",
-                )
+                write_atomic(self.directory / _FORMAT_FILE, marker)
             except HcgraphError as exc:  # an OutputError naming the file
                 self.close()
                 raise StoreError(str(exc)) from None
@@ -180,9 +178,8 @@ class Store:
         """The shared-description ledger (opened on first use; writable stores only)."""
         self._writable()
         if self._ledger is None:  # a failure to open it is a StoreError naming the file
-            self._ledger = Ledger(
-                None if self.directory is None else self.directory / "ledger.sqlite"
-            )
+            path = None if self.directory is None else self.directory / "ledger.sqlite"
+            self._ledger = Ledger(path)
         return self._ledger
 
     def close(self) -> None:
@@ -596,10 +593,9 @@ def _claim(directory: Path, command: str) -> Path | None:
     """Record in ``directory/writer.json`` that this process holds the store (best effort:
     a store on a read-only medium still opens)."""
     path = directory / "writer.json"
+    claim = json.dumps({"pid": os.getpid(), "command": command}).encode()
     try:
-        write_atomic(
-            path, json.dumps({"pid": os.getpid(), "command": command}).encode(), durable=False
-        )
+        write_atomic(path, claim, durable=False)
     except OutputError:
         return None
     return path
