@@ -1,12 +1,8 @@
 """Writing output files: the one atomic, durable "write a temp file, then rename" helper.
 
 Every file hcgraph writes goes through :func:`atomic_writer`: whole new file or the old one,
-never torn. The temporary file beside the target is fsync-ed, renamed over it, and the
-directory fsync-ed; it gets the usual ``0666 & ~umask`` mode (``0600`` with ``private``); an
-:class:`OSError` becomes one :class:`~hcgraph.errors.OutputError` naming the path. A
-symlink is written through (the link stays); a device or FIFO, or a name of the process's
-own descriptor (``/dev/stdout``), is written straight into. The crawl archive appends to
-its own pack files instead (:mod:`hcgraph.archive`).
+never torn; an :class:`OSError` becomes one :class:`~hcgraph.errors.OutputError` naming the
+path. Symlinks, devices, FIFOs and ``/dev/stdout``: docs/security.md ("Files").
 """
 
 from __future__ import annotations

@@ -1,41 +1,10 @@
 """The raw archive: every body the crawler fetched, content-addressed, with fetch metadata.
 
-The archive is the source of truth for the graph: ``hcgraph rebuild`` recreates the store from
-it with no network, so a changed mapping never needs a re-crawl. Layout (under the store
-directory)::
-
-    STORE/archive/
-      packs/20261201T102200.123456Z-<pid>.pack
-                        append-only pack files: one per crawl (a new one every 256 MiB)
-
-A pack is a sequence of entries, each a one-line ASCII header, the payload and a newline::
-
-    HCA1 B <sha256 of the payload> <length> - <offset>\\n<body bytes>\\n
-    HCA1 R <sha256 of the payload> <length> <TIME-URLHASH> <offset>\\n<FetchRecord JSON>\\n
-
-A body is stored once per archive, named by its SHA-256; a record carries its sort key
-(fetch time, URL hash), so reading records in fetch order needs only the headers. ``offset``
-is where the header itself starts: a header is believed only where it says it is, so bytes
-in a fetched body that look like an entry are never read as one.
-
-Each entry is one ``writev`` on a file opened ``O_APPEND``, so a crash of the process loses
-nothing written; :meth:`Archive.sync` flushes for a power cut (the crawler syncs before it
-hands a batch to the store, so whatever the store holds, the archive holds too). Appending
-to a pack is an order of magnitude cheaper than two files per fetch.
-
-What a crash can leave, and what reading does about it:
-
-* a torn last entry: reading that pack stops there, every entry before it kept; the next
-  crawl writes a new pack.
-* a record whose bytes do not match its hash (zeroed by a power cut): skipped, so that fetch
-  is made again. Zeros over a header lose the entries they cover; reading goes on at the
-  next header.
-* a body whose bytes do not match its hash: :meth:`Archive.get_body` says it is corrupt, and
-  the next :meth:`Archive.put_body` of the same content writes it again.
-
-A failed write (disk full) truncates the pack to its last whole entry (removing a pack left
-empty), closes it and raises :class:`~hcgraph.errors.OutputError`; the next write starts a
-new pack.
+The source of truth for the graph: ``hcgraph rebuild`` recreates the store from it with no
+network. Append-only pack files under ``STORE/archive/packs/``, one entry a body (stored once,
+named by its SHA-256) or a fetch record (with its sort key), each one ``writev`` on an
+``O_APPEND`` file; docs/crawling.md ("The raw archive") gives the entry format and what
+reading does with what a crash or a full disk leaves (a torn tail, zeros, a cut-back pack).
 """
 
 from __future__ import annotations
@@ -65,23 +34,10 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 @dataclass(frozen=True)
 class FetchRecord:
-    """Metadata of one fetch (or of one local file read by a crawl).
-
-    Attributes:
-        url: the logical URL asked for (the original site's, even when fetched from a mirror).
-        final_url: the logical URL of the last response, after redirects.
-        fetch_url: where the bytes were really fetched from (a mirror URL, or ``url``).
-        status: HTTP status of the last response; ``None`` for a network failure or a file.
-        fetched_at: when the response ended (UTC, ISO 8601).
-        sha256: SHA-256 of the archived body; ``None`` when there was no body. For a 304 it
-            is the earlier body the server confirmed unchanged.
-        size: body length in bytes.
-        headers: selected response headers (content-type, etag, last-modified, …).
-        etag / last_modified: the validators sent back on the next crawl.
-        error: why the fetch failed, if it did.
-        attempts: requests made (retries included).
-        redirects: logical URLs passed through.
-    """
+    """Metadata of one fetch (or of one local file read by a crawl): ``url`` is the logical
+    URL asked for, ``final_url`` the one after redirects, ``fetch_url`` where the bytes came
+    from (a mirror, or ``url``); ``status`` is None for a network failure or a file;
+    ``sha256`` names the archived body (for a 304, the earlier body confirmed unchanged)."""
 
     url: str
     final_url: str
@@ -118,8 +74,7 @@ class FetchRecord:
     def from_json(cls, data: bytes) -> FetchRecord:
         """Parse a record (unknown keys from newer versions are ignored)."""
         raw: dict[str, Any] = json.loads(data)
-        known = {f for f in cls.__dataclass_fields__}
-        return cls(**{k: v for k, v in raw.items() if k in known})
+        return cls(**{k: v for k, v in raw.items() if k in cls.__dataclass_fields__})
 
 
 class _Entry(NamedTuple):
@@ -250,14 +205,8 @@ class Archive:
         if self._fd is None or self._end >= PACK_LIMIT:
             self._open_pack()
         assert self._fd is not None and self._pack is not None
-        header = b"%s %s %s %d %s %d\n" % (
-            _MAGIC,
-            kind,
-            sha.encode(),
-            len(data),
-            key.encode(),
-            self._end,
-        )
+        fields = (kind, sha.encode(), len(data), key.encode(), self._end)
+        header = _MAGIC + b" %s %s %d %s %d\n" % fields
         want = len(header) + len(data) + 1
         try:
             written = os.writev(self._fd, [header, data, b"\n"])
@@ -371,11 +320,12 @@ class Archive:
                 self._index = None  # perhaps written since, by another writer: look again
                 entry = self._index_of().get(sha256)
         try:
-            data = self._load(entry, sha256)
+            if entry is None:
+                raise OSError(2, "not in any pack")
+            data = _read(entry)
         except OSError as exc:
-            raise ArchiveError(
-                f"archive {self.directory}: body {sha256} missing: {exc.strerror}"
-            ) from None
+            missing = f"archive {self.directory}: body {sha256} missing: {exc.strerror}"
+            raise ArchiveError(missing) from None
         if hashlib.sha256(data).hexdigest() != sha256:
             good = self._other_copy(sha256, entry) if entry is not None else None
             if good is None:
@@ -431,15 +381,9 @@ class Archive:
         if entry is None:
             return False
         try:
-            return hashlib.sha256(self._load(entry, sha256)).hexdigest() == sha256
+            return hashlib.sha256(_read(entry)).hexdigest() == sha256
         except OSError:
             return False
-
-    def _load(self, entry: _Entry | None, sha256: str) -> bytes:
-        """The stored bytes of ``entry`` (``sha256`` not in any pack: an OSError)."""
-        if entry is None:
-            raise OSError(2, "not in any pack", sha256)
-        return _read(entry)
 
 
 def _fdatasync(fds: list[int], older: Iterable[Path]) -> None:

@@ -174,11 +174,8 @@ class IngestReport:
         elif outcome.withdrawal:
             self.fail(Failure(outcome.source, "no story in the store has this URL"))
         elif outcome.reason is not None:
-            self.fail(
-                Failure(
-                    outcome.source, outcome.reason, outcome.json_path or "", list(outcome.problems)
-                )
-            )
+            problems = list(outcome.problems)
+            self.fail(Failure(outcome.source, outcome.reason, outcome.json_path or "", problems))
 
 
 def shown_path(path: Path | str) -> str:
@@ -205,8 +202,7 @@ def check_paths(paths: Iterable[Path | str]) -> None:
 
 def discover(paths: Iterable[Path | str]) -> Iterator[Path]:
     """Story files under ``paths``: files as given, directories searched for ``*.json``."""
-    for path, _ in _discover_located(paths, absolute=False):
-        yield path
+    return (path for path, _ in _discover_located(paths, absolute=False))
 
 
 def _discover_located(paths: Iterable[Path | str], *, absolute: bool) -> Iterator[tuple[Path, str]]:

@@ -19,7 +19,6 @@ from .vocab import ID
 
 __all__ = [
     "OWN_BASE",
-    "as_iri",
     "checked_iri",
     "in_own_namespace",
     "mint",
@@ -68,15 +67,26 @@ def mint(kind: str, *parts: str) -> ox.NamedNode:
     return ox.NamedNode(minted(kind, *parts))
 
 
+@lru_cache(maxsize=1 << 14)
 def checked_iri(value: str | None) -> str | None:
-    """:func:`as_iri` as text: the IRI if RDF syntaxes accept it, else ``None``.
+    """``value`` if it is an absolute http(s) IRI that RDF syntaxes accept, else ``None``
+    (the caller then mints an IRI or keeps the text as a literal).
 
     >>> checked_iri("https://example.org/ok")
     'https://example.org/ok'
     >>> checked_iri("https://example.org/a b") is None, checked_iri("javascript:alert(1)") is None
     (True, True)
     """
-    node = as_iri(value)
+    if not value:
+        return None
+    text = value.strip()
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        return None
+    node = named_node(text)
     return None if node is None else node.value
 
 
@@ -91,22 +101,6 @@ def named_node(text: str) -> ox.NamedNode | None:
         return ox.NamedNode(text)
     except ValueError:
         return None
-
-
-@lru_cache(maxsize=1 << 14)
-def as_iri(value: str | None) -> ox.NamedNode | None:
-    """``value`` as a NamedNode if it is an absolute http(s) IRI that RDF syntaxes accept,
-    else ``None`` (the caller then mints an IRI or keeps the text as a literal)."""
-    if not value:
-        return None
-    text = value.strip()
-    try:
-        parts = urlsplit(text)
-    except ValueError:
-        return None
-    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
-        return None
-    return named_node(text)
 
 
 def in_own_namespace(url: str) -> bool:

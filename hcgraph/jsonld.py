@@ -12,6 +12,7 @@ CURIE only where expansion gives it back; one whose scheme is a prefix name is r
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from typing import BinaryIO
 
 import pyoxigraph as ox
@@ -23,7 +24,6 @@ __all__ = ["context", "write_jsonld"]
 
 _TYPE = str(RDF.type)
 _STRING = "http://www.w3.org/2001/XMLSchema#string"
-_LANG = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 
 
 def context() -> dict[str, str]:
@@ -31,52 +31,43 @@ def context() -> dict[str, str]:
     return dict(TURTLE_PREFIXES)
 
 
-class _Compactor:
-    def __init__(self, prefixes: dict[str, str]) -> None:
-        # longest namespace first, so ``…/id/claim/`` wins over a shorter one
-        self.prefixes = sorted(prefixes.items(), key=lambda kv: -len(kv[1]))
-        self.names = set(prefixes)
-        self.cache: dict[str, str] = {}
-
-    def __call__(self, iri: str) -> str:
-        out = self.cache.get(iri)
-        if out is None:
-            out = iri
-            for prefix, ns in self.prefixes:
-                if iri.startswith(ns) and not iri[len(ns) :].startswith("//"):
-                    out = f"{prefix}:{iri[len(ns) :]}"
-                    break
-            if out == iri and iri.split(":", 1)[0] in self.names:
-                raise ValueError(f"IRI {iri!r} would read back as a CURIE in JSON-LD")
-            if len(self.cache) < 1 << 16:
-                self.cache[iri] = out
-        return out
+# longest namespace first, so ``…/id/claim/`` wins over a shorter one
+_BY_LENGTH = sorted(TURTLE_PREFIXES.items(), key=lambda kv: -len(kv[1]))
 
 
-def _node_id(term: ox.NamedNode | ox.BlankNode | ox.Triple, curie: _Compactor) -> str:
+@lru_cache(maxsize=1 << 16)
+def _curie(iri: str) -> str:
+    """``iri`` as a CURIE of :func:`context` where expanding it gives ``iri`` back."""
+    for prefix, ns in _BY_LENGTH:
+        if iri.startswith(ns) and not iri[len(ns) :].startswith("//"):
+            return f"{prefix}:{iri[len(ns) :]}"
+    if iri.split(":", 1)[0] in TURTLE_PREFIXES:
+        raise ValueError(f"IRI {iri!r} would read back as a CURIE in JSON-LD")
+    return iri
+
+
+def _node_id(term: ox.NamedNode | ox.BlankNode | ox.Triple) -> str:
     if isinstance(term, ox.NamedNode):
-        return curie(term.value)
+        return _curie(term.value)
     if isinstance(term, ox.BlankNode):
         return "_:" + term.value
     raise ValueError("RDF-star triples cannot be written as JSON-LD 1.1")
 
 
-def _value(term: ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple, curie: _Compactor) -> object:
+def _value(term: ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple) -> object:
     if isinstance(term, ox.Literal):
         datatype = term.datatype.value
         if term.language:
             return {"@value": term.value, "@language": term.language}
         if datatype == _STRING:
             return term.value
-        return {"@value": term.value, "@type": curie(datatype)}
-    return {"@id": _node_id(term, curie)}
+        return {"@value": term.value, "@type": _curie(datatype)}
+    return {"@id": _node_id(term)}
 
 
 def write_jsonld(store: Store, out: BinaryIO) -> None:
     """Write the union of all graphs as compact JSON-LD (see the module docstring)."""
-    ctx = context()
-    curie = _Compactor(ctx)
-    head = json.dumps({"@context": ctx}, ensure_ascii=False, indent=1)[:-2]
+    head = json.dumps({"@context": context()}, ensure_ascii=False, indent=1)[:-2]
     out.write((head + ',\n "@graph": [').encode())
     subject: str | None = None
     node: dict[str, object] = {}
@@ -91,7 +82,7 @@ def write_jsonld(store: Store, out: BinaryIO) -> None:
         first = False
 
     for triple in store.union_triples():
-        sid = _node_id(triple.subject, curie)
+        sid = _node_id(triple.subject)
         if sid != subject:
             flush()
             subject, node = sid, {"@id": sid}
@@ -99,10 +90,10 @@ def write_jsonld(store: Store, out: BinaryIO) -> None:
         if pred == _TYPE and isinstance(obj, ox.NamedNode):
             types = node.setdefault("@type", [])
             assert isinstance(types, list)
-            types.append(curie(obj.value))
+            types.append(_curie(obj.value))
             continue
-        values = node.setdefault(curie(pred), [])
+        values = node.setdefault(_curie(pred), [])
         assert isinstance(values, list)
-        values.append(_value(obj, curie))
+        values.append(_value(obj))
     flush()
     out.write(b"\n]}\n")

@@ -161,16 +161,11 @@ class Ledger:
         with self._transaction():
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('dirty', '1')")
             self.db.executemany("INSERT OR IGNORE INTO descr VALUES (?, ?, ?, ?)", rows)
-            rows_pending = []
             for p in pending:
                 if p.new:
                     self._state(p.story, p.hashes, new=True)
-                rows_pending.append(
-                    (p.story, p.sha, p.quads, b"" if p.new else _pack(p.hashes), p.new)
-                )
-            self.db.executemany(
-                "INSERT OR REPLACE INTO pending VALUES (?, ?, ?, ?, ?)", rows_pending
-            )
+                row = (p.story, p.sha, p.quads, b"" if p.new else _pack(p.hashes), p.new)
+                self.db.execute("INSERT OR REPLACE INTO pending VALUES (?, ?, ?, ?, ?)", row)
         if self._known is not None:
             self._known.update(row[0] for row in rows)
 

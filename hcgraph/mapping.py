@@ -38,11 +38,8 @@ __all__ = [
 
 
 class _Terms(dict[str, str]):
-    """Namespace terms as N-Triples text, built once: ``HCT("Story")`` → ``<…ns#Story>``.
-
-    A call is a dict look-up in C (``__call__`` is ``dict.__getitem__``; a term not yet
-    built goes through :meth:`__missing__`): the mapping makes ~300 such calls a story.
-    """
+    """Namespace terms as N-Triples text, built once: ``HCT("Story")`` → ``<…ns#Story>``, a
+    dict look-up in C (a term not yet built goes through :meth:`__missing__`)."""
 
     def __init__(self, namespace: Any) -> None:
         super().__init__()
@@ -192,11 +189,6 @@ class _Emitter:
         self.typed(node, cls, PROVO("Entity"))
         self.add(node, SCHEMA("text"), literal(markdown))
         return node
-
-    def texts(self, s: str, values: dict[str, str | None]) -> None:
-        """:meth:`text` for each predicate → value (empty and None values are left out)."""
-        for p, value in values.items():
-            self.text(s, p, value)
 
     def link(self, s: str, p: str, url: object) -> str | None:
         """``s p <url>`` when ``url`` is a usable IRI (else nothing); the IRI or None."""
@@ -368,11 +360,8 @@ def withdrawal_nquads(story_url: str, when: dt.datetime) -> str:
 
 
 def _map_manifests(out: _Emitter, st: str, story: Story) -> dict[str, tuple[str, str | None]]:
-    """Listed manifests with their source documents and publishers.
-
-    Returns:
-        manifest id → (manifest term, publisher term or None), as the story lists them.
-    """
+    """Listed manifests with their source documents and publishers; returns manifest id →
+    (manifest term, publisher term or None), as the story lists them."""
     listed: dict[str, tuple[str, str | None]] = {}
     for m in story.manifests:
         node = _minted("manifest", m.manifest_id)
@@ -589,8 +578,9 @@ def _related_iri(url: str) -> str | None:
 
 def _map_reuse(out: _Emitter, st: str, base: str, reuse: Reuse) -> None:
     node = out.part(st, iri(f"{base}#reuse"), HCT("ReuseTerms"), HCT("reuseTerms"))
-    texts = {SCHEMA("version"): reuse.version, SCHEMA("abstract"): reuse.summary}
-    out.texts(node, {**texts, SCHEMA("creditText"): reuse.attribution})
+    out.text(node, SCHEMA("version"), reuse.version)
+    out.text(node, SCHEMA("abstract"), reuse.summary)
+    out.text(node, SCHEMA("creditText"), reuse.attribution)
     for rule in (reuse.link_rule, reuse.keep_ids_rule, reuse.no_endorsement):
         out.text(node, HCT("usageRule"), rule)
     if out.link(st, SCHEMA("license"), reuse.license_url) is not None:
@@ -602,8 +592,10 @@ def _map_reuse(out: _Emitter, st: str, base: str, reuse: Reuse) -> None:
 
 def _map_sponsor(out: _Emitter, st: str, base: str, sponsor: Sponsor) -> None:
     node = out.part(st, iri(f"{base}#sponsor"), HCT("SponsorNote"), HCT("sponsorNote"))
-    texts = {SCHEMA("name"): sponsor.label, DC("title"): sponsor.title}
-    out.texts(node, {**texts, SCHEMA("text"): sponsor.text, COMMENT: sponsor.note})
+    out.text(node, SCHEMA("name"), sponsor.label)
+    out.text(node, DC("title"), sponsor.title)
+    out.text(node, SCHEMA("text"), sponsor.text)
+    out.text(node, COMMENT, sponsor.note)
     cta = sponsor.cta or {}
     out.link(node, SCHEMA("url"), cta.get("url"))
     out.extra(node, {**sponsor.extra, **({"cta": cta} if cta else {})} or None)

@@ -18,7 +18,7 @@ import datetime as dt
 import json
 import math
 import re
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any, NamedTuple, NoReturn
 from urllib.parse import urlsplit
 
 import pydantic
@@ -90,19 +90,18 @@ def _iso_text(value: Any) -> Any:
     """Times and dates are ISO 8601 strings: a number is not silently read as epoch seconds."""
     if isinstance(value, str | dt.date):
         return value
-    raise ValueError(f"must be an ISO 8601 string, not {_json_type(value)}")
+    kind = _JSON_TYPES.get(type(value), type(value).__name__)
+    raise ValueError(f"must be an ISO 8601 string, not {kind}")
 
 
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return "null" if value is None else type(value).__name__
+_JSON_TYPES = {
+    bool: "a boolean",
+    int: "a number",
+    float: "a number",
+    list: "an array",
+    dict: "an object",
+    type(None): "null",
+}
 
 
 def _not_own(value: Any) -> Any:
@@ -413,39 +412,35 @@ def check_shape(
 
 def _first_offence(data: bytes, max_depth: int, max_literal: int) -> tuple[str, str] | None:
     """Walk the JSON structure to name the first place too deep or too long."""
-    stack: list[list[Any]] = []  # each open container: [is_object, key or index]
+    stack: list[int | str | None] = []  # each open container: an array's index, an object's key
     last_string: bytes | None = None
     for match in _TOKENS.finditer(data):
         token = match.group()
         first = token[:1]
         if first == b'"':
-            if len(token) - 2 > max_literal:
-                size = len(token) - 2
-                return _scan_path(
-                    stack
-                ), f"string of {size} bytes is longer than the {max_literal}-byte limit"
+            size = len(token) - 2
+            if size > max_literal:
+                limit = f"the {max_literal}-byte limit"
+                return _scan_path(stack), f"string of {size} bytes is longer than {limit}"
             last_string = token
         elif first in b"[{":
             if len(stack) >= max_depth:
                 return _scan_path(stack), f"nested deeper than {max_depth} levels"
-            stack.append([first == b"{", None if first == b"{" else 0])
+            stack.append(None if first == b"{" else 0)
         else:
             _close_or_step(stack, first, last_string)
     return None
 
 
-def _close_or_step(stack: list[list[Any]], token: bytes, last_string: bytes | None) -> None:
+def _close_or_step(stack: list[int | str | None], token: bytes, last: bytes | None) -> None:
     """Track the path through ``]``, ``}``, ``:`` (an object's key) and ``,`` (an array's next)."""
-    if token in b"]}":
-        if stack:
-            stack.pop()
-    elif not stack:
-        return
-    elif token == b":":
-        if stack[-1][0] and last_string is not None:
-            stack[-1][1] = last_string[1:-1].decode("utf-8", "replace")
-    elif not stack[-1][0]:  # a comma in an array
-        stack[-1][1] += 1
+    top = stack[-1] if stack else None
+    if token in b"]}" and stack:
+        stack.pop()
+    elif isinstance(top, int) and token == b",":
+        stack[-1] = top + 1
+    elif not isinstance(top, int) and stack and token == b":" and last is not None:
+        stack[-1] = last[1:-1].decode("utf-8", "replace")
 
 
 def _as_utf8(data: bytes) -> bytes:
@@ -482,27 +477,20 @@ def _max_depth(data: bytes, limit: int) -> int:
     return depth
 
 
-def _scan_path(stack: list[list[Any]]) -> str:
-    return json_path(tuple(part for _, part in stack if part is not None))
+def _scan_path(stack: list[int | str | None]) -> str:
+    return json_path(tuple(part for part in stack if part is not None))
 
 
-class _Constant:
+class _Constant(NamedTuple):
     """``NaN``, ``Infinity`` or ``-Infinity`` as Python's parser met them (not JSON)."""
 
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
+    name: str
 
 
 def _parse_lenient(raw: bytes | str, source: str) -> Any:
     """Python's JSON parser, for what the strict one refuses but RFC 8259 allows (UTF-16 and
-    UTF-32 text, a byte order mark); ``None`` when it cannot parse the text either.
-
-    Raises:
-        StoryError: a value RFC 8259 does not allow or that is no Unicode text
-            (:func:`_unstorable`), with the JSON path of each.
-    """
+    UTF-32 text, a byte order mark); ``None`` when it cannot parse the text either; a
+    StoryError for what :func:`_unstorable` finds."""
     try:
         doc = json.loads(raw, parse_constant=_Constant)
     except ValueError:
@@ -553,13 +541,9 @@ def _unstorable(value: Any, loc: tuple[int | str, ...], out: list[tuple[str, str
 def _unstorable_value(value: Any) -> str | None:
     """Why a scalar cannot be stored: ``NaN``/``Infinity``, a number beyond a double, a
     string holding a lone surrogate; None if it can."""
-    if isinstance(value, str):
-        lone = _SURROGATE.search(value)
-        return (
-            None
-            if lone is None
-            else f"lone UTF-16 surrogate U+{ord(lone.group()):04X}: not Unicode text"
-        )
+    lone = _SURROGATE.search(value) if isinstance(value, str) else None
+    if lone is not None:
+        return f"lone UTF-16 surrogate U+{ord(lone.group()):04X}: not Unicode text"
     if isinstance(value, _Constant):
         return f"{value.name} is not JSON (RFC 8259 has no NaN or Infinity)"
     if isinstance(value, float) and not math.isfinite(value):

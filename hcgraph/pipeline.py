@@ -55,16 +55,15 @@ BATCH = 250
 #: Most quads per bulk load: long, sorted loads write few SST files for RocksDB to compact, but
 #: Oxigraph's loader holds what it sorts in memory (~0.5 KB a quad): this bounds peak RSS.
 SEGMENT = 300_000
-#: Bytes a story takes in the store per byte of its JSON (12.6 measured at 10k stories),
-#: rounded up for the tables a compaction writes before it deletes the ones it merges.
+#: Bytes a story takes in the store per byte of its JSON, rounded up for the tables a
+#: compaction writes before it deletes the ones it merges.
 STORE_BYTES_PER_BYTE = 16
 #: Bytes the crawl archive takes per story besides its body (its fetch record, ~930 bytes).
 ARCHIVE_BYTES_PER_STORY = 1024
 _IDENTIFIER = ox.NamedNode(str(DCTERMS.identifier))
 #: Allocations between two young-generation collections while a batch is prepared (Python's
-#: default is 700). Parsing and mapping allocate many short-lived containers that reference
-#: counting frees; at 700 the cycle collector ran ~1,700 times a 1,000 stories (~5% of the
-#: main thread's CPU in the pipeline; bench/RESULTS.md, issue 38 item 4).
+#: default, 700, runs the cycle collector often over the short-lived containers parsing and
+#: mapping make, which reference counting frees anyway; bench/RESULTS.md).
 GC_YOUNG = 10_000
 
 
@@ -152,25 +151,22 @@ class Outcome:
         return self.status is not None
 
 
-def _related(story: Story) -> tuple[str, ...]:
-    return tuple(r.url for r in story.related)
-
-
-def _index_links(story: Story) -> tuple[tuple[str, str], ...]:
-    """The story's edition and newsroom pages, for a crawl that follows them."""
+def _outcome(doc: Document, story: Story) -> Outcome:
+    """The outcome of a parsed story: its related links, and its edition and newsroom pages
+    for a crawl that follows them."""
     links = story.links
-    if links is None:
-        return ()
-    return tuple((k, u) for k, u in (("edition", links.edition), ("newsroom", links.newsroom)) if u)
+    pages = (("edition", links.edition), ("newsroom", links.newsroom)) if links else ()
+    related = tuple(r.url for r in story.related)
+    index = tuple((kind, url) for kind, url in pages if url)
+    return Outcome(doc.source, doc.key, story.url, story.id, related, index_links=index)
 
 
 def graph_time(when: dt.datetime | None) -> dt.datetime:
     """The retrieval time recorded in the graph: whole seconds, UTC; ``SOURCE_DATE_EPOCH``
     when set (reproducible builds), now when unknown."""
-    fixed = source_date_epoch()
-    if fixed is not None:
-        return fixed
-    return now_utc() if when is None else when.astimezone(dt.UTC).replace(microsecond=0)
+    if when is None or source_date_epoch() is not None:
+        return now_utc()
+    return when.astimezone(dt.UTC).replace(microsecond=0)
 
 
 class Pipeline:
@@ -257,32 +253,29 @@ class Pipeline:
         """The batch's outcomes, and the futures of its writes (more than one when a story
         comes twice: the later version replaces the earlier)."""
         with _fewer_collections():
-            return self._prepare_batch(documents)
-
-    def _prepare_batch(self, documents: list[Document]) -> tuple[list[Outcome], list[Future[None]]]:
-        self._check_room(documents)
-        self._take_failures()
-        outcomes: list[Outcome] = []
-        futures: list[Future[None]] = []
-        write, urls = Batch(), set[str]()
-        for doc in documents:
-            if doc.withdrawn:
-                if write:
+            self._check_room(documents)
+            self._take_failures()
+            outcomes: list[Outcome] = []
+            futures: list[Future[None]] = []
+            write, urls = Batch(), set[str]()
+            for doc in documents:
+                if doc.withdrawn:
+                    if write:
+                        futures.append(self.writer.submit(write))
+                        write, urls = Batch(), set[str]()
+                    outcomes.append(self._withdraw(doc, write, urls))
+                    continue
+                parsed = self._parse(doc)
+                if isinstance(parsed, Outcome):
+                    outcomes.append(parsed)
+                    continue
+                if parsed.url in urls:  # the same story twice in this batch
                     futures.append(self.writer.submit(write))
                     write, urls = Batch(), set[str]()
-                outcomes.append(self._withdraw(doc, write, urls))
-                continue
-            parsed = self._parse(doc)
-            if isinstance(parsed, Outcome):
-                outcomes.append(parsed)
-                continue
-            if parsed.url in urls:  # the same story twice in this batch
-                futures.append(self.writer.submit(write))
-                write, urls = Batch(), set[str]()
-            outcomes.append(self._story(doc, parsed, write))
-            urls.add(parsed.url)
-        futures.append(self.writer.submit(write))
-        return outcomes, futures
+                outcomes.append(self._story(doc, parsed, write))
+                urls.add(parsed.url)
+            futures.append(self.writer.submit(write))
+            return outcomes, futures
 
     def _story(self, doc: Document, story: Story, write: Batch) -> Outcome:
         """Prepare one parsed story (once the write of its stored version, to be read, ended)."""
@@ -317,7 +310,8 @@ class Pipeline:
             return base
         urls.add(story_url)
         if self.store.withdrawn_at(story_url) is None and story_url not in write.withdrawn:
-            write.withdraw(story_url, withdrawal_nquads(story_url, graph_time(doc.retrieved_at)))
+            marker = withdrawal_nquads(story_url, graph_time(doc.retrieved_at))
+            write.withdrawn[story_url] = marker  # only the marker joins the story's graph
         return replace(base, status="withdrawn")
 
     def _check_room(self, documents: list[Document]) -> None:
@@ -356,10 +350,7 @@ class Pipeline:
         if self.crawl:
             dup = self._duplicate_of(story, doc.key or doc.source)
             if dup is not None:
-                return Outcome(
-                    doc.source, doc.key, story.url, story.id, _related(story), duplicate_of=dup,
-                    index_links=_index_links(story),
-                )  # fmt: skip
+                return replace(_outcome(doc, story), duplicate_of=dup)
         return story
 
     def _duplicate_of(self, story: Story, url: str) -> str | None:
@@ -378,16 +369,7 @@ class Pipeline:
         if repeat is None:
             self._run_urls[story.url] = doc.source
         new_id = story.id not in self._run_ids
-        base = Outcome(
-            doc.source,
-            doc.key,
-            story.url,
-            story.id,
-            _related(story),
-            index_links=_index_links(story),
-            id_clash=self._id_clash(story),
-            repeat_of=repeat,
-        )
+        base = replace(_outcome(doc, story), id_clash=self._id_clash(story), repeat_of=repeat)
         # A withdrawn story that comes back is current again: a new graph (without the
         # marker), as a revision of the withdrawn version, even with the same bytes.
         if old == sha and gone_at is None:
@@ -467,13 +449,11 @@ class Pipeline:
             return first
         if not self._stored_before:  # an empty store: only this run's stories can clash
             return None
-        pattern = self.store.quads(None, _IDENTIFIER, ox.Literal(ident))
-        for quad in pattern:
-            subject = quad.subject
-            if not isinstance(subject, ox.NamedNode) or subject != quad.graph_name:
-                continue
-            if subject.value != story.url:
-                return subject.value
+        url = story.url
+        for quad in self.store.quads(None, _IDENTIFIER, ox.Literal(ident)):
+            other = quad.subject  # a story's id is stated in its own graph
+            if isinstance(other, ox.NamedNode) and other == quad.graph_name and other.value != url:
+                return other.value
         return None
 
 

@@ -10,14 +10,8 @@ What: every saved query is a SPARQL file whose leading ``#`` comment block is it
 Indented ``#`` lines continue the previous key. ``param`` lines read
 ``NAME TYPE [= DEFAULT] [-- description]``; a parameter without a default is required.
 
-Parameters are bound as RDF terms through pyoxigraph's substitutions, never spliced into the
-text, so a value like ``} ; DROP ALL ; {`` is just an odd literal. Oxigraph binds a
-substituted variable only if the query projects it, so each parameter is also a column.
-
-Withdrawn stories are left out: each pattern that binds a story is followed by
-``MINUS { ?story prov:invalidatedAtTime ?withdrawn }  # current stories only``;
-``include_withdrawn`` runs the text without the lines ending in that comment.
-
+Parameters are bound as RDF terms (pyoxigraph substitutions), never spliced into the text;
+withdrawn stories are left out by the queries' :data:`CURRENT_ONLY` lines (docs/queries.md).
 ``hcgraph/data/queries`` is a symlink to the top-level ``queries/``, shipped as package data.
 """
 
@@ -427,11 +421,8 @@ def _failure(store: Store, name: str, bindings: dict[str, Any], exc: Exception) 
 
 def _split_order(text: str) -> tuple[str, list[tuple[str, bool]]]:
     """Take a final ``ORDER BY ?a DESC(?b) …`` off a query: ``(text without it, keys)``.
-
-    Oxigraph's on-disk store decodes terms on every comparison (seconds for tens of thousands
-    of rows); sorting the rows in Python gives the same order in milliseconds. Anything but
-    plain variable keys at the very end is left to the engine.
-    """
+    Oxigraph's on-disk store decodes terms on every comparison, so sorting the rows in Python
+    is far faster; anything but plain variable keys at the very end is left to the engine."""
     match = _FINAL_ORDER.search(text)
     if match is None:
         return text, []

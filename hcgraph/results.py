@@ -2,9 +2,8 @@
 
 :data:`FORMATS`: ``table`` (rich, for people), ``md`` (GitHub Markdown) and the W3C SPARQL
 Query Results formats ``csv`` (:mod:`hcgraph.results_csv`), ``tsv``, ``json`` and ``xml``
-(pyoxigraph's writers). RDF 1.2 terms (triple terms, ``"o"@en--rtl``) come out as the
-SPARQL 1.2 drafts write them; CSV and the formats for people carry their text. Untrusted
-text stays text: ``rich.text.Text`` cells with controls escaped, Markdown through
+(pyoxigraph's writers); docs/queries.md says how each carries RDF 1.2 terms. Untrusted text
+stays text: ``rich.text.Text`` cells with controls escaped, Markdown through
 :mod:`hcgraph.mdtext`.
 """
 
@@ -24,7 +23,7 @@ from .errors import QueryError, visible
 from .mdtext import md_cell
 from .queries import QueryResult
 from .rdftext import XML_FORBIDDEN
-from .results_csv import csv_lines
+from .results_csv import csv_lines, csv_text
 
 __all__ = ["FORMATS", "display", "write_result"]
 
@@ -39,13 +38,7 @@ _SHORT_ESCAPES = {"\b": "\\b", "\f": "\\f"}
 def display(term: Any) -> str:
     """The plain text of a term: an IRI, a literal's lexical form, ``_:id``, ``""``, or a
     triple term in N-Triples 1.2 (its parts need their syntax to be told apart)."""
-    if term is None:
-        return ""
-    if isinstance(term, ox.BlankNode):
-        return f"_:{term.value}"
-    if isinstance(term, ox.Triple):
-        return ntriples(term)
-    return str(term.value)
+    return ntriples(term) if isinstance(term, ox.Triple) else csv_text(term)
 
 
 def ntriples(term: Any) -> str:

@@ -6,16 +6,13 @@ violation, tied to the graph it was found in. pySHACL sees one graph plus the ``
 of every IRI it points to, wherever stated (``sh:class`` on a manifest typed in the sources
 graph); every triple lives in its subject's graph, so a focus node's properties are all there.
 
-Why: pySHACL takes about 0.1 s a story graph. So the default ``fast`` mode first compiles the
-shapes into SPARQL over the union (``_Compiler``) that returns the focus nodes that *may*
-violate a constraint, and pySHACL validates exactly those. The queries over-approximate: a
-constraint they do not understand makes every focus node of its shape a candidate. ``full``
-validates every graph with pySHACL and is the reference the tests compare ``fast`` against.
-
-Pre-selected: node shapes with ``sh:targetClass`` (or that are an ``rdfs:Class``); property
-shapes with an IRI ``sh:path`` and ``sh:minCount``, ``sh:maxCount``, ``sh:datatype``,
-``sh:nodeKind``, ``sh:class``, ``sh:or`` of ``sh:class`` shapes, and ``sh:node``. Other
-targets, and property shapes with targets of their own, make all their targets candidates.
+pySHACL is slow, so the default ``fast`` mode first compiles the shapes into SPARQL over the
+union (``_Compiler``, docs/queries.md) returning the focus nodes that *may* violate a
+constraint, and pySHACL validates exactly those; ``full`` validates every graph with pySHACL
+(the reference the tests compare ``fast`` against). Compiled: node shapes with
+``sh:targetClass`` (or that are an ``rdfs:Class``); property shapes with an IRI ``sh:path``
+and ``sh:minCount``, ``sh:maxCount``, ``sh:datatype``, ``sh:nodeKind``, ``sh:class``, ``sh:or``
+of ``sh:class`` shapes, and ``sh:node``. Anything else makes all its focus nodes candidates.
 """
 
 from __future__ import annotations
@@ -150,9 +147,65 @@ class _Groups:
         for alternatives in options:
             self.typed[p, alternatives].add(cls)
 
-    def properties(self) -> list[str]:
-        """The paths with a count or value-test constraint, sorted."""
-        return sorted({p for p, _ in [*self.minimum, *self.maximum, *self.bad]})
+    def tasks(self) -> list[_Task]:
+        """A task per path with a count or value-test constraint, and per class requirement."""
+        paths = sorted({p for p, _ in [*self.minimum, *self.maximum, *self.bad]})
+        out = [self._property_task(p) for p in paths]
+        out.extend(_class_task(p, alts, cls) for (p, alts), cls in sorted(self.typed.items()))
+        return out
+
+    def _property_task(self, p: str) -> _Task:
+        """One pass over ``p``'s triples proving its count and value-test constraints for every
+        shape using it, and the exact queries run for those it does not prove."""
+        queries: list[_Query] = []
+        aggregates = ["(COUNT(?v) AS ?n)", "(COUNT(DISTINCT ?s) AS ?d)", "(0 AS ?z)"]
+        needed = self._min_count(p, queries, aggregates)
+        self._max_count(p, queries)
+        self._value_tests(p, queries, aggregates)
+        rows = f"{{ ?s {p} ?v BIND (?s AS ?f0) }}"
+        pattern = f"{_union(needed)} UNION {rows}" if needed else rows
+        return _Task(tuple(queries), f"SELECT {' '.join(aggregates)} WHERE {{ {pattern} }}")
+
+    def _min_count(self, p: str, queries: list[_Query], aggregates: list[str]) -> set[Any]:
+        """``sh:minCount`` on ``p``: ``?u`` = ``?d`` proves every focus node has a value
+        (else the focus nodes ``MINUS`` the subjects); a higher minimum counts per focus
+        node, always run. Returns the classes whose instances need a value."""
+        needed = self.minimum.get((p, 1), set())
+        if needed:
+            aggregates.append("(COUNT(DISTINCT ?f0) AS ?u)")
+            queries.append(
+                _Query(f"{_HEAD} {{ {_union(needed)} MINUS {{ ?f0 {p} ?v }} }}", ("u", "d"))
+            )
+        for (q, low), classes in sorted(self.minimum.items()):
+            if q == p and low > 1:
+                counts = f"SELECT ?f0 (COUNT(?v) AS ?n) WHERE {{ ?f0 {p} ?v }} GROUP BY ?f0"
+                queries.append(_Query(
+                    f"{_HEAD} {{ {_typed(classes)} OPTIONAL {{ {{ {counts} }} }}"
+                    f" FILTER (!BOUND(?n) || ?n < {low}) }}"
+                ))  # fmt: skip
+        return needed
+
+    def _max_count(self, p: str, queries: list[_Query]) -> None:
+        """``sh:maxCount`` on ``p``: ``?n`` (triples) = ``?d`` (subjects) proves nobody has
+        two values; else the few subjects with too many, then which are focus nodes."""
+        for (q, high), classes in sorted(self.maximum.items()):
+            if q == p:
+                many = (
+                    f"SELECT (?f0 AS ?r) WHERE {{ ?f0 {p} ?v }} GROUP BY ?f0"
+                    f" HAVING (COUNT(?v) > {high})"
+                )
+                kept = tuple(str(c) for c in sorted(classes, key=str))
+                queries.append(_Query(many, ("n", "d") if high else None, kept))
+
+    def _value_tests(self, p: str, queries: list[_Query], aggregates: list[str]) -> None:
+        """``sh:datatype``/``sh:nodeKind`` on ``p``: a sum of the bad values, 0 proves it;
+        else the focus nodes joined with their values, filtered."""
+        for i, ((q, fail), classes) in enumerate(sorted(self.bad.items())):
+            if q == p:
+                aggregates.append(f"(SUM(IF(BOUND(?v) && COALESCE({fail}, true), 1, 0)) AS ?b{i})")
+                test = f"FILTER (COALESCE({fail}, true))"
+                query = f"{_HEAD} {{ {_typed(classes)} {_VALUES.format(p=p)} {test} }}"
+                queries.append(_Query(query, (f"b{i}", "z")))
 
 
 #: A compiled property shape: (path, minimum, maximum, value tests that fail, class
@@ -178,16 +231,24 @@ def _typed(classes: Iterable[Any], var: str = "?f0") -> str:
     return f"{{ SELECT {var} WHERE {{ {_union(classes, var)} }} }}"
 
 
+def _class_task(p: str, alternatives: tuple[str, ...], classes: set[Any]) -> _Task:
+    """``sh:class``/``sh:or`` on ``p``: the value must be an instance of one of the
+    options, typed in any graph (a manifest cited in a story graph is typed in the
+    sources graph); pre-check: no value of the property at all lacks every option."""
+    kinds = " UNION ".join(f"{{ ?v a {c} }}" for c in alternatives)
+    query = f"{_HEAD} {{ {_typed(classes)} {_VALUES.format(p=p)} MINUS {{ {kinds} }} }}"
+    precheck = f"ASK {{ ?s {p} ?v MINUS {{ {kinds} }} }}"  # stops at the first
+    return _Task((_Query(query, ("found", "none")),), precheck)
+
+
 class _Compiler:
     """Turns node shapes into SPARQL queries over the union yielding ``?r`` (focus nodes).
 
-    Counting a focus node's values over the union counts them in its graph. Oxigraph reads a
-    triple pattern at ~0.4 µs a row but an index look-up per row (``EXISTS``) costs ~8 µs, so
-    the constraints of the target-class shapes are grouped by property (:class:`_Groups`):
-    one pass over a property's triples proves the usual case for every shape using it, and
-    only an unproved constraint runs its exact query (:meth:`min_count`, :meth:`max_count`,
-    :meth:`value_tests`, :meth:`class_task`). Shapes reached through ``sh:node`` are
-    compiled per property on the path from the target (:meth:`shape`).
+    A scan is far cheaper than an index look-up per row (``EXISTS``), so the constraints of
+    the target-class shapes are grouped by property (:class:`_Groups`): one pass over a
+    property's triples proves the usual case for every shape using it, and only an unproved
+    constraint runs its exact query. Shapes reached through ``sh:node`` are compiled per
+    property on the path from the target (:meth:`shape`).
     """
 
     def __init__(self, shapes: rdflib.Graph) -> None:
@@ -198,19 +259,7 @@ class _Compiler:
         """Every pre-selection task of the shapes (see the class docstring)."""
         groups = _Groups()
         out = [task for shape in self.targeted() for task in self.shape_tasks(shape, groups)]
-        for p in groups.properties():
-            queries: list[_Query] = []
-            aggregates = ["(COUNT(?v) AS ?n)", "(COUNT(DISTINCT ?s) AS ?d)", "(0 AS ?z)"]
-            needed = self.min_count(p, groups, queries, aggregates)
-            self.max_count(p, groups, queries)
-            self.value_tests(p, groups, queries, aggregates)
-            rows = f"{{ ?s {p} ?v BIND (?s AS ?f0) }}"
-            pattern = f"{_union(needed)} UNION {rows}" if needed else rows
-            out.append(
-                _Task(tuple(queries), f"SELECT {' '.join(aggregates)} WHERE {{ {pattern} }}")
-            )
-        out.extend(self.class_task(p, alts, cls) for (p, alts), cls in sorted(groups.typed.items()))
-        return out
+        return out + groups.tasks()
 
     def shape_tasks(self, shape: Any, groups: _Groups) -> list[_Task]:
         """The tasks of one targeted shape: its other targets, and per target class either
@@ -243,62 +292,6 @@ class _Compiler:
         if keys - _DOC_KEYS or any(c is None for _, c in out):
             return None
         return [(prop, c) for prop, c in out if c is not None]
-
-    @staticmethod
-    def min_count(
-        p: str, groups: _Groups, queries: list[_Query], aggregates: list[str]
-    ) -> set[Any]:
-        """``sh:minCount`` on ``p``: ``?u`` = ``?d`` proves every focus node has a value
-        (else the focus nodes ``MINUS`` the subjects); a higher minimum counts per focus
-        node, always run. Returns the classes whose instances need a value."""
-        needed = groups.minimum.get((p, 1), set())
-        if needed:
-            aggregates.append("(COUNT(DISTINCT ?f0) AS ?u)")
-            queries.append(
-                _Query(f"{_HEAD} {{ {_union(needed)} MINUS {{ ?f0 {p} ?v }} }}", ("u", "d"))
-            )
-        for (q, low), classes in sorted(groups.minimum.items()):
-            if q == p and low > 1:
-                counts = f"SELECT ?f0 (COUNT(?v) AS ?n) WHERE {{ ?f0 {p} ?v }} GROUP BY ?f0"
-                queries.append(_Query(
-                    f"{_HEAD} {{ {_typed(classes)} OPTIONAL {{ {{ {counts} }} }}"
-                    f" FILTER (!BOUND(?n) || ?n < {low}) }}"
-                ))  # fmt: skip
-        return needed
-
-    @staticmethod
-    def max_count(p: str, groups: _Groups, queries: list[_Query]) -> None:
-        """``sh:maxCount`` on ``p``: ``?n`` (triples) = ``?d`` (subjects) proves nobody has
-        two values; else the few subjects with too many, then which are focus nodes."""
-        for (q, high), classes in sorted(groups.maximum.items()):
-            if q == p:
-                many = (
-                    f"SELECT (?f0 AS ?r) WHERE {{ ?f0 {p} ?v }} GROUP BY ?f0"
-                    f" HAVING (COUNT(?v) > {high})"
-                )
-                kept = tuple(str(c) for c in sorted(classes, key=str))
-                queries.append(_Query(many, ("n", "d") if high else None, kept))
-
-    @staticmethod
-    def value_tests(p: str, groups: _Groups, queries: list[_Query], aggregates: list[str]) -> None:
-        """``sh:datatype``/``sh:nodeKind`` on ``p``: a sum of the bad values, 0 proves it;
-        else the focus nodes joined with their values, filtered."""
-        for i, ((q, fail), classes) in enumerate(sorted(groups.bad.items())):
-            if q == p:
-                aggregates.append(f"(SUM(IF(BOUND(?v) && COALESCE({fail}, true), 1, 0)) AS ?b{i})")
-                test = f"FILTER (COALESCE({fail}, true))"
-                query = f"{_HEAD} {{ {_typed(classes)} {_VALUES.format(p=p)} {test} }}"
-                queries.append(_Query(query, (f"b{i}", "z")))
-
-    @staticmethod
-    def class_task(p: str, alternatives: tuple[str, ...], classes: set[Any]) -> _Task:
-        """``sh:class``/``sh:or`` on ``p``: the value must be an instance of one of the
-        options, typed in any graph (a manifest cited in a story graph is typed in the
-        sources graph); pre-check: no value of the property at all lacks every option."""
-        kinds = " UNION ".join(f"{{ ?v a {c} }}" for c in alternatives)
-        query = f"{_HEAD} {{ {_typed(classes)} {_VALUES.format(p=p)} MINUS {{ {kinds} }} }}"
-        precheck = f"ASK {{ ?s {p} ?v MINUS {{ {kinds} }} }}"  # stops at the first
-        return _Task((_Query(query, ("found", "none")),), precheck)
 
     def targeted(self) -> list[Any]:
         """The shapes with targets: explicit ones, or a shape that is also an ``rdfs:Class``."""

@@ -1,16 +1,10 @@
 """The embedded, persistent RDF store: Oxigraph (pyoxigraph) under one directory.
 
-The store only stores: quads in (N-Quads to Oxigraph's bulk loader, atomic graph
-replacement), quads out (dumps, the union, one graph), SPARQL, and the look-ups the ingest
-pipeline needs; what to write is decided by :mod:`hcgraph.pipeline`. A store directory
-(default ``output/store``) holds ``format.json`` (:data:`STORE_FORMAT`), ``oxigraph/`` (the
-RocksDB database), ``ledger.sqlite`` (:mod:`hcgraph.ledger`), ``archive/``
-(:mod:`hcgraph.archive`), ``writer.json`` (which process holds it for writing) and
-``compacted.json`` (the tables at the last compaction, :meth:`Store.compaction_due`).
-
+The store only stores (quads in and out, SPARQL, the look-ups the ingest pipeline needs);
+what to write is decided by :mod:`hcgraph.pipeline`. docs/graph.md lists its directory's files.
 Each story lives in its own named graph, named by the story IRI; shared things are described
-once in the graphs of :data:`~hcgraph.vocab.SHARED_GRAPHS`. Every triple is in exactly one
-graph, so the union (the default graph every query sees) is a set.
+once in the graphs of :data:`~hcgraph.vocab.SHARED_GRAPHS`, so every triple is in exactly one
+graph and the union (the default graph every query sees) is a set.
 
 **Store format.** Every open of an on-disk store checks ``format.json`` first: an older format
 or an unreadable marker is refused saying to run ``hcgraph rebuild`` (which builds this format
@@ -89,6 +83,7 @@ _ENDED = ox.NamedNode(str(PROV.endedAtTime))
 _INVALIDATED = ox.NamedNode(str(PROV.invalidatedAtTime))
 _SOURCE_LOCATION = ox.NamedNode(str(HC.sourceLocation))
 _SHARED_PREFIX = str(GRAPH)
+_Term = ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple
 # The union as triples: no DISTINCT needed, the union is a set (see the module docstring).
 _UNION = "CONSTRUCT { ?s ?p ?o } WHERE { GRAPH ?g { ?s ?p ?o } }"
 
@@ -163,11 +158,9 @@ class Store:
                 f"shared descriptions), which this hcgraph no longer reads; {_REBUILD}"
             )
         if not self.read_only:
+            marker = json.dumps({"format": STORE_FORMAT}).encode() + b"\n"
             try:
-                write_atomic(
-                    self.directory / _FORMAT_FILE,
-                    json.dumps({"format": STORE_FORMAT}).encode() + b"\n",
-                )
+                write_atomic(self.directory / _FORMAT_FILE, marker)
             except HcgraphError as exc:  # an OutputError naming the file
                 self.close()
                 raise StoreError(str(exc)) from None
@@ -185,18 +178,13 @@ class Store:
         """The shared-description ledger (opened on first use; writable stores only)."""
         self._writable()
         if self._ledger is None:  # a failure to open it is a StoreError naming the file
-            self._ledger = Ledger(
-                None if self.directory is None else self.directory / "ledger.sqlite"
-            )
+            path = None if self.directory is None else self.directory / "ledger.sqlite"
+            self._ledger = Ledger(path)
         return self._ledger
 
     def close(self) -> None:
-        """Flush writes and release the database (and its lock).
-
-        Raises:
-            StoreError: the last writes could not be flushed (a full disk); the database is
-                released all the same (the next writer's open recovers, :mod:`hcgraph.writer`).
-        """
+        """Flush writes and release the database (and its lock), even when the flush fails
+        (a StoreError; the next writer's open recovers, :mod:`hcgraph.writer`)."""
         try:
             if self._ledger is not None:
                 ledger, self._ledger = self._ledger, None
@@ -234,9 +222,8 @@ class Store:
 
     def raw_documents(self) -> Iterator[tuple[str, str]]:
         """(story IRI, SHA-256 of its raw bytes) for every story graph, in one index scan."""
-        for quad in self.ox.quads_for_pattern(None, _RAW_DOCUMENT, None, None):
-            if isinstance(quad.subject, ox.NamedNode) and quad.subject == quad.graph_name:
-                yield quad.subject.value, _value(quad.object).removeprefix(_RAW_PREFIX)
+        for story, raw in self._on_stories(_RAW_DOCUMENT):
+            yield story, raw.removeprefix(_RAW_PREFIX)
 
     def shared_graphs(self) -> list[str]:
         """IRIs of the shared graphs that hold something, sorted."""
@@ -276,53 +263,51 @@ class Store:
 
     def raw_sha256(self, story_url: str) -> str | None:
         """SHA-256 of the raw bytes the story's graph was built from, or None if absent."""
-        st = named_node(story_url)
-        if st is None:  # not an IRI (a slug, a space, a non-UTF-8 argument): not stored
-            return None
-        for quad in self.ox.quads_for_pattern(st, _RAW_DOCUMENT, None, st):
-            return _value(quad.object).removeprefix(_RAW_PREFIX)
-        return None
+        raw = self._story_value(story_url, _RAW_DOCUMENT)
+        return None if raw is None else raw.removeprefix(_RAW_PREFIX)
+
+    def _story_value(self, story_url: str, predicate: ox.NamedNode) -> str | None:
+        """The value of ``<story> predicate ?o`` in the story's own graph, or None."""
+        st = named_node(story_url)  # None: not an IRI (a slug, a space, …), so not stored
+        value = None if st is None else self._object(st, predicate, st)
+        return None if value is None else _value(value)
+
+    def _object(self, s: ox.NamedNode, p: ox.NamedNode, g: ox.NamedNode) -> _Term | None:
+        """The object of the first quad ``s p ?o g``, or None."""
+        return next((q.object for q in self.ox.quads_for_pattern(s, p, None, g)), None)
+
+    def _on_stories(self, predicate: ox.NamedNode) -> Iterator[tuple[str, str]]:
+        """(story IRI, value) of ``<story> predicate ?o`` in every story's own graph."""
+        for quad in self.ox.quads_for_pattern(None, predicate, None, None):
+            if isinstance(quad.subject, ox.NamedNode) and quad.subject == quad.graph_name:
+                yield quad.subject.value, _value(quad.object)
 
     def revisions(self, story_url: str, sha256: str) -> list[tuple[str, dt.datetime]]:
         """The stored story's version history: (sha256, retrieved) newest first."""
         g = ox.NamedNode(story_url)
-        ended = None
-        for q in self.ox.quads_for_pattern(ox.NamedNode(minted("ingest", sha256)), _ENDED, None, g):
-            ended = dt.datetime.fromisoformat(_value(q.object))
-        chain = [(sha256, ended or now_utc())]
-        node = ox.NamedNode(minted("raw", sha256))
+        ended = self._object(ox.NamedNode(minted("ingest", sha256)), _ENDED, g)
+        chain = [(sha256, now_utc() if ended is None else _time(ended))]
         seen = {sha256}
-        while True:
-            older = [q.object for q in self.ox.quads_for_pattern(node, _WAS_REVISION_OF, None, g)]
-            if not older or not isinstance(older[0], ox.NamedNode):
-                break
-            node = older[0]
+        node = self._object(ox.NamedNode(minted("raw", sha256)), _WAS_REVISION_OF, g)
+        while isinstance(node, ox.NamedNode):
             sha = node.value.removeprefix(_RAW_PREFIX)
             if sha in seen:
                 break
             seen.add(sha)
-            created = next(iter(self.ox.quads_for_pattern(node, _CREATED, None, g)), None)
-            when = dt.datetime.fromisoformat(_value(created.object)) if created else chain[-1][1]
-            chain.append((sha, when))
+            created = self._object(node, _CREATED, g)
+            chain.append((sha, chain[-1][1] if created is None else _time(created)))
+            node = self._object(node, _WAS_REVISION_OF, g)
         return chain
 
     def withdrawn_at(self, story_url: str) -> dt.datetime | None:
         """When the stored story was withdrawn (its URL answered 404/410), or None while it
         is current (or not stored)."""
-        st = named_node(story_url)
-        if st is None:
-            return None
-        for quad in self.ox.quads_for_pattern(st, _INVALIDATED, None, st):
-            return dt.datetime.fromisoformat(_value(quad.object))
-        return None
+        when = self._story_value(story_url, _INVALIDATED)
+        return None if when is None else dt.datetime.fromisoformat(when)
 
     def withdrawn_stories(self) -> dict[str, dt.datetime]:
         """Every withdrawn story: story IRI → when (one scan of the marker's index)."""
-        out: dict[str, dt.datetime] = {}
-        for quad in self.ox.quads_for_pattern(None, _INVALIDATED, None, None):
-            if isinstance(quad.subject, ox.NamedNode) and quad.subject == quad.graph_name:
-                out[quad.subject.value] = dt.datetime.fromisoformat(_value(quad.object))
-        return out
+        return {s: dt.datetime.fromisoformat(w) for s, w in self._on_stories(_INVALIDATED)}
 
     def withdrawn_versions(self, story_url: str) -> dict[str, dt.datetime]:
         """Earlier versions of the story that were withdrawn before it came back:
@@ -333,7 +318,7 @@ class Store:
             subject = quad.subject
             if isinstance(subject, ox.NamedNode) and subject.value.startswith(_RAW_PREFIX):
                 sha = subject.value.removeprefix(_RAW_PREFIX)
-                out[sha] = dt.datetime.fromisoformat(_value(quad.object))
+                out[sha] = _time(quad.object)
         return out
 
     def story_fetched_from(self, location: str) -> str | None:
@@ -416,7 +401,6 @@ class Store:
     ) -> None:
         """Atomically replace one graph's content with hcgraph's N-Triples (escaped, validated
         terms only); ``also`` maps further graphs to N-Triples added in the same transaction."""
-        self._writable()
         g = f"<{graph}>"
         extra = "".join(f"GRAPH <{name}> {{\n{body}}}\n" for name, body in (also or {}).items())
         update = f"DROP SILENT GRAPH {g} ;\nINSERT DATA {{ GRAPH {g} {{\n{ntriples}}}\n{extra}}}"
@@ -429,7 +413,6 @@ class Store:
         always write again. Same rule for the text as :meth:`replace_graph`."""
         if not graphs:
             return
-        self._writable()
         with self._written():
             for name in graphs:
                 self.ox.remove_graph(ox.NamedNode(name))
@@ -437,13 +420,11 @@ class Store:
 
     def remove_graph(self, graph: str) -> None:
         """Drop one named graph."""
-        self._writable()
         with self._written():
             self.ox.remove_graph(ox.NamedNode(graph))
 
     def set_subject(self, graph: str, subject: str, ntriples: str) -> None:
         """Make ``ntriples`` the only triples about ``subject`` (an IRI) in ``graph``."""
-        self._writable()
         g, s = ox.NamedNode(graph), ox.NamedNode(subject)
         with self._written():
             for quad in list(self.ox.quads_for_pattern(s, None, None, g)):
@@ -502,11 +483,9 @@ class Store:
         return total, fresh
 
     def compaction_due(self) -> bool:
-        """True if the database is worth compacting now: its tables hold at least
-        :data:`COMPACT_MIN_BYTES`, of which at least :data:`COMPACT_SHARE` were written since
-        the last :meth:`optimize`, and the disk has room for the rewrite. (Uncompacted loads
-        slow queries; a compaction rewrites every table: docs/performance.md.)
-        """
+        """True if the database is worth compacting now (docs/performance.md): its tables hold
+        at least :data:`COMPACT_MIN_BYTES`, of which at least :data:`COMPACT_SHARE` were written
+        since the last :meth:`optimize`, and the disk has room for the rewrite."""
         if self.directory is None or self.read_only:
             return False
         total, fresh = self.tables()
@@ -520,8 +499,9 @@ class Store:
 
     @contextlib.contextmanager
     def _written(self) -> Iterator[None]:
-        """An engine error while writing as a StoreError naming the store: StoreDiskError
-        for an ``OSError`` (a full disk), a plain one for data the engine refused."""
+        """Refuse a read-only store; an engine error while writing as a StoreError naming the
+        store: StoreDiskError for an ``OSError`` (a full disk), a plain one for refused data."""
+        self._writable()
         try:
             yield
         except OSError as exc:
@@ -613,10 +593,9 @@ def _claim(directory: Path, command: str) -> Path | None:
     """Record in ``directory/writer.json`` that this process holds the store (best effort:
     a store on a read-only medium still opens)."""
     path = directory / "writer.json"
+    claim = json.dumps({"pid": os.getpid(), "command": command}).encode()
     try:
-        write_atomic(
-            path, json.dumps({"pid": os.getpid(), "command": command}).encode(), durable=False
-        )
+        write_atomic(path, claim, durable=False)
     except OutputError:
         return None
     return path
@@ -683,6 +662,10 @@ def _open(directory: Path, db_path: Path, read_only: bool) -> ox.Store:
         raise damage_error(directory, exc) from None
 
 
-def _value(term: ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple) -> str:
+def _value(term: _Term) -> str:
     """The lexical value of a term (a quoted triple has none: empty string)."""
     return "" if isinstance(term, ox.Triple) else term.value
+
+
+def _time(term: _Term) -> dt.datetime:
+    return dt.datetime.fromisoformat(_value(term))

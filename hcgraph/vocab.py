@@ -22,7 +22,6 @@ __all__ = [
     "GRAPH",
     "HC",
     "ID",
-    "ONTOLOGY_IRI",
     "PREFIXES",
     "PROV",
     "RDF",
@@ -54,7 +53,6 @@ SHARED_GRAPHS: dict[str, str] = {
 #: a reply or a check changes. Both are under GRAPH, so neither is ever taken for a story.
 REPLY_GRAPHS = f"{GRAPH}manifest/"
 SUPPORT_GRAPHS = f"{GRAPH}support/"
-ONTOLOGY_IRI = "https://w3id.org/hcgraph/ns"
 
 
 class HC(DefinedNamespace):
