@@ -22,6 +22,7 @@ import pyoxigraph as ox
 from .claims.graphing import STATUSES
 from .store import Store
 from .vocab import SUPPORT_GRAPHS
+from .workbench import script_safe
 
 __all__ = ["CLAIMSKG_RATINGS", "claim_reviews", "count_verdicts", "empty_note", "write_claimreview"]
 
@@ -275,31 +276,12 @@ def count_verdicts(store: Store) -> int:
 
 def write_claimreview(store: Store, out: BinaryIO) -> None:
     """Write :func:`claim_reviews` as a JSON array, one review per line (UTF-8, keys sorted,
-    deterministic)."""
+    deterministic; :func:`~hcgraph.workbench.script_safe`, to sit in a ``<script>``)."""
     reviews = claim_reviews(store)
-    if not reviews:
-        out.write(b"[]\n")
-        return
-    out.write(b"[\n")
-    last = len(reviews) - 1
-    for i, review in enumerate(reviews):
+    out.write(b"[\n" if reviews else b"[]\n")
+    for i, review in enumerate(reviews, 1):
         line = json.dumps(review, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-        out.write(_script_safe(line).encode("utf-8") + (b"\n" if i == last else b",\n"))
-    out.write(b"]\n")
-
-
-#: Characters escaped as ``\\uXXXX`` so the JSON can sit inside an HTML
-#: ``<script type="application/ld+json">`` as published, whatever the texts hold ("</script>",
-#: line separators). They occur only inside JSON strings, where the escape means the same.
-_SCRIPT_UNSAFE = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
-                  ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))  # fmt: skip
-
-
-def _script_safe(text: str) -> str:
-    for char, escape in _SCRIPT_UNSAFE:
-        if char in text:
-            text = text.replace(char, escape)
-    return text
+        out.write(script_safe(line).encode("utf-8") + (b",\n" if i < len(reviews) else b"\n]\n"))
 
 
 def empty_note(store: Store) -> str | None:
