@@ -142,7 +142,11 @@ def _build(
     wacz: bool,
     license_url: str | None,
 ) -> CrateReport:
-    """Write the crate's files and metadata into ``out_dir`` (the work directory)."""
+    """Write the crate's files, and ``ro-crate-metadata.json`` describing them and the run
+    (its times the crawl's, else the packaging time, ``SOURCE_DATE_EPOCH``), into ``out_dir``
+    (the work directory)."""
+    from rocrate.rocrate import ROCrate
+
     report_path = report if report is not None else store_dir / "crawl-report.json"
     crawl = _read_report(report_path)
     licenses, stories = _write_exports(store_dir, out_dir, license_url)
@@ -155,25 +159,9 @@ def _build(
 
         export_wacz(out_dir / "archive.wacz", store_dir, None)
         names.append("archive.wacz")
-    started, ended = _times(crawl or {})
-    seeds = [str(s) for s in (crawl or {}).get("seeds", [])] or stories
-    result = CrateReport(out_dir, inputs=seeds)
-    _write_metadata(out_dir, names, result, (started, ended), stories, licenses)
-    return result
-
-
-def _write_metadata(
-    out_dir: Path,
-    names: list[str],
-    result: CrateReport,
-    times: tuple[str, str],
-    stories: list[str],
-    licenses: list[str],
-) -> None:
-    """Describe the files and the run in ``ro-crate-metadata.json``."""
-    from rocrate.rocrate import ROCrate
-
-    started, ended = times
+    crawl = crawl or {}
+    ended = str(crawl.get("finished_at") or now_utc().isoformat().replace("+00:00", "Z"))
+    result = CrateReport(out_dir, inputs=[str(s) for s in crawl.get("seeds", [])] or stories)
     crate = ROCrate(version="1.1")
     _describe_root(crate, len(stories), ended, licenses)
     software = _software(crate)
@@ -187,7 +175,7 @@ def _write_metadata(
         properties={
             "@type": "CreateAction",
             "name": "hcgraph run: crawl, ingest, claim check and exports",
-            "startTime": started,
+            "startTime": str(crawl.get("started_at") or ended),
             "endTime": ended,
             "actionStatus": {"@id": "http://schema.org/CompletedActionStatus"},
         },
@@ -196,12 +184,7 @@ def _write_metadata(
         crate.write(out_dir)
     except (OSError, ValueError, KeyError) as exc:
         raise ExportError(f"cannot write the RO-Crate to {out_dir}: {exc}") from None
-
-
-def _times(crawl: dict[str, Any]) -> tuple[str, str]:
-    """The run's start and end: the crawl's, or the packaging time (``SOURCE_DATE_EPOCH``)."""
-    ended = str(crawl.get("finished_at") or now_utc().isoformat().replace("+00:00", "Z"))
-    return str(crawl.get("started_at") or ended), ended
+    return result
 
 
 def _write_exports(
