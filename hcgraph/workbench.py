@@ -14,6 +14,7 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -89,10 +90,7 @@ def _examples(queries: Mapping[str, SavedQuery]) -> list[dict[str, Any]]:
             "title": q.title,
             "question": q.question,
             "text": q.text,
-            "params": [
-                {"name": p.name, "type": p.type, "default": p.default, "description": p.description}
-                for p in q.params
-            ],
+            "params": [asdict(p) for p in q.params],
         }
         for name, q in sorted(queries.items())
     ]
