@@ -1,13 +1,8 @@
 """The support verdicts as schema.org ``ClaimReview`` JSON-LD, the form fact-checkers publish.
 
-One ``ClaimReview`` per ``hc:SupportVerdict`` in the store's support graphs, shaped as
-Google's ClaimReview structured data and ClaimsKG read it (the properties are tabled in
-``docs/graph.md``): the passage's sentence reviewed, the cited manifest claim it was checked
-against (``isBasedOn``), a ``Rating`` with the ClaimsKG-normalised rating (``TRUE``,
-``FALSE``, ``OTHER``; never ``MIXTURE``: each review is one pair's verdict), hcgraph as the
-``author`` and the story's date (a rerun writes the same bytes). The output is a JSON array
-sorted by ``@id``; texts are JSON strings with ``<``, ``>``, ``&`` and the line separators
-escaped too, so the file can sit in an HTML ``<script type="application/ld+json">``.
+One ``ClaimReview`` per ``hc:SupportVerdict`` in the store's support graphs, as Google's
+ClaimReview structured data and ClaimsKG read it (``docs/graph.md`` tables the properties).
+The output is a JSON array sorted by ``@id``, safe inside an HTML ``<script>`` element.
 """
 
 from __future__ import annotations

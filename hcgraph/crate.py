@@ -1,10 +1,8 @@
 """A crawl and its outputs as an RO-Crate 1.1 (``hcgraph package --rocrate DIR``).
 
-Written with `ro-crate-py <https://github.com/ResearchObject/ro-crate-py>`_: ``graph.trig``
-(every named graph), ``claimreview.jsonld``, ``audit.json``, the crawl report when the store
-has one and, with ``wacz=True``, ``archive.wacz``; the run is a ``CreateAction`` with hcgraph
-as its ``instrument``, the crawl's seeds (or the stories' URLs) as its ``object`` and the
-files as its ``result`` (``docs/graph.md``, "Packaging: RO-Crate").
+Written with `ro-crate-py <https://github.com/ResearchObject/ro-crate-py>`_: the exports, the
+audit, the crawl report and (``wacz=True``) the raw archive, made by one ``CreateAction``
+(``docs/graph.md``, "Packaging: RO-Crate").
 """
 
 from __future__ import annotations
