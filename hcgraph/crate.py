@@ -140,11 +140,7 @@ def _build(
     wacz: bool,
     license_url: str | None,
 ) -> CrateReport:
-    """Write the crate's files, and ``ro-crate-metadata.json`` describing them and the run
-    (its times the crawl's, else the packaging time, ``SOURCE_DATE_EPOCH``), into ``out_dir``
-    (the work directory)."""
-    from rocrate.rocrate import ROCrate
-
+    """Write the crate's files into ``out_dir`` (the work directory), then describe them."""
     report_path = report if report is not None else store_dir / "crawl-report.json"
     crawl = _read_report(report_path)
     licenses, stories = _write_exports(store_dir, out_dir, license_url)
@@ -157,7 +153,16 @@ def _build(
 
         export_wacz(out_dir / "archive.wacz", store_dir, None)
         names.append("archive.wacz")
-    crawl = crawl or {}
+    return _describe(out_dir, names, crawl or {}, stories, licenses)
+
+
+def _describe(
+    out_dir: Path, names: list[str], crawl: dict[str, Any], stories: list[str], licenses: list[str]
+) -> CrateReport:
+    """Describe the files and the run (the crawl's times, else the packaging time,
+    ``SOURCE_DATE_EPOCH``) in ``ro-crate-metadata.json``."""
+    from rocrate.rocrate import ROCrate
+
     ended = str(crawl.get("finished_at") or now_utc().isoformat().replace("+00:00", "Z"))
     result = CrateReport(out_dir, inputs=[str(s) for s in crawl.get("seeds", [])] or stories)
     crate = ROCrate(version="1.1")
