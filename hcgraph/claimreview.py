@@ -154,18 +154,6 @@ def _drop_none(data: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in data.items() if v is not None and v != []}
 
 
-def _author(row: _Row) -> dict[str, Any]:
-    return _drop_none(
-        {
-            "@id": row.one("agent"),
-            "@type": ["Organization", "SoftwareApplication", _PROV_SOFTWARE_AGENT],
-            "name": "hcgraph",
-            "softwareVersion": row.one("version"),
-            "url": "https://w3id.org/hcgraph",
-        }
-    )
-
-
 def _review(row: _Row, verdict: str, mismatches: list[str]) -> Any:
     story, status, passage_iri, claim = (
         min(row[k]) for k in ("story", "status", "passage", "claim")
@@ -244,7 +232,15 @@ def _review(row: _Row, verdict: str, mismatches: list[str]) -> Any:
             "isBasedOn": cited,
             "reviewRating": rating,
             "reviewBody": body,
-            "author": _author(row),
+            "author": _drop_none(
+                {
+                    "@id": row.one("agent"),
+                    "@type": ["Organization", "SoftwareApplication", _PROV_SOFTWARE_AGENT],
+                    "name": "hcgraph",
+                    "softwareVersion": row.one("version"),
+                    "url": "https://w3id.org/hcgraph",
+                }
+            ),
             "datePublished": date,
         }
     )
