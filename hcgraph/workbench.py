@@ -71,7 +71,8 @@ _SCRIPT_UNSAFE = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
 
 
 def script_safe(text: str) -> str:
-    """JSON text with :data:`_SCRIPT_UNSAFE` escaped: safe inside an HTML ``<script>``."""
+    """JSON text with ``<``, ``>``, ``&``, U+2028 and U+2029 as ``\\uXXXX`` escapes: safe
+    inside an HTML ``<script>`` element."""
     for char, escape in _SCRIPT_UNSAFE:
         if char in text:
             text = text.replace(char, escape)
