@@ -10,7 +10,8 @@ publishers) are filed under their shared graph's IRI. CI runs it (exit 1 on viol
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -179,66 +180,54 @@ def _shacl_finding(result: ShaclResult) -> Finding:
 
 
 #: The SHACL pre-selection is dealt into ``SHARES`` parts: ``WORKERS`` processes take all
-#: but ``LOCAL_SHARE`` of them while this one runs the integrity queries.
+#: but ``LOCAL_SHARE`` of them while this one runs the integrity queries (in-memory stores,
+#: ``full`` mode, or a worker that cannot start: all here).
 WORKERS = 1
 SHARES = 4
 LOCAL_SHARE = 1
 
 
-class _Preselection:
-    """SHACL pre-selection (:func:`hcgraph.shacl.candidates`) in worker processes, beside
-    the integrity queries (Oxigraph holds the GIL). In-memory stores, ``full`` mode, or a
-    worker that cannot start pre-select here instead.
-    """
-
-    def __init__(self, store: Store, wanted: bool, shapes_path: str | None) -> None:
-        self.store, self.wanted, self.shapes_path = store, wanted, shapes_path
-        self.parallel = wanted and store.directory is not None
-        self._pool: Any = None
-        self._futures: list[Any] = []
-
-    def __enter__(self) -> _Preselection:
-        if self.parallel:
-            try:
-                import multiprocessing
-                from concurrent.futures import ProcessPoolExecutor
-
-                context = multiprocessing.get_context("spawn")
-                self._pool = ProcessPoolExecutor(WORKERS, mp_context=context)
-                self._futures = [
-                    self._pool.submit(
-                        candidates_at, str(self.store.directory), self.shapes_path, (i, SHARES)
-                    )
-                    for i in range(SHARES - LOCAL_SHARE)
-                ]
-            except (OSError, RuntimeError):
-                self.parallel = False
-        return self
-
-    def result(self) -> dict[str, set[str]] | None:
-        """The candidates (None: let validation pre-select, in this process)."""
-        if not self.wanted:
-            return None
-        shapes = load_shapes(self.shapes_path)
-        if not self._futures:
-            return candidates(self.store, shapes)
-        parts = [
-            candidates(self.store, shapes, (i, SHARES)) for i in range(SHARES - LOCAL_SHARE, SHARES)
-        ]
+@contextmanager
+def _workers(store: Store, shapes_path: str | None, wanted: bool) -> Iterator[list[Any]]:
+    """The SHACL pre-selection's worker shares (:func:`hcgraph.shacl.candidates_at`), run
+    beside the integrity queries (Oxigraph holds the GIL); none for an in-memory store or
+    when not ``wanted`` or no worker can start."""
+    pool: Any = None
+    futures: list[Any] = []
+    if wanted and store.directory is not None:
         try:
-            parts += [future.result() for future in self._futures]
-        except Exception:  # a broken worker: pre-select here instead
-            self.parallel = False
-            return candidates(self.store, shapes)
-        merged: dict[str, set[str]] = {}
-        for part in parts:
-            for graph, focus in part.items():
-                merged.setdefault(graph, set()).update(focus)
-        return merged
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
 
-    def __exit__(self, *exc: object) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+            pool = ProcessPoolExecutor(WORKERS, mp_context=multiprocessing.get_context("spawn"))
+            futures = [
+                pool.submit(candidates_at, str(store.directory), shapes_path, (i, SHARES))
+                for i in range(SHARES - LOCAL_SHARE)
+            ]
+        except (OSError, RuntimeError):
+            futures = []
+    try:
+        yield futures
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _preselect(store: Store, shapes: Any, futures: list[Any]) -> tuple[dict[str, set[str]], bool]:
+    """The SHACL pre-selection (:func:`hcgraph.shacl.candidates`) and whether the workers
+    did their shares: the rest here, or all of it when there are none or one broke."""
+    if not futures:
+        return candidates(store, shapes), False
+    parts = [candidates(store, shapes, (i, SHARES)) for i in range(SHARES - LOCAL_SHARE, SHARES)]
+    try:
+        parts += [future.result() for future in futures]
+    except Exception:  # a broken worker: pre-select here instead
+        return candidates(store, shapes), False
+    merged: dict[str, set[str]] = {}
+    for part in parts:
+        for graph, focus in part.items():
+            merged.setdefault(graph, set()).update(focus)
+    return merged, True
 
 
 def check(
@@ -272,17 +261,20 @@ def check(
     shapes = load_shapes(shapes_path) if shacl else None
     started = time.perf_counter()
     findings: list[Finding] = []
-    with _Preselection(store, shacl and shacl_mode == "fast", shapes_path) as pre:
+    fast = shapes is not None and shacl_mode == "fast"
+    preselected, parallel = None, False
+    with _workers(store, shapes_path, fast) as futures:
         for name in names:
             findings += _integrity(store, name, report, include_withdrawn)
-        preselected = pre.result()
+        if fast:
+            preselected, parallel = _preselect(store, shapes, futures)
     if shapes is not None:
         results, report.shacl_graphs_validated = validate_shapes(
             store, shapes, mode=shacl_mode, preselected=preselected
         )
         findings.extend(_shacl_finding(r) for r in results if r.story not in withdrawn)
         # wall time of SHACL, overlapping the integrity queries when pre-selected in parallel
-        overlap = 0.0 if pre.parallel else sum(report.seconds.values())
+        overlap = 0.0 if parallel else sum(report.seconds.values())
         report.seconds["shacl"] = time.perf_counter() - started - overlap
     report.findings = sorted(set(findings), key=lambda f: (f.story, f.check, f.focus, f.message))
     return report

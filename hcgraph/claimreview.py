@@ -1,20 +1,14 @@
 """The support verdicts as schema.org ``ClaimReview`` JSON-LD, the form fact-checkers publish.
 
-One ``ClaimReview`` per ``hc:SupportVerdict`` in the store's support graphs, shaped as
-Google's ClaimReview structured data and ClaimsKG read it (the properties are tabled in
-``docs/graph.md``): the passage's sentence reviewed, the cited manifest claim it was checked
-against (``isBasedOn``), a ``Rating`` with the ClaimsKG-normalised rating (``TRUE``,
-``FALSE``, ``OTHER``; never ``MIXTURE``: each review is one pair's verdict), hcgraph as the
-``author`` and the story's date (a rerun writes the same bytes). The output is a JSON array
-sorted by ``@id``; texts are JSON strings with ``<``, ``>``, ``&`` and the line separators
-escaped too, so the file can sit in an HTML ``<script type="application/ld+json">``.
+One ``ClaimReview`` per ``hc:SupportVerdict`` in the store's support graphs, as Google's
+ClaimReview structured data and ClaimsKG read it (``docs/graph.md`` tables the properties).
+The output is a JSON array sorted by ``@id``, safe inside an HTML ``<script>`` element.
 """
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
-from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 from urllib.parse import unquote
 
@@ -23,6 +17,7 @@ import pyoxigraph as ox
 from .claims.graphing import STATUSES
 from .store import Store
 from .vocab import SUPPORT_GRAPHS
+from .workbench import script_safe
 
 __all__ = ["CLAIMSKG_RATINGS", "claim_reviews", "count_verdicts", "empty_note", "write_claimreview"]
 
@@ -84,19 +79,12 @@ SELECT ?v ?m ?kind ?span ?cspan ?comment WHERE {
 """.replace("@SUPPORT@", SUPPORT_GRAPHS)
 
 
-@dataclass
-class _Row:
-    """One verdict's values; several query rows can carry different optional values, so
-    each field keeps every value seen and the smallest is used (deterministic)."""
-
-    story: str
-    status: str
-    passage: str
-    claim: str
-    values: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+class _Row(dict[str, set[str]]):
+    """One verdict's values: name → every value the query rows carried (they can differ in
+    optional values); :meth:`one` gives the smallest (deterministic)."""
 
     def one(self, name: str) -> str | None:
-        found = self.values.get(name)
+        found = self.get(name)
         return min(found) if found else None
 
 
@@ -105,11 +93,13 @@ def _term(row: ox.QuerySolution, name: str) -> str | None:
     return None if term is None else str(term.value)
 
 
-def _values(store: Store, sparql: str, key: str) -> dict[str, dict[str, set[str]]]:
+def _values(
+    store: Store, sparql: str, key: str, bindings: dict[str, ox.NamedNode] | None = None
+) -> dict[str, _Row]:
     """Every value of each other projected variable, per value of ``key``."""
     names = [w[1:] for w in sparql.split("WHERE", 1)[0].split() if w.startswith("?")]
-    found: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
-    for row in store.query(sparql):
+    found: dict[str, _Row] = defaultdict(_Row)
+    for row in store.query(sparql, bindings=bindings):
         subject = _term(row, key)
         if subject is None:
             continue
@@ -117,40 +107,27 @@ def _values(store: Store, sparql: str, key: str) -> dict[str, dict[str, set[str]
         for name in names:
             value = _term(row, name) if name != key else None
             if value is not None:
-                entry[name].add(value)
+                entry.setdefault(name, set()).add(value)
     return found
 
 
 def _verdicts(store: Store) -> dict[str, _Row]:
-    """Verdict IRI → its row, with what the passage, the claim and the agent add."""
-    rows = _verdict_rows(store)
+    """Verdict IRI → its values, with what its passage, claim, agent and story add."""
+    rows = {v: row for v, row in _values(store, _VERDICTS, "v").items() if row.one("claim")}
     passages = _values(store, _PASSAGES, "passage")
     claims = _values(store, _CLAIMS, "claim")
     versions = _values(store, _VERSIONS, "agent")
-    for entry in rows.values():
-        for found in (passages.get(entry.passage), claims.get(entry.claim)):
+    stories: dict[str, _Row] = {}
+    for row in rows.values():
+        story = unquote(min(row["g"])[len(SUPPORT_GRAPHS) :])
+        if story not in stories:
+            bound = {"story": ox.NamedNode(story)}
+            stories[story] = _values(store, _STORY, "story", bound)[story]
+        row["story"] = {story}
+        joined = [passages.get(min(row["passage"])), claims.get(min(row["claim"])), stories[story]]
+        for found in joined + [versions.get(agent) for agent in row.get("agent", ())]:
             for name, values in (found or {}).items():
-                entry.values[name] |= values
-        for agent in entry.values.get("agent", ()):
-            entry.values["version"] |= versions.get(agent, {}).get("version", set())
-    return rows
-
-
-def _verdict_rows(store: Store) -> dict[str, _Row]:
-    rows: dict[str, _Row] = {}
-    for row in store.query(_VERDICTS):
-        verdict, graph, status, passage, claim = (
-            _term(row, name) for name in ("v", "g", "status", "passage", "claim")
-        )
-        if verdict is None or graph is None or status is None or passage is None or not claim:
-            continue
-        entry = rows.setdefault(
-            verdict, _Row(unquote(graph[len(SUPPORT_GRAPHS) :]), status, passage, claim)
-        )
-        for name in ("sentence", "reason", "agent"):
-            value = _term(row, name)
-            if value is not None:
-                entry.values[name].add(value)
+                row.setdefault(name, set()).update(values)
     return rows
 
 
@@ -173,52 +150,30 @@ def _mismatch_line(row: ox.QuerySolution) -> str:
     return f"{kind}: {span!r} in the passage, {cspan!r} in the claim"
 
 
-def _story(store: Store, story: str, cache: dict[str, tuple[str | None, str | None]]) -> Any:
-    if story not in cache:
-        dates: set[str] = set()
-        headlines: set[str] = set()
-        for row in store.query(_STORY, bindings={"story": ox.NamedNode(story)}):
-            if (date := _term(row, "date")) is not None:
-                dates.add(date)
-            if (headline := _term(row, "headline")) is not None:
-                headlines.add(headline)
-        cache[story] = (min(dates) if dates else None, min(headlines) if headlines else None)
-    return cache[story]
-
-
 def _drop_none(data: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in data.items() if v is not None and v != []}
 
 
-def _author(row: _Row) -> dict[str, Any]:
-    return _drop_none(
-        {
-            "@id": row.one("agent"),
-            "@type": ["Organization", "SoftwareApplication", _PROV_SOFTWARE_AGENT],
-            "name": "hcgraph",
-            "softwareVersion": row.one("version"),
-            "url": "https://w3id.org/hcgraph",
-        }
+def _review(row: _Row, verdict: str, mismatches: list[str]) -> Any:
+    story, status, passage_iri, claim = (
+        min(row[k]) for k in ("story", "status", "passage", "claim")
     )
-
-
-def _review(row: _Row, verdict: str, mismatches: list[str], story: tuple[Any, Any]) -> Any:
-    date, headline = story
+    date, headline = row.one("date"), row.one("headline")
     sentence = row.one("sentence") or row.one("ptext") or ""
     article = _drop_none(
         {
-            "@id": row.story,
+            "@id": story,
             "@type": "NewsArticle",
-            "url": row.story,
+            "url": story,
             "headline": headline,
             "datePublished": date,
         }
     )
     passage = _drop_none(
         {
-            "@id": row.passage,
+            "@id": passage_iri,
             "@type": "CreativeWork",
-            "url": row.passage,
+            "url": passage_iri,
             "text": row.one("ptext"),
             "isPartOf": article,
         }
@@ -236,19 +191,19 @@ def _review(row: _Row, verdict: str, mismatches: list[str], story: tuple[Any, An
         )
     cited = _drop_none(
         {
-            "@id": row.claim,
+            "@id": claim,
             "@type": "Claim",
-            "identifier": row.claim.rsplit("/", 1)[-1],
+            "identifier": claim.rsplit("/", 1)[-1],
             "text": row.one("ctext"),
             "firstAppearance": source,
         }
     )
-    value = STATUSES.get(row.status)
+    value = STATUSES.get(status)
     rating = _drop_none(
         {
             "@type": "Rating",
-            "alternateName": CLAIMSKG_RATINGS.get(row.status, "OTHER"),
-            "name": row.status,
+            "alternateName": CLAIMSKG_RATINGS.get(status, "OTHER"),
+            "name": status,
             "ratingValue": value,
             "bestRating": None if value is None else 1,
             "worstRating": None if value is None else 0,
@@ -257,13 +212,13 @@ def _review(row: _Row, verdict: str, mismatches: list[str], story: tuple[Any, An
     reason = row.one("reason")
     body = None
     if reason or mismatches:
-        body = "; ".join([f"{row.status}: {reason or ''}".rstrip(": "), *mismatches])
+        body = "; ".join([f"{status}: {reason or ''}".rstrip(": "), *mismatches])
     return _drop_none(
         {
             "@context": "https://schema.org",
             "@id": verdict,
             "@type": "ClaimReview",
-            "url": row.passage,
+            "url": passage_iri,
             "claimReviewed": sentence,
             "itemReviewed": _drop_none(
                 {
@@ -271,13 +226,21 @@ def _review(row: _Row, verdict: str, mismatches: list[str], story: tuple[Any, An
                     "text": sentence,
                     "datePublished": date,
                     "appearance": [passage],
-                    "firstAppearance": {"@id": row.passage},
+                    "firstAppearance": {"@id": passage_iri},
                 }
             ),
             "isBasedOn": cited,
             "reviewRating": rating,
             "reviewBody": body,
-            "author": _author(row),
+            "author": _drop_none(
+                {
+                    "@id": row.one("agent"),
+                    "@type": ["Organization", "SoftwareApplication", _PROV_SOFTWARE_AGENT],
+                    "name": "hcgraph",
+                    "softwareVersion": row.one("version"),
+                    "url": "https://w3id.org/hcgraph",
+                }
+            ),
             "datePublished": date,
         }
     )
@@ -288,11 +251,7 @@ def claim_reviews(store: Store) -> list[dict[str, Any]]:
     sorted by ``@id``); ``[]`` when no check has run."""
     rows = _verdicts(store)
     mismatches = _mismatches(store)
-    stories: dict[str, tuple[str | None, str | None]] = {}
-    return [
-        _review(rows[v], v, mismatches.get(v, []), _story(store, rows[v].story, stories))
-        for v in sorted(rows)
-    ]
+    return [_review(rows[v], v, mismatches.get(v, [])) for v in sorted(rows)]
 
 
 def count_verdicts(store: Store) -> int:
@@ -308,31 +267,12 @@ def count_verdicts(store: Store) -> int:
 
 def write_claimreview(store: Store, out: BinaryIO) -> None:
     """Write :func:`claim_reviews` as a JSON array, one review per line (UTF-8, keys sorted,
-    deterministic)."""
+    deterministic; :func:`~hcgraph.workbench.script_safe`, to sit in a ``<script>``)."""
     reviews = claim_reviews(store)
-    if not reviews:
-        out.write(b"[]\n")
-        return
-    out.write(b"[\n")
-    last = len(reviews) - 1
-    for i, review in enumerate(reviews):
+    out.write(b"[\n" if reviews else b"[]\n")
+    for i, review in enumerate(reviews, 1):
         line = json.dumps(review, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-        out.write(_script_safe(line).encode("utf-8") + (b"\n" if i == last else b",\n"))
-    out.write(b"]\n")
-
-
-#: Characters escaped as ``\\uXXXX`` so the JSON can sit inside an HTML
-#: ``<script type="application/ld+json">`` as published, whatever the texts hold ("</script>",
-#: line separators). They occur only inside JSON strings, where the escape means the same.
-_SCRIPT_UNSAFE = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
-                  ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))  # fmt: skip
-
-
-def _script_safe(text: str) -> str:
-    for char, escape in _SCRIPT_UNSAFE:
-        if char in text:
-            text = text.replace(char, escape)
-    return text
+        out.write(script_safe(line).encode("utf-8") + (b",\n" if i < len(reviews) else b"\n]\n"))
 
 
 def empty_note(store: Store) -> str | None:

@@ -1,10 +1,8 @@
 """A crawl and its outputs as an RO-Crate 1.1 (``hcgraph package --rocrate DIR``).
 
-Written with `ro-crate-py <https://github.com/ResearchObject/ro-crate-py>`_: ``graph.trig``
-(every named graph), ``claimreview.jsonld``, ``audit.json``, the crawl report when the store
-has one and, with ``wacz=True``, ``archive.wacz``; the run is a ``CreateAction`` with hcgraph
-as its ``instrument``, the crawl's seeds (or the stories' URLs) as its ``object`` and the
-files as its ``result`` (``docs/graph.md``, "Packaging: RO-Crate").
+Written with `ro-crate-py <https://github.com/ResearchObject/ro-crate-py>`_: the exports, the
+audit, the crawl report and (``wacz=True``) the raw archive, made by one ``CreateAction``
+(``docs/graph.md``, "Packaging: RO-Crate").
 """
 
 from __future__ import annotations
@@ -142,7 +140,7 @@ def _build(
     wacz: bool,
     license_url: str | None,
 ) -> CrateReport:
-    """Write the crate's files and metadata into ``out_dir`` (the work directory)."""
+    """Write the crate's files into ``out_dir`` (the work directory), then describe them."""
     report_path = report if report is not None else store_dir / "crawl-report.json"
     crawl = _read_report(report_path)
     licenses, stories = _write_exports(store_dir, out_dir, license_url)
@@ -155,25 +153,18 @@ def _build(
 
         export_wacz(out_dir / "archive.wacz", store_dir, None)
         names.append("archive.wacz")
-    started, ended = _times(crawl or {})
-    seeds = [str(s) for s in (crawl or {}).get("seeds", [])] or stories
-    result = CrateReport(out_dir, inputs=seeds)
-    _write_metadata(out_dir, names, result, (started, ended), stories, licenses)
-    return result
+    return _describe(out_dir, names, crawl or {}, stories, licenses)
 
 
-def _write_metadata(
-    out_dir: Path,
-    names: list[str],
-    result: CrateReport,
-    times: tuple[str, str],
-    stories: list[str],
-    licenses: list[str],
-) -> None:
-    """Describe the files and the run in ``ro-crate-metadata.json``."""
+def _describe(
+    out_dir: Path, names: list[str], crawl: dict[str, Any], stories: list[str], licenses: list[str]
+) -> CrateReport:
+    """Describe the files and the run (the crawl's times, else the packaging time,
+    ``SOURCE_DATE_EPOCH``) in ``ro-crate-metadata.json``."""
     from rocrate.rocrate import ROCrate
 
-    started, ended = times
+    ended = str(crawl.get("finished_at") or now_utc().isoformat().replace("+00:00", "Z"))
+    result = CrateReport(out_dir, inputs=[str(s) for s in crawl.get("seeds", [])] or stories)
     crate = ROCrate(version="1.1")
     _describe_root(crate, len(stories), ended, licenses)
     software = _software(crate)
@@ -187,7 +178,7 @@ def _write_metadata(
         properties={
             "@type": "CreateAction",
             "name": "hcgraph run: crawl, ingest, claim check and exports",
-            "startTime": started,
+            "startTime": str(crawl.get("started_at") or ended),
             "endTime": ended,
             "actionStatus": {"@id": "http://schema.org/CompletedActionStatus"},
         },
@@ -196,12 +187,7 @@ def _write_metadata(
         crate.write(out_dir)
     except (OSError, ValueError, KeyError) as exc:
         raise ExportError(f"cannot write the RO-Crate to {out_dir}: {exc}") from None
-
-
-def _times(crawl: dict[str, Any]) -> tuple[str, str]:
-    """The run's start and end: the crawl's, or the packaging time (``SOURCE_DATE_EPOCH``)."""
-    ended = str(crawl.get("finished_at") or now_utc().isoformat().replace("+00:00", "Z"))
-    return str(crawl.get("started_at") or ended), ended
+    return result
 
 
 def _write_exports(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -92,10 +93,8 @@ def deep_check(store: Store) -> DeepReport:
 def _read_all(store: Store, report: DeepReport) -> None:
     reads = dict.fromkeys(INDEXES, 0)
     seen: tuple[set[Any], set[Any], set[Any]] = (set(), set(), set())  # s, p, o
-    try:
+    with _reading("the graphs index"):
         graphs = [ox.NamedNode(g) for g in store.graph_names()]
-    except (RuntimeError, OSError) as exc:
-        raise _Damage("the graphs index", exc) from None
     reads["graphs"] = report.graphs = len(graphs)
     targets: list[tuple[ox.NamedNode | ox.DefaultGraph, str, tuple[str, str, str]]] = [
         (g, f"graph <{g.value}>", ("gspo", "gpos", "gosp")) for g in graphs
@@ -129,11 +128,12 @@ def _read_graph(
     preds: set[Any] = set()
     objs: set[Any] = set()
     count = 0
-    for quad in _reading(f"the {spo} index ({name})", store.quads(graph=graph)):
-        count += 1
-        seen[0].add(quad.subject)
-        preds.add(quad.predicate)
-        objs.add(quad.object)
+    with _reading(f"the {spo} index ({name})"):
+        for quad in store.quads(graph=graph):
+            count += 1
+            seen[0].add(quad.subject)
+            preds.add(quad.predicate)
+            objs.add(quad.object)
     reads[spo] += count
     looks: list[tuple[str, set[Any], Callable[[Any], Iterator[ox.Quad]]]] = [
         (pos, preds, lambda t: store.quads(None, t, None, graph)),
@@ -147,10 +147,11 @@ def _read_graph(
     seen[2].update(objs)
 
 
-def _reading(where: str, quads: Iterable[ox.Quad]) -> Iterator[ox.Quad]:
-    """``quads``, a read failure raised as damage found in ``where``."""
+@contextmanager
+def _reading(where: str) -> Iterator[None]:
+    """A read failure in the block raised as damage found in ``where``."""
     try:
-        yield from quads
+        yield
     except (RuntimeError, OSError) as exc:  # id2str's missing string is no "Corruption"
         raise _Damage(where, exc) from None
 
@@ -159,14 +160,8 @@ def _count_each(
     where: str, terms: Iterable[Any], pattern: Callable[[Any], Iterator[ox.Quad]]
 ) -> int:
     """Quads read through ``pattern(term)`` for every term."""
-    count = 0
-    try:
-        for term in terms:
-            for _ in pattern(term):
-                count += 1
-    except (RuntimeError, OSError) as exc:
-        raise _Damage(where, exc) from None
-    return count
+    with _reading(where):
+        return sum(1 for term in terms for _ in pattern(term))
 
 
 def _same(index: str, got: int, other: str, want: int, name: str) -> None:

@@ -134,19 +134,17 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         body = self.server.files.get(self.path.split("?", 1)[0])
         if body is None:
-            self._send(404, b'{"error": "not in the sample site"}', {})
+            self._send(404, b'{"error": "not in the sample site"}')
             return
         etag = '"' + hashlib.sha256(body).hexdigest()[:20] + '"'
-        if self.headers.get("If-None-Match") == etag:
-            self._send(304, b"", {"ETag": etag})
-            return
-        self._send(200, body, {"ETag": etag})
+        self._send(304 if self.headers.get("If-None-Match") == etag else 200, body, etag)
 
-    def _send(self, status: int, body: bytes, headers: Mapping[str, str]) -> None:
+    def _send(self, status: int, body: bytes, etag: str | None = None) -> None:
+        body = b"" if status == 304 else body
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
-        for key, value in headers.items():
-            self.send_header(key, value)
+        if etag is not None:
+            self.send_header("ETag", etag)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)

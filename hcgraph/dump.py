@@ -24,15 +24,10 @@ from ._io import atomic_writer, ensure_dir, sync_dir
 from .errors import ExportError
 from .store import Store
 
-__all__ = ["SHARD_PATTERN", "gzip_writer", "shard_name", "write_shards"]
+__all__ = ["SHARD_PATTERN", "gzip_writer", "write_shards"]
 
 SHARD_PATTERN = re.compile(r"^graph-\d{5,}\.nq(\.gz)?$")
 _LEVEL = 6  # gzip -6: most of -9's size at a fraction of its time
-
-
-def shard_name(index: int, *, compress: bool) -> str:
-    """``graph-00007.nq.gz`` (or ``.nq``) for shard ``index``."""
-    return f"graph-{index:05d}.nq" + (".gz" if compress else "")
 
 
 @contextmanager
@@ -146,7 +141,7 @@ def _write(store: Store, target: Path, max_quads: int, compress: bool) -> list[P
 
 
 def _flush(target: Path, index: int, lines: list[bytes], compress: bool) -> Path:
-    path = target / shard_name(index, compress=compress)
+    path = target / (f"graph-{index:05d}.nq" + (".gz" if compress else ""))
     with atomic_writer(path) as raw:
         if compress:
             with gzip_writer(raw) as gz:

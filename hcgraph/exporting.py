@@ -25,7 +25,7 @@ from .rdftext import XML_FORBIDDEN
 from .store import Store
 from .vocab import TURTLE_PREFIXES
 
-__all__ = ["FORMATS", "Exporter", "export", "register"]
+__all__ = ["FORMATS", "Exporter", "export"]
 
 
 @dataclass(frozen=True)
@@ -41,16 +41,6 @@ class Exporter:
     dynamic: Callable[[Store, BinaryIO], None] | None = None
     #: A note for the user about what was written (e.g. "nothing to review"), or ``None``.
     note: Callable[[Store], str | None] | None = None
-
-
-#: Format name → :class:`Exporter`, filled by :func:`register` (and ``hcgraph export --format``).
-FORMATS: dict[str, Exporter] = {}
-
-
-def register(exporter: Exporter) -> Exporter:
-    """Add (or replace) a format in the registry."""
-    FORMATS[exporter.name] = exporter
-    return exporter
 
 
 def export(store: Store, fmt: str, out: BinaryIO, *, dynamic: bool = False) -> None:
@@ -136,7 +126,8 @@ def _drop_attribute(graph: Any, title: str) -> None:
                     values.remove(value)
 
 
-for _exp in (
+#: Format name → :class:`Exporter` (``hcgraph export --format``).
+FORMATS: dict[str, Exporter] = {e.name: e for e in (
     Exporter("turtle",
              lambda store, out: store.write_union(out, ox.RdfFormat.TURTLE, TURTLE_PREFIXES),
              "ttl", "text/turtle", "union of story graphs, prefixed Turtle"),
@@ -158,5 +149,4 @@ for _exp in (
     Exporter("claimreview", _later(".claimreview", "write_claimreview"), "json",
              "application/ld+json", "support verdicts as schema.org ClaimReview JSON-LD",
              note=_later(".claimreview", "empty_note")),
-):  # fmt: skip
-    register(_exp)
+)}  # fmt: skip

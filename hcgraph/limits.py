@@ -1,13 +1,10 @@
 """Limits on one query: the memory it may take, and the time (``query`` and ``serve``).
 
-A SPARQL query can ask for more than the machine has (a cartesian product sorted, a
-``GROUP_CONCAT`` over everything; an aggregate over a damaged index grows without end). So
-each query runs in a process of its own whose data segment is capped with ``RLIMIT_DATA``
+Each query runs in a process of its own whose data segment is capped with ``RLIMIT_DATA``
 (heap and anonymous mappings, not the files RocksDB maps; ``RLIMIT_AS`` would count the
 address space it reserves): past the cap Oxigraph aborts or Python raises ``MemoryError``,
-and the caller gets one line (:func:`exceeded_message`). The default
-(:func:`default_query_memory`) is half the machine's (or cgroup's) memory, shared among the
-query processes; ``--query-memory`` sets it (``2G``, ``512M``, ``0`` for none).
+and the caller gets one line (:func:`exceeded_message`). ``docs/queries.md`` ("Memory
+limits") gives the defaults and why.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """The reuse map for other tools: VOSviewer JSON and a dynamic GEXF for Gephi's timeline.
 
 Both write the network the reuse map draws (:func:`~hcgraph.viz.views.citation_graph`, view
-``reuse``, every story drawn) with the map's numbers (``stories``: citing stories), its
-Louvain communities as clusters and its layout; a link's strength is the citing stories it
-carries. Each node has a *start* day (:func:`start_dates`): a story its publication day, a
-manifest the earliest of its source's date and its citing stories' days, a publisher the
-earliest start of its manifests; an undated node, and whatever it cites, is there from the
-beginning, and a link starts with its citing end (``docs/graph.md``). Same store, same bytes.
+``reuse``, every story drawn) with its numbers, Louvain communities as clusters and layout;
+each node has a *start* day (:func:`start_dates`, rules in ``docs/graph.md``). Same store,
+same bytes.
 """
 
 from __future__ import annotations
@@ -58,7 +55,7 @@ def _day(text: str) -> dt.date | None:
 
 
 def start_dates(graph: nx.DiGraph) -> dict[str, dt.date | None]:
-    """Each node's start day (None: from the beginning); rules in the module docstring."""
+    """Each node's start day (None: from the beginning; rules in ``docs/graph.md``)."""
     kinds = {n: a["type"] for n, a in graph.nodes(data=True)}
     start: dict[str, dt.date | None] = {}
     for kind in ("Story", "Manifest", "Publisher"):  # each kind's citers come before it

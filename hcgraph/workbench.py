@@ -14,6 +14,7 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ __all__ = [
     "YASGUI_VERSION",
     "page_html",
     "script_json",
+    "script_safe",
     "workbench_files",
 ]
 
@@ -61,11 +63,25 @@ _ASSETS = {
 }
 
 
+#: Characters escaped as ``\\uXXXX`` so JSON can sit inside an HTML ``<script>`` whatever its
+#: texts hold (``</script>``, ``<!--``, line separators); they occur only inside JSON strings,
+#: where the escape means the same.
+_SCRIPT_UNSAFE = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
+                  ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))  # fmt: skip
+
+
+def script_safe(text: str) -> str:
+    """JSON text with ``<``, ``>``, ``&``, U+2028 and U+2029 as ``\\uXXXX`` escapes: safe
+    inside an HTML ``<script>`` element."""
+    for char, escape in _SCRIPT_UNSAFE:
+        if char in text:
+            text = text.replace(char, escape)
+    return text
+
+
 def script_json(value: Any) -> str:
-    """``value`` as JSON safe inside an HTML ``<script>`` element: ``<``, ``>`` and ``&`` as
-    ``\\u003c``-style escapes, so no text can close the element or open a comment."""
-    text = json.dumps(value, ensure_ascii=False)
-    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+    """``value`` as JSON safe inside an HTML ``<script>`` element (:func:`script_safe`)."""
+    return script_safe(json.dumps(value, ensure_ascii=False))
 
 
 def _examples(queries: Mapping[str, SavedQuery]) -> list[dict[str, Any]]:
@@ -75,10 +91,7 @@ def _examples(queries: Mapping[str, SavedQuery]) -> list[dict[str, Any]]:
             "title": q.title,
             "question": q.question,
             "text": q.text,
-            "params": [
-                {"name": p.name, "type": p.type, "default": p.default, "description": p.description}
-                for p in q.params
-            ],
+            "params": [asdict(p) for p in q.params],
         }
         for name, q in sorted(queries.items())
     ]
