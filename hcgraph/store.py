@@ -243,8 +243,15 @@ class Store:
         obj: ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple | None = None,
         graph: ox.NamedNode | ox.DefaultGraph | None = None,
     ) -> Iterator[ox.Quad]:
-        """The quads matching a pattern (None matches anything), in the store's index order."""
-        return self.ox.quads_for_pattern(subject, predicate, obj, graph)
+        """The quads matching a pattern (None matches anything), in the store's index order.
+
+        A literal object is checked on each quad: pyoxigraph 0.5.13's on-disk look-up by a
+        number whose encoding ends in the byte 0xFF (255, 511, 767, ...) also returns the
+        quads of the next 255 numbers (its SPARQL answers are right)."""
+        found = self.ox.quads_for_pattern(subject, predicate, obj, graph)
+        if isinstance(obj, ox.Literal):
+            return (quad for quad in found if quad.object == obj)
+        return found
 
     def sorted_lines(self, graph: str, *, quads: bool = False) -> list[bytes]:
         """One graph as sorted N-Triples lines (or N-Quads with ``quads``): a stable form
@@ -325,7 +332,7 @@ class Store:
         """The stored story whose ingest records ``location`` (a crawled URL or a file) as
         its ``hc:sourceLocation``, or None."""
         stored = ox.Literal(nfc(location))  # literals are stored NFC (rdftext.nfc)
-        for quad in self.ox.quads_for_pattern(None, _SOURCE_LOCATION, stored, None):
+        for quad in self.quads(None, _SOURCE_LOCATION, stored):
             graph = quad.graph_name
             if isinstance(graph, ox.NamedNode) and not graph.value.startswith(_SHARED_PREFIX):
                 return graph.value
