@@ -1,12 +1,8 @@
 """``trace``: where did this sentence come from?
 
-A target is a story URL, a part IRI (``URL#s2-p1``, ``URL#kf1``), a manifest id or a claim
-id. :func:`trace` returns a :class:`Trace`: per story, its writer agent and run, hcgraph's
-ingest, and each part with its citations (claim ids → manifest → source document →
-publisher), plus the claims' texts and support verdicts once the store holds them. For a
-manifest or claim, the parts are those that cite it, in every story. It renders as a tree
-(:func:`render_tree`), Markdown (:func:`render_markdown`), JSON (:meth:`Trace.to_json`) or
-W3C PROV (:data:`~hcgraph.provenance.prov_export.PROV_FORMATS`).
+:func:`trace` follows a story URL, part IRI (``URL#s2-p1``, ``URL#kf1``), manifest id or claim
+id to a :class:`Trace`: each story's writer, run and ingest, and each part's citations (claim
+ids → manifest → source document → publisher, with the claims' texts and support verdicts).
 """
 
 from __future__ import annotations
@@ -253,9 +249,7 @@ def trace(store: Store, target: str, limit: int | None = None) -> Trace:
     for kind, make in (("manifest", manifest_iri), ("claim", claim_iri)):
         node = _minted_node(make, target)
         if node is not None and _ask(store, _IS[kind], x=node):
-            stories, total = _citing(store, kind, node.value, limit)
-            focus = target if kind == "manifest" else None
-            return _finish(store, target, kind, stories, focus=focus, total=total)
+            return _finish(store, target, kind, *_citing(store, kind, node.value, limit))
     raise ProvenanceError(
         f"{target}: not a story URL, part IRI, manifest id or claim id in the store"
     )
@@ -271,7 +265,7 @@ def _trace_url(store: Store, target: str) -> Trace:
     st = _story_trace(store, story_url, only=None if only is None else {only})
     if only is not None and not st.parts:
         raise ProvenanceError(f"{target}: the story has no such paragraph or key fact")
-    return _finish(store, target, "part" if only else "story", [st], total=1)
+    return _finish(store, target, "part" if only else "story", [st], 1)
 
 
 def _minted_node(make: Callable[[str], str], target: str) -> ox.NamedNode | None:
@@ -321,15 +315,8 @@ def _story_trace(store: Store, url: str, only: set[str] | None) -> StoryTrace:
     parts = _parts(store, st, only)
     _add_citations(store, st, parts)
     ordered = sorted(parts.values(), key=lambda p: part_sort_key(p.iri))
-    return StoryTrace(
-        url=url,
-        headline=headline,
-        published_at=published,
-        writer_agent=_unminted(agent, _AGENT),
-        writer_run=_unminted(run, _RUN),
-        ingest=ingest,
-        parts=ordered,
-    )
+    writer = _unminted(agent, _AGENT), _unminted(run, _RUN)
+    return StoryTrace(url, headline, published, *writer, ingest, ordered)
 
 
 def _unminted(term: str | None, prefix: str) -> str | None:
@@ -363,36 +350,22 @@ def _add_citations(store: Store, st: ox.NamedNode, parts: dict[str, Part]) -> No
         parts[part_iri].citations.append(Citation(mid, tuple(sorted(claims)), position))
 
 
-def _finish(
-    store: Store,
-    target: str,
-    kind: str,
-    stories: list[StoryTrace],
-    focus: str | None = None,
-    total: int = 0,
-) -> Trace:
+def _finish(store: Store, target: str, kind: str, stories: list[StoryTrace], total: int) -> Trace:
+    """The trace of ``stories``: their cited manifests, claims' texts and support verdicts."""
     cited = {c.manifest_id for s in stories for p in s.parts for c in p.citations}
-    if focus is not None:
-        cited.add(focus)
+    if kind == "manifest":
+        cited.add(target)
     infos = describe_manifests(store, [manifest_iri(m) for m in cited])
-    manifests = {info.manifest_id: info for info in infos.values()}
-    trace = Trace(target, kind, stories, manifests, total)
-    _add_claim_facts(store, trace)
-    return trace
-
-
-def _add_claim_facts(store: Store, tr: Trace) -> None:
-    """The claims' texts (from the manifest replies) and the support verdicts of the parts."""
+    tr = Trace(target, kind, stories, {info.manifest_id: info for info in infos.values()}, total)
     from ..claims.reading import claim_texts, story_verdicts
 
-    tr.claim_texts.update(
-        claim_texts(store, {c for s in tr.stories for p in s.parts for c in p.claim_ids})
-    )
-    parts = {p.iri for s in tr.stories for p in s.parts}
-    for s in tr.stories:
+    parts = {p.iri: p for s in stories for p in s.parts}
+    tr.claim_texts.update(claim_texts(store, {c for p in parts.values() for c in p.claim_ids}))
+    for s in stories:
         for (part, claim), verdict in story_verdicts(store, s.url).items():
             if part in parts:
                 tr.verdicts.setdefault((part, claim), verdict)
+    return tr
 
 
 # --- renderers -------------------------------------------------------------------------------
