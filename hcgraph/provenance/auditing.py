@@ -3,7 +3,7 @@
 The real disclosure reads: *"every cited Manifest id exists and is recent, claim ids belong to
 their Manifest, the story does not repeat a recent story, and each paragraph is supported by
 the claims it cites"*. :func:`audit` checks those promises and the declared summary fields on
-the graph, with evidence for every finding (:data:`~hcgraph.provenance.findings.CHECKS`).
+the graph, with evidence for every finding (:data:`~hcgraph.provenance.scope.CHECKS`).
 Each check takes the :class:`~hcgraph.provenance.scope.AuditScope` and returns its findings;
 the cross-story ones live in :mod:`~hcgraph.provenance.conflicts` and
 :mod:`~hcgraph.provenance.repeats`, the support verdicts in
@@ -25,17 +25,18 @@ from ..errors import ProvenanceError
 from ..store import Store
 from ._graph import ManifestInfo, describe_manifests, manifest_id, rows
 from .conflicts import conflicts
-from .findings import (
+from .repeats import repeats
+from .scope import (
     CHECKS,
     MAX_REPEAT_WINDOW,
     MAX_SOURCE_AGE,
     AuditFinding,
     AuditOptions,
+    AuditScope,
     StoryFacts,
     manifest_ids,
+    open_scope,
 )
-from .repeats import repeats
-from .scope import AuditScope, open_scope
 from .support_audit import SupportFacts, checked_versions, support_facts
 from .tracing import part_sort_key
 

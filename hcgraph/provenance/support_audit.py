@@ -16,7 +16,7 @@ import pyoxigraph as ox
 from ..store import Store
 from ..vocab import ID, SUPPORT_GRAPHS
 from ._graph import claim_id
-from .findings import AuditFinding
+from .scope import AuditFinding
 
 __all__ = ["SupportFacts", "support_facts"]
 
