@@ -6,8 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..provenance.auditing import AuditOptions, audit
-from ..provenance.render_audit import render_markdown, render_summary
+from ..provenance.auditing import AuditOptions, audit, render_markdown, render_summary
 from ..provenance.report_html import write_report
 from ..provenance.scope import MAX_REPEAT_WINDOW, MAX_SOURCE_AGE
 from ..store import Store
