@@ -25,26 +25,6 @@ from .tracing import IngestRecord, Part, StoryTrace, Trace
 __all__ = ["PROV_FORMATS", "to_prov_document"]
 
 
-class _Names:
-    """Namespaces for IRIs: one per distinct prefix up to the last ``/``."""
-
-    def __init__(self, doc: Any) -> None:
-        self.doc = doc
-        self.prefixes: dict[str, str] = {}
-        doc.add_namespace("hc", str(HC._NS))
-        doc.add_namespace("cito", str(CITO))
-
-    def __call__(self, iri: str) -> Any:
-        head, sep, tail = iri.rpartition("/")
-        ns_uri = head + sep
-        prefix = self.prefixes.get(ns_uri)
-        if prefix is None:
-            prefix = f"n{len(self.prefixes) + 1}"
-            self.prefixes[ns_uri] = prefix
-            self.doc.add_namespace(prefix, ns_uri)
-        return self.doc.valid_qualified_name(f"{prefix}:{tail}")
-
-
 def to_prov_document(tr: Trace) -> Any:
     """Build a ``prov.model.ProvDocument`` for ``tr`` (see the module docstring)."""
     from prov.model import ProvDocument
@@ -63,10 +43,22 @@ class _Builder:
     def __init__(self, doc: Any, tr: Trace) -> None:
         from prov.constants import PROV_LABEL, PROV_TYPE
 
-        self.doc, self.tr, self.q = doc, tr, _Names(doc)
+        self.doc, self.tr = doc, tr
         self.type, self.label = PROV_TYPE, PROV_LABEL
         self.seen: set[str] = set()  # IRIs already recorded
         self.done: set[str] = set()  # manifests whose sources are recorded
+        self.prefixes: dict[str, str] = {}  # namespace → its prefix
+        doc.add_namespace("hc", str(HC._NS))
+        doc.add_namespace("cito", str(CITO))
+
+    def q(self, iri: str) -> Any:
+        """The qualified name of ``iri``: one namespace per distinct prefix up to the last ``/``."""
+        head, sep, tail = iri.rpartition("/")
+        prefix = self.prefixes.get(head + sep)
+        if prefix is None:
+            prefix = self.prefixes[head + sep] = f"n{len(self.prefixes) + 1}"
+            self.doc.add_namespace(prefix, head + sep)
+        return self.doc.valid_qualified_name(f"{prefix}:{tail}")
 
     def _first(self, iri: str) -> bool:
         new = iri not in self.seen
