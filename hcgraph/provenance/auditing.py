@@ -53,11 +53,11 @@ __all__ = [
 ]
 
 _UNCITED = """
-SELECT ?story ?para WHERE { GRAPH ?story {
+SELECT ?story ?para ?text WHERE { GRAPH ?story {
   ?para a hc:Paragraph MINUS { ?para cito:citesAsEvidence ?claim }
+  OPTIONAL { ?para schema:text ?text }
 } }
 """
-_TEXT = "SELECT ?story ?para ?text WHERE { GRAPH ?story { ?para schema:text ?text } }"
 _ROOM_ID = "SELECT DISTINCT ?room ?id WHERE { ?room dcterms:identifier ?id }"
 _SOURCES_RE = re.compile(r"(\d+)\s+sources?\b", re.IGNORECASE)
 
@@ -359,19 +359,12 @@ def _trust(s: StoryFacts) -> Iterator[AuditFinding]:
 
 def uncited(scope: AuditScope) -> list[AuditFinding]:
     """Paragraphs that cite no claim, with their text, in story and part order."""
-    import pyoxigraph as ox
-
-    rows_ = sorted(scope.each(_UNCITED), key=lambda r: (r[0] or "", part_sort_key(r[1] or "")))
+    found = {(url, para): text or "" for url, para, text in scope.each(_UNCITED) if url and para}
     out = []
-    for url, para in rows_:
-        if url is None or para is None:
-            continue
-        text = next(
-            rows(scope.store, _TEXT, story=ox.NamedNode(url), para=ox.NamedNode(para)), ("",)
-        )
-        out.append(AuditFinding(url, "uncited-paragraph",
-            f"paragraph {para.rsplit('#', 1)[-1]} cites no claim",
-            {"paragraph": para, "text": text[0] or ""}))  # fmt: skip
+    for url, para in sorted(found, key=lambda key: (key[0], part_sort_key(key[1]))):
+        message = f"paragraph {para.rsplit('#', 1)[-1]} cites no claim"
+        evidence = {"paragraph": para, "text": found[url, para]}
+        out.append(AuditFinding(url, "uncited-paragraph", message, evidence))
     return out
 
 

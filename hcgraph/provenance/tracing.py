@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
@@ -247,7 +246,10 @@ def trace(store: Store, target: str, limit: int | None = None) -> Trace:
     if target.startswith(("http://", "https://")):
         return _trace_url(store, target)
     for kind, make in (("manifest", manifest_iri), ("claim", claim_iri)):
-        node = _minted_node(make, target)
+        try:
+            node = named_node(make(target))
+        except UnicodeEncodeError:  # a lone surrogate (a non-UTF-8 argument) is in no IRI
+            continue
         if node is not None and _ask(store, _IS[kind], x=node):
             return _finish(store, target, kind, *_citing(store, kind, node.value, limit))
     raise ProvenanceError(
@@ -266,16 +268,6 @@ def _trace_url(store: Store, target: str) -> Trace:
     if only is not None and not st.parts:
         raise ProvenanceError(f"{target}: the story has no such paragraph or key fact")
     return _finish(store, target, "part" if only else "story", [st], 1)
-
-
-def _minted_node(make: Callable[[str], str], target: str) -> ox.NamedNode | None:
-    """The node ``make`` mints for ``target``, or ``None`` when no IRI can hold it (a lone
-    surrogate, from a non-UTF-8 argument, cannot be percent-encoded): nothing is stored
-    under it."""
-    try:
-        return named_node(make(target))
-    except UnicodeEncodeError:
-        return None
 
 
 def _ask(store: Store, sparql: str, **bindings: ox.NamedNode) -> bool:
@@ -352,20 +344,25 @@ def _add_citations(store: Store, st: ox.NamedNode, parts: dict[str, Part]) -> No
 
 def _finish(store: Store, target: str, kind: str, stories: list[StoryTrace], total: int) -> Trace:
     """The trace of ``stories``: their cited manifests, claims' texts and support verdicts."""
-    cited = {c.manifest_id for s in stories for p in s.parts for c in p.citations}
+    parts = {p.iri: p for s in stories for p in s.parts}
+    cited = {c.manifest_id for p in parts.values() for c in p.citations}
     if kind == "manifest":
         cited.add(target)
     infos = describe_manifests(store, [manifest_iri(m) for m in cited])
     tr = Trace(target, kind, stories, {info.manifest_id: info for info in infos.values()}, total)
+    _add_claim_facts(store, tr, parts)
+    return tr
+
+
+def _add_claim_facts(store: Store, tr: Trace, parts: dict[str, Part]) -> None:
+    """The claims' texts (from the manifest replies) and the support verdicts of ``parts``."""
     from ..claims.reading import claim_texts, story_verdicts
 
-    parts = {p.iri: p for s in stories for p in s.parts}
     tr.claim_texts.update(claim_texts(store, {c for p in parts.values() for c in p.claim_ids}))
-    for s in stories:
+    for s in tr.stories:
         for (part, claim), verdict in story_verdicts(store, s.url).items():
             if part in parts:
                 tr.verdicts.setdefault((part, claim), verdict)
-    return tr
 
 
 # --- renderers -------------------------------------------------------------------------------
