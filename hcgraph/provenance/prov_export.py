@@ -1,12 +1,8 @@
 """A :class:`~hcgraph.provenance.tracing.Trace` as a W3C PROV document (the ``prov`` package).
 
-Stories, parts, claims, manifests, source and raw documents are entities; publishers
-(``prov:Organization``), the writer and hcgraph (``prov:SoftwareAgent``) agents; the writer's
-run and hcgraph's ingest activities. The relations are those the graph states in PROV-O
-(``hadMember``, ``wasDerivedFrom``, ``hadPrimarySource``, ``wasAttributedTo``,
-``wasGeneratedBy``, ``used``, ``wasAssociatedWith``). Every IRI is kept whole: one namespace
-per distinct prefix up to the last ``/``. :data:`PROV_FORMATS` adds ``dot`` and ``svg``, the
-trace's picture (:mod:`hcgraph.provenance.trace_picture`).
+Entities, agents and activities with the PROV-O relations the graph states; every IRI is kept
+whole (one namespace per distinct prefix up to the last ``/``). :data:`PROV_FORMATS` adds
+``dot`` and ``svg``, the trace's picture (:mod:`hcgraph.provenance.trace_picture`).
 """
 
 from __future__ import annotations
