@@ -16,7 +16,6 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
-from pathlib import Path
 from typing import Any
 
 import pyoxigraph as ox
@@ -148,23 +147,17 @@ class History:
         return json.dumps(self.as_dict(), indent=2, ensure_ascii=False)
 
 
-def history(store: Store, story_url: str, archive: Archive | Path | str | None = None) -> History:
-    """Every version of ``story_url`` from the archive and the graph, with changes.
-
-    Args:
-        store: the store (its ``archive/`` is used unless ``archive`` is given).
-        story_url: the story's canonical URL (its page, not ``index.json``).
-        archive: another raw archive directory.
+def history(store: Store, story_url: str) -> History:
+    """Every version of ``story_url`` (the story's page, not ``index.json``) from the store's
+    raw archive and graph, with changes.
 
     Raises:
         ProvenanceError: neither the graph nor the archive knows the story.
     """
     url = story_url.strip().split("#", 1)[0].removesuffix("index.json")
     versions: dict[str, Version] = {}
-    if archive is None and store.directory is not None:
-        archive = store.directory / "archive"
-    if archive is not None:
-        _from_archive(archive if isinstance(archive, Archive) else Archive(archive), url, versions)
+    if store.directory is not None:
+        _from_archive(Archive(store.directory / "archive"), url, versions)
     withdrawn_at = _from_graph(store, url, versions)
     if not versions:
         raise ProvenanceError(f"{story_url}: no version of this story in the store or archive")
