@@ -18,23 +18,6 @@ from ..store import DEFAULT_STORE
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-__all__ = [
-    "UNWRAPPED",
-    "TermConsole",
-    "dir_option",
-    "err_console",
-    "file_option",
-    "flag_option",
-    "float_option",
-    "int_option",
-    "max_bytes_option",
-    "out_console",
-    "query_memory_option",
-    "shown",
-    "size",
-    "store_option",
-    "width_option",
-]
 
 #: The width output that is not a terminal is laid out at: wide enough that no line is
 #: wrapped, so ``hcgraph trace URL | grep TITLE`` finds a whole title (rich pads nothing:

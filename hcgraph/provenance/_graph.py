@@ -19,22 +19,6 @@ from ..iris import mint, named_node, unminted
 from ..store import Store
 from ..vocab import ID
 
-__all__ = [
-    "BATCH",
-    "ManifestInfo",
-    "batches",
-    "claim_id",
-    "claim_iri",
-    "count",
-    "describe_manifests",
-    "literal_date",
-    "manifest_id",
-    "manifest_iri",
-    "publisher_name",
-    "rows",
-    "values",
-]
-
 _MANIFEST = f"{ID}manifest/"
 _SOURCE = f"{ID}source/"
 
