@@ -250,7 +250,7 @@ def trace(store: Store, target: str, limit: int | None = None) -> Trace:
             node = named_node(make(target))
         except UnicodeEncodeError:  # a lone surrogate (a non-UTF-8 argument) is in no IRI
             continue
-        if node is not None and _ask(store, _IS[kind], x=node):
+        if node is not None and store.query(_IS[kind], bindings={"x": node}):
             return _finish(store, target, kind, *_citing(store, kind, node.value, limit))
     raise ProvenanceError(
         f"{target}: not a story URL, part IRI, manifest id or claim id in the store"
@@ -270,10 +270,6 @@ def _trace_url(store: Store, target: str) -> Trace:
     return _finish(store, target, "part" if only else "story", [st], 1)
 
 
-def _ask(store: Store, sparql: str, **bindings: ox.NamedNode) -> bool:
-    return bool(store.query(sparql, bindings=bindings))
-
-
 def _find_story(store: Store, url: str) -> str | None:
     candidates = [url]
     if url.endswith("index.json"):
@@ -281,7 +277,7 @@ def _find_story(store: Store, url: str) -> str | None:
     candidates.append(url.rstrip("/") + "/" if not url.endswith("/") else url.rstrip("/"))
     for candidate in candidates:
         node = named_node(candidate)  # None: not an IRI (a space...), so no story
-        if node is not None and _ask(store, _IS_STORY, story=node):
+        if node is not None and store.query(_IS_STORY, bindings={"story": node}):
             return candidate
     return None
 
