@@ -106,7 +106,6 @@ class Citation:
 
     manifest_id: str
     claim_ids: tuple[str, ...]
-    position: int
 
 
 @dataclass
@@ -334,8 +333,8 @@ def _add_citations(store: Store, st: ox.NamedNode, parts: dict[str, Part]) -> No
         entry = cites.setdefault((part, c), (int(pos) if pos else 0, manifest_id(m), []))
         if claim is not None:
             entry[2].append(claim_id(claim))
-    for (part_iri, _), (position, mid, claims) in sorted(cites.items(), key=lambda kv: kv[1][0]):
-        parts[part_iri].citations.append(Citation(mid, tuple(sorted(claims)), position))
+    for (part_iri, _), (_, mid, claims) in sorted(cites.items(), key=lambda kv: kv[1][0]):
+        parts[part_iri].citations.append(Citation(mid, tuple(sorted(claims))))
 
 
 def _finish(store: Store, target: str, kind: str, stories: list[StoryTrace], total: int) -> Trace:
