@@ -58,6 +58,14 @@ def publisher_name(iri: str) -> str:
     return unminted("publisher", iri)
 
 
+def literal_time(value: str | None) -> dt.datetime | None:
+    """An ``xsd:dateTime`` lexical value as a datetime (``None``: missing or not one)."""
+    try:
+        return dt.datetime.fromisoformat(value) if value else None
+    except ValueError:
+        return None
+
+
 def literal_date(value: str | None) -> dt.date | None:
     """An ``xsd:date`` or the UTC date of an ``xsd:dateTime`` lexical value."""
     if not value:

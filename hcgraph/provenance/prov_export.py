@@ -7,14 +7,13 @@ whole (one namespace per distinct prefix up to the last ``/``). :data:`PROV_FORM
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
 from .._version import __version__
 from ..iris import mint, minted
 from ..vocab import CITO, HC
-from ._graph import claim_iri, manifest_iri
+from ._graph import claim_iri, literal_time, manifest_iri
 from .trace_picture import to_dot, to_svg
 from .tracing import IngestRecord, Part, StoryTrace, Trace
 
@@ -99,7 +98,7 @@ class _Builder:
             if self._first(run_iri):
                 doc.activity(q(run_iri), other_attributes=self.attrs("hc:WriterRun", s.writer_run))
                 doc.wasAssociatedWith(q(run_iri), writer)
-            doc.wasGeneratedBy(story, q(run_iri), _time(s.published_at))
+            doc.wasGeneratedBy(story, q(run_iri), literal_time(s.published_at))
 
     def _ingest(self, ing: IngestRecord, sha256: str) -> None:
         doc, q = self.doc, self.q
@@ -108,7 +107,7 @@ class _Builder:
         if not self._first(ingest_iri):
             return
         attrs = self.attrs("hc:Ingest", sourceLocation=ing.source)
-        doc.activity(q(ingest_iri), endTime=_time(ing.retrieved_at), other_attributes=attrs)
+        doc.activity(q(ingest_iri), endTime=literal_time(ing.retrieved_at), other_attributes=attrs)
         doc.used(q(ingest_iri), raw)
         software = mint("software", "hcgraph", __version__).value
         doc.wasAssociatedWith(
@@ -148,15 +147,6 @@ class _Builder:
                     source, self.agent(mint("publisher", pub).value, "prov:Organization", pub)
                 )
         return node
-
-
-def _time(value: str | None) -> dt.datetime | None:
-    if not value:
-        return None
-    try:
-        return dt.datetime.fromisoformat(value)
-    except ValueError:
-        return None
 
 
 def provn(tr: Trace) -> str:

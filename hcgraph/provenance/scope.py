@@ -17,7 +17,7 @@ from typing import Any
 from ..errors import ProvenanceError
 from ..iris import named_node
 from ..store import Store
-from ._graph import count, manifest_id, publisher_name, rows
+from ._graph import count, literal_time, manifest_id, publisher_name, rows
 
 __all__ = [
     "CHECKS",
@@ -249,12 +249,7 @@ def _story(row: tuple[str | None, ...]) -> StoryFacts:
     url, headline, published, trust, trust_text, count, room = row
     assert url is not None
     s = StoryFacts(url, headline or "", trust=trust, trust_text=trust_text, room=room)
-    s.published_text = published
-    if published:
-        try:
-            s.published = dt.datetime.fromisoformat(published)
-        except ValueError:
-            s.published = None
+    s.published, s.published_text = literal_time(published), published
     s.declared_count = int(count) if count is not None and count.lstrip("-").isdigit() else None
     return s
 
