@@ -16,7 +16,7 @@ from urllib.parse import unquote
 import pyoxigraph as ox
 
 from ..errors import ProvenanceError, visible
-from ..iris import named_node
+from ..iris import named_node, unminted
 from ..mdtext import md_code, md_text, md_url
 from ..store import Store
 from ..vocab import ID
@@ -96,7 +96,6 @@ _CITING_PARTS = {
 _IS = {"manifest": "ASK { ?x a hc:Manifest }", "claim": "ASK { ?x a hc:Claim }"}
 _IS_STORY = "ASK { GRAPH ?story { ?story a hc:Story } }"
 _PART_RE = re.compile(r"^(?:s(\d+)-p(\d+)|kf(\d+))$")
-_AGENT = f"{ID}agent/"
 _RUN = f"{ID}run/"
 
 
@@ -302,15 +301,10 @@ def _story_trace(store: Store, url: str, only: set[str] | None) -> StoryTrace:
     parts = _parts(store, st, only)
     _add_citations(store, st, parts)
     ordered = sorted(parts.values(), key=lambda p: part_sort_key(p.iri))
-    writer = _unminted(agent, _AGENT), _unminted(run, _RUN)
+    # The names the agent and run IRIs were minted from (a run's: its last segment).
+    run_id = unquote(run.rsplit("/", 1)[-1]) if run and run.startswith(_RUN) else run
+    writer = agent and unminted("agent", agent), run_id
     return StoryTrace(url, headline, published, *writer, ingest, ordered)
-
-
-def _unminted(term: str | None, prefix: str) -> str | None:
-    """The name an agent or run IRI was minted from (its last segment), else the term."""
-    if term and term.startswith(prefix):
-        return unquote(term[len(prefix) :] if prefix == _AGENT else term.rsplit("/", 1)[-1])
-    return term
 
 
 def _parts(store: Store, st: ox.NamedNode, only: set[str] | None) -> dict[str, Part]:
