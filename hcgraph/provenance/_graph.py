@@ -68,15 +68,13 @@ def literal_time(value: str | None) -> dt.datetime | None:
 
 def literal_date(value: str | None) -> dt.date | None:
     """An ``xsd:date`` or the UTC date of an ``xsd:dateTime`` lexical value."""
-    if not value:
-        return None
+    if value and "T" in value:
+        stamp = literal_time(value)
+        if stamp is not None and stamp.tzinfo is not None:
+            stamp = stamp.astimezone(dt.UTC)
+        return None if stamp is None else stamp.date()
     try:
-        if "T" in value:
-            stamp = dt.datetime.fromisoformat(value)
-            if stamp.tzinfo is not None:
-                stamp = stamp.astimezone(dt.UTC)
-            return stamp.date()
-        return dt.date.fromisoformat(value)
+        return dt.date.fromisoformat(value) if value else None
     except ValueError:
         return None
 
