@@ -15,7 +15,7 @@ import datetime as dt
 import json
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field, fields
 from itertools import chain
 from typing import Any
@@ -59,6 +59,7 @@ SELECT ?story ?para ?text WHERE { GRAPH ?story {
 } }
 """
 _ROOM_ID = "SELECT DISTINCT ?room ?id WHERE { ?room dcterms:identifier ?id }"
+Named = Callable[[str], str]
 _SOURCES_RE = re.compile(r"(\d+)\s+sources?\b", re.IGNORECASE)
 
 
@@ -312,33 +313,28 @@ def _source_dates(
 def _declared(s: StoryFacts, manifests: dict[str, ManifestInfo]) -> Iterator[AuditFinding]:
     listed_pubs = {p for m in s.listed for p in manifests.get(m, ManifestInfo("", m)).publishers}
     if s.declared_publishers != listed_pubs:
-        yield AuditFinding(s.url, "declared-publishers",
-            "declared publishers differ from the listed manifests' publishers: "
-            + _delta(listed_pubs - s.declared_publishers, s.declared_publishers - listed_pubs),
-            {"declared": sorted(s.declared_publishers), "derived": sorted(listed_pubs),
-             "missing": sorted(listed_pubs - s.declared_publishers),
-             "extra": sorted(s.declared_publishers - listed_pubs)})  # fmt: skip
+        what = "declared publishers differ from the listed manifests' publishers"
+        yield _differs(s, "declared-publishers", what, s.declared_publishers, listed_pubs)
     if s.declared_count != len(s.listed):
         yield AuditFinding(s.url, "declared-source-count",
             f"declared source_count {s.declared_count} but {len(s.listed)} manifests are listed",
             {"declared": s.declared_count, "derived": len(s.listed)})  # fmt: skip
     if s.declared_cited != s.cited:
-        missing = manifest_ids(s.cited - s.declared_cited)
-        extra = manifest_ids(s.declared_cited - s.cited)
-        yield AuditFinding(s.url, "declared-cited-manifests",
-            "declared cited_manifest_ids differ from the manifests the story cites: "
-            + _delta(set(missing), set(extra)),
-            {"declared": manifest_ids(s.declared_cited), "derived": manifest_ids(s.cited),
-             "missing": missing, "extra": extra})  # fmt: skip
+        what = "declared cited_manifest_ids differ from the manifests the story cites"
+        yield _differs(s, "declared-cited-manifests", what, s.declared_cited, s.cited, manifest_id)
 
 
-def _delta(missing: set[str], extra: set[str]) -> str:
-    parts = []
-    if missing:
-        parts.append("missing " + ", ".join(sorted(missing)))
+def _differs(
+    s: StoryFacts, check: str, what: str, declared: set[str], derived: set[str], name: Named = str
+) -> AuditFinding:
+    """A declared set that is not the derived one: what it misses, what it has extra."""
+    missing, extra = sorted(map(name, derived - declared)), sorted(map(name, declared - derived))
+    parts = [f"missing {', '.join(missing)}"] if missing else []
     if extra:
-        parts.append("not derived " + ", ".join(sorted(extra)))
-    return "; ".join(parts)
+        parts.append(f"not derived {', '.join(extra)}")
+    named = {"declared": sorted(map(name, declared)), "derived": sorted(map(name, derived))}
+    evidence = {**named, "missing": missing, "extra": extra}
+    return AuditFinding(s.url, check, f"{what}: {'; '.join(parts)}", evidence)
 
 
 def _trust(s: StoryFacts) -> Iterator[AuditFinding]:
