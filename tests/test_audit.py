@@ -17,7 +17,7 @@ import pytest
 from hcgraph import Store, ingest_bytes
 from hcgraph.errors import ProvenanceError
 from hcgraph.provenance.auditing import AuditOptions, AuditReport, audit
-from hcgraph.provenance.findings import MAX_REPEAT_WINDOW
+from hcgraph.provenance.scope import MAX_REPEAT_WINDOW
 from hcsample.corpus import ODDITIES, generate_corpus
 from tests.conftest import SEED, SEED_URL
 from tests.support.groundtruth import ground_truth

@@ -331,7 +331,7 @@ def test_the_largest_source_age_is_accepted_and_the_library_checks_it_too() -> N
     from hcgraph.errors import ProvenanceError
     from hcgraph.provenance import audit
     from hcgraph.provenance.auditing import AuditOptions
-    from hcgraph.provenance.findings import MAX_SOURCE_AGE
+    from hcgraph.provenance.scope import MAX_SOURCE_AGE
 
     with Store(None) as store:
         assert audit(store, options=AuditOptions(max_source_age=MAX_SOURCE_AGE)).stories == []

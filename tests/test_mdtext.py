@@ -136,7 +136,7 @@ def test_query_markdown_table_is_inert() -> None:
 
 def test_trace_audit_and_history_markdown_are_inert(seed_path: Path, tmp_path: Path) -> None:
     from hcgraph.provenance.auditing import AuditOptions, audit
-    from hcgraph.provenance.render_audit import render_markdown as audit_md
+    from hcgraph.provenance.auditing import render_markdown as audit_md
     from hcgraph.provenance.tracing import render_markdown as trace_md
     from hcgraph.provenance.tracing import trace
     from hcgraph.provenance.versions import history

@@ -90,16 +90,13 @@ class _LazyGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except HcgraphError as exc:
-            # The message often quotes a story, a server or a file name: escaped for the terminal.
-            click.echo(f"error: {visible(str(exc))}", err=True)
-            ctx.exit(1)
-        except (RuntimeError, OSError) as exc:
-            # A damaged table met while reading, past the places that name it themselves.
-            damage = damage_found(exc)
-            if damage is None:
+        except (HcgraphError, RuntimeError, OSError) as exc:
+            # Ours, or a damaged table met while reading (past the places that name it).
+            problem = exc if isinstance(exc, HcgraphError) else damage_found(exc)
+            if problem is None:
                 raise
-            click.echo(f"error: {visible(str(damage))}", err=True)
+            # The message often quotes a story, a server or a file name: escaped for the terminal.
+            click.echo(f"error: {visible(str(problem))}", err=True)
             ctx.exit(1)
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -17,23 +18,6 @@ from ..store import DEFAULT_STORE
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-__all__ = [
-    "UNWRAPPED",
-    "TermConsole",
-    "dir_option",
-    "err_console",
-    "file_option",
-    "flag_option",
-    "float_option",
-    "int_option",
-    "max_bytes_option",
-    "out_console",
-    "query_memory_option",
-    "shown",
-    "size",
-    "store_option",
-    "width_option",
-]
 
 #: The width output that is not a terminal is laid out at: wide enough that no line is
 #: wrapped, so ``hcgraph trace URL | grep TITLE`` finds a whole title (rich pads nothing:
@@ -162,16 +146,16 @@ def query_memory_option(func: F) -> F:
     )(func)  # fmt: skip
 
 
-def file_option(*decls: str, help: str, exists: bool = False, **kw: Any) -> Callable[[F], F]:
-    """An option naming a file, as a :class:`~pathlib.Path` (``exists``: it must exist)."""
-    kind = click.Path(dir_okay=False, exists=exists, path_type=Path)
+def file_option(
+    *decls: str, help: str, exists: bool = False, directory: bool = False, **kw: Any
+) -> Callable[[F], F]:
+    """An option naming a file (``directory``: a directory), as a :class:`~pathlib.Path`
+    (``exists``: it must exist)."""
+    kind = click.Path(file_okay=not directory, dir_okay=directory, exists=exists, path_type=Path)
     return click.option(*decls, type=kind, help=help, **kw)
 
 
-def dir_option(*decls: str, help: str, exists: bool = False, **kw: Any) -> Callable[[F], F]:
-    """An option naming a directory, as a :class:`~pathlib.Path` (``exists``: it must exist)."""
-    kind = click.Path(file_okay=False, exists=exists, path_type=Path)
-    return click.option(*decls, type=kind, help=help, **kw)
+dir_option = functools.partial(file_option, directory=True)
 
 
 def flag_option(name: str, help: str, dest: str | None = None) -> Callable[[F], F]:

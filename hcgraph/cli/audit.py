@@ -6,10 +6,9 @@ from pathlib import Path
 
 import click
 
-from ..provenance.auditing import AuditOptions, audit
-from ..provenance.findings import MAX_REPEAT_WINDOW, MAX_SOURCE_AGE
-from ..provenance.render_audit import render_markdown, render_summary
+from ..provenance.auditing import AuditOptions, audit, render_markdown, render_summary
 from ..provenance.report_html import write_report
+from ..provenance.scope import MAX_REPEAT_WINDOW, MAX_SOURCE_AGE
 from ..store import Store
 from ._common import err_console, flag_option, out_console, store_option, width_option
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 from typing import BinaryIO
 
@@ -110,8 +111,5 @@ def _to_stdout(store: Store, fmt: str, compress: bool, dynamic: bool) -> None:
 
 
 def _write(store: Store, fmt: str, handle: BinaryIO, compress: bool, dynamic: bool) -> None:
-    if compress:
-        with gzip_writer(handle) as gz:
-            run_export(store, fmt, gz, dynamic=dynamic)
-    else:
-        run_export(store, fmt, handle, dynamic=dynamic)
+    with gzip_writer(handle) if compress else nullcontext(handle) as out:
+        run_export(store, fmt, out, dynamic=dynamic)

@@ -19,22 +19,6 @@ from ..iris import mint, named_node, unminted
 from ..store import Store
 from ..vocab import ID
 
-__all__ = [
-    "BATCH",
-    "ManifestInfo",
-    "batches",
-    "claim_id",
-    "claim_iri",
-    "count",
-    "describe_manifests",
-    "literal_date",
-    "manifest_id",
-    "manifest_iri",
-    "publisher_name",
-    "rows",
-    "values",
-]
-
 _MANIFEST = f"{ID}manifest/"
 _SOURCE = f"{ID}source/"
 
@@ -74,17 +58,23 @@ def publisher_name(iri: str) -> str:
     return unminted("publisher", iri)
 
 
+def literal_time(value: str | None) -> dt.datetime | None:
+    """An ``xsd:dateTime`` lexical value as a datetime (``None``: missing or not one)."""
+    try:
+        return dt.datetime.fromisoformat(value) if value else None
+    except ValueError:
+        return None
+
+
 def literal_date(value: str | None) -> dt.date | None:
     """An ``xsd:date`` or the UTC date of an ``xsd:dateTime`` lexical value."""
-    if not value:
-        return None
+    if value and "T" in value:
+        stamp = literal_time(value)
+        if stamp is not None and stamp.tzinfo is not None:
+            stamp = stamp.astimezone(dt.UTC)
+        return None if stamp is None else stamp.date()
     try:
-        if "T" in value:
-            stamp = dt.datetime.fromisoformat(value)
-            if stamp.tzinfo is not None:
-                stamp = stamp.astimezone(dt.UTC)
-            return stamp.date()
-        return dt.date.fromisoformat(value)
+        return dt.date.fromisoformat(value) if value else None
     except ValueError:
         return None
 

@@ -1,13 +1,12 @@
 """``audit``: does each story keep the promises its disclosure makes?
 
-The real disclosure reads: *"every cited Manifest id exists and is recent, claim ids belong to
-their Manifest, the story does not repeat a recent story, and each paragraph is supported by
-the claims it cites"*. :func:`audit` checks those promises and the declared summary fields on
-the graph, with evidence for every finding (:data:`~hcgraph.provenance.findings.CHECKS`).
-Each check takes the :class:`~hcgraph.provenance.scope.AuditScope` and returns its findings;
-the cross-story ones live in :mod:`~hcgraph.provenance.conflicts` and
+:func:`audit` checks the promises (cited manifests exist and are recent, claim ids belong to
+their manifest, no repeat of a recent story, each paragraph supported) and the declared summary
+fields, with evidence for every finding (:data:`~hcgraph.provenance.scope.CHECKS`); the
+cross-story checks are in :mod:`~hcgraph.provenance.conflicts` and
 :mod:`~hcgraph.provenance.repeats`, the support verdicts in
-:mod:`~hcgraph.provenance.support_audit`.
+:mod:`~hcgraph.provenance.support_audit`. :func:`render_summary` and :func:`render_markdown`
+are the report's terminal and Markdown views.
 """
 
 from __future__ import annotations
@@ -16,38 +15,51 @@ import datetime as dt
 import json
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field, fields
 from itertools import chain
 from typing import Any
 
-from ..errors import ProvenanceError
+from ..errors import ProvenanceError, visible
+from ..mdtext import md_text, md_url
 from ..store import Store
 from ._graph import ManifestInfo, describe_manifests, manifest_id, rows
 from .conflicts import conflicts
-from .findings import (
+from .repeats import repeats
+from .scope import (
     CHECKS,
     MAX_REPEAT_WINDOW,
     MAX_SOURCE_AGE,
     AuditFinding,
     AuditOptions,
+    AuditScope,
     StoryFacts,
     manifest_ids,
+    open_scope,
 )
-from .repeats import repeats
-from .scope import AuditScope, open_scope
 from .support_audit import SupportFacts, checked_versions, support_facts
 from .tracing import part_sort_key
 
-__all__ = ["CHECKS", "AuditFinding", "AuditOptions", "AuditReport", "StoryAudit", "audit"]
+__all__ = [
+    "CHECKS",
+    "AuditFinding",
+    "AuditOptions",
+    "AuditReport",
+    "StoryAudit",
+    "audit",
+    "render_markdown",
+    "render_summary",
+    "support_line",
+]
 
 _UNCITED = """
-SELECT ?story ?para WHERE { GRAPH ?story {
+SELECT ?story ?para ?text WHERE { GRAPH ?story {
   ?para a hc:Paragraph MINUS { ?para cito:citesAsEvidence ?claim }
+  OPTIONAL { ?para schema:text ?text }
 } }
 """
-_TEXT = "SELECT ?story ?para ?text WHERE { GRAPH ?story { ?para schema:text ?text } }"
 _ROOM_ID = "SELECT DISTINCT ?room ?id WHERE { ?room dcterms:identifier ?id }"
+Named = Callable[[str], str]
 _SOURCES_RE = re.compile(r"(\d+)\s+sources?\b", re.IGNORECASE)
 
 
@@ -301,33 +313,28 @@ def _source_dates(
 def _declared(s: StoryFacts, manifests: dict[str, ManifestInfo]) -> Iterator[AuditFinding]:
     listed_pubs = {p for m in s.listed for p in manifests.get(m, ManifestInfo("", m)).publishers}
     if s.declared_publishers != listed_pubs:
-        yield AuditFinding(s.url, "declared-publishers",
-            "declared publishers differ from the listed manifests' publishers: "
-            + _delta(listed_pubs - s.declared_publishers, s.declared_publishers - listed_pubs),
-            {"declared": sorted(s.declared_publishers), "derived": sorted(listed_pubs),
-             "missing": sorted(listed_pubs - s.declared_publishers),
-             "extra": sorted(s.declared_publishers - listed_pubs)})  # fmt: skip
+        what = "declared publishers differ from the listed manifests' publishers"
+        yield _differs(s, "declared-publishers", what, s.declared_publishers, listed_pubs)
     if s.declared_count != len(s.listed):
         yield AuditFinding(s.url, "declared-source-count",
             f"declared source_count {s.declared_count} but {len(s.listed)} manifests are listed",
             {"declared": s.declared_count, "derived": len(s.listed)})  # fmt: skip
     if s.declared_cited != s.cited:
-        missing = manifest_ids(s.cited - s.declared_cited)
-        extra = manifest_ids(s.declared_cited - s.cited)
-        yield AuditFinding(s.url, "declared-cited-manifests",
-            "declared cited_manifest_ids differ from the manifests the story cites: "
-            + _delta(set(missing), set(extra)),
-            {"declared": manifest_ids(s.declared_cited), "derived": manifest_ids(s.cited),
-             "missing": missing, "extra": extra})  # fmt: skip
+        what = "declared cited_manifest_ids differ from the manifests the story cites"
+        yield _differs(s, "declared-cited-manifests", what, s.declared_cited, s.cited, manifest_id)
 
 
-def _delta(missing: set[str], extra: set[str]) -> str:
-    parts = []
-    if missing:
-        parts.append("missing " + ", ".join(sorted(missing)))
+def _differs(
+    s: StoryFacts, check: str, what: str, declared: set[str], derived: set[str], name: Named = str
+) -> AuditFinding:
+    """A declared set that is not the derived one: what it misses, what it has extra."""
+    missing, extra = sorted(map(name, derived - declared)), sorted(map(name, declared - derived))
+    parts = [f"missing {', '.join(missing)}"] if missing else []
     if extra:
-        parts.append("not derived " + ", ".join(sorted(extra)))
-    return "; ".join(parts)
+        parts.append(f"not derived {', '.join(extra)}")
+    named = {"declared": sorted(map(name, declared)), "derived": sorted(map(name, derived))}
+    evidence = {**named, "missing": missing, "extra": extra}
+    return AuditFinding(s.url, check, f"{what}: {'; '.join(parts)}", evidence)
 
 
 def _trust(s: StoryFacts) -> Iterator[AuditFinding]:
@@ -348,17 +355,78 @@ def _trust(s: StoryFacts) -> Iterator[AuditFinding]:
 
 def uncited(scope: AuditScope) -> list[AuditFinding]:
     """Paragraphs that cite no claim, with their text, in story and part order."""
-    import pyoxigraph as ox
-
-    rows_ = sorted(scope.each(_UNCITED), key=lambda r: (r[0] or "", part_sort_key(r[1] or "")))
+    found = {(url, para): text or "" for url, para, text in scope.each(_UNCITED) if url and para}
     out = []
-    for url, para in rows_:
-        if url is None or para is None:
-            continue
-        text = next(
-            rows(scope.store, _TEXT, story=ox.NamedNode(url), para=ox.NamedNode(para)), ("",)
-        )
-        out.append(AuditFinding(url, "uncited-paragraph",
-            f"paragraph {para.rsplit('#', 1)[-1]} cites no claim",
-            {"paragraph": para, "text": text[0] or ""}))  # fmt: skip
+    for url, para in sorted(found, key=lambda key: (key[0], part_sort_key(key[1]))):
+        message = f"paragraph {para.rsplit('#', 1)[-1]} cites no claim"
+        evidence = {"paragraph": para, "text": found[url, para]}
+        out.append(AuditFinding(url, "uncited-paragraph", message, evidence))
     return out
+
+
+# --- views: terminal and Markdown ----------------------------------------------------------
+
+
+def _tally(report: AuditReport) -> str:
+    """ "K of N stories keep every promise; F findings in M stories"."""
+    failing = len(report.failing)
+    return (
+        f"{len(report.stories) - failing} of {len(report.stories)} stories keep every "
+        f"promise; {len(report.findings)} findings in {failing} stories"
+    )
+
+
+def support_line(report: AuditReport) -> str:
+    """One line of support verdicts over the stories audited."""
+    total: dict[str, int] = {}
+    for s in report.stories:
+        for key, n in s.support.items():
+            total[key] = total.get(key, 0) + n
+    parts = [f"{total.get(k, 0)} {k}" for k in ("supported", "unsupported", "not-checkable")]
+    unchecked = total.get("unchecked", 0)
+    tail = f"; {unchecked} stories unchecked (hcgraph manifests check)" if unchecked else ""
+    return "support check: (passage, claim) pairs " + ", ".join(parts) + tail
+
+
+def render_summary(report: AuditReport, limit: int = 20) -> list[Any]:
+    """Rich renderables: findings per check, then the failing stories (first ``limit``);
+    story text and URLs through :func:`~hcgraph.errors.visible`."""
+    from rich.table import Table
+    from rich.text import Text
+
+    failing = report.failing
+    head = Text(_tally(report), style="bold green" if not failing else "bold red")
+    checks = Table(title="findings per check")
+    checks.add_column("promise")
+    checks.add_column("check")
+    checks.add_column("findings", justify="right")
+    for name, n in report.counts().items():
+        checks.add_row(CHECKS[name], name, str(n), style="red" if n else None)
+    out: list[Any] = [head, checks, Text(support_line(report))]
+    if failing:
+        out.append(Text(f"stories breaking a promise (first {min(limit, len(failing))}):",
+                        style="bold"))  # fmt: skip
+        for s in failing[:limit]:
+            out.append(Text(visible(s.url, one_line=True), style="cyan"))
+            out += [Text(f"  {f.check}: {visible(f.message, one_line=True)}") for f in s.findings]
+    return out
+
+
+def render_markdown(report: AuditReport) -> str:
+    """The report as Markdown: summary table, then each failing story's findings."""
+    o = report.options
+    lines = [
+        "# hcgraph audit",
+        "",
+        f"{_tally(report)} (max source age {o.max_source_age} days, repeat window "
+        f"{o.repeat_window} days, repeat threshold {o.repeat_threshold}).",
+        "",
+        "| promise | check | findings |",
+        "| --- | --- | ---: |",
+    ]
+    lines += [f"| {CHECKS[k]} | `{k}` | {n} |" for k, n in report.counts().items()]
+    lines += ["", support_line(report) + "."]
+    for s in report.failing:
+        lines += ["", f"## {md_text(s.headline or s.url)}", "", md_url(s.url), ""]
+        lines += [f"- **{f.check}**: {md_text(f.message)}" for f in s.findings]
+    return "\n".join(lines) + "\n"

@@ -13,8 +13,7 @@ from collections.abc import Iterator
 
 from ..store import Store
 from ._graph import batches, claim_id, manifest_id, rows, values
-from .findings import AuditFinding
-from .scope import AuditScope
+from .scope import AuditFinding, AuditScope
 
 __all__ = ["conflicts"]
 

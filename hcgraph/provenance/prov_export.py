@@ -1,48 +1,23 @@
 """A :class:`~hcgraph.provenance.tracing.Trace` as a W3C PROV document (the ``prov`` package).
 
-Stories, parts, claims, manifests, source and raw documents are entities; publishers
-(``prov:Organization``), the writer and hcgraph (``prov:SoftwareAgent``) agents; the writer's
-run and hcgraph's ingest activities. The relations are those the graph states in PROV-O
-(``hadMember``, ``wasDerivedFrom``, ``hadPrimarySource``, ``wasAttributedTo``,
-``wasGeneratedBy``, ``used``, ``wasAssociatedWith``). Every IRI is kept whole: one namespace
-per distinct prefix up to the last ``/``. :data:`PROV_FORMATS` adds ``dot`` and ``svg``, the
-trace's picture (:mod:`hcgraph.provenance.trace_picture`).
+Entities, agents and activities with the PROV-O relations the graph states; every IRI is kept
+whole (one namespace per distinct prefix up to the last ``/``). :data:`PROV_FORMATS` adds
+``dot`` and ``svg``, the trace's picture (:mod:`hcgraph.provenance.trace_picture`).
 """
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
 from .._version import __version__
 from ..iris import mint, minted
 from ..vocab import CITO, HC
-from ._graph import claim_iri, manifest_iri
+from ._graph import claim_iri, literal_time, manifest_iri
 from .trace_picture import to_dot, to_svg
 from .tracing import IngestRecord, Part, StoryTrace, Trace
 
 __all__ = ["PROV_FORMATS", "to_prov_document"]
-
-
-class _Names:
-    """Namespaces for IRIs: one per distinct prefix up to the last ``/``."""
-
-    def __init__(self, doc: Any) -> None:
-        self.doc = doc
-        self.prefixes: dict[str, str] = {}
-        doc.add_namespace("hc", str(HC._NS))
-        doc.add_namespace("cito", str(CITO))
-
-    def __call__(self, iri: str) -> Any:
-        head, sep, tail = iri.rpartition("/")
-        ns_uri = head + sep
-        prefix = self.prefixes.get(ns_uri)
-        if prefix is None:
-            prefix = f"n{len(self.prefixes) + 1}"
-            self.prefixes[ns_uri] = prefix
-            self.doc.add_namespace(prefix, ns_uri)
-        return self.doc.valid_qualified_name(f"{prefix}:{tail}")
 
 
 def to_prov_document(tr: Trace) -> Any:
@@ -63,18 +38,34 @@ class _Builder:
     def __init__(self, doc: Any, tr: Trace) -> None:
         from prov.constants import PROV_LABEL, PROV_TYPE
 
-        self.doc, self.tr, self.q = doc, tr, _Names(doc)
+        self.doc, self.tr = doc, tr
         self.type, self.label = PROV_TYPE, PROV_LABEL
         self.seen: set[str] = set()  # IRIs already recorded
         self.done: set[str] = set()  # manifests whose sources are recorded
+        self.prefixes: dict[str, str] = {}  # namespace → its prefix
+        doc.add_namespace("hc", str(HC._NS))
+        doc.add_namespace("cito", str(CITO))
+
+    def q(self, iri: str) -> Any:
+        """The qualified name of ``iri``: one namespace per distinct prefix up to the last ``/``."""
+        head, sep, tail = iri.rpartition("/")
+        prefix = self.prefixes.get(head + sep)
+        if prefix is None:
+            prefix = self.prefixes[head + sep] = f"n{len(self.prefixes) + 1}"
+            self.doc.add_namespace(prefix, head + sep)
+        return self.doc.valid_qualified_name(f"{prefix}:{tail}")
 
     def _first(self, iri: str) -> bool:
         new = iri not in self.seen
         self.seen.add(iri)
         return new
 
-    def _kind(self, name: str) -> Any:
-        return self.doc.valid_qualified_name(name)
+    def attrs(self, kind: str, label: str | None = None, **hc: str | None) -> dict[Any, Any]:
+        """PROV attributes: type ``kind``, the label if given, each ``hc:`` one that is set."""
+        out: dict[Any, Any] = {self.type: self.doc.valid_qualified_name(kind)}
+        if label is not None:
+            out[self.label] = label
+        return out | {f"hc:{k}": v for k, v in hc.items() if v}
 
     def entity(self, iri: str, attrs: dict[Any, Any] | None = None) -> Any:
         if self._first(iri):
@@ -83,13 +74,12 @@ class _Builder:
 
     def agent(self, iri: str, kind: str, label: str) -> Any:
         if self._first(iri):
-            self.doc.agent(self.q(iri), {self.type: self._kind(kind), self.label: label})
+            self.doc.agent(self.q(iri), self.attrs(kind, label))
         return self.q(iri)
 
     def story(self, s: StoryTrace) -> None:
         """The story entity, its writer and run, its ingest, and its parts' citations."""
-        story = self.entity(s.url, {self.type: self._kind("hc:Story"),
-                                    self.label: s.headline or s.url})  # fmt: skip
+        story = self.entity(s.url, self.attrs("hc:Story", s.headline or s.url))
         if s.writer_agent:
             self._writer(story, s)
         if s.ingest is not None and s.ingest.sha256:
@@ -106,22 +96,18 @@ class _Builder:
         if s.writer_run:
             run_iri = mint("run", s.writer_agent, s.writer_run).value
             if self._first(run_iri):
-                doc.activity(q(run_iri), other_attributes={
-                    self.type: self._kind("hc:WriterRun"), self.label: s.writer_run})  # fmt: skip
+                doc.activity(q(run_iri), other_attributes=self.attrs("hc:WriterRun", s.writer_run))
                 doc.wasAssociatedWith(q(run_iri), writer)
-            doc.wasGeneratedBy(story, q(run_iri), _time(s.published_at))
+            doc.wasGeneratedBy(story, q(run_iri), literal_time(s.published_at))
 
     def _ingest(self, ing: IngestRecord, sha256: str) -> None:
         doc, q = self.doc, self.q
-        raw = self.entity(minted("raw", sha256), {
-            self.type: self._kind("hc:RawDocument"), "hc:sha256": sha256})  # fmt: skip
+        raw = self.entity(minted("raw", sha256), self.attrs("hc:RawDocument", sha256=sha256))
         ingest_iri = minted("ingest", sha256)
         if not self._first(ingest_iri):
             return
-        attrs: dict[Any, Any] = {self.type: self._kind("hc:Ingest")}
-        if ing.source:
-            attrs["hc:sourceLocation"] = ing.source
-        doc.activity(q(ingest_iri), endTime=_time(ing.retrieved_at), other_attributes=attrs)
+        attrs = self.attrs("hc:Ingest", sourceLocation=ing.source)
+        doc.activity(q(ingest_iri), endTime=literal_time(ing.retrieved_at), other_attributes=attrs)
         doc.used(q(ingest_iri), raw)
         software = mint("software", "hcgraph", __version__).value
         doc.wasAssociatedWith(
@@ -131,48 +117,36 @@ class _Builder:
     def _part(self, story: Any, p: Part) -> None:
         doc = self.doc
         kind = "hc:KeyFact" if p.kind == "key fact" else "hc:Paragraph"
-        part = self.entity(p.iri, {self.type: self._kind(kind), self.label: p.text})
+        part = self.entity(p.iri, self.attrs(kind, p.text))
         doc.hadMember(story, part)
         for c in p.citations:
             manifest = self.manifest(c.manifest_id)
             doc.wasDerivedFrom(part, manifest)
             for claim_id in c.claim_ids:
-                claim = self.entity(claim_iri(claim_id), {self.type: self._kind("hc:Claim")})
-                doc.wasDerivedFrom(part, claim, other_attributes={
-                    self.type: self._kind("cito:citesAsEvidence")})  # fmt: skip
+                claim = self.entity(claim_iri(claim_id), self.attrs("hc:Claim"))
+                evidence = self.attrs("cito:citesAsEvidence")
+                doc.wasDerivedFrom(part, claim, other_attributes=evidence)
                 doc.hadMember(manifest, claim)
 
     def manifest(self, mid: str) -> Any:
         """The manifest entity; the first time, its source documents and their publishers."""
         iri = manifest_iri(mid)
         info = self.tr.manifests.get(mid)
-        attrs: dict[Any, Any] = {self.type: self._kind("hc:Manifest")}
-        if info is not None and info.title:
-            attrs[self.label] = info.title
-        node = self.entity(iri, attrs)
+        node = self.entity(
+            iri, self.attrs("hc:Manifest", info.title if info and info.title else None)
+        )
         if iri in self.done or info is None:
             return node
         self.done.add(iri)
         for d in sorted(info.documents):
-            src_attrs: dict[Any, Any] = {self.type: self._kind("hc:SourceDocument")}
-            if info.published_date:
-                src_attrs["hc:published"] = info.published_date.isoformat()
-            source = self.entity(d, src_attrs)
+            day = info.published_date.isoformat() if info.published_date else None
+            source = self.entity(d, self.attrs("hc:SourceDocument", published=day))
             self.doc.hadPrimarySource(node, source)
             for pub in sorted(info.publishers):
                 self.doc.wasAttributedTo(
                     source, self.agent(mint("publisher", pub).value, "prov:Organization", pub)
                 )
         return node
-
-
-def _time(value: str | None) -> dt.datetime | None:
-    if not value:
-        return None
-    try:
-        return dt.datetime.fromisoformat(value)
-    except ValueError:
-        return None
 
 
 def provn(tr: Trace) -> str:

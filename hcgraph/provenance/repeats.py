@@ -16,8 +16,7 @@ import pyoxigraph as ox
 
 from ..store import Store
 from ._graph import count, rows
-from .findings import AuditFinding, AuditOptions, StoryFacts, manifest_ids
-from .scope import AuditScope
+from .scope import AuditFinding, AuditOptions, AuditScope, StoryFacts, manifest_ids
 
 __all__ = ["repeat", "repeats"]
 

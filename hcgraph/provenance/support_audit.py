@@ -9,20 +9,21 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any
-
-import pyoxigraph as ox
 
 from ..store import Store
 from ..vocab import ID, SUPPORT_GRAPHS
-from ._graph import claim_id
-from .findings import AuditFinding
+from ._graph import claim_id, rows
+from .scope import AuditFinding
 
 __all__ = ["SupportFacts", "support_facts"]
 
+Row = tuple[str | None, ...]
+#: A verdict's first row and its mismatches (by IRI: kind, span, claim_span, detail).
+Pair = tuple[Row, dict[str, dict[str, str | None]]]
+_SPAN_KEYS = ("kind", "span", "claim_span", "detail")  # ?kind ?span ?claimSpan ?detail
+
 _VERDICTS = f"""
-SELECT ?g ?v ?status ?passage ?claim ?reason ?sentence ?claimText ?m ?kind ?span ?claimSpan
-       ?detail ?start ?end
+SELECT ?v ?status ?passage ?claim ?reason ?sentence ?claimText ?m ?kind ?span ?claimSpan ?detail
 WHERE {{ GRAPH ?g {{
   ?v hc:supportStatus ?status ; cito:hasCitingEntity ?passage ; cito:hasCitedEntity ?claim .
   OPTIONAL {{ ?v hc:reason ?reason }}
@@ -30,7 +31,6 @@ WHERE {{ GRAPH ?g {{
   OPTIONAL {{
     ?v hc:mismatch ?m . ?m hc:mismatchKind ?kind ; hc:span ?span ; hc:claimSpan ?claimSpan ;
        <http://www.w3.org/2000/01/rdf-schema#comment> ?detail .
-    OPTIONAL {{ ?m hc:spanStart ?start ; hc:spanEnd ?end }}
   }}
 }} FILTER STRSTARTS(STR(?g), "{SUPPORT_GRAPHS}")
    OPTIONAL {{ ?claim prov:value ?claimText }} }}
@@ -56,79 +56,48 @@ class SupportFacts:
         return {k: counts.get(k, 0) for k in ("supported", "unsupported", "not-checkable")}
 
 
-def _value(term: ox.NamedNode | ox.Literal | ox.BlankNode | None) -> str | None:
-    return None if term is None else term.value
-
-
 def support_facts(store: Store, stories: Iterable[str] | None = None) -> SupportFacts:
     """Read the recorded verdicts (of ``stories`` only, when given)."""
     wanted = None if stories is None else set(stories)
     facts = SupportFacts()
-    pairs: dict[str, dict[str, Any]] = {}  # verdict → its unsupported pair ({}: not one)
-    result = store.query(_VERDICTS)
-    assert isinstance(result, ox.QuerySolutions)
-    for row in result:
-        story = row["passage"].value.split("#", 1)[0]
+    pairs: dict[str, Pair | None] = {}  # verdict → its unsupported pair (None: not one)
+    for row in rows(store, _VERDICTS):
+        story = (row[2] or "").split("#", 1)[0]
         if wanted is None or story in wanted:
             _add_row(facts, pairs, story, row)
     for verdict in sorted(pairs):
-        if pairs[verdict]:
-            _finding(facts, pairs[verdict])
+        if (pair := pairs[verdict]) is not None:
+            _finding(facts, *pair)
     return facts
 
 
-def _add_row(
-    facts: SupportFacts, pairs: dict[str, dict[str, Any]], story: str, row: ox.QuerySolution
-) -> None:
+def _add_row(facts: SupportFacts, pairs: dict[str, Pair | None], story: str, row: Row) -> None:
     """One row: a verdict's first row is tallied (and opens its pair, when unsupported);
     every row of an unsupported pair adds its mismatch."""
-    verdict = row["v"].value
+    verdict, status = row[0] or "", row[1] or ""
     if verdict not in pairs:
-        status = row["status"].value
         facts.tally.setdefault(story, Counter())[status] += 1
-        pairs[verdict] = _pair(story, row) if status == "unsupported" else {}
-    pair = pairs[verdict]
-    if pair and row["m"] is not None:
-        pair["mismatches"][row["m"].value] = {
-            "kind": row["kind"].value,
-            "span": row["span"].value,
-            "claim_span": row["claimSpan"].value,
-            "detail": row["detail"].value,
-            "start": _int(row["start"]),
-            "end": _int(row["end"]),
-        }
+        pairs[verdict] = (row, {}) if status == "unsupported" else None
+    if (pair := pairs[verdict]) is not None and (m := row[7]) is not None:
+        pair[1][m] = dict(zip(_SPAN_KEYS, row[8:], strict=True))
 
 
-def _pair(story: str, row: ox.QuerySolution) -> dict[str, Any]:
-    return {
-        "story": story,
-        "passage": row["passage"].value,
-        "claim_id": claim_id(row["claim"].value),
-        "claim": _value(row["claimText"]) or "",
-        "reason": _value(row["reason"]) or "",
-        "sentence": _value(row["sentence"]) or "",
-        "mismatches": {},
-    }
-
-
-def _int(term: ox.NamedNode | ox.Literal | ox.BlankNode | None) -> int | None:
-    return None if term is None else int(term.value)
-
-
-def _finding(facts: SupportFacts, pair: dict[str, Any]) -> None:
-    mismatches = [pair["mismatches"][k] for k in sorted(pair["mismatches"])]
-    story, passage = pair["story"], pair["passage"]
-    key = passage.rsplit("#", 1)[-1]
-    first = mismatches[0]["detail"] if mismatches else pair["reason"]
+def _finding(facts: SupportFacts, row: Row, mismatches: dict[str, dict[str, str | None]]) -> None:
+    """The finding of one unsupported pair, its mismatches (in order) as evidence."""
+    _, _, passage, claim, reason, sentence, text, *_ = row
+    assert passage is not None and claim is not None
+    story, key = passage.split("#", 1)[0], passage.rsplit("#", 1)[-1]
+    spans = [mismatches[m] for m in sorted(mismatches)]
     evidence = {
         "passage": passage,
-        "claim_id": pair["claim_id"],
-        "claim": pair["claim"],
-        "sentence": pair["sentence"],
-        "reason": pair["reason"],
-        "spans": [{k: m[k] for k in ("kind", "span", "claim_span", "detail")} for m in mismatches],
+        "claim_id": claim_id(claim),
+        "claim": text or "",
+        "sentence": sentence or "",
+        "reason": reason or "",
+        "spans": spans,
     }
-    message = f"{key} does not say what claim {pair['claim_id']} says: {first}"
+    first = spans[0]["detail"] if spans else reason or ""
+    message = f"{key} does not say what claim {claim_id(claim)} says: {first}"
     facts.findings.setdefault(story, []).append(
         AuditFinding(story, "unsupported-claim", message, evidence)
     )
@@ -136,6 +105,4 @@ def _finding(facts: SupportFacts, pair: dict[str, Any]) -> None:
 
 def checked_versions(store: Store) -> dict[str, str]:
     """Support graph → the raw document IRI its check read."""
-    result = store.query(_CHECKED_RAW)
-    assert isinstance(result, ox.QuerySolutions)
-    return {row["g"].value: row["raw"].value for row in result}
+    return {g: raw for g, raw in rows(store, _CHECKED_RAW) if g and raw}

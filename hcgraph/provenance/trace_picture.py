@@ -1,13 +1,9 @@
 """A trace as a picture people can read: Graphviz DOT, drawn top-down, of bounded width.
 
-``hcgraph trace --format dot|svg`` draws the chain a reader asks about, from the top: story
-→ paragraph or key fact → (the claim, in a claim trace) → manifest → source document →
-publisher. Every node is labelled with its name, wrapped at :data:`WRAP` characters and cut
-after a few lines (the full text and IRI are its SVG ``<title>``); no rank holds more than
-:data:`ROW` nodes; a manifest or claim trace draws :data:`MAX_STORIES` citing stories (at
-most :data:`MAX_PARTS` parts each) and one summary node for the rest. Untrusted text is
-cleaned (:func:`clean_text`) and escaped for HTML-like labels, so the SVG parses as XML and
-shows exactly the intended text.
+``hcgraph trace --format dot|svg`` draws story → part → (claim) → manifest → source document
+→ publisher, each node's label wrapped and cut (its full text and IRI are its SVG ``<title>``),
+at most :data:`ROW` nodes a rank and :data:`MAX_STORIES` citing stories (the rest one summary
+node). Untrusted text is cleaned (:func:`clean_text`) and escaped for HTML-like labels.
 """
 
 from __future__ import annotations
@@ -239,7 +235,7 @@ def url_lines(url: object, lines: int = 2, width: int = WRAP) -> list[str]:
     return out or [""]
 
 
-def _story_node(s: StoryTrace, extra: str | None = None) -> _Node:
+def _story_node(s: StoryTrace, extra: str | None, focus: bool) -> _Node:
     foot = [f"published {_date(s.published_at)}"]
     if s.writer_agent:
         foot[0] += f" · by {clean_text(s.writer_agent)[:16]}"
@@ -254,17 +250,18 @@ def _story_node(s: StoryTrace, extra: str | None = None) -> _Node:
     if s.ingest is not None and s.ingest.sha256:
         tooltip += f" (raw document sha256 {clean_text(s.ingest.sha256)})"
     return _Node(_name(s.url), "story", label_lines(s.headline or s.url, lines=3), foot=foot,
-                 tooltip=tooltip)  # fmt: skip
+                 tooltip=tooltip, focus=focus)  # fmt: skip
 
 
-def _part_node(p: Part) -> _Node:
+def _part_node(p: Part, focus: bool) -> _Node:
     claims = len(p.claim_ids)
     manifests = len(p.manifest_ids)
     foot = [f"cites {claims} claim{'s' * (claims != 1)} in {manifests} "
             f"manifest{'s' * (manifests != 1)}" if p.citations else "cites nothing"]  # fmt: skip
     return _Node(_name(p.iri), "part", [f"{p.kind} {clean_text(p.key)}"],
                  body=label_lines(p.text, lines=3), foot=foot,
-                 tooltip=f"{p.kind} {clean_text(p.key)}: {clean_text(p.text)}")  # fmt: skip
+                 tooltip=f"{p.kind} {clean_text(p.key)}: {clean_text(p.text)}",
+                 focus=focus)  # fmt: skip
 
 
 def _manifest_nodes(pic: _Picture, mid: str, info: ManifestInfo | None, focus: bool) -> str:
@@ -315,9 +312,7 @@ def _draw(tr: Trace) -> _Picture:
         if many and len(parts) > MAX_PARTS:
             extra = f"+ {len(parts) - MAX_PARTS} more citing parts not drawn"
             parts = parts[:MAX_PARTS]
-        snode = _story_node(s, extra)
-        snode.focus = tr.kind == "story"
-        story = pic.add(snode)
+        story = pic.add(_story_node(s, extra, tr.kind == "story"))
         for p in parts:
             _draw_part(pic, tr, story, p, claim_node)
     hidden = max(tr.total_stories, len(tr.stories)) - len(shown)
@@ -338,19 +333,14 @@ def _focus_cites(tr: Trace, p: Part) -> list[tuple[str, tuple[str, ...]]]:
 
 def _draw_part(pic: _Picture, tr: Trace, story: str, p: Part, claim_node: str | None) -> None:
     """One part, its edge from the story, and its citations (through the claim, if focused)."""
-    pnode = _part_node(p)
-    pnode.focus = tr.kind == "part"
-    part = pic.add(pnode)
+    part = pic.add(_part_node(p, tr.kind == "part"))
     pic.edge(story, part, "hadMember")
     for mid, claims in _focus_cites(tr, p):
         tooltip = "cites claims " + (", ".join(claims) or "(none)")
         if claim_node is not None:
             pic.edge(part, claim_node, tooltip)
-            pic.edge(
-                claim_node, _manifest_nodes(pic, mid, tr.manifests.get(mid), False), "isPartOf"
-            )
-        else:
-            pic.edge(part, _manifest_nodes(pic, mid, tr.manifests.get(mid), False), tooltip)
+        manifest = _manifest_nodes(pic, mid, tr.manifests.get(mid), False)
+        pic.edge(claim_node or part, manifest, tooltip if claim_node is None else "isPartOf")
 
 
 def _draw_more(pic: _Picture, tr: Trace, hidden: int, claim_node: str | None) -> None:

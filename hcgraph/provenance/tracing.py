@@ -1,19 +1,14 @@
 """``trace``: where did this sentence come from?
 
-A target is a story URL, a part IRI (``URL#s2-p1``, ``URL#kf1``), a manifest id or a claim
-id. :func:`trace` returns a :class:`Trace`: per story, its writer agent and run, hcgraph's
-ingest, and each part with its citations (claim ids → manifest → source document →
-publisher), plus the claims' texts and support verdicts once the store holds them. For a
-manifest or claim, the parts are those that cite it, in every story. It renders as a tree
-(:func:`render_tree`), Markdown (:func:`render_markdown`), JSON (:meth:`Trace.to_json`) or
-W3C PROV (:data:`~hcgraph.provenance.prov_export.PROV_FORMATS`).
+:func:`trace` follows a story URL, part IRI (``URL#s2-p1``, ``URL#kf1``), manifest id or claim
+id to a :class:`Trace`: each story's writer, run and ingest, and each part's citations (claim
+ids → manifest → source document → publisher, with the claims' texts and support verdicts).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
@@ -21,7 +16,7 @@ from urllib.parse import unquote
 import pyoxigraph as ox
 
 from ..errors import ProvenanceError, visible
-from ..iris import named_node
+from ..iris import named_node, unminted
 from ..mdtext import md_code, md_text, md_url
 from ..store import Store
 from ..vocab import ID
@@ -101,7 +96,6 @@ _CITING_PARTS = {
 _IS = {"manifest": "ASK { ?x a hc:Manifest }", "claim": "ASK { ?x a hc:Claim }"}
 _IS_STORY = "ASK { GRAPH ?story { ?story a hc:Story } }"
 _PART_RE = re.compile(r"^(?:s(\d+)-p(\d+)|kf(\d+))$")
-_AGENT = f"{ID}agent/"
 _RUN = f"{ID}run/"
 
 
@@ -111,7 +105,6 @@ class Citation:
 
     manifest_id: str
     claim_ids: tuple[str, ...]
-    position: int
 
 
 @dataclass
@@ -251,11 +244,12 @@ def trace(store: Store, target: str, limit: int | None = None) -> Trace:
     if target.startswith(("http://", "https://")):
         return _trace_url(store, target)
     for kind, make in (("manifest", manifest_iri), ("claim", claim_iri)):
-        node = _minted_node(make, target)
-        if node is not None and _ask(store, _IS[kind], x=node):
-            stories, total = _citing(store, kind, node.value, limit)
-            focus = target if kind == "manifest" else None
-            return _finish(store, target, kind, stories, focus=focus, total=total)
+        try:
+            node = named_node(make(target))
+        except UnicodeEncodeError:  # a lone surrogate (a non-UTF-8 argument) is in no IRI
+            continue
+        if node is not None and store.query(_IS[kind], bindings={"x": node}):
+            return _finish(store, target, kind, *_citing(store, kind, node.value, limit))
     raise ProvenanceError(
         f"{target}: not a story URL, part IRI, manifest id or claim id in the store"
     )
@@ -271,21 +265,7 @@ def _trace_url(store: Store, target: str) -> Trace:
     st = _story_trace(store, story_url, only=None if only is None else {only})
     if only is not None and not st.parts:
         raise ProvenanceError(f"{target}: the story has no such paragraph or key fact")
-    return _finish(store, target, "part" if only else "story", [st], total=1)
-
-
-def _minted_node(make: Callable[[str], str], target: str) -> ox.NamedNode | None:
-    """The node ``make`` mints for ``target``, or ``None`` when no IRI can hold it (a lone
-    surrogate, from a non-UTF-8 argument, cannot be percent-encoded): nothing is stored
-    under it."""
-    try:
-        return named_node(make(target))
-    except UnicodeEncodeError:
-        return None
-
-
-def _ask(store: Store, sparql: str, **bindings: ox.NamedNode) -> bool:
-    return bool(store.query(sparql, bindings=bindings))
+    return _finish(store, target, "part" if only else "story", [st], 1)
 
 
 def _find_story(store: Store, url: str) -> str | None:
@@ -295,7 +275,7 @@ def _find_story(store: Store, url: str) -> str | None:
     candidates.append(url.rstrip("/") + "/" if not url.endswith("/") else url.rstrip("/"))
     for candidate in candidates:
         node = named_node(candidate)  # None: not an IRI (a space...), so no story
-        if node is not None and _ask(store, _IS_STORY, story=node):
+        if node is not None and store.query(_IS_STORY, bindings={"story": node}):
             return candidate
     return None
 
@@ -321,22 +301,10 @@ def _story_trace(store: Store, url: str, only: set[str] | None) -> StoryTrace:
     parts = _parts(store, st, only)
     _add_citations(store, st, parts)
     ordered = sorted(parts.values(), key=lambda p: part_sort_key(p.iri))
-    return StoryTrace(
-        url=url,
-        headline=headline,
-        published_at=published,
-        writer_agent=_unminted(agent, _AGENT),
-        writer_run=_unminted(run, _RUN),
-        ingest=ingest,
-        parts=ordered,
-    )
-
-
-def _unminted(term: str | None, prefix: str) -> str | None:
-    """The name an agent or run IRI was minted from (its last segment), else the term."""
-    if term and term.startswith(prefix):
-        return unquote(term[len(prefix) :] if prefix == _AGENT else term.rsplit("/", 1)[-1])
-    return term
+    # The names the agent and run IRIs were minted from (a run's: its last segment).
+    run_id = unquote(run.rsplit("/", 1)[-1]) if run and run.startswith(_RUN) else run
+    writer = agent and unminted("agent", agent), run_id
+    return StoryTrace(url, headline, published, *writer, ingest, ordered)
 
 
 def _parts(store: Store, st: ox.NamedNode, only: set[str] | None) -> dict[str, Part]:
@@ -359,36 +327,27 @@ def _add_citations(store: Store, st: ox.NamedNode, parts: dict[str, Part]) -> No
         entry = cites.setdefault((part, c), (int(pos) if pos else 0, manifest_id(m), []))
         if claim is not None:
             entry[2].append(claim_id(claim))
-    for (part_iri, _), (position, mid, claims) in sorted(cites.items(), key=lambda kv: kv[1][0]):
-        parts[part_iri].citations.append(Citation(mid, tuple(sorted(claims)), position))
+    for (part_iri, _), (_, mid, claims) in sorted(cites.items(), key=lambda kv: kv[1][0]):
+        parts[part_iri].citations.append(Citation(mid, tuple(sorted(claims))))
 
 
-def _finish(
-    store: Store,
-    target: str,
-    kind: str,
-    stories: list[StoryTrace],
-    focus: str | None = None,
-    total: int = 0,
-) -> Trace:
-    cited = {c.manifest_id for s in stories for p in s.parts for c in p.citations}
-    if focus is not None:
-        cited.add(focus)
+def _finish(store: Store, target: str, kind: str, stories: list[StoryTrace], total: int) -> Trace:
+    """The trace of ``stories``: their cited manifests, claims' texts and support verdicts."""
+    parts = {p.iri: p for s in stories for p in s.parts}
+    cited = {c.manifest_id for p in parts.values() for c in p.citations}
+    if kind == "manifest":
+        cited.add(target)
     infos = describe_manifests(store, [manifest_iri(m) for m in cited])
-    manifests = {info.manifest_id: info for info in infos.values()}
-    trace = Trace(target, kind, stories, manifests, total)
-    _add_claim_facts(store, trace)
-    return trace
+    tr = Trace(target, kind, stories, {info.manifest_id: info for info in infos.values()}, total)
+    _add_claim_facts(store, tr, parts)
+    return tr
 
 
-def _add_claim_facts(store: Store, tr: Trace) -> None:
-    """The claims' texts (from the manifest replies) and the support verdicts of the parts."""
+def _add_claim_facts(store: Store, tr: Trace, parts: dict[str, Part]) -> None:
+    """The claims' texts (from the manifest replies) and the support verdicts of ``parts``."""
     from ..claims.graphing import claim_texts, story_verdicts
 
-    tr.claim_texts.update(
-        claim_texts(store, {c for s in tr.stories for p in s.parts for c in p.claim_ids})
-    )
-    parts = {p.iri for s in tr.stories for p in s.parts}
+    tr.claim_texts.update(claim_texts(store, {c for p in parts.values() for c in p.claim_ids}))
     for s in tr.stories:
         for (part, claim), verdict in story_verdicts(store, s.url).items():
             if part in parts:

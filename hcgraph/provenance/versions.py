@@ -1,15 +1,10 @@
 """``history``: how did a story change?
 
-Versions come from the raw archive (:mod:`hcgraph.archive`: every fetch with its time and
-body; a ``304`` re-confirms the body it names) and from the graph (the current raw document
-and its ``prov:wasRevisionOf`` chain, which ``hcgraph ingest`` records too), merged by
-SHA-256. Withdrawals come from both: ``prov:invalidatedAtTime`` on the story or a revision,
-and two 404/410 answers in a row in the archive (the crawler's rule).
-
-:func:`diff_stories` lists what changed between consecutive versions, from the archived
-body or else from the graph (the current story graph, or a revision's ``hc:versionContent``,
-:mod:`hcgraph.version_content`). A version replaced before hcgraph kept that text cannot be
-compared, and the history says so.
+Versions come from the raw archive (every fetch; a ``304`` re-confirms the body it names) and
+the graph (the raw document's ``prov:wasRevisionOf`` chain), merged by SHA-256; withdrawals
+from ``prov:invalidatedAtTime`` and two 404/410 answers in a row. :func:`diff_stories` lists
+what changed between consecutive versions, from the archived body or what the graph kept
+(:mod:`hcgraph.version_content`).
 """
 
 from __future__ import annotations
@@ -21,7 +16,6 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
-from pathlib import Path
 from typing import Any
 
 import pyoxigraph as ox
@@ -153,23 +147,17 @@ class History:
         return json.dumps(self.as_dict(), indent=2, ensure_ascii=False)
 
 
-def history(store: Store, story_url: str, archive: Archive | Path | str | None = None) -> History:
-    """Every version of ``story_url`` from the archive and the graph, with changes.
-
-    Args:
-        store: the store (its ``archive/`` is used unless ``archive`` is given).
-        story_url: the story's canonical URL (its page, not ``index.json``).
-        archive: another raw archive directory.
+def history(store: Store, story_url: str) -> History:
+    """Every version of ``story_url`` (the story's page, not ``index.json``) from the store's
+    raw archive and graph, with changes.
 
     Raises:
         ProvenanceError: neither the graph nor the archive knows the story.
     """
     url = story_url.strip().split("#", 1)[0].removesuffix("index.json")
     versions: dict[str, Version] = {}
-    if archive is None and store.directory is not None:
-        archive = store.directory / "archive"
-    if archive is not None:
-        _from_archive(archive if isinstance(archive, Archive) else Archive(archive), url, versions)
+    if store.directory is not None:
+        _from_archive(Archive(store.directory / "archive"), url, versions)
     withdrawn_at = _from_graph(store, url, versions)
     if not versions:
         raise ProvenanceError(f"{story_url}: no version of this story in the store or archive")
@@ -244,7 +232,12 @@ def _from_graph(store: Store, url: str, versions: dict[str, Version]) -> str | N
     current = store.raw_sha256(url)
     if story is None or current is None:
         return None
-    marks, since = _withdrawals(store, url, current)
+    # When each version was withdrawn (by SHA-256), and since when the story is now.
+    marks = {sha: _iso(when) for sha, when in store.withdrawn_versions(url).items()}
+    now = store.withdrawn_at(url)
+    since = None if now is None else _iso(now)
+    if since is not None:
+        marks[current] = since
     chain = {sha: i for i, (sha, _when) in enumerate(reversed(store.revisions(url, current)))}
     for sha, when, loc, said in _chain(store, story):
         v = versions.setdefault(sha, Version(sha))
@@ -255,16 +248,6 @@ def _from_graph(store: Store, url: str, versions: dict[str, Version]) -> str | N
         v.recorded(when, loc)
         v.withdrawn_at(marks.get(sha))
     return since
-
-
-def _withdrawals(store: Store, url: str, current: str) -> tuple[dict[str, str], str | None]:
-    """When each version was withdrawn (by SHA-256), and since when the story is now."""
-    marks = {sha: _iso(when) for sha, when in store.withdrawn_versions(url).items()}
-    now = store.withdrawn_at(url)
-    since = None if now is None else _iso(now)
-    if since is not None:
-        marks[current] = since
-    return marks, since
 
 
 def _chain(
