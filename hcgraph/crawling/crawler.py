@@ -48,7 +48,7 @@ from .options import CrawlOptions, Seeds, read_local, user_agent
 from .politeness import Politeness
 from .process import BatchRunner, Runner, open_store
 from .recorder import CrawlProgress, Recorder, is_gone
-from .report import CrawlReport, build_report
+from .report import CrawlReport, tally
 from .robots import Robots
 from .scheduler import Scheduler
 from .worker import ProcessRunner
@@ -164,16 +164,15 @@ class Crawler:
             status = "interrupted" if self._stop else "complete"
             if status == "complete":
                 frontier.finish()
-            report = build_report(
-                frontier,
+            report = CrawlReport(
                 seeds=self.seeds.shown(),
                 status=status,
                 resumed=resumed,
                 started_at=started_at,
                 finished_at=dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
-                elapsed=time.monotonic() - t0,
+                elapsed_seconds=round(time.monotonic() - t0, 3),
                 options=self.options.describe(),
-                requests=requests,
+                **tally(frontier, requests),
             )
             failing = False
         finally:

@@ -36,7 +36,7 @@ from protego import Protego
 
 from ..errors import CrawlError
 from ..urls import DEFAULT_JSON_SUFFIX, canonicalize, page_url
-from .robots import parse_robots, sitemaps_of
+from .robots import sitemaps_of
 
 if TYPE_CHECKING:
     from .fetch import Fetcher, FetchResult
@@ -310,14 +310,10 @@ class IndexReader:
         return [(href, None) for href in hrefs], False
 
     async def _robots_sitemaps(self, url: str) -> list[tuple[str, str | None]]:
-        """The sitemaps a robots.txt names (read with its rules, or here with
-        ``--ignore-robots``); the origin's ``/sitemap.xml`` when it names none."""
+        """The sitemaps a robots.txt names; the origin's ``/sitemap.xml`` when it names none."""
         found = await self.robots.sitemaps(url)
-        if found is None:  # --ignore-robots: read it for its Sitemap lines only
-            result = await self.fetcher.get(url)
+        if not self.robots.enabled:  # read for its Sitemap lines only: a fetch like any other
             self.recorder.fetched()
-            ok = result.status == 200 and result.error is None
-            found = sitemaps_of(parse_robots(result.body)) if ok and result.body else []
         origin = "{0.scheme}://{0.netloc}".format(urlsplit(url))
         return [(s, None) for s in found or [origin + "/sitemap.xml"]]
 
