@@ -125,7 +125,7 @@ class Batches:
             except ArchiveError:
                 body = None
             if body is None or row.sha256 is None:
-                self.frontier.requeue(row.url)
+                self.frontier.mark(row.url, "queued", sha256=None)  # its body went missing
                 continue
             at = row.fetched_at
             when = dt.datetime.fromisoformat(at) if at else dt.datetime.now(dt.UTC)

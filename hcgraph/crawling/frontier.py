@@ -283,8 +283,10 @@ class Frontier:
             self.db.execute("SELECT COUNT(*) FROM urls WHERE state = ?", (state,)).fetchone()[0]
         )
 
-    def _update(self, url: str, **columns: object) -> None:
-        """Set ``columns`` (names from this module, never from input) of ``url``'s row."""
+    def mark(self, url: str, state: str, **columns: object) -> None:
+        """Put ``url`` in ``state`` (see the module docstring), setting ``columns`` too
+        (names from the code, never from input)."""
+        columns["state"] = state
         assignments = ", ".join(f"{name} = ?" for name in columns)
         self.db.execute(f"UPDATE urls SET {assignments} WHERE url = ?", (*columns.values(), url))
 
@@ -292,8 +294,8 @@ class Frontier:
         self, url: str, sha256: str, source: str, fetched_at: str, status: int | None
     ) -> None:
         """The body is in the archive; processing is next."""
-        self._update(
-            url, state="fetched", sha256=sha256, source=source, fetched_at=fetched_at, status=status
+        self.mark(
+            url, "fetched", sha256=sha256, source=source, fetched_at=fetched_at, status=status
         )
 
     def mark_failed(
@@ -306,52 +308,26 @@ class Frontier:
             (status, kind, reason, json_path, url),
         )
 
-    def mark_skipped(self, url: str, reason: str) -> None:
-        """The URL is not fetched (robots.txt)."""
-        self._update(url, state="skipped", reason=reason)
-
     def mark_done(self, url: str, story: str, put: str, related: Iterable[str | list[str]]) -> None:
         """The story is in the store; ``related`` are its in-scope links: JSON URLs of
         related stories, or ``[url, via, role]`` for others (an edition page...)."""
-        self._update(url, state="done", story=story, put=put, related=json.dumps(list(related)))
-
-    def mark_gone(self, url: str, status: int) -> None:
-        """The URL answered 404/410 twice in a row; the pipeline marks its story next (a
-        resume fetches it again: the answer before confirms it at once)."""
-        self._update(url, state="gone", status=status)
+        self.mark(url, "done", story=story, put=put, related=json.dumps(list(related)))
 
     def requeue_gone(self) -> None:
         """Put back in the queue the URLs an interrupted run left ``gone``."""
         self.db.execute("UPDATE urls SET state = 'queued' WHERE state = 'gone'")
-
-    def mark_withdrawn(self, url: str, story: str, status: int | None) -> None:
-        """The URL answered 404/410 (confirmed) and its stored story is marked withdrawn."""
-        self._update(url, state="withdrawn", story=story, status=status)
 
     def mark_read(
         self, url: str, children: Iterable[str | list[str]], reason: str | None = None
     ) -> None:
         """An index page was read; ``children`` are the links it queued (see
         :meth:`mark_done`)."""
-        self._update(url, state="read", related=json.dumps(list(children)), reason=reason)
+        self.mark(url, "read", related=json.dumps(list(children)), reason=reason)
 
     def row(self, url: str) -> Row | None:
         """The URL's row, or None if unseen."""
         found = self.db.execute(f"SELECT {_ROW_COLUMNS} FROM urls WHERE url = ?", (url,)).fetchone()
         return None if found is None else _row(found)
-
-    def mark_duplicate(self, url: str, story: str, reason: str) -> None:
-        """The body is a story already crawled under another URL."""
-        self._update(url, state="duplicate", story=story, reason=reason)
-
-    def requeue(self, url: str) -> None:
-        """Put a URL back in the queue (its archived body went missing)."""
-        self._update(url, state="queued", sha256=None)
-
-    def status_of(self, url: str) -> int | None:
-        """The HTTP status recorded for the URL, or None."""
-        row = self.db.execute("SELECT status FROM urls WHERE url = ?", (url,)).fetchone()
-        return None if row is None or row[0] is None else int(row[0])
 
     def depth_of(self, url: str) -> int | None:
         """The URL's current depth, or None if unseen."""
