@@ -109,8 +109,8 @@ class _Attempt:
     body: bytes | None = None
     error: str | None = None
     kind: str = "ok"
-    retry_in: float | None = None
-    host_wait: bool = False
+    transient: bool = False  # worth another attempt
+    retry_after: float | None = None  # the server's Retry-After, in seconds
 
 
 class Fetcher:
@@ -193,68 +193,58 @@ class Fetcher:
     ) -> tuple[_Attempt, int]:
         host = host_of(canonicalize(fetch_url))
         policy = self.policy
-        attempt = _Attempt()
         for n in range(policy.retries + 1):
             last = n == policy.retries
             async with self.politeness.slot(host):
                 self.requests += 1
-                attempt = await self._once(fetch_url, headers, n, last)
-            if attempt.retry_in is None:
+                attempt = await self._once(fetch_url, headers, last)
+            if not attempt.transient:
                 return attempt, n + 1
-            if attempt.retry_in > policy.max_retry_after:
+            if last:
+                attempt.error = f"{attempt.error} (gave up after {policy.retries} retries)"
+                return attempt, n + 1
+            wait = attempt.retry_after
+            if wait is not None and wait > policy.max_retry_after:
                 attempt.error = (
-                    f"HTTP {attempt.status}: Retry-After {attempt.retry_in:.0f} s is longer "
+                    f"HTTP {attempt.status}: Retry-After {wait:.0f} s is longer "
                     f"than the {policy.max_retry_after:.0f} s limit"
                 )
                 attempt.kind = "retry-after"
                 return attempt, n + 1
-            if attempt.host_wait:
-                self.politeness.defer(host, attempt.retry_in)
-            await asyncio.sleep(attempt.retry_in)
-        return attempt, policy.retries + 1
+            if wait is not None:
+                self.politeness.defer(host, wait)
+            await asyncio.sleep(wait if wait is not None else policy.backoff.delay(n + 1, self.rng))
+        raise AssertionError("unreachable")  # pragma: no cover - the last attempt returns
 
-    def _backoff(self, n_failed: int) -> float:
-        return self.policy.backoff.delay(n_failed, self.rng)
-
-    async def _once(
-        self, fetch_url: str, headers: Mapping[str, str], n: int, last: bool
-    ) -> _Attempt:
-        """Attempt ``n`` (0-based). ``retry_in`` set = retry after that many seconds."""
+    async def _once(self, fetch_url: str, headers: Mapping[str, str], last: bool) -> _Attempt:
+        """One attempt; ``transient`` set: worth another (the body is read only on the last)."""
         out = _Attempt()
         try:
             async with asyncio.timeout(self.policy.timeout):
                 async with self.client.stream("GET", fetch_url, headers=dict(headers)) as resp:
                     out.status = resp.status_code
                     out.headers = kept_headers(resp.headers)
-                    if retryable(resp.status_code) and not last:
-                        wait = retry_after_seconds(resp.headers.get("retry-after"))
-                        out.host_wait = wait is not None
-                        out.retry_in = wait if wait is not None else self._backoff(n + 1)
-                        return out
-                    out.body = await Capped(resp, self.policy.max_bytes, _REFUSALS).aread()
                     if retryable(resp.status_code):
-                        out.error = (
-                            f"HTTP {resp.status_code} (gave up after {self.policy.retries} retries)"
+                        out.error, out.kind, out.transient = (
+                            f"HTTP {resp.status_code}",
+                            "http",
+                            True,
                         )
-                        out.kind = "http"
+                        out.retry_after = retry_after_seconds(resp.headers.get("retry-after"))
+                        if not last:
+                            return out
+                    out.body = await Capped(resp, self.policy.max_bytes, _REFUSALS).aread()
         except TooLarge as exc:
-            out.body, out.error, out.kind = None, str(exc), "too-large"
+            out.body, out.error, out.kind, out.transient = None, str(exc), "too-large", False
         except (TimeoutError, httpx.TimeoutException):
-            out = self._transport_failure(
-                n, last, "timeout", f"timed out after {self.policy.timeout:g} s"
-            )
+            reason = f"timed out after {self.policy.timeout:g} s"
+            out = _Attempt(error=reason, kind="timeout", transient=True)
         except (DecodeError, httpx.DecodingError) as exc:
             out.body, out.error, out.kind = None, f"cannot decode the body: {exc}", "decode"
+            out.transient = False
         except (httpx.TransportError, OSError) as exc:
-            out = self._transport_failure(n, last, "connection", _describe(exc))
+            out = _Attempt(error=_describe(exc), kind="connection", transient=True)
         return out
-
-    def _transport_failure(self, n: int, last: bool, kind: str, reason: str) -> _Attempt:
-        if last:
-            return _Attempt(
-                error=f"{reason} (gave up after {self.policy.retries} retries)", kind=kind
-            )
-        return _Attempt(kind=kind, retry_in=self._backoff(n + 1))
 
 
 def kept_headers(headers: httpx.Headers) -> dict[str, str]:
