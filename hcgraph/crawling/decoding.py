@@ -44,23 +44,18 @@ class _Zlib(_Layer):
         self.started = False
 
     def feed(self, data: bytes) -> Iterator[bytes]:
-        try:
-            out = self.d.decompress(data, PIECE)
-        except zlib.error as exc:
-            if not self.raw_fallback or self.started:
-                raise DecodeError(f"invalid compressed data: {exc}") from None
-            self.d = zlib.decompressobj(-zlib.MAX_WBITS)
-            out = self._step(data)
-        self.started = True
-        yield out
-        while self.d.unconsumed_tail:
-            yield self._step(self.d.unconsumed_tail)
-
-    def _step(self, data: bytes) -> bytes:
-        try:
-            return self.d.decompress(data, PIECE)
-        except zlib.error as exc:
-            raise DecodeError(f"invalid compressed data: {exc}") from None
+        while data:
+            try:
+                out = self.d.decompress(data, PIECE)
+            except zlib.error as exc:
+                if not self.raw_fallback or self.started:
+                    raise DecodeError(f"invalid compressed data: {exc}") from None
+                self.d = zlib.decompressobj(-zlib.MAX_WBITS)
+                self.started = True  # raw deflate is the last try
+                continue
+            self.started = True
+            yield out
+            data = self.d.unconsumed_tail
 
     def flush(self) -> bytes:
         return self.d.flush(PIECE)  # all input is consumed: at most one piece is left
