@@ -1,22 +1,10 @@
 """Discovery: the story links of index pages (HTML), sitemaps and robots.txt.
 
-Besides a story's ``related[].url``, a crawl can follow (``--follow``) the story's
-``links.edition`` and ``links.newsroom`` pages and the site's sitemaps, and it reads any seed
-that is an index page or a sitemap as one. The parsers turn a body into the links it names;
-:class:`IndexReader` fetches those pages and has the recorder queue what they list.
-
-* HTML is parsed with the standard library's :class:`html.parser.HTMLParser` (a real
-  tokenizer: links inside comments, scripts or attribute values are not links); ``<a href>``
-  and ``<base href>`` are read, nothing else.
-* Sitemaps (``<urlset>``) and sitemap indexes (``<sitemapindex>``), plain or gzipped, are
-  parsed with expat with any ``<!DOCTYPE>`` refused, so no entity is ever declared or
-  expanded (no billion laughs, no external entities); a gzipped one is inflated in bounded
-  pieces up to the crawl's body cap, and at most :data:`MAX_ENTRIES` entries are read.
-* robots.txt ``Sitemap:`` lines are read by protego, the crawler's robots.txt parser.
-
-Which links are stories: canonical page URLs whose path matches the story pattern
-(``--story-pattern``, default :data:`DEFAULT_STORY_PATTERN`, the site's
-``/stories/YYYY-MM-DD/slug/``); a link to a story's JSON (``…/index.json``) counts as its page.
+The parsers turn a body into the links it names: HTML through the standard library's
+tokenizer (only ``<a href>`` and ``<base href>``), sitemaps through expat with any
+``<!DOCTYPE>`` refused (no entity is ever expanded), gzip inflated in bounded pieces up to
+the body cap. :class:`IndexReader` fetches those pages and has the recorder queue the story
+pages they list (``--story-pattern``). What is read, and how: "Discovery" in docs/crawling.md.
 """
 
 from __future__ import annotations
