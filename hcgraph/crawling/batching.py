@@ -43,45 +43,29 @@ async def fill(
     only what is queued already.
     """
     while len(batch) < size:
-        if queue.empty():
-            got = await _wait(queue, batch, written, fetching)
-            if got is None:
-                return False
+        if not queue.empty():
+            item = queue.get_nowait()
+        elif batch and (written is None or written.done() or not fetching()):
+            return False
         else:
-            got = [queue.get_nowait()]
-        for item in got:
-            if item is None:
-                return True
-            batch.append(item)
+            getter = asyncio.ensure_future(queue.get())
+            either: set[asyncio.Future[Any]] = {getter} if written is None else {getter, written}
+            timeout = _FETCH_POLL if batch else None
+            try:
+                await asyncio.wait(either, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                waiting = not getter.done()
+                if waiting:  # a cancelled get leaves its item in the queue
+                    getter.cancel()
+            if waiting:  # the write ended, or the poll passed: look again
+                if not batch:
+                    return False
+                continue
+            item = getter.result()
+        if item is None:
+            return True
+        batch.append(item)
     return False
-
-
-async def _wait(
-    queue: Queue, batch: list[Document], written: Written, fetching: Callable[[], bool]
-) -> list[Document | None] | None:
-    """The next queued item (a list of one) or [] to look again; None when the batch goes
-    as it is: no write in flight, or no fetch can bring more, or (an empty batch) the write
-    in flight ended."""
-    if batch and (written is None or written.done() or not fetching()):
-        return None
-    got = await _next_item(queue, written, _FETCH_POLL if batch else None)
-    return None if not got and not batch else got
-
-
-async def _next_item(
-    queue: Queue, written: Written, timeout: float | None
-) -> list[Document | None]:
-    """The next queued item (as a list of one), or [] if ``written`` ended or ``timeout``
-    passed first."""
-    getter = asyncio.ensure_future(queue.get())
-    either: set[asyncio.Future[Any]] = {getter} if written is None else {getter, written}
-    try:
-        await asyncio.wait(either, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        waiting = not getter.done()
-        if waiting:  # a cancelled get leaves its item in the queue
-            getter.cancel()
-    return [] if waiting else [getter.result()]
 
 
 class Batches:
