@@ -3,8 +3,8 @@
 :class:`Crawler` wires the parts, one job each: :mod:`hcgraph.urls` (canonical URLs, scope,
 mirrors); :mod:`~hcgraph.crawling.frontier` (every URL's depth and state, for the resume);
 :mod:`~hcgraph.crawling.scheduler` (leases, the story cap, idleness);
-:mod:`~hcgraph.crawling.robots`, :mod:`~hcgraph.crawling.politeness` and
-:mod:`~hcgraph.crawling.fetch` (polite, robust requests); :mod:`~hcgraph.crawling.discovery`
+:mod:`~hcgraph.crawling.robots` and :mod:`~hcgraph.crawling.fetch` (polite, robust
+requests); :mod:`~hcgraph.crawling.discovery`
 (index pages and sitemaps); :mod:`~hcgraph.crawling.identity_check` (a story only under its
 own URL); :mod:`hcgraph.archive` (every body, kept first);
 :mod:`~hcgraph.crawling.batching` and :mod:`~hcgraph.crawling.process` (batches through the
@@ -41,11 +41,10 @@ from ..urls import Mirror, Mirrors, Scope
 from .batching import Batches, Written, fill
 from .decoding import ACCEPT_ENCODING
 from .discovery import IndexReader, parse_follow, seed_sitemaps, story_pattern
-from .fetch import Fetcher, FetchResult
+from .fetch import Fetcher, FetchResult, Politeness
 from .frontier import INDEX_ROLES, Frontier, Row, Validators
 from .identity_check import identity_mismatch, variant_of
 from .options import CrawlOptions, Seeds, read_local, user_agent
-from .politeness import Politeness
 from .process import BatchRunner, Runner, open_store
 from .recorder import CrawlProgress, Recorder, is_gone
 from .report import CrawlReport, tally

@@ -14,18 +14,19 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import http
+import importlib
 import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from io import BytesIO
+from types import ModuleType
 from typing import IO, Any
 from urllib.parse import quote, urlsplit
 
 from .._version import __version__
 from ..archive import Archive, FetchRecord
-from ..errors import ArchiveError
-from . import _deps
+from ..errors import ArchiveError, ExportError
 
 __all__ = ["FETCH_RECORD_TYPE", "MAX_BODY", "ReadReport", "WarcReport", "read_warc", "write_warc"]
 
@@ -41,6 +42,29 @@ _URI_SAFE = "!#$%&'()*+,/:;=?@[]~"
 #: The largest body read back from a WARC (decoded): an archive pack's size.
 MAX_BODY = 256 * 1024 * 1024
 _NOT_TOKEN = re.compile(r"[^!#$%&'*+.^_`|~0-9A-Za-z-]")  # what a header name cannot hold
+
+
+def load(*names: str) -> ModuleType:
+    """The first of the modules ``names`` (the ``archive`` extra: warcio, py-wacz), imported
+    on first use; their absence is a one-line user error, not a traceback."""
+    try:
+        modules = [importlib.import_module(name) for name in names]
+    except ImportError as exc:
+        raise ExportError(
+            f"WARC/WACZ needs {exc.name or names[0]}: pip install 'hcgraph[archive]'"
+        ) from None
+    return modules[0]
+
+
+def _warcio() -> ModuleType:
+    """The ``warcio`` package with the submodules used here loaded."""
+    return load(
+        "warcio",
+        "warcio.warcwriter",
+        "warcio.archiveiterator",
+        "warcio.statusandheaders",
+        "warcio.exceptions",
+    )
 
 
 @dataclass
@@ -86,7 +110,7 @@ class _Writer:
 
     def __init__(self, archive: Archive, out: IO[bytes]) -> None:
         self.archive = archive
-        self.warcio = _deps.warcio()
+        self.warcio = _warcio()
         self.writer = self.warcio.warcwriter.WARCWriter(out, gzip=True, warc_version="1.1")
         self.report = WarcReport()
         # (URI, body) of each response written → its record id and date, for revisits
@@ -277,7 +301,7 @@ def read_warc(stream: IO[bytes], archive: Archive, report: ReadReport | None = N
         ArchiveError: the stream is not a WARC file.
         ExportError: warcio is not installed (the ``archive`` extra).
     """
-    warcio = _deps.warcio()
+    warcio = _warcio()
     reader = _Reader(archive, report or ReadReport())
     try:
         for rec in warcio.archiveiterator.ArchiveIterator(stream, check_digests=True):
