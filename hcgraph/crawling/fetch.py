@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import random
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -154,7 +153,6 @@ class FetchResult:
     attempts: int = 0
     redirects: list[str] = field(default_factory=list)
     fetched_at: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
-    elapsed: float = 0.0
 
 
 @dataclass
@@ -178,7 +176,6 @@ class Fetcher:
         policy: limits.
         scope: returns ``None`` if a logical URL may be fetched, else the reason not.
         mirrors: logical ↔ fetch URL rewrites.
-        rng: jitter source (seed it for reproducible tests).
     """
 
     def __init__(
@@ -188,22 +185,18 @@ class Fetcher:
         policy: FetchPolicy,
         scope: Callable[[str], str | None],
         mirrors: Mirrors | None = None,
-        rng: random.Random | None = None,
     ) -> None:
         self.client = client
         self.politeness = politeness
         self.policy = policy
         self.scope = scope
         self.mirrors = mirrors or Mirrors()
-        self.rng = rng or random.Random()
         self.requests = 0
 
     async def get(self, url: str, headers: Mapping[str, str] | None = None) -> FetchResult:
         """GET a logical URL; follow safe redirects; never raises for network trouble."""
-        start = time.monotonic()
         result = FetchResult(url=url, fetch_url=self.mirrors.to_fetch(url))
         current = url
-        visited = {url}
         for hop in range(self.policy.max_redirects + 1):
             fetch_url = self.mirrors.to_fetch(current)
             attempt, tries = await self._with_retries(fetch_url, headers or {})
@@ -212,7 +205,6 @@ class Fetcher:
             result.status, result.headers = attempt.status, attempt.headers
             result.body = attempt.body
             result.fetched_at = dt.datetime.now(dt.UTC)
-            result.elapsed = time.monotonic() - start
             if attempt.error is not None:
                 result.error, result.kind = attempt.error, attempt.kind
                 return result
@@ -224,7 +216,7 @@ class Fetcher:
             if why is not None:
                 return self._fail(result, "redirect", f"redirect to {target} refused: {why}")
             target = canonicalize(target)
-            if target in visited:
+            if target == url or target in result.redirects:
                 chain = " -> ".join([url, *result.redirects, target])
                 return self._fail(result, "redirect", f"redirect loop: {chain}")
             if hop == self.policy.max_redirects:
@@ -233,7 +225,6 @@ class Fetcher:
                     "redirect",
                     f"too many redirects (more than {self.policy.max_redirects})",
                 )
-            visited.add(target)
             result.redirects.append(target)
             current = target
         raise AssertionError("unreachable")  # pragma: no cover - the loop always returns
@@ -268,7 +259,7 @@ class Fetcher:
                 return attempt, n + 1
             if wait is not None:
                 self.politeness.defer(host, wait)
-            await asyncio.sleep(wait if wait is not None else policy.backoff.delay(n + 1, self.rng))
+            await asyncio.sleep(wait if wait is not None else policy.backoff.delay(n + 1))
         raise AssertionError("unreachable")  # pragma: no cover - the last attempt returns
 
     async def _once(self, fetch_url: str, headers: Mapping[str, str], last: bool) -> _Attempt:

@@ -135,7 +135,6 @@ class Frontier:
     """
 
     def __init__(self, path: Path | None) -> None:
-        self.path = path
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
         self.db = Database(path, CrawlError, "cannot open the crawl frontier")
@@ -189,9 +188,9 @@ class Frontier:
         self._seq = 0
         return False
 
-    def finish(self, status: str = "complete") -> None:
+    def finish(self) -> None:
         """Mark the run finished (the next same command starts a re-crawl)."""
-        self.set_setting("status", status)
+        self.set_setting("status", "complete")
 
     # --- adding URLs --------------------------------------------------------------------
     def add(
@@ -209,47 +208,37 @@ class Frontier:
         hops, whatever order fetches finish in); the latest ``lastmod`` listed is kept."""
         if depth > self._depth:
             return False
-        row = self.db.execute(
-            "SELECT depth, state, related, role FROM urls WHERE url = ?", (url,)
-        ).fetchone()
-        if row is None:
-            self._insert(url, depth, parent, via, role, lastmod)
-            return True
-        if lastmod is not None and row[1] == "queued":  # the latest listed (UTC ISO: text order)
-            self.db.execute(
-                "UPDATE urls SET lastmod = MAX(COALESCE(lastmod, ''), ?) WHERE url = ?",
-                (lastmod, url),
-            )
-        work = self._moved_up(url, depth, *row)
+        work = [(url, depth, parent, via, role, lastmod)]
         while work:
-            u, d, p, v, r = work.pop()
+            u, d, p, v, r, m = work.pop()
             row = self.db.execute(
                 "SELECT depth, state, related, role FROM urls WHERE url = ?", (u,)
             ).fetchone()
             if row is None:
-                self._insert(u, d, p, v, r, None)
-            else:
-                work.extend(self._moved_up(u, d, *row))
+                self._seq += 1
+                self.db.execute(
+                    "INSERT INTO urls (url, depth, seq, state, parent, via, role, lastmod) "
+                    "VALUES (?, ?, ?, 'queued', ?, ?, ?, ?)",
+                    (u, d, self._seq, p, v, r, m),
+                )
+                if u == url:  # newly queued: nothing was seen to move up
+                    return True
+                continue
+            if m is not None and row[1] == "queued":  # the latest listed (UTC ISO: text order)
+                self.db.execute(
+                    "UPDATE urls SET lastmod = MAX(COALESCE(lastmod, ''), ?) WHERE url = ?",
+                    (m, u),
+                )
+            work.extend(self._moved_up(u, d, *row))
         return False
-
-    def _insert(
-        self, url: str, depth: int, parent: str | None, via: str | None, role: str,
-        lastmod: str | None,
-    ) -> None:  # fmt: skip
-        self._seq += 1
-        self.db.execute(
-            "INSERT INTO urls (url, depth, seq, state, parent, via, role, lastmod) "
-            "VALUES (?, ?, ?, 'queued', ?, ?, ?, ?)",
-            (url, depth, self._seq, parent, via, role, lastmod),
-        )
 
     def _moved_up(
         self, url: str, depth: int, old_depth: int, state: str, related: str | None,
         role: str | None,
-    ) -> list[tuple[str, int, str | None, str | None, str]]:  # fmt: skip
+    ) -> list[tuple[str, int, str | None, str | None, str, None]]:  # fmt: skip
         """Move a URL seen before up to ``depth`` if that is shallower; the links of a
         crawled one then move with it (a story's one hop deeper, an index page's at its
-        depth): they are returned (url, depth, parent, via, role), to be moved in turn."""
+        depth): they are returned as :meth:`add` takes them, to be moved in turn."""
         if depth >= old_depth:
             return []
         self.db.execute("UPDATE urls SET depth = ? WHERE url = ?", (depth, url))
@@ -257,7 +246,7 @@ class Frontier:
         if state not in ("done", "read") or not related or depth + hop > self._depth:
             return []
         children = map(_link, json.loads(related))
-        return [(link, depth + hop, url, via, kind) for link, via, kind in children]
+        return [(link, depth + hop, url, via, kind, None) for link, via, kind in children]
 
     def add_final(self, url: str, depth: int, state: str, parent: str | None, reason: str) -> None:
         """Record a URL that is never fetched (``skipped``/``alias``), unless already seen."""
