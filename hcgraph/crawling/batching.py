@@ -126,7 +126,8 @@ class Batches:
                 batch, alone = self._take()
                 if not alone:
                     finished = await self.fill(batch, self._writing)
-                if alone or self.scheduler.stopped or self._written():
+                written = self._writing is not None and self._writing.done()
+                if alone or self.scheduler.stopped or written:
                     await self._landed()
                 if batch:
                     await self._hand_on(batch, alone)
@@ -142,9 +143,6 @@ class Batches:
         size = 1 if alone else self.size
         batch, self._pending = self._pending[:size], self._pending[size:]
         return batch, alone
-
-    def _written(self) -> bool:
-        return self._writing is not None and self._writing.done()
 
     async def _landed(self) -> None:
         """Wait for the batch being written to be recorded (raises what recording raised)."""

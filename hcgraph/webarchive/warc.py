@@ -101,10 +101,6 @@ def _warc_date(when: str) -> str:
     return stamp.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _digest(sha256: str) -> str:
-    return f"sha256:{sha256}"
-
-
 class _Writer:
     """Turns fetch records into WARC records (one writer per WARC file)."""
 
@@ -188,7 +184,7 @@ class _Writer:
     def _response(self, record: FetchRecord, uri: str, date: str, body: bytes) -> Any:
         fields = {"WARC-Date": date}
         if record.sha256 is not None:
-            fields["WARC-Payload-Digest"] = _digest(record.sha256)
+            fields["WARC-Payload-Digest"] = f"sha256:{record.sha256}"
         http_headers = self._http_headers(record, body)
         return self._write(
             uri, "response", body, http_headers=http_headers, warc_headers_dict=fields
@@ -196,7 +192,7 @@ class _Writer:
 
     def _resource(self, record: FetchRecord, uri: str, date: str, body: bytes) -> Any:
         assert record.sha256 is not None
-        fields = {"WARC-Date": date, "WARC-Payload-Digest": _digest(record.sha256)}
+        fields = {"WARC-Date": date, "WARC-Payload-Digest": f"sha256:{record.sha256}"}
         kind = _header(record.headers.get("content-type", "application/json"))
         return self._write(uri, "resource", body, warc_content_type=kind, warc_headers_dict=fields)
 
@@ -205,7 +201,7 @@ class _Writer:
         refers_id, refers_date = earlier
         main = self.writer.create_revisit_record(
             uri,
-            _digest(record.sha256),
+            f"sha256:{record.sha256}",
             uri,
             refers_date,
             http_headers=self._http_headers(record, None),
