@@ -121,7 +121,6 @@ class Crawler:
         self.on_progress = on_progress
         self.progress = CrawlProgress()
         self.archive = Archive(self.store_dir / "archive")
-        self.frontier: Frontier | None = None
         self._stop = False
         self._workers: list[asyncio.Task[None]] = []
         self._tasks: set[asyncio.Task[None]] = set()
@@ -132,8 +131,7 @@ class Crawler:
     def stop(self) -> None:
         """Stop soon: no new fetches; what is fetched stays in the archive for the resume."""
         self._stop = True
-        for task in self._workers:  # a cancelled fetch leaves its URL queued
-            task.cancel()
+        self._abort_fetching()  # a cancelled fetch leaves its URL queued
         if hasattr(self, "_scheduler"):  # the crawl has started
             self._scheduler.stop()
             task = asyncio.get_running_loop().create_task(self._notify())
@@ -145,7 +143,7 @@ class Crawler:
         started_at = dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
         t0 = time.monotonic()
         lock = _lock(self.store_dir / "crawl" / "lock")
-        frontier = self.frontier = Frontier(self.store_dir / "crawl" / "frontier.sqlite")
+        frontier = Frontier(self.store_dir / "crawl" / "frontier.sqlite")
         failing = True
         try:
             resumed = self._begin(frontier)

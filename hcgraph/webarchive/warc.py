@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import http
+import http.client
 import importlib
 import json
 import re
@@ -165,11 +165,7 @@ class _Writer:
         ]
         if body is not None:
             headers.append(("Content-Length", str(len(body))))
-        try:
-            reason = http.HTTPStatus(status).phrase
-        except ValueError:
-            reason = "Unknown"
-        line = f"{status} {reason}"
+        line = f"{status} {http.client.responses.get(status, 'Unknown')}"
         return self.warcio.statusandheaders.StatusAndHeaders(line, headers, protocol="HTTP/1.1")
 
     def _write(self, uri: str, kind: str, body: bytes | None = None, **options: Any) -> Any:
