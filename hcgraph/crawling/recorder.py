@@ -157,12 +157,8 @@ class Recorder:
         old = self.archive.intact_body(v.sha256)
         if old is None:  # lost or damaged: a 304 would leave nothing, so ask unconditionally
             return {}, None
-        headers = {}
-        if v.etag:
-            headers["If-None-Match"] = v.etag
-        if v.last_modified:
-            headers["If-Modified-Since"] = v.last_modified
-        return headers, old
+        asked = {"If-None-Match": v.etag, "If-Modified-Since": v.last_modified}
+        return {name: value for name, value in asked.items() if value}, old
 
     def listed_unchanged(self, row: Row, v: Validators | None) -> Document | None:
         """A story a sitemap lists as unchanged (``<lastmod>``) since its body was last
