@@ -20,9 +20,9 @@ from typing import Any
 from ..archive import Archive
 from ..errors import ArchiveError, CrawlError, StoreDiskError, StoreError
 from ..pipeline import Document, Outcome
-from .process import BatchRunner
 from .recorder import Recorder
 from .scheduler import Scheduler
+from .worker import BatchRunner
 
 __all__ = ["Batches", "fill"]
 

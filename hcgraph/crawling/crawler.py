@@ -7,7 +7,7 @@ mirrors); :mod:`~hcgraph.crawling.frontier` (every URL's depth and state, for th
 requests); :mod:`~hcgraph.crawling.discovery`
 (index pages and sitemaps); :mod:`~hcgraph.crawling.identity_check` (a story only under its
 own URL); :mod:`hcgraph.archive` (every body, kept first);
-:mod:`~hcgraph.crawling.batching` and :mod:`~hcgraph.crawling.process` (batches through the
+:mod:`~hcgraph.crawling.batching` and :mod:`~hcgraph.crawling.worker` (batches through the
 pipeline, off the event loop); :mod:`~hcgraph.crawling.recorder` (each outcome, withdrawals
 and conditional requests); :mod:`~hcgraph.crawling.report` (the summary).
 
@@ -45,12 +45,11 @@ from .fetch import Fetcher, FetchResult, Politeness
 from .frontier import INDEX_ROLES, Frontier, Row, Validators
 from .identity_check import identity_mismatch, variant_of
 from .options import CrawlOptions, Seeds, read_local, user_agent
-from .process import BatchRunner, Runner, open_store
 from .recorder import CrawlProgress, Recorder, is_gone
 from .report import CrawlReport, tally
 from .robots import Robots
 from .scheduler import Scheduler
-from .worker import ProcessRunner
+from .worker import BatchRunner, ProcessRunner, Runner, open_store
 
 __all__ = ["CrawlOptions", "CrawlProgress", "Crawler", "acrawl", "crawl", "user_agent"]
 
