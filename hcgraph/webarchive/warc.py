@@ -131,7 +131,7 @@ class _Writer:
         if record.error is None and record.sha256 is not None:
             main = self._with_body(record, uri, date, local)
         elif record.error is None and record.status is not None:
-            main = self._response(record, uri, date, b"")
+            main = self._capture(record, uri, date, b"", False)
         if main is not None and not local:
             self._request(record, uri, date, main)
         self._metadata(record, date, main)
@@ -148,10 +148,8 @@ class _Writer:
         except ArchiveError:
             self.report.unreadable.append(record.url)
             return None
-        if local:
-            main = self._resource(record, uri, date, body)
-        else:  # a 304 whose earlier body is not in this WARC under this URL: the body here
-            main = self._response(record, uri, date, body)
+        # (a 304 whose earlier body is not in this WARC under this URL: the body here)
+        main = self._capture(record, uri, date, body, local)
         self.first[key] = (main.rec_headers.get_header("WARC-Record-ID"), date)
         self._page(record, uri, date, body)
         return main
@@ -177,20 +175,21 @@ class _Writer:
         self.report.records[kind] += 1
         return made
 
-    def _response(self, record: FetchRecord, uri: str, date: str, body: bytes) -> Any:
+    def _capture(self, record: FetchRecord, uri: str, date: str, body: bytes, local: bool) -> Any:
+        """A ``response`` record of ``body`` (with its HTTP headers), or for a local file a
+        ``resource``."""
         fields = {"WARC-Date": date}
         if record.sha256 is not None:
             fields["WARC-Payload-Digest"] = f"sha256:{record.sha256}"
+        if local:
+            kind = _header(record.headers.get("content-type", "application/json"))
+            return self._write(
+                uri, "resource", body, warc_content_type=kind, warc_headers_dict=fields
+            )
         http_headers = self._http_headers(record, body)
         return self._write(
             uri, "response", body, http_headers=http_headers, warc_headers_dict=fields
         )
-
-    def _resource(self, record: FetchRecord, uri: str, date: str, body: bytes) -> Any:
-        assert record.sha256 is not None
-        fields = {"WARC-Date": date, "WARC-Payload-Digest": f"sha256:{record.sha256}"}
-        kind = _header(record.headers.get("content-type", "application/json"))
-        return self._write(uri, "resource", body, warc_content_type=kind, warc_headers_dict=fields)
 
     def _revisit(self, record: FetchRecord, uri: str, date: str, earlier: tuple[str, str]) -> Any:
         assert record.sha256 is not None
