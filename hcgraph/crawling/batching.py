@@ -43,29 +43,39 @@ async def fill(
     only what is queued already.
     """
     while len(batch) < size:
-        if not queue.empty():
-            item = queue.get_nowait()
-        elif batch and (written is None or written.done() or not fetching()):
-            return False
+        if queue.empty():
+            got = await _wait(queue, batch, written, fetching)
         else:
-            getter = asyncio.ensure_future(queue.get())
-            either: set[asyncio.Future[Any]] = {getter} if written is None else {getter, written}
-            timeout = _FETCH_POLL if batch else None
-            try:
-                await asyncio.wait(either, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                waiting = not getter.done()
-                if waiting:  # a cancelled get leaves its item in the queue
-                    getter.cancel()
-            if waiting:  # the write ended, or the poll passed: look again
-                if not batch:
-                    return False
-                continue
-            item = getter.result()
-        if item is None:
-            return True
-        batch.append(item)
+            got = [queue.get_nowait()]
+        if got is None:
+            return False
+        for item in got:
+            if item is None:
+                return True
+            batch.append(item)
     return False
+
+
+async def _wait(
+    queue: Queue, batch: list[Document], written: Written, fetching: Callable[[], bool]
+) -> list[Document | None] | None:
+    """The next queued item (a list of one) or [] to look again; None when the batch goes
+    as it is: no write in flight, or no fetch can bring more, or (an empty batch) the write
+    in flight ended."""
+    if batch and (written is None or written.done() or not fetching()):
+        return None
+    getter = asyncio.ensure_future(queue.get())
+    either: set[asyncio.Future[Any]] = {getter} if written is None else {getter, written}
+    try:
+        timeout = _FETCH_POLL if batch else None
+        await asyncio.wait(either, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiting = not getter.done()
+        if waiting:  # a cancelled get leaves its item in the queue
+            getter.cancel()
+    if waiting:  # the write ended, or the poll passed
+        return [] if batch else None
+    return [getter.result()]
 
 
 class Batches:

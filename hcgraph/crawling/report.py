@@ -93,6 +93,22 @@ def tally(frontier: Frontier, requests: int) -> dict[str, Any]:
         "not_fetched": sum(len(by_state[s]) for s in ("queued", "fetched", "gone")),
         "requests": requests,
     }
+    return {
+        "counts": counts,
+        "failures": [
+            _entry(r, "status", "kind", "reason", "json_path") for r in by_state["failed"]
+        ],
+        "skipped": [_entry(r, "reason") for r in by_state["skipped"]],
+        "duplicates": [_entry(r, "story", "reason") for r in by_state["duplicate"]],
+        "withdrawn": [_entry(r, "story", "status") for r in by_state["withdrawn"]],
+        **_discovery(rows, by_state),
+    }
+
+
+def _discovery(rows: list[Row], by_state: dict[str, list[Row]]) -> dict[str, Any]:
+    """How the stored stories were found (counts and one entry each) and the index pages
+    read, from every row of the frontier (and the same rows by state)."""
+    done = by_state["done"]
     found = Counter(_found_by(r) for r in done)
     roles = {r.url: r.role for r in rows}
     index_pages = [
@@ -105,13 +121,6 @@ def tally(frontier: Frontier, requests: int) -> dict[str, Any]:
         if r.role in INDEX_ROLES
     ]  # fmt: skip
     return {
-        "counts": counts,
-        "failures": [
-            _entry(r, "status", "kind", "reason", "json_path") for r in by_state["failed"]
-        ],
-        "skipped": [_entry(r, "reason") for r in by_state["skipped"]],
-        "duplicates": [_entry(r, "story", "reason") for r in by_state["duplicate"]],
-        "withdrawn": [_entry(r, "story", "status") for r in by_state["withdrawn"]],
         "found_by": {k: found[k] for k in sorted(found, key=_order)},
         "stories": [
             {"url": r.url, "story": r.story, "found_by": _found_by(r), "linked_from": r.parent}
