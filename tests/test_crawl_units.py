@@ -10,9 +10,8 @@ import email.utils
 import httpx
 import pytest
 
-from hcgraph.crawling.fetch import Fetcher, FetchPolicy, retry_after_seconds
+from hcgraph.crawling.fetch import Fetcher, FetchPolicy, Politeness, retry_after_seconds
 from hcgraph.crawling.frontier import Frontier
-from hcgraph.crawling.politeness import Politeness
 from hcgraph.errors import CrawlError
 from hcgraph.urls import Mirror, Mirrors, Scope, canonicalize, json_url, page_url
 

@@ -118,7 +118,7 @@ def test_no_export_is_named_like_a_module() -> None:
 IMPORT_ORDERS = {
     "crawl then the crawler's modules": (
         "from hcgraph import crawl\n"
-        "import hcgraph.crawling.process\n"
+        "import hcgraph.crawling.worker\n"
         "import hcgraph.crawling as c\n"
         "assert callable(crawl) and c.crawl is crawl and c.CrawlReport\n"
     ),

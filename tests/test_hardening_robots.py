@@ -9,8 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from hcgraph.crawling.fetch import Fetcher
-from hcgraph.crawling.politeness import Politeness
+from hcgraph.crawling.fetch import Fetcher, Politeness
 from hcgraph.crawling.robots import Robots
 from hcgraph.urls import Mirror, Mirrors
 from tests.crawlserver import FAST, ORIGIN, CrawlServer, Reply, Site, page, stories_in, story

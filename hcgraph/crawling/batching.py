@@ -20,9 +20,9 @@ from typing import Any
 from ..archive import Archive
 from ..errors import ArchiveError, CrawlError, StoreDiskError, StoreError
 from ..pipeline import Document, Outcome
-from .process import BatchRunner
 from .recorder import Recorder
 from .scheduler import Scheduler
+from .worker import BatchRunner
 
 __all__ = ["Batches", "fill"]
 
@@ -45,10 +45,10 @@ async def fill(
     while len(batch) < size:
         if queue.empty():
             got = await _wait(queue, batch, written, fetching)
-            if got is None:
-                return False
         else:
             got = [queue.get_nowait()]
+        if got is None:
+            return False
         for item in got:
             if item is None:
                 return True
@@ -64,24 +64,18 @@ async def _wait(
     in flight ended."""
     if batch and (written is None or written.done() or not fetching()):
         return None
-    got = await _next_item(queue, written, _FETCH_POLL if batch else None)
-    return None if not got and not batch else got
-
-
-async def _next_item(
-    queue: Queue, written: Written, timeout: float | None
-) -> list[Document | None]:
-    """The next queued item (as a list of one), or [] if ``written`` ended or ``timeout``
-    passed first."""
     getter = asyncio.ensure_future(queue.get())
     either: set[asyncio.Future[Any]] = {getter} if written is None else {getter, written}
     try:
+        timeout = _FETCH_POLL if batch else None
         await asyncio.wait(either, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
     finally:
         waiting = not getter.done()
         if waiting:  # a cancelled get leaves its item in the queue
             getter.cancel()
-    return [] if waiting else [getter.result()]
+    if waiting:  # the write ended, or the poll passed
+        return [] if batch else None
+    return [getter.result()]
 
 
 class Batches:
@@ -125,7 +119,7 @@ class Batches:
             except ArchiveError:
                 body = None
             if body is None or row.sha256 is None:
-                self.frontier.requeue(row.url)
+                self.frontier.mark(row.url, "queued", sha256=None)  # its body went missing
                 continue
             at = row.fetched_at
             when = dt.datetime.fromisoformat(at) if at else dt.datetime.now(dt.UTC)
@@ -142,7 +136,8 @@ class Batches:
                 batch, alone = self._take()
                 if not alone:
                     finished = await self.fill(batch, self._writing)
-                if alone or self.scheduler.stopped or self._written():
+                written = self._writing is not None and self._writing.done()
+                if alone or self.scheduler.stopped or written:
                     await self._landed()
                 if batch:
                     await self._hand_on(batch, alone)
@@ -158,9 +153,6 @@ class Batches:
         size = 1 if alone else self.size
         batch, self._pending = self._pending[:size], self._pending[size:]
         return batch, alone
-
-    def _written(self) -> bool:
-        return self._writing is not None and self._writing.done()
 
     async def _landed(self) -> None:
         """Wait for the batch being written to be recorded (raises what recording raised)."""

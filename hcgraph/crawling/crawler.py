@@ -3,11 +3,11 @@
 :class:`Crawler` wires the parts, one job each: :mod:`hcgraph.urls` (canonical URLs, scope,
 mirrors); :mod:`~hcgraph.crawling.frontier` (every URL's depth and state, for the resume);
 :mod:`~hcgraph.crawling.scheduler` (leases, the story cap, idleness);
-:mod:`~hcgraph.crawling.robots`, :mod:`~hcgraph.crawling.politeness` and
-:mod:`~hcgraph.crawling.fetch` (polite, robust requests); :mod:`~hcgraph.crawling.discovery`
+:mod:`~hcgraph.crawling.robots` and :mod:`~hcgraph.crawling.fetch` (polite, robust
+requests); :mod:`~hcgraph.crawling.discovery`
 (index pages and sitemaps); :mod:`~hcgraph.crawling.identity_check` (a story only under its
 own URL); :mod:`hcgraph.archive` (every body, kept first);
-:mod:`~hcgraph.crawling.batching` and :mod:`~hcgraph.crawling.process` (batches through the
+:mod:`~hcgraph.crawling.batching` and :mod:`~hcgraph.crawling.worker` (batches through the
 pipeline, off the event loop); :mod:`~hcgraph.crawling.recorder` (each outcome, withdrawals
 and conditional requests); :mod:`~hcgraph.crawling.report` (the summary).
 
@@ -41,17 +41,15 @@ from ..urls import Mirror, Mirrors, Scope
 from .batching import Batches, Written, fill
 from .decoding import ACCEPT_ENCODING
 from .discovery import IndexReader, parse_follow, seed_sitemaps, story_pattern
-from .fetch import Fetcher, FetchResult
+from .fetch import Fetcher, FetchResult, Politeness
 from .frontier import INDEX_ROLES, Frontier, Row, Validators
 from .identity_check import identity_mismatch, variant_of
 from .options import CrawlOptions, Seeds, read_local, user_agent
-from .politeness import Politeness
-from .process import BatchRunner, Runner, open_store
 from .recorder import CrawlProgress, Recorder, is_gone
-from .report import CrawlReport, build_report
+from .report import CrawlReport, tally
 from .robots import Robots
 from .scheduler import Scheduler
-from .worker import ProcessRunner
+from .worker import BatchRunner, ProcessRunner, Runner, open_store
 
 __all__ = ["CrawlOptions", "CrawlProgress", "Crawler", "acrawl", "crawl", "user_agent"]
 
@@ -122,7 +120,6 @@ class Crawler:
         self.on_progress = on_progress
         self.progress = CrawlProgress()
         self.archive = Archive(self.store_dir / "archive")
-        self.frontier: Frontier | None = None
         self._stop = False
         self._workers: list[asyncio.Task[None]] = []
         self._tasks: set[asyncio.Task[None]] = set()
@@ -133,8 +130,7 @@ class Crawler:
     def stop(self) -> None:
         """Stop soon: no new fetches; what is fetched stays in the archive for the resume."""
         self._stop = True
-        for task in self._workers:  # a cancelled fetch leaves its URL queued
-            task.cancel()
+        self._abort_fetching()  # a cancelled fetch leaves its URL queued
         if hasattr(self, "_scheduler"):  # the crawl has started
             self._scheduler.stop()
             task = asyncio.get_running_loop().create_task(self._notify())
@@ -146,7 +142,7 @@ class Crawler:
         started_at = dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
         t0 = time.monotonic()
         lock = _lock(self.store_dir / "crawl" / "lock")
-        frontier = self.frontier = Frontier(self.store_dir / "crawl" / "frontier.sqlite")
+        frontier = Frontier(self.store_dir / "crawl" / "frontier.sqlite")
         failing = True
         try:
             resumed = self._begin(frontier)
@@ -164,16 +160,15 @@ class Crawler:
             status = "interrupted" if self._stop else "complete"
             if status == "complete":
                 frontier.finish()
-            report = build_report(
-                frontier,
+            report = CrawlReport(
                 seeds=self.seeds.shown(),
                 status=status,
                 resumed=resumed,
                 started_at=started_at,
                 finished_at=dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat(),
-                elapsed=time.monotonic() - t0,
+                elapsed_seconds=round(time.monotonic() - t0, 3),
                 options=self.options.describe(),
-                requests=requests,
+                **tally(frontier, requests),
             )
             failing = False
         finally:

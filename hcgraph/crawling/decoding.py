@@ -27,46 +27,34 @@ class DecodeError(Exception):
     """The body is not valid for its Content-Encoding, or the encoding is unknown."""
 
 
-class _Layer:
-    """One coding: ``feed`` raw bytes, get bounded pieces; ``flush`` at the end."""
+class _Zlib:
+    """One coding (as :class:`_Brotli`): ``feed`` raw bytes, get bounded pieces; ``flush``
+    at the end."""
 
-    def feed(self, data: bytes) -> Iterator[bytes]:
-        yield data
-
-    def flush(self) -> bytes:
-        return b""
-
-
-class _Zlib(_Layer):
     def __init__(self, wbits: int, *, raw_fallback: bool = False) -> None:
         self.d = zlib.decompressobj(wbits)
         self.raw_fallback = raw_fallback  # "deflate" is often sent without its zlib header
         self.started = False
 
     def feed(self, data: bytes) -> Iterator[bytes]:
-        try:
-            out = self.d.decompress(data, PIECE)
-        except zlib.error as exc:
-            if not self.raw_fallback or self.started:
-                raise DecodeError(f"invalid compressed data: {exc}") from None
-            self.d = zlib.decompressobj(-zlib.MAX_WBITS)
-            out = self._step(data)
-        self.started = True
-        yield out
-        while self.d.unconsumed_tail:
-            yield self._step(self.d.unconsumed_tail)
-
-    def _step(self, data: bytes) -> bytes:
-        try:
-            return self.d.decompress(data, PIECE)
-        except zlib.error as exc:
-            raise DecodeError(f"invalid compressed data: {exc}") from None
+        while data:
+            try:
+                out = self.d.decompress(data, PIECE)
+            except zlib.error as exc:
+                if not self.raw_fallback or self.started:
+                    raise DecodeError(f"invalid compressed data: {exc}") from None
+                self.d = zlib.decompressobj(-zlib.MAX_WBITS)
+                self.started = True  # raw deflate is the last try
+                continue
+            self.started = True
+            yield out
+            data = self.d.unconsumed_tail
 
     def flush(self) -> bytes:
         return self.d.flush(PIECE)  # all input is consumed: at most one piece is left
 
 
-class _Brotli(_Layer):
+class _Brotli:
     def __init__(self) -> None:
         import brotli
 
@@ -85,13 +73,15 @@ class _Brotli(_Layer):
         except self.brotli.error as exc:
             raise DecodeError(f"invalid brotli data: {exc}") from None
 
+    def flush(self) -> bytes:
+        return b""
 
-_MAKERS: dict[str, Callable[[], _Layer]] = {
+
+_MAKERS: dict[str, Callable[[], _Zlib | _Brotli]] = {
     "gzip": lambda: _Zlib(16 + zlib.MAX_WBITS),
     "x-gzip": lambda: _Zlib(16 + zlib.MAX_WBITS),
     "deflate": lambda: _Zlib(zlib.MAX_WBITS, raw_fallback=True),
     "br": _Brotli,
-    "identity": _Layer,
 }
 
 
@@ -103,12 +93,13 @@ class Decoder:
     """
 
     def __init__(self, content_encoding: str | None) -> None:
-        names = [n.strip().lower() for n in (content_encoding or "").split(",") if n.strip()]
+        names = [n.strip().lower() for n in (content_encoding or "").split(",")]
+        names = [n for n in names if n not in ("", "identity")]
         unknown = [n for n in names if n not in _MAKERS]
         if unknown:
             raise DecodeError(f"unsupported Content-Encoding {', '.join(unknown)}")
         # The last coding applied is listed last, so it is undone first.
-        self._layers = [_MAKERS[n]() for n in reversed(names) if n != "identity"]
+        self._layers = [_MAKERS[n]() for n in reversed(names)]
 
     def feed(self, data: bytes) -> Iterator[bytes]:
         """Decoded pieces (each at most ``PIECE`` bytes per layer) for the next raw chunk."""

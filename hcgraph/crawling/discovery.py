@@ -1,22 +1,10 @@
 """Discovery: the story links of index pages (HTML), sitemaps and robots.txt.
 
-Besides a story's ``related[].url``, a crawl can follow (``--follow``) the story's
-``links.edition`` and ``links.newsroom`` pages and the site's sitemaps, and it reads any seed
-that is an index page or a sitemap as one. The parsers turn a body into the links it names;
-:class:`IndexReader` fetches those pages and has the recorder queue what they list.
-
-* HTML is parsed with the standard library's :class:`html.parser.HTMLParser` (a real
-  tokenizer: links inside comments, scripts or attribute values are not links); ``<a href>``
-  and ``<base href>`` are read, nothing else.
-* Sitemaps (``<urlset>``) and sitemap indexes (``<sitemapindex>``), plain or gzipped, are
-  parsed with expat with any ``<!DOCTYPE>`` refused, so no entity is ever declared or
-  expanded (no billion laughs, no external entities); a gzipped one is inflated in bounded
-  pieces up to the crawl's body cap, and at most :data:`MAX_ENTRIES` entries are read.
-* robots.txt ``Sitemap:`` lines are read by protego, the crawler's robots.txt parser.
-
-Which links are stories: canonical page URLs whose path matches the story pattern
-(``--story-pattern``, default :data:`DEFAULT_STORY_PATTERN`, the site's
-``/stories/YYYY-MM-DD/slug/``); a link to a story's JSON (``…/index.json``) counts as its page.
+The parsers turn a body into the links it names: HTML through the standard library's
+tokenizer (only ``<a href>`` and ``<base href>``), sitemaps through expat with any
+``<!DOCTYPE>`` refused (no entity is ever expanded), gzip inflated in bounded pieces up to
+the body cap. :class:`IndexReader` fetches those pages and has the recorder queue the story
+pages they list (``--story-pattern``). What is read, and how: "Discovery" in docs/crawling.md.
 """
 
 from __future__ import annotations
@@ -36,7 +24,7 @@ from protego import Protego
 
 from ..errors import CrawlError
 from ..urls import DEFAULT_JSON_SUFFIX, canonicalize, page_url
-from .robots import parse_robots, sitemaps_of
+from .robots import sitemaps_of
 
 if TYPE_CHECKING:
     from .fetch import Fetcher, FetchResult
@@ -310,14 +298,10 @@ class IndexReader:
         return [(href, None) for href in hrefs], False
 
     async def _robots_sitemaps(self, url: str) -> list[tuple[str, str | None]]:
-        """The sitemaps a robots.txt names (read with its rules, or here with
-        ``--ignore-robots``); the origin's ``/sitemap.xml`` when it names none."""
+        """The sitemaps a robots.txt names; the origin's ``/sitemap.xml`` when it names none."""
         found = await self.robots.sitemaps(url)
-        if found is None:  # --ignore-robots: read it for its Sitemap lines only
-            result = await self.fetcher.get(url)
+        if not self.robots.enabled:  # read for its Sitemap lines only: a fetch like any other
             self.recorder.fetched()
-            ok = result.status == 200 and result.error is None
-            found = sitemaps_of(parse_robots(result.body)) if ok and result.body else []
         origin = "{0.scheme}://{0.netloc}".format(urlsplit(url))
         return [(s, None) for s in found or [origin + "/sitemap.xml"]]
 

@@ -7,15 +7,19 @@ decodes the body in bounded pieces (:mod:`.decoding`), aborting once past the ca
 attempt one overall deadline; and follows redirects by hand (at most ``max_redirects``, each
 target mapped back from a mirror and checked against the crawl scope; loops detected).
 Failures are returned, not raised: a :class:`FetchResult` with ``error`` set.
+
+Each request takes a :class:`Politeness` slot for its host: a per-host semaphore, then a wait
+until the host's next allowed start (``1 / rate`` after the previous one, never before a
+``Retry-After`` or robots ``Crawl-delay``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from urllib.parse import urljoin
 
@@ -24,13 +28,13 @@ import httpx
 from ..retry import Backoff, retry_after_seconds, retryable
 from ..urls import Mirrors, canonicalize, host_of
 from .decoding import Capped, DecodeError, TooLarge
-from .politeness import Politeness
 
 __all__ = [
     "KEPT_HEADERS",
     "FetchPolicy",
     "FetchResult",
     "Fetcher",
+    "Politeness",
     "kept_headers",
     "retry_after_seconds",
 ]
@@ -46,6 +50,56 @@ _REFUSALS = (
     "body too large: Content-Length {declared} > cap {cap} bytes",
     "body too large: more than the {cap}-byte cap",
 )
+
+
+@dataclass
+class _Host:
+    sem: asyncio.Semaphore
+    interval: float
+    next_start: float = 0.0
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+class Politeness:
+    """Per-host concurrency and rate limits, and host-wide back-off.
+
+    Args:
+        per_host: requests in flight to one host at once.
+        rate: request starts per second per host; ``None`` or ``0`` = unlimited.
+    """
+
+    def __init__(self, per_host: int = 8, rate: float | None = None) -> None:
+        self.per_host = max(1, per_host)
+        self.interval = 1.0 / rate if rate else 0.0
+        self._hosts: dict[str, _Host] = {}
+
+    def _host(self, host: str) -> _Host:
+        state = self._hosts.get(host)
+        if state is None:
+            state = self._hosts[host] = _Host(asyncio.Semaphore(self.per_host), self.interval)
+        return state
+
+    def set_min_interval(self, host: str, seconds: float) -> None:
+        """Never start requests to ``host`` closer than ``seconds`` apart (robots Crawl-delay)."""
+        state = self._host(host)
+        state.interval = max(state.interval, seconds)
+
+    def defer(self, host: str, seconds: float) -> None:
+        """No new request to ``host`` for ``seconds`` (a ``Retry-After`` applies to the host)."""
+        state = self._host(host)
+        state.next_start = max(state.next_start, time.monotonic() + max(0.0, seconds))
+
+    @asynccontextmanager
+    async def slot(self, host: str) -> AsyncIterator[None]:
+        """Hold one request slot for ``host``: waits for the per-host limit and rate."""
+        state = self._host(host)
+        async with state.sem:
+            async with state.lock:  # starts are serialised so the interval holds exactly
+                # Re-check after each sleep: a Retry-After may have pushed the start back.
+                while (delay := state.next_start - time.monotonic()) > 0:
+                    await asyncio.sleep(delay)
+                state.next_start = max(state.next_start, time.monotonic()) + state.interval
+            yield
 
 
 @dataclass(frozen=True)
@@ -99,7 +153,6 @@ class FetchResult:
     attempts: int = 0
     redirects: list[str] = field(default_factory=list)
     fetched_at: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
-    elapsed: float = 0.0
 
 
 @dataclass
@@ -109,8 +162,8 @@ class _Attempt:
     body: bytes | None = None
     error: str | None = None
     kind: str = "ok"
-    retry_in: float | None = None
-    host_wait: bool = False
+    transient: bool = False  # worth another attempt
+    retry_after: float | None = None  # the server's Retry-After, in seconds
 
 
 class Fetcher:
@@ -123,7 +176,6 @@ class Fetcher:
         policy: limits.
         scope: returns ``None`` if a logical URL may be fetched, else the reason not.
         mirrors: logical ↔ fetch URL rewrites.
-        rng: jitter source (seed it for reproducible tests).
     """
 
     def __init__(
@@ -133,22 +185,18 @@ class Fetcher:
         policy: FetchPolicy,
         scope: Callable[[str], str | None],
         mirrors: Mirrors | None = None,
-        rng: random.Random | None = None,
     ) -> None:
         self.client = client
         self.politeness = politeness
         self.policy = policy
         self.scope = scope
         self.mirrors = mirrors or Mirrors()
-        self.rng = rng or random.Random()
         self.requests = 0
 
     async def get(self, url: str, headers: Mapping[str, str] | None = None) -> FetchResult:
         """GET a logical URL; follow safe redirects; never raises for network trouble."""
-        start = time.monotonic()
         result = FetchResult(url=url, fetch_url=self.mirrors.to_fetch(url))
         current = url
-        visited = {url}
         for hop in range(self.policy.max_redirects + 1):
             fetch_url = self.mirrors.to_fetch(current)
             attempt, tries = await self._with_retries(fetch_url, headers or {})
@@ -157,7 +205,6 @@ class Fetcher:
             result.status, result.headers = attempt.status, attempt.headers
             result.body = attempt.body
             result.fetched_at = dt.datetime.now(dt.UTC)
-            result.elapsed = time.monotonic() - start
             if attempt.error is not None:
                 result.error, result.kind = attempt.error, attempt.kind
                 return result
@@ -169,7 +216,7 @@ class Fetcher:
             if why is not None:
                 return self._fail(result, "redirect", f"redirect to {target} refused: {why}")
             target = canonicalize(target)
-            if target in visited:
+            if target == url or target in result.redirects:
                 chain = " -> ".join([url, *result.redirects, target])
                 return self._fail(result, "redirect", f"redirect loop: {chain}")
             if hop == self.policy.max_redirects:
@@ -178,7 +225,6 @@ class Fetcher:
                     "redirect",
                     f"too many redirects (more than {self.policy.max_redirects})",
                 )
-            visited.add(target)
             result.redirects.append(target)
             current = target
         raise AssertionError("unreachable")  # pragma: no cover - the loop always returns
@@ -193,68 +239,58 @@ class Fetcher:
     ) -> tuple[_Attempt, int]:
         host = host_of(canonicalize(fetch_url))
         policy = self.policy
-        attempt = _Attempt()
         for n in range(policy.retries + 1):
             last = n == policy.retries
             async with self.politeness.slot(host):
                 self.requests += 1
-                attempt = await self._once(fetch_url, headers, n, last)
-            if attempt.retry_in is None:
+                attempt = await self._once(fetch_url, headers, last)
+            if not attempt.transient:
                 return attempt, n + 1
-            if attempt.retry_in > policy.max_retry_after:
+            if last:
+                attempt.error = f"{attempt.error} (gave up after {policy.retries} retries)"
+                return attempt, n + 1
+            wait = attempt.retry_after
+            if wait is not None and wait > policy.max_retry_after:
                 attempt.error = (
-                    f"HTTP {attempt.status}: Retry-After {attempt.retry_in:.0f} s is longer "
+                    f"HTTP {attempt.status}: Retry-After {wait:.0f} s is longer "
                     f"than the {policy.max_retry_after:.0f} s limit"
                 )
                 attempt.kind = "retry-after"
                 return attempt, n + 1
-            if attempt.host_wait:
-                self.politeness.defer(host, attempt.retry_in)
-            await asyncio.sleep(attempt.retry_in)
-        return attempt, policy.retries + 1
+            if wait is not None:
+                self.politeness.defer(host, wait)
+            await asyncio.sleep(wait if wait is not None else policy.backoff.delay(n + 1))
+        raise AssertionError("unreachable")  # pragma: no cover - the last attempt returns
 
-    def _backoff(self, n_failed: int) -> float:
-        return self.policy.backoff.delay(n_failed, self.rng)
-
-    async def _once(
-        self, fetch_url: str, headers: Mapping[str, str], n: int, last: bool
-    ) -> _Attempt:
-        """Attempt ``n`` (0-based). ``retry_in`` set = retry after that many seconds."""
+    async def _once(self, fetch_url: str, headers: Mapping[str, str], last: bool) -> _Attempt:
+        """One attempt; ``transient`` set: worth another (the body is read only on the last)."""
         out = _Attempt()
         try:
             async with asyncio.timeout(self.policy.timeout):
                 async with self.client.stream("GET", fetch_url, headers=dict(headers)) as resp:
                     out.status = resp.status_code
                     out.headers = kept_headers(resp.headers)
-                    if retryable(resp.status_code) and not last:
-                        wait = retry_after_seconds(resp.headers.get("retry-after"))
-                        out.host_wait = wait is not None
-                        out.retry_in = wait if wait is not None else self._backoff(n + 1)
-                        return out
-                    out.body = await Capped(resp, self.policy.max_bytes, _REFUSALS).aread()
                     if retryable(resp.status_code):
-                        out.error = (
-                            f"HTTP {resp.status_code} (gave up after {self.policy.retries} retries)"
+                        out.error, out.kind, out.transient = (
+                            f"HTTP {resp.status_code}",
+                            "http",
+                            True,
                         )
-                        out.kind = "http"
+                        out.retry_after = retry_after_seconds(resp.headers.get("retry-after"))
+                        if not last:
+                            return out
+                    out.body = await Capped(resp, self.policy.max_bytes, _REFUSALS).aread()
         except TooLarge as exc:
-            out.body, out.error, out.kind = None, str(exc), "too-large"
+            out.body, out.error, out.kind, out.transient = None, str(exc), "too-large", False
         except (TimeoutError, httpx.TimeoutException):
-            out = self._transport_failure(
-                n, last, "timeout", f"timed out after {self.policy.timeout:g} s"
-            )
+            reason = f"timed out after {self.policy.timeout:g} s"
+            out = _Attempt(error=reason, kind="timeout", transient=True)
         except (DecodeError, httpx.DecodingError) as exc:
             out.body, out.error, out.kind = None, f"cannot decode the body: {exc}", "decode"
+            out.transient = False
         except (httpx.TransportError, OSError) as exc:
-            out = self._transport_failure(n, last, "connection", _describe(exc))
+            out = _Attempt(error=_describe(exc), kind="connection", transient=True)
         return out
-
-    def _transport_failure(self, n: int, last: bool, kind: str, reason: str) -> _Attempt:
-        if last:
-            return _Attempt(
-                error=f"{reason} (gave up after {self.policy.retries} retries)", kind=kind
-            )
-        return _Attempt(kind=kind, retry_in=self._backoff(n + 1))
 
 
 def kept_headers(headers: httpx.Headers) -> dict[str, str]:

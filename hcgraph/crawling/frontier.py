@@ -135,7 +135,6 @@ class Frontier:
     """
 
     def __init__(self, path: Path | None) -> None:
-        self.path = path
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
         self.db = Database(path, CrawlError, "cannot open the crawl frontier")
@@ -189,9 +188,9 @@ class Frontier:
         self._seq = 0
         return False
 
-    def finish(self, status: str = "complete") -> None:
+    def finish(self) -> None:
         """Mark the run finished (the next same command starts a re-crawl)."""
-        self.set_setting("status", status)
+        self.set_setting("status", "complete")
 
     # --- adding URLs --------------------------------------------------------------------
     def add(
@@ -209,47 +208,37 @@ class Frontier:
         hops, whatever order fetches finish in); the latest ``lastmod`` listed is kept."""
         if depth > self._depth:
             return False
-        row = self.db.execute(
-            "SELECT depth, state, related, role FROM urls WHERE url = ?", (url,)
-        ).fetchone()
-        if row is None:
-            self._insert(url, depth, parent, via, role, lastmod)
-            return True
-        if lastmod is not None and row[1] == "queued":  # the latest listed (UTC ISO: text order)
-            self.db.execute(
-                "UPDATE urls SET lastmod = MAX(COALESCE(lastmod, ''), ?) WHERE url = ?",
-                (lastmod, url),
-            )
-        work = self._moved_up(url, depth, *row)
+        work = [(url, depth, parent, via, role, lastmod)]
         while work:
-            u, d, p, v, r = work.pop()
+            u, d, p, v, r, m = work.pop()
             row = self.db.execute(
                 "SELECT depth, state, related, role FROM urls WHERE url = ?", (u,)
             ).fetchone()
             if row is None:
-                self._insert(u, d, p, v, r, None)
-            else:
-                work.extend(self._moved_up(u, d, *row))
+                self._seq += 1
+                self.db.execute(
+                    "INSERT INTO urls (url, depth, seq, state, parent, via, role, lastmod) "
+                    "VALUES (?, ?, ?, 'queued', ?, ?, ?, ?)",
+                    (u, d, self._seq, p, v, r, m),
+                )
+                if u == url:  # newly queued: nothing was seen to move up
+                    return True
+                continue
+            if m is not None and row[1] == "queued":  # the latest listed (UTC ISO: text order)
+                self.db.execute(
+                    "UPDATE urls SET lastmod = MAX(COALESCE(lastmod, ''), ?) WHERE url = ?",
+                    (m, u),
+                )
+            work.extend(self._moved_up(u, d, *row))
         return False
-
-    def _insert(
-        self, url: str, depth: int, parent: str | None, via: str | None, role: str,
-        lastmod: str | None,
-    ) -> None:  # fmt: skip
-        self._seq += 1
-        self.db.execute(
-            "INSERT INTO urls (url, depth, seq, state, parent, via, role, lastmod) "
-            "VALUES (?, ?, ?, 'queued', ?, ?, ?, ?)",
-            (url, depth, self._seq, parent, via, role, lastmod),
-        )
 
     def _moved_up(
         self, url: str, depth: int, old_depth: int, state: str, related: str | None,
         role: str | None,
-    ) -> list[tuple[str, int, str | None, str | None, str]]:  # fmt: skip
+    ) -> list[tuple[str, int, str | None, str | None, str, None]]:  # fmt: skip
         """Move a URL seen before up to ``depth`` if that is shallower; the links of a
         crawled one then move with it (a story's one hop deeper, an index page's at its
-        depth): they are returned (url, depth, parent, via, role), to be moved in turn."""
+        depth): they are returned as :meth:`add` takes them, to be moved in turn."""
         if depth >= old_depth:
             return []
         self.db.execute("UPDATE urls SET depth = ? WHERE url = ?", (depth, url))
@@ -257,7 +246,7 @@ class Frontier:
         if state not in ("done", "read") or not related or depth + hop > self._depth:
             return []
         children = map(_link, json.loads(related))
-        return [(link, depth + hop, url, via, kind) for link, via, kind in children]
+        return [(link, depth + hop, url, via, kind, None) for link, via, kind in children]
 
     def add_final(self, url: str, depth: int, state: str, parent: str | None, reason: str) -> None:
         """Record a URL that is never fetched (``skipped``/``alias``), unless already seen."""
@@ -283,8 +272,10 @@ class Frontier:
             self.db.execute("SELECT COUNT(*) FROM urls WHERE state = ?", (state,)).fetchone()[0]
         )
 
-    def _update(self, url: str, **columns: object) -> None:
-        """Set ``columns`` (names from this module, never from input) of ``url``'s row."""
+    def mark(self, url: str, state: str, **columns: object) -> None:
+        """Put ``url`` in ``state`` (see the module docstring), setting ``columns`` too
+        (names from the code, never from input)."""
+        columns["state"] = state
         assignments = ", ".join(f"{name} = ?" for name in columns)
         self.db.execute(f"UPDATE urls SET {assignments} WHERE url = ?", (*columns.values(), url))
 
@@ -292,8 +283,8 @@ class Frontier:
         self, url: str, sha256: str, source: str, fetched_at: str, status: int | None
     ) -> None:
         """The body is in the archive; processing is next."""
-        self._update(
-            url, state="fetched", sha256=sha256, source=source, fetched_at=fetched_at, status=status
+        self.mark(
+            url, "fetched", sha256=sha256, source=source, fetched_at=fetched_at, status=status
         )
 
     def mark_failed(
@@ -306,52 +297,26 @@ class Frontier:
             (status, kind, reason, json_path, url),
         )
 
-    def mark_skipped(self, url: str, reason: str) -> None:
-        """The URL is not fetched (robots.txt)."""
-        self._update(url, state="skipped", reason=reason)
-
     def mark_done(self, url: str, story: str, put: str, related: Iterable[str | list[str]]) -> None:
         """The story is in the store; ``related`` are its in-scope links: JSON URLs of
         related stories, or ``[url, via, role]`` for others (an edition page...)."""
-        self._update(url, state="done", story=story, put=put, related=json.dumps(list(related)))
-
-    def mark_gone(self, url: str, status: int) -> None:
-        """The URL answered 404/410 twice in a row; the pipeline marks its story next (a
-        resume fetches it again: the answer before confirms it at once)."""
-        self._update(url, state="gone", status=status)
+        self.mark(url, "done", story=story, put=put, related=json.dumps(list(related)))
 
     def requeue_gone(self) -> None:
         """Put back in the queue the URLs an interrupted run left ``gone``."""
         self.db.execute("UPDATE urls SET state = 'queued' WHERE state = 'gone'")
-
-    def mark_withdrawn(self, url: str, story: str, status: int | None) -> None:
-        """The URL answered 404/410 (confirmed) and its stored story is marked withdrawn."""
-        self._update(url, state="withdrawn", story=story, status=status)
 
     def mark_read(
         self, url: str, children: Iterable[str | list[str]], reason: str | None = None
     ) -> None:
         """An index page was read; ``children`` are the links it queued (see
         :meth:`mark_done`)."""
-        self._update(url, state="read", related=json.dumps(list(children)), reason=reason)
+        self.mark(url, "read", related=json.dumps(list(children)), reason=reason)
 
     def row(self, url: str) -> Row | None:
         """The URL's row, or None if unseen."""
         found = self.db.execute(f"SELECT {_ROW_COLUMNS} FROM urls WHERE url = ?", (url,)).fetchone()
         return None if found is None else _row(found)
-
-    def mark_duplicate(self, url: str, story: str, reason: str) -> None:
-        """The body is a story already crawled under another URL."""
-        self._update(url, state="duplicate", story=story, reason=reason)
-
-    def requeue(self, url: str) -> None:
-        """Put a URL back in the queue (its archived body went missing)."""
-        self._update(url, state="queued", sha256=None)
-
-    def status_of(self, url: str) -> int | None:
-        """The HTTP status recorded for the URL, or None."""
-        row = self.db.execute("SELECT status FROM urls WHERE url = ?", (url,)).fetchone()
-        return None if row is None or row[0] is None else int(row[0])
 
     def depth_of(self, url: str) -> int | None:
         """The URL's current depth, or None if unseen."""

@@ -104,7 +104,7 @@ class Recorder:
         if state == "failed":
             self.failed(url, status=None, kind="robots", reason=reason)
         else:
-            self.frontier.mark_skipped(url, reason)
+            self.frontier.mark(url, "skipped", reason=reason)
         return False
 
     def fetch_failed(self, row: Row | None, result: FetchResult, not_modified: bool) -> bool:
@@ -127,7 +127,9 @@ class Recorder:
         """``url`` served the story whose own page is ``claim``, a variant of ``url``: a
         duplicate, and the story is fetched at its own URL (same depth, same way found)."""
         row = self.frontier.row(url)
-        self.frontier.mark_duplicate(url, claim, f"same story as {claim} (a variant of its URL)")
+        self.frontier.mark(
+            url, "duplicate", story=claim, reason=f"same story as {claim} (a variant of its URL)"
+        )
         own = json_url(claim, self.json_suffix)
         if own != url and self.scope.why_not(own) is None:
             depth = row.depth if row else 0
@@ -155,12 +157,8 @@ class Recorder:
         old = self.archive.intact_body(v.sha256)
         if old is None:  # lost or damaged: a 304 would leave nothing, so ask unconditionally
             return {}, None
-        headers = {}
-        if v.etag:
-            headers["If-None-Match"] = v.etag
-        if v.last_modified:
-            headers["If-Modified-Since"] = v.last_modified
-        return headers, old
+        asked = {"If-None-Match": v.etag, "If-Modified-Since": v.last_modified}
+        return {name: value for name, value in asked.items() if value}, old
 
     def listed_unchanged(self, row: Row, v: Validators | None) -> Document | None:
         """A story a sitemap lists as unchanged (``<lastmod>``) since its body was last
@@ -194,7 +192,7 @@ class Recorder:
         assert result.status is not None
         with self.frontier.batch():
             self.set_gone(url, True)
-            self.frontier.mark_gone(url, result.status)
+            self.frontier.mark(url, "gone", status=result.status)
         self.gone[url] = result.status
         return Document(b"", result.final_url or url, result.fetched_at, url, withdrawn=True)
 
@@ -253,15 +251,16 @@ class Recorder:
         assert outcome.story_url is not None
         if outcome.duplicate_of is not None:
             reason = f"same story as {outcome.duplicate_of}"
-            self.frontier.mark_duplicate(url, outcome.story_url, reason)
+            self.frontier.mark(url, "duplicate", story=outcome.story_url, reason=reason)
             return False
         self._stored(url, outcome.story_url, outcome)
         return True
 
     def _withdrawal(self, url: str, outcome: Outcome) -> None:
-        status = self.gone.pop(url, None) or self.frontier.status_of(url)
+        row = self.frontier.row(url)
+        status = self.gone.pop(url, None) or (row.status if row else None)
         if outcome.status == "withdrawn" and outcome.story_url is not None:
-            self.frontier.mark_withdrawn(url, outcome.story_url, status)
+            self.frontier.mark(url, "withdrawn", story=outcome.story_url, status=status)
         else:  # no story stored from it (any more): an HTTP failure, as ever
             self.failed(url, status=status, kind="http", reason=f"HTTP {status}")
 

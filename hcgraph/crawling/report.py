@@ -15,7 +15,7 @@ from typing import Any
 from .._io import write_atomic
 from .frontier import INDEX_ROLES, Frontier, Row
 
-__all__ = ["CrawlReport", "build_report"]
+__all__ = ["CrawlReport", "tally"]
 
 
 @dataclass
@@ -71,26 +71,17 @@ def _entry(row: Row, *keys: str) -> dict[str, Any]:
     return {"url": row.url, **{key: getattr(row, key) for key in keys}, "linked_from": row.parent}
 
 
-def build_report(
-    frontier: Frontier,
-    *,
-    seeds: list[str],
-    status: str,
-    resumed: bool,
-    started_at: str,
-    finished_at: str,
-    elapsed: float,
-    options: dict[str, Any],
-    requests: int,
-) -> CrawlReport:
-    """Assemble the report of the current run from the frontier (one read of its rows)."""
+def tally(frontier: Frontier, requests: int) -> dict[str, Any]:
+    """The report's ``counts``, lists and discovery entries for the current run, from the
+    frontier (one read of its rows, in discovery order, as each section lists them)."""
     rows = frontier.rows()
     by_state: defaultdict[str, list[Row]] = defaultdict(list)
-    for row in rows:  # in discovery order, as each section lists them
+    for row in rows:
         by_state[row.state].append(row)
-    puts = Counter(r.put for r in by_state["done"])
+    done = by_state["done"]
+    puts = Counter(r.put for r in done)
     counts = {
-        "stories": len(by_state["done"]),
+        "stories": len(done),
         "added": puts["added"],
         "replaced": puts["replaced"],
         "unchanged": puts["unchanged"],
@@ -102,42 +93,24 @@ def build_report(
         "not_fetched": sum(len(by_state[s]) for s in ("queued", "fetched", "gone")),
         "requests": requests,
     }
-    found, stories, index_pages = _discovery(rows, by_state)
-    return CrawlReport(
-        seeds=seeds,
-        status=status,
-        resumed=resumed,
-        started_at=started_at,
-        finished_at=finished_at,
-        elapsed_seconds=round(elapsed, 3),
-        options=options,
-        counts=counts,
-        failures=[_entry(r, "status", "kind", "reason", "json_path") for r in by_state["failed"]],
-        skipped=[_entry(r, "reason") for r in by_state["skipped"]],
-        duplicates=[_entry(r, "story", "reason") for r in by_state["duplicate"]],
-        withdrawn=[_entry(r, "story", "status") for r in by_state["withdrawn"]],
-        found_by=found,
-        stories=stories,
-        index_pages=index_pages,
-    )
+    return {
+        "counts": counts,
+        "failures": [
+            _entry(r, "status", "kind", "reason", "json_path") for r in by_state["failed"]
+        ],
+        "skipped": [_entry(r, "reason") for r in by_state["skipped"]],
+        "duplicates": [_entry(r, "story", "reason") for r in by_state["duplicate"]],
+        "withdrawn": [_entry(r, "story", "status") for r in by_state["withdrawn"]],
+        **_discovery(rows, by_state),
+    }
 
 
-_FOUND_ORDER = ("seed", "related", "edition", "newsroom", "sitemap")
-
-
-def _discovery(
-    rows: list[Row], by_state: dict[str, list[Row]]
-) -> tuple[dict[str, int], list[dict[str, Any]], list[dict[str, Any]]]:
+def _discovery(rows: list[Row], by_state: dict[str, list[Row]]) -> dict[str, Any]:
     """How the stored stories were found (counts and one entry each) and the index pages
     read, from every row of the frontier (and the same rows by state)."""
-    roles = {r.url: r.role for r in rows}
     done = by_state["done"]
-    stories = [
-        {"url": r.url, "story": r.story, "found_by": _found_by(r), "linked_from": r.parent}
-        for r in done
-    ]
-    counts = Counter(_found_by(r) for r in done)
-    found = {k: counts[k] for k in sorted(counts, key=_order)}
+    found = Counter(_found_by(r) for r in done)
+    roles = {r.url: r.role for r in rows}
     index_pages = [
         {
             "url": r.url, "kind": r.role, "found_by": r.via or "seed",
@@ -147,7 +120,17 @@ def _discovery(
         for r in by_state["read"]
         if r.role in INDEX_ROLES
     ]  # fmt: skip
-    return found, stories, index_pages
+    return {
+        "found_by": {k: found[k] for k in sorted(found, key=_order)},
+        "stories": [
+            {"url": r.url, "story": r.story, "found_by": _found_by(r), "linked_from": r.parent}
+            for r in done
+        ],
+        "index_pages": index_pages,
+    }
+
+
+_FOUND_ORDER = ("seed", "related", "edition", "newsroom", "sitemap")
 
 
 def _order(kind: str) -> int:

@@ -17,33 +17,16 @@ from protego import Protego
 from ..urls import host_of
 from .fetch import Fetcher
 
-__all__ = ["AGENT_TOKEN", "Robots", "parse_robots", "sitemaps_of"]
+__all__ = ["AGENT_TOKEN", "Robots", "sitemaps_of"]
 
 #: The product token matched against ``User-agent:`` lines.
 AGENT_TOKEN = "hcgraph"
 _MAX_ROBOTS_BYTES = 512 * 1024  # read of a robots.txt, as RFC 9309 allows
 
 
-def parse_robots(body: bytes) -> Protego:
-    """A robots.txt body as every reader here takes it: its first 512 KiB, as UTF-8."""
-    return Protego.parse(body[:_MAX_ROBOTS_BYTES].decode("utf-8", "replace"))
-
-
 def sitemaps_of(parser: Protego) -> list[str]:
     """The ``Sitemap:`` URLs of a parsed robots.txt, in order, once each."""
     return list(dict.fromkeys(parser.sitemaps))
-
-
-class _Rules:
-    def __init__(self, parser: Protego | None, allow_all: bool, note: str = "") -> None:
-        self.parser = parser
-        self.allow_all = allow_all
-        self.note = note
-
-    def allows(self, url: str) -> bool:
-        if self.parser is None:
-            return self.allow_all
-        return bool(self.parser.can_fetch(url, AGENT_TOKEN))
 
 
 class Robots:
@@ -57,7 +40,8 @@ class Robots:
     def __init__(self, fetcher: Fetcher, *, enabled: bool = True) -> None:
         self.fetcher = fetcher
         self.enabled = enabled
-        self._rules: dict[str, asyncio.Task[_Rules]] = {}
+        # origin → its rules: parsed; None (a 4xx: no rules); or why it could not be read
+        self._rules: dict[str, asyncio.Task[Protego | str | None]] = {}
 
     async def why_not(self, url: str) -> tuple[str, str] | None:
         """``None`` if robots.txt allows ``url`` (a logical URL), else ``(state, reason)``.
@@ -68,22 +52,19 @@ class Robots:
         if not self.enabled:
             return None
         origin, rules = await self._rules_of(url)
-        if rules.allows(url):
+        if isinstance(rules, str):
+            return "failed", f"{origin}/robots.txt could not be read{rules}"
+        if rules is None or rules.can_fetch(url, AGENT_TOKEN):
             return None
-        if rules.parser is None:
-            return "failed", f"{origin}/robots.txt could not be read{rules.note}"
         return "skipped", f"disallowed by {origin}/robots.txt"
 
-    async def sitemaps(self, url: str) -> list[str] | None:
-        """The ``Sitemap:`` lines of the robots.txt at ``url`` (read once, with the rules;
-        none if there is no robots.txt or it could not be read); None when robots.txt is
-        ignored (``--ignore-robots``: the caller reads it itself if asked to)."""
-        if not self.enabled:
-            return None
+    async def sitemaps(self, url: str) -> list[str]:
+        """The ``Sitemap:`` lines of the robots.txt at ``url`` (read once, with the rules, even
+        with ``--ignore-robots``); none if there is no robots.txt or it could not be read."""
         _origin, rules = await self._rules_of(url)
-        return [] if rules.parser is None else sitemaps_of(rules.parser)
+        return sitemaps_of(rules) if isinstance(rules, Protego) else []
 
-    async def _rules_of(self, url: str) -> tuple[str, _Rules]:
+    async def _rules_of(self, url: str) -> tuple[str, Protego | str | None]:
         """``url``'s origin and its robots.txt rules (fetched once per origin)."""
         parts = urlsplit(url)
         origin = urlunsplit((parts.scheme, parts.netloc, "", "", ""))
@@ -92,20 +73,19 @@ class Robots:
             task = self._rules[origin] = asyncio.ensure_future(self._load(origin))
         return origin, await asyncio.shield(task)
 
-    async def _load(self, origin: str) -> _Rules:
-        robots_url = origin + "/robots.txt"
-        result = await self.fetcher.get(robots_url)
+    async def _load(self, origin: str) -> Protego | str | None:
+        result = await self.fetcher.get(origin + "/robots.txt")
         status = result.status
         if result.error is not None and status is None:
-            return _Rules(None, False, f" (unreachable: {result.error})")
+            return f" (unreachable: {result.error})"
         if status is not None and status >= 500:
-            return _Rules(None, False, f" (HTTP {status})")
+            return f" (HTTP {status})"
         if status != 200 or result.body is None:
-            return _Rules(None, True)  # 4xx, or a redirect we may not follow: no rules
-        parser = parse_robots(result.body)
-        delay = parser.crawl_delay(AGENT_TOKEN)
+            return None  # 4xx, or a redirect we may not follow: no rules
+        parser = Protego.parse(result.body[:_MAX_ROBOTS_BYTES].decode("utf-8", "replace"))
+        delay = parser.crawl_delay(AGENT_TOKEN) if self.enabled else None
         if delay:
             self.fetcher.politeness.set_min_interval(
                 host_of(self.fetcher.mirrors.to_fetch(origin + "/")), float(delay)
             )
-        return _Rules(parser, True)
+        return parser

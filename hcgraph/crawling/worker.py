@@ -1,9 +1,13 @@
-"""The store worker process: the crawl's pipeline in a process of its own.
+"""Turning fetched bodies into stored stories, off the event loop: in a thread or a process.
 
-In one process the event loop (httpx, the frontier, the archive) and the pipeline (parsing,
-mapping, the writer's encoding) share one GIL; a worker process holds the store and runs
-:class:`~hcgraph.pipeline.Pipeline` as :class:`~.process.Runner`'s thread does, with
-:class:`ProcessRunner` as its stand-in in the crawl. It is started with :mod:`subprocess`
+A :class:`BatchRunner` runs the ingest pipeline (:mod:`hcgraph.pipeline`) over batches of
+fetched bodies while the event loop keeps fetching. A batch is *submitted* (awaited until it
+is mapped) and gives back a future of its outcomes, resolved once it has landed in the store.
+
+:class:`Runner` runs it in a thread. In one process, though, the event loop (httpx, the
+frontier, the archive) and the pipeline (parsing, mapping, the writer's encoding) share one
+GIL: :class:`ProcessRunner` (the default) runs it in a store worker process that holds the
+store, as the crawl's stand-in for that process. It is started with :mod:`subprocess`
 (``python -P -c …``, so a caller's script is never imported again) and spoken to over a socket
 pair wrapped in :class:`multiprocessing.connection.Connection` (pickled messages):
 
@@ -31,17 +35,20 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
-from ..errors import StoreError
+from ..errors import StoreBusyError, StoreError
 from ..pipeline import Document, Outcome, Pipeline
-from .process import open_store
+from ..store import Store
 
-__all__ = ["ProcessRunner"]
+__all__ = ["BatchRunner", "ProcessRunner", "Runner", "open_store"]
+
+T = TypeVar("T")
 
 _CLOSE_WAIT = 600.0  # seconds close() waits for the worker's last writes (a batch takes ~3 s)
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
@@ -52,6 +59,86 @@ _START = (
     "root in map(os.path.realpath, sys.path) or sys.path.insert(0, root); "
     "from hcgraph.crawling.worker import main; main(sys.argv)"
 )
+
+
+def open_store(directory: Path, wait: float = 15.0) -> Store:
+    """Open a store for writing, waiting up to ``wait`` s while another process holds it
+    (a crawl killed a moment ago may hold it an instant longer); other failures at once."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            return Store(directory, holder="hcgraph crawl")
+        except StoreBusyError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.2)
+
+
+class BatchRunner(Protocol):
+    """What the crawler needs of whatever runs the pipeline: :class:`Runner` (a thread) or
+    :class:`ProcessRunner` (a process). See :class:`Runner` for each method."""
+
+    async def start(self) -> None: ...
+    async def submit(self, documents: Sequence[Document]) -> asyncio.Future[list[Outcome]]: ...
+    async def process(self, documents: Sequence[Document]) -> list[Outcome]: ...
+    async def close(self, *, compact: bool = True) -> None: ...
+
+
+class Runner:
+    """Runs the pipeline over batches in one worker thread (its writer has one more).
+
+    Args:
+        store: the open, writable store.
+        claims: story IRI → (crawl URL, story id) already stored by this crawl (resume).
+        owns_store: close the store on :meth:`close`.
+    """
+
+    def __init__(
+        self, store: Store, claims: dict[str, tuple[str, str | None]], *, owns_store: bool = False
+    ) -> None:
+        self.store = store
+        self.owns_store = owns_store
+        self.pool = ThreadPoolExecutor(1, thread_name_prefix="hcgraph-process")
+        self.pipeline: Pipeline | None = None
+        self.claims = claims
+
+    async def start(self) -> None:
+        """Nothing to wait for: the store is open already (:class:`ProcessRunner` opens its
+        own)."""
+
+    def _pipeline(self) -> Pipeline:
+        if self.pipeline is None:  # made in the thread: opening it recovers the store
+            self.pipeline = Pipeline(self.store, crawl_claims=self.claims)
+        return self.pipeline
+
+    async def _run(self, fn: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self.pool, fn)
+
+    async def submit(self, documents: Sequence[Document]) -> asyncio.Future[list[Outcome]]:
+        """Parse, dedupe and map one batch and queue its write; once mapped, the future of
+        its outcomes in order, which ends when the batch has landed (or its write failed)."""
+        batch = list(documents)
+        return asyncio.wrap_future(await self._run(lambda: self._pipeline().submit(batch)))
+
+    async def process(self, documents: Sequence[Document]) -> list[Outcome]:
+        """Process one batch (parse, dedupe, map, write) and return its outcomes in order."""
+        return await (await self.submit(documents))
+
+    async def close(self, *, compact: bool = True) -> None:
+        """Finish the writes in flight, stop the thread, close the store if owned; with
+        ``compact``, compact the store first if that is due (a crawl that completed).
+
+        Raises:
+            StoreError: the store's last flush failed (the thread is stopped all the same).
+        """
+        try:
+            if self.pipeline is not None:
+                pipeline = self.pipeline
+                await self._run(lambda: pipeline.close(compact=compact))
+        finally:
+            self.pool.shutdown(wait=True)
+        if self.owns_store:
+            self.store.close()
 
 
 class _Remote(Exception):
@@ -156,7 +243,7 @@ class ProcessRunner:
         directory: the store directory (the worker opens it; this process must not).
         claims: story IRI → (crawl URL, story id) already stored by this crawl (resume).
         wait: seconds the worker waits for a store another process holds (see
-            :func:`.process.open_store`).
+            :func:`open_store`).
     """
 
     def __init__(
@@ -237,7 +324,7 @@ class ProcessRunner:
 
     # --- Runner's interface ------------------------------------------------------------------
     async def submit(self, documents: Sequence[Document]) -> asyncio.Future[list[Outcome]]:
-        """As :meth:`.process.Runner.submit`: returns once mapped, the write runs on in the
+        """As :meth:`Runner.submit`: returns once mapped, the write runs on in the
         worker; the future ends when it has landed."""
         assert self._loop is not None
         async with self._asking:  # one request at a time (a batch retried meanwhile waits)

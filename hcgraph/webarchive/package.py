@@ -26,8 +26,7 @@ from ..archive import Archive
 from ..errors import ArchiveError, ExportError, InputError, OutputError
 from ..ingest import Failure
 from ..rebuilding import RebuildReport, rebuild
-from . import _deps
-from .warc import ReadReport, WarcReport, read_warc, write_warc
+from .warc import ReadReport, WarcReport, load, read_warc, write_warc
 
 __all__ = ["WaczReport", "archive_from_wacz", "export_wacz", "rebuild_from_wacz"]
 
@@ -62,7 +61,7 @@ def export_wacz(
     archive = Archive(Path(archive_dir) if archive_dir else Path(store_dir) / "archive")
     if not archive.exists():
         raise ExportError(f"{archive.directory}: no raw archive here (run 'hcgraph crawl' first)")
-    wacz = _deps.wacz_main()
+    wacz = load("wacz.main")  # py-wacz's command module (wacz create)
     try:
         work = tempfile.TemporaryDirectory(prefix=".hcgraph-wacz-", dir=out.parent)
     except OSError as exc:

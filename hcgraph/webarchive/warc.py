@@ -13,19 +13,20 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import http
+import http.client
+import importlib
 import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from io import BytesIO
+from types import ModuleType
 from typing import IO, Any
 from urllib.parse import quote, urlsplit
 
 from .._version import __version__
 from ..archive import Archive, FetchRecord
-from ..errors import ArchiveError
-from . import _deps
+from ..errors import ArchiveError, ExportError
 
 __all__ = ["FETCH_RECORD_TYPE", "MAX_BODY", "ReadReport", "WarcReport", "read_warc", "write_warc"]
 
@@ -41,6 +42,29 @@ _URI_SAFE = "!#$%&'()*+,/:;=?@[]~"
 #: The largest body read back from a WARC (decoded): an archive pack's size.
 MAX_BODY = 256 * 1024 * 1024
 _NOT_TOKEN = re.compile(r"[^!#$%&'*+.^_`|~0-9A-Za-z-]")  # what a header name cannot hold
+
+
+def load(*names: str) -> ModuleType:
+    """The first of the modules ``names`` (the ``archive`` extra: warcio, py-wacz), imported
+    on first use; their absence is a one-line user error, not a traceback."""
+    try:
+        modules = [importlib.import_module(name) for name in names]
+    except ImportError as exc:
+        raise ExportError(
+            f"WARC/WACZ needs {exc.name or names[0]}: pip install 'hcgraph[archive]'"
+        ) from None
+    return modules[0]
+
+
+def _warcio() -> ModuleType:
+    """The ``warcio`` package with the submodules used here loaded."""
+    return load(
+        "warcio",
+        "warcio.warcwriter",
+        "warcio.archiveiterator",
+        "warcio.statusandheaders",
+        "warcio.exceptions",
+    )
 
 
 @dataclass
@@ -77,16 +101,12 @@ def _warc_date(when: str) -> str:
     return stamp.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _digest(sha256: str) -> str:
-    return f"sha256:{sha256}"
-
-
 class _Writer:
     """Turns fetch records into WARC records (one writer per WARC file)."""
 
     def __init__(self, archive: Archive, out: IO[bytes]) -> None:
         self.archive = archive
-        self.warcio = _deps.warcio()
+        self.warcio = _warcio()
         self.writer = self.warcio.warcwriter.WARCWriter(out, gzip=True, warc_version="1.1")
         self.report = WarcReport()
         # (URI, body) of each response written → its record id and date, for revisits
@@ -111,7 +131,7 @@ class _Writer:
         if record.error is None and record.sha256 is not None:
             main = self._with_body(record, uri, date, local)
         elif record.error is None and record.status is not None:
-            main = self._response(record, uri, date, b"")
+            main = self._capture(record, uri, date, b"", False)
         if main is not None and not local:
             self._request(record, uri, date, main)
         self._metadata(record, date, main)
@@ -128,10 +148,8 @@ class _Writer:
         except ArchiveError:
             self.report.unreadable.append(record.url)
             return None
-        if local:
-            main = self._resource(record, uri, date, body)
-        else:  # a 304 whose earlier body is not in this WARC under this URL: the body here
-            main = self._response(record, uri, date, body)
+        # (a 304 whose earlier body is not in this WARC under this URL: the body here)
+        main = self._capture(record, uri, date, body, local)
         self.first[key] = (main.rec_headers.get_header("WARC-Record-ID"), date)
         self._page(record, uri, date, body)
         return main
@@ -145,11 +163,7 @@ class _Writer:
         ]
         if body is not None:
             headers.append(("Content-Length", str(len(body))))
-        try:
-            reason = http.HTTPStatus(status).phrase
-        except ValueError:
-            reason = "Unknown"
-        line = f"{status} {reason}"
+        line = f"{status} {http.client.responses.get(status, 'Unknown')}"
         return self.warcio.statusandheaders.StatusAndHeaders(line, headers, protocol="HTTP/1.1")
 
     def _write(self, uri: str, kind: str, body: bytes | None = None, **options: Any) -> Any:
@@ -161,27 +175,28 @@ class _Writer:
         self.report.records[kind] += 1
         return made
 
-    def _response(self, record: FetchRecord, uri: str, date: str, body: bytes) -> Any:
+    def _capture(self, record: FetchRecord, uri: str, date: str, body: bytes, local: bool) -> Any:
+        """A ``response`` record of ``body`` (with its HTTP headers), or for a local file a
+        ``resource``."""
         fields = {"WARC-Date": date}
         if record.sha256 is not None:
-            fields["WARC-Payload-Digest"] = _digest(record.sha256)
+            fields["WARC-Payload-Digest"] = f"sha256:{record.sha256}"
+        if local:
+            kind = _header(record.headers.get("content-type", "application/json"))
+            return self._write(
+                uri, "resource", body, warc_content_type=kind, warc_headers_dict=fields
+            )
         http_headers = self._http_headers(record, body)
         return self._write(
             uri, "response", body, http_headers=http_headers, warc_headers_dict=fields
         )
-
-    def _resource(self, record: FetchRecord, uri: str, date: str, body: bytes) -> Any:
-        assert record.sha256 is not None
-        fields = {"WARC-Date": date, "WARC-Payload-Digest": _digest(record.sha256)}
-        kind = _header(record.headers.get("content-type", "application/json"))
-        return self._write(uri, "resource", body, warc_content_type=kind, warc_headers_dict=fields)
 
     def _revisit(self, record: FetchRecord, uri: str, date: str, earlier: tuple[str, str]) -> Any:
         assert record.sha256 is not None
         refers_id, refers_date = earlier
         main = self.writer.create_revisit_record(
             uri,
-            _digest(record.sha256),
+            f"sha256:{record.sha256}",
             uri,
             refers_date,
             http_headers=self._http_headers(record, None),
@@ -277,7 +292,7 @@ def read_warc(stream: IO[bytes], archive: Archive, report: ReadReport | None = N
         ArchiveError: the stream is not a WARC file.
         ExportError: warcio is not installed (the ``archive`` extra).
     """
-    warcio = _deps.warcio()
+    warcio = _warcio()
     reader = _Reader(archive, report or ReadReport())
     try:
         for rec in warcio.archiveiterator.ArchiveIterator(stream, check_digests=True):
