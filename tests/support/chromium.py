@@ -62,24 +62,24 @@ class Tabs:
     ) -> Any:
         key = (width, height, accept_downloads)
         pool = self._free.setdefault(key, [])
-        while pool:
-            page = pool.pop()
-            if not page.is_closed():
-                page.goto("about:blank")
-                break
-        else:
-            page = self.browser.new_page(
-                viewport={"width": width, "height": height}, accept_downloads=accept_downloads
-            )
-            page.tab_key = key
-            page.errors = []
-            page.requests = []
-            page.on("pageerror", lambda exc: page.errors.append(str(exc)))
-            page.on("console", lambda m: page.errors.append(m.text) if m.type == "error" else None)
-            page.on("request", lambda r: page.requests.append(r.url))
+        page = pool.pop() if pool else self._new(key)
+        page.goto("about:blank")  # the test before leaves no state in the next document
         page.errors.clear()
         page.requests.clear()
         page.goto(url)
+        return page
+
+    def _new(self, key: tuple[int, int, bool]) -> Any:
+        width, height, accept_downloads = key
+        page = self.browser.new_page(
+            viewport={"width": width, "height": height}, accept_downloads=accept_downloads
+        )
+        errors: list[str] = []
+        requests: list[str] = []
+        page.tab_key, page.errors, page.requests = key, errors, requests
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("request", lambda r: requests.append(r.url))
         return page
 
     def done(self, page: Any) -> None:
