@@ -259,9 +259,20 @@ def browser() -> Iterator[object]:
     sync API keeps an event loop running while it is open, and later tests use asyncio."""
     from playwright.sync_api import sync_playwright
 
-    from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS
+    from tests.support.chromium import CHROMIUM, TEST_ARGS
 
     with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=TEST_ARGS, headless=True)
         yield b
         b.close()
+
+
+@pytest.fixture(scope="module")
+def tabs(browser: object) -> Iterator[object]:
+    """The module's reusable pages (:class:`tests.support.chromium.Tabs`): a test that only
+    needs a freshly loaded page gets one without starting a renderer process."""
+    from tests.support.chromium import Tabs
+
+    pool = Tabs(browser)
+    yield pool
+    pool.close()

@@ -174,10 +174,16 @@ def test_virtuoso(corpus: Corpus, loaded_virtuoso: virtuoso.VirtuosoServer) -> N
     assert problems == {}, json.dumps(problems, indent=1)
 
 
-def test_jena_tdb2(corpus: Corpus) -> None:
-    classpath = engines.jena_classpath(corpus.work)
-    if classpath is None:
+@pytest.fixture(scope="module")
+def classpath(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """Jena's class path, with ``JenaQueries`` compiled once for the module's Jena tests."""
+    found = engines.jena_classpath(tmp_path_factory.mktemp("jena"))
+    if found is None:
         pytest.skip("Apache Jena (Debian libapache-jena-java) or javac is not installed")
+    return found
+
+
+def test_jena_tdb2(corpus: Corpus, classpath: str) -> None:
     location = corpus.work / "tdb2"
     engines.jena_load(classpath, corpus.nquads, location)
     answers = engines.run_jena(
@@ -187,11 +193,8 @@ def test_jena_tdb2(corpus: Corpus) -> None:
     assert problems == {}, json.dumps(problems, indent=1)
 
 
-def test_jena_one_failing_query_loses_only_its_answer(tmp_path: Path) -> None:
+def test_jena_one_failing_query_loses_only_its_answer(classpath: str, tmp_path: Path) -> None:
     """A query Jena fails on is reported by key; the queries after it are still answered."""
-    classpath = engines.jena_classpath(tmp_path)
-    if classpath is None:
-        pytest.skip("Apache Jena (Debian libapache-jena-java) or javac is not installed")
     nquads = tmp_path / "tiny.nq"
     nquads.write_text('<urn:x:s> <urn:x:p> "o" <urn:x:g> .\n', encoding="utf-8")
     engines.jena_load(classpath, nquads, tmp_path / "tdb2")
@@ -206,12 +209,9 @@ def test_jena_one_failing_query_loses_only_its_answer(tmp_path: Path) -> None:
     assert answers["after"].rows == {("o",)}
 
 
-def test_jena_query_timeout_cancels_only_that_query(tmp_path: Path) -> None:
+def test_jena_query_timeout_cancels_only_that_query(classpath: str, tmp_path: Path) -> None:
     """With a timeout, a query still running after it is cancelled and reported by key;
     the next one is answered."""
-    classpath = engines.jena_classpath(tmp_path)
-    if classpath is None:
-        pytest.skip("Apache Jena (Debian libapache-jena-java) or javac is not installed")
     nquads = tmp_path / "small.nq"
     lines = [f'<urn:x:s{i}> <urn:x:q> "{i}" <urn:x:g> .' for i in range(1000)]
     nquads.write_text("\n".join([*lines, '<urn:x:s> <urn:x:p> "o" <urn:x:g> .', ""]), "utf-8")

@@ -13,7 +13,7 @@ from hcgraph import Store, citation_graph, ingest_bytes
 from hcgraph.viz import write_map
 from hcgraph.viz.render import render_map, visible_bidi
 from tests.conftest import SEED, SEED_URL
-from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS
+from tests.support.chromium import CHROMIUM, TEST_ARGS
 
 pytestmark = [
     pytest.mark.slow,
@@ -37,7 +37,7 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     write_map(graph, path)
     errors: list[str] = []
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=TEST_ARGS)
         pg = browser.new_page(viewport={"width": 1200, "height": 800})
         pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         pg.on("pageerror", lambda exc: errors.append(str(exc)))

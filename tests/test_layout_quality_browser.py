@@ -115,10 +115,9 @@ def test_the_sources_and_time_views_measure_what_they_draw(
                 else:
                     drawn.add_edge(owner, c["id"])
         else:
-            for n in graph:
-                p = page.evaluate("id => hcmap.point(id)", n)
-                if p is not None:
-                    pos[n] = (p["x"], p["y"])
+            nodes = list(graph)  # every point read back in one call, not one call a node
+            points = page.evaluate("ids => ids.map(id => hcmap.point(id))", nodes)
+            pos = {n: (p["x"], p["y"]) for n, p in zip(nodes, points, strict=True) if p}
             drawn.add_nodes_from(pos)
             drawn.add_edges_from((s, o) for s, o in graph.edges() if s in pos and o in pos)
         assert connected_closeness(drawn, pos) == pytest.approx(score, abs=2e-3), view

@@ -86,20 +86,17 @@ def maps(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, tuple[P
     yield out
 
 
-def _open(browser: Any, path: Path, hash: str = "") -> Any:
-    page = browser.new_page(viewport={"width": 1400, "height": 900}, accept_downloads=True)
-    page.errors = []
-    page.on("pageerror", lambda exc: page.errors.append(str(exc)))
-    page.on("console", lambda m: page.errors.append(m.text) if m.type == "error" else None)
-    page.goto(path.as_uri() + hash)
+def _open(tabs: Any, path: Path, hash: str = "") -> Any:
+    """The map freshly loaded, in one of the module's reused tabs (tests.support.chromium)."""
+    page = tabs.open(path.as_uri() + hash, accept_downloads=True)
     page.wait_for_function("() => window.hcmapReady !== undefined", timeout=60_000)
     return page
 
 
-def _clean(page: Any) -> None:
+def _clean(tabs: Any, page: Any) -> None:
     assert page.evaluate("window.__pwned") is None
     assert page.errors == []
-    page.close()
+    tabs.done(page)
 
 
 def _total(shown: dict[str, int]) -> int:
@@ -112,22 +109,22 @@ def kind(request: pytest.FixtureRequest) -> str:
 
 
 def test_controls_lists_exactly_what_the_page_offers(
-    browser: Any, maps: dict[str, tuple[Path, Any]], kind: str
+    tabs: Any, maps: dict[str, tuple[Path, Any]], kind: str
 ) -> None:
-    page = _open(browser, maps[kind][0])
+    page = _open(tabs, maps[kind][0])
     listed = page.evaluate("hcmap.controls()")
     assert listed == sorted(KINDS[kind][3])
     for name, widget in WIDGET.items():
         assert page.is_visible(widget) == (name in listed), (kind, name)
-    _clean(page)
+    _clean(tabs, page)
 
 
 @pytest.mark.parametrize("kind", [k for k, spec in KINDS.items() if "date-filter" in spec[3]])
 def test_date_filter_hides_and_shows(
-    browser: Any, maps: dict[str, tuple[Path, Any]], kind: str
+    tabs: Any, maps: dict[str, tuple[Path, Any]], kind: str
 ) -> None:
     path, graph = maps[kind]
-    page = _open(browser, path)
+    page = _open(tabs, path)
     before = page.evaluate("hcmap.shown()")
     lo, hi = page.get_attribute("#date-from", "min"), page.get_attribute("#date-from", "max")
     assert lo and hi and lo < hi
@@ -142,17 +139,17 @@ def test_date_filter_hides_and_shows(
         assert after["stories"] == sum(1 for d in dates if d >= mid)
     page.fill("#date-from", "")
     assert page.evaluate("hcmap.shown()") == before
-    _clean(page)
+    _clean(tabs, page)
 
 
 @pytest.mark.parametrize(
     "kind", [k for k, spec in KINDS.items() if "unsupported-filter" in spec[3]]
 )
 def test_unsupported_filter_keeps_the_stories_with_unsupported_sentences(
-    browser: Any, maps: dict[str, tuple[Path, Any]], kind: str
+    tabs: Any, maps: dict[str, tuple[Path, Any]], kind: str
 ) -> None:
     path, graph = maps[kind]
-    page = _open(browser, path)
+    page = _open(tabs, path)
     before = page.evaluate("hcmap.shown()")
     assert page.text_content("#unsupported-n") == f"({_marked(graph)})"
     page.check("#unsupported-only")
@@ -167,7 +164,7 @@ def test_unsupported_filter_keeps_the_stories_with_unsupported_sentences(
         assert after["sources"] == len(list(graph.successors(SEED_URL)))
     page.uncheck("#unsupported-only")
     assert page.evaluate("hcmap.shown()") == before
-    _clean(page)
+    _clean(tabs, page)
 
 
 def _marked(graph: nx.DiGraph) -> int:
@@ -175,12 +172,12 @@ def _marked(graph: nx.DiGraph) -> int:
 
 
 def test_png_and_svg_downloads_are_valid_pictures(
-    browser: Any, maps: dict[str, tuple[Path, Any]], kind: str, tmp_path: Path
+    tabs: Any, maps: dict[str, tuple[Path, Any]], kind: str, tmp_path: Path
 ) -> None:
     from PIL import Image
 
     path, graph = maps[kind]
-    page = _open(browser, path)
+    page = _open(tabs, path)
     with page.expect_download() as dl:
         page.click("#png")
     png = tmp_path / "map.png"
@@ -199,7 +196,7 @@ def test_png_and_svg_downloads_are_valid_pictures(
     assert circles >= min(5, graph.number_of_nodes())
     assert not list(root.iter("{http://www.w3.org/2000/svg}script"))
     assert dl.value.suggested_filename.endswith(".svg")
-    _clean(page)
+    _clean(tabs, page)
 
 
 def _query(graph: nx.DiGraph) -> tuple[str, str]:
@@ -210,10 +207,10 @@ def _query(graph: nx.DiGraph) -> tuple[str, str]:
     return " ".join(words).lower(), top["label"]
 
 
-def test_search_finds_a_node(browser: Any, maps: dict[str, tuple[Path, Any]], kind: str) -> None:
+def test_search_finds_a_node(tabs: Any, maps: dict[str, tuple[Path, Any]], kind: str) -> None:
     path, graph = maps[kind]
     query, label = _query(graph)
-    page = _open(browser, path)
+    page = _open(tabs, path)
     page.fill("#search", query)
     page.wait_for_function("() => /\\d/.test(document.getElementById('status').textContent)")
     found = int(re.match(r"\d+", page.text_content("#status")).group())  # type: ignore[union-attr]
@@ -230,15 +227,15 @@ def test_search_finds_a_node(browser: Any, maps: dict[str, tuple[Path, Any]], ki
     if kind in ("reuse-canvas", "reuse-webgl", "time"):
         page.fill("#search", "__pwned script")
         page.wait_for_function("() => /^[1-9]/.test(document.getElementById('status').textContent)")
-    _clean(page)
+    _clean(tabs, page)
 
 
 def test_url_state_round_trips_through_a_reload(
-    browser: Any, maps: dict[str, tuple[Path, Any]], kind: str
+    tabs: Any, maps: dict[str, tuple[Path, Any]], kind: str
 ) -> None:
     path, graph = maps[kind]
     listed = KINDS[kind][3]
-    page = _open(browser, path)
+    page = _open(tabs, path)
     page.fill("#search", _query(graph)[0])
     page.wait_for_function("() => /\\d/.test(document.getElementById('status').textContent)")
     if "date-filter" in listed:
@@ -255,24 +252,24 @@ def test_url_state_round_trips_through_a_reload(
     assert page.evaluate("hcmap.state()") == state
     assert page.evaluate("hcmap.shown()") == shown
     assert page.input_value("#search") == state["q"]
-    _clean(page)
+    _clean(tabs, page)
 
 
-def test_url_state_is_text_not_markup(browser: Any, maps: dict[str, tuple[Path, Any]]) -> None:
+def test_url_state_is_text_not_markup(tabs: Any, maps: dict[str, tuple[Path, Any]]) -> None:
     bad = "<img src=x onerror=\"window.__pwned='hash'\">"
     for kind in KINDS:
         path = maps[kind][0]
         sel = "%3Cscript%3Ewindow.__pwned=1%3C/script%3E"
-        page = _open(browser, path, "#q=" + bad.replace(" ", "%20") + "&sel=" + sel)
+        page = _open(tabs, path, "#q=" + bad.replace(" ", "%20") + "&sel=" + sel)
         assert page.input_value("#search") == bad
         assert page.evaluate("document.querySelectorAll('#side img, #side script').length") == 0
-        _clean(page)
+        _clean(tabs, page)
 
 
 def test_keyboard_moves_and_selects(
-    browser: Any, maps: dict[str, tuple[Path, Any]], kind: str
+    tabs: Any, maps: dict[str, tuple[Path, Any]], kind: str
 ) -> None:
-    page = _open(browser, maps[kind][0])
+    page = _open(tabs, maps[kind][0])
     page.focus("#map")
     assert page.evaluate("hcmap.selected()") == ""
     page.keyboard.press("n")
@@ -294,4 +291,4 @@ def test_keyboard_moves_and_selects(
     assert page.evaluate("hcmap.view()") != moved
     page.keyboard.press("Escape")
     assert page.evaluate("hcmap.selected()") == ""
-    _clean(page)
+    _clean(tabs, page)

@@ -72,14 +72,12 @@ def big_map(tmp_path_factory: pytest.TempPathFactory) -> tuple[nx.DiGraph, Path,
 
 
 @pytest.fixture()
-def page(browser: Any, big_map: Any) -> Iterator[Any]:
-    pg = browser.new_page(viewport={"width": 1400, "height": 900})
-    pg.errors = []
-    pg.on("pageerror", lambda exc: pg.errors.append(str(exc)))
-    pg.goto(big_map[1].as_uri())
+def page(tabs: Any, big_map: Any) -> Iterator[Any]:
+    """The map freshly loaded in one of the module's reused tabs (tests.support.chromium)."""
+    pg = tabs.open(big_map[1].as_uri())
     pg.wait_for_function("() => window.hcmapReady !== undefined", timeout=60_000)
     yield pg
-    pg.close()
+    tabs.done(pg)
 
 
 # The view as the PNG download draws it, probed at map points: for each [x, y] the lowest

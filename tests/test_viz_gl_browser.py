@@ -53,14 +53,10 @@ def gl_map(gstore: Store, tmp_path_factory: pytest.TempPathFactory) -> Any:
     return graph, path
 
 
-def _open(browser: Any, path: Path, *, hash: str = "", **kw: Any) -> Any:
-    page = browser.new_page(**({"viewport": {"width": 1400, "height": 900}} | kw))
-    page.errors = []
-    page.requests = []
-    page.on("pageerror", lambda exc: page.errors.append(str(exc)))
-    page.on("console", lambda m: page.errors.append(m.text) if m.type == "error" else None)
-    page.on("request", lambda r: page.requests.append(r.url))
-    page.goto(path.as_uri() + hash)
+def _open(tabs: Any, path: Path, *, hash: str = "", width: int = 1400, height: int = 900) -> Any:
+    """The map freshly loaded in one of the module's reused tabs (tests.support.chromium):
+    ``page.errors`` and ``page.requests`` hold what went wrong and what it fetched."""
+    page = tabs.open(path.as_uri() + hash, width=width, height=height)
     page.wait_for_function("() => window.hcmapReady !== undefined", timeout=60_000)
     return page
 
@@ -75,20 +71,20 @@ def canvas_map(gstore: Store, tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 
 @pytest.fixture()
-def page(browser: Any, gl_map: Any) -> Iterator[Any]:
-    pg = _open(browser, gl_map[1])
+def page(tabs: Any, gl_map: Any) -> Iterator[Any]:
+    pg = _open(tabs, gl_map[1])
     yield pg
-    pg.close()
+    tabs.done(pg)
 
 
 @pytest.fixture(params=["webgl", "canvas"])
-def either(request: pytest.FixtureRequest, browser: Any) -> Iterator[tuple[Any, Path, Any]]:
+def either(request: pytest.FixtureRequest, tabs: Any) -> Iterator[tuple[Any, Path, Any]]:
     """(graph, path, page) of the reuse map on each renderer."""
     graph, path = request.getfixturevalue("gl_map" if request.param == "webgl" else "canvas_map")
-    pg = _open(browser, path)
+    pg = _open(tabs, path)
     assert pg.evaluate("hcmap.renderer") == request.param
     yield graph, path, pg
-    pg.close()
+    tabs.done(pg)
 
 
 def test_every_top_name_is_labelled_at_first_frame(page: Any, gl_map: Any) -> None:
@@ -286,7 +282,7 @@ def test_png_and_svg_downloads(either: Any, tmp_path: Path) -> None:
     assert page.errors == []
 
 
-def test_url_fragment_restores_the_view(browser: Any, either: Any) -> None:
+def test_url_fragment_restores_the_view(tabs: Any, either: Any) -> None:
     graph, path, page = either
     pub = page.evaluate("hcmap.publishers[1]")
     manifest = page.evaluate("hcmap.ranking.sources[0].id")
@@ -301,7 +297,7 @@ def test_url_fragment_restores_the_view(browser: Any, either: Any) -> None:
     assert state.get("colour") == ("date" if webgl else None)
     frag = page.evaluate("location.hash")
     shown = page.evaluate("hcmap.shown()")
-    other = _open(browser, path, hash=frag)
+    other = _open(tabs, path, hash=frag)
     assert other.evaluate("hcmap.state()") == state
     assert other.evaluate("hcmap.shown()") == shown
     assert other.evaluate("hcmap.selected()") == manifest
@@ -309,11 +305,11 @@ def test_url_fragment_restores_the_view(browser: Any, either: Any) -> None:
     assert other.input_value("#publisher") == "1"
     assert other.input_value("#date-from") == "2026-01-01"
     assert other.errors == []
-    other.close()
+    tabs.done(other)
 
 
 def test_story_view_date_range_and_share(
-    browser: Any, gstore: Store, stories: list[dict[str, Any]], tmp_path: Path
+    tabs: Any, gstore: Store, stories: list[dict[str, Any]], tmp_path: Path
 ) -> None:
     """The story view (vis-network): the date range runs over the story's sources (its one
     story has one date), hiding the sources outside it with their claims; PNG, SVG and the
@@ -322,7 +318,7 @@ def test_story_view_date_range_and_share(
     graph = citation_graph(gstore, "story", story["url"])
     path = tmp_path / "story.html"
     write_map(graph, path)
-    page = _open(browser, path)
+    page = _open(tabs, path)
     assert page.evaluate("hcmap.renderer") == "canvas"
     listed = [str(m.get("published_date") or "")[:10] for m in story["manifests"]]
     dates = sorted({d for d in listed if d})
@@ -348,12 +344,12 @@ def test_story_view_date_range_and_share(
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     svg = page.evaluate("hcmap.svg()")
     assert svg.startswith("<svg") and "<circle" in svg
-    other = _open(browser, path, hash=frag)
+    other = _open(tabs, path, hash=frag)
     again = other.evaluate("hcmap.nodes.get().filter(n => !n.hidden).map(n => n.id)")
     assert sorted(again) == sorted(shown)
     assert other.errors == [] and page.errors == []
-    other.close()
-    page.close()
+    tabs.done(other)
+    tabs.done(page)
 
 
 def test_labels_and_veil_stay_on_their_nodes_after_a_click(page: Any) -> None:
@@ -376,15 +372,15 @@ def test_labels_and_veil_stay_on_their_nodes_after_a_click(page: Any) -> None:
     assert set(ranked) <= {b["id"] for b in page.evaluate("hcmap.labels()")}
 
 
-def test_phone_panel_collapses_and_the_map_gets_the_screen(browser: Any, gl_map: Any) -> None:
-    phone = _open(browser, gl_map[1], viewport={"width": 390, "height": 844})
+def test_phone_panel_collapses_and_the_map_gets_the_screen(tabs: Any, gl_map: Any) -> None:
+    phone = _open(tabs, gl_map[1], width=390, height=844)
     box = phone.locator("#map").bounding_box()
     assert box["height"] >= 0.7 * 844 and box["width"] >= 380
     phone.click("#toggle")
     assert phone.evaluate("document.getElementById('side').offsetHeight") > 200
     phone.click("#toggle")
     assert phone.locator("#map").bounding_box()["height"] >= 0.7 * 844
-    phone.close()
+    tabs.done(phone)
 
 
 def test_keyboard_reaches_the_ranked_nodes(page: Any, gl_map: Any) -> None:
@@ -433,14 +429,14 @@ def _uncited_parts(story: dict[str, Any]) -> set[str]:
 
 
 def test_unsourced_parts_are_marked_listed_and_filtered(
-    browser: Any, gstore: Store, stories: list[dict[str, Any]], tmp_path: Path
+    tabs: Any, gstore: Store, stories: list[dict[str, Any]], tmp_path: Path
 ) -> None:
     story = next(s for s in stories if _uncited_parts(s))
     expected = _uncited_parts(story)
     graph = citation_graph(gstore, "story", story["url"])
     path = tmp_path / "story.html"
     write_map(graph, path)
-    page = _open(browser, path)
+    page = _open(tabs, path)
     assert page.evaluate("hcmap.renderer") == "canvas"
     assert set(page.evaluate("hcmap.uncited()")) == expected
     # Marked: a red dashed border on each, none on a cited paragraph.
@@ -462,7 +458,7 @@ def test_unsourced_parts_are_marked_listed_and_filtered(
     assert parts == expected
     assert {graph.nodes[n]["type"] for n in shown} <= {"Story", "Section", "Paragraph", "KeyFact"}
     assert page.errors == []
-    page.close()
+    tabs.done(page)
 
 
 def test_reuse_map_marks_stories_with_uncited_parts(
@@ -484,7 +480,7 @@ def test_reuse_map_marks_stories_with_uncited_parts(
 
 @pytest.mark.parametrize("view", ["reuse", "story"])
 def test_canvas_maps_label_every_top_name_too(
-    browser: Any, gstore: Store, stories: list[dict[str, Any]], tmp_path: Path, view: str
+    tabs: Any, gstore: Store, stories: list[dict[str, Any]], tmp_path: Path, view: str
 ) -> None:
     """vis-network pages (the 300-story reuse map, a story's trail): the top sources and
     publishers are all labelled at first frame (placed in rank order, further out when
@@ -493,14 +489,14 @@ def test_canvas_maps_label_every_top_name_too(
     graph = citation_graph(gstore, view, focus)
     path = tmp_path / f"{view}.html"
     write_map(graph, path, renderer="canvas")
-    page = _open(browser, path)
+    page = _open(tabs, path)
     texts = {d["id"]: d["text"] for d in page.evaluate("hcmap.labels()")}
     rows = page.evaluate("hcmap.ranking.sources.concat(hcmap.ranking.publishers)")
     assert rows
     missing = [r["label"] for r in rows if texts.get(r["id"]) != graph.nodes[r["id"]]["label"]]
     assert missing == []
     assert page.errors == []
-    page.close()
+    tabs.done(page)
 
 
 def test_big_reuse_maps_are_laid_out_by_community(gl_map: Any) -> None:

@@ -43,15 +43,12 @@ def mstore(stories: list[dict[str, Any]]) -> Iterator[Store]:
         yield st
 
 
-def _open(browser: Any, graph: nx.DiGraph, path: Path) -> Any:
+def _open(tabs: Any, graph: nx.DiGraph, path: Path) -> Any:
+    """``graph``'s map written to ``path`` and loaded in one of the module's reused tabs
+    (tests.support.chromium); ``page.errors`` holds what went wrong."""
     write_map(graph, path)
-    page = browser.new_page(viewport={"width": 1400, "height": 900})
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.goto(path.as_uri())
+    page = tabs.open(path.as_uri())
     page.wait_for_function("() => window.hcmapReady !== undefined", timeout=60_000)
-    page.errors = errors
     return page
 
 
@@ -60,18 +57,18 @@ def _ids(graph: nx.DiGraph) -> dict[str, str]:
 
 
 def _reuse_page(
-    browser: Any, store: Store, path: Path, **options: Any
+    tabs: Any, store: Store, path: Path, **options: Any
 ) -> tuple[nx.DiGraph, dict[str, str], Any]:
     """The reuse map of ``store`` (with ``options``), its node ids, and the page showing it."""
     graph = citation_graph(store, "reuse", **options)
-    return graph, _ids(graph), _open(browser, graph, path)
+    return graph, _ids(graph), _open(tabs, graph, path)
 
 
 def test_ranking_panel_and_labels_answer_who_dominates(
-    browser: Any, mstore: Store, stories: list[dict[str, Any]], tmp_path: Path
+    tabs: Any, mstore: Store, stories: list[dict[str, Any]], tmp_path: Path
 ) -> None:
     truth = ground_truth(stories)
-    graph, ids, page = _reuse_page(browser, mstore, tmp_path / "reuse.html")
+    graph, ids, page = _reuse_page(tabs, mstore, tmp_path / "reuse.html")
     for panel, kind, count_of in (
         ("#rank-sources", "Manifest", lambda i: len(truth.manifest_citing_stories.get(i, ()))),
         ("#rank-publishers", "Publisher", lambda i: truth.publisher_reach.get(i, (0,))[0]),
@@ -108,15 +105,15 @@ def test_ranking_panel_and_labels_answer_who_dominates(
     assert graph.nodes[first]["title"] in details
     assert page.evaluate("hcmap.dimmed()") > 0
     assert page.errors == []
-    page.close()
+    tabs.done(page)
 
 
 def test_paragraph_click_lists_its_provenance_chain(
-    browser: Any, mstore: Store, stories: list[dict[str, Any]], tmp_path: Path
+    tabs: Any, mstore: Store, stories: list[dict[str, Any]], tmp_path: Path
 ) -> None:
     seed = stories[0]
     graph = citation_graph(mstore, "story", SEED_URL)
-    page = _open(browser, graph, tmp_path / "story.html")
+    page = _open(tabs, graph, tmp_path / "story.html")
     # The focus story's label is drawn whole, inside the map (not clipped at the left edge).
     width = page.evaluate("document.getElementById('map').clientWidth")
     focus = [d for d in page.evaluate("hcmap.labels()") if d["id"] == SEED_URL]
@@ -150,14 +147,14 @@ def test_paragraph_click_lists_its_provenance_chain(
             checked += 1
     assert checked >= 3
     assert page.errors == []
-    page.close()
+    tabs.done(page)
 
 
 def test_manifest_click_lists_the_stories_citing_it(
-    browser: Any, mstore: Store, stories: list[dict[str, Any]], tmp_path: Path
+    tabs: Any, mstore: Store, stories: list[dict[str, Any]], tmp_path: Path
 ) -> None:
     truth = ground_truth(stories)
-    graph, ids, page = _reuse_page(browser, mstore, tmp_path / "reuse.html")
+    graph, ids, page = _reuse_page(tabs, mstore, tmp_path / "reuse.html")
     by_url = {s["url"]: s for s in stories}
     manifest = max((n for n, a in graph.nodes(data=True) if a["type"] == "Manifest"),
                    key=lambda n: (graph.nodes[n]["stories"], n))  # fmt: skip
@@ -174,7 +171,7 @@ def test_manifest_click_lists_the_stories_citing_it(
         assert by_url[href]["headline"][:40] in text
         assert by_url[href]["published_at"][:10] in text
     assert page.errors == []
-    page.close()
+    tabs.done(page)
 
 
 def _norm(text: str) -> str:
@@ -182,9 +179,9 @@ def _norm(text: str) -> str:
     return "".join(c for c in flat if not unicodedata.combining(c)).lower()
 
 
-def test_search_reset_and_tooltip(browser: Any, mstore: Store, tmp_path: Path) -> None:
+def test_search_reset_and_tooltip(tabs: Any, mstore: Store, tmp_path: Path) -> None:
     graph = citation_graph(mstore, "reuse")
-    page = _open(browser, graph, tmp_path / "reuse.html")
+    page = _open(tabs, graph, tmp_path / "reuse.html")
     headline = graph.nodes[SEED_URL]["title"]  # "Agentic RL grows up: …"
     words = headline.split()[:3]
     # All words, any order, any case, accents ignored.
@@ -230,14 +227,14 @@ def test_search_reset_and_tooltip(browser: Any, mstore: Store, tmp_path: Path) -
     page.evaluate("hcmap.reset()")
     assert page.evaluate(f"({visible})()") is False
     assert page.errors == []
-    page.close()
+    tabs.done(page)
 
 
 def test_overview_lists_and_draws_a_sources_stories(
-    browser: Any, mstore: Store, stories: list[dict[str, Any]], tmp_path: Path
+    tabs: Any, mstore: Store, stories: list[dict[str, Any]], tmp_path: Path
 ) -> None:
     truth = ground_truth(stories)
-    graph, ids, page = _reuse_page(browser, mstore, tmp_path / "overview.html", overview=True)
+    graph, ids, page = _reuse_page(tabs, mstore, tmp_path / "overview.html", overview=True)
     assert not any(a["type"] == "Story" for _n, a in graph.nodes(data=True))
     assert page.evaluate("hcmap.shown()")["nodes"] == len(graph)
     source = page.eval_on_selector("#rank-sources button", "b => b.dataset.id")
@@ -256,11 +253,11 @@ def test_overview_lists_and_draws_a_sources_stories(
         list(graph.successors(source))
     )
     assert page.errors == []
-    page.close()
+    tabs.done(page)
 
 
 def test_unsupported_paragraphs_are_marked_and_claims_show_their_text(
-    browser: Any, tmp_path: Path
+    tabs: Any, tmp_path: Path
 ) -> None:
     """After the support check, the story map marks the paragraph that does not say what a
     claim it cites says (✗ and its count), and the claim's text — from the manifest reply,
@@ -280,7 +277,7 @@ def test_unsupported_paragraphs_are_marked_and_claims_show_their_text(
         ingest_paths(st, [SEED])
         pull_manifests(st, directory=replies)
         graph = citation_graph(st, "story", SEED_URL)
-    page = _open(browser, graph, tmp_path / "story.html")
+    page = _open(tabs, graph, tmp_path / "story.html")
     part = f"{SEED_URL}#s1-p2"
     node = page.evaluate("id => hcmap.nodes.get(id)", part)
     assert node["v"] == 1 and node["label"].startswith("✗ ")
@@ -294,4 +291,4 @@ def test_unsupported_paragraphs_are_marked_and_claims_show_their_text(
     marked = [n for n, a in graph.nodes(data=True) if a.get("unsupported")]
     assert sorted(m.rsplit("#", 1)[-1] for m in marked) == ["kf1", "s1-p2"]
     assert page.errors == []
-    page.close()
+    tabs.done(page)

@@ -46,13 +46,10 @@ def vstore(stories: list[dict[str, Any]]) -> Iterator[Store]:
         yield st
 
 
-def _open(browser: Any, path: Path, hash: str = "") -> Any:
-    page = browser.new_page(viewport={"width": 1400, "height": 900})
-    page.errors, page.requests = [], []
-    page.on("pageerror", lambda exc: page.errors.append(str(exc)))
-    page.on("console", lambda m: page.errors.append(m.text) if m.type == "error" else None)
-    page.on("request", lambda r: page.requests.append(r.url))
-    page.goto(path.as_uri() + hash)
+def _open(tabs: Any, path: Path, hash: str = "") -> Any:
+    """The map freshly loaded in one of the module's reused tabs (tests.support.chromium):
+    ``page.errors`` and ``page.requests`` hold what went wrong and what it fetched."""
+    page = tabs.open(path.as_uri() + hash)
     page.wait_for_function("() => window.hcmapReady !== undefined", timeout=60_000)
     return page
 
@@ -72,11 +69,11 @@ def sources_map(vstore: Store, tmp_path_factory: pytest.TempPathFactory) -> tupl
 
 
 def test_sources_page_draws_the_hierarchy_with_labels_that_do_not_overlap(
-    browser: Any, sources_map: tuple[Any, Path], stories: list[dict[str, Any]]
+    tabs: Any, sources_map: tuple[Any, Path], stories: list[dict[str, Any]]
 ) -> None:
     graph, path = sources_map
     truth = ground_truth(stories)
-    page = _open(browser, path)
+    page = _open(tabs, path)
     circles = page.evaluate("hcmap.circles()")
     kinds = [c["kind"] for c in circles]
     manifests = [n for n, a in graph.nodes(data=True) if a["type"] == "Manifest"]
@@ -113,11 +110,11 @@ def test_sources_page_draws_the_hierarchy_with_labels_that_do_not_overlap(
     assert listed == {"click-through", "date-filter", "keyboard", "png", "search", "svg"} | {
         "url-state", "zoom"}  # fmt: skip
     _offline_and_clean(page)
-    page.close()
+    tabs.done(page)
 
 
 def test_a_click_on_a_source_lists_its_stories_and_their_paragraphs(
-    browser: Any, sources_map: tuple[Any, Path], stories: list[dict[str, Any]]
+    tabs: Any, sources_map: tuple[Any, Path], stories: list[dict[str, Any]]
 ) -> None:
     graph, path = sources_map
     truth = ground_truth(stories)
@@ -126,7 +123,7 @@ def test_a_click_on_a_source_lists_its_stories_and_their_paragraphs(
     mid = min(truth.story_cited_manifests[hostile["url"]],
               key=lambda m: (len(truth.manifest_citing_stories[m]), m))  # fmt: skip
     (iri,) = [n for n, a in graph.nodes(data=True) if a["type"] == "Manifest" and a["id"] == mid]
-    page = _open(browser, path)
+    page = _open(tabs, path)
     page.evaluate("id => hcmap.select(hcmap.circles().find(c => c.id === id).id)", iri)
     page.evaluate("hcmap.reset()")
     # A real click in the middle of the source's circle (after zooming to its publisher).
@@ -153,13 +150,13 @@ def test_a_click_on_a_source_lists_its_stories_and_their_paragraphs(
                 assert text in details
     # The selection is in the URL: a reload opens on it.
     assert "sel=" in page.url
-    again = _open(browser, path, "#" + page.url.split("#", 1)[1])
+    again = _open(tabs, path, "#" + page.url.split("#", 1)[1])
     assert again.evaluate("hcmap.selected()") == iri
     assert sorted(again.evaluate("hcmap.citers()")) == expected
     _offline_and_clean(page)
     _offline_and_clean(again)
-    again.close()
-    page.close()
+    tabs.done(again)
+    tabs.done(page)
 
 
 @pytest.fixture(scope="module")
@@ -175,11 +172,11 @@ def _day(text: str) -> dt.date:
 
 
 def test_time_page_draws_and_a_brush_lights_up_the_cited_sources(
-    browser: Any, time_map: tuple[Any, Path], stories: list[dict[str, Any]]
+    tabs: Any, time_map: tuple[Any, Path], stories: list[dict[str, Any]]
 ) -> None:
     graph, path = time_map
     truth = ground_truth(stories)
-    page = _open(browser, path)
+    page = _open(tabs, path)
     counts = page.evaluate("hcmap.counts()")
     assert counts["stories"] == len(truth.story_urls)
     assert page.evaluate("hcmap.lag()") == lag_summary(lag_days(graph))
@@ -209,15 +206,15 @@ def test_time_page_draws_and_a_brush_lights_up_the_cited_sources(
     assert f"brush={lo.isoformat()}..{hi.isoformat()}" in page.url
     assert "unsupported-filter" not in page.evaluate("hcmap.controls()")
     _offline_and_clean(page)
-    page.close()
+    tabs.done(page)
 
 
 def test_time_page_keeps_a_hostile_headline_as_text(
-    browser: Any, time_map: tuple[Any, Path], stories: list[dict[str, Any]]
+    tabs: Any, time_map: tuple[Any, Path], stories: list[dict[str, Any]]
 ) -> None:
     _graph, path = time_map
     url = stories[5]["url"]
-    page = _open(browser, path)
+    page = _open(tabs, path)
     pt = page.evaluate("id => hcmap.point(id)", url)
     page.mouse.move(pt["x"], pt["y"])
     assert page.is_visible("#tip")
@@ -230,17 +227,17 @@ def test_time_page_keeps_a_hostile_headline_as_text(
     assert len(rows) == len(dated) > 0 and all(" day" in r for r in rows)
     assert page.evaluate("document.querySelectorAll('#details script, #details img').length") == 0
     _offline_and_clean(page)
-    page.close()
+    tabs.done(page)
 
 
 def test_time_brush_summary_and_lit_lines_match_the_graph(
-    browser: Any, time_map: tuple[Any, Path], stories: list[dict[str, Any]]
+    tabs: Any, time_map: tuple[Any, Path], stories: list[dict[str, Any]]
 ) -> None:
     """A brush finds its stories by binary search over the dates and draws their citations
     as hairlines counted per pixel: its lag summary equals the one computed from the graph,
     and the middle of a lit citation line is red."""
     graph, path = time_map
-    page = _open(browser, path)
+    page = _open(tabs, path)
     days = sorted({_day(s["published_at"]) for s in stories})
     for lo, hi in ((days[0], days[0]), (days[1], days[len(days) // 2]), (days[0], days[-1])):
         got = page.evaluate("r => hcmap.brush(r[0], r[1])", [lo.isoformat(), hi.isoformat()])
@@ -270,17 +267,17 @@ def test_time_brush_summary_and_lit_lines_match_the_graph(
     )
     assert red > 0
     _offline_and_clean(page)
-    page.close()
+    tabs.done(page)
 
 
 def test_time_brush_skips_what_the_date_filter_hides(
-    browser: Any, time_map: tuple[Any, Path], stories: list[dict[str, Any]]
+    tabs: Any, time_map: tuple[Any, Path], stories: list[dict[str, Any]]
 ) -> None:
     """With dates shown narrower than the corpus, a brush over every day lights up only the
     shown stories and, of what they cite, only the shown sources (the fast brush's run of
     citations less the hidden ones)."""
     graph, path = time_map
-    page = _open(browser, path)
+    page = _open(tabs, path)
     days = sorted({_day(s["published_at"]) for s in stories})
     a, b = days[1], days[-2]
     shown = page.evaluate("r => hcmap.setDates(r[0], r[1])", [a.isoformat(), b.isoformat()])
@@ -301,4 +298,4 @@ def test_time_brush_skips_what_the_date_filter_hides(
     assert f"{n} stories citing {len(lit)} sources" in page.text_content("#range")
     assert "from=" in page.url and "brush=" in page.url
     _offline_and_clean(page)
-    page.close()
+    tabs.done(page)

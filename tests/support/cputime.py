@@ -5,8 +5,11 @@ The figure that counts on a shared machine is CPU, not wall: this plugin reads
 Chromium) around each test's setup, call and teardown and prints, at the end, the CPU
 seconds spent in each test file with the wall time and the load average. A child is
 counted when it is reaped, so a session-wide server's CPU lands on the test that stops it
-(the last one); the total is exact. ``HCGRAPH_CPUTIME_OUT=FILE`` also writes the table
-as JSON; ``HCGRAPH_CPUTIME_TESTS=N`` also lists the N dearest tests.
+(the last one); the total is exact for every process reaped by its parent. (A process
+orphaned before it ends is reaped by init and never counted: Chromium's zygote does that to
+its renderers, so the tests start Chromium with ``--no-zygote``, tests/support/chromium.py.)
+``HCGRAPH_CPUTIME_OUT=FILE`` also writes the table as JSON; ``HCGRAPH_CPUTIME_TESTS=N``
+also lists the N dearest tests.
 """
 
 from __future__ import annotations
