@@ -1,23 +1,21 @@
 """Push the store's graphs to a triple store: orchestration, concurrency, retries.
 
-The store is read graph by graph in IRI order on a worker thread; each graph's body is
-compared by hash with what this endpoint last acknowledged (:mod:`.state`), and the changed
-ones become *jobs* (a GSP PUT, an update batch, or a bulk-load chunk), sent by
-``concurrency`` workers over one keep-alive pool. Failures: transient ones (connection
-errors, 5xx, 429) are retried with backoff; a refused graph is reported and the rest go on
-(a refused batch or chunk is resent graph by graph); an unreachable server, refused
-credentials, a wrong path or a redirect stop the push. Only 2xx answers are recorded, each
-as it comes, so a rerun sends what is still missing. See docs/pushing.md.
+The changed graphs (by hash, :mod:`.state`) become *jobs* — a GSP PUT, an update batch or a
+bulk-load chunk — sent by ``concurrency`` workers over one keep-alive pool while a worker
+thread reads on. Transient failures are retried; a refused graph is reported and the rest go
+on; an unreachable server, refused credentials, a wrong path or a redirect stop the push.
+Only 2xx answers are recorded, each as it comes. See docs/pushing.md.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import math
 import ssl
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict, Unpack, cast
@@ -31,8 +29,14 @@ from ..retry import Backoff
 from ..store import Store
 from .auth import Credentials, answered_challenge
 from .endpoints import RemoteEndpoint
-from .graphs import LocalGraph, local_graphs
-from .protocols import bulk_request, drop_request, gsp_request, update_request
+from .protocols import (
+    LocalGraph,
+    bulk_request,
+    drop_request,
+    gsp_request,
+    local_graphs,
+    update_request,
+)
 from .state import PushState
 from .verify import VerifyReport, compare_counts, remote_counts, remote_graphs
 
@@ -56,7 +60,7 @@ BULK_MIN_GRAPHS = 500
 _BULK_CHUNK_BYTES = 8 * 1024 * 1024  # 32 MB cost the server more CPU at 10k (RESULTS)
 _BULK_IN_FLIGHT = 2  # the bulk loader uses the server's cores itself; more only queue
 _DROP_BATCH = 500
-_READ_BATCH_BYTES = 1024 * 1024  # graphs read per hop to the reading thread
+_READ_BATCH = 16  # graphs read per hop to the reading thread
 _MAX_BATCH_BYTES = 8 * 1024 * 1024
 _MAX_RETRY_AFTER = 30.0
 # (option, what the message calls it, its choices) and (option, lowest, highest)
@@ -359,7 +363,7 @@ class _Run:
         """The changed graphs, read a batch per hop on a worker thread (the engine releases
         the GIL) so the requests in flight keep moving; every graph is counted."""
         graphs = local_graphs(self.store)
-        while batch := await asyncio.to_thread(_read_some, graphs, _READ_BATCH_BYTES):
+        while batch := await asyncio.to_thread(list, itertools.islice(graphs, _READ_BATCH)):
             for graph in batch:
                 if not self._skip(graph):
                     yield graph
@@ -668,16 +672,3 @@ def _snippet(response: httpx.Response) -> str:
     text = response.content[:300].decode("utf-8", "replace").strip()
     line = text.splitlines()[0] if text else ""
     return f": {visible(line[:200])}" if line else ""
-
-
-def _read_some(graphs: Iterator[LocalGraph], budget: int) -> list[LocalGraph]:
-    """The next graphs of ``graphs``, about ``budget`` bytes of them (at least one unless
-    exhausted): one hop's worth for the reading thread."""
-    out: list[LocalGraph] = []
-    size = 0
-    for graph in graphs:
-        out.append(graph)
-        size += len(graph.body)
-        if size >= budget:
-            break
-    return out
