@@ -76,24 +76,14 @@ Progress = Callable[[int, int], None]
 
 @dataclass(frozen=True)
 class PushOptions:
-    """How to push.
-
-    Attributes:
-        protocol: ``gsp`` (one PUT/POST per graph) or ``update`` (SPARQL Update batches).
-        mode: ``replace`` the remote graph, or ``merge`` into it.
-        concurrency: requests in flight at once.
-        batch: graphs per SPARQL Update request (``update`` protocol only).
-        retries: extra attempts after a connection error or a 5xx/429 answer.
-        backoff: first retry delay in seconds, doubled per attempt.
-        timeout: seconds to wait for a server answer.
-        force: push every graph, not only those changed since the last push (``--all``).
-        verify: afterwards, compare per-graph triple counts on the server with the store.
-        dry_run: only work out what would be pushed; send nothing.
-        ca_bundle: a PEM file of CA certificates to trust (TLS verification stays on).
-        bulk: ``auto`` (bulk-load the unrecorded graphs, every graph with ``force``, when
-            the endpoint has a bulk path, the protocol is ``gsp`` and there are at least
-            :data:`BULK_MIN_GRAPHS`), ``always`` (however few) or ``never``.
-        bulk_bytes: the size of one bulk-load request body (about).
+    """How to push (the CLI's options, docs/pushing.md): ``protocol`` gsp or update, ``mode``
+    replace or merge, ``concurrency`` requests in flight, ``batch`` graphs per update request,
+    ``retries`` after a connection error or a 5xx/429 (``backoff``: the first delay, doubled
+    each time), ``timeout`` per answer, ``force`` every graph (``--all``), ``verify`` the
+    counts after, ``dry_run`` send nothing, ``ca_bundle`` PEM CAs to trust. ``bulk``: ``auto``
+    bulk-loads the unrecorded graphs (all with ``force``) where the endpoint has a bulk path,
+    the protocol is gsp and at least :data:`BULK_MIN_GRAPHS` go; ``always`` however few;
+    ``never``. ``bulk_bytes``: the graphs' N-Triples bytes per bulk request (about).
     """
 
     protocol: str = "gsp"
@@ -136,11 +126,8 @@ class GraphFailure:
 
 @dataclass
 class PushReport:
-    """The outcome of a push.
-
-    ``graphs`` = ``pushed`` + ``unchanged`` + ``len(failures)`` + ``not_sent``; ``bulk``
-    of the ``pushed`` graphs went through the server's bulk loader.
-    """
+    """The outcome of a push: ``graphs`` = ``pushed`` + ``unchanged`` + ``len(failures)`` +
+    ``not_sent``; ``bulk`` of the ``pushed`` graphs went through the server's bulk loader."""
 
     endpoint: str
     protocol: str
@@ -579,11 +566,9 @@ class _Run:
         kind: str,
         url: str,
     ) -> httpx.Response:
-        """One attempt: the request and the server's answer. A connection dropped on a
-        request sent with credentials in answer to a ``401`` challenge is tried once more at
-        once (httpx has discarded that connection); dropped again, the server is taken to
-        refuse the credentials (Virtuoso may close the connection on a wrong Digest
-        password instead of answering ``401``)."""
+        """One attempt. A connection dropped on the answer to a ``401`` challenge is tried
+        once more; dropped again, the credentials are taken as refused (Virtuoso may close
+        the connection on a wrong Digest password instead of answering ``401``)."""
         try:
             return await client.send(self._request(client, job, kind))
         except httpx.TransportError as exc:
@@ -623,8 +608,8 @@ class _Run:
         return problem
 
     def _delay(self, attempt: int, response: httpx.Response | None) -> float:
-        """The shared retry policy (:mod:`hcgraph.retry`); a server asking to wait longer
-        than ``_MAX_RETRY_AFTER`` gets that long, not more (a push is interactive)."""
+        """The shared retry policy (:mod:`hcgraph.retry`), ``Retry-After`` capped at
+        ``_MAX_RETRY_AFTER`` (a push is interactive)."""
         policy = Backoff(base=self.opts.backoff, max_retry_after=_MAX_RETRY_AFTER)
         after = None
         if response is not None and response.status_code in (429, 503):
