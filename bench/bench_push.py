@@ -11,14 +11,16 @@ request. Targets: bulk >= 60% of the load rate (issue 26), per-graph >= 30% (iss
 the spread shows the noise).
 
 Both sides are counted (issue 38): beside the wall time, every row has the CPU seconds of
-the client (this process: the push runs in it, its reading thread included) and of the
+the client (the push's process, its reading thread included) and of the
 server (``oxigraph serve``'s process, from just before the push until it is idle again
 after it, so work the server finishes after answering is counted too); the load's row has
 its own process's CPU. Two ratios: the rate by wall (load seconds / push seconds) and
 triples per CPU second summed over both sides (load CPU / (client + server CPU)).
 ``--floor`` adds what the client cannot avoid, measured in the same run: the engine's dump
 of the whole store (N-Quads) and the push's reading of it (per graph: sorted N-Triples,
-hashed, framed as TriG) without sending anything.
+hashed, framed as N-Quads) without sending anything. ``--before DIR`` adds pushes with the
+hcgraph code in DIR (e.g. ``git archive`` of the code before), alternating with this tree's:
+every push runs in a child process on its code tree, its CPU taken around the push.
 
 Usage::
 
@@ -233,7 +235,7 @@ def run_push(
 
 def run_floor(store_dir: Path, work: Path) -> list[Row]:
     """The client's unavoidable part, nothing sent: the engine's N-Quads dump of the whole
-    store, and the push's own reading (sorted N-Triples per graph, hashed, framed as TriG)."""
+    store, and the push's own reading (sorted N-Triples per graph, hashed, framed as N-Quads)."""
     rows = []
     with Store(store_dir, read_only=True) as store:
         before, started = time.process_time(), time.perf_counter()
@@ -245,7 +247,7 @@ def run_floor(store_dir: Path, work: Path) -> list[Row]:
         before, started = time.process_time(), time.perf_counter()
         size = sum(len(bulk_body([graph])) for graph in local_graphs(store))
         assert size > 0
-        rows.append(Row("floor: the push's reading, hashing and TriG (client only, not sent)",
+        rows.append(Row("floor: the push's reading, hashing and N-Quads (client only, not sent)",
                         time.perf_counter() - started, time.process_time() - before, 0.0,
                         os.getloadavg()[0]))  # fmt: skip
     return rows
