@@ -18,7 +18,7 @@ its own process's CPU. Two ratios: the rate by wall (load seconds / push seconds
 triples per CPU second summed over both sides (load CPU / (client + server CPU)).
 ``--floor`` adds what the client cannot avoid, measured in the same run: the engine's dump
 of the whole store (N-Quads) and the push's reading of it (per graph: sorted N-Triples,
-hashed, framed as N-Quads) without sending anything. ``--before DIR`` adds pushes with the
+hashed, framed as TriG) without sending anything. ``--before DIR`` adds pushes with the
 hcgraph code in DIR (e.g. ``git archive`` of the code before), alternating with this tree's:
 every push runs in a child process on its code tree, its CPU taken around the push.
 
@@ -235,7 +235,7 @@ def run_push(
 
 def run_floor(store_dir: Path, work: Path) -> list[Row]:
     """The client's unavoidable part, nothing sent: the engine's N-Quads dump of the whole
-    store, and the push's own reading (sorted N-Triples per graph, hashed, framed as N-Quads)."""
+    store, and the push's own reading (sorted N-Triples per graph, hashed, framed as TriG)."""
     rows = []
     with Store(store_dir, read_only=True) as store:
         before, started = time.process_time(), time.perf_counter()
@@ -247,7 +247,7 @@ def run_floor(store_dir: Path, work: Path) -> list[Row]:
         before, started = time.process_time(), time.perf_counter()
         size = sum(len(bulk_body([graph])) for graph in local_graphs(store))
         assert size > 0
-        rows.append(Row("floor: the push's reading, hashing and N-Quads (client only, not sent)",
+        rows.append(Row("floor: the push's reading, hashing and TriG (client only, not sent)",
                         time.perf_counter() - started, time.process_time() - before, 0.0,
                         os.getloadavg()[0]))  # fmt: skip
     return rows
@@ -270,6 +270,7 @@ def main() -> None:
     parser.add_argument("--floor", action="store_true", help="time the client's floor too")
     parser.add_argument("--bulk-mb", default="0", help="bulk request sizes to try (0: default)")
     parser.add_argument("--store", type=Path, help="reuse (or build and keep) the store here")
+    parser.add_argument("--shards", type=Path, help="reuse (or write and keep) the load's shards")
     parser.add_argument(
         "--before",
         type=Path,
@@ -285,8 +286,12 @@ def main() -> None:
         graphs, quads, ingest_s = build_store(store_dir, args.stories, args.seed)
         print(f"corpus: {args.stories} stories -> {graphs} graphs, {quads:,} triples "
               f"(generated + ingested in {ingest_s:.0f} s)", flush=True)  # fmt: skip
-        with Store(store_dir, read_only=True) as store:
-            shards = write_shards(store, work / "dump", 500_000, compress=False)
+        if args.shards is not None and args.shards.is_dir():
+            shards = sorted(args.shards.glob("graph-*.nq"))
+        else:
+            with Store(store_dir, read_only=True) as store:
+                dump = args.shards or work / "dump"
+                shards = write_shards(store, dump, 500_000, compress=False)
 
         rows: list[tuple[Row, Row]] = []  # a row, the load just before it
         for repeat in range(args.repeat):

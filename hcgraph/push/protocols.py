@@ -7,14 +7,15 @@
 * Update: one request carries a batch; per graph, ``replace`` sends ``DROP SILENT GRAPH <g>``
   then ``INSERT DATA { GRAPH <g> { … } }``, ``merge`` only the insert. A store runs one
   update request as one transaction, so each batch is all-or-nothing.
-* Bulk (Oxigraph): ``POST /store?no_transaction`` with N-Quads (the syntax its loader parses
-  cheapest) hands many graphs to the server's bulk loader, which only adds quads and is not
-  atomic; so graphs the server holds are first dropped and forgotten in the push state.
+* Bulk (Oxigraph): ``POST /store?no_transaction&lenient`` with TriG hands many graphs to the
+  server's bulk loader, which only adds quads and is not atomic; so graphs the server holds
+  are first dropped and forgotten in the push state. ``lenient``: the server does not check
+  again the IRIs and language tags the engine checked and wrote (a seventh of its CPU).
 
 Escaping: bodies are pyoxigraph's N-Triples, whose terms are valid SPARQL terms (IRIs
 validated; every literal a ``"…"`` string with quotes, backslashes, newlines and control
-characters escaped), so no user text can close a literal or a block, and every line ends
-in `` .\\n``; graph names are pyoxigraph-validated IRIs.
+characters escaped), so no user text can close a literal or a block; graph names are
+pyoxigraph-validated IRIs.
 """
 
 from __future__ import annotations
@@ -100,12 +101,15 @@ def update_request(
 
 
 def bulk_body(graphs: Sequence[LocalGraph]) -> bytes:
-    """The N-Quads of ``graphs``: each one's N-Triples lines with its name put in."""
+    """The TriG of ``graphs``: each one's N-Triples inside a ``<g> { … }`` block."""
     return b"".join(_bulk_parts(graphs))
 
 
 def _bulk_parts(graphs: Sequence[LocalGraph]) -> list[bytes]:
-    return [g.body.replace(b" .\n", b" " + g.term.encode() + b" .\n") for g in graphs]
+    parts: list[bytes] = []
+    for graph in graphs:
+        parts += (graph.term.encode(), b" {\n", graph.body, b"}\n")
+    return parts
 
 
 class _Parts(httpx.AsyncByteStream):
@@ -132,9 +136,9 @@ def bulk_request(
     return client.build_request(
         "POST",
         endpoint.bulk_url,
-        params={"no_transaction": ""},
+        params={"no_transaction": "", "lenient": ""},
         content=_Parts(parts),
-        headers={"Content-Type": "application/n-quads", "Content-Length": str(size)},
+        headers={"Content-Type": "application/trig", "Content-Length": str(size)},
     )
 
 
