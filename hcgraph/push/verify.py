@@ -51,7 +51,7 @@ def compare_counts(local: Mapping[str, int], remote: Mapping[str, int]) -> Verif
 
 
 async def remote_counts(client: httpx.AsyncClient, endpoint: RemoteEndpoint) -> dict[str, int]:
-    """Triples per named graph on the server (raises PushError as :func:`_select`)."""
+    """Triples per named graph on the server (raises PushError as :func:`remote_graphs`)."""
     counts: dict[str, int] = {}
     for graph, n in await _select(client, endpoint, _COUNTS, ("g", "n"), "verify: "):
         if isinstance(graph, ox.NamedNode) and isinstance(n, ox.Literal):
@@ -60,7 +60,8 @@ async def remote_counts(client: httpx.AsyncClient, endpoint: RemoteEndpoint) -> 
 
 
 async def remote_graphs(client: httpx.AsyncClient, endpoint: RemoteEndpoint) -> set[str]:
-    """The names of the graphs the server holds (raises PushError as :func:`_select`)."""
+    """The names of the graphs the server holds (raises PushError: the server cannot be
+    reached, answers an HTTP error or not with SPARQL JSON results)."""
     rows = await _select(client, endpoint, _GRAPHS, ("g",), "listing the server's graphs: ")
     return {g.value for (g,) in rows if isinstance(g, ox.NamedNode)}
 
