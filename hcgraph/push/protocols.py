@@ -7,10 +7,9 @@
 * Update: one request carries a batch; per graph, ``replace`` sends ``DROP SILENT GRAPH <g>``
   then ``INSERT DATA { GRAPH <g> { … } }``, ``merge`` only the insert. A store runs one
   update request as one transaction, so each batch is all-or-nothing.
-* Bulk (Oxigraph): ``POST /store?no_transaction&lenient`` with TriG hands many graphs to the
+* Bulk (Oxigraph): ``POST /store?no_transaction`` with TriG hands many graphs to the
   server's bulk loader, which only adds quads and is not atomic; so graphs the server holds
-  are first dropped and forgotten in the push state. ``lenient``: the server does not check
-  again the IRIs and language tags the engine checked and wrote (a seventh of its CPU).
+  are first dropped and forgotten in the push state.
 
 Escaping: bodies are pyoxigraph's N-Triples, whose terms are valid SPARQL terms (IRIs
 validated; every literal a ``"…"`` string with quotes, backslashes, newlines and control
@@ -136,7 +135,7 @@ def bulk_request(
     return client.build_request(
         "POST",
         endpoint.bulk_url,
-        params={"no_transaction": "", "lenient": ""},
+        params={"no_transaction": ""},
         content=_Parts(parts),
         headers={"Content-Type": "application/trig", "Content-Length": str(size)},
     )
