@@ -11,14 +11,16 @@ request. Targets: bulk >= 60% of the load rate (issue 26), per-graph >= 30% (iss
 the spread shows the noise).
 
 Both sides are counted (issue 38): beside the wall time, every row has the CPU seconds of
-the client (this process: the push runs in it, its reading thread included) and of the
+the client (the push's process, its reading thread included) and of the
 server (``oxigraph serve``'s process, from just before the push until it is idle again
 after it, so work the server finishes after answering is counted too); the load's row has
 its own process's CPU. Two ratios: the rate by wall (load seconds / push seconds) and
 triples per CPU second summed over both sides (load CPU / (client + server CPU)).
 ``--floor`` adds what the client cannot avoid, measured in the same run: the engine's dump
 of the whole store (N-Quads) and the push's reading of it (per graph: sorted N-Triples,
-hashed, framed as TriG) without sending anything.
+hashed, framed as TriG) without sending anything. ``--before DIR`` adds pushes with the
+hcgraph code in DIR (e.g. ``git archive`` of the code before), alternating with this tree's:
+every push runs in a child process on its code tree, its CPU taken around the push.
 
 Usage::
 
@@ -33,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import json
 import os
 import resource
@@ -54,10 +55,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hcgraph import Store, ingest_bytes
 from hcgraph.dump import write_shards
-from hcgraph.push import PushOptions, PushState, push_graphs, remote_counts, resolve_endpoint
-from hcgraph.push.graphs import local_graphs
-from hcgraph.push.protocols import bulk_body
+from hcgraph.push import remote_counts, resolve_endpoint
+from hcgraph.push.protocols import bulk_body, local_graphs
 from hcsample.corpus import iter_stories
+
+ROOT = Path(__file__).resolve().parent.parent  # this tree: the code a push runs by default
 
 
 def free_port() -> int:
@@ -155,36 +157,65 @@ def settle(server: psutil.Process, quiet: float = 0.02, step: float = 0.5) -> fl
     return cpu
 
 
+#: The push, run in a child process on the hcgraph code at ``PYTHONPATH`` (this tree's, or
+#: ``--before``'s): its own CPU seconds (every thread) around the push, and the report.
+CHILD = """
+import json, sys, time
+from hcgraph import Store
+from hcgraph.push import PushOptions, PushState, push_graphs, resolve_endpoint
+store_dir, url, options = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+with Store(store_dir, read_only=True) as store:
+    before = time.process_time()
+    r = push_graphs(store, resolve_endpoint(url), PushOptions(**options), state=PushState(None))
+    cpu = time.process_time() - before
+print(json.dumps({"cpu": cpu, "ok": r.ok, "pushed": r.pushed, "graphs": r.graphs, "bulk": r.bulk}))
+"""
+
+
 def run_push(
-    store_dir: Path, work: Path, method: str, concurrency: int, batch: int, bulk_mb: int = 0
+    store_dir: Path,
+    work: Path,
+    method: str,
+    concurrency: int,
+    batch: int,
+    bulk_mb: int = 0,
+    tree: Path = ROOT,
 ) -> Row:
     location = work / f"server-{method}-{concurrency}"
     proc, url = start_server(location)
     try:
-        endpoint = resolve_endpoint(url)
         protocol = "gsp" if method == "bulk" else method
         bulk = "always" if method == "bulk" else "never"  # auto: bulk from 500 graphs
-        options = PushOptions(protocol=protocol, concurrency=concurrency, batch=batch, bulk=bulk)
+        options: dict[str, object] = {
+            "protocol": protocol,
+            "concurrency": concurrency,
+            "batch": batch,
+            "bulk": bulk,
+        }
         if bulk_mb:
-            options = dataclasses.replace(options, bulk_bytes=bulk_mb * 1024 * 1024)
+            options["bulk_bytes"] = bulk_mb * 1024 * 1024
         server = psutil.Process(proc.pid)
+        server_before = settle(server)
+        started = time.perf_counter()
+        child = subprocess.run(
+            [sys.executable, "-c", CHILD, str(store_dir), url, json.dumps(options)],
+            env={**os.environ, "PYTHONPATH": str(tree)},
+            check=True,
+            capture_output=True,
+        )
+        seconds = time.perf_counter() - started
+        server_cpu = settle(server) - server_before
+        report = json.loads(child.stdout)
+        assert report["ok"] and report["pushed"] == report["graphs"], report
+        assert (report["bulk"] == report["graphs"]) == (method == "bulk"), report
         with Store(store_dir, read_only=True) as store:
-            server_before = settle(server)
-            client_before = time.process_time()  # every thread of this process
-            started = time.perf_counter()
-            report = push_graphs(store, endpoint, options, state=PushState(None))
-            seconds = time.perf_counter() - started
-            client_cpu = time.process_time() - client_before
-            server_cpu = settle(server) - server_before
-            assert report.ok and report.pushed == report.graphs, report
-            assert (report.bulk == report.graphs) == (method == "bulk"), report
             local = {g: 0 for g in store.graph_names()}
             for q in store.ox:
                 local[q.graph_name.value] += 1  # type: ignore[union-attr]
 
         async def counts() -> dict[str, int]:
             async with httpx.AsyncClient(timeout=600) as client:
-                return await remote_counts(client, endpoint)
+                return await remote_counts(client, resolve_endpoint(url))
 
         assert asyncio.run(counts()) == local, "remote counts differ from the store"
         if method == "bulk":
@@ -194,7 +225,9 @@ def run_push(
             label = f"hcgraph push --bulk never --protocol {method} --concurrency {concurrency}"
         if method == "update":
             label += f" --batch {batch}"
-        return Row(label, seconds, client_cpu, server_cpu, os.getloadavg()[0])
+        if tree != ROOT:
+            label += f" [code at {tree}]"
+        return Row(label, seconds, report["cpu"], server_cpu, os.getloadavg()[0])
     finally:
         stop(proc)
         shutil.rmtree(location, ignore_errors=True)
@@ -237,7 +270,15 @@ def main() -> None:
     parser.add_argument("--floor", action="store_true", help="time the client's floor too")
     parser.add_argument("--bulk-mb", default="0", help="bulk request sizes to try (0: default)")
     parser.add_argument("--store", type=Path, help="reuse (or build and keep) the store here")
+    parser.add_argument("--shards", type=Path, help="reuse (or write and keep) the load's shards")
+    parser.add_argument(
+        "--before",
+        type=Path,
+        help="also push with the hcgraph code in this directory (e.g. `git archive` of the code "
+        "before), alternating with this tree's in each repeat",
+    )
     args = parser.parse_args()
+    trees = [ROOT] if args.before is None else [args.before.resolve(), ROOT]
 
     with tempfile.TemporaryDirectory(prefix="bench-push-") as tmp:
         work = Path(tmp)
@@ -245,23 +286,29 @@ def main() -> None:
         graphs, quads, ingest_s = build_store(store_dir, args.stories, args.seed)
         print(f"corpus: {args.stories} stories -> {graphs} graphs, {quads:,} triples "
               f"(generated + ingested in {ingest_s:.0f} s)", flush=True)  # fmt: skip
-        with Store(store_dir, read_only=True) as store:
-            shards = write_shards(store, work / "dump", 500_000, compress=False)
+        if args.shards is not None and args.shards.is_dir():
+            shards = sorted(args.shards.glob("graph-*.nq"))
+        else:
+            with Store(store_dir, read_only=True) as store:
+                dump = args.shards or work / "dump"
+                shards = write_shards(store, dump, 500_000, compress=False)
 
         rows: list[tuple[Row, Row]] = []  # a row, the load just before it
-        for _ in range(args.repeat):
+        for repeat in range(args.repeat):
             shutil.rmtree(work / "loaded", ignore_errors=True)
             load = run_load(shards, work / "loaded")
             rows.append((load, load))
             print(f"{load.label}: {load.seconds:.1f} s, {load.cpu:.1f} CPU s", flush=True)
             runs = [
-                (method, int(conc), int(mb))
+                (method, int(conc), int(mb), tree)
                 for method in args.methods.split(",")
                 for conc in args.concurrency.split(",")
                 for mb in (args.bulk_mb.split(",") if method == "bulk" else ["0"])
+                for tree in (trees if repeat % 2 == 0 else trees[::-1])
             ]
-            for method, conc, mb in runs:
-                report(run_push(store_dir, work, method, conc, args.batch, mb), load, rows)
+            for method, conc, mb, tree in runs:
+                row = run_push(store_dir, work, method, conc, args.batch, mb, tree)
+                report(row, load, rows)
             for row in run_floor(store_dir, work) if args.floor else []:
                 report(row, load, rows)
 
@@ -278,15 +325,23 @@ def main() -> None:
         print(f"| {row.label} | {row.seconds:.1f} | {both} | {quads / row.seconds:,.0f} "
               f"| {quads / row.cpu:,.0f} | {load.seconds / row.seconds:.0%} "
               f"| {load.cpu / row.cpu:.0%} | {row.load:.1f} |")  # fmt: skip
-    pushes = [(r, ld) for r, ld in rows if r.label.startswith("hcgraph push (first")]
-    if pushes:
-        wall = sorted(ld.seconds / r.seconds for r, ld in pushes)
-        cpu = sorted(ld.cpu / r.cpu for r, ld in pushes)
-        print()
-        print(
-            f"first push vs load, {len(pushes)} pairs: wall {wall[0]:.0%}-{wall[-1]:.0%}, "
-            f"CPU both sides {cpu[0]:.0%}-{cpu[-1]:.0%} (median {cpu[len(cpu) // 2]:.0%})"
-        )
+    print()
+    for tree in trees:
+        code = "this tree" if tree == ROOT else f"code at {tree}"
+        pushes = [
+            (r, ld)
+            for r, ld in rows
+            if r.label.startswith("hcgraph push (first")
+            and ("[code at" in r.label) != (tree == ROOT)
+        ]
+        if pushes:
+            wall = sorted(ld.seconds / r.seconds for r, ld in pushes)
+            cpu = sorted(ld.cpu / r.cpu for r, ld in pushes)
+            print(
+                f"first push vs load ({code}), {len(pushes)} pairs: wall {wall[0]:.0%}-"
+                f"{wall[-1]:.0%}, CPU both sides {cpu[0]:.0%}-{cpu[-1]:.0%} "
+                f"(median {cpu[len(cpu) // 2]:.0%})"
+            )
 
 
 if __name__ == "__main__":

@@ -590,6 +590,19 @@ def test_bulk_body_is_trig_of_exactly_the_graphs(mem_store: Store) -> None:
     assert sent == set(mem_store.ox)
 
 
+def test_bulk_body_keeps_hostile_text_in_its_graph(seed_bytes: bytes) -> None:
+    """A literal holding ``}``, `` .`` and newlines (escaped by the serializer) does not
+    close its graph's block."""
+    from hcgraph.push.protocols import bulk_body
+
+    with Store(None) as store:
+        ingest_bytes(
+            store, [_variant(seed_bytes, 1, HOSTILE + " .\n . \n"), _variant(seed_bytes, 2)]
+        )
+        sent = list(ox.parse(bulk_body(list(local_graphs(store))), format=ox.RdfFormat.TRIG))
+        assert len(sent) == len(store) and set(sent) == set(store.ox)
+
+
 def _graph_list(iris: list[str]) -> httpx.Response:
     rows = [{"g": {"type": "uri", "value": iri}} for iri in iris]
     body = {"head": {"vars": ["g"]}, "results": {"bindings": rows}}

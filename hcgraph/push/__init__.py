@@ -6,15 +6,15 @@
 ...     target = resolve_endpoint("http://127.0.0.1:7878")
 ...     report = push_graphs(store, target, PushOptions(verify=True))
 
-Modules: :mod:`.endpoints` (URLs and presets), :mod:`.auth` (credentials), :mod:`.graphs`
-(what is sent, content hashes), :mod:`.protocols` (the requests: GSP, Update, bulk load),
+Modules: :mod:`.endpoints` (URLs and presets), :mod:`.auth` (credentials),
+:mod:`.protocols` (what is sent, content hashes, the requests: GSP, Update, bulk load),
 :mod:`.state` (what was pushed where), :mod:`.verify` (what the server holds),
 :mod:`.pusher` (orchestration).
 """
 
 from .auth import Credentials, credentials_from_env
 from .endpoints import PRESETS, RemoteEndpoint, resolve_endpoint
-from .graphs import LocalGraph, local_graphs
+from .protocols import LocalGraph, local_graphs
 from .pusher import (
     BULK_MIN_GRAPHS,
     GraphFailure,

@@ -1,15 +1,10 @@
-"""Credentials for a push, read from an environment variable and never shown.
+"""Credentials for a push, read from an environment variable (``--auth-env VAR``), never shown.
 
-``--auth-env VAR`` names the variable (never the secret: ``ps`` and shell history would see
-it). ``user:password``: Basic or Digest, whichever the server's first ``401`` challenge asks
-for (curl's ``--anyauth``; Digest preferred), then that scheme at once on every request;
-``Bearer TOKEN`` (or a value with no colon): a bearer token; ``Digest user:password``: Digest
-only. :meth:`Credentials.redact` scrubs the secret (and its Base64 form) from printed text.
-
-A request sent again with credentials after a ``401`` challenge is remembered
-(:func:`answered_challenge`): a server that then drops the connection instead of answering
-(Virtuoso does so now and then for a wrong Digest password) is judged by the pusher as one
-that refused the credentials, not as one out of reach.
+``user:password``: Basic or Digest, whichever the server's first ``401`` asks for (Digest
+preferred), then that scheme at once; ``Bearer TOKEN`` (or no colon): a bearer token;
+``Digest user:password``: Digest only. :meth:`Credentials.redact` scrubs the secret (and its
+Base64 form) from printed text. Requests resent after a ``401`` are remembered
+(:func:`answered_challenge`): a dropped connection then means refused credentials.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """Where a triple store takes data: endpoint URL → Graph Store, query and update URLs.
 
-A *preset* names one product's usual layout relative to ``--endpoint`` (the server root, a
-dataset or a repository URL: see docs/pushing.md); ``--gsp-path`` and friends override one
-service with a path under the endpoint or an absolute URL. Credentials never go in the URL
-(logs, shell history, the push state file would keep them): use ``--auth-env``.
+A *preset* is one product's layout relative to ``--endpoint``; ``--gsp-path`` and friends
+override one service. Credentials never go in the URL (logs and the push state would keep
+them): use ``--auth-env``.
 """
 
 from __future__ import annotations
@@ -20,13 +19,9 @@ __all__ = ["PRESETS", "Preset", "RemoteEndpoint", "resolve_endpoint"]
 
 @dataclass(frozen=True)
 class Preset:
-    """The usual paths of one store product, relative to its endpoint URL (``""``: itself).
-
-    ``content_type``: the GSP body's type (N-Triples, which Turtle-only stores take as
-    ``text/turtle``). ``authenticated``: ``(gsp, query, update)`` for a push with
-    credentials (Virtuoso's ``*-auth`` services). ``bulk``: the GSP service also takes a
-    whole dataset through the bulk loader (:mod:`.protocols`).
-    """
+    """The usual paths of one store product, relative to its endpoint URL (``""``: itself);
+    ``authenticated``: ``(gsp, query, update)`` for a push with credentials; ``bulk``: the
+    GSP service also takes a whole dataset through the bulk loader (:mod:`.protocols`)."""
 
     name: str
     gsp: str
@@ -58,18 +53,9 @@ PRESETS: dict[str, Preset] = {
 
 @dataclass(frozen=True)
 class RemoteEndpoint:
-    """The resolved URLs of one remote triple store, the target of a push.
-
-    Attributes:
-        url: the endpoint as given, normalised (no trailing slash); also the key under which
-            the push state is recorded.
-        gsp_url: the Graph Store Protocol service (graphs addressed with ``?graph=IRI``).
-        query_url: the SPARQL query service (used by ``--verify``).
-        update_url: the SPARQL update service (``--protocol update``).
-        content_type: the media type GSP bodies are sent with.
-        bulk_url: where many graphs go in one request through the store's bulk loader
-            (:mod:`.protocols`); ``None`` when the store has no such service.
-    """
+    """The resolved URLs of one remote triple store: ``url`` as given, normalised (the push
+    state's key); its GSP, query and update services; the GSP body's media type; and where
+    the bulk loader takes many graphs at once (``None``: no such service)."""
 
     url: str
     gsp_url: str

@@ -1,36 +1,41 @@
-"""The requests a push sends: SPARQL 1.1 Graph Store Protocol, SPARQL Update, a bulk load.
+"""What a push sends: each local graph as exact bytes with its hash, and the requests.
 
+* A graph's body is its N-Triples, lines sorted: deterministic, valid Turtle, and valid
+  inside SPARQL ``INSERT DATA``; its SHA-256 is what the push state records.
 * GSP: ``PUT {gsp}?graph=IRI`` replaces one graph (idempotent), ``POST`` merges into it; the
   IRI goes in as a query parameter, percent-encoded by httpx (indirect identification, §4.2).
 * Update: one request carries a batch; per graph, ``replace`` sends ``DROP SILENT GRAPH <g>``
   then ``INSERT DATA { GRAPH <g> { … } }``, ``merge`` only the insert. A store runs one
   update request as one transaction, so each batch is all-or-nothing.
-* Bulk (Oxigraph): ``POST /store?no_transaction`` with TriG hands many graphs to the server's
-  bulk loader, which only adds quads and is not atomic; so graphs the server holds are first
-  dropped (``DROP SILENT GRAPH``, batched) and forgotten in the push state (docs/pushing.md).
+* Bulk (Oxigraph): ``POST /store?no_transaction`` with TriG hands many graphs to the
+  server's bulk loader, which only adds quads and is not atomic; so graphs the server holds
+  are first dropped and forgotten in the push state.
 
 Escaping: bodies are pyoxigraph's N-Triples, whose terms are valid SPARQL terms (IRIs
 validated; every literal a ``"…"`` string with quotes, backslashes, newlines and control
 characters escaped), so no user text can close a literal or a block; graph names are
-pyoxigraph-validated IRIs. A bulk chunk holds each graph's exact N-Triples bytes, as a PUT
-sends them and the push state hashes them.
+pyoxigraph-validated IRIs.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+import hashlib
+from collections.abc import AsyncIterator, Iterator, Sequence
+from dataclasses import dataclass
 
 import httpx
 import pyoxigraph as ox
 
+from ..store import Store
 from .endpoints import RemoteEndpoint
-from .graphs import LocalGraph
 
 __all__ = [
+    "LocalGraph",
     "bulk_body",
     "bulk_request",
     "drop_request",
     "gsp_request",
+    "local_graphs",
     "update_body",
     "update_request",
 ]
@@ -38,6 +43,29 @@ __all__ = [
 METHODS = {"replace": "PUT", "merge": "POST"}
 _UPDATE_TYPE = "application/sparql-update; charset=utf-8"
 _PIECE = 256 * 1024  # what a bulk body hands the socket at a time
+
+
+@dataclass(frozen=True)
+class LocalGraph:
+    """One named graph ready to send."""
+
+    iri: str
+    body: bytes
+    triples: int
+    sha256: str
+
+    @property
+    def term(self) -> str:
+        """The graph name in N-Triples/SPARQL syntax (``<iri>``), validated by pyoxigraph."""
+        return str(ox.NamedNode(self.iri))
+
+
+def local_graphs(store: Store) -> Iterator[LocalGraph]:
+    """Yield every graph of the store (story graphs and shared ones) in IRI order."""
+    for iri in store.graph_names():
+        lines = store.sorted_lines(iri)
+        body = b"".join(lines)
+        yield LocalGraph(iri, body, len(lines), hashlib.sha256(body).hexdigest())
 
 
 def gsp_request(
@@ -84,9 +112,8 @@ def _bulk_parts(graphs: Sequence[LocalGraph]) -> list[bytes]:
 
 
 class _Parts(httpx.AsyncByteStream):
-    """A body sent from its parts as they are (no joined copy of a chunk of tens of MB,
-    none in h11 or the socket's write buffer either: at most ``_PIECE`` bytes at a time);
-    it can be sent again (an auth challenge, a retry builds a new request anyway)."""
+    """A body sent from its parts as they are (no joined copy of a chunk of tens of MB),
+    at most ``_PIECE`` bytes at a time; it can be sent again (an auth challenge)."""
 
     def __init__(self, parts: list[bytes]) -> None:
         self._parts = parts

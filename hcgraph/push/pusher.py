@@ -1,23 +1,21 @@
 """Push the store's graphs to a triple store: orchestration, concurrency, retries.
 
-The store is read graph by graph in IRI order on a worker thread; each graph's body is
-compared by hash with what this endpoint last acknowledged (:mod:`.state`), and the changed
-ones become *jobs* (a GSP PUT, an update batch, or a bulk-load chunk), sent by
-``concurrency`` workers over one keep-alive pool. Failures: transient ones (connection
-errors, 5xx, 429) are retried with backoff; a refused graph is reported and the rest go on
-(a refused batch or chunk is resent graph by graph); an unreachable server, refused
-credentials, a wrong path or a redirect stop the push. Only 2xx answers are recorded, each
-as it comes, so a rerun sends what is still missing. See docs/pushing.md.
+The changed graphs (by hash, :mod:`.state`) become *jobs* — a GSP PUT, an update batch or a
+bulk-load chunk — sent by ``concurrency`` workers over one keep-alive pool while a worker
+thread reads on. Transient failures are retried; a refused graph is reported and the rest go
+on; an unreachable server, refused credentials, a wrong path or a redirect stop the push.
+Only 2xx answers are recorded, each as it comes. See docs/pushing.md.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import math
 import ssl
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict, Unpack, cast
@@ -31,8 +29,14 @@ from ..retry import Backoff
 from ..store import Store
 from .auth import Credentials, answered_challenge
 from .endpoints import RemoteEndpoint
-from .graphs import LocalGraph, local_graphs
-from .protocols import bulk_request, drop_request, gsp_request, update_request
+from .protocols import (
+    LocalGraph,
+    bulk_request,
+    drop_request,
+    gsp_request,
+    local_graphs,
+    update_request,
+)
 from .state import PushState
 from .verify import VerifyReport, compare_counts, remote_counts, remote_graphs
 
@@ -56,7 +60,7 @@ BULK_MIN_GRAPHS = 500
 _BULK_CHUNK_BYTES = 8 * 1024 * 1024  # 32 MB cost the server more CPU at 10k (RESULTS)
 _BULK_IN_FLIGHT = 2  # the bulk loader uses the server's cores itself; more only queue
 _DROP_BATCH = 500
-_READ_BATCH_BYTES = 1024 * 1024  # graphs read per hop to the reading thread
+_READ_BATCH = 16  # graphs read per hop to the reading thread
 _MAX_BATCH_BYTES = 8 * 1024 * 1024
 _MAX_RETRY_AFTER = 30.0
 # (option, what the message calls it, its choices) and (option, lowest, highest)
@@ -72,24 +76,14 @@ Progress = Callable[[int, int], None]
 
 @dataclass(frozen=True)
 class PushOptions:
-    """How to push.
-
-    Attributes:
-        protocol: ``gsp`` (one PUT/POST per graph) or ``update`` (SPARQL Update batches).
-        mode: ``replace`` the remote graph, or ``merge`` into it.
-        concurrency: requests in flight at once.
-        batch: graphs per SPARQL Update request (``update`` protocol only).
-        retries: extra attempts after a connection error or a 5xx/429 answer.
-        backoff: first retry delay in seconds, doubled per attempt.
-        timeout: seconds to wait for a server answer.
-        force: push every graph, not only those changed since the last push (``--all``).
-        verify: afterwards, compare per-graph triple counts on the server with the store.
-        dry_run: only work out what would be pushed; send nothing.
-        ca_bundle: a PEM file of CA certificates to trust (TLS verification stays on).
-        bulk: ``auto`` (bulk-load the unrecorded graphs, every graph with ``force``, when
-            the endpoint has a bulk path, the protocol is ``gsp`` and there are at least
-            :data:`BULK_MIN_GRAPHS`), ``always`` (however few) or ``never``.
-        bulk_bytes: the size of one bulk-load request body (about).
+    """How to push (the CLI's options, docs/pushing.md): ``protocol`` gsp or update, ``mode``
+    replace or merge, ``concurrency`` requests in flight, ``batch`` graphs per update request,
+    ``retries`` after a connection error or a 5xx/429 (``backoff``: the first delay, doubled
+    each time), ``timeout`` per answer, ``force`` every graph (``--all``), ``verify`` the
+    counts after, ``dry_run`` send nothing, ``ca_bundle`` PEM CAs to trust. ``bulk``: ``auto``
+    bulk-loads the unrecorded graphs (all with ``force``) where the endpoint has a bulk path,
+    the protocol is gsp and at least :data:`BULK_MIN_GRAPHS` go; ``always`` however few;
+    ``never``. ``bulk_bytes``: the graphs' N-Triples bytes per bulk request (about).
     """
 
     protocol: str = "gsp"
@@ -132,11 +126,8 @@ class GraphFailure:
 
 @dataclass
 class PushReport:
-    """The outcome of a push.
-
-    ``graphs`` = ``pushed`` + ``unchanged`` + ``len(failures)`` + ``not_sent``; ``bulk``
-    of the ``pushed`` graphs went through the server's bulk loader.
-    """
+    """The outcome of a push: ``graphs`` = ``pushed`` + ``unchanged`` + ``len(failures)`` +
+    ``not_sent``; ``bulk`` of the ``pushed`` graphs went through the server's bulk loader."""
 
     endpoint: str
     protocol: str
@@ -359,7 +350,7 @@ class _Run:
         """The changed graphs, read a batch per hop on a worker thread (the engine releases
         the GIL) so the requests in flight keep moving; every graph is counted."""
         graphs = local_graphs(self.store)
-        while batch := await asyncio.to_thread(_read_some, graphs, _READ_BATCH_BYTES):
+        while batch := await asyncio.to_thread(list, itertools.islice(graphs, _READ_BATCH)):
             for graph in batch:
                 if not self._skip(graph):
                     yield graph
@@ -575,11 +566,9 @@ class _Run:
         kind: str,
         url: str,
     ) -> httpx.Response:
-        """One attempt: the request and the server's answer. A connection dropped on a
-        request sent with credentials in answer to a ``401`` challenge is tried once more at
-        once (httpx has discarded that connection); dropped again, the server is taken to
-        refuse the credentials (Virtuoso may close the connection on a wrong Digest
-        password instead of answering ``401``)."""
+        """One attempt. A connection dropped on the answer to a ``401`` challenge is tried
+        once more; dropped again, the credentials are taken as refused (Virtuoso may close
+        the connection on a wrong Digest password instead of answering ``401``)."""
         try:
             return await client.send(self._request(client, job, kind))
         except httpx.TransportError as exc:
@@ -619,8 +608,8 @@ class _Run:
         return problem
 
     def _delay(self, attempt: int, response: httpx.Response | None) -> float:
-        """The shared retry policy (:mod:`hcgraph.retry`); a server asking to wait longer
-        than ``_MAX_RETRY_AFTER`` gets that long, not more (a push is interactive)."""
+        """The shared retry policy (:mod:`hcgraph.retry`), ``Retry-After`` capped at
+        ``_MAX_RETRY_AFTER`` (a push is interactive)."""
         policy = Backoff(base=self.opts.backoff, max_retry_after=_MAX_RETRY_AFTER)
         after = None
         if response is not None and response.status_code in (429, 503):
@@ -668,16 +657,3 @@ def _snippet(response: httpx.Response) -> str:
     text = response.content[:300].decode("utf-8", "replace").strip()
     line = text.splitlines()[0] if text else ""
     return f": {visible(line[:200])}" if line else ""
-
-
-def _read_some(graphs: Iterator[LocalGraph], budget: int) -> list[LocalGraph]:
-    """The next graphs of ``graphs``, about ``budget`` bytes of them (at least one unless
-    exhausted): one hop's worth for the reading thread."""
-    out: list[LocalGraph] = []
-    size = 0
-    for graph in graphs:
-        out.append(graph)
-        size += len(graph.body)
-        if size >= budget:
-            break
-    return out

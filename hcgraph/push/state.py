@@ -1,13 +1,10 @@
 """What was pushed where: per endpoint, the content hash of each graph last pushed.
 
-Kept as JSON in the store directory (``push-state.json``, replaced atomically): endpoint URLs
-(which never hold credentials), graph IRIs and SHA-256 hashes. A graph is recorded only once
-the server acknowledged it (2xx), at once, in a journal beside it (``push-state.journal``, a
-JSON line a graph, ``fsync``-ed every :data:`SYNC_EVERY` lines), so even a push killed
-midway keeps what went. A graph about to be sent in a way that is not all-or-nothing (a bulk
-load) is *forgotten* first (``"sha256": null``). Loading folds the journal in (a torn last
-line is ignored); saving writes the whole state and removes the journal. A remote store
-wiped by someone else is not noticed: use ``--all`` (or ``--verify`` to find out).
+JSON in the store directory (``push-state.json``, replaced atomically; endpoint URLs never
+hold credentials). Each acknowledged graph is appended at once to a journal beside it (a
+JSON line a graph, ``fsync``-ed every :data:`SYNC_EVERY` lines), so a push killed midway
+keeps what went; a graph about to be bulk-loaded is *forgotten* first (``"sha256": null``).
+Loading folds the journal in (a torn last line is ignored); saving removes it.
 """
 
 from __future__ import annotations
@@ -31,10 +28,8 @@ _FORMAT = "hcgraph-push-state/1"
 
 
 class PushState:
-    """Hashes of the graphs pushed to each endpoint, loaded from and saved to ``path``.
-
-    ``path=None`` keeps the state in memory only (an in-memory store has nowhere to put it).
-    """
+    """Hashes of the graphs pushed to each endpoint, loaded from and saved to ``path``
+    (``None``: in memory only)."""
 
     def __init__(self, path: Path | None) -> None:
         self.path = path

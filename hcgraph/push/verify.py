@@ -1,8 +1,7 @@
 """What the server holds: its graphs' names, and ``--verify``'s triple counts per graph.
 
-The queries use ``GRAPH ?g``, so they do not depend on how the server defines its default
-graph; graphs the server holds that the local store does not have are ignored (a shared
-server may hold other data).
+The queries use ``GRAPH ?g`` (whatever the server's default graph is); graphs the local store
+does not have are ignored (a shared server may hold other data).
 """
 
 from __future__ import annotations
@@ -16,19 +15,10 @@ import pyoxigraph as ox
 from ..errors import PushError, first_line
 from .endpoints import RemoteEndpoint
 
-__all__ = [
-    "COUNT_QUERY",
-    "GRAPHS_QUERY",
-    "Mismatch",
-    "VerifyReport",
-    "compare_counts",
-    "remote_counts",
-    "remote_graphs",
-]
+__all__ = ["Mismatch", "VerifyReport", "compare_counts", "remote_counts", "remote_graphs"]
 
-COUNT_QUERY = "SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g"
-#: Every named graph the server holds (``GRAPH ?g {}`` matches empty graphs too).
-GRAPHS_QUERY = "SELECT ?g WHERE { GRAPH ?g { } }"
+_COUNTS = "SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } } GROUP BY ?g"
+_GRAPHS = "SELECT ?g WHERE { GRAPH ?g { } }"  # empty graphs too
 
 
 @dataclass(frozen=True)
@@ -61,28 +51,27 @@ def compare_counts(local: Mapping[str, int], remote: Mapping[str, int]) -> Verif
 
 
 async def remote_counts(client: httpx.AsyncClient, endpoint: RemoteEndpoint) -> dict[str, int]:
-    """Triples per named graph on the server (raises PushError as :func:`remote_select`)."""
+    """Triples per named graph on the server (raises PushError as :func:`remote_graphs`)."""
     counts: dict[str, int] = {}
-    for graph, n in await remote_select(client, endpoint, COUNT_QUERY, ("g", "n"), "verify: "):
+    for graph, n in await _select(client, endpoint, _COUNTS, ("g", "n"), "verify: "):
         if isinstance(graph, ox.NamedNode) and isinstance(n, ox.Literal):
             counts[graph.value] = int(n.value)
     return counts
 
 
 async def remote_graphs(client: httpx.AsyncClient, endpoint: RemoteEndpoint) -> set[str]:
-    """The names of the graphs the server holds (raises PushError as :func:`remote_select`)."""
-    rows = await remote_select(
-        client, endpoint, GRAPHS_QUERY, ("g",), "listing the server's graphs: "
-    )
+    """The names of the graphs the server holds (raises PushError: the server cannot be
+    reached, answers an HTTP error or not with SPARQL JSON results)."""
+    rows = await _select(client, endpoint, _GRAPHS, ("g",), "listing the server's graphs: ")
     return {g.value for (g,) in rows if isinstance(g, ox.NamedNode)}
 
 
-async def remote_select(
+async def _select(
     client: httpx.AsyncClient,
     endpoint: RemoteEndpoint,
     query: str,
     variables: tuple[str, ...],
-    doing: str = "",
+    doing: str,
 ) -> list[tuple[object, ...]]:
     """The rows (``variables`` in order) of a SELECT on the server's query endpoint.
 
