@@ -149,7 +149,9 @@ def _canonical_json(value: Any) -> str:
     return typed(text, JSON_DT)
 
 
+@lru_cache(maxsize=CACHE_SIZE)
 def _minted(kind: str, *parts: str) -> str:
+    """:func:`hcgraph.iris.minted` as an N-Triples term (manifests, claims, agents recur)."""
     return iri(minted(kind, *parts))
 
 
