@@ -503,13 +503,18 @@ def _parse_lenient(raw: bytes | str, source: str) -> Any:
 _MAX_UNSTORABLE = 100
 # What the strict parser takes but RFC 8259 does not allow: NaN, Infinity, and an exponent
 # that may pass a double (1e400 is inf). Only documents holding one are walked again.
-_EXPONENTS = (re.compile(rb"e\+?\d\d\d"), re.compile(rb"E\+?\d\d\d"))
+# An exponent of 3 digits (``e400``, ``E+308``) is found with digits read as ``0`` and ``E``
+# as ``e``: a translate and two substring scans in C, ~3x cheaper than two regex searches.
+_DIGITS_AND_E = bytes.maketrans(b"0123456789E", b"0000000000e")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")  # a lone one: no UTF-8, so no text to store
 
 
 def _suspect(raw: bytes) -> bool:
     """Whether ``raw`` may hold a value the strict parser took but RFC 8259 does not allow."""
-    return b"NaN" in raw or b"Infinity" in raw or any(e.search(raw) for e in _EXPONENTS)
+    if b"NaN" in raw or b"Infinity" in raw:
+        return True
+    folded = raw.translate(_DIGITS_AND_E)
+    return b"e000" in folded or b"e+000" in folded
 
 
 def _refuse_unstorable(doc: Any, source: str) -> None:
