@@ -129,6 +129,18 @@ class MappedStory:
         g = " <" + self.url + "> .\n"
         return g.join(self.triples) + g if self.triples else ""
 
+    def nquads_utf8(self) -> bytes:
+        """The story graph as UTF-8 N-Quads for a bulk load, its ASCII lines first (the order
+        of lines means nothing to a load): joined with the few others, one non-ASCII character
+        would make the whole text a wide string and its encoding ~2x slower."""
+        plain = [t for t in self.triples if t.isascii()]
+        if len(plain) == len(self.triples):
+            return self.nquads().encode()
+        wide = [t for t in self.triples if not t.isascii()]
+        g = " <" + self.url + "> .\n"
+        head = (g.join(plain) + g).encode() if plain else b""
+        return head + (g.join(wide) + g).encode()
+
     def ntriples(self) -> str:
         """The story graph as N-Triples text."""
         return " .\n".join(self.triples) + " .\n" if self.triples else ""
