@@ -483,10 +483,10 @@ def _cites(
             add(f"{citing} {_DERIVED_FROM} {manifest}")
         for claim_id in cite.claim_ids:
             claim, triples = _claim(claim_id, manifest)
-            desc = shared.get(claim)
-            if desc is None:
-                desc = shared[claim] = Description(_SOURCES, claim)
-            desc.triples.update(triples)
+            held = shared.get(claim)
+            if held is None:
+                held = shared[claim] = Description(_SOURCES, claim)
+            held.triples.update(triples)
             add(f"{act} {_CITES_CLAIM} {claim}")
             key = f"{citing} cites {claim}"
             if key not in seen:
@@ -495,10 +495,10 @@ def _cites(
             use, use_triples = _claim_use(claim_id, cite.manifest_id)
             if use not in seen:
                 seen.add(use)
-                desc = shared.get(use)
-                if desc is None:
-                    desc = shared[use] = Description(_SOURCES, use)
-                desc.triples.update(use_triples)
+                held = shared.get(use)
+                if held is None:
+                    held = shared[use] = Description(_SOURCES, use)
+                held.triples.update(use_triples)
                 add(f"{st} {_CITES_CLAIM_UNDER} {use}")
         out.extra(act, cite.extra)
 
