@@ -133,6 +133,20 @@ def test_mapping_is_deterministic(seed_bytes: bytes) -> None:
     assert not set(shared) & set(first.triples)
 
 
+def test_nquads_utf8_are_the_story_graphs_lines(seed_path: Path) -> None:
+    """The bytes bulk-loaded (ASCII lines first) hold exactly the lines of ``nquads()``."""
+    info = IngestInfo("ab" * 32, "seed.json", dt.datetime(2026, 11, 1, tzinfo=dt.UTC), 10)
+    headline = "Z\u00fcrich \U0001f99c \u2013 a \u201ctest\u201d"  # Latin-1, astral, BMP
+    wide = _mutated(seed_path, lambda d: d.update(headline=headline))
+    for raw in (wide, seed_path.read_bytes()):
+        mapped = map_story(parse_story(raw, "s"), info)
+        text = mapped.nquads().encode()
+        data = mapped.nquads_utf8()
+        assert sorted(data.splitlines()) == sorted(text.splitlines())
+        assert len(data) == len(text) and data.endswith(b" .\n")
+    assert "🦜".encode() in map_story(parse_story(wide, "s"), info).nquads_utf8()
+
+
 def _mutated(seed_path: Path, change: callable) -> bytes:  # type: ignore[valid-type]
     doc = json.loads(seed_path.read_text())
     change(doc)

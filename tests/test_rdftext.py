@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyoxigraph as ox
 import pytest
 
-from hcgraph.rdftext import literal, typed
+from hcgraph.rdftext import _ESCAPES, literal, nfc, typed
 
 XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 JSON_DT = "http://www.w3.org/1999/02/22-rdf-syntax-ns#JSON"
@@ -46,3 +46,9 @@ def test_typed_round_trips(text: str) -> None:
 
 def test_typed_needs_no_escape_is_unchanged() -> None:
     assert typed("2026-11-01T10:00:00Z", "urn:dt") == '"2026-11-01T10:00:00Z"^^<urn:dt>'
+
+
+@pytest.mark.parametrize("text", [*TEXTS, "".join(map(chr, range(0x80))) + '\ufffe\uffff\\"'])
+def test_literal_escapes_as_the_whole_table_does(text: str) -> None:
+    """The replace-based escaping writes what one ``str.translate`` over the table wrote."""
+    assert literal(text) == '"' + nfc(text).translate(_ESCAPES) + '"'
