@@ -131,16 +131,23 @@ def damaged_all(damaged: tuple[Path, Path]) -> Path:
 def test_a_count_over_a_damaged_index_stops_at_the_memory_limit(
     damaged_all: Path, run_cli: Any
 ) -> None:
-    """The issue's 168 s, 16.7 GB query: an aggregate over a damaged index does not stop at
-    the engine's error but grows without end. It ends at the query's memory limit, in one
-    line that points at ``check --deep``, and the store still answers."""
+    """The issue's 168 s, 16.7 GB query: an aggregate over a damaged index may not stop at
+    the engine's error but grow without end. It ends at the query's memory limit, in one
+    line that points at ``check --deep``; or, when the scan meets a block whose checksum
+    fails first (which comes first has varied from run to run, seen under pytest-xdist),
+    in the damage's own line. Never a kill by the kernel. (The limit alone, on a sound store:
+    tests/test_query_memory.py.)"""
     rq = damaged_all.parent / "count.rq"
     rq.write_text("SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }\n")
     proc = run_cli("query", rq, "--query-memory", "400M", "--store", damaged_all, timeout=120)
     assert proc.returncode == 1
     (line,) = proc.stderr.strip().splitlines()
-    assert "the query needed more than 400 MiB of memory (--query-memory)" in line
-    assert line.endswith("'hcgraph check --deep' names it")
+    if "the store is damaged" in line:
+        assert line.startswith(f"error: {damaged_all}: the store is damaged: ")
+        assert line.endswith(f"move {damaged_all} away and ingest again")
+    else:
+        assert "the query needed more than 400 MiB of memory (--query-memory)" in line
+        assert line.endswith("'hcgraph check --deep' names it")
 
 
 @pytest.mark.parametrize(
