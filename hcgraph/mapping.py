@@ -455,12 +455,9 @@ def _cites(
     listed: dict[str, tuple[str, str | None]],
     st: str,
 ) -> None:
-    """Each cite of a passage: its citation node, the claims it names and their uses. The
-    hottest loop of the mapping (~38 claims a story), so :meth:`_Emitter.first` and
-    :meth:`_Emitter.about` are inlined on local names; the triples and their order are theirs."""
+    """Each cite of a passage: its citation node, the claims it names and their uses."""
     citing = iri(citing_iri)
     add = out.triples.append
-    seen, shared = out._seen, out.out.shared
     for k, cite in enumerate(cites, 1):
         known = listed.get(cite.manifest_id)
         manifest = known[0] if known else _minted("manifest", cite.manifest_id)
@@ -482,22 +479,13 @@ def _cites(
             add(f"{citing} {_DERIVED_FROM} {manifest}")
         for claim_id in cite.claim_ids:
             claim, triples = _claim(claim_id, manifest)
-            held = shared.get(claim)
-            if held is None:
-                held = shared[claim] = Description(_SOURCES, claim)
-            held.triples.update(triples)
+            out.about(_SOURCES, claim).triples.update(triples)
             add(f"{act} {_CITES_CLAIM} {claim}")
-            key = f"{citing} cites {claim}"
-            if key not in seen:
-                seen.add(key)
+            if out.first(f"{citing} cites {claim}"):
                 add(f"{citing} {_EVIDENCE} {claim}")
             use, use_triples = _claim_use(claim_id, cite.manifest_id)
-            if use not in seen:
-                seen.add(use)
-                held = shared.get(use)
-                if held is None:
-                    held = shared[use] = Description(_SOURCES, use)
-                held.triples.update(use_triples)
+            if out.first(use):
+                out.about(_SOURCES, use).triples.update(use_triples)
                 add(f"{st} {_CITES_CLAIM_UNDER} {use}")
         out.extra(act, cite.extra)
 
