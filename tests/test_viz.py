@@ -171,6 +171,18 @@ def test_top_and_story_groups_fold_the_map(cstore: Store) -> None:
         citation_graph(cstore, "reuse", top=0)
 
 
+def test_top_with_the_overview_drills_into_the_kept_sources_only(cstore: Store) -> None:
+    """``--top N --overview``: the drill-down lists the citers of the kept manifests (a story
+    citing none of them was left out of the map, not a KeyError)."""
+    graph = citation_graph(cstore, "reuse", top=3, overview=True)
+    drill = graph.graph["drill"]
+    kept = {n for n, a in graph.nodes(data=True) if a["type"] == "Manifest"}
+    assert len(kept) == 3 and set(drill["citers"]) == kept
+    listed = [s for s, _title, _date in drill["stories"]]
+    cited = {listed[i] for citers in drill["citers"].values() for i in citers}
+    assert cited == set(listed) and "top 3 manifests" in graph.graph["note"]
+
+
 def test_reuse_focus_keeps_the_neighbourhood(cstore: Store) -> None:
     graph = citation_graph(cstore, "reuse", SEED_URL)
     full = citation_graph(cstore, "reuse")

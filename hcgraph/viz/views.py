@@ -191,7 +191,8 @@ def _drill(data: ReuseData, counts: Citations) -> dict[str, Any]:
     Stories are numbered newest first (then by IRI), so every citer list is already in the
     order the page lists and draws them: no sorting in the browser.
     """
-    order = sorted({s for citers in counts.citers.values() for s in citers})
+    # counts are the whole store's: --top left out the stories citing none of the kept
+    order = sorted({s for citers in counts.citers.values() for s in citers if s in data.stories})
     order.sort(key=lambda s: data.stories[s].date, reverse=True)  # stable: IRI order kept
     index = {s: i for i, s in enumerate(order)}
     return {
