@@ -10,6 +10,7 @@ import click
 
 from ..deepcheck import deep_check
 from ..serve import DEFAULT_PORT, DEFAULT_TIMEOUT_S, Endpoint
+from ..serve.server import split_workers
 from ..store import Store
 from ..workbench import workbench_files
 from ._common import flag_option, query_memory_option, store_option
@@ -34,7 +35,8 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 )  # fmt: skip
 @click.option(
     "--workers", type=click.IntRange(1, 64), default=None,
-    help="Query worker processes: queries evaluated at once (default: 2-4 by CPUs).",
+    help="Query worker processes in all (default: 2-4 by CPUs), shared evenly by one HTTP"
+    " front per CPU at most; a front answers queries known quick itself.",
 )  # fmt: skip
 @query_memory_option
 @click.option(
@@ -83,9 +85,10 @@ def serve(
     if check_deep:
         with Store(store_dir, read_only=True) as store:
             click.echo(deep_check(store).summary(), err=True)
+    fronts, per_front = split_workers(workers)
     endpoint = Endpoint(
-        store_dir, host=host, port=port, timeout_s=timeout_s or None,
-        allow_service=allow_service, workers=workers,
+        store_dir, host=host, port=port, timeout_s=timeout_s or None, fronts=fronts,
+        allow_service=allow_service, workers=per_front,
         static=None if no_workbench else workbench_files(), query_memory=query_memory,
     )  # fmt: skip
     # SIGTERM (service managers, `timeout`) stops the server as cleanly as Ctrl-C does.

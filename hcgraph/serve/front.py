@@ -1,4 +1,5 @@
-"""An HTTP front of ``hcgraph serve``: one event loop, its connections, its worker pool.
+"""An HTTP front of ``hcgraph serve``: one event loop, its connections, its worker pool,
+the store open read-only for the queries known quick (:mod:`~hcgraph.serve.inline`).
 
 The first front runs in a thread of the process that made the
 :class:`~hcgraph.serve.server.Endpoint`; each further one (``fronts``) is a child process
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING
 from ..errors import first_line
 from .endpoint import Routes
 from .http import Conn
+from .inline import Inline
 from .pool import Pool
 from .worker import die_with_parent
 
@@ -119,6 +121,7 @@ class Front:
         self.loop = new_loop()
         self.loop.set_exception_handler(lambda _loop, _context: None)  # quiet: no tracebacks
         self.pool = Pool(self.loop, endpoint.db_path, endpoint.workers, endpoint.query_memory)
+        self.inline = Inline(self.loop, endpoint.db_path)  # queries known quick, answered here
         self.stopping = asyncio.Event()
         self.ready: concurrent.futures.Future[None] = concurrent.futures.Future()
         self._ticker: asyncio.TimerHandle | None = None

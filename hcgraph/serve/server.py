@@ -22,12 +22,22 @@ from ..limits import default_query_memory
 if TYPE_CHECKING:
     from .front import ConnectionCount, Front
 
-__all__ = ["DEFAULT_PORT", "DEFAULT_TIMEOUT_S", "Endpoint"]
+__all__ = ["DEFAULT_PORT", "DEFAULT_TIMEOUT_S", "Endpoint", "split_workers"]
 
 DEFAULT_PORT = 7878
 DEFAULT_TIMEOUT_S = 30.0
 _READY_TIMEOUT = 60.0
 _BACKLOG = 1024
+
+
+def split_workers(workers: int | None) -> tuple[int, int]:
+    """``hcgraph serve --workers``: ``workers`` query workers in all (None: 2-4 by CPUs)
+    shared evenly by HTTP fronts, one front per CPU at most (each answers the queries known
+    quick itself, :mod:`~hcgraph.serve.inline`); gives (fronts, workers per front)."""
+    total = workers or max(2, min(4, os.cpu_count() or 2))
+    most = max(1, min(os.cpu_count() or 1, total))
+    fronts = max(f for f in range(1, most + 1) if total % f == 0)
+    return fronts, total // fronts
 
 
 def _loopback(host: str) -> str:
@@ -54,7 +64,7 @@ class Endpoint:
         port: TCP port; 0 picks a free one.
         timeout_s: per-query time limit in seconds, answer included (``None`` or 0: none).
         allow_service: let queries use ``SERVICE`` (federation; off by default, see above).
-        workers: query worker processes (queries evaluated at once); default 2-4 by CPUs.
+        workers: query worker processes of each front; default 2-4 by CPUs.
         read_timeout_s: time allowed for a request head, for its body, and idle between
             keep-alive requests; also how long a client may stop reading an answer.
         max_connections: connections open at once in the whole server (all fronts); more

@@ -100,10 +100,12 @@ def main() -> None:
         return
     frame(out, READY)
     out.flush()
-    skip, number, pending = _skip_flag(), 0, bytearray()
+    skip, number, pending, store = _skip_flag(), 0, bytearray(), db.store
     try:
         while (batch := read_batch(0, pending)) is not None:
-            store = db.fresh()  # every query of the batch arrived before this look
+            before, store = store, db.fresh()  # every query of the batch came before this
+            if store is not before:
+                out.quick.clear()  # quick on the data before: not known quick on this
             for message in batch:
                 number += 1
                 if skip is not None and skipped(skip, number):
