@@ -8,10 +8,8 @@ from types import FrameType
 
 import click
 
-from ..deepcheck import deep_check
 from ..serve import DEFAULT_PORT, DEFAULT_TIMEOUT_S, Endpoint
 from ..serve.server import split_workers
-from ..store import Store
 from ..workbench import workbench_files
 from ._common import flag_option, query_memory_option, store_option
 
@@ -82,7 +80,10 @@ def serve(
       curl -H 'Accept: text/csv' --data-urlencode 'query=SELECT * { ?s a ?t } LIMIT 5' \\
         http://127.0.0.1:7878/query
     """
-    if check_deep:
+    if check_deep:  # imported here: the store module loads rdflib, which serving need not
+        from ..deepcheck import deep_check
+        from ..store import Store
+
         with Store(store_dir, read_only=True) as store:
             click.echo(deep_check(store).summary(), err=True)
     fronts, per_front = split_workers(workers)
