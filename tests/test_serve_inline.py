@@ -55,6 +55,7 @@ def store_dir(tmp_path: Path) -> Path:
 def trusting(monkeypatch: pytest.MonkeyPatch) -> None:
     """Any answer counts as quick: the machine's load cannot decide what a test sees."""
     monkeypatch.setattr(inline, "QUICK_S", 60.0)
+    monkeypatch.setattr(inline, "WAITED_S", 60.0)
 
 
 def _exchange(ep: Endpoint, query: str, accept: str = "", method: str = "GET") -> bytes:

@@ -22,7 +22,7 @@ import sys
 import tempfile
 from typing import TYPE_CHECKING
 
-from ..errors import first_line
+from ..errors import ServeError, first_line
 from .endpoint import Routes
 from .http import Conn
 from .inline import Inline
@@ -190,14 +190,20 @@ class Front:
 
 def front_main() -> None:
     """A further HTTP server process (``python -c ... SOCKET_FD COUNT_FD``, its config
-    pickled on stdin): serves the inherited listening socket with workers of its own until
+    pickled on stdin): serves the inherited listening socket (SOCKET_FD -1: a socket of its
+    own on the same port, ``SO_REUSEPORT``) with workers of its own until
     SIGTERM; prints ``ready`` once serving."""
     from .server import Endpoint
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the first process's to handle
     die_with_parent()
     endpoint = Endpoint(**pickle.load(sys.stdin.buffer))
-    sock = socket.socket(fileno=int(sys.argv[1]))
+    fd = int(sys.argv[1])
+    try:
+        sock = endpoint.listen() if fd < 0 else socket.socket(fileno=fd)
+    except ServeError as exc:
+        print(f"error: {exc}", flush=True)
+        return
     sock.setblocking(False)
     front = Front(endpoint, sock, ConnectionCount(endpoint.max_connections, int(sys.argv[2])))
 

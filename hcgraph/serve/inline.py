@@ -8,7 +8,11 @@ same store state, is known quick: the front evaluates it itself, by the worker's
 :func:`~hcgraph.serve.worker.evaluate` and frames, so its answer is a worker's byte for
 byte, without the hand-off (a pipe write, a worker's wake-up, the answer read back) that
 costs more than a cheap query does. A worker's time is taken by the front from the moment
-the worker could start the query to its answer's end: an upper bound.
+the worker could start the query to its answer's end: an upper bound. The front's own
+runs are timed in CPU time (the front's thread), so that a busy machine taking the core
+away does not make a quick query look slow, and on the clock too (``WAITED_S`` at most).
+Queries are answered inline at the end of the event loop's turn, together, after one look
+at the store (the workers' rule, per batch).
 
 Why an inline query needs none of the limits: it finished in under ``QUICK_S`` the last
 time, on the same data, and evaluating a query over unchanged data is deterministic, so it
@@ -37,6 +41,7 @@ if TYPE_CHECKING:
     from .http import Conn
 
 QUICK_S = Answers.QUICK_S  # 2 ms: an inline query holds the front's other clients this long
+WAITED_S = 0.02  # an inline run's time on the clock, at most (the rest: waiting for a core)
 KNOWN = 1024  # queries remembered as quick, at most
 LONGEST = 4096  # characters of a query text remembered, at most
 
@@ -82,17 +87,24 @@ class Inline:
         if (store := self.db.fresh()) is not self.store:
             self.store = store
             self.known.clear()
+        clock, cpu = time.monotonic(), time.thread_time()
         for conn in due:
-            if not conn.closed and (conn.query is None or not self._answer(conn, conn.query)):
+            query = conn.query
+            if conn.closed or query is None:
+                continue
+            if not self._answer(conn, query):
                 conn.to_pool()
+            now, used = time.monotonic(), time.thread_time()  # the answer's writing counted
+            if used - cpu >= QUICK_S or now - clock >= WAITED_S:
+                self.known.discard(query)  # slow this time: the workers take it from now on
+            clock, cpu = now, used
 
     def _answer(self, conn: Conn, query: Query) -> bool:
-        """Answer ``query`` onto ``conn``, timed, if still known quick; False: the pool
-        answers it (not known quick now, or it failed before anything was sent, as it would
-        kill a worker)."""
+        """Answer ``query`` onto ``conn`` if still known quick; False: the pool answers it
+        (not known quick now, or it failed before anything was sent, as it would kill a
+        worker)."""
         if query not in self.known or self.db is None:
             return False
-        started = time.monotonic()
         try:
             evaluate(self.db, query.text, query.accept, _Frames(conn), self.store)
         except Exception:  # an engine error: a worker gives the answer it gives
@@ -100,8 +112,6 @@ class Inline:
             if not conn.sent:
                 return False
             conn.worker_failed()  # a half answer must not look whole
-        if time.monotonic() - started >= QUICK_S:
-            self.known.discard(query)
         self.answered += 1
         return True
 

@@ -71,7 +71,8 @@ class Endpoint:
             are answered 503 and closed.
         static: files served at fixed paths for GET/HEAD (path -> (media type, bytes)),
             e.g. a query page at ``/``; behind the same Host check as queries.
-        fronts: HTTP server processes sharing the one listening socket: 1 (default) runs
+        fronts: HTTP server processes serving the port (on Linux each with a listening
+            socket of its own, ``SO_REUSEPORT``; elsewhere one they share): 1 (default) runs
             it in a thread of this process; each further one is a child process with
             ``workers`` workers of its own.
         query_memory: bytes of data each query worker may take (``RLIMIT_DATA``, see
@@ -117,6 +118,10 @@ class Endpoint:
             if query_memory is None
             else query_memory
         )
+        # Linux: a listening socket per front on the one port, the kernel sharing new
+        # connections between them; one socket shared by all would let the first front
+        # awake take a burst of connections whole (keep-alive clients: for good)
+        self.reuse_port = self.fronts > 1 and sys.platform.startswith("linux")
         self._children: list[subprocess.Popen[bytes]] = []
         self._front: Front | None = None
         self._count: ConnectionCount | None = None
@@ -153,7 +158,7 @@ class Endpoint:
         from ..store import read_format  # here: workers need not import the store module
 
         read_format(self.db_path.parent)  # a store of another format is refused, as by Store
-        sock = self._listen()
+        sock = self.listen()
         if self.port == 0:
             self.port = int(sock.getsockname()[1])
         from .front import ConnectionCount, Front  # here: front processes import this module
@@ -187,14 +192,14 @@ class Endpoint:
             "timeout_s": self.timeout_s, "allow_service": self.allow_service,
             "workers": self.workers, "read_timeout_s": self.read_timeout_s,
             "max_connections": self.max_connections, "static": self.static,
-            "query_memory": self.query_memory,
+            "query_memory": self.query_memory, "fronts": self.fronts,
         }  # fmt: skip
         # Through stdin (pickled: our own child): the workbench's ~1 MB is over what one
         # command-line argument may hold.
         child = subprocess.Popen(
             [sys.executable, "-c", "from hcgraph.serve.front import front_main; front_main()",
-             str(sock.fileno()), str(count.fd)],
-            pass_fds=(sock.fileno(), count.fd), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+             str(-1 if self.reuse_port else sock.fileno()), str(count.fd)],
+            pass_fds=(count.fd,) if self.reuse_port else (sock.fileno(), count.fd), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
         )  # fmt: skip
         assert child.stdin is not None
@@ -209,11 +214,14 @@ class Endpoint:
         if line != "ready":
             raise ServeError(line.removeprefix("error: ") or "an HTTP server process did not start")
 
-    def _listen(self) -> socket.socket:
+    def listen(self) -> socket.socket:
+        """A listening socket on the endpoint's address (raises ServeError)."""
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
         try:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if self.reuse_port:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
             if family == socket.AF_INET6:
                 sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
             sock.bind((self.host, self.port))
