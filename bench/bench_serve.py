@@ -316,8 +316,9 @@ def main() -> None:
                                 continue
                             settle(proc.pid, url)
                             results.setdefault((name, mode, kind), []).append(
-                                run_wrk(url, query, args.seconds, close, proc.pid,
-                                        name in NEW_TEXTS)  # fmt: skip
+                                run_wrk(
+                                    url, query, args.seconds, close, proc.pid, name in NEW_TEXTS
+                                )
                             )
                             rss = tree_memory(proc.pid)
                             memory[kind] = max(memory.get(kind, rss), rss)

@@ -65,11 +65,12 @@ def serve(
     """Serve the store read-only over the SPARQL 1.1 Protocol until Ctrl-C.
 
     Queries go to /query (GET or POST) and run in worker processes holding the store open
-    read-only; the default graph is the union of all graphs, as in `hcgraph query`. A
-    query that runs past --timeout-s, needs more memory than --query-memory (default: half
-    the machine's, shared by the workers) or whose client goes away is stopped. After an
-    ingest or crawl into the store finishes, the next query sees the new data. Queries
-    using SERVICE are refused (no outbound requests) unless --allow-service; requests whose
+    read-only (one known to be quick on the data as it is: in the HTTP front); the default
+    graph is the union of all graphs, as in `hcgraph query`. A query that runs past
+    --timeout-s, needs more memory than --query-memory (default: half the machine's,
+    shared by the workers) or whose client goes away is stopped. After an ingest or crawl
+    into the store finishes, the next query sees the new data. Queries using SERVICE are
+    refused (no outbound requests) unless --allow-service; requests whose
     Host header is not this loopback address and port are refused (DNS rebinding).
     The root URL (/) is a SPARQL workbench (YASGUI) with the saved queries as examples; it
     loads nothing from elsewhere and sends its queries to /query (--no-workbench: no page).

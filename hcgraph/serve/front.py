@@ -1,10 +1,11 @@
-"""An HTTP front of ``hcgraph serve``: one event loop, its connections, its worker pool,
-the store open read-only for the queries known quick (:mod:`~hcgraph.serve.inline`).
+"""An HTTP front of ``hcgraph serve``: one event loop, its connections, its worker pool.
 
 The first front runs in a thread of the process that made the
 :class:`~hcgraph.serve.server.Endpoint`; each further one (``fronts``) is a child process
-serving the same listening socket with a pool of its own. The connection cap is the server's,
-not a front's: every front takes a place from one :class:`ConnectionCount` in memory they share.
+serving the same port with a pool of its own. Each holds the store open read-only too, for
+the queries known quick, which it answers itself (:mod:`~hcgraph.serve.inline`). The
+connection cap is the server's, not a front's: every front takes a place from one
+:class:`ConnectionCount` in memory they share.
 """
 
 from __future__ import annotations

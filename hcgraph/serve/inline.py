@@ -30,6 +30,7 @@ same sizes and times) is not followed, by the front or by the workers.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,10 +54,8 @@ class Inline:
     def __init__(self, loop: asyncio.AbstractEventLoop, db_path: Path) -> None:
         self.loop = loop
         self.db: Database | None = None
-        try:
+        with contextlib.suppress(OSError, RuntimeError):  # the workers say why, to each query
             self.db = Database(str(db_path))
-        except (OSError, RuntimeError):  # the workers say why, to each query
-            pass
         self.store: Any = None if self.db is None else self.db.store
         self.known: set[Query] = set()
         self.due: list[Conn] = []

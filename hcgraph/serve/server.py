@@ -199,8 +199,8 @@ class Endpoint:
         child = subprocess.Popen(
             [sys.executable, "-c", "from hcgraph.serve.front import front_main; front_main()",
              str(-1 if self.reuse_port else sock.fileno()), str(count.fd)],
-            pass_fds=(count.fd,) if self.reuse_port else (sock.fileno(), count.fd), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            pass_fds=(count.fd,) if self.reuse_port else (sock.fileno(), count.fd),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         assert child.stdin is not None
         with child.stdin:
