@@ -3,12 +3,13 @@
 The baseline, measured in the same run, is the Oxigraph server itself (Rust, the PyPI
 package ``oxigraph``) serving the very same database read-only with
 ``--union-default-graph``; ``hcgraph serve`` (the guard, the worker processes) is started
-through its CLI, as a user runs it (``--workers 2``: one HTTP front per CPU sharing them,
-the queries known quick answered in the fronts, the rest handed to the workers in batches,
-on uvloop), and as a variant (``bench/_serve_variant.py``) with one front and 2 workers;
-the variant runner can also take batching away, run asyncio's own loop or swap the parser
-(h11). ``ASK, a new text each`` sends a text never sent before in every request (a
-numbered comment, by a wrk Lua script): the cold path, through the workers every time.
+through its CLI, as a user runs it (one HTTP front, batched hand-off to the workers, on
+uvloop), and as variants (``bench/_serve_variant.py``) that change one piece each: one
+query worker instead of two (the scheduling question); the variant runner can also take
+batching away, run asyncio's own loop, swap the parser (h11) or run two fronts.
+``ASK, a new text each`` sends a text never sent before in every request (a numbered
+comment, by a wrk Lua script): the path of a query the server has not seen, beside the
+repeated one.
 The load generator is ``wrk`` (compiled, so it takes less of the CPU the servers need;
 Debian package ``wrk``): 48 connections, cheap queries (an ASK, a SELECT ... LIMIT 10;
 ``--heavy``: also a saved query that reads much of the store), each with a new connection
@@ -68,7 +69,8 @@ QUERIES = {
     "ASK, a new text each": "ASK { ?s ?p ?o }",
 }
 # every request a text never sent before (the ASK, a numbered comment after it: wrk's Lua):
-# the cold path, through the query workers every time, beside the repeated query
+# nothing the server keeps for a repeated query helps (its query string read, the guard's
+# verdict, a worker's knowing it quick), beside the repeated query
 NEW_TEXTS = {"ASK, a new text each"}
 LUA = """
 local threads, counter = 0, 0
@@ -86,14 +88,14 @@ MODES = {"new connection": True, "keep-alive": False}  # mode -> Connection: clo
 FLOORS = {"floor (guard)": "guard", "floor (no guard)": "plain", "floor + worker": "worker",
           "floor (uvicorn)": "uvicorn"}  # fmt: skip
 FRONTS = 1  # as many HTTP processes as `hcgraph serve` runs
-WORKERS = 2  # query workers in all (--workers): the memory target is at 2 workers
+WORKERS = 2  # query workers per front: the memory target is at 2 workers
 BEFORE = "hcgraph before"  # --before REV: that revision's hcgraph, in the same rounds
 # variants of the shipped server (bench/_serve_variant.py): parser or piece, fronts, workers;
-# "1 front, 2 workers": the queries known quick answered in the front, but one front only
-VARIANTS = {"1 front, 2 workers": ("httptools", 1, 2)}
-CLI = "hcgraph serve"  # the CLI as a user runs it: --workers 2, one front per CPU sharing them
+# "1 worker": is the rate bound by CPU or by the scheduling of 3 processes on shared cores?
+VARIANTS = {"1 worker": ("httptools", 1, 1)}
+CLI = "hcgraph serve"  # the CLI as a user runs it (httptools, FRONTS fronts)
 TITLE = (
-    "`hcgraph serve` answering queries known quick in its fronts, one front per CPU, against"
+    "`hcgraph serve` with a new query text in every request beside the repeated query, against"
     " `oxigraph serve-read-only`"
 )
 
@@ -376,12 +378,12 @@ def main() -> None:
             " (user + system, psutil) during one run (median); CPU µs/q: per answered request;"
             " ratio: q/s over Oxigraph's (median; per round: the range of same-round ratios);"
             " CPU x: CPU per request over Oxigraph's. Errors: connect/write/timeout and non-2xx."
-            f" hcgraph runs {WORKERS} query workers in all: `{CLI}` is the CLI (`--workers"
-            f" {WORKERS}`: one front per CPU sharing them; the queries known quick answered in"
-            " the fronts), the variant `1 front, 2 workers` (`bench/_serve_variant.py`) the same"
-            " code with one front; `hcgraph before` (--before) one front, 2 workers, every query"
-            " through the workers. `ASK, a new text each`: every request a text never sent"
-            " before (a numbered comment; wrk's Lua), always through the workers."
+            f" hcgraph runs {WORKERS} query workers per front; `{CLI}` is the CLI ({FRONTS}"
+            f" front{'s' if FRONTS > 1 else ''}); the variants (`bench/_serve_variant.py`)"
+            " change one piece each: `1 worker` runs one query worker (is the rate bound by"
+            " CPU, or by the scheduling of the front and its workers on shared cores?)."
+            " `ASK, a new text each`: every request a text never sent before (a numbered"
+            " comment; wrk's Lua)."
             " Engine floor: pyoxigraph's `Store.query` plus"
             " the JSON answer written, in a loop in one process (best round): no server can"
             " answer for less CPU through pyoxigraph.",

@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 from .errors import QueryError
+from .iris import named_node
+from .vocab import PREFIXES
 
 __all__ = ["SERVICE_REFUSED", "check_no_service", "uses_service"]
 
@@ -81,14 +83,6 @@ def _codepoints_ok(text: str) -> bool:
         if code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
             return False
     return True
-
-
-def named_node(value: str) -> object | None:
-    """:func:`hcgraph.iris.named_node`, imported on first use: hcgraph's vocabulary loads
-    rdflib (~18 MB), which a server front vetting queries without ``service`` need not hold."""
-    from .iris import named_node as make
-
-    return make(value)
 
 
 def _iri_or_none(text: str) -> str | None:
@@ -278,16 +272,14 @@ def uses_service(query: str, prefixes: Mapping[str, str] | None = None) -> bool:
 
     ``prefixes`` are the prefixes predeclared for the query (hcgraph's by default).
     """
+    declared = PREFIXES if prefixes is None else prefixes
     readings = [query]
     if _ESCAPE.search(query):
         readings.append(_ESCAPE.sub(_decode, query))
     # Every way to the keyword reads the seven letters in a row in some reading: a text
     # without them is let through unscanned (most queries; the scan is a third of what a
     # server spends on a cheap query's request).
-    readings = [text for text in readings if "service" in text.lower()]
-    if readings and prefixes is None:
-        from .vocab import PREFIXES as prefixes  # see named_node
-    return any(_Scan(text, prefixes or {}).finds() for text in readings)
+    return any("service" in text.lower() and _Scan(text, declared).finds() for text in readings)
 
 
 def check_no_service(query: str, prefixes: Mapping[str, str] | None = None) -> None:

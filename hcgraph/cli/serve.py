@@ -8,8 +8,9 @@ from types import FrameType
 
 import click
 
+from ..deepcheck import deep_check
 from ..serve import DEFAULT_PORT, DEFAULT_TIMEOUT_S, Endpoint
-from ..serve.server import split_workers
+from ..store import Store
 from ..workbench import workbench_files
 from ._common import flag_option, query_memory_option, store_option
 
@@ -33,8 +34,7 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 )  # fmt: skip
 @click.option(
     "--workers", type=click.IntRange(1, 64), default=None,
-    help="Query worker processes in all (default: 2-4 by CPUs), shared evenly by one HTTP"
-    " front per CPU at most; a front answers queries known quick itself.",
+    help="Query worker processes: queries evaluated at once (default: 2-4 by CPUs).",
 )  # fmt: skip
 @query_memory_option
 @click.option(
@@ -65,12 +65,11 @@ def serve(
     """Serve the store read-only over the SPARQL 1.1 Protocol until Ctrl-C.
 
     Queries go to /query (GET or POST) and run in worker processes holding the store open
-    read-only (one known to be quick on the data as it is: in the HTTP front); the default
-    graph is the union of all graphs, as in `hcgraph query`. A query that runs past
-    --timeout-s, needs more memory than --query-memory (default: half the machine's,
-    shared by the workers) or whose client goes away is stopped. After an ingest or crawl
-    into the store finishes, the next query sees the new data. Queries using SERVICE are
-    refused (no outbound requests) unless --allow-service; requests whose
+    read-only; the default graph is the union of all graphs, as in `hcgraph query`. A
+    query that runs past --timeout-s, needs more memory than --query-memory (default: half
+    the machine's, shared by the workers) or whose client goes away is stopped. After an
+    ingest or crawl into the store finishes, the next query sees the new data. Queries
+    using SERVICE are refused (no outbound requests) unless --allow-service; requests whose
     Host header is not this loopback address and port are refused (DNS rebinding).
     The root URL (/) is a SPARQL workbench (YASGUI) with the saved queries as examples; it
     loads nothing from elsewhere and sends its queries to /query (--no-workbench: no page).
@@ -81,16 +80,12 @@ def serve(
       curl -H 'Accept: text/csv' --data-urlencode 'query=SELECT * { ?s a ?t } LIMIT 5' \\
         http://127.0.0.1:7878/query
     """
-    if check_deep:  # imported here: the store module loads rdflib, which serving need not
-        from ..deepcheck import deep_check
-        from ..store import Store
-
+    if check_deep:
         with Store(store_dir, read_only=True) as store:
             click.echo(deep_check(store).summary(), err=True)
-    fronts, per_front = split_workers(workers)
     endpoint = Endpoint(
-        store_dir, host=host, port=port, timeout_s=timeout_s or None, fronts=fronts,
-        allow_service=allow_service, workers=per_front,
+        store_dir, host=host, port=port, timeout_s=timeout_s or None,
+        allow_service=allow_service, workers=workers,
         static=None if no_workbench else workbench_files(), query_memory=query_memory,
     )  # fmt: skip
     # SIGTERM (service managers, `timeout`) stops the server as cleanly as Ctrl-C does.

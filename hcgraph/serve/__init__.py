@@ -2,9 +2,8 @@
 
 :class:`~hcgraph.serve.server.Endpoint` listens on one loopback port (``/query``, GET or
 POST) and evaluates each query in a pool of worker processes that hold the store open
-read-only and talk over pipes only (or, a query known to be quick on the data as it is, in
-the HTTP front itself, after the same checks), so no query reaches the store without
-passing the guard: no ``SERVICE`` (SSRF), a ``Host`` naming the port served (DNS rebinding), no
+read-only and talk over pipes only, so no query reaches the store without passing the
+guard: no ``SERVICE`` (SSRF), a ``Host`` naming the port served (DNS rebinding), no
 updates. A query in pyoxigraph cannot be interrupted, so one past its time, or whose client
 went, is stopped by killing its worker. What it promises and the limits it keeps:
 docs/queries.md and docs/security.md.
@@ -13,8 +12,7 @@ docs/queries.md and docs/security.md.
 :mod:`~hcgraph.serve.front` (an event loop, the server-wide connection count),
 :mod:`~hcgraph.serve.http` (a connection), :mod:`~hcgraph.serve.parsing` (HTTP/1.1 by
 llhttp), :mod:`~hcgraph.serve.endpoint` (routing, Host rules, content negotiation),
-:mod:`~hcgraph.serve.pool` (the worker pool), :mod:`~hcgraph.serve.worker` (a worker),
-:mod:`~hcgraph.serve.inline` (the queries known quick, answered in the front).
+:mod:`~hcgraph.serve.pool` (the worker pool), :mod:`~hcgraph.serve.worker` (a worker).
 """
 
 from __future__ import annotations

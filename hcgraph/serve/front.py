@@ -2,10 +2,8 @@
 
 The first front runs in a thread of the process that made the
 :class:`~hcgraph.serve.server.Endpoint`; each further one (``fronts``) is a child process
-serving the same port with a pool of its own. Each holds the store open read-only too, for
-the queries known quick, which it answers itself (:mod:`~hcgraph.serve.inline`). The
-connection cap is the server's, not a front's: every front takes a place from one
-:class:`ConnectionCount` in memory they share.
+serving the same listening socket with a pool of its own. The connection cap is the server's,
+not a front's: every front takes a place from one :class:`ConnectionCount` in memory they share.
 """
 
 from __future__ import annotations
@@ -23,10 +21,9 @@ import sys
 import tempfile
 from typing import TYPE_CHECKING
 
-from ..errors import ServeError, first_line
+from ..errors import first_line
 from .endpoint import Routes
 from .http import Conn
-from .inline import Inline
 from .pool import Pool
 from .worker import die_with_parent
 
@@ -122,7 +119,6 @@ class Front:
         self.loop = new_loop()
         self.loop.set_exception_handler(lambda _loop, _context: None)  # quiet: no tracebacks
         self.pool = Pool(self.loop, endpoint.db_path, endpoint.workers, endpoint.query_memory)
-        self.inline = Inline(self.loop, endpoint.db_path)  # queries known quick, answered here
         self.stopping = asyncio.Event()
         self.ready: concurrent.futures.Future[None] = concurrent.futures.Future()
         self._ticker: asyncio.TimerHandle | None = None
@@ -191,20 +187,14 @@ class Front:
 
 def front_main() -> None:
     """A further HTTP server process (``python -c ... SOCKET_FD COUNT_FD``, its config
-    pickled on stdin): serves the inherited listening socket (SOCKET_FD -1: a socket of its
-    own on the same port, ``SO_REUSEPORT``) with workers of its own until
+    pickled on stdin): serves the inherited listening socket with workers of its own until
     SIGTERM; prints ``ready`` once serving."""
     from .server import Endpoint
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the first process's to handle
     die_with_parent()
     endpoint = Endpoint(**pickle.load(sys.stdin.buffer))
-    fd = int(sys.argv[1])
-    try:
-        sock = endpoint.listen() if fd < 0 else socket.socket(fileno=fd)
-    except ServeError as exc:
-        print(f"error: {exc}", flush=True)
-        return
+    sock = socket.socket(fileno=int(sys.argv[1]))
     sock.setblocking(False)
     front = Front(endpoint, sock, ConnectionCount(endpoint.max_connections, int(sys.argv[2])))
 

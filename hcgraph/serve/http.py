@@ -54,7 +54,6 @@ class Conn(asyncio.Protocol):
         self.worker: Worker | None = None
         self.waiting = False  # queued for a worker
         self.message = b""
-        self.query: Query | None = None
         self.deadline: float | None = None
         self.reason = ""
         self.sent = False
@@ -210,16 +209,10 @@ class Conn(asyncio.Protocol):
             media, data = routed
             self._reply(200, media, data, request.keep, _NO_CACHE)
             return
-        self.reason, self.sent, self.query = "", False, routed
-        if not self.front.inline.take(self, routed):
-            self.to_pool()
-
-    def to_pool(self) -> None:
-        """Queue the query for the workers; its time limit starts now."""
-        assert self.query is not None
         timeout = self.front.timeout_s
         self.deadline = None if timeout is None else time.monotonic() + timeout
-        self.message = encode_query(self.query.text, self.query.accept)
+        self.reason, self.sent = "", False
+        self.message = encode_query(routed.text, routed.accept)
         self.front.pool.take(self)
 
     @property
@@ -265,13 +258,10 @@ class Conn(asyncio.Protocol):
 
     # --- the query in a worker ------------------------------------------------------------
     def _release(self) -> None:
-        """The answer is read whole: the worker (none: answered inline) goes on to the next
-        of its batch; the front learns whether the query was quick."""
+        """The answer is read whole: the worker goes on to the next of its batch."""
         worker, self.worker = self.worker, None
-        if worker is not None:
-            if self.query is not None:
-                self.front.inline.learn(self.query, time.monotonic() - worker.since)
-            self.front.pool.answered(worker)
+        assert worker is not None
+        self.front.pool.answered(worker)
 
     def frame(self, kind: bytes, payload: bytes) -> None:
         """One frame from the worker: a whole answer (sent with its length), or a streamed
@@ -288,10 +278,9 @@ class Conn(asyncio.Protocol):
         elif kind == END and self.sent:
             self._data(payload)
             self._end()
-        elif self.worker is not None:
+        else:
+            assert self.worker is not None
             self.front.pool.fail(self.worker)
-        else:  # inline: an ``X`` (a half answer), as a worker failing mid-answer
-            self.worker_failed()
 
     def _whole(self, status: int, media: str, body: bytes) -> None:
         """A short answer: sent with its length."""

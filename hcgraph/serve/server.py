@@ -22,22 +22,12 @@ from ..limits import default_query_memory
 if TYPE_CHECKING:
     from .front import ConnectionCount, Front
 
-__all__ = ["DEFAULT_PORT", "DEFAULT_TIMEOUT_S", "Endpoint", "split_workers"]
+__all__ = ["DEFAULT_PORT", "DEFAULT_TIMEOUT_S", "Endpoint"]
 
 DEFAULT_PORT = 7878
 DEFAULT_TIMEOUT_S = 30.0
 _READY_TIMEOUT = 60.0
 _BACKLOG = 1024
-
-
-def split_workers(workers: int | None) -> tuple[int, int]:
-    """``hcgraph serve --workers``: ``workers`` query workers in all (None: 2-4 by CPUs)
-    shared evenly by HTTP fronts, one front per CPU at most (each answers the queries known
-    quick itself, :mod:`~hcgraph.serve.inline`); gives (fronts, workers per front)."""
-    total = workers or max(2, min(4, os.cpu_count() or 2))
-    most = max(1, min(os.cpu_count() or 1, total))
-    fronts = max(f for f in range(1, most + 1) if total % f == 0)
-    return fronts, total // fronts
 
 
 def _loopback(host: str) -> str:
@@ -64,15 +54,14 @@ class Endpoint:
         port: TCP port; 0 picks a free one.
         timeout_s: per-query time limit in seconds, answer included (``None`` or 0: none).
         allow_service: let queries use ``SERVICE`` (federation; off by default, see above).
-        workers: query worker processes of each front; default 2-4 by CPUs.
+        workers: query worker processes (queries evaluated at once); default 2-4 by CPUs.
         read_timeout_s: time allowed for a request head, for its body, and idle between
             keep-alive requests; also how long a client may stop reading an answer.
         max_connections: connections open at once in the whole server (all fronts); more
             are answered 503 and closed.
         static: files served at fixed paths for GET/HEAD (path -> (media type, bytes)),
             e.g. a query page at ``/``; behind the same Host check as queries.
-        fronts: HTTP server processes serving the port (on Linux each with a listening
-            socket of its own, ``SO_REUSEPORT``; elsewhere one they share): 1 (default) runs
+        fronts: HTTP server processes sharing the one listening socket: 1 (default) runs
             it in a thread of this process; each further one is a child process with
             ``workers`` workers of its own.
         query_memory: bytes of data each query worker may take (``RLIMIT_DATA``, see
@@ -118,10 +107,6 @@ class Endpoint:
             if query_memory is None
             else query_memory
         )
-        # Linux: a listening socket per front on the one port, the kernel sharing new
-        # connections between them; one socket shared by all would let the first front
-        # awake take a burst of connections whole (keep-alive clients: for good)
-        self.reuse_port = self.fronts > 1 and sys.platform.startswith("linux")
         self._children: list[subprocess.Popen[bytes]] = []
         self._front: Front | None = None
         self._count: ConnectionCount | None = None
@@ -158,7 +143,7 @@ class Endpoint:
         from ..store import read_format  # here: workers need not import the store module
 
         read_format(self.db_path.parent)  # a store of another format is refused, as by Store
-        sock = self.listen()
+        sock = self._listen()
         if self.port == 0:
             self.port = int(sock.getsockname()[1])
         from .front import ConnectionCount, Front  # here: front processes import this module
@@ -192,15 +177,15 @@ class Endpoint:
             "timeout_s": self.timeout_s, "allow_service": self.allow_service,
             "workers": self.workers, "read_timeout_s": self.read_timeout_s,
             "max_connections": self.max_connections, "static": self.static,
-            "query_memory": self.query_memory, "fronts": self.fronts,
+            "query_memory": self.query_memory,
         }  # fmt: skip
         # Through stdin (pickled: our own child): the workbench's ~1 MB is over what one
         # command-line argument may hold.
         child = subprocess.Popen(
             [sys.executable, "-c", "from hcgraph.serve.front import front_main; front_main()",
-             str(-1 if self.reuse_port else sock.fileno()), str(count.fd)],
-            pass_fds=(count.fd,) if self.reuse_port else (sock.fileno(), count.fd),
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+             str(sock.fileno()), str(count.fd)],
+            pass_fds=(sock.fileno(), count.fd), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
         )  # fmt: skip
         assert child.stdin is not None
         with child.stdin:
@@ -214,14 +199,11 @@ class Endpoint:
         if line != "ready":
             raise ServeError(line.removeprefix("error: ") or "an HTTP server process did not start")
 
-    def listen(self) -> socket.socket:
-        """A listening socket on the endpoint's address (raises ServeError)."""
+    def _listen(self) -> socket.socket:
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
         try:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            if self.reuse_port:
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
             if family == socket.AF_INET6:
                 sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
             sock.bind((self.host, self.port))

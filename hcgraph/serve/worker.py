@@ -100,12 +100,10 @@ def main() -> None:
         return
     frame(out, READY)
     out.flush()
-    skip, number, pending, store = _skip_flag(), 0, bytearray(), db.store
+    skip, number, pending = _skip_flag(), 0, bytearray()
     try:
         while (batch := read_batch(0, pending)) is not None:
-            before, store = store, db.fresh()  # every query of the batch came before this
-            if store is not before:
-                out.quick.clear()  # quick on the data before: not known quick on this
+            store = db.fresh()  # every query of the batch arrived before this look
             for message in batch:
                 number += 1
                 if skip is not None and skipped(skip, number):
