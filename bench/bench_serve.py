@@ -7,6 +7,9 @@ through its CLI, as a user runs it (one HTTP front, batched hand-off to the work
 uvloop), and as variants (``bench/_serve_variant.py``) that change one piece each: one
 query worker instead of two (the scheduling question); the variant runner can also take
 batching away, run asyncio's own loop, swap the parser (h11) or run two fronts.
+``ASK, a new text each`` sends a text never sent before in every request (a numbered
+comment, by a wrk Lua script): the path of a query the server has not seen, beside the
+repeated one.
 The load generator is ``wrk`` (compiled, so it takes less of the CPU the servers need;
 Debian package ``wrk``): 48 connections, cheap queries (an ASK, a SELECT ... LIMIT 10;
 ``--heavy``: also a saved query that reads much of the store), each with a new connection
@@ -63,7 +66,20 @@ from hcsample.corpus import iter_stories  # noqa: E402
 QUERIES = {
     "ASK": "ASK { ?s ?p ?o }",
     "SELECT LIMIT 10": "SELECT * WHERE { ?s ?p ?o } LIMIT 10",
+    "ASK, a new text each": "ASK { ?s ?p ?o }",
 }
+# every request a text never sent before (the ASK, a numbered comment after it: wrk's Lua):
+# nothing the server keeps for a repeated query helps (its query string read, the guard's
+# verdict, a worker's knowing it quick), beside the repeated query
+NEW_TEXTS = {"ASK, a new text each"}
+LUA = """
+local threads, counter = 0, 0
+function setup(thread) threads = threads + 1; thread:set("id", threads) end
+function request()
+  counter = counter + 1
+  return wrk.format(nil, "%s" .. id .. "-" .. counter)
+end
+"""
 HEAVY = "source-reuse"  # a saved query that reads much of the store (--heavy: also run it)
 MODES = {"new connection": True, "keep-alive": False}  # mode -> Connection: close
 # the floor: the cheapest Python front (bench/_floor_server.py), a fixed ASK answer, no
@@ -79,7 +95,7 @@ BEFORE = "hcgraph before"  # --before REV: that revision's hcgraph, in the same 
 VARIANTS = {"1 worker": ("httptools", 1, 1)}
 CLI = "hcgraph serve"  # the CLI as a user runs it (httptools, FRONTS fronts)
 TITLE = (
-    "`hcgraph serve` with a quicker request path and answers written per batch against"
+    "`hcgraph serve` with a new query text in every request beside the repeated query, against"
     " `oxigraph serve-read-only`"
 )
 
@@ -208,14 +224,22 @@ def engine_floor(store: Path, query: str, seconds: float) -> float:
     return float(out)
 
 
-def run_wrk(url: str, query: str, seconds: int, close: bool, pid: int) -> dict[str, float]:
+def run_wrk(
+    url: str, query: str, seconds: int, close: bool, pid: int, new_texts: bool = False
+) -> dict[str, float]:
+    """One wrk run; ``new_texts``: every request's text a new one (a numbered comment)."""
     target = f"{url}?query={quote(query)}"
     cpu = tree_cpu(pid)
     header = ["-H", "Connection: close"] if close else []
-    out = subprocess.run(
-        ["wrk", "-t2", "-c48", f"-d{seconds}s", "--timeout", "30s", *header, target],
-        capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
+    with tempfile.NamedTemporaryFile("w", suffix=".lua") as lua:
+        lua.write(LUA % ("/query?query=" + quote(query + " #")))
+        lua.flush()
+        script = ["-s", lua.name] if new_texts else []
+        out = subprocess.run(
+            ["wrk", "-t2", "-c48", f"-d{seconds}s", "--timeout", "30s", *header, *script,
+             target],
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
     rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
     done = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
     errors = {"connect": 0, "read": 0, "write": 0, "timeout": 0}
@@ -271,6 +295,8 @@ def main() -> None:
         floors: dict[str, float] = {}
         try:
             for name, query in queries.items():  # same answers from all, before timing
+                if name in NEW_TEXTS:
+                    continue
                 bodies = {
                     kind: httpx.get(
                         url,
@@ -292,13 +318,16 @@ def main() -> None:
                                 continue
                             settle(proc.pid, url)
                             results.setdefault((name, mode, kind), []).append(
-                                run_wrk(url, query, args.seconds, close, proc.pid)
+                                run_wrk(
+                                    url, query, args.seconds, close, proc.pid, name in NEW_TEXTS
+                                )
                             )
                             rss = tree_memory(proc.pid)
                             memory[kind] = max(memory.get(kind, rss), rss)
                     # the engine alone, in the same round
-                    rate = engine_floor(store, query, args.seconds)
-                    floors[name] = max(floors.get(name, 0.0), rate)
+                    if name not in NEW_TEXTS:
+                        rate = engine_floor(store, query, args.seconds)
+                        floors[name] = max(floors.get(name, 0.0), rate)
                 loads.append(os.getloadavg()[0])
         finally:
             for proc, _url in servers.values():
@@ -306,7 +335,6 @@ def main() -> None:
                 proc.wait(timeout=30)
     rows = []
     for name in queries:
-        floor_us = 1e6 / floors[name]
         for mode in MODES:
             base = results[(name, mode, "oxigraph")]
             base_rate = statistics.median(r["rate"] for r in base)
@@ -326,10 +354,11 @@ def main() -> None:
                     f" {rate / base_rate:.0%} | {ratios[0]:.0%}-{ratios[-1]:.0%} |"
                     f" {cpu / base_cpu:.2f}x | {errors} / {done} |"
                 )
-        rows.append(
-            f"| {name} | (no HTTP) | engine floor: pyoxigraph in 1 process |"
-            f" {floors[name]:.0f} per CPU s | | {floor_us:.0f} | | | | |"
-        )
+        if name in floors:
+            rows.append(
+                f"| {name} | (no HTTP) | engine floor: pyoxigraph in 1 process |"
+                f" {floors[name]:.0f} per CPU s | | {1e6 / floors[name]:.0f} | | | | |"
+            )
     mem_rows = [
         f"| {kind} | {rss:.0f} | {pss:.0f} | {n} |"
         for kind, (rss, pss, n) in memory.items()
@@ -353,6 +382,8 @@ def main() -> None:
             f" front{'s' if FRONTS > 1 else ''}); the variants (`bench/_serve_variant.py`)"
             " change one piece each: `1 worker` runs one query worker (is the rate bound by"
             " CPU, or by the scheduling of the front and its workers on shared cores?)."
+            " `ASK, a new text each`: every request a text never sent before (a numbered"
+            " comment; wrk's Lua)."
             " Engine floor: pyoxigraph's `Store.query` plus"
             " the JSON answer written, in a loop in one process (best round): no server can"
             " answer for less CPU through pyoxigraph.",
