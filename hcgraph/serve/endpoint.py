@@ -168,8 +168,8 @@ class Routes:
             text = self._from_query_string(target.query)
         else:
             text = self._text_of(target.query)
-        if isinstance(text, Refusal):
-            raise text
+        if isinstance(text, Refusal):  # a new one: a kept one raised again keeps its frames
+            raise Refusal(text.status, text.message)
         return Query(text, ", ".join([v for k, v in request.headers if k == "accept"]))
 
     def _text_of(self, query: str | dict[str, list[str]]) -> str | Refusal:

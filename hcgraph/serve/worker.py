@@ -100,10 +100,12 @@ def main() -> None:
         return
     frame(out, READY)
     out.flush()
-    skip, number, pending = _skip_flag(), 0, bytearray()
+    skip, number, pending, store = _skip_flag(), 0, bytearray(), None
     try:
         while (batch := read_batch(0, pending)) is not None:
-            store = db.fresh()  # every query of the batch arrived before this look
+            if (fresh := db.fresh()) is not store:  # every query of the batch came before
+                out.quick.clear()  # quick on other data says nothing of this store
+                store = fresh
             for message in batch:
                 number += 1
                 if skip is not None and skipped(skip, number):
