@@ -54,7 +54,7 @@ __all__ = [
 BATCH = 250
 #: Most quads per bulk load: long, sorted loads write few SST files for RocksDB to compact, but
 #: Oxigraph's loader holds what it sorts in memory (~0.5 KB a quad): this bounds peak RSS.
-SEGMENT = 500_000
+SEGMENT = 300_000
 #: Bytes a story takes in the store per byte of its JSON, rounded up for the tables a
 #: compaction writes before it deletes the ones it merges.
 STORE_BYTES_PER_BYTE = 16
@@ -209,13 +209,12 @@ class Pipeline:
     ) -> Iterator[Outcome]:
         """Process a stream of documents; outcomes come back in order, batch by batch, once
         mapped. The stories are stored when the iteration ends, which raises what a write
-        raised. Batches stream into one bulk load a segment (:meth:`Writer.submit`'s ``more``),
-        so a batch's write ends with its segment's."""
+        raised."""
         landed: deque[Future[None]] = deque()
         docs = iter(documents)
         try:  # batches of batch_size documents (the last one may be short) until none is left
             for batch in iter(lambda: list(itertools.islice(docs, self.batch_size)), []):
-                outcomes, futures = self._submit(batch, more=True)
+                outcomes, futures = self._submit(batch)
                 landed.extend(futures)
                 yield from outcomes
                 if on_progress is not None:
@@ -225,7 +224,6 @@ class Pipeline:
         except BaseException:
             self.writer.wait()  # what was submitted ends before the error goes up
             raise
-        self.writer.flush()
         for future in landed:
             future.result()
 
@@ -251,9 +249,7 @@ class Pipeline:
         self.close(compact=exc_type is None)  # after an error: that error, not a compaction
 
     # --- one batch ----------------------------------------------------------------------
-    def _submit(
-        self, documents: list[Document], *, more: bool = False
-    ) -> tuple[list[Outcome], list[Future[None]]]:
+    def _submit(self, documents: list[Document]) -> tuple[list[Outcome], list[Future[None]]]:
         """The batch's outcomes, and the futures of its writes (more than one when a story
         comes twice: the later version replaces the earlier)."""
         with _fewer_collections():
@@ -265,7 +261,7 @@ class Pipeline:
             for doc in documents:
                 if doc.withdrawn:
                     if write:
-                        futures.append(self.writer.submit(write, more=more))
+                        futures.append(self.writer.submit(write))
                         write, urls = Batch(), set[str]()
                     outcomes.append(self._withdraw(doc, write, urls))
                     continue
@@ -274,11 +270,11 @@ class Pipeline:
                     outcomes.append(parsed)
                     continue
                 if parsed.url in urls:  # the same story twice in this batch
-                    futures.append(self.writer.submit(write, more=more))
+                    futures.append(self.writer.submit(write))
                     write, urls = Batch(), set[str]()
                 outcomes.append(self._story(doc, parsed, write))
                 urls.add(parsed.url)
-            futures.append(self.writer.submit(write, more=more))
+            futures.append(self.writer.submit(write))
             return outcomes, futures
 
     def _story(self, doc: Document, story: Story, write: Batch) -> Outcome:

@@ -17,14 +17,11 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import itertools
 import json
 import os
 import shutil
 import sys
-from collections.abc import Iterable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import wait as wait_for
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -77,16 +74,6 @@ COMPACT_MIN_BYTES = 64 * 1024 * 1024
 #: Free bytes a write leaves on the store's disk (``HCGRAPH_DISK_RESERVE`` overrides it):
 #: room for the engine's own compactions, the ledger, the crawl frontier and report.
 DISK_RESERVE = 256 * 1024 * 1024
-#: Chunks made while a load runs stream into it (:meth:`Store.load_nquads`) where the engine
-#: reads a file by path as a stream: fewer than 4 cores (from 4 it splits a file by its size,
-#: which a pipe does not have) and a ``/dev/fd``. Elsewhere they are joined, then loaded.
-STREAMED_LOADS = len(getattr(os, "sched_getaffinity", lambda _: range(4))(0)) < 4 and (
-    os.path.isdir("/dev/fd")
-)
-_NQ = ox.RdfFormat.N_QUADS
-# Streamed loads parse on this one thread: a new thread for each would take a new malloc arena
-# and keep its freed memory (peak RSS +0.5 GB at 10k stories, bench/RESULTS.md).
-_LOADER = ThreadPoolExecutor(1, thread_name_prefix="hcgraph-load")
 _MARKER = "compacted.json"
 _RAW_PREFIX = minted("raw", "")
 _RAW_DOCUMENT = ox.NamedNode(str(HC.rawDocument))
@@ -402,21 +389,12 @@ class Store:
         self.ox.dump(out, format=fmt, prefixes=prefixes)
 
     # --- writing --------------------------------------------------------------------------
-    def load_nquads(self, data: bytes | Iterable[bytes], small: int = 1 << 20) -> None:
+    def load_nquads(self, data: bytes, small: int = 1 << 20) -> None:
         """Add N-Quads text (validated by hcgraph, so ``lenient``): under ``small`` bytes in
         one transaction (the bulk loader's fixed cost outweighs its speed there), else with
         the bulk loader, which releases the GIL but is not transactional (the writer repairs
-        an interrupted load on the next open, :func:`hcgraph.writer.recover`). ``data`` may
-        be chunks made while the load runs: one bulk load, streamed (:data:`STREAMED_LOADS`)."""
+        an interrupted load on the next open, :func:`hcgraph.writer.recover`)."""
         self._writable()
-        if not isinstance(data, bytes):  # streamed from its first ``small`` bytes on
-            chunks, head, size = iter(data), list[bytes](), 0
-            while size < small and (chunk := next(chunks, None)) is not None:
-                head.append(chunk)
-                size += len(chunk)
-            if size < small or not STREAMED_LOADS:
-                return self.load_nquads(b"".join(itertools.chain(head, chunks)), small)
-            return self._stream(head, chunks)
         if not data:
             return
         with self._written():
@@ -424,33 +402,6 @@ class Store:
                 self.ox.load(data, ox.RdfFormat.N_QUADS, lenient=True)
             else:
                 self.ox.bulk_load(data, ox.RdfFormat.N_QUADS, lenient=True)
-
-    def _stream(self, head: list[bytes], chunks: Iterator[bytes]) -> None:
-        """One bulk load of ``head`` (emptied), then ``chunks`` as this thread makes them:
-        written to a pipe that the loader reads, on a thread of its own, by path (no GIL for
-        each read, which a Python stream needs). A failed load closes the pipe: its error is
-        the one raised."""
-        r, w = os.pipe()
-
-        def load() -> None:
-            try:
-                with self._written():
-                    self.ox.bulk_load(path=f"/dev/fd/{r}", format=_NQ, lenient=True)
-            finally:
-                os.close(r)  # no reader left: a write fails at once, never waits
-
-        loaded = _LOADER.submit(load)
-        try:
-            with open(w, "wb") as pipe:  # closed: the end of the data
-                while head:  # each chunk held by the pipe alone once written
-                    pipe.write(head.pop(0))
-                for chunk in chunks:
-                    pipe.write(chunk)
-        except BrokenPipeError:
-            pass
-        finally:
-            wait_for([loaded])
-        loaded.result()
 
     def replace_graph(
         self, graph: str, ntriples: str, also: Mapping[str, str] | None = None

@@ -15,17 +15,12 @@ States of the writer thread (:attr:`Writer.state`)::
 Jobs run in the order submitted. Batches of new stories that arrive while a job runs join
 the next, not yet started, job (a *segment* of up to ``segment`` quads: few long bulk loads
 are what RocksDB compacts cheaply); :meth:`Writer.submit` waits while that segment is full.
-A batch submitted with ``more`` (an ingest: more batches follow) keeps its segment's load
-open: later batches stream into that same bulk load while it runs, until the segment is full
-or :meth:`Writer.flush` (or :meth:`~Writer.wait`, :meth:`~Writer.close`) ends it, so a
-segment is one load, one set of tables to compact. Each batch's future is its segment's:
-it ends when the whole segment has landed. A batch with changed stories is a job of its own.
+A batch with changed stories is a job of its own.
 
 The journal (:mod:`hcgraph.ledger`), kept by the writer thread alone. Each job
 
-1. records, in one SQLite transaction per batch, the shared descriptions new when the batch
-   is written and each of its stories with its expected sha and quad count (``pending``,
-   ledger ``dirty``) — a batch streamed into a running load, just before its N-Quads;
+1. records, in one SQLite transaction, the shared descriptions new when it starts and each
+   story being written with its expected sha and quad count (``pending``, ledger ``dirty``);
 2. writes Oxigraph: the bulk load (not transactional), or a transaction per changed story;
 3. settles the stories, retracts descriptions that lost their last story, and marks the
    ledger clean when nothing is pending.
@@ -42,7 +37,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_for
 from dataclasses import dataclass, field
@@ -53,7 +48,7 @@ from .errors import StoreDiskError, StoreError, first_line
 from .ledger import Pending, description_hash
 from .mapping import MappedStory, body_of
 from .rdftext import in_graph
-from .store import STREAMED_LOADS, Store
+from .store import Store
 
 __all__ = ["Batch", "Writer", "recover", "remove_story"]
 
@@ -141,7 +136,6 @@ class _Job:
     batches: list[Batch]
     future: Future[None] = field(default_factory=Future)
     started: threading.Event = field(default_factory=threading.Event)
-    more: bool = False  # its last batch said more follow: stream them into its load
 
     @property
     def quads(self) -> int:
@@ -165,9 +159,7 @@ class Writer:
         store.ledger.preload()  # here, not later on the writer thread
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="hcgraph-write")
         self._lock = threading.Lock()  # guards what follows
-        self._joined = threading.Condition(self._lock)  # a batch joined, or a stream ended
-        # Later new stories join it: queued, or started and streaming (see _stream)
-        self._open: _Job | None = None
+        self._open: _Job | None = None  # queued, not started: later new stories join it
         self._last: Future[None] | None = None
         self._urls: Counter[str] = Counter()  # stories of jobs not ended
         self._broken: str | None = None  # why, when broken
@@ -178,13 +170,11 @@ class Writer:
         self._lost: set[str] = set()
         self._wrote = False  # a job landed: the store may be due a compaction at close
 
-    def submit(self, batch: Batch, *, more: bool = False) -> Future[None]:
+    def submit(self, batch: Batch) -> Future[None]:
         """Queue ``batch`` for writing; the future ends when it has landed (or failed).
 
         Its stories are joined into one text here, on the caller's thread (a batch that
-        fails to has begun nothing), so the writer thread runs mostly Rust. ``more``: more
-        batches follow soon, stream them into this one's load (see the module docstring);
-        its future then ends once :meth:`flush` or a full segment has ended that load.
+        fails to has begun nothing), so the writer thread runs mostly Rust.
 
         Raises:
             StoreError: the writer is broken (an earlier write failed, and its recovery).
@@ -202,31 +192,13 @@ class Writer:
                     self._urls.update(batch.urls())
                     if job is not None and not batch.own_job:
                         job.batches.append(batch)
-                    else:
-                        self._end_stream()  # a job of its own comes after it
-                        job = _Job([batch])
-                        self._open = None if batch.own_job else job
-                        self._last = job.future
-                        self._pool.submit(self._run, job)
-                    job.more = more and STREAMED_LOADS and not batch.own_job
-                    if job.started.is_set() and not (job.more and job.quads < self.segment):
-                        self._end_stream()
-                    self._joined.notify_all()
+                        return job.future
+                    job = _Job([batch])
+                    self._open = None if batch.own_job else job
+                    self._last = job.future
+                    self._pool.submit(self._run, job)
                     return job.future
             job.started.wait()  # the segment gathering is full: wait until it is loaded
-
-    def flush(self) -> None:
-        """End the streamed load, if one runs: no batch will join it (they start the next)."""
-        with self._lock:
-            if self._open is not None:
-                self._open.more = False
-            self._end_stream()
-
-    def _end_stream(self) -> None:
-        """With the lock: the open job, if it is streaming, takes no more batches."""
-        if self._open is not None and self._open.started.is_set():
-            self._open = None
-            self._joined.notify_all()
 
     def writing(self, url: str) -> bool:
         """True while a submitted write of story ``url`` has not ended."""
@@ -235,7 +207,6 @@ class Writer:
 
     def wait(self) -> None:
         """Wait until every submitted write has ended (landed or failed)."""
-        self.flush()
         last = self._last
         if last is not None:
             wait_for([last])
@@ -259,7 +230,6 @@ class Writer:
         Raises:
             StoreDiskError: the compaction could not write (the stories stay stored).
         """
-        self.flush()
         self._pool.shutdown(wait=True)
         if compact and self._wrote and self._broken is None and self.store.compaction_due():
             self.store.optimize()
@@ -283,17 +253,14 @@ class Writer:
     # --- the writer thread --------------------------------------------------------------
     def _run(self, job: _Job) -> None:
         with self._lock:
-            job.started.set()
-            if self._open is job and not (job.more and job.quads < self.segment):
+            if self._open is job:
                 self._open = None
             self.state = "replacing" if job.batches[0].own_job else "loading"
+        job.started.set()
         try:
             self._refuse_if_broken()
-            self._write(job)
+            self._write(job.batches)
         except BaseException as exc:
-            with self._lock:
-                if self._open is job:  # nothing joins a failed load
-                    self._open = None
             self._recover(job, exc)
             job.future.set_exception(exc)
         else:
@@ -305,22 +272,14 @@ class Writer:
                 self._urls = +self._urls
                 self.state = "idle" if self._broken is None else "broken"
 
-    def _write(self, job: _Job) -> None:
+    def _write(self, batches: list[Batch]) -> None:
         store, ledger = self.store, self.store.ledger
         pending: list[Pending] = []
-
-        def begin(batch: Batch) -> bytes:
-            """Record the batch as pending; its N-Quads, held from now by the load alone."""
+        for batch in batches:
             batch.find_new(ledger.known)
             rows = ((h, g, s, b) for h, (g, s, b) in batch.descriptions.items())
             ledger.begin(rows, batch.pending)
             pending.extend(batch.pending)
-            data, batch.data = batch.data, b""
-            return data if batch.replaced else data + batch.shared_nquads()
-
-        with self._lock:
-            batches, streaming = list(job.batches), self._open is job
-        texts = [begin(b) for b in batches]
         first = batches[0]
         if first.replaced:
             shared = first.shared_ntriples()
@@ -328,34 +287,18 @@ class Writer:
                 # Each changed story in its own transaction; the batch's new descriptions
                 # ride with the first one.
                 store.replace_graph(story, ntriples, shared if n == 0 else None)
-        if streaming:
-            store.load_nquads(self._stream(job, texts, begin))
+            data = first.data
         else:
-            store.load_nquads(b"".join(texts))
+            data = b"".join(part for b in batches for part in (b.data, b.shared_nquads()))
+        for batch in batches:  # held once, by the load
+            batch.data = b""
+        store.load_nquads(data)
         # A withdrawal adds one quad to a stored story's graph, in one small transaction;
         # the ledger has nothing to record (no shared description changes).
         if first.withdrawn:
             store.load_nquads("".join(first.withdrawn.values()).encode())
         _retract(store, ledger.settle(pending))
         ledger.clean()
-
-    def _stream(
-        self, job: _Job, texts: list[bytes], begin: Callable[[Batch], bytes]
-    ) -> Iterator[bytes]:
-        """The N-Quads of a streamed load: ``texts`` (its batches so far, begun), then each
-        batch that joins, begun as it comes, until the job is no longer open."""
-        done = len(texts)
-        while texts:  # each text held by the load alone once written
-            yield texts.pop(0)
-        while True:
-            with self._lock:
-                while self._open is job and done == len(job.batches):
-                    self._joined.wait()
-                if done == len(job.batches):
-                    return
-                batch = job.batches[done]
-            done += 1
-            yield begin(batch)
 
     def _recover(self, job: _Job, error: BaseException) -> None:
         """A job failed, maybe part-written: bring the store and the ledger back in step.
