@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 
 from hcgraph import Store, citation_graph, ingest_bytes
+from hcgraph.provenance.auditing import audit
+from hcgraph.provenance.report_html import render_report
 from hcgraph.viz.render import render_map
 from tests.conftest import SEED, SEED_URL
 
@@ -69,3 +71,11 @@ def test_map_data_holds_no_bidi_control(
     shown = [s for s in _strings(_page_data(page)) if BIDI.search(s)]
     assert shown == []
     assert any("[U+202E]evil[U+202C]" in s for s in _strings(_page_data(page)))
+
+
+def test_audit_report_shows_bidi_controls(spoofed: Store) -> None:
+    """The audit's HTML report names the spoofed publisher (a declared-publishers finding,
+    the concentration chart): shown as ``[U+202E]``, as on the maps, never obeyed."""
+    page = render_report(audit(spoofed))
+    assert "[U+202E]evil[U+202C]" in page
+    assert BIDI.findall(page) == []
