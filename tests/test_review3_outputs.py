@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import xml.etree.ElementTree as ET
 from typing import Any
 
 import pytest
@@ -16,6 +18,8 @@ import pytest
 from hcgraph import Store, citation_graph, ingest_bytes
 from hcgraph.provenance.auditing import audit
 from hcgraph.provenance.report_html import render_report
+from hcgraph.provenance.trace_picture import to_svg
+from hcgraph.provenance.tracing import trace
 from hcgraph.viz.render import render_map
 from tests.conftest import SEED, SEED_URL
 
@@ -79,3 +83,23 @@ def test_audit_report_shows_bidi_controls(spoofed: Store) -> None:
     page = render_report(audit(spoofed))
     assert "[U+202E]evil[U+202C]" in page
     assert BIDI.findall(page) == []
+
+
+@pytest.mark.slow  # runs Graphviz
+@pytest.mark.skipif(shutil.which("dot") is None, reason="needs Graphviz")
+def test_a_long_url_from_one_story_leaves_the_manifest_trace_drawable() -> None:
+    """Graphviz reads no quoted string longer than 16,384 bytes, and the picture named its
+    nodes by IRI: one story citing a manifest from a 20,000-character URL stopped the SVG
+    trace of that manifest for every story citing it."""
+    doc = json.loads(SEED.read_text())
+    mid = doc["manifests"][0]["manifest_id"]
+    hostile = json.loads(SEED.read_text())
+    hostile["url"] = "https://example.org/" + "a" * 20_000 + "/"
+    hostile["id"] = "hostile"
+    with Store(None) as st:
+        bodies = [(json.dumps(d).encode(), f"{i}.json") for i, d in enumerate((doc, hostile))]
+        assert not ingest_bytes(st, bodies).failures
+        svg = to_svg(trace(st, mid))
+    root = ET.fromstring(svg)
+    titles = "\n".join(t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}title"))
+    assert SEED_URL in titles and "https://example.org/aaaa" in titles
