@@ -20,6 +20,7 @@ from typing import Union
 from urllib.parse import urlsplit
 
 from jinja2 import Environment, FunctionLoader, Template
+from markupsafe import Markup
 
 from .._io import write_atomic
 from .._version import __version__
@@ -79,6 +80,21 @@ def _http_url(url: object) -> bool:
     )
 
 
+#: Bidi embeddings, overrides and isolates: shown as ``[U+202E]``, never obeyed (as on the maps).
+_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
+def _shown(value: object) -> object:
+    """A value as the template writes it: ``None`` as nothing, the bidi controls of text made
+    visible (a U+202E in a publisher's name would draw it reversed). Markup (a macro's output,
+    an ``href`` escaped with ``|e``) is left alone."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return _BIDI.sub(lambda m: f"[U+{ord(m.group(0)):04X}]", value)
+    return value
+
+
 def _anchor(url: str) -> str:
     return "f-" + hashlib.sha256(url.encode()).hexdigest()[:16]
 
@@ -112,7 +128,7 @@ def _template() -> Template:
             lambda name: resources.files(__package__).joinpath(name).read_text("utf-8")
         ),
         autoescape=True,
-        finalize=lambda value: "" if value is None else value,
+        finalize=_shown,
     )
     env.tests["http_url"] = _http_url
     env.filters["anchor"] = _anchor

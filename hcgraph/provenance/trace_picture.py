@@ -8,6 +8,7 @@ node). Untrusted text is cleaned (:func:`clean_text`) and escaped for HTML-like 
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import re
 import shutil
@@ -98,10 +99,19 @@ def _html(text: str) -> str:
     return text.replace(">", "&gt;").replace('"', "&quot;")
 
 
+#: Longest node name (UTF-8 bytes) written whole: Graphviz reads no quoted string past
+#: 16,384 bytes, so one story's very long URL would stop every picture it is drawn in.
+_NAME_BYTES = 4096
+
+
 def _name(iri: str) -> str:
     """A DOT node name from an IRI, kept as it is (IRIs hold no ``"`` or ``\\``, DOT's only
-    specials in a quoted name; any are percent-encoded)."""
-    return '"' + clean_text(iri).replace("\\", "%5C").replace('"', "%22") + '"'
+    specials in a quoted name; any are percent-encoded); past :data:`_NAME_BYTES`, its first
+    1,000 characters, ``…`` and a hash of the whole (still one name per IRI)."""
+    name = clean_text(iri).replace("\\", "%5C").replace('"', "%22")
+    if len(name.encode("utf-8")) > _NAME_BYTES:
+        name = name[:1000] + "\u2026" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:16]
+    return '"' + name + '"'
 
 
 @dataclass

@@ -19,6 +19,7 @@ import contextlib
 import fcntl
 import mmap
 import os
+import re
 import signal
 import struct
 import subprocess
@@ -281,7 +282,34 @@ def serialize(ox: Any, result: Any, name: str, sink: FrameWriter) -> None:
             sink.write(line.encode())
     else:
         graph = isinstance(result, ox.QueryTriples)
-        result.serialize(sink, getattr(ox.RdfFormat if graph else ox.QueryResultsFormat, name))
+        out = XmlChars(sink) if name in ("XML", "RDF_XML") else sink
+        result.serialize(out, getattr(ox.RdfFormat if graph else ox.QueryResultsFormat, name))
+
+
+#: UTF-8 of what XML 1.0 cannot carry (C0 controls but tab, LF, CR; U+FFFE, U+FFFF), which
+#: pyoxigraph's XML writers copy as they are (``rdftext.XML_FORBIDDEN``, as bytes).
+_XML_FORBIDDEN = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]|\xef\xbf[\xbe\xbf]")
+
+
+class XmlChars:
+    """A sink for an XML answer that stops it (``ValueError``: a 400 if nothing was sent
+    yet, else an aborted answer) at a character XML 1.0 cannot carry: a 200 no XML parser
+    reads is never sent (``hcgraph query --format xml`` refuses the same answer)."""
+
+    def __init__(self, sink: FrameWriter) -> None:
+        self.sink = sink
+        self.tail = b""  # the end of the last write: U+FFFF may be split between two
+
+    def write(self, data: bytes) -> int:
+        bad = _XML_FORBIDDEN.search(self.tail + bytes(data))
+        if bad is not None:
+            char = f"U+{ord(bad.group().decode('utf-8')):04X}"
+            raise ValueError(
+                f"the answer holds {char}, which XML 1.0 cannot carry; ask for "
+                "application/sparql-results+json (or N-Triples, Turtle for a graph)"
+            )
+        self.tail = bytes(data[-2:])
+        return self.sink.write(data)
 
 
 def _failed(db_path: str, sink: FrameWriter, exc: Exception) -> None:

@@ -279,7 +279,7 @@ def _node_row(
         size=node_size(a, style, max_count),
         t=visible_bidi(a.get("title", "")),
         d=a.get("date", ""),
-        i=a.get("id", ""),
+        i=visible_bidi(a.get("id", "")),  # shown (tooltip, details): an id is any text
         u=_http(a.get("url", "")),
         s=int(a.get("stories", 0) or 0),
         p=[pub_ix[p] for p in a.get("publishers", ())],
