@@ -1,0 +1,116 @@
+"""Review of crawl/push/fetch (2026-12-07): hostile servers that crashed the whole crawl.
+
+Each case is a real loopback site whose one misbehaving answer used to raise out of a
+fetching task (a ValueError or OverflowError nobody caught), which cancelled every other
+fetch and ended the crawl with a traceback. The promise: that URL fails (or the bad value is
+ignored), the rest of the crawl goes on.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hcgraph.crawling.discovery import html_links, lastmod_utc
+from hcgraph.retry import Backoff, retry_after_seconds
+from tests.crawlserver import ORIGIN, CrawlServer, Reply, Site, index_html, page, sitemap_xml
+from tests.crawlserver import stories_in, story
+
+D = "2026-10-20"
+HUGE_DATE = "Wed, 21 Oct 99999999999999999999 07:28:00 GMT"
+
+
+def dated(slug: str) -> str:
+    return f"{D}/{slug}"
+
+
+# --- units (fast) -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "\u00b2",  # str.isdigit() is true for a superscript two; float() refuses it
+        "\u00b9\u00b2\u00b3",
+        HUGE_DATE,  # datetime() overflows a C long
+        "Wed, 21 Oct 2015 07:28:00 +99999999999999999999",
+    ],
+)
+def test_unreadable_retry_after_is_ignored(value: str) -> None:
+    assert retry_after_seconds(value) is None
+    assert Backoff(base=1.0).wait(1, value) is not None  # the back-off, not a crash
+
+
+def test_retry_after_still_read() -> None:
+    assert retry_after_seconds(" 7 ") == 7.0
+    assert retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0
+
+
+@pytest.mark.parametrize("value", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00"])
+def test_lastmod_out_of_range_is_unreadable(value: str) -> None:
+    assert lastmod_utc(value) is None
+
+
+def test_bad_base_href_is_ignored() -> None:
+    body = b'<base href="http://[::1"><a href="/stories/x/">x</a>'
+    assert html_links(body, "https://a.example/e/") == ["https://a.example/stories/x/"]
+
+
+# --- real loopback server (slow) ----------------------------------------------------------
+
+
+@pytest.fixture
+def site(crawl_server: CrawlServer) -> Site:
+    return Site(crawl_server)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("value", ["\u00b2", HUGE_DATE])
+def test_crawl_survives_unreadable_retry_after(site: Site, tmp_path: Path, value: str) -> None:
+    site.add("a", story("a", page("b"), page("c")))
+    site.add("b", story("b"), Reply(503, b"busy", {"Retry-After": value}))
+    site.add("c", story("c"))
+    report = site.crawl(tmp_path)
+    assert stories_in(tmp_path) == {page("a"), page("b"), page("c")}
+    assert report.counts["failed"] == 0
+    assert site.hits("b") == 2  # retried after the back-off
+
+
+@pytest.mark.slow
+def test_crawl_survives_a_malformed_redirect(site: Site, tmp_path: Path) -> None:
+    site.add("a", story("a", page("b"), page("c")))
+    site.add("b", b"", status=302, headers={"Location": "http://[::1/x"}, etag=False)
+    site.add("c", story("c"))
+    report = site.crawl(tmp_path)
+    assert stories_in(tmp_path) == {page("a"), page("c")}
+    (failure,) = report.failures
+    assert failure["url"] == page("b") + "index.json"
+    assert "location" in failure["reason"].lower()  # httpx refuses it before we see it
+
+
+@pytest.mark.slow
+def test_crawl_survives_a_malformed_base_href(site: Site, tmp_path: Path) -> None:
+    edition = f"{ORIGIN}/editions/{D}T00/"
+    html = index_html(f"/stories/{dated('x')}/").replace(
+        b"<head>", b'<head><base href="http://[::1">'
+    )
+    site.add_file(f"/editions/{D}T00/", html, "text/html")
+    site.add(dated("x"), story(dated("x")))
+    report = site.crawl(tmp_path, edition)
+    assert stories_in(tmp_path) == {page(dated("x"))}
+    assert report.counts["failed"] == 0
+
+
+@pytest.mark.slow
+def test_crawl_survives_a_lastmod_out_of_range(site: Site, tmp_path: Path) -> None:
+    entries = [
+        (page(dated("x")), "0001-01-01T00:00:00+01:00"),
+        (page(dated("y")), "2026-10-20"),
+    ]
+    site.add_file("/sitemap.xml", sitemap_xml(entries), "application/xml")
+    site.add(dated("x"), story(dated("x")))
+    site.add(dated("y"), story(dated("y")))
+    report = site.crawl(tmp_path, f"{ORIGIN}/sitemap.xml")
+    assert stories_in(tmp_path) == {page(dated("x")), page(dated("y"))}
+    assert report.counts["failed"] == 0
