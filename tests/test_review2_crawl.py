@@ -114,3 +114,19 @@ def test_crawl_survives_a_lastmod_out_of_range(site: Site, tmp_path: Path) -> No
     report = site.crawl(tmp_path, f"{ORIGIN}/sitemap.xml")
     assert stories_in(tmp_path) == {page(dated("x")), page(dated("y"))}
     assert report.counts["failed"] == 0
+
+
+@pytest.mark.slow
+def test_robots_txt_over_the_body_cap_still_read(site: Site, tmp_path: Path) -> None:
+    """RFC 9309 (and robots.py): the first 512 KiB of a large robots.txt are read; one
+    larger than the crawl's body cap was refused as too large and then allowed everything."""
+    rules = b"User-agent: *\nDisallow: /stories/b/\n"
+    filler = b"# padding\n" * 1_100_000  # 11 MB: over the default 10 MB body cap
+    site.add_file("/robots.txt", rules + filler, "text/plain")
+    site.add("a", story("a", page("b"), page("c")))
+    site.add("b", story("b"))
+    site.add("c", story("c"))
+    report = site.crawl(tmp_path)
+    assert site.hits("b") == 0
+    assert stories_in(tmp_path) == {page("a"), page("c")}
+    assert report.counts["skipped"] == 1

@@ -74,7 +74,8 @@ class Robots:
         return origin, await asyncio.shield(task)
 
     async def _load(self, origin: str) -> Protego | str | None:
-        result = await self.fetcher.get(origin + "/robots.txt")
+        # only the start is read: one past the body cap was refused and then allowed all
+        result = await self.fetcher.get(origin + "/robots.txt", keep_first=_MAX_ROBOTS_BYTES)
         status = result.status
         if result.error is not None and status is None:
             return f" (unreachable: {result.error})"
@@ -82,7 +83,7 @@ class Robots:
             return f" (HTTP {status})"
         if status != 200 or result.body is None:
             return None  # 4xx, or a redirect we may not follow: no rules
-        parser = Protego.parse(result.body[:_MAX_ROBOTS_BYTES].decode("utf-8", "replace"))
+        parser = Protego.parse(result.body.decode("utf-8", "replace"))
         delay = parser.crawl_delay(AGENT_TOKEN) if self.enabled else None
         if delay:
             self.fetcher.politeness.set_min_interval(
