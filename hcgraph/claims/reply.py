@@ -92,6 +92,8 @@ def parse_reply(data: bytes, source: str, expected_id: str | None = None) -> Man
         doc = json.loads(data)
     except (UnicodeDecodeError, ValueError) as exc:
         raise ReplyShapeError(source, "", f"not JSON ({exc})") from None
+    except RecursionError:  # json.loads raises it, not a ValueError, for [[[[… deep enough
+        raise ReplyShapeError(source, "", "JSON nested too deep to read") from None
     if not isinstance(doc, dict):
         raise ReplyShapeError(source, "", f"a JSON {_kind(doc)}, not an object")
     manifest_id = _ident(source, doc, "manifest_id", "manifest_id")

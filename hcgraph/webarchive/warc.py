@@ -242,7 +242,7 @@ def _title(body: bytes) -> str | None:
     """A story's headline, for the page list (None if the body is not a story)."""
     try:
         doc = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # a hostile body the crawl refused is archived too
         return None
     title = doc.get("headline") if isinstance(doc, dict) else None
     return title if isinstance(title, str) else None
