@@ -130,3 +130,28 @@ def test_robots_txt_over_the_body_cap_still_read(site: Site, tmp_path: Path) -> 
     assert site.hits("b") == 0
     assert stories_in(tmp_path) == {page("a"), page("c")}
     assert report.counts["skipped"] == 1
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(60)
+def test_an_absurd_crawl_delay_fails_the_host_instead_of_stalling(
+    site: Site, tmp_path: Path
+) -> None:
+    """``Crawl-delay: 1e308`` was honoured: the second request to the host waited for ever."""
+    site.add_file("/robots.txt", b"User-agent: *\nCrawl-delay: 1e308\n", "text/plain")
+    site.add("a", story("a"))
+    report = site.crawl(tmp_path)
+    assert site.hits("a") == 0
+    (failure,) = report.failures
+    assert failure["url"] == page("a") + "index.json"
+    assert "Crawl-delay of 1e+308 s, longer than the 300 s limit" in failure["reason"]
+
+
+@pytest.mark.slow
+def test_a_modest_crawl_delay_is_still_honoured(site: Site, tmp_path: Path) -> None:
+    site.add_file("/robots.txt", b"User-agent: *\nCrawl-delay: 0.3\n", "text/plain")
+    site.add("a", story("a", page("b")))
+    site.add("b", story("b"))
+    site.crawl(tmp_path)
+    hits = site.server.hits_for(lambda p: p.startswith(site.prefix + "/stories/"))
+    assert len(hits) == 2 and hits[1].at - hits[0].at >= 0.29
