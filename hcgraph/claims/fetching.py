@@ -22,6 +22,7 @@ a thread flushes the archive to disk once a second while replies arrive, and at 
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import os
@@ -345,7 +346,9 @@ class _Run:
             except _Stop as stop:
                 self.report.stopped = stop.why
                 if stop.wait is not None:
-                    self.report.resume_after = _now() + dt.timedelta(seconds=stop.wait)
+                    # a Retry-After past year 9999 (or infinite) has no date to resume after
+                    with contextlib.suppress(OverflowError):
+                        self.report.resume_after = _now() + dt.timedelta(seconds=stop.wait)
                 self.report.left[:0] = todo[at:]
                 return
             self.syncer.check()
