@@ -155,3 +155,21 @@ def test_a_modest_crawl_delay_is_still_honoured(site: Site, tmp_path: Path) -> N
     site.crawl(tmp_path)
     hits = site.server.hits_for(lambda p: p.startswith(site.prefix + "/stories/"))
     assert len(hits) == 2 and hits[1].at - hits[0].at >= 0.29
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("location", ["javascript:alert(1)", "mailto:x@example.org"])
+def test_a_redirect_to_a_non_http_scheme_fails_that_url(
+    site: Site, tmp_path: Path, location: str
+) -> None:
+    """httpx resolves every Location it gets (to set ``next_request``) and raised
+    ``httpx.InvalidURL`` for these, which is no ``TransportError``: the crawl ended in it."""
+    site.add("a", story("a", page("b"), page("c")))
+    site.add("b", b"", status=302, headers={"Location": location}, etag=False)
+    site.add("c", story("c"))
+    report = site.crawl(tmp_path)
+    assert stories_in(tmp_path) == {page("a"), page("c")}
+    (failure,) = report.failures
+    assert failure["url"] == page("b") + "index.json"
+    assert failure["kind"] == "redirect" and "redirect" in failure["reason"]
+    assert site.hits("b") == 1  # refused, not retried

@@ -297,6 +297,8 @@ class Fetcher:
             out.transient = False
         except (httpx.TransportError, OSError) as exc:
             out = _Attempt(error=_describe(exc), kind="connection", transient=True)
+        except httpx.InvalidURL as exc:  # raised resolving a Location such as javascript:…
+            out = _invalid_url(fetch_url, exc)
         return out
 
 
@@ -308,6 +310,17 @@ def kept_headers(headers: httpx.Headers) -> dict[str, str]:
         if name in _KEPT:
             found[name] = f"{found[name]}, {value}" if name in found else value
     return {name: found[name] for name in KEPT_HEADERS if name in found}
+
+
+def _invalid_url(fetch_url: str, exc: httpx.InvalidURL) -> _Attempt:
+    """A URL httpx refused: the one requested, or (httpx resolves every ``Location`` it
+    gets, following or not) where the answer redirects to."""
+    try:
+        httpx.URL(fetch_url)
+    except httpx.InvalidURL:
+        return _Attempt(error=f"not a URL httpx can request: {exc}", kind="connection")
+    reason = f"redirect to a URL httpx cannot resolve refused: {exc}"
+    return _Attempt(error=reason, kind="redirect")
 
 
 def _describe(exc: BaseException) -> str:
