@@ -568,9 +568,12 @@ class _Run:
     ) -> httpx.Response:
         """One attempt. A connection dropped on the answer to a ``401`` challenge is tried
         once more; dropped again, the credentials are taken as refused (Virtuoso may close
-        the connection on a wrong Digest password instead of answering ``401``)."""
+        the connection on a wrong Digest password instead of answering ``401``). A redirect
+        httpx cannot resolve (it resolves every ``Location``) stops the push like any other."""
         try:
             return await client.send(self._request(client, job, kind))
+        except httpx.InvalidURL as exc:  # Location: javascript:… (the worker died: a hang)
+            raise _Abort(f"{url} redirects to a URL httpx cannot read ({exc})") from exc
         except httpx.TransportError as exc:
             if not (_dropped(exc) and _challenged(exc)):
                 raise

@@ -1,0 +1,43 @@
+"""Review of crawl/push/fetch (2026-12-07): a triple store redirecting to a URL httpx cannot
+resolve. httpx resolves every ``Location`` it is sent (to set ``next_request``, following or
+not) and raises ``httpx.InvalidURL``, which is no ``TransportError``: the push ended in a
+hang (the dead worker's queue filled; nothing ever drained it) instead of stopping with the
+one-line "redirects" reason any other redirect gets."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from hcgraph import Store
+from tests.test_push_unit import mem_store, run  # noqa: F401 - the fixture is used by name
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("location", ["javascript:alert(1)", "mailto:admin@example.org"])
+def test_a_redirect_to_a_non_http_url_stops_the_push_in_one_line(
+    mem_store: Store,  # noqa: F811
+    location: str,
+) -> None:
+    answer = httpx.Response(302, headers={"Location": location})
+    report = run(mem_store, lambda r: answer, concurrency=1)
+    assert report.aborted is not None  # type: ignore[attr-defined]
+    assert "127.0.0.1:9/store redirects to a URL" in report.aborted  # type: ignore[attr-defined]
+    assert report.pushed == 0  # type: ignore[attr-defined]
+
+
+@pytest.mark.timeout(60)
+def test_a_verify_query_redirected_to_a_non_http_url_is_a_verify_error(
+    mem_store: Store,  # noqa: F811
+) -> None:
+    """The graphs went (204 each); the count query's redirect ended the push in a traceback."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.method == "PUT":
+            return httpx.Response(204)
+        return httpx.Response(302, headers={"Location": "javascript:alert(1)"})
+
+    report = run(mem_store, handler, concurrency=1, verify=True)
+    assert report.aborted is None and report.pushed > 0  # type: ignore[attr-defined]
+    error = report.verify.error  # type: ignore[attr-defined]
+    assert error is not None and "redirects to a URL httpx cannot read" in error
