@@ -6,11 +6,15 @@ one-line "redirects" reason any other redirect gets."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import httpx
 import pytest
 
 from hcgraph import Store
-from tests.test_push_unit import mem_store, run  # noqa: F401 - the fixture is used by name
+from hcgraph.push import PushOptions, push_graphs
+from hcgraph.push.state import STATE_FILE, PushState
+from tests.test_push_unit import ENDPOINT, mem_store, run  # noqa: F401 - fixture used by name
 
 
 @pytest.mark.timeout(60)
@@ -41,3 +45,26 @@ def test_a_verify_query_redirected_to_a_non_http_url_is_a_verify_error(
     assert report.aborted is None and report.pushed > 0  # type: ignore[attr-defined]
     error = report.verify.error  # type: ignore[attr-defined]
     assert error is not None and "redirects to a URL httpx cannot read" in error
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_full_disk_under_the_push_journal_stops_the_push_in_one_line(
+    mem_store: Store,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """``PushState.record`` raises ``PushError`` when its journal cannot be written; raised in
+    a sending worker it killed the worker, and the push hung for ever on the queue."""
+    state = PushState(tmp_path / STATE_FILE)
+    assert state.journal is not None
+    state.journal.symlink_to("/dev/full")  # every write: ENOSPC
+    report = push_graphs(
+        mem_store,
+        ENDPOINT,
+        PushOptions(backoff=0.0, concurrency=1),
+        state=state,
+        transport=httpx.MockTransport(lambda r: httpx.Response(204)),
+    )
+    assert report.aborted is not None
+    assert "cannot record the push state" in report.aborted
+    assert "No space left on device" in report.aborted

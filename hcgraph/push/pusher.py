@@ -467,7 +467,10 @@ class _Run:
     ) -> None:
         while (job := await queue.get()) is not None:
             if self.report.aborted is None:
-                await self._send_job(client, *job)
+                try:
+                    await self._send_job(client, *job)
+                except PushError as exc:  # the push state cannot be recorded (disk full)
+                    self._abort(_Abort(str(exc)))  # a worker that died left the queue full
 
     async def _send_job(
         self, client: httpx.AsyncClient, kind: str, job: Sequence[LocalGraph]
