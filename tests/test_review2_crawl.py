@@ -14,8 +14,17 @@ import pytest
 
 from hcgraph.crawling.discovery import html_links, lastmod_utc
 from hcgraph.retry import Backoff, retry_after_seconds
-from tests.crawlserver import ORIGIN, CrawlServer, Reply, Site, index_html, page, sitemap_xml
-from tests.crawlserver import stories_in, story
+from tests.crawlserver import (
+    ORIGIN,
+    CrawlServer,
+    Reply,
+    Site,
+    index_html,
+    page,
+    sitemap_xml,
+    stories_in,
+    story,
+)
 
 D = "2026-10-20"
 HUGE_DATE = "Wed, 21 Oct 99999999999999999999 07:28:00 GMT"
