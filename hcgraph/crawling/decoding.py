@@ -164,6 +164,7 @@ class Capped:
             if self.resp.is_stream_consumed:
                 return self._body([self.resp.content])
             for raw in self.resp.iter_raw():
+                self._check_deadline()  # per raw chunk: some decode to nothing (a gzip header)
                 self._take(self.decoder.feed(raw))
             return self._body(self.decoder.flush())
         except _Full:
@@ -175,6 +176,7 @@ class Capped:
             if self.resp.is_stream_consumed:
                 return self._body([self.resp.content])
             async for raw in self.resp.aiter_raw():
+                self._check_deadline()
                 self._take(self.decoder.feed(raw))
             return self._body(self.decoder.flush())
         except _Full:
@@ -192,6 +194,9 @@ class Capped:
                     self.chunks.append(piece[: len(piece) - (self.total - self.cap)])
                     raise _Full
                 raise TooLarge(self.past.format(cap=self.cap))
-            if self.deadline is not None and time.monotonic() > self.deadline:
-                raise TimeoutError
+            self._check_deadline()
             self.chunks.append(piece)
+
+    def _check_deadline(self) -> None:
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise TimeoutError
