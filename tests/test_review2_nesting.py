@@ -63,3 +63,36 @@ def test_export_of_a_crawl_that_met_a_deep_body(crawl_server: CrawlServer, tmp_p
     assert warc.records["response"] == 2
     titles = {p["url"]: p["title"] for p in warc.pages}
     assert titles[page("b") + "index.json"] == page("b") + "index.json"  # no headline: the URL
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [b"[]", b"{}", b'{"url": 5, "final_url": "u", "fetch_url": "u", "status": 200, '
+     b'"fetched_at": "2026-12-07T10:00:00+00:00"}', DEEP],
+    ids=["a-list", "no-fields", "url-a-number", "deep"],
+)  # fmt: skip
+def test_a_wacz_fetch_record_of_the_wrong_shape_is_one_archive_error(
+    tmp_path: Path, payload: bytes
+) -> None:
+    """A WACZ from elsewhere (``rebuild --from``) whose metadata record says it is an hcgraph
+    fetch record but is not one: a TypeError/AttributeError/RecursionError traceback."""
+    pytest.importorskip("warcio")
+    from warcio.warcwriter import WARCWriter
+
+    from hcgraph.archive import Archive
+    from hcgraph.errors import ArchiveError
+    from hcgraph.webarchive import read_warc
+    from hcgraph.webarchive.warc import FETCH_RECORD_TYPE
+
+    buffer = io.BytesIO()
+    writer = WARCWriter(buffer, gzip=True)
+    record = writer.create_warc_record(
+        "urn:hcgraph:fetch:x", "metadata", payload=io.BytesIO(payload), length=len(payload),
+        warc_content_type=FETCH_RECORD_TYPE,
+    )  # fmt: skip
+    writer.write_record(record)
+    buffer.seek(0)
+    with Archive(tmp_path / "a") as archive, pytest.raises(ArchiveError) as info:
+        read_warc(buffer, archive)
+    assert "urn:hcgraph:fetch:x" in str(info.value)
+    assert "\n" not in str(info.value)
