@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from hcgraph import Store
-from hcgraph.push import PushOptions, push_graphs
+from hcgraph.push import PushOptions, credentials_from_env, push_graphs
 from hcgraph.push.state import STATE_FILE, PushState
 from tests.test_push_unit import ENDPOINT, mem_store, run  # noqa: F401 - fixture used by name
 
@@ -68,3 +68,26 @@ def test_a_full_disk_under_the_push_journal_stops_the_push_in_one_line(
     assert report.aborted is not None
     assert "cannot record the push state" in report.aborted
     assert "No space left on device" in report.aborted
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(
+    "challenge",
+    [
+        'Digest realm="r", nonce="n", qop="auth", algorithm=SHA-512-256',  # RFC 7616, not httpx
+        'Digest realm="r", nonce="n", qop="auth-int"',
+    ],
+    ids=["sha-512-256", "auth-int"],
+)
+def test_a_digest_challenge_httpx_cannot_answer_stops_the_push_in_one_line(
+    mem_store: Store,  # noqa: F811
+    challenge: str,
+) -> None:
+    """httpx raised KeyError / NotImplementedError from its Digest flow: the sending worker
+    died and the push hung for ever."""
+    creds = credentials_from_env("V", {"V": "alice:pa:ss"})
+    answer = httpx.Response(401, headers={"WWW-Authenticate": challenge})
+    report = run(mem_store, lambda r: answer, credentials=creds, concurrency=1)
+    assert report.aborted is not None  # type: ignore[attr-defined]
+    assert "Digest challenge" in report.aborted  # type: ignore[attr-defined]
+    assert "pa:ss" not in report.aborted  # type: ignore[attr-defined]
