@@ -91,3 +91,17 @@ def test_a_digest_challenge_httpx_cannot_answer_stops_the_push_in_one_line(
     assert report.aborted is not None  # type: ignore[attr-defined]
     assert "Digest challenge" in report.aborted  # type: ignore[attr-defined]
     assert "pa:ss" not in report.aborted  # type: ignore[attr-defined]
+
+
+@pytest.mark.timeout(60)
+def test_an_unexpected_error_in_a_sending_worker_is_raised_not_a_hang(
+    mem_store: Store,  # noqa: F811
+) -> None:
+    """Any exception a worker did not expect killed it; the producer then waited on the full
+    queue for ever (three real cases above). Now the push stops and the error is raised."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise RuntimeError("a bug in a transport")
+
+    with pytest.raises(RuntimeError, match="a bug in a transport"):
+        run(mem_store, handler, concurrency=1)
