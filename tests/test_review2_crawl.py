@@ -182,3 +182,22 @@ def test_a_redirect_to_a_non_http_scheme_fails_that_url(
     assert failure["url"] == page("b") + "index.json"
     assert failure["kind"] == "redirect" and "redirect" in failure["reason"]
     assert site.hits("b") == 1  # refused, not retried
+
+
+@pytest.mark.parametrize("charset", ["idna", "punycode"])
+def test_an_index_page_in_a_codec_that_cannot_replace_is_read_as_utf8(charset: str) -> None:
+    body = b'<a href="/stories/x/">x</a> \xff\xfe'
+    assert html_links(body, "https://a.example/", charset) == ["https://a.example/stories/x/"]
+
+
+@pytest.mark.slow
+def test_crawl_survives_an_index_page_with_charset_idna(site: Site, tmp_path: Path) -> None:
+    """``charset=idna`` raised UnicodeError (a ValueError, not the LookupError caught) out of
+    the index reader, which ended the crawl with a traceback."""
+    edition = f"{ORIGIN}/editions/{D}T00/"
+    html = index_html(f"/stories/{dated('x')}/") + b"\xff"
+    site.add_file(f"/editions/{D}T00/", html, "text/html; charset=idna")
+    site.add(dated("x"), story(dated("x")))
+    report = site.crawl(tmp_path, edition)
+    assert stories_in(tmp_path) == {page(dated("x"))}
+    assert report.counts["failed"] == 0

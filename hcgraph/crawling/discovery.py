@@ -136,8 +136,8 @@ def html_links(body: bytes, page: str, charset: str | None = None) -> list[str]:
     ``<base href>``), in document order; at most :data:`MAX_ENTRIES`."""
     try:
         text = body.decode(charset or "utf-8", "replace")
-    except LookupError:  # a charset Python does not know
-        text = body.decode("utf-8", "replace")
+    except (LookupError, ValueError):  # a charset Python does not know, or idna, punycode…
+        text = body.decode("utf-8", "replace")  # (codecs that refuse "replace": UnicodeError)
     parser = _Links()
     parser.feed(text)
     parser.close()
