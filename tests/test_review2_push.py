@@ -6,12 +6,13 @@ one-line "redirects" reason any other redirect gets."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import httpx
 import pytest
 
-from hcgraph import Store
+from hcgraph import PushError, Store
 from hcgraph.push import PushOptions, credentials_from_env, push_graphs
 from hcgraph.push.state import STATE_FILE, PushState
 from tests.test_push_unit import ENDPOINT, mem_store, run  # noqa: F401 - fixture used by name
@@ -105,3 +106,14 @@ def test_an_unexpected_error_in_a_sending_worker_is_raised_not_a_hang(
 
     with pytest.raises(RuntimeError, match="a bug in a transport"):
         run(mem_store, handler, concurrency=1)
+
+
+@pytest.mark.parametrize(
+    "endpoints", [[1], {"http://h/": []}, {"http://h/": {"graphs": []}}], ids=["list", "e", "g"]
+)
+def test_a_push_state_of_another_shape_is_one_line(tmp_path: Path, endpoints: object) -> None:
+    """A state file edited into another shape raised TypeError/AttributeError (a traceback)."""
+    path = tmp_path / STATE_FILE
+    path.write_text(json.dumps({"format": "hcgraph-push-state/1", "endpoints": endpoints}))
+    with pytest.raises(PushError, match="not an hcgraph push state file"):
+        PushState(path).is_current("http://h/", "g", "x")
