@@ -14,6 +14,7 @@ import pytest
 
 from hcgraph.claims.fetching import fetch_manifests, manifest_archive
 from hcgraph.claims.reply import parse_reply
+from hcgraph.errors import ManifestError
 from tests.manifestserver import manifest_id, reply_body
 from tests.support.loopback import LoopbackServer
 from tests.test_manifests_fetch import ENVIRON, Api, ids, options, run
@@ -104,3 +105,11 @@ def test_a_reply_trickling_bytes_that_decode_to_nothing_times_out(tmp_path: Path
     assert report.fetched == []
     ((ident, reason),) = report.failed
     assert ident == manifest_id(1) and "timed out after 1 s" in reason
+
+
+@pytest.mark.parametrize("api", ["http://[::1/{manifest_id}", "http://a.example/\x00/"])
+def test_an_api_url_httpx_refuses_is_one_line(tmp_path: Path, api: str) -> None:
+    """``--api`` passed the http(s) check, then httpx raised InvalidURL: a traceback."""
+    with pytest.raises(ManifestError, match="not a URL") as info:
+        fetch_manifests(ids(1), manifest_archive(tmp_path), options(api), environ=ENVIRON)
+    assert "\n" not in str(info.value) and "\x00" not in str(info.value)

@@ -277,7 +277,11 @@ def fetch_manifests(
     todo, report.left = pending[:budget], pending[budget:]
     if not todo:
         return report
-    reply_url(options.api, todo[0])  # a bad --api fails here, before any request
+    first = reply_url(options.api, todo[0])  # a bad --api fails here, before any request
+    try:
+        httpx.URL(first)
+    except httpx.InvalidURL as exc:  # "http://[::1", a control character: no traceback
+        raise ManifestError(f"--api {options.api!r}: not a URL: {one_line(exc)}") from None
     key = _key(os.environ if environ is None else environ, options.key_env)
     with _Run(archive, options, key, report, transport) as run:
         run.all(todo)
