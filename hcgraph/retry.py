@@ -29,11 +29,11 @@ def retry_after_seconds(value: str | None, now: dt.datetime | None = None) -> fl
     if not value:
         return None
     text = value.strip()
-    if text.isdigit():
+    if text.isascii() and text.isdigit():  # not "²": isdigit() is true, float() refuses it
         return float(text)
     try:
         when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, OverflowError):  # a year past C long: unreadable
         return None
     if when.tzinfo is None:
         when = when.replace(tzinfo=dt.UTC)

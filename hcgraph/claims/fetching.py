@@ -22,6 +22,7 @@ a thread flushes the archive to disk once a second while replies arrive, and at 
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import os
@@ -276,7 +277,11 @@ def fetch_manifests(
     todo, report.left = pending[:budget], pending[budget:]
     if not todo:
         return report
-    reply_url(options.api, todo[0])  # a bad --api fails here, before any request
+    first = reply_url(options.api, todo[0])  # a bad --api fails here, before any request
+    try:
+        httpx.URL(first)
+    except httpx.InvalidURL as exc:  # "http://[::1", a control character: no traceback
+        raise ManifestError(f"--api {options.api!r}: not a URL: {one_line(exc)}") from None
     key = _key(os.environ if environ is None else environ, options.key_env)
     with _Run(archive, options, key, report, transport) as run:
         run.all(todo)
@@ -345,7 +350,9 @@ class _Run:
             except _Stop as stop:
                 self.report.stopped = stop.why
                 if stop.wait is not None:
-                    self.report.resume_after = _now() + dt.timedelta(seconds=stop.wait)
+                    # a Retry-After past year 9999 (or infinite) has no date to resume after
+                    with contextlib.suppress(OverflowError):
+                        self.report.resume_after = _now() + dt.timedelta(seconds=stop.wait)
                 self.report.left[:0] = todo[at:]
                 return
             self.syncer.check()

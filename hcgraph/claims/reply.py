@@ -92,6 +92,8 @@ def parse_reply(data: bytes, source: str, expected_id: str | None = None) -> Man
         doc = json.loads(data)
     except (UnicodeDecodeError, ValueError) as exc:
         raise ReplyShapeError(source, "", f"not JSON ({exc})") from None
+    except RecursionError:  # json.loads raises it, not a ValueError, for [[[[… deep enough
+        raise ReplyShapeError(source, "", "JSON nested too deep to read") from None
     if not isinstance(doc, dict):
         raise ReplyShapeError(source, "", f"a JSON {_kind(doc)}, not an object")
     manifest_id = _ident(source, doc, "manifest_id", "manifest_id")
@@ -119,12 +121,20 @@ def _claims(source: str, signal: object) -> dict[str, str | None]:
     if not isinstance(raw_claims, list):
         raise ReplyShapeError(source, "signal.claims", _expected("a list", raw_claims))
     claims: dict[str, str | None] = {}
+    first: dict[str, int] = {}  # claim id → the index it was first given at
     for index, claim in enumerate(raw_claims):
         path = f"signal.claims[{index}]"
         if not isinstance(claim, dict):
             raise ReplyShapeError(source, path, _expected("an object", claim))
         claim_id = _ident(source, claim, "claim_id", f"{path}.claim_id")
-        claims[claim_id] = _text(source, claim, "text", f"{path}.text")
+        text = _text(source, claim, "text", f"{path}.text")
+        if claim_id in claims and claims[claim_id] != text:  # which text? not guessed
+            earlier = f"signal.claims[{first[claim_id]}]"
+            raise ReplyShapeError(
+                source, f"{path}.claim_id", f"the id of {earlier}, with another text"
+            )
+        first.setdefault(claim_id, index)
+        claims[claim_id] = text
     return claims
 
 

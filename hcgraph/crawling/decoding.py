@@ -126,11 +126,17 @@ class TooLarge(Exception):
     """A body past its cap."""
 
 
+class _Full(Exception):
+    """A truncating reader has its first ``cap`` bytes: stop reading."""
+
+
 class Capped:
     """One response's body, decoded in bounded pieces and refused (:class:`TooLarge`) once
     past ``cap`` bytes; an unencoded body whose Content-Length is over the cap is refused
     before a byte is read. ``refusals`` are those two messages (``{declared}``, ``{cap}``
-    filled in); past ``deadline`` (``time.monotonic()``) reading raises ``TimeoutError``."""
+    filled in); past ``deadline`` (``time.monotonic()``) reading raises ``TimeoutError``.
+    With ``truncate`` a longer body is not refused: its first ``cap`` bytes are the body
+    (robots.txt: RFC 9309 lets a crawler read only the start of a large one)."""
 
     def __init__(
         self,
@@ -138,32 +144,43 @@ class Capped:
         cap: int,
         refusals: tuple[str, str],
         deadline: float | None = None,
+        *,
+        truncate: bool = False,
     ) -> None:
         declared = resp.headers.get("content-length", "")
         coding = resp.headers.get("content-encoding")
         encoded = (coding or "").lower() not in ("", "identity")
-        if declared.isdigit() and int(declared) > cap and not encoded:
+        if declared.isdigit() and int(declared) > cap and not encoded and not truncate:
             raise TooLarge(refusals[0].format(declared=declared, cap=cap))
         self.resp, self.cap, self.past, self.deadline = resp, cap, refusals[1], deadline
+        self.truncate = truncate
         self.decoder = Decoder(coding)
         self.chunks: list[bytes] = []
         self.total = 0
 
     def read(self) -> bytes:
         """The whole body, read from a synchronous stream."""
-        if self.resp.is_stream_consumed:
-            return self._body([self.resp.content])
-        for raw in self.resp.iter_raw():
-            self._take(self.decoder.feed(raw))
-        return self._body(self.decoder.flush())
+        try:
+            if self.resp.is_stream_consumed:
+                return self._body([self.resp.content])
+            for raw in self.resp.iter_raw():
+                self._check_deadline()  # per raw chunk: some decode to nothing (a gzip header)
+                self._take(self.decoder.feed(raw))
+            return self._body(self.decoder.flush())
+        except _Full:
+            return b"".join(self.chunks)
 
     async def aread(self) -> bytes:
         """The whole body, read from an asynchronous stream."""
-        if self.resp.is_stream_consumed:
-            return self._body([self.resp.content])
-        async for raw in self.resp.aiter_raw():
-            self._take(self.decoder.feed(raw))
-        return self._body(self.decoder.flush())
+        try:
+            if self.resp.is_stream_consumed:
+                return self._body([self.resp.content])
+            async for raw in self.resp.aiter_raw():
+                self._check_deadline()
+                self._take(self.decoder.feed(raw))
+            return self._body(self.decoder.flush())
+        except _Full:
+            return b"".join(self.chunks)
 
     def _body(self, last: Iterable[bytes]) -> bytes:
         self._take(last)
@@ -173,7 +190,13 @@ class Capped:
         for piece in pieces:
             self.total += len(piece)
             if self.total > self.cap:
+                if self.truncate:
+                    self.chunks.append(piece[: len(piece) - (self.total - self.cap)])
+                    raise _Full
                 raise TooLarge(self.past.format(cap=self.cap))
-            if self.deadline is not None and time.monotonic() > self.deadline:
-                raise TimeoutError
+            self._check_deadline()
             self.chunks.append(piece)
+
+    def _check_deadline(self) -> None:
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise TimeoutError

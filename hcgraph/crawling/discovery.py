@@ -136,12 +136,15 @@ def html_links(body: bytes, page: str, charset: str | None = None) -> list[str]:
     ``<base href>``), in document order; at most :data:`MAX_ENTRIES`."""
     try:
         text = body.decode(charset or "utf-8", "replace")
-    except LookupError:  # a charset Python does not know
-        text = body.decode("utf-8", "replace")
+    except (LookupError, ValueError):  # a charset Python does not know, or idna, punycode…
+        text = body.decode("utf-8", "replace")  # (codecs that refuse "replace": UnicodeError)
     parser = _Links()
     parser.feed(text)
     parser.close()
-    base = urljoin(page, parser.base) if parser.base else page
+    base = page
+    if parser.base:
+        with contextlib.suppress(ValueError):  # a malformed <base href>: links resolve as if none
+            base = urljoin(page, parser.base)
     out = []
     for href in parser.hrefs:
         with contextlib.suppress(ValueError):  # a malformed URL (a bad IPv6 literal): no link
@@ -240,9 +243,9 @@ def lastmod_utc(text: str | None) -> str | None:
             when = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
             if when.tzinfo is None:
                 when = when.replace(tzinfo=dt.UTC)
-    except ValueError:
+        return when.astimezone(dt.UTC).replace(microsecond=0).isoformat()
+    except (ValueError, OverflowError):  # year 1 at +01:00 is before datetime.min in UTC
         return None
-    return when.astimezone(dt.UTC).replace(microsecond=0).isoformat()
 
 
 def robots_sitemaps(lines: Iterable[str]) -> list[str]:

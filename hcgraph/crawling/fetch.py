@@ -193,13 +193,16 @@ class Fetcher:
         self.mirrors = mirrors or Mirrors()
         self.requests = 0
 
-    async def get(self, url: str, headers: Mapping[str, str] | None = None) -> FetchResult:
-        """GET a logical URL; follow safe redirects; never raises for network trouble."""
+    async def get(
+        self, url: str, headers: Mapping[str, str] | None = None, *, keep_first: int | None = None
+    ) -> FetchResult:
+        """GET a logical URL; follow safe redirects; never raises for network trouble.
+        ``keep_first``: the body is its first that many bytes, the rest unread (robots.txt)."""
         result = FetchResult(url=url, fetch_url=self.mirrors.to_fetch(url))
         current = url
         for hop in range(self.policy.max_redirects + 1):
             fetch_url = self.mirrors.to_fetch(current)
-            attempt, tries = await self._with_retries(fetch_url, headers or {})
+            attempt, tries = await self._with_retries(fetch_url, headers or {}, keep_first)
             result.attempts += tries
             result.final_url, result.final_fetch_url = current, fetch_url
             result.status, result.headers = attempt.status, attempt.headers
@@ -235,7 +238,7 @@ class Fetcher:
         return result
 
     async def _with_retries(
-        self, fetch_url: str, headers: Mapping[str, str]
+        self, fetch_url: str, headers: Mapping[str, str], keep_first: int | None = None
     ) -> tuple[_Attempt, int]:
         host = host_of(canonicalize(fetch_url))
         policy = self.policy
@@ -243,7 +246,7 @@ class Fetcher:
             last = n == policy.retries
             async with self.politeness.slot(host):
                 self.requests += 1
-                attempt = await self._once(fetch_url, headers, last)
+                attempt = await self._once(fetch_url, headers, last, keep_first)
             if not attempt.transient:
                 return attempt, n + 1
             if last:
@@ -262,7 +265,9 @@ class Fetcher:
             await asyncio.sleep(wait if wait is not None else policy.backoff.delay(n + 1))
         raise AssertionError("unreachable")  # pragma: no cover - the last attempt returns
 
-    async def _once(self, fetch_url: str, headers: Mapping[str, str], last: bool) -> _Attempt:
+    async def _once(
+        self, fetch_url: str, headers: Mapping[str, str], last: bool, keep_first: int | None = None
+    ) -> _Attempt:
         """One attempt; ``transient`` set: worth another (the body is read only on the last)."""
         out = _Attempt()
         try:
@@ -279,7 +284,9 @@ class Fetcher:
                         out.retry_after = retry_after_seconds(resp.headers.get("retry-after"))
                         if not last:
                             return out
-                    out.body = await Capped(resp, self.policy.max_bytes, _REFUSALS).aread()
+                    cap = self.policy.max_bytes if keep_first is None else keep_first
+                    reader = Capped(resp, cap, _REFUSALS, truncate=keep_first is not None)
+                    out.body = await reader.aread()
         except TooLarge as exc:
             out.body, out.error, out.kind, out.transient = None, str(exc), "too-large", False
         except (TimeoutError, httpx.TimeoutException):
@@ -290,6 +297,8 @@ class Fetcher:
             out.transient = False
         except (httpx.TransportError, OSError) as exc:
             out = _Attempt(error=_describe(exc), kind="connection", transient=True)
+        except httpx.InvalidURL as exc:  # raised resolving a Location such as javascript:…
+            out = _invalid_url(fetch_url, exc)
         return out
 
 
@@ -301,6 +310,17 @@ def kept_headers(headers: httpx.Headers) -> dict[str, str]:
         if name in _KEPT:
             found[name] = f"{found[name]}, {value}" if name in found else value
     return {name: found[name] for name in KEPT_HEADERS if name in found}
+
+
+def _invalid_url(fetch_url: str, exc: httpx.InvalidURL) -> _Attempt:
+    """A URL httpx refused: the one requested, or (httpx resolves every ``Location`` it
+    gets, following or not) where the answer redirects to."""
+    try:
+        httpx.URL(fetch_url)
+    except httpx.InvalidURL:
+        return _Attempt(error=f"not a URL httpx can request: {exc}", kind="connection")
+    reason = f"redirect to a URL httpx cannot resolve refused: {exc}"
+    return _Attempt(error=reason, kind="redirect")
 
 
 def _describe(exc: BaseException) -> str:

@@ -4,7 +4,9 @@ The rules are matched by ``protego`` (the parser Scrapy uses) for the group whos
 ``User-agent`` matches our product token (else ``*``); only the first 512 KiB are read. The
 file is read through the mirror, if any, and applied to logical paths. A 4xx allows
 everything; a 5xx or an unreachable server disallows everything on that origin for this
-crawl. ``Crawl-delay`` for our agent sets the host's minimum request interval.
+crawl. ``Crawl-delay`` for our agent sets the host's minimum request interval; one longer
+than the fetch policy's ``max_retry_after`` fails that origin's URLs instead of stalling the
+crawl (as such a ``Retry-After`` does).
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ class Robots:
             return None
         origin, rules = await self._rules_of(url)
         if isinstance(rules, str):
-            return "failed", f"{origin}/robots.txt could not be read{rules}"
+            return "failed", f"{origin}/robots.txt {rules}"
         if rules is None or rules.can_fetch(url, AGENT_TOKEN):
             return None
         return "skipped", f"disallowed by {origin}/robots.txt"
@@ -74,16 +76,20 @@ class Robots:
         return origin, await asyncio.shield(task)
 
     async def _load(self, origin: str) -> Protego | str | None:
-        result = await self.fetcher.get(origin + "/robots.txt")
+        # only the start is read: one past the body cap was refused and then allowed all
+        result = await self.fetcher.get(origin + "/robots.txt", keep_first=_MAX_ROBOTS_BYTES)
         status = result.status
         if result.error is not None and status is None:
-            return f" (unreachable: {result.error})"
+            return f"could not be read (unreachable: {result.error})"
         if status is not None and status >= 500:
-            return f" (HTTP {status})"
+            return f"could not be read (HTTP {status})"
         if status != 200 or result.body is None:
             return None  # 4xx, or a redirect we may not follow: no rules
-        parser = Protego.parse(result.body[:_MAX_ROBOTS_BYTES].decode("utf-8", "replace"))
+        parser = Protego.parse(result.body.decode("utf-8", "replace"))
         delay = parser.crawl_delay(AGENT_TOKEN) if self.enabled else None
+        limit = self.fetcher.policy.max_retry_after
+        if delay and delay > limit:  # honoured, it would stall the crawl for ever (1e308)
+            return f"asks for a Crawl-delay of {delay:g} s, longer than the {limit:g} s limit"
         if delay:
             self.fetcher.politeness.set_min_interval(
                 host_of(self.fetcher.mirrors.to_fetch(origin + "/")), float(delay)

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from ..errors import PushError
+from ..errors import PushError, visible
 
 __all__ = [
     "Credentials",
@@ -115,6 +115,10 @@ def _marking(
             sent = flow.send(response)
         except StopIteration:
             return
+        except (KeyError, NotImplementedError) as exc:  # httpx lacks it: no hung worker
+            raise PushError(
+                f"the server's Digest challenge cannot be answered: {_lacking(exc)}"
+            ) from None
         if response.status_code == 401:
             _CHALLENGED.add(sent)
 
@@ -161,6 +165,14 @@ class _AnyAuth(httpx.Auth):
             request.headers["Authorization"] = self._basic
             _CHALLENGED.add(request)
             yield request
+
+
+def _lacking(exc: Exception) -> str:
+    """What of a Digest challenge httpx cannot do: an algorithm (a ``KeyError`` from its
+    table: SHA-512-256) or ``qop="auth-int"`` (``NotImplementedError``)."""
+    if isinstance(exc, KeyError):
+        return f"httpx has no algorithm {visible(str(exc.args[0]) if exc.args else '')}"
+    return visible(str(exc))
 
 
 def _challenges(response: httpx.Response) -> set[str]:

@@ -333,6 +333,7 @@ class _Run:
         self._bulk_slots = asyncio.Semaphore(min(_BULK_IN_FLIGHT, opts.concurrency))
         self._server_failures = 0  # consecutive jobs lost to server errors
         self._max_server_failures = max(5, 2 * opts.concurrency)
+        self._crash: Exception | None = None  # a worker's unexpected error, raised at the end
 
     # --- what to send -------------------------------------------------------------------
     def _skip(self, graph: LocalGraph) -> bool:
@@ -457,6 +458,8 @@ class _Run:
             for _ in workers:
                 await queue.put(None)
             await asyncio.gather(*workers)
+        if self._crash is not None:
+            raise self._crash
         r = self.report
         r.not_sent = r.graphs - r.pushed - r.unchanged - len(r.failures)
 
@@ -467,7 +470,13 @@ class _Run:
     ) -> None:
         while (job := await queue.get()) is not None:
             if self.report.aborted is None:
-                await self._send_job(client, *job)
+                try:
+                    await self._send_job(client, *job)
+                except PushError as exc:  # the push state cannot be recorded (disk full)
+                    self._abort(_Abort(str(exc)))  # a worker that died left the queue full
+                except Exception as exc:  # a bug: stop, drain, raise it once all have ended
+                    self._abort(_Abort(f"{type(exc).__name__}: {exc}"))
+                    self._crash = self._crash or exc
 
     async def _send_job(
         self, client: httpx.AsyncClient, kind: str, job: Sequence[LocalGraph]
@@ -568,9 +577,12 @@ class _Run:
     ) -> httpx.Response:
         """One attempt. A connection dropped on the answer to a ``401`` challenge is tried
         once more; dropped again, the credentials are taken as refused (Virtuoso may close
-        the connection on a wrong Digest password instead of answering ``401``)."""
+        the connection on a wrong Digest password instead of answering ``401``). A redirect
+        httpx cannot resolve (it resolves every ``Location``) stops the push like any other."""
         try:
             return await client.send(self._request(client, job, kind))
+        except httpx.InvalidURL as exc:  # Location: javascript:… (the worker died: a hang)
+            raise _Abort(f"{url} redirects to a URL httpx cannot read ({exc})") from exc
         except httpx.TransportError as exc:
             if not (_dropped(exc) and _challenged(exc)):
                 raise

@@ -44,7 +44,7 @@ class PushState:
                 raise PushError(
                     f"{path}: unreadable push state ({exc}); delete it to start over"
                 ) from exc
-            if not isinstance(data, dict) or data.get("format") != _FORMAT:
+            if not isinstance(data, dict) or data.get("format") != _FORMAT or not _shaped(data):
                 raise PushError(f"{path}: not an hcgraph push state file")
             self._endpoints = dict(data.get("endpoints", {}))
         self._replay()
@@ -155,6 +155,15 @@ class PushState:
             raise PushError(f"cannot save the push state: {exc}") from None
         except OSError as exc:
             raise PushError(f"cannot save the push state: {self.journal}: {exc}") from None
+
+
+def _shaped(data: dict[str, Any]) -> bool:
+    """True when the file's ``endpoints`` are objects whose ``graphs`` are objects (a file
+    edited by hand into another shape failed later, in a traceback)."""
+    endpoints = data.get("endpoints", {})
+    return isinstance(endpoints, dict) and all(
+        isinstance(e, dict) and isinstance(e.get("graphs", {}), dict) for e in endpoints.values()
+    )
 
 
 def _entry(line: bytes) -> tuple[str, str, str | None] | None:

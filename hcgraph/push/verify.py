@@ -86,6 +86,8 @@ async def _select(
         )
     except httpx.TransportError as exc:
         raise PushError(f"{doing}cannot reach {url}: {first_line(exc)}") from exc
+    except httpx.InvalidURL as exc:  # httpx resolves a Location (javascript:…) and fails
+        raise PushError(f"{doing}{url} redirects to a URL httpx cannot read: {exc}") from exc
     if response.status_code >= 300:
         raise PushError(f"{doing}HTTP {response.status_code} from {url}")
     try:

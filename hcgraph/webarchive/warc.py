@@ -242,7 +242,7 @@ def _title(body: bytes) -> str | None:
     """A story's headline, for the page list (None if the body is not a story)."""
     try:
         doc = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # a hostile body the crawl refused is archived too
         return None
     title = doc.get("headline") if isinstance(doc, dict) else None
     return title if isinstance(title, str) else None
@@ -327,10 +327,17 @@ class _Reader:
 
     def _fetch_record(self, rec: Any) -> None:
         data = rec.content_stream().read()
+        uri = rec.rec_headers.get_header("WARC-Target-URI") or ""
         if rec.digest_checker.passed is False:
-            self.report.damaged.append(rec.rec_headers.get_header("WARC-Target-URI") or "")
+            self.report.damaged.append(uri)
             return
-        self.archive.add_record(FetchRecord.from_json(data))
+        try:  # a WACZ from elsewhere may say it holds one and not
+            record = FetchRecord.from_json(data)
+            _ = record.sort_key  # a text URL and an ISO date: what the archive reads
+        except (ValueError, TypeError, AttributeError, RecursionError) as exc:
+            why = " ".join(str(exc).split())[:200]
+            raise ArchiveError(f"{uri}: not an hcgraph fetch record ({why})") from None
+        self.archive.add_record(record)
         self.report.fetches += 1
         self.own, self.derived = True, []
 
