@@ -1,0 +1,73 @@
+"""Review of the read side and the checks (2026-12-07): odd option values and inputs meet one
+clear line, never a traceback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from hcgraph.cli import cli
+
+from hcgraph.crate import write_rocrate
+from hcgraph.errors import ExportError
+from hcgraph.ingest import ingest_paths
+from hcgraph.limits import limit_memory
+from hcgraph.store import Store
+from tests.conftest import SEED
+
+
+@pytest.fixture(scope="module")
+def store_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("review4") / "store"
+    with Store(directory) as st:
+        ingest_paths(st, [SEED])
+    return directory
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-nan"])
+def test_query_timeout_refuses_nan_and_inf(invoke: Any, store_dir: Path, value: str) -> None:
+    """click's FloatRange lets nan and inf through; they crashed in select() with a traceback."""
+    result = invoke_safe("query", "publisher-reach", "--timeout-s", value, "--store", store_dir)
+    assert result.exit_code == 2, result.output
+    assert "--timeout-s" in result.output and "finite" in result.output
+
+
+def invoke_safe(*args: object) -> Any:
+    """The CLI in-process, its exceptions kept in the result (exit code 1 for a crash)."""
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def test_a_query_memory_past_what_the_os_holds_is_no_crash() -> None:
+    """``--query-memory 99999999999999999999999G`` reached setrlimit, which raised
+    OverflowError: the query process died "without an answer (OverflowError ...)"."""
+    import resource
+
+    before = resource.getrlimit(resource.RLIMIT_DATA)
+    limit_memory(99999999999999999999999 << 30)  # raised OverflowError
+    assert resource.getrlimit(resource.RLIMIT_DATA) == before
+
+
+@pytest.mark.parametrize(
+    "report",
+    [
+        {"seeds": 5},
+        {"seeds": None},
+        {"seeds": "https://example.org/"},
+        {"seeds": [{"url": "x"}]},
+        {"seeds": [], "started_at": 3},
+        ["https://example.org/"],
+    ],
+)
+def test_a_malformed_crawl_report_is_named(
+    store_dir: Path, tmp_path: Path, report: Any
+) -> None:
+    """seeds that are no list of URLs crashed (TypeError) or became one input per character."""
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report))
+    with pytest.raises(ExportError, match="not a crawl report"):
+        write_rocrate(store_dir, tmp_path / "crate", report=path)
+    assert not (tmp_path / "crate").exists()
