@@ -71,3 +71,57 @@ def test_a_malformed_crawl_report_is_named(
     with pytest.raises(ExportError, match="not a crawl report"):
         write_rocrate(store_dir, tmp_path / "crate", report=path)
     assert not (tmp_path / "crate").exists()
+
+
+def _rdf12_store(directory: Path, *, triple_term: bool) -> Path:
+    """The seed story plus an ``@he--rtl`` headline (and a triple term) in its graph."""
+    import pyoxigraph as ox
+
+    from tests.conftest import SEED_URL
+
+    story = ox.NamedNode(SEED_URL)
+    with Store(directory) as st:
+        ingest_paths(st, [SEED])
+        rtl = ox.Literal("שלום", language="he", direction=ox.BaseDirection.RTL)
+        st.ox.add(ox.Quad(story, ox.NamedNode("http://schema.org/alternativeHeadline"), rtl, story))
+        if triple_term:
+            said = ox.Triple(story, ox.NamedNode("http://schema.org/headline"), rtl)
+            reifies = ox.NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#reifies")
+            st.ox.add(ox.Quad(story, reifies, said, story))
+    return directory
+
+
+def test_jsonld_keeps_a_literals_direction(tmp_path: Path) -> None:
+    """``"שלום"@he--rtl`` was written as ``{"@value", "@language": "he"}``: its direction lost."""
+    import pyoxigraph as ox
+
+    store_dir = _rdf12_store(tmp_path / "store", triple_term=False)
+    out = tmp_path / "graph.jsonld"
+    result = invoke_safe("export", "--format", "jsonld", "--out", out, "--store", store_dir)
+    assert result.exit_code == 0, result.output
+    back = {q.object for q in ox.parse(out.read_bytes(), format=ox.RdfFormat.JSON_LD)}
+    assert ox.Literal("שלום", language="he", direction=ox.BaseDirection.RTL) in back
+
+
+def test_jsonld_refuses_a_triple_term_in_one_line(tmp_path: Path) -> None:
+    """A triple term crashed ``export --format jsonld`` with a ValueError traceback."""
+    store_dir = _rdf12_store(tmp_path / "store", triple_term=True)
+    out = tmp_path / "graph.jsonld"
+    result = invoke_safe("export", "--format", "jsonld", "--out", out, "--store", store_dir)
+    assert result.exit_code == 1 and result.exception is not None
+    assert isinstance(result.exception, SystemExit), repr(result.exception)
+    assert result.output.startswith("error: ") and "triple term" in result.output
+    assert "trig" in result.output and not out.exists()
+
+
+def test_jsonld_refuses_an_iri_that_reads_back_as_a_curie(tmp_path: Path) -> None:
+    """An IRI whose scheme is a prefix name (``schema:x``) crashed with a ValueError."""
+    import pyoxigraph as ox
+
+    store_dir = tmp_path / "store"
+    with Store(store_dir) as st:
+        graph = ox.NamedNode("https://example.org/story/")
+        st.ox.add(ox.Quad(ox.NamedNode("schema:x"), ox.NamedNode("http://a/p"), graph, graph))
+    result = invoke_safe("export", "--format", "jsonld", "--store", store_dir)
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
+    assert "read back as a CURIE" in result.output
