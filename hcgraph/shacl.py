@@ -513,6 +513,8 @@ def _data_graph(
     targets: set[ox.NamedNode] = set()
     subjects: dict[Any, None] = {}
     for quad in quads:
+        if isinstance(quad.object, ox.Triple) or isinstance(quad.subject, ox.Triple):
+            continue  # an RDF 1.2 triple term: rdflib 7 cannot hold one, no shape names one
         subject = _to_rdflib(quad.subject)
         subjects[subject] = None
         graph.add((subject, _to_rdflib(quad.predicate), _to_rdflib(quad.object)))

@@ -125,3 +125,20 @@ def test_jsonld_refuses_an_iri_that_reads_back_as_a_curie(tmp_path: Path) -> Non
     result = invoke_safe("export", "--format", "jsonld", "--store", store_dir)
     assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
     assert "read back as a CURIE" in result.output
+
+
+@pytest.mark.parametrize("mode", ["full", "fast"])
+def test_shacl_runs_on_a_store_holding_a_triple_term(tmp_path: Path, mode: str) -> None:
+    """``check --shacl full`` crashed (AttributeError: Triple has no 'language') converting an
+    RDF 1.2 triple term for pySHACL; the store's other triples are validated as before."""
+    from hcgraph.shacl import validate
+
+    plain = tmp_path / "plain"
+    with Store(plain) as st:
+        ingest_paths(st, [SEED])
+        before = validate(st, mode="full")
+    with Store(_rdf12_store(tmp_path / "rdf12", triple_term=True)) as st:
+        after = validate(st, mode="full")
+    assert after == before
+    result = invoke_safe("check", "--shacl", mode, "--store", tmp_path / "rdf12")
+    assert result.exit_code == 0 and result.exception is None, result.output
