@@ -88,6 +88,10 @@ def load_shapes(path: Path | str | None = None) -> rdflib.Graph:
         graph.parse(source, format="turtle")
     except (OSError, SyntaxError, ValueError) as exc:  # rdflib raises BadSyntax (a SyntaxError)
         reason = first_line(exc)
+        # rdflib's BadSyntax: its first line, "at line 3 of <>:", says where but not what
+        why, line = getattr(exc, "_why", None), getattr(exc, "lines", None)
+        if isinstance(why, str) and isinstance(line, int):
+            reason = f"line {line + 1}: {why}"
         raise CheckError(f"{source}: cannot load SHACL shapes: {reason}") from None
     if not any(graph.subjects(RDF.type, SH.NodeShape)):
         raise CheckError(f"{source}: no sh:NodeShape found")

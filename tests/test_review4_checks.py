@@ -142,3 +142,17 @@ def test_shacl_runs_on_a_store_holding_a_triple_term(tmp_path: Path, mode: str) 
     assert after == before
     result = invoke_safe("check", "--shacl", mode, "--store", tmp_path / "rdf12")
     assert result.exit_code == 0 and result.exception is None, result.output
+
+
+def test_a_shapes_file_with_bad_turtle_says_what_is_wrong(tmp_path: Path) -> None:
+    """The error was rdflib's first line only, ``at line 3 of <>:``: where, not what."""
+    from hcgraph.errors import CheckError
+    from hcgraph.shacl import load_shapes
+
+    shapes = tmp_path / "shapes.ttl"
+    shapes.write_text("@prefix x: <http://a/> .\nx:a x:b x:c .\nnot turtle <<<\n")
+    with pytest.raises(CheckError) as caught:
+        load_shapes(shapes)
+    assert str(caught.value) == (
+        f"{shapes}: cannot load SHACL shapes: line 3: expected directive or statement"
+    )
