@@ -4,6 +4,7 @@ clear line, never a traceback."""
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -156,3 +157,44 @@ def test_a_shapes_file_with_bad_turtle_says_what_is_wrong(tmp_path: Path) -> Non
     assert str(caught.value) == (
         f"{shapes}: cannot load SHACL shapes: line 3: expected directive or statement"
     )
+
+
+def test_order_by_over_an_ill_typed_decimal_is_no_crash() -> None:
+    """``"NaN"^^xsd:decimal`` became Decimal('NaN'), and sorting by it raised
+    decimal.InvalidOperation (a traceback): an ill-typed literal stays its text."""
+    from hcgraph.queries import parse_query_text, run_query, to_python
+
+    text = (
+        "PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n"
+        'SELECT ?x WHERE { VALUES ?x { "NaN"^^xsd:decimal 2 "1_0"^^xsd:integer 1 } }\n'
+        "ORDER BY ?x\n"
+    )
+    with Store(None) as st:
+        rows = [r["x"] for r in run_query(st, parse_query_text(text, "nan.rq"))]
+    assert rows == [1, 2, "1_0", "NaN"]
+    import pyoxigraph as ox
+
+    xsd = "http://www.w3.org/2001/XMLSchema#"
+    assert to_python(ox.Literal("Infinity", datatype=ox.NamedNode(xsd + "decimal"))) == "Infinity"
+    assert to_python(ox.Literal("١٢", datatype=ox.NamedNode(xsd + "integer"))) == "١٢"
+    assert to_python(ox.Literal("-1.50", datatype=ox.NamedNode(xsd + "decimal"))) == Decimal("-1.50")
+
+
+@pytest.mark.parametrize(
+    ("given", "lexical"), [("2.5", "2.5"), ("1e5", "100000"), ("-0.0", "-0.0"), (" 3", "3")]
+)
+def test_a_decimal_parameter_is_an_xsd_decimal(given: str, lexical: str) -> None:
+    """``-p d=1e5`` was bound as ``"1E+5"^^xsd:decimal``, an ill-typed literal that compares
+    with nothing (so the query answered nothing, silently)."""
+    from hcgraph.queries import PARAM_TYPES
+
+    assert PARAM_TYPES["decimal"]("d", given).value == lexical
+
+
+@pytest.mark.parametrize("given", ["NaN", "Infinity", "-inf", "snan"])
+def test_a_decimal_parameter_refuses_what_xsd_decimal_has_not(given: str) -> None:
+    from hcgraph.errors import QueryError
+    from hcgraph.queries import PARAM_TYPES
+
+    with pytest.raises(QueryError, match="not a valid decimal"):
+        PARAM_TYPES["decimal"]("d", given)
