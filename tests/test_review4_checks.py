@@ -12,7 +12,6 @@ import pytest
 from click.testing import CliRunner
 
 from hcgraph.cli import cli
-
 from hcgraph.crate import write_rocrate
 from hcgraph.errors import ExportError
 from hcgraph.ingest import ingest_paths
@@ -63,9 +62,7 @@ def test_a_query_memory_past_what_the_os_holds_is_no_crash() -> None:
         ["https://example.org/"],
     ],
 )
-def test_a_malformed_crawl_report_is_named(
-    store_dir: Path, tmp_path: Path, report: Any
-) -> None:
+def test_a_malformed_crawl_report_is_named(store_dir: Path, tmp_path: Path, report: Any) -> None:
     """seeds that are no list of URLs crashed (TypeError) or became one input per character."""
     path = tmp_path / "report.json"
     path.write_text(json.dumps(report))
@@ -177,7 +174,8 @@ def test_order_by_over_an_ill_typed_decimal_is_no_crash() -> None:
     xsd = "http://www.w3.org/2001/XMLSchema#"
     assert to_python(ox.Literal("Infinity", datatype=ox.NamedNode(xsd + "decimal"))) == "Infinity"
     assert to_python(ox.Literal("١٢", datatype=ox.NamedNode(xsd + "integer"))) == "١٢"
-    assert to_python(ox.Literal("-1.50", datatype=ox.NamedNode(xsd + "decimal"))) == Decimal("-1.50")
+    decimal = ox.NamedNode(xsd + "decimal")
+    assert to_python(ox.Literal("-1.50", datatype=decimal)) == Decimal("-1.50")
 
 
 @pytest.mark.parametrize(
