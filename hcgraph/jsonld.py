@@ -4,8 +4,9 @@ The context (:func:`context`, shipped as ``hcgraph/context.jsonld``) maps each p
 :data:`~hcgraph.vocab.TURTLE_PREFIXES` to its namespace. The document is streamed as
 ``{"@context": {…}, "@graph": [node, …]}``, one node object per run of triples about one
 subject, in the store's order: CURIEs for ``@id`` and keys, ``rdf:type`` as ``@type``, plain
-strings as JSON strings, every other literal as ``{"@value", "@type"|"@language"}`` with its
-exact lexical form (no JSON numbers, which would re-canonicalise ``06``). An IRI becomes a
+strings as JSON strings, every other literal as ``{"@value", "@type"|"@language"}`` (and
+``"@direction"`` for ``"…"@he--rtl``) with its exact lexical form (no JSON numbers, which
+would re-canonicalise ``06``). A triple term (RDF 1.2) has no JSON-LD 1.1 form: refused. An IRI becomes a
 CURIE only where expansion gives it back; one whose scheme is a prefix name is refused.
 """
 
