@@ -6,8 +6,9 @@ The context (:func:`context`, shipped as ``hcgraph/context.jsonld``) maps each p
 subject, in the store's order: CURIEs for ``@id`` and keys, ``rdf:type`` as ``@type``, plain
 strings as JSON strings, every other literal as ``{"@value", "@type"|"@language"}`` (and
 ``"@direction"`` for ``"…"@he--rtl``) with its exact lexical form (no JSON numbers, which
-would re-canonicalise ``06``). A triple term (RDF 1.2) has no JSON-LD 1.1 form: refused. An IRI becomes a
-CURIE only where expansion gives it back; one whose scheme is a prefix name is refused.
+would re-canonicalise ``06``). A triple term (RDF 1.2) has no JSON-LD 1.1 form: refused. An
+IRI becomes a CURIE only where expansion gives it back; one whose scheme is a prefix name is
+refused.
 """
 
 from __future__ import annotations
