@@ -42,13 +42,22 @@ def _write_export(store: Store, fmt: str, path: Path) -> None:
 
 
 def _read_report(path: Path | None) -> dict[str, Any] | None:
+    """The crawl report at ``path`` (None: no such file); ExportError naming what is wrong."""
     if path is None or not path.is_file():
         return None
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ExportError(f"{path}: not a crawl report ({exc})") from None
-    return data if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        raise ExportError(f"{path}: not a crawl report (a JSON object)")
+    seeds = data.get("seeds", [])
+    if not isinstance(seeds, list) or not all(isinstance(s, str) for s in seeds):
+        raise ExportError(f"{path}: not a crawl report (its seeds are no list of URLs)")
+    for key in ("started_at", "finished_at"):
+        if not isinstance(data.get(key, ""), str | None):
+            raise ExportError(f"{path}: not a crawl report ({key} is no date and time)")
+    return data
 
 
 def _licenses(store: Store) -> list[str]:

@@ -4,9 +4,11 @@ The context (:func:`context`, shipped as ``hcgraph/context.jsonld``) maps each p
 :data:`~hcgraph.vocab.TURTLE_PREFIXES` to its namespace. The document is streamed as
 ``{"@context": {…}, "@graph": [node, …]}``, one node object per run of triples about one
 subject, in the store's order: CURIEs for ``@id`` and keys, ``rdf:type`` as ``@type``, plain
-strings as JSON strings, every other literal as ``{"@value", "@type"|"@language"}`` with its
-exact lexical form (no JSON numbers, which would re-canonicalise ``06``). An IRI becomes a
-CURIE only where expansion gives it back; one whose scheme is a prefix name is refused.
+strings as JSON strings, every other literal as ``{"@value", "@type"|"@language"}`` (and
+``"@direction"`` for ``"…"@he--rtl``) with its exact lexical form (no JSON numbers, which
+would re-canonicalise ``06``). A triple term (RDF 1.2) has no JSON-LD 1.1 form: refused. An
+IRI becomes a CURIE only where expansion gives it back; one whose scheme is a prefix name is
+refused.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import BinaryIO
 
 import pyoxigraph as ox
 
+from .errors import ExportError
 from .store import Store
 from .vocab import RDF, TURTLE_PREFIXES
 
@@ -42,7 +45,7 @@ def _curie(iri: str) -> str:
         if iri.startswith(ns) and not iri[len(ns) :].startswith("//"):
             return f"{prefix}:{iri[len(ns) :]}"
     if iri.split(":", 1)[0] in TURTLE_PREFIXES:
-        raise ValueError(f"IRI {iri!r} would read back as a CURIE in JSON-LD")
+        raise ExportError(f"IRI {iri!r} would read back as a CURIE in JSON-LD; use --format trig")
     return iri
 
 
@@ -51,14 +54,20 @@ def _node_id(term: ox.NamedNode | ox.BlankNode | ox.Triple) -> str:
         return _curie(term.value)
     if isinstance(term, ox.BlankNode):
         return "_:" + term.value
-    raise ValueError("RDF-star triples cannot be written as JSON-LD 1.1")
+    raise ExportError(
+        f"the graph holds a triple term (RDF 1.2), <<( {term} )>>, which JSON-LD 1.1 cannot"
+        " carry; use --format turtle, trig or nquads"
+    )
 
 
 def _value(term: ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple) -> object:
     if isinstance(term, ox.Literal):
         datatype = term.datatype.value
         if term.language:
-            return {"@value": term.value, "@language": term.language}
+            value = {"@value": term.value, "@language": term.language}
+            if term.direction is not None:  # "…"@he--rtl: JSON-LD 1.1's @direction
+                value["@direction"] = str(term.direction)
+            return value
         if datatype == _STRING:
             return term.value
         return {"@value": term.value, "@type": _curie(datatype)}

@@ -117,7 +117,8 @@ def limit_memory(size: int) -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
     cap = size if hard == resource.RLIM_INFINITY else min(size, hard)
     if soft == resource.RLIM_INFINITY or soft > cap:
-        with contextlib.suppress(ValueError, OSError):
+        # OverflowError: a cap past what the OS can hold (99999999G) is no cap at all
+        with contextlib.suppress(ValueError, OSError, OverflowError):
             resource.setrlimit(resource.RLIMIT_DATA, (cap, hard))
 
 

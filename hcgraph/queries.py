@@ -156,9 +156,26 @@ _INTEGER_TYPES = (
     "negativeInteger", "nonPositiveInteger", "unsignedLong", "unsignedInt", "unsignedShort",
     "unsignedByte",
 )  # fmt: skip
+_INTEGER_LEXICAL = re.compile(r"[+-]?[0-9]+")
+_DECIMAL_LEXICAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
+
+
+def _lexical(pattern: re.Pattern[str], convert: Any) -> Any:
+    """``convert`` for a value of the XSD lexical form only: ``"NaN"^^xsd:decimal`` (which
+    Decimal would take, and which then cannot be compared) or ``"1_0"^^xsd:integer`` is
+    ill-typed and stays its text."""
+
+    def checked(value: str) -> Any:
+        if pattern.fullmatch(value) is None:
+            raise ValueError(value)
+        return convert(value)
+
+    return checked
+
+
 _LITERAL_CONVERTERS: dict[str, Any] = {
-    **{name: int for name in _INTEGER_TYPES},
-    "decimal": Decimal,
+    **{name: _lexical(_INTEGER_LEXICAL, int) for name in _INTEGER_TYPES},
+    "decimal": _lexical(_DECIMAL_LEXICAL, Decimal),
     "double": float,
     "float": float,
     "boolean": lambda v: v in ("true", "1"),
@@ -194,6 +211,14 @@ def _typed(xsd_name: str, check: Any) -> Any:
     return convert
 
 
+def _decimal_lexical(number: Decimal) -> str:
+    """An xsd:decimal's lexical form: no exponent (``1e5`` → ``100000``), nothing infinite
+    or NaN, no more than a thousand digits either side of the point."""
+    if not number.is_finite() or abs(number.adjusted()) > 1000:
+        raise ValueError(number)
+    return format(number, "f")
+
+
 def _boolean(value: str) -> str:
     lowered = value.lower()
     if lowered in ("true", "1", "yes"):
@@ -209,7 +234,7 @@ PARAM_TYPES: dict[str, Any] = {
     "literal": _text,
     "string": _text,
     "integer": _typed("integer", lambda v: str(int(v))),
-    "decimal": _typed("decimal", lambda v: str(Decimal(v))),
+    "decimal": _typed("decimal", lambda v: _decimal_lexical(Decimal(v))),
     "boolean": _typed("boolean", _boolean),
     "date": _typed("date", lambda v: dt.date.fromisoformat(v).isoformat()),
 }

@@ -88,6 +88,10 @@ def load_shapes(path: Path | str | None = None) -> rdflib.Graph:
         graph.parse(source, format="turtle")
     except (OSError, SyntaxError, ValueError) as exc:  # rdflib raises BadSyntax (a SyntaxError)
         reason = first_line(exc)
+        # rdflib's BadSyntax: its first line, "at line 3 of <>:", says where but not what
+        why, line = getattr(exc, "_why", None), getattr(exc, "lines", None)
+        if isinstance(why, str) and isinstance(line, int):
+            reason = f"line {line + 1}: {why}"
         raise CheckError(f"{source}: cannot load SHACL shapes: {reason}") from None
     if not any(graph.subjects(RDF.type, SH.NodeShape)):
         raise CheckError(f"{source}: no sh:NodeShape found")
@@ -513,6 +517,8 @@ def _data_graph(
     targets: set[ox.NamedNode] = set()
     subjects: dict[Any, None] = {}
     for quad in quads:
+        if isinstance(quad.object, ox.Triple) or isinstance(quad.subject, ox.Triple):
+            continue  # an RDF 1.2 triple term: rdflib 7 cannot hold one, no shape names one
         subject = _to_rdflib(quad.subject)
         subjects[subject] = None
         graph.add((subject, _to_rdflib(quad.predicate), _to_rdflib(quad.object)))

@@ -172,7 +172,7 @@ def int_option(
     return click.option(name, type=kind, default=default, show_default=True, help=help)
 
 
-class _FiniteFloat(click.FloatRange):
+class FiniteFloat(click.FloatRange):
     """A :class:`click.FloatRange` that also refuses ``nan`` and ``inf``: click lets them
     through (``nan`` passes every bound check), and they crash later (a NaN deadline)."""
 
@@ -189,7 +189,7 @@ def float_option(
     """A number option (finite and greater than 0 with ``positive``), its default shown when set."""
     # An unbounded FloatRange would show "x<=None" in --help: plain float there (push checks
     # its --timeout itself, nan and inf included).
-    kind = _FiniteFloat(min=0, min_open=True) if positive else float
+    kind = FiniteFloat(min=0, min_open=True) if positive else float
     return click.option(name, type=kind, default=default, show_default=True, help=help)
 
 

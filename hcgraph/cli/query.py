@@ -18,6 +18,7 @@ from ..queries import QueryResult, SavedQuery, load_query, run_query, saved_quer
 from ..results import FORMATS, write_result, write_table
 from ..store import Store
 from ._common import (
+    FiniteFloat,
     file_option,
     flag_option,
     out_console,
@@ -75,7 +76,7 @@ def _query_in_child(
 )  # fmt: skip
 @file_option("--out", help="Write to this file (default: stdout).")
 @click.option(
-    "--timeout-s", type=click.FloatRange(0, min_open=True), default=None,
+    "--timeout-s", type=FiniteFloat(0, min_open=True), default=None,
     help="Stop the query after this many seconds (exit 1); default: no limit.",
 )  # fmt: skip
 @query_memory_option
