@@ -196,3 +196,41 @@ def test_a_decimal_parameter_refuses_what_xsd_decimal_has_not(given: str) -> Non
 
     with pytest.raises(QueryError, match="not a valid decimal"):
         PARAM_TYPES["decimal"]("d", given)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("serve", "--timeout-s", "nan"),
+        ("serve", "--timeout-s", "inf"),
+        ("manifests", "fetch", "--rate", "nan"),
+    ],
+)
+def test_serve_timeout_and_fetch_rate_refuse_nan_and_inf(args: tuple[str, ...]) -> None:
+    """Taken as given, a NaN or infinite time limit meant no limit (serve) and a NaN rate a
+    crash: both are usage errors, before anything starts."""
+    result = invoke_safe(*args)
+    assert result.exit_code == 2, result.output
+    assert "finite" in result.output
+
+
+def test_a_rate_of_almost_nothing_sleeps_in_steps_not_an_overflow(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``--rate 1e-300`` asks for 1e300 s between requests: time.sleep overflowed (a
+    traceback) on the second request; the pacer now sleeps in bounded steps."""
+    from hcgraph.claims import fetching
+
+    slept: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        if len(slept) >= 3:
+            raise KeyboardInterrupt  # stop the (very long) wait after a few steps
+
+    monkeypatch.setattr(fetching.time, "sleep", sleep)
+    pacer = fetching._Pacer(1e-300)
+    pacer.wait()  # the first request starts at once
+    with pytest.raises(KeyboardInterrupt):
+        pacer.wait()
+    assert slept and all(0 < s <= 60.0 for s in slept)

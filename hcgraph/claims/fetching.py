@@ -234,7 +234,7 @@ class _Pacer:
 
     def wait(self) -> None:
         while (delay := self.next_start - time.monotonic()) > 0:
-            time.sleep(delay)
+            time.sleep(min(delay, 60.0))  # time.sleep overflows past ~1e9 s (--rate 1e-300)
         self.next_start = max(self.next_start, time.monotonic()) + self.interval
 
     def defer(self, seconds: float) -> None:

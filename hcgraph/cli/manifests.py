@@ -11,7 +11,7 @@ from ..claims.pulling import pull_manifests
 from ..claims.reply import DEFAULT_API, DEFAULT_KEY_ENV
 from ..claims.verdicts import check_support
 from ..store import Store
-from ._common import err_console, out_console, store_option
+from ._common import FiniteFloat, err_console, out_console, store_option
 
 
 @click.group("manifests")
@@ -39,7 +39,7 @@ def manifests() -> None:
 @click.option("--max", "max_fetch", type=click.IntRange(min=0), default=None,
               help="Request at most N manifests this run (the 72-hour demo key pulls 25); "
                    "the most-cited go first and the rest are reported as left.")  # fmt: skip
-@click.option("--rate", type=click.FloatRange(min=0), default=2.0, show_default=True,
+@click.option("--rate", type=FiniteFloat(min=0), default=2.0, show_default=True,
               help="Requests per second to the API (0: no limit).")  # fmt: skip
 @store_option
 def fetch(

@@ -12,7 +12,7 @@ from ..deepcheck import deep_check
 from ..serve import DEFAULT_PORT, DEFAULT_TIMEOUT_S, Endpoint
 from ..store import Store
 from ..workbench import workbench_files
-from ._common import flag_option, query_memory_option, store_option
+from ._common import FiniteFloat, flag_option, query_memory_option, store_option
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
@@ -29,7 +29,7 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
     help="TCP port (0: pick a free one).",
 )  # fmt: skip
 @click.option(
-    "--timeout-s", type=click.FloatRange(0), default=DEFAULT_TIMEOUT_S, show_default=True,
+    "--timeout-s", type=FiniteFloat(0), default=DEFAULT_TIMEOUT_S, show_default=True,
     help="Per-query time limit in seconds, answer included (0: none); then 503.",
 )  # fmt: skip
 @click.option(
