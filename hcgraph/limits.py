@@ -172,10 +172,13 @@ def run_limited(
     name: str,
     timeout_s: float | None = None,
     memory: int = 0,
+    daemon: bool = True,
 ) -> Any:
     """``target(*args)`` in a child process with at most ``memory`` bytes of data (0: no
     cap), stopped after ``timeout_s`` seconds (``None``: none); an
-    :class:`~hcgraph.errors.HcgraphError` it raises is raised again here.
+    :class:`~hcgraph.errors.HcgraphError` it raises is raised again here. ``daemon=False``
+    lets the child start processes of its own (they inherit the cap); it is killed here
+    all the same when the call ends early.
 
     Raises:
         QueryError: the time ran out (the child is killed), the query needed more memory,
@@ -187,7 +190,7 @@ def run_limited(
     receive, send = context.Pipe(duplex=False)
     with tempfile.TemporaryFile() as err:
         child = context.Process(
-            target=_child, args=(send, err.fileno(), memory, target, args), daemon=True
+            target=_child, args=(send, err.fileno(), memory, target, args), daemon=daemon
         )
         child.start()
         send.close()

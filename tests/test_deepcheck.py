@@ -150,6 +150,24 @@ def test_a_count_over_a_damaged_index_stops_at_the_memory_limit(
         assert line.endswith("'hcgraph check --deep' names it")
 
 
+def test_check_over_a_damaged_store_ends_in_one_line_under_its_memory_limit(
+    damaged_all: Path, run_cli: Any
+) -> None:
+    """``check`` (without ``--deep``) runs under the same memory limit as ``query``: on a
+    damaged store its integrity queries could allocate without end (a reviewer's store was
+    killed by the kernel); now it ends in the damage's line or the limit's, exit 1."""
+    proc = run_cli("check", "--shacl", "off", "--query-memory", "400M", "--store", damaged_all,
+                   timeout=120)  # fmt: skip
+    assert proc.returncode == 1
+    (line,) = proc.stderr.strip().splitlines()
+    if "the store is damaged" in line:
+        assert line.startswith(f"error: {damaged_all}: the store is damaged: ")
+        assert line.endswith("ingest again")
+    else:
+        assert line.startswith("error: check: the query needed more than 400 MiB of memory")
+        assert line.endswith("'hcgraph check --deep' names it")
+
+
 @pytest.mark.parametrize(
     "command", [["stats"], ["export", "--format", "nquads"], ["check"]], ids=lambda c: c[0]
 )

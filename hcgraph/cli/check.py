@@ -5,16 +5,19 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
 from ..checking import INTEGRITY_CHECKS, CheckReport, Finding
 from ..checking import check as run_check
+from ..damage import damage_found
 from ..deepcheck import deep_check
 from ..errors import one_line
+from ..limits import default_query_memory, run_limited
 from ..shacl import MODES
 from ..store import Store
-from ._common import file_option, flag_option, int_option, store_option
+from ._common import file_option, flag_option, int_option, query_memory_option, store_option
 
 
 def render_text(report: CheckReport, *, max_per_story: int = 0) -> str:
@@ -81,6 +84,7 @@ def _summary(report: CheckReport) -> str:
 )  # fmt: skip
 @int_option("--max-per-story", 20, "Findings shown per story in text output (0: all).", at_least=0)
 @flag_option("--include-withdrawn", "Check withdrawn stories too (default: current stories only).")
+@query_memory_option
 @store_option
 def check(
     fmt: str,
@@ -91,6 +95,7 @@ def check(
     deep: bool,
     max_per_story: int,
     include_withdrawn: bool,
+    query_memory: int | None,
     store_dir: Path,
 ) -> None:
     """Validate the store: SHACL shapes plus the integrity queries.
@@ -116,17 +121,22 @@ def check(
       hcgraph check --format json > check.json
       hcgraph check --shacl full --strict
     """
-    with Store(store_dir, read_only=True) as store:
-        if deep:
+    if deep:
+        with Store(store_dir, read_only=True) as store:
             click.echo(deep_check(store).summary(), err=True)
-        report = run_check(
-            store,
-            shacl=shacl_mode != "off",
-            integrity=list(only) or None,
-            shacl_mode=shacl_mode if shacl_mode != "off" else "fast",
-            shapes_path=str(shapes_path) if shapes_path else None,
-            include_withdrawn=include_withdrawn,
-        )
+    options = {
+        "shacl": shacl_mode != "off",
+        "integrity": list(only) or None,
+        "shacl_mode": shacl_mode if shacl_mode != "off" else "fast",
+        "shapes_path": str(shapes_path) if shapes_path else None,
+        "include_withdrawn": include_withdrawn,
+    }
+    memory = default_query_memory() if query_memory is None else query_memory
+    if memory:  # a damaged table can make a light query allocate without end: a cap, a line
+        report = run_limited(_checked, store_dir, options, name="check", memory=memory,
+                             daemon=False)  # fmt: skip
+    else:
+        report = _checked(store_dir, options)
     if fmt == "json":
         sys.stdout.write(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
@@ -134,3 +144,15 @@ def check(
     sys.stdout.flush()
     failed = not report.ok or (strict and report.warnings > 0)
     click.get_current_context().exit(1 if failed else 0)
+
+
+def _checked(store_dir: Path, options: dict[str, Any]) -> CheckReport:
+    """The check itself (in the child process of :func:`~hcgraph.limits.run_limited`): a
+    damaged table met on the way is named there, as the CLI names it in its own process."""
+    try:
+        with Store(store_dir, read_only=True) as store:
+            return run_check(store, **options)
+    except (RuntimeError, OSError) as exc:
+        if (damage := damage_found(exc)) is None:
+            raise
+        raise damage from exc
