@@ -16,15 +16,14 @@ A change of the database's or the ledger's layout raises :data:`STORE_FORMAT`.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import datetime as dt
 import json
 import os
 import shutil
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, Any
 
 import pyoxigraph as ox
 
@@ -402,10 +401,7 @@ class Store:
             if len(data) < small:
                 self.ox.load(data, ox.RdfFormat.N_QUADS, lenient=True)
             else:
-                try:
-                    self.ox.bulk_load(data, ox.RdfFormat.N_QUADS, lenient=True)
-                finally:
-                    release_freed_memory()
+                self.ox.bulk_load(data, ox.RdfFormat.N_QUADS, lenient=True)
 
     def replace_graph(
         self, graph: str, ntriples: str, also: Mapping[str, str] | None = None
@@ -652,26 +648,6 @@ def _busy(directory: Path) -> StoreBusyError:
         f"{directory}: the store is in use {who}; wait for it to finish, or stop it",
         holder,
     )
-
-
-def _malloc_trim() -> Callable[[int], int] | None:
-    """glibc's ``malloc_trim``, or None on a C library without it (musl, macOS, Windows)."""
-    try:
-        return cast("Callable[[int], int]", ctypes.CDLL(None).malloc_trim)
-    except (AttributeError, OSError, TypeError):
-        return None
-
-
-_MALLOC_TRIM = _malloc_trim()
-
-
-def release_freed_memory() -> None:
-    """Hand the C heap's free pages back to the system (glibc ``malloc_trim``; elsewhere a
-    no-op). A bulk load's worker threads allocate ~1 KB a quad loaded and free it when the
-    load ends, but glibc keeps what they freed in each thread's arena: an ingest's RSS then
-    crept by ~200 MB over its loads at 10k stories (bench/RESULTS.md)."""
-    if _MALLOC_TRIM is not None:
-        _MALLOC_TRIM(0)
 
 
 def _open(directory: Path, db_path: Path, read_only: bool) -> ox.Store:

@@ -217,25 +217,3 @@ def test_killed_ingest_leaves_only_whole_stories(tmp_path: Path, mode: str) -> N
         report = ingest_paths(store, [stories_dir])
         assert report.ok
         assert len(store.story_graphs()) == len(corpus.stories)
-
-
-def test_bulk_load_then_freed_memory_released(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A load through the bulk loader hands the C heap's free pages back (glibc
-    ``malloc_trim``) once it ends, and the quads it loaded are all there; a small write
-    (one transaction) does not trim."""
-    import hcgraph.store as store_module
-
-    trims: list[int] = []
-    monkeypatch.setattr(store_module, "_MALLOC_TRIM", trims.append)
-    data = "".join(
-        f'<http://example.org/s{i}> <http://example.org/p> "{i}" <http://example.org/g> .\n'
-        for i in range(2000)
-    ).encode()
-    with Store(tmp_path / "st") as st:
-        st.load_nquads(data, small=1)  # the bulk loader
-        assert len(st) == 2000
-        assert trims == [0]
-        st.load_nquads(data.splitlines(keepends=True)[0])  # under 1 MiB: one transaction
-        assert trims == [0]
