@@ -131,12 +131,7 @@ def check(
         "shapes_path": str(shapes_path) if shapes_path else None,
         "include_withdrawn": include_withdrawn,
     }
-    memory = default_query_memory() if query_memory is None else query_memory
-    if memory:  # a damaged table can make a light query allocate without end: a cap, a line
-        report = run_limited(_checked, store_dir, options, name="check", memory=memory,
-                             daemon=False)  # fmt: skip
-    else:
-        report = _checked(store_dir, options)
+    report = _limited(store_dir, options, query_memory)
     if fmt == "json":
         sys.stdout.write(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
@@ -144,6 +139,18 @@ def check(
     sys.stdout.flush()
     failed = not report.ok or (strict and report.warnings > 0)
     click.get_current_context().exit(1 if failed else 0)
+
+
+def _limited(store_dir: Path, options: dict[str, Any], query_memory: int | None) -> CheckReport:
+    """The check under the query memory limit (0: none): a damaged table can make a light
+    query allocate without end, and the limit turns that into one line, not a kernel kill."""
+    memory = default_query_memory() if query_memory is None else query_memory
+    if not memory:
+        return _checked(store_dir, options)
+    report: CheckReport = run_limited(
+        _checked, store_dir, options, name="check", memory=memory, daemon=False
+    )
+    return report
 
 
 def _checked(store_dir: Path, options: dict[str, Any]) -> CheckReport:
