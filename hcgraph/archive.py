@@ -347,13 +347,21 @@ class Archive:
         return None
 
     def records(self) -> Iterator[FetchRecord]:
-        """Every fetch record, oldest first. Unreadable records are skipped."""
+        """Every fetch record, oldest first, each once (packs copied back from a backup hold
+        them twice: a 404 read twice would withdraw). Unreadable records are skipped."""
+        key, read = "", set[str]()  # the records of the current sort key already read
         # stable: one key twice keeps the order written
         for item in sorted(self._entries(b"R"), key=lambda f: f.key):
+            if item.key != key:
+                key, read = item.key, set()
+            if item.sha256 in read:
+                continue
             try:
                 data = _read(item)
                 if hashlib.sha256(data).hexdigest() == item.sha256:
-                    yield FetchRecord.from_json(data)
+                    record = FetchRecord.from_json(data)
+                    read.add(item.sha256)  # a damaged first copy leaves the second to read
+                    yield record
             except (OSError, ValueError, TypeError):
                 continue
 

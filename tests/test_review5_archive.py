@@ -1,0 +1,42 @@
+"""Review of the raw archive and rebuild (2026-12-07): an archive holding a record twice (packs
+copied back from a backup, two archives merged) is read as the fetches it records, once each."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from hcgraph.archive import Archive, FetchRecord
+from hcgraph.rebuilding import rebuild
+
+SEED = Path(__file__).resolve().parent / "fixtures" / "agentic-rl-production.json"
+URL = "https://hangingcontext.com/stories/2026-10-20/agentic-rl-production/"
+
+
+def _crawled(store_dir: Path) -> Path:
+    """An archive: the story fetched (200), then one 404 (not yet a withdrawal)."""
+    body = SEED.read_bytes()
+    with Archive(store_dir / "archive") as archive:
+        sha = archive.put_body(body)
+        archive.add_record(FetchRecord(URL, URL, URL, 200, "2026-10-20T01:00:00+00:00", sha))
+        archive.add_record(FetchRecord(URL, URL, URL, 404, "2026-10-21T01:00:00+00:00"))
+    (pack,) = (store_dir / "archive" / "packs").glob("*.pack")
+    return pack
+
+
+def test_a_record_held_twice_is_read_once(tmp_path: Path) -> None:
+    pack = _crawled(tmp_path)
+    shutil.copy(pack, pack.with_name("29990101T000000.000000Z-1.pack"))
+    records = list(Archive(tmp_path / "archive").records())
+    assert [r.status for r in records] == [200, 404]
+
+
+def test_a_duplicated_404_does_not_withdraw_the_story_on_rebuild(tmp_path: Path) -> None:
+    """One 404 is not a withdrawal (the crawler's rule is two in a row); the same 404
+    record read twice must not count as two."""
+    pack = _crawled(tmp_path)
+    once = rebuild(tmp_path)
+    assert (once.stories, once.withdrawn, once.records) == (1, 0, 2)
+    shutil.copy(pack, pack.with_name("29990101T000000.000000Z-1.pack"))
+    twice = rebuild(tmp_path)
+    assert (twice.stories, twice.withdrawn, twice.records) == (1, 0, 2)
