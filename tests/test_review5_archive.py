@@ -6,7 +6,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from hcgraph.archive import Archive, FetchRecord
+from hcgraph.errors import ArchiveError
 from hcgraph.rebuilding import rebuild
 
 SEED = Path(__file__).resolve().parent / "fixtures" / "agentic-rl-production.json"
@@ -40,3 +43,25 @@ def test_a_duplicated_404_does_not_withdraw_the_story_on_rebuild(tmp_path: Path)
     shutil.copy(pack, pack.with_name("29990101T000000.000000Z-1.pack"))
     twice = rebuild(tmp_path)
     assert (twice.stories, twice.withdrawn, twice.records) == (1, 0, 2)
+
+
+def test_a_pack_from_a_newer_hcgraph_is_refused_not_read_as_empty(tmp_path: Path) -> None:
+    """A pack in another format (``HCA2``) was skipped like a torn one: the rebuild made an
+    empty graph (exit 0), or told to --drop-unarchived every story the store held."""
+    pack = _crawled(tmp_path / "store")
+    pack.write_bytes(pack.read_bytes().replace(b"HCA1 ", b"HCA2 "))
+    with pytest.raises(ArchiveError, match=r"\.pack: pack format HCA2, written by a newer"):
+        list(Archive(tmp_path / "store" / "archive").records())
+    with pytest.raises(ArchiveError, match="upgrade hcgraph"):
+        rebuild(tmp_path / "fresh", tmp_path / "store" / "archive")
+    assert not (tmp_path / "fresh" / "oxigraph").exists()
+
+
+def test_the_newer_pack_is_one_line_from_the_cli(invoke, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    pack = _crawled(tmp_path)
+    assert rebuild(tmp_path).stories == 1
+    pack.write_bytes(pack.read_bytes().replace(b"HCA1 ", b"HCA2 "))
+    result = invoke("rebuild", "--store", str(tmp_path))
+    assert result.exit_code == 1
+    assert result.output.startswith("error: ") and "HCA2" in result.output
+    assert "Traceback" not in result.output and "--drop-unarchived" not in result.output
