@@ -1,0 +1,41 @@
+"""Review of maps, exports and the CLI (2026-12-07): output paths that cannot be written are
+one ``error:`` line (exit 1), never a traceback."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from hcgraph.ingest import ingest_bytes
+from hcgraph.store import Store
+
+SEED = Path(__file__).resolve().parent / "fixtures" / "agentic-rl-production.json"
+
+
+@pytest.fixture
+def store_dir(tmp_path: Path) -> Path:
+    with Store(tmp_path / "store") as store:
+        assert ingest_bytes(store, [(SEED.read_bytes(), "seed.json")]).ok
+    return tmp_path / "store"
+
+
+def test_package_under_a_file_is_one_line(invoke, store_dir: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "afile").write_text("not a directory")
+    pytest.importorskip("rocrate")
+    result = invoke("package", "--rocrate", tmp_path / "afile" / "crate", "--store", store_dir)
+    assert result.exit_code == 1
+    assert result.output.startswith("error: ") and "afile" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only directory")
+def test_package_into_a_read_only_directory_is_one_line(  # type: ignore[no-untyped-def]
+    invoke, store_dir: Path, tmp_path: Path
+) -> None:
+    pytest.importorskip("rocrate")
+    (tmp_path / "ro").mkdir(mode=0o555)
+    result = invoke("package", "--rocrate", tmp_path / "ro" / "crate", "--store", store_dir)
+    assert result.exit_code == 1
+    assert result.output.startswith("error: ") and "Permission denied" in result.output
