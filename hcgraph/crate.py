@@ -48,7 +48,24 @@ def _read_report(path: Path | None) -> dict[str, Any] | None:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ExportError(f"{path}: not a crawl report ({exc})") from None
-    return data if isinstance(data, dict) else None
+    # What the crate takes from it: a string "seeds" would be described letter by letter.
+    if not isinstance(data, dict) or not _report_shape(data):
+        raise ExportError(
+            f"{path}: not a crawl report (a JSON object with a list of seed URLs and "
+            "started_at/finished_at times as text expected)"
+        )
+    return data
+
+
+def _report_shape(data: dict[str, Any]) -> bool:
+    """Are the report's seeds a list of strings and its times strings (or absent)?"""
+    seeds = data.get("seeds", [])
+    times = (data.get("started_at"), data.get("finished_at"))
+    return (
+        isinstance(seeds, list)
+        and all(isinstance(seed, str) for seed in seeds)
+        and all(isinstance(t, str | None) for t in times)
+    )
 
 
 def _licenses(store: Store) -> list[str]:

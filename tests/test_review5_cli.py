@@ -39,3 +39,26 @@ def test_package_into_a_read_only_directory_is_one_line(  # type: ignore[no-unty
     result = invoke("package", "--rocrate", tmp_path / "ro" / "crate", "--store", store_dir)
     assert result.exit_code == 1
     assert result.output.startswith("error: ") and "Permission denied" in result.output
+
+
+@pytest.mark.parametrize(
+    "report",
+    ["[1, 2]", '{"seeds": "https://s.example/a/"}', '{"seeds": [5]}', '{"finished_at": 5}'],
+    ids=["array", "seeds-a-string", "seed-a-number", "time-a-number"],
+)
+def test_package_with_a_report_of_another_shape_is_one_line(  # type: ignore[no-untyped-def]
+    invoke, store_dir: Path, tmp_path: Path, report: str
+) -> None:
+    """A JSON array was left out without a word; a string ``seeds`` became one input a
+    letter (``#seed-0`` "h", ``#seed-1`` "t", …) in ro-crate-metadata.json."""
+    pytest.importorskip("rocrate")
+    (tmp_path / "report.json").write_text(report)
+    result = invoke(
+        "package", "--rocrate", tmp_path / "crate", "--report", tmp_path / "report.json",
+        "--store", store_dir,
+    )  # fmt: skip
+    assert result.exit_code == 1
+    assert (
+        result.output.startswith("error: ") and "report.json: not a crawl report" in result.output
+    )
+    assert not (tmp_path / "crate").exists()
