@@ -4,13 +4,17 @@ copied back from a backup, two archives merged) is read as the fetches it record
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from hcgraph.archive import Archive, FetchRecord
-from hcgraph.errors import ArchiveError
+from hcgraph import rebuilding
+from hcgraph.errors import ArchiveError, StoreBusyError
 from hcgraph.rebuilding import rebuild
+from hcgraph.store import Store
 
 SEED = Path(__file__).resolve().parent / "fixtures" / "agentic-rl-production.json"
 URL = "https://hangingcontext.com/stories/2026-10-20/agentic-rl-production/"
@@ -65,3 +69,28 @@ def test_the_newer_pack_is_one_line_from_the_cli(invoke, tmp_path: Path) -> None
     assert result.exit_code == 1
     assert result.output.startswith("error: ") and "HCA2" in result.output
     assert "Traceback" not in result.output and "--drop-unarchived" not in result.output
+
+
+def test_the_store_stays_held_while_the_rebuild_replays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The old store was opened only to list its withdrawals, then let go: an ingest (or a
+    crawl) run during the replay wrote into it, and the swap then threw that away."""
+    _crawled(tmp_path)
+    assert rebuild(tmp_path).stories == 1  # a store to rebuild
+    seen: list[str] = []
+    replay = rebuilding._documents
+
+    def meanwhile(archive: Archive, report: rebuilding.RebuildReport) -> Iterator[Any]:
+        for document in replay(archive, report):
+            try:
+                Store(tmp_path, holder="hcgraph ingest").close()
+                seen.append("written")
+            except StoreBusyError:
+                seen.append("busy")
+            yield document
+
+    monkeypatch.setattr(rebuilding, "_documents", meanwhile)
+    assert rebuild(tmp_path).stories == 1
+    assert seen == ["busy"]
+    Store(tmp_path).close()  # and let go once it is done
