@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from hcgraph.archive import Archive, FetchRecord
 from hcgraph import rebuilding
+from hcgraph.archive import Archive, FetchRecord
 from hcgraph.errors import ArchiveError, StoreBusyError
 from hcgraph.rebuilding import rebuild
 from hcgraph.store import Store
