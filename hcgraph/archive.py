@@ -100,6 +100,8 @@ def _scan(pack: Path) -> Iterator[tuple[bytes, _Entry]]:
         while start < size:
             handle.seek(start)
             line = handle.readline(_HEADER_MAX)
+            if start == 0:
+                _refuse_newer(pack, line)
             entry = _header(pack, line, start, size)
             if entry is not None:
                 kind, found = entry
@@ -112,6 +114,17 @@ def _scan(pack: Path) -> Iterator[tuple[bytes, _Entry]]:
             if not lost and b"\0" not in line:
                 return  # the end, or a torn tail
             start, lost = _next_header(handle, start + 1, size), True
+
+
+def _refuse_newer(pack: Path, line: bytes) -> None:
+    """Raise if the pack's first header is another format's (``HCA2 …``): read as a torn
+    pack, a newer hcgraph's archive would rebuild to nothing without a word."""
+    magic = line.split(b" ", 1)[0]
+    if magic[:3] == _MAGIC[:3] and magic[3:].isdigit() and magic != _MAGIC:
+        raise ArchiveError(
+            f"{pack}: pack format {magic.decode()}, written by a newer hcgraph; this hcgraph "
+            f"reads {_MAGIC.decode()}: upgrade hcgraph to read this archive"
+        )
 
 
 def _header(pack: Path, line: bytes, start: int, size: int) -> tuple[bytes, _Entry] | None:
@@ -347,13 +360,21 @@ class Archive:
         return None
 
     def records(self) -> Iterator[FetchRecord]:
-        """Every fetch record, oldest first. Unreadable records are skipped."""
+        """Every fetch record, oldest first, each once (packs copied back from a backup hold
+        them twice: a 404 read twice would withdraw). Unreadable records are skipped."""
+        key, read = "", set[str]()  # the records of the current sort key already read
         # stable: one key twice keeps the order written
         for item in sorted(self._entries(b"R"), key=lambda f: f.key):
+            if item.key != key:
+                key, read = item.key, set()
+            if item.sha256 in read:
+                continue
             try:
                 data = _read(item)
                 if hashlib.sha256(data).hexdigest() == item.sha256:
-                    yield FetchRecord.from_json(data)
+                    record = FetchRecord.from_json(data)
+                    read.add(item.sha256)  # a damaged first copy leaves the second to read
+                    yield record
             except (OSError, ValueError, TypeError):
                 continue
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._io import atomic_writer
+from ._io import atomic_writer, ensure_dir
 from ._version import __version__
 from .errors import ExportError, OutputError
 from .exporting import export
@@ -94,16 +94,22 @@ def write_rocrate(
 
     if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
         raise OutputError(f"--rocrate {out_dir}: must be a new or empty directory")
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    ensure_dir(out_dir.parent)
     # Built beside the target and renamed when complete: a failure leaves no half crate.
     work = out_dir.parent / f".{out_dir.name}.partial-{os.getpid()}"
     shutil.rmtree(work, ignore_errors=True)
-    work.mkdir()
+    try:
+        work.mkdir()
+    except OSError as exc:
+        raise OutputError(f"--rocrate {out_dir}: cannot write: {exc.strerror or exc}") from None
     try:
         result = _build(store_dir, work, report, wacz, license_url)
-        if out_dir.exists():
-            out_dir.rmdir()
-        work.rename(out_dir)
+        try:
+            if out_dir.exists():
+                out_dir.rmdir()
+            work.rename(out_dir)
+        except OSError as exc:
+            raise OutputError(f"--rocrate {out_dir}: cannot write: {exc.strerror or exc}") from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
     result.directory = out_dir

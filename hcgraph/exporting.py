@@ -11,6 +11,7 @@ content, so the same stories export to the same bytes. An unknown name raises
 from __future__ import annotations
 
 import importlib
+import io
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, BinaryIO
@@ -100,6 +101,16 @@ def _with_ids(graph: nx.MultiDiGraph, *, node_ids: bool) -> nx.MultiDiGraph:
     return out
 
 
+def _graphml(store: Store, out: BinaryIO) -> None:
+    """The projection as GraphML, made in memory and then written: networkx writes it
+    through lxml's ``xmlfile``, which drops a small file's write error (a full disk gave
+    exit 0) and, on a large one, crashes the interpreter later (``> /dev/full``)."""
+    buffer = io.BytesIO()
+    nx.write_graphml(_with_ids(_xml_safe_projection(store), node_ids=True), buffer,
+                     named_key_ids=True)  # fmt: skip
+    out.write(buffer.getbuffer())
+
+
 def _gexf(store: Store, out: BinaryIO) -> None:
     """The projection as GEXF 1.2draft that validates against gexf.net's ``gexf.xsd``:
     networkx's ``graph name`` (not in the schema), ``networkx_key`` edge attribute (a copy
@@ -139,9 +150,8 @@ FORMATS: dict[str, Exporter] = {e.name: e for e in (
              "application/n-quads", "one named graph per story, N-Quads"),
     Exporter("trig", lambda store, out: store.dump(out, ox.RdfFormat.TRIG, TURTLE_PREFIXES), "trig",
              "application/trig", "one named graph per story, TriG"),
-    Exporter("graphml", lambda store, out: nx.write_graphml(
-                 _with_ids(_xml_safe_projection(store), node_ids=True), out, named_key_ids=True),
-             "graphml", "application/graphml+xml", "networkx projection for Gephi/yEd"),
+    Exporter("graphml", lambda store, out: _graphml(store, out), "graphml",
+             "application/graphml+xml", "networkx projection for Gephi/yEd"),
     Exporter("gexf", _gexf, "gexf", "application/gexf+xml", "networkx projection for Gephi",
              dynamic=_later(".mapexport", "write_dynamic_gexf")),
     Exporter("vosviewer", _later(".mapexport", "write_vosviewer"), "json", "application/json",

@@ -8,6 +8,7 @@ swapped in only when complete, so a failed rebuild leaves the old store as it wa
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import shutil
@@ -138,7 +139,22 @@ def rebuild(
     archive = Archive(Path(archive_dir) if archive_dir else store_dir / "archive")
     if not archive.exists():
         raise CrawlError(f"{archive.directory}: no raw archive here (run 'hcgraph crawl' first)")
-    withdrawals = _old_withdrawals(store_dir, archive, drop_unarchived)
+    with contextlib.ExitStack() as held:
+        # The old store stays open (its write lock held) until the swap: an ingest or a
+        # crawl meanwhile would write into it, and the swap would throw that away.
+        withdrawals = _old_withdrawals(store_dir, archive, drop_unarchived, held)
+        report = _replay(store_dir, archive, withdrawals, keep_outcomes)
+        held.close()
+        for name in _DATABASE:
+            _swap(store_dir / ".rebuild" / name, store_dir / name)
+    shutil.rmtree(store_dir / ".rebuild", ignore_errors=True)
+    return report
+
+
+def _replay(
+    store_dir: Path, archive: Archive, withdrawals: dict[str, dt.datetime], keep_outcomes: bool
+) -> RebuildReport:
+    """The archive replayed into a new store in ``STORE/.rebuild``; what it held."""
     staging = store_dir / ".rebuild"
     shutil.rmtree(staging, ignore_errors=True)
     report = RebuildReport(store_dir=store_dir)
@@ -158,23 +174,21 @@ def rebuild(
         _reload_replies(store, store_dir)
         report.stories = len(store.story_graphs())  # the staging store started empty
         report.withdrawn = len(store.withdrawn_stories())
-    for name in _DATABASE:
-        _swap(staging / name, store_dir / name)
-    shutil.rmtree(staging, ignore_errors=True)
     return report
 
 
 def _old_withdrawals(
-    store_dir: Path, archive: Archive, drop_unarchived: bool
+    store_dir: Path, archive: Archive, drop_unarchived: bool, held: contextlib.ExitStack
 ) -> dict[str, dt.datetime]:
     """The old store's withdrawals (to keep those made by hand), after refusing to drop
-    stories the archive lacks. Opened now: if another process holds it, this fails now."""
+    stories the archive lacks. Opened now, and left open in ``held``: if another process
+    holds it, this fails now, and none can take it until ``held`` closes."""
     if not (store_dir / "oxigraph").exists():
         return {}
     try:
-        with Store(store_dir, any_format=True) as old:
-            lost = [url for url, sha in old.raw_documents() if not archive.has_body(sha)]
-            withdrawals = old.withdrawn_stories()
+        old = held.enter_context(Store(store_dir, any_format=True))
+        lost = [url for url, sha in old.raw_documents() if not archive.has_body(sha)]
+        withdrawals = old.withdrawn_stories()
     except (StoreDamagedError, RuntimeError, OSError) as exc:
         if not isinstance(exc, StoreDamagedError) and not is_damage(exc):
             raise
