@@ -20,7 +20,7 @@ from pathlib import Path
 from .archive import Archive, FetchRecord
 from .crawling.identity_check import identity_mismatch, variant_of
 from .damage import is_damage
-from .errors import ArchiveError, CrawlError, StoreDamagedError
+from .errors import ArchiveError, CrawlError, StoreDamagedError, StoreError
 from .ingest import Failure
 from .pipeline import Document, Outcome, Pipeline
 from .store import Store
@@ -192,6 +192,8 @@ def _old_withdrawals(
     except (StoreDamagedError, RuntimeError, OSError) as exc:
         if not isinstance(exc, StoreDamagedError) and not is_damage(exc):
             raise
+        with contextlib.suppress(StoreError, RuntimeError, OSError):
+            held.close()  # a damaged store is not held: closing it later could fail too
         if not drop_unarchived:  # what only the store held cannot be listed
             raise CrawlError(
                 f"{store_dir}: the store is damaged, so the stories it holds that the "

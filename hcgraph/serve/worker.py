@@ -311,6 +311,9 @@ class XmlChars:
         self.tail = bytes(data[-2:])
         return self.sink.write(data)
 
+    def flush(self) -> None:
+        self.sink.flush()
+
 
 def _failed(db_path: str, sink: FrameWriter, exc: Exception) -> None:
     """An error met while writing the answer: a proper error answer if nothing was sent
