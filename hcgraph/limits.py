@@ -21,6 +21,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import IO, Any
 
+from .damage import damage_found
 from .errors import HcgraphError, QueryError
 
 __all__ = [
@@ -158,6 +159,10 @@ def _child(conn: Connection, err: int, memory: int, target: Callable[..., Any], 
         answer = exc
     except MemoryError:
         answer = _OutOfMemory()
+    except (RuntimeError, OSError) as exc:  # a damaged table: named as in the CLI's process
+        if (damage := damage_found(exc)) is None:
+            raise
+        answer = damage
     try:
         conn.send(answer)
     except MemoryError:

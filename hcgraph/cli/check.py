@@ -11,7 +11,6 @@ import click
 
 from ..checking import INTEGRITY_CHECKS, CheckReport, Finding
 from ..checking import check as run_check
-from ..damage import damage_found
 from ..deepcheck import deep_check
 from ..errors import one_line
 from ..limits import default_query_memory, run_limited
@@ -154,12 +153,6 @@ def _limited(store_dir: Path, options: dict[str, Any], query_memory: int | None)
 
 
 def _checked(store_dir: Path, options: dict[str, Any]) -> CheckReport:
-    """The check itself (in the child process of :func:`~hcgraph.limits.run_limited`): a
-    damaged table met on the way is named there, as the CLI names it in its own process."""
-    try:
-        with Store(store_dir, read_only=True) as store:
-            return run_check(store, **options)
-    except (RuntimeError, OSError) as exc:
-        if (damage := damage_found(exc)) is None:
-            raise
-        raise damage from exc
+    """The check itself (in the child process of :func:`~hcgraph.limits.run_limited`)."""
+    with Store(store_dir, read_only=True) as store:
+        return run_check(store, **options)
