@@ -41,6 +41,8 @@ XSD_INTEGER = "http://www.w3.org/2001/XMLSchema#integer"
 #: The characters XML 1.0 cannot hold at all, not even as ``&#N;``: C0 controls but tab, LF
 #: and CR, and U+FFFE/U+FFFF. A literal may hold them; an XML output must not.
 XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+#: The same characters as UTF-8 bytes, for answers written as bytes (``serve``).
+XML_FORBIDDEN_UTF8 = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]|\xef\xbf[\xbe\xbf]")
 
 _ESCAPES: dict[int, str] = {c: f"\\u{c:04X}" for c in (*range(0x20), 0x7F, 0xFFFE, 0xFFFF)}
 _ESCAPES.update({ord('"'): '\\"', ord("\\"): "\\\\", ord("\n"): "\\n", ord("\r"): "\\r"})

@@ -19,7 +19,6 @@ import contextlib
 import fcntl
 import mmap
 import os
-import re
 import signal
 import struct
 import subprocess
@@ -31,6 +30,7 @@ from typing import Any, Protocol
 from ..damage import damage_message, is_damage
 from ..errors import first_line
 from ..limits import exceeded_message, limit_memory
+from ..rdftext import XML_FORBIDDEN_UTF8
 from .endpoint import GRAPH_TYPES, SOLUTION_TYPES, negotiate
 
 CHUNK = 64 * 1024
@@ -286,13 +286,9 @@ def serialize(ox: Any, result: Any, name: str, sink: FrameWriter) -> None:
         result.serialize(out, getattr(ox.RdfFormat if graph else ox.QueryResultsFormat, name))
 
 
-#: UTF-8 of what XML 1.0 cannot carry (C0 controls but tab, LF, CR; U+FFFE, U+FFFF), which
-#: pyoxigraph's XML writers copy as they are (``rdftext.XML_FORBIDDEN``, as bytes).
-_XML_FORBIDDEN = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]|\xef\xbf[\xbe\xbf]")
-
-
 class XmlChars:
-    """A sink for an XML answer that stops it (``ValueError``: a 400 if nothing was sent
+    """A sink for an XML answer (pyoxigraph's XML writers copy every character as it is)
+    that stops it (``ValueError``: a 400 if nothing was sent
     yet, else an aborted answer) at a character XML 1.0 cannot carry: a 200 no XML parser
     reads is never sent (``hcgraph query --format xml`` refuses the same answer)."""
 
@@ -301,7 +297,7 @@ class XmlChars:
         self.tail = b""  # the end of the last write: U+FFFF may be split between two
 
     def write(self, data: bytes) -> int:
-        bad = _XML_FORBIDDEN.search(self.tail + bytes(data))
+        bad = XML_FORBIDDEN_UTF8.search(self.tail + bytes(data))
         if bad is not None:
             char = f"U+{ord(bad.group().decode('utf-8')):04X}"
             raise ValueError(
