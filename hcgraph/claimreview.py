@@ -151,96 +151,79 @@ def _mismatch_line(row: ox.QuerySolution) -> str:
 
 
 def _drop_none(data: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in data.items() if v is not None and v != []}
+    """``data`` without its ``None`` values, in the objects it holds too."""
+    return {k: _drop_none(v) if type(v) is dict else v for k, v in data.items() if v is not None}
 
 
 def _review(row: _Row, verdict: str, mismatches: list[str]) -> Any:
-    story, status, passage_iri, claim = (
-        min(row[k]) for k in ("story", "status", "passage", "claim")
-    )
-    date, headline = row.one("date"), row.one("headline")
-    sentence = row.one("sentence") or row.one("ptext") or ""
-    article = _drop_none(
-        {
-            "@id": story,
-            "@type": "NewsArticle",
-            "url": story,
-            "headline": headline,
-            "datePublished": date,
-        }
-    )
-    passage = _drop_none(
-        {
-            "@id": passage_iri,
-            "@type": "CreativeWork",
-            "url": passage_iri,
-            "text": row.one("ptext"),
-            "isPartOf": article,
-        }
-    )
-    source_url = row.one("srcurl")
-    source = None
-    if source_url is not None:
-        source = _drop_none(
-            {
-                "@type": "CreativeWork",
-                "url": source_url,
-                "name": row.one("srctitle"),
-                "datePublished": row.one("srcdate"),
-            }
-        )
-    cited = _drop_none(
-        {
-            "@id": claim,
-            "@type": "Claim",
-            "identifier": claim.rsplit("/", 1)[-1],
-            "text": row.one("ctext"),
-            "firstAppearance": source,
-        }
-    )
+    story, status, passage, claim = (min(row[k]) for k in ("story", "status", "passage", "claim"))
+    date, source_url, text = row.one("date"), row.one("srcurl"), row.one("ptext")
+    sentence = row.one("sentence") or text or ""
     value = STATUSES.get(status)
-    rating = _drop_none(
-        {
-            "@type": "Rating",
-            "alternateName": CLAIMSKG_RATINGS.get(status, "OTHER"),
-            "name": status,
-            "ratingValue": value,
-            "bestRating": None if value is None else 1,
-            "worstRating": None if value is None else 0,
-        }
-    )
     reason = row.one("reason")
     body = None
     if reason or mismatches:
         body = "; ".join([f"{status}: {reason or ''}".rstrip(": "), *mismatches])
+    article = {
+        "@id": story,
+        "@type": "NewsArticle",
+        "url": story,
+        "headline": row.one("headline"),
+        "datePublished": date,
+    }
+    source = {
+        "@type": "CreativeWork",
+        "url": source_url,
+        "name": row.one("srctitle"),
+        "datePublished": row.one("srcdate"),
+    }
     return _drop_none(
         {
             "@context": "https://schema.org",
             "@id": verdict,
             "@type": "ClaimReview",
-            "url": passage_iri,
+            "url": passage,
             "claimReviewed": sentence,
-            "itemReviewed": _drop_none(
-                {
-                    "@type": "Claim",
-                    "text": sentence,
-                    "datePublished": date,
-                    "appearance": [passage],
-                    "firstAppearance": {"@id": passage_iri},
-                }
-            ),
-            "isBasedOn": cited,
-            "reviewRating": rating,
+            "itemReviewed": {
+                "@type": "Claim",
+                "text": sentence,
+                "datePublished": date,
+                "appearance": [
+                    _drop_none(
+                        {
+                            "@id": passage,
+                            "@type": "CreativeWork",
+                            "url": passage,
+                            "text": text,
+                            "isPartOf": article,
+                        }
+                    )
+                ],
+                "firstAppearance": {"@id": passage},
+            },
+            "isBasedOn": {
+                "@id": claim,
+                "@type": "Claim",
+                "identifier": claim.rsplit("/", 1)[-1],
+                "text": row.one("ctext"),
+                "firstAppearance": None if source_url is None else source,
+            },
+            "reviewRating": {
+                "@type": "Rating",
+                "alternateName": CLAIMSKG_RATINGS.get(status, "OTHER"),
+                "name": status,
+                "ratingValue": value,
+                "bestRating": None if value is None else 1,
+                "worstRating": None if value is None else 0,
+            },
             "reviewBody": body,
-            "author": _drop_none(
-                {
-                    "@id": row.one("agent"),
-                    "@type": ["Organization", "SoftwareApplication", _PROV_SOFTWARE_AGENT],
-                    "name": "hcgraph",
-                    "softwareVersion": row.one("version"),
-                    "url": "https://w3id.org/hcgraph",
-                }
-            ),
+            "author": {
+                "@id": row.one("agent"),
+                "@type": ["Organization", "SoftwareApplication", _PROV_SOFTWARE_AGENT],
+                "name": "hcgraph",
+                "softwareVersion": row.one("version"),
+                "url": "https://w3id.org/hcgraph",
+            },
             "datePublished": date,
         }
     )
