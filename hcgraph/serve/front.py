@@ -186,14 +186,12 @@ class Front:
 
 
 def front_main() -> None:
-    """A further HTTP server process (``python -c ... SOCKET_FD COUNT_FD``, its config
-    pickled on stdin): serves the inherited listening socket with workers of its own until
-    SIGTERM; prints ``ready`` once serving."""
-    from .server import Endpoint
-
+    """A further HTTP server process (``python -c ... SOCKET_FD COUNT_FD``, its
+    :class:`~hcgraph.serve.server.Endpoint` pickled on stdin): serves the inherited listening
+    socket with workers of its own until SIGTERM; prints ``ready`` once serving."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the first process's to handle
     die_with_parent()
-    endpoint = Endpoint(**pickle.load(sys.stdin.buffer))
+    endpoint: Endpoint = pickle.load(sys.stdin.buffer)
     sock = socket.socket(fileno=int(sys.argv[1]))
     sock.setblocking(False)
     front = Front(endpoint, sock, ConnectionCount(endpoint.max_connections, int(sys.argv[2])))

@@ -172,13 +172,6 @@ class Endpoint:
         return self
 
     def _spawn_front(self, sock: socket.socket, count: ConnectionCount) -> subprocess.Popen[bytes]:
-        config = {
-            "store_dir": str(self.db_path.parent), "host": self.host, "port": self.port,
-            "timeout_s": self.timeout_s, "allow_service": self.allow_service,
-            "workers": self.workers, "read_timeout_s": self.read_timeout_s,
-            "max_connections": self.max_connections, "static": self.static,
-            "query_memory": self.query_memory,
-        }  # fmt: skip
         # Through stdin (pickled: our own child): the workbench's ~1 MB is over what one
         # command-line argument may hold.
         child = subprocess.Popen(
@@ -189,8 +182,13 @@ class Endpoint:
         )  # fmt: skip
         assert child.stdin is not None
         with child.stdin:
-            pickle.dump(config, child.stdin)
+            pickle.dump(self, child.stdin)
         return child
+
+    def __getstate__(self) -> dict[str, object]:
+        """What a further front process is given (pickled): the settings, not this process's
+        threads and children."""
+        return {key: value for key, value in vars(self).items() if not key.startswith("_")}
 
     def _child_ready(self, child: subprocess.Popen[bytes]) -> None:
         assert child.stdout is not None
