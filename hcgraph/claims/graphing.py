@@ -23,6 +23,7 @@ from ..provenance._graph import claim_id
 from ..rdftext import XSD_DATETIME, integer, iri, literal, typed
 from ..store import Store
 from ..vocab import CITO, DCTERMS, GRAPH, HC, PROV, RDF, RDFS, REPLY_GRAPHS, SDO, SUPPORT_GRAPHS
+from .fetching import ArchivedReply
 from .reply import ManifestReply
 from .support import METHOD, METHOD_VERSION, Mismatch
 
@@ -31,7 +32,6 @@ __all__ = [
     "STATUSES",
     "PairVerdict",
     "Recorded",
-    "ReplyRecord",
     "claim_texts",
     "rating_iri",
     "ratings_ntriples",
@@ -52,20 +52,6 @@ _Add = Callable[[str], None]  # appends one triple
 
 def _t(namespace: object, name: str) -> str:
     return iri(f"{namespace}{name}")
-
-
-@dataclass(frozen=True)
-class ReplyRecord:
-    """One archived answer about a manifest, as the graph records it."""
-
-    manifest_id: str
-    status: str  # fetched, not-found or bad-shape
-    sha256: str | None  # of the reply's bytes (None for a 404 without a body)
-    size: int  # the reply's size in bytes
-    location: str  # where the bytes came from (the API URL, or the saved file's path)
-    fetched_at: str  # when the fetch ended (ISO 8601, UTC)
-    reply: ManifestReply | None = None  # the reply read, for fetched
-    problem: tuple[str, str] | None = None  # (JSON path, reason) for bad-shape
 
 
 @dataclass(frozen=True)
@@ -107,42 +93,45 @@ def reply_iri(sha256: str) -> str:
     return minted("reply", sha256)
 
 
-def reply_ntriples(record: ReplyRecord) -> str:
-    """The triples of one manifest's reply graph."""
+def reply_ntriples(
+    answer: ArchivedReply, reply: ManifestReply | None, problem: tuple[str, str] | None
+) -> str:
+    """The triples of one manifest's reply graph: the archived ``answer``, the ``reply`` read
+    from it (if it was), or the ``problem`` that stopped it (JSON path, reason)."""
+    status = "not-found" if answer.sha256 is None else "bad-shape" if problem else "fetched"
     out: list[str] = []
     add = out.append
-    manifest = iri(minted("manifest", record.manifest_id))
-    key = record.sha256 or f"{record.status}-{record.fetched_at}"
-    fetch = iri(minted("manifest-fetch", record.manifest_id, key))
-    add(f"{manifest} {_t(HC, 'replyStatus')} {literal(record.status)}")
+    fetched_at = typed(answer.record.fetched_at, XSD_DATETIME)
+    manifest = iri(minted("manifest", answer.manifest_id))
+    key = answer.sha256 or f"{status}-{answer.record.fetched_at}"
+    fetch = iri(minted("manifest-fetch", answer.manifest_id, key))
+    add(f"{manifest} {_t(HC, 'replyStatus')} {literal(status)}")
     add(f"{fetch} {_A} {_t(HC, 'ManifestFetch')}")
     add(f"{fetch} {_A} {_t(PROV, 'Activity')}")
-    add(f"{fetch} {_t(PROV, 'endedAtTime')} {typed(record.fetched_at, XSD_DATETIME)}")
-    add(f"{fetch} {_t(HC, 'sourceLocation')} {literal(record.location)}")
+    add(f"{fetch} {_t(PROV, 'endedAtTime')} {fetched_at}")
+    add(f"{fetch} {_t(HC, 'sourceLocation')} {literal(answer.record.fetch_url)}")
     add(f"{fetch} {_t(PROV, 'wasAssociatedWith')} {_software()}")
-    if record.problem is not None:
-        path, reason = record.problem
-        where = path or "$"
-        add(f"{manifest} {_t(RDFS, 'comment')} {literal(f'{where}: {reason}')}")
-    if record.sha256 is not None:
-        _reply(add, record, record.sha256, manifest, fetch)
+    if problem is not None:
+        path, why = problem
+        comment = f"{path or '$'}: {why}"
+        add(f"{manifest} {_t(RDFS, 'comment')} {literal(comment)}")
+    if answer.sha256 is not None:
+        node = iri(reply_iri(answer.sha256))
+        add(f"{node} {_A} {_t(HC, 'ManifestReply')}")
+        add(f"{node} {_A} {_t(PROV, 'Entity')}")
+        add(f"{node} {_t(HC, 'sha256')} {literal(answer.sha256)}")
+        add(f"{node} {_t(HC, 'byteSize')} {integer(answer.record.size)}")
+        add(f"{node} {_t(PROV, 'wasGeneratedBy')} {fetch}")
+        add(f"{node} {_t(PROV, 'generatedAtTime')} {fetched_at}")
+        add(f"{node} {_t(SDO, 'about')} {manifest}")
+        if reply is not None:
+            _stated(add, reply, node, manifest)
     return _lines(out)
 
 
-def _reply(add: _Add, record: ReplyRecord, sha256: str, manifest: str, fetch: str) -> None:
-    """The reply's triples: what it is, and what it says (when it was read)."""
-    reply = iri(reply_iri(sha256))
-    add(f"{reply} {_A} {_t(HC, 'ManifestReply')}")
-    add(f"{reply} {_A} {_t(PROV, 'Entity')}")
-    add(f"{reply} {_t(HC, 'sha256')} {literal(sha256)}")
-    add(f"{reply} {_t(HC, 'byteSize')} {integer(record.size)}")
-    add(f"{reply} {_t(PROV, 'wasGeneratedBy')} {fetch}")
-    add(f"{reply} {_t(PROV, 'generatedAtTime')} {typed(record.fetched_at, XSD_DATETIME)}")
-    add(f"{reply} {_t(SDO, 'about')} {manifest}")
-    parsed = record.reply
-    if parsed is None:
-        return
-    stated = parsed.source
+def _stated(add: _Add, reply: ManifestReply, node: str, manifest: str) -> None:
+    """What a reply read says: its source, its Brief, each claim's text."""
+    stated = reply.source
     for prop, value in (
         (_t(DCTERMS, "title"), stated.title),
         (_t(HC, "statedSourceName"), stated.name),
@@ -150,12 +139,12 @@ def _reply(add: _Add, record: ReplyRecord, sha256: str, manifest: str, fetch: st
         (_t(HC, "statedPublishedDate"), stated.published_date),
     ):
         if value is not None:
-            add(f"{reply} {prop} {literal(value)}")
-    if parsed.brief is not None:
-        add(f"{manifest} {_t(DCTERMS, 'abstract')} {literal(parsed.brief)}")
-    for cid, text in parsed.claims.items():
+            add(f"{node} {prop} {literal(value)}")
+    if reply.brief is not None:
+        add(f"{manifest} {_t(DCTERMS, 'abstract')} {literal(reply.brief)}")
+    for cid, text in reply.claims.items():
         claim = iri(minted("claim", cid))
-        add(f"{claim} {_t(PROV, 'wasQuotedFrom')} {reply}")
+        add(f"{claim} {_t(PROV, 'wasQuotedFrom')} {node}")
         if text is not None:
             add(f"{claim} {_t(PROV, 'value')} {literal(text)}")
 

@@ -16,7 +16,7 @@ from ..provenance._graph import claim_id, manifest_id
 from ..store import Store
 from ..vocab import HC, REPLY_GRAPHS
 from .fetching import ArchivedReply, archived_replies, manifest_archive
-from .graphing import ReplyRecord, reply_graph, reply_ntriples
+from .graphing import reply_graph, reply_ntriples
 from .reply import ManifestReply, parse_reply
 
 __all__ = ["LoadReport", "ReplyState", "load_replies", "reply_states"]
@@ -43,28 +43,14 @@ class ReplyState:
     fetch: str = ""  # the IRI of the fetch that got this answer
 
 
-def _record(answer: ArchivedReply) -> ReplyRecord:
-    rec = answer.record
-    reply: ManifestReply | None = None
-    problem: tuple[str, str] | None = None
-    if answer.status == 404 or answer.body is None:
-        status = "not-found"
-    else:
-        try:
-            reply = parse_reply(answer.body, rec.fetch_url, expected_id=answer.manifest_id)
-            status = "fetched"
-        except ReplyShapeError as exc:
-            status, problem = "bad-shape", (exc.json_path, exc.reason)
-    return ReplyRecord(
-        answer.manifest_id,
-        status,
-        answer.sha256,
-        rec.size,
-        rec.fetch_url,
-        rec.fetched_at,
-        reply,
-        problem,
-    )
+def _read(answer: ArchivedReply) -> tuple[ManifestReply | None, tuple[str, str] | None]:
+    """The reply an archived answer holds, or why it could not be read (JSON path, reason)."""
+    if answer.body is None:
+        return None, None
+    try:
+        return parse_reply(answer.body, answer.record.fetch_url, answer.manifest_id), None
+    except ReplyShapeError as exc:
+        return None, (exc.json_path, exc.reason)
 
 
 def load_replies(store: Store, archive_of: Path | None = None) -> LoadReport:
@@ -83,14 +69,14 @@ def load_replies(store: Store, archive_of: Path | None = None) -> LoadReport:
     changed: dict[str, str] = {}
     with manifest_archive(where) as archive:
         answers = archived_replies(archive)
-    for mid in sorted(answers):
-        record = _record(answers[mid])
-        if record.problem is not None:
-            report.bad_shape.append((mid, *record.problem))
-        if held.get(mid) == (record.sha256 or record.status):
+    for mid, answer in sorted(answers.items()):
+        reply, problem = _read(answer)
+        if problem is not None:
+            report.bad_shape.append((mid, *problem))
+        if held.get(mid) == (answer.sha256 or "not-found"):
             report.unchanged.append(mid)
             continue
-        changed[reply_graph(mid)] = reply_ntriples(record)
+        changed[reply_graph(mid)] = reply_ntriples(answer, reply, problem)
         report.written.append(mid)
     for start in range(0, len(changed), 500):
         store.replace_graphs(dict(list(changed.items())[start : start + 500]))
