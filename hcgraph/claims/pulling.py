@@ -4,7 +4,6 @@ loaded into the graph and the stories that cite them checked (the most-cited fir
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,7 +83,6 @@ def pull_manifests(
         if directory is not None:
             fetched = read_saved(ids, directory, archive)
         else:
-            env = os.environ if environ is None else environ
-            fetched = fetch_manifests(ids, archive, options or FetchOptions(), environ=env)
+            fetched = fetch_manifests(ids, archive, options, environ=environ)
     loaded = load_replies(store)
     return PullReport(fetched, loaded, check_support(store))

@@ -197,17 +197,12 @@ def _inputs(
 ) -> tuple[frozenset[str], frozenset[str], tuple[str, frozenset[str]]]:
     """What one story's check depends on: the replies read (SHA-256), the fetches whose
     answer had no reply (a 404), and with the raw document the key a held check must match."""
-    states = _cited_states(found, replies)
+    cited = sorted({mid for p in found.values() for mid, _ in p.cites})
+    states = [state for mid in cited if (state := replies.get(mid)) is not None]
     used = frozenset(s.sha256 for s in states if s.sha256 is not None)
     informed = frozenset(s.fetch for s in states if s.sha256 is None and s.fetch)
     expected = {reply_iri(sha) for sha in used} | informed | {minted("raw", raw)}
     return used, informed, (METHOD_VERSION, frozenset(expected))
-
-
-def _cited_states(found: dict[str, Passage], replies: dict[str, ReplyState]) -> list[ReplyState]:
-    """The reply states of the manifests the passages cite, by manifest id."""
-    cited = sorted({mid for p in found.values() for mid, _ in p.cites})
-    return [state for mid in cited if (state := replies.get(mid)) is not None]
 
 
 def _drop_orphans(
@@ -222,14 +217,11 @@ def _drop_orphans(
 
 def _held_checks(store: Store) -> dict[str, tuple[str, frozenset[str]]]:
     """Support graph → (method version, what its check used)."""
-    used: dict[str, set[str]] = {}
-    versions: dict[str, str] = {}
+    held: dict[str, tuple[str, set[str]]] = {}
     result = store.query(_CHECKS)
     assert isinstance(result, ox.QuerySolutions)
     for row in result:
-        graph = row["g"].value
-        versions[graph] = row["version"].value
-        bucket = used.setdefault(graph, set())
+        _, used = held.setdefault(row["g"].value, (row["version"].value, set()))
         if row["used"] is not None:
-            bucket.add(row["used"].value)
-    return {g: (versions[g], frozenset(used[g])) for g in versions}
+            used.add(row["used"].value)
+    return {graph: (version, frozenset(used)) for graph, (version, used) in held.items()}
