@@ -1,11 +1,8 @@
 """A read-only SPARQL 1.1 Protocol endpoint over the store, served in-process by hcgraph.
 
-:class:`~hcgraph.serve.server.Endpoint` listens on one loopback port (``/query``, GET or
-POST) and evaluates each query in a pool of worker processes that hold the store open
-read-only and talk over pipes only, so no query reaches the store without passing the
-guard: no ``SERVICE`` (SSRF), a ``Host`` naming the port served (DNS rebinding), no
-updates. A query in pyoxigraph cannot be interrupted, so one past its time, or whose client
-went, is stopped by killing its worker. What it promises and the limits it keeps:
+Every query passes the guard in the HTTP front (no ``SERVICE``, a ``Host`` naming the port
+served, no updates) before a worker process holding the store read-only runs it; one past
+its time, or whose client went, is stopped by killing its worker. What it promises:
 docs/queries.md and docs/security.md.
 
 **Parts.** :mod:`~hcgraph.serve.server` (socket, fronts, lifetime),

@@ -1,15 +1,10 @@
-"""The query worker pool, as one HTTP front process sees it.
+"""The query worker pool, as one HTTP front process sees it (docs/queries.md, *Batches*).
 
-Queries wait in one queue; a free worker takes its share of them in one batch, sent in
-one pipe write (:meth:`Pool.dispatch`), and answers them one by one, in order: under load
-the pipe write, the worker's wake-up and the event loop's turn are paid once per batch,
-not once per query. Each :class:`Worker`'s answer pipe is a raw non-blocking fd the event
-loop watches (one ``os.read`` per readable event, frames cut from the bytes). The answer
-read belongs to the head of the worker's batch; a worker killed (a timeout, a client gone),
-or dead, is replaced with a fresh one, and the queries of its batch not yet started go
-back to the front of the queue. A batch whose head runs long (``STEAL_AFTER_S``) gives
-its other queries back to the queue too, and tells the worker (a flag in memory both map)
-to skip them: a slow query does not hold up, or time out, its neighbours.
+Queries wait in one queue; a free worker takes its share of them in one batch, one pipe
+write (:meth:`Pool.dispatch`), and answers them in order. A worker killed (a timeout, a
+client gone) or dead is replaced, and the queries of its batch not yet started go back to
+the front of the queue; so do those behind a head that runs past ``STEAL_AFTER_S``, and
+the worker is told to skip them (a flag in memory both map).
 """
 
 from __future__ import annotations
