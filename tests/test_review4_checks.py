@@ -215,22 +215,30 @@ def test_serve_timeout_and_fetch_rate_refuse_nan_and_inf(args: tuple[str, ...]) 
 
 
 def test_a_rate_of_almost_nothing_sleeps_in_steps_not_an_overflow(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """``--rate 1e-300`` asks for 1e300 s between requests: time.sleep overflowed (a
     traceback) on the second request; the pacer now sleeps in bounded steps."""
+    import httpx
+
     from hcgraph.claims import fetching
 
     slept: list[float] = []
+    asked: list[str] = []
 
     def sleep(seconds: float) -> None:
         slept.append(seconds)
         if len(slept) >= 3:
             raise KeyboardInterrupt  # stop the (very long) wait after a few steps
 
+    def answer(request: httpx.Request) -> httpx.Response:
+        asked.append(str(request.url))
+        return httpx.Response(404)
+
     monkeypatch.setattr(fetching.time, "sleep", sleep)
-    pacer = fetching._Pacer(1e-300)
-    pacer.wait()  # the first request starts at once
-    with pytest.raises(KeyboardInterrupt):
-        pacer.wait()
+    options = fetching.FetchOptions(api="http://api.test", key_env="K", rate=1e-300)
+    with fetching.manifest_archive(tmp_path) as archive, pytest.raises(KeyboardInterrupt):
+        fetching.fetch_manifests(["1", "2"], archive, options, environ={"K": "key"},
+                                 transport=httpx.MockTransport(answer))  # fmt: skip
+    assert len(asked) == 1  # the first request starts at once
     assert slept and all(0 < s <= 60.0 for s in slept)

@@ -1,23 +1,15 @@
 """Manifest replies into the store's archive: fetched by id over HTTP, or read from saved files.
 
 For the manifests a store cites, ``GET {api}/manifests/by-id/{id}`` with ``Authorization:
-Bearer <key>``; each answer is kept in ``STORE/archive/manifests`` (:func:`manifest_archive`),
-so a manifest is never fetched twice. The rules (``docs/claims.md``):
-
-* The key comes only from the environment variable ``FetchOptions.key_env`` names; it is sent
-  in the ``Authorization`` header and nowhere else (every message is scrubbed of it).
-* At most ``max_fetch`` ids are requested, most-cited first; the rest are ``left``.
-* One host, at most ``rate`` request starts a second, no redirect followed.
-* Network errors, timeouts, 408 and 5xx are retried (:mod:`hcgraph.retry`, ``Retry-After``
-  honoured), then the id is ``failed``. 401/403 raise :class:`~hcgraph.errors.ManifestAuthError`
-  (what came is kept). A 429 past ``max_retry_after``, or a quota answer (402, or a 429/403
-  whose body says ``quota``), stops the run with ``resume_after``. 404/410 is ``not_found``
-  (archived); any other answer is ``failed`` (not archived: a rerun asks again).
-* A 200 is archived as it arrives, then read with :func:`~hcgraph.claims.reply.parse_reply`;
-  a shape not understood is ``bad_shape``, named by its JSON path.
-
-Each archive entry is one unbuffered append (a ``kill -9`` loses at most the reply in flight);
-a thread flushes the archive to disk once a second while replies arrive, and at the end.
+Bearer <key>``, each answer kept in ``STORE/archive/manifests`` (:func:`manifest_archive`) so
+none is fetched twice; the rules are in docs/claims.md. How each answer counts: network
+errors, timeouts, 408 and 5xx are retried (:mod:`hcgraph.retry`), then ``failed``; 401/403
+raise :class:`~hcgraph.errors.ManifestAuthError`; a 429 past ``max_retry_after`` or a quota
+answer (402, or a 429/403 whose body says ``quota``) stops the run; 404/410 is ``not_found``
+(archived); any other answer is ``failed`` (not archived: a rerun asks again); a 200 is
+archived, then ``bad_shape`` (named by JSON path) if :func:`~hcgraph.claims.reply.parse_reply`
+cannot read it. Each archive entry is one unbuffered append; a thread flushes the archive to
+disk once a second while replies arrive, and at the end.
 """
 
 from __future__ import annotations
@@ -224,23 +216,6 @@ class _Answer:
     retryable: bool = False  # a network error or timeout (retried like a 5xx)
 
 
-class _Pacer:
-    """Request starts at most ``rate`` a second to the one host, and never before a
-    ``Retry-After`` the host asked for."""
-
-    def __init__(self, rate: float) -> None:
-        self.interval = 1.0 / rate if rate > 0 else 0.0
-        self.next_start = 0.0
-
-    def wait(self) -> None:
-        while (delay := self.next_start - time.monotonic()) > 0:
-            time.sleep(min(delay, 60.0))  # time.sleep overflows past ~1e9 s (--rate 1e-300)
-        self.next_start = max(self.next_start, time.monotonic()) + self.interval
-
-    def defer(self, seconds: float) -> None:
-        self.next_start = max(self.next_start, time.monotonic() + seconds)
-
-
 def fetch_manifests(
     ids: Sequence[str],
     archive: Archive,
@@ -317,7 +292,8 @@ class _Run:
     ) -> None:
         self.archive, self.options, self.report = archive, options, report
         self._key = key
-        self.pacer = _Pacer(options.rate)
+        self.interval = 1.0 / options.rate if options.rate > 0 else 0.0
+        self.next_start = 0.0  # no request starts before (the rate, a Retry-After)
         self.backoff = Backoff(options.backoff_base, 30.0, options.max_retry_after)
         # the transport itself, not an httpx.Client: no redirects, cookies or auth flows
         self.transport = transport or _transport(options.api)
@@ -378,7 +354,7 @@ class _Run:
         :class:`~hcgraph.errors.ManifestAuthError` when the API says so."""
         retries = max(0, self.options.retries)
         for n in range(retries + 1):
-            self.pacer.wait()
+            self._pace()
             self.report.requests += 1
             answer = self._get(url)
             self._check_refusal(answer, last=n == retries)
@@ -388,8 +364,14 @@ class _Run:
                     tries = f"{retries} {'retry' if retries == 1 else 'retries'}"
                     answer.error = f"{self._unexpected(answer)} (gave up after {tries})"
                 return answer, n + 1
-            self.pacer.defer(wait)
+            self.next_start = max(self.next_start, time.monotonic() + wait)
         raise AssertionError("unreachable")  # pragma: no cover - the loop always returns
+
+    def _pace(self) -> None:
+        """Wait for the next start: at most ``rate`` a second, never before a Retry-After."""
+        while (delay := self.next_start - time.monotonic()) > 0:
+            time.sleep(min(delay, 60.0))  # time.sleep overflows past ~1e9 s (--rate 1e-300)
+        self.next_start = max(self.next_start, time.monotonic()) + self.interval
 
     def _check_refusal(self, answer: _Answer, *, last: bool) -> None:
         """Raise for a quota answer, a 429 that is not to be waited out, or 401/403."""
