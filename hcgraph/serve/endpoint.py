@@ -126,7 +126,7 @@ class Routes:
         # string gives (or its refusal) and the guard's verdict on a text are kept for the
         # last few hundred short ones; a long or new one is read in full.
         self._from_query_string = functools.lru_cache(maxsize=512)(self._text_of)
-        self._guarded = functools.lru_cache(maxsize=512)(self._guard)
+        self._guarded = functools.lru_cache(maxsize=512)(uses_service)
         self._heads: dict[tuple[int, str, Extra, bool], tuple[bytes, bytes, bytes]] = {}
 
     def route(self, request: Request) -> tuple[str, bytes] | Query:
@@ -184,11 +184,8 @@ class Routes:
         text = texts[0]
         if self.allow_service:
             return text
-        refused = self._guarded(text) if len(text) <= _KEPT else self._guard(text)
+        refused = self._guarded(text) if len(text) <= _KEPT else self.uses_service(text)
         return Refusal(400, self.service_refused) if refused else text
-
-    def _guard(self, text: str) -> bool:
-        return bool(self.uses_service(text))
 
     def whole_head(self, status: int, media: str, length: int, extra: Extra, close: bool) -> bytes:
         """The head of an answer sent whole: what :meth:`head` gives for ``Content-Type``,
@@ -214,16 +211,11 @@ class Routes:
     def head(self, status: int, headers: list[tuple[str, str]], close: bool) -> bytes:
         """A response head: the status line, ``Date``, ``headers``, and ``Connection: close``
         if ``close``."""
-        date = self._now()
         lines = "".join(f"{k}: {v}\r\n" for k, v in headers)
         lines += "Connection: close\r\n" if close else ""
-        reason = REASONS.get(status, "Error")
-        return b"HTTP/1.1 %d %s\r\nDate: %s\r\n%s\r\n" % (
-            status,
-            reason.encode(),
-            date,
-            lines.encode("latin-1"),
-        )
+        reason = REASONS.get(status, "Error").encode()
+        head = b"HTTP/1.1 %d %s\r\nDate: %s\r\n" % (status, reason, self._now())
+        return head + lines.encode("latin-1") + b"\r\n"
 
 
 def check_route(method: str, path: str) -> None:
