@@ -277,8 +277,7 @@ def uses_service(query: str, prefixes: Mapping[str, str] | None = None) -> bool:
     if _ESCAPE.search(query):
         readings.append(_ESCAPE.sub(_decode, query))
     # Every way to the keyword reads the seven letters in a row in some reading: a text
-    # without them is let through unscanned (most queries; the scan is a third of what a
-    # server spends on a cheap query's request).
+    # without them (most queries) is let through unscanned.
     return any("service" in text.lower() and _Scan(text, declared).finds() for text in readings)
 
 

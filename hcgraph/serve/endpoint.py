@@ -110,8 +110,7 @@ class Routes:
         allow_service: bool,
         static: Mapping[str, tuple[str, bytes]],
     ) -> None:
-        # here, not at the top: the query workers import this module (negotiate) and need
-        # not load the guard's vocabulary (rdflib: ~15 MB a worker)
+        # here: the query workers import this module (negotiate), not the guard's vocabulary
         from ..sparqlguard import SERVICE_REFUSED, uses_service
 
         self.uses_service = uses_service

@@ -208,9 +208,8 @@ def read_batch(fd: int, pending: bytearray) -> list[bytes] | None:
 
 
 def evaluate(db: Database, query: str, accept: str, out: Sink, store: Any = None) -> None:
-    """Answer one query onto ``out`` (frames), on ``store`` (None: ``db.fresh()``). The
-    guard ran in the front, the only way in: a second ``SERVICE`` look here cost a quarter
-    of a cheap query's time in the worker."""
+    """Answer one query onto ``out`` (frames), on ``store`` (None: ``db.fresh()``); the
+    guard ran in the front, the only way in."""
     result = _run(db, query, out, db.fresh() if store is None else store)
     if result is None or _json_boolean(db, result, accept, out):
         return  # an error answered, or an ASK answered in SPARQL JSON
@@ -246,9 +245,8 @@ def _chosen(db: Database, result: Any, accept: str, out: Sink) -> tuple[str, str
 
 
 def _json_boolean(db: Database, result: Any, accept: str, out: Sink) -> bool:
-    """Answer an ASK whose client takes SPARQL JSON: the engine's bytes for it, written
-    without the engine's Python writer (a fifth of an ASK's cost in the worker). False if
-    the answer is not one."""
+    """Answer an ASK whose client takes SPARQL JSON with fixed bytes, not the engine's Python
+    writer; False if the answer is not one."""
     if isinstance(result, db.ox.QueryBoolean) and negotiate(accept, SOLUTION_TYPES) == _JSON:
         frame(out, WHOLE, _JSON_HEAD + (_TRUE if result else _FALSE))
         return True
@@ -430,7 +428,7 @@ class Database:
         with contextlib.suppress(OSError):
             quick = self._quick()  # taken before the scan: a later change shows
             if quick == self.quick:
-                return self.store  # nothing changed: the full scan costs ~50 µs a query
+                return self.store  # nothing changed: no full scan
             state = self._files()
             if state != self.state and not writer_holds(os.path.join(self.path, "LOCK")):
                 for delay in (0, 0.05, 0.05):  # a compaction may delete a file while we open
