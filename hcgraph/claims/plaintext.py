@@ -41,8 +41,6 @@ class Plain:
 
     def orig_offset(self, index: int) -> int:
         """The original offset of plain character ``index`` (``len`` maps past the end)."""
-        if not self._starts:
-            return index
         segment = bisect_right(self._starts, index) - 1
         if segment < 0:
             return index

@@ -102,9 +102,7 @@ def parse_reply(data: bytes, source: str, expected_id: str | None = None) -> Man
             source, "manifest_id", f"{manifest_id!r}, but manifest {expected_id!r} was asked for"
         )
     claims = _claims(source, doc.get("signal"))
-    raw_source = doc.get("source", {})
-    if raw_source is None:
-        raw_source = {}
+    raw_source = {} if doc.get("source") is None else doc["source"]
     if not isinstance(raw_source, dict):
         raise ReplyShapeError(source, "source", _expected("an object", raw_source))
     stated = ReplySource(
