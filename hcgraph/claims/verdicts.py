@@ -197,12 +197,17 @@ def _inputs(
 ) -> tuple[frozenset[str], frozenset[str], tuple[str, frozenset[str]]]:
     """What one story's check depends on: the replies read (SHA-256), the fetches whose
     answer had no reply (a 404), and with the raw document the key a held check must match."""
-    cited = sorted({mid for p in found.values() for mid, _ in p.cites})
-    states = [state for mid in cited if (state := replies.get(mid)) is not None]
+    states = _cited_states(found, replies)
     used = frozenset(s.sha256 for s in states if s.sha256 is not None)
     informed = frozenset(s.fetch for s in states if s.sha256 is None and s.fetch)
     expected = {reply_iri(sha) for sha in used} | informed | {minted("raw", raw)}
     return used, informed, (METHOD_VERSION, frozenset(expected))
+
+
+def _cited_states(found: dict[str, Passage], replies: dict[str, ReplyState]) -> list[ReplyState]:
+    """The reply states of the manifests the passages cite."""
+    cited = {mid for p in found.values() for mid, _ in p.cites}
+    return [replies[mid] for mid in cited if mid in replies]
 
 
 def _drop_orphans(
