@@ -298,14 +298,12 @@ class _Run:
         # the transport itself, not an httpx.Client: no redirects, cookies or auth flows
         self.transport = transport or _transport(options.api)
         self.own_transport = transport is None
-        self.headers = httpx.Headers(
-            {
-                "Authorization": f"Bearer {key}",
-                "Accept": "application/json",
-                "Accept-Encoding": ACCEPT_ENCODING,
-                "User-Agent": f"hcgraph/{__version__} (manifest reader)",
-            }
-        )
+        self.headers = {
+            "Authorization": f"Bearer {key}",
+            "Accept": "application/json",
+            "Accept-Encoding": ACCEPT_ENCODING,
+            "User-Agent": f"hcgraph/{__version__} (manifest reader)",
+        }
         self.extensions = {"timeout": httpx.Timeout(options.timeout).as_dict()}
 
     def __enter__(self) -> _Run:

@@ -14,7 +14,7 @@ raises :class:`~hcgraph.errors.ReplyShapeError` naming the JSON path. Nothing is
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 from urllib.parse import quote
 
@@ -105,9 +105,8 @@ def parse_reply(data: bytes, source: str, expected_id: str | None = None) -> Man
     raw_source = {} if doc.get("source") is None else doc["source"]
     if not isinstance(raw_source, dict):
         raise ReplyShapeError(source, "source", _expected("an object", raw_source))
-    stated = ReplySource(
-        *(_text(source, raw_source, key, f"source.{key}") for key in _SOURCE_FIELDS)
-    )
+    keys = [f.name for f in fields(ReplySource)]
+    stated = ReplySource(*(_text(source, raw_source, key, f"source.{key}") for key in keys))
     return ManifestReply(manifest_id, stated, claims, _text(source, doc, "brief", "brief"))
 
 
@@ -134,9 +133,6 @@ def _claims(source: str, signal: object) -> dict[str, str | None]:
         first.setdefault(claim_id, index)
         claims[claim_id] = text
     return claims
-
-
-_SOURCE_FIELDS = ("name", "url", "title", "published_date")
 
 
 def _ident(source: str, obj: dict[str, Any], key: str, path: str) -> str:
