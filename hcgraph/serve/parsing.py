@@ -18,14 +18,6 @@ from .endpoint import MAX_BODY, MAX_HEAD, Refusal, Request
 IDLE, HEAD, BODY = 0, 1, 2
 
 
-class _Stop(Exception):
-    """Raised in a parser callback to stop parsing with a refusal."""
-
-    def __init__(self, refusal: Refusal) -> None:
-        super().__init__(refusal.message)
-        self.refusal = refusal
-
-
 class RequestParser:
     """Bytes in (:meth:`feed`), ``Request`` objects or a final ``Refusal`` out
     (``queue``). ``phase``: what a request is in the middle of; ``body_since``: when
@@ -56,7 +48,7 @@ class RequestParser:
             self.broken = True
             if self.queue and isinstance(self.queue[-1], Request):
                 self.queue[-1].keep = False
-        except Exception as exc:  # the parser's errors, and _Stop
+        except Exception as exc:  # the parser's errors, and a Refusal from a callback
             self._fail(_refusal(exc))
         if self.phase != BODY and self.head_bytes > MAX_HEAD and not self.broken:
             self._fail(Refusal(431, "request head too large", close=True))
@@ -88,7 +80,7 @@ class RequestParser:
         version = parser.get_http_version()
         if version != "1.1" and version != "1.0":
             status = 505 if version.startswith(("2", "3")) else 400
-            raise _Stop(Refusal(status, "HTTP/1.1 or HTTP/1.0 only", close=True))
+            raise Refusal(status, "HTTP/1.1 or HTTP/1.0 only", close=True)
         request.version = "HTTP/1.1" if version == "1.1" else "HTTP/1.0"
         request.keep = parser.should_keep_alive()
         length = _body_length(request)
@@ -126,11 +118,11 @@ def parse_head(head: bytes) -> Request:
 
 
 def _refusal(exc: BaseException) -> Refusal:
-    """The refusal for an exception out of ``feed_data``: ours (a _Stop, maybe wrapped as the
-    context of a callback error), or the parser's (400)."""
+    """The refusal for an exception out of ``feed_data``: a callback's (maybe wrapped as the
+    context of a callback error; queued without its frames), or the parser's (400)."""
     for cause in (exc, exc.__context__):
-        if isinstance(cause, _Stop):
-            return cause.refusal
+        if isinstance(cause, Refusal):
+            return cause.with_traceback(None)
     if "Content-Length overflow" in str(exc):  # more digits than llhttp's 64 bits
         return Refusal(413, "request body too large", close=True)
     return Refusal(400, f"malformed request: {exc}", close=True)
@@ -143,12 +135,12 @@ def _body_length(request: Request) -> int:
     Content-Length that is not a number, and several of them."""
     value, transfer = _framing(request)
     if transfer is not None or (value is None and request.method == "POST"):
-        raise _Stop(Refusal(411, "send a Content-Length", close=True))
+        raise Refusal(411, "send a Content-Length", close=True)
     if value is None:
         return 0
     digits = value.strip().lstrip("0") or "0"
     if len(digits) > len(str(MAX_BODY)) or int(digits) > MAX_BODY:
-        raise _Stop(Refusal(413, "request body too large", close=True))
+        raise Refusal(413, "request body too large", close=True)
     return int(digits)
 
 
