@@ -82,10 +82,8 @@ def _skip_flag() -> mmap.mmap | None:
 
 def main() -> None:
     """A query worker (``python -c ... DB_PATH [QUERY_MEMORY [SKIP_FD]]``): answers one
-    query at a time from stdin on stdout (frames), until stdin closes. The answers of a
-    batch go out together, in one write, but never behind a query that may run long (see
-    :class:`Answers`): the server's time limits count on it. Ctrl-C is the server's to
-    handle."""
+    query at a time from stdin on stdout (frames, held by :class:`Answers`) until stdin
+    closes. Ctrl-C is the server's to handle."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_parent()
     out = Answers(os.dup(1))
@@ -286,9 +284,8 @@ def serialize(ox: Any, result: Any, name: str, sink: FrameWriter) -> None:
 
 class XmlChars:
     """A sink for an XML answer (pyoxigraph's XML writers copy every character as it is)
-    that stops it (``ValueError``: a 400 if nothing was sent
-    yet, else an aborted answer) at a character XML 1.0 cannot carry: a 200 no XML parser
-    reads is never sent (``hcgraph query --format xml`` refuses the same answer)."""
+    that stops it (``ValueError``: a 400 if nothing was sent yet, else an aborted answer)
+    at a character XML 1.0 cannot carry, as ``hcgraph query --format xml`` refuses it."""
 
     def __init__(self, sink: FrameWriter) -> None:
         self.sink = sink
