@@ -213,8 +213,8 @@ class Routes:
         lines = "".join(f"{k}: {v}\r\n" for k, v in headers)
         lines += "Connection: close\r\n" if close else ""
         reason = REASONS.get(status, "Error").encode()
-        head = b"HTTP/1.1 %d %s\r\nDate: %s\r\n" % (status, reason, self._now())
-        return head + lines.encode("latin-1") + b"\r\n"
+        parts = (status, reason, self._now(), lines.encode("latin-1"))
+        return b"HTTP/1.1 %d %s\r\nDate: %s\r\n%s\r\n" % parts
 
 
 def check_route(method: str, path: str) -> None:
