@@ -1,10 +1,10 @@
-"""The query worker pool, as one HTTP front process sees it (docs/queries.md, *Batches*).
+"""The query worker pool, as one HTTP front process sees it.
 
 Queries wait in one queue; a free worker takes its share of them in one batch, one pipe
-write (:meth:`Pool.dispatch`), and answers them in order. A worker killed (a timeout, a
-client gone) or dead is replaced, and the queries of its batch not yet started go back to
-the front of the queue; so do those behind a head that runs past ``STEAL_AFTER_S``, and
-the worker is told to skip them (a flag in memory both map).
+write (:meth:`Pool.dispatch`), and answers them in order (docs/queries.md, *Batches*). A
+worker killed (a timeout, a client gone) or dead is replaced, and the queries of its batch
+not yet started go back to the front of the queue; so do those behind a head that runs past
+``STEAL_AFTER_S``, and the worker is told to skip them (a flag in memory both map).
 """
 
 from __future__ import annotations
