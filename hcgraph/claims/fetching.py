@@ -137,13 +137,10 @@ class FetchReport:
         ]
         out += _more(len(self.failed), "failed")
         if self.stopped is not None:
-            when = (
-                f"; resume after {self.resume_after.strftime('%Y-%m-%dT%H:%M:%SZ')}"
-                if self.resume_after is not None
-                else ""
-            )
-            why = _STOPS.get(self.stopped, "")
-            out.append(f"stopped early: {self.stopped}{why}{when}")
+            when = ""
+            if self.resume_after is not None:
+                when = f"; resume after {self.resume_after:%Y-%m-%dT%H:%M:%SZ}"
+            out.append(f"stopped early: {self.stopped}{_STOPS.get(self.stopped, '')}{when}")
         if self.left:
             out.append(f"left: {len(self.left)} not {self._left_why()}: {_ids(self.left)}")
         return out
