@@ -241,24 +241,19 @@ def _analyse(text: str) -> _Analysis:
         )
         negates = negation == 1 or _negates(negation, text, end)
         number = _number(word, text, start, end) if numeric else None
-        weight = 1
-        tok: _Tok
+        forms, weight, is_name = as_word, 1, False
         if number is not None:
             numbers.append(number)
             end = number.end
-            tok = ((f"#{number.value:g}",), start, end, negates, clause, False)
-            weight = 2
+            forms, weight = (f"#{number.value:g}",), 2
         elif negates or lower in _STOP:
-            tok = ((), start, end, negates, clause, False)
+            forms = ()
         elif name_first if first else name_mid:
             names.setdefault(lower, (start, end - possessive))
             name_forms.update(as_name)
-            tok = (as_name, start, end, negates, clause, True)
-            weight = 2
-        else:
-            tok = (as_word, start, end, negates, clause, False)
-        toks.append(tok)
-        _weigh(weights, tok[0], weight)
+            forms, weight, is_name = as_name, 2, True
+        toks.append((forms, start, end, negates, clause, is_name))
+        _weigh(weights, forms, weight)
         negations += negates
         first = False
         previous = lower
