@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import quote
 
 import pyoxigraph as ox
@@ -23,9 +23,11 @@ from ..provenance._graph import claim_id
 from ..rdftext import XSD_DATETIME, integer, iri, literal, typed
 from ..store import Store
 from ..vocab import CITO, DCTERMS, GRAPH, HC, PROV, RDF, RDFS, REPLY_GRAPHS, SDO, SUPPORT_GRAPHS
-from .fetching import ArchivedReply
 from .reply import ManifestReply
 from .support import METHOD, METHOD_VERSION, Mismatch
+
+if TYPE_CHECKING:  # not imported: the views and exports read these graphs without httpx
+    from .fetching import ArchivedReply
 
 __all__ = [
     "RATINGS_GRAPH",
