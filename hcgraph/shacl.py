@@ -507,13 +507,7 @@ def _data_graph(
     context, never a target)."""
     graph = rdflib.Graph()
     g = ox.NamedNode(name)
-    if focus is None:
-        quads: Iterable[ox.Quad] = store.quads(graph=g)
-    else:
-        quads = (q for node in sorted(focus) for q in store.quads(_node(node), graph=g))
-        # the graph's subclass links: pySHACL targets instances of subclasses through them
-        for quad in store.quads(None, _SUBCLASS, graph=g):
-            graph.add((_to_rdflib(quad.subject), RDFS.subClassOf, _to_rdflib(quad.object)))
+    quads = store.quads(graph=g) if focus is None else _focus_quads(store, g, focus, graph)
     targets: set[ox.NamedNode] = set()
     subjects: dict[Any, None] = {}
     for quad in quads:
@@ -526,8 +520,18 @@ def _data_graph(
             targets.add(quad.object)
     for target in sorted(targets, key=lambda t: t.value):
         for quad in store.quads(target, _TYPE):
-            graph.add((_to_rdflib(quad.subject), _to_rdflib(_TYPE), _to_rdflib(quad.object)))
+            graph.add((_to_rdflib(quad.subject), RDF.type, _to_rdflib(quad.object)))
     return graph, sorted(subjects, key=str)
+
+
+def _focus_quads(
+    store: Store, g: ox.NamedNode, focus: Iterable[str], graph: rdflib.Graph
+) -> Iterator[ox.Quad]:
+    """The focus nodes' quads in ``g``, after adding ``g``'s subclass links to ``graph``
+    (pySHACL targets instances of subclasses through them)."""
+    for quad in store.quads(None, _SUBCLASS, graph=g):
+        graph.add((_to_rdflib(quad.subject), RDFS.subClassOf, _to_rdflib(quad.object)))
+    return (q for node in sorted(focus) for q in store.quads(_node(node), graph=g))
 
 
 def _node(text: str) -> ox.NamedNode | ox.BlankNode:
