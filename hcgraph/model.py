@@ -365,10 +365,12 @@ def _parse_refused(raw: bytes | str, source: str, errors: list[Any]) -> Story:
         except ValueError:  # pragma: no cover - the JSON parsed above
             doc = None
         _refuse_invalid(errors, doc, source)
-    doc = _parse_lenient(raw, source)
-    if doc is None:
+    try:  # Python's parser reads what RFC 8259 allows but the strict one refuses
+        doc = json.loads(raw, parse_constant=_Constant)
+    except ValueError:
         reason = invalid.get("ctx", {}).get("error", "cannot parse")
-        raise StoryError(source, [("", f"invalid JSON: {reason}")])
+        raise StoryError(source, [("", f"invalid JSON: {reason}")]) from None
+    _refuse_unstorable(doc, source)
     try:
         story = Story.model_validate(doc)
     except pydantic.ValidationError as exc:
@@ -482,17 +484,6 @@ class _Constant(NamedTuple):
     """``NaN``, ``Infinity`` or ``-Infinity`` as Python's parser met them (not JSON)."""
 
     name: str
-
-
-def _parse_lenient(raw: bytes | str, source: str) -> Any:
-    """Python's JSON parser, for what RFC 8259 allows but the strict one refuses; ``None``
-    when it cannot parse the text either."""
-    try:
-        doc = json.loads(raw, parse_constant=_Constant)
-    except ValueError:
-        return None
-    _refuse_unstorable(doc, source)
-    return doc
 
 
 #: Problems :func:`_unstorable` collects before it stops looking (the error lists 20).
