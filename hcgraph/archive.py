@@ -180,7 +180,8 @@ class Archive:
         """
         sha = hashlib.sha256(data).hexdigest()
         with self._lock:
-            if not self._intact(sha):
+            copy = self._index_of().get(sha)
+            if copy is None or _verified(copy) is None:
                 self._index_of()[sha] = self._append(b"B", sha, data, "-")
             else:
                 self._kept.add(sha)
@@ -344,13 +345,11 @@ class Archive:
     def _other_copy(self, sha256: str, bad: _Entry) -> bytes | None:
         """An intact copy of a body besides ``bad`` (the wall clock may have been set back)."""
         for entry in self._entries(b"B"):
-            if entry.sha256 == sha256 and entry != bad:
-                with contextlib.suppress(OSError):
-                    data = _read(entry)
-                    if hashlib.sha256(data).hexdigest() == sha256:
-                        with self._lock:
-                            self._index_of()[sha256] = entry
-                        return data
+            data = _verified(entry) if entry.sha256 == sha256 and entry != bad else None
+            if data is not None:
+                with self._lock:
+                    self._index_of()[sha256] = entry
+                return data
         return None
 
     def records(self) -> Iterator[FetchRecord]:
@@ -388,16 +387,6 @@ class Archive:
             self._index = {entry.sha256: entry for entry in self._entries(b"B")}
         return self._index
 
-    def _intact(self, sha256: str) -> bool:
-        """Is there a copy of this body whose bytes still match its hash?"""
-        entry = self._index_of().get(sha256)
-        if entry is None:
-            return False
-        try:
-            return hashlib.sha256(_read(entry)).hexdigest() == sha256
-        except OSError:
-            return False
-
 
 def _fdatasync(fds: list[int], older: Iterable[Path]) -> None:
     """``fdatasync`` each descriptor and each file of ``older``; every descriptor is closed."""
@@ -418,6 +407,15 @@ def _pack_order(path: Path) -> tuple[str, str, int]:
     stamp, _, rest = path.stem.partition("-")
     pid, _, n = rest.partition("-")
     return stamp, pid, int(n) if n.isdecimal() else 1
+
+
+def _verified(entry: _Entry) -> bytes | None:
+    """The entry's payload if it reads back matching its hash, else None."""
+    try:
+        data = _read(entry)
+    except OSError:
+        return None
+    return data if hashlib.sha256(data).hexdigest() == entry.sha256 else None
 
 
 def _read(entry: _Entry) -> bytes:
