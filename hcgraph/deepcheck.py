@@ -64,12 +64,7 @@ class DeepReport:
 
 
 class _Damage(Exception):
-    """A read failed (``cause``) or two indexes disagree (``text``), in ``where``."""
-
-    def __init__(self, where: str, cause: BaseException | str) -> None:
-        super().__init__(where)
-        self.where = where
-        self.cause = cause
+    """Damage found: ``args`` are where, and the failed read's error or a text."""
 
 
 def deep_check(store: Store) -> DeepReport:
@@ -173,10 +168,10 @@ def _read_through(
 def _named(store: Store, found: _Damage) -> StoreDamagedError:
     """The damage as one line, with what to do (how many stories only the store holds)."""
     assert store.directory is not None
-    cause = found.cause
+    where, cause = found.args
     if isinstance(cause, BaseException) and not is_damage(cause):
         cause = f"Corruption: {cause}"  # a failed read of a store that opened is damage
-    return damage_error(store.directory, cause, where=found.where, unarchived=_unarchived(store))
+    return damage_error(store.directory, cause, where=where, unarchived=_unarchived(store))
 
 
 def _unarchived(store: Store) -> int | None:
