@@ -253,8 +253,7 @@ class _Compiler:
         targets += [shape] if (shape, RDF.type, RDFS.Class) in self.g else []  # implicit target
         compiled = self.compiled(shape)
         for cls in targets:
-            # pySHACL also targets instances of subclasses (rdfs:subClassOf in the data
-            # graph); the queries see direct instances only, so those (rare) are all candidates
+            # pySHACL also targets instances of subclasses: those (rare) are all candidates
             out.append(_everyone(f"?sub <{RDFS.subClassOf}>+ {_iri(cls)} . ?f0 a ?sub"))
             focus = f"{{ SELECT ?f0 WHERE {{ ?f0 a {_iri(cls)} }} }}"
             if compiled is None:
@@ -290,8 +289,7 @@ class _Compiler:
         out += [f"?f0 {_iri(p)} ?x" for p in self.g.objects(shape, SH.targetSubjectsOf)]
         for p in self.g.objects(shape, SH.targetObjectsOf):
             out.append(f"?x {_iri(p)} ?f0")
-            # and whoever points at them: the triple that makes them targets is in the
-            # pointing node's graph, and pySHACL must see it
+            # and whoever points at them: pySHACL must see the triple, in the pointer's graph
             out.append(f"?f0 {_iri(p)} ?x")
         return out
 
@@ -354,8 +352,8 @@ class _Compiler:
         p, low, high, fails, options = c
         values = f"{{ SELECT {var} ?v WHERE {{ {var} {p} ?v }} }}"
         out: list[str] = []
-        # minCount, maxCount, datatype and nodeKind in one pass over the property: per focus
-        # node, how many values (a graph is a set: no DISTINCT needed) and how many bad ones.
+        # minCount, maxCount, datatype and nodeKind in one pass: per focus node, its values
+        # (no DISTINCT needed: a graph is a set) and its bad ones.
         tests: list[str] = []
         if low > 0:
             tests.append(f"!BOUND(?n) || ?n < {low}")
