@@ -57,6 +57,7 @@ _SOURCES = SHARED_GRAPHS["sources"]
 _PUBLISHERS = SHARED_GRAPHS["publishers"]
 _AGENTS = SHARED_GRAPHS["agents"]
 _LINKS = SHARED_GRAPHS["links"]
+_HAS_PART = SCHEMA("hasPart")
 
 
 @dataclass(frozen=True)
@@ -428,19 +429,17 @@ def _map_body(
     for i, fact in enumerate(story.key_facts, 1):
         node_iri = f"{base}#kf{i}"
         node = out.passage(node_iri, HCT("KeyFact"), fact.text)
-        out.add(node, SCHEMA("position"), integer(i))
-        out.add(node, DC("isPartOf"), st)
-        out.add(st, HCT("keyFact"), node)
+        _part(out, node, st, i, HCT("keyFact"))
         if fact.self_reported is not None:
             out.add(node, HCT("selfReported"), boolean(fact.self_reported))
         _cites(out, node_iri, fact.cites, listed, st)
         out.extra(node, fact.extra)
 
 
-def _part(out: _Emitter, child: str, parent: str, position: int) -> None:
+def _part(out: _Emitter, child: str, parent: str, position: int, link: str = _HAS_PART) -> None:
     out.add(child, SCHEMA("position"), integer(position))
     out.add(child, DC("isPartOf"), parent)
-    out.add(parent, SCHEMA("hasPart"), child)
+    out.add(parent, link, child)
 
 
 def _cites(
