@@ -34,10 +34,9 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 @dataclass(frozen=True)
 class FetchRecord:
-    """Metadata of one fetch (or of one local file read by a crawl): ``url`` is the logical
-    URL asked for, ``final_url`` the one after redirects, ``fetch_url`` where the bytes came
-    from (a mirror, or ``url``); ``status`` is None for a network failure or a file;
-    ``sha256`` names the archived body (for a 304, the earlier body confirmed unchanged)."""
+    """Metadata of one fetch (or local file read by a crawl): ``url`` is the URL asked for,
+    ``final_url`` the one after redirects, ``fetch_url`` where the bytes came from (a
+    mirror, or ``url``); ``status`` is None for a network failure or a file."""
 
     url: str
     final_url: str
@@ -60,13 +59,12 @@ class FetchRecord:
 
     @property
     def sort_key(self) -> str:
-        """``TIME-URLHASH``: fetch time (UTC, to the microsecond), then 12 hex of the URL's
-        SHA-256. Records are read in this order."""
+        """``TIME-URLHASH`` (UTC microseconds, 12 hex of the URL's SHA-256): read order."""
         stamp = self.time.astimezone(dt.UTC).strftime("%Y%m%dT%H%M%S.%fZ")
         return f"{stamp}-{hashlib.sha256(self.url.encode()).hexdigest()[:12]}"
 
     def to_json(self) -> bytes:
-        """The record as sorted, UTF-8 JSON (``asdict``'s deep copy is skipped: one a fetch)."""
+        """The record as sorted, UTF-8 JSON (without ``asdict``'s deep copy)."""
         fields = {name: getattr(self, name) for name in self.__dataclass_fields__}
         return json.dumps(fields, sort_keys=True, ensure_ascii=False).encode()
 
@@ -117,8 +115,7 @@ def _scan(pack: Path) -> Iterator[tuple[bytes, _Entry]]:
 
 
 def _refuse_newer(pack: Path, line: bytes) -> None:
-    """Raise if the pack's first header is another format's (``HCA2 …``): read as a torn
-    pack, a newer hcgraph's archive would rebuild to nothing without a word."""
+    """Raise if the pack's first header is a newer format's (``HCA2 …``), not a torn pack."""
     magic = line.split(b" ", 1)[0]
     if magic[:3] == _MAGIC[:3] and magic[3:].isdigit() and magic != _MAGIC:
         raise ArchiveError(
@@ -175,15 +172,16 @@ class Archive:
 
     # --- writing ----------------------------------------------------------------------------
     def put_body(self, data: bytes) -> str:
-        """Store a body (once per distinct content, again if its copy no longer matches its
-        hash); return its SHA-256. One kept from an earlier run is flushed by the next sync.
+        """Store a body (once, or again if its copy no longer matches its hash); return its
+        SHA-256.
 
         Raises:
             OutputError: the archive cannot be written.
         """
         sha = hashlib.sha256(data).hexdigest()
         with self._lock:
-            if not self._intact(sha):
+            copy = self._index_of().get(sha)
+            if copy is None or _verified(copy) is None:
                 self._index_of()[sha] = self._append(b"B", sha, data, "-")
             else:
                 self._kept.add(sha)
@@ -267,12 +265,11 @@ class Archive:
             self._unsynced.append(fd)  # closed by the next sync() or close()
 
     def sync(self, bodies: Iterable[str] = ()) -> None:
-        """Flush what was written so far to disk (``fdatasync``), for a power cut. Writes go
-        on meanwhile: the wait is outside the lock, on duplicates of the packs' descriptors.
+        """Flush what was written so far to disk (``fdatasync``); writes go on meanwhile.
 
         Args:
-            bodies: SHA-256s of bodies written before this object was made (perhaps by a
-                run that never flushed them): the files holding them are flushed too.
+            bodies: SHA-256s of bodies written before this object was made: their files
+                are flushed too.
 
         Raises:
             OutputError: the disk refused (the data may not be on it).
@@ -290,8 +287,8 @@ class Archive:
             _io.sync_dir(self.directory)
 
     def _take_unsynced(self, bodies: Iterable[str]) -> tuple[list[int], set[Path], bool]:
-        """What :meth:`sync` flushes (the lock is held): the descriptors of the packs written
-        since the last sync, the other packs holding ``bodies``, and whether a pack is new."""
+        """What :meth:`sync` flushes (lock held): descriptors written since the last sync,
+        the other packs holding ``bodies``, and whether a pack is new."""
         bodies = {*bodies, *self._kept}
         index = self._index_of() if bodies else {}
         older = {index[sha].pack for sha in bodies if sha in index}
@@ -312,8 +309,7 @@ class Archive:
             return sha256 in self._index_of()
 
     def intact_body(self, sha256: str) -> bytes | None:
-        """The body if it is here and its bytes still match its hash, else None (a missing
-        one costs no rescan of every pack, unlike ``get_body``)."""
+        """The body if it is here and still matches its hash, else None (no rescan)."""
         if not self.has_body(sha256):
             return None
         try:
@@ -347,21 +343,18 @@ class Archive:
         return data
 
     def _other_copy(self, sha256: str, bad: _Entry) -> bytes | None:
-        """An intact copy of a body besides ``bad`` (pack names follow the wall clock, which
-        can be set back, so the newest copy is not always the last one read)."""
+        """An intact copy of a body besides ``bad`` (the wall clock may have been set back)."""
         for entry in self._entries(b"B"):
-            if entry.sha256 == sha256 and entry != bad:
-                with contextlib.suppress(OSError):
-                    data = _read(entry)
-                    if hashlib.sha256(data).hexdigest() == sha256:
-                        with self._lock:
-                            self._index_of()[sha256] = entry
-                        return data
+            data = _verified(entry) if entry.sha256 == sha256 and entry != bad else None
+            if data is not None:
+                with self._lock:
+                    self._index_of()[sha256] = entry
+                return data
         return None
 
     def records(self) -> Iterator[FetchRecord]:
-        """Every fetch record, oldest first, each once (packs copied back from a backup hold
-        them twice: a 404 read twice would withdraw). Unreadable records are skipped."""
+        """Every readable fetch record, oldest first, each once (a pack restored from a
+        backup holds them twice: a 404 read twice would withdraw)."""
         key, read = "", set[str]()  # the records of the current sort key already read
         # stable: one key twice keeps the order written
         for item in sorted(self._entries(b"R"), key=lambda f: f.key):
@@ -383,28 +376,16 @@ class Archive:
         return self.packs.is_dir()
 
     def _entries(self, kind: bytes) -> Iterator[_Entry]:
-        """The entries of one kind (``B`` bodies, ``R`` records), pack by pack in creation
-        order, each pack's in the order written."""
+        """The entries of one kind (``B`` bodies, ``R`` records), in the order written."""
         packs = sorted(self.packs.glob("*.pack"), key=_pack_order) if self.exists() else []
         for path in packs:
             yield from (entry for found, entry in _scan(path) if found == kind)
 
     def _index_of(self) -> dict[str, _Entry]:
-        """The body index, built on first use from the packs' headers (the lock is held)."""
+        """The body index, built on first use (lock held); a later copy wins."""
         if self._index is None:
-            # A later copy wins: it was written because of a bad one.
             self._index = {entry.sha256: entry for entry in self._entries(b"B")}
         return self._index
-
-    def _intact(self, sha256: str) -> bool:
-        """Is there a copy of this body whose bytes still match its hash?"""
-        entry = self._index_of().get(sha256)
-        if entry is None:
-            return False
-        try:
-            return hashlib.sha256(_read(entry)).hexdigest() == sha256
-        except OSError:
-            return False
 
 
 def _fdatasync(fds: list[int], older: Iterable[Path]) -> None:
@@ -422,11 +403,19 @@ def _fdatasync(fds: list[int], older: Iterable[Path]) -> None:
 
 
 def _pack_order(path: Path) -> tuple[str, str, int]:
-    """A pack's place in creation order: ``STAMP-PID.pack`` before ``STAMP-PID-N.pack`` (made
-    in the same microsecond), which sorts first by name."""
+    """A pack's place in creation order: ``STAMP-PID.pack`` before ``STAMP-PID-N.pack``."""
     stamp, _, rest = path.stem.partition("-")
     pid, _, n = rest.partition("-")
     return stamp, pid, int(n) if n.isdecimal() else 1
+
+
+def _verified(entry: _Entry) -> bytes | None:
+    """The entry's payload if it reads back matching its hash, else None."""
+    try:
+        data = _read(entry)
+    except OSError:
+        return None
+    return data if hashlib.sha256(data).hexdigest() == entry.sha256 else None
 
 
 def _read(entry: _Entry) -> bytes:

@@ -1,15 +1,13 @@
 """``hcgraph check``: SHACL structure plus the integrity queries, as one report per story.
 
 :func:`check` runs the SHACL shapes (:mod:`hcgraph.shacl`) and the saved integrity queries
-(:data:`INTEGRITY_CHECKS`) and returns a :class:`CheckReport`: each :class:`Finding` a
-``violation`` (a broken promise: structure, citations, declared fields) or a ``warning``
-(a related story not ingested yet). Findings about shared things (manifests, claims,
-publishers) are filed under their shared graph's IRI. CI runs it (exit 1 on violations).
+(:data:`INTEGRITY_CHECKS`); findings about shared things are filed under their shared graph.
 """
 
 from __future__ import annotations
 
 import time
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -48,8 +46,7 @@ Describe = Callable[[dict[str, Any]], tuple[str, str]]
 
 
 def _template(focus: str, text: str) -> Describe:
-    """A row → (focus, message) describer: ``focus`` names the column, ``text`` is a
-    :meth:`str.format` template over the row's columns (unbound ones read as empty)."""
+    """A row → (``focus`` column, ``text`` formatted with the row; unbound reads as empty)."""
 
     def describe(row: dict[str, Any]) -> tuple[str, str]:
         values = {k: "" if v is None else v for k, v in row.items()}
@@ -134,19 +131,18 @@ class CheckReport:
 
     def stories_with_findings(self) -> int:
         """How many story graphs (not shared graphs) have a finding."""
-        return sum(1 for name in self.by_story() if not _is_shared(name))
+        return len(self.by_story()) - self.shared_graphs_with_findings()
 
     def shared_graphs_with_findings(self) -> int:
         """How many shared graphs (``graph/sources``, ``graph/publishers``…) have a finding."""
-        return sum(1 for name in self.by_story() if _is_shared(name))
+        return sum(1 for name in self.by_story() if name.startswith(str(GRAPH)))
 
     def counts(self) -> dict[str, dict[str, int]]:
         """check name → severity → number of findings."""
-        out: dict[str, dict[str, int]] = {}
+        out: dict[str, Counter[str]] = defaultdict(Counter)
         for f in self.findings:
-            per = out.setdefault(f.check, {})
-            per[f.severity] = per.get(f.severity, 0) + 1
-        return dict(sorted(out.items()))
+            out[f.check][f.severity] += 1
+        return {check: dict(out[check]) for check in sorted(out)}
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict: summary, then findings grouped by story."""
@@ -167,11 +163,6 @@ class CheckReport:
         }
 
 
-def _is_shared(graph: str) -> bool:
-    """True for a shared graph's IRI (story graphs never start with the ``GRAPH`` namespace)."""
-    return graph.startswith(str(GRAPH))
-
-
 def _shacl_finding(result: ShaclResult) -> Finding:
     where = f" ({result.path})" if result.path else ""
     value = f" [value: {result.value}]" if result.value else ""
@@ -180,8 +171,7 @@ def _shacl_finding(result: ShaclResult) -> Finding:
 
 
 #: The SHACL pre-selection is dealt into ``SHARES`` parts: ``WORKERS`` processes take all
-#: but ``LOCAL_SHARE`` of them while this one runs the integrity queries (in-memory stores,
-#: ``full`` mode, or a worker that cannot start: all here).
+#: but ``LOCAL_SHARE`` of them while this one runs the integrity queries.
 WORKERS = 1
 SHARES = 4
 LOCAL_SHARE = 1
@@ -189,9 +179,8 @@ LOCAL_SHARE = 1
 
 @contextmanager
 def _workers(store: Store, shapes_path: str | None, wanted: bool) -> Iterator[list[Any]]:
-    """The SHACL pre-selection's worker shares (:func:`hcgraph.shacl.candidates_at`), run
-    beside the integrity queries (Oxigraph holds the GIL); none for an in-memory store or
-    when not ``wanted`` or no worker can start."""
+    """The SHACL pre-selection's worker shares, run beside the integrity queries (Oxigraph
+    holds the GIL); none for an in-memory store, when not ``wanted`` or none can start."""
     pool: Any = None
     futures: list[Any] = []
     if wanted and store.directory is not None:
@@ -214,8 +203,8 @@ def _workers(store: Store, shapes_path: str | None, wanted: bool) -> Iterator[li
 
 
 def _preselect(store: Store, shapes: Any, futures: list[Any]) -> tuple[dict[str, set[str]], bool]:
-    """The SHACL pre-selection (:func:`hcgraph.shacl.candidates`) and whether the workers
-    did their shares: the rest here, or all of it when there are none or one broke."""
+    """The SHACL pre-selection, the rest of it here (all of it without workers, or when one
+    broke), and whether the workers did their shares."""
     if not futures:
         return candidates(store, shapes), False
     parts = [candidates(store, shapes, (i, SHARES)) for i in range(SHARES - LOCAL_SHARE, SHARES)]
@@ -239,10 +228,7 @@ def check(
     shapes_path: str | None = None,
     include_withdrawn: bool = False,
 ) -> CheckReport:
-    """Run SHACL and the integrity queries over ``store``.
-
-    Withdrawn stories (their URL answered 404/410) are not checked unless
-    ``include_withdrawn``.
+    """Run SHACL and the integrity queries over ``store`` (withdrawn stories left out).
 
     Args:
         store: the store to check.

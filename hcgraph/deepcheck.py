@@ -13,7 +13,7 @@ naming the table and what to do (:mod:`hcgraph.damage`).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +32,8 @@ __all__ = ["INDEXES", "DeepReport", "deep_check"]
 INDEXES = ("graphs", "gspo", "gpos", "gosp", "dspo", "dpos", "dosp", "spog", "posg", "ospg")
 
 _DEFAULT = ox.DefaultGraph()
+#: An index, the terms to look up, and the look-up reading that index.
+_Look = tuple[str, set[Any], Callable[[Any], Iterator[ox.Quad]]]
 
 
 @dataclass
@@ -62,12 +64,7 @@ class DeepReport:
 
 
 class _Damage(Exception):
-    """A read failed (``cause``) or two indexes disagree (``text``), in ``where``."""
-
-    def __init__(self, where: str, cause: BaseException | str) -> None:
-        super().__init__(where)
-        self.where = where
-        self.cause = cause
+    """Damage found: ``args`` are where, and the failed read's error or a text."""
 
 
 def deep_check(store: Store) -> DeepReport:
@@ -102,15 +99,13 @@ def _read_all(store: Store, report: DeepReport) -> None:
     targets.append((_DEFAULT, "the default graph", ("dspo", "dpos", "dosp")))
     for graph, name, indexes in targets:
         _read_graph(store, graph, name, indexes, reads, seen)
-    report.quads = total = reads["gspo"] + reads["dspo"]
-    looks: list[tuple[str, set[Any], Callable[[Any], Iterator[ox.Quad]]]] = [
+    report.quads = reads["gspo"] + reads["dspo"]
+    looks: list[_Look] = [
         ("spog", seen[0], lambda t: store.quads(t, None, None, None)),
         ("posg", seen[1], lambda t: store.quads(None, t, None, None)),
         ("ospg", seen[2], lambda t: store.quads(None, None, t, None)),
     ]
-    for index, terms, pattern in looks:
-        reads[index] = _count_each(f"the {index} index", terms, pattern)
-        _same(index, reads[index], "gspo and dspo", total, "the store")
+    _read_through(looks, reads, "", "gspo and dspo", report.quads, "the store")
     report.reads = reads
 
 
@@ -135,14 +130,11 @@ def _read_graph(
             preds.add(quad.predicate)
             objs.add(quad.object)
     reads[spo] += count
-    looks: list[tuple[str, set[Any], Callable[[Any], Iterator[ox.Quad]]]] = [
+    looks: list[_Look] = [
         (pos, preds, lambda t: store.quads(None, t, None, graph)),
         (osp, objs, lambda t: store.quads(None, None, t, graph)),
     ]
-    for index, terms, pattern in looks:
-        got = _count_each(f"the {index} index ({name})", terms, pattern)
-        _same(index, got, spo, count, name)
-        reads[index] += got
+    _read_through(looks, reads, f" ({name})", spo, count, name)
     seen[1].update(preds)
     seen[2].update(objs)
 
@@ -156,30 +148,30 @@ def _reading(where: str) -> Iterator[None]:
         raise _Damage(where, exc) from None
 
 
-def _count_each(
-    where: str, terms: Iterable[Any], pattern: Callable[[Any], Iterator[ox.Quad]]
-) -> int:
-    """Quads read through ``pattern(term)`` for every term."""
-    with _reading(where):
-        return sum(1 for term in terms for _ in pattern(term))
-
-
-def _same(index: str, got: int, other: str, want: int, name: str) -> None:
-    if got != want:
-        raise _Damage(
-            f"the {index} index",
-            f"the indexes disagree: {index} holds {got:,} quads of {name} where {other}"
-            f" holds {want:,}",
-        )
+def _read_through(
+    looks: list[_Look], reads: dict[str, int], where: str, other: str, want: int, name: str
+) -> None:
+    """Read each index through its look-up of every term: each must give the ``want``
+    quads of ``name`` that index ``other`` gave."""
+    for index, terms, pattern in looks:
+        with _reading(f"the {index} index{where}"):
+            got = sum(1 for term in terms for _ in pattern(term))
+        if got != want:
+            raise _Damage(
+                f"the {index} index",
+                f"the indexes disagree: {index} holds {got:,} quads of {name} where {other}"
+                f" holds {want:,}",
+            )
+        reads[index] += got
 
 
 def _named(store: Store, found: _Damage) -> StoreDamagedError:
     """The damage as one line, with what to do (how many stories only the store holds)."""
     assert store.directory is not None
-    cause = found.cause
+    where, cause = found.args
     if isinstance(cause, BaseException) and not is_damage(cause):
         cause = f"Corruption: {cause}"  # a failed read of a store that opened is damage
-    return damage_error(store.directory, cause, where=found.where, unarchived=_unarchived(store))
+    return damage_error(store.directory, cause, where=where, unarchived=_unarchived(store))
 
 
 def _unarchived(store: Store) -> int | None:

@@ -53,8 +53,7 @@ _KINDS = (
 
 
 def _check_regular(mode: int) -> None:
-    """Refuse anything but a regular file: reading a FIFO with no writer blocks forever, a
-    device may never end."""
+    """Refuse anything but a regular file (a FIFO may block forever, a device never end)."""
     if not stat.S_ISREG(mode):
         kind = next((name for test, name in _KINDS if test(mode)), "no regular file")
         raise _Refused(f"not a regular file ({kind}): not read")
@@ -93,12 +92,9 @@ class Failure:
 
 @dataclass
 class IngestReport:
-    """The outcome of an ingest run: how many stories ended how, every failure, and one
-    :class:`~hcgraph.pipeline.Outcome` per stored story in ``results``.
-
-    ``keep_results=False`` keeps only the outcomes a caller must act on (a repeated url, a
-    duplicate id) and the counts, so memory stays flat however many stories pass.
-    """
+    """The outcome of an ingest run: counts, failures, and one
+    :class:`~hcgraph.pipeline.Outcome` per stored story in ``results`` (with
+    ``keep_results=False`` only repeated urls and duplicate ids: memory stays flat)."""
 
     #: Each document's outcome, in order (kept only while ``keep_results``).
     results: list[Outcome] = field(default_factory=list)
@@ -120,8 +116,7 @@ class IngestReport:
 
     @property
     def stored(self) -> int:
-        """How many documents were stored (added, replaced or unchanged; a url repeated in
-        the run counts each time, as in :attr:`results`); withdrawals are not counted."""
+        """How many documents were stored (added, replaced or unchanged; not withdrawals)."""
         return self.counts.total() - self.counts["withdrawn"]
 
     @property
@@ -140,8 +135,7 @@ class IngestReport:
         return [r for r in self.results if r.repeat_of is not None]
 
     def render(self, where: str, *, withdrew: bool = False) -> list[tuple[str, Text]]:
-        """The run for people, as ``(stream, line)`` pairs: a warning on ``"err"`` per
-        repeated url and duplicate id, then the counts on ``"out"`` (``-> where``)."""
+        """The run as ``(stream, line)`` pairs: warnings on ``"err"``, counts on ``"out"``."""
         from rich.text import Text
 
         warnings = [
@@ -206,9 +200,8 @@ def discover(paths: Iterable[Path | str]) -> Iterator[Path]:
 
 
 def _discover_located(paths: Iterable[Path | str], *, absolute: bool) -> Iterator[tuple[Path, str]]:
-    """Story files with the location recorded as ``hc:sourceLocation``: the path relative to
-    the directory given (a file given directly: its name), so the same corpus at two places
-    gives the same graph; ``absolute``: the absolute path instead."""
+    """Story files with their ``hc:sourceLocation``: the path relative to the directory
+    given (a file: its name), or with ``absolute`` the absolute path."""
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
@@ -230,10 +223,8 @@ def ingest_documents(
     batch_size: int | None = None,
     replace: bool = False,
 ) -> IngestReport:
-    """Run documents through the pipeline; failures go into the report.
-
-    A document may not replace a story that was crawled from its URL unless ``replace``.
-    """
+    """Run documents through the pipeline; failures go into the report. A document may
+    replace a story crawled from its URL only with ``replace``."""
     report = report if report is not None else IngestReport()
     pipeline = Pipeline(store, batch_size=batch_size or BATCH, protect_crawled=not replace)
     with pipeline:
@@ -269,10 +260,8 @@ def ingest_paths(
 ) -> IngestReport:
     """Ingest every story file found under ``paths`` (see :func:`discover`).
 
-    A file larger than ``max_bytes``, or no regular file (a FIFO, a device: never opened), is
-    a failure; ``replace`` lets a file replace a story crawled from its URL; the graph records
-    each file's relative path, or with ``absolute_paths`` its absolute one. Outcomes go into
-    ``report`` if given (e.g. ``IngestReport(keep_results=False)``).
+    A file larger than ``max_bytes``, or no regular file, is a failure; the graph records
+    each file's relative path, or with ``absolute_paths`` its absolute one.
     """
     report = report if report is not None else IngestReport()
 
@@ -304,8 +293,6 @@ def withdraw_stories(
     report: IngestReport | None = None,
 ) -> IngestReport:
     """Mark stored stories withdrawn (``hcgraph ingest --withdraw URL``), as a crawl does on
-    404/410: ``prov:invalidatedAtTime`` in the story's own graph. Each URL is a story IRI or
-    the URL or file it was ingested from (none: a failure); a first withdrawal time is kept.
-    """
+    404/410; each URL is a story IRI or the URL or file it was ingested from."""
     docs = (Document(b"", url, withdrawn_at, withdrawn=True) for url in urls)
     return ingest_documents(store, docs, report=report)

@@ -1,13 +1,10 @@
 """Map one validated :class:`~hcgraph.model.Story` to RDF: its own graph plus shared descriptions.
 
-PROV-O is the backbone, CiTO records each cite object as a ``cito:Citation`` with one citing
-entity, one cited manifest and ``cito:citesAsEvidence``; the claims hang off it as
-``hc:citesClaim`` (not a sub-property of the functional ``cito:hasCitedEntity``). What belongs
-to one story goes into its named graph; what many stories share is a :class:`Description` of
-one subject, routed to the shared graph of its kind, so every triple lives in one graph and
-the union is a set. docs/graph.md describes the layout, the summary links and each field.
-Nothing is dropped: unknown fields are kept as ``hc:unmappedJson``. The output is N-Triples
-text (:mod:`hcgraph.rdftext`), a pure function of the story and its :class:`IngestInfo`.
+PROV-O is the backbone, CiTO records each cite as a ``cito:Citation``. What belongs to one
+story goes into its named graph; what many stories share is a :class:`Description` of one
+subject, routed to its kind's shared graph (docs/graph.md). Unknown fields are kept as
+``hc:unmappedJson``. The output is N-Triples text, a pure function of the story and its
+:class:`IngestInfo`.
 """
 
 from __future__ import annotations
@@ -38,8 +35,7 @@ __all__ = [
 
 
 class _Terms(dict[str, str]):
-    """Namespace terms as N-Triples text, built once: ``HCT("Story")`` → ``<…ns#Story>``, a
-    dict look-up in C (a term not yet built goes through :meth:`__missing__`)."""
+    """Namespace terms as N-Triples text, built once: ``HCT("Story")`` → ``<…ns#Story>``."""
 
     def __init__(self, namespace: Any) -> None:
         super().__init__()
@@ -61,12 +57,13 @@ _SOURCES = SHARED_GRAPHS["sources"]
 _PUBLISHERS = SHARED_GRAPHS["publishers"]
 _AGENTS = SHARED_GRAPHS["agents"]
 _LINKS = SHARED_GRAPHS["links"]
+_HAS_PART = SCHEMA("hasPart")
 
 
 @dataclass(frozen=True)
 class Revision:
-    """An earlier version of a story's raw document: when it was withdrawn, if it was, and
-    what it said (:mod:`hcgraph.version_content` JSON), if known."""
+    """An earlier version of a story's raw document: when it was withdrawn and what it said
+    (:mod:`hcgraph.version_content` JSON), if known."""
 
     sha256: str
     retrieved_at: dt.datetime
@@ -130,9 +127,8 @@ class MappedStory:
         return g.join(self.triples) + g if self.triples else ""
 
     def nquads_utf8(self) -> bytes:
-        """The story graph as UTF-8 N-Quads for a bulk load, its ASCII lines first (the order
-        of lines means nothing to a load): joined with the few others, one non-ASCII character
-        would make the whole text a wide string and its encoding ~2x slower."""
+        """The story graph as UTF-8 N-Quads, its ASCII lines encoded apart from the others
+        (one non-ASCII character would make the whole text a wide string, slower to encode)."""
         plain = [t for t in self.triples if t.isascii()]
         if len(plain) == len(self.triples):
             return self.nquads().encode()
@@ -163,12 +159,12 @@ def _canonical_json(value: Any) -> str:
 
 @lru_cache(maxsize=CACHE_SIZE)
 def _minted(kind: str, *parts: str) -> str:
-    """:func:`hcgraph.iris.minted` as an N-Triples term (manifests, claims, agents recur)."""
+    """:func:`hcgraph.iris.minted` as an N-Triples term, cached."""
     return iri(minted(kind, *parts))
 
 
 class _Emitter:
-    """Collects one story's triples; small helpers keep the mapping code declarative."""
+    """Collects one story's triples."""
 
     def __init__(self, url: str) -> None:
         self.out = MappedStory(url)
@@ -243,7 +239,7 @@ def map_story(story: Story, info: IngestInfo) -> MappedStory:
     _map_extras(out, st, story)
     mapped = out.out
     # A repeated triple is held once: recovery checks a landed write by len(mapped).
-    if len(set(mapped.triples)) != len(mapped.triples):  # a set: 25% cheaper than a dict
+    if len(set(mapped.triples)) != len(mapped.triples):
         mapped.triples = list(dict.fromkeys(mapped.triples))
     return mapped
 
@@ -433,19 +429,17 @@ def _map_body(
     for i, fact in enumerate(story.key_facts, 1):
         node_iri = f"{base}#kf{i}"
         node = out.passage(node_iri, HCT("KeyFact"), fact.text)
-        out.add(node, SCHEMA("position"), integer(i))
-        out.add(node, DC("isPartOf"), st)
-        out.add(st, HCT("keyFact"), node)
+        _part(out, node, st, i, HCT("keyFact"))
         if fact.self_reported is not None:
             out.add(node, HCT("selfReported"), boolean(fact.self_reported))
         _cites(out, node_iri, fact.cites, listed, st)
         out.extra(node, fact.extra)
 
 
-def _part(out: _Emitter, child: str, parent: str, position: int) -> None:
+def _part(out: _Emitter, child: str, parent: str, position: int, link: str = _HAS_PART) -> None:
     out.add(child, SCHEMA("position"), integer(position))
     out.add(child, DC("isPartOf"), parent)
-    out.add(parent, SCHEMA("hasPart"), child)
+    out.add(parent, link, child)
 
 
 def _cites(
@@ -513,8 +507,7 @@ def _claim(claim_id: str, manifest: str) -> tuple[str, dict[str, None]]:
 
 @lru_cache(maxsize=CACHE_SIZE)
 def _claim_use(claim_id: str, manifest_id: str) -> tuple[str, dict[str, None]]:
-    """A claim as cited under one manifest (``…/id/claim-use/{manifest}/{claim}``) and its
-    description: which claim, which manifest."""
+    """A claim as cited under one manifest, and its description."""
     use = _minted("claim-use", manifest_id, claim_id)
     triples = (
         f"{use} {HCT('claim')} {_minted('claim', claim_id)}",
@@ -582,8 +575,7 @@ def _map_related(out: _Emitter, st: str, story: Story) -> None:
 
 @lru_cache(maxsize=CACHE_SIZE)
 def _related_iri(url: str) -> str | None:
-    """A related link's target as the crawler would fetch it (:func:`hcgraph.urls.canonicalize`),
-    so it names the story once crawled; a URL that is not http(s) as written."""
+    """A related link's target as the crawler would fetch it (a non-http(s) URL as written)."""
     try:
         return checked_iri(canonicalize(url))
     except ValueError:

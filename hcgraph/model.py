@@ -87,7 +87,7 @@ Id = Annotated[str, BeforeValidator(_as_id)]
 
 
 def _iso_text(value: Any) -> Any:
-    """Times and dates are ISO 8601 strings: a number is not silently read as epoch seconds."""
+    """Times and dates are ISO 8601 strings, never epoch seconds."""
     if isinstance(value, str | dt.date):
         return value
     kind = _JSON_TYPES.get(type(value), type(value).__name__)
@@ -105,8 +105,7 @@ _JSON_TYPES = {
 
 
 def _not_own(value: Any) -> Any:
-    """Refuse a URL in hcgraph's own namespace (see :func:`hcgraph.iris.in_own_namespace`):
-    it would name, or mint IRIs inside, hcgraph's shared graphs, ids or vocabulary."""
+    """Refuse a URL in hcgraph's own namespace (:func:`hcgraph.iris.in_own_namespace`)."""
     from .iris import OWN_BASE, in_own_namespace  # lazy: the model loads without the RDF engine
 
     if isinstance(value, str) and in_own_namespace(value):
@@ -117,8 +116,7 @@ def _not_own(value: Any) -> Any:
     return value
 
 
-#: A URL that becomes an IRI hcgraph describes (a story, a related story, a source
-#: document, a newsroom, an edition): never one in hcgraph's own namespace.
+#: A URL that becomes an IRI hcgraph describes: never one in hcgraph's own namespace.
 ForeignUrl = Annotated[str, BeforeValidator(_not_own)]
 
 Timestamp = Annotated[dt.datetime, BeforeValidator(_iso_text)]
@@ -358,8 +356,8 @@ def parse_story(raw: bytes | str, source: str) -> Story:
 
 
 def _parse_refused(raw: bytes | str, source: str, errors: list[Any]) -> Story:
-    """A document the strict parser refused: its schema problems, or, for JSON only Python's
-    parser reads (UTF-16, a byte order mark), the story read that way."""
+    """A document the strict parser refused: its schema problems, or the story Python's
+    parser reads (UTF-16, a byte order mark)."""
     invalid = next((e for e in errors if e["type"] == "json_invalid"), None)
     if invalid is None:
         try:
@@ -367,10 +365,12 @@ def _parse_refused(raw: bytes | str, source: str, errors: list[Any]) -> Story:
         except ValueError:  # pragma: no cover - the JSON parsed above
             doc = None
         _refuse_invalid(errors, doc, source)
-    doc = _parse_lenient(raw, source)
-    if doc is None:
+    try:  # Python's parser reads what RFC 8259 allows but the strict one refuses
+        doc = json.loads(raw, parse_constant=_Constant)
+    except ValueError:
         reason = invalid.get("ctx", {}).get("error", "cannot parse")
-        raise StoryError(source, [("", f"invalid JSON: {reason}")])
+        raise StoryError(source, [("", f"invalid JSON: {reason}")]) from None
+    _refuse_unstorable(doc, source)
     try:
         story = Story.model_validate(doc)
     except pydantic.ValidationError as exc:
@@ -380,8 +380,7 @@ def _parse_refused(raw: bytes | str, source: str, errors: list[Any]) -> Story:
 
 
 def _refuse_invalid(errors: list[Any], doc: Any, source: str) -> NoReturn:
-    """Raise NotAStoryError for a non-object or another kind of document (before its field
-    errors), else StoryError with every problem's JSON path."""
+    """Raise NotAStoryError for a non-object or another kind of document, else StoryError."""
     if any(not e["loc"] for e in errors):
         raise NotAStoryError(source, [("", "not a story: the document is not a JSON object")])
     if isinstance(doc, dict):
@@ -433,7 +432,7 @@ def _first_offence(data: bytes, max_depth: int, max_literal: int) -> tuple[str, 
 
 
 def _close_or_step(stack: list[int | str | None], token: bytes, last: bytes | None) -> None:
-    """Track the path through ``]``, ``}``, ``:`` (an object's key) and ``,`` (an array's next)."""
+    """Track the path through ``]``, ``}``, ``:`` (a key) and ``,`` (an array's next)."""
     top = stack[-1] if stack else None
     if token in b"]}" and stack:
         stack.pop()
@@ -444,8 +443,7 @@ def _close_or_step(stack: list[int | str | None], token: bytes, last: bytes | No
 
 
 def _as_utf8(data: bytes) -> bytes:
-    """UTF-16 or UTF-32 JSON as UTF-8, so the byte scans see its structure (in those
-    encodings a character's bytes can include a quote or a bracket)."""
+    """UTF-16 or UTF-32 JSON as UTF-8, so the byte scans see its structure."""
     encoding = json.detect_encoding(data)
     if encoding in ("utf-8", "utf-8-sig"):
         return data
@@ -457,15 +455,13 @@ def _as_utf8(data: bytes) -> bytes:
 
 _STRUCTURE = bytes(b for b in range(256) if b not in b'[]{}"')
 _SQUARE = bytes.maketrans(b"{}", b"[]")  # for depth, an object is a bracket like an array
-# An escaped backslash or quote, leftmost first: one pass drops what ``replace(b"\\\\")``
-# then ``replace(b'\\"')`` dropped (a run of backslashes pairs up the same way), ~4x cheaper.
+# An escaped backslash or quote, leftmost first (a run of backslashes pairs up).
 _ESCAPED_PAIR = re.compile(rb'\\[\\"]')
 
 
 def _max_depth(data: bytes, limit: int) -> int:
     """The deepest nesting of ``data``'s JSON brackets, or some number above ``limit``
-    (unbalanced input too: the slow walk then finds the real problem). All in C: strings and
-    escapes dropped, each pass removes the innermost ``[]`` pairs."""
+    (unbalanced input too); in C: strings dropped, each pass removes the innermost ``[]``."""
     plain = _ESCAPED_PAIR.sub(b"", data).translate(_SQUARE, _STRUCTURE)
     parts = plain.split(b'"')
     if len(parts) % 2 == 0:  # an unterminated string
@@ -490,32 +486,17 @@ class _Constant(NamedTuple):
     name: str
 
 
-def _parse_lenient(raw: bytes | str, source: str) -> Any:
-    """Python's JSON parser, for what the strict one refuses but RFC 8259 allows (UTF-16 and
-    UTF-32 text, a byte order mark); ``None`` when it cannot parse the text either; a
-    StoryError for what :func:`_unstorable` finds."""
-    try:
-        doc = json.loads(raw, parse_constant=_Constant)
-    except ValueError:
-        return None
-    _refuse_unstorable(doc, source)
-    return doc
-
-
 #: Problems :func:`_unstorable` collects before it stops looking (the error lists 20).
 _MAX_UNSTORABLE = 100
-# What the strict parser takes but RFC 8259 does not allow: NaN, Infinity, and a number that
-# may pass a double (1e400 is inf; so is a number of 309 or more digits with a fraction,
-# ``1000…0.5``). Only documents holding one are walked again. An exponent of 3 digits
-# (``e400``, ``E+308``) or a run of 309 digits is found with digits read as ``0`` and ``E``
-# as ``e``: a translate and three substring scans in C, ~3x cheaper than regex searches.
+# A number that may pass a double (an exponent of 3 digits, a run of 309 digits) is found with
+# digits read as ``0`` and ``E`` as ``e``: a translate and three substring scans in C.
 _DIGITS_AND_E = bytes.maketrans(b"0123456789E", b"0000000000e")
 _DOUBLE_DIGITS = b"0" * 309  # the digits of the largest double (1.8e308), and one more
 _SURROGATE = re.compile(r"[\ud800-\udfff]")  # a lone one: no UTF-8, so no text to store
 
 
 def _suspect(raw: bytes) -> bool:
-    """Whether ``raw`` may hold a value the strict parser took but RFC 8259 does not allow."""
+    """Whether ``raw`` may hold NaN, Infinity or a number beyond a double (RFC 8259 has none)."""
     if b"NaN" in raw or b"Infinity" in raw:
         return True
     folded = raw.translate(_DIGITS_AND_E)
@@ -530,8 +511,7 @@ def _refuse_unstorable(doc: Any, source: str) -> None:
 
 
 def _unstorable(value: Any, loc: tuple[int | str, ...], out: list[tuple[str, str]]) -> None:
-    """Add ``(json path, message)`` to ``out`` for each value below ``value`` that is no JSON
-    RFC 8259 allows or cannot be stored as text."""
+    """Add ``(json path, message)`` to ``out`` for each value below ``value`` not storable."""
     if len(out) >= _MAX_UNSTORABLE:
         return
     problem = _unstorable_value(value)
@@ -549,8 +529,7 @@ def _unstorable(value: Any, loc: tuple[int | str, ...], out: list[tuple[str, str
 
 
 def _unstorable_value(value: Any) -> str | None:
-    """Why a scalar cannot be stored: ``NaN``/``Infinity``, a number beyond a double, a
-    string holding a lone surrogate; None if it can."""
+    """Why a scalar cannot be stored (NaN, beyond a double, a lone surrogate), or None."""
     lone = _SURROGATE.search(value) if isinstance(value, str) else None
     if lone is not None:
         return f"lone UTF-16 surrogate U+{ord(lone.group()):04X}: not Unicode text"

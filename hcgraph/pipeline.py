@@ -1,14 +1,10 @@
 """The one ingest pipeline: documents in → parse → identity → revisions → map → write.
 
-``hcgraph ingest`` (files), ``crawl`` (fetched bodies) and ``rebuild`` (the raw archive) all
-hand :class:`Document` objects to a :class:`Pipeline`, which gives back one :class:`Outcome`
-per document, in order. Per batch it checks the disk has room
-(:meth:`~hcgraph.store.Store.check_room`), parses each body (a bad one fails alone, with its
-JSON path), checks identity (a story crawled under another URL is a duplicate, identical
-bytes a no-op, changed bytes a revision), maps each story (:func:`hcgraph.mapping.map_story`)
-and hands the batch to the store's :class:`~hcgraph.writer.Writer`, which writes it on its
-own thread: while it loads one segment (in Rust, without the GIL) the caller maps the next.
-Crash safety is the writer's (:func:`~hcgraph.writer.recover`).
+``hcgraph ingest``, ``crawl`` and ``rebuild`` hand :class:`Document` objects to a
+:class:`Pipeline`, which gives back one :class:`Outcome` per document, in order. A bad body
+fails alone; a story crawled under another URL is a duplicate, identical bytes a no-op,
+changed bytes a revision. The :class:`~hcgraph.writer.Writer` writes each batch on its own
+thread while the caller maps the next.
 """
 
 from __future__ import annotations
@@ -62,14 +58,13 @@ STORE_BYTES_PER_BYTE = 16
 ARCHIVE_BYTES_PER_STORY = 1024
 _IDENTIFIER = ox.NamedNode(str(DCTERMS.identifier))
 #: Allocations between two young-generation collections while a batch is prepared (Python's
-#: default, 700, runs the cycle collector often over the short-lived containers parsing and
-#: mapping make, which reference counting frees anyway; bench/RESULTS.md).
+#: 700 runs the cycle collector often over containers reference counting frees anyway).
 GC_YOUNG = 10_000
 
 
 class _FewerCollections:
-    """While any batch is being prepared (on any thread), the young generation is collected
-    every :data:`GC_YOUNG` allocations; the threshold before is restored after the last."""
+    """While any batch is being prepared (on any thread), collect the young generation every
+    :data:`GC_YOUNG` allocations."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -121,11 +116,10 @@ class Document:
 class Outcome:
     """What happened to one :class:`Document`.
 
-    ``status``: ``added``, ``replaced``, ``unchanged``, or ``withdrawn`` (a withdrawal whose
-    story is stored; ``withdrawal`` marks every withdrawal's outcome). ``duplicate_of``: the
-    crawl URL the story was already stored under; ``reason``/``json_path``: why a body is not
-    a valid story. Reported, not refused: ``id_clash``, another story IRI with the same ``id``;
-    ``repeat_of``, an earlier source of this run with the same ``url`` (this one replaced it).
+    ``status``: ``added``, ``replaced``, ``unchanged``, or ``withdrawn``; ``duplicate_of``:
+    the crawl URL the story was already stored under; ``reason``/``json_path``: why a body is
+    not a valid story; ``id_clash``/``repeat_of``: another story IRI with the same ``id``, an
+    earlier source of this run with the same ``url`` (reported, not refused).
     """
 
     source: str
@@ -152,8 +146,7 @@ class Outcome:
 
 
 def _outcome(doc: Document, story: Story) -> Outcome:
-    """The outcome of a parsed story: its related links, and its edition and newsroom pages
-    for a crawl that follows them."""
+    """The outcome of a parsed story: its related links, edition and newsroom pages."""
     links = story.links
     pages = (("edition", links.edition), ("newsroom", links.newsroom)) if links else ()
     related = tuple(r.url for r in story.related)
@@ -162,8 +155,8 @@ def _outcome(doc: Document, story: Story) -> Outcome:
 
 
 def graph_time(when: dt.datetime | None) -> dt.datetime:
-    """The retrieval time recorded in the graph: whole seconds, UTC; ``SOURCE_DATE_EPOCH``
-    when set (reproducible builds), now when unknown."""
+    """The retrieval time recorded in the graph: whole seconds, UTC (``SOURCE_DATE_EPOCH``
+    when set, now when unknown)."""
     if when is None or source_date_epoch() is not None:
         return now_utc()
     return when.astimezone(dt.UTC).replace(microsecond=0)
@@ -458,8 +451,8 @@ class Pipeline:
 
 
 def _landed(futures: list[Future[None]], outcomes: list[Outcome]) -> Future[list[Outcome]]:
-    """A future of ``outcomes`` once every write future has ended (the error of the first
-    that failed). The writer runs jobs in order: when the last ends, all have."""
+    """A future of ``outcomes`` once every write future has ended (the writer runs jobs in
+    order), or the error of the first that failed."""
     result: Future[list[Outcome]] = Future()
 
     def end(_: object) -> None:

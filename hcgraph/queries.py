@@ -10,9 +10,8 @@ What: every saved query is a SPARQL file whose leading ``#`` comment block is it
 Indented ``#`` lines continue the previous key. ``param`` lines read
 ``NAME TYPE [= DEFAULT] [-- description]``; a parameter without a default is required.
 
-Parameters are bound as RDF terms (pyoxigraph substitutions), never spliced into the text;
-withdrawn stories are left out by the queries' :data:`CURRENT_ONLY` lines (docs/queries.md).
-``hcgraph/data/queries`` is a symlink to the top-level ``queries/``, shipped as package data.
+Parameters are bound as RDF terms, never spliced into the text; withdrawn stories are left
+out by the queries' :data:`CURRENT_ONLY` lines. ``hcgraph/data/queries`` links to ``queries/``.
 """
 
 from __future__ import annotations
@@ -95,8 +94,7 @@ class SavedQuery:
     path: Path | None = None
 
     def param(self, name: str) -> Param:
-        """The declared parameter ``name``; :class:`~hcgraph.errors.QueryError` naming the
-        declared ones."""
+        """The declared parameter ``name`` (else a QueryError naming the declared ones)."""
         for p in self.params:
             if p.name == name:
                 return p
@@ -107,9 +105,8 @@ class SavedQuery:
 @dataclass(frozen=True)
 class QueryResult:
     """The answer to a query, materialised: column names (``subject predicate object`` for
-    a graph), one tuple of pyoxigraph terms (None: unbound) per row, or an ASK's
-    ``boolean``. Iterating gives plain-Python :meth:`QueryResult.records`.
-    """
+    a graph) and a tuple of terms (None: unbound) per row, or an ASK's ``boolean``.
+    Iterating gives :meth:`QueryResult.records`."""
 
     variables: tuple[str, ...]
     terms: list[tuple[Any, ...]]
@@ -139,8 +136,7 @@ def to_python(term: Any) -> Any:
         return term.value
     if isinstance(term, ox.BlankNode):
         return f"_:{term.value}"
-    if isinstance(term, ox.Literal):
-        # keyed by the XSD local name: a datatype outside XSD keeps its whole IRI, no key
+    if isinstance(term, ox.Literal):  # keyed by XSD local name: no other datatype matches
         converter = _LITERAL_CONVERTERS.get(term.datatype.value.removeprefix(_XSD))
         if converter is not None:
             with contextlib.suppress(ValueError, InvalidOperation):
@@ -161,9 +157,8 @@ _DECIMAL_LEXICAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
 
 
 def _lexical(pattern: re.Pattern[str], convert: Any) -> Any:
-    """``convert`` for a value of the XSD lexical form only: ``"NaN"^^xsd:decimal`` (which
-    Decimal would take, and which then cannot be compared) or ``"1_0"^^xsd:integer`` is
-    ill-typed and stays its text."""
+    """``convert`` for the XSD lexical form only: ``"NaN"^^xsd:decimal`` or
+    ``"1_0"^^xsd:integer`` is ill-typed and stays its text."""
 
     def checked(value: str) -> Any:
         if pattern.fullmatch(value) is None:
@@ -212,8 +207,7 @@ def _typed(xsd_name: str, check: Any) -> Any:
 
 
 def _decimal_lexical(number: Decimal) -> str:
-    """An xsd:decimal's lexical form: no exponent (``1e5`` → ``100000``), nothing infinite
-    or NaN, no more than a thousand digits either side of the point."""
+    """An xsd:decimal's lexical form (no exponent), finite, at most 1000 digits a side."""
     if not number.is_finite() or abs(number.adjusted()) > 1000:
         raise ValueError(number)
     return format(number, "f")
@@ -336,8 +330,7 @@ def load_query(name_or_path: str | Path) -> SavedQuery:
     """A saved query by name (``source-reuse``) or a ``.rq`` file by path.
 
     Raises:
-        QueryError: no saved query has that name (the message lists them) or the file
-            cannot be read.
+        QueryError: no saved query has that name, or the file cannot be read.
     """
     text = str(name_or_path)
     candidate = Path(text)
@@ -377,11 +370,8 @@ def run_query(
     offset: int = 0,
     include_withdrawn: bool = False,
 ) -> QueryResult:
-    """Run a saved query (by name, path or :class:`SavedQuery`) and materialise its rows.
-
-    Withdrawn stories are left out unless ``include_withdrawn``; ``params`` are bound as RDF
-    terms; ``SERVICE`` is refused unless ``allow_service``; ``offset`` and ``limit`` page the
-    rows in the query's own order.
+    """Run a saved query (by name, path or :class:`SavedQuery`) and materialise its rows;
+    ``offset`` and ``limit`` page them.
 
     >>> from hcgraph import Store, ingest_paths, run_query
     >>> with Store(None) as store:
@@ -400,7 +390,7 @@ def run_query(
     whole = including_withdrawn(saved.text) if include_withdrawn else saved.text
     try:
         result = _evaluate(store, whole, bindings, allow_service)
-    except QueryError as exc:  # Store.query's SERVICE guard: the one check, named here
+    except QueryError as exc:  # Store.query's SERVICE guard
         raise QueryError(f"{saved.name}: {exc}") from None
     except SyntaxError as exc:
         raise QueryError(f"{saved.name}: {_syntax_message(exc)}") from None
@@ -445,9 +435,8 @@ def _failure(store: Store, name: str, bindings: dict[str, Any], exc: Exception) 
 
 
 def _split_order(text: str) -> tuple[str, list[tuple[str, bool]]]:
-    """Take a final ``ORDER BY ?a DESC(?b) …`` off a query: ``(text without it, keys)``.
-    Oxigraph's on-disk store decodes terms on every comparison, so sorting the rows in Python
-    is far faster; anything but plain variable keys at the very end is left to the engine."""
+    """Take a final ``ORDER BY ?a DESC(?b)`` off a query: ``(text without it, keys)``
+    (sorting in Python is far faster than Oxigraph's on-disk sort)."""
     match = _FINAL_ORDER.search(text)
     if match is None:
         return text, []
@@ -478,8 +467,7 @@ def _order_key(term: Any) -> tuple[Any, ...]:
 
 
 def _sort_rows(result: QueryResult, order: list[tuple[str, bool]]) -> None:
-    """Sort rows in place by the ORDER BY keys: consecutive keys of one direction in one
-    stable pass, the groups last first; each distinct term ranked once per column."""
+    """Sort rows in place by the ORDER BY keys: a stable pass per run of one direction."""
     groups: list[tuple[list[int], bool]] = []
     for name, descending in order:
         column = result.variables.index(name)

@@ -1,9 +1,7 @@
 """Recreate the graph from the raw archive, with no network.
 
-Replaying the archive's records in fetch order through the crawler's own processing gives
-the crawl's graph, revisions and withdrawals included (a second 404/410 in a row withdraws,
-a later 200 or 304 brings the story back). The new graph is built beside the old one and
-swapped in only when complete, so a failed rebuild leaves the old store as it was.
+The archive's records are replayed in fetch order through the crawler's own processing, into
+a new graph beside the old one, swapped in only when complete.
 """
 
 from __future__ import annotations
@@ -61,7 +59,7 @@ class RebuildReport:
 
 
 def _source(record: FetchRecord) -> str:
-    # Must match what the crawler recorded: the logical final URL, or the local file path.
+    """What the crawler recorded as the source: the final URL, or the local file path."""
     return record.fetch_url if record.url.startswith("file:") else record.final_url
 
 
@@ -106,9 +104,8 @@ def _document(
 
 
 def _variant(body: bytes, record: FetchRecord) -> bool:
-    """The body was fetched from a variant of its story's URL (``//stories/x/``): the crawl
-    counted it a duplicate (:func:`hcgraph.crawling.identity_check.variant_of`) and fetched
-    the story at its own URL, so replaying it would store the story under the wrong source."""
+    """The body was fetched from a variant of its story's URL, which the crawl counted a
+    duplicate (:func:`hcgraph.crawling.identity_check.variant_of`)."""
     if record.url.startswith("file:"):
         return False
     fetched = [record.url, *record.redirects]
@@ -124,11 +121,9 @@ def rebuild(
 ) -> RebuildReport:
     """Rebuild ``store_dir``'s graph from ``archive_dir`` (default ``STORE/archive``).
 
-    Only crawled stories are in the archive: if the store holds any ingested from a local
-    file, the rebuild refuses before doing anything, unless ``drop_unarchived`` (then they
-    are left out; re-ingest their files afterwards). A damaged store is rebuilt too, with
-    ``drop_unarchived``. Withdrawals made by hand (``hcgraph ingest --withdraw``) are kept
-    from the old store. ``keep_outcomes=False`` keeps counts and failures only.
+    Stories the archive lacks (ingested from local files) make it refuse unless
+    ``drop_unarchived``; withdrawals made by hand are kept from the old store.
+    ``keep_outcomes=False`` keeps counts and failures only.
 
     Raises:
         CrawlError: there is no archive, or the store holds stories it does not (and
@@ -139,9 +134,7 @@ def rebuild(
     archive = Archive(Path(archive_dir) if archive_dir else store_dir / "archive")
     if not archive.exists():
         raise CrawlError(f"{archive.directory}: no raw archive here (run 'hcgraph crawl' first)")
-    with contextlib.ExitStack() as held:
-        # The old store stays open (its write lock held) until the swap: an ingest or a
-        # crawl meanwhile would write into it, and the swap would throw that away.
+    with contextlib.ExitStack() as held:  # the old store's write lock, until the swap
         withdrawals = _old_withdrawals(store_dir, archive, drop_unarchived, held)
         report = _replay(store_dir, archive, withdrawals, keep_outcomes)
         held.close()
@@ -158,9 +151,7 @@ def _replay(
     staging = store_dir / ".rebuild"
     shutil.rmtree(staging, ignore_errors=True)
     report = RebuildReport(store_dir=store_dir)
-    # Crawl mode with no earlier claims: one story under two URLs is deduplicated as the
-    # crawl did it.
-    with Store(staging) as store:
+    with Store(staging) as store:  # crawl mode: a story under two URLs deduplicated
         with Pipeline(store, crawl_claims={}) as pipeline:
             for outcome in pipeline.run(_documents(archive, report)):
                 _count(report, outcome, keep_outcomes)
@@ -180,9 +171,8 @@ def _replay(
 def _old_withdrawals(
     store_dir: Path, archive: Archive, drop_unarchived: bool, held: contextlib.ExitStack
 ) -> dict[str, dt.datetime]:
-    """The old store's withdrawals (to keep those made by hand), after refusing to drop
-    stories the archive lacks. Opened now, and left open in ``held``: if another process
-    holds it, this fails now, and none can take it until ``held`` closes."""
+    """The old store's withdrawals, after refusing to drop stories the archive lacks; the
+    store is left open in ``held``, so no other process can take it meanwhile."""
     if not (store_dir / "oxigraph").exists():
         return {}
     try:
@@ -217,7 +207,7 @@ def _count(report: RebuildReport, outcome: Outcome, keep_outcome: bool) -> None:
 
 def _reload_replies(store: Store, store_dir: Path) -> None:
     """The manifest replies kept beside the raw archive back into the graph, and the
-    stories checked against them (as ``hcgraph manifests fetch`` left them)."""
+    stories checked against them."""
     from .claims.fetching import manifest_archive
     from .claims.replies import load_replies
     from .claims.verdicts import check_support

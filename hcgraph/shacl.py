@@ -1,18 +1,10 @@
 """SHACL validation, graph by graph: pySHACL judges, Oxigraph finds what is worth judging.
 
-:func:`validate` checks every named graph (each story graph, and the shared graphs of
-sources and publishers) against ``shapes.ttl`` and returns one :class:`ShaclResult` per
-violation, tied to the graph it was found in. pySHACL sees one graph plus the ``rdf:type``
-of every IRI it points to, wherever stated (``sh:class`` on a manifest typed in the sources
-graph); every triple lives in its subject's graph, so a focus node's properties are all there.
-
-pySHACL is slow, so the default ``fast`` mode first compiles the shapes into SPARQL over the
-union (``_Compiler``, docs/queries.md) returning the focus nodes that *may* violate a
-constraint, and pySHACL validates exactly those; ``full`` validates every graph with pySHACL
-(the reference the tests compare ``fast`` against). Compiled: node shapes with
-``sh:targetClass`` (or that are an ``rdfs:Class``); property shapes with an IRI ``sh:path``
-and ``sh:minCount``, ``sh:maxCount``, ``sh:datatype``, ``sh:nodeKind``, ``sh:class``, ``sh:or``
-of ``sh:class`` shapes, and ``sh:node``. Anything else makes all its focus nodes candidates.
+:func:`validate` checks every named graph against ``shapes.ttl``, one :class:`ShaclResult`
+per violation; pySHACL sees one graph plus the ``rdf:type`` of every IRI it points to. The
+default ``fast`` mode first compiles the shapes into SPARQL over the union (docs/queries.md)
+returning the focus nodes that *may* violate a constraint (anything not compiled makes all
+its focus nodes candidates), and pySHACL validates those; ``full`` validates every graph.
 """
 
 from __future__ import annotations
@@ -110,9 +102,8 @@ def _sh_keys(graph: rdflib.Graph, node: Any) -> set[Any]:
 
 @dataclass(frozen=True)
 class _Query:
-    """One pre-selection query yielding candidate focus nodes as ``?r``; skipped when the
-    two ``unless`` variables of its task's pre-check are equal; answers kept to the ``kept``
-    classes (empty: all)."""
+    """A query yielding candidate focus nodes as ``?r``; skipped when the two ``unless``
+    variables of its task's pre-check are equal; answers kept to the ``kept`` classes."""
 
     sparql: str
     unless: tuple[str, str] | None = None
@@ -121,17 +112,15 @@ class _Query:
 
 @dataclass(frozen=True)
 class _Task:
-    """One unit of pre-selection: its queries, and a one-row ``precheck`` query whose answer
-    may prove some of them would find nothing."""
+    """Pre-selection queries, and a one-row ``precheck`` that may prove some find nothing."""
 
     queries: tuple[_Query, ...]
     precheck: str | None = None
 
 
 class _Groups:
-    """The constraints of the target-class shapes, grouped by property, so one pass over a
-    property's triples proves each family for every shape using it: (path, count) or
-    (path, test) or (path, class alternatives) → the target classes it applies to."""
+    """The constraints of the target-class shapes grouped by property, so one pass over a
+    property's triples proves each for every shape using it: → the target classes."""
 
     def __init__(self) -> None:
         self.minimum: defaultdict[tuple[str, int], set[Any]] = defaultdict(set)
@@ -159,8 +148,8 @@ class _Groups:
         return out
 
     def _property_task(self, p: str) -> _Task:
-        """One pass over ``p``'s triples proving its count and value-test constraints for every
-        shape using it, and the exact queries run for those it does not prove."""
+        """One pass over ``p``'s triples proving its count and value tests, and the exact
+        queries for those it does not prove."""
         queries: list[_Query] = []
         aggregates = ["(COUNT(?v) AS ?n)", "(COUNT(DISTINCT ?s) AS ?d)", "(0 AS ?z)"]
         needed = self._min_count(p, queries, aggregates)
@@ -171,9 +160,8 @@ class _Groups:
         return _Task(tuple(queries), f"SELECT {' '.join(aggregates)} WHERE {{ {pattern} }}")
 
     def _min_count(self, p: str, queries: list[_Query], aggregates: list[str]) -> set[Any]:
-        """``sh:minCount`` on ``p``: ``?u`` = ``?d`` proves every focus node has a value
-        (else the focus nodes ``MINUS`` the subjects); a higher minimum counts per focus
-        node, always run. Returns the classes whose instances need a value."""
+        """``sh:minCount`` on ``p`` (``?u`` = ``?d`` proves a minimum of 1; a higher one is
+        always counted); returns the classes whose instances need a value."""
         needed = self.minimum.get((p, 1), set())
         if needed:
             aggregates.append("(COUNT(DISTINCT ?f0) AS ?u)")
@@ -191,7 +179,7 @@ class _Groups:
 
     def _max_count(self, p: str, queries: list[_Query]) -> None:
         """``sh:maxCount`` on ``p``: ``?n`` (triples) = ``?d`` (subjects) proves nobody has
-        two values; else the few subjects with too many, then which are focus nodes."""
+        two values; else the subjects with too many, kept to the focus nodes."""
         for (q, high), classes in sorted(self.maximum.items()):
             if q == p:
                 many = (
@@ -202,8 +190,7 @@ class _Groups:
                 queries.append(_Query(many, ("n", "d") if high else None, kept))
 
     def _value_tests(self, p: str, queries: list[_Query], aggregates: list[str]) -> None:
-        """``sh:datatype``/``sh:nodeKind`` on ``p``: a sum of the bad values, 0 proves it;
-        else the focus nodes joined with their values, filtered."""
+        """``sh:datatype``/``sh:nodeKind`` on ``p``: no bad value proves it; else a query."""
         for i, ((q, fail), classes) in enumerate(sorted(self.bad.items())):
             if q == p:
                 aggregates.append(f"(SUM(IF(BOUND(?v) && COALESCE({fail}, true), 1, 0)) AS ?b{i})")
@@ -230,15 +217,13 @@ def _union(classes: Iterable[Any], var: str = "?f0") -> str:
 
 
 def _typed(classes: Iterable[Any], var: str = "?f0") -> str:
-    """:func:`_union` as a subquery, so that Oxigraph joins it by hashing instead of one
-    index look-up per row of the other side."""
+    """:func:`_union` as a subquery (Oxigraph then joins it by hashing)."""
     return f"{{ SELECT {var} WHERE {{ {_union(classes, var)} }} }}"
 
 
 def _class_task(p: str, alternatives: tuple[str, ...], classes: set[Any]) -> _Task:
-    """``sh:class``/``sh:or`` on ``p``: the value must be an instance of one of the
-    options, typed in any graph (a manifest cited in a story graph is typed in the
-    sources graph); pre-check: no value of the property at all lacks every option."""
+    """``sh:class``/``sh:or`` on ``p``: a value must be an instance of an option, typed in
+    any graph; pre-check: no value of the property lacks every option."""
     kinds = " UNION ".join(f"{{ ?v a {c} }}" for c in alternatives)
     query = f"{_HEAD} {{ {_typed(classes)} {_VALUES.format(p=p)} MINUS {{ {kinds} }} }}"
     precheck = f"ASK {{ ?s {p} ?v MINUS {{ {kinds} }} }}"  # stops at the first
@@ -246,37 +231,29 @@ def _class_task(p: str, alternatives: tuple[str, ...], classes: set[Any]) -> _Ta
 
 
 class _Compiler:
-    """Turns node shapes into SPARQL queries over the union yielding ``?r`` (focus nodes).
-
-    A scan is far cheaper than an index look-up per row (``EXISTS``), so the constraints of
-    the target-class shapes are grouped by property (:class:`_Groups`): one pass over a
-    property's triples proves the usual case for every shape using it, and only an unproved
-    constraint runs its exact query. Shapes reached through ``sh:node`` are compiled per
-    property on the path from the target (:meth:`shape`).
-    """
+    """Turns node shapes into SPARQL queries over the union yielding ``?r`` (focus nodes):
+    target-class constraints grouped by property (:class:`_Groups`), shapes reached through
+    ``sh:node`` per property on the path from the target (:meth:`shape`)."""
 
     def __init__(self, shapes: rdflib.Graph) -> None:
         self.g = shapes
         self.counter = itertools.count()
 
     def tasks(self) -> list[_Task]:
-        """Every pre-selection task of the shapes (see the class docstring)."""
+        """Every pre-selection task of the shapes."""
         groups = _Groups()
         out = [task for shape in self.targeted() for task in self.shape_tasks(shape, groups)]
         return out + groups.tasks()
 
     def shape_tasks(self, shape: Any, groups: _Groups) -> list[_Task]:
-        """The tasks of one targeted shape: its other targets, and per target class either
-        every instance (node-level or unknown constraints) or its constraints, recorded in
-        ``groups``, and the shapes it reaches through ``sh:node``."""
-        # node targets, subjects-of, objects-of: all are candidates
+        """The tasks of one targeted shape: its other targets (all candidates), and per
+        target class every instance or its constraints (into ``groups``) and ``sh:node``."""
         out = [_everyone(pattern) for pattern in self.other_focus(shape)]
         targets = list(self.g.objects(shape, SH.targetClass))
         targets += [shape] if (shape, RDF.type, RDFS.Class) in self.g else []  # implicit target
         compiled = self.compiled(shape)
         for cls in targets:
-            # pySHACL also targets instances of subclasses (rdfs:subClassOf in the data
-            # graph); the queries see direct instances only, so those (rare) are all candidates
+            # pySHACL also targets instances of subclasses: those (rare) are all candidates
             out.append(_everyone(f"?sub <{RDFS.subClassOf}>+ {_iri(cls)} . ?f0 a ?sub"))
             focus = f"{{ SELECT ?f0 WHERE {{ ?f0 a {_iri(cls)} }} }}"
             if compiled is None:
@@ -288,9 +265,8 @@ class _Compiler:
         return out
 
     def compiled(self, shape: Any) -> list[tuple[Any, _Constraints]] | None:
-        """The property shapes of a targeted shape with their constraints; None when one is
-        not compiled (node-level or unknown constraints, a property shape with targets):
-        then every focus node is a candidate."""
+        """The property shapes of a targeted shape with their constraints; None when any is
+        not compiled (then every focus node is a candidate)."""
         keys = _sh_keys(self.g, shape) - {SH.targetClass, SH.property, *_OTHER_TARGETS}
         out = [(prop, self.constraints(prop)) for prop in self.g.objects(shape, SH.property)]
         if keys - _DOC_KEYS or any(c is None for _, c in out):
@@ -313,14 +289,12 @@ class _Compiler:
         out += [f"?f0 {_iri(p)} ?x" for p in self.g.objects(shape, SH.targetSubjectsOf)]
         for p in self.g.objects(shape, SH.targetObjectsOf):
             out.append(f"?x {_iri(p)} ?f0")
-            # and whoever points at them: the triple that makes them targets is in the
-            # pointing node's graph, and pySHACL must see it
+            # and whoever points at them: pySHACL must see the triple, in the pointer's graph
             out.append(f"?f0 {_iri(p)} ?x")
         return out
 
     def constraints(self, prop: Any) -> _Constraints | None:
-        """A property shape as (path, minimum, maximum, value tests that fail, class
-        requirements: each a tuple of alternatives); None if it cannot be compiled."""
+        """A property shape as :data:`_Constraints`; None if it cannot be compiled."""
         path = self.g.value(prop, SH.path)
         keys = _sh_keys(self.g, prop)
         if not isinstance(path, rdflib.URIRef) or keys - _DOC_KEYS - _COMPILED:
@@ -342,9 +316,8 @@ class _Compiler:
         return _iri(path), max(low, 0), high, fails, options
 
     def classes(self, prop: Any) -> list[tuple[str, ...]] | None:
-        """Each ``sh:class`` of a property shape, and each ``sh:or`` of ``sh:class`` shapes:
-        the classes a value must be an instance of one of (None: an ``sh:or`` member that
-        is not a lone ``sh:class``)."""
+        """Each ``sh:class`` of a property shape, and each ``sh:or`` of ``sh:class`` shapes
+        (None: an ``sh:or`` member that is not a lone ``sh:class``)."""
         out: list[tuple[str, ...]] = [(_iri(c),) for c in self.g.objects(prop, SH["class"])]
         for alternatives in self.g.objects(prop, SH["or"]):
             options = []
@@ -379,8 +352,8 @@ class _Compiler:
         p, low, high, fails, options = c
         values = f"{{ SELECT {var} ?v WHERE {{ {var} {p} ?v }} }}"
         out: list[str] = []
-        # minCount, maxCount, datatype and nodeKind in one pass over the property: per focus
-        # node, how many values (a graph is a set: no DISTINCT needed) and how many bad ones.
+        # minCount, maxCount, datatype and nodeKind in one pass: per focus node, its values
+        # (no DISTINCT needed: a graph is a set) and its bad ones.
         tests: list[str] = []
         if low > 0:
             tests.append(f"!BOUND(?n) || ?n < {low}")
@@ -397,17 +370,14 @@ class _Compiler:
             out.append(
                 f"{_HEAD} {{ {focus} OPTIONAL {{ {counts} }} FILTER ({' || '.join(tests)}) }}"
             )
-        for alternatives in options:
-            # The value must be an instance of one of the options, typed in any graph (a
-            # manifest cited in a story graph is typed in the sources graph).
+        for alternatives in options:  # an instance of one of them, typed in any graph
             kinds = " UNION ".join(f"{{ SELECT ?v WHERE {{ ?v a {c} }} }}" for c in alternatives)
             out.append(f"{_HEAD} {{ {focus} {values} MINUS {{ {kinds} }} }}")
         out.extend(self.nested(prop, p, focus, var, depth))
         return out
 
     def nested(self, prop: Any, p: str, focus: str, var: str, depth: int) -> list[str]:
-        """Queries for the shapes property shape ``prop`` (path ``p``) reaches through
-        ``sh:node``: their focus nodes are the values of ``var``."""
+        """Queries for the shapes ``prop`` (path ``p``) reaches through ``sh:node``."""
         out: list[str] = []
         for shape in self.g.objects(prop, SH.node):
             inner = f"?f{next(self.counter) + 1}"
@@ -429,8 +399,7 @@ def _datatype_fails(datatype: Any) -> str:
 
 
 def _proof(store: Store, precheck: str | None) -> dict[str, Any]:
-    """The one row of a pre-check query, variable → value (empty: nothing proved); for an
-    ``ASK`` pre-check ``found`` (its answer) and ``none`` (False)."""
+    """The one row of a pre-check, variable → value (an ``ASK``: ``found`` and ``none``)."""
     if precheck is None:
         return {}
     solutions = store.query(precheck)
@@ -442,8 +411,7 @@ def _proof(store: Store, precheck: str | None) -> dict[str, Any]:
 
 
 def _instances(store: Store, nodes: list[ox.NamedNode], classes: tuple[str, ...]) -> list[Any]:
-    """Those of ``nodes`` that are instances of one of ``classes``, typed in any graph (an
-    index look-up per node: for the few a query found)."""
+    """Those of ``nodes`` that are instances of one of ``classes``, typed in any graph."""
     wanted = {ox.NamedNode(c) for c in classes}
     return [n for n in nodes if any(q.object in wanted for q in store.quads(n, _TYPE))]
 
@@ -478,8 +446,7 @@ def _task_focus(store: Store, task: _Task) -> Iterator[str]:
 def candidates_at(
     directory: str, shapes_path: str | None = None, part: tuple[int, int] = (0, 1)
 ) -> dict[str, set[str]]:
-    """:func:`candidates` for the on-disk store at ``directory``, opened read-only here (for
-    the worker processes ``hcgraph check`` pre-selects in)."""
+    """:func:`candidates` for the store at ``directory``, opened read-only (for workers)."""
     with Store(directory, read_only=True) as store:
         return candidates(store, load_shapes(shapes_path), part)
 
@@ -507,13 +474,7 @@ def _data_graph(
     context, never a target)."""
     graph = rdflib.Graph()
     g = ox.NamedNode(name)
-    if focus is None:
-        quads: Iterable[ox.Quad] = store.quads(graph=g)
-    else:
-        quads = (q for node in sorted(focus) for q in store.quads(_node(node), graph=g))
-        # the graph's subclass links: pySHACL targets instances of subclasses through them
-        for quad in store.quads(None, _SUBCLASS, graph=g):
-            graph.add((_to_rdflib(quad.subject), RDFS.subClassOf, _to_rdflib(quad.object)))
+    quads = store.quads(graph=g) if focus is None else _focus_quads(store, g, focus, graph)
     targets: set[ox.NamedNode] = set()
     subjects: dict[Any, None] = {}
     for quad in quads:
@@ -526,8 +487,18 @@ def _data_graph(
             targets.add(quad.object)
     for target in sorted(targets, key=lambda t: t.value):
         for quad in store.quads(target, _TYPE):
-            graph.add((_to_rdflib(quad.subject), _to_rdflib(_TYPE), _to_rdflib(quad.object)))
+            graph.add((_to_rdflib(quad.subject), RDF.type, _to_rdflib(quad.object)))
     return graph, sorted(subjects, key=str)
+
+
+def _focus_quads(
+    store: Store, g: ox.NamedNode, focus: Iterable[str], graph: rdflib.Graph
+) -> Iterator[ox.Quad]:
+    """The focus nodes' quads in ``g``, after adding ``g``'s subclass links to ``graph``
+    (pySHACL targets instances of subclasses through them)."""
+    for quad in store.quads(None, _SUBCLASS, graph=g):
+        graph.add((_to_rdflib(quad.subject), RDFS.subClassOf, _to_rdflib(quad.object)))
+    return (q for node in sorted(focus) for q in store.quads(_node(node), graph=g))
 
 
 def _node(text: str) -> ox.NamedNode | ox.BlankNode:

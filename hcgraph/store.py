@@ -95,8 +95,7 @@ def source_date_epoch() -> dt.datetime | None:
 
 
 def disk_reserve() -> int:
-    """The free bytes a write must leave on the store's disk: ``HCGRAPH_DISK_RESERVE``
-    (bytes) when set, else :data:`DISK_RESERVE`."""
+    """The free bytes a write must leave on the store's disk (:data:`DISK_RESERVE`)."""
     value = os.environ.get("HCGRAPH_DISK_RESERVE", "").strip()
     return int(value) if value.isdigit() else DISK_RESERVE
 
@@ -147,8 +146,8 @@ class Store:
             self._mark_format()
 
     def _mark_format(self) -> None:
-        """An unmarked store: refuse the old layout (graphs, but no agents graph, which every
-        ingest since describes hcgraph in), else it is format 1 (marked if writable)."""
+        """An unmarked store: refuse the old layout (graphs, but no agents graph), else mark
+        it format 1 if writable."""
         assert self.directory is not None
         agents = ox.NamedNode(SHARED_GRAPHS["agents"])
         if not self.ox.contains_named_graph(agents) and next(self.ox.named_graphs(), None):
@@ -183,8 +182,7 @@ class Store:
         return self._ledger
 
     def close(self) -> None:
-        """Flush writes and release the database (and its lock), even when the flush fails
-        (a StoreError; the next writer's open recovers, :mod:`hcgraph.writer`)."""
+        """Flush writes and release the database and its lock (also when the flush fails)."""
         try:
             if self._ledger is not None:
                 ledger, self._ledger = self._ledger, None
@@ -221,7 +219,7 @@ class Store:
         return [g for g in self.graph_names() if not g.startswith(_SHARED_PREFIX)]
 
     def raw_documents(self) -> Iterator[tuple[str, str]]:
-        """(story IRI, SHA-256 of its raw bytes) for every story graph, in one index scan."""
+        """(story IRI, SHA-256 of its raw bytes) for every story graph."""
         for story, raw in self._on_stories(_RAW_DOCUMENT):
             yield story, raw.removeprefix(_RAW_PREFIX)
 
@@ -254,8 +252,7 @@ class Store:
         return found
 
     def sorted_lines(self, graph: str, *, quads: bool = False) -> list[bytes]:
-        """One graph as sorted N-Triples lines (or N-Quads with ``quads``): a stable form
-        for hashing, diffing and shards, whatever the insertion order."""
+        """One graph as sorted N-Triples lines (or N-Quads with ``quads``): a stable form."""
         text = self.ox.dump(format=ox.RdfFormat.N_TRIPLES, from_graph=ox.NamedNode(graph)) or b""
         lines = text.splitlines(keepends=True)
         if quads:
@@ -275,7 +272,7 @@ class Store:
 
     def _story_value(self, story_url: str, predicate: ox.NamedNode) -> str | None:
         """The value of ``<story> predicate ?o`` in the story's own graph, or None."""
-        st = named_node(story_url)  # None: not an IRI (a slug, a space, …), so not stored
+        st = named_node(story_url)  # None: not an IRI, so not stored
         value = None if st is None else self._object(st, predicate, st)
         return None if value is None else _value(value)
 
@@ -307,18 +304,16 @@ class Store:
         return chain
 
     def withdrawn_at(self, story_url: str) -> dt.datetime | None:
-        """When the stored story was withdrawn (its URL answered 404/410), or None while it
-        is current (or not stored)."""
+        """When the stored story was withdrawn (404/410), or None (current, or not stored)."""
         when = self._story_value(story_url, _INVALIDATED)
         return None if when is None else dt.datetime.fromisoformat(when)
 
     def withdrawn_stories(self) -> dict[str, dt.datetime]:
-        """Every withdrawn story: story IRI → when (one scan of the marker's index)."""
+        """Every withdrawn story: story IRI → when."""
         return {s: dt.datetime.fromisoformat(w) for s, w in self._on_stories(_INVALIDATED)}
 
     def withdrawn_versions(self, story_url: str) -> dict[str, dt.datetime]:
-        """Earlier versions of the story that were withdrawn before it came back:
-        raw SHA-256 → when (``prov:invalidatedAtTime`` on its revision node)."""
+        """Earlier versions of the story withdrawn before it came back: raw SHA-256 → when."""
         g = ox.NamedNode(story_url)
         out: dict[str, dt.datetime] = {}
         for quad in self.ox.quads_for_pattern(None, _INVALIDATED, None, g):
@@ -363,16 +358,14 @@ class Store:
         )
 
     def union_triples(self) -> Iterator[ox.Triple]:
-        """Every triple of the union, each once, in the store's index order (which depends
-        only on the content)."""
+        """Every triple of the union, each once, in the store's index order."""
         return iter(self._union())
 
     def write_union(
         self, out: IO[bytes], fmt: ox.RdfFormat, prefixes: dict[str, str] | None = None
     ) -> None:
         """Serialise the union (a triples format) to ``out``, in the store's index order."""
-        if prefixes is None:
-            # The engine serialises the CONSTRUCT result itself: no Python per triple.
+        if prefixes is None:  # the engine serialises it itself: no Python per triple
             self._union().serialize(out, format=fmt)
         else:
             ox.serialize(self._union(), out, format=fmt, prefixes=prefixes)
@@ -415,9 +408,8 @@ class Store:
             self.ox.update(update)
 
     def replace_graphs(self, graphs: Mapping[str, str]) -> None:
-        """Replace several graphs' content (an empty body drops its graph): drop them, then one
-        N-Quads load (far cheaper than ``INSERT DATA``). Not atomic: for graphs a caller can
-        always write again. Same rule for the text as :meth:`replace_graph`."""
+        """Replace several graphs' content (an empty body drops its graph) with one N-Quads
+        load; not atomic (for graphs a caller can write again)."""
         if not graphs:
             return
         with self._written():
@@ -440,8 +432,7 @@ class Store:
                 self.ox.load(ntriples.encode(), ox.RdfFormat.N_TRIPLES, to_graph=g)
 
     def optimize(self) -> None:
-        """Compact the on-disk database (faster reads after large loads) and record that
-        it is compact (see :meth:`compaction_due`)."""
+        """Compact the on-disk database and record that it is (:meth:`compaction_due`)."""
         self._writable()
         if self.directory is not None:
             with self._written():
@@ -473,7 +464,7 @@ class Store:
 
     def tables(self) -> tuple[int, int]:
         """(Bytes in the database's table files, bytes in those written since the last
-        :meth:`optimize`): all of them when it never ran, or ran on another database."""
+        :meth:`optimize` on this database)."""
         if self.directory is None:
             return 0, 0
         marker = _read_marker(self.directory, self.db_path)
@@ -506,8 +497,8 @@ class Store:
 
     @contextlib.contextmanager
     def _written(self) -> Iterator[None]:
-        """Refuse a read-only store; an engine error while writing as a StoreError naming the
-        store: StoreDiskError for an ``OSError`` (a full disk), a plain one for refused data."""
+        """Refuse a read-only store; a write error as StoreDiskError (``OSError``) or
+        StoreError (refused data)."""
         self._writable()
         try:
             yield
@@ -522,8 +513,8 @@ class Store:
 
 
 def read_format(directory: Path) -> int | None:
-    """The format ``directory/format.json`` names (None: no marker), after checking it is
-    :data:`STORE_FORMAT` (also for readers that open the database without :class:`Store`).
+    """The format ``directory/format.json`` names (None: no marker), checked to be
+    :data:`STORE_FORMAT`.
 
     Raises:
         StoreFormatError: another format, or a marker that names none.
@@ -556,8 +547,7 @@ def read_format(directory: Path) -> int | None:
 
 
 def _this_command() -> str:
-    """What this process is, for a second writer: ``hcgraph ingest`` (never the arguments),
-    else the program's name."""
+    """What this process is, for a second writer: ``hcgraph ingest``, else the program."""
     program = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
     if not program or program.startswith("-"):  # python -c, an interactive interpreter
         return "python"
@@ -576,8 +566,8 @@ def _identity(db_path: Path) -> str:
 
 
 def _write_marker(directory: Path, db_path: Path) -> None:
-    """Record in ``directory/compacted.json`` the highest table file number of a database
-    just compacted (best effort: without it the next run compacts again)."""
+    """Record in ``compacted.json`` the highest table file number of a database just
+    compacted (best effort)."""
     numbers = [int(p.stem) for p in db_path.glob("*.sst") if p.stem.isdigit()]
     marker = {"identity": _identity(db_path), "table": max(numbers, default=0)}
     with contextlib.suppress(OutputError):
@@ -597,8 +587,7 @@ def _read_marker(directory: Path, db_path: Path) -> int:
 
 
 def _claim(directory: Path, command: str) -> Path | None:
-    """Record in ``directory/writer.json`` that this process holds the store (best effort:
-    a store on a read-only medium still opens)."""
+    """Record in ``writer.json`` that this process holds the store (best effort)."""
     path = directory / "writer.json"
     claim = json.dumps({"pid": os.getpid(), "command": command}).encode()
     try:
@@ -626,8 +615,8 @@ def _holder(path: Path) -> tuple[int | None, object]:
 
 
 def holder_of(directory: Path) -> str | None:
-    """What holds ``directory``'s store for writing (``hcgraph crawl, pid 123``), if a live
-    process recorded it in ``writer.json``; else ``None``."""
+    """What live process holds ``directory``'s store for writing (``hcgraph crawl, pid 123``),
+    if it recorded itself; else ``None``."""
     pid, command = _holder(directory / "writer.json")
     if pid is None:
         return None
@@ -660,9 +649,7 @@ def _open(directory: Path, db_path: Path, read_only: bool) -> ox.Store:
             raise StoreError(f"{directory}: no store here (run 'hcgraph ingest' first)")
         return ox.Store.read_only(str(db_path))
     except OSError as exc:
-        # RocksDB's "IO error: While lock file: …/LOCK: Resource temporarily
-        # unavailable" (or "lock hold by current process"): another open writer.
-        if "LOCK" in str(exc):
+        if "LOCK" in str(exc):  # RocksDB's "While lock file: …/LOCK": another writer
             raise _busy(directory) from None
         raise StoreError(f"{directory}: cannot open the store: {first_line(exc)}") from exc
     except RuntimeError as exc:  # the engine's "Corruption: …" (an overwritten CURRENT)
