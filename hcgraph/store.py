@@ -95,7 +95,8 @@ def source_date_epoch() -> dt.datetime | None:
 
 
 def disk_reserve() -> int:
-    """The free bytes a write must leave on the store's disk (:data:`DISK_RESERVE`)."""
+    """The free bytes a write must leave on the store's disk: ``HCGRAPH_DISK_RESERVE`` when
+    set, else :data:`DISK_RESERVE`."""
     value = os.environ.get("HCGRAPH_DISK_RESERVE", "").strip()
     return int(value) if value.isdigit() else DISK_RESERVE
 
@@ -358,7 +359,8 @@ class Store:
         )
 
     def union_triples(self) -> Iterator[ox.Triple]:
-        """Every triple of the union, each once, in the store's index order."""
+        """Every triple of the union, each once, in the store's index order (which depends only
+        on the content: the same store gives the same order)."""
         return iter(self._union())
 
     def write_union(
