@@ -17,7 +17,7 @@ import networkx as nx
 
 from ..store import Store
 from .data import ReuseData, load_reuse, part_order, short
-from .focus import Focus
+from .focus import Focus, MapOptions
 from .render import (
     D3_HIERARCHY_SHA256,
     D3_HIERARCHY_VERSION,
@@ -119,24 +119,17 @@ def _newest_first(data: ReuseData) -> dict[str, list[str]]:
     return dict(citers)
 
 
-def sources_view(
-    store: Store,
-    focus: Focus | None,
-    *,
-    top: int | None = None,
-    include_withdrawn: bool = False,
-    **_: Any,
-) -> nx.DiGraph:
+def sources_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGraph:
     """The reuse graph of every story, with the citing passages (``passages``) attached.
 
-    ``focus`` (a source or publisher) is selected when the page opens; ``top`` keeps the
-    ``top`` sources cited by most stories.
+    ``focus`` (a source or publisher) is selected when the page opens; ``opts.top`` keeps
+    the ``top`` sources cited by most stories.
     """
     from .views import _keep_top, _reuse_graph
 
-    data = load_reuse(store, claims=False, include_withdrawn=include_withdrawn)
+    data = load_reuse(store, claims=False, include_withdrawn=opts.include_withdrawn)
     counts = data.citations()
-    note = _keep_top(data, top, counts) if top is not None else ""
+    note = _keep_top(data, opts.top, counts) if opts.top is not None else ""
     graph = _reuse_graph(data, counts, claims=False)
     passages = load_passages(store, data, _newest_first(data))
     kept = len(passages)

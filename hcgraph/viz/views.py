@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import networkx as nx
@@ -36,7 +37,7 @@ from .data import (
     short,
     value,
 )
-from .focus import Focus, resolve_focus
+from .focus import Focus, MapOptions, resolve_focus
 from .sources import sources_view
 from .timeline import time_view
 
@@ -203,24 +204,16 @@ def _drill(data: ReuseData, counts: Citations) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _reuse_view(
-    store: Store,
-    focus: Focus | None,
-    *,
-    top: int | None = None,
-    group_stories: str | None = None,
-    overview: bool | None = None,
-    include_withdrawn: bool = False,
-    **_: Any,
-) -> nx.DiGraph:
-    overview = _is_overview(store, focus, group_stories, overview)
+def _reuse_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGraph:
+    group_stories = opts.group_stories
+    overview = _is_overview(store, focus, group_stories, opts.overview)
     # Claims per (story, manifest) are the widths of story → manifest edges: skipped when
     # no such edge is drawn (overview, story groups) and past CLAIM_STORIES stories.
     claims = not overview and group_stories is None
     claims = claims and len(store.story_graphs()) <= CLAIM_STORIES
-    data = load_reuse(store, claims=claims, include_withdrawn=include_withdrawn)
+    data = load_reuse(store, claims=claims, include_withdrawn=opts.include_withdrawn)
     counts = data.citations()
-    notes = [_keep_top(data, top, counts)] if top is not None else []
+    notes = [_keep_top(data, opts.top, counts)] if opts.top is not None else []
     graph = _reuse_graph(data, counts, stories=not overview, claims=claims)
     if overview:
         graph.graph["drill"] = _drill(data, counts)
@@ -271,15 +264,13 @@ def _focused(graph: nx.DiGraph, focus: Focus) -> nx.DiGraph:
     return graph.subgraph(keep).copy()
 
 
-def _publisher_view(store: Store, focus: Focus | None, **kw: Any) -> nx.DiGraph:
+def _publisher_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGraph:
     if focus is None or focus.kind != "Publisher":
         raise VizError(
             "--view publisher needs --focus PUBLISHER (a publisher name such as 'arxiv', "
             "or its IRI)"
         )
-    kw.pop("top", None)
-    kw.pop("overview", None)
-    graph = _reuse_view(store, focus, **kw)
+    graph = _reuse_view(store, focus, replace(opts, top=None, overview=None))
     # Only the focus publisher: another publisher of a shared manifest would pull the
     # rings apart and is one click away in the reuse map.
     others = [n for n, a in graph.nodes(data=True) if a["type"] == "Publisher" and n != focus.iri]
@@ -302,9 +293,7 @@ def _only_story(store: Store) -> Focus:
     )
 
 
-def _story_view(
-    store: Store, focus: Focus | None, *, include_withdrawn: bool = False, **_: Any
-) -> nx.DiGraph:
+def _story_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGraph:
     focus = focus or _only_story(store)
     if focus.kind != "Story":
         raise VizError(f"--view story needs a story to focus on; {focus.iri} is a {focus.kind}")
@@ -319,7 +308,7 @@ def _story_view(
     data = ReuseData()
     load_story_manifests(store, s, data)
     cite_count, claim_in = _add_story_claims(graph, store, s, room, data)
-    _add_story_sources(graph, store, data, room, include_withdrawn)
+    _add_story_sources(graph, store, data, room, opts.include_withdrawn)
     for (part, target), cites in sorted(cite_count.items()):
         if part not in graph:
             continue
@@ -510,8 +499,8 @@ def _reach(graph: nx.DiGraph, pubs: dict[str, str]) -> dict[str, set[str]]:
     return reach
 
 
-#: View name → builder ``(store, focus, **options) -> DiGraph``.
-VIEWS: dict[str, Callable[..., nx.DiGraph]] = {
+#: View name → builder ``(store, focus, options) -> DiGraph``.
+VIEWS: dict[str, Callable[[Store, Focus | None, MapOptions], nx.DiGraph]] = {
     "story": _story_view,
     "reuse": _reuse_view,
     "publisher": _publisher_view,
@@ -560,11 +549,4 @@ def citation_graph(
             f"unknown story grouping {group_stories!r}; choose from {', '.join(STORY_GROUPS)}"
         )
     resolved = resolve_focus(store, focus) if focus else None
-    return builder(
-        store,
-        resolved,
-        top=top,
-        group_stories=group_stories,
-        overview=overview,
-        include_withdrawn=include_withdrawn,
-    )
+    return builder(store, resolved, MapOptions(top, group_stories, overview, include_withdrawn))
