@@ -479,24 +479,13 @@ def _reuse_facets(graph: nx.DiGraph) -> None:
 
 def _trail_facets(graph: nx.DiGraph) -> None:
     """Publisher facet for a provenance trail: the publishers each node leads to."""
-    pubs = {n: a["id"] for n, a in graph.nodes(data=True) if a["type"] == "Publisher"}
-    reach = _reach(graph, pubs)
+    reach: dict[str, set[str]] = defaultdict(set)
+    for p, attrs in graph.nodes(data=True):
+        if attrs["type"] == "Publisher":
+            for n in nx.ancestors(graph, p) | {p}:
+                reach[n].add(attrs["id"])
     for n, attrs in graph.nodes(data=True):
         attrs["publishers"] = tuple(sorted(reach[n]))
-
-
-def _reach(graph: nx.DiGraph, pubs: dict[str, str]) -> dict[str, set[str]]:
-    """Each node's reachable publishers: one reverse topological pass (a DAG, the usual
-    trail), else each node's descendants."""
-    reach: dict[str, set[str]] = {n: ({pubs[n]} if n in pubs else set()) for n in graph}
-    if nx.is_directed_acyclic_graph(graph):
-        for n in reversed(list(nx.topological_sort(graph))):
-            for succ in graph.successors(n):
-                reach[n] |= reach[succ]
-    else:
-        for n in graph:
-            reach[n] = {pubs[d] for d in nx.descendants(graph, n) if d in pubs} | reach[n]
-    return reach
 
 
 #: View name → builder ``(store, focus, options) -> DiGraph``.
