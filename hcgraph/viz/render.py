@@ -13,7 +13,6 @@ import base64
 import hashlib
 import json
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -39,6 +38,7 @@ __all__ = [
     "VIS_NETWORK_VERSION",
     "VIS_SHA256",
     "MapInfo",
+    "cluster_name",
     "render_map",
     "safe_json",
     "script_hashes",
@@ -351,7 +351,10 @@ def render_map(
     ``renderer``: ``auto`` (default), ``webgl`` (sigma.js, for big maps) or ``canvas``
     (vis-network); see :func:`pick_renderer`.
     """
-    page = _page_view(graph.graph.get("view", ""))
+    from .sources import render_sources
+    from .timeline import render_time
+
+    page = {"sources": render_sources, "time": render_time}.get(graph.graph.get("view", ""))
     if page is not None:
         if renderer != "auto":
             raise VizError(f"the {graph.graph['view']} view has one renderer: drop --renderer")
@@ -391,14 +394,6 @@ def render_page(name: str, payload: dict[str, Any], **scripts: str) -> str:
     return html.replace(_SCRIPT_SRC, script_hashes(html), 1)
 
 
-def _page_view(view: str) -> Callable[[nx.DiGraph], str] | None:
-    """The page writer of a view drawn by its own page (``sources``, ``time``), or None."""
-    from .sources import render_sources
-    from .timeline import render_time
-
-    return {"sources": render_sources, "time": render_time}.get(view)
-
-
 #: The WebGL page's node columns (``_node_row`` keys; ``group`` as an index into the legend).
 _GL_NODE_KEYS = ("id", "label", "group", "x", "y", "t", "d", "i", "u", "s", "p", "r", "g", "v", "c")
 
@@ -422,7 +417,7 @@ def gl_payload(graph: nx.DiGraph, payload: dict[str, Any]) -> None:
         "to": [position[e["to"]] for e in edges],
         "width": [e["width"] for e in edges],
     }
-    payload["clusters"] = [_cluster_name(graph, members) for members in clusters]
+    payload["clusters"] = [cluster_name(graph, members) for members in clusters]
     payload["colour"] = "cluster" if len(clusters) > 1 else "type"
 
 
@@ -442,8 +437,9 @@ def _gl_columns(
     return columns
 
 
-def _cluster_name(graph: nx.DiGraph, members: list[str]) -> dict[str, Any]:
-    """A cluster as the page names it: its most-cited source or publisher, and its size."""
+def cluster_name(graph: nx.DiGraph, members: list[str]) -> dict[str, Any]:
+    """A cluster as the page (and a VOSviewer file) names it: its most-cited source or
+    publisher, and its size."""
 
     def weight(n: str) -> tuple[int, str]:
         a = graph.nodes[n]
