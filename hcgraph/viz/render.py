@@ -399,14 +399,9 @@ _GL_NODE_KEYS = ("id", "label", "group", "x", "y", "t", "d", "i", "u", "s", "p",
 
 
 def gl_payload(graph: nx.DiGraph, payload: dict[str, Any]) -> None:
-    """The WebGL page's payload: clusters, and nodes and edges as columns (rows of objects
-    were 14 MB at 10k stories).
-
-    Clusters: ``c`` per node, ``clusters`` named, biggest first. ``nodes`` is one list per
-    attribute (``group`` an index into ``legend``, ``g`` and ``v`` 0 where absent),
-    ``edges`` is ``{from, to, width}`` with node indices. vis-network's options, shapes and
-    sizes and the edges' relation and counts are dropped (the WebGL page reads none).
-    """
+    """The WebGL page's payload, in place: ``nodes`` as :func:`_gl_columns`, ``edges`` as
+    ``{from, to, width}`` columns of node indices, ``clusters`` named, biggest first; what
+    the WebGL page does not read (vis-network's options, edge relations and counts) dropped."""
     payload.pop("options", None)
     clusters = communities(graph)
     payload["nodes"] = _gl_columns(payload["nodes"], payload["legend"], clusters)
@@ -424,7 +419,8 @@ def gl_payload(graph: nx.DiGraph, payload: dict[str, Any]) -> None:
 def _gl_columns(
     rows: list[dict[str, Any]], legend: list[dict[str, Any]], clusters: list[list[str]]
 ) -> dict[str, list[Any]]:
-    """The node rows as :data:`_GL_NODE_KEYS` columns, with each node's cluster (``c``)."""
+    """The node rows as :data:`_GL_NODE_KEYS` columns, with each node's cluster (``c``);
+    ``group`` an index into ``legend``, ``g`` and ``v`` 0 where absent."""
     cluster_of = {n: k for k, members in enumerate(clusters) for n in members}
     types = index_of(row["type"] for row in legend)
     columns: dict[str, list[Any]] = {key: [] for key in _GL_NODE_KEYS}
