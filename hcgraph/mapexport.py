@@ -56,10 +56,11 @@ def _day(text: str) -> dt.date | None:
 
 def start_dates(graph: nx.DiGraph) -> dict[str, dt.date | None]:
     """Each node's start day (None: from the beginning; rules in ``docs/graph.md``)."""
-    kinds = {n: a["type"] for n, a in graph.nodes(data=True)}
+    from .viz.data import nodes_of
+
     start: dict[str, dt.date | None] = {}
     for kind in ("Story", "Manifest", "Publisher"):  # each kind's citers come before it
-        for n in sorted(k for k, v in kinds.items() if v == kind):
+        for n in nodes_of(graph, kind):
             start[n] = _start(graph, n, kind, start)
     return start
 

@@ -16,7 +16,7 @@ from typing import Any
 import networkx as nx
 
 from ..store import Store
-from .data import ReuseData, load_reuse, part_order, short
+from .data import ReuseData, index_of, load_reuse, nodes_of, part_order, short
 from .focus import Focus, MapOptions
 from .render import (
     D3_HIERARCHY_SHA256,
@@ -143,10 +143,6 @@ def sources_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGr
     return graph
 
 
-def _of_type(graph: nx.DiGraph, kind: str) -> list[str]:
-    return sorted(n for n, a in graph.nodes(data=True) if a["type"] == kind)
-
-
 def sources_payload(graph: nx.DiGraph) -> dict[str, Any]:
     """The page's data: publishers, their sources, the citing stories and their passages.
 
@@ -158,17 +154,17 @@ def sources_payload(graph: nx.DiGraph) -> dict[str, Any]:
     """
     nodes = graph.nodes
     pubs = sorted(  # the largest reach first, then by label
-        _of_type(graph, "Publisher"),
+        nodes_of(graph, "Publisher"),
         key=lambda p: (-int(nodes[p].get("stories", 0)), nodes[p]["label"]),
     )
-    pub_ix = {p: k for k, p in enumerate(pubs)}
-    stories = _of_type(graph, "Story")
+    pub_ix = index_of(pubs)
+    stories = nodes_of(graph, "Story")
     stories.sort(key=lambda s: nodes[s]["date"], reverse=True)  # newest first, then IRI order
-    story_ix = {s: k for k, s in enumerate(stories)}
+    story_ix = index_of(stories)
     passages: Passages = graph.graph.get("passages", {})
     passage_rows: list[list[str]] = []
     sources, citers = [], []
-    for m in _of_type(graph, "Manifest"):
+    for m in nodes_of(graph, "Manifest"):
         sources.append(_source_row(graph, m, pub_ix))
         citers.append(_citer_rows(graph, m, stories, story_ix, passages, passage_rows))
     publishers = [[visible_label(nodes[p]["label"] or p), visible_bidi(nodes[p]["title"]),

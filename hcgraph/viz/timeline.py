@@ -15,7 +15,7 @@ from typing import Any
 import networkx as nx
 
 from ..store import Store
-from .data import index_of, load_reuse
+from .data import index_of, load_reuse, nodes_of
 from .focus import Focus, MapOptions
 from .render import _http, page_meta, render_page, visible_bidi, visible_label
 
@@ -93,9 +93,8 @@ def _finite(v: float) -> int | None:
 
 def _dated(graph: nx.DiGraph, kind: str) -> list[str]:
     """The nodes of type ``kind`` with a date, by date then IRI."""
-    nodes = graph.nodes
-    rows = [n for n in graph if nodes[n]["type"] == kind and _day(nodes[n]["date"]) is not None]
-    return sorted(rows, key=lambda n: (nodes[n]["date"], n))
+    rows = [n for n in nodes_of(graph, kind) if _day(graph.nodes[n]["date"]) is not None]
+    return sorted(rows, key=lambda n: graph.nodes[n]["date"])  # stable: IRI order kept
 
 
 def _room(attrs: dict[str, Any]) -> str:

@@ -34,6 +34,7 @@ from .data import (
     load_reuse,
     load_story_manifests,
     load_story_record,
+    nodes_of,
     short,
     value,
 )
@@ -152,7 +153,7 @@ def _group(graph: nx.DiGraph, kind: str) -> str:
     A group → manifest edge carries ``stories``: how many of the group's stories cite the
     manifest. Manifest and publisher counts are untouched (they are distinct stories).
     """
-    stories = sorted(n for n, a in graph.nodes(data=True) if a["type"] == "Story")
+    stories = nodes_of(graph, "Story")
     groups: dict[str, dict[str, Any]] = {}
     citing: dict[tuple[str, str], int] = defaultdict(int)
     for s in stories:
