@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import networkx as nx
-from jinja2 import Environment, FunctionLoader, select_autoescape
+from jinja2 import Environment, PackageLoader, select_autoescape
 
 from .._io import write_atomic
 from .._version import __version__
@@ -91,17 +91,12 @@ def _vendored(name: str, sha256: str) -> str:
     return text
 
 
-def _load(name: str) -> str:
-    """A template's text from the package (``template*.html``, ``_map_common.html``)."""
-    return resources.files("hcgraph.viz").joinpath(name).read_text("utf-8")
-
-
 @cache
 def _env() -> Environment:
-    """One autoescaping environment for every page, reading templates (and their shared
-    ``_map_common.html``) through :mod:`importlib.resources`, so a zipped package works."""
+    """One autoescaping environment for every page, reading the package's templates (and
+    their shared ``_map_common.html``) the way a zipped package works too."""
     return Environment(
-        loader=FunctionLoader(_load),
+        loader=PackageLoader("hcgraph.viz", "."),
         autoescape=select_autoescape(default=True),
         keep_trailing_newline=True,
     )
