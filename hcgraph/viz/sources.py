@@ -129,16 +129,15 @@ def sources_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGr
 
     data = load_reuse(store, claims=False, include_withdrawn=opts.include_withdrawn)
     counts = data.citations()
-    note = _keep_top(data, opts.top, counts) if opts.top is not None else ""
+    notes = [_keep_top(data, opts.top, counts)] if opts.top is not None else []
     graph = _reuse_graph(data, counts, claims=False)
     passages = load_passages(store, data, _newest_first(data))
-    kept = len(passages)
-    pairs = len(data.cites)
-    if kept < pairs:
-        extra = (f"passages of the newest {PASSAGE_STORIES} citing stories of each source"
-                 f" ({kept} of {pairs} story-source pairs); the others linked")  # fmt: skip
-        note = f"{note}; {extra}" if note else extra
-    graph.graph.update(view="sources", focus=focus.iri if focus else None, note=note,
+    if len(passages) < len(data.cites):
+        notes.append(
+            f"passages of the newest {PASSAGE_STORIES} citing stories of each source "
+            f"({len(passages)} of {len(data.cites)} story-source pairs); the others linked"
+        )
+    graph.graph.update(view="sources", focus=focus.iri if focus else None, note="; ".join(notes),
                        title="Publishers → sources → stories", passages=passages)  # fmt: skip
     return graph
 
