@@ -56,10 +56,11 @@ def _day(text: str) -> dt.date | None:
 
 def start_dates(graph: nx.DiGraph) -> dict[str, dt.date | None]:
     """Each node's start day (None: from the beginning; rules in ``docs/graph.md``)."""
-    kinds = {n: a["type"] for n, a in graph.nodes(data=True)}
+    from .viz.data import nodes_of
+
     start: dict[str, dt.date | None] = {}
     for kind in ("Story", "Manifest", "Publisher"):  # each kind's citers come before it
-        for n in sorted(k for k, v in kinds.items() if v == kind):
+        for n in nodes_of(graph, kind):
             start[n] = _start(graph, n, kind, start)
     return start
 
@@ -86,7 +87,7 @@ def _strength(graph: nx.DiGraph, source: str) -> int:
 def _clusters(graph: nx.DiGraph) -> tuple[dict[str, int], list[dict[str, Any]]]:
     """Node → cluster number (1 …, at most :data:`MAX_CLUSTERS`) and the named clusters."""
     from .viz.layout import communities
-    from .viz.render import visible_label
+    from .viz.render import cluster_name
 
     groups = communities(graph) or ([sorted(graph)] if len(graph) else [])
     number: dict[str, int] = {}
@@ -95,18 +96,11 @@ def _clusters(graph: nx.DiGraph) -> tuple[dict[str, int], list[dict[str, Any]]]:
         cluster = min(k, MAX_CLUSTERS)
         number.update(dict.fromkeys(members, cluster))
         if k < MAX_CLUSTERS:
-            lead = max(members, key=lambda n: _lead_key(graph, n))
-            named.append({"cluster": cluster, "label": visible_label(_label(graph, lead))})
+            named.append({"cluster": cluster, "label": cluster_name(graph, members)["label"]})
         elif k == MAX_CLUSTERS:
             rest = f"{len(groups) - k + 1} smaller communities"
             named.append({"cluster": cluster, "label": rest})
     return number, named
-
-
-def _lead_key(graph: nx.DiGraph, n: str) -> tuple[int, str]:
-    """The most-cited source or publisher names its community (as on the WebGL map)."""
-    a = graph.nodes[n]
-    return (-1 if a["type"] == "Story" else int(a.get("stories", 0) or 0), n)
 
 
 def _label(graph: nx.DiGraph, n: str) -> str:
@@ -199,35 +193,34 @@ def write_dynamic_gexf(store: Store, out: BinaryIO) -> None:
     ET.SubElement(meta, "description").text = _text(graph.graph.get("title", ""))
     g = ET.SubElement(root, "graph", {"mode": "dynamic", "timeformat": "date",
                                       "defaultedgetype": "directed"})  # fmt: skip
-    node_attrs = ET.SubElement(g, "attributes", {"class": "node"})
-    for i, (title, kind) in enumerate(_NODE_ATTRS):
-        ET.SubElement(node_attrs, "attribute", {"id": str(i), "title": title, "type": kind})
-    edge_attrs = ET.SubElement(g, "attributes", {"class": "edge"})
-    ET.SubElement(edge_attrs, "attribute", {"id": "0", "title": "relation", "type": "string"})
+    for cls, declared in (("node", _NODE_ATTRS), ("edge", (("relation", "string"),))):
+        attributes = ET.SubElement(g, "attributes", {"class": cls})
+        for i, (title, kind) in enumerate(declared):
+            ET.SubElement(attributes, "attribute", {"id": str(i), "title": title, "type": kind})
     nodes = ET.SubElement(g, "nodes", {"count": str(len(graph))})
     for n in sorted(graph):
         a = graph.nodes[n]
-        node = ET.SubElement(nodes, "node", {"id": _text(n), "label": _text(_label(graph, n))})
-        day = start[n]
-        if day is not None:
-            node.set("start", day.isoformat())
-        values = ET.SubElement(node, "attvalues")
         row = (a["type"], a["iri"], a.get("url", ""), a.get("date", ""),
                int(a.get("stories", 0) or 0), cluster[n])  # fmt: skip
-        for i, v in enumerate(row):
-            if v != "":
-                ET.SubElement(values, "attvalue", {"for": str(i), "value": _text(v)})
+        _gexf_item(nodes, "node", {"id": _text(n), "label": _text(_label(graph, n))}, start[n], row)
     edges = ET.SubElement(g, "edges", {"count": str(graph.number_of_edges())})
     for i, (s, t) in enumerate(sorted(graph.edges())):
-        edge = ET.SubElement(edges, "edge", {"id": f"e{i}", "source": _text(s),
-                                             "target": _text(t),
-                                             "weight": str(_strength(graph, s))})  # fmt: skip
-        day = start[s]
-        if day is not None:
-            edge.set("start", day.isoformat())
-        values = ET.SubElement(edge, "attvalues")
-        relation = graph.edges[s, t].get("relation", "")
-        ET.SubElement(values, "attvalue", {"for": "0", "value": _text(relation)})
+        attrs = {"id": f"e{i}", "source": _text(s), "target": _text(t),
+                 "weight": str(_strength(graph, s))}  # fmt: skip
+        _gexf_item(edges, "edge", attrs, start[s], (graph.edges[s, t]["relation"],))
     ET.indent(root)
     ET.ElementTree(root).write(out, encoding="utf-8", xml_declaration=True)
     out.write(b"\n")
+
+
+def _gexf_item(
+    parent: ET.Element, tag: str, attrs: dict[str, str], day: dt.date | None, row: tuple[Any, ...]
+) -> None:
+    """A GEXF node or edge: its ``start`` day (if known) and its non-empty attribute values."""
+    item = ET.SubElement(parent, tag, attrs)
+    if day is not None:
+        item.set("start", day.isoformat())
+    values = ET.SubElement(item, "attvalues")
+    for i, v in enumerate(row):
+        if v != "":
+            ET.SubElement(values, "attvalue", {"for": str(i), "value": _text(v)})

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
+import networkx as nx
 import pyoxigraph as ox
 
 from ..store import Store
@@ -31,6 +32,7 @@ __all__ = [
     "load_citations",
     "load_reuse",
     "load_story_record",
+    "nodes_of",
     "short",
 ]
 
@@ -119,6 +121,11 @@ def short(text: str, limit: int = LABEL) -> str:
     """One line of at most ``limit`` characters (an ellipsis marks a cut)."""
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def nodes_of(graph: nx.DiGraph, kind: str) -> list[str]:
+    """A map graph's nodes of type ``kind``, sorted."""
+    return sorted(n for n, a in graph.nodes(data=True) if a["type"] == kind)
 
 
 def index_of(items: Iterable[str]) -> dict[str, int]:

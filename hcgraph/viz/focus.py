@@ -17,7 +17,7 @@ from ..rdftext import nfc
 from ..store import Store
 from .data import HC
 
-__all__ = ["Focus", "resolve_focus"]
+__all__ = ["Focus", "MapOptions", "resolve_focus"]
 
 _Q_FIND_STORY = """
 SELECT DISTINCT ?s ?v WHERE { GRAPH ?s { ?s a hc:Story .
@@ -35,6 +35,16 @@ class Focus:
 
     kind: str  # "Story", "Manifest" or "Publisher"
     iri: str
+
+
+@dataclass(frozen=True)
+class MapOptions:
+    """A view builder's options beside its focus (see ``citation_graph``)."""
+
+    top: int | None = None
+    group_stories: str | None = None
+    overview: bool | None = None
+    include_withdrawn: bool = False
 
 
 def _named(text: str) -> ox.NamedNode | None:

@@ -16,9 +16,10 @@ import networkx as nx
 import numpy as np
 from scipy import fft
 
-__all__ = ["GRID", "ITERATIONS", "WEIGHT_POWER", "force_layout"]
+from .layout import Positions
+from .quality import pair_weights
 
-Positions = dict[str, tuple[float, float]]
+__all__ = ["GRID", "ITERATIONS", "WEIGHT_POWER", "force_layout"]
 
 #: Steps of the simulation.
 ITERATIONS = 150
@@ -62,12 +63,7 @@ def _edge_arrays(
     graph: nx.Graph, index: dict[str, int]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each undirected node pair once (weights of both directions summed), in a fixed order."""
-    weight: dict[tuple[int, int], float] = {}
-    for s, o, a in graph.edges(data=True):
-        if s == o:
-            continue
-        key = (min(index[s], index[o]), max(index[s], index[o]))
-        weight[key] = weight.get(key, 0.0) + float(a.get("weight", 1) or 1)
+    weight = pair_weights(graph, index)
     keys = sorted(weight)
     pairs = np.array(keys, dtype=np.int64).reshape(-1, 2)
     w = np.array([weight[k] for k in keys], dtype=np.float64) ** WEIGHT_POWER

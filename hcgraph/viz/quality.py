@@ -8,18 +8,20 @@ no longer than δ less the share of node pairs no farther apart (docs/maps.md). 
 
 from __future__ import annotations
 
+from collections import defaultdict
+
 import networkx as nx
 import numpy as np
 
-__all__ = ["PAIRS", "connected_closeness"]
+from .layout import Positions
+
+__all__ = ["PAIRS", "connected_closeness", "pair_weights"]
 
 #: Node pairs measured: every pair up to this many, else this many sampled (seeded).
 PAIRS = 400_000
 
 
-def connected_closeness(
-    graph: nx.Graph, positions: dict[str, tuple[float, float]], *, seed: int = 7
-) -> float | None:
+def connected_closeness(graph: nx.Graph, positions: Positions, *, seed: int = 7) -> float | None:
     """The layout's connected-closeness in [0, 1], rounded to 4 places; None when there is
     nothing to measure (fewer than two placed nodes, or no edge between two of them).
 
@@ -28,7 +30,8 @@ def connected_closeness(
     nodes = sorted(n for n in graph if n in positions)
     if len(nodes) < 2:
         return None
-    edges = _edge_pairs(graph, {n: k for k, n in enumerate(nodes)})
+    pairs = sorted(pair_weights(graph, {n: k for k, n in enumerate(nodes)}))
+    edges = np.array(pairs, dtype=np.int64).reshape(-1, 2)
     if not len(edges):
         return None
     xy = np.array([positions[n] for n in nodes], dtype=np.float64)
@@ -41,14 +44,15 @@ def connected_closeness(
     return round(max(0.0, float(np.max(e_share - p_share))), 4)
 
 
-def _edge_pairs(graph: nx.Graph, index: dict[str, int]) -> np.ndarray:
-    """The edges between indexed nodes as sorted ``(i, j)`` rows, ``i < j``, each pair once."""
-    pairs = set()
-    for s, o in graph.edges():
-        i, j = index.get(s, -1), index.get(o, -1)
-        if i != j and i >= 0 and j >= 0:
-            pairs.add((min(i, j), max(i, j)))
-    return np.array(sorted(pairs), dtype=np.int64).reshape(-1, 2)
+def pair_weights(graph: nx.Graph, index: dict[str, int]) -> dict[tuple[int, int], float]:
+    """Each undirected pair of indexed nodes joined by an edge once, as ``(i, j)``, ``i < j``:
+    the weights of both directions summed (self-loops left out)."""
+    weight: dict[tuple[int, int], float] = defaultdict(float)
+    for s, o, a in graph.edges(data=True):
+        if s != o and s in index and o in index:
+            i, j = index[s], index[o]
+            weight[(min(i, j), max(i, j))] += float(a.get("weight", 1) or 1)
+    return weight
 
 
 def _lengths(xy: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:

@@ -13,7 +13,6 @@ import base64
 import hashlib
 import json
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -21,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import networkx as nx
-from jinja2 import Environment, FunctionLoader, select_autoescape
+from jinja2 import Environment, PackageLoader, select_autoescape
 
 from .._io import write_atomic
 from .._version import __version__
@@ -39,6 +38,7 @@ __all__ = [
     "VIS_NETWORK_VERSION",
     "VIS_SHA256",
     "MapInfo",
+    "cluster_name",
     "render_map",
     "safe_json",
     "script_hashes",
@@ -91,17 +91,12 @@ def _vendored(name: str, sha256: str) -> str:
     return text
 
 
-def _load(name: str) -> str:
-    """A template's text from the package (``template*.html``, ``_map_common.html``)."""
-    return resources.files("hcgraph.viz").joinpath(name).read_text("utf-8")
-
-
 @cache
 def _env() -> Environment:
-    """One autoescaping environment for every page, reading templates (and their shared
-    ``_map_common.html``) through :mod:`importlib.resources`, so a zipped package works."""
+    """One autoescaping environment for every page, reading the package's templates (and
+    their shared ``_map_common.html``) the way a zipped package works too."""
     return Environment(
-        loader=FunctionLoader(_load),
+        loader=PackageLoader("hcgraph.viz", "."),
         autoescape=select_autoescape(default=True),
         keep_trailing_newline=True,
     )
@@ -351,7 +346,10 @@ def render_map(
     ``renderer``: ``auto`` (default), ``webgl`` (sigma.js, for big maps) or ``canvas``
     (vis-network); see :func:`pick_renderer`.
     """
-    page = _page_view(graph.graph.get("view", ""))
+    from .sources import render_sources
+    from .timeline import render_time
+
+    page = {"sources": render_sources, "time": render_time}.get(graph.graph.get("view", ""))
     if page is not None:
         if renderer != "auto":
             raise VizError(f"the {graph.graph['view']} view has one renderer: drop --renderer")
@@ -391,27 +389,14 @@ def render_page(name: str, payload: dict[str, Any], **scripts: str) -> str:
     return html.replace(_SCRIPT_SRC, script_hashes(html), 1)
 
 
-def _page_view(view: str) -> Callable[[nx.DiGraph], str] | None:
-    """The page writer of a view drawn by its own page (``sources``, ``time``), or None."""
-    from .sources import render_sources
-    from .timeline import render_time
-
-    return {"sources": render_sources, "time": render_time}.get(view)
-
-
 #: The WebGL page's node columns (``_node_row`` keys; ``group`` as an index into the legend).
 _GL_NODE_KEYS = ("id", "label", "group", "x", "y", "t", "d", "i", "u", "s", "p", "r", "g", "v", "c")
 
 
 def gl_payload(graph: nx.DiGraph, payload: dict[str, Any]) -> None:
-    """The WebGL page's payload: clusters, and nodes and edges as columns (rows of objects
-    were 14 MB at 10k stories).
-
-    Clusters: ``c`` per node, ``clusters`` named, biggest first. ``nodes`` is one list per
-    attribute (``group`` an index into ``legend``, ``g`` and ``v`` 0 where absent),
-    ``edges`` is ``{from, to, width}`` with node indices. vis-network's options, shapes and
-    sizes and the edges' relation and counts are dropped (the WebGL page reads none).
-    """
+    """The WebGL page's payload, in place: ``nodes`` as :func:`_gl_columns`, ``edges`` as
+    ``{from, to, width}`` columns of node indices, ``clusters`` named, biggest first; what
+    the WebGL page does not read (vis-network's options, edge relations and counts) dropped."""
     payload.pop("options", None)
     clusters = communities(graph)
     payload["nodes"] = _gl_columns(payload["nodes"], payload["legend"], clusters)
@@ -422,14 +407,15 @@ def gl_payload(graph: nx.DiGraph, payload: dict[str, Any]) -> None:
         "to": [position[e["to"]] for e in edges],
         "width": [e["width"] for e in edges],
     }
-    payload["clusters"] = [_cluster_name(graph, members) for members in clusters]
+    payload["clusters"] = [cluster_name(graph, members) for members in clusters]
     payload["colour"] = "cluster" if len(clusters) > 1 else "type"
 
 
 def _gl_columns(
     rows: list[dict[str, Any]], legend: list[dict[str, Any]], clusters: list[list[str]]
 ) -> dict[str, list[Any]]:
-    """The node rows as :data:`_GL_NODE_KEYS` columns, with each node's cluster (``c``)."""
+    """The node rows as :data:`_GL_NODE_KEYS` columns, with each node's cluster (``c``);
+    ``group`` an index into ``legend``, ``g`` and ``v`` 0 where absent."""
     cluster_of = {n: k for k, members in enumerate(clusters) for n in members}
     types = index_of(row["type"] for row in legend)
     columns: dict[str, list[Any]] = {key: [] for key in _GL_NODE_KEYS}
@@ -442,8 +428,9 @@ def _gl_columns(
     return columns
 
 
-def _cluster_name(graph: nx.DiGraph, members: list[str]) -> dict[str, Any]:
-    """A cluster as the page names it: its most-cited source or publisher, and its size."""
+def cluster_name(graph: nx.DiGraph, members: list[str]) -> dict[str, Any]:
+    """A cluster as the page (and a VOSviewer file) names it: its most-cited source or
+    publisher, and its size."""
 
     def weight(n: str) -> tuple[int, str]:
         a = graph.nodes[n]

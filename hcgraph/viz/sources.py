@@ -16,8 +16,8 @@ from typing import Any
 import networkx as nx
 
 from ..store import Store
-from .data import ReuseData, load_reuse, part_order, short
-from .focus import Focus
+from .data import ReuseData, index_of, load_reuse, nodes_of, part_order, short
+from .focus import Focus, MapOptions
 from .render import (
     D3_HIERARCHY_SHA256,
     D3_HIERARCHY_VERSION,
@@ -119,39 +119,27 @@ def _newest_first(data: ReuseData) -> dict[str, list[str]]:
     return dict(citers)
 
 
-def sources_view(
-    store: Store,
-    focus: Focus | None,
-    *,
-    top: int | None = None,
-    include_withdrawn: bool = False,
-    **_: Any,
-) -> nx.DiGraph:
+def sources_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGraph:
     """The reuse graph of every story, with the citing passages (``passages``) attached.
 
-    ``focus`` (a source or publisher) is selected when the page opens; ``top`` keeps the
-    ``top`` sources cited by most stories.
+    ``focus`` (a source or publisher) is selected when the page opens; ``opts.top`` keeps
+    the ``top`` sources cited by most stories.
     """
     from .views import _keep_top, _reuse_graph
 
-    data = load_reuse(store, claims=False, include_withdrawn=include_withdrawn)
+    data = load_reuse(store, claims=False, include_withdrawn=opts.include_withdrawn)
     counts = data.citations()
-    note = _keep_top(data, top, counts) if top is not None else ""
+    notes = [_keep_top(data, opts.top, counts)] if opts.top is not None else []
     graph = _reuse_graph(data, counts, claims=False)
     passages = load_passages(store, data, _newest_first(data))
-    kept = len(passages)
-    pairs = len(data.cites)
-    if kept < pairs:
-        extra = (f"passages of the newest {PASSAGE_STORIES} citing stories of each source"
-                 f" ({kept} of {pairs} story-source pairs); the others linked")  # fmt: skip
-        note = f"{note}; {extra}" if note else extra
-    graph.graph.update(view="sources", focus=focus.iri if focus else None, note=note,
+    if len(passages) < len(data.cites):
+        notes.append(
+            f"passages of the newest {PASSAGE_STORIES} citing stories of each source "
+            f"({len(passages)} of {len(data.cites)} story-source pairs); the others linked"
+        )
+    graph.graph.update(view="sources", focus=focus.iri if focus else None, note="; ".join(notes),
                        title="Publishers → sources → stories", passages=passages)  # fmt: skip
     return graph
-
-
-def _of_type(graph: nx.DiGraph, kind: str) -> list[str]:
-    return sorted(n for n, a in graph.nodes(data=True) if a["type"] == kind)
 
 
 def sources_payload(graph: nx.DiGraph) -> dict[str, Any]:
@@ -165,17 +153,17 @@ def sources_payload(graph: nx.DiGraph) -> dict[str, Any]:
     """
     nodes = graph.nodes
     pubs = sorted(  # the largest reach first, then by label
-        _of_type(graph, "Publisher"),
+        nodes_of(graph, "Publisher"),
         key=lambda p: (-int(nodes[p].get("stories", 0)), nodes[p]["label"]),
     )
-    pub_ix = {p: k for k, p in enumerate(pubs)}
-    stories = _of_type(graph, "Story")
+    pub_ix = index_of(pubs)
+    stories = nodes_of(graph, "Story")
     stories.sort(key=lambda s: nodes[s]["date"], reverse=True)  # newest first, then IRI order
-    story_ix = {s: k for k, s in enumerate(stories)}
+    story_ix = index_of(stories)
     passages: Passages = graph.graph.get("passages", {})
     passage_rows: list[list[str]] = []
     sources, citers = [], []
-    for m in _of_type(graph, "Manifest"):
+    for m in nodes_of(graph, "Manifest"):
         sources.append(_source_row(graph, m, pub_ix))
         citers.append(_citer_rows(graph, m, stories, story_ix, passages, passage_rows))
     publishers = [[visible_label(nodes[p]["label"] or p), visible_bidi(nodes[p]["title"]),

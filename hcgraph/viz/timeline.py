@@ -15,8 +15,8 @@ from typing import Any
 import networkx as nx
 
 from ..store import Store
-from .data import index_of, load_reuse
-from .focus import Focus
+from .data import index_of, load_reuse, nodes_of
+from .focus import Focus, MapOptions
 from .render import _http, page_meta, render_page, visible_bidi, visible_label
 
 __all__ = ["LAG_BINS", "lag_days", "lag_summary", "render_time", "time_payload", "time_view"]
@@ -41,14 +41,12 @@ def _day(text: str) -> int | None:
         return None
 
 
-def time_view(
-    store: Store, focus: Focus | None, *, include_withdrawn: bool = False, **_: Any
-) -> nx.DiGraph:
+def time_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGraph:
     """The reuse graph of every story for the time axis; ``focus`` (a story or a source)
     is selected when the page opens."""
     from .views import _reuse_graph
 
-    data = load_reuse(store, claims=False, include_withdrawn=include_withdrawn)
+    data = load_reuse(store, claims=False, include_withdrawn=opts.include_withdrawn)
     graph = _reuse_graph(data, data.citations(), claims=False)
     kinds = ("Story", "Manifest")
     undated = {k: sum(1 for _n, a in graph.nodes(data=True)
@@ -95,9 +93,8 @@ def _finite(v: float) -> int | None:
 
 def _dated(graph: nx.DiGraph, kind: str) -> list[str]:
     """The nodes of type ``kind`` with a date, by date then IRI."""
-    nodes = graph.nodes
-    rows = [n for n in graph if nodes[n]["type"] == kind and _day(nodes[n]["date"]) is not None]
-    return sorted(rows, key=lambda n: (nodes[n]["date"], n))
+    rows = [n for n in nodes_of(graph, kind) if _day(graph.nodes[n]["date"]) is not None]
+    return sorted(rows, key=lambda n: graph.nodes[n]["date"])  # stable: IRI order kept
 
 
 def _room(attrs: dict[str, Any]) -> str:

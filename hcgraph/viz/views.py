@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import networkx as nx
@@ -33,10 +34,11 @@ from .data import (
     load_reuse,
     load_story_manifests,
     load_story_record,
+    nodes_of,
     short,
     value,
 )
-from .focus import Focus, resolve_focus
+from .focus import Focus, MapOptions, resolve_focus
 from .sources import sources_view
 from .timeline import time_view
 
@@ -151,7 +153,7 @@ def _group(graph: nx.DiGraph, kind: str) -> str:
     A group → manifest edge carries ``stories``: how many of the group's stories cite the
     manifest. Manifest and publisher counts are untouched (they are distinct stories).
     """
-    stories = sorted(n for n, a in graph.nodes(data=True) if a["type"] == "Story")
+    stories = nodes_of(graph, "Story")
     groups: dict[str, dict[str, Any]] = {}
     citing: dict[tuple[str, str], int] = defaultdict(int)
     for s in stories:
@@ -203,24 +205,16 @@ def _drill(data: ReuseData, counts: Citations) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _reuse_view(
-    store: Store,
-    focus: Focus | None,
-    *,
-    top: int | None = None,
-    group_stories: str | None = None,
-    overview: bool | None = None,
-    include_withdrawn: bool = False,
-    **_: Any,
-) -> nx.DiGraph:
-    overview = _is_overview(store, focus, group_stories, overview)
+def _reuse_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGraph:
+    group_stories = opts.group_stories
+    overview = _is_overview(store, focus, group_stories, opts.overview)
     # Claims per (story, manifest) are the widths of story → manifest edges: skipped when
     # no such edge is drawn (overview, story groups) and past CLAIM_STORIES stories.
     claims = not overview and group_stories is None
     claims = claims and len(store.story_graphs()) <= CLAIM_STORIES
-    data = load_reuse(store, claims=claims, include_withdrawn=include_withdrawn)
+    data = load_reuse(store, claims=claims, include_withdrawn=opts.include_withdrawn)
     counts = data.citations()
-    notes = [_keep_top(data, top, counts)] if top is not None else []
+    notes = [_keep_top(data, opts.top, counts)] if opts.top is not None else []
     graph = _reuse_graph(data, counts, stories=not overview, claims=claims)
     if overview:
         graph.graph["drill"] = _drill(data, counts)
@@ -271,15 +265,13 @@ def _focused(graph: nx.DiGraph, focus: Focus) -> nx.DiGraph:
     return graph.subgraph(keep).copy()
 
 
-def _publisher_view(store: Store, focus: Focus | None, **kw: Any) -> nx.DiGraph:
+def _publisher_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGraph:
     if focus is None or focus.kind != "Publisher":
         raise VizError(
             "--view publisher needs --focus PUBLISHER (a publisher name such as 'arxiv', "
             "or its IRI)"
         )
-    kw.pop("top", None)
-    kw.pop("overview", None)
-    graph = _reuse_view(store, focus, **kw)
+    graph = _reuse_view(store, focus, replace(opts, top=None, overview=None))
     # Only the focus publisher: another publisher of a shared manifest would pull the
     # rings apart and is one click away in the reuse map.
     others = [n for n, a in graph.nodes(data=True) if a["type"] == "Publisher" and n != focus.iri]
@@ -302,9 +294,7 @@ def _only_story(store: Store) -> Focus:
     )
 
 
-def _story_view(
-    store: Store, focus: Focus | None, *, include_withdrawn: bool = False, **_: Any
-) -> nx.DiGraph:
+def _story_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGraph:
     focus = focus or _only_story(store)
     if focus.kind != "Story":
         raise VizError(f"--view story needs a story to focus on; {focus.iri} is a {focus.kind}")
@@ -319,7 +309,7 @@ def _story_view(
     data = ReuseData()
     load_story_manifests(store, s, data)
     cite_count, claim_in = _add_story_claims(graph, store, s, room, data)
-    _add_story_sources(graph, store, data, room, include_withdrawn)
+    _add_story_sources(graph, store, data, room, opts.include_withdrawn)
     for (part, target), cites in sorted(cite_count.items()):
         if part not in graph:
             continue
@@ -490,28 +480,17 @@ def _reuse_facets(graph: nx.DiGraph) -> None:
 
 def _trail_facets(graph: nx.DiGraph) -> None:
     """Publisher facet for a provenance trail: the publishers each node leads to."""
-    pubs = {n: a["id"] for n, a in graph.nodes(data=True) if a["type"] == "Publisher"}
-    reach = _reach(graph, pubs)
+    reach: dict[str, set[str]] = defaultdict(set)
+    for p, attrs in graph.nodes(data=True):
+        if attrs["type"] == "Publisher":
+            for n in nx.ancestors(graph, p) | {p}:
+                reach[n].add(attrs["id"])
     for n, attrs in graph.nodes(data=True):
         attrs["publishers"] = tuple(sorted(reach[n]))
 
 
-def _reach(graph: nx.DiGraph, pubs: dict[str, str]) -> dict[str, set[str]]:
-    """Each node's reachable publishers: one reverse topological pass (a DAG, the usual
-    trail), else each node's descendants."""
-    reach: dict[str, set[str]] = {n: ({pubs[n]} if n in pubs else set()) for n in graph}
-    if nx.is_directed_acyclic_graph(graph):
-        for n in reversed(list(nx.topological_sort(graph))):
-            for succ in graph.successors(n):
-                reach[n] |= reach[succ]
-    else:
-        for n in graph:
-            reach[n] = {pubs[d] for d in nx.descendants(graph, n) if d in pubs} | reach[n]
-    return reach
-
-
-#: View name → builder ``(store, focus, **options) -> DiGraph``.
-VIEWS: dict[str, Callable[..., nx.DiGraph]] = {
+#: View name → builder ``(store, focus, options) -> DiGraph``.
+VIEWS: dict[str, Callable[[Store, Focus | None, MapOptions], nx.DiGraph]] = {
     "story": _story_view,
     "reuse": _reuse_view,
     "publisher": _publisher_view,
@@ -560,11 +539,4 @@ def citation_graph(
             f"unknown story grouping {group_stories!r}; choose from {', '.join(STORY_GROUPS)}"
         )
     resolved = resolve_focus(store, focus) if focus else None
-    return builder(
-        store,
-        resolved,
-        top=top,
-        group_stories=group_stories,
-        overview=overview,
-        include_withdrawn=include_withdrawn,
-    )
+    return builder(store, resolved, MapOptions(top, group_stories, overview, include_withdrawn))
