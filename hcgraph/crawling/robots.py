@@ -17,7 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 from protego import Protego
 
 from ..urls import host_of
-from .fetch import Fetcher
+from .fetch import Fetcher, FetchResult
 
 __all__ = ["AGENT_TOKEN", "Robots", "sitemaps_of"]
 
@@ -78,20 +78,26 @@ class Robots:
     async def _load(self, origin: str) -> Protego | str | None:
         # only the start is read: one past the body cap was refused and then allowed all
         result = await self.fetcher.get(origin + "/robots.txt", keep_first=_MAX_ROBOTS_BYTES)
-        status = result.status
-        if result.error is not None and status is None:
-            return f"could not be read (unreachable: {result.error})"
-        if status is not None and status >= 500:
-            return f"could not be read (HTTP {status})"
-        if status != 200 or result.body is None:
-            return None  # 4xx, or a redirect we may not follow: no rules
+        unreadable = _unreadable(result)
+        if unreadable is not None or result.status != 200 or result.body is None:
+            return unreadable  # None: a 4xx, or a redirect we may not follow: no rules
         parser = Protego.parse(result.body.decode("utf-8", "replace"))
         delay = parser.crawl_delay(AGENT_TOKEN) if self.enabled else None
+        if not delay:
+            return parser
         limit = self.fetcher.policy.max_retry_after
-        if delay and delay > limit:  # honoured, it would stall the crawl for ever (1e308)
+        if delay > limit:  # honoured, it would stall the crawl for ever (1e308)
             return f"asks for a Crawl-delay of {delay:g} s, longer than the {limit:g} s limit"
-        if delay:
-            self.fetcher.politeness.set_min_interval(
-                host_of(self.fetcher.mirrors.to_fetch(origin + "/")), float(delay)
-            )
+        self.fetcher.politeness.set_min_interval(
+            host_of(self.fetcher.mirrors.to_fetch(origin + "/")), float(delay)
+        )
         return parser
+
+
+def _unreadable(result: FetchResult) -> str | None:
+    """Why a robots.txt could not be read (unreachable, or a 5xx), else None."""
+    if result.error is not None and result.status is None:
+        return f"could not be read (unreachable: {result.error})"
+    if result.status is not None and result.status >= 500:
+        return f"could not be read (HTTP {result.status})"
+    return None
