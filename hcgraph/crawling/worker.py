@@ -1,15 +1,10 @@
 """Turning fetched bodies into stored stories, off the event loop: in a thread or a process.
 
-A :class:`BatchRunner` runs the ingest pipeline (:mod:`hcgraph.pipeline`) over batches of
-fetched bodies while the event loop keeps fetching. A batch is *submitted* (awaited until it
-is mapped) and gives back a future of its outcomes, resolved once it has landed in the store.
-
-:class:`Runner` runs it in a thread. In one process, though, the event loop (httpx, the
-frontier, the archive) and the pipeline (parsing, mapping, the writer's encoding) share one
-GIL: :class:`ProcessRunner` (the default) runs it in a store worker process that holds the
-store, as the crawl's stand-in for that process. It is started with :mod:`subprocess`
-(``python -P -c …``, so a caller's script is never imported again) and spoken to over a socket
-pair wrapped in :class:`multiprocessing.connection.Connection` (pickled messages):
+A :class:`BatchRunner` runs the ingest pipeline over batches of fetched bodies while the
+event loop keeps fetching: :class:`Runner` in a thread, :class:`ProcessRunner` (the default:
+no GIL shared with the event loop) in a store worker process that holds the store. The
+worker is started with ``python -P -c …`` (a caller's script is never imported again) and
+spoken to over a socket pair wrapped in :class:`multiprocessing.connection.Connection`:
 
 * requests go one at a time, parent → worker: ``(op, batch)``, op ``submit`` or ``close``
   (whose ``batch`` says whether to compact the store, when due, before closing it);
@@ -17,11 +12,8 @@ pair wrapped in :class:`multiprocessing.connection.Connection` (pickled messages
   ``n``, once it is mapped), and sends ``("landed", n, ok, outcomes or error)`` from its
   writer thread when batch ``n``'s write ends.
 
-An error a batch raises in the worker is raised again in the parent (a
-:class:`~hcgraph.errors.StoreError` stays one); a worker that dies is a
-:class:`~hcgraph.errors.StoreError` for the batch in hand. The worker runs in a session of its
-own and ignores SIGINT and SIGTERM: the parent decides how a crawl stops; when the parent goes
-away without closing it, it finishes its writes and exits.
+What the worker promises (errors, signals, a parent gone): "The store worker" in
+docs/crawling.md.
 """
 
 from __future__ import annotations
@@ -76,15 +68,28 @@ def open_store(directory: Path, wait: float = 15.0) -> Store:
 
 class BatchRunner(Protocol):
     """What the crawler needs of whatever runs the pipeline: :class:`Runner` (a thread) or
-    :class:`ProcessRunner` (a process). See :class:`Runner` for each method."""
+    :class:`ProcessRunner` (a process)."""
 
-    async def start(self) -> None: ...
-    async def submit(self, documents: Sequence[Document]) -> asyncio.Future[list[Outcome]]: ...
-    async def process(self, documents: Sequence[Document]) -> list[Outcome]: ...
-    async def close(self, *, compact: bool = True) -> None: ...
+    async def start(self) -> None:
+        """Wait until batches can be submitted (raises what opening the store raised)."""
+        ...
+
+    async def submit(self, documents: Sequence[Document]) -> asyncio.Future[list[Outcome]]:
+        """Parse, dedupe and map one batch and queue its write; once mapped, the future of
+        its outcomes in order, which ends when the batch has landed (or its write failed)."""
+        ...
+
+    async def process(self, documents: Sequence[Document]) -> list[Outcome]:
+        """Process one batch (parse, dedupe, map, write) and return its outcomes in order."""
+        return await (await self.submit(documents))
+
+    async def close(self, *, compact: bool = True) -> None:
+        """Finish the writes in flight and close the store; with ``compact``, compact it
+        first if that is due (a crawl that completed)."""
+        ...
 
 
-class Runner:
+class Runner(BatchRunner):
     """Runs the pipeline over batches in one worker thread (its writer has one more).
 
     Args:
@@ -103,8 +108,7 @@ class Runner:
         self.claims = claims
 
     async def start(self) -> None:
-        """Nothing to wait for: the store is open already (:class:`ProcessRunner` opens its
-        own)."""
+        """Nothing to wait for: the store is open already."""
 
     def _pipeline(self) -> Pipeline:
         if self.pipeline is None:  # made in the thread: opening it recovers the store
@@ -115,18 +119,11 @@ class Runner:
         return await asyncio.get_running_loop().run_in_executor(self.pool, fn)
 
     async def submit(self, documents: Sequence[Document]) -> asyncio.Future[list[Outcome]]:
-        """Parse, dedupe and map one batch and queue its write; once mapped, the future of
-        its outcomes in order, which ends when the batch has landed (or its write failed)."""
         batch = list(documents)
         return asyncio.wrap_future(await self._run(lambda: self._pipeline().submit(batch)))
 
-    async def process(self, documents: Sequence[Document]) -> list[Outcome]:
-        """Process one batch (parse, dedupe, map, write) and return its outcomes in order."""
-        return await (await self.submit(documents))
-
     async def close(self, *, compact: bool = True) -> None:
-        """Finish the writes in flight, stop the thread, close the store if owned; with
-        ``compact``, compact the store first if that is due (a crawl that completed).
+        """As :meth:`BatchRunner.close`; then stop the thread, close the store if owned.
 
         Raises:
             StoreError: the store's last flush failed (the thread is stopped all the same).
@@ -220,11 +217,10 @@ def _announce(
 ) -> None:
     """Batch ``n``'s write ended (``future`` done): tell the parent how."""
     error = future.exception()
-    send(
-        ("landed", n, True, future.result())
-        if error is None
-        else ("landed", n, False, _wire(error))
-    )
+    if error is None:
+        send(("landed", n, True, future.result()))
+    else:
+        send(("landed", n, False, _wire(error)))
 
 
 def main(argv: Sequence[str]) -> None:
@@ -236,7 +232,7 @@ def main(argv: Sequence[str]) -> None:
     _serve(Connection(int(argv[1])))
 
 
-class ProcessRunner:
+class ProcessRunner(BatchRunner):
     """Runs the pipeline over batches in a worker process (see the module docstring).
 
     Args:
@@ -324,8 +320,6 @@ class ProcessRunner:
 
     # --- Runner's interface ------------------------------------------------------------------
     async def submit(self, documents: Sequence[Document]) -> asyncio.Future[list[Outcome]]:
-        """As :meth:`Runner.submit`: returns once mapped, the write runs on in the
-        worker; the future ends when it has landed."""
         assert self._loop is not None
         async with self._asking:  # one request at a time (a batch retried meanwhile waits)
             # Made before asking: the worker's "landed" may come right after its reply.
@@ -341,13 +335,8 @@ class ProcessRunner:
             self._submitted = n
         return landed
 
-    async def process(self, documents: Sequence[Document]) -> list[Outcome]:
-        """Process one batch (parse, dedupe, map, write) and return its outcomes in order."""
-        return await (await self.submit(documents))
-
     async def close(self, *, compact: bool = True) -> None:
-        """Finish the writes in flight, close the store and end the worker; with
-        ``compact``, the worker compacts the store first if that is due.
+        """As :meth:`BatchRunner.close`, in the worker; then end it.
 
         Raises:
             StoreError: the worker failed to close the store, or did not end within
