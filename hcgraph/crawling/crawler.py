@@ -60,12 +60,11 @@ class Crawler:
     """One crawl run. Use :func:`crawl` / :func:`acrawl` unless you need :meth:`stop`.
 
     Args:
-        seeds: story page URLs, JSON URLs, or local story files/directories.
+        seeds: story page URLs, JSON URLs, sitemaps, or local story files/directories.
         store: the store directory (the archive, frontier and report live in it too), or an
             open on-disk :class:`~hcgraph.store.Store` (then stories are stored in a thread).
-        options: see :class:`~hcgraph.crawling.options.CrawlOptions`.
-        client: an ``httpx.AsyncClient`` to use (must not follow redirects); default: one
-            made here with ``transport`` if given.
+        client: an ``httpx.AsyncClient`` that does not follow redirects (default: one made
+            here, on ``transport`` if given).
         on_progress: called with :class:`~hcgraph.crawling.recorder.CrawlProgress` after each
             change.
 

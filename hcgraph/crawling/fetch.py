@@ -56,12 +56,8 @@ class _Host:
 
 
 class Politeness:
-    """Per-host concurrency and rate limits, and host-wide back-off.
-
-    Args:
-        per_host: requests in flight to one host at once.
-        rate: request starts per second per host; ``None`` or ``0`` = unlimited.
-    """
+    """Per-host limits: ``per_host`` requests in flight, ``rate`` starts a second (``None``
+    or ``0``: unlimited), and host-wide back-off."""
 
     def __init__(self, per_host: int = 8, rate: float | None = None) -> None:
         self.per_host = max(1, per_host)
@@ -99,7 +95,7 @@ class Politeness:
 
 @dataclass(frozen=True)
 class FetchPolicy:
-    """Limits for one fetch. Defaults suit a public site; tests shorten the back-off.
+    """Limits for one fetch. Defaults suit a public site.
 
     Attributes:
         timeout: seconds for one attempt, connect to last byte.
@@ -162,16 +158,9 @@ class _Attempt:
 
 
 class Fetcher:
-    """Runs logical GETs through a shared ``httpx.AsyncClient`` (injected: tests pass one
-    built on ``httpx.MockTransport``).
-
-    Args:
-        client: the HTTP client; must not follow redirects itself.
-        politeness: per-host slots and back-off.
-        policy: limits.
-        scope: returns ``None`` if a logical URL may be fetched, else the reason not.
-        mirrors: logical ↔ fetch URL rewrites.
-    """
+    """Runs logical GETs through ``client`` (one that does not follow redirects itself),
+    within ``politeness`` and ``policy``; ``scope`` gives why a logical URL may not be
+    fetched (None: it may), ``mirrors`` the logical ↔ fetch URL rewrites."""
 
     def __init__(
         self,

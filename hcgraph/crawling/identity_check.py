@@ -47,13 +47,8 @@ def declared_url(body: bytes) -> str | None:
 def identity_mismatch(
     body: bytes, fetched: Iterable[str], json_suffix: str = DEFAULT_JSON_SUFFIX
 ) -> str | None:
-    """``None`` if the story in ``body`` may be stored, else why not.
-
-    Args:
-        body: the fetched bytes.
-        fetched: the logical URL requested, then every in-scope redirect target.
-        json_suffix: the site's page URL → JSON URL convention.
-    """
+    """``None`` if the story in ``body`` may be stored, else why not; ``fetched``: the
+    logical URL requested, then every in-scope redirect target."""
     declared = declared_url(body)
     if declared is None:
         return None

@@ -1,12 +1,9 @@
-"""robots.txt, fetched once per logical origin and honoured (RFC 9309).
+"""robots.txt, fetched once per logical origin (through the mirror, if any) and honoured.
 
-The rules are matched by ``protego`` (the parser Scrapy uses) for the group whose
-``User-agent`` matches our product token (else ``*``); only the first 512 KiB are read. The
-file is read through the mirror, if any, and applied to logical paths. A 4xx allows
-everything; a 5xx or an unreachable server disallows everything on that origin for this
-crawl. ``Crawl-delay`` for our agent sets the host's minimum request interval; one longer
-than the fetch policy's ``max_retry_after`` fails that origin's URLs instead of stalling the
-crawl (as such a ``Retry-After`` does).
+``protego`` matches the rules (RFC 9309); only the first 512 KiB are read. A 4xx allows
+everything; a 5xx or an unreachable server disallows the origin for this crawl. Our agent's
+``Crawl-delay`` sets the host's request interval; one over the fetch policy's
+``max_retry_after`` fails that origin's URLs (as such a ``Retry-After`` does).
 """
 
 from __future__ import annotations
@@ -32,12 +29,8 @@ def sitemaps_of(parser: Protego) -> list[str]:
 
 
 class Robots:
-    """Per-origin robots.txt rules, fetched lazily and once (concurrent callers share it).
-
-    Args:
-        fetcher: used to fetch robots.txt (same politeness, retries and mirrors).
-        enabled: ``False`` ignores robots.txt (``--ignore-robots``, for one's own mirror).
-    """
+    """Per-origin robots.txt rules, fetched with ``fetcher`` lazily and once (concurrent
+    callers share the fetch); ``enabled=False`` ignores them (``--ignore-robots``)."""
 
     def __init__(self, fetcher: Fetcher, *, enabled: bool = True) -> None:
         self.fetcher = fetcher
@@ -61,8 +54,8 @@ class Robots:
         return "skipped", f"disallowed by {origin}/robots.txt"
 
     async def sitemaps(self, url: str) -> list[str]:
-        """The ``Sitemap:`` lines of the robots.txt at ``url`` (read once, with the rules, even
-        with ``--ignore-robots``); none if there is no robots.txt or it could not be read."""
+        """The ``Sitemap:`` lines of the robots.txt at ``url`` (read with the rules, even with
+        ``--ignore-robots``); none if it could not be read."""
         _origin, rules = await self._rules_of(url)
         return sitemaps_of(rules) if isinstance(rules, Protego) else []
 

@@ -90,13 +90,9 @@ class BatchRunner(Protocol):
 
 
 class Runner(BatchRunner):
-    """Runs the pipeline over batches in one worker thread (its writer has one more).
-
-    Args:
-        store: the open, writable store.
-        claims: story IRI → (crawl URL, story id) already stored by this crawl (resume).
-        owns_store: close the store on :meth:`close`.
-    """
+    """Runs the pipeline over batches in a thread, on the open ``store`` (closed by
+    :meth:`close` if ``owns_store``); ``claims``: story IRI → (crawl URL, story id) stored
+    by this crawl before (a resume)."""
 
     def __init__(
         self, store: Store, claims: dict[str, tuple[str, str | None]], *, owns_store: bool = False
@@ -233,14 +229,9 @@ def main(argv: Sequence[str]) -> None:
 
 
 class ProcessRunner(BatchRunner):
-    """Runs the pipeline over batches in a worker process (see the module docstring).
-
-    Args:
-        directory: the store directory (the worker opens it; this process must not).
-        claims: story IRI → (crawl URL, story id) already stored by this crawl (resume).
-        wait: seconds the worker waits for a store another process holds (see
-            :func:`open_store`).
-    """
+    """Runs the pipeline over batches in a worker process that opens the store in
+    ``directory`` (this process must not), waiting up to ``wait`` s while another process
+    holds it; ``claims`` as for :class:`Runner`."""
 
     def __init__(
         self, directory: Path, claims: dict[str, tuple[str, str | None]], *, wait: float = 15.0
