@@ -113,7 +113,6 @@ class Crawler:
         self._queue: asyncio.Queue[Document | None] = asyncio.Queue(maxsize=2 * BATCH)
         self._io = ThreadPoolExecutor(1, thread_name_prefix="hcgraph-archive")  # large bodies
 
-    # --- public -----------------------------------------------------------------------------
     def stop(self) -> None:
         """Stop soon: no new fetches; what is fetched stays in the archive for the resume."""
         self._stop = True
@@ -163,7 +162,6 @@ class Crawler:
         report.write(self.options.report or self.store_dir / "crawl-report.json")
         return report
 
-    # --- setup ------------------------------------------------------------------------------
     def _begin(self, frontier: Frontier) -> bool:
         """Start the run (seeds queued) or resume it; True when it resumes."""
         resumed = frontier.begin(self.options.fingerprint(self.seeds.shown()), self.options.depth)
@@ -206,7 +204,6 @@ class Crawler:
             limits=httpx.Limits(max_connections=n, max_keepalive_connections=n),
         )
 
-    # --- the crawl --------------------------------------------------------------------------
     async def _crawl(self, frontier: Frontier, runner: BatchRunner) -> int:
         """Fetch and process until nothing is left or the crawl stops; the requests made."""
         options = self.options
@@ -291,7 +288,6 @@ class Crawler:
         self._scheduler.handed_over()  # before the (possibly blocking) put: never idle between
         await self._queue.put(doc)
 
-    # --- one URL ----------------------------------------------------------------------------
     async def _worker(self, fetcher: Fetcher, robots: Robots, indexes: IndexReader) -> None:
         while True:
             leased = await self._scheduler.lease()

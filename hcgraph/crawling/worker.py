@@ -176,12 +176,11 @@ def _serve(conn: Connection) -> None:
         try:
             pipeline.close(compact=compact)
             store.close()
+            closed: tuple[Any, ...] = ("reply", True, None)
         except BaseException as exc:
-            if not failed:
-                send(("reply", False, _wire(exc)))
-        else:
-            if not failed:  # the answer to "close" (or to nobody, when the parent is gone)
-                send(("reply", True, None))
+            closed = ("reply", False, _wire(exc))
+        if not failed:  # the answer to "close" (or to nobody, when the parent is gone)
+            send(closed)
         conn.close()
 
 
@@ -261,7 +260,6 @@ class ProcessRunner(BatchRunner):
         """The worker's process id."""
         return self._process.pid
 
-    # --- the pipe ---------------------------------------------------------------------------
     async def start(self) -> None:
         """Wait until the worker has opened the store (raises what opening raised)."""
         self._loop = asyncio.get_running_loop()
@@ -309,7 +307,6 @@ class ProcessRunner(BatchRunner):
             await self._loop.run_in_executor(self._sender, self._conn.send, (op, batch))
         return await reply
 
-    # --- Runner's interface ------------------------------------------------------------------
     async def submit(self, documents: Sequence[Document]) -> asyncio.Future[list[Outcome]]:
         assert self._loop is not None
         async with self._asking:  # one request at a time (a batch retried meanwhile waits)
