@@ -75,10 +75,10 @@ class Scheduler:
         self._leased.discard(url)
         self.in_flight -= 1
 
-    def handed_over(self, count: int = 1) -> None:
-        """``count`` fetched bodies wait for processing (counted before a hand-over that may
-        block: the crawl is never idle in between)."""
-        self.processing += count
+    def handed_over(self) -> None:
+        """A fetched body waits for processing (counted before a hand-over that may block:
+        the crawl is never idle in between)."""
+        self.processing += 1
 
     def processed(self, count: int, stored: int = 0) -> None:
         """``count`` bodies left processing, ``stored`` of them as stories."""
