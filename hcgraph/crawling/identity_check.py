@@ -1,12 +1,12 @@
-"""A fetched story may claim only the page it was fetched from (docs/security.md#identity).
+"""A fetched story may claim only the page it was fetched from.
 
 A story's IRI is its own ``url``, so without a check any page could take over another
-story's graph. A body is accepted under its declared ``url`` only when that URL,
-canonicalised, is the page URL of the (logical) JSON URL it was fetched from, or of an
-in-scope redirect target; else it is an ``identity-mismatch`` failure. Bodies that are not
-stories with a string ``url`` pass through: processing reports them. A *variant* (the same
-page in another spelling: ``//stories/x/``, another query order) is no conflict:
-:func:`variant_of` finds it, and the crawler fetches the story at its own URL.
+story's graph (docs/security.md#identity). A body is accepted under its declared ``url``
+only when that URL, canonicalised, is the page URL of the (logical) JSON URL it was fetched
+from, or of an in-scope redirect target; else it is an ``identity-mismatch`` failure. Bodies
+that are not stories with a string ``url`` pass through: processing reports them. A
+*variant* (the same page in another spelling: ``//stories/x/``, another query order) is no
+conflict: :func:`variant_of` finds it, and the crawler fetches the story at its own URL.
 """
 
 from __future__ import annotations

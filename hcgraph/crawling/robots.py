@@ -1,9 +1,9 @@
-"""robots.txt, fetched once per logical origin (through the mirror, if any) and honoured.
+"""robots.txt, fetched once per logical origin and honoured (RFC 9309).
 
-``protego`` matches the rules (RFC 9309); only the first 512 KiB are read. A 4xx allows
-everything; a 5xx or an unreachable server disallows the origin for this crawl. Our agent's
-``Crawl-delay`` sets the host's request interval; one over the fetch policy's
-``max_retry_after`` fails that origin's URLs (as such a ``Retry-After`` does).
+``protego`` matches the rules; the file is read through the mirror, if any, and only its
+first 512 KiB. A 4xx allows everything; a 5xx or an unreachable server disallows the origin
+for this crawl. Our agent's ``Crawl-delay`` sets the host's request interval; one over the
+fetch policy's ``max_retry_after`` fails that origin's URLs (as such a ``Retry-After`` does).
 """
 
 from __future__ import annotations
