@@ -1,12 +1,8 @@
 """The crawler: follow stories and their related links over HTTP into the store.
 
->>> from hcgraph.crawling import CrawlOptions, crawl
->>> report = crawl(["https://hangingcontext.com/stories/2026-10-20/agentic-rl-production/"],
-...                "output/store", CrawlOptions(depth=1))            # doctest: +SKIP
->>> report.exit_code                                                  # doctest: +SKIP
-0
-
-See :mod:`hcgraph.crawling.crawler` for how the modules fit together.
+``crawl([url], "output/store", CrawlOptions(depth=1))`` crawls from a story page and
+returns a :class:`~hcgraph.crawling.report.CrawlReport` (``.exit_code`` 0: every URL
+succeeded). How the modules fit together: :mod:`hcgraph.crawling.crawler`.
 """
 
 from __future__ import annotations
@@ -15,9 +11,8 @@ from typing import TYPE_CHECKING
 
 from .._lazy import lazy_exports as _lazy_exports
 
-# Lazy (PEP 562), like the package above it: the store worker process imports
-# ``hcgraph.crawling.worker``, which needs the pipeline and the store but none of the
-# fetching side (httpx, the frontier, the archive: ~0.1 s of CPU a crawl at start-up).
+# Lazy (PEP 562): the store worker process imports ``hcgraph.crawling.worker``, which needs
+# none of the fetching side (httpx, the frontier, the archive).
 _EXPORTS: dict[str, str] = {
     "CrawlOptions": ".options",
     "CrawlProgress": ".crawler",

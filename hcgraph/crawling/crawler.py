@@ -1,17 +1,7 @@
 """The crawl: seeds → breadth-first over ``related[].url`` → archive → store.
 
-:class:`Crawler` wires the parts, one job each: :mod:`hcgraph.urls` (canonical URLs, scope,
-mirrors); :mod:`~hcgraph.crawling.frontier` (every URL's depth and state, for the resume);
-:mod:`~hcgraph.crawling.scheduler` (leases, the story cap, idleness);
-:mod:`~hcgraph.crawling.robots` and :mod:`~hcgraph.crawling.fetch` (polite, robust
-requests); :mod:`~hcgraph.crawling.discovery`
-(index pages and sitemaps); :mod:`~hcgraph.crawling.identity_check` (a story only under its
-own URL); :mod:`hcgraph.archive` (every body, kept first);
-:mod:`~hcgraph.crawling.batching` and :mod:`~hcgraph.crawling.worker` (batches through the
-pipeline, off the event loop); :mod:`~hcgraph.crawling.recorder` (each outcome, withdrawals
-and conditional requests); :mod:`~hcgraph.crawling.report` (the summary).
-
-``concurrency`` worker tasks lease URLs (shallowest first), fetch, archive and hand bodies
+:class:`Crawler` wires the parts of :mod:`hcgraph.crawling`, one job each (each module says
+which). ``concurrency`` worker tasks lease URLs (shallowest first), fetch, archive and hand bodies
 to the batches through a bounded queue (memory stays flat however many stories there are);
 recording a story queues its links one hop deeper. The crawl ends when nothing is queued,
 in flight or waiting to be processed.
@@ -58,8 +48,7 @@ _INLINE_BODY = 256 * 1024  # bytes: larger bodies are archived off the event loo
 
 
 class _Got(NamedTuple):
-    """A story URL's GET, archived: the result, its body's SHA-256, the body (the archived
-    one a 304 confirmed) and whether it was a 304."""
+    """A story URL's GET, archived (``body``: the archived one, when a 304 confirmed it)."""
 
     result: FetchResult
     sha: str | None
@@ -71,12 +60,11 @@ class Crawler:
     """One crawl run. Use :func:`crawl` / :func:`acrawl` unless you need :meth:`stop`.
 
     Args:
-        seeds: story page URLs, JSON URLs, or local story files/directories.
+        seeds: story page URLs, JSON URLs, sitemaps, or local story files/directories.
         store: the store directory (the archive, frontier and report live in it too), or an
             open on-disk :class:`~hcgraph.store.Store` (then stories are stored in a thread).
-        options: see :class:`~hcgraph.crawling.options.CrawlOptions`.
-        client: an ``httpx.AsyncClient`` to use (must not follow redirects); default: one
-            made here with ``transport`` if given.
+        client: an ``httpx.AsyncClient`` that does not follow redirects (default: one made
+            here, on ``transport`` if given).
         on_progress: called with :class:`~hcgraph.crawling.recorder.CrawlProgress` after each
             change.
 
@@ -84,7 +72,6 @@ class Crawler:
         CrawlError: a bad seed or option (before anything is fetched).
     """
 
-    # Made when the crawl starts (:meth:`_crawl`): the URL leases, and what records outcomes.
     _scheduler: Scheduler
     _recorder: Recorder
 
@@ -126,7 +113,6 @@ class Crawler:
         self._queue: asyncio.Queue[Document | None] = asyncio.Queue(maxsize=2 * BATCH)
         self._io = ThreadPoolExecutor(1, thread_name_prefix="hcgraph-archive")  # large bodies
 
-    # --- public -----------------------------------------------------------------------------
     def stop(self) -> None:
         """Stop soon: no new fetches; what is fetched stays in the archive for the resume."""
         self._stop = True
@@ -176,15 +162,12 @@ class Crawler:
         report.write(self.options.report or self.store_dir / "crawl-report.json")
         return report
 
-    # --- setup ------------------------------------------------------------------------------
     def _begin(self, frontier: Frontier) -> bool:
         """Start the run (seeds queued) or resume it; True when it resumes."""
         resumed = frontier.begin(self.options.fingerprint(self.seeds.shown()), self.options.depth)
-        hosts = frontier.get_setting("hosts")
-        if resumed and hosts:
-            for host in json.loads(hosts):
-                self.scope = self.scope.with_host(host)
         if resumed:
+            for host in json.loads(frontier.get_setting("hosts") or "[]"):
+                self.scope = self.scope.with_host(host)
             frontier.requeue_gone()  # left gone by an interruption: fetched again
             return True
         with frontier.batch():
@@ -221,7 +204,6 @@ class Crawler:
             limits=httpx.Limits(max_connections=n, max_keepalive_connections=n),
         )
 
-    # --- the crawl --------------------------------------------------------------------------
     async def _crawl(self, frontier: Frontier, runner: BatchRunner) -> int:
         """Fetch and process until nothing is left or the crawl stops; the requests made."""
         options = self.options
@@ -306,7 +288,6 @@ class Crawler:
         self._scheduler.handed_over()  # before the (possibly blocking) put: never idle between
         await self._queue.put(doc)
 
-    # --- one URL ----------------------------------------------------------------------------
     async def _worker(self, fetcher: Fetcher, robots: Robots, indexes: IndexReader) -> None:
         while True:
             leased = await self._scheduler.lease()
@@ -334,9 +315,8 @@ class Crawler:
             await self._fetch_story(fetcher, url, row)
 
     async def _fetch_story(self, fetcher: Fetcher, url: str, row: Row | None) -> None:
-        """Archive a story URL's body and hand it to processing, unless it cannot be stored
-        (recorded why); a story listed unchanged is not requested; a withdrawal is handed
-        over instead."""
+        """Archive a story URL's body and hand it to processing (or a withdrawal, or the
+        archived body of a story listed unchanged), unless it cannot be stored (recorded)."""
         record = self._recorder
         validators = record.frontier.validators(url) if self.options.conditional else None
         listed = record.listed_unchanged(row, validators) if row and row.lastmod else None
@@ -393,9 +373,8 @@ class Crawler:
         return got
 
     def _claims_other(self, url: str, result: FetchResult, body: bytes) -> bool:
-        """True if the story in ``body`` may not be stored under ``url`` (recorded: a
-        duplicate when it is a variant of the story's own URL, else an identity mismatch).
-        The body stays in the archive; nothing is stored."""
+        """True (recorded: a variant's duplicate, or an identity mismatch) if the story in
+        ``body`` may not be stored under ``url``; the body stays in the archive."""
         fetched = [url, *result.redirects]
         mismatch = identity_mismatch(body, fetched, self.options.json_suffix)
         if mismatch is None:
@@ -425,9 +404,8 @@ def _close_all(closers: Sequence[Callable[[], object]], *, failing: bool) -> Non
 
 
 def _lock(path: Path) -> IO[bytes]:
-    """Hold an exclusive lock on the store's crawl state for this process's lifetime (the
-    kernel drops it when the process dies, even by SIGKILL, so a resume never waits for a
-    stale lock, while a second crawl on the same store is refused)."""
+    """Hold an exclusive lock on the store's crawl state while this process lives (the
+    kernel drops it even on SIGKILL: a resume never waits for a stale lock)."""
     import fcntl
 
     ensure_dir(path.parent)

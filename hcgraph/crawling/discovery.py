@@ -100,10 +100,8 @@ def story_page(
 
 
 def seed_role(url: str, pattern: re.Pattern[str], suffix: str = DEFAULT_JSON_SUFFIX) -> str:
-    """How a seed URL is read: ``sitemap`` (``….xml``, ``….xml.gz``), ``robots``
-    (``/robots.txt``: its ``Sitemap:`` lines), ``story`` (a JSON URL, or a page URL matching
-    the story pattern), else ``page``: a story page unless it has no story JSON, then an
-    index page."""
+    """How a seed URL is read (its role: see :mod:`.frontier`): ``sitemap``, ``robots``,
+    ``story`` (a JSON URL, or a page URL matching ``pattern``), else ``page``."""
     path = urlsplit(canonicalize(url)).path
     if path.endswith(_SITEMAP_SUFFIXES):
         return "sitemap"
@@ -265,7 +263,7 @@ def seed_sitemaps(urls: Sequence[str], ignore_robots: bool) -> list[tuple[str, s
 class IndexReader:
     """Fetches index pages, sitemaps and robots.txt and has ``recorder`` queue what they
     list (``cap``: a gzipped sitemap's size once inflated). Their bodies are not archived:
-    nothing is rebuilt from them (the stories they list are archived when fetched)."""
+    nothing is rebuilt from them."""
 
     def __init__(self, fetcher: Fetcher, robots: Robots, recorder: Recorder, cap: int) -> None:
         self.fetcher = fetcher
@@ -274,8 +272,8 @@ class IndexReader:
         self.cap = cap
 
     async def read(self, row: Row) -> None:
-        """Read an index page, a sitemap or robots.txt and queue what it lists (one
-        transaction with marking it read, so a crash leaves it queued, whole)."""
+        """Read an index page, a sitemap or robots.txt and queue what it lists (in the
+        transaction that marks it read: a crash leaves it queued, whole)."""
         found = await self._links(row)
         if found is not None:
             with self.recorder.frontier.batch():

@@ -1,16 +1,11 @@
 """One logical GET: retries with back-off, Retry-After, a streamed size cap, safe redirects.
 
-A :class:`Fetcher` retries connection errors, timeouts, 408, 429 and 5xx up to ``retries``
-times with jittered exponential back-off, honouring ``Retry-After`` for the whole host (one
-over ``max_retry_after`` ends the attempt); refuses a ``Content-Length`` over the cap and
-decodes the body in bounded pieces (:mod:`.decoding`), aborting once past the cap; gives each
-attempt one overall deadline; and follows redirects by hand (at most ``max_redirects``, each
-target mapped back from a mirror and checked against the crawl scope; loops detected).
-Failures are returned, not raised: a :class:`FetchResult` with ``error`` set.
-
-Each request takes a :class:`Politeness` slot for its host: a per-host semaphore, then a wait
-until the host's next allowed start (``1 / rate`` after the previous one, never before a
-``Retry-After`` or robots ``Crawl-delay``).
+A :class:`Fetcher` retries connection errors, timeouts, 408, 429 and 5xx with jittered
+back-off, honouring ``Retry-After`` for the whole host; decodes the body in bounded pieces
+(:mod:`.decoding`) up to the cap; and follows redirects by hand, each target mapped back
+from a mirror and checked against the crawl scope. Failures are returned, not raised: a
+:class:`FetchResult` with ``error`` set. Each request waits for a :class:`Politeness` slot
+for its host (a per-host semaphore, then its rate, ``Retry-After`` or ``Crawl-delay``).
 """
 
 from __future__ import annotations
@@ -61,12 +56,8 @@ class _Host:
 
 
 class Politeness:
-    """Per-host concurrency and rate limits, and host-wide back-off.
-
-    Args:
-        per_host: requests in flight to one host at once.
-        rate: request starts per second per host; ``None`` or ``0`` = unlimited.
-    """
+    """Per-host limits: ``per_host`` requests in flight, ``rate`` starts a second (``None``
+    or ``0``: unlimited), and host-wide back-off."""
 
     def __init__(self, per_host: int = 8, rate: float | None = None) -> None:
         self.per_host = max(1, per_host)
@@ -104,7 +95,7 @@ class Politeness:
 
 @dataclass(frozen=True)
 class FetchPolicy:
-    """Limits for one fetch. Defaults suit a public site; tests shorten the back-off.
+    """Limits for one fetch. Defaults suit a public site.
 
     Attributes:
         timeout: seconds for one attempt, connect to last byte.
@@ -167,16 +158,9 @@ class _Attempt:
 
 
 class Fetcher:
-    """Runs logical GETs through a shared ``httpx.AsyncClient`` (injected: tests pass one
-    built on ``httpx.MockTransport``).
-
-    Args:
-        client: the HTTP client; must not follow redirects itself.
-        politeness: per-host slots and back-off.
-        policy: limits.
-        scope: returns ``None`` if a logical URL may be fetched, else the reason not.
-        mirrors: logical ↔ fetch URL rewrites.
-    """
+    """Runs logical GETs through ``client`` (one that does not follow redirects itself),
+    within ``politeness`` and ``policy``; ``scope`` gives why a logical URL may not be
+    fetched (None: it may), ``mirrors`` the logical ↔ fetch URL rewrites."""
 
     def __init__(
         self,
@@ -199,8 +183,8 @@ class Fetcher:
         """GET a logical URL; follow safe redirects; never raises for network trouble.
         ``keep_first``: the body is its first that many bytes, the rest unread (robots.txt)."""
         result = FetchResult(url=url, fetch_url=self.mirrors.to_fetch(url))
-        current = url
-        for hop in range(self.policy.max_redirects + 1):
+        current, limit = url, self.policy.max_redirects
+        for hop in range(limit + 1):
             fetch_url = self.mirrors.to_fetch(current)
             attempt, tries = await self._with_retries(fetch_url, headers or {}, keep_first)
             result.attempts += tries
@@ -222,12 +206,8 @@ class Fetcher:
             if target == url or target in result.redirects:
                 chain = " -> ".join([url, *result.redirects, target])
                 return self._fail(result, "redirect", f"redirect loop: {chain}")
-            if hop == self.policy.max_redirects:
-                return self._fail(
-                    result,
-                    "redirect",
-                    f"too many redirects (more than {self.policy.max_redirects})",
-                )
+            if hop == limit:
+                return self._fail(result, "redirect", f"too many redirects (more than {limit})")
             result.redirects.append(target)
             current = target
         raise AssertionError("unreachable")  # pragma: no cover - the loop always returns
@@ -273,28 +253,23 @@ class Fetcher:
         try:
             async with asyncio.timeout(self.policy.timeout):
                 async with self.client.stream("GET", fetch_url, headers=dict(headers)) as resp:
-                    out.status = resp.status_code
+                    out.status = code = resp.status_code
                     out.headers = kept_headers(resp.headers)
-                    if retryable(resp.status_code):
-                        out.error, out.kind, out.transient = (
-                            f"HTTP {resp.status_code}",
-                            "http",
-                            True,
-                        )
+                    if retryable(code):
+                        out.error, out.kind, out.transient = f"HTTP {code}", "http", True
                         out.retry_after = retry_after_seconds(resp.headers.get("retry-after"))
                         if not last:
                             return out
                     cap = self.policy.max_bytes if keep_first is None else keep_first
                     reader = Capped(resp, cap, _REFUSALS, truncate=keep_first is not None)
                     out.body = await reader.aread()
-        except TooLarge as exc:
-            out.body, out.error, out.kind, out.transient = None, str(exc), "too-large", False
+        except TooLarge as exc:  # raised before the body is kept
+            out.error, out.kind, out.transient = str(exc), "too-large", False
         except (TimeoutError, httpx.TimeoutException):
             reason = f"timed out after {self.policy.timeout:g} s"
             out = _Attempt(error=reason, kind="timeout", transient=True)
         except (DecodeError, httpx.DecodingError) as exc:
-            out.body, out.error, out.kind = None, f"cannot decode the body: {exc}", "decode"
-            out.transient = False
+            out.error, out.kind, out.transient = f"cannot decode the body: {exc}", "decode", False
         except (httpx.TransportError, OSError) as exc:
             out = _Attempt(error=_describe(exc), kind="connection", transient=True)
         except httpx.InvalidURL as exc:  # raised resolving a Location such as javascript:…

@@ -14,15 +14,14 @@ mode, so a crash loses nothing recorded and the same command resumes. A URL's ``
 
 Its ``role``: ``story`` (its JSON), ``index`` (an HTML page listing stories), ``sitemap``,
 ``robots`` (read for its ``Sitemap:`` lines) or ``page`` (a seed page: a story unless its JSON
-is missing, then an index). Index pages go ``queued ──fetch+parse──▶ read`` in one
-transaction with their links. ``via`` says how a URL was found (``seed``, ``related``,
-``edition``, ``newsroom``, ``sitemap``); ``lastmod`` is a sitemap's ``<lastmod>``.
-``fetched`` means the body is safe in the raw archive: a resume processes it from there.
+is missing, then an index). Index pages go ``queued ──fetch+parse──▶ read`` with their links,
+in one transaction. ``via`` says how a URL was found (``seed`` or a ``--follow`` kind);
+``lastmod`` is a sitemap's ``<lastmod>``. ``fetched`` means the body is safe in the raw
+archive: a resume processes it from there.
 
 A *run* is one crawl command, identified by a fingerprint of what decides its result.
 Re-running an unfinished run resumes it; a finished one starts a re-crawl, which sends the
-validators kept from earlier runs (the ``validators`` table survives runs, as does ``gone``:
-the URLs whose last fetch answered 404 or 410).
+``validators`` kept from earlier runs (that table survives runs, as does ``gone``).
 """
 
 from __future__ import annotations
@@ -128,7 +127,7 @@ def _row(values: tuple[Any, ...]) -> Row:
 
 
 class Frontier:
-    """The frontier database. ``path=None`` keeps it in memory (unit tests).
+    """The frontier database; ``path=None`` keeps it in memory.
 
     Raises:
         CrawlError: the database cannot be opened (not SQLite, locked by a running crawl).
@@ -161,7 +160,6 @@ class Frontier:
         """Group changes into one transaction (one commit)."""
         return transaction(self.db)
 
-    # --- runs ---------------------------------------------------------------------------
     def get_setting(self, key: str) -> str | None:
         """A run setting."""
         row = self.db.execute("SELECT value FROM run WHERE key = ?", (key,)).fetchone()
@@ -172,10 +170,8 @@ class Frontier:
         self.db.execute("INSERT OR REPLACE INTO run (key, value) VALUES (?, ?)", (key, value))
 
     def begin(self, fingerprint: str, max_depth: int) -> bool:
-        """Start or resume the run with this fingerprint; True if an unfinished run resumes.
-
-        A new run forgets the previous run's URLs and story claims but keeps validators.
-        """
+        """Start (forgetting the last run's URLs and claims) or resume the run with this
+        fingerprint; True if an unfinished run resumes."""
         self._depth = max_depth
         same = self.get_setting("fingerprint") == fingerprint
         if same and self.get_setting("status") == "running":
@@ -192,7 +188,6 @@ class Frontier:
         """Mark the run finished (the next same command starts a re-crawl)."""
         self.set_setting("status", "complete")
 
-    # --- adding URLs --------------------------------------------------------------------
     def add(
         self,
         url: str,
@@ -257,7 +252,6 @@ class Frontier:
             (url, depth, self._seq, state, parent, reason),
         )
 
-    # --- leasing and state changes --------------------------------------------------------
     def queued(self, limit: int, exclude: set[str]) -> list[tuple[str, int]]:
         """Up to ``limit`` queued URLs, shallowest first, not in ``exclude`` (already leased)."""
         rows = self.db.execute(
@@ -329,7 +323,6 @@ class Frontier:
         sql = f"SELECT {_ROW_COLUMNS} FROM urls{where} ORDER BY seq"
         return [_row(r) for r in self.db.execute(sql, states)]
 
-    # --- story claims (dedupe of one story under two URLs) ---------------------------------
     def claim(self, story: str, url: str, story_id: str | None) -> None:
         """Remember that ``story`` was crawled under ``url``."""
         self.db.execute(
@@ -342,7 +335,6 @@ class Frontier:
         rows = self.db.execute("SELECT story, url, id FROM stories").fetchall()
         return {s: (u, i) for s, u, i in rows}
 
-    # --- answers 404/410 (withdrawals) -----------------------------------------------------
     def gone_urls(self) -> set[str]:
         """URLs whose last fetch (any run) answered 404 or 410."""
         return {str(u) for (u,) in self.db.execute("SELECT url FROM gone")}
@@ -354,7 +346,6 @@ class Frontier:
         else:
             self.db.execute("DELETE FROM gone WHERE url = ?", (url,))
 
-    # --- validators -----------------------------------------------------------------------
     def validators(self, url: str) -> Validators | None:
         """ETag/Last-Modified from the last successful fetch of ``url`` (any run)."""
         row = self.db.execute(

@@ -1,21 +1,12 @@
 """A fetched story may claim only the page it was fetched from.
 
 A story's IRI is its own ``url``, so without a check any page could take over another
-story's graph, or mint story IRIs on hosts outside the crawl. A fetched body is accepted
-under its declared ``url`` only when that URL, canonicalised, is the page URL of the JSON URL
-it was fetched from (logical, after ``--mirror`` mapping), or of an in-scope redirect target.
-Anything else is an ``identity-mismatch`` failure naming both URLs; the body stays in the
-archive and nothing is stored. Bodies that are not stories with a string ``url`` pass through:
-processing reports them, with their JSON path.
-
-A *variant* is not a conflict: a URL that names the same page on the same site in another
-spelling (a duplicate slash, ``//stories/x/``; query parameters in another order or ignored
-by the server; whatever :func:`hcgraph.urls.canonicalize` folds). :func:`variant_of`
-recognises one; the crawler records it as a duplicate and fetches the story at its own URL.
-
-The check parses the body on the crawler's event loop before the fetch is recorded (a refused
-body gets no validators and no place in a batch); the store worker parses it again, which
-costs less than shipping a parsed story there (``bench/bench_parse_handover.py``).
+story's graph (docs/security.md#identity). A body is accepted under its declared ``url``
+only when that URL, canonicalised, is the page URL of the (logical) JSON URL it was fetched
+from, or of an in-scope redirect target; else it is an ``identity-mismatch`` failure. Bodies
+that are not stories with a string ``url`` pass through: processing reports them. A
+*variant* (the same page in another spelling: ``//stories/x/``, another query order) is no
+conflict: :func:`variant_of` finds it, and the crawler fetches the story at its own URL.
 """
 
 from __future__ import annotations
@@ -38,13 +29,10 @@ __all__ = ["declared_url", "identity_mismatch", "variant_of"]
 def declared_url(body: bytes) -> str | None:
     """The ``url`` a story body declares; None for anything that is not a story with one."""
     try:
-        # pydantic-core's parser (jiter): ~1.6x json.loads, on the crawler's event loop; it
-        # refuses hostile nesting itself (a recursion limit, ValueError).
-        doc = from_json(body)
+        doc = from_json(body)  # jiter: faster than json.loads; refuses hostile nesting itself
     except ValueError:
-        # What it refuses but processing may still accept (UTF-16 or UTF-32 bytes, lone
-        # surrogate escapes: the lenient path of hcgraph.model.parse_story) is checked with
-        # the parser processing uses, so no body can slip past this check.
+        # What it refuses but processing may accept (UTF-16/32, lone surrogates: the lenient
+        # path of hcgraph.model.parse_story) is read as processing reads it: none slips past.
         try:
             check_shape(body, "")  # never hand a hostile nesting depth to json.loads
             doc = json.loads(body)
@@ -59,13 +47,8 @@ def declared_url(body: bytes) -> str | None:
 def identity_mismatch(
     body: bytes, fetched: Iterable[str], json_suffix: str = DEFAULT_JSON_SUFFIX
 ) -> str | None:
-    """``None`` if the story in ``body`` may be stored, else why not.
-
-    Args:
-        body: the fetched bytes.
-        fetched: the logical URL requested, then every in-scope redirect target.
-        json_suffix: the site's page URL → JSON URL convention.
-    """
+    """``None`` if the story in ``body`` may be stored, else why not; ``fetched``: the
+    logical URL requested, then every in-scope redirect target."""
     declared = declared_url(body)
     if declared is None:
         return None
@@ -101,11 +84,8 @@ def variant_of(
     body: bytes, fetched: Iterable[str], json_suffix: str = DEFAULT_JSON_SUFFIX
 ) -> str | None:
     """The story's own canonical page URL when ``body`` declares a *variant* of a URL it was
-    fetched from (see the module docstring), else None.
-
-    Same scheme, host and port, the same path once runs of slashes are one, and the same
-    query, or none declared (a server that ignored the query served the page without it).
-    Call it only for a body :func:`identity_mismatch` refused: an exact match is no variant.
+    fetched from, else None: the same origin, the same path once runs of slashes are one,
+    and the same query or none declared. Only for a body :func:`identity_mismatch` refused.
     """
     declared = declared_url(body)
     if declared is None:

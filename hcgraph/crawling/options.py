@@ -52,16 +52,11 @@ class CrawlOptions:
         conditional: send If-None-Match / If-Modified-Since from earlier crawls.
         policy: timeouts, retries, back-off, body cap, redirects.
         report: where to write the JSON report (default ``STORE/crawl-report.json``).
-        follow: what a stored story's links lead to: ``related`` (its related stories),
-            ``edition`` and ``newsroom`` (those HTML pages, and the stories they list),
-            ``sitemap`` (the seeds' hosts' sitemaps, from robots.txt ``Sitemap:`` lines or
-            ``/sitemap.xml``). A seed that is an index page or a sitemap is read as one
-            whatever this says.
-        story_pattern: a regular expression on the path of a canonical page URL: the links
-            of index pages and sitemaps that are stories.
-        store_worker: where the pipeline runs when the crawl opens the store itself:
-            ``process`` (:mod:`hcgraph.crawling.worker`) or ``thread``. A crawl handed an
-            open :class:`~hcgraph.store.Store` always uses a thread.
+        follow: what a stored story's links lead to (``related``, ``edition``, ``newsroom``,
+            ``sitemap``); a seed index page or sitemap is read as one whatever this says.
+        story_pattern: a regular expression on a page URL's path: links that are stories.
+        store_worker: where the pipeline runs: ``process`` (:mod:`~hcgraph.crawling.worker`)
+            or ``thread`` (always, for a crawl handed an open :class:`~hcgraph.store.Store`).
     """
 
     depth: int = 2

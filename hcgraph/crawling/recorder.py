@@ -1,9 +1,7 @@
 """What happened to each crawled URL: the frontier's record and the live progress counters.
 
-The :class:`Recorder` is the one place that marks a URL fetched, failed, skipped, duplicate,
-gone, withdrawn or done, queues a stored story's links one hop deeper (or records why not),
-keeps what conditional requests send (validators, the archived body a 304 confirms) and
-keeps the :class:`CrawlProgress` counters in step with those marks.
+The :class:`Recorder` is the one place that marks a URL's state, queues a stored story's
+links, keeps what conditional requests send and keeps :class:`CrawlProgress` in step.
 """
 
 from __future__ import annotations
@@ -50,12 +48,9 @@ class CrawlProgress:
 
 
 class Recorder:
-    """Records fetch and processing outcomes in ``frontier`` and ``progress``.
-
-    ``archive`` holds the bodies conditional requests rely on; ``scope`` grows with the site
-    of a local seed's story; ``follow`` is what a stored story's links lead to, and
-    ``pattern`` which links of an index page or sitemap are story pages.
-    """
+    """Records fetch and processing outcomes in ``frontier`` and ``progress``; ``archive``
+    holds the bodies a 304 confirms, ``scope`` grows with a local seed's site, ``follow`` and
+    ``pattern`` are the crawl's options."""
 
     def __init__(
         self,
@@ -80,7 +75,7 @@ class Recorder:
         self._gone_before = frontier.gone_urls()  # the last fetch answered 404/410 (any run)
 
     def out_of_scope(self, url: str) -> str | None:
-        """Why ``url`` is not followed, or None (the scope grows with local seeds' sites)."""
+        """Why ``url`` is not followed, or None (in the scope as it is now)."""
         return self.scope.why_not(url)
 
     # --- fetching ---------------------------------------------------------------------------
@@ -91,13 +86,13 @@ class Recorder:
     def failed(
         self, url: str, *, status: int | None, kind: str, reason: str, json_path: str | None = None
     ) -> None:
-        """``url`` cannot give a story (robots, HTTP, content type, identity, parsing...)."""
+        """``url`` cannot give a story."""
         self.frontier.mark_failed(url, status=status, kind=kind, reason=reason, json_path=json_path)
         self.progress.failed += 1
 
     def robots_allow(self, url: str, verdict: tuple[str, str] | None) -> bool:
-        """True if robots.txt's ``verdict`` lets ``url`` be fetched; else it is recorded
-        skipped (or failed, when robots.txt could not be read)."""
+        """True if robots.txt's ``verdict`` (:meth:`.Robots.why_not`) lets ``url`` be fetched;
+        else it is recorded skipped or failed."""
         if verdict is None:
             return True
         state, reason = verdict
@@ -150,8 +145,8 @@ class Recorder:
 
     # --- conditional requests -----------------------------------------------------------------
     def conditional(self, v: Validators | None) -> tuple[dict[str, str], bytes | None]:
-        """The headers that make a re-fetch conditional, with the archived body a 304 would
-        confirm (read and checked against its hash once, here)."""
+        """The headers that make a re-fetch conditional, with the (intact) archived body a
+        304 would confirm."""
         if v is None or not v.sha256 or not (v.etag or v.last_modified):
             return {}, None
         old = self.archive.intact_body(v.sha256)
@@ -161,9 +156,8 @@ class Recorder:
         return {name: value for name, value in asked.items() if value}, old
 
     def listed_unchanged(self, row: Row, v: Validators | None) -> Document | None:
-        """A story a sitemap lists as unchanged (``<lastmod>``) since its body was last
-        fetched whole is not requested: its archived body (recorded fetched), to process as
-        a 304's would be; None when anything is unknown or the body is not intact."""
+        """The archived body (recorded fetched, not requested) of a story a sitemap lists as
+        unchanged since it was last fetched whole; None when unknown or not intact."""
         if v is None or not v.sha256 or not v.fetched_at:
             return None
         if not _no_later(row.lastmod, v.fetched_at):
@@ -187,8 +181,8 @@ class Recorder:
             (self._gone_before.add if gone else self._gone_before.discard)(url)
 
     def withdrawn(self, url: str, result: FetchResult) -> Document:
-        """A URL a story came from answered 404/410 twice in a row (never on 5xx, timeouts
-        or network errors): recorded gone; the withdrawal for the pipeline to record."""
+        """A URL a story came from answered 404/410 twice in a row: recorded gone; the
+        withdrawal for the pipeline to record."""
         assert result.status is not None
         with self.frontier.batch():
             self.set_gone(url, True)
@@ -198,9 +192,8 @@ class Recorder:
 
     # --- index pages --------------------------------------------------------------------------
     def index_read(self, row: Row, links: list[tuple[str, str | None]], sitemaps: bool) -> int:
-        """Queue the ``(url, lastmod)`` links an index page lists, at its own depth: on a
-        sitemap index (``sitemaps``) the in-scope ones, as sitemaps; elsewhere the in-scope
-        story pages, as story JSON URLs. Return how many story pages it lists."""
+        """Queue the in-scope ``(url, lastmod)`` links an index page lists, at its depth: as
+        sitemaps (a sitemap index) or as story JSON URLs; return how many are stories."""
         via = "sitemap" if row.role in ("sitemap", "robots") else (row.via or "seed")
         children: dict[str, list[str]] = {}  # url → [url, via, role], in order, once each
         for link, lastmod in links:
@@ -338,8 +331,7 @@ def _no_story_here(result: FetchResult, kind: str) -> bool:
     HTML page (a site that answers every path with one)."""
     if result.status in _GONE:
         return True
-    ctype = result.headers.get("content-type", "").split(";")[0].strip().lower()
-    return kind == "content-type" and ctype in ("text/html", "application/xhtml+xml")
+    return kind == "content-type" and _media_type(result) in ("text/html", "application/xhtml+xml")
 
 
 def _failure(result: FetchResult, not_modified: bool) -> tuple[str, str] | None:
@@ -350,9 +342,13 @@ def _failure(result: FetchResult, not_modified: bool) -> tuple[str, str] | None:
         return None
     if result.status != 200:
         return "http", f"HTTP {result.status}"
-    ctype = result.headers.get("content-type", "").split(";")[0].strip().lower()
+    ctype = _media_type(result)
     if ctype and not (ctype.endswith("+json") or ctype in _JSONISH):
         return "content-type", f"not JSON: Content-Type {ctype}"
     if result.body is None:
         return "http", "empty response"
     return None
+
+
+def _media_type(result: FetchResult) -> str:
+    return result.headers.get("content-type", "").split(";")[0].strip().lower()

@@ -121,7 +121,7 @@ def _discovery(rows: list[Row], by_state: dict[str, list[Row]]) -> dict[str, Any
         if r.role in INDEX_ROLES
     ]  # fmt: skip
     return {
-        "found_by": {k: found[k] for k in sorted(found, key=_order)},
+        "found_by": {k: found[k] for k in _FOUND_ORDER if k in found},
         "stories": [
             {"url": r.url, "story": r.story, "found_by": _found_by(r), "linked_from": r.parent}
             for r in done
@@ -130,11 +130,7 @@ def _discovery(rows: list[Row], by_state: dict[str, list[Row]]) -> dict[str, Any
     }
 
 
-_FOUND_ORDER = ("seed", "related", "edition", "newsroom", "sitemap")
-
-
-def _order(kind: str) -> int:
-    return _FOUND_ORDER.index(kind) if kind in _FOUND_ORDER else len(_FOUND_ORDER)
+_FOUND_ORDER = ("seed", "related", "edition", "newsroom", "sitemap")  # every ``via``
 
 
 def _found_by(row: Row) -> str:

@@ -1,12 +1,9 @@
 """robots.txt, fetched once per logical origin and honoured (RFC 9309).
 
-The rules are matched by ``protego`` (the parser Scrapy uses) for the group whose
-``User-agent`` matches our product token (else ``*``); only the first 512 KiB are read. The
-file is read through the mirror, if any, and applied to logical paths. A 4xx allows
-everything; a 5xx or an unreachable server disallows everything on that origin for this
-crawl. ``Crawl-delay`` for our agent sets the host's minimum request interval; one longer
-than the fetch policy's ``max_retry_after`` fails that origin's URLs instead of stalling the
-crawl (as such a ``Retry-After`` does).
+``protego`` matches the rules; the file is read through the mirror, if any, and only its
+first 512 KiB. A 4xx allows everything; a 5xx or an unreachable server disallows the origin
+for this crawl. Our agent's ``Crawl-delay`` sets the host's request interval; one over the
+fetch policy's ``max_retry_after`` fails that origin's URLs (as such a ``Retry-After`` does).
 """
 
 from __future__ import annotations
@@ -17,7 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 from protego import Protego
 
 from ..urls import host_of
-from .fetch import Fetcher
+from .fetch import Fetcher, FetchResult
 
 __all__ = ["AGENT_TOKEN", "Robots", "sitemaps_of"]
 
@@ -32,12 +29,8 @@ def sitemaps_of(parser: Protego) -> list[str]:
 
 
 class Robots:
-    """Per-origin robots.txt rules, fetched lazily and once (concurrent callers share it).
-
-    Args:
-        fetcher: used to fetch robots.txt (same politeness, retries and mirrors).
-        enabled: ``False`` ignores robots.txt (``--ignore-robots``, for one's own mirror).
-    """
+    """Per-origin robots.txt rules, fetched with ``fetcher`` lazily and once (concurrent
+    callers share the fetch); ``enabled=False`` ignores them (``--ignore-robots``)."""
 
     def __init__(self, fetcher: Fetcher, *, enabled: bool = True) -> None:
         self.fetcher = fetcher
@@ -61,8 +54,8 @@ class Robots:
         return "skipped", f"disallowed by {origin}/robots.txt"
 
     async def sitemaps(self, url: str) -> list[str]:
-        """The ``Sitemap:`` lines of the robots.txt at ``url`` (read once, with the rules, even
-        with ``--ignore-robots``); none if there is no robots.txt or it could not be read."""
+        """The ``Sitemap:`` lines of the robots.txt at ``url`` (read with the rules, even with
+        ``--ignore-robots``); none if it could not be read."""
         _origin, rules = await self._rules_of(url)
         return sitemaps_of(rules) if isinstance(rules, Protego) else []
 
@@ -78,20 +71,26 @@ class Robots:
     async def _load(self, origin: str) -> Protego | str | None:
         # only the start is read: one past the body cap was refused and then allowed all
         result = await self.fetcher.get(origin + "/robots.txt", keep_first=_MAX_ROBOTS_BYTES)
-        status = result.status
-        if result.error is not None and status is None:
-            return f"could not be read (unreachable: {result.error})"
-        if status is not None and status >= 500:
-            return f"could not be read (HTTP {status})"
-        if status != 200 or result.body is None:
-            return None  # 4xx, or a redirect we may not follow: no rules
+        unreadable = _unreadable(result)
+        if unreadable is not None or result.status != 200 or result.body is None:
+            return unreadable  # None: a 4xx, or a redirect we may not follow: no rules
         parser = Protego.parse(result.body.decode("utf-8", "replace"))
         delay = parser.crawl_delay(AGENT_TOKEN) if self.enabled else None
+        if not delay:
+            return parser
         limit = self.fetcher.policy.max_retry_after
-        if delay and delay > limit:  # honoured, it would stall the crawl for ever (1e308)
+        if delay > limit:  # honoured, it would stall the crawl for ever (1e308)
             return f"asks for a Crawl-delay of {delay:g} s, longer than the {limit:g} s limit"
-        if delay:
-            self.fetcher.politeness.set_min_interval(
-                host_of(self.fetcher.mirrors.to_fetch(origin + "/")), float(delay)
-            )
+        self.fetcher.politeness.set_min_interval(
+            host_of(self.fetcher.mirrors.to_fetch(origin + "/")), float(delay)
+        )
         return parser
+
+
+def _unreadable(result: FetchResult) -> str | None:
+    """Why a robots.txt could not be read (unreachable, or a 5xx), else None."""
+    if result.error is not None and result.status is None:
+        return f"could not be read (unreachable: {result.error})"
+    if result.status is not None and result.status >= 500:
+        return f"could not be read (HTTP {result.status})"
+    return None

@@ -1,9 +1,7 @@
 """Which URL a crawl worker fetches next, and when the crawl is over.
 
-The :class:`Scheduler` leases queued URLs (shallowest first, never one URL to two workers),
-counts what is in flight and what is being processed, holds leases back while
-``max_stories`` could be reached by those, and ends the workers once the crawl is idle or
-stopped: these counters decide together, so they change in one place under one condition.
+Leases (shallowest first, never one URL to two workers), the in-flight and processing
+counts, the story cap and idleness decide together, so they change in one place.
 """
 
 from __future__ import annotations
@@ -18,13 +16,8 @@ _LEASE_AHEAD = 64  # queued URLs read from the frontier at a time
 
 
 class Scheduler:
-    """Leases, the in-flight and processing counts, the story cap and idle detection.
-
-    Args:
-        frontier: where queued URLs come from.
-        max_stories: no new lease once stored + in flight + processing reaches it (None: no cap).
-        stored: stories already stored (a resumed crawl counts what it stored before).
-    """
+    """Leases URLs queued in ``frontier``: none once ``stored`` (with what a resumed crawl
+    stored before) + in flight + processing reaches ``max_stories`` (None: no cap)."""
 
     def __init__(self, frontier: Frontier, *, max_stories: int | None, stored: int) -> None:
         self.frontier = frontier
@@ -47,9 +40,8 @@ class Scheduler:
         return self.in_flight == 0 and self.processing == 0
 
     def may_fetch(self) -> bool:
-        """True while more bodies may arrive before processing records anything: a fetch is
-        in flight, or a queued URL can still be leased. (Once false, only the outcomes of
-        what is being processed can queue more, by their related links.)"""
+        """True while a fetch is in flight, or a queued URL can still be leased (bodies may
+        arrive before processing records anything)."""
         if self.in_flight:
             return True
         if self.stopped or self.cap_reached():
@@ -83,10 +75,10 @@ class Scheduler:
         self._leased.discard(url)
         self.in_flight -= 1
 
-    def handed_over(self, count: int = 1) -> None:
-        """``count`` fetched bodies wait for processing (counted before the hand-over may
-        block, so the crawl is never seen idle in between)."""
-        self.processing += count
+    def handed_over(self) -> None:
+        """A fetched body waits for processing (counted before a hand-over that may block:
+        the crawl is never idle in between)."""
+        self.processing += 1
 
     def processed(self, count: int, stored: int = 0) -> None:
         """``count`` bodies left processing, ``stored`` of them as stories."""

@@ -1,15 +1,10 @@
 """Turning fetched bodies into stored stories, off the event loop: in a thread or a process.
 
-A :class:`BatchRunner` runs the ingest pipeline (:mod:`hcgraph.pipeline`) over batches of
-fetched bodies while the event loop keeps fetching. A batch is *submitted* (awaited until it
-is mapped) and gives back a future of its outcomes, resolved once it has landed in the store.
-
-:class:`Runner` runs it in a thread. In one process, though, the event loop (httpx, the
-frontier, the archive) and the pipeline (parsing, mapping, the writer's encoding) share one
-GIL: :class:`ProcessRunner` (the default) runs it in a store worker process that holds the
-store, as the crawl's stand-in for that process. It is started with :mod:`subprocess`
-(``python -P -c …``, so a caller's script is never imported again) and spoken to over a socket
-pair wrapped in :class:`multiprocessing.connection.Connection` (pickled messages):
+A :class:`BatchRunner` runs the ingest pipeline over batches of fetched bodies while the
+event loop keeps fetching: :class:`Runner` in a thread, :class:`ProcessRunner` (the default:
+no GIL shared with the event loop) in a store worker process that holds the store. The
+worker is started with ``python -P -c …`` (a caller's script is never imported again) and
+spoken to over a socket pair wrapped in :class:`multiprocessing.connection.Connection`:
 
 * requests go one at a time, parent → worker: ``(op, batch)``, op ``submit`` or ``close``
   (whose ``batch`` says whether to compact the store, when due, before closing it);
@@ -17,11 +12,8 @@ pair wrapped in :class:`multiprocessing.connection.Connection` (pickled messages
   ``n``, once it is mapped), and sends ``("landed", n, ok, outcomes or error)`` from its
   writer thread when batch ``n``'s write ends.
 
-An error a batch raises in the worker is raised again in the parent (a
-:class:`~hcgraph.errors.StoreError` stays one); a worker that dies is a
-:class:`~hcgraph.errors.StoreError` for the batch in hand. The worker runs in a session of its
-own and ignores SIGINT and SIGTERM: the parent decides how a crawl stops; when the parent goes
-away without closing it, it finishes its writes and exits.
+What the worker promises (errors, signals, a parent gone): "The store worker" in
+docs/crawling.md.
 """
 
 from __future__ import annotations
@@ -76,22 +68,31 @@ def open_store(directory: Path, wait: float = 15.0) -> Store:
 
 class BatchRunner(Protocol):
     """What the crawler needs of whatever runs the pipeline: :class:`Runner` (a thread) or
-    :class:`ProcessRunner` (a process). See :class:`Runner` for each method."""
+    :class:`ProcessRunner` (a process)."""
 
-    async def start(self) -> None: ...
-    async def submit(self, documents: Sequence[Document]) -> asyncio.Future[list[Outcome]]: ...
-    async def process(self, documents: Sequence[Document]) -> list[Outcome]: ...
-    async def close(self, *, compact: bool = True) -> None: ...
+    async def start(self) -> None:
+        """Wait until batches can be submitted (raises what opening the store raised)."""
+        ...
+
+    async def submit(self, documents: Sequence[Document]) -> asyncio.Future[list[Outcome]]:
+        """Parse, dedupe and map one batch and queue its write; once mapped, the future of
+        its outcomes in order, which ends when the batch has landed (or its write failed)."""
+        ...
+
+    async def process(self, documents: Sequence[Document]) -> list[Outcome]:
+        """Process one batch (parse, dedupe, map, write) and return its outcomes in order."""
+        return await (await self.submit(documents))
+
+    async def close(self, *, compact: bool = True) -> None:
+        """Finish the writes in flight and close the store; with ``compact``, compact it
+        first if that is due (a crawl that completed)."""
+        ...
 
 
-class Runner:
-    """Runs the pipeline over batches in one worker thread (its writer has one more).
-
-    Args:
-        store: the open, writable store.
-        claims: story IRI → (crawl URL, story id) already stored by this crawl (resume).
-        owns_store: close the store on :meth:`close`.
-    """
+class Runner(BatchRunner):
+    """Runs the pipeline over batches in a thread, on the open ``store`` (closed by
+    :meth:`close` if ``owns_store``); ``claims``: story IRI → (crawl URL, story id) stored
+    by this crawl before (a resume)."""
 
     def __init__(
         self, store: Store, claims: dict[str, tuple[str, str | None]], *, owns_store: bool = False
@@ -103,8 +104,7 @@ class Runner:
         self.claims = claims
 
     async def start(self) -> None:
-        """Nothing to wait for: the store is open already (:class:`ProcessRunner` opens its
-        own)."""
+        """Nothing to wait for: the store is open already."""
 
     def _pipeline(self) -> Pipeline:
         if self.pipeline is None:  # made in the thread: opening it recovers the store
@@ -115,18 +115,11 @@ class Runner:
         return await asyncio.get_running_loop().run_in_executor(self.pool, fn)
 
     async def submit(self, documents: Sequence[Document]) -> asyncio.Future[list[Outcome]]:
-        """Parse, dedupe and map one batch and queue its write; once mapped, the future of
-        its outcomes in order, which ends when the batch has landed (or its write failed)."""
         batch = list(documents)
         return asyncio.wrap_future(await self._run(lambda: self._pipeline().submit(batch)))
 
-    async def process(self, documents: Sequence[Document]) -> list[Outcome]:
-        """Process one batch (parse, dedupe, map, write) and return its outcomes in order."""
-        return await (await self.submit(documents))
-
     async def close(self, *, compact: bool = True) -> None:
-        """Finish the writes in flight, stop the thread, close the store if owned; with
-        ``compact``, compact the store first if that is due (a crawl that completed).
+        """As :meth:`BatchRunner.close`; then stop the thread, close the store if owned.
 
         Raises:
             StoreError: the store's last flush failed (the thread is stopped all the same).
@@ -183,12 +176,11 @@ def _serve(conn: Connection) -> None:
         try:
             pipeline.close(compact=compact)
             store.close()
+            closed: tuple[Any, ...] = ("reply", True, None)
         except BaseException as exc:
-            if not failed:
-                send(("reply", False, _wire(exc)))
-        else:
-            if not failed:  # the answer to "close" (or to nobody, when the parent is gone)
-                send(("reply", True, None))
+            closed = ("reply", False, _wire(exc))
+        if not failed:  # the answer to "close" (or to nobody, when the parent is gone)
+            send(closed)
         conn.close()
 
 
@@ -220,11 +212,10 @@ def _announce(
 ) -> None:
     """Batch ``n``'s write ended (``future`` done): tell the parent how."""
     error = future.exception()
-    send(
-        ("landed", n, True, future.result())
-        if error is None
-        else ("landed", n, False, _wire(error))
-    )
+    if error is None:
+        send(("landed", n, True, future.result()))
+    else:
+        send(("landed", n, False, _wire(error)))
 
 
 def main(argv: Sequence[str]) -> None:
@@ -236,15 +227,10 @@ def main(argv: Sequence[str]) -> None:
     _serve(Connection(int(argv[1])))
 
 
-class ProcessRunner:
-    """Runs the pipeline over batches in a worker process (see the module docstring).
-
-    Args:
-        directory: the store directory (the worker opens it; this process must not).
-        claims: story IRI → (crawl URL, story id) already stored by this crawl (resume).
-        wait: seconds the worker waits for a store another process holds (see
-            :func:`open_store`).
-    """
+class ProcessRunner(BatchRunner):
+    """Runs the pipeline over batches in a worker process that opens the store in
+    ``directory`` (this process must not), waiting up to ``wait`` s while another process
+    holds it; ``claims`` as for :class:`Runner`."""
 
     def __init__(
         self, directory: Path, claims: dict[str, tuple[str, str | None]], *, wait: float = 15.0
@@ -274,7 +260,6 @@ class ProcessRunner:
         """The worker's process id."""
         return self._process.pid
 
-    # --- the pipe ---------------------------------------------------------------------------
     async def start(self) -> None:
         """Wait until the worker has opened the store (raises what opening raised)."""
         self._loop = asyncio.get_running_loop()
@@ -322,10 +307,7 @@ class ProcessRunner:
             await self._loop.run_in_executor(self._sender, self._conn.send, (op, batch))
         return await reply
 
-    # --- Runner's interface ------------------------------------------------------------------
     async def submit(self, documents: Sequence[Document]) -> asyncio.Future[list[Outcome]]:
-        """As :meth:`Runner.submit`: returns once mapped, the write runs on in the
-        worker; the future ends when it has landed."""
         assert self._loop is not None
         async with self._asking:  # one request at a time (a batch retried meanwhile waits)
             # Made before asking: the worker's "landed" may come right after its reply.
@@ -341,13 +323,8 @@ class ProcessRunner:
             self._submitted = n
         return landed
 
-    async def process(self, documents: Sequence[Document]) -> list[Outcome]:
-        """Process one batch (parse, dedupe, map, write) and return its outcomes in order."""
-        return await (await self.submit(documents))
-
     async def close(self, *, compact: bool = True) -> None:
-        """Finish the writes in flight, close the store and end the worker; with
-        ``compact``, the worker compacts the store first if that is due.
+        """As :meth:`BatchRunner.close`, in the worker; then end it.
 
         Raises:
             StoreError: the worker failed to close the store, or did not end within
