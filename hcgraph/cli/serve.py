@@ -10,9 +10,8 @@ import click
 
 from ..deepcheck import deep_check
 from ..serve import DEFAULT_PORT, DEFAULT_TIMEOUT_S, Endpoint
-from ..store import Store
 from ..workbench import workbench_files
-from ._common import FiniteFloat, flag_option, query_memory_option, store_option
+from ._common import FiniteFloat, flag_option, on_store, query_memory_option, store_option
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
@@ -81,8 +80,7 @@ def serve(
         http://127.0.0.1:7878/query
     """
     if check_deep:
-        with Store(store_dir, read_only=True) as store:
-            click.echo(deep_check(store).summary(), err=True)
+        click.echo(on_store(deep_check, store_dir).summary(), err=True)
     endpoint = Endpoint(
         store_dir, host=host, port=port, timeout_s=timeout_s or None,
         allow_service=allow_service, workers=workers,
