@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -31,14 +32,7 @@ from ._common import err_console, flag_option, out_console, store_option, width_
 @width_option
 @store_option
 def audit_command(
-    stories: tuple[str, ...],
-    fmt: str,
-    html: Path | None,
-    max_source_age: int,
-    repeat_window: int,
-    repeat_threshold: float,
-    include_withdrawn: bool,
-    store_dir: Path,
+    stories: tuple[str, ...], fmt: str, html: Path | None, store_dir: Path, **options: Any
 ) -> None:
     """Check stories (default: all current ones) against the promises of their disclosure.
 
@@ -53,9 +47,8 @@ def audit_command(
       hcgraph audit --html output/audit.html
       hcgraph audit 'https://hangingcontext.com/stories/2026-10-20/agentic-rl-production/'
     """
-    options = AuditOptions(max_source_age, repeat_window, repeat_threshold, include_withdrawn)
-    with Store(store_dir, read_only=True) as store:
-        report = audit(store, list(stories) or None, options)
+    with Store(store_dir, read_only=True) as store:  # options: AuditOptions' fields, named alike
+        report = audit(store, list(stories) or None, AuditOptions(**options))
     if fmt == "json":
         click.echo(report.to_json())
     elif fmt == "md":

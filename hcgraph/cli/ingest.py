@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
@@ -34,12 +35,7 @@ from ._common import err_console, max_bytes_option, print_lines, store_option
 )
 @store_option
 def ingest(
-    paths: tuple[Path, ...],
-    store_dir: Path,
-    max_bytes: int,
-    replace: bool,
-    absolute_paths: bool,
-    withdraw: tuple[str, ...],
+    paths: tuple[Path, ...], store_dir: Path, withdraw: tuple[str, ...], **options: Any
 ) -> None:
     """Ingest story JSON files (or directories of them) into the store.
 
@@ -82,9 +78,7 @@ def ingest(
                 store,
                 present,
                 on_progress=lambda n: progress.advance(task, n),
-                max_bytes=max_bytes,
-                replace=replace,
-                absolute_paths=absolute_paths,
+                **options,  # --max-bytes, --replace, --absolute-paths: named as ingest_paths'
                 # counts only (flat memory at any size); each failure shown as it happens
                 report=IngestReport(
                     keep_results=False, on_failure=lambda failure: print_lines(failure.render())

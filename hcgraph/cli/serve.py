@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import click
 
@@ -51,15 +52,7 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 )
 @store_option
 def serve(
-    host: str,
-    port: int,
-    timeout_s: float,
-    workers: int | None,
-    query_memory: int | None,
-    check_deep: bool,
-    no_workbench: bool,
-    allow_service: bool,
-    store_dir: Path,
+    timeout_s: float, check_deep: bool, no_workbench: bool, store_dir: Path, **options: Any
 ) -> None:
     """Serve the store read-only over the SPARQL 1.1 Protocol until Ctrl-C.
 
@@ -81,11 +74,9 @@ def serve(
     """
     if check_deep:
         click.echo(on_store(deep_check, store_dir).summary(), err=True)
-    endpoint = Endpoint(
-        store_dir, host=host, port=port, timeout_s=timeout_s or None,
-        allow_service=allow_service, workers=workers,
-        static=None if no_workbench else workbench_files(), query_memory=query_memory,
-    )  # fmt: skip
+    static = None if no_workbench else workbench_files()
+    # options: --host, --port, --workers, --query-memory, --allow-service, named as Endpoint's
+    endpoint = Endpoint(store_dir, timeout_s=timeout_s or None, static=static, **options)
     # SIGTERM (service managers, `timeout`) stops the server as cleanly as Ctrl-C does.
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
