@@ -18,7 +18,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict, Unpack, cast
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 import httpx
 
@@ -29,14 +29,7 @@ from ..retry import Backoff
 from ..store import Store
 from .auth import Credentials, answered_challenge
 from .endpoints import RemoteEndpoint
-from .protocols import (
-    LocalGraph,
-    bulk_request,
-    drop_request,
-    gsp_request,
-    local_graphs,
-    update_request,
-)
+from .protocols import LocalGraph, local_graphs, request
 from .state import PushState
 from .verify import VerifyReport, compare_counts, remote_counts, remote_graphs
 
@@ -529,19 +522,6 @@ class _Run:
         self.report.triples += triples
         self.on_progress(len(job), triples)
 
-    def _request(
-        self, client: httpx.AsyncClient, job: Sequence[LocalGraph] | Sequence[str], kind: str
-    ) -> httpx.Request:
-        mode = self.opts.mode
-        if kind == "drop":
-            return drop_request(client, self.endpoint, cast("Sequence[str]", job))
-        graphs = cast("Sequence[LocalGraph]", job)
-        if kind == "bulk":
-            return bulk_request(client, self.endpoint, graphs)
-        if kind == "gsp":
-            return gsp_request(client, self.endpoint, graphs[0], mode)
-        return update_request(client, self.endpoint, graphs, mode)
-
     async def _send(
         self, client: httpx.AsyncClient, job: Sequence[LocalGraph] | Sequence[str], kind: str
     ) -> None:
@@ -580,14 +560,14 @@ class _Run:
         the connection on a wrong Digest password instead of answering ``401``). A redirect
         httpx cannot resolve (it resolves every ``Location``) stops the push like any other."""
         try:
-            return await client.send(self._request(client, job, kind))
+            return await client.send(request(client, self.endpoint, kind, job, self.opts.mode))
         except httpx.InvalidURL as exc:  # Location: javascript:… (the worker died: a hang)
             raise _Abort(f"{url} redirects to a URL httpx cannot read ({exc})") from exc
         except httpx.TransportError as exc:
             if not (_dropped(exc) and _challenged(exc)):
                 raise
         try:
-            return await client.send(self._request(client, job, kind))
+            return await client.send(request(client, self.endpoint, kind, job, self.opts.mode))
         except httpx.TransportError as exc:
             if _dropped(exc):
                 closed = "; the server closed the connection instead of answering"
