@@ -11,15 +11,14 @@ from ..provenance.auditing import AuditOptions, audit, render_markdown, render_s
 from ..provenance.report_html import write_report
 from ..provenance.scope import MAX_REPEAT_WINDOW, MAX_SOURCE_AGE
 from ..store import Store
-from ._common import err_console, flag_option, out_console, store_option, width_option
+from ._common import err_console, file_option, flag_option, out_console, store_option, width_option
 
 
 @click.command("audit")
 @click.argument("stories", nargs=-1)
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "md"]), default="table",
               show_default=True)  # fmt: skip
-@click.option("--html", "html", type=click.Path(dir_okay=False, path_type=Path),
-              help="Also write a self-contained offline HTML report here.")  # fmt: skip
+@file_option("--html", help="Also write a self-contained offline HTML report here.")
 @click.option("--max-source-age", type=click.IntRange(min=0, max=MAX_SOURCE_AGE), default=30,
               show_default=True, help="Days a source may predate its story.")  # fmt: skip
 @click.option("--repeat-window", type=click.IntRange(min=0, max=MAX_REPEAT_WINDOW), default=7,

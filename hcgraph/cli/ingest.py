@@ -10,19 +10,16 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from ..ingest import IngestReport, check_paths, discover, ingest_paths, withdraw_stories
 from ..store import Store
-from ._common import err_console, max_bytes_option, print_lines, store_option
+from ._common import err_console, flag_option, max_bytes_option, print_lines, store_option
 
 
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @max_bytes_option("Largest story file read; larger files fail (as crawl --max-bytes).")
-@click.option(
-    "--replace", is_flag=True, help="Let a file replace a story that was crawled from its URL."
-)
-@click.option(
+@flag_option("--replace", "Let a file replace a story that was crawled from its URL.")
+@flag_option(
     "--absolute-paths",
-    is_flag=True,
-    help="Record each file's absolute path in the graph (default: its path relative to the "
+    "Record each file's absolute path in the graph (default: its path relative to the "
     "directory given, or its name), which then travels into every export and push.",
 )
 @click.option(

@@ -42,10 +42,7 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
     help="First read every index of the store (as hcgraph check --deep): a damaged store"
     " is named and not served. Slow on a large store.",
 )  # fmt: skip
-@click.option(
-    "--no-workbench", is_flag=True,
-    help="Serve no query page at / (only the /query endpoint).",
-)  # fmt: skip
+@flag_option("--no-workbench", "Serve no query page at / (only the /query endpoint).")
 @flag_option(
     "--allow-service",
     "Let queries use SERVICE (federation: the server then fetches the URLs they name).",
