@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import signal
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import click
@@ -13,10 +12,6 @@ from ..deepcheck import deep_check
 from ..serve import DEFAULT_PORT, DEFAULT_TIMEOUT_S, Endpoint
 from ..workbench import workbench_files
 from ._common import FiniteFloat, flag_option, on_store, query_memory_option, store_option
-
-
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
 
 
 @click.command()
@@ -75,7 +70,7 @@ def serve(
     # options: --host, --port, --workers, --query-memory, --allow-service, named as Endpoint's
     endpoint = Endpoint(store_dir, timeout_s=timeout_s or None, static=static, **options)
     # SIGTERM (service managers, `timeout`) stops the server as cleanly as Ctrl-C does.
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         endpoint.start()
         workbench = "" if no_workbench else f"; workbench: {endpoint.url}/"
