@@ -104,10 +104,8 @@ def request(
     job: Sequence[LocalGraph] | Sequence[str],
     mode: str,
 ) -> httpx.Request:
-    """The request of one job (``mode``: replace or merge): ``gsp``, one graph, PUT or POST;
-    ``bulk``, a chunk of graphs for the bulk loader (the endpoint must have a ``bulk_url``);
-    ``update``, a batch of graphs, and ``drop``, graph IRIs (pyoxigraph-validated), as SPARQL
-    Update."""
+    """The request of one job of ``kind`` (gsp: one graph; bulk, update: graphs; drop: graph
+    IRIs), as the module says; ``mode``: replace or merge."""
     graphs = cast("Sequence[LocalGraph]", job)
     if kind == "gsp":
         return client.build_request(
