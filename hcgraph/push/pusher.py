@@ -147,16 +147,14 @@ class PushReport:
         ``"err"``, the summary on ``"out"``, then the verification and an abort. A
         ``dry_run`` lists the pending graphs instead. What the server and the store wrote
         (graph names, reasons) is escaped (:func:`~hcgraph.errors.visible`)."""
-        from rich.text import Text
-
         if dry_run:
-            pending = [("out", Text(_v(graph))) for graph in self.pending]
+            pending = [_line("out", _v(graph)) for graph in self.pending]
             would = f"would push {len(self.pending)} of {self.graphs} graphs to {_v(self.endpoint)}"
-            return [*pending, ("out", Text(f"{would} ({self.unchanged} unchanged)"))]
-        lines = [_labelled("failed:", f"{_v(f.graph)}: {_v(f.reason)}") for f in self.failures]
-        lines += [("out", Text(self._summary())), *self._verified()]
+            return [*pending, _line("out", f"{would} ({self.unchanged} unchanged)")]
+        lines = [_line("err", f"{_v(f.graph)}: {_v(f.reason)}", "failed:") for f in self.failures]
+        lines += [_line("out", self._summary()), *self._verified()]
         if self.aborted is not None:
-            lines.append(("err", Text(f"error: {_v(self.aborted)}; rerun to push the rest")))
+            lines.append(_line("err", f"error: {_v(self.aborted)}; rerun to push the rest"))
         return lines
 
     def _summary(self) -> str:
@@ -176,28 +174,26 @@ class PushReport:
     def _verified(self) -> list[tuple[str, Text]]:
         """The verification's lines: the graphs that differ, then the verdict (or why the
         counts could not be compared: the push happened all the same)."""
-        from rich.text import Text
-
         verify = self.verify
         if verify is None:
             return []
         if verify.error is not None:
-            return [("err", Text(f"error: {_v(verify.error)}; the counts were not compared"))]
+            return [_line("err", f"error: {_v(verify.error)}; the counts were not compared")]
         lines = []
         for m in verify.mismatches:
             remote = "missing" if m.remote == 0 else f"{m.remote} triples"
-            lines.append(
-                _labelled("verify:", f"{_v(m.graph)}: local {m.local} triples, remote {remote}")
-            )
+            text = f"{_v(m.graph)}: local {m.local} triples, remote {remote}"
+            lines.append(_line("err", text, "verify:"))
         state = "all match" if verify.ok else f"{len(verify.mismatches)} differ"
-        lines.append(("out", Text(f"verified {verify.checked} graphs on the server: {state}")))
+        lines.append(_line("out", f"verified {verify.checked} graphs on the server: {state}"))
         return lines
 
 
-def _labelled(label: str, text: str) -> tuple[str, Text]:
+def _line(stream: str, text: str, label: str = "") -> tuple[str, Text]:
+    """One ``(stream, line)`` of the rendered push; a ``label`` goes first, in red."""
     from rich.text import Text
 
-    return "err", Text.assemble((label, "red"), f" {text}")
+    return stream, Text.assemble((label, "red"), f" {text}") if label else Text(text)
 
 
 class _Abort(Exception):
