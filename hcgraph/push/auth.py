@@ -98,29 +98,23 @@ class _HeaderAuth(httpx.Auth):
 
 
 class _Digest(httpx.DigestAuth):
-    """httpx's Digest flow, remembering the requests it resends after a challenge."""
+    """httpx's Digest flow; a request it resends after a ``401`` joins :data:`_CHALLENGED`."""
 
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        return _marking(super().auth_flow(request))
-
-
-def _marking(
-    flow: Generator[httpx.Request, httpx.Response, None],
-) -> Generator[httpx.Request, httpx.Response, None]:
-    """Run ``flow``; a request it sends after a ``401`` answer joins :data:`_CHALLENGED`."""
-    sent = next(flow)
-    while True:
-        response = yield sent
-        try:
-            sent = flow.send(response)
-        except StopIteration:
-            return
-        except (KeyError, NotImplementedError) as exc:  # httpx lacks it: no hung worker
-            raise PushError(
-                f"the server's Digest challenge cannot be answered: {_lacking(exc)}"
-            ) from None
-        if response.status_code == 401:
-            _CHALLENGED.add(sent)
+        flow = super().auth_flow(request)
+        sent = next(flow)
+        while True:
+            response = yield sent
+            try:
+                sent = flow.send(response)
+            except StopIteration:
+                return
+            except (KeyError, NotImplementedError) as exc:  # httpx lacks it: no hung worker
+                raise PushError(
+                    f"the server's Digest challenge cannot be answered: {_lacking(exc)}"
+                ) from None
+            if response.status_code == 401:
+                _CHALLENGED.add(sent)
 
 
 class _AnyAuth(httpx.Auth):
