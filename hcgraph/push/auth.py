@@ -89,9 +89,6 @@ class _HeaderAuth(httpx.Auth):
     def __init__(self, header: str) -> None:
         self._value = header
 
-    def __repr__(self) -> str:
-        return "_HeaderAuth(***)"
-
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
         request.headers["Authorization"] = self._value
         yield request
@@ -128,9 +125,6 @@ class _AnyAuth(httpx.Auth):
         self._basic = f"Basic {token}"
         self._digest = _Digest(user, password)
         self._scheme: str | None = None  # learned from the first challenge
-
-    def __repr__(self) -> str:
-        return f"_AnyAuth({self._scheme or 'unknown'}, ***)"
 
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
         if self._scheme == "basic":
