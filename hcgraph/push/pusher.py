@@ -69,14 +69,11 @@ Progress = Callable[[int, int], None]
 
 @dataclass(frozen=True)
 class PushOptions:
-    """How to push (the CLI's options, docs/pushing.md): ``protocol`` gsp or update, ``mode``
-    replace or merge, ``concurrency`` requests in flight, ``batch`` graphs per update request,
-    ``retries`` after a connection error or a 5xx/429 (``backoff``: the first delay, doubled
-    each time), ``timeout`` per answer, ``force`` every graph (``--all``), ``verify`` the
-    counts after, ``dry_run`` send nothing, ``ca_bundle`` PEM CAs to trust. ``bulk``: ``auto``
-    bulk-loads the unrecorded graphs (all with ``force``) where the endpoint has a bulk path,
-    the protocol is gsp and at least :data:`BULK_MIN_GRAPHS` go; ``always`` however few;
-    ``never``. ``bulk_bytes``: the graphs' N-Triples bytes per bulk request (about).
+    """How to push: the CLI's options of the same names (docs/pushing.md; ``force`` is
+    ``--all``), plus ``backoff``, the first retry delay (doubled each time), and ``bulk_bytes``,
+    about the N-Triples bytes per bulk request. ``bulk``: ``auto`` bulk-loads the unrecorded
+    graphs (all with ``force``) where the endpoint has a bulk path, the protocol is gsp and at
+    least :data:`BULK_MIN_GRAPHS` go; ``always`` however few; ``never``.
     """
 
     protocol: str = "gsp"
