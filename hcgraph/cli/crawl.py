@@ -63,7 +63,7 @@ _SHOWN_FAILURES = 20
     help="Links of index pages and sitemaps whose path matches this are stories.",
 )  # fmt: skip
 @click.option(
-    "--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    "--report", type=click.Path(dir_okay=False, path_type=Path), default=None,
     help="JSON crawl report (default: STORE/crawl-report.json).",
 )  # fmt: skip
 @store_option
@@ -74,7 +74,6 @@ def crawl_command(
     max_bytes: int,
     no_conditional: bool,
     follow: str,
-    report_path: Path | None,
     store_dir: Path,
     **options: Any,  # the rest: CrawlOptions' fields, named alike
 ) -> None:
@@ -105,7 +104,6 @@ def crawl_command(
     opts = CrawlOptions(
         conditional=not no_conditional,
         policy=FetchPolicy(timeout=timeout, retries=retries, max_bytes=max_bytes),
-        report=report_path,
         follow=parse_follow(follow),
         **options,
     )
