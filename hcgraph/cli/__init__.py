@@ -11,7 +11,7 @@ Exit codes: 0 success; 1 user error (bad option, bad store, unknown name); 2 usa
 
 from __future__ import annotations
 
-import importlib
+import pkgutil
 import sys
 from typing import Any
 
@@ -82,8 +82,7 @@ class _LazyGroup(click.Group):
         target = COMMANDS.get(cmd_name)
         if target is None:
             return None
-        module_name, attr = target.split(":")
-        command = getattr(importlib.import_module(module_name), attr)
+        command = pkgutil.resolve_name(target)
         assert isinstance(command, click.Command)
         return command
 

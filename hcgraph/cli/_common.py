@@ -13,10 +13,11 @@ from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 
 from ..errors import visible
-from ..limits import parse_memory
-from ..store import DEFAULT_STORE
+from ..limits import default_query_memory, parse_memory, run_limited
+from ..store import DEFAULT_STORE, Store
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 
 #: The width output that is not a terminal is laid out at: wide enough that no line is
@@ -85,6 +86,26 @@ def print_lines(lines: Iterable[tuple[str, Any]]) -> None:
     or stderr (``"err"``), in order."""
     for stream, line in lines:
         (err_console if stream == "err" else out_console).print(line)
+
+
+def on_store(func: Callable[..., T], store_dir: Path, *args: Any) -> T:
+    """``func(store, *args)`` on the store at ``store_dir``, open read-only."""
+    with Store(store_dir, read_only=True) as store:
+        return func(store, *args)
+
+
+def run_limited_on_store(
+    func: Callable[..., T], store_dir: Path, *args: Any, query_memory: int | None, **limits: Any
+) -> T:
+    """:func:`on_store` in a child process (:func:`~hcgraph.limits.run_limited`, given
+    ``limits``: ``name``, ``timeout_s``, ``daemon``) under ``--query-memory`` (``None``: the
+    default share; 0: none), so a query that runs away stops with one line, not a kernel
+    kill; in this process when no limit applies."""
+    memory = default_query_memory() if query_memory is None else query_memory
+    if limits.get("timeout_s") is None and not memory:
+        return on_store(func, store_dir, *args)
+    result: T = run_limited(on_store, func, store_dir, *args, memory=memory, **limits)
+    return result
 
 
 def width_option(func: F) -> F:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -10,15 +11,14 @@ from ..provenance.auditing import AuditOptions, audit, render_markdown, render_s
 from ..provenance.report_html import write_report
 from ..provenance.scope import MAX_REPEAT_WINDOW, MAX_SOURCE_AGE
 from ..store import Store
-from ._common import err_console, flag_option, out_console, store_option, width_option
+from ._common import err_console, file_option, flag_option, out_console, store_option, width_option
 
 
 @click.command("audit")
 @click.argument("stories", nargs=-1)
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "md"]), default="table",
               show_default=True)  # fmt: skip
-@click.option("--html", "html", type=click.Path(dir_okay=False, path_type=Path),
-              help="Also write a self-contained offline HTML report here.")  # fmt: skip
+@file_option("--html", help="Also write a self-contained offline HTML report here.")
 @click.option("--max-source-age", type=click.IntRange(min=0, max=MAX_SOURCE_AGE), default=30,
               show_default=True, help="Days a source may predate its story.")  # fmt: skip
 @click.option("--repeat-window", type=click.IntRange(min=0, max=MAX_REPEAT_WINDOW), default=7,
@@ -31,14 +31,7 @@ from ._common import err_console, flag_option, out_console, store_option, width_
 @width_option
 @store_option
 def audit_command(
-    stories: tuple[str, ...],
-    fmt: str,
-    html: Path | None,
-    max_source_age: int,
-    repeat_window: int,
-    repeat_threshold: float,
-    include_withdrawn: bool,
-    store_dir: Path,
+    stories: tuple[str, ...], fmt: str, html: Path | None, store_dir: Path, **options: Any
 ) -> None:
     """Check stories (default: all current ones) against the promises of their disclosure.
 
@@ -53,9 +46,8 @@ def audit_command(
       hcgraph audit --html output/audit.html
       hcgraph audit 'https://hangingcontext.com/stories/2026-10-20/agentic-rl-production/'
     """
-    options = AuditOptions(max_source_age, repeat_window, repeat_threshold, include_withdrawn)
-    with Store(store_dir, read_only=True) as store:
-        report = audit(store, list(stories) or None, options)
+    with Store(store_dir, read_only=True) as store:  # options: AuditOptions' fields, named alike
+        report = audit(store, list(stories) or None, AuditOptions(**options))
     if fmt == "json":
         click.echo(report.to_json())
     elif fmt == "md":

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -13,10 +13,16 @@ from ..checking import INTEGRITY_CHECKS, CheckReport, Finding
 from ..checking import check as run_check
 from ..deepcheck import deep_check
 from ..errors import one_line
-from ..limits import default_query_memory, run_limited
 from ..shacl import MODES
-from ..store import Store
-from ._common import file_option, flag_option, int_option, query_memory_option, store_option
+from ._common import (
+    file_option,
+    flag_option,
+    int_option,
+    on_store,
+    query_memory_option,
+    run_limited_on_store,
+    store_option,
+)
 
 
 def render_text(report: CheckReport, *, max_per_story: int = 0) -> str:
@@ -121,16 +127,20 @@ def check(
       hcgraph check --shacl full --strict
     """
     if deep:
-        with Store(store_dir, read_only=True) as store:
-            click.echo(deep_check(store).summary(), err=True)
-    options = {
-        "shacl": shacl_mode != "off",
-        "integrity": list(only) or None,
-        "shacl_mode": shacl_mode if shacl_mode != "off" else "fast",
-        "shapes_path": str(shapes_path) if shapes_path else None,
-        "include_withdrawn": include_withdrawn,
-    }
-    report = _limited(store_dir, options, query_memory)
+        click.echo(on_store(deep_check, store_dir).summary(), err=True)
+    checked = functools.partial(
+        run_check,
+        shacl=shacl_mode != "off",
+        integrity=list(only) or None,
+        shacl_mode=shacl_mode if shacl_mode != "off" else "fast",
+        shapes_path=str(shapes_path) if shapes_path else None,
+        include_withdrawn=include_withdrawn,
+    )
+    # A damaged table can make a light query allocate without end: the memory limit turns
+    # that into one line. The check starts worker processes of its own: not a daemon.
+    report: CheckReport = run_limited_on_store(
+        checked, store_dir, name="check", query_memory=query_memory, daemon=False
+    )
     if fmt == "json":
         sys.stdout.write(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
     else:
@@ -138,21 +148,3 @@ def check(
     sys.stdout.flush()
     failed = not report.ok or (strict and report.warnings > 0)
     click.get_current_context().exit(1 if failed else 0)
-
-
-def _limited(store_dir: Path, options: dict[str, Any], query_memory: int | None) -> CheckReport:
-    """The check under the query memory limit (0: none): a damaged table can make a light
-    query allocate without end, and the limit turns that into one line, not a kernel kill."""
-    memory = default_query_memory() if query_memory is None else query_memory
-    if not memory:
-        return _checked(store_dir, options)
-    report: CheckReport = run_limited(
-        _checked, store_dir, options, name="check", memory=memory, daemon=False
-    )
-    return report
-
-
-def _checked(store_dir: Path, options: dict[str, Any]) -> CheckReport:
-    """The check itself (in the child process of :func:`~hcgraph.limits.run_limited`)."""
-    with Store(store_dir, read_only=True) as store:
-        return run_check(store, **options)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -62,17 +63,20 @@ _SHOWN_FAILURES = 20
     help="Links of index pages and sitemaps whose path matches this are stories.",
 )  # fmt: skip
 @click.option(
-    "--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    "--report", type=click.Path(dir_okay=False, path_type=Path), default=None,
     help="JSON crawl report (default: STORE/crawl-report.json).",
 )  # fmt: skip
 @store_option
 def crawl_command(
-    seeds: tuple[str, ...], depth: int, max_stories: int | None, concurrency: int,
-    per_host: int | None, rate: float | None, allow_hosts: tuple[str, ...],
-    mirrors: tuple[str, ...], ignore_robots: bool, retries: int, timeout: float,
-    max_bytes: int, json_suffix: str, contact: str | None, no_conditional: bool,
-    follow: str, story_pattern: str, report_path: Path | None, store_dir: Path,
-) -> None:  # fmt: skip
+    seeds: tuple[str, ...],
+    retries: int,
+    timeout: float,
+    max_bytes: int,
+    no_conditional: bool,
+    follow: str,
+    store_dir: Path,
+    **options: Any,  # the rest: CrawlOptions' fields, named alike
+) -> None:
     """Crawl stories from SEED URLs breadth-first over their related links.
 
     SEEDs are story pages, their index.json, or local story files; what is found goes into
@@ -97,13 +101,12 @@ def crawl_command(
       hcgraph crawl https://hangingcontext.com/stories/2026-10-20/agentic-rl-production/ \\
           --mirror https://hangingcontext.com=http://127.0.0.1:8000 --ignore-robots
     """
-    options = CrawlOptions(
-        depth=depth, max_stories=max_stories, concurrency=concurrency, per_host=per_host,
-        rate=rate, allow_hosts=allow_hosts, mirrors=mirrors, ignore_robots=ignore_robots,
-        json_suffix=json_suffix, contact=contact, conditional=not no_conditional,
+    opts = CrawlOptions(
+        conditional=not no_conditional,
         policy=FetchPolicy(timeout=timeout, retries=retries, max_bytes=max_bytes),
-        report=report_path, follow=parse_follow(follow), story_pattern=story_pattern,
-    )  # fmt: skip
+        follow=parse_follow(follow),
+        **options,
+    )
     progress = Progress(
         SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
         console=err_console, disable=not err_console.is_terminal, transient=True,
@@ -118,7 +121,7 @@ def crawl_command(
         )
 
     with progress:
-        report = crawl(list(seeds), store_dir, options, handle_signals=True, on_progress=show)
+        report = crawl(list(seeds), store_dir, opts, handle_signals=True, on_progress=show)
     print_report(report)
     raise SystemExit(report.exit_code)
 

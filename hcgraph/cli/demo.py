@@ -38,26 +38,23 @@ def demo(out_dir: Path, store_dir: Path | None, n_stories: int) -> None:
     s, c = result.summary, result.report.counts
     failed = result.report.failures
     not_found = sum(1 for f in failed if f.get("status") == 404)
-    out_console.print(
-        "hcgraph demo: crawled the bundled sample site over HTTP on 127.0.0.1 (no internet)"
-    )
-    out_console.print(
+    checked = s["supported"] + s["unsupported"] + s["not-checkable"]
+    summary = [
+        "hcgraph demo: crawled the bundled sample site over HTTP on 127.0.0.1 (no internet)",
         f"  stories      {s['stories']} in the graph ({s['real_stories']} real, "
         f"{s['sample_stories']} generated sample stories); this run: {c['added']} added, "
-        f"{c['replaced']} replaced, {c['unchanged'] + c['not_modified']} unchanged"
-    )
-    out_console.print(f"  sources      {s['sources_reused']} manifests cited by 2+ stories")
-    out_console.print(
+        f"{c['replaced']} replaced, {c['unchanged'] + c['not_modified']} unchanged",
+        f"  sources      {s['sources_reused']} manifests cited by 2+ stories",
         f"  failures     {len(failed)} related links not ingested "
-        f"({not_found} not found on the sample site; details in the crawl report)"
-    )
-    out_console.print(
-        f"  support      {s['supported'] + s['unsupported'] + s['not-checkable']} "
-        f"(paragraph, claim) pairs checked against the claims' text: {s['supported']} "
-        f"supported, {s['unsupported']} unsupported, {s['not-checkable']} not checkable"
-    )
-    out_console.print(f"  quads        {s['quads']}")
-    out_console.print("wrote:")
+        f"({not_found} not found on the sample site; details in the crawl report)",
+        f"  support      {checked} (paragraph, claim) pairs checked against the claims' text: "
+        f"{s['supported']} supported, {s['unsupported']} unsupported, "
+        f"{s['not-checkable']} not checkable",
+        f"  quads        {s['quads']}",
+        "wrote:",
+    ]
+    for line in summary:
+        out_console.print(line)
     for name, paths in result.outputs.items():
         for path in paths:
             out_console.print(f"  {name:<13}{shown(path)}")

@@ -3,25 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from ..ingest import IngestReport, check_paths, discover, ingest_paths, withdraw_stories
 from ..store import Store
-from ._common import err_console, max_bytes_option, print_lines, store_option
+from ._common import err_console, flag_option, max_bytes_option, print_lines, store_option
 
 
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @max_bytes_option("Largest story file read; larger files fail (as crawl --max-bytes).")
-@click.option(
-    "--replace", is_flag=True, help="Let a file replace a story that was crawled from its URL."
-)
-@click.option(
+@flag_option("--replace", "Let a file replace a story that was crawled from its URL.")
+@flag_option(
     "--absolute-paths",
-    is_flag=True,
-    help="Record each file's absolute path in the graph (default: its path relative to the "
+    "Record each file's absolute path in the graph (default: its path relative to the "
     "directory given, or its name), which then travels into every export and push.",
 )
 @click.option(
@@ -34,12 +32,7 @@ from ._common import err_console, max_bytes_option, print_lines, store_option
 )
 @store_option
 def ingest(
-    paths: tuple[Path, ...],
-    store_dir: Path,
-    max_bytes: int,
-    replace: bool,
-    absolute_paths: bool,
-    withdraw: tuple[str, ...],
+    paths: tuple[Path, ...], store_dir: Path, withdraw: tuple[str, ...], **options: Any
 ) -> None:
     """Ingest story JSON files (or directories of them) into the store.
 
@@ -82,9 +75,7 @@ def ingest(
                 store,
                 present,
                 on_progress=lambda n: progress.advance(task, n),
-                max_bytes=max_bytes,
-                replace=replace,
-                absolute_paths=absolute_paths,
+                **options,  # --max-bytes, --replace, --absolute-paths: named as ingest_paths'
                 # counts only (flat memory at any size); each failure shown as it happens
                 report=IngestReport(
                     keep_results=False, on_failure=lambda failure: print_lines(failure.render())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -42,14 +43,7 @@ def manifests() -> None:
 @click.option("--rate", type=FiniteFloat(min=0), default=2.0, show_default=True,
               help="Requests per second to the API (0: no limit).")  # fmt: skip
 @store_option
-def fetch(
-    api: str,
-    key_env: str,
-    directory: Path | None,
-    max_fetch: int | None,
-    rate: float,
-    store_dir: Path,
-) -> None:
+def fetch(directory: Path | None, store_dir: Path, **options: Any) -> None:
     """Fetch the reply of every manifest the store cites, then check the stories by them.
 
     A manifest is never fetched twice: replies are kept in the store's archive, and a rerun
@@ -62,9 +56,8 @@ def fetch(
       SYNORB_KEY=... hcgraph manifests fetch --max 25
       hcgraph manifests fetch --dir replies/ --store output/store
     """
-    options = FetchOptions(api=api, key_env=key_env, max_fetch=max_fetch, rate=rate)
-    with Store(store_dir) as store:
-        report = pull_manifests(store, options, directory=directory)
+    with Store(store_dir) as store:  # options: FetchOptions' fields, named alike
+        report = pull_manifests(store, FetchOptions(**options), directory=directory)
     for line in report.lines():
         out_console.print(line, markup=False, highlight=False)
     if report.exit_code:

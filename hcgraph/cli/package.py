@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -28,9 +29,7 @@ from ._common import file_option, out_console, shown, store_option
     help="The crate's license (default: the license the stories state, schema:license).",
 )  # fmt: skip
 @store_option
-def package(
-    out_dir: Path, report: Path | None, wacz: bool, license_url: str | None, store_dir: Path
-) -> None:
+def package(out_dir: Path, store_dir: Path, **options: Any) -> None:
     """Package the store's graph, claim reviews, audit and crawl report as an RO-Crate.
 
     Writes DIR/ro-crate-metadata.json (RO-Crate 1.1) describing each file (encodingFormat,
@@ -47,6 +46,6 @@ def package(
 
     if not store_dir.is_dir():
         raise ExportError(f"--store {store_dir}: no such store")
-    done = write_rocrate(store_dir, out_dir, report=report, wacz=wacz, license_url=license_url)
+    done = write_rocrate(store_dir, out_dir, **options)  # --report, --wacz, --license
     files = ", ".join(f"{name} ({size:,} bytes)" for name, size in done.files.items())
     out_console.print(f"wrote RO-Crate {shown(done.directory)}: {files}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.progress import (
@@ -93,19 +94,9 @@ def push_command(
     gsp_path: str | None,
     query_path: str | None,
     update_path: str | None,
-    protocol: str,
-    bulk: str,
-    mode: str,
     auth_env: str | None,
-    ca_bundle: Path | None,
-    verify: bool,
-    force: bool,
-    dry_run: bool,
-    concurrency: int,
-    batch: int,
-    retries: int,
-    timeout: float,
     store_dir: Path,
+    **options: Any,  # the rest: PushOptions' fields, named alike
 ) -> None:
     """Push each named graph to a triple store.
 
@@ -134,12 +125,8 @@ def push_command(
         endpoint, preset, gsp_path=gsp_path, query_path=query_path, update_path=update_path,
         authenticated=credentials is not None,
     )  # fmt: skip
-    options = PushOptions(
-        protocol=protocol, mode=mode, concurrency=concurrency, batch=batch, retries=retries,
-        timeout=timeout, force=force, verify=verify, dry_run=dry_run, ca_bundle=ca_bundle,
-        bulk=bulk,
-    )  # fmt: skip
-    options.check()
+    opts = PushOptions(**options)
+    opts.check()
     if credentials_at_risk(target.url, credentials):
         err_console.print("[yellow]warning:[/] sending credentials over plain http://")
     with Store(store_dir, read_only=True) as store:
@@ -157,11 +144,9 @@ def push_command(
                 done = progress.tasks[task].fields["triples"] + triples
                 progress.update(task, advance=graphs, triples=done)
 
-            report = push_graphs(
-                store, target, options, credentials=credentials, on_progress=advance
-            )
-    print_lines(report.render(dry_run=dry_run))
-    if dry_run:
+            report = push_graphs(store, target, opts, credentials=credentials, on_progress=advance)
+    print_lines(report.render(dry_run=opts.dry_run))
+    if opts.dry_run:
         return
     if report.aborted is not None:
         raise SystemExit(1)

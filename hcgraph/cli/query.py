@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import sys
 from pathlib import Path
@@ -13,16 +14,15 @@ from rich.text import Text
 
 from .._io import atomic_text_writer
 from ..errors import QueryError
-from ..limits import default_query_memory, run_limited
-from ..queries import QueryResult, SavedQuery, load_query, run_query, saved_queries
+from ..queries import QueryResult, load_query, run_query, saved_queries
 from ..results import FORMATS, write_result, write_table
-from ..store import Store
 from ._common import (
     FiniteFloat,
     file_option,
     flag_option,
     out_console,
     query_memory_option,
+    run_limited_on_store,
     store_option,
     width_option,
 )
@@ -50,18 +50,6 @@ def _list_queries() -> None:
         )
         table.add_row(Text(name), Text(query.title), Text(params))
     out_console.print(table, soft_wrap=False)
-
-
-def _query_in_child(
-    store_dir: Path,
-    saved: SavedQuery,
-    params: dict[str, str],
-    allow: bool,
-    page: dict[str, Any],
-) -> QueryResult:
-    """The query, run in the child process of :func:`hcgraph.limits.run_limited`."""
-    with Store(store_dir, read_only=True) as store:
-        return run_query(store, saved, params, allow_service=allow, **page)
 
 
 @click.command()
@@ -107,11 +95,9 @@ def query(
     timeout_s: float | None,
     query_memory: int | None,
     list_only: bool,
-    limit: int | None,
-    offset: int,
     allow_service: bool,
-    include_withdrawn: bool,
     store_dir: Path,
+    **page: Any,  # --limit, --offset, --include-withdrawn: run_query's own keywords
 ) -> None:
     """Run a saved query by NAME, or any SPARQL .rq FILE, over the store.
 
@@ -139,21 +125,12 @@ def query(
         names = ", ".join(saved_queries())
         raise click.UsageError(f"give a saved query name or a .rq file (saved: {names})")
     saved = load_query(name_or_file)
-    bindings = _parse_params(params)
-    page: dict[str, Any] = {
-        "limit": limit,
-        "offset": offset,
-        "include_withdrawn": include_withdrawn,
-    }
-    memory = default_query_memory() if query_memory is None else query_memory
-    if timeout_s is not None or memory:
-        result = run_limited(
-            _query_in_child, store_dir, saved, bindings, allow_service, page,
-            name=saved.name, timeout_s=timeout_s, memory=memory,
-        )  # fmt: skip
-    else:
-        with Store(store_dir, read_only=True) as store:
-            result = run_query(store, saved, bindings, allow_service=allow_service, **page)
+    ask = functools.partial(
+        run_query, query=saved, params=_parse_params(params), allow_service=allow_service, **page
+    )
+    result: QueryResult = run_limited_on_store(
+        ask, store_dir, name=saved.name, query_memory=query_memory, timeout_s=timeout_s
+    )
     if out is None:
         if fmt == "table":
             write_table(result, sys.stdout, width=out_console.fixed_width)

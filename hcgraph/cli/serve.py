@@ -4,19 +4,14 @@ from __future__ import annotations
 
 import signal
 from pathlib import Path
-from types import FrameType
+from typing import Any
 
 import click
 
 from ..deepcheck import deep_check
 from ..serve import DEFAULT_PORT, DEFAULT_TIMEOUT_S, Endpoint
-from ..store import Store
 from ..workbench import workbench_files
-from ._common import FiniteFloat, flag_option, query_memory_option, store_option
-
-
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
+from ._common import FiniteFloat, flag_option, on_store, query_memory_option, store_option
 
 
 @click.command()
@@ -42,25 +37,14 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
     help="First read every index of the store (as hcgraph check --deep): a damaged store"
     " is named and not served. Slow on a large store.",
 )  # fmt: skip
-@click.option(
-    "--no-workbench", is_flag=True,
-    help="Serve no query page at / (only the /query endpoint).",
-)  # fmt: skip
+@flag_option("--no-workbench", "Serve no query page at / (only the /query endpoint).")
 @flag_option(
     "--allow-service",
     "Let queries use SERVICE (federation: the server then fetches the URLs they name).",
 )
 @store_option
 def serve(
-    host: str,
-    port: int,
-    timeout_s: float,
-    workers: int | None,
-    query_memory: int | None,
-    check_deep: bool,
-    no_workbench: bool,
-    allow_service: bool,
-    store_dir: Path,
+    timeout_s: float, check_deep: bool, no_workbench: bool, store_dir: Path, **options: Any
 ) -> None:
     """Serve the store read-only over the SPARQL 1.1 Protocol until Ctrl-C.
 
@@ -81,15 +65,12 @@ def serve(
         http://127.0.0.1:7878/query
     """
     if check_deep:
-        with Store(store_dir, read_only=True) as store:
-            click.echo(deep_check(store).summary(), err=True)
-    endpoint = Endpoint(
-        store_dir, host=host, port=port, timeout_s=timeout_s or None,
-        allow_service=allow_service, workers=workers,
-        static=None if no_workbench else workbench_files(), query_memory=query_memory,
-    )  # fmt: skip
+        click.echo(on_store(deep_check, store_dir).summary(), err=True)
+    static = None if no_workbench else workbench_files()
+    # options: --host, --port, --workers, --query-memory, --allow-service, named as Endpoint's
+    endpoint = Endpoint(store_dir, timeout_s=timeout_s or None, static=static, **options)
     # SIGTERM (service managers, `timeout`) stops the server as cleanly as Ctrl-C does.
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         endpoint.start()
         workbench = "" if no_workbench else f"; workbench: {endpoint.url}/"

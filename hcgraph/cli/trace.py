@@ -11,7 +11,7 @@ from ..provenance.prov_export import PROV_FORMATS
 from ..provenance.trace_picture import MAX_STORIES
 from ..provenance.tracing import render_markdown, render_tree, trace
 from ..store import Store
-from ._common import TermConsole, out_console, store_option, width_option
+from ._common import TermConsole, file_option, out_console, store_option, width_option
 
 FORMATS = ["tree", "json", "md", *PROV_FORMATS]
 
@@ -19,8 +19,7 @@ FORMATS = ["tree", "json", "md", *PROV_FORMATS]
 @click.command("trace")
 @click.argument("target")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="tree", show_default=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write to this file instead of stdout.")  # fmt: skip
+@file_option("-o", "--output", help="Write to this file instead of stdout.")
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True,
               help="For a manifest or claim: detail at most this many citing stories.")  # fmt: skip
 @click.option("--all", "show_all", is_flag=True, help="Detail every citing story.")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -48,17 +49,7 @@ _BIG_MAP = 5000
 )  # fmt: skip
 @flag_option("--include-withdrawn", "Draw withdrawn stories too (default: current stories only).")
 @store_option
-def viz(
-    view: str,
-    focus: str | None,
-    out: Path | None,
-    top: int | None,
-    group_stories: str | None,
-    overview: bool | None,
-    renderer: str,
-    include_withdrawn: bool,
-    store_dir: Path,
-) -> None:
+def viz(store_dir: Path, **options: Any) -> None:
     """Draw an interactive citation map: one HTML file that works offline.
 
     It opens from file:// with a legend, tooltips, search, filters and click-to-highlight
@@ -73,17 +64,14 @@ def viz(
       hcgraph viz --view sources                    # -> output/map-sources.html
       hcgraph viz --view time                       # -> output/map-time.html
     """
-    with Store(store_dir, read_only=True) as store:
-        info = draw_map(
-            store, view, focus, out, top=top, group_stories=group_stories, overview=overview,
-            renderer=renderer, include_withdrawn=include_withdrawn,
-        )  # fmt: skip
+    with Store(store_dir, read_only=True) as store:  # options: draw_map's, named alike
+        info = draw_map(store, **options)
     click.echo(
         f"wrote {info.path} ({info.view} map: {info.nodes} nodes, {info.edges} edges, "
         f"{info.bytes / 1e6:.1f} MB)",
         err=True,
     )
-    if info.nodes > _BIG_MAP and top is None and group_stories is None:
+    if info.nodes > _BIG_MAP and options["top"] is None and options["group_stories"] is None:
         click.echo(
             "tip: a map this big reads better with --top N and/or --group-stories newsroom-day",
             err=True,

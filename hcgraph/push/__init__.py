@@ -5,11 +5,6 @@
 >>> with Store("output/store", read_only=True) as store:            # doctest: +SKIP
 ...     target = resolve_endpoint("http://127.0.0.1:7878")
 ...     report = push_graphs(store, target, PushOptions(verify=True))
-
-Modules: :mod:`.endpoints` (URLs and presets), :mod:`.auth` (credentials),
-:mod:`.protocols` (what is sent, content hashes, the requests: GSP, Update, bulk load),
-:mod:`.state` (what was pushed where), :mod:`.verify` (what the server holds),
-:mod:`.pusher` (orchestration).
 """
 
 from .auth import Credentials, credentials_from_env

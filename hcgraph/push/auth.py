@@ -89,38 +89,29 @@ class _HeaderAuth(httpx.Auth):
     def __init__(self, header: str) -> None:
         self._value = header
 
-    def __repr__(self) -> str:
-        return "_HeaderAuth(***)"
-
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
         request.headers["Authorization"] = self._value
         yield request
 
 
 class _Digest(httpx.DigestAuth):
-    """httpx's Digest flow, remembering the requests it resends after a challenge."""
+    """httpx's Digest flow; a request it resends after a ``401`` joins :data:`_CHALLENGED`."""
 
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        return _marking(super().auth_flow(request))
-
-
-def _marking(
-    flow: Generator[httpx.Request, httpx.Response, None],
-) -> Generator[httpx.Request, httpx.Response, None]:
-    """Run ``flow``; a request it sends after a ``401`` answer joins :data:`_CHALLENGED`."""
-    sent = next(flow)
-    while True:
-        response = yield sent
-        try:
-            sent = flow.send(response)
-        except StopIteration:
-            return
-        except (KeyError, NotImplementedError) as exc:  # httpx lacks it: no hung worker
-            raise PushError(
-                f"the server's Digest challenge cannot be answered: {_lacking(exc)}"
-            ) from None
-        if response.status_code == 401:
-            _CHALLENGED.add(sent)
+        flow = super().auth_flow(request)
+        sent = next(flow)
+        while True:
+            response = yield sent
+            try:
+                sent = flow.send(response)
+            except StopIteration:
+                return
+            except (KeyError, NotImplementedError) as exc:  # httpx lacks it: no hung worker
+                raise PushError(
+                    f"the server's Digest challenge cannot be answered: {_lacking(exc)}"
+                ) from None
+            if response.status_code == 401:
+                _CHALLENGED.add(sent)
 
 
 class _AnyAuth(httpx.Auth):
@@ -134,9 +125,6 @@ class _AnyAuth(httpx.Auth):
         self._basic = f"Basic {token}"
         self._digest = _Digest(user, password)
         self._scheme: str | None = None  # learned from the first challenge
-
-    def __repr__(self) -> str:
-        return f"_AnyAuth({self._scheme or 'unknown'}, ***)"
 
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
         if self._scheme == "basic":
@@ -197,49 +185,35 @@ def credentials_from_env(variable: str, environ: dict[str, str] | None = None) -
     value = env.get(variable, "").strip()
     if not value:
         raise PushError(f"--auth-env {variable}: the environment variable is not set or empty")
-    if value.lower() == "digest" or value[:7].lower() == "digest ":
-        return _digest(variable, value)
-    if value.lower() == "bearer" or value[:7].lower() == "bearer ":
-        return _bearer(variable, value[6:].strip())
-    if ":" not in value:
-        return _bearer(variable, value)
+    word, _, rest = value.partition(" ")  # the scheme word, any case
+    if word.lower() == "digest":
+        user, sep, password = rest.strip().partition(":")
+        if not sep or not user:
+            raise PushError(f"--auth-env {variable}: digest credentials are 'Digest user:password'")
+        return Credentials("digest", variable, "", _redacted(value, password), (user, password))
+    if word.lower() == "bearer" or ":" not in value:
+        token = rest.strip() if word.lower() == "bearer" else value
+        if not token:
+            raise PushError(f"--auth-env {variable}: empty bearer token")
+        return Credentials("bearer", variable, f"Bearer {token}", _redacted(token))
     user, _, password = value.partition(":")
     token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
-    secrets = tuple(s for s in (value, password, token) if len(s) >= 3)
+    secrets = _redacted(value, password, token)
     return Credentials("password", variable, "", secrets, (user, password))
 
 
-def _digest(variable: str, value: str) -> Credentials:
-    """``Digest user:password`` credentials (the scheme word any case)."""
-    user, sep, password = value[7:].strip().partition(":")
-    if not sep or not user:
-        raise PushError(f"--auth-env {variable}: digest credentials are 'Digest user:password'")
-    secrets = tuple(s for s in (value, password) if len(s) >= 3)
-    return Credentials("digest", variable, "", secrets, (user, password))
-
-
-def _bearer(variable: str, token: str) -> Credentials:
-    if not token:
-        raise PushError(f"--auth-env {variable}: empty bearer token")
-    secrets = (token,) if len(token) >= 3 else ()
-    return Credentials("bearer", variable, f"Bearer {token}", secrets)
+def _redacted(*secrets: str) -> tuple[str, ...]:
+    """The forms of a secret to scrub from printed text (two characters would scrub words)."""
+    return tuple(s for s in secrets if len(s) >= 3)
 
 
 def is_loopback(url: str) -> bool:
     """True if ``url``'s host is ``localhost`` or a loopback IP address (parsed, never
     prefix-matched: ``http://127.0.0.1.evil.example`` is remote)."""
     try:
-        host = urlsplit(url.strip()).hostname
-    except ValueError:
-        return False
-    if not host:
-        return False
-    host = host.rstrip(".").lower()
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
+        host = (urlsplit(url.strip()).hostname or "").rstrip(".").lower()
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:  # not a URL, or a host that is neither localhost nor an IP address
         return False
 
 

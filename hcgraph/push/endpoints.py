@@ -91,23 +91,16 @@ def resolve_endpoint(
         known = ", ".join(sorted(PRESETS))
         raise PushError(f"unknown endpoint preset {preset!r}; choose one of: {known}")
 
-    def pick(override: str | None, default: str, option: str) -> str:
-        return _join(base, override if override is not None else default, option)
-
+    defaults = (layout.gsp, layout.query, layout.update)
+    if authenticated and layout.authenticated is not None:
+        defaults = layout.authenticated
+    overrides = {"gsp": gsp_path, "query": query_path, "update": update_path}
     gsp, query, update = (
-        layout.authenticated
-        if authenticated and layout.authenticated is not None
-        else (layout.gsp, layout.query, layout.update)
+        _join(base, default if path is None else path, f"--{service}-path")
+        for (service, path), default in zip(overrides.items(), defaults, strict=True)
     )
-    gsp_url = pick(gsp_path, gsp, "--gsp-path")
-    return RemoteEndpoint(
-        url=base,
-        gsp_url=gsp_url,
-        query_url=pick(query_path, query, "--query-path"),
-        update_url=pick(update_path, update, "--update-path"),
-        content_type=layout.content_type,
-        bulk_url=gsp_url if layout.bulk else None,
-    )
+    bulk = gsp if layout.bulk else None
+    return RemoteEndpoint(base, gsp, query, update, layout.content_type, bulk)
 
 
 def _check_url(url: str, option: str) -> str:

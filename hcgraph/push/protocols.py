@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import httpx
 import pyoxigraph as ox
@@ -29,16 +30,7 @@ import pyoxigraph as ox
 from ..store import Store
 from .endpoints import RemoteEndpoint
 
-__all__ = [
-    "LocalGraph",
-    "bulk_body",
-    "bulk_request",
-    "drop_request",
-    "gsp_request",
-    "local_graphs",
-    "update_body",
-    "update_request",
-]
+__all__ = ["LocalGraph", "bulk_body", "local_graphs", "request", "update_body"]
 
 METHODS = {"replace": "PUT", "merge": "POST"}
 _UPDATE_TYPE = "application/sparql-update; charset=utf-8"
@@ -68,19 +60,6 @@ def local_graphs(store: Store) -> Iterator[LocalGraph]:
         yield LocalGraph(iri, body, len(lines), hashlib.sha256(body).hexdigest())
 
 
-def gsp_request(
-    client: httpx.AsyncClient, endpoint: RemoteEndpoint, graph: LocalGraph, mode: str
-) -> httpx.Request:
-    """The request that sends ``graph`` to ``endpoint`` (``mode``: replace or merge)."""
-    return client.build_request(
-        METHODS[mode],
-        endpoint.gsp_url,
-        params={"graph": graph.iri},
-        content=graph.body,
-        headers={"Content-Type": endpoint.content_type},
-    )
-
-
 def update_body(graphs: Sequence[LocalGraph], mode: str) -> bytes:
     """The SPARQL Update text for ``graphs`` (``mode``: replace or merge)."""
     operations: list[bytes] = []
@@ -90,13 +69,6 @@ def update_body(graphs: Sequence[LocalGraph], mode: str) -> bytes:
             operations.append(b"DROP SILENT GRAPH " + name)
         operations.append(b"INSERT DATA { GRAPH " + name + b" {\n" + graph.body + b"} }")
     return b" ;\n".join(operations) + b"\n"
-
-
-def update_request(
-    client: httpx.AsyncClient, endpoint: RemoteEndpoint, graphs: Sequence[LocalGraph], mode: str
-) -> httpx.Request:
-    """A POST of the update for ``graphs`` (SPARQL 1.1 Protocol)."""
-    return _post_update(client, endpoint, update_body(graphs, mode))
 
 
 def bulk_body(graphs: Sequence[LocalGraph]) -> bytes:
@@ -125,31 +97,39 @@ class _Parts(httpx.AsyncByteStream):
                 yield view[start : start + _PIECE]  # type: ignore[misc]
 
 
-def bulk_request(
-    client: httpx.AsyncClient, endpoint: RemoteEndpoint, graphs: Sequence[LocalGraph]
+def request(
+    client: httpx.AsyncClient,
+    endpoint: RemoteEndpoint,
+    kind: str,
+    job: Sequence[LocalGraph] | Sequence[str],
+    mode: str,
 ) -> httpx.Request:
-    """One bulk-loader POST carrying ``graphs`` (the endpoint must have a ``bulk_url``)."""
-    assert endpoint.bulk_url is not None
-    parts = _bulk_parts(graphs)
-    size = sum(map(len, parts))
-    return client.build_request(
-        "POST",
-        endpoint.bulk_url,
-        params={"no_transaction": ""},
-        content=_Parts(parts),
-        headers={"Content-Type": "application/trig", "Content-Length": str(size)},
-    )
-
-
-def drop_request(
-    client: httpx.AsyncClient, endpoint: RemoteEndpoint, iris: Sequence[str]
-) -> httpx.Request:
-    """A SPARQL Update dropping ``iris`` (pyoxigraph-validated IRIs; nothing else spliced in)."""
-    body = " ;\n".join(f"DROP SILENT GRAPH {ox.NamedNode(iri)}" for iri in iris) + "\n"
-    return _post_update(client, endpoint, body.encode("utf-8"))
-
-
-def _post_update(client: httpx.AsyncClient, endpoint: RemoteEndpoint, body: bytes) -> httpx.Request:
-    return client.build_request(
-        "POST", endpoint.update_url, content=body, headers={"Content-Type": _UPDATE_TYPE}
-    )
+    """The request of one job of ``kind`` (gsp: one graph; bulk, update: graphs; drop: graph
+    IRIs), as the module says; ``mode``: replace or merge."""
+    graphs = cast("Sequence[LocalGraph]", job)
+    if kind == "gsp":
+        return client.build_request(
+            METHODS[mode],
+            endpoint.gsp_url,
+            params={"graph": graphs[0].iri},
+            content=graphs[0].body,
+            headers={"Content-Type": endpoint.content_type},
+        )
+    if kind == "bulk":
+        assert endpoint.bulk_url is not None
+        parts = _bulk_parts(graphs)
+        headers = {"Content-Type": "application/trig", "Content-Length": str(sum(map(len, parts)))}
+        return client.build_request(
+            "POST",
+            endpoint.bulk_url,
+            params={"no_transaction": ""},
+            content=_Parts(parts),
+            headers=headers,
+        )
+    if kind == "drop":
+        drops = (f"DROP SILENT GRAPH {ox.NamedNode(iri)}" for iri in cast("Sequence[str]", job))
+        body = (" ;\n".join(drops) + "\n").encode("utf-8")
+    else:
+        body = update_body(graphs, mode)
+    headers = {"Content-Type": _UPDATE_TYPE}
+    return client.build_request("POST", endpoint.update_url, content=body, headers=headers)

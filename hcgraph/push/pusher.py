@@ -18,7 +18,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict, Unpack, cast
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 import httpx
 
@@ -29,14 +29,7 @@ from ..retry import Backoff
 from ..store import Store
 from .auth import Credentials, answered_challenge
 from .endpoints import RemoteEndpoint
-from .protocols import (
-    LocalGraph,
-    bulk_request,
-    drop_request,
-    gsp_request,
-    local_graphs,
-    update_request,
-)
+from .protocols import LocalGraph, local_graphs, request
 from .state import PushState
 from .verify import VerifyReport, compare_counts, remote_counts, remote_graphs
 
@@ -76,14 +69,11 @@ Progress = Callable[[int, int], None]
 
 @dataclass(frozen=True)
 class PushOptions:
-    """How to push (the CLI's options, docs/pushing.md): ``protocol`` gsp or update, ``mode``
-    replace or merge, ``concurrency`` requests in flight, ``batch`` graphs per update request,
-    ``retries`` after a connection error or a 5xx/429 (``backoff``: the first delay, doubled
-    each time), ``timeout`` per answer, ``force`` every graph (``--all``), ``verify`` the
-    counts after, ``dry_run`` send nothing, ``ca_bundle`` PEM CAs to trust. ``bulk``: ``auto``
-    bulk-loads the unrecorded graphs (all with ``force``) where the endpoint has a bulk path,
-    the protocol is gsp and at least :data:`BULK_MIN_GRAPHS` go; ``always`` however few;
-    ``never``. ``bulk_bytes``: the graphs' N-Triples bytes per bulk request (about).
+    """How to push: the CLI's options of the same names (docs/pushing.md; ``force`` is
+    ``--all``), plus ``backoff``, the first retry delay (doubled each time), and ``bulk_bytes``,
+    about the N-Triples bytes per bulk request. ``bulk``: ``auto`` bulk-loads the unrecorded
+    graphs (all with ``force``) where the endpoint has a bulk path, the protocol is gsp and at
+    least :data:`BULK_MIN_GRAPHS` go; ``always`` however few; ``never``.
     """
 
     protocol: str = "gsp"
@@ -154,16 +144,14 @@ class PushReport:
         ``"err"``, the summary on ``"out"``, then the verification and an abort. A
         ``dry_run`` lists the pending graphs instead. What the server and the store wrote
         (graph names, reasons) is escaped (:func:`~hcgraph.errors.visible`)."""
-        from rich.text import Text
-
         if dry_run:
-            pending = [("out", Text(_v(graph))) for graph in self.pending]
+            pending = [_line("out", _v(graph)) for graph in self.pending]
             would = f"would push {len(self.pending)} of {self.graphs} graphs to {_v(self.endpoint)}"
-            return [*pending, ("out", Text(f"{would} ({self.unchanged} unchanged)"))]
-        lines = [_labelled("failed:", f"{_v(f.graph)}: {_v(f.reason)}") for f in self.failures]
-        lines += [("out", Text(self._summary())), *self._verified()]
+            return [*pending, _line("out", f"{would} ({self.unchanged} unchanged)")]
+        lines = [_line("err", f"{_v(f.graph)}: {_v(f.reason)}", "failed:") for f in self.failures]
+        lines += [_line("out", self._summary()), *self._verified()]
         if self.aborted is not None:
-            lines.append(("err", Text(f"error: {_v(self.aborted)}; rerun to push the rest")))
+            lines.append(_line("err", f"error: {_v(self.aborted)}; rerun to push the rest"))
         return lines
 
     def _summary(self) -> str:
@@ -183,28 +171,26 @@ class PushReport:
     def _verified(self) -> list[tuple[str, Text]]:
         """The verification's lines: the graphs that differ, then the verdict (or why the
         counts could not be compared: the push happened all the same)."""
-        from rich.text import Text
-
         verify = self.verify
         if verify is None:
             return []
         if verify.error is not None:
-            return [("err", Text(f"error: {_v(verify.error)}; the counts were not compared"))]
+            return [_line("err", f"error: {_v(verify.error)}; the counts were not compared")]
         lines = []
         for m in verify.mismatches:
             remote = "missing" if m.remote == 0 else f"{m.remote} triples"
-            lines.append(
-                _labelled("verify:", f"{_v(m.graph)}: local {m.local} triples, remote {remote}")
-            )
+            text = f"{_v(m.graph)}: local {m.local} triples, remote {remote}"
+            lines.append(_line("err", text, "verify:"))
         state = "all match" if verify.ok else f"{len(verify.mismatches)} differ"
-        lines.append(("out", Text(f"verified {verify.checked} graphs on the server: {state}")))
+        lines.append(_line("out", f"verified {verify.checked} graphs on the server: {state}"))
         return lines
 
 
-def _labelled(label: str, text: str) -> tuple[str, Text]:
+def _line(stream: str, text: str, label: str = "") -> tuple[str, Text]:
+    """One ``(stream, line)`` of the rendered push; a ``label`` goes first, in red."""
     from rich.text import Text
 
-    return "err", Text.assemble((label, "red"), f" {text}")
+    return stream, Text.assemble((label, "red"), f" {text}") if label else Text(text)
 
 
 class _Abort(Exception):
@@ -529,19 +515,6 @@ class _Run:
         self.report.triples += triples
         self.on_progress(len(job), triples)
 
-    def _request(
-        self, client: httpx.AsyncClient, job: Sequence[LocalGraph] | Sequence[str], kind: str
-    ) -> httpx.Request:
-        mode = self.opts.mode
-        if kind == "drop":
-            return drop_request(client, self.endpoint, cast("Sequence[str]", job))
-        graphs = cast("Sequence[LocalGraph]", job)
-        if kind == "bulk":
-            return bulk_request(client, self.endpoint, graphs)
-        if kind == "gsp":
-            return gsp_request(client, self.endpoint, graphs[0], mode)
-        return update_request(client, self.endpoint, graphs, mode)
-
     async def _send(
         self, client: httpx.AsyncClient, job: Sequence[LocalGraph] | Sequence[str], kind: str
     ) -> None:
@@ -580,14 +553,14 @@ class _Run:
         the connection on a wrong Digest password instead of answering ``401``). A redirect
         httpx cannot resolve (it resolves every ``Location``) stops the push like any other."""
         try:
-            return await client.send(self._request(client, job, kind))
+            return await client.send(request(client, self.endpoint, kind, job, self.opts.mode))
         except httpx.InvalidURL as exc:  # Location: javascript:… (the worker died: a hang)
             raise _Abort(f"{url} redirects to a URL httpx cannot read ({exc})") from exc
         except httpx.TransportError as exc:
             if not (_dropped(exc) and _challenged(exc)):
                 raise
         try:
-            return await client.send(self._request(client, job, kind))
+            return await client.send(request(client, self.endpoint, kind, job, self.opts.mode))
         except httpx.TransportError as exc:
             if _dropped(exc):
                 closed = "; the server closed the connection instead of answering"

@@ -170,11 +170,9 @@ def _entry(line: bytes) -> tuple[str, str, str | None] | None:
     """``(endpoint, graph, sha256)`` of a journal line; None if it is not one."""
     try:
         entry = json.loads(line)
-    except ValueError:
+        endpoint, graph, sha256 = entry["endpoint"], entry["graph"], entry["sha256"]
+    except (ValueError, TypeError, KeyError):  # torn, or not an object with those keys
         return None
-    if not isinstance(entry, dict) or "sha256" not in entry:
-        return None
-    endpoint, graph, sha256 = entry.get("endpoint"), entry.get("graph"), entry["sha256"]
     if isinstance(endpoint, str) and isinstance(graph, str) and isinstance(sha256, str | None):
         return endpoint, graph, sha256
     return None

@@ -73,12 +73,8 @@ async def _select(
     variables: tuple[str, ...],
     doing: str,
 ) -> list[tuple[object, ...]]:
-    """The rows (``variables`` in order) of a SELECT on the server's query endpoint.
-
-    Raises:
-        PushError: prefixed ``doing``: the server could not be reached, answered an HTTP
-            error, or not with SPARQL JSON results.
-    """
+    """The rows (``variables`` in order) of a SELECT on the server's query endpoint; a
+    failure (as :func:`remote_graphs` lists them) is a PushError prefixed ``doing``."""
     url = endpoint.query_url
     try:
         response = await client.post(
