@@ -378,12 +378,11 @@ def _tally(report: AuditReport) -> str:
 
 def support_line(report: AuditReport) -> str:
     """One line of support verdicts over the stories audited."""
-    total: dict[str, int] = {}
+    total: Counter[str] = Counter()
     for s in report.stories:
-        for key, n in s.support.items():
-            total[key] = total.get(key, 0) + n
-    parts = [f"{total.get(k, 0)} {k}" for k in ("supported", "unsupported", "not-checkable")]
-    unchecked = total.get("unchecked", 0)
+        total.update(s.support)
+    parts = [f"{total[k]} {k}" for k in ("supported", "unsupported", "not-checkable")]
+    unchecked = total["unchecked"]
     tail = f"; {unchecked} stories unchecked (hcgraph manifests check)" if unchecked else ""
     return "support check: (passage, claim) pairs " + ", ".join(parts) + tail
 

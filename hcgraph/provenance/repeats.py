@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections import Counter, defaultdict
+from itertools import combinations
 
 import pyoxigraph as ox
 
@@ -52,11 +53,8 @@ def _candidate_pairs(usable: list[StoryFacts], t: float) -> set[tuple[int, int]]
     for i, s in enumerate(usable):
         for m in _prefix(sorted(s.cited, key=lambda m: (freq[m], m)), t):
             index[m].append(i)
-    pairs: set[tuple[int, int]] = set()
-    for members in index.values():
-        for a_pos, a in enumerate(members):
-            pairs.update((min(a, b), max(a, b)) for b in members[a_pos + 1 :])
-    return pairs
+    # Each list holds its stories once, in index order: its pairs are (smaller, larger).
+    return {pair for members in index.values() for pair in combinations(members, 2)}
 
 
 def repeat(sa: StoryFacts, sb: StoryFacts, opts: AuditOptions) -> AuditFinding | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import json
+from bisect import insort
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -81,8 +82,7 @@ class Version:
     def withdrawn_at(self, when: str | None) -> None:
         """File one withdrawal (an ISO time) under this version, once."""
         if when and when not in self.withdrawn:
-            self.withdrawn.append(when)
-            self.withdrawn.sort()
+            insort(self.withdrawn, when)
 
     def fetched(self, when: str, source: str, story: Story) -> None:
         """One archived fetch of these bytes."""
