@@ -21,7 +21,7 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from ..archive import Archive, FetchRecord
+from ..archive import Archive
 from ..errors import HcgraphError, ProvenanceError
 from ..errors import one_line as _v
 from ..iris import named_node
@@ -197,33 +197,22 @@ def _from_archive(arc: Archive, url: str, versions: dict[str, Version]) -> None:
             gone.add(rec.url)
             continue
         gone.discard(rec.url)
-        seen = _fetched(arc, rec, url, parsed, versions)
-        if seen is not None:
-            latest = seen
+        if rec.sha256 and (story := _story_of(arc, rec.sha256, rec.url, url, parsed)):
+            latest = versions.setdefault(rec.sha256, Version(rec.sha256))
+            latest.fetched(_iso(rec.time), rec.fetch_url, story)
 
 
-def _fetched(
-    arc: Archive,
-    rec: FetchRecord,
-    url: str,
-    parsed: dict[str, Story | None],
-    versions: dict[str, Version],
-) -> Version | None:
-    """The version one archived fetch saw, counted; None when its body is not ``url``'s."""
-    if not rec.sha256:
-        return None
-    if rec.sha256 not in parsed:
+def _story_of(
+    arc: Archive, sha: str, fetched_from: str, url: str, parsed: dict[str, Story | None]
+) -> Story | None:
+    """The story of an archived body, when it is ``url``'s (each body parsed once)."""
+    if sha not in parsed:
         try:
-            story: Story | None = parse_story(arc.get_body(rec.sha256), rec.url)
+            story: Story | None = parse_story(arc.get_body(sha), fetched_from)
         except HcgraphError:
             story = None
-        parsed[rec.sha256] = story if story is not None and story.url == url else None
-    story = parsed[rec.sha256]
-    if story is None:
-        return None
-    v = versions.setdefault(rec.sha256, Version(rec.sha256))
-    v.fetched(_iso(rec.time), rec.fetch_url, story)
-    return v
+        parsed[sha] = story if story is not None and story.url == url else None
+    return parsed[sha]
 
 
 def _from_graph(store: Store, url: str, versions: dict[str, Version]) -> str | None:
