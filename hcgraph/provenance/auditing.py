@@ -25,6 +25,7 @@ from .scope import (
     CHECKS,
     MAX_REPEAT_WINDOW,
     MAX_SOURCE_AGE,
+    VERDICTS,
     AuditFinding,
     AuditOptions,
     AuditScope,
@@ -138,19 +139,18 @@ def audit(
     opts = _checked(options or AuditOptions())
     scope = open_scope(store, stories, opts.include_withdrawn)
     manifests = describe_manifests(store, scope.manifests() if scope.local else None)
-    support, current = support_verdicts(scope)
+    unsupported, support = support_verdicts(scope)
     found: defaultdict[str, list[AuditFinding]] = defaultdict(list)
     for f in chain(
         story_checks(scope, manifests, opts),
         uncited(scope),
         conflicts(scope),
         repeats(scope, opts),
-        *support.findings.values(),
+        unsupported,
     ):
         found[f.story].append(f)
     rooms = _rooms(store, {s.room for s in scope.facts.values() if s.room})
-    cards = [_card(scope, url, found, rooms, support.for_story(url, url in current))
-             for url in scope.wanted]  # fmt: skip
+    cards = [_card(scope, url, found, rooms, support[url]) for url in scope.wanted]
     keep = set(scope.wanted)
     return AuditReport(
         options=opts,
@@ -234,7 +234,7 @@ def support_line(report: AuditReport) -> str:
     total: Counter[str] = Counter()
     for s in report.stories:
         total.update(s.support)
-    parts = [f"{total[k]} {k}" for k in ("supported", "unsupported", "not-checkable")]
+    parts = [f"{total[k]} {k}" for k in VERDICTS]
     unchecked = total["unchecked"]
     tail = f"; {unchecked} stories unchecked (hcgraph manifests check)" if unchecked else ""
     return "support check: (passage, claim) pairs " + ", ".join(parts) + tail

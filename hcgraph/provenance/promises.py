@@ -22,11 +22,10 @@ import pyoxigraph as ox
 from ..store import Store
 from ..vocab import ID, SUPPORT_GRAPHS
 from ._graph import ManifestInfo, batches, claim_id, count, manifest_id, rows, values
-from .scope import AuditFinding, AuditOptions, AuditScope, StoryFacts, manifest_ids
+from .scope import VERDICTS, AuditFinding, AuditOptions, AuditScope, StoryFacts, manifest_ids
 from .tracing import part_sort_key
 
 __all__ = [
-    "SupportFacts",
     "conflicts",
     "repeat",
     "repeats",
@@ -378,49 +377,35 @@ SELECT ?g ?raw WHERE {{ GRAPH ?g {{ ?check a hc:SupportCheck ; prov:used ?raw }}
 """
 
 
-class SupportFacts:
-    """Per story: the verdict tally and the findings (unsupported pairs)."""
-
-    def __init__(self) -> None:
-        self.tally: dict[str, Counter[str]] = {}
-        self.findings: dict[str, list[AuditFinding]] = {}
-
-    def for_story(self, url: str, current: bool) -> dict[str, int]:
-        """The story's tally, or ``{"unchecked": 1}`` when no check ran on this version."""
-        counts = self.tally.get(url)
-        if counts is None or not current:
-            return {"unchecked": 1}
-        return {k: counts.get(k, 0) for k in ("supported", "unsupported", "not-checkable")}
-
-
-def support_facts(store: Store, stories: Iterable[str] | None = None) -> SupportFacts:
-    """Read the recorded verdicts (of ``stories`` only, when given): each *unsupported*
-    (passage, claim) pair is a finding, its mismatches the evidence."""
+def support_facts(
+    store: Store, stories: Iterable[str] | None = None
+) -> tuple[dict[str, Counter[str]], list[AuditFinding]]:
+    """The recorded verdicts (of ``stories`` only, when given): each story's tally, and a
+    finding per *unsupported* (passage, claim) pair, its mismatches the evidence."""
     wanted = None if stories is None else set(stories)
-    facts = SupportFacts()
+    tally: dict[str, Counter[str]] = {}
     pairs: dict[str, Pair | None] = {}  # verdict → its unsupported pair (None: not one)
     for row in rows(store, _VERDICTS):
         story = (row[2] or "").split("#", 1)[0]
         if wanted is None or story in wanted:
-            _add_row(facts, pairs, story, row)
-    for verdict in sorted(pairs):
-        if (pair := pairs[verdict]) is not None:
-            _finding(facts, *pair)
-    return facts
+            _add_row(tally, pairs, story, row)
+    return tally, [_finding(*pair) for _, pair in sorted(pairs.items()) if pair is not None]
 
 
-def _add_row(facts: SupportFacts, pairs: dict[str, Pair | None], story: str, row: Row) -> None:
+def _add_row(
+    tally: dict[str, Counter[str]], pairs: dict[str, Pair | None], story: str, row: Row
+) -> None:
     """One row: a verdict's first row is tallied (and opens its pair, when unsupported);
     every row of an unsupported pair adds its mismatch."""
     verdict, status = row[0] or "", row[1] or ""
     if verdict not in pairs:
-        facts.tally.setdefault(story, Counter())[status] += 1
+        tally.setdefault(story, Counter())[status] += 1
         pairs[verdict] = (row, {}) if status == "unsupported" else None
     if (pair := pairs[verdict]) is not None and (m := row[7]) is not None:
         pair[1][m] = dict(zip(_SPAN_KEYS, row[8:], strict=True))
 
 
-def _finding(facts: SupportFacts, row: Row, mismatches: dict[str, dict[str, str | None]]) -> None:
+def _finding(row: Row, mismatches: dict[str, dict[str, str | None]]) -> AuditFinding:
     """The finding of one unsupported pair, its mismatches (in order) as evidence."""
     _, _, passage, claim, reason, sentence, text, *_ = row
     assert passage is not None and claim is not None
@@ -436,21 +421,21 @@ def _finding(facts: SupportFacts, row: Row, mismatches: dict[str, dict[str, str 
     }
     first = spans[0]["detail"] if spans else reason or ""
     message = f"{key} does not say what claim {claim_id(claim)} says: {first}"
-    facts.findings.setdefault(story, []).append(
-        AuditFinding(story, "unsupported-claim", message, evidence)
-    )
+    return AuditFinding(story, "unsupported-claim", message, evidence)
 
 
-def support_verdicts(scope: AuditScope) -> tuple[SupportFacts, set[str]]:
-    """The recorded support verdicts, and which stories' checks read their current version."""
+def support_verdicts(scope: AuditScope) -> tuple[list[AuditFinding], dict[str, dict[str, int]]]:
+    """The unsupported pairs as findings, and each wanted story's tally of its verdicts
+    (``{"unchecked": 1}`` when no check ran on its current version)."""
     from ..claims.graphing import support_graph
     from ..iris import minted
 
-    facts = support_facts(scope.store, scope.wanted if scope.local else None)
+    tally, findings = support_facts(scope.store, scope.wanted if scope.local else None)
     checked = {g: raw for g, raw in rows(scope.store, _CHECKED_RAW) if g and raw}  # graph → raw
     raw = dict(scope.store.raw_documents())
-    current = {
-        url for url in scope.wanted
-        if url in raw and checked.get(support_graph(url)) == minted("raw", raw[url])
-    }  # fmt: skip
-    return facts, current
+    tallies: dict[str, dict[str, int]] = {}
+    for url in scope.wanted:
+        current = url in raw and checked.get(support_graph(url)) == minted("raw", raw[url])
+        counts = tally.get(url) if current else None
+        tallies[url] = {"unchecked": 1} if counts is None else {k: counts[k] for k in VERDICTS}
+    return findings, tallies
