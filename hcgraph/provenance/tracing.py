@@ -257,11 +257,9 @@ def _trace_url(store: Store, target: str) -> Trace:
 
 
 def _find_story(store: Store, url: str) -> str | None:
-    candidates = [url]
-    if url.endswith("index.json"):
-        candidates.append(url[: -len("index.json")])
-    candidates.append(url.rstrip("/") + "/" if not url.endswith("/") else url.rstrip("/"))
-    for candidate in candidates:
+    """The story IRI ``url`` names: as given, without ``index.json``, or its slash toggled."""
+    toggled = url.rstrip("/") if url.endswith("/") else url + "/"
+    for candidate in dict.fromkeys((url, url.removesuffix("index.json"), toggled)):
         node = named_node(candidate)  # None: not an IRI (a space...), so no story
         if node is not None and store.query(_IS_STORY, bindings={"story": node}):
             return candidate
