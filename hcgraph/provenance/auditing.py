@@ -243,15 +243,13 @@ def support_line(report: AuditReport) -> str:
 def render_summary(report: AuditReport, limit: int = 20) -> list[Any]:
     """Rich renderables: findings per check, then the failing stories (first ``limit``);
     story text and URLs through :func:`~hcgraph.errors.visible`."""
-    from rich.table import Table
+    from rich.table import Column, Table
     from rich.text import Text
 
     failing = report.failing
     head = Text(_tally(report), style="bold green" if not failing else "bold red")
-    checks = Table(title="findings per check")
-    checks.add_column("promise")
-    checks.add_column("check")
-    checks.add_column("findings", justify="right")
+    count = Column("findings", justify="right")
+    checks = Table("promise", "check", count, title="findings per check")
     for name, n in report.counts().items():
         checks.add_row(CHECKS[name], name, str(n), style="red" if n else None)
     out: list[Any] = [head, checks, Text(support_line(report))]

@@ -339,6 +339,7 @@ def _diff_corrections(old: Content, new: Content) -> list[Change]:
 
 _COLUMNS = ("#", "first seen", "last seen", "sha256", "fetches", "in graph", "withdrawn", "changes")
 _RIGHT = ("#", "fetches")
+_NO_WRAP = ("#", "sha256", "fetches")
 
 
 def _rows(h: History, when: Callable[[str | None], str]) -> Iterator[list[str]]:
@@ -361,16 +362,14 @@ def _describe(c: Change, code: Callable[[str], str], text: Callable[[str], str])
 def render_table(h: History) -> list[Any]:
     """Rich renderables for a terminal: the versions as a table, then each version's changes
     from the one before; the story's text escaped (:func:`~hcgraph.errors.visible`)."""
-    from rich.table import Table
+    from rich.table import Column, Table
     from rich.text import Text
 
-    table = Table(title=Text(f"history of {_v(h.url)}"))
-    for col in _COLUMNS:
-        table.add_column(
-            col,
-            justify="right" if col in _RIGHT else "left",
-            no_wrap=col in ("#", "sha256", "fetches"),
-        )
+    columns = [
+        Column(c, justify="right" if c in _RIGHT else "left", no_wrap=c in _NO_WRAP)
+        for c in _COLUMNS
+    ]
+    table = Table(*columns, title=Text(f"history of {_v(h.url)}"))
     for row in _rows(h, _short):
         table.add_row(*(Text(_v(cell)) for cell in row))
     out: list[Any] = [table]
