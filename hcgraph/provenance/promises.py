@@ -162,7 +162,6 @@ def uncited(scope: AuditScope) -> list[AuditFinding]:
 
 
 # --- claims under two manifests ------------------------------------------------------------
-
 _CLAIM_PREFIX = "https://w3id.org/hcgraph/id/claim/"
 # Stories per use of the claims %s picks: grouping on term ids needs no string decoding.
 _USE_COUNTS = """
@@ -260,7 +259,6 @@ def _evidence(store: Store, uses: list[str], stories: str) -> Iterator[tuple[str
 
 
 # --- repeats --------------------------------------------------------------------------------
-
 _MANIFEST_STORIES = (
     "SELECT DISTINCT ?m ?story WHERE { GRAPH ?story { ?part prov:wasDerivedFrom ?m } }"
 )
@@ -352,7 +350,6 @@ def _candidates(store: Store, s: StoryFacts, t: float) -> set[str]:
 
 
 # --- support verdicts ----------------------------------------------------------------------
-
 Row = tuple[str | None, ...]
 #: A verdict's first row and its mismatches (by IRI: kind, span, claim_span, detail).
 Pair = tuple[Row, dict[str, dict[str, str | None]]]
