@@ -8,6 +8,7 @@ whole (one namespace per distinct prefix up to the last ``/``). :data:`PROV_FORM
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from .._version import __version__
@@ -149,20 +150,15 @@ class _Builder:
         return node
 
 
-def provn(tr: Trace) -> str:
-    """PROV-N text."""
-    return str(to_prov_document(tr).get_provn()) + "\n"
-
-
-def provjson(tr: Trace) -> str:
-    """PROV-JSON text."""
-    return str(to_prov_document(tr).serialize(format="json", indent=2)) + "\n"
+def _prov_text(tr: Trace, format: str, **options: Any) -> str:
+    """The trace's PROV document serialized by ``prov`` (PROV-N or PROV-JSON)."""
+    return str(to_prov_document(tr).serialize(format=format, **options)) + "\n"
 
 
 #: Format name (``provn``, ``provjson``, ``dot``, ``svg``) → renderer of a trace.
 PROV_FORMATS: dict[str, Callable[[Trace], str]] = {
-    "provn": provn,
-    "provjson": provjson,
+    "provn": partial(_prov_text, format="provn"),
+    "provjson": partial(_prov_text, format="json", indent=2),
     "dot": to_dot,  # the trace's picture (trace_picture)
     "svg": to_svg,  # drawn by Graphviz's dot (ProvenanceError when it is missing or fails)
 }

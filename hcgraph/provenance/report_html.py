@@ -200,8 +200,8 @@ class _Plot:
     """The plot area of a chart (``rect.plot-area``): value → pixel, axes with units. Tick
     labels, axis titles and legend are drawn outside it, so nothing covers the data."""
 
-    def __init__(self, left: float, top: float, width: float, height: float, ymax: int) -> None:
-        self.left, self.top, self.width, self.height, self.ymax = left, top, width, height, ymax
+    def __init__(self, ymax: int) -> None:
+        self.left, self.top, self.width, self.height, self.ymax = 52, 12, WIDTH - 78, 150, ymax
 
     @property
     def bottom(self) -> float:
@@ -271,10 +271,6 @@ def _legend(top: float, left: float, entries: list[Entry]) -> list[El]:
     return [("g", {"class": "legend"}, rows)]
 
 
-def _plot(ticks: list[int]) -> _Plot:
-    return _Plot(52, 12, WIDTH - 52 - 26, 150, ticks[-1])
-
-
 def _x_label(plot: _Plot, x: float, label: object, shown: bool) -> list[El]:
     """A tick label under the x axis at ``x``, if ``shown`` (long axes label some ticks)."""
     return [_text(label, x=f"{x:.1f}", y=plot.bottom + 14, text_anchor="middle")] if shown else []
@@ -304,7 +300,7 @@ def _age_chart(report: AuditReport) -> El:
     ages, bins, step = _age_bins(Counter(days for _, _, days in report.source_ages))
     limit = report.options.max_source_age
     ticks = nice_ticks(max(ages.values()))
-    plot = _plot(ticks)
+    plot = _Plot(ticks[-1])
     bin_note = f" ({step}-day bins)" if step > 1 else ""
     body = plot.frame(ticks, "sources per bin" if step > 1 else "sources per day of age",
                       f"days between source and story{bin_note}")  # fmt: skip
@@ -349,7 +345,7 @@ def _newsroom_chart(report: AuditReport) -> El:
     if not axis:
         return _muted("no dated stories")
     ticks = nice_ticks(max(c[d] for _, c in series for d in axis))
-    plot = _plot(ticks)
+    plot = _Plot(ticks[-1])
     body = plot.frame(ticks, "findings per day", "publication day (UTC)")
     step = plot.width / max(1, len(axis) - 1)
     xs = (

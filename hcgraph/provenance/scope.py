@@ -24,6 +24,7 @@ __all__ = [
     "LOCAL_MAX",
     "MAX_REPEAT_WINDOW",
     "MAX_SOURCE_AGE",
+    "VERDICTS",
     "AuditFinding",
     "AuditOptions",
     "AuditScope",
@@ -48,6 +49,8 @@ CHECKS: dict[str, str] = {
     "trust-label": "trust label fits",
 }
 
+#: The verdicts of the support check a story's tally counts.
+VERDICTS = ("supported", "unsupported", "not-checkable")
 
 #: The longest ``repeat_window`` and ``max_source_age``, in days (100 years): longer says
 #: nothing more, and a huge window would overflow a timedelta instead of being a usage error.

@@ -265,7 +265,7 @@ def _story_node(s: StoryTrace, extra: str | None, focus: bool) -> _Node:
 
 def _part_node(p: Part, focus: bool) -> _Node:
     claims = len(p.claim_ids)
-    manifests = len(p.manifest_ids)
+    manifests = len({c.manifest_id for c in p.citations})
     foot = [f"cites {claims} claim{'s' * (claims != 1)} in {manifests} "
             f"manifest{'s' * (manifests != 1)}" if p.citations else "cites nothing"]  # fmt: skip
     return _Node(_name(p.iri), "part", [f"{p.kind} {clean_text(p.key)}"],

@@ -126,11 +126,6 @@ class Part:
         """Every claim id the part cites."""
         return {c for cite in self.citations for c in cite.claim_ids}
 
-    @property
-    def manifest_ids(self) -> set[str]:
-        """Every manifest id the part cites."""
-        return {cite.manifest_id for cite in self.citations}
-
 
 @dataclass(frozen=True)
 class IngestRecord:
@@ -183,38 +178,31 @@ class Trace:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form (the ``--format json`` output)."""
-        return {
-            "target": self.target,
-            "kind": self.kind,
-            "total_stories": self.total_stories,
-            "stories": [
-                {
-                    "url": s.url,
-                    "headline": s.headline,
-                    "published_at": s.published_at,
-                    "writer": {"agent": s.writer_agent, "run_id": s.writer_run},
-                    "ingest": None if s.ingest is None else s.ingest.__dict__,
-                    "parts": [
-                        {
-                            "iri": p.iri,
-                            "kind": p.kind,
-                            "text": p.text,
-                            "citations": [
-                                {
-                                    "manifest_id": c.manifest_id,
-                                    "claim_ids": list(c.claim_ids),
-                                    "claims": self.claim_entries(p, c),
-                                }
-                                for c in p.citations
-                            ],
-                        }
-                        for p in s.parts
-                    ],
-                }
-                for s in self.stories
-            ],
-            "manifests": {k: v.as_dict() for k, v in sorted(self.manifests.items())},
-        }
+        stories = [
+            {
+                "url": s.url,
+                "headline": s.headline,
+                "published_at": s.published_at,
+                "writer": {"agent": s.writer_agent, "run_id": s.writer_run},
+                "ingest": None if s.ingest is None else vars(s.ingest),
+                "parts": [{**vars(p), "citations": self._cites(p)} for p in s.parts],
+            }
+            for s in self.stories
+        ]
+        manifests = {k: v.as_dict() for k, v in sorted(self.manifests.items())}
+        head = {"target": self.target, "kind": self.kind, "total_stories": self.total_stories}
+        return {**head, "stories": stories, "manifests": manifests}
+
+    def _cites(self, p: Part) -> list[dict[str, Any]]:
+        """A part's citations, JSON-ready, each claim with its text and verdict."""
+        return [
+            {
+                "manifest_id": c.manifest_id,
+                "claim_ids": list(c.claim_ids),
+                "claims": self.claim_entries(p, c),
+            }
+            for c in p.citations
+        ]
 
     def to_json(self) -> str:
         """The trace as indented JSON."""
@@ -269,11 +257,9 @@ def _trace_url(store: Store, target: str) -> Trace:
 
 
 def _find_story(store: Store, url: str) -> str | None:
-    candidates = [url]
-    if url.endswith("index.json"):
-        candidates.append(url[: -len("index.json")])
-    candidates.append(url.rstrip("/") + "/" if not url.endswith("/") else url.rstrip("/"))
-    for candidate in candidates:
+    """The story IRI ``url`` names: as given, without ``index.json``, or its slash toggled."""
+    toggled = url.rstrip("/") if url.endswith("/") else url + "/"
+    for candidate in dict.fromkeys((url, url.removesuffix("index.json"), toggled)):
         node = named_node(candidate)  # None: not an IRI (a space...), so no story
         if node is not None and store.query(_IS_STORY, bindings={"story": node}):
             return candidate

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import json
+from bisect import insort
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from ..archive import Archive, FetchRecord
+from ..archive import Archive
 from ..errors import HcgraphError, ProvenanceError
 from ..errors import one_line as _v
 from ..iris import named_node
@@ -81,8 +82,7 @@ class Version:
     def withdrawn_at(self, when: str | None) -> None:
         """File one withdrawal (an ISO time) under this version, once."""
         if when and when not in self.withdrawn:
-            self.withdrawn.append(when)
-            self.withdrawn.sort()
+            insort(self.withdrawn, when)
 
     def fetched(self, when: str, source: str, story: Story) -> None:
         """One archived fetch of these bytes."""
@@ -197,33 +197,22 @@ def _from_archive(arc: Archive, url: str, versions: dict[str, Version]) -> None:
             gone.add(rec.url)
             continue
         gone.discard(rec.url)
-        seen = _fetched(arc, rec, url, parsed, versions)
-        if seen is not None:
-            latest = seen
+        if rec.sha256 and (story := _story_of(arc, rec.sha256, rec.url, url, parsed)):
+            latest = versions.setdefault(rec.sha256, Version(rec.sha256))
+            latest.fetched(_iso(rec.time), rec.fetch_url, story)
 
 
-def _fetched(
-    arc: Archive,
-    rec: FetchRecord,
-    url: str,
-    parsed: dict[str, Story | None],
-    versions: dict[str, Version],
-) -> Version | None:
-    """The version one archived fetch saw, counted; None when its body is not ``url``'s."""
-    if not rec.sha256:
-        return None
-    if rec.sha256 not in parsed:
+def _story_of(
+    arc: Archive, sha: str, fetched_from: str, url: str, parsed: dict[str, Story | None]
+) -> Story | None:
+    """The story of an archived body, when it is ``url``'s (each body parsed once)."""
+    if sha not in parsed:
         try:
-            story: Story | None = parse_story(arc.get_body(rec.sha256), rec.url)
+            story: Story | None = parse_story(arc.get_body(sha), fetched_from)
         except HcgraphError:
             story = None
-        parsed[rec.sha256] = story if story is not None and story.url == url else None
-    story = parsed[rec.sha256]
-    if story is None:
-        return None
-    v = versions.setdefault(rec.sha256, Version(rec.sha256))
-    v.fetched(_iso(rec.time), rec.fetch_url, story)
-    return v
+        parsed[sha] = story if story is not None and story.url == url else None
+    return parsed[sha]
 
 
 def _from_graph(store: Store, url: str, versions: dict[str, Version]) -> str | None:
@@ -350,6 +339,7 @@ def _diff_corrections(old: Content, new: Content) -> list[Change]:
 
 _COLUMNS = ("#", "first seen", "last seen", "sha256", "fetches", "in graph", "withdrawn", "changes")
 _RIGHT = ("#", "fetches")
+_NO_WRAP = ("#", "sha256", "fetches")
 
 
 def _rows(h: History, when: Callable[[str | None], str]) -> Iterator[list[str]]:
@@ -372,16 +362,14 @@ def _describe(c: Change, code: Callable[[str], str], text: Callable[[str], str])
 def render_table(h: History) -> list[Any]:
     """Rich renderables for a terminal: the versions as a table, then each version's changes
     from the one before; the story's text escaped (:func:`~hcgraph.errors.visible`)."""
-    from rich.table import Table
+    from rich.table import Column, Table
     from rich.text import Text
 
-    table = Table(title=Text(f"history of {_v(h.url)}"))
-    for col in _COLUMNS:
-        table.add_column(
-            col,
-            justify="right" if col in _RIGHT else "left",
-            no_wrap=col in ("#", "sha256", "fetches"),
-        )
+    columns = [
+        Column(c, justify="right" if c in _RIGHT else "left", no_wrap=c in _NO_WRAP)
+        for c in _COLUMNS
+    ]
+    table = Table(*columns, title=Text(f"history of {_v(h.url)}"))
     for row in _rows(h, _short):
         table.add_row(*(Text(_v(cell)) for cell in row))
     out: list[Any] = [table]
