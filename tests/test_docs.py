@@ -154,6 +154,30 @@ def test_relative_links_resolve() -> None:
                 assert anchor in _anchors(path), f"{_name(page)}: no heading #{anchor} in {target}"
 
 
+#: A docstring sending the reader to a part of a page: ``"Title" in docs/page.md`` or
+#: ``docs/page.md ("Title")``.
+_POINTERS = (
+    re.compile(r'"([^"\n]+)"\s+in\s+(docs/[\w-]+\.md)'),
+    re.compile(r'(docs/[\w-]+\.md)\s*\(\s*"([^"\n]+)"\s*\)'),
+)
+
+
+def test_docstring_pointers_name_a_part_of_their_page() -> None:
+    """A part of a page a module names (``"The raw archive" in docs/crawling.md``) is there:
+    a heading, a paragraph's bold lead-in or a paragraph that starts with it."""
+    found = 0
+    for path in sorted((ROOT / "hcgraph").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        pointers = list(_POINTERS[0].findall(text))
+        pointers += [(title, page) for page, title in _POINTERS[1].findall(text)]
+        for title, page in pointers:
+            found += 1
+            doc = (ROOT / page).read_text(encoding="utf-8")
+            part = re.compile(rf"^(?:#+ |\*\*)?{re.escape(title)}", re.M)
+            assert part.search(doc), f"{_name(path)}: {page} has no part {title!r}"
+    assert found >= 5  # the patterns still find the pointers
+
+
 def test_there_are_runnable_blocks() -> None:
     found = {_name(page): docblocks.blocks(page) for page in PAGES}
     assert {b.lang for bs in found.values() for b in bs} >= {"console", "bash", "python"}

@@ -12,7 +12,7 @@ spoken to over a socket pair wrapped in :class:`multiprocessing.connection.Conne
   ``n``, once it is mapped), and sends ``("landed", n, ok, outcomes or error)`` from its
   writer thread when batch ``n``'s write ends.
 
-What the worker promises (errors, signals, a parent gone): "The store worker" in
+What the worker promises (errors, signals, a parent gone): "Speed of the crawl" in
 docs/crawling.md.
 """
 

@@ -394,7 +394,7 @@ _GL_NODE_KEYS = ("id", "label", "group", "x", "y", "t", "d", "i", "u", "s", "p",
 
 
 def gl_payload(graph: nx.DiGraph, payload: dict[str, Any]) -> None:
-    """The WebGL page's payload, in place: ``nodes`` as :func:`_gl_columns`, ``edges`` as
+    """The WebGL page's payload, in place: ``nodes`` as ``_gl_columns`` makes them, ``edges`` as
     ``{from, to, width}`` columns of node indices, ``clusters`` named, biggest first; what
     the WebGL page does not read (vis-network's options, edge relations and counts) dropped."""
     payload.pop("options", None)
