@@ -15,10 +15,8 @@ import os
 import re
 import secrets
 import shutil
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from ._io import atomic_writer, ensure_dir, sync_dir
 from .errors import ExportError
@@ -30,11 +28,10 @@ SHARD_PATTERN = re.compile(r"^graph-\d{5,}\.nq(\.gz)?$")
 _LEVEL = 6  # gzip -6: most of -9's size at a fraction of its time
 
 
-@contextmanager
-def gzip_writer(out: BinaryIO) -> Iterator[BinaryIO]:
-    """Wrap ``out`` in a deterministic gzip stream (no file name, mtime 0)."""
-    with gzip.GzipFile(fileobj=out, mode="wb", compresslevel=_LEVEL, mtime=0, filename="") as gz:
-        yield gz  # type: ignore[misc]
+def gzip_writer(out: BinaryIO) -> BinaryIO:
+    """A deterministic gzip stream (no file name, mtime 0) into ``out``; close it to finish."""
+    gz = gzip.GzipFile(fileobj=out, mode="wb", compresslevel=_LEVEL, mtime=0, filename="")
+    return cast(BinaryIO, gz)
 
 
 def write_shards(
