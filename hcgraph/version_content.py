@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import pyoxigraph as ox
 
@@ -55,14 +55,7 @@ class Content:
 
     def to_json(self) -> str:
         """Compact, key-sorted JSON (deterministic: the same version, the same text)."""
-        doc = {
-            "headline": self.headline,
-            "dek": self.dek,
-            "paragraphs": [list(p) for p in self.paragraphs],
-            "citations": sorted(list(c) for c in self.citations),
-            "sources": [list(s) for s in self.sources],
-            "corrections": [list(c) for c in self.corrections],
-        }
+        doc = {**asdict(self), "citations": sorted(self.citations)}
         return json.dumps(doc, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
     @classmethod
