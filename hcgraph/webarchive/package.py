@@ -19,7 +19,7 @@ import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .._io import ensure_dir
 from ..archive import Archive
@@ -31,6 +31,7 @@ from .warc import ReadReport, WarcReport, load, read_warc, write_warc
 __all__ = ["WaczReport", "archive_from_wacz", "export_wacz", "rebuild_from_wacz"]
 
 _WARC_NAME = "data.warc.gz"
+_TITLE = "hcgraph crawl archive"
 
 
 @dataclass
@@ -43,11 +44,7 @@ class WaczReport:
 
 
 def export_wacz(
-    out: Path | str,
-    store_dir: Path | str,
-    archive_dir: Path | str | None = None,
-    *,
-    title: str = "hcgraph crawl archive",
+    out: Path | str, store_dir: Path | str, archive_dir: Path | str | None = None
 ) -> WaczReport:
     """Write the raw archive of ``store_dir`` (or ``archive_dir``) as the WACZ file ``out``.
 
@@ -71,7 +68,7 @@ def export_wacz(
         with warc.open("wb") as handle:
             report = write_warc(archive, handle)
         _write_pages(pages, report.pages)
-        args = ["create", "-o", str(built), "-p", str(pages), "--title", title, str(warc)]
+        args = ["create", "-o", str(built), "-p", str(pages), "--title", _TITLE, str(warc)]
         said = io.StringIO()
         try:
             with contextlib.redirect_stdout(said):
@@ -150,11 +147,9 @@ def _check(wacz: Path, package: zipfile.ZipFile, name: str, expected: str | None
     algorithm, _, value = (expected or "").partition(":")
     if algorithm not in ("sha256", "md5") or not value:
         raise ArchiveError(f"{wacz}: {name} has no digest in datapackage.json")
-    digest = hashlib.new(algorithm)
     try:
         with package.open(name) as stream:
-            for chunk in iter(lambda: stream.read(1 << 20), b""):
-                digest.update(chunk)
+            digest = hashlib.file_digest(cast(zipfile.ZipExtFile, stream), algorithm)
     except (OSError, zipfile.BadZipFile) as exc:
         raise ArchiveError(f"{wacz}: {name} cannot be read: {exc}") from None
     if digest.hexdigest() != value:
