@@ -145,10 +145,6 @@ def died_of_memory(exitcode: int | None, output: bytes = b"") -> bool:
     )
 
 
-class _OutOfMemory:
-    """What a child sends for a ``MemoryError`` (a plain marker: it pickles in any state)."""
-
-
 def _child(conn: Connection, err: int, memory: int, target: Callable[..., Any], args: Any) -> None:
     os.dup2(err, 2)  # what Oxigraph prints before it aborts is read by the parent
     limit_memory(memory)
@@ -158,7 +154,7 @@ def _child(conn: Connection, err: int, memory: int, target: Callable[..., Any], 
     except HcgraphError as exc:
         answer = exc
     except MemoryError:
-        answer = _OutOfMemory()
+        answer = MemoryError()  # without the traceback that holds the memory
     except (RuntimeError, OSError) as exc:  # a damaged table: named as in the CLI's process
         if (damage := damage_found(exc)) is None:
             raise
@@ -166,7 +162,7 @@ def _child(conn: Connection, err: int, memory: int, target: Callable[..., Any], 
     try:
         conn.send(answer)
     except MemoryError:
-        conn.send(_OutOfMemory())
+        conn.send(MemoryError())
     except Exception as exc:  # an error object that does not pickle
         conn.send(QueryError(str(exc)))
 
@@ -215,10 +211,10 @@ def run_limited(
                 child.kill()
             child.join()
             receive.close()
-        if not isinstance(answer, BaseException | _OutOfMemory) and (data := _stderr(err)):
+        if not isinstance(answer, BaseException) and (data := _stderr(err)):
             sys.stderr.write(data.decode("utf-8", "replace"))  # a warning the child printed
             sys.stderr.flush()
-    if isinstance(answer, _OutOfMemory):
+    if isinstance(answer, MemoryError):
         raise QueryError(exceeded_message(name, memory))
     if isinstance(answer, BaseException):
         raise answer
@@ -228,7 +224,7 @@ def run_limited(
 def _ended(name: str, exitcode: int | None, output: bytes, memory: int) -> Any:
     """What a child that sent no answer stands for: out of memory, or died."""
     if memory and died_of_memory(exitcode, output):
-        return _OutOfMemory()
+        return MemoryError()
     last = output.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit {exitcode}"]
     return QueryError(f"{name}: the query process ended without an answer ({last[0]})")
 
