@@ -163,12 +163,7 @@ def _write_through(target: Path, fd: int | None = None) -> Iterator[BinaryIO]:
     """Write straight into an existing device or FIFO, or into a copy of descriptor ``fd``
     (no temporary file, no rename)."""
     try:
-        # closed below, after the caller's writes
-        raw = os.fdopen(os.dup(fd), "wb") if fd is not None else open(target, "wb")  # noqa: SIM115
-    except OSError as exc:
-        raise OutputError(f"{target}: cannot write: {_why(exc)}") from None
-    try:
-        with raw:
+        with os.fdopen(os.dup(fd), "wb") if fd is not None else open(target, "wb") as raw:
             yield raw
             raw.flush()
     except OSError as exc:
