@@ -37,10 +37,7 @@ def read_at_most(handle: BinaryIO, limit: int) -> bytes:
     the bytes read: ``handle.read(limit)`` allocates ``limit`` up front)."""
     pieces: list[bytes] = []
     left = limit
-    while left > 0:
-        piece = handle.read(min(left, _READ_PIECE))
-        if not piece:
-            break
+    while left > 0 and (piece := handle.read(min(left, _READ_PIECE))):
         pieces.append(piece)
         left -= len(piece)
     return b"".join(pieces)

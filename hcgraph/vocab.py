@@ -41,13 +41,9 @@ ID = Namespace("https://w3id.org/hcgraph/id/")
 #: hcgraph.mapping): every triple lives in the graph of its subject's kind, so the union of all
 #: graphs is a set. Story graphs are named by their story IRI and never start with this.
 GRAPH = Namespace("https://w3id.org/hcgraph/graph/")
-#: The shared graphs by name (``sources``, ``publishers``, …) → graph IRI.
-SHARED_GRAPHS: dict[str, str] = {
-    "sources": str(GRAPH.sources),  # manifests, their claims and source documents
-    "publishers": str(GRAPH.publishers),  # publishers (source_name)
-    "agents": str(GRAPH.agents),  # writer agents and runs, newsrooms, editions, hcgraph
-    "links": str(GRAPH.links),  # how stories label the related stories they link to
-}
+#: The shared graphs by name (``sources``, ``publishers``, …; docs/graph.md says what each
+#: holds) → graph IRI.
+SHARED_GRAPHS = {name: str(GRAPH[name]) for name in ("sources", "publishers", "agents", "links")}
 #: One graph per manifest reply (``{REPLY_GRAPHS}{manifest_id}``) and one graph of support
 #: verdicts per story (``{SUPPORT_GRAPHS}{story IRI, percent-encoded}``): replaced whole when
 #: a reply or a check changes. Both are under GRAPH, so neither is ever taken for a story.

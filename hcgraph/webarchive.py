@@ -404,10 +404,8 @@ def _derived(rec: Any, sha: str | None, size: int) -> FetchRecord:
     status: int | None = None
     headers: dict[str, str] = {}
     if rec.http_headers is not None:
-        try:
+        with contextlib.suppress(ValueError):
             status = int(rec.http_headers.get_statuscode())
-        except ValueError:
-            status = None
         headers = {name.lower(): value for name, value in rec.http_headers.headers}
     elif not uri.startswith("file:"):
         status = 200  # a resource record: the capture of a URL that answered
