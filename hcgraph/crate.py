@@ -145,16 +145,28 @@ _FILES = {
 
 
 def _build(
-    store_dir: Path,
-    out_dir: Path,
-    report: Path | None,
-    wacz: bool,
-    license_url: str | None,
+    store_dir: Path, out_dir: Path, report: Path | None, wacz: bool, license_url: str | None
 ) -> CrateReport:
     """Write the crate's files into ``out_dir`` (the work directory), then describe them."""
+    from .provenance.auditing import audit
+
     report_path = report if report is not None else store_dir / "crawl-report.json"
     crawl = _read_report(report_path)
-    licenses, stories = _write_exports(store_dir, out_dir, license_url)
+    with Store(store_dir, read_only=True) as store:
+        if license_url:
+            licenses = [license_url]
+        else:
+            licenses = sorted(str(row["license"].value) for row in store.query(_LICENSES))
+        if not licenses:
+            raise ExportError(
+                "the stories state no license (schema:license): give the crate's with --license URL"
+            )
+        for fmt, name in (("trig", "graph.trig"), ("claimreview", "claimreview.jsonld")):
+            with atomic_writer(out_dir / name) as handle:
+                export(store, fmt, handle)
+        with atomic_writer(out_dir / "audit.json") as handle:
+            handle.write(audit(store).to_json().encode("utf-8") + b"\n")
+        stories = sorted(store.story_graphs())
     names = ["graph.trig", "claimreview.jsonld", "audit.json"]
     if crawl is not None:
         shutil.copyfile(report_path, out_dir / "crawl-report.json")  # the report's own bytes
@@ -213,29 +225,6 @@ def _describe(
     except (OSError, ValueError, KeyError) as exc:
         raise ExportError(f"cannot write the RO-Crate to {out_dir}: {exc}") from None
     return result
-
-
-def _write_exports(
-    store_dir: Path, out_dir: Path, license_url: str | None
-) -> tuple[list[str], list[str]]:
-    """Write the graph, the claim reviews and the audit; the licenses and the stories."""
-    from .provenance.auditing import audit
-
-    with Store(store_dir, read_only=True) as store:
-        if license_url:
-            licenses = [license_url]
-        else:
-            licenses = sorted(str(row["license"].value) for row in store.query(_LICENSES))
-        if not licenses:
-            raise ExportError(
-                "the stories state no license (schema:license): give the crate's with --license URL"
-            )
-        for fmt, name in (("trig", "graph.trig"), ("claimreview", "claimreview.jsonld")):
-            with atomic_writer(out_dir / name) as handle:
-                export(store, fmt, handle)
-        with atomic_writer(out_dir / "audit.json") as handle:
-            handle.write(audit(store).to_json().encode("utf-8") + b"\n")
-        return licenses, sorted(store.story_graphs())
 
 
 def _input(index: int, seed: str) -> tuple[str, dict[str, str]]:
