@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from ._io import atomic_text_writer, atomic_writer, ensure_dir
+from ._io import atomic_text_writer, atomic_writer, ensure_dir, write_atomic
 from .crawling import CrawlOptions, CrawlReport, crawl
 from .crawling.fetch import FetchPolicy
 from .store import Store
@@ -234,11 +234,10 @@ def run_demo(
     ensure_dir(out)
     store = Path(store_dir) if store_dir else out / "store"
     files, seeds = sample_site(n_stories, seed)
-    replies = out / REPLIES_DIR
+    replies, report_path = out / REPLIES_DIR, out / "crawl-report.json"
     ensure_dir(replies)
     for manifest_id, body in _sample_corpus(n_stories, seed).replies().items():
-        with atomic_writer(replies / f"{manifest_id}.json") as handle:
-            handle.write(body)
+        write_atomic(replies / f"{manifest_id}.json", body)
     with SiteServer(files) as server:
         options = CrawlOptions(
             depth=depth,
@@ -249,12 +248,10 @@ def run_demo(
             ),
             ignore_robots=True,  # our own mirror
             policy=FetchPolicy(timeout=10, retries=1, backoff_base=0.05),
-            report=out / "crawl-report.json",
+            report=report_path,
         )
         report = crawl(seeds, store, options)
-    result = DemoResult(out, store, report)
-    result.outputs["store"] = [store]
-    result.outputs["crawl report"] = [out / "crawl-report.json"]
+    result = DemoResult(out, store, report, {"store": [store], "crawl report": [report_path]})
     for step in DEMO_STEPS:
         result.outputs[step.name] = step.run(store, out)
     result.summary = _summary(store, report)

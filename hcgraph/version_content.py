@@ -82,9 +82,7 @@ def from_story(story: Story) -> Content:
         for i, s in enumerate(story.sections, 1)
         for j, p in enumerate(s.paragraphs, 1)
     ]
-    titles: dict[str, str] = {}
-    for m in story.manifests:
-        titles.setdefault(m.manifest_id, m.title or "")
+    titles = {m.manifest_id: m.title or "" for m in reversed(story.manifests)}  # the first's
     return Content(
         story.headline or "",
         story.dek or "",
