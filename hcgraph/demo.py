@@ -132,8 +132,7 @@ class _Handler(BaseHTTPRequestHandler):
         pass  # the demo prints its own summary
 
     def do_GET(self) -> None:
-        body = self.server.files.get(self.path.split("?", 1)[0])
-        if body is None:
+        if (body := self.server.files.get(self.path.split("?", 1)[0])) is None:
             self._send(404, b'{"error": "not in the sample site"}')
             return
         etag = '"' + hashlib.sha256(body).hexdigest()[:20] + '"'

@@ -52,8 +52,7 @@ def export(store: Store, fmt: str, out: BinaryIO, *, dynamic: bool = False) -> N
         UnknownFormatError: ``fmt`` is no registered format.
         ExportError: ``dynamic`` for a format without a dynamic variant.
     """
-    exporter = FORMATS.get(fmt)
-    if exporter is None:
+    if (exporter := FORMATS.get(fmt)) is None:
         known = ", ".join(sorted(FORMATS))
         raise UnknownFormatError(f"unknown format {fmt!r}; choose one of: {known}")
     if not dynamic:

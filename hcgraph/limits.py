@@ -58,8 +58,7 @@ def parse_memory(text: str) -> int:
     """
     if text.strip().lower() in {"0", "off", "none"}:
         return 0
-    match = _SIZE.fullmatch(text)
-    if match is None:
+    if (match := _SIZE.fullmatch(text)) is None:
         raise ValueError(f"{text!r} is not a size (say 2G, 512M or 0 for no limit)")
     size = int(float(match.group(1)) * _UNITS[match.group(2).lower()])
     if size == 0:
@@ -100,8 +99,7 @@ def physical_memory() -> int | None:
 def default_query_memory(processes: int = 1) -> int:
     """Each of ``processes`` query processes' share of :data:`DEFAULT_SHARE` of the memory
     (at least :data:`MIN_QUERY_MEMORY`); 0 (no limit) where the memory is unknown."""
-    total = physical_memory()
-    if total is None:
+    if (total := physical_memory()) is None:
         return 0
     return max(MIN_QUERY_MEMORY, int(total * DEFAULT_SHARE) // max(1, processes))
 

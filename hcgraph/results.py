@@ -141,8 +141,7 @@ def _check_xml_chars(result: QueryResult) -> None:
         return
     for number, row in enumerate(result.terms, 1):
         for name, term in zip(result.variables, row, strict=False):
-            bad = _xml_forbidden(term)
-            if bad is not None:
+            if (bad := _xml_forbidden(term)) is not None:
                 raise QueryError(
                     f"row {number}, column ?{name}: the value holds U+{ord(bad.group()):04X}, "
                     "which XML 1.0 cannot carry; use --format json, tsv or csv"
@@ -183,7 +182,6 @@ def write_result(result: QueryResult, fmt: str, out: TextIO) -> None:
     Raises:
         QueryError: ``fmt`` is not a known format (the message lists them).
     """
-    writer = FORMATS.get(fmt)
-    if writer is None:
+    if (writer := FORMATS.get(fmt)) is None:
         raise QueryError(f"unknown output format {fmt!r}; known: {', '.join(FORMATS)}")
     writer(result, out)

@@ -127,8 +127,7 @@ def _graph_paragraphs(store: Store, story: ox.NamedNode) -> tuple[tuple[str, str
     paragraphs: list[tuple[int, int, str, str]] = []
     for quad in store.quads(None, _TEXT, None, story):
         node = _lexical(quad.subject)
-        where = _PARAGRAPH.search(node) if node.startswith(story.value) else None
-        if where is not None:
+        if node.startswith(story.value) and (where := _PARAGRAPH.search(node)) is not None:
             i, j = int(where[1]), int(where[2])
             paragraphs.append((i, j, f"s{i}-p{j}", _lexical(quad.object)))
     return tuple((key, text) for _i, _j, key, text in sorted(paragraphs))
