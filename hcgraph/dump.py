@@ -15,6 +15,7 @@ import os
 import re
 import secrets
 import shutil
+from contextlib import nullcontext
 from pathlib import Path
 from typing import BinaryIO, cast
 
@@ -139,10 +140,6 @@ def _write(store: Store, target: Path, max_quads: int, compress: bool) -> list[P
 
 def _flush(target: Path, index: int, lines: list[bytes], compress: bool) -> Path:
     path = target / (f"graph-{index:05d}.nq" + (".gz" if compress else ""))
-    with atomic_writer(path) as raw:
-        if compress:
-            with gzip_writer(raw) as gz:
-                gz.writelines(lines)
-        else:
-            raw.writelines(lines)
+    with atomic_writer(path) as raw, gzip_writer(raw) if compress else nullcontext(raw) as out:
+        out.writelines(lines)
     return path

@@ -47,9 +47,8 @@ def curie(iri: str) -> str:
 
 def node_type(types: set[str]) -> str:
     """The display type for a node with these rdf:types (its hc: class wins)."""
-    hc = sorted(t[len(_HC) :] for t in types if t.startswith(_HC))
-    if hc:
-        return hc[0]
+    if hc := min((t[len(_HC) :] for t in types if t.startswith(_HC)), default=""):
+        return hc
     return "Agent" if str(PROV.SoftwareAgent) in types else "Resource"
 
 

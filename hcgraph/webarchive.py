@@ -519,10 +519,9 @@ def _digests(wacz: Path, package: zipfile.ZipFile) -> dict[str, str]:
     """Each file's ``hash`` in datapackage.json."""
     try:
         data: Any = json.loads(package.read("datapackage.json"))
-        resources = data["resources"]
         return {
             str(item["path"]): str(item["hash"])
-            for item in resources
+            for item in data["resources"]
             if isinstance(item, dict) and "path" in item and "hash" in item
         }
     except KeyError:
