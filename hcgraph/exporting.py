@@ -1,11 +1,7 @@
 """Exports: a registry of formats, each a function writing the store to a binary stream.
 
-:data:`FORMATS` (docs/graph.md describes each): the union formats (``turtle``, ``ntriples``,
-``jsonld``) write each triple once; ``nquads`` and ``trig`` keep every graph; ``graphml``
-and ``gexf`` write the networkx projection; the map formats are :mod:`hcgraph.mapexport`,
-``claimreview`` :mod:`hcgraph.claimreview`. Output order depends only on the store's
-content, so the same stories export to the same bytes. An unknown name raises
-:class:`~hcgraph.errors.UnknownFormatError`.
+:data:`FORMATS` (docs/graph.md describes each). Output order depends only on the store's
+content, so the same stories export to the same bytes.
 """
 
 from __future__ import annotations

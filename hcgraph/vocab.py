@@ -1,14 +1,9 @@
 """The vocabulary hcgraph writes, defined once.
 
-Standard vocabularies do nearly all the work: W3C PROV-O is the provenance backbone, SPAR
-CiTO records citation acts, schema.org carries article metadata and Dublin Core terms carry
-identifiers, titles, dates and parts. The ``hc:`` terms below exist only where none of
-those has a term; each is declared in ``ontology.ttl`` (label, comment, domain/range and its
-subClassOf/subPropertyOf link to a standard term), and ``tests/test_ontology.py`` checks
-that this class and that file list exactly the same terms.
-
-IRIs that hcgraph mints for things without a URL of their own live under ``ID`` (see
-``hcgraph.iris``).
+Standard vocabularies (PROV-O, CiTO, schema.org, Dublin Core) do nearly all the work; the
+``hc:`` terms below exist only where none of them has one, each declared in ``ontology.ttl``
+(docs/graph.md, "Vocabulary"; ``tests/test_ontology.py`` checks that both list the same
+terms). IRIs hcgraph mints for things without a URL of their own live under ``ID``.
 """
 
 from __future__ import annotations

@@ -1,19 +1,11 @@
 """The raw archive as WARC 1.1 records (warcio) in a WACZ 1.1.1 package (py-wacz), and back.
 
-Each fetch, in fetch order, becomes a ``response`` (or a ``revisit`` of an earlier response
-of the same URL and body; a local file: a ``resource``), a ``request`` concurrent to it, and
-a ``metadata`` record holding the :class:`~hcgraph.archive.FetchRecord` itself (content type
-:data:`FETCH_RECORD_TYPE`, target ``urn:hcgraph:fetch:…``, not the URL, which a replay tool
-must find the response under), so reading the WARC back gives the records the archive held
-and a rebuild replays the same fetches. WARCs of other crawlers are read too: each response,
-resource and revisit as one fetch. The records in full: docs/crawling.md.
-
-``export_wacz`` writes that WARC and the page list (the first 200 capture of each URL, titled
-with the story's headline), and lets py-wacz package them with their CDXJ index and
-``datapackage.json``; it only reads the archive, so it may run beside a crawl.
-``archive_from_wacz`` reads a WACZ's WARCs back (each checked against its digest);
-``rebuild_from_wacz`` rebuilds the graph from them. The ``archive`` extra (warcio, py-wacz)
-is imported on first use.
+Each fetch becomes a ``response`` (a ``revisit`` of an earlier identical one; a local file's
+``resource``), a ``request`` and a ``metadata`` record holding the fetch record itself
+(:data:`FETCH_RECORD_TYPE`), so a rebuild from the WARC replays the same fetches; a WARC of
+another crawler is read as one fetch per response, resource and revisit. The records, the
+page list and the package in full: docs/crawling.md. The export only reads the archive (it
+may run beside a crawl). The ``archive`` extra (warcio, py-wacz) is imported on first use.
 """
 
 from __future__ import annotations
