@@ -1,10 +1,7 @@
 """Limits on one query: the memory it may take, and the time (``query`` and ``serve``).
 
-Each query runs in a process of its own whose data segment is capped with ``RLIMIT_DATA``
-(heap and anonymous mappings, not the files RocksDB maps; ``RLIMIT_AS`` would count the
-address space it reserves): past the cap Oxigraph aborts or Python raises ``MemoryError``,
-and the caller gets one line (:func:`exceeded_message`). ``docs/queries.md`` ("Memory
-limits") gives the defaults and why.
+Each query runs in a process of its own, its data segment capped with ``RLIMIT_DATA`` (not
+``RLIMIT_AS``: RocksDB reserves address space); docs/queries.md ("Memory limits") says why.
 """
 
 from __future__ import annotations

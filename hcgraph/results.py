@@ -1,10 +1,7 @@
 """Output formats for query results: a registry of writers (name → function).
 
-:data:`FORMATS`: ``table`` (rich, for people), ``md`` (GitHub Markdown) and the W3C SPARQL
-Query Results formats ``csv`` (:mod:`hcgraph.results_csv`), ``tsv``, ``json`` and ``xml``
-(pyoxigraph's writers); docs/queries.md says how each carries RDF 1.2 terms. Untrusted text
-stays text: ``rich.text.Text`` cells with controls escaped, Markdown through
-:mod:`hcgraph.mdtext`.
+:data:`FORMATS` (docs/queries.md says how each carries RDF 1.2 terms). Untrusted text stays
+text: ``rich.text.Text`` cells with controls escaped, Markdown through :mod:`hcgraph.mdtext`.
 """
 
 from __future__ import annotations

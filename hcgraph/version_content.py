@@ -1,11 +1,9 @@
 """What one version of a story says, for comparing versions: read from its body or its graph.
 
-A :class:`Content` holds the parts :func:`hcgraph.provenance.versions.diff_stories` compares.
-It comes from a parsed body (:func:`from_story`), a story graph (:func:`from_graph`), or the
-JSON kept on a revision (:meth:`Content.from_json`). A story ingested from a file has no
-archived body, so the pipeline reads the version being replaced from its graph and the
-mapping keeps it on the revision (``hc:versionContent``): ``hcgraph history`` can compare
-every version the store holds. Body or graph, one version gives the same :class:`Content`.
+A story ingested from a file has no archived body, so the pipeline reads the version being
+replaced from its graph and the mapping keeps it on the revision (``hc:versionContent``):
+``hcgraph history`` can compare every version the store holds. Body or graph, one version
+gives the same :class:`Content`.
 """
 
 from __future__ import annotations
