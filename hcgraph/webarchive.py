@@ -117,13 +117,8 @@ def _header(value: str) -> str:
     return _CONTROL.sub(" ", value)
 
 
-def _warc_date(when: str) -> str:
-    stamp = dt.datetime.fromisoformat(when).astimezone(dt.UTC)
-    return stamp.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
 class _Writer:
-    """Turns fetch records into WARC records (one writer per WARC file)."""
+    """Turns fetch records into WARC records (one writer per WARC file, its warcinfo first)."""
 
     def __init__(self, archive: Archive, out: IO[bytes]) -> None:
         self.archive = archive
@@ -133,8 +128,6 @@ class _Writer:
         # (URI, body) of each response written → its record id and date, for revisits
         self.first: dict[bytes, tuple[str, str]] = {}
         self.paged: set[str] = set()
-
-    def warcinfo(self) -> None:
         info = {
             "software": f"hcgraph {__version__}",
             "format": "WARC File Format 1.1",
@@ -145,7 +138,8 @@ class _Writer:
 
     def fetch(self, record: FetchRecord) -> None:
         self.report.fetches += 1
-        date = _warc_date(record.fetched_at)
+        stamp = dt.datetime.fromisoformat(record.fetched_at).astimezone(dt.UTC)
+        date = stamp.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         local = record.url.startswith("file:")
         uri = warc_uri(record.url if local else record.final_url)
         main: Any = None
@@ -276,7 +270,6 @@ def write_warc(archive: Archive, out: IO[bytes]) -> WarcReport:
         ExportError: warcio is not installed (the ``archive`` extra).
     """
     writer = _Writer(archive, out)
-    writer.warcinfo()
     for record in archive.records():
         writer.fetch(record)
     return writer.report
@@ -373,8 +366,7 @@ class _Reader:
             return
         sha = self.archive.put_body(body)
         self.report.bodies.add(sha)
-        digest = rec.rec_headers.get_header("WARC-Payload-Digest")
-        if digest:
+        if digest := rec.rec_headers.get_header("WARC-Payload-Digest"):
             self.by_digest[digest] = sha
         if not self.own:
             self.derived.append(_derived(rec, sha, len(body)))
