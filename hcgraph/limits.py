@@ -58,9 +58,7 @@ def parse_memory(text: str) -> int:
     if (match := _SIZE.fullmatch(text)) is None:
         raise ValueError(f"{text!r} is not a size (say 2G, 512M or 0 for no limit)")
     size = int(float(match.group(1)) * _UNITS[match.group(2).lower()])
-    if size == 0:
-        return 0
-    if size < MIN_QUERY_MEMORY:
+    if 0 < size < MIN_QUERY_MEMORY:
         raise ValueError(
             f"{text!r} is less than the {describe_size(MIN_QUERY_MEMORY)} a query process"
             " needs before its query starts"
