@@ -33,6 +33,7 @@ __all__ = ["DEMO_STEPS", "DemoResult", "DemoStep", "SiteServer", "run_demo", "sa
 
 REAL_ORIGIN = "https://hangingcontext.com"
 SAMPLE_ORIGIN = "https://news.example.org"
+_SEED = 7  # the sample generator's
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,7 @@ DEMO_STEPS: list[DemoStep] = [
 ]
 
 
-def sample_site(n_stories: int = 60, seed: int = 7) -> tuple[dict[str, bytes], list[str]]:
+def sample_site(n_stories: int = 60, seed: int = _SEED) -> tuple[dict[str, bytes], list[str]]:
     """``(files, seeds)``: the sample site (URL path ``/<host>/stories/…/index.json`` →
     bytes) and the story URLs the crawl starts from (the real story and two samples)."""
     corpus = _sample_corpus(n_stories, seed)
@@ -217,29 +218,25 @@ def run_demo(
     *,
     store_dir: Path | str | None = None,
     n_stories: int = 60,
-    seed: int = 7,
-    depth: int = 10,
 ) -> DemoResult:
     """Serve the sample site on loopback, crawl it into ``out_dir``, run :data:`DEMO_STEPS`.
 
     Args:
         out_dir: where outputs go (the store defaults to ``out_dir/store``).
         store_dir: the store directory, if not ``out_dir/store``.
-        n_stories: generated sample stories besides the real one.
-        seed: the sample generator's seed.
-        depth: related-link hops followed from the seeds.
+        n_stories: generated sample stories besides the real one (seed 7).
     """
     out = Path(out_dir)
     ensure_dir(out)
     store = Path(store_dir) if store_dir else out / "store"
-    files, seeds = sample_site(n_stories, seed)
+    files, seeds = sample_site(n_stories, _SEED)
     replies, report_path = out / REPLIES_DIR, out / "crawl-report.json"
     ensure_dir(replies)
-    for manifest_id, body in _sample_corpus(n_stories, seed).replies().items():
+    for manifest_id, body in _sample_corpus(n_stories, _SEED).replies().items():
         write_atomic(replies / f"{manifest_id}.json", body)
     with SiteServer(files) as server:
         options = CrawlOptions(
-            depth=depth,
+            depth=10,
             allow_hosts=(urlsplit(SAMPLE_ORIGIN).netloc,),
             mirrors=(
                 f"{REAL_ORIGIN}={server.base}/{urlsplit(REAL_ORIGIN).netloc}",
