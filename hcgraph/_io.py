@@ -123,12 +123,10 @@ def _destination(target: Path) -> tuple[Path, bool]:
     """Where :func:`atomic_writer` puts the file: ``(path, straight)``, ``straight`` for an
     existing device or FIFO (written as it is). A symlink is resolved, so the rename keeps
     the link; a directory stays the target (the rename fails and says so)."""
-    try:
+    with contextlib.suppress(OSError):
         mode = os.stat(target).st_mode  # follows symlinks
-    except OSError:
-        mode = None
-    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
-        return target, True
+        if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+            return target, True
     if os.path.islink(target):
         return Path(os.path.realpath(target)), False
     return target, False
