@@ -71,7 +71,6 @@ def write_shards(
 
 
 def _check_target(target: Path, shown: Path) -> None:
-    """Refuse a target that is no directory, or holds anything but shards."""
     if not target.exists():
         return
     if not target.is_dir():

@@ -116,7 +116,6 @@ def _gexf(store: Store, out: BinaryIO) -> None:
 
 
 def _drop_attribute(graph: Any, title: str) -> None:
-    """Remove the GEXF attribute ``title`` from ``graph``'s declarations and every value."""
     for block in graph.iter("attributes"):
         for attribute in [a for a in block.iter("attribute") if a.get("title") == title]:
             block.remove(attribute)

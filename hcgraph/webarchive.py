@@ -78,7 +78,6 @@ def load(*names: str) -> ModuleType:
 
 
 def _warcio() -> ModuleType:
-    """The ``warcio`` package with the submodules used here loaded."""
     return load(
         "warcio",
         "warcio.warcwriter",
@@ -182,7 +181,6 @@ class _Writer:
         return self.warcio.statusandheaders.StatusAndHeaders(line, headers, protocol="HTTP/1.1")
 
     def _write(self, uri: str, kind: str, body: bytes | None = None, **options: Any) -> Any:
-        """Create a WARC record of type ``kind`` (a payload of ``body``), write and count it."""
         if body is not None:
             options.update(payload=io.BytesIO(body), length=len(body))
         made = self.writer.create_warc_record(uri, kind, **options)
