@@ -81,16 +81,22 @@ def from_story(story: Story) -> Content:
         for j, p in enumerate(s.paragraphs, 1)
     ]
     titles = {m.manifest_id: m.title or "" for m in reversed(story.manifests)}  # the first's
-    cites = [c for s in story.sections for p in s.paragraphs for c in p.cites]
-    cites += [c for k in story.key_facts for c in k.cites]  # paragraphs' and key facts'
     return Content(
         story.headline or "",
         story.dek or "",
         tuple(paragraphs),
-        frozenset((cite.manifest_id, claim) for cite in cites for claim in cite.claim_ids),
+        frozenset(_cited(story)),
         tuple(sorted(titles.items())),
         tuple((c.date or "", c.text or "") for c in story.corrections),
     )
+
+
+def _cited(story: Story) -> Iterator[tuple[str, str]]:
+    """``(manifest id, claim id)`` of each claim cited by a paragraph or a key fact."""
+    cites = [c for s in story.sections for p in s.paragraphs for c in p.cites]
+    for cite in [*cites, *(c for k in story.key_facts for c in k.cites)]:
+        for claim in cite.claim_ids:
+            yield cite.manifest_id, claim
 
 
 def from_graph(store: Store, story_url: str, sha256: str | None = None) -> Content | None:
