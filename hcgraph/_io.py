@@ -37,10 +37,7 @@ def read_at_most(handle: BinaryIO, limit: int) -> bytes:
     the bytes read: ``handle.read(limit)`` allocates ``limit`` up front)."""
     pieces: list[bytes] = []
     left = limit
-    while left > 0:
-        piece = handle.read(min(left, _READ_PIECE))
-        if not piece:
-            break
+    while left > 0 and (piece := handle.read(min(left, _READ_PIECE))):
         pieces.append(piece)
         left -= len(piece)
     return b"".join(pieces)
@@ -126,12 +123,10 @@ def _destination(target: Path) -> tuple[Path, bool]:
     """Where :func:`atomic_writer` puts the file: ``(path, straight)``, ``straight`` for an
     existing device or FIFO (written as it is). A symlink is resolved, so the rename keeps
     the link; a directory stays the target (the rename fails and says so)."""
-    try:
+    with contextlib.suppress(OSError):
         mode = os.stat(target).st_mode  # follows symlinks
-    except OSError:
-        mode = None
-    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
-        return target, True
+        if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+            return target, True
     if os.path.islink(target):
         return Path(os.path.realpath(target)), False
     return target, False
@@ -163,12 +158,7 @@ def _write_through(target: Path, fd: int | None = None) -> Iterator[BinaryIO]:
     """Write straight into an existing device or FIFO, or into a copy of descriptor ``fd``
     (no temporary file, no rename)."""
     try:
-        # closed below, after the caller's writes
-        raw = os.fdopen(os.dup(fd), "wb") if fd is not None else open(target, "wb")  # noqa: SIM115
-    except OSError as exc:
-        raise OutputError(f"{target}: cannot write: {_why(exc)}") from None
-    try:
-        with raw:
+        with os.fdopen(os.dup(fd), "wb") if fd is not None else open(target, "wb") as raw:
             yield raw
             raw.flush()
     except OSError as exc:

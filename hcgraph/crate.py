@@ -23,7 +23,12 @@ from .store import Store, now_utc
 
 __all__ = ["CrateReport", "write_rocrate"]
 
-_PROV_SOFTWARE_AGENT = "http://www.w3.org/ns/prov#SoftwareAgent"
+_SOFTWARE = {
+    "@type": ["SoftwareApplication", "http://www.w3.org/ns/prov#SoftwareAgent"],
+    "name": "hcgraph",
+    "softwareVersion": __version__,
+    "url": "https://w3id.org/hcgraph",
+}
 _LICENSES = "SELECT DISTINCT ?license WHERE { ?s a hc:Story ; schema:license ?license }"
 
 
@@ -34,11 +39,6 @@ class CrateReport:
     directory: Path  # the crate's directory
     files: dict[str, int] = field(default_factory=dict)  # each data file → its size in bytes
     inputs: list[str] = field(default_factory=list)  # seed URLs, or the stories' URLs
-
-
-def _write_export(store: Store, fmt: str, path: Path) -> None:
-    with atomic_writer(path) as handle:
-        export(store, fmt, handle)
 
 
 def _read_report(path: Path | None) -> dict[str, Any] | None:
@@ -58,10 +58,6 @@ def _read_report(path: Path | None) -> dict[str, Any] | None:
         if not isinstance(data.get(key, ""), str | None):
             raise ExportError(f"{path}: not a crawl report ({key} is no date and time)")
     return data
-
-
-def _licenses(store: Store) -> list[str]:
-    return sorted(str(row["license"].value) for row in store.query(_LICENSES))
 
 
 def write_rocrate(
@@ -149,16 +145,28 @@ _FILES = {
 
 
 def _build(
-    store_dir: Path,
-    out_dir: Path,
-    report: Path | None,
-    wacz: bool,
-    license_url: str | None,
+    store_dir: Path, out_dir: Path, report: Path | None, wacz: bool, license_url: str | None
 ) -> CrateReport:
     """Write the crate's files into ``out_dir`` (the work directory), then describe them."""
+    from .provenance.auditing import audit
+
     report_path = report if report is not None else store_dir / "crawl-report.json"
     crawl = _read_report(report_path)
-    licenses, stories = _write_exports(store_dir, out_dir, license_url)
+    with Store(store_dir, read_only=True) as store:
+        if license_url:
+            licenses = [license_url]
+        else:
+            licenses = sorted(str(row["license"].value) for row in store.query(_LICENSES))
+        if not licenses:
+            raise ExportError(
+                "the stories state no license (schema:license): give the crate's with --license URL"
+            )
+        for fmt, name in (("trig", "graph.trig"), ("claimreview", "claimreview.jsonld")):
+            with atomic_writer(out_dir / name) as handle:
+                export(store, fmt, handle)
+        with atomic_writer(out_dir / "audit.json") as handle:
+            handle.write(audit(store).to_json().encode("utf-8") + b"\n")
+        stories = sorted(store.story_graphs())
     names = ["graph.trig", "claimreview.jsonld", "audit.json"]
     if crawl is not None:
         shutil.copyfile(report_path, out_dir / "crawl-report.json")  # the report's own bytes
@@ -176,14 +184,28 @@ def _describe(
 ) -> CrateReport:
     """Describe the files and the run (the crawl's times, else the packaging time,
     ``SOURCE_DATE_EPOCH``) in ``ro-crate-metadata.json``."""
+    from rocrate.model.contextentity import ContextEntity
+    from rocrate.model.softwareapplication import SoftwareApplication
     from rocrate.rocrate import ROCrate
 
     ended = str(crawl.get("finished_at") or now_utc().isoformat().replace("+00:00", "Z"))
     result = CrateReport(out_dir, inputs=[str(s) for s in crawl.get("seeds", [])] or stories)
     crate = ROCrate(version="1.1")
-    _describe_root(crate, len(stories), ended, licenses)
-    software = _software(crate)
-    inputs = [_input(crate, i, seed) for i, seed in enumerate(result.inputs)]
+    root = crate.root_dataset
+    root["name"] = "hcgraph crawl and outputs"
+    root["description"] = (
+        f"A provenance knowledge graph of {len(stories)} Hanging Context stories built by "
+        f"hcgraph {__version__}, with its claim reviews, audit and crawl report."
+    )
+    root["datePublished"] = ended
+    root["license"] = [
+        crate.add(ContextEntity(crate, url, {"@type": "CreativeWork", "name": url}))
+        for url in licenses
+    ]
+    software = crate.add(
+        SoftwareApplication(crate, minted("software", "hcgraph", __version__), _SOFTWARE)
+    )
+    inputs = [crate.add(ContextEntity(crate, *_input(i, s))) for i, s in enumerate(result.inputs)]
     files = {name: _add_file(crate, out_dir, name, result) for name in names}
     crate.add_action(
         software,
@@ -205,66 +227,11 @@ def _describe(
     return result
 
 
-def _write_exports(
-    store_dir: Path, out_dir: Path, license_url: str | None
-) -> tuple[list[str], list[str]]:
-    """Write the graph, the claim reviews and the audit; the licenses and the stories."""
-    from .provenance.auditing import audit
-
-    with Store(store_dir, read_only=True) as store:
-        licenses = [license_url] if license_url else _licenses(store)
-        if not licenses:
-            raise ExportError(
-                "the stories state no license (schema:license): give the crate's with --license URL"
-            )
-        _write_export(store, "trig", out_dir / "graph.trig")
-        _write_export(store, "claimreview", out_dir / "claimreview.jsonld")
-        with atomic_writer(out_dir / "audit.json") as handle:
-            handle.write(audit(store).to_json().encode("utf-8") + b"\n")
-        return licenses, sorted(store.story_graphs())
-
-
-def _describe_root(crate: Any, stories: int, ended: str, licenses: list[str]) -> None:
-    from rocrate.model.contextentity import ContextEntity
-
-    root = crate.root_dataset
-    root["name"] = "hcgraph crawl and outputs"
-    root["description"] = (
-        f"A provenance knowledge graph of {stories} Hanging Context stories built by "
-        f"hcgraph {__version__}, with its claim reviews, audit and crawl report."
-    )
-    root["datePublished"] = ended
-    root["license"] = [
-        crate.add(ContextEntity(crate, url, {"@type": "CreativeWork", "name": url}))
-        for url in licenses
-    ]
-
-
-def _software(crate: Any) -> Any:
-    from rocrate.model.softwareapplication import SoftwareApplication
-
-    properties = {
-        "@type": ["SoftwareApplication", _PROV_SOFTWARE_AGENT],
-        "name": "hcgraph",
-        "softwareVersion": __version__,
-        "url": "https://w3id.org/hcgraph",
-    }
-    return crate.add(
-        SoftwareApplication(crate, minted("software", "hcgraph", __version__), properties)
-    )
-
-
-def _input(crate: Any, index: int, seed: str) -> Any:
+def _input(index: int, seed: str) -> tuple[str, dict[str, str]]:
     """A seed URL as a ``WebPage``; a seed that is no URL (a file) as a ``CreativeWork``."""
-    from rocrate.model.contextentity import ContextEntity
-
     if "://" in seed:
-        return crate.add(
-            ContextEntity(crate, seed, {"@type": "WebPage", "name": seed, "url": seed})
-        )
-    return crate.add(
-        ContextEntity(crate, f"#seed-{index}", {"@type": "CreativeWork", "name": seed})
-    )
+        return seed, {"@type": "WebPage", "name": seed, "url": seed}
+    return f"#seed-{index}", {"@type": "CreativeWork", "name": seed}
 
 
 def _add_file(crate: Any, out_dir: Path, name: str, result: CrateReport) -> Any:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from ._io import atomic_text_writer, atomic_writer, ensure_dir
+from ._io import atomic_text_writer, atomic_writer, ensure_dir, write_atomic
 from .crawling import CrawlOptions, CrawlReport, crawl
 from .crawling.fetch import FetchPolicy
 from .store import Store
@@ -33,6 +33,7 @@ __all__ = ["DEMO_STEPS", "DemoResult", "DemoStep", "SiteServer", "run_demo", "sa
 
 REAL_ORIGIN = "https://hangingcontext.com"
 SAMPLE_ORIGIN = "https://news.example.org"
+_SEED = 7  # the sample generator's
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,7 @@ DEMO_STEPS: list[DemoStep] = [
 ]
 
 
-def sample_site(n_stories: int = 60, seed: int = 7) -> tuple[dict[str, bytes], list[str]]:
+def sample_site(n_stories: int = 60, seed: int = _SEED) -> tuple[dict[str, bytes], list[str]]:
     """``(files, seeds)``: the sample site (URL path ``/<host>/stories/…/index.json`` →
     bytes) and the story URLs the crawl starts from (the real story and two samples)."""
     corpus = _sample_corpus(n_stories, seed)
@@ -132,8 +133,7 @@ class _Handler(BaseHTTPRequestHandler):
         pass  # the demo prints its own summary
 
     def do_GET(self) -> None:
-        body = self.server.files.get(self.path.split("?", 1)[0])
-        if body is None:
+        if (body := self.server.files.get(self.path.split("?", 1)[0])) is None:
             self._send(404, b'{"error": "not in the sample site"}')
             return
         etag = '"' + hashlib.sha256(body).hexdigest()[:20] + '"'
@@ -218,30 +218,25 @@ def run_demo(
     *,
     store_dir: Path | str | None = None,
     n_stories: int = 60,
-    seed: int = 7,
-    depth: int = 10,
 ) -> DemoResult:
     """Serve the sample site on loopback, crawl it into ``out_dir``, run :data:`DEMO_STEPS`.
 
     Args:
         out_dir: where outputs go (the store defaults to ``out_dir/store``).
         store_dir: the store directory, if not ``out_dir/store``.
-        n_stories: generated sample stories besides the real one.
-        seed: the sample generator's seed.
-        depth: related-link hops followed from the seeds.
+        n_stories: generated sample stories besides the real one (seed 7).
     """
     out = Path(out_dir)
     ensure_dir(out)
     store = Path(store_dir) if store_dir else out / "store"
-    files, seeds = sample_site(n_stories, seed)
-    replies = out / REPLIES_DIR
+    files, seeds = sample_site(n_stories, _SEED)
+    replies, report_path = out / REPLIES_DIR, out / "crawl-report.json"
     ensure_dir(replies)
-    for manifest_id, body in _sample_corpus(n_stories, seed).replies().items():
-        with atomic_writer(replies / f"{manifest_id}.json") as handle:
-            handle.write(body)
+    for manifest_id, body in _sample_corpus(n_stories, _SEED).replies().items():
+        write_atomic(replies / f"{manifest_id}.json", body)
     with SiteServer(files) as server:
         options = CrawlOptions(
-            depth=depth,
+            depth=10,
             allow_hosts=(urlsplit(SAMPLE_ORIGIN).netloc,),
             mirrors=(
                 f"{REAL_ORIGIN}={server.base}/{urlsplit(REAL_ORIGIN).netloc}",
@@ -249,12 +244,10 @@ def run_demo(
             ),
             ignore_robots=True,  # our own mirror
             policy=FetchPolicy(timeout=10, retries=1, backoff_base=0.05),
-            report=out / "crawl-report.json",
+            report=report_path,
         )
         report = crawl(seeds, store, options)
-    result = DemoResult(out, store, report)
-    result.outputs["store"] = [store]
-    result.outputs["crawl report"] = [out / "crawl-report.json"]
+    result = DemoResult(out, store, report, {"store": [store], "crawl report": [report_path]})
     for step in DEMO_STEPS:
         result.outputs[step.name] = step.run(store, out)
     result.summary = _summary(store, report)

@@ -15,10 +15,9 @@ import os
 import re
 import secrets
 import shutil
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import nullcontext
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from ._io import atomic_writer, ensure_dir, sync_dir
 from .errors import ExportError
@@ -30,11 +29,10 @@ SHARD_PATTERN = re.compile(r"^graph-\d{5,}\.nq(\.gz)?$")
 _LEVEL = 6  # gzip -6: most of -9's size at a fraction of its time
 
 
-@contextmanager
-def gzip_writer(out: BinaryIO) -> Iterator[BinaryIO]:
-    """Wrap ``out`` in a deterministic gzip stream (no file name, mtime 0)."""
-    with gzip.GzipFile(fileobj=out, mode="wb", compresslevel=_LEVEL, mtime=0, filename="") as gz:
-        yield gz  # type: ignore[misc]
+def gzip_writer(out: BinaryIO) -> BinaryIO:
+    """A deterministic gzip stream (no file name, mtime 0) into ``out``; close it to finish."""
+    gz = gzip.GzipFile(fileobj=out, mode="wb", compresslevel=_LEVEL, mtime=0, filename="")
+    return cast(BinaryIO, gz)
 
 
 def write_shards(
@@ -73,7 +71,6 @@ def write_shards(
 
 
 def _check_target(target: Path, shown: Path) -> None:
-    """Refuse a target that is no directory, or holds anything but shards."""
     if not target.exists():
         return
     if not target.is_dir():
@@ -142,10 +139,6 @@ def _write(store: Store, target: Path, max_quads: int, compress: bool) -> list[P
 
 def _flush(target: Path, index: int, lines: list[bytes], compress: bool) -> Path:
     path = target / (f"graph-{index:05d}.nq" + (".gz" if compress else ""))
-    with atomic_writer(path) as raw:
-        if compress:
-            with gzip_writer(raw) as gz:
-                gz.writelines(lines)
-        else:
-            raw.writelines(lines)
+    with atomic_writer(path) as raw, gzip_writer(raw) if compress else nullcontext(raw) as out:
+        out.writelines(lines)
     return path

@@ -86,17 +86,11 @@ _UNSAFE = re.compile(
     "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff\U000e0000-\U000e007f]"
 )
 _UNSAFE_LINE = re.compile(_UNSAFE.pattern[:1] + "\t\n" + _UNSAFE.pattern[1:])
-_SHORT = {"\t": "\\t", "\n": "\\n"}
 
 
 def _escape(match: re.Match[str]) -> str:
-    char = match.group()
-    code = ord(char)
-    if char in _SHORT:
-        return _SHORT[char]
-    if code < 0x100:
-        return f"\\x{code:02x}"
-    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+    char = match.group()  # as Python's repr writes it (\x1b, \u202e, \t, \n), but CR as \x0d
+    return "\\x0d" if char == "\r" else char.encode("unicode_escape").decode("ascii")
 
 
 def visible(text: str, *, one_line: bool = False) -> str:

@@ -1,11 +1,7 @@
 """Exports: a registry of formats, each a function writing the store to a binary stream.
 
-:data:`FORMATS` (docs/graph.md describes each): the union formats (``turtle``, ``ntriples``,
-``jsonld``) write each triple once; ``nquads`` and ``trig`` keep every graph; ``graphml``
-and ``gexf`` write the networkx projection; the map formats are :mod:`hcgraph.mapexport`,
-``claimreview`` :mod:`hcgraph.claimreview`. Output order depends only on the store's
-content, so the same stories export to the same bytes. An unknown name raises
-:class:`~hcgraph.errors.UnknownFormatError`.
+:data:`FORMATS` (docs/graph.md describes each). Output order depends only on the store's
+content, so the same stories export to the same bytes.
 """
 
 from __future__ import annotations
@@ -52,8 +48,7 @@ def export(store: Store, fmt: str, out: BinaryIO, *, dynamic: bool = False) -> N
         UnknownFormatError: ``fmt`` is no registered format.
         ExportError: ``dynamic`` for a format without a dynamic variant.
     """
-    exporter = FORMATS.get(fmt)
-    if exporter is None:
+    if (exporter := FORMATS.get(fmt)) is None:
         known = ", ".join(sorted(FORMATS))
         raise UnknownFormatError(f"unknown format {fmt!r}; choose one of: {known}")
     if not dynamic:
@@ -76,24 +71,18 @@ def _later(module: str, name: str) -> Callable[..., Any]:
     return call
 
 
-def _xml_safe_projection(store: Store) -> nx.MultiDiGraph:
+def _with_ids(store: Store, *, node_ids: bool) -> nx.MultiDiGraph:
+    """The projection, text XML 1.0 forbids as U+FFFD, with unique ids that depend only on
+    its content: edges ``e0…`` in (source, target, predicate) order, the predicate an
+    attribute; with ``node_ids`` (GraphML's ``xs:NMTOKEN``) nodes ``n0…`` in IRI order, the
+    IRI in ``iri``."""
     graph = to_networkx(store)
-    for _, data in graph.nodes(data=True):
-        for key, value in data.items():
-            if isinstance(value, str):
-                data[key] = XML_FORBIDDEN.sub("\ufffd", value)
-    return graph
-
-
-def _with_ids(graph: nx.MultiDiGraph, *, node_ids: bool) -> nx.MultiDiGraph:
-    """The projection with unique ids that depend only on its content: edges ``e0…`` in
-    (source, target, predicate) order, the predicate an attribute; with ``node_ids``
-    (GraphML's ``xs:NMTOKEN``) nodes ``n0…`` in IRI order, the IRI in ``iri``."""
     out = nx.MultiDiGraph()
     out.graph.update(graph.graph)
     ids = {iri: (f"n{i}" if node_ids else iri) for i, iri in enumerate(sorted(graph.nodes))}
     for iri, new in ids.items():
-        out.add_node(new, **graph.nodes[iri])
+        data = graph.nodes[iri].items()
+        out.add_node(new, **{k: XML_FORBIDDEN.sub("\ufffd", v) for k, v in data})
     edges = sorted((u, v, d["predicate"]) for u, v, d in graph.edges(data=True))
     for i, (u, v, pred) in enumerate(edges):
         extra = {} if node_ids else {"id": f"e{i}", "label": pred}
@@ -106,8 +95,7 @@ def _graphml(store: Store, out: BinaryIO) -> None:
     through lxml's ``xmlfile``, which drops a small file's write error (a full disk gave
     exit 0) and, on a large one, crashes the interpreter later (``> /dev/full``)."""
     buffer = io.BytesIO()
-    nx.write_graphml(_with_ids(_xml_safe_projection(store), node_ids=True), buffer,
-                     named_key_ids=True)  # fmt: skip
+    nx.write_graphml(_with_ids(store, node_ids=True), buffer, named_key_ids=True)
     out.write(buffer.getbuffer())
 
 
@@ -115,7 +103,7 @@ def _gexf(store: Store, out: BinaryIO) -> None:
     """The projection as GEXF 1.2draft that validates against gexf.net's ``gexf.xsd``:
     networkx's ``graph name`` (not in the schema), ``networkx_key`` edge attribute (a copy
     of the edge id) and today's ``lastmodifieddate`` (bytes would differ by day) removed."""
-    graph = _with_ids(_xml_safe_projection(store), node_ids=False)
+    graph = _with_ids(store, node_ids=False)
     writer = nx.readwrite.gexf.GEXFWriter(encoding="utf-8", prettyprint=True, version="1.2draft")
     writer.add_graph(graph)
     root = writer.xml
@@ -128,7 +116,6 @@ def _gexf(store: Store, out: BinaryIO) -> None:
 
 
 def _drop_attribute(graph: Any, title: str) -> None:
-    """Remove the GEXF attribute ``title`` from ``graph``'s declarations and every value."""
     for block in graph.iter("attributes"):
         for attribute in [a for a in block.iter("attribute") if a.get("title") == title]:
             block.remove(attribute)
@@ -150,7 +137,7 @@ FORMATS: dict[str, Exporter] = {e.name: e for e in (
              "application/n-quads", "one named graph per story, N-Quads"),
     Exporter("trig", lambda store, out: store.dump(out, ox.RdfFormat.TRIG, TURTLE_PREFIXES), "trig",
              "application/trig", "one named graph per story, TriG"),
-    Exporter("graphml", lambda store, out: _graphml(store, out), "graphml",
+    Exporter("graphml", _graphml, "graphml",
              "application/graphml+xml", "networkx projection for Gephi/yEd"),
     Exporter("gexf", _gexf, "gexf", "application/gexf+xml", "networkx projection for Gephi",
              dynamic=_later(".mapexport", "write_dynamic_gexf")),

@@ -1,10 +1,7 @@
 """Limits on one query: the memory it may take, and the time (``query`` and ``serve``).
 
-Each query runs in a process of its own whose data segment is capped with ``RLIMIT_DATA``
-(heap and anonymous mappings, not the files RocksDB maps; ``RLIMIT_AS`` would count the
-address space it reserves): past the cap Oxigraph aborts or Python raises ``MemoryError``,
-and the caller gets one line (:func:`exceeded_message`). ``docs/queries.md`` ("Memory
-limits") gives the defaults and why.
+Each query runs in a process of its own, its data segment capped with ``RLIMIT_DATA`` (not
+``RLIMIT_AS``: RocksDB reserves address space); docs/queries.md ("Memory limits") says why.
 """
 
 from __future__ import annotations
@@ -58,13 +55,10 @@ def parse_memory(text: str) -> int:
     """
     if text.strip().lower() in {"0", "off", "none"}:
         return 0
-    match = _SIZE.fullmatch(text)
-    if match is None:
+    if (match := _SIZE.fullmatch(text)) is None:
         raise ValueError(f"{text!r} is not a size (say 2G, 512M or 0 for no limit)")
     size = int(float(match.group(1)) * _UNITS[match.group(2).lower()])
-    if size == 0:
-        return 0
-    if size < MIN_QUERY_MEMORY:
+    if 0 < size < MIN_QUERY_MEMORY:
         raise ValueError(
             f"{text!r} is less than the {describe_size(MIN_QUERY_MEMORY)} a query process"
             " needs before its query starts"
@@ -100,8 +94,7 @@ def physical_memory() -> int | None:
 def default_query_memory(processes: int = 1) -> int:
     """Each of ``processes`` query processes' share of :data:`DEFAULT_SHARE` of the memory
     (at least :data:`MIN_QUERY_MEMORY`); 0 (no limit) where the memory is unknown."""
-    total = physical_memory()
-    if total is None:
+    if (total := physical_memory()) is None:
         return 0
     return max(MIN_QUERY_MEMORY, int(total * DEFAULT_SHARE) // max(1, processes))
 
@@ -145,10 +138,6 @@ def died_of_memory(exitcode: int | None, output: bytes = b"") -> bool:
     )
 
 
-class _OutOfMemory:
-    """What a child sends for a ``MemoryError`` (a plain marker: it pickles in any state)."""
-
-
 def _child(conn: Connection, err: int, memory: int, target: Callable[..., Any], args: Any) -> None:
     os.dup2(err, 2)  # what Oxigraph prints before it aborts is read by the parent
     limit_memory(memory)
@@ -158,7 +147,7 @@ def _child(conn: Connection, err: int, memory: int, target: Callable[..., Any], 
     except HcgraphError as exc:
         answer = exc
     except MemoryError:
-        answer = _OutOfMemory()
+        answer = MemoryError()  # without the traceback that holds the memory
     except (RuntimeError, OSError) as exc:  # a damaged table: named as in the CLI's process
         if (damage := damage_found(exc)) is None:
             raise
@@ -166,7 +155,7 @@ def _child(conn: Connection, err: int, memory: int, target: Callable[..., Any], 
     try:
         conn.send(answer)
     except MemoryError:
-        conn.send(_OutOfMemory())
+        conn.send(MemoryError())
     except Exception as exc:  # an error object that does not pickle
         conn.send(QueryError(str(exc)))
 
@@ -215,10 +204,10 @@ def run_limited(
                 child.kill()
             child.join()
             receive.close()
-        if not isinstance(answer, BaseException | _OutOfMemory) and (data := _stderr(err)):
+        if not isinstance(answer, BaseException) and (data := _stderr(err)):
             sys.stderr.write(data.decode("utf-8", "replace"))  # a warning the child printed
             sys.stderr.flush()
-    if isinstance(answer, _OutOfMemory):
+    if isinstance(answer, MemoryError):
         raise QueryError(exceeded_message(name, memory))
     if isinstance(answer, BaseException):
         raise answer
@@ -228,7 +217,7 @@ def run_limited(
 def _ended(name: str, exitcode: int | None, output: bytes, memory: int) -> Any:
     """What a child that sent no answer stands for: out of memory, or died."""
     if memory and died_of_memory(exitcode, output):
-        return _OutOfMemory()
+        return MemoryError()
     last = output.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit {exitcode}"]
     return QueryError(f"{name}: the query process ended without an answer ({last[0]})")
 

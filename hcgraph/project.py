@@ -1,21 +1,12 @@
 """A networkx view of the RDF graph: typed, labelled nodes and predicate-labelled edges.
 
 ``to_networkx`` is the projection behind GraphML/GEXF exports (for Gephi) and the citation
-maps. Node attributes:
-
-===========  =============================================================
-``iri``      the node's IRI
-``type``     its hcgraph type: the local name of its ``hc:`` class (``Story``, ``Section``,
-             ``Paragraph``, ``KeyFact``, ``Claim``, ``Manifest``, ``SourceDocument``,
-             ``Publisher``, ``Newsroom``, ``Edition``, ``WriterRun``, ``Citation``, …),
-             ``Agent`` for prov:SoftwareAgent, ``RelatedStory`` for a related-story link
-             whose story is not in the graph
-``label``    a short human label (headline, title, name, or the start of the text)
-``text``     the full text, headline or title where there is one ("" otherwise)
-===========  =============================================================
-
-Edge attributes: ``predicate`` (a CURIE such as ``cito:citesAsEvidence``). The graph is a
-``networkx.MultiDiGraph``; edges run in the RDF direction (subject → object).
+maps: a ``networkx.MultiDiGraph`` whose edges run in the RDF direction (subject → object),
+each with its ``predicate`` as a CURIE (``cito:citesAsEvidence``). Node attributes: ``iri``;
+``type``, the local name of its ``hc:`` class (``Story``, ``Claim``, …), ``Agent`` for
+prov:SoftwareAgent, ``RelatedStory`` for a related-story link whose story is not in the
+graph; ``label``, a short label (headline, title, name, or the start of the text); and
+``text``, the full text, headline or title ("" where there is none).
 """
 
 from __future__ import annotations
@@ -56,9 +47,8 @@ def curie(iri: str) -> str:
 
 def node_type(types: set[str]) -> str:
     """The display type for a node with these rdf:types (its hc: class wins)."""
-    hc = sorted(t[len(_HC) :] for t in types if t.startswith(_HC))
-    if hc:
-        return hc[0]
+    if hc := min((t[len(_HC) :] for t in types if t.startswith(_HC)), default=""):
+        return hc
     return "Agent" if str(PROV.SoftwareAgent) in types else "Resource"
 
 

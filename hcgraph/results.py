@@ -1,10 +1,7 @@
 """Output formats for query results: a registry of writers (name → function).
 
-:data:`FORMATS`: ``table`` (rich, for people), ``md`` (GitHub Markdown) and the W3C SPARQL
-Query Results formats ``csv`` (:mod:`hcgraph.results_csv`), ``tsv``, ``json`` and ``xml``
-(pyoxigraph's writers); docs/queries.md says how each carries RDF 1.2 terms. Untrusted text
-stays text: ``rich.text.Text`` cells with controls escaped, Markdown through
-:mod:`hcgraph.mdtext`.
+:data:`FORMATS` (docs/queries.md says how each carries RDF 1.2 terms). Untrusted text stays
+text: ``rich.text.Text`` cells with controls escaped, Markdown through :mod:`hcgraph.mdtext`.
 """
 
 from __future__ import annotations
@@ -141,8 +138,7 @@ def _check_xml_chars(result: QueryResult) -> None:
         return
     for number, row in enumerate(result.terms, 1):
         for name, term in zip(result.variables, row, strict=False):
-            bad = _xml_forbidden(term)
-            if bad is not None:
+            if (bad := _xml_forbidden(term)) is not None:
                 raise QueryError(
                     f"row {number}, column ?{name}: the value holds U+{ord(bad.group()):04X}, "
                     "which XML 1.0 cannot carry; use --format json, tsv or csv"
@@ -183,7 +179,6 @@ def write_result(result: QueryResult, fmt: str, out: TextIO) -> None:
     Raises:
         QueryError: ``fmt`` is not a known format (the message lists them).
     """
-    writer = FORMATS.get(fmt)
-    if writer is None:
+    if (writer := FORMATS.get(fmt)) is None:
         raise QueryError(f"unknown output format {fmt!r}; known: {', '.join(FORMATS)}")
     writer(result, out)

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from urllib.parse import quote, unquote, urljoin, urlsplit, urlunsplit
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from w3lib.url import canonicalize_url, url_query_cleaner
 
@@ -30,7 +30,6 @@ __all__ = [
     "host_of",
     "json_url",
     "page_url",
-    "resolve",
 ]
 
 DEFAULT_JSON_SUFFIX = "index.json"
@@ -134,11 +133,6 @@ def page_url(url: str, suffix: str = DEFAULT_JSON_SUFFIX) -> str:
     if parts.path.endswith("/" + suffix):
         return urlunsplit(parts._replace(path=parts.path[: -len(suffix)]))
     return canon
-
-
-def resolve(link: str, base: str) -> str:
-    """Resolve a (possibly relative) related link against the page it appears on."""
-    return urljoin(base, link.strip())
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,9 @@
 """What one version of a story says, for comparing versions: read from its body or its graph.
 
-A :class:`Content` holds the parts :func:`hcgraph.provenance.versions.diff_stories` compares.
-It comes from a parsed body (:func:`from_story`), a story graph (:func:`from_graph`), or the
-JSON kept on a revision (:meth:`Content.from_json`). A story ingested from a file has no
-archived body, so the pipeline reads the version being replaced from its graph and the
-mapping keeps it on the revision (``hc:versionContent``): ``hcgraph history`` can compare
-every version the store holds. Body or graph, one version gives the same :class:`Content`.
+A story ingested from a file has no archived body, so the pipeline reads the version being
+replaced from its graph and the mapping keeps it on the revision (``hc:versionContent``):
+``hcgraph history`` can compare every version the store holds. Body or graph, one version
+gives the same :class:`Content`.
 """
 
 from __future__ import annotations
@@ -13,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import pyoxigraph as ox
 
@@ -55,14 +53,7 @@ class Content:
 
     def to_json(self) -> str:
         """Compact, key-sorted JSON (deterministic: the same version, the same text)."""
-        doc = {
-            "headline": self.headline,
-            "dek": self.dek,
-            "paragraphs": [list(p) for p in self.paragraphs],
-            "citations": sorted(list(c) for c in self.citations),
-            "sources": [list(s) for s in self.sources],
-            "corrections": [list(c) for c in self.corrections],
-        }
+        doc = {**asdict(self), "citations": sorted(self.citations)}
         return json.dumps(doc, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
     @classmethod
@@ -89,9 +80,7 @@ def from_story(story: Story) -> Content:
         for i, s in enumerate(story.sections, 1)
         for j, p in enumerate(s.paragraphs, 1)
     ]
-    titles: dict[str, str] = {}
-    for m in story.manifests:
-        titles.setdefault(m.manifest_id, m.title or "")
+    titles = {m.manifest_id: m.title or "" for m in reversed(story.manifests)}  # the first's
     return Content(
         story.headline or "",
         story.dek or "",
@@ -136,8 +125,7 @@ def _graph_paragraphs(store: Store, story: ox.NamedNode) -> tuple[tuple[str, str
     paragraphs: list[tuple[int, int, str, str]] = []
     for quad in store.quads(None, _TEXT, None, story):
         node = _lexical(quad.subject)
-        where = _PARAGRAPH.search(node) if node.startswith(story.value) else None
-        if where is not None:
+        if node.startswith(story.value) and (where := _PARAGRAPH.search(node)) is not None:
             i, j = int(where[1]), int(where[2])
             paragraphs.append((i, j, f"s{i}-p{j}", _lexical(quad.object)))
     return tuple((key, text) for _i, _j, key, text in sorted(paragraphs))

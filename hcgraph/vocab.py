@@ -1,14 +1,9 @@
 """The vocabulary hcgraph writes, defined once.
 
-Standard vocabularies do nearly all the work: W3C PROV-O is the provenance backbone, SPAR
-CiTO records citation acts, schema.org carries article metadata and Dublin Core terms carry
-identifiers, titles, dates and parts. The ``hc:`` terms below exist only where none of
-those has a term; each is declared in ``ontology.ttl`` (label, comment, domain/range and its
-subClassOf/subPropertyOf link to a standard term), and ``tests/test_ontology.py`` checks
-that this class and that file list exactly the same terms.
-
-IRIs that hcgraph mints for things without a URL of their own live under ``ID`` (see
-``hcgraph.iris``).
+Standard vocabularies (PROV-O, CiTO, schema.org, Dublin Core) do nearly all the work; the
+``hc:`` terms below exist only where none of them has one, each declared in ``ontology.ttl``
+(docs/graph.md, "Vocabulary"; ``tests/test_ontology.py`` checks that both list the same
+terms). IRIs hcgraph mints for things without a URL of their own live under ``ID``.
 """
 
 from __future__ import annotations
@@ -41,13 +36,9 @@ ID = Namespace("https://w3id.org/hcgraph/id/")
 #: hcgraph.mapping): every triple lives in the graph of its subject's kind, so the union of all
 #: graphs is a set. Story graphs are named by their story IRI and never start with this.
 GRAPH = Namespace("https://w3id.org/hcgraph/graph/")
-#: The shared graphs by name (``sources``, ``publishers``, …) → graph IRI.
-SHARED_GRAPHS: dict[str, str] = {
-    "sources": str(GRAPH.sources),  # manifests, their claims and source documents
-    "publishers": str(GRAPH.publishers),  # publishers (source_name)
-    "agents": str(GRAPH.agents),  # writer agents and runs, newsrooms, editions, hcgraph
-    "links": str(GRAPH.links),  # how stories label the related stories they link to
-}
+#: The shared graphs by name (``sources``, ``publishers``, …; docs/graph.md says what each
+#: holds) → graph IRI.
+SHARED_GRAPHS = {name: str(GRAPH[name]) for name in ("sources", "publishers", "agents", "links")}
 #: One graph per manifest reply (``{REPLY_GRAPHS}{manifest_id}``) and one graph of support
 #: verdicts per story (``{SUPPORT_GRAPHS}{story IRI, percent-encoded}``): replaced whole when
 #: a reply or a check changes. Both are under GRAPH, so neither is ever taken for a story.

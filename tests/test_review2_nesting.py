@@ -81,8 +81,7 @@ def test_a_wacz_fetch_record_of_the_wrong_shape_is_one_archive_error(
 
     from hcgraph.archive import Archive
     from hcgraph.errors import ArchiveError
-    from hcgraph.webarchive import read_warc
-    from hcgraph.webarchive.warc import FETCH_RECORD_TYPE
+    from hcgraph.webarchive import FETCH_RECORD_TYPE, read_warc
 
     buffer = io.BytesIO()
     writer = WARCWriter(buffer, gzip=True)

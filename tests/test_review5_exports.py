@@ -55,13 +55,13 @@ def test_graphml_bytes_are_unchanged(store_dir: Path) -> None:
     """Same bytes as networkx's own writer gives (the fix only buffers them)."""
     import networkx as nx
 
-    from hcgraph.exporting import _with_ids, _xml_safe_projection
+    from hcgraph.exporting import _with_ids
 
     with Store(store_dir, read_only=True) as store:
         ours = io.BytesIO()
         export(store, "graphml", ours)
         theirs = io.BytesIO()
-        graph = _with_ids(_xml_safe_projection(store), node_ids=True)
+        graph = _with_ids(store, node_ids=True)
         nx.write_graphml(graph, theirs, named_key_ids=True)
     assert ours.getvalue() == theirs.getvalue() and b"<graphml" in ours.getvalue()
 

@@ -395,7 +395,7 @@ def test_a_body_larger_than_the_cap_is_skipped_not_read_whole(
 ) -> None:
     """A WACZ from elsewhere can decode to anything: a body over ``MAX_BODY`` is named and
     skipped, the rest read."""
-    import hcgraph.webarchive.warc as warc_module
+    import hcgraph.webarchive as warc_module
 
     archive, _, bodies = _hostile_archive(tmp_path / "a")
     buffer = io.BytesIO()

@@ -14,9 +14,10 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+from urllib.parse import urljoin
 
 from ..pipeline import Document, Outcome
-from ..urls import Scope, canonicalize, json_url, page_url, resolve
+from ..urls import Scope, canonicalize, json_url, page_url
 from .discovery import lastmod_utc, story_page
 from .frontier import Frontier, Row, Validators
 
@@ -293,7 +294,7 @@ class Recorder:
         links = [("related", link) for link in outcome.related] if "related" in self.follow else []
         links += [(kind, link) for kind, link in outcome.index_links if kind in self.follow]
         for kind, link in links:
-            target = resolve(link, base)
+            target = urljoin(base, link.strip())
             why = self.scope.why_not(target)
             if why is not None:  # canonical where possible: one entry per resource
                 with contextlib.suppress(ValueError):

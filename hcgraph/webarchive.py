@@ -1,34 +1,53 @@
-"""The raw archive as WARC 1.1 records (warcio), and WARC records back into a raw archive.
+"""The raw archive as WARC 1.1 records (warcio) in a WACZ 1.1.1 package (py-wacz), and back.
 
-Each fetch, in fetch order, becomes a ``response`` (or a ``revisit`` of an earlier response
-of the same URL and body; a local file: a ``resource``), a ``request`` concurrent to it, and
-a ``metadata`` record holding the :class:`~hcgraph.archive.FetchRecord` itself (content type
-:data:`FETCH_RECORD_TYPE`, target ``urn:hcgraph:fetch:…``, not the URL, which a replay tool
-must find the response under), so reading the WARC back gives the records the archive held
-and a rebuild replays the same fetches. WARCs of other crawlers are read too: each response,
-resource and revisit as one fetch. The records in full: docs/crawling.md.
+Each fetch becomes a ``response`` (a ``revisit`` of an earlier identical one; a local file's
+``resource``), a ``request`` and a ``metadata`` record holding the fetch record itself
+(:data:`FETCH_RECORD_TYPE`), so a rebuild from the WARC replays the same fetches; a WARC of
+another crawler is read as one fetch per response, resource and revisit. The records, the
+page list and the package in full: docs/crawling.md. The export only reads the archive (it
+may run beside a crawl). The ``archive`` extra (warcio, py-wacz) is imported on first use.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import http.client
 import importlib
+import io
 import json
+import os
 import re
+import shutil
+import tempfile
+import zipfile
 from collections import Counter
 from dataclasses import dataclass, field
-from io import BytesIO
+from pathlib import Path
 from types import ModuleType
-from typing import IO, Any
+from typing import IO, Any, cast
 from urllib.parse import quote, urlsplit
 
-from .._version import __version__
-from ..archive import Archive, FetchRecord
-from ..errors import ArchiveError, ExportError
+from ._io import ensure_dir
+from ._version import __version__
+from .archive import Archive, FetchRecord
+from .errors import ArchiveError, ExportError, InputError, OutputError
+from .ingest import Failure
+from .rebuilding import RebuildReport, rebuild
 
-__all__ = ["FETCH_RECORD_TYPE", "MAX_BODY", "ReadReport", "WarcReport", "read_warc", "write_warc"]
+__all__ = [
+    "FETCH_RECORD_TYPE",
+    "MAX_BODY",
+    "ReadReport",
+    "WaczReport",
+    "WarcReport",
+    "archive_from_wacz",
+    "export_wacz",
+    "read_warc",
+    "rebuild_from_wacz",
+    "write_warc",
+]
 
 #: Content type of the metadata record carrying a :class:`~hcgraph.archive.FetchRecord`.
 FETCH_RECORD_TYPE = "application/vnd.hcgraph.fetch-record+json"
@@ -42,6 +61,8 @@ _URI_SAFE = "!#$%&'()*+,/:;=?@[]~"
 #: The largest body read back from a WARC (decoded): an archive pack's size.
 MAX_BODY = 256 * 1024 * 1024
 _NOT_TOKEN = re.compile(r"[^!#$%&'*+.^_`|~0-9A-Za-z-]")  # what a header name cannot hold
+_WARC_NAME = "data.warc.gz"
+_TITLE = "hcgraph crawl archive"
 
 
 def load(*names: str) -> ModuleType:
@@ -57,7 +78,6 @@ def load(*names: str) -> ModuleType:
 
 
 def _warcio() -> ModuleType:
-    """The ``warcio`` package with the submodules used here loaded."""
     return load(
         "warcio",
         "warcio.warcwriter",
@@ -96,13 +116,8 @@ def _header(value: str) -> str:
     return _CONTROL.sub(" ", value)
 
 
-def _warc_date(when: str) -> str:
-    stamp = dt.datetime.fromisoformat(when).astimezone(dt.UTC)
-    return stamp.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
 class _Writer:
-    """Turns fetch records into WARC records (one writer per WARC file)."""
+    """Turns fetch records into WARC records (one writer per WARC file, its warcinfo first)."""
 
     def __init__(self, archive: Archive, out: IO[bytes]) -> None:
         self.archive = archive
@@ -112,19 +127,18 @@ class _Writer:
         # (URI, body) of each response written → its record id and date, for revisits
         self.first: dict[bytes, tuple[str, str]] = {}
         self.paged: set[str] = set()
-
-    def warcinfo(self) -> None:
         info = {
             "software": f"hcgraph {__version__}",
             "format": "WARC File Format 1.1",
             "description": "the raw archive of an hcgraph crawl",
         }
-        self.writer.write_record(self.writer.create_warcinfo_record("data.warc.gz", info))
+        self.writer.write_record(self.writer.create_warcinfo_record(_WARC_NAME, info))
         self.report.records["warcinfo"] += 1
 
     def fetch(self, record: FetchRecord) -> None:
         self.report.fetches += 1
-        date = _warc_date(record.fetched_at)
+        stamp = dt.datetime.fromisoformat(record.fetched_at).astimezone(dt.UTC)
+        date = stamp.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         local = record.url.startswith("file:")
         uri = warc_uri(record.url if local else record.final_url)
         main: Any = None
@@ -167,9 +181,8 @@ class _Writer:
         return self.warcio.statusandheaders.StatusAndHeaders(line, headers, protocol="HTTP/1.1")
 
     def _write(self, uri: str, kind: str, body: bytes | None = None, **options: Any) -> Any:
-        """Create a WARC record of type ``kind`` (a payload of ``body``), write and count it."""
         if body is not None:
-            options.update(payload=BytesIO(body), length=len(body))
+            options.update(payload=io.BytesIO(body), length=len(body))
         made = self.writer.create_warc_record(uri, kind, **options)
         self.writer.write_record(made)
         self.report.records[kind] += 1
@@ -255,7 +268,6 @@ def write_warc(archive: Archive, out: IO[bytes]) -> WarcReport:
         ExportError: warcio is not installed (the ``archive`` extra).
     """
     writer = _Writer(archive, out)
-    writer.warcinfo()
     for record in archive.records():
         writer.fetch(record)
     return writer.report
@@ -352,8 +364,7 @@ class _Reader:
             return
         sha = self.archive.put_body(body)
         self.report.bodies.add(sha)
-        digest = rec.rec_headers.get_header("WARC-Payload-Digest")
-        if digest:
+        if digest := rec.rec_headers.get_header("WARC-Payload-Digest"):
             self.by_digest[digest] = sha
         if not self.own:
             self.derived.append(_derived(rec, sha, len(body)))
@@ -375,10 +386,8 @@ def _derived(rec: Any, sha: str | None, size: int) -> FetchRecord:
     status: int | None = None
     headers: dict[str, str] = {}
     if rec.http_headers is not None:
-        try:
+        with contextlib.suppress(ValueError):
             status = int(rec.http_headers.get_statuscode())
-        except ValueError:
-            status = None
         headers = {name.lower(): value for name, value in rec.http_headers.headers}
     elif not uri.startswith("file:"):
         status = 200  # a resource record: the capture of a URL that answered
@@ -394,3 +403,169 @@ def _derived(rec: Any, sha: str | None, size: int) -> FetchRecord:
         etag=headers.get("etag"),
         last_modified=headers.get("last-modified"),
     )
+
+
+@dataclass
+class WaczReport:
+    """What :func:`export_wacz` wrote: the file, its size, and the WARC's figures."""
+
+    path: Path
+    size: int
+    warc: WarcReport
+
+
+def export_wacz(
+    out: Path | str, store_dir: Path | str, archive_dir: Path | str | None = None
+) -> WaczReport:
+    """Write the raw archive of ``store_dir`` (or ``archive_dir``) as the WACZ file ``out``.
+
+    The file appears whole or not at all (it is written beside ``out``, then renamed).
+
+    Raises:
+        ExportError: there is no archive, or warcio / py-wacz are not installed.
+        OutputError: ``out`` cannot be written.
+    """
+    out = Path(out)
+    archive = Archive(Path(archive_dir) if archive_dir else Path(store_dir) / "archive")
+    if not archive.exists():
+        raise ExportError(f"{archive.directory}: no raw archive here (run 'hcgraph crawl' first)")
+    wacz = load("wacz.main")  # py-wacz's command module (wacz create)
+    try:
+        work = tempfile.TemporaryDirectory(prefix=".hcgraph-wacz-", dir=out.parent)
+    except OSError as exc:
+        raise OutputError(f"{out}: cannot write: {exc.strerror or exc}") from None
+    with work as tmp:
+        warc, pages, built = Path(tmp) / _WARC_NAME, Path(tmp) / "pages.jsonl", Path(tmp) / "w"
+        with warc.open("wb") as handle:
+            report = write_warc(archive, handle)
+        _write_pages(pages, report.pages)
+        args = ["create", "-o", str(built), "-p", str(pages), "--title", _TITLE, str(warc)]
+        said = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(said):
+                code = wacz.main(args)
+        except (ValueError, OSError, zipfile.BadZipFile) as exc:
+            raise ExportError(f"{out}: py-wacz could not package the WARC: {exc}") from None
+        if code:
+            raise ExportError(f"{out}: py-wacz could not package the WARC: {said.getvalue()}")
+        try:
+            os.replace(built, out)
+        except OSError as exc:
+            raise OutputError(f"{out}: cannot write: {exc.strerror or exc}") from None
+    return WaczReport(out, out.stat().st_size, report)
+
+
+def _write_pages(path: Path, pages: list[dict[str, str]]) -> None:
+    """``pages.jsonl`` for py-wacz: a header line, then one page a line (stable ids)."""
+    lines = [json.dumps({"format": "json-pages-1.0", "id": "pages", "title": "Pages"})]
+    for page in pages:
+        page_id = hashlib.sha256(f"{page['ts']} {page['url']}".encode()).hexdigest()[:24]
+        lines.append(json.dumps({"id": page_id, **page}, ensure_ascii=False))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def archive_from_wacz(wacz: Path | str, archive_dir: Path | str) -> ReadReport:
+    """Read the WARCs of the WACZ file ``wacz`` into a raw archive at ``archive_dir``.
+
+    Raises:
+        InputError: ``wacz`` is not a WACZ file (no zip, no datapackage.json, no WARC).
+        ArchiveError: a WARC does not match its digest in datapackage.json, or is not one.
+        ExportError: warcio is not installed (the ``archive`` extra).
+    """
+    wacz = Path(wacz)
+    try:
+        package = zipfile.ZipFile(wacz)
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise InputError(f"{wacz}: not a WACZ file: {exc}") from None
+    report = ReadReport()
+    with package, Archive(archive_dir) as archive:
+        digests = _digests(wacz, package)
+        names = sorted(
+            name
+            for name in package.namelist()
+            if name.startswith("archive/") and name.endswith((".warc", ".warc.gz"))
+        )
+        if not names:
+            raise InputError(f"{wacz}: not a WACZ file: no archive/*.warc(.gz) in it")
+        for name in names:
+            _check(wacz, package, name, digests.get(name))
+            with package.open(name) as stream:
+                try:
+                    read_warc(stream, archive, report)
+                except ArchiveError as exc:
+                    raise ArchiveError(f"{wacz}: {name}: {exc}") from None
+    return report
+
+
+def _digests(wacz: Path, package: zipfile.ZipFile) -> dict[str, str]:
+    """Each file's ``hash`` in datapackage.json."""
+    try:
+        data: Any = json.loads(package.read("datapackage.json"))
+        return {
+            str(item["path"]): str(item["hash"])
+            for item in data["resources"]
+            if isinstance(item, dict) and "path" in item and "hash" in item
+        }
+    except KeyError:
+        raise InputError(f"{wacz}: not a WACZ file: no datapackage.json resources") from None
+    except (ValueError, TypeError, OSError, zipfile.BadZipFile) as exc:
+        raise InputError(f"{wacz}: not a WACZ file: bad datapackage.json: {exc}") from None
+
+
+def _check(wacz: Path, package: zipfile.ZipFile, name: str, expected: str | None) -> None:
+    """The WARC ``name`` matches its SHA-256 in datapackage.json (one is required)."""
+    algorithm, _, value = (expected or "").partition(":")
+    if algorithm not in ("sha256", "md5") or not value:
+        raise ArchiveError(f"{wacz}: {name} has no digest in datapackage.json")
+    try:
+        with package.open(name) as stream:
+            digest = hashlib.file_digest(cast(zipfile.ZipExtFile, stream), algorithm)
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise ArchiveError(f"{wacz}: {name} cannot be read: {exc}") from None
+    if digest.hexdigest() != value:
+        raise ArchiveError(f"{wacz}: {name} does not match its digest in datapackage.json")
+
+
+def rebuild_from_wacz(
+    store_dir: Path | str,
+    wacz: Path | str,
+    *,
+    keep_outcomes: bool = True,
+    drop_unarchived: bool = False,
+) -> RebuildReport:
+    """Rebuild ``store_dir``'s graph from the raw archive inside the WACZ file ``wacz``.
+
+    The WARC is read into a temporary archive in the store directory, which
+    :func:`~hcgraph.rebuilding.rebuild` reads; records that do not match their WARC digest
+    are listed as unreadable.
+
+    Raises:
+        InputError, ArchiveError: see :func:`archive_from_wacz`.
+        CrawlError, StoreError: see :func:`~hcgraph.rebuilding.rebuild`.
+    """
+    store_dir = Path(store_dir)
+    created = not store_dir.exists()  # removed again if nothing is rebuilt into it
+    ensure_dir(store_dir)
+    scratch = store_dir / ".wacz-archive"
+    shutil.rmtree(scratch, ignore_errors=True)
+    try:
+        read = archive_from_wacz(wacz, scratch)
+        if not (scratch / "packs").is_dir():
+            raise InputError(f"{wacz}: the WACZ holds no fetches")
+        report = rebuild(
+            store_dir, scratch, keep_outcomes=keep_outcomes, drop_unarchived=drop_unarchived
+        )
+    except BaseException:
+        if created:
+            shutil.rmtree(store_dir, ignore_errors=True)
+        raise
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    report.unreadable.extend(
+        Failure(uri, "its WARC record does not match its digest (damaged)") for uri in read.damaged
+    )
+    report.unreadable.extend(
+        Failure(uri, "its WARC record's body is larger than hcgraph reads")
+        for uri in read.too_large
+    )
+    return report
