@@ -62,6 +62,10 @@ GROUP BY ?s ?m
 """
 #: Every (story, manifest it cites): the basis of every count on every map.
 Q_CITES = "SELECT ?s ?m WHERE { GRAPH ?s { ?s hc:citesManifest ?m } }"
+#: Every (story, manifest it lists or cites): the stories a manifest is on the maps for.
+Q_REFERS = """
+SELECT ?s ?m WHERE { GRAPH ?s { { ?s hc:listsManifest ?m } UNION { ?s hc:citesManifest ?m } } }
+"""
 Q_STORY_IRIS = "SELECT ?s WHERE { GRAPH ?s { ?s a hc:Story } }"
 Q_PUBLISHED_BY = "SELECT ?s ?o WHERE { ?s dcterms:publisher ?o . ?s a hc:Manifest }"
 
@@ -238,6 +242,15 @@ class ReuseData:
             out.citers[m].add(s)
         return out
 
+    def keep_manifests(self, keep: set[str]) -> None:
+        """Drop every manifest not in ``keep``, its citations and the publishers left with
+        no manifest."""
+        self.cites = {k: v for k, v in self.cites.items() if k[1] in keep}
+        self.manifests = {k: v for k, v in self.manifests.items() if k in keep}
+        self.published_by = {(m, p) for m, p in self.published_by if m in keep}
+        used = {p for _m, p in self.published_by}
+        self.publishers = {p: v for p, v in self.publishers.items() if p in used}
+
 
 def _pairs(store: Store, predicate: str, cls: str = "") -> dict[str, str]:
     """Subject (of class ``cls``, if given: a much smaller scan) → its smallest object for
@@ -265,24 +278,42 @@ def load_publishers(store: Store, data: ReuseData) -> None:
         data.published_by.add((m, pub))
 
 
-def _story_iris(store: Store, include_withdrawn: bool) -> list[str]:
-    """The stories a map draws: current ones, or every one with ``include_withdrawn``."""
+def _story_iris(store: Store, gone: Iterable[str]) -> list[str]:
+    """The stories a map draws: every one but the withdrawn stories ``gone``."""
     iris = sorted(sol["s"].value for sol in store.query(Q_STORY_IRIS))
-    if include_withdrawn:
-        return iris
-    gone = store.withdrawn_stories()
+    gone = set(gone)
     return [i for i in iris if i not in gone] if gone else iris
+
+
+def _withdrawn(store: Store, include_withdrawn: bool) -> set[str]:
+    """The withdrawn stories a map leaves out: none with ``include_withdrawn``."""
+    return set() if include_withdrawn else set(store.withdrawn_stories())
+
+
+def _leave_out_withdrawn_only(store: Store, data: ReuseData, gone: set[str]) -> None:
+    """Drop the manifests that only the withdrawn stories ``gone`` list or cite, and the
+    publishers left with none: the map is the one the store would draw without them.
+    Manifests no story lists or cites stay, as they do in a store with no withdrawals."""
+    current: set[str] = set()
+    withdrawn_only: set[str] = set()
+    for sol in store.query(Q_REFERS):
+        (withdrawn_only if sol["s"].value in gone else current).add(sol["m"].value)
+    drop = withdrawn_only - current
+    if drop:
+        data.keep_manifests(set(data.manifests) - drop)
 
 
 def load_reuse(store: Store, *, claims: bool = True, include_withdrawn: bool = False) -> ReuseData:
     """Stories, manifests, publishers and weighted story → manifest edges, by aggregation.
 
-    Withdrawn stories are left out unless ``include_withdrawn``. ``claims=False`` skips the
+    Withdrawn stories are left out unless ``include_withdrawn``, and with them the manifests
+    (and publishers) only withdrawn stories list or cite. ``claims=False`` skips the
     per-(story, manifest) count of distinct claims (the edge widths), the costliest query.
     """
     data = ReuseData()
+    gone = _withdrawn(store, include_withdrawn)
     ident = _pairs(store, "dcterms:identifier")
-    _load_stories(store, data, ident, _story_iris(store, include_withdrawn))
+    _load_stories(store, data, ident, _story_iris(store, gone))
     _load_manifests(store, data, ident)
     load_publishers(store, data)
     for sol in store.query(Q_CITES):
@@ -290,6 +321,8 @@ def load_reuse(store: Store, *, claims: bool = True, include_withdrawn: bool = F
     for sol in store.query(Q_CLAIMS) if claims else ():
         data.cites[(sol["s"].value, sol["m"].value)] = int(sol["n"].value)
     data.cites = {k: v for k, v in data.cites.items() if k[0] in data.stories}
+    if gone:  # only then: a store without withdrawals draws exactly what it did
+        _leave_out_withdrawn_only(store, data, gone)
     _load_marks(store, data)
     return data
 
@@ -343,7 +376,7 @@ def load_citations(store: Store, *, include_withdrawn: bool = False) -> Citation
     """The whole-store citation index without the rest of the reuse data (story, all);
     withdrawn stories left out unless ``include_withdrawn``."""
     out = Citations()
-    stories = set(_story_iris(store, include_withdrawn))
+    stories = set(_story_iris(store, _withdrawn(store, include_withdrawn)))
     for sol in store.query(Q_CITES):
         s = sol["s"].value
         if s in stories:

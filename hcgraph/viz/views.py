@@ -128,7 +128,7 @@ def _keep_top(data: ReuseData, top: int, counts: Citations) -> str:
     cited = [m for m in counts.citers if counts.manifest_count(m)]
     keep = set(sorted(cited, key=lambda m: (-counts.manifest_count(m), m))[:top])
     dropped = len(set(data.manifests) - keep)
-    _keep_manifests(data, keep)
+    data.keep_manifests(keep)
     citing = {s for s, _m in data.cites}
     gone = len(data.stories) - len(citing)
     data.stories = {k: v for k, v in data.stories.items() if k in citing}
@@ -136,15 +136,6 @@ def _keep_top(data: ReuseData, top: int, counts: Citations) -> str:
         f"top {top} manifests by citing stories; {dropped} other manifests and "
         f"{gone} stories citing none of them left out"
     )
-
-
-def _keep_manifests(data: ReuseData, keep: set[str]) -> None:
-    """Drop from ``data`` every manifest not in ``keep``, its citations and lone publishers."""
-    data.cites = {k: v for k, v in data.cites.items() if k[1] in keep}
-    data.manifests = {k: v for k, v in data.manifests.items() if k in keep}
-    data.published_by = {(m, p) for m, p in data.published_by if m in keep}
-    used = {p for _m, p in data.published_by}
-    data.publishers = {p: v for p, v in data.publishers.items() if p in used}
 
 
 def _group(graph: nx.DiGraph, kind: str) -> str:
@@ -251,7 +242,10 @@ def _focused(graph: nx.DiGraph, focus: Focus) -> nx.DiGraph:
     """The part of the reuse ``graph`` around ``focus``: the focus, the manifests it
     reaches, their publishers, and every story citing them."""
     if focus.iri not in graph:
-        raise VizError(f"--focus {focus.iri} is not in this map (left out by --top?)")
+        raise VizError(
+            f"--focus {focus.iri} is not in this map (left out by --top, or only withdrawn "
+            "stories cite it: --include-withdrawn draws them)"
+        )
     if focus.kind == "Publisher":
         manifests = set(graph.predecessors(focus.iri))
     elif focus.kind == "Manifest":
