@@ -35,8 +35,6 @@ while the process goes on is recovered at once, its whole stories reported by
 
 from __future__ import annotations
 
-import ctypes
-import platform
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -55,29 +53,6 @@ from .store import Store
 __all__ = ["Batch", "Writer", "recover", "remove_story"]
 
 State = Literal["idle", "loading", "replacing", "broken"]
-
-#: glibc's default mmap and trim thresholds (bytes), held fixed while a writer runs.
-MALLOC_THRESHOLD = 128 * 1024
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt's parameter numbers (malloc.h)
-
-
-def fix_malloc_thresholds(threshold: int = MALLOC_THRESHOLD) -> bool:
-    """Hold glibc's mmap and trim thresholds at ``threshold``; False where there is no glibc.
-
-    glibc raises both each time a large block it mmapped is freed (up to 32 and 64 MB), and
-    the bulk loader frees many: later large blocks then come from the per-thread arenas and
-    stay there, held, after the load (bench/RESULTS.md, 10k stories: ~870-990 MB peak RSS,
-    ~680 with the thresholds fixed). Fixed, a large block is mmapped and unmapped, and an
-    arena's free top is given back. Process-wide: called by the processes that write.
-    """
-    if platform.libc_ver()[0] != "glibc":
-        return False
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return False
-    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    return bool(mallopt(_M_MMAP_THRESHOLD, threshold) and mallopt(_M_TRIM_THRESHOLD, threshold))
 
 
 @dataclass
@@ -180,7 +155,6 @@ class Writer:
         self.segment = segment
         #: What the writer thread is doing: ``idle``, ``loading``, ``replacing`` or ``broken``.
         self.state: State = "idle"
-        fix_malloc_thresholds()  # before the first load
         recover(store)
         store.ledger.preload()  # here, not later on the writer thread
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="hcgraph-write")

@@ -3,22 +3,16 @@ while a load runs join one segment, and a write that cannot be recovered breaks 
 
 from __future__ import annotations
 
-import os
-import platform
-import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from hcgraph import writer
 from hcgraph.errors import StoreError
 from hcgraph.ledger import Ledger
 from hcgraph.pipeline import Document, Pipeline
 from hcgraph.store import Store
-from hcgraph.writer import Writer
 from hcsample.corpus import generate_corpus
 
 
@@ -132,53 +126,3 @@ def test_a_batch_is_prepared_with_fewer_collections_and_the_threshold_comes_back
     finally:
         gc.set_threshold(*before)
     assert seen == [max(pl.GC_YOUNG, before[0])] * 2 + [0]
-
-
-_MAPPED = """
-import ctypes, sys
-from hcgraph.writer import fix_malloc_thresholds
-
-libc = ctypes.CDLL(None)
-libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
-libc.free.argtypes = [ctypes.c_void_p]
-fields = "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost"
-
-
-class MallInfo2(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_size_t) for name in fields.split()]
-
-
-libc.mallinfo2.restype = MallInfo2
-if sys.argv[1] == "fix":
-    assert fix_malloc_thresholds()
-libc.free(libc.malloc(8 << 20))  # freeing a mapped 8 MB block: glibc raises its thresholds
-before = libc.mallinfo2().hblks
-block = libc.malloc(1 << 20)
-print(libc.mallinfo2().hblks - before)  # 1: the 1 MB block was mapped, not taken from a heap
-libc.free(block)
-"""
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallopt is glibc's")
-def test_fixed_malloc_thresholds_keep_large_blocks_mapped() -> None:
-    """A writer's process keeps mapping large blocks after the loader freed some, so they
-    go back to the system when freed (glibc would otherwise take them from its arenas)."""
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
-
-    def mapped(mode: str) -> str:
-        run = subprocess.run([sys.executable, "-c", _MAPPED, mode], env=env, capture_output=True)
-        assert run.returncode == 0, run.stderr.decode()
-        return run.stdout.decode().strip()
-
-    assert mapped("glibc") == "0"  # glibc's own rule: the threshold rose to 8 MB
-    assert mapped("fix") == "1"
-
-
-def test_a_writer_fixes_malloc_thresholds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The process that writes holds the thresholds fixed from its writer's start."""
-    calls: list[int] = []
-    monkeypatch.setattr(writer, "fix_malloc_thresholds", lambda: calls.append(1) or True)
-    with Store(tmp_path / "store") as store:
-        Writer(store, segment=1000).close()
-    assert calls == [1]
