@@ -257,20 +257,24 @@ class Writer:
                 self._open = None
             self.state = "replacing" if job.batches[0].own_job else "loading"
         job.started.set()
+        error: BaseException | None = None
         try:
             self._refuse_if_broken()
             self._write(job.batches)
+            self._wrote = True
         except BaseException as exc:
             self._recover(job, exc)
-            job.future.set_exception(exc)
-        else:
-            self._wrote = True
-            job.future.set_result(None)
+            error = exc
         finally:
             with self._lock:
                 self._urls.subtract(u for b in job.batches for u in b.urls())
                 self._urls = +self._urls
                 self.state = "idle" if self._broken is None else "broken"
+        # Resolved only now: whoever waits on the future sees the writer's books settled.
+        if error is None:
+            job.future.set_result(None)
+        else:
+            job.future.set_exception(error)
 
     def _write(self, batches: list[Batch]) -> None:
         store, ledger = self.store, self.store.ledger

@@ -126,3 +126,14 @@ def test_a_batch_is_prepared_with_fewer_collections_and_the_threshold_comes_back
     finally:
         gc.set_threshold(*before)
     assert seen == [max(pl.GC_YOUNG, before[0])] * 2 + [0]
+
+
+def test_a_batch_future_resolves_after_the_writer_settled_its_books(tmp_path: Path) -> None:
+    # Whoever the future wakes (a done-callback runs at once, on the writer's thread) sees
+    # the writer idle and the batch's URLs no longer in flight.
+    seen: list[str] = []
+    with Store(tmp_path / "st") as store, Pipeline(store) as pipeline:
+        landed = pipeline.submit(_documents(2))
+        landed.add_done_callback(lambda _f: seen.append(pipeline.writer.state))
+        assert [o.status for o in landed.result(30)] == ["added"] * 2
+    assert seen == ["idle"]
