@@ -105,3 +105,15 @@ def test_a_focus_only_withdrawn_stories_cite_says_so(stores: tuple[Store, Store]
         citation_graph(stores[0], "publisher", "own-publisher")
     graph = citation_graph(stores[0], "publisher", "own-publisher", include_withdrawn=True)
     assert set(graph) == {OWN_PUBLISHER, OWN_IRI, GONE_URL}
+
+
+def test_a_focus_on_a_withdrawn_story_says_it_is_withdrawn(stores: tuple[Store, Store]) -> None:
+    """A --focus on a withdrawn story names it withdrawn, not "cited only by withdrawn
+    stories" (the hint added for sources said that of a story too)."""
+    with pytest.raises(VizError) as caught:
+        citation_graph(stores[0], "reuse", GONE_URL)
+    message = str(caught.value)
+    assert "cite it" not in message
+    assert "or withdrawn: --include-withdrawn draws them" in message
+    graph = citation_graph(stores[0], "reuse", GONE_URL, include_withdrawn=True)
+    assert GONE_URL in graph and OWN_IRI in graph

@@ -241,10 +241,11 @@ def _is_overview(
 def _focused(graph: nx.DiGraph, focus: Focus) -> nx.DiGraph:
     """The part of the reuse ``graph`` around ``focus``: the focus, the manifests it
     reaches, their publishers, and every story citing them."""
-    if focus.iri not in graph:
+    if focus.iri not in graph:  # a story is left out as withdrawn, a source as cited only so
+        why = "withdrawn" if focus.kind == "Story" else "only withdrawn stories cite it"
         raise VizError(
-            f"--focus {focus.iri} is not in this map (left out by --top, or only withdrawn "
-            "stories cite it: --include-withdrawn draws them)"
+            f"--focus {focus.iri} is not in this map (left out by --top, or {why}: "
+            "--include-withdrawn draws them)"
         )
     if focus.kind == "Publisher":
         manifests = set(graph.predecessors(focus.iri))
