@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
@@ -77,22 +78,15 @@ SELECT ?story ?part ?c ?pos ?m ?claim WHERE { GRAPH ?story {
 """
 # Citing a manifest or a claim: ?x is bound to it. Stories are counted in the engine and
 # listed up to the limit, then each story's citing parts are looked up in its own graph.
-_CITING = {
-    "manifest": "?c cito:hasCitedEntity ?x .",
-    "claim": "?c hc:citesClaim ?x .",
-}
-_CITING_COUNT = {
-    k: f"SELECT ?x (COUNT(DISTINCT ?story) AS ?n) WHERE {{ GRAPH ?story {{ {v} }} }} GROUP BY ?x"
-    for k, v in _CITING.items()
-}
-_CITING_STORIES = {
-    k: f"SELECT DISTINCT ?x ?story WHERE {{ GRAPH ?story {{ {v} }} }}" for k, v in _CITING.items()
-}
-_CITING_PARTS = {
-    k: f"SELECT DISTINCT ?x ?story ?part WHERE {{ GRAPH ?story {{ {v} "
-    "?c cito:hasCitingEntity ?part . } }"
-    for k, v in _CITING.items()
-}
+_CITING = {"manifest": "?c cito:hasCitedEntity ?x .", "claim": "?c hc:citesClaim ?x ."}
+_CITING_COUNT = (
+    "SELECT ?x (COUNT(DISTINCT ?story) AS ?n) WHERE {{ GRAPH ?story {{ {} }} }} GROUP BY ?x"
+)
+_CITING_STORIES = "SELECT DISTINCT ?x ?story WHERE {{ GRAPH ?story {{ {} }} }}"
+_CITING_PARTS = (
+    "SELECT DISTINCT ?x ?story ?part WHERE {{ GRAPH ?story {{ {} "
+    "?c cito:hasCitingEntity ?part . }} }}"
+)
 _IS = {"manifest": "ASK { ?x a hc:Manifest }", "claim": "ASK { ?x a hc:Claim }"}
 _IS_STORY = "ASK { GRAPH ?story { ?story a hc:Story } }"
 _PART_RE = re.compile(r"^(?:s(\d+)-p(\d+)|kf(\d+))$")
@@ -268,12 +262,14 @@ def _find_story(store: Store, url: str) -> str | None:
 
 def _citing(store: Store, kind: str, iri: str, limit: int | None) -> tuple[list[StoryTrace], int]:
     x = ox.NamedNode(iri)
-    total = count(store, _CITING_COUNT[kind], x=x)
-    query = _CITING_STORIES[kind] + ("" if limit is None else f" LIMIT {int(limit)}")
+    pattern = _CITING[kind]
+    total = count(store, _CITING_COUNT.format(pattern), x=x)
+    query = _CITING_STORIES.format(pattern) + ("" if limit is None else f" LIMIT {int(limit)}")
     urls = sorted(u for (u,) in rows(store, query, x=x) if u)
     traces = []
     for url in urls:
-        parts = {p for (p,) in rows(store, _CITING_PARTS[kind], x=x, story=ox.NamedNode(url)) if p}
+        found = rows(store, _CITING_PARTS.format(pattern), x=x, story=ox.NamedNode(url))
+        parts = {p for (p,) in found if p}
         traces.append(_story_trace(store, url, only=parts))
     return traces, total
 
@@ -319,25 +315,20 @@ def _add_citations(store: Store, st: ox.NamedNode, parts: dict[str, Part]) -> No
 
 def _finish(store: Store, target: str, kind: str, stories: list[StoryTrace], total: int) -> Trace:
     """The trace of ``stories``: their cited manifests, claims' texts and support verdicts."""
+    from ..claims.graphing import claim_texts, story_verdicts
+
     parts = {p.iri: p for s in stories for p in s.parts}
     cited = {c.manifest_id for p in parts.values() for c in p.citations}
     if kind == "manifest":
         cited.add(target)
     infos = describe_manifests(store, [manifest_iri(m) for m in cited])
     tr = Trace(target, kind, stories, {info.manifest_id: info for info in infos.values()}, total)
-    _add_claim_facts(store, tr, parts)
-    return tr
-
-
-def _add_claim_facts(store: Store, tr: Trace, parts: dict[str, Part]) -> None:
-    """The claims' texts (from the manifest replies) and the support verdicts of ``parts``."""
-    from ..claims.graphing import claim_texts, story_verdicts
-
     tr.claim_texts.update(claim_texts(store, {c for p in parts.values() for c in p.claim_ids}))
-    for s in tr.stories:
+    for s in stories:
         for (part, claim), verdict in story_verdicts(store, s.url).items():
             if part in parts:
                 tr.verdicts.setdefault((part, claim), verdict)
+    return tr
 
 
 # --- renderers -------------------------------------------------------------------------------
@@ -372,7 +363,7 @@ def render_markdown(tr: Trace) -> str:
 def _md_citation(c: Citation, info: ManifestInfo | None) -> list[str]:
     """One citation's nested Markdown lines: claims, manifest, source, publishers."""
     claims = ", ".join(md_code(x) for x in c.claim_ids) or "(no claim ids)"
-    lines = [f"  - claims {claims}", f"    - {_manifest_line(c.manifest_id, info, md=True)}"]
+    lines = [f"  - claims {claims}", f"    - {_manifest_line(c.manifest_id, info, md_text)}"]
     if info is not None and info.source_url:
         lines.append(f"      - source {md_url(info.source_url)} published {_day(info)}")
         lines.extend(f"        - publisher {md_code(pub)}" for pub in sorted(info.publishers))
@@ -411,15 +402,11 @@ def _more(tr: Trace) -> str:
     return ""
 
 
-def _manifest_line(mid: str, info: ManifestInfo | None, *, md: bool = False) -> str:
-    if md:
-        mid = md_text(mid)
+def _manifest_line(mid: str, info: ManifestInfo | None, esc: Callable[[str], str] = str) -> str:
+    """The manifest's line, its id and title through ``esc`` (a view's escape)."""
     if info is None or not (info.titles or info.documents):
-        return f"manifest {mid} (not listed by any story: dangling)"
-    title = info.title or "(untitled)"
-    if md:
-        title = md_text(title)
-    return f'manifest {mid} "{title}" ({_day(info)})'
+        return f"manifest {esc(mid)} (not listed by any story: dangling)"
+    return f'manifest {esc(mid)} "{esc(info.title or "(untitled)")}" ({_day(info)})'
 
 
 def _v(text: object) -> str:
