@@ -1,10 +1,8 @@
 """What an audit looks at and finds: the checks, a finding, and the facts of the stories wanted.
 
-An :class:`AuditScope` is built once by :func:`open_scope` and handed to every check of
-:func:`~hcgraph.provenance.auditing.audit`, so no check needs ``only``/``local`` flags. Up to
-:data:`LOCAL_MAX` named stories are looked up one by one (their neighbours loaded on demand,
-:meth:`AuditScope.story`); otherwise all facts are read with a few whole-store queries (no
-per-story round trips). Both modes give the same answers.
+:func:`open_scope` builds an :class:`AuditScope` once for every check. Up to :data:`LOCAL_MAX`
+named stories are read one by one (neighbours on demand); otherwise with a few whole-store
+queries. Both modes give the same answers.
 """
 
 from __future__ import annotations
@@ -196,16 +194,10 @@ def open_scope(
     if given is None:
         facts = {url: s for url, s in facts.items() if url not in withdrawn}
     wanted = sorted(facts) if given is None else given
-    _all_found(wanted, facts)
+    if missing := [url for url in wanted if url not in facts]:
+        raise ProvenanceError(f"{missing[0]}: no such story in the store")
     total = len(facts) if only is None else count(store, _COUNT_STORIES) - len(withdrawn)
     return AuditScope(store, wanted, only, facts, total)
-
-
-def _all_found(wanted: list[str], facts: dict[str, StoryFacts]) -> None:
-    """Raise a :class:`~hcgraph.errors.ProvenanceError` naming the first story not found."""
-    for url in wanted:
-        if url not in facts:
-            raise ProvenanceError(f"{url}: no such story in the store")
 
 
 def each(store: Store, sparql: str, only: list[str] | None) -> Iterator[tuple[str | None, ...]]:
