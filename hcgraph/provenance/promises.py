@@ -1,10 +1,8 @@
 """The promises ``audit`` checks, each a function of the scope that returns its findings.
 
-Per story (:func:`story_checks`, :func:`uncited`): every cited manifest is listed, sources are
-recent, the declared summary fields and the trust label are true, each paragraph cites a claim.
-Across stories: a claim belongs to the manifest most stories cite it under (:func:`conflicts`),
-a story does not repeat a recent one (:func:`repeats`). Supported: the support check's recorded
-verdicts (:func:`support_facts`, from :mod:`hcgraph.claims.verdicts`).
+Per story: :func:`story_checks`, :func:`uncited`. Across stories: :func:`conflicts` (a claim
+belongs to the manifest most stories cite it under), :func:`repeats`. Supported: the support
+check's recorded verdicts (:func:`support_verdicts`).
 """
 
 from __future__ import annotations
@@ -13,7 +11,7 @@ import datetime as dt
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from itertools import combinations
 from typing import Any
 
@@ -31,7 +29,6 @@ __all__ = [
     "repeats",
     "source_ages",
     "story_checks",
-    "support_facts",
     "support_verdicts",
     "uncited",
 ]
@@ -189,13 +186,10 @@ SELECT DISTINCT ?use ?story ?part WHERE { %s
 
 
 def conflicts(scope: AuditScope) -> list[AuditFinding]:
-    """Claims under two manifests: a claim belongs to the manifest most stories cite it
-    under, and the stories citing it under another (every one, with no single majority)
-    break the promise. A local scope: just the wanted stories' claims.
-
-    Counted on the derived claim uses (``hc:citesClaimUnder`` links a story to a claim under
-    one manifest): one grouped query counts the stories per use of every claim used under two
-    or more manifests, one more reads the citing parts of only the stories that break it."""
+    """Claims under two manifests: a claim belongs to the manifest most stories cite it under
+    (counted on the derived ``hc:citesClaimUnder`` uses); the stories citing it under another
+    (every one, with no single majority) break the promise. A local scope: just the wanted
+    stories' claims."""
     store = scope.store
     stories = values("story", set(scope.wanted)) if scope.local else ""
     uses, counts = _claim_uses(store, _CITED_BY % stories if scope.local else _CONFLICTING)
@@ -236,9 +230,8 @@ def _claim_uses(store: Store, claims: str) -> tuple[dict[str, dict[str, str]], d
 def _owners(
     uses: dict[str, dict[str, str]], counts: dict[str, int]
 ) -> tuple[dict[str, str | None], dict[str, tuple[str, str]]]:
-    """Claim → the id of the manifest it belongs to (None: no single majority), and use → (claim,
-    manifest) for every use that is not its claim's own (the stories citing it break the
-    promise)."""
+    """Claim → the id of the manifest it belongs to (None: no single majority), and use →
+    (claim, manifest) for every use that is not its claim's own."""
     owners: dict[str, str | None] = {}
     others: dict[str, tuple[str, str]] = {}
     for claim, by_use in sorted(uses.items()):
@@ -374,21 +367,6 @@ SELECT ?g ?raw WHERE {{ GRAPH ?g {{ ?check a hc:SupportCheck ; prov:used ?raw }}
 """
 
 
-def support_facts(
-    store: Store, stories: Iterable[str] | None = None
-) -> tuple[dict[str, Counter[str]], list[AuditFinding]]:
-    """The recorded verdicts (of ``stories`` only, when given): each story's tally, and a
-    finding per *unsupported* (passage, claim) pair, its mismatches the evidence."""
-    wanted = None if stories is None else set(stories)
-    tally: dict[str, Counter[str]] = {}
-    pairs: dict[str, Pair | None] = {}  # verdict → its unsupported pair (None: not one)
-    for row in rows(store, _VERDICTS):
-        story = (row[2] or "").split("#", 1)[0]
-        if wanted is None or story in wanted:
-            _add_row(tally, pairs, story, row)
-    return tally, [_finding(*pair) for _, pair in sorted(pairs.items()) if pair is not None]
-
-
 def _add_row(
     tally: dict[str, Counter[str]], pairs: dict[str, Pair | None], story: str, row: Row
 ) -> None:
@@ -422,12 +400,19 @@ def _finding(row: Row, mismatches: dict[str, dict[str, str | None]]) -> AuditFin
 
 
 def support_verdicts(scope: AuditScope) -> tuple[list[AuditFinding], dict[str, dict[str, int]]]:
-    """The unsupported pairs as findings, and each wanted story's tally of its verdicts
-    (``{"unchecked": 1}`` when no check ran on its current version)."""
+    """A finding per *unsupported* (passage, claim) pair, its mismatches the evidence, and each
+    wanted story's tally of its verdicts (``{"unchecked": 1}``: no check ran on its current
+    version)."""
     from ..claims.graphing import support_graph
     from ..iris import minted
 
-    tally, findings = support_facts(scope.store, scope.wanted if scope.local else None)
+    tally: dict[str, Counter[str]] = {}
+    pairs: dict[str, Pair | None] = {}  # verdict → its unsupported pair (None: not one)
+    for row in rows(scope.store, _VERDICTS):
+        story = (row[2] or "").split("#", 1)[0]
+        if not scope.local or story in scope.wanted:
+            _add_row(tally, pairs, story, row)
+    findings = [_finding(*pair) for _, pair in sorted(pairs.items()) if pair is not None]
     checked = {g: raw for g, raw in rows(scope.store, _CHECKED_RAW) if g and raw}  # graph → raw
     raw = dict(scope.store.raw_documents())
     tallies: dict[str, dict[str, int]] = {}
