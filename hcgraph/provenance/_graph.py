@@ -15,7 +15,7 @@ from typing import Any
 
 import pyoxigraph as ox
 
-from ..iris import mint, named_node, unminted
+from ..iris import named_node, unminted
 from ..store import Store
 from ..vocab import ID
 
@@ -187,13 +187,3 @@ def _described(
                 infos[m] = ManifestInfo(manifest_id(m), m)
             infos[m].add(kind, v, doc)
     return infos
-
-
-def manifest_iri(manifest: str) -> str:
-    """The IRI of a manifest id."""
-    return mint("manifest", manifest).value
-
-
-def claim_iri(claim: str) -> str:
-    """The IRI of a claim id."""
-    return mint("claim", claim).value

@@ -14,7 +14,7 @@ from typing import Any
 from .._version import __version__
 from ..iris import mint, minted
 from ..vocab import CITO, HC
-from ._graph import claim_iri, literal_time, manifest_iri
+from ._graph import literal_time
 from .trace_picture import to_dot, to_svg
 from .tracing import IngestRecord, Part, StoryTrace, Trace
 
@@ -124,14 +124,14 @@ class _Builder:
             manifest = self.manifest(c.manifest_id)
             doc.wasDerivedFrom(part, manifest)
             for claim_id in c.claim_ids:
-                claim = self.entity(claim_iri(claim_id), self.attrs("hc:Claim"))
+                claim = self.entity(minted("claim", claim_id), self.attrs("hc:Claim"))
                 evidence = self.attrs("cito:citesAsEvidence")
                 doc.wasDerivedFrom(part, claim, other_attributes=evidence)
                 doc.hadMember(manifest, claim)
 
     def manifest(self, mid: str) -> Any:
         """The manifest entity; the first time, its source documents and their publishers."""
-        iri = manifest_iri(mid)
+        iri = minted("manifest", mid)
         info = self.tr.manifests.get(mid)
         node = self.entity(
             iri, self.attrs("hc:Manifest", info.title if info and info.title else None)

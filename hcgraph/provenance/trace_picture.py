@@ -20,7 +20,7 @@ from xml.sax.saxutils import escape as xml_escape
 from .._version import __version__
 from ..errors import ProvenanceError
 from ..iris import minted
-from ._graph import ManifestInfo, claim_iri, manifest_iri
+from ._graph import ManifestInfo
 from .tracing import Part, StoryTrace, Trace
 
 __all__ = [
@@ -276,7 +276,7 @@ def _part_node(p: Part, focus: bool) -> _Node:
 
 def _manifest_nodes(pic: _Picture, mid: str, info: ManifestInfo | None, focus: bool) -> str:
     """The manifest → source document → publisher chain; returns the manifest's name."""
-    iri = manifest_iri(mid)
+    iri = minted("manifest", mid)
     short = clean_text(mid)
     if info is None or not (info.titles or info.documents):
         return pic.add(_Node(_name(iri), "manifest", [f"manifest {short[:WRAP]}"],
@@ -311,7 +311,8 @@ def _draw(tr: Trace) -> _Picture:
     claim_node: str | None = None
     if tr.kind == "claim":
         claim = clean_text(tr.target)
-        claim_node = pic.add(_Node(_name(claim_iri(tr.target)), "claim", [f"claim {claim[:WRAP]}"],
+        claim_node = pic.add(_Node(_name(minted("claim", tr.target)), "claim",
+                                   [f"claim {claim[:WRAP]}"],
                                    foot=[f"cited by {tr.total_stories} stories"],
                                    tooltip=f"claim {claim}", focus=True))  # fmt: skip
     if tr.kind == "manifest":
@@ -360,7 +361,7 @@ def _draw_more(pic: _Picture, tr: Trace, hidden: int, claim_node: str | None) ->
                          body=[f"citing stor{'ies' if hidden != 1 else 'y'} not drawn"],
                          foot=["trace --all --format md", "lists every one"],
                          tooltip=f"{hidden} more citing stories"))  # fmt: skip
-    target = claim_node or (_name(manifest_iri(tr.target)) if tr.kind == "manifest" else None)
+    target = claim_node or (_name(minted("manifest", tr.target)) if tr.kind == "manifest" else None)
     if target is not None:
         pic.edge(more, target, f"{hidden} more citing stories", dashed=True)
 

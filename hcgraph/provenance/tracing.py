@@ -17,18 +17,16 @@ from urllib.parse import unquote
 import pyoxigraph as ox
 
 from ..errors import ProvenanceError, visible
-from ..iris import named_node, unminted
+from ..iris import minted, named_node, unminted
 from ..mdtext import md_code, md_text, md_url
 from ..store import Store
 from ..vocab import ID
 from ._graph import (
     ManifestInfo,
     claim_id,
-    claim_iri,
     count,
     describe_manifests,
     manifest_id,
-    manifest_iri,
     rows,
 )
 
@@ -225,9 +223,9 @@ def trace(store: Store, target: str, limit: int | None = None) -> Trace:
     target = target.strip()
     if target.startswith(("http://", "https://")):
         return _trace_url(store, target)
-    for kind, make in (("manifest", manifest_iri), ("claim", claim_iri)):
+    for kind in ("manifest", "claim"):
         try:
-            node = named_node(make(target))
+            node = named_node(minted(kind, target))
         except UnicodeEncodeError:  # a lone surrogate (a non-UTF-8 argument) is in no IRI
             continue
         if node is not None and store.query(_IS[kind], bindings={"x": node}):
@@ -321,7 +319,7 @@ def _finish(store: Store, target: str, kind: str, stories: list[StoryTrace], tot
     cited = {c.manifest_id for p in parts.values() for c in p.citations}
     if kind == "manifest":
         cited.add(target)
-    infos = describe_manifests(store, [manifest_iri(m) for m in cited])
+    infos = describe_manifests(store, [minted("manifest", m) for m in cited])
     tr = Trace(target, kind, stories, {info.manifest_id: info for info in infos.values()}, total)
     tr.claim_texts.update(claim_texts(store, {c for p in parts.values() for c in p.claim_ids}))
     for s in stories:
