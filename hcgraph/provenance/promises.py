@@ -367,6 +367,18 @@ SELECT ?g ?raw WHERE {{ GRAPH ?g {{ ?check a hc:SupportCheck ; prov:used ?raw }}
 """
 
 
+def _recorded(scope: AuditScope) -> tuple[dict[str, Counter[str]], list[AuditFinding]]:
+    """The recorded verdicts (of the wanted stories only, in a local scope): each story's
+    tally, and the finding of each unsupported pair."""
+    tally: dict[str, Counter[str]] = {}
+    pairs: dict[str, Pair | None] = {}  # verdict → its unsupported pair (None: not one)
+    for row in rows(scope.store, _VERDICTS):
+        story = (row[2] or "").split("#", 1)[0]
+        if not scope.local or story in scope.wanted:
+            _add_row(tally, pairs, story, row)
+    return tally, [_finding(*pair) for _, pair in sorted(pairs.items()) if pair is not None]
+
+
 def _add_row(
     tally: dict[str, Counter[str]], pairs: dict[str, Pair | None], story: str, row: Row
 ) -> None:
@@ -406,13 +418,7 @@ def support_verdicts(scope: AuditScope) -> tuple[list[AuditFinding], dict[str, d
     from ..claims.graphing import support_graph
     from ..iris import minted
 
-    tally: dict[str, Counter[str]] = {}
-    pairs: dict[str, Pair | None] = {}  # verdict → its unsupported pair (None: not one)
-    for row in rows(scope.store, _VERDICTS):
-        story = (row[2] or "").split("#", 1)[0]
-        if not scope.local or story in scope.wanted:
-            _add_row(tally, pairs, story, row)
-    findings = [_finding(*pair) for _, pair in sorted(pairs.items()) if pair is not None]
+    tally, findings = _recorded(scope)
     checked = {g: raw for g, raw in rows(scope.store, _CHECKED_RAW) if g and raw}  # graph → raw
     raw = dict(scope.store.raw_documents())
     tallies: dict[str, dict[str, int]] = {}

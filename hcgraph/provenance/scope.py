@@ -194,10 +194,16 @@ def open_scope(
     if given is None:
         facts = {url: s for url, s in facts.items() if url not in withdrawn}
     wanted = sorted(facts) if given is None else given
-    if missing := [url for url in wanted if url not in facts]:
-        raise ProvenanceError(f"{missing[0]}: no such story in the store")
+    _all_found(wanted, facts)
     total = len(facts) if only is None else count(store, _COUNT_STORIES) - len(withdrawn)
     return AuditScope(store, wanted, only, facts, total)
+
+
+def _all_found(wanted: list[str], facts: dict[str, StoryFacts]) -> None:
+    """Raise a :class:`~hcgraph.errors.ProvenanceError` naming the first story not found."""
+    for url in wanted:
+        if url not in facts:
+            raise ProvenanceError(f"{url}: no such story in the store")
 
 
 def each(store: Store, sparql: str, only: list[str] | None) -> Iterator[tuple[str | None, ...]]:

@@ -313,20 +313,25 @@ def _add_citations(store: Store, st: ox.NamedNode, parts: dict[str, Part]) -> No
 
 def _finish(store: Store, target: str, kind: str, stories: list[StoryTrace], total: int) -> Trace:
     """The trace of ``stories``: their cited manifests, claims' texts and support verdicts."""
-    from ..claims.graphing import claim_texts, story_verdicts
-
     parts = {p.iri: p for s in stories for p in s.parts}
     cited = {c.manifest_id for p in parts.values() for c in p.citations}
     if kind == "manifest":
         cited.add(target)
     infos = describe_manifests(store, [minted("manifest", m) for m in cited])
     tr = Trace(target, kind, stories, {info.manifest_id: info for info in infos.values()}, total)
+    _add_claim_facts(store, tr, parts)
+    return tr
+
+
+def _add_claim_facts(store: Store, tr: Trace, parts: dict[str, Part]) -> None:
+    """The claims' texts (from the manifest replies) and the support verdicts of ``parts``."""
+    from ..claims.graphing import claim_texts, story_verdicts
+
     tr.claim_texts.update(claim_texts(store, {c for p in parts.values() for c in p.claim_ids}))
-    for s in stories:
+    for s in tr.stories:
         for (part, claim), verdict in story_verdicts(store, s.url).items():
             if part in parts:
                 tr.verdicts.setdefault((part, claim), verdict)
-    return tr
 
 
 # --- renderers -------------------------------------------------------------------------------
