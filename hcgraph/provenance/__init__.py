@@ -1,9 +1,6 @@
-"""Provenance answers for people: ``trace``, ``audit`` and ``history``.
-
-:func:`~hcgraph.provenance.tracing.trace` (where did this sentence come from),
-:func:`~hcgraph.provenance.auditing.audit` (does each story keep the promises of its
-disclosure) and :func:`~hcgraph.provenance.versions.history` (every version of a story and
-what changed), each with its views; the SPARQL they share is in ``_graph.py``.
+"""Provenance answers for people, each with its views: ``trace`` (where did this sentence come
+from), ``audit`` (does each story keep its disclosure's promises) and ``history`` (every version
+of a story and what changed); the SPARQL they share is in ``_graph.py``.
 """
 
 from .auditing import CHECKS, AuditFinding, AuditOptions, AuditReport, StoryAudit, audit

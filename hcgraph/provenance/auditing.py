@@ -1,10 +1,8 @@
 """``audit``: does each story keep the promises its disclosure makes?
 
-:func:`audit` checks the promises (cited manifests exist and are recent, claim ids belong to
-their manifest, no repeat of a recent story, each paragraph supported) and the declared summary
-fields, with evidence for every finding (:data:`~hcgraph.provenance.scope.CHECKS`); the
-checks are in :mod:`~hcgraph.provenance.promises`. :func:`render_summary` and
-:func:`render_markdown` are the report's terminal and Markdown views.
+:func:`audit` runs the checks (:data:`~hcgraph.provenance.scope.CHECKS`, written in
+:mod:`~hcgraph.provenance.promises`), with evidence for every finding; :func:`render_summary`
+and :func:`render_markdown` are the report's terminal and Markdown views.
 """
 
 from __future__ import annotations
@@ -15,6 +13,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
 from itertools import chain
 from typing import Any
+
+import pyoxigraph as ox
 
 from ..errors import ProvenanceError, visible
 from ..mdtext import md_text, md_url
@@ -207,8 +207,6 @@ def _publisher_citations(scope: AuditScope, manifests: dict[str, ManifestInfo]) 
 
 def _rooms(store: Store, rooms: set[str]) -> dict[str, str]:
     """Newsroom IRI → its identifier (per room: index lookups, no join over copies)."""
-    import pyoxigraph as ox
-
     out: dict[str, str] = {}
     for room in sorted(rooms):
         for (ident,) in rows(store, _ROOM_ID, room=ox.NamedNode(room)):
