@@ -20,7 +20,7 @@ import pyoxigraph as ox
 from ..store import Store
 from ..vocab import ID, SUPPORT_GRAPHS
 from ._graph import ManifestInfo, batches, claim_id, count, manifest_id, rows, values
-from .scope import VERDICTS, AuditFinding, AuditOptions, AuditScope, StoryFacts, manifest_ids
+from .scope import VERDICTS, AuditFinding, AuditOptions, AuditScope, StoryFacts, each, manifest_ids
 from .tracing import part_sort_key
 
 __all__ = [
@@ -149,7 +149,8 @@ def _trust(s: StoryFacts) -> Iterator[AuditFinding]:
 
 def uncited(scope: AuditScope) -> list[AuditFinding]:
     """Paragraphs that cite no claim, with their text, in story and part order."""
-    found = {(url, para): text or "" for url, para, text in scope.each(_UNCITED) if url and para}
+    paras = each(scope.store, _UNCITED, scope.only)
+    found = {(url, para): text or "" for url, para, text in paras if url and para}
     out = []
     for url, para in sorted(found, key=lambda key: (key[0], part_sort_key(key[1]))):
         message = f"paragraph {para.rsplit('#', 1)[-1]} cites no claim"

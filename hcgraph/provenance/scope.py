@@ -165,10 +165,6 @@ class AuditScope:
         """True when the wanted stories are looked up one by one."""
         return self.only is not None
 
-    def each(self, sparql: str) -> Iterator[tuple[str | None, ...]]:
-        """Rows of a ``?story``-first query, over the scope (see :func:`each`)."""
-        return each(self.store, sparql, self.only)
-
     def story(self, url: str) -> StoryFacts:
         """The facts of ``url``: read already, or loaded now (a neighbour outside the scope)."""
         return self.facts.get(url) or load_facts(self.store, [url])[url]
