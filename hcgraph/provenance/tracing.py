@@ -188,11 +188,7 @@ class Trace:
     def _cites(self, p: Part) -> list[dict[str, Any]]:
         """A part's citations, JSON-ready, each claim with its text and verdict."""
         return [
-            {
-                "manifest_id": c.manifest_id,
-                "claim_ids": list(c.claim_ids),
-                "claims": self.claim_entries(p, c),
-            }
+            {**vars(c), "claim_ids": list(c.claim_ids), "claims": self.claim_entries(p, c)}
             for c in p.citations
         ]
 
