@@ -1,6 +1,7 @@
-"""Provenance answers for people, each with its views: ``trace`` (where did this sentence come
-from), ``audit`` (does each story keep its disclosure's promises) and ``history`` (every version
-of a story and what changed); the SPARQL they share is in ``_graph.py``.
+"""Provenance answers for people: ``trace``, ``audit`` and ``history``.
+
+Where did this sentence come from, does each story keep its disclosure's promises, and every
+version of a story with what changed, each with its views; their shared SPARQL is in ``_graph.py``.
 """
 
 from .auditing import CHECKS, AuditFinding, AuditOptions, AuditReport, StoryAudit, audit
