@@ -29,6 +29,7 @@ from .scope import (
     AuditFinding,
     AuditOptions,
     AuditScope,
+    StoryFacts,
     open_scope,
 )
 
@@ -150,7 +151,7 @@ def audit(
     ):
         found[f.story].append(f)
     rooms = _rooms(store, {s.room for s in scope.facts.values() if s.room})
-    cards = [_card(scope, url, found, rooms, support[url]) for url in scope.wanted]
+    cards = [_card(scope.facts[url], found[url], rooms, support[url]) for url in scope.wanted]
     keep = set(scope.wanted)
     return AuditReport(
         options=opts,
@@ -175,23 +176,18 @@ def _checked(opts: AuditOptions) -> AuditOptions:
 
 
 def _card(
-    scope: AuditScope,
-    url: str,
-    found: dict[str, list[AuditFinding]],
-    rooms: dict[str, str],
-    support: dict[str, int],
+    s: StoryFacts, found: list[AuditFinding], rooms: dict[str, str], support: dict[str, int]
 ) -> StoryAudit:
     """One story's scorecard, its findings in check order."""
-    s = scope.facts[url]
     order = list(CHECKS)
     return StoryAudit(
-        url=url,
+        url=s.url,
         headline=s.headline,
         newsroom=rooms.get(s.room or "", s.room or ""),
         published_at=s.published_text,
         sources=len(s.listed),
         cited_manifests=len(s.cited),
-        findings=sorted(found.get(url, []), key=lambda f: (order.index(f.check), f.message)),
+        findings=sorted(found, key=lambda f: (order.index(f.check), f.message)),
         support=support,
     )
 
