@@ -12,7 +12,7 @@ from functools import partial
 from typing import Any
 
 from .._version import __version__
-from ..iris import mint, minted
+from ..iris import minted
 from ..vocab import CITO, HC
 from ._graph import literal_time
 from .trace_picture import to_dot, to_svg
@@ -91,11 +91,10 @@ class _Builder:
     def _writer(self, story: Any, s: StoryTrace) -> None:
         assert s.writer_agent is not None
         doc, q = self.doc, self.q
-        writer = self.agent(mint("agent", s.writer_agent).value, "prov:SoftwareAgent",
-                            s.writer_agent)  # fmt: skip
+        writer = self.agent(minted("agent", s.writer_agent), "prov:SoftwareAgent", s.writer_agent)
         doc.wasAttributedTo(story, writer)
         if s.writer_run:
-            run_iri = mint("run", s.writer_agent, s.writer_run).value
+            run_iri = minted("run", s.writer_agent, s.writer_run)
             if self._first(run_iri):
                 doc.activity(q(run_iri), other_attributes=self.attrs("hc:WriterRun", s.writer_run))
                 doc.wasAssociatedWith(q(run_iri), writer)
@@ -110,7 +109,7 @@ class _Builder:
         attrs = self.attrs("hc:Ingest", sourceLocation=ing.source)
         doc.activity(q(ingest_iri), endTime=literal_time(ing.retrieved_at), other_attributes=attrs)
         doc.used(q(ingest_iri), raw)
-        software = mint("software", "hcgraph", __version__).value
+        software = minted("software", "hcgraph", __version__)
         doc.wasAssociatedWith(
             q(ingest_iri), self.agent(software, "prov:SoftwareAgent", f"hcgraph {__version__}")
         )
@@ -145,7 +144,7 @@ class _Builder:
             self.doc.hadPrimarySource(node, source)
             for pub in sorted(info.publishers):
                 self.doc.wasAttributedTo(
-                    source, self.agent(mint("publisher", pub).value, "prov:Organization", pub)
+                    source, self.agent(minted("publisher", pub), "prov:Organization", pub)
                 )
         return node
 
