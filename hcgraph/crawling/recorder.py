@@ -192,9 +192,9 @@ class Recorder:
         return Document(b"", result.final_url or url, result.fetched_at, url, withdrawn=True)
 
     # --- index pages --------------------------------------------------------------------------
-    def index_read(self, row: Row, links: list[tuple[str, str | None]], sitemaps: bool) -> int:
+    def index_read(self, row: Row, links: list[tuple[str, str | None]], sitemaps: bool) -> None:
         """Queue the in-scope ``(url, lastmod)`` links an index page lists, at its depth: as
-        sitemaps (a sitemap index) or as story JSON URLs; return how many are stories."""
+        sitemaps (a sitemap index) or as story JSON URLs."""
         via = "sitemap" if row.role in ("sitemap", "robots") else (row.via or "seed")
         children: dict[str, list[str]] = {}  # url → [url, via, role], in order, once each
         for link, lastmod in links:
@@ -206,7 +206,6 @@ class Recorder:
             self.frontier.add(found[0], row.depth, row.url, via=found[1], role=found[2],
                               lastmod=when)  # fmt: skip
         self.frontier.mark_read(row.url, list(children.values()))
-        return sum(1 for c in children.values() if c[2] == "story")
 
     def _sitemap(self, link: str) -> list[str] | None:
         """A sitemap a sitemap index lists, if in scope: ``[url, via, role]``."""
@@ -271,12 +270,10 @@ class Recorder:
         frontier.mark_done(url, story, put, related)
         frontier.claim(story, url, outcome.story_id)
         self.progress.stored += 1
-        try:
+        with contextlib.suppress(ValueError):  # a story URL that has no JSON URL: no alias
             own = json_url(story, self.json_suffix)
-        except ValueError:
-            own = None
-        if own and own != url:
-            frontier.add_final(own, depth, "alias", url, f"same story as {url}")
+            if own != url:
+                frontier.add_final(own, depth, "alias", url, f"same story as {url}")
 
     def _add_host(self, story: str) -> None:
         try:
