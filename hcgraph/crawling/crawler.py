@@ -218,9 +218,7 @@ class Crawler:
             frontier, self.archive, self.scope, options.json_suffix, self.progress,
             follow=self.follow, pattern=self.pattern,
         )  # fmt: skip
-        batches = Batches(
-            runner, recorder, scheduler, self.archive, self._io, self._fill, self._notify, BATCH
-        )
+        batches = Batches(runner, recorder, scheduler, self._io, self._fill, self._notify, BATCH)
         batches.resume()
         client = self.client or self._make_client()
         politeness = Politeness(options.per_host or options.concurrency, options.rate)
