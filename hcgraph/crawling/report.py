@@ -73,25 +73,14 @@ def _entry(row: Row, *keys: str) -> dict[str, Any]:
 
 
 def tally(frontier: Frontier, requests: int) -> dict[str, Any]:
-    """The report's ``counts``, lists, how the stored stories were found and the index pages
-    read, for the current run (one read of the frontier, in discovery order)."""
+    """The report's ``counts``, lists and discovery entries for the current run, from the
+    frontier (one read of its rows, in discovery order, as each section lists them)."""
     rows = frontier.rows()
     by_state: defaultdict[str, list[Row]] = defaultdict(list)
     for row in rows:
         by_state[row.state].append(row)
     done = by_state["done"]
     puts = Counter(r.put for r in done)
-    found = Counter(_found_by(r) for r in done)
-    roles = {r.url: r.role for r in rows}
-    index_pages = [
-        {
-            "url": r.url, "kind": r.role, "found_by": r.via or "seed",
-            "stories": sum(roles.get(c) in (None, "story") for c in r.related),
-            "linked_from": r.parent,
-        }
-        for r in by_state["read"]
-        if r.role in INDEX_ROLES
-    ]  # fmt: skip
     counts = {
         "stories": len(done),
         "added": puts["added"],
@@ -113,12 +102,32 @@ def tally(frontier: Frontier, requests: int) -> dict[str, Any]:
         "skipped": [_entry(r, "reason") for r in by_state["skipped"]],
         "duplicates": [_entry(r, "story", "reason") for r in by_state["duplicate"]],
         "withdrawn": [_entry(r, "story", "status") for r in by_state["withdrawn"]],
-        "index_pages": index_pages,
+        **_discovery(rows, by_state),
+    }
+
+
+def _discovery(rows: list[Row], by_state: dict[str, list[Row]]) -> dict[str, Any]:
+    """How the stored stories were found (counts and one entry each) and the index pages
+    read, from every row of the frontier (and the same rows by state)."""
+    done = by_state["done"]
+    found = Counter(_found_by(r) for r in done)
+    roles = {r.url: r.role for r in rows}
+    index_pages = [
+        {
+            "url": r.url, "kind": r.role, "found_by": r.via or "seed",
+            "stories": sum(roles.get(c) in (None, "story") for c in r.related),
+            "linked_from": r.parent,
+        }
+        for r in by_state["read"]
+        if r.role in INDEX_ROLES
+    ]  # fmt: skip
+    return {
         "found_by": {k: found[k] for k in ("seed", *FOLLOW_KINDS) if k in found},
         "stories": [
             {"url": r.url, "story": r.story, "found_by": _found_by(r), "linked_from": r.parent}
             for r in done
         ],
+        "index_pages": index_pages,
     }
 
 
