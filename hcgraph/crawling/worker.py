@@ -195,9 +195,7 @@ def _answer(conn: Connection, pipeline: Pipeline, send: Callable[[tuple[Any, ...
             return False  # the parent is gone: finish the writes
         if op == "close":
             return bool(batch)
-        try:
-            if op != "submit":  # pragma: no cover - the parent sends only these ops
-                raise ValueError(f"unknown op {op!r}")
+        try:  # op is "submit": the parent sends no other
             landed = pipeline.submit(batch)
         except Exception as exc:
             send(("reply", False, _wire(exc)))
