@@ -314,8 +314,7 @@ class IndexReader:
             return result
         kind = result.kind if result.error is not None else "http"
         reason = result.error or f"HTTP {result.status}"
-        frontier = self.recorder.frontier
-        seed = frontier.row(row.parent) if row.via == "seed" and row.parent else None
+        seed = self.recorder.frontier.row(row.parent) if row.via == "seed" and row.parent else None
         if seed is not None and seed.role == "page":  # say why it was read as a page
             reason = f"no story JSON at {seed.url} ({seed.reason}); the page: {reason}"
         self.recorder.failed(row.url, status=result.status, kind=kind, reason=reason)

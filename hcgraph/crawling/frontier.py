@@ -303,8 +303,7 @@ class Frontier:
     def mark_read(
         self, url: str, children: Iterable[str | list[str]], reason: str | None = None
     ) -> None:
-        """An index page was read; ``children`` are the links it queued (see
-        :meth:`mark_done`)."""
+        """An index page was read; ``children``: the links it queued (as in :meth:`mark_done`)."""
         self.mark(url, "read", related=json.dumps(list(children)), reason=reason)
 
     def row(self, url: str) -> Row | None:

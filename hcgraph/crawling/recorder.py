@@ -128,8 +128,7 @@ class Recorder:
         )
         own = json_url(claim, self.json_suffix)
         if own != url and self.scope.why_not(own) is None:
-            depth = row.depth if row else 0
-            self.frontier.add(own, depth, url, via=row.via if row else None)
+            self.frontier.add(own, row.depth if row else 0, url, via=row.via if row else None)
 
     def story_fetched(self, url: str, result: FetchResult, sha: str, not_modified: bool) -> None:
         """A story body is archived: record it fetched, with its validators (one commit)."""

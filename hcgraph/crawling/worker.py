@@ -125,8 +125,7 @@ class Runner(BatchRunner):
             StoreError: the store's last flush failed (the thread is stopped all the same).
         """
         try:
-            if self.pipeline is not None:
-                pipeline = self.pipeline
+            if (pipeline := self.pipeline) is not None:
                 await self._run(lambda: pipeline.close(compact=compact))
         finally:
             self.pool.shutdown(wait=True)
