@@ -28,25 +28,23 @@ class DecodeError(Exception):
 
 
 class _Zlib:
-    """One coding (as :class:`_Brotli`): ``feed`` raw bytes, get bounded pieces; ``flush``
-    at the end."""
+    """One coding (as :class:`_Brotli`): ``feed`` raw bytes for bounded pieces, ``flush`` last."""
 
     def __init__(self, wbits: int, *, raw_fallback: bool = False) -> None:
         self.d = zlib.decompressobj(wbits)
-        self.raw_fallback = raw_fallback  # "deflate" is often sent without its zlib header
-        self.started = False
+        self.fallback = raw_fallback  # "deflate" is often sent without its zlib header
 
     def feed(self, data: bytes) -> Iterator[bytes]:
         while data:
             try:
                 out = self.d.decompress(data, PIECE)
             except zlib.error as exc:
-                if not self.raw_fallback or self.started:
+                if not self.fallback:
                     raise DecodeError(f"invalid compressed data: {exc}") from None
                 self.d = zlib.decompressobj(-zlib.MAX_WBITS)
-                self.started = True  # raw deflate is the last try
+                self.fallback = False
                 continue
-            self.started = True
+            self.fallback = False
             yield out
             data = self.d.unconsumed_tail
 
