@@ -152,8 +152,7 @@ def html_links(body: bytes, page: str, charset: str | None = None) -> list[str]:
 
 @dataclass
 class Sitemap:
-    """A parsed sitemap: ``index`` (a sitemap index: ``entries`` are sitemaps) or a urlset;
-    ``entries`` are ``(loc, lastmod)``."""
+    """A parsed sitemap or (``index``) sitemap index: ``entries`` are ``(loc, lastmod)``."""
 
     index: bool = False
     entries: list[tuple[str, str | None]] = field(default_factory=list)

@@ -113,8 +113,7 @@ INDEX_ROLES = frozenset({"index", "sitemap", "robots"})
 
 
 def _link(entry: str | list[str]) -> tuple[str, str, str]:
-    """A link kept in ``related``: a story's JSON URL found by a related link (a bare
-    string), or ``[url, via, role]``."""
+    """A ``related`` entry: a related story's JSON URL (a bare string), or ``[url, via, role]``."""
     if isinstance(entry, str):
         return entry, "related", "story"
     return entry[0], entry[1], entry[2]

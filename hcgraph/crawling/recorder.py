@@ -145,8 +145,7 @@ class Recorder:
 
     # --- conditional requests -----------------------------------------------------------------
     def conditional(self, v: Validators | None) -> tuple[dict[str, str], bytes | None]:
-        """The headers that make a re-fetch conditional, with the (intact) archived body a
-        304 would confirm."""
+        """Headers making a re-fetch conditional, and the intact archived body a 304 confirms."""
         if v is None or not v.sha256 or not (v.etag or v.last_modified):
             return {}, None
         old = self.archive.intact_body(v.sha256)

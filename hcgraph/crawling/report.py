@@ -107,8 +107,7 @@ def tally(frontier: Frontier, requests: int) -> dict[str, Any]:
 
 
 def _discovery(rows: list[Row], by_state: dict[str, list[Row]]) -> dict[str, Any]:
-    """How the stored stories were found (counts and one entry each) and the index pages
-    read, from every row of the frontier (and the same rows by state)."""
+    """How the stored stories were found (counts, one entry each) and the index pages read."""
     done = by_state["done"]
     found = Counter(_found_by(r) for r in done)
     roles = {r.url: r.role for r in rows}
