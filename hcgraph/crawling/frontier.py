@@ -261,9 +261,8 @@ class Frontier:
 
     def count(self, state: str) -> int:
         """How many URLs are in ``state``."""
-        return int(
-            self.db.execute("SELECT COUNT(*) FROM urls WHERE state = ?", (state,)).fetchone()[0]
-        )
+        row = self.db.execute("SELECT COUNT(*) FROM urls WHERE state = ?", (state,)).fetchone()
+        return int(row[0])
 
     def mark(self, url: str, state: str, **columns: object) -> None:
         """Put ``url`` in ``state`` (see the module docstring), setting ``columns`` too
