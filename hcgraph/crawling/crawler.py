@@ -224,7 +224,7 @@ class Crawler:
         politeness = Politeness(options.per_host or options.concurrency, options.rate)
         fetcher = Fetcher(client, politeness, options.policy, recorder.out_of_scope, self.mirrors)
         robots = Robots(fetcher, enabled=not options.ignore_robots)
-        indexes = IndexReader(fetcher, robots, recorder, options.policy.max_bytes)
+        indexes = IndexReader(robots, recorder)
         try:
             await self._run_tasks(batches, fetcher, robots, indexes)
         finally:

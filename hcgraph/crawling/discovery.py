@@ -27,7 +27,7 @@ from ..urls import DEFAULT_JSON_SUFFIX, canonicalize, page_url
 from .robots import sitemaps_of
 
 if TYPE_CHECKING:
-    from .fetch import Fetcher, FetchResult
+    from .fetch import FetchResult
     from .frontier import Row
     from .recorder import Recorder
     from .robots import Robots
@@ -260,15 +260,14 @@ def seed_sitemaps(urls: Sequence[str], ignore_robots: bool) -> list[tuple[str, s
 
 
 class IndexReader:
-    """Fetches index pages, sitemaps and robots.txt and has ``recorder`` queue what they
-    list (``cap``: a gzipped sitemap's size once inflated). Their bodies are not archived:
-    nothing is rebuilt from them."""
+    """Fetches index pages, sitemaps and robots.txt with ``robots``' fetcher and has
+    ``recorder`` queue what they list. Their bodies are not archived: nothing is rebuilt
+    from them."""
 
-    def __init__(self, fetcher: Fetcher, robots: Robots, recorder: Recorder, cap: int) -> None:
-        self.fetcher = fetcher
+    def __init__(self, robots: Robots, recorder: Recorder) -> None:
+        self.fetcher = robots.fetcher
         self.robots = robots
         self.recorder = recorder
-        self.cap = cap
 
     async def read(self, row: Row) -> None:
         """Read an index page, a sitemap or robots.txt and queue what it lists (in the
@@ -288,7 +287,7 @@ class IndexReader:
             return None
         if row.role == "sitemap":
             try:
-                sitemap = parse_sitemap(result.body, self.cap)
+                sitemap = parse_sitemap(result.body, self.fetcher.policy.max_bytes)
             except CrawlError as exc:
                 self.recorder.failed(row.url, status=result.status, kind="sitemap", reason=str(exc))
                 return None
