@@ -17,7 +17,6 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
 from typing import Any
 
-from ..archive import Archive
 from ..errors import ArchiveError, CrawlError, StoreDiskError, StoreError
 from ..pipeline import Document, Outcome
 from .recorder import Recorder
@@ -81,16 +80,15 @@ async def _wait(
 class Batches:
     """Processes the crawl's fetched bodies in batches of up to ``size`` with ``runner``
     and records their outcomes. ``fill`` adds queued bodies to a batch (see :func:`fill`);
-    ``archive`` is flushed on ``io`` (the thread that writes large bodies) before each batch
-    is stored, so the store never holds a story the archive lost; ``notify`` is called after
-    each change of the counts."""
+    the recorder's archive is flushed on ``io`` (the thread that writes large bodies) before
+    each batch is stored, so the store never holds a story the archive lost; ``notify`` is
+    called after each change of the counts."""
 
     def __init__(
         self,
         runner: BatchRunner,
         recorder: Recorder,
         scheduler: Scheduler,
-        archive: Archive,
         io: Executor,
         fill: Callable[[list[Document], Written], Awaitable[bool]],
         notify: Callable[[], Awaitable[None]],
@@ -100,7 +98,7 @@ class Batches:
         self.recorder = recorder
         self.frontier = recorder.frontier
         self.scheduler = scheduler
-        self.archive = archive
+        self.archive = recorder.archive
         self.io = io
         self.fill = fill
         self.notify = notify

@@ -218,15 +218,13 @@ class Crawler:
             frontier, self.archive, self.scope, options.json_suffix, self.progress,
             follow=self.follow, pattern=self.pattern,
         )  # fmt: skip
-        batches = Batches(
-            runner, recorder, scheduler, self.archive, self._io, self._fill, self._notify, BATCH
-        )
+        batches = Batches(runner, recorder, scheduler, self._io, self._fill, self._notify, BATCH)
         batches.resume()
         client = self.client or self._make_client()
         politeness = Politeness(options.per_host or options.concurrency, options.rate)
         fetcher = Fetcher(client, politeness, options.policy, recorder.out_of_scope, self.mirrors)
         robots = Robots(fetcher, enabled=not options.ignore_robots)
-        indexes = IndexReader(fetcher, robots, recorder, options.policy.max_bytes)
+        indexes = IndexReader(robots, recorder)
         try:
             await self._run_tasks(batches, fetcher, robots, indexes)
         finally:
@@ -289,10 +287,7 @@ class Crawler:
         await self._queue.put(doc)
 
     async def _worker(self, fetcher: Fetcher, robots: Robots, indexes: IndexReader) -> None:
-        while True:
-            leased = await self._scheduler.lease()
-            if leased is None:
-                return
+        while (leased := await self._scheduler.lease()) is not None:
             url, _depth = leased
             try:
                 await self._fetch_one(fetcher, robots, indexes, url)
@@ -324,16 +319,13 @@ class Crawler:
             await self._hand_over(listed)
             return
         got = await self._unless_withdrawn(fetcher, url, await self._get(fetcher, url, validators))
-        if got is None:
-            return
-        if record.fetch_failed(row, got.result, got.not_modified):
+        if got is None or record.fetch_failed(row, got.result, got.not_modified):
             return
         assert got.sha is not None and got.body is not None
         if self._claims_other(url, got.result, got.body):
             return
         record.story_fetched(url, got.result, got.sha, got.not_modified)
-        result = got.result
-        await self._hand_over(Document(got.body, result.final_url, result.fetched_at, url))
+        await self._hand_over(Document(got.body, got.result.final_url, got.result.fetched_at, url))
 
     async def _get(self, fetcher: Fetcher, url: str, validators: Validators | None) -> _Got:
         """GET a story URL (conditionally when validators are known) and archive the fetch."""

@@ -28,25 +28,23 @@ class DecodeError(Exception):
 
 
 class _Zlib:
-    """One coding (as :class:`_Brotli`): ``feed`` raw bytes, get bounded pieces; ``flush``
-    at the end."""
+    """One coding (as :class:`_Brotli`): ``feed`` raw bytes for bounded pieces, ``flush`` last."""
 
     def __init__(self, wbits: int, *, raw_fallback: bool = False) -> None:
         self.d = zlib.decompressobj(wbits)
-        self.raw_fallback = raw_fallback  # "deflate" is often sent without its zlib header
-        self.started = False
+        self.fallback = raw_fallback  # "deflate" is often sent without its zlib header
 
     def feed(self, data: bytes) -> Iterator[bytes]:
         while data:
             try:
                 out = self.d.decompress(data, PIECE)
             except zlib.error as exc:
-                if not self.raw_fallback or self.started:
+                if not self.fallback:
                     raise DecodeError(f"invalid compressed data: {exc}") from None
                 self.d = zlib.decompressobj(-zlib.MAX_WBITS)
-                self.started = True  # raw deflate is the last try
+                self.fallback = False
                 continue
-            self.started = True
+            self.fallback = False
             yield out
             data = self.d.unconsumed_tail
 
@@ -126,10 +124,6 @@ class TooLarge(Exception):
     """A body past its cap."""
 
 
-class _Full(Exception):
-    """A truncating reader has its first ``cap`` bytes: stop reading."""
-
-
 class Capped:
     """One response's body, decoded in bounded pieces and refused (:class:`TooLarge`) once
     past ``cap`` bytes; an unencoded body whose Content-Length is over the cap is refused
@@ -160,42 +154,42 @@ class Capped:
 
     def read(self) -> bytes:
         """The whole body, read from a synchronous stream."""
-        try:
-            if self.resp.is_stream_consumed:
-                return self._body([self.resp.content])
-            for raw in self.resp.iter_raw():
-                self._check_deadline()  # per raw chunk: some decode to nothing (a gzip header)
-                self._take(self.decoder.feed(raw))
-            return self._body(self.decoder.flush())
-        except _Full:
-            return b"".join(self.chunks)
+        if self.resp.is_stream_consumed:
+            return self._body([self.resp.content])
+        for raw in self.resp.iter_raw():
+            if self._feed(raw):
+                return b"".join(self.chunks)
+        return self._body(self.decoder.flush())
 
     async def aread(self) -> bytes:
         """The whole body, read from an asynchronous stream."""
-        try:
-            if self.resp.is_stream_consumed:
-                return self._body([self.resp.content])
-            async for raw in self.resp.aiter_raw():
-                self._check_deadline()
-                self._take(self.decoder.feed(raw))
-            return self._body(self.decoder.flush())
-        except _Full:
-            return b"".join(self.chunks)
+        if self.resp.is_stream_consumed:
+            return self._body([self.resp.content])
+        async for raw in self.resp.aiter_raw():
+            if self._feed(raw):
+                return b"".join(self.chunks)
+        return self._body(self.decoder.flush())
+
+    def _feed(self, raw: bytes) -> bool:
+        """Decode and keep a raw chunk; True once a truncating reader has its ``cap`` bytes."""
+        self._check_deadline()  # per raw chunk: some decode to nothing (a gzip header)
+        return self._take(self.decoder.feed(raw))
 
     def _body(self, last: Iterable[bytes]) -> bytes:
         self._take(last)
         return b"".join(self.chunks)
 
-    def _take(self, pieces: Iterable[bytes]) -> None:
+    def _take(self, pieces: Iterable[bytes]) -> bool:
         for piece in pieces:
             self.total += len(piece)
             if self.total > self.cap:
                 if self.truncate:
                     self.chunks.append(piece[: len(piece) - (self.total - self.cap)])
-                    raise _Full
+                    return True
                 raise TooLarge(self.past.format(cap=self.cap))
             self._check_deadline()
             self.chunks.append(piece)
+        return False
 
     def _check_deadline(self) -> None:
         if self.deadline is not None and time.monotonic() > self.deadline:

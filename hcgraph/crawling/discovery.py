@@ -27,7 +27,7 @@ from ..urls import DEFAULT_JSON_SUFFIX, canonicalize, page_url
 from .robots import sitemaps_of
 
 if TYPE_CHECKING:
-    from .fetch import Fetcher, FetchResult
+    from .fetch import FetchResult
     from .frontier import Row
     from .recorder import Recorder
     from .robots import Robots
@@ -152,8 +152,7 @@ def html_links(body: bytes, page: str, charset: str | None = None) -> list[str]:
 
 @dataclass
 class Sitemap:
-    """A parsed sitemap: ``index`` (a sitemap index: ``entries`` are sitemaps) or a urlset;
-    ``entries`` are ``(loc, lastmod)``."""
+    """A parsed sitemap or (``index``) sitemap index: ``entries`` are ``(loc, lastmod)``."""
 
     index: bool = False
     entries: list[tuple[str, str | None]] = field(default_factory=list)
@@ -261,15 +260,14 @@ def seed_sitemaps(urls: Sequence[str], ignore_robots: bool) -> list[tuple[str, s
 
 
 class IndexReader:
-    """Fetches index pages, sitemaps and robots.txt and has ``recorder`` queue what they
-    list (``cap``: a gzipped sitemap's size once inflated). Their bodies are not archived:
-    nothing is rebuilt from them."""
+    """Fetches index pages, sitemaps and robots.txt with ``robots``' fetcher and has
+    ``recorder`` queue what they list. Their bodies are not archived: nothing is rebuilt
+    from them."""
 
-    def __init__(self, fetcher: Fetcher, robots: Robots, recorder: Recorder, cap: int) -> None:
-        self.fetcher = fetcher
+    def __init__(self, robots: Robots, recorder: Recorder) -> None:
+        self.fetcher = robots.fetcher
         self.robots = robots
         self.recorder = recorder
-        self.cap = cap
 
     async def read(self, row: Row) -> None:
         """Read an index page, a sitemap or robots.txt and queue what it lists (in the
@@ -289,7 +287,7 @@ class IndexReader:
             return None
         if row.role == "sitemap":
             try:
-                sitemap = parse_sitemap(result.body, self.cap)
+                sitemap = parse_sitemap(result.body, self.fetcher.policy.max_bytes)
             except CrawlError as exc:
                 self.recorder.failed(row.url, status=result.status, kind="sitemap", reason=str(exc))
                 return None
@@ -314,8 +312,7 @@ class IndexReader:
             return result
         kind = result.kind if result.error is not None else "http"
         reason = result.error or f"HTTP {result.status}"
-        frontier = self.recorder.frontier
-        seed = frontier.row(row.parent) if row.via == "seed" and row.parent else None
+        seed = self.recorder.frontier.row(row.parent) if row.via == "seed" and row.parent else None
         if seed is not None and seed.role == "page":  # say why it was read as a page
             reason = f"no story JSON at {seed.url} ({seed.reason}); the page: {reason}"
         self.recorder.failed(row.url, status=result.status, kind=kind, reason=reason)

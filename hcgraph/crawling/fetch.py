@@ -31,7 +31,6 @@ __all__ = [
     "Fetcher",
     "Politeness",
     "kept_headers",
-    "retry_after_seconds",
 ]
 
 #: Response headers recorded in the archive.
@@ -184,7 +183,7 @@ class Fetcher:
         ``keep_first``: the body is its first that many bytes, the rest unread (robots.txt)."""
         result = FetchResult(url=url, fetch_url=self.mirrors.to_fetch(url))
         current, limit = url, self.policy.max_redirects
-        for hop in range(limit + 1):
+        while True:
             fetch_url = self.mirrors.to_fetch(current)
             attempt, tries = await self._with_retries(fetch_url, headers or {}, keep_first)
             result.attempts += tries
@@ -206,11 +205,10 @@ class Fetcher:
             if target == url or target in result.redirects:
                 chain = " -> ".join([url, *result.redirects, target])
                 return self._fail(result, "redirect", f"redirect loop: {chain}")
-            if hop == limit:
+            if len(result.redirects) == limit:
                 return self._fail(result, "redirect", f"too many redirects (more than {limit})")
             result.redirects.append(target)
             current = target
-        raise AssertionError("unreachable")  # pragma: no cover - the loop always returns
 
     @staticmethod
     def _fail(result: FetchResult, kind: str, reason: str) -> FetchResult:

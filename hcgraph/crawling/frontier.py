@@ -113,8 +113,7 @@ INDEX_ROLES = frozenset({"index", "sitemap", "robots"})
 
 
 def _link(entry: str | list[str]) -> tuple[str, str, str]:
-    """A link kept in ``related``: a story's JSON URL found by a related link (a bare
-    string), or ``[url, via, role]``."""
+    """A ``related`` entry: a related story's JSON URL (a bare string), or ``[url, via, role]``."""
     if isinstance(entry, str):
         return entry, "related", "story"
     return entry[0], entry[1], entry[2]
@@ -262,9 +261,8 @@ class Frontier:
 
     def count(self, state: str) -> int:
         """How many URLs are in ``state``."""
-        return int(
-            self.db.execute("SELECT COUNT(*) FROM urls WHERE state = ?", (state,)).fetchone()[0]
-        )
+        row = self.db.execute("SELECT COUNT(*) FROM urls WHERE state = ?", (state,)).fetchone()
+        return int(row[0])
 
     def mark(self, url: str, state: str, **columns: object) -> None:
         """Put ``url`` in ``state`` (see the module docstring), setting ``columns`` too
@@ -303,8 +301,7 @@ class Frontier:
     def mark_read(
         self, url: str, children: Iterable[str | list[str]], reason: str | None = None
     ) -> None:
-        """An index page was read; ``children`` are the links it queued (see
-        :meth:`mark_done`)."""
+        """An index page was read; ``children``: the links it queued (as in :meth:`mark_done`)."""
         self.mark(url, "read", related=json.dumps(list(children)), reason=reason)
 
     def row(self, url: str) -> Row | None:

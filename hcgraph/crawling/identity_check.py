@@ -52,17 +52,15 @@ def identity_mismatch(
     declared = declared_url(body)
     if declared is None:
         return None
-    fetched = list(fetched)
-    pages = set()
-    for url in fetched:
-        with contextlib.suppress(ValueError):  # not a page URL: nothing it could match
-            pages.add(page_url(url, json_suffix))
     try:
         claim = canonicalize(declared)
     except ValueError:
         return None  # not an http(s) URL: the schema check reports it with its path
-    if claim in pages:
-        return None
+    fetched = list(fetched)
+    for url in fetched:
+        with contextlib.suppress(ValueError):  # not a page URL: nothing it could match
+            if page_url(url, json_suffix) == claim:
+                return None
     return (
         f"identity mismatch: the story declares url {declared} but was fetched from "
         f"{fetched[-1]} (page {page_url(fetched[-1], json_suffix)})"

@@ -96,9 +96,7 @@ class CrawlOptions:
 
     def describe(self) -> dict[str, Any]:
         """The options as plain JSON data (for the report)."""
-        data = asdict(self)
-        data["report"] = str(self.report) if self.report else None
-        return data
+        return {**asdict(self), "report": str(self.report) if self.report else None}
 
 
 @dataclass
@@ -152,8 +150,7 @@ def read_local(path: Path, archive: Archive, frontier: Frontier, cap: int) -> No
         with path.open("rb") as handle:
             body = read_at_most(handle, cap + 1)
     except OSError as exc:
-        reason = f"cannot read: {exc.strerror}"
-        frontier.mark_failed(uri, status=None, kind="file", reason=reason)
+        frontier.mark_failed(uri, status=None, kind="file", reason=f"cannot read: {exc.strerror}")
         return
     if len(body) > cap:
         reason = f"file too large: more than the {cap}-byte cap"

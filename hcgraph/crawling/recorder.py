@@ -128,8 +128,7 @@ class Recorder:
         )
         own = json_url(claim, self.json_suffix)
         if own != url and self.scope.why_not(own) is None:
-            depth = row.depth if row else 0
-            self.frontier.add(own, depth, url, via=row.via if row else None)
+            self.frontier.add(own, row.depth if row else 0, url, via=row.via if row else None)
 
     def story_fetched(self, url: str, result: FetchResult, sha: str, not_modified: bool) -> None:
         """A story body is archived: record it fetched, with its validators (one commit)."""
@@ -146,8 +145,7 @@ class Recorder:
 
     # --- conditional requests -----------------------------------------------------------------
     def conditional(self, v: Validators | None) -> tuple[dict[str, str], bytes | None]:
-        """The headers that make a re-fetch conditional, with the (intact) archived body a
-        304 would confirm."""
+        """Headers making a re-fetch conditional, and the intact archived body a 304 confirms."""
         if v is None or not v.sha256 or not (v.etag or v.last_modified):
             return {}, None
         old = self.archive.intact_body(v.sha256)
@@ -192,9 +190,9 @@ class Recorder:
         return Document(b"", result.final_url or url, result.fetched_at, url, withdrawn=True)
 
     # --- index pages --------------------------------------------------------------------------
-    def index_read(self, row: Row, links: list[tuple[str, str | None]], sitemaps: bool) -> int:
+    def index_read(self, row: Row, links: list[tuple[str, str | None]], sitemaps: bool) -> None:
         """Queue the in-scope ``(url, lastmod)`` links an index page lists, at its depth: as
-        sitemaps (a sitemap index) or as story JSON URLs; return how many are stories."""
+        sitemaps (a sitemap index) or as story JSON URLs."""
         via = "sitemap" if row.role in ("sitemap", "robots") else (row.via or "seed")
         children: dict[str, list[str]] = {}  # url → [url, via, role], in order, once each
         for link, lastmod in links:
@@ -206,7 +204,6 @@ class Recorder:
             self.frontier.add(found[0], row.depth, row.url, via=found[1], role=found[2],
                               lastmod=when)  # fmt: skip
         self.frontier.mark_read(row.url, list(children.values()))
-        return sum(1 for c in children.values() if c[2] == "story")
 
     def _sitemap(self, link: str) -> list[str] | None:
         """A sitemap a sitemap index lists, if in scope: ``[url, via, role]``."""
@@ -271,12 +268,10 @@ class Recorder:
         frontier.mark_done(url, story, put, related)
         frontier.claim(story, url, outcome.story_id)
         self.progress.stored += 1
-        try:
+        with contextlib.suppress(ValueError):  # a story URL that has no JSON URL: no alias
             own = json_url(story, self.json_suffix)
-        except ValueError:
-            own = None
-        if own and own != url:
-            frontier.add_final(own, depth, "alias", url, f"same story as {url}")
+            if own != url:
+                frontier.add_final(own, depth, "alias", url, f"same story as {url}")
 
     def _add_host(self, story: str) -> None:
         try:

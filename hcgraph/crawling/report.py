@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .._io import write_atomic
+from .discovery import FOLLOW_KINDS
 from .frontier import INDEX_ROLES, Frontier, Row
 
 __all__ = ["CrawlReport", "tally"]
@@ -106,8 +107,7 @@ def tally(frontier: Frontier, requests: int) -> dict[str, Any]:
 
 
 def _discovery(rows: list[Row], by_state: dict[str, list[Row]]) -> dict[str, Any]:
-    """How the stored stories were found (counts and one entry each) and the index pages
-    read, from every row of the frontier (and the same rows by state)."""
+    """How the stored stories were found (counts, one entry each) and the index pages read."""
     done = by_state["done"]
     found = Counter(_found_by(r) for r in done)
     roles = {r.url: r.role for r in rows}
@@ -121,16 +121,13 @@ def _discovery(rows: list[Row], by_state: dict[str, list[Row]]) -> dict[str, Any
         if r.role in INDEX_ROLES
     ]  # fmt: skip
     return {
-        "found_by": {k: found[k] for k in _FOUND_ORDER if k in found},
+        "found_by": {k: found[k] for k in ("seed", *FOLLOW_KINDS) if k in found},
         "stories": [
             {"url": r.url, "story": r.story, "found_by": _found_by(r), "linked_from": r.parent}
             for r in done
         ],
         "index_pages": index_pages,
     }
-
-
-_FOUND_ORDER = ("seed", "related", "edition", "newsroom", "sitemap")  # every ``via``
 
 
 def _found_by(row: Row) -> str:

@@ -125,8 +125,7 @@ class Runner(BatchRunner):
             StoreError: the store's last flush failed (the thread is stopped all the same).
         """
         try:
-            if self.pipeline is not None:
-                pipeline = self.pipeline
+            if (pipeline := self.pipeline) is not None:
                 await self._run(lambda: pipeline.close(compact=compact))
         finally:
             self.pool.shutdown(wait=True)
@@ -195,9 +194,7 @@ def _answer(conn: Connection, pipeline: Pipeline, send: Callable[[tuple[Any, ...
             return False  # the parent is gone: finish the writes
         if op == "close":
             return bool(batch)
-        try:
-            if op != "submit":  # pragma: no cover - the parent sends only these ops
-                raise ValueError(f"unknown op {op!r}")
+        try:  # op is "submit": the parent sends no other
             landed = pipeline.submit(batch)
         except Exception as exc:
             send(("reply", False, _wire(exc)))
