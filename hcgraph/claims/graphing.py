@@ -1,8 +1,7 @@
-"""Manifest replies and support verdicts as RDF (N-Triples text, like :mod:`hcgraph.mapping`),
-and read back for the views and ``trace``.
+"""Manifest replies and support verdicts as RDF (N-Triples text, like :mod:`hcgraph.mapping`).
 
-One named graph per manifest reply and one per story's support verdicts; the terms are
-tabled in ``docs/claims.md``. Same input, same triples.
+One named graph per manifest reply and one per story's support verdicts (terms tabled in
+``docs/claims.md``; same input, same triples), and what the views and ``trace`` read back.
 """
 
 from __future__ import annotations
