@@ -4,7 +4,7 @@ Every query passes the guard in the HTTP front (no ``SERVICE``, a ``Host`` namin
 served, no updates) before a worker process holding the store read-only runs it; one past
 its time, or whose client went, is stopped by killing its worker. What it promises:
 docs/queries.md and docs/security.md. Parts: server (socket, lifetime), front (event loop),
-http (a connection), parsing (llhttp), endpoint (routing, negotiation), pool, worker.
+http (a connection, parsed by llhttp), endpoint (routing, negotiation), pool, worker.
 """
 
 from __future__ import annotations
