@@ -412,14 +412,12 @@ def _verdict(
     spans: list[tuple[int, int]],
     sents: list[_Analysis],
 ) -> Verdict:
-    best, score = -1, 0.0
-    for index, sent in enumerate(sents):
-        value = _overlap(claim, sent)
-        if value > score:
-            best, score = index, value
-    if best < 0:
+    scores = [_overlap(claim, sent) for sent in sents]
+    score = max(scores, default=0.0)
+    if not score:
         found = (Mismatch("unrelated", "", -1, -1, "", "no sentence of the text states the claim"),)
         return Verdict(claim_id, False, "", -1, 0.0, found)
+    best = scores.index(score)  # the first sentence of the best score
     a, b = spans[best]
     s_start, s_end = stripped.orig_span(a, b)
     sentence = text[s_start:s_end]

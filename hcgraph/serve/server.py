@@ -216,11 +216,10 @@ class Endpoint:
         finally:
             self._stopped.set()
 
-    def wait(self) -> int:
-        """Block until the server stops (:meth:`stop`, from another thread); returns 0."""
+    def wait(self) -> None:
+        """Block until the server stops (:meth:`stop`, from another thread)."""
         while not self._stopped.wait(0.5):
             pass
-        return 0
 
     def stop(self) -> None:
         """Stop serving: close the port and every connection, end the workers."""
