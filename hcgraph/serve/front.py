@@ -46,9 +46,8 @@ class ConnectionCount:
             if hasattr(os, "memfd_create"):
                 fd = os.memfd_create("hcgraph-serve-connections")
             else:  # pragma: no cover - not Linux
-                handle, name = tempfile.mkstemp(prefix="hcgraph-serve-")
+                fd, name = tempfile.mkstemp(prefix="hcgraph-serve-")
                 os.unlink(name)
-                fd = handle
             os.ftruncate(fd, mmap.PAGESIZE)
         self.fd = fd
         self.map = mmap.mmap(fd, mmap.PAGESIZE)
