@@ -149,8 +149,8 @@ def _body_length(request: Request) -> int:
     Transfer-Encoding (411: the body is read whole, its length must be known), a POST
     without Content-Length (411), one over ``MAX_BODY`` (413). The parser itself refuses a
     Content-Length that is not a number, and several of them."""
-    value = request.get("content-length")
-    if request.get("transfer-encoding") is not None or (value is None and request.method == "POST"):
+    value, transfer = _framing(request)
+    if transfer is not None or (value is None and request.method == "POST"):
         raise Refusal(411, "send a Content-Length", close=True)
     if value is None:
         return 0
@@ -158,6 +158,17 @@ def _body_length(request: Request) -> int:
     if len(digits) > len(str(MAX_BODY)) or int(digits) > MAX_BODY:
         raise Refusal(413, "request body too large", close=True)
     return int(digits)
+
+
+def _framing(request: Request) -> tuple[str | None, str | None]:
+    """The request's (first) Content-Length and Transfer-Encoding, in one look."""
+    value = transfer = None
+    for key, text in request.headers:
+        if key == "content-length" and value is None:
+            value = text
+        elif key == "transfer-encoding":
+            transfer = text
+    return value, transfer
 
 
 @functools.lru_cache(maxsize=64)  # a worker gives few kinds of answer
