@@ -412,12 +412,14 @@ def _verdict(
     spans: list[tuple[int, int]],
     sents: list[_Analysis],
 ) -> Verdict:
-    scores = [_overlap(claim, sent) for sent in sents]
-    score = max(scores, default=0.0)
-    if not score:
+    best, score = -1, 0.0
+    for index, sent in enumerate(sents):
+        value = _overlap(claim, sent)
+        if value > score:
+            best, score = index, value
+    if best < 0:
         found = (Mismatch("unrelated", "", -1, -1, "", "no sentence of the text states the claim"),)
         return Verdict(claim_id, False, "", -1, 0.0, found)
-    best = scores.index(score)  # the first sentence of the best score
     a, b = spans[best]
     s_start, s_end = stripped.orig_span(a, b)
     sentence = text[s_start:s_end]
