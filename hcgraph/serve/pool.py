@@ -1,9 +1,9 @@
-"""The query worker pool, as one HTTP front process sees it (docs/queries.md, *Batches*).
+"""The query worker pool, as one HTTP front process sees it.
 
 Queries wait in one queue; a free worker takes its share in one batch, one pipe write, and
-answers them in order. A worker killed or dead is replaced and its batch's unstarted queries
-go back to the front of the queue; so do those behind a head running past ``STEAL_AFTER_S``,
-which the worker is told to skip (a flag in memory both map).
+answers them in order (docs/queries.md, *Batches*). A worker killed or dead is replaced and its
+batch's unstarted queries go back to the front of the queue; so do those behind a head running
+past ``STEAL_AFTER_S``, which the worker is told to skip (a flag in memory both map).
 """
 
 from __future__ import annotations
