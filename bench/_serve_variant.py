@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hcgraph.serve import Endpoint, front, http, pool
 from hcgraph.serve.endpoint import MAX_HEAD, Refusal, Request
-from hcgraph.serve.parsing import BODY, IDLE, RequestParser
+from hcgraph.serve.http import BODY, IDLE, RequestParser
 
 
 class H11Parser(RequestParser):

@@ -99,11 +99,8 @@ def _values(
     """Every value of each other projected variable, per value of ``key``."""
     names = [w[1:] for w in sparql.split("WHERE", 1)[0].split() if w.startswith("?")]
     found: dict[str, _Row] = defaultdict(_Row)
-    for row in store.query(sparql, bindings=bindings):
-        subject = _term(row, key)
-        if subject is None:
-            continue
-        entry = found[subject]
+    for row in store.query(sparql, bindings=bindings):  # ``key`` is bound in every row
+        entry = found[row[key].value]
         for name in names:
             value = _term(row, name) if name != key else None
             if value is not None:
@@ -135,9 +132,7 @@ def _mismatches(store: Store) -> dict[str, list[str]]:
     """Verdict IRI → one line per mismatch, in node order."""
     found: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for row in store.query(_MISMATCHES):
-        verdict, node = _term(row, "v"), _term(row, "m")
-        if verdict is not None and node is not None:
-            found[verdict].append((node, _mismatch_line(row)))
+        found[row["v"].value].append((row["m"].value, _mismatch_line(row)))
     return {v: [text for _, text in sorted(set(items))] for v, items in found.items()}
 
 

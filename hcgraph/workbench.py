@@ -1,11 +1,8 @@
 """The SPARQL workbench of ``hcgraph serve``: YASGUI at ``/``, querying this server only.
 
-:func:`workbench_files` gives the page, the vendored YASGUI build (npm ``@zazuko/yasgui``,
-MIT, its licence beside it) and a script that points YASGUI at ``/query`` and offers the
-saved queries as examples. The page makes no request beyond the server: the script turns
-off YASGUI's outside calls, and the page's Content-Security-Policy (``CSP``) makes the
-browser refuse any that was missed. The saved queries travel in a JSON ``<script>`` block,
-escaped by :func:`script_json`.
+The page, the vendored YASGUI build (npm ``@zazuko/yasgui``, MIT) and a script pointing it at
+``/query`` with the saved queries as examples. No request leaves the server: the script turns
+off YASGUI's outside calls and the page's ``CSP`` makes the browser refuse any missed.
 """
 
 from __future__ import annotations
@@ -84,8 +81,11 @@ def script_json(value: Any) -> str:
     return script_safe(json.dumps(value, ensure_ascii=False))
 
 
-def _examples(queries: Mapping[str, SavedQuery]) -> list[dict[str, Any]]:
-    return [
+def page_html(queries: Mapping[str, SavedQuery] | None = None) -> str:
+    """The workbench page, with ``queries`` (default: the saved queries) as its examples."""
+    template = (WORKBENCH_DIR / "index.html").read_text(encoding="utf-8")
+    shown = saved_queries() if queries is None else queries
+    examples = [
         {
             "name": name,
             "title": q.title,
@@ -93,18 +93,12 @@ def _examples(queries: Mapping[str, SavedQuery]) -> list[dict[str, Any]]:
             "text": q.text,
             "params": [asdict(p) for p in q.params],
         }
-        for name, q in sorted(queries.items())
+        for name, q in sorted(shown.items())
     ]
-
-
-def page_html(queries: Mapping[str, SavedQuery] | None = None) -> str:
-    """The workbench page, with ``queries`` (default: the saved queries) as its examples."""
-    template = (WORKBENCH_DIR / "index.html").read_text(encoding="utf-8")
-    examples = script_json(_examples(saved_queries() if queries is None else queries))
     return (
         template.replace("@CSP@", CSP)
         .replace("@VERSION@", YASGUI_VERSION)
-        .replace("@QUERIES@", examples)
+        .replace("@QUERIES@", script_json(examples))
     )
 
 

@@ -13,7 +13,7 @@ from hcgraph.serve import negotiate, worker
 from hcgraph.serve.endpoint import GRAPH_TYPES as _GRAPH_TYPES
 from hcgraph.serve.endpoint import SOLUTION_TYPES as _SOLUTION_TYPES
 from hcgraph.serve.endpoint import Refusal as _Refusal
-from hcgraph.serve.parsing import parse_head as _parse_head
+from hcgraph.serve.http import parse_head as _parse_head
 from hcsample.corpus import iter_stories
 
 

@@ -1,15 +1,12 @@
 """Manifest replies into the store's archive: fetched by id over HTTP, or read from saved files.
 
-For the manifests a store cites, ``GET {api}/manifests/by-id/{id}`` with ``Authorization:
-Bearer <key>``, each answer kept in ``STORE/archive/manifests`` (:func:`manifest_archive`) so
-none is fetched twice; the rules are in docs/claims.md. How each answer counts: network
-errors, timeouts, 408 and 5xx are retried (:mod:`hcgraph.retry`), then ``failed``; 401/403
-raise :class:`~hcgraph.errors.ManifestAuthError`; a 429 past ``max_retry_after`` or a quota
-answer (402, or a 429/403 whose body says ``quota``) stops the run; 404/410 is ``not_found``
+``GET {api}/manifests/by-id/{id}`` with ``Authorization: Bearer <key>``, each answer kept in
+``STORE/archive/manifests`` so none is fetched twice (docs/claims.md). Network errors,
+timeouts, 408 and 5xx are retried (:mod:`hcgraph.retry`), then ``failed``; 401/403 raise
+:class:`~hcgraph.errors.ManifestAuthError`; a 429 past ``max_retry_after`` or a quota answer
+(402, or a 429/403 whose body says ``quota``) stops the run; 404/410 is ``not_found``
 (archived); any other answer is ``failed`` (not archived: a rerun asks again); a 200 is
-archived, then ``bad_shape`` (named by JSON path) if :func:`~hcgraph.claims.reply.parse_reply`
-cannot read it. Each archive entry is one unbuffered append; a thread flushes the archive to
-disk once a second while replies arrive, and at the end.
+archived, then ``bad_shape`` (named by JSON path) if it cannot be read.
 """
 
 from __future__ import annotations
@@ -221,15 +218,9 @@ def fetch_manifests(
     environ: Mapping[str, str] | None = None,
     transport: httpx.BaseTransport | None = None,
 ) -> FetchReport:
-    """Fetch the replies of ``ids`` (most-cited first) not yet in ``archive``, archiving each
-    as it arrives (see the module docstring for the rules).
-
-    Args:
-        ids: manifest ids, in the order to fetch them (duplicates are asked once).
-        archive: where replies go (:func:`manifest_archive`).
-        options: the API, the key's variable, the budget and the politeness limits.
-        environ: where the key is read from (default ``os.environ``).
-        transport: an httpx transport (tests pass ``httpx.MockTransport``).
+    """Fetch the replies of ``ids`` (in order, each once) not yet in ``archive``
+    (:func:`manifest_archive`), archiving each as it arrives (the rules: the module docstring).
+    The key is read from ``environ`` (default ``os.environ``); tests pass ``transport``.
 
     Raises:
         ManifestError: no key in the variable (and something to fetch), or a bad ``--api``.
@@ -353,7 +344,9 @@ class _Run:
             self.report.requests += 1
             answer = self._get(url)
             self._check_refusal(answer, last=n == retries)
-            wait = self._retry_in(answer, n + 1)
+            wait = None  # None: final; also for a server asking for a long pause (fails)
+            if answer.retryable or retryable(answer.status):
+                wait = self.backoff.wait(n + 1, answer.headers.get("retry-after"))
             if wait is None or n == retries:
                 if wait is not None or answer.retryable:
                     tries = f"{retries} {'retry' if retries == 1 else 'retries'}"
@@ -383,13 +376,6 @@ class _Run:
             )
         if status == 429 and (wait is None or wait > self.options.max_retry_after or last):
             raise _Stop("rate-limited", wait)
-
-    def _retry_in(self, answer: _Answer, failed: int) -> float | None:
-        """Seconds before the next attempt, or None when ``answer`` is final."""
-        if not (answer.retryable or retryable(answer.status)):
-            return None
-        # None for a server asking for a long pause: this id fails, the run goes on
-        return self.backoff.wait(failed, answer.headers.get("retry-after"))
 
     def _get(self, url: str) -> _Answer:
         """One GET: status, the kept headers, and the body up to ``max_bytes``."""

@@ -1,11 +1,7 @@
 """Manifest replies and support verdicts as RDF (N-Triples text, like :mod:`hcgraph.mapping`).
 
-One named graph per manifest reply (``…/graph/manifest/{id}``: the reply, the fetch that got
-it, the stated source, the Brief and each claim's text) and one per story's support verdicts
-(``…/graph/support/{story IRI, encoded}``: the check and, per (passage, claim), a verdict that
-is an ``hc:SupportVerdict``, a ``schema:ClaimReview`` and a ``cito:Citation``, with its
-mismatches); the terms are tabled in ``docs/claims.md``. Same input, same triples. Also
-what the views and ``trace`` read back: claim texts and one story's recorded verdicts.
+One named graph per manifest reply and one per story's support verdicts (terms tabled in
+``docs/claims.md``; same input, same triples), and what the views and ``trace`` read back.
 """
 
 from __future__ import annotations

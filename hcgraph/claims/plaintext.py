@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 __all__ = ["Plain", "plain", "sentences"]
 
-# One alternation, tried left to right; each match says what to keep (group "keep") or
-# nothing (a mark to drop). Offsets of the kept text are preserved.
+# One alternation, tried left to right; a match keeps one named group's text, or nothing (a
+# mark to drop). Offsets of the kept text are preserved.
 _MARKUP = re.compile(
     r"!?\[(?P<link>[^\[\]\n]*)\]\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\)"  # [text](url), ![alt](url)
     r"|!?\[(?P<ref>[^\[\]\n]*)\]\[[^\[\]\n]*\]"  # [text][ref]

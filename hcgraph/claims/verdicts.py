@@ -95,16 +95,14 @@ SELECT ?g ?used ?version WHERE {{ GRAPH ?g {{
 """
 
 
-def passages(store: Store, story: str | None = None) -> dict[str, dict[str, Passage]]:
+def passages(store: Store) -> dict[str, dict[str, Passage]]:
     """Story → passage IRI → :class:`Passage`, for every passage that cites a claim."""
     found: dict[str, dict[str, Passage]] = {}
-    bindings = None if story is None else {"story": ox.NamedNode(story)}
-    result = store.query(_PASSAGES, bindings=bindings)
+    result = store.query(_PASSAGES)
     assert isinstance(result, ox.QuerySolutions)
     for row in result:
-        url = story if story is not None else row["story"].value
         passage = row["passage"].value
-        by_passage = found.setdefault(url, {})
+        by_passage = found.setdefault(row["story"].value, {})
         item = by_passage.get(passage)
         if item is None:
             item = by_passage[passage] = Passage(passage, row["text"].value)
@@ -197,17 +195,12 @@ def _inputs(
 ) -> tuple[frozenset[str], frozenset[str], tuple[str, frozenset[str]]]:
     """What one story's check depends on: the replies read (SHA-256), the fetches whose
     answer had no reply (a 404), and with the raw document the key a held check must match."""
-    states = _cited_states(found, replies)
+    cited = {mid for p in found.values() for mid, _ in p.cites}
+    states = [replies[mid] for mid in cited & replies.keys()]
     used = frozenset(s.sha256 for s in states if s.sha256 is not None)
     informed = frozenset(s.fetch for s in states if s.sha256 is None and s.fetch)
     expected = {reply_iri(sha) for sha in used} | informed | {minted("raw", raw)}
     return used, informed, (METHOD_VERSION, frozenset(expected))
-
-
-def _cited_states(found: dict[str, Passage], replies: dict[str, ReplyState]) -> list[ReplyState]:
-    """The reply states of the manifests the passages cite."""
-    cited = {mid for p in found.values() for mid, _ in p.cites}
-    return [replies[mid] for mid in cited if mid in replies]
 
 
 def _drop_orphans(

@@ -1,9 +1,8 @@
 """An HTTP front of ``hcgraph serve``: one event loop, its connections, its worker pool.
 
-The first front runs in a thread of the process that made the
-:class:`~hcgraph.serve.server.Endpoint`; each further one (``fronts``) is a child process
-serving the same listening socket with a pool of its own. The connection cap is the server's,
-not a front's: every front takes a place from one :class:`ConnectionCount` in memory they share.
+The first front is a thread of the :class:`~hcgraph.serve.server.Endpoint`'s process; each
+further one a child process on the same listening socket. The connection cap is the server's:
+every front takes a place from one :class:`ConnectionCount` in memory they share.
 """
 
 from __future__ import annotations
@@ -35,15 +34,9 @@ _TICK = 0.1  # how often in-flight queries are checked for a gone client or a pa
 
 
 class ConnectionCount:
-    """The number of connections open in the whole server, in a page of memory every front
-    process maps (a file descriptor handed down), changed under a POSIX record lock.
-
-    Args:
-        limit: connections allowed open at once.
-        fd: the shared file of an existing count (a child front); None: a new count.
-        shared: other front processes will map it; False (one front): it is counted in
-            this process alone, without the lock's two system calls a change.
-    """
+    """The number of connections open in the whole server (at most ``limit``), in a page of
+    memory every front maps (``fd``: a child front's, handed down), changed under a POSIX
+    record lock; not ``shared`` (one front): counted in this process, without the lock."""
 
     def __init__(self, limit: int, fd: int | None = None, *, shared: bool = True) -> None:
         self.limit = limit
@@ -53,9 +46,8 @@ class ConnectionCount:
             if hasattr(os, "memfd_create"):
                 fd = os.memfd_create("hcgraph-serve-connections")
             else:  # pragma: no cover - not Linux
-                handle, name = tempfile.mkstemp(prefix="hcgraph-serve-")
+                fd, name = tempfile.mkstemp(prefix="hcgraph-serve-")
                 os.unlink(name)
-                fd = handle
             os.ftruncate(fd, mmap.PAGESIZE)
         self.fd = fd
         self.map = mmap.mmap(fd, mmap.PAGESIZE)
@@ -171,9 +163,7 @@ class Front:
                 await asyncio.wait_for(server.wait_closed(), 2)
 
     def _tick(self) -> None:
-        """The watchdog, every ``_TICK`` seconds: read and idle time limits, slow readers,
-        query deadlines, clients gone; batches behind a slow query given back; ended
-        workers reaped."""
+        """The watchdog: time limits and gone clients, slow batches given back, reaping."""
         try:
             now = self.loop.time()
             for conn in list(self.conns):

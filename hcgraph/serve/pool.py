@@ -1,10 +1,9 @@
 """The query worker pool, as one HTTP front process sees it.
 
-Queries wait in one queue; a free worker takes its share of them in one batch, one pipe
-write (:meth:`Pool.dispatch`), and answers them in order (docs/queries.md, *Batches*). A
-worker killed (a timeout, a client gone) or dead is replaced, and the queries of its batch
-not yet started go back to the front of the queue; so do those behind a head that runs past
-``STEAL_AFTER_S``, and the worker is told to skip them (a flag in memory both map).
+Queries wait in one queue; a free worker takes its share in one batch, one pipe write, and
+answers them in order (docs/queries.md, *Batches*). A worker killed or dead is replaced and its
+batch's unstarted queries go back to the front of the queue; so do those behind a head running
+past ``STEAL_AFTER_S``, which the worker is told to skip (a flag in memory both map).
 """
 
 from __future__ import annotations
@@ -278,8 +277,7 @@ class Pool:
 
     def _requeue(self, worker: Worker) -> None:
         """The queries behind the head of ``worker``'s batch go back to the front of the
-        queue, in their order; they stay in the batch as None (their answers, if any,
-        are thrown away)."""
+        queue, in order; they stay in the batch as None (any answers are thrown away)."""
         batch = worker.batch
         back = [client for client in list(batch)[1:] if client is not None]
         for i in range(1, len(batch)):

@@ -53,20 +53,16 @@ class Endpoint:
         host: a loopback address (``127.0.0.1`` default, ``::1``, ``localhost``).
         port: TCP port; 0 picks a free one.
         timeout_s: per-query time limit in seconds, answer included (``None`` or 0: none).
-        allow_service: let queries use ``SERVICE`` (federation; off by default, see above).
+        allow_service: let queries use ``SERVICE`` (federation; off by default).
         workers: query worker processes (queries evaluated at once); default 2-4 by CPUs.
-        read_timeout_s: time allowed for a request head, for its body, and idle between
-            keep-alive requests; also how long a client may stop reading an answer.
-        max_connections: connections open at once in the whole server (all fronts); more
-            are answered 503 and closed.
-        static: files served at fixed paths for GET/HEAD (path -> (media type, bytes)),
-            e.g. a query page at ``/``; behind the same Host check as queries.
-        fronts: HTTP server processes sharing the one listening socket: 1 (default) runs
-            it in a thread of this process; each further one is a child process with
-            ``workers`` workers of its own.
-        query_memory: bytes of data each query worker may take (``RLIMIT_DATA``, see
-            :mod:`hcgraph.limits`); a query needing more gets 503. ``None``: each worker's
-            share of half the machine's memory; 0: no limit.
+        read_timeout_s: time allowed for a request head, its body, idle keep-alive, and a
+            client that stopped reading an answer.
+        max_connections: connections open at once in the whole server; more get 503.
+        static: path -> (media type, bytes) served for GET/HEAD (the workbench at ``/``).
+        fronts: HTTP server processes sharing the listening socket: the first is a thread
+            of this process, each further one a child process with its own ``workers``.
+        query_memory: bytes of data each query worker may take (:mod:`hcgraph.limits`;
+            more: 503). ``None``: its share of half the machine's memory; 0: no limit.
 
     >>> import tempfile
     >>> from hcgraph import Store
@@ -220,11 +216,10 @@ class Endpoint:
         finally:
             self._stopped.set()
 
-    def wait(self) -> int:
-        """Block until the server stops (:meth:`stop`, from another thread); returns 0."""
+    def wait(self) -> None:
+        """Block until the server stops (:meth:`stop`, from another thread)."""
         while not self._stopped.wait(0.5):
             pass
-        return 0
 
     def stop(self) -> None:
         """Stop serving: close the port and every connection, end the workers."""
