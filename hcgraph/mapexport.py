@@ -115,10 +115,13 @@ def _decimal_year(day: dt.date) -> float:
 
 
 def _description(attrs: dict[str, Any], day: dt.date | None) -> str:
-    """The item's info panel (HTML in VOSviewer): every value escaped, so text stays text."""
+    """The item's info panel (HTML in VOSviewer): every value escaped, so text stays text, and
+    the title's bidi controls shown, not obeyed (as its label and the map show them)."""
+    from .viz.render import visible_bidi
+
     parts = [f"<b>{html.escape(attrs['type'])}</b>"]
     if attrs.get("title"):
-        parts.append(html.escape(attrs["title"]))
+        parts.append(html.escape(visible_bidi(attrs["title"])))
     if day is not None:
         parts.append(f"Date: {day.isoformat()}")
     parts.append(f"Citing stories: {int(attrs.get('stories', 0) or 0)}")

@@ -37,6 +37,10 @@ YASGUI_SHA256 = {
     "yasgui.min.css": "085b94556b97f9928981bdedb6848fd11ad4d8d950e821f0d698c58ca538fc55",
 }
 _SOURCE_MAP = re.compile(rb"\n//# sourceMappingURL=\S*\s*\Z")
+# Yasr's parser rewrites ``{{name}}`` in every literal of an answer into the row's ``name``
+# value (or drops the braces): a story's text must show as it is, so the four calls that
+# pass that hook get none (it is optional; the build is served as shipped otherwise).
+_MUSTACHE = b",applyMustacheToLiterals)"
 
 CSP = "; ".join(
     [
@@ -120,5 +124,6 @@ def workbench_files(
                     f"{WORKBENCH_DIR / name}: not the vendored YASGUI file (reinstall hcgraph)"
                 )
             data = _SOURCE_MAP.sub(b"\n", data)  # no request for a map that is not there
+            data = data.replace(_MUSTACHE, b")")  # literals shown as they are
         files[f"/workbench/{name}"] = (media, data)
     return files

@@ -31,6 +31,7 @@ from hcgraph.mapexport import start_dates
 from hcgraph.store import Store
 from hcgraph.viz import citation_graph
 from hcgraph.viz.layout import communities
+from hcgraph.viz.render import visible_bidi
 from hcsample.corpus import generate_corpus
 from tests.hostile import NASTY, hostile_story
 
@@ -187,9 +188,10 @@ def test_hostile_text_stays_text(vos: dict[str, Any]) -> None:
         assert item.get("url", "https://").startswith(("https://", "http://"))
     [hostile] = [i for i in items if i.get("url") == HOSTILE_URL]
     headline = " | ".join(NASTY[:6])
-    assert html.escape(headline) in hostile["description"]
+    assert html.escape(visible_bidi(headline)) in hostile["description"]
     assert hostile["label"].startswith('double "quotes"')  # text as it is, not escaped
-    assert "\u202e" not in hostile["label"]  # bidi controls shown, as on the map
+    # bidi controls shown, as on the map: in the label and in the info panel
+    assert "\u202e" not in hostile["label"] and "\u202e" not in hostile["description"]
 
 
 # --- dynamic GEXF ------------------------------------------------------------------------------

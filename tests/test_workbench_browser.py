@@ -198,6 +198,26 @@ def test_service_query_from_the_page_is_refused(browser: Any, server: str) -> No
         probe.close()
 
 
+def test_braces_in_a_literal_show_as_they_are(browser: Any, server: str) -> None:
+    """Yasr's table turned ``{{b}}`` into the row's ``?b`` and ``{{nobody}}`` into ``nobody``."""
+    text = "{{b}} and {{ nobody }} <b>x</b>"
+    bench = Workbench(browser, server)
+    try:
+        literal = json.dumps(text)  # a SPARQL string literal too (no backslash, no newline)
+        sparql = "SELECT ?a ?b WHERE { VALUES (?a ?b) { (" + literal + ' "other") } }'
+        bench.page.evaluate("q => { hcWorkbench.yasgui.getTab().setQuery(q); }", sparql)
+        assert bench.run().status == 200
+        bench.page.wait_for_selector(".yasr table tbody tr td", timeout=60_000)
+        cells = bench.page.eval_on_selector_all(
+            ".yasr table tbody tr td", "tds => tds.map(td => td.textContent.trim())"
+        )
+        assert text in cells and "other" in cells, cells
+        assert bench.page.query_selector(".yasr table tbody b") is None  # text, not markup
+        assert bench.errors == [] and bench.violations() == []
+    finally:
+        bench.close()
+
+
 def test_update_from_the_page_is_refused(browser: Any, server: str) -> None:
     bench = Workbench(browser, server)
     try:
