@@ -81,26 +81,20 @@ def _documents(archive: Archive, report: RebuildReport) -> Iterator[Document]:
         key = hashlib.blake2b(
             f"{record.url}\0{record.sha256}\0{comebacks[record.url]}".encode(), digest_size=16
         ).digest()
-        if key not in seen:  # else a 304 or an unchanged re-fetch: nothing new
-            seen.add(key)
-            report.bodies += 1
-            yield from _document(archive, record, record.sha256, report)
+        if key in seen:  # a 304 or an unchanged re-fetch: nothing new
+            continue
+        seen.add(key)
+        report.bodies += 1
+        try:
+            body = archive.get_body(record.sha256)
+        except ArchiveError as exc:  # one damaged body loses that fetch, not the rebuild
+            report.unreadable.append(Failure(record.url, str(exc)))
+            continue
+        if not _variant(body, record):
+            yield Document(body, _source(record), record.time, record.url)
 
 
 _BODIES = (200, 304, None)
-
-
-def _document(
-    archive: Archive, record: FetchRecord, sha: str, report: RebuildReport
-) -> Iterator[Document]:
-    """The record's body as a document, unless it is unreadable (counted) or a variant."""
-    try:
-        body = archive.get_body(sha)
-    except ArchiveError as exc:  # one damaged body loses that fetch, not the rebuild
-        report.unreadable.append(Failure(record.url, str(exc)))
-        return
-    if not _variant(body, record):
-        yield Document(body, _source(record), record.time, record.url)
 
 
 def _variant(body: bytes, record: FetchRecord) -> bool:
@@ -154,7 +148,13 @@ def _replay(
     with Store(staging) as store:  # crawl mode: a story under two URLs deduplicated
         with Pipeline(store, crawl_claims={}) as pipeline:
             for outcome in pipeline.run(_documents(archive, report)):
-                _count(report, outcome, keep_outcomes)
+                if keep_outcomes:
+                    report.outcomes.append(outcome)
+                if outcome.status is not None:
+                    report.counts[outcome.status] += 1
+                if outcome.reason is not None and not outcome.withdrawal:
+                    failure = Failure(outcome.source, outcome.reason, outcome.json_path or "")
+                    report.failures.append(failure)
             pipeline.process(
                 [
                     Document(b"", url, when, withdrawn=True)
@@ -194,15 +194,6 @@ def _old_withdrawals(
     if lost and not drop_unarchived:
         raise CrawlError(_unarchived_message(store_dir, archive, lost))
     return withdrawals
-
-
-def _count(report: RebuildReport, outcome: Outcome, keep_outcome: bool) -> None:
-    if keep_outcome:
-        report.outcomes.append(outcome)
-    if outcome.status is not None:
-        report.counts[outcome.status] += 1
-    if outcome.reason is not None and not outcome.withdrawal:
-        report.failures.append(Failure(outcome.source, outcome.reason, outcome.json_path or ""))
 
 
 def _reload_replies(store: Store, store_dir: Path) -> None:
