@@ -107,8 +107,7 @@ def visible(text: str, *, one_line: bool = False) -> str:
 
 
 def one_line(text: object) -> str:
-    """:func:`visible` on one line, for any value (``None`` is ``""``): a table cell, a
-    failure line."""
+    """:func:`visible` on one line, for any value (``None`` is ``""``): a cell, a failure."""
     return visible("" if text is None else str(text), one_line=True)
 
 
@@ -125,8 +124,7 @@ def problem_lines(problems: list[tuple[str, str]], limit: int = MAX_PROBLEMS) ->
 
 
 def failure_text(json_path: str | None, reason: str) -> str:
-    """A failure's one-line reason (:attr:`StoryError.reason`) with the first problem's
-    JSON path in front of it.
+    """A failure's one-line reason (:attr:`StoryError.reason`) after its first JSON path.
 
     >>> failure_text("related[0].url", "bad; related[1].url: bad"), failure_text(None, "gone")
     ('related[0].url: bad; related[1].url: bad', 'gone')
@@ -159,8 +157,7 @@ class StoryError(HcgraphError):
 
     @property
     def reason(self) -> str:
-        """Every problem (capped) in one line, without the first one's path (see
-        :attr:`json_path`): ``msg1; path2: msg2; … and N more``."""
+        """Every problem (capped) in one line, without the first path: ``msg1; path2: msg2; …``."""
         if not self.problems:
             return "invalid story"
         _, *rest = problem_lines(self.problems)
@@ -196,13 +193,11 @@ class StoreDamagedError(StoreError):
 
 
 class StoreDiskError(StoreError):
-    """The store's files could not be written or read (a full disk): nothing the data did,
-    so a crawl blames no story and resumes once the disk has room."""
+    """The store's files could not be written or read (a full disk): a crawl blames no story."""
 
 
 class StoreFormatError(StoreError):
-    """The store is in a format this hcgraph does not read (``hcgraph rebuild`` makes one
-    it does)."""
+    """The store is in a format this hcgraph does not read (``hcgraph rebuild`` upgrades it)."""
 
 
 class OutputError(HcgraphError):
@@ -254,8 +249,7 @@ class ManifestError(HcgraphError):
 
 
 class ManifestAuthError(ManifestError):
-    """The manifest API refused the key (401/403); the message names its variable, never
-    the key."""
+    """The manifest API refused the key (401/403): the message names its variable, not it."""
 
 
 class ReplyShapeError(ManifestError):
