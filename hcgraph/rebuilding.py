@@ -28,19 +28,11 @@ __all__ = ["RebuildReport", "rebuild"]
 
 @dataclass
 class RebuildReport:
-    """What a rebuild did.
-
-    Attributes:
-        records: fetch records read.
-        bodies: distinct (URL, body) pairs replayed.
-        stories: distinct stories in the rebuilt graph.
-        withdrawn: how many of them are withdrawn.
-        counts: replayed bodies per store status (added, replaced, unchanged).
-        outcomes: what happened to each replayed body (empty with ``keep_outcomes=False``).
-        failures: archived 200 responses that are not valid stories (URL, reason, JSON path).
-        unreadable: records whose body the archive cannot give back (skipped).
-        store_dir: the rebuilt store.
-    """
+    """What a rebuild did: fetch ``records`` read, distinct (URL, body) pairs replayed
+    (``bodies``), stories (and ``withdrawn`` ones) in the new graph, replayed bodies per store
+    status (``counts``), each one's ``outcomes`` (unless ``keep_outcomes=False``), archived
+    responses that are not valid stories (``failures``) and bodies that cannot be read back
+    (``unreadable``, skipped)."""
 
     records: int = 0
     bodies: int = 0
