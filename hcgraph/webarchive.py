@@ -86,15 +86,9 @@ def _warcio() -> ModuleType:
 
 @dataclass
 class WarcReport:
-    """What :func:`write_warc` wrote.
-
-    Attributes:
-        fetches: fetch records read from the archive.
-        records: WARC records written per type (response, revisit, request, ...).
-        pages: the first 200 capture of each URL, as ``pages.jsonl`` lines (url, ts, title).
-        unreadable: URLs whose body the archive could not give back (damaged on disk): their
-            fetch is kept as a metadata record only, as a rebuild from the archive skips it.
-    """
+    """What :func:`write_warc` wrote: WARC ``records`` per type, ``pages`` (the first 200
+    capture of each URL, as ``pages.jsonl`` lines), and the URLs whose body the archive could
+    not give back (``unreadable``: their fetch is a metadata record only)."""
 
     fetches: int = 0
     records: Counter[str] = field(default_factory=Counter)
@@ -271,19 +265,10 @@ def write_warc(archive: Archive, out: IO[bytes]) -> WarcReport:
 
 @dataclass
 class ReadReport:
-    """What :func:`read_warc` read.
-
-    Attributes:
-        records: WARC records read per type.
-        fetches: fetch records added to the archive.
-        bodies: bodies added to the archive (each distinct body once).
-        damaged: records whose bytes do not match their digest: skipped (their fetch then
-            has no body, and a rebuild names it unreadable).
-        too_large: records whose payload decodes to more than :data:`MAX_BODY` bytes:
-            skipped like damaged ones.
-        foreign: the WARC has no hcgraph fetch records: fetches were read from its
-            responses, resources and revisits.
-    """
+    """What :func:`read_warc` read: records per type, fetches and distinct bodies added,
+    records skipped as ``damaged`` (not matching their digest) or ``too_large`` (over
+    :data:`MAX_BODY` decoded), and whether the WARC was ``foreign`` (no hcgraph fetch
+    records: fetches were read from its responses, resources and revisits)."""
 
     records: Counter[str] = field(default_factory=Counter)
     fetches: int = 0
