@@ -21,12 +21,9 @@ _RELATED = "SELECT (COUNT(DISTINCT ?r) AS ?n) WHERE { ?s dcterms:relation ?r }"
 
 
 def graph_stats(store: Store, *, include_withdrawn: bool = False) -> dict[str, Any]:
-    """Stories, quads, distinct triples, related links and node counts per hcgraph type
-    (:func:`hcgraph.project.node_type`, as the projection and maps count them).
-
-    ``withdrawn`` appears when some stories are withdrawn; ``include_withdrawn`` counts them
-    among ``stories`` too.
-    """
+    """Stories, quads, distinct triples, related links and node counts per hcgraph type (as
+    the maps count them); ``withdrawn`` when some are, and with ``include_withdrawn`` they
+    count among ``stories`` too."""
     per_type: dict[str, int] = {}
     for row in store.query(_TYPE_COUNTS):
         if row["types"] is None:  # GROUP_CONCAT is always bound: only damage leaves it empty
