@@ -73,29 +73,29 @@ def _documents(archive: Archive, report: RebuildReport) -> Iterator[Document]:
         key = hashlib.blake2b(
             f"{record.url}\0{record.sha256}\0{comebacks[record.url]}".encode(), digest_size=16
         ).digest()
-        if key in seen:  # a 304 or an unchanged re-fetch: nothing new
-            continue
-        seen.add(key)
-        report.bodies += 1
-        try:
-            body = archive.get_body(record.sha256)
-        except ArchiveError as exc:  # one damaged body loses that fetch, not the rebuild
-            report.unreadable.append(Failure(record.url, str(exc)))
-            continue
-        if not _variant(body, record):
-            yield Document(body, _source(record), record.time, record.url)
+        if key not in seen:  # else a 304 or an unchanged re-fetch: nothing new
+            seen.add(key)
+            report.bodies += 1
+            yield from _document(archive, record, record.sha256, report)
 
 
 _BODIES = (200, 304, None)
 
 
-def _variant(body: bytes, record: FetchRecord) -> bool:
-    """The body was fetched from a variant of its story's URL, which the crawl counted a
-    duplicate (:func:`hcgraph.crawling.identity_check.variant_of`)."""
-    if record.url.startswith("file:"):
-        return False
+def _document(
+    archive: Archive, record: FetchRecord, sha: str, report: RebuildReport
+) -> Iterator[Document]:
+    """The record's body as a document, unless it is unreadable (counted) or was fetched from
+    a variant of its story's URL, which the crawl counted a duplicate (``variant_of``)."""
+    try:
+        body = archive.get_body(sha)
+    except ArchiveError as exc:  # one damaged body loses that fetch, not the rebuild
+        report.unreadable.append(Failure(record.url, str(exc)))
+        return
     fetched = [record.url, *record.redirects]
-    return identity_mismatch(body, fetched) is not None and variant_of(body, fetched) is not None
+    local = record.url.startswith("file:")
+    if local or identity_mismatch(body, fetched) is None or variant_of(body, fetched) is None:
+        yield Document(body, _source(record), record.time, record.url)
 
 
 def rebuild(
