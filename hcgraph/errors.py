@@ -137,13 +137,8 @@ class HcgraphError(Exception):
 
 
 class StoryError(HcgraphError):
-    """A document failed to parse or validate as a story.
-
-    Attributes:
-        source: the file path or URL the bytes came from.
-        problems: ``(json_path, message)`` pairs, e.g.
-            ``("sections[2].paragraphs[0].cites[1].manifest_id", "field required")``.
-    """
+    """A document (from ``source``, a path or URL) failed to parse or validate as a story;
+    ``problems`` are ``(json_path, message)`` pairs."""
 
     def __init__(self, source: str, problems: list[tuple[str, str]]) -> None:
         self.source = source
@@ -177,11 +172,8 @@ class StoreError(HcgraphError):
 
 
 class StoreBusyError(StoreError):
-    """Another process holds the store's write lock (a crawl, an ingest, a rebuild).
-
-    Attributes:
-        holder: what holds it (``hcgraph crawl, pid 123``), or ``None`` when unknown.
-    """
+    """Another process holds the store's write lock: ``holder`` says which (``hcgraph crawl,
+    pid 123``), or is ``None`` when unknown."""
 
     def __init__(self, message: str, holder: str | None = None) -> None:
         super().__init__(message)
@@ -253,13 +245,8 @@ class ManifestAuthError(ManifestError):
 
 
 class ReplyShapeError(ManifestError):
-    """A manifest reply is not the shape hcgraph reads.
-
-    Attributes:
-        source: where the reply came from (a URL or a file path).
-        json_path: where in the reply the problem is (``signal.claims[2].text``).
-        reason: what is wrong there.
-    """
+    """A manifest reply (from ``source``, a URL or path) is not the shape hcgraph reads:
+    ``reason`` says what is wrong at ``json_path`` (``signal.claims[2].text``)."""
 
     def __init__(self, source: str, json_path: str, reason: str) -> None:
         self.source = source
