@@ -163,11 +163,8 @@ class Ledger:
             self._known.update(row[0] for row in rows)
 
     def settle(self, stories: Iterable[Pending]) -> set[bytes]:
-        """After a store write: make each story's uses its new ones, and clear it as pending.
-
-        Returns:
-            Descriptions that lost their last user (to retract from the graph).
-        """
+        """After a store write: make each story's uses its new ones, and clear it as pending;
+        returns the descriptions that lost their last user (to retract from the graph)."""
         dropped: set[bytes] = set()
         with self._transaction():
             for p in stories:
