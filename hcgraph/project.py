@@ -50,11 +50,8 @@ def node_type(types: set[str]) -> str:
 
 
 def to_networkx(store: Store, *, max_label: int = 80) -> nx.MultiDiGraph:
-    """Project the union of all graphs (story graphs and shared graphs) onto a MultiDiGraph.
-
-    Every IRI that has an ``rdf:type``, or is the target of ``dcterms:relation``, becomes a
-    node; every triple between two such nodes becomes an edge. Literals become attributes.
-    """
+    """The union of all graphs as a MultiDiGraph: a node per IRI that has an ``rdf:type`` or is
+    the target of ``dcterms:relation``, an edge per triple between two of them."""
     union = _Union(store)
     graph = nx.MultiDiGraph()
     for iri in sorted(set(union.types) | union.related):
