@@ -105,15 +105,12 @@ def rebuild(
     keep_outcomes: bool = True,
     drop_unarchived: bool = False,
 ) -> RebuildReport:
-    """Rebuild ``store_dir``'s graph from ``archive_dir`` (default ``STORE/archive``).
-
-    Stories the archive lacks (ingested from local files) make it refuse unless
-    ``drop_unarchived``; withdrawals made by hand are kept from the old store.
-    ``keep_outcomes=False`` keeps counts and failures only.
+    """Rebuild ``store_dir``'s graph from ``archive_dir`` (default ``STORE/archive``), keeping
+    the old store's withdrawals made by hand; ``keep_outcomes=False`` keeps counts and failures.
 
     Raises:
-        CrawlError: there is no archive, or the store holds stories it does not (and
-            ``drop_unarchived`` is false).
+        CrawlError: there is no archive, or the store holds stories it does not (ingested from
+            local files) and not ``drop_unarchived``.
         StoreError: the store is in use by another process.
     """
     store_dir = Path(store_dir)
