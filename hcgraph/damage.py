@@ -66,15 +66,9 @@ def _advice(directory: Path, unarchived: int | None) -> str:
     return f"rebuild it from its raw archive with {rebuild}, then re-ingest any local story files"
 
 
-def damage_error(
-    directory: Path | str,
-    exc: BaseException | str,
-    *,
-    where: str = "",
-    unarchived: int | None = None,
-) -> StoreDamagedError:
+def damage_error(directory: Path | str, exc: BaseException | str) -> StoreDamagedError:
     """:func:`damage_message` as the error every command raises for it."""
-    return StoreDamagedError(damage_message(directory, exc, where=where, unarchived=unarchived))
+    return StoreDamagedError(damage_message(directory, exc))
 
 
 def damage_found(exc: BaseException) -> StoreDamagedError | None:

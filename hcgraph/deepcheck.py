@@ -18,7 +18,7 @@ from typing import Any
 import pyoxigraph as ox
 
 from .archive import Archive
-from .damage import damage_error, is_damage
+from .damage import damage_message, is_damage
 from .errors import StoreDamagedError, StoreError
 from .store import Store
 
@@ -159,7 +159,8 @@ def _named(store: Store, found: _Damage) -> StoreDamagedError:
     where, cause = found.args
     if isinstance(cause, BaseException) and not is_damage(cause):
         cause = f"Corruption: {cause}"  # a failed read of a store that opened is damage
-    return damage_error(store.directory, cause, where=where, unarchived=_unarchived(store))
+    message = damage_message(store.directory, cause, where=where, unarchived=_unarchived(store))
+    return StoreDamagedError(message)
 
 
 def _unarchived(store: Store) -> int | None:

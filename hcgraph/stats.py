@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .damage import damage_error
+from .damage import damage_message
+from .errors import StoreDamagedError
 from .project import node_type
 from .store import Store
 
@@ -28,7 +29,8 @@ def graph_stats(store: Store, *, include_withdrawn: bool = False) -> dict[str, A
     for row in store.query(_TYPE_COUNTS):
         if row["types"] is None:  # GROUP_CONCAT is always bound: only damage leaves it empty
             why = "a typed node came back without its types"
-            raise damage_error(store.directory or "(in memory)", why, where="the type counts")
+            directory = store.directory or "(in memory)"
+            raise StoreDamagedError(damage_message(directory, why, where="the type counts"))
         kind = node_type(set(row["types"].value.split()))
         per_type[kind] = per_type.get(kind, 0) + 1
     triples = int(next(iter(store.query(_TRIPLES)))["n"].value)
