@@ -92,10 +92,10 @@ def atomic_writer(
 
 
 @contextlib.contextmanager
-def atomic_text_writer(path: Path | str, *, encoding: str = "utf-8") -> Iterator[TextIO]:
-    """:func:`atomic_writer` in text mode (newlines written exactly as given)."""
+def atomic_text_writer(path: Path | str) -> Iterator[TextIO]:
+    """:func:`atomic_writer` in UTF-8 text mode (newlines written exactly as given)."""
     with atomic_writer(path) as raw:
-        text = io.TextIOWrapper(raw, encoding=encoding, newline="")
+        text = io.TextIOWrapper(raw, encoding="utf-8", newline="")
         yield text
         text.flush()
         text.detach()
