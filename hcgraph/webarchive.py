@@ -397,9 +397,8 @@ class WaczReport:
 def export_wacz(
     out: Path | str, store_dir: Path | str, archive_dir: Path | str | None = None
 ) -> WaczReport:
-    """Write the raw archive of ``store_dir`` (or ``archive_dir``) as the WACZ file ``out``.
-
-    The file appears whole or not at all (it is written beside ``out``, then renamed).
+    """Write the raw archive of ``store_dir`` (or ``archive_dir``) as the WACZ file ``out``,
+    whole or not at all (written beside ``out``, then renamed).
 
     Raises:
         ExportError: there is no archive, or warcio / py-wacz are not installed.
