@@ -115,11 +115,11 @@ def one_line(text: object) -> str:
 MAX_PROBLEMS = 20
 
 
-def problem_lines(problems: list[tuple[str, str]], limit: int = MAX_PROBLEMS) -> list[str]:
-    """``path: message`` for each problem, at most ``limit`` of them, then ``… and N more``."""
-    lines = [f"{path}: {msg}" if path else msg for path, msg in problems[:limit]]
-    if len(problems) > limit:
-        lines.append(f"… and {len(problems) - limit} more")
+def problem_lines(problems: list[tuple[str, str]]) -> list[str]:
+    """``path: message`` for each problem, at most :data:`MAX_PROBLEMS`, then ``… and N more``."""
+    lines = [f"{path}: {msg}" if path else msg for path, msg in problems[:MAX_PROBLEMS]]
+    if len(problems) > MAX_PROBLEMS:
+        lines.append(f"… and {len(problems) - MAX_PROBLEMS} more")
     return lines
 
 
