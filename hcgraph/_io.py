@@ -44,11 +44,7 @@ def read_at_most(handle: BinaryIO, limit: int) -> bytes:
 
 
 def ensure_dir(path: Path) -> None:
-    """Create a directory and its parents.
-
-    Raises:
-        OutputError: it cannot be created.
-    """
+    """Create a directory and its parents (:class:`OutputError` if it cannot be)."""
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -59,15 +55,9 @@ def ensure_dir(path: Path) -> None:
 def atomic_writer(
     path: Path | str, *, private: bool = False, durable: bool = True
 ) -> Iterator[BinaryIO]:
-    """Open a temporary file beside ``path``; on a clean exit it replaces ``path``.
-
-    Args:
-        path: the target file (its parent directories are created).
-        private: keep mode ``0600`` (for secrets) instead of ``0666 & ~umask``.
-        durable: fsync the file and the directory (off only for reports a rerun rewrites).
-
-    Raises:
-        OutputError: the file cannot be written (the target is left as it was).
+    """Open a temporary file beside ``path`` (parents created); on a clean exit it replaces
+    ``path``, else :class:`OutputError` and ``path`` as it was. ``private``: mode ``0600``
+    (secrets); ``durable``: fsync file and directory (off only for reports a rerun rewrites).
     """
     target = Path(path)
     fd = _own_descriptor(target)
@@ -102,10 +92,10 @@ def atomic_writer(
 
 
 @contextlib.contextmanager
-def atomic_text_writer(path: Path | str, *, encoding: str = "utf-8") -> Iterator[TextIO]:
-    """:func:`atomic_writer` in text mode (newlines written exactly as given)."""
+def atomic_text_writer(path: Path | str) -> Iterator[TextIO]:
+    """:func:`atomic_writer` in UTF-8 text mode (newlines written exactly as given)."""
     with atomic_writer(path) as raw:
-        text = io.TextIOWrapper(raw, encoding=encoding, newline="")
+        text = io.TextIOWrapper(raw, encoding="utf-8", newline="")
         yield text
         text.flush()
         text.detach()

@@ -23,9 +23,7 @@ T = TypeVar("T")
 
 class Database:
     """A ``sqlite3.Connection`` (autocommit: transactions are explicit ``BEGIN``/``COMMIT``)
-    whose statements raise ``error(f"{path}: {what}: reason")`` instead of ``sqlite3.Error``
-    (``what`` may change once the database is open).
-    """
+    whose statements raise ``error(f"{path}: {what}: reason")`` instead of ``sqlite3.Error``."""
 
     def __init__(
         self,

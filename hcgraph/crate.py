@@ -68,14 +68,9 @@ def write_rocrate(
     wacz: bool = False,
     license_url: str | None = None,
 ) -> CrateReport:
-    """Write the store's exports and the run that made them into ``out_dir`` as an RO-Crate.
-
-    Args:
-        store_dir: the store (opened read-only).
-        out_dir: the crate directory: created, or an empty one (never mixed with other files).
-        report: the crawl report (default ``STORE/crawl-report.json``, when it exists).
-        wacz: include the raw archive as ``archive.wacz`` (needs the ``webarchive`` extra).
-        license_url: the crate's license (default: the stories' ``schema:license``).
+    """Write the store's exports and the run that made them into ``out_dir`` (new or empty) as
+    an RO-Crate: the crawl ``report`` (default ``STORE/crawl-report.json``, if any), with
+    ``wacz`` the raw archive, under ``license_url`` (default: the stories' ``schema:license``).
 
     Raises:
         OutputError: ``out_dir`` is a file or a non-empty directory.

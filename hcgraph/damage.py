@@ -1,9 +1,8 @@
 """The one line that names a damaged store: which file, and what to do about it.
 
-RocksDB checks every block it reads; a damaged one surfaces as the engine's ``Corruption: …
-in DIR/000016.sst …`` (a ``RuntimeError``) wherever it is first read. Every command turns it
-into the same :class:`~hcgraph.errors.StoreDamagedError` text here. Imports nothing heavy
-(``serve``'s query workers use it).
+A damaged block surfaces as the engine's ``Corruption: … in DIR/000016.sst …`` (a
+``RuntimeError``) wherever it is first read; every command words it here. Imports nothing
+heavy (``serve``'s query workers use it).
 """
 
 from __future__ import annotations
@@ -37,15 +36,9 @@ def damage_message(
     where: str = "",
     unarchived: int | None = None,
 ) -> str:
-    """One line: the store, the damaged file (when the engine named it), why, what to do.
-
-    Args:
-        directory: the store directory (``STORE``, holding ``oxigraph/`` and ``archive/``).
-        exc: the engine's error (or its text).
-        where: what was being read (``"the ospg index"``), said after the reason.
-        unarchived: how many stories the store holds that its raw archive does not
-            (``None``: not known, because the damage kept them from being listed).
-    """
+    """One line: the store, the damaged file (when the engine named it), why (``where``: what
+    was being read), what to do (``unarchived``: stories the raw archive lacks, ``None``
+    when the damage kept them from being listed)."""
     directory = Path(directory)
     text = first_line(exc) if isinstance(exc, BaseException) else exc.strip().splitlines()[0]
     table = damaged_file(text)
@@ -73,15 +66,9 @@ def _advice(directory: Path, unarchived: int | None) -> str:
     return f"rebuild it from its raw archive with {rebuild}, then re-ingest any local story files"
 
 
-def damage_error(
-    directory: Path | str,
-    exc: BaseException | str,
-    *,
-    where: str = "",
-    unarchived: int | None = None,
-) -> StoreDamagedError:
+def damage_error(directory: Path | str, exc: BaseException | str) -> StoreDamagedError:
     """:func:`damage_message` as the error every command raises for it."""
-    return StoreDamagedError(damage_message(directory, exc, where=where, unarchived=unarchived))
+    return StoreDamagedError(damage_message(directory, exc))
 
 
 def damage_found(exc: BaseException) -> StoreDamagedError | None:

@@ -1,13 +1,9 @@
 """``hcgraph check --deep``: read every index of the store, to find damage before it is served.
 
-Oxigraph keeps each quad in several RocksDB indexes and a query reads only those it needs,
-so a damaged ``ospg`` table shows only when a query looks a quad up by its object. RocksDB
-checks each block it reads, so reading every entry of every index finds any damaged block.
-pyoxigraph has no whole-index scan, so each index is read through the pattern look-ups that
-use it (:data:`INDEXES`: the graphs; each graph's quads, then by predicate and by object;
-the same for the default graph; every subject, predicate and object), and every read must
-give the same quads. The first damage is raised as a :class:`~hcgraph.errors.StoreDamagedError`
-naming the table and what to do (:mod:`hcgraph.damage`).
+Oxigraph keeps each quad in several RocksDB indexes and a query reads only those it needs
+(a damaged ``ospg`` table shows only to a look-up by object); RocksDB checks each block it
+reads. pyoxigraph has no whole-index scan, so each index is read through the pattern look-ups
+that use it (:data:`INDEXES`), and every read must give the same quads.
 """
 
 from __future__ import annotations
@@ -22,7 +18,7 @@ from typing import Any
 import pyoxigraph as ox
 
 from .archive import Archive
-from .damage import damage_error, is_damage
+from .damage import damage_message, is_damage
 from .errors import StoreDamagedError, StoreError
 from .store import Store
 
@@ -38,15 +34,8 @@ _Look = tuple[str, set[Any], Callable[[Any], Iterator[ox.Quad]]]
 
 @dataclass
 class DeepReport:
-    """What a clean deep check read.
-
-    Attributes:
-        store_dir: the store read.
-        graphs: named graphs.
-        quads: quads in the store (each index gave all of them).
-        reads: quads read through each index (:data:`INDEXES`; ``graphs`` counts graphs).
-        seconds: wall time taken.
-    """
+    """What a clean deep check read: named graphs, quads (each index gave all of them), quads
+    read through each index (:data:`INDEXES`; ``graphs`` counts graphs), and wall time."""
 
     store_dir: Path
     graphs: int = 0
@@ -117,8 +106,7 @@ def _read_graph(
     reads: dict[str, int],
     seen: tuple[set[Any], set[Any], set[Any]],
 ) -> None:
-    """One graph through its three indexes (``gspo``, ``gpos``, ``gosp`` or the default
-    graph's), adding its terms to ``seen`` (subjects, predicates, objects)."""
+    """One graph through its three indexes, adding its terms to ``seen`` (s, p, o)."""
     spo, pos, osp = indexes
     preds: set[Any] = set()
     objs: set[Any] = set()
@@ -171,7 +159,8 @@ def _named(store: Store, found: _Damage) -> StoreDamagedError:
     where, cause = found.args
     if isinstance(cause, BaseException) and not is_damage(cause):
         cause = f"Corruption: {cause}"  # a failed read of a store that opened is damage
-    return damage_error(store.directory, cause, where=where, unarchived=_unarchived(store))
+    message = damage_message(store.directory, cause, where=where, unarchived=_unarchived(store))
+    return StoreDamagedError(message)
 
 
 def _unarchived(store: Store) -> int | None:

@@ -1,10 +1,8 @@
 """``hcgraph demo``: the whole job on a fresh machine, offline, in a few seconds.
 
-It serves a sample site (the real seed story plus generated ``"sample": true`` stories from
-``hcsample.corpus``) from a loopback HTTP server, crawls it over real HTTP through
-mirrors (so every IRI is the original one), and writes ``output/``. The seed's related
-links point at real stories the sample lacks: they are reported as not ingested. Each
-post-crawl output is one :class:`DemoStep` line in :data:`DEMO_STEPS`.
+It serves a sample site (the real seed story plus ``hcsample.corpus`` stories) on loopback,
+crawls it over HTTP through mirrors (so every IRI is the original one), and writes
+``output/``; each post-crawl output is one :class:`DemoStep` in :data:`DEMO_STEPS`.
 """
 
 from __future__ import annotations
@@ -219,13 +217,9 @@ def run_demo(
     store_dir: Path | str | None = None,
     n_stories: int = 60,
 ) -> DemoResult:
-    """Serve the sample site on loopback, crawl it into ``out_dir``, run :data:`DEMO_STEPS`.
-
-    Args:
-        out_dir: where outputs go (the store defaults to ``out_dir/store``).
-        store_dir: the store directory, if not ``out_dir/store``.
-        n_stories: generated sample stories besides the real one (seed 7).
-    """
+    """Serve the sample site on loopback, crawl it into ``out_dir`` (the store: ``store_dir``,
+    default ``out_dir/store``), run :data:`DEMO_STEPS`; ``n_stories`` generated besides the
+    real one."""
     out = Path(out_dir)
     ensure_dir(out)
     store = Path(store_dir) if store_dir else out / "store"

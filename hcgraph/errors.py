@@ -107,8 +107,7 @@ def visible(text: str, *, one_line: bool = False) -> str:
 
 
 def one_line(text: object) -> str:
-    """:func:`visible` on one line, for any value (``None`` is ``""``): a table cell, a
-    failure line."""
+    """:func:`visible` on one line, for any value (``None`` is ``""``): a cell, a failure."""
     return visible("" if text is None else str(text), one_line=True)
 
 
@@ -116,17 +115,16 @@ def one_line(text: object) -> str:
 MAX_PROBLEMS = 20
 
 
-def problem_lines(problems: list[tuple[str, str]], limit: int = MAX_PROBLEMS) -> list[str]:
-    """``path: message`` for each problem, at most ``limit`` of them, then ``… and N more``."""
-    lines = [f"{path}: {msg}" if path else msg for path, msg in problems[:limit]]
-    if len(problems) > limit:
-        lines.append(f"… and {len(problems) - limit} more")
+def problem_lines(problems: list[tuple[str, str]]) -> list[str]:
+    """``path: message`` for each problem, at most :data:`MAX_PROBLEMS`, then ``… and N more``."""
+    lines = [f"{path}: {msg}" if path else msg for path, msg in problems[:MAX_PROBLEMS]]
+    if len(problems) > MAX_PROBLEMS:
+        lines.append(f"… and {len(problems) - MAX_PROBLEMS} more")
     return lines
 
 
 def failure_text(json_path: str | None, reason: str) -> str:
-    """A failure's one-line reason (:attr:`StoryError.reason`) with the first problem's
-    JSON path in front of it.
+    """A failure's one-line reason (:attr:`StoryError.reason`) after its first JSON path.
 
     >>> failure_text("related[0].url", "bad; related[1].url: bad"), failure_text(None, "gone")
     ('related[0].url: bad; related[1].url: bad', 'gone')
@@ -139,13 +137,8 @@ class HcgraphError(Exception):
 
 
 class StoryError(HcgraphError):
-    """A document failed to parse or validate as a story.
-
-    Attributes:
-        source: the file path or URL the bytes came from.
-        problems: ``(json_path, message)`` pairs, e.g.
-            ``("sections[2].paragraphs[0].cites[1].manifest_id", "field required")``.
-    """
+    """A document (from ``source``, a path or URL) failed to parse or validate as a story;
+    ``problems`` are ``(json_path, message)`` pairs."""
 
     def __init__(self, source: str, problems: list[tuple[str, str]]) -> None:
         self.source = source
@@ -159,8 +152,7 @@ class StoryError(HcgraphError):
 
     @property
     def reason(self) -> str:
-        """Every problem (capped) in one line, without the first one's path (see
-        :attr:`json_path`): ``msg1; path2: msg2; … and N more``."""
+        """Every problem (capped) in one line, without the first path: ``msg1; path2: msg2; …``."""
         if not self.problems:
             return "invalid story"
         _, *rest = problem_lines(self.problems)
@@ -180,11 +172,8 @@ class StoreError(HcgraphError):
 
 
 class StoreBusyError(StoreError):
-    """Another process holds the store's write lock (a crawl, an ingest, a rebuild).
-
-    Attributes:
-        holder: what holds it (``hcgraph crawl, pid 123``), or ``None`` when unknown.
-    """
+    """Another process holds the store's write lock: ``holder`` says which (``hcgraph crawl,
+    pid 123``), or is ``None`` when unknown."""
 
     def __init__(self, message: str, holder: str | None = None) -> None:
         super().__init__(message)
@@ -196,13 +185,11 @@ class StoreDamagedError(StoreError):
 
 
 class StoreDiskError(StoreError):
-    """The store's files could not be written or read (a full disk): nothing the data did,
-    so a crawl blames no story and resumes once the disk has room."""
+    """The store's files could not be written or read (a full disk): a crawl blames no story."""
 
 
 class StoreFormatError(StoreError):
-    """The store is in a format this hcgraph does not read (``hcgraph rebuild`` makes one
-    it does)."""
+    """The store is in a format this hcgraph does not read (``hcgraph rebuild`` upgrades it)."""
 
 
 class OutputError(HcgraphError):
@@ -254,18 +241,12 @@ class ManifestError(HcgraphError):
 
 
 class ManifestAuthError(ManifestError):
-    """The manifest API refused the key (401/403); the message names its variable, never
-    the key."""
+    """The manifest API refused the key (401/403): the message names its variable, not it."""
 
 
 class ReplyShapeError(ManifestError):
-    """A manifest reply is not the shape hcgraph reads.
-
-    Attributes:
-        source: where the reply came from (a URL or a file path).
-        json_path: where in the reply the problem is (``signal.claims[2].text``).
-        reason: what is wrong there.
-    """
+    """A manifest reply (from ``source``, a URL or path) is not the shape hcgraph reads:
+    ``reason`` says what is wrong at ``json_path`` (``signal.claims[2].text``)."""
 
     def __init__(self, source: str, json_path: str, reason: str) -> None:
         self.source = source

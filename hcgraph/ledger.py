@@ -1,14 +1,11 @@
 """Who said what about shared things: the reference counts behind "each thing stated once".
 
-A manifest cited by many stories is described once, in a shared graph (:mod:`hcgraph.mapping`).
-To retract exactly what one story contributed, ``STORE/ledger.sqlite`` keeps ``descr`` (each
-distinct description, one story's triples about one shared subject, keyed by a hash) and
-``stated`` (one row per story, its hashes packed in one blob: cheap to write on every
-ingest; the reverse, who uses a description, is counted in memory when a retraction first
-asks). A description leaves the graph with its last user.
-
-Crash safety: a write marks the ledger dirty and records its stories as *pending* before
-touching Oxigraph; :meth:`Ledger.pending` tells ``hcgraph.writer.recover`` what to check.
+A manifest cited by many stories is described once, in a shared graph. ``STORE/ledger.sqlite``
+keeps ``descr`` (each distinct description: one story's triples about one shared subject, by
+hash) and ``stated`` (per story, its hashes in one blob: cheap on every ingest; who uses a
+description is counted in memory when a retraction first asks), so a description leaves the
+graph with its last user. A write marks the ledger dirty and its stories *pending* before
+touching Oxigraph (crash safety: ``hcgraph.writer.recover`` checks them).
 """
 
 from __future__ import annotations
@@ -151,12 +148,8 @@ class Ledger:
         descriptions: Iterable[tuple[bytes, str, str, str]],
         pending: Iterable[Pending],
     ) -> None:
-        """Before a store write: record new descriptions and the stories being written.
-
-        Args:
-            descriptions: (hash, graph, subject, body) of descriptions new to the ledger.
-            pending: the stories this write adds, replaces or removes.
-        """
+        """Before a store write: record the new descriptions (hash, graph, subject, body) and
+        the stories the write adds, replaces or removes."""
         rows = list(descriptions)
         with self._transaction():
             self.db.execute("INSERT OR REPLACE INTO meta VALUES ('dirty', '1')")
@@ -170,11 +163,8 @@ class Ledger:
             self._known.update(row[0] for row in rows)
 
     def settle(self, stories: Iterable[Pending]) -> set[bytes]:
-        """After a store write: make each story's uses its new ones, and clear it as pending.
-
-        Returns:
-            Descriptions that lost their last user (to retract from the graph).
-        """
+        """After a store write: make each story's uses its new ones, and clear it as pending;
+        returns the descriptions that lost their last user (to retract from the graph)."""
         dropped: set[bytes] = set()
         with self._transaction():
             for p in stories:

@@ -168,11 +168,10 @@ def run_limited(
     memory: int = 0,
     daemon: bool = True,
 ) -> Any:
-    """``target(*args)`` in a child process with at most ``memory`` bytes of data (0: no
-    cap), stopped after ``timeout_s`` seconds (``None``: none); an
-    :class:`~hcgraph.errors.HcgraphError` it raises is raised again here. ``daemon=False``
-    lets the child start processes of its own (they inherit the cap); it is killed here
-    all the same when the call ends early.
+    """``target(*args)`` in a child process with at most ``memory`` bytes of data (0: no cap),
+    stopped after ``timeout_s`` seconds; an :class:`~hcgraph.errors.HcgraphError` it raises is
+    raised here. ``daemon=False`` lets it start processes (they inherit the cap; it is killed
+    all the same when the call ends early).
 
     Raises:
         QueryError: the time ran out (the child is killed), the query needed more memory,

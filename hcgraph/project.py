@@ -1,12 +1,9 @@
 """A networkx view of the RDF graph: typed, labelled nodes and predicate-labelled edges.
 
-``to_networkx`` is the projection behind GraphML/GEXF exports (for Gephi) and the citation
-maps: a ``networkx.MultiDiGraph`` whose edges run in the RDF direction (subject → object),
-each with its ``predicate`` as a CURIE (``cito:citesAsEvidence``). Node attributes: ``iri``;
-``type``, the local name of its ``hc:`` class (``Story``, ``Claim``, …), ``Agent`` for
-prov:SoftwareAgent, ``RelatedStory`` for a related-story link whose story is not in the
-graph; ``label``, a short label (headline, title, name, or the start of the text); and
-``text``, the full text, headline or title ("" where there is none).
+Behind GraphML/GEXF exports and the citation maps: edges run subject → object with their
+``predicate`` as a CURIE; nodes have ``iri``, ``type`` (the local name of its ``hc:`` class,
+``Agent``, or ``RelatedStory`` for a linked story not in the graph), a short ``label`` and
+the full ``text`` (headline, title, name or text; "" where there is none).
 """
 
 from __future__ import annotations
@@ -53,11 +50,8 @@ def node_type(types: set[str]) -> str:
 
 
 def to_networkx(store: Store, *, max_label: int = 80) -> nx.MultiDiGraph:
-    """Project the union of all graphs (story graphs and shared graphs) onto a MultiDiGraph.
-
-    Every IRI that has an ``rdf:type``, or is the target of ``dcterms:relation``, becomes a
-    node; every triple between two such nodes becomes an edge. Literals become attributes.
-    """
+    """The union of all graphs as a MultiDiGraph: a node per IRI that has an ``rdf:type`` or is
+    the target of ``dcterms:relation``, an edge per triple between two of them."""
     union = _Union(store)
     graph = nx.MultiDiGraph()
     for iri in sorted(set(union.types) | union.related):

@@ -28,19 +28,11 @@ __all__ = ["RebuildReport", "rebuild"]
 
 @dataclass
 class RebuildReport:
-    """What a rebuild did.
-
-    Attributes:
-        records: fetch records read.
-        bodies: distinct (URL, body) pairs replayed.
-        stories: distinct stories in the rebuilt graph.
-        withdrawn: how many of them are withdrawn.
-        counts: replayed bodies per store status (added, replaced, unchanged).
-        outcomes: what happened to each replayed body (empty with ``keep_outcomes=False``).
-        failures: archived 200 responses that are not valid stories (URL, reason, JSON path).
-        unreadable: records whose body the archive cannot give back (skipped).
-        store_dir: the rebuilt store.
-    """
+    """What a rebuild did: fetch ``records`` read, distinct (URL, body) pairs replayed
+    (``bodies``), stories (and ``withdrawn`` ones) in the new graph, replayed bodies per store
+    status (``counts``), each one's ``outcomes`` (unless ``keep_outcomes=False``), archived
+    responses that are not valid stories (``failures``) and bodies that cannot be read back
+    (``unreadable``, skipped)."""
 
     records: int = 0
     bodies: int = 0
@@ -93,23 +85,17 @@ _BODIES = (200, 304, None)
 def _document(
     archive: Archive, record: FetchRecord, sha: str, report: RebuildReport
 ) -> Iterator[Document]:
-    """The record's body as a document, unless it is unreadable (counted) or a variant."""
+    """The record's body as a document, unless it is unreadable (counted) or was fetched from
+    a variant of its story's URL, which the crawl counted a duplicate (``variant_of``)."""
     try:
         body = archive.get_body(sha)
     except ArchiveError as exc:  # one damaged body loses that fetch, not the rebuild
         report.unreadable.append(Failure(record.url, str(exc)))
         return
-    if not _variant(body, record):
-        yield Document(body, _source(record), record.time, record.url)
-
-
-def _variant(body: bytes, record: FetchRecord) -> bool:
-    """The body was fetched from a variant of its story's URL, which the crawl counted a
-    duplicate (:func:`hcgraph.crawling.identity_check.variant_of`)."""
-    if record.url.startswith("file:"):
-        return False
     fetched = [record.url, *record.redirects]
-    return identity_mismatch(body, fetched) is not None and variant_of(body, fetched) is not None
+    local = record.url.startswith("file:")
+    if local or identity_mismatch(body, fetched) is None or variant_of(body, fetched) is None:
+        yield Document(body, _source(record), record.time, record.url)
 
 
 def rebuild(
@@ -119,15 +105,12 @@ def rebuild(
     keep_outcomes: bool = True,
     drop_unarchived: bool = False,
 ) -> RebuildReport:
-    """Rebuild ``store_dir``'s graph from ``archive_dir`` (default ``STORE/archive``).
-
-    Stories the archive lacks (ingested from local files) make it refuse unless
-    ``drop_unarchived``; withdrawals made by hand are kept from the old store.
-    ``keep_outcomes=False`` keeps counts and failures only.
+    """Rebuild ``store_dir``'s graph from ``archive_dir`` (default ``STORE/archive``), keeping
+    the old store's withdrawals made by hand; ``keep_outcomes=False`` keeps counts and failures.
 
     Raises:
-        CrawlError: there is no archive, or the store holds stories it does not (and
-            ``drop_unarchived`` is false).
+        CrawlError: there is no archive, or the store holds stories it does not (ingested from
+            local files) and not ``drop_unarchived``.
         StoreError: the store is in use by another process.
     """
     store_dir = Path(store_dir)
@@ -154,7 +137,13 @@ def _replay(
     with Store(staging) as store:  # crawl mode: a story under two URLs deduplicated
         with Pipeline(store, crawl_claims={}) as pipeline:
             for outcome in pipeline.run(_documents(archive, report)):
-                _count(report, outcome, keep_outcomes)
+                if keep_outcomes:
+                    report.outcomes.append(outcome)
+                if outcome.status is not None:
+                    report.counts[outcome.status] += 1
+                if outcome.reason is not None and not outcome.withdrawal:
+                    failure = Failure(outcome.source, outcome.reason, outcome.json_path or "")
+                    report.failures.append(failure)
             pipeline.process(
                 [
                     Document(b"", url, when, withdrawn=True)
@@ -194,15 +183,6 @@ def _old_withdrawals(
     if lost and not drop_unarchived:
         raise CrawlError(_unarchived_message(store_dir, archive, lost))
     return withdrawals
-
-
-def _count(report: RebuildReport, outcome: Outcome, keep_outcome: bool) -> None:
-    if keep_outcome:
-        report.outcomes.append(outcome)
-    if outcome.status is not None:
-        report.counts[outcome.status] += 1
-    if outcome.reason is not None and not outcome.withdrawal:
-        report.failures.append(Failure(outcome.source, outcome.reason, outcome.json_path or ""))
 
 
 def _reload_replies(store: Store, store_dir: Path) -> None:

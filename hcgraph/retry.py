@@ -42,13 +42,8 @@ def retry_after_seconds(value: str | None, now: dt.datetime | None = None) -> fl
 
 @dataclass(frozen=True)
 class Backoff:
-    """When to try again.
-
-    Attributes:
-        base: the first delay in seconds; it doubles with each failed attempt.
-        cap: the longest back-off delay.
-        max_retry_after: the longest ``Retry-After`` honoured; a longer one means give up.
-    """
+    """When to try again: ``base`` seconds, doubling with each failed attempt up to ``cap``;
+    a ``Retry-After`` longer than ``max_retry_after`` means give up."""
 
     base: float = 0.5
     cap: float = 30.0

@@ -1,12 +1,10 @@
 """No outbound requests from a query: find SPARQL 1.1 federation (``SERVICE``) before running.
 
-Oxigraph fetches the URL of ``SERVICE <url> { … }`` and cannot be told not to, so a query
-using it is refused unless the caller opts in (docs/security.md gives the rules).
-:func:`uses_service` lexes the query with the terminals of Oxigraph 0.5's PEG grammar and
-says yes when any ``service`` could be read as the keyword: where Oxigraph could read text
-two ways (``<`` an IRI or the operator, a local name an IRI or code, ``\\u`` escapes
-decoded or not) every reading is followed. In doubt it says yes;
-``tests/test_sparqlguard_fuzz.py`` checks it against Oxigraph itself.
+Oxigraph fetches the URL of ``SERVICE <url> { … }`` and cannot be told not to, so such a
+query is refused unless the caller opts in (docs/security.md). :func:`uses_service` lexes it
+with the terminals of Oxigraph 0.5's PEG grammar and follows every reading where Oxigraph
+could read text two ways (``<`` an IRI or the operator, a local name an IRI or code, ``\\u``
+escapes decoded or not); in doubt it says yes (tests/test_sparqlguard_fuzz.py checks it).
 """
 
 from __future__ import annotations
@@ -108,10 +106,9 @@ _State = tuple[int, "_Frame | None", bool]
 class _Scan:
     """The readings of one query text; :meth:`finds` is True if a ``SERVICE`` may be in one.
 
-    A state is (position, innermost open bracket, whether an operand must follow). Where
-    Oxigraph could read the text two ways, the other reading is queued as a state; a state
-    met before is not scanned again. The work is bounded (``_MAX_FORKS`` readings, a few
-    steps per character): past that, "cannot tell" counts as a yes.
+    A state is (position, innermost open bracket, whether an operand must follow); the other
+    reading of a fork is queued, a state met before is not scanned again, and past the bound
+    (``_MAX_FORKS`` readings, a few steps per character) "cannot tell" counts as a yes.
     """
 
     def __init__(self, text: str, prefixes: Mapping[str, str]) -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .damage import damage_error
+from .damage import damage_message
+from .errors import StoreDamagedError
 from .project import node_type
 from .store import Store
 
@@ -21,17 +22,15 @@ _RELATED = "SELECT (COUNT(DISTINCT ?r) AS ?n) WHERE { ?s dcterms:relation ?r }"
 
 
 def graph_stats(store: Store, *, include_withdrawn: bool = False) -> dict[str, Any]:
-    """Stories, quads, distinct triples, related links and node counts per hcgraph type
-    (:func:`hcgraph.project.node_type`, as the projection and maps count them).
-
-    ``withdrawn`` appears when some stories are withdrawn; ``include_withdrawn`` counts them
-    among ``stories`` too.
-    """
+    """Stories, quads, distinct triples, related links and node counts per hcgraph type (as
+    the maps count them); ``withdrawn`` when some are, and with ``include_withdrawn`` they
+    count among ``stories`` too."""
     per_type: dict[str, int] = {}
     for row in store.query(_TYPE_COUNTS):
         if row["types"] is None:  # GROUP_CONCAT is always bound: only damage leaves it empty
             why = "a typed node came back without its types"
-            raise damage_error(store.directory or "(in memory)", why, where="the type counts")
+            directory = store.directory or "(in memory)"
+            raise StoreDamagedError(damage_message(directory, why, where="the type counts"))
         kind = node_type(set(row["types"].value.split()))
         per_type[kind] = per_type.get(kind, 0) + 1
     triples = int(next(iter(store.query(_TRIPLES)))["n"].value)

@@ -137,11 +137,8 @@ def page_url(url: str, suffix: str = DEFAULT_JSON_SUFFIX) -> str:
 
 @dataclass(frozen=True)
 class Scope:
-    """Which logical URLs the crawler may fetch: http(s) on the allowed hosts only.
-
-    Hosts are compared as ``host[:port]`` of canonical URLs; ``--allow-host`` values may omit
-    the port (then any port of that host is allowed).
-    """
+    """Which logical URLs the crawler may fetch: http(s) on the allowed hosts only (``host``
+    or ``host:port`` of canonical URLs; a host without a port allows any of its ports)."""
 
     hosts: frozenset[str] = field(default_factory=frozenset)
 

@@ -1,9 +1,8 @@
 """What one version of a story says, for comparing versions: read from its body or its graph.
 
-A story ingested from a file has no archived body, so the pipeline reads the version being
-replaced from its graph and the mapping keeps it on the revision (``hc:versionContent``):
-``hcgraph history`` can compare every version the store holds. Body or graph, one version
-gives the same :class:`Content`.
+A story ingested from a file has no archived body, so the version being replaced is read from
+its graph and kept on the revision (``hc:versionContent``) for ``hcgraph history``. Body or
+graph, one version gives the same :class:`Content`.
 """
 
 from __future__ import annotations
@@ -34,15 +33,10 @@ _RAW_PREFIX = f"{ID}raw/"
 
 @dataclass(frozen=True)
 class Content:
-    """The comparable parts of one story version.
-
-    Attributes:
-        headline / dek: the story's headline and dek ("" when absent).
-        paragraphs: ``(key, markdown)`` in reading order, keys ``s{section}-p{paragraph}``.
-        citations: ``(manifest id, claim id)`` of every claim cited (paragraphs, key facts).
-        sources: ``(manifest id, title)`` of each listed manifest, sorted by id.
-        corrections: ``(date, text)`` in the story's order (``""`` for a missing part).
-    """
+    """The comparable parts of one story version: ``paragraphs`` as ``(s{i}-p{j}, markdown)``
+    in reading order, ``citations`` as ``(manifest id, claim id)`` (paragraphs and key facts),
+    ``sources`` as ``(manifest id, title)`` sorted, ``corrections`` as ``(date, text)`` in
+    order; ``""`` for anything absent."""
 
     headline: str
     dek: str

@@ -1,11 +1,8 @@
 """The raw archive as WARC 1.1 records (warcio) in a WACZ 1.1.1 package (py-wacz), and back.
 
-Each fetch becomes a ``response`` (a ``revisit`` of an earlier identical one; a local file's
-``resource``), a ``request`` and a ``metadata`` record holding the fetch record itself
-(:data:`FETCH_RECORD_TYPE`), so a rebuild from the WARC replays the same fetches; a WARC of
-another crawler is read as one fetch per response, resource and revisit. The records, the
-page list and the package in full: docs/crawling.md. The export only reads the archive (it
-may run beside a crawl). The ``archive`` extra (warcio, py-wacz) is imported on first use.
+Each fetch's ``metadata`` record holds the fetch record itself (:data:`FETCH_RECORD_TYPE`),
+so a rebuild from the WARC replays the same fetches; a WARC of another crawler is read as one
+fetch per response, resource and revisit. The records and the package: docs/crawling.md.
 """
 
 from __future__ import annotations
@@ -89,15 +86,9 @@ def _warcio() -> ModuleType:
 
 @dataclass
 class WarcReport:
-    """What :func:`write_warc` wrote.
-
-    Attributes:
-        fetches: fetch records read from the archive.
-        records: WARC records written per type (response, revisit, request, ...).
-        pages: the first 200 capture of each URL, as ``pages.jsonl`` lines (url, ts, title).
-        unreadable: URLs whose body the archive could not give back (damaged on disk): their
-            fetch is kept as a metadata record only, as a rebuild from the archive skips it.
-    """
+    """What :func:`write_warc` wrote: WARC ``records`` per type, ``pages`` (the first 200
+    capture of each URL, as ``pages.jsonl`` lines), and the URLs whose body the archive could
+    not give back (``unreadable``: their fetch is a metadata record only)."""
 
     fetches: int = 0
     records: Counter[str] = field(default_factory=Counter)
@@ -189,8 +180,7 @@ class _Writer:
         return made
 
     def _capture(self, record: FetchRecord, uri: str, date: str, body: bytes, local: bool) -> Any:
-        """A ``response`` record of ``body`` (with its HTTP headers), or for a local file a
-        ``resource``."""
+        """A ``response`` record of ``body``, or for a local file a ``resource``."""
         fields = {"WARC-Date": date}
         if record.sha256 is not None:
             fields["WARC-Payload-Digest"] = f"sha256:{record.sha256}"
@@ -275,19 +265,10 @@ def write_warc(archive: Archive, out: IO[bytes]) -> WarcReport:
 
 @dataclass
 class ReadReport:
-    """What :func:`read_warc` read.
-
-    Attributes:
-        records: WARC records read per type.
-        fetches: fetch records added to the archive.
-        bodies: bodies added to the archive (each distinct body once).
-        damaged: records whose bytes do not match their digest: skipped (their fetch then
-            has no body, and a rebuild names it unreadable).
-        too_large: records whose payload decodes to more than :data:`MAX_BODY` bytes:
-            skipped like damaged ones.
-        foreign: the WARC has no hcgraph fetch records: fetches were read from its
-            responses, resources and revisits.
-    """
+    """What :func:`read_warc` read: records per type, fetches and distinct bodies added,
+    records skipped as ``damaged`` (not matching their digest) or ``too_large`` (over
+    :data:`MAX_BODY` decoded), and whether the WARC was ``foreign`` (no hcgraph fetch
+    records: fetches were read from its responses, resources and revisits)."""
 
     records: Counter[str] = field(default_factory=Counter)
     fetches: int = 0
@@ -316,8 +297,7 @@ def read_warc(stream: IO[bytes], archive: Archive, report: ReadReport | None = N
 
 class _Reader:
     """WARC records into an archive: hcgraph's own fetch records when the WARC has them,
-    else (a WARC from another crawler) one fetch derived from each response, resource and
-    revisit."""
+    else one fetch derived from each response, resource and revisit."""
 
     def __init__(self, archive: Archive, report: ReadReport) -> None:
         self.archive = archive
@@ -417,9 +397,8 @@ class WaczReport:
 def export_wacz(
     out: Path | str, store_dir: Path | str, archive_dir: Path | str | None = None
 ) -> WaczReport:
-    """Write the raw archive of ``store_dir`` (or ``archive_dir``) as the WACZ file ``out``.
-
-    The file appears whole or not at all (it is written beside ``out``, then renamed).
+    """Write the raw archive of ``store_dir`` (or ``archive_dir``) as the WACZ file ``out``,
+    whole or not at all (written beside ``out``, then renamed).
 
     Raises:
         ExportError: there is no archive, or warcio / py-wacz are not installed.
@@ -533,11 +512,8 @@ def rebuild_from_wacz(
     keep_outcomes: bool = True,
     drop_unarchived: bool = False,
 ) -> RebuildReport:
-    """Rebuild ``store_dir``'s graph from the raw archive inside the WACZ file ``wacz``.
-
-    The WARC is read into a temporary archive in the store directory, which
-    :func:`~hcgraph.rebuilding.rebuild` reads; records that do not match their WARC digest
-    are listed as unreadable.
+    """Rebuild ``store_dir``'s graph from the raw archive inside the WACZ file ``wacz`` (read
+    into a scratch archive in the store); damaged or oversized records are listed unreadable.
 
     Raises:
         InputError, ArchiveError: see :func:`archive_from_wacz`.
@@ -561,11 +537,9 @@ def rebuild_from_wacz(
         raise
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    report.unreadable.extend(
-        Failure(uri, "its WARC record does not match its digest (damaged)") for uri in read.damaged
-    )
-    report.unreadable.extend(
-        Failure(uri, "its WARC record's body is larger than hcgraph reads")
-        for uri in read.too_large
-    )
+    for uris, why in (
+        (read.damaged, "its WARC record does not match its digest (damaged)"),
+        (read.too_large, "its WARC record's body is larger than hcgraph reads"),
+    ):
+        report.unreadable.extend(Failure(uri, why) for uri in uris)
     return report
