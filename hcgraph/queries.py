@@ -270,13 +270,14 @@ def parse_query_text(text: str, name: str, path: Path | None = None) -> SavedQue
     for p in params:
         if not re.search(rf"\?{re.escape(p.name)}\b", text):
             raise QueryError(f"{name}: parameter {p.name!r} is declared but ?{p.name} is not used")
-    single = {key: value for key, value in header if key in ("title", "question")}
+    single = {"title": "", "question": ""}
     notes: dict[str, str] = {}
     for key, value in header:
-        if key not in ("title", "question", "param"):
+        if key in single:
+            single[key] = value
+        elif key != "param":
             notes[key] = f"{notes[key]}\n{value}" if key in notes else value
-    title, question = single.get("title", ""), single.get("question", "")
-    return SavedQuery(name, text, title, question, params, notes, path)
+    return SavedQuery(name, text, single["title"], single["question"], params, notes, path)
 
 
 def _header(text: str) -> list[tuple[str, str]]:
@@ -396,14 +397,9 @@ def run_query(
         raise QueryError(f"{saved.name}: {_syntax_message(exc)}") from None
     except (RuntimeError, OSError, ValueError) as exc:
         raise _failure(store, saved.name, bindings, exc) from None
-    _page(result, offset, limit)
-    return result
-
-
-def _page(result: QueryResult, offset: int, limit: int | None) -> None:
-    """Keep rows ``offset`` to ``offset + limit`` (in the query's own order)."""
-    if offset or limit is not None:
+    if offset or limit is not None:  # a page of the rows, in the query's own order
         result.terms[:] = result.terms[offset : None if limit is None else offset + limit]
+    return result
 
 
 def _evaluate(
