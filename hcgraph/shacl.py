@@ -555,16 +555,10 @@ def validate(
     stories: Iterable[str] | None = None,
     preselected: dict[str, set[str]] | None = None,
 ) -> tuple[list[ShaclResult], int]:
-    """Validate graphs; returns the results and how many graphs pySHACL looked at.
-
-    Args:
-        shapes: a shapes graph (default: the packaged ``shapes.ttl``).
-        mode: ``fast`` (pySHACL on focus nodes pre-selected by SPARQL) or ``full``
-            (pySHACL on every graph: story graphs and shared graphs).
-        stories: only these graph IRIs (default: every graph).
-        preselected: ``fast`` mode: the :func:`candidates` already found (e.g. by
-            :func:`candidates_at` in another process) for these shapes.
-    """
+    """Validate graphs (only ``stories``, if given) against ``shapes`` (default: the
+    packaged ones): ``fast`` runs pySHACL on the focus nodes SPARQL pre-selects (or on
+    ``preselected``, :func:`candidates` found already, e.g. in another process), ``full``
+    on every graph, shared ones too. Returns the results and how many graphs pySHACL saw."""
     if mode not in MODES:
         raise CheckError(f"unknown SHACL mode {mode!r}; known: {', '.join(MODES)}")
     shapes = shapes if shapes is not None else load_shapes()

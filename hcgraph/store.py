@@ -107,15 +107,11 @@ def now_utc() -> dt.datetime:
 
 
 class Store:
-    """hcgraph's store: a directory holding an Oxigraph database, its ledger and the archive.
-
-    Args:
-        directory: the store directory (created if missing, unless read-only); ``None``
-            gives a throw-away in-memory store.
-        read_only: open without taking the write lock, so another process (the Oxigraph
-            server) may hold the database open too.
-        holder: what a second writer is told holds the store (default: ``hcgraph COMMAND``).
-        any_format: skip the format check (for :func:`hcgraph.rebuilding.rebuild`).
+    """hcgraph's store: a directory (created if missing; ``None``: a throw-away in-memory
+    store) holding an Oxigraph database, its ledger and the archive. ``read_only`` takes no
+    write lock, so another process (the Oxigraph server) may hold the database too;
+    ``holder`` is what a second writer is told holds it (default: ``hcgraph COMMAND``);
+    ``any_format`` skips the format check (for :func:`hcgraph.rebuilding.rebuild`).
 
     Raises:
         StoreBusyError: another writer holds the store (named, with its pid, when known).
