@@ -132,10 +132,9 @@ class MappedStory:
         plain = [t for t in self.triples if t.isascii()]
         if len(plain) == len(self.triples):
             return self.nquads().encode()
-        wide = [t for t in self.triples if not t.isascii()]
         g = " <" + self.url + "> .\n"
-        head = (g.join(plain) + g).encode() if plain else b""
-        return head + (g.join(wide) + g).encode()
+        wide = [t for t in self.triples if not t.isascii()]
+        return b"".join((g.join(part) + g).encode() for part in (plain, wide) if part)
 
     def ntriples(self) -> str:
         """The story graph as N-Triples text."""
