@@ -160,11 +160,10 @@ def graph_time(when: dt.datetime | None) -> dt.datetime:
 class Pipeline:
     """Parse, dedupe and map documents, and hand them to a :class:`~hcgraph.writer.Writer`.
 
-    Args:
-        crawl_claims: crawl mode: story IRI → (crawl URL, story id) already stored by this
-            crawl; a story reached again under another URL is then a duplicate, not stored.
-        protect_crawled: refuse a document that would replace a story crawled from its own
-            URL (local files name their own ``url``; ``hcgraph ingest --replace`` lifts it).
+    ``crawl_claims`` (crawl mode): story IRI → (crawl URL, story id) this crawl stored; a
+    story reached again under another URL is a duplicate, not stored. ``protect_crawled``
+    refuses a document replacing a story crawled from its own URL (a file names its own
+    ``url``; ``hcgraph ingest --replace`` lifts it).
     """
 
     def __init__(
