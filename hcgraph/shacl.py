@@ -211,14 +211,14 @@ def _everyone(pattern: str) -> _Task:
     return _Task((_Query(f"{_HEAD} {{ {pattern} }}"),))
 
 
-def _union(classes: Iterable[Any], var: str = "?f0") -> str:
-    """A pattern binding ``var`` to the instances of any of ``classes``."""
-    return " UNION ".join(f"{{ {var} a {_iri(c)} }}" for c in sorted(classes, key=str))
+def _union(classes: Iterable[Any]) -> str:
+    """A pattern binding ``?f0`` to the instances of any of ``classes``."""
+    return " UNION ".join(f"{{ ?f0 a {_iri(c)} }}" for c in sorted(classes, key=str))
 
 
-def _typed(classes: Iterable[Any], var: str = "?f0") -> str:
+def _typed(classes: Iterable[Any]) -> str:
     """:func:`_union` as a subquery (Oxigraph then joins it by hashing)."""
-    return f"{{ SELECT {var} WHERE {{ {_union(classes, var)} }} }}"
+    return f"{{ SELECT ?f0 WHERE {{ {_union(classes)} }} }}"
 
 
 def _class_task(p: str, alternatives: tuple[str, ...], classes: set[Any]) -> _Task:
