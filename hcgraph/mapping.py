@@ -132,9 +132,10 @@ class MappedStory:
         plain = [t for t in self.triples if t.isascii()]
         if len(plain) == len(self.triples):
             return self.nquads().encode()
-        g = " <" + self.url + "> .\n"
         wide = [t for t in self.triples if not t.isascii()]
-        return b"".join((g.join(part) + g).encode() for part in (plain, wide) if part)
+        g = " <" + self.url + "> .\n"
+        head = (g.join(plain) + g).encode() if plain else b""
+        return head + (g.join(wide) + g).encode()
 
     def ntriples(self) -> str:
         """The story graph as N-Triples text."""
