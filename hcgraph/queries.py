@@ -397,9 +397,14 @@ def run_query(
         raise QueryError(f"{saved.name}: {_syntax_message(exc)}") from None
     except (RuntimeError, OSError, ValueError) as exc:
         raise _failure(store, saved.name, bindings, exc) from None
-    if offset or limit is not None:  # a page of the rows, in the query's own order
-        result.terms[:] = result.terms[offset : None if limit is None else offset + limit]
+    _page(result, offset, limit)
     return result
+
+
+def _page(result: QueryResult, offset: int, limit: int | None) -> None:
+    """Keep rows ``offset`` to ``offset + limit`` (in the query's own order)."""
+    if offset or limit is not None:
+        result.terms[:] = result.terms[offset : None if limit is None else offset + limit]
 
 
 def _evaluate(
