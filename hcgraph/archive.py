@@ -265,11 +265,8 @@ class Archive:
             self._unsynced.append(fd)  # closed by the next sync() or close()
 
     def sync(self, bodies: Iterable[str] = ()) -> None:
-        """Flush what was written so far to disk (``fdatasync``); writes go on meanwhile.
-
-        Args:
-            bodies: SHA-256s of bodies written before this object was made: their files
-                are flushed too.
+        """Flush what was written so far to disk (``fdatasync``), and the files of ``bodies``
+        (SHA-256s of bodies written before this object was made); writes go on meanwhile.
 
         Raises:
             OutputError: the disk refused (the data may not be on it).

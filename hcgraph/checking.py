@@ -25,15 +25,9 @@ __all__ = ["INTEGRITY_CHECKS", "CheckReport", "Finding", "check"]
 
 @dataclass(frozen=True)
 class Finding:
-    """One problem found in one story.
-
-    Attributes:
-        story: the story IRI the problem belongs to (or the shared graph's, for a shared thing).
-        check: ``shacl`` or the name of the integrity query that found it.
-        severity: ``violation`` or ``warning``.
-        focus: the node at fault (paragraph, key fact, manifest, …) as an IRI or id.
-        message: one readable sentence.
-    """
+    """One problem found in one story (``story``: its IRI, or a shared graph's for a shared
+    thing), by ``check`` (``shacl`` or an integrity query's name), about ``focus`` (the node
+    at fault, an IRI or id); ``severity`` is ``violation`` or ``warning``."""
 
     story: str
     check: str
@@ -93,14 +87,8 @@ INTEGRITY_CHECKS: dict[str, tuple[str, Describe]] = {
 
 @dataclass
 class CheckReport:
-    """The outcome of :func:`check`.
-
-    Attributes:
-        findings: every finding, sorted by story, check, focus.
-        stories: number of story graphs in the store.
-        shacl_graphs_validated: graphs (story graphs and shared graphs) pySHACL validated.
-        seconds: wall time per part (``shacl`` and each integrity query).
-    """
+    """The outcome of :func:`check`: findings sorted by story, check, focus; the graphs
+    pySHACL validated; wall seconds per part (``shacl`` and each integrity query)."""
 
     findings: list[Finding] = field(default_factory=list)
     stories: int = 0
@@ -228,15 +216,10 @@ def check(
     shapes_path: str | None = None,
     include_withdrawn: bool = False,
 ) -> CheckReport:
-    """Run SHACL and the integrity queries over ``store`` (withdrawn stories left out).
-
-    Args:
-        store: the store to check.
-        shacl: run the SHACL shapes.
-        integrity: integrity query names to run (default: all of :data:`INTEGRITY_CHECKS`).
-        shacl_mode: ``fast`` or ``full`` (see :mod:`hcgraph.shacl`).
-        shapes_path: a shapes file to use instead of the packaged ``shapes.ttl``.
-        include_withdrawn: check withdrawn stories too.
+    """Run SHACL (``shacl_mode`` ``fast`` or ``full``, :mod:`hcgraph.shacl`; the shapes of
+    ``shapes_path`` or the packaged ones) and the ``integrity`` queries (default: all of
+    :data:`INTEGRITY_CHECKS`) over ``store``, withdrawn stories left out unless
+    ``include_withdrawn``.
 
     Raises:
         CheckError: the shapes cannot be loaded or validation fails to run.

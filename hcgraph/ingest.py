@@ -289,10 +289,9 @@ def withdraw_stories(
     store: Store,
     urls: Iterable[str],
     *,
-    withdrawn_at: dt.datetime | None = None,
     report: IngestReport | None = None,
 ) -> IngestReport:
-    """Mark stored stories withdrawn (``hcgraph ingest --withdraw URL``), as a crawl does on
-    404/410; each URL is a story IRI or the URL or file it was ingested from."""
-    docs = (Document(b"", url, withdrawn_at, withdrawn=True) for url in urls)
+    """Mark stored stories withdrawn now (``hcgraph ingest --withdraw URL``), as a crawl does
+    on 404/410; each URL is a story IRI or the URL or file it was ingested from."""
+    docs = (Document(b"", url, withdrawn=True) for url in urls)
     return ingest_documents(store, docs, report=report)

@@ -13,6 +13,7 @@ refused.
 
 from __future__ import annotations
 
+import itertools
 import json
 from functools import lru_cache
 from typing import BinaryIO
@@ -78,31 +79,20 @@ def write_jsonld(store: Store, out: BinaryIO) -> None:
     """Write the union of all graphs as compact JSON-LD (see the module docstring)."""
     head = json.dumps({"@context": context()}, ensure_ascii=False, indent=1)[:-2]
     out.write((head + ',\n "@graph": [').encode())
-    subject: str | None = None
-    node: dict[str, object] = {}
-    first = True
-
-    def flush() -> None:
-        nonlocal first
-        if subject is None:
-            return
-        text = json.dumps(node, ensure_ascii=False, separators=(",", ":"))
-        out.write((("\n" if first else ",\n") + text).encode())
-        first = False
-
-    for triple in store.union_triples():
-        sid = _node_id(triple.subject)
-        if sid != subject:
-            flush()
-            subject, node = sid, {"@id": sid}
-        pred, obj = triple.predicate.value, triple.object
-        if pred == _TYPE and isinstance(obj, ox.NamedNode):
-            types = node.setdefault("@type", [])
-            assert isinstance(types, list)
-            types.append(_curie(obj.value))
-            continue
-        values = node.setdefault(_curie(pred), [])
-        assert isinstance(values, list)
-        values.append(_value(obj))
-    flush()
+    separator = "\n"
+    for sid, triples in itertools.groupby(store.union_triples(), _subject_id):
+        node: dict[str, list[object]] = {}
+        for triple in triples:
+            pred, obj = triple.predicate.value, triple.object
+            if pred == _TYPE and isinstance(obj, ox.NamedNode):
+                node.setdefault("@type", []).append(_curie(obj.value))
+            else:
+                node.setdefault(_curie(pred), []).append(_value(obj))
+        text = json.dumps({"@id": sid, **node}, ensure_ascii=False, separators=(",", ":"))
+        out.write((separator + text).encode())
+        separator = ",\n"
     out.write(b"\n]}\n")
+
+
+def _subject_id(triple: ox.Triple) -> str:
+    return _node_id(triple.subject)

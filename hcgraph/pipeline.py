@@ -93,16 +93,11 @@ _fewer_collections = _FewerCollections()
 
 @dataclass(frozen=True)
 class Document:
-    """One raw story document to ingest.
-
-    Attributes:
-        source: where the bytes came from (file path or URL), recorded in the graph.
-        retrieved_at: when they were read or fetched (None: now).
-        key: the crawl frontier URL the body was fetched for (None for local files).
-        location: the ``hc:sourceLocation`` when it is not ``source`` (a relative path).
-        withdrawn: not a body but a withdrawal of the story stored from ``source`` (or
-            ``key``), marked withdrawn at ``retrieved_at``.
-    """
+    """One raw story document to ingest: ``source`` (file path or URL) is where the bytes
+    came from, ``retrieved_at`` when (None: now), ``key`` the crawl frontier URL fetched for
+    it (None for files), ``location`` the ``hc:sourceLocation`` when not ``source`` (a
+    relative path). ``withdrawn``: no body, but the withdrawal of the story stored from
+    ``source`` (or ``key``) at ``retrieved_at``."""
 
     body: bytes
     source: str
@@ -165,11 +160,10 @@ def graph_time(when: dt.datetime | None) -> dt.datetime:
 class Pipeline:
     """Parse, dedupe and map documents, and hand them to a :class:`~hcgraph.writer.Writer`.
 
-    Args:
-        crawl_claims: crawl mode: story IRI → (crawl URL, story id) already stored by this
-            crawl; a story reached again under another URL is then a duplicate, not stored.
-        protect_crawled: refuse a document that would replace a story crawled from its own
-            URL (local files name their own ``url``; ``hcgraph ingest --replace`` lifts it).
+    ``crawl_claims`` (crawl mode): story IRI → (crawl URL, story id) this crawl stored; a
+    story reached again under another URL is a duplicate, not stored. ``protect_crawled``
+    refuses a document replacing a story crawled from its own URL (a file names its own
+    ``url``; ``hcgraph ingest --replace`` lifts it).
     """
 
     def __init__(

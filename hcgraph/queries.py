@@ -270,13 +270,14 @@ def parse_query_text(text: str, name: str, path: Path | None = None) -> SavedQue
     for p in params:
         if not re.search(rf"\?{re.escape(p.name)}\b", text):
             raise QueryError(f"{name}: parameter {p.name!r} is declared but ?{p.name} is not used")
-    single = {key: value for key, value in header if key in ("title", "question")}
+    single = {"title": "", "question": ""}
     notes: dict[str, str] = {}
     for key, value in header:
-        if key not in ("title", "question", "param"):
+        if key in single:
+            single[key] = value
+        elif key != "param":
             notes[key] = f"{notes[key]}\n{value}" if key in notes else value
-    title, question = single.get("title", ""), single.get("question", "")
-    return SavedQuery(name, text, title, question, params, notes, path)
+    return SavedQuery(name, text, single["title"], single["question"], params, notes, path)
 
 
 def _header(text: str) -> list[tuple[str, str]]:

@@ -211,14 +211,14 @@ def _everyone(pattern: str) -> _Task:
     return _Task((_Query(f"{_HEAD} {{ {pattern} }}"),))
 
 
-def _union(classes: Iterable[Any], var: str = "?f0") -> str:
-    """A pattern binding ``var`` to the instances of any of ``classes``."""
-    return " UNION ".join(f"{{ {var} a {_iri(c)} }}" for c in sorted(classes, key=str))
+def _union(classes: Iterable[Any]) -> str:
+    """A pattern binding ``?f0`` to the instances of any of ``classes``."""
+    return " UNION ".join(f"{{ ?f0 a {_iri(c)} }}" for c in sorted(classes, key=str))
 
 
-def _typed(classes: Iterable[Any], var: str = "?f0") -> str:
+def _typed(classes: Iterable[Any]) -> str:
     """:func:`_union` as a subquery (Oxigraph then joins it by hashing)."""
-    return f"{{ SELECT {var} WHERE {{ {_union(classes, var)} }} }}"
+    return f"{{ SELECT ?f0 WHERE {{ {_union(classes)} }} }}"
 
 
 def _class_task(p: str, alternatives: tuple[str, ...], classes: set[Any]) -> _Task:
@@ -555,16 +555,10 @@ def validate(
     stories: Iterable[str] | None = None,
     preselected: dict[str, set[str]] | None = None,
 ) -> tuple[list[ShaclResult], int]:
-    """Validate graphs; returns the results and how many graphs pySHACL looked at.
-
-    Args:
-        shapes: a shapes graph (default: the packaged ``shapes.ttl``).
-        mode: ``fast`` (pySHACL on focus nodes pre-selected by SPARQL) or ``full``
-            (pySHACL on every graph: story graphs and shared graphs).
-        stories: only these graph IRIs (default: every graph).
-        preselected: ``fast`` mode: the :func:`candidates` already found (e.g. by
-            :func:`candidates_at` in another process) for these shapes.
-    """
+    """Validate graphs (only ``stories``, if given) against ``shapes`` (default: the
+    packaged ones): ``fast`` runs pySHACL on the focus nodes SPARQL pre-selects (or on
+    ``preselected``, :func:`candidates` found already, e.g. in another process), ``full``
+    on every graph, shared ones too. Returns the results and how many graphs pySHACL saw."""
     if mode not in MODES:
         raise CheckError(f"unknown SHACL mode {mode!r}; known: {', '.join(MODES)}")
     shapes = shapes if shapes is not None else load_shapes()

@@ -107,15 +107,11 @@ def now_utc() -> dt.datetime:
 
 
 class Store:
-    """hcgraph's store: a directory holding an Oxigraph database, its ledger and the archive.
-
-    Args:
-        directory: the store directory (created if missing, unless read-only); ``None``
-            gives a throw-away in-memory store.
-        read_only: open without taking the write lock, so another process (the Oxigraph
-            server) may hold the database open too.
-        holder: what a second writer is told holds the store (default: ``hcgraph COMMAND``).
-        any_format: skip the format check (for :func:`hcgraph.rebuilding.rebuild`).
+    """hcgraph's store: a directory (created if missing; ``None``: a throw-away in-memory
+    store) holding an Oxigraph database, its ledger and the archive. ``read_only`` takes no
+    write lock, so another process (the Oxigraph server) may hold the database too;
+    ``holder`` is what a second writer is told holds it (default: ``hcgraph COMMAND``);
+    ``any_format`` skips the format check (for :func:`hcgraph.rebuilding.rebuild`).
 
     Raises:
         StoreBusyError: another writer holds the store (named, with its pid, when known).
@@ -339,12 +335,11 @@ class Store:
         sparql: str,
         *,
         bindings: Mapping[str, ox.NamedNode | ox.Literal] | None = None,
-        union: bool = True,
         allow_service: bool = False,
     ) -> Any:
-        """Run SPARQL with hcgraph's prefixes predeclared; ``bindings`` are bound as RDF terms
-        (never spliced into the text); with ``union`` the default graph is the union of all
-        graphs; ``SERVICE`` is refused unless ``allow_service`` (:mod:`hcgraph.sparqlguard`).
+        """Run SPARQL over the union of all graphs with hcgraph's prefixes predeclared;
+        ``bindings`` are bound as RDF terms (never spliced into the text); ``SERVICE`` is
+        refused unless ``allow_service`` (:mod:`hcgraph.sparqlguard`).
 
         Raises:
             QueryError: the query uses ``SERVICE`` and ``allow_service`` is false.
@@ -355,7 +350,7 @@ class Store:
             ox.Variable(k): v for k, v in (bindings or {}).items()
         }
         return self.ox.query(
-            sparql, prefixes=PREFIXES, use_default_graph_as_union=union, substitutions=subs or None
+            sparql, prefixes=PREFIXES, use_default_graph_as_union=True, substitutions=subs or None
         )
 
     def union_triples(self) -> Iterator[ox.Triple]:
