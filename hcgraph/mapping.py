@@ -347,9 +347,10 @@ def _map_provenance(out: _Emitter, st: str, story: Story, info: IngestInfo) -> N
     tool_desc = out.about(_AGENTS, tool)
     tool_desc.typed(PROVO("SoftwareAgent"), PROVO("Agent"), SCHEMA("SoftwareApplication"))
     tool_desc.add(SCHEMA("softwareVersion"), literal(__version__))
-    newer = raw
-    for rev in info.revisions:
-        old = _minted("raw", rev.sha256)
+    newer, later = raw, {info.sha256}  # SHAs of newer versions: a revert repeats one
+    for i, rev in enumerate(info.revisions):
+        old = _revision_node(rev, info.revisions[i + 1 :], rev.sha256 in later)
+        later.add(rev.sha256)
         out.add(newer, PROVO("wasRevisionOf"), old)
         out.typed(old, HCT("RawDocument"), PROVO("Entity"))
         out.add(old, HCT("sha256"), literal(rev.sha256))
@@ -359,6 +360,17 @@ def _map_provenance(out: _Emitter, st: str, story: Story, info: IngestInfo) -> N
         if rev.content is not None:
             out.add(old, HCT("versionContent"), typed(rev.content, JSON_DT))
         newer = old
+
+
+def _revision_node(rev: Revision, older: tuple[Revision, ...], repeated: bool) -> str:
+    """``raw/<sha>`` for a revision; when a newer version has its SHA (a revert), a node of
+    its own, ``raw/<sha>/<time>`` (``-k`` for the k-th of that SHA and time, oldest first):
+    stable as the chain grows, and stores without a revert keep their triples."""
+    if not repeated:
+        return _minted("raw", rev.sha256)
+    stamp = rev.retrieved_at.astimezone(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    k = 1 + sum(r.sha256 == rev.sha256 and r.retrieved_at == rev.retrieved_at for r in older)
+    return _minted("raw", rev.sha256, stamp if k == 1 else f"{stamp}-{k}")
 
 
 def withdrawal_nquads(story_url: str, when: dt.datetime) -> str:
