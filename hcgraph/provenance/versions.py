@@ -206,11 +206,17 @@ def _from_archive(arc: Archive, url: str) -> list[Version]:
             continue
         gone.discard(rec.url)
         if rec.sha256 and (story := _story_of(arc, rec.sha256, rec.url, url, parsed)):
-            if latest is None or latest.sha256 != rec.sha256:
-                latest = Version(rec.sha256)
-                versions.append(latest)
+            latest = _run_of(versions, latest, rec.sha256)
             latest.fetched(_iso(rec.time), rec.fetch_url, story)
     return versions
+
+
+def _run_of(versions: list[Version], latest: Version | None, sha: str) -> Version:
+    """The version a good fetch of ``sha`` belongs to: the latest one, or a new one."""
+    if latest is None or latest.sha256 != sha:
+        latest = Version(sha)
+        versions.append(latest)
+    return latest
 
 
 def _story_of(
@@ -236,26 +242,45 @@ def _from_graph(store: Store, url: str, versions: list[Version]) -> str | None:
     now = store.withdrawn_at(url)
     since = None if now is None else _iso(now)
     chain = _chain(store, story, minted("raw", current))
-    archived, taken, last = len(versions), set[int](), -1
+    runs = _Runs(versions)
     for pos, node in enumerate(chain):
-        same = [i for i in range(archived) if i not in taken and versions[i].sha256 == node.sha]
-        # the next archived run of these bytes; else any (the archive may lack some)
-        i = next((i for i in same if i > last), same[0] if same else None)
-        if i is None:
-            v = Version(node.sha)
-            versions.append(v)
-        else:
-            taken.add(i)
-            v, last = versions[i], i
-        is_current = pos == len(chain) - 1
-        v.in_graph = "current" if is_current else "revision"
+        v = runs.take(node.sha)
         v.chain_position = pos  # ties of time: the chain decides
+        if pos == len(chain) - 1:
+            v.in_graph, gone = "current", since
+        else:
+            v.in_graph, gone = "revision", node.gone
         if v.content is None:  # not archived: what the graph keeps of it
-            v.content = _graph_content(store, url, is_current, node.said)
+            v.content = _graph_content(store, url, v.in_graph == "current", node.said)
         for when, loc in node.ingests:
             v.recorded(when, loc)
-        v.withdrawn_at(since if is_current else node.gone)
+        v.withdrawn_at(gone)
     return since
+
+
+class _Runs:
+    """The archive's versions, each matched to one graph version at most, in order."""
+
+    def __init__(self, versions: list[Version]) -> None:
+        self.versions, self.archived = versions, len(versions)
+        self.taken: set[int] = set()
+        self.last = -1  # the archived version matched last
+
+    def take(self, sha: str) -> Version:
+        """The next archived version of ``sha`` (else any: the archive may lack some);
+        a new version when the archive has none left."""
+        same = [
+            i
+            for i in range(self.archived)
+            if i not in self.taken and self.versions[i].sha256 == sha
+        ]
+        i = next((i for i in same if i > self.last), same[0] if same else None)
+        if i is None:
+            self.versions.append(Version(sha))
+            return self.versions[-1]
+        self.taken.add(i)
+        self.last = i
+        return self.versions[i]
 
 
 @dataclass
@@ -268,27 +293,37 @@ class _Node:
     older: str | None = None
     ingests: list[tuple[str | None, str | None]] = field(default_factory=list)  # (when, from)
 
+    def row(self, older: str | None, when: str | None, source: str | None) -> None:
+        """One solution of the chain query: the node it revised (the least, should there be
+        two), and an ingest."""
+        if older is not None and (self.older is None or older < self.older):
+            self.older = older
+        if (when, source) not in self.ingests:
+            self.ingests.append((when, source))
+
 
 def _chain(store: Store, story: ox.NamedNode, current: str) -> list[_Node]:
     """The raw documents of the story's revision chain, oldest first (a revert's bytes come
-    back on a node of their own)."""
-    nodes: dict[str, _Node] = {}
-    for raw, sha, created, ended, loc, said, gone, older in rows(store, _CHAIN, story=story):
-        if raw is None or not (sha := sha or raw.removeprefix(_RAW)):
-            continue
-        node = nodes.setdefault(
-            raw, _Node(sha, said, gone and _iso(dt.datetime.fromisoformat(gone)))
-        )
-        if older is not None and (node.older is None or older < node.older):
-            node.older = older
-        if (entry := (ended or created, loc)) not in node.ingests:
-            node.ingests.append(entry)
+    back on a node of their own; a loop, from before that, ends the walk)."""
+    nodes = _nodes(store, story)
     walk: list[_Node] = []
     at: str | None = current
     while at in nodes and all(n is not nodes[at] for n in walk):
         walk.append(nodes[at])
         at = nodes[at].older
     return walk[::-1]
+
+
+def _nodes(store: Store, story: ox.NamedNode) -> dict[str, _Node]:
+    """The story's raw documents by IRI: SHA-256, kept text, withdrawal, the one it revised
+    and when and from where it was ingested."""
+    nodes: dict[str, _Node] = {}
+    for raw, sha, created, ended, loc, said, gone, older in rows(store, _CHAIN, story=story):
+        if raw is None or not (sha := sha or raw.removeprefix(_RAW)):
+            continue
+        withdrawn = gone and _iso(dt.datetime.fromisoformat(gone))
+        nodes.setdefault(raw, _Node(sha, said, withdrawn)).row(older, ended or created, loc)
+    return nodes
 
 
 def _graph_content(store: Store, url: str, current: bool, said: str | None) -> Content | None:
