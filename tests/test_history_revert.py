@@ -16,7 +16,7 @@ from hcgraph import Store, ingest_bytes
 from hcgraph.iris import minted
 from hcgraph.provenance.versions import History, history
 from hcgraph.vocab import HC, PROV
-from tests.crawlserver import CrawlServer, Site, page, story
+from tests.crawlserver import CrawlServer, Reply, Site, page, story
 
 T0 = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.UTC)
 
@@ -147,3 +147,27 @@ def test_a_revert_by_crawl_is_its_own_version(
     shown = json.loads(res.output)["versions"]
     assert [v["sha256"] for v in shown] == [_sha(a), _sha(b), _sha(a)]
     assert [len(v["changes"]) for v in shown] == [0, 1, 1]
+
+
+@pytest.mark.slow
+def test_a_withdrawal_stays_with_the_version_withdrawn(
+    crawl_server: CrawlServer, tmp_path: Path
+) -> None:
+    """A withdrawn, then B, A, B: only the first A was withdrawn (marks are per version,
+    not per SHA-256)."""
+    site = Site(crawl_server)
+    a = story("b", sections=[{"heading": "h", "paragraphs": [{"markdown": "First text."}]}])
+    b = story("b", sections=[{"heading": "h", "paragraphs": [{"markdown": "Second text."}]}])
+    site.add("a", story("a", page("b")))
+    site.add("b", a)
+    site.crawl(tmp_path)
+    site.add("b", b"", Reply(404, b"nope", etag=False), status=404, etag=False)
+    assert site.crawl(tmp_path).counts["withdrawn"] == 1
+    for body in (b, a, b):
+        site.add("b", body)
+        assert site.crawl(tmp_path).exit_code == 0
+    with Store(tmp_path, read_only=True) as st:
+        h = history(st, page("b"))
+    assert [v.sha256 for v in h.versions] == [_sha(a), _sha(b), _sha(a), _sha(b)]
+    assert [bool(v.withdrawn) for v in h.versions] == [True, False, False, False]
+    assert h.withdrawn_at is None
