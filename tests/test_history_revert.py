@@ -15,8 +15,9 @@ import pytest
 from hcgraph import Store, ingest_bytes
 from hcgraph.iris import minted
 from hcgraph.provenance.versions import History, history
+from hcgraph.rebuilding import rebuild
 from hcgraph.vocab import HC, PROV
-from tests.crawlserver import CrawlServer, Reply, Site, page, story
+from tests.crawlserver import CrawlServer, Reply, Site, page, quads_of, story
 
 T0 = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.UTC)
 
@@ -171,3 +172,6 @@ def test_a_withdrawal_stays_with_the_version_withdrawn(
     assert [v.sha256 for v in h.versions] == [_sha(a), _sha(b), _sha(a), _sha(b)]
     assert [bool(v.withdrawn) for v in h.versions] == [True, False, False, False]
     assert h.withdrawn_at is None
+    crawled = quads_of(tmp_path)
+    rebuild(tmp_path)  # replayed from the archive: the same triples, reverts and marks
+    assert quads_of(tmp_path) == crawled
