@@ -347,9 +347,12 @@ def _map_provenance(out: _Emitter, st: str, story: Story, info: IngestInfo) -> N
     tool_desc = out.about(_AGENTS, tool)
     tool_desc.typed(PROVO("SoftwareAgent"), PROVO("Agent"), SCHEMA("SoftwareApplication"))
     tool_desc.add(SCHEMA("softwareVersion"), literal(__version__))
-    newer = raw
-    for rev in info.revisions:
-        old = _minted("raw", rev.sha256)
+    newer, later = raw, {info.sha256}  # SHAs of newer versions: a revert repeats one
+    for i, rev in enumerate(info.revisions):
+        old = (
+            _revision_node(info.revisions, i) if rev.sha256 in later else _minted("raw", rev.sha256)
+        )
+        later.add(rev.sha256)
         out.add(newer, PROVO("wasRevisionOf"), old)
         out.typed(old, HCT("RawDocument"), PROVO("Entity"))
         out.add(old, HCT("sha256"), literal(rev.sha256))
@@ -359,6 +362,19 @@ def _map_provenance(out: _Emitter, st: str, story: Story, info: IngestInfo) -> N
         if rev.content is not None:
             out.add(old, HCT("versionContent"), typed(rev.content, JSON_DT))
         newer = old
+
+
+def _revision_node(revisions: tuple[Revision, ...], i: int) -> str:
+    """The node of ``revisions[i]`` when a newer version has its SHA (a revert), in place of
+    ``raw/<sha>``: ``raw/<sha>/<time>`` (``-k`` for the k-th of that SHA and time, oldest
+    first), stable as the chain grows; stores without a revert keep their triples."""
+    rev = revisions[i]
+    stamp = rev.retrieved_at.astimezone(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    same = (
+        r.sha256 == rev.sha256 and r.retrieved_at == rev.retrieved_at for r in revisions[i + 1 :]
+    )
+    k = 1 + sum(same)
+    return _minted("raw", rev.sha256, stamp if k == 1 else f"{stamp}-{k}")
 
 
 def withdrawal_nquads(story_url: str, when: dt.datetime) -> str:

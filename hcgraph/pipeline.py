@@ -157,6 +157,20 @@ def graph_time(when: dt.datetime | None) -> dt.datetime:
     return when.astimezone(dt.UTC).replace(microsecond=0)
 
 
+def _withdrawn(
+    chain: list[tuple[str, dt.datetime]], marks: dict[str, list[dt.datetime]]
+) -> list[dt.datetime | None]:
+    """When each version of ``chain`` (newest first) was withdrawn: a mark goes to the newest
+    version of its SHA-256 from before it (else the oldest), so a revert is not withdrawn."""
+    out: list[dt.datetime | None] = [None] * len(chain)
+    for sha, times in marks.items():
+        at = [i for i, (s, _when) in enumerate(chain) if s == sha]
+        for gone in times if at else ():
+            i = next((i for i in at if chain[i][1] <= gone), at[-1])
+            out[i] = max(gone, out[i] or gone)
+    return out
+
+
 class Pipeline:
     """Parse, dedupe and map documents, and hand them to a :class:`~hcgraph.writer.Writer`.
 
@@ -416,15 +430,18 @@ class Pipeline:
             chain = self.store.revisions(url, old)
             marks = self.store.withdrawn_versions(url)
             if gone_at is not None:
-                marks[old] = gone_at
+                marks.setdefault(old, []).append(gone_at)
+            gone = _withdrawn(chain, marks)
             # what each version said: kept on the revisions, and the one being replaced
             # read from its graph now (history compares versions with no archived body)
             said = version_contents(self.store, url)
             if old != sha and (content := graph_content(self.store, url, old)) is not None:
                 said[old] = content.to_json()
             if old == sha:  # the same bytes back: the same raw document, ingested again
-                chain = chain[1:]
-            revisions = tuple(Revision(s, when, marks.get(s), said.get(s)) for s, when in chain)
+                chain, gone = chain[1:], gone[1:]
+            revisions = tuple(
+                Revision(s, when, w, said.get(s)) for (s, when), w in zip(chain, gone, strict=True)
+            )
         where = doc.location or doc.source
         return IngestInfo(sha, where, graph_time(doc.retrieved_at), len(doc.body), revisions)
 

@@ -56,25 +56,22 @@ def _source(record: FetchRecord) -> str:
 
 
 def _documents(archive: Archive, report: RebuildReport) -> Iterator[Document]:
-    seen: set[bytes] = set()  # 16-byte digests of (URL, body hash): an archive's worth stays small
+    last: dict[str, bytes] = {}  # URL → 16-byte digest of its last body (none after a withdrawal)
     gone: set[str] = set()  # URLs whose last record answered 404/410
-    comebacks: Counter[str] = Counter()  # URL → withdrawals: a body after one is new again
     for record in archive.records():
         report.records += 1
         if record.error is None and record.status in (404, 410):
             if record.url in gone:  # the crawler's rule: the second in a row withdraws
-                comebacks[record.url] += 1
+                last.pop(record.url, None)  # a body after it is new again
                 yield Document(b"", _source(record), record.time, record.url, withdrawn=True)
             gone.add(record.url)
             continue
         gone.discard(record.url)
         if record.sha256 is None or record.error is not None or record.status not in _BODIES:
             continue  # no body, or an error page: kept in the archive, never a story
-        key = hashlib.blake2b(
-            f"{record.url}\0{record.sha256}\0{comebacks[record.url]}".encode(), digest_size=16
-        ).digest()
-        if key not in seen:  # else a 304 or an unchanged re-fetch: nothing new
-            seen.add(key)
+        key = hashlib.blake2b(record.sha256.encode(), digest_size=16).digest()
+        if last.get(record.url) != key:  # else a 304 or an unchanged re-fetch: nothing new
+            last[record.url] = key  # bytes seen before, after others, are a revert: replayed
             report.bodies += 1
             yield from _document(archive, record, record.sha256, report)
 

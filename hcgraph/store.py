@@ -79,6 +79,7 @@ _RAW_PREFIX = minted("raw", "")
 _RAW_DOCUMENT = ox.NamedNode(str(HC.rawDocument))
 _WAS_REVISION_OF = ox.NamedNode(str(PROV.wasRevisionOf))
 _CREATED = ox.NamedNode(str(DCTERMS.created))
+_SHA256 = ox.NamedNode(str(HC.sha256))
 _ENDED = ox.NamedNode(str(PROV.endedAtTime))
 _INVALIDATED = ox.NamedNode(str(PROV.invalidatedAtTime))
 _SOURCE_LOCATION = ox.NamedNode(str(HC.sourceLocation))
@@ -284,17 +285,17 @@ class Store:
                 yield quad.subject.value, _value(quad.object)
 
     def revisions(self, story_url: str, sha256: str) -> list[tuple[str, dt.datetime]]:
-        """The stored story's version history: (sha256, retrieved) newest first."""
+        """The stored story's version history: (sha256, retrieved) newest first; a SHA
+        repeats where the story went back to earlier bytes (a revert)."""
         g = ox.NamedNode(story_url)
         ended = self._object(ox.NamedNode(minted("ingest", sha256)), _ENDED, g)
         chain = [(sha256, now_utc() if ended is None else _time(ended))]
-        seen = {sha256}
-        node = self._object(ox.NamedNode(minted("raw", sha256)), _WAS_REVISION_OF, g)
-        while isinstance(node, ox.NamedNode):
-            sha = node.value.removeprefix(_RAW_PREFIX)
-            if sha in seen:
-                break
-            seen.add(sha)
+        current = ox.NamedNode(minted("raw", sha256))
+        seen = {current}  # nodes, not SHAs: a revert's SHA comes back on a node of its own
+        node = self._object(current, _WAS_REVISION_OF, g)
+        while isinstance(node, ox.NamedNode) and node not in seen:
+            seen.add(node)
+            sha = self.raw_node_sha256(node, g)
             created = self._object(node, _CREATED, g)
             chain.append((sha, chain[-1][1] if created is None else _time(created)))
             node = self._object(node, _WAS_REVISION_OF, g)
@@ -309,16 +310,22 @@ class Store:
         """Every withdrawn story: story IRI → when."""
         return {s: dt.datetime.fromisoformat(w) for s, w in self._on_stories(_INVALIDATED)}
 
-    def withdrawn_versions(self, story_url: str) -> dict[str, dt.datetime]:
-        """Earlier versions of the story withdrawn before it came back: raw SHA-256 → when."""
+    def withdrawn_versions(self, story_url: str) -> dict[str, list[dt.datetime]]:
+        """Earlier versions of the story withdrawn before it came back: raw SHA-256 → when,
+        oldest first (two times: a revert's bytes withdrawn twice)."""
         g = ox.NamedNode(story_url)
-        out: dict[str, dt.datetime] = {}
+        out: dict[str, list[dt.datetime]] = {}
         for quad in self.ox.quads_for_pattern(None, _INVALIDATED, None, g):
             subject = quad.subject
             if isinstance(subject, ox.NamedNode) and subject.value.startswith(_RAW_PREFIX):
-                sha = subject.value.removeprefix(_RAW_PREFIX)
-                out[sha] = _time(quad.object)
-        return out
+                out.setdefault(self.raw_node_sha256(subject, g), []).append(_time(quad.object))
+        return {sha: sorted(times) for sha, times in out.items()}
+
+    def raw_node_sha256(self, node: ox.NamedNode, g: ox.NamedNode) -> str:
+        """The SHA-256 of a raw-document node: its ``hc:sha256`` (a revert's node has its
+        own IRI), else the IRI's tail."""
+        sha = self._object(node, _SHA256, g)
+        return node.value.removeprefix(_RAW_PREFIX) if sha is None else _value(sha)
 
     def story_fetched_from(self, location: str) -> str | None:
         """The stored story whose ingest records ``location`` (a crawled URL or a file) as

@@ -17,7 +17,7 @@ import pyoxigraph as ox
 from .iris import unminted
 from .model import Story
 from .store import Store
-from .vocab import DCTERMS, HC, ID, SDO
+from .vocab import DCTERMS, HC, SDO
 
 __all__ = ["Content", "from_graph", "from_story", "revision_contents"]
 
@@ -28,7 +28,6 @@ _CORRECTS, _LISTS = ox.NamedNode(str(SDO.correction)), ox.NamedNode(str(HC.lists
 _USES, _CLAIM = ox.NamedNode(str(HC.citesClaimUnder)), ox.NamedNode(str(HC.claim))
 _MANIFEST, _TITLE = ox.NamedNode(str(HC.manifest)), ox.NamedNode(str(DCTERMS.title))
 _DATE, _KEPT = ox.NamedNode(str(DCTERMS.date)), ox.NamedNode(str(HC.versionContent))
-_RAW_PREFIX = f"{ID}raw/"
 
 
 @dataclass(frozen=True)
@@ -148,8 +147,9 @@ def revision_contents(store: Store, story_url: str) -> dict[str, str]:
     """The content JSON kept on each revision of the stored story: SHA-256 → JSON text."""
     story = ox.NamedNode(story_url)
     return {
-        _lexical(quad.subject).removeprefix(_RAW_PREFIX): _lexical(quad.object)
+        store.raw_node_sha256(quad.subject, story): _lexical(quad.object)
         for quad in store.quads(None, _KEPT, None, story)
+        if isinstance(quad.subject, ox.NamedNode)
     }
 
 

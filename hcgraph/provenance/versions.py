@@ -1,7 +1,8 @@
 """``history``: how did a story change?
 
 Versions come from the raw archive (every fetch; a ``304`` re-confirms the body it names) and
-the graph (the raw document's ``prov:wasRevisionOf`` chain), merged by SHA-256; withdrawals
+the graph (the raw document's ``prov:wasRevisionOf`` chain), merged by SHA-256 in order (a
+story that goes back to earlier bytes has that version again, later: a revert); withdrawals
 from ``prov:invalidatedAtTime`` and two 404/410 answers in a row. :func:`diff_stories` lists
 what changed between consecutive versions, from the archived body or what the graph kept
 (:mod:`hcgraph.version_content`).
@@ -24,7 +25,7 @@ import pyoxigraph as ox
 from ..archive import Archive
 from ..errors import HcgraphError, ProvenanceError
 from ..errors import one_line as _v
-from ..iris import named_node
+from ..iris import minted, named_node
 from ..mdtext import md_cell, md_code, md_text, md_url
 from ..model import Story, parse_story
 from ..store import Store
@@ -43,12 +44,14 @@ __all__ = [
 ]
 
 _CHAIN = """
-SELECT ?story ?raw ?sha ?created ?ended ?loc ?said WHERE { GRAPH ?story {
+SELECT ?story ?raw ?sha ?created ?ended ?loc ?said ?gone ?older WHERE { GRAPH ?story {
   ?story hc:rawDocument ?current .
   ?current prov:wasRevisionOf* ?raw .
   OPTIONAL { ?raw hc:sha256 ?sha }
   OPTIONAL { ?raw dcterms:created ?created }
   OPTIONAL { ?raw hc:versionContent ?said }
+  OPTIONAL { ?raw prov:invalidatedAtTime ?gone }
+  OPTIONAL { ?raw prov:wasRevisionOf ?older }
   OPTIONAL { ?ingest prov:used ?raw ; prov:endedAtTime ?ended .
              OPTIONAL { ?ingest hc:sourceLocation ?loc } }
 } }
@@ -59,7 +62,9 @@ _NOT_JSON = ("changes", "content", "chain_position")  # changes are written afte
 
 @dataclass
 class Version:
-    """One version (distinct body) of the story.
+    """One version of the story: a body, from when it came until another replaced it. A
+    story that goes back to earlier bytes (a revert) has that body as a new version: two
+    versions may share a ``sha256``.
 
     ``fetches`` counts the archive records naming its bytes (200s and 304s); ``sources``
     are where they came from (fetch URL or file); ``in_graph`` is ``current``, ``revision``
@@ -155,15 +160,15 @@ def history(store: Store, story_url: str) -> History:
         ProvenanceError: neither the graph nor the archive knows the story.
     """
     url = story_url.strip().split("#", 1)[0].removesuffix("index.json")
-    versions: dict[str, Version] = {}
+    versions: list[Version] = []
     if store.directory is not None:
-        _from_archive(Archive(store.directory / "archive"), url, versions)
+        versions = _from_archive(Archive(store.directory / "archive"), url)
     withdrawn_at = _from_graph(store, url, versions)
     if not versions:
         raise ProvenanceError(f"{story_url}: no version of this story in the store or archive")
     # The graph's chain is authoritative for order where it exists: newest is current.
     ordered = sorted(
-        versions.values(),
+        versions,
         key=lambda v: (v.in_graph == "current", v.first_seen or "", v.chain_position, v.sha256),
     )
     for prev, cur in pairwise(ordered):
@@ -184,7 +189,10 @@ def _compare(prev: Version, cur: Version) -> list[Change]:
     return [Change("not compared", _UNKNOWN.format(sha=unknown.sha256[:12]))]
 
 
-def _from_archive(arc: Archive, url: str, versions: dict[str, Version]) -> None:
+def _from_archive(arc: Archive, url: str) -> list[Version]:
+    """A version per run of fetches of one body: bytes seen before, after others, are a
+    version again (a revert)."""
+    versions: list[Version] = []
     parsed: dict[str, Story | None] = {}
     gone: set[str] = set()  # fetch URLs whose last answer was 404/410
     latest: Version | None = None  # the version the last good fetch saw
@@ -198,8 +206,17 @@ def _from_archive(arc: Archive, url: str, versions: dict[str, Version]) -> None:
             continue
         gone.discard(rec.url)
         if rec.sha256 and (story := _story_of(arc, rec.sha256, rec.url, url, parsed)):
-            latest = versions.setdefault(rec.sha256, Version(rec.sha256))
+            latest = _run_of(versions, latest, rec.sha256)
             latest.fetched(_iso(rec.time), rec.fetch_url, story)
+    return versions
+
+
+def _run_of(versions: list[Version], latest: Version | None, sha: str) -> Version:
+    """The version a good fetch of ``sha`` belongs to: the latest one, or a new one."""
+    if latest is None or latest.sha256 != sha:
+        latest = Version(sha)
+        versions.append(latest)
+    return latest
 
 
 def _story_of(
@@ -215,37 +232,98 @@ def _story_of(
     return parsed[sha]
 
 
-def _from_graph(store: Store, url: str, versions: dict[str, Version]) -> str | None:
-    """Versions from the graph; when the story is withdrawn now, since when."""
+def _from_graph(store: Store, url: str, versions: list[Version]) -> str | None:
+    """Versions from the graph, each matched to the archive's version of its bytes (in
+    order) or added; when the story is withdrawn now, since when."""
     story = named_node(url)  # None: not an IRI (a slug, a space), so not in the graph
     current = store.raw_sha256(url)
     if story is None or current is None:
         return None
-    # When each version was withdrawn (by SHA-256), and since when the story is now.
-    marks = {sha: _iso(when) for sha, when in store.withdrawn_versions(url).items()}
     now = store.withdrawn_at(url)
     since = None if now is None else _iso(now)
-    if since is not None:
-        marks[current] = since
-    chain = {sha: i for i, (sha, _when) in enumerate(reversed(store.revisions(url, current)))}
-    for sha, when, loc, said in _chain(store, story):
-        v = versions.setdefault(sha, Version(sha))
-        v.in_graph = "current" if sha == current else "revision"
-        v.chain_position = chain.get(sha, -1)  # ties of time: the chain decides
+    chain = _chain(store, story, minted("raw", current))
+    runs = _Runs(versions)
+    for pos, node in enumerate(chain):
+        v = runs.take(node.sha)
+        v.chain_position = pos  # ties of time: the chain decides
+        if pos == len(chain) - 1:
+            v.in_graph, gone = "current", since
+        else:
+            v.in_graph, gone = "revision", node.gone
         if v.content is None:  # not archived: what the graph keeps of it
-            v.content = _graph_content(store, url, sha == current, said)
-        v.recorded(when, loc)
-        v.withdrawn_at(marks.get(sha))
+            v.content = _graph_content(store, url, v.in_graph == "current", node.said)
+        for when, loc in node.ingests:
+            v.recorded(when, loc)
+        v.withdrawn_at(gone)
     return since
 
 
-def _chain(
-    store: Store, story: ox.NamedNode
-) -> Iterator[tuple[str, str | None, str | None, str | None]]:
-    """(SHA-256, when ingested, from where, kept text) of each version in the graph."""
-    for raw, sha, created, ended, loc, said in rows(store, _CHAIN, story=story):
-        if sha := sha or (raw or "").removeprefix(_RAW):
-            yield sha, ended or created, loc, said
+class _Runs:
+    """The archive's versions, each matched to one graph version at most, in order."""
+
+    def __init__(self, versions: list[Version]) -> None:
+        self.versions, self.archived = versions, len(versions)
+        self.taken: set[int] = set()
+        self.last = -1  # the archived version matched last
+
+    def take(self, sha: str) -> Version:
+        """The next archived version of ``sha`` (else any: the archive may lack some);
+        a new version when the archive has none left."""
+        same = [
+            i
+            for i in range(self.archived)
+            if i not in self.taken and self.versions[i].sha256 == sha
+        ]
+        i = next((i for i in same if i > self.last), same[0] if same else None)
+        if i is None:
+            self.versions.append(Version(sha))
+            return self.versions[-1]
+        self.taken.add(i)
+        self.last = i
+        return self.versions[i]
+
+
+@dataclass
+class _Node:
+    """One raw document of the revision chain, as the graph holds it."""
+
+    sha: str
+    said: str | None = None
+    gone: str | None = None
+    older: str | None = None
+    ingests: list[tuple[str | None, str | None]] = field(default_factory=list)  # (when, from)
+
+    def row(self, older: str | None, when: str | None, source: str | None) -> None:
+        """One solution of the chain query: the node it revised (the least, should there be
+        two), and an ingest."""
+        if older is not None and (self.older is None or older < self.older):
+            self.older = older
+        if (when, source) not in self.ingests:
+            self.ingests.append((when, source))
+
+
+def _chain(store: Store, story: ox.NamedNode, current: str) -> list[_Node]:
+    """The raw documents of the story's revision chain, oldest first (a revert's bytes come
+    back on a node of their own; a loop, from before that, ends the walk)."""
+    nodes = _nodes(store, story)
+    walk: list[_Node] = []
+    at: str | None = current
+    while at in nodes and all(n is not nodes[at] for n in walk):
+        walk.append(nodes[at])
+        at = nodes[at].older
+    return walk[::-1]
+
+
+def _nodes(store: Store, story: ox.NamedNode) -> dict[str, _Node]:
+    """The story's raw documents by IRI: SHA-256, kept text, withdrawal, the one it revised
+    and when and from where it was ingested."""
+    nodes: dict[str, _Node] = {}
+    for raw, sha, created, ended, loc, said, gone, older in rows(store, _CHAIN, story=story):
+        if raw is None or not (sha := sha or raw.removeprefix(_RAW)):
+            continue
+        withdrawn = gone and _iso(dt.datetime.fromisoformat(gone))
+        nodes.setdefault(raw, _Node(sha, said, withdrawn)).row(older, ended or created, loc)
+    return nodes
 
 
 def _graph_content(store: Store, url: str, current: bool, said: str | None) -> Content | None:

@@ -1,0 +1,177 @@
+"""``hcgraph history`` of a story that goes back to earlier bytes: a revert is its own
+version, in the graph (ingested files) and in the raw archive (crawls)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pyoxigraph as ox
+import pytest
+
+from hcgraph import Store, ingest_bytes
+from hcgraph.iris import minted
+from hcgraph.provenance.versions import History, history
+from hcgraph.rebuilding import rebuild
+from hcgraph.vocab import HC, PROV
+from tests.crawlserver import CrawlServer, Reply, Site, page, quads_of, story
+
+T0 = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.UTC)
+
+
+def _bodies(seed_bytes: bytes) -> tuple[bytes, bytes]:
+    """Two versions of the seed story: A, and B with a new headline."""
+    doc = json.loads(seed_bytes)
+    a = json.dumps(doc).encode()
+    doc["headline"] = "A changed headline"
+    return a, json.dumps(doc).encode()
+
+
+def _ingest(bodies: list[bytes], *, step: dt.timedelta = dt.timedelta(hours=1)) -> tuple[
+    History, list[tuple[str, dt.datetime]], set[str]
+]:  # fmt: skip
+    """Ingest ``bodies`` one after another (``step`` apart); the history, the store's
+    revision chain and the raw-document nodes of the story graph."""
+    url = json.loads(bodies[0])["url"]
+    with Store(None) as st:
+        for i, body in enumerate(bodies):
+            ingest_bytes(st, [(body, f"v{i + 1}.json")], retrieved_at=T0 + i * step)
+        h = history(st, url)
+        chain = st.revisions(url, st.raw_sha256(url) or "")
+        typed = st.quads(None, ox.NamedNode(str(HC.sha256)), None, ox.NamedNode(url))
+        nodes = {q.subject.value for q in typed if isinstance(q.subject, ox.NamedNode)}
+    return h, chain, nodes
+
+
+def _sha(body: bytes) -> str:
+    return hashlib.sha256(body).hexdigest()
+
+
+def _headlines(h: History) -> list[list[tuple[str | None, str | None]]]:
+    return [[(c.old, c.new) for c in v.changes if c.kind == "headline changed"] for v in h.versions]
+
+
+def test_a_revert_by_ingest_is_its_own_version(seed_bytes: bytes) -> None:
+    a, b = _bodies(seed_bytes)
+    h, chain, nodes = _ingest([a, b, a])
+    old, new = json.loads(a)["headline"], "A changed headline"
+    assert [v.sha256 for v in h.versions] == [_sha(a), _sha(b), _sha(a)]
+    assert [v.in_graph for v in h.versions] == ["revision", "revision", "current"]
+    times = [T0 + dt.timedelta(hours=i) for i in range(3)]
+    iso = [t.isoformat().replace("+00:00", "Z") for t in times]
+    assert [v.first_seen for v in h.versions] == iso
+    assert [v.sources for v in h.versions] == [[], [], ["v3.json"]]
+    assert _headlines(h) == [[], [(old, new)], [(new, old)]]
+    assert all(len(v.changes) == 1 for v in h.versions[1:])  # nothing "not compared"
+    # the store's chain repeats the SHA, newest first; the older A is a node of its own
+    assert chain == [(_sha(a), times[2]), (_sha(b), times[1]), (_sha(a), times[0])]
+    assert nodes == {
+        minted("raw", _sha(a)),
+        minted("raw", _sha(b)),
+        minted("raw", _sha(a), "20261201T090000Z"),
+    }
+    # JSON keeps its shape: one object per version, two with one sha256
+    data = h.as_dict()["versions"]
+    assert [v["version"] for v in data] == [1, 2, 3]
+    assert data[0]["sha256"] == data[2]["sha256"] != data[1]["sha256"]
+
+
+def test_a_b_a_b_by_ingest_has_four_versions_and_three_changes(seed_bytes: bytes) -> None:
+    a, b = _bodies(seed_bytes)
+    h, chain, nodes = _ingest([a, b, a, b])
+    old, new = json.loads(a)["headline"], "A changed headline"
+    assert [v.sha256 for v in h.versions] == [_sha(a), _sha(b), _sha(a), _sha(b)]
+    assert [v.in_graph for v in h.versions] == ["revision"] * 3 + ["current"]
+    assert _headlines(h) == [[], [(old, new)], [(new, old)], [(old, new)]]
+    firsts = [v.first_seen or "" for v in h.versions]
+    assert firsts == sorted(firsts) and len(set(firsts)) == 4
+    assert [s for s, _ in chain] == [_sha(b), _sha(a), _sha(b), _sha(a)]
+    assert len(nodes) == 4  # one raw document per version
+
+
+def test_reverts_within_one_second_still_get_a_node_each(seed_bytes: bytes) -> None:
+    """Ingests with one time (``SOURCE_DATE_EPOCH``, or within a second): the k-th older
+    occurrence of a SHA at a time gets ``-k``; the chain neither loops nor merges."""
+    a, b = _bodies(seed_bytes)
+    h, chain, nodes = _ingest([a, b, a, b, a], step=dt.timedelta(0))
+    assert [v.sha256 for v in h.versions] == [_sha(x) for x in (a, b, a, b, a)]
+    assert [len(v.changes) for v in h.versions] == [0, 1, 1, 1, 1]
+    assert len(chain) == 5 and len(nodes) == 5
+    assert minted("raw", _sha(a), "20261201T090000Z-2") in nodes
+
+
+def test_a_plain_change_keeps_its_triples_and_history(seed_bytes: bytes) -> None:
+    """No revert: one node per SHA, as before (the golden tests hold the triples)."""
+    a, b = _bodies(seed_bytes)
+    h, chain, nodes = _ingest([a, b])
+    assert [v.sha256 for v in h.versions] == [_sha(a), _sha(b)]
+    assert [v.in_graph for v in h.versions] == ["revision", "current"]
+    assert nodes == {minted("raw", _sha(a)), minted("raw", _sha(b))}
+    assert len(chain) == 2
+    with Store(None) as st:
+        for i, body in enumerate([a, b]):
+            ingest_bytes(st, [(body, f"v{i + 1}.json")], retrieved_at=T0)
+        revision_of = list(st.quads(None, ox.NamedNode(str(PROV.wasRevisionOf)), None, None))
+    assert [(q.subject.value, q.object.value) for q in revision_of] == [
+        (minted("raw", _sha(b)), minted("raw", _sha(a)))
+    ]
+
+
+@pytest.mark.slow
+def test_a_revert_by_crawl_is_its_own_version(
+    crawl_server: CrawlServer, tmp_path: Path, invoke: Any
+) -> None:
+    site = Site(crawl_server)
+    a = story("a", sections=[{"heading": "h", "paragraphs": [{"markdown": "First text."}]}])
+    b = story("a", sections=[{"heading": "h", "paragraphs": [{"markdown": "Second text."}]}])
+    for body in (a, b, a):
+        site.add("a", body)
+        assert site.crawl(tmp_path, page("a")).exit_code == 0
+    site.crawl(tmp_path, page("a"))  # unchanged: a 304 re-confirms the last A
+    with Store(tmp_path, read_only=True) as st:
+        h = history(st, page("a"))
+    assert [v.sha256 for v in h.versions] == [_sha(a), _sha(b), _sha(a)]
+    assert [v.in_graph for v in h.versions] == ["revision", "revision", "current"]
+    assert [v.fetches for v in h.versions] == [1, 1, 2]
+    assert all(v.archived for v in h.versions)
+    firsts = [v.first_seen or "" for v in h.versions]
+    assert firsts[0] < firsts[1] < firsts[2]
+    assert h.versions[0].last_seen == h.versions[0].first_seen  # its fetch, not the third's
+    edits = [
+        [(c.old, c.new) for c in v.changes if c.kind == "paragraph edited"] for v in h.versions
+    ]
+    assert edits == [[], [("First text.", "Second text.")], [("Second text.", "First text.")]]
+    res = invoke("history", page("a"), "--format", "json", "--store", tmp_path)
+    shown = json.loads(res.output)["versions"]
+    assert [v["sha256"] for v in shown] == [_sha(a), _sha(b), _sha(a)]
+    assert [len(v["changes"]) for v in shown] == [0, 1, 1]
+
+
+@pytest.mark.slow
+def test_a_withdrawal_stays_with_the_version_withdrawn(
+    crawl_server: CrawlServer, tmp_path: Path
+) -> None:
+    """A withdrawn, then B, A, B: only the first A was withdrawn (marks are per version,
+    not per SHA-256)."""
+    site = Site(crawl_server)
+    a = story("b", sections=[{"heading": "h", "paragraphs": [{"markdown": "First text."}]}])
+    b = story("b", sections=[{"heading": "h", "paragraphs": [{"markdown": "Second text."}]}])
+    site.add("a", story("a", page("b")))
+    site.add("b", a)
+    site.crawl(tmp_path)
+    site.add("b", b"", Reply(404, b"nope", etag=False), status=404, etag=False)
+    assert site.crawl(tmp_path).counts["withdrawn"] == 1
+    for body in (b, a, b):
+        site.add("b", body)
+        assert site.crawl(tmp_path).exit_code == 0
+    with Store(tmp_path, read_only=True) as st:
+        h = history(st, page("b"))
+    assert [v.sha256 for v in h.versions] == [_sha(a), _sha(b), _sha(a), _sha(b)]
+    assert [bool(v.withdrawn) for v in h.versions] == [True, False, False, False]
+    assert h.withdrawn_at is None
+    crawled = quads_of(tmp_path)
+    rebuild(tmp_path)  # replayed from the archive: the same triples, reverts and marks
+    assert quads_of(tmp_path) == crawled
