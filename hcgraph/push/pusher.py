@@ -45,9 +45,6 @@ __all__ = [
     "push_graphs_async",
 ]
 
-PROTOCOLS = ("gsp", "update")
-MODES = ("replace", "merge")
-BULK = ("auto", "always", "never")
 #: ``bulk="auto"``: the fewest graphs to send that make a bulk load worth it.
 BULK_MIN_GRAPHS = 500
 _BULK_CHUNK_BYTES = 8 * 1024 * 1024  # 32 MB cost the server more CPU at 10k (RESULTS)
@@ -58,9 +55,9 @@ _MAX_BATCH_BYTES = 8 * 1024 * 1024
 _MAX_RETRY_AFTER = 30.0
 # (option, what the message calls it, its choices) and (option, lowest, highest)
 _CHOICES = (
-    ("protocol", "protocol", PROTOCOLS),
-    ("mode", "mode", MODES),
-    ("bulk", "bulk setting", BULK),
+    ("protocol", "protocol", ("gsp", "update")),
+    ("mode", "mode", ("replace", "merge")),
+    ("bulk", "bulk setting", ("auto", "always", "never")),
 )
 _RANGES = (("concurrency", 1, 64), ("batch", 1, 10_000), ("retries", 0, 10))
 
@@ -263,6 +260,7 @@ async def push_graphs_async(
     run = _Run(store, endpoint, opts, credentials, state, on_progress or (lambda g, t: None))
     started = time.perf_counter()
     try:
+        run.report.graphs = len(store.graph_names())
         if opts.dry_run:
             run.plan_only()
         else:
@@ -372,7 +370,6 @@ class _Run:
             yield "update", batch
 
     def plan_only(self) -> None:
-        self.report.graphs = len(self.store.graph_names())
         for graph in local_graphs(self.store):
             if not self._skip(graph):
                 self.report.pending.append(graph.iri)
@@ -387,26 +384,20 @@ class _Run:
         return compare_counts(self.local_counts, remote)
 
     # --- the bulk path ------------------------------------------------------------------
-    def _bulk_candidates(self, names: Sequence[str]) -> list[str]:
-        """The graphs to bulk-load: the unrecorded ones (all with ``--all``), or none when
-        this push does not take the bulk path."""
-        opts = self.opts
-        if opts.bulk == "never" or opts.protocol != "gsp" or self.endpoint.bulk_url is None:
-            return []
-        recorded = self.state.graphs(self.endpoint.url)
-        wanted = list(names) if opts.force else [g for g in names if g not in recorded]
-        return [] if opts.bulk == "auto" and len(wanted) < BULK_MIN_GRAPHS else wanted
-
     async def _prepare_bulk(self, client: httpx.AsyncClient) -> None:
-        """Choose the bulk graphs, forgotten in the push state first (until its chunk is
+        """Choose the bulk graphs (the unrecorded ones, all with ``--all``, when this push
+        takes the bulk path), forgotten in the push state first (until its chunk is
         acknowledged the server may hold part of one); in replace mode, drop those the
         server holds."""
-        wanted = self._bulk_candidates(self.store.graph_names())
-        if not wanted:
+        opts, url = self.opts, self.endpoint.url
+        if opts.bulk == "never" or opts.protocol != "gsp" or self.endpoint.bulk_url is None:
             return
-        url = self.endpoint.url
+        names, recorded = self.store.graph_names(), self.state.graphs(url)
+        wanted = list(names) if opts.force else [g for g in names if g not in recorded]
+        if not wanted or (opts.bulk == "auto" and len(wanted) < BULK_MIN_GRAPHS):
+            return
         held: set[str] = set()
-        if self.opts.mode == "replace":
+        if opts.mode == "replace":
             try:
                 held = await remote_graphs(client, self.endpoint)
             except PushError:
@@ -427,7 +418,6 @@ class _Run:
 
     # --- sending ------------------------------------------------------------------------
     async def send_all(self, client: httpx.AsyncClient) -> None:
-        self.report.graphs = len(self.store.graph_names())
         await self._prepare_bulk(client)
         depth = self.opts.concurrency if self.bulk else self.opts.concurrency * 2
         queue: asyncio.Queue[tuple[str, list[LocalGraph]] | None] = asyncio.Queue(depth)
