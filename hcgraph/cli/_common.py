@@ -55,12 +55,10 @@ class TermConsole(Console):
     @property
     def size(self) -> ConsoleDimensions:
         """The terminal's size; a fixed or unwrapped width for the rest (see the class)."""
-        width = self.fixed_width
         if self._width is not None:  # set in code (console.width = N): as rich does
             return super().size
-        if width is None and not self.is_terminal:
-            width = UNWRAPPED
-        return ConsoleDimensions(width, 25) if width is not None else super().size
+        width = self.fixed_width or (None if self.is_terminal else UNWRAPPED)
+        return super().size if width is None else ConsoleDimensions(width, 25)
 
     @size.setter
     def size(self, new_size: tuple[int, int]) -> None:
