@@ -218,12 +218,10 @@ def size(text: str) -> int:
     >>> size("10MB"), size("500k"), size("1024")
     (10485760, 512000, 1024)
     """
-    units = {"k": 1024, "m": 1024**2, "g": 1024**3}
     value = text.strip().lower().removesuffix("b")
-    factor = units.get(value[-1:], 1)
-    value = value[:-1] if value[-1:] in units else value
+    factor = {"k": 1024, "m": 1024**2, "g": 1024**3}.get(value[-1:], 1)
     try:
-        number = float(value) * factor
+        number = float(value[:-1] if factor > 1 else value) * factor
     except ValueError:
         number = math.nan
     # nan, inf (also ``1e400``, which overflows to inf) and negative sizes are no cap at all:
