@@ -1,5 +1,7 @@
-"""Push story graphs to triple stores (SPARQL 1.1 Graph Store Protocol or Update):
-``push_graphs(store, resolve_endpoint(url), PushOptions(...))``; see docs/pushing.md."""
+"""Push story graphs to triple stores (SPARQL 1.1 Graph Store Protocol or Update).
+
+``push_graphs(store, resolve_endpoint(url), PushOptions(...))``; see docs/pushing.md.
+"""
 
 from .auth import Credentials, credentials_from_env
 from .endpoints import PRESETS, RemoteEndpoint, resolve_endpoint

@@ -1,8 +1,8 @@
-"""What a push sends: each local graph as exact bytes with its hash, and the requests of
-the three protocols (GSP, SPARQL Update, Oxigraph's bulk loader: docs/pushing.md).
+"""What a push sends: each local graph as exact bytes with its hash, and the requests.
 
 A graph's body is its N-Triples, lines sorted: deterministic, valid Turtle, and valid inside
-SPARQL ``INSERT DATA``; its SHA-256 is what the push state records. A store runs one update
+SPARQL ``INSERT DATA``; its SHA-256 is what the push state records. The requests of GSP,
+SPARQL Update and Oxigraph's bulk loader are in docs/pushing.md. A store runs one update
 request as one transaction (each batch is all-or-nothing); the bulk loader only adds quads
 and is not atomic, so graphs the server holds are first dropped and forgotten in the state.
 
