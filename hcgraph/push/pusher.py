@@ -384,20 +384,26 @@ class _Run:
         return compare_counts(self.local_counts, remote)
 
     # --- the bulk path ------------------------------------------------------------------
+    def _bulk_candidates(self, names: Sequence[str]) -> list[str]:
+        """The graphs to bulk-load: the unrecorded ones (all with ``--all``), or none when
+        this push does not take the bulk path."""
+        opts = self.opts
+        if opts.bulk == "never" or opts.protocol != "gsp" or self.endpoint.bulk_url is None:
+            return []
+        recorded = self.state.graphs(self.endpoint.url)
+        wanted = list(names) if opts.force else [g for g in names if g not in recorded]
+        return [] if opts.bulk == "auto" and len(wanted) < BULK_MIN_GRAPHS else wanted
+
     async def _prepare_bulk(self, client: httpx.AsyncClient) -> None:
-        """Choose the bulk graphs (the unrecorded ones, all with ``--all``, when this push
-        takes the bulk path), forgotten in the push state first (until its chunk is
+        """Choose the bulk graphs, forgotten in the push state first (until its chunk is
         acknowledged the server may hold part of one); in replace mode, drop those the
         server holds."""
-        opts, url = self.opts, self.endpoint.url
-        if opts.bulk == "never" or opts.protocol != "gsp" or self.endpoint.bulk_url is None:
+        wanted = self._bulk_candidates(self.store.graph_names())
+        if not wanted:
             return
-        names, recorded = self.store.graph_names(), self.state.graphs(url)
-        wanted = list(names) if opts.force else [g for g in names if g not in recorded]
-        if not wanted or (opts.bulk == "auto" and len(wanted) < BULK_MIN_GRAPHS):
-            return
+        url = self.endpoint.url
         held: set[str] = set()
-        if opts.mode == "replace":
+        if self.opts.mode == "replace":
             try:
                 held = await remote_graphs(client, self.endpoint)
             except PushError:
