@@ -55,12 +55,10 @@ class TermConsole(Console):
     @property
     def size(self) -> ConsoleDimensions:
         """The terminal's size; a fixed or unwrapped width for the rest (see the class)."""
-        width = self.fixed_width
         if self._width is not None:  # set in code (console.width = N): as rich does
             return super().size
-        if width is None and not self.is_terminal:
-            width = UNWRAPPED
-        return ConsoleDimensions(width, 25) if width is not None else super().size
+        width = self.fixed_width or (None if self.is_terminal else UNWRAPPED)
+        return super().size if width is None else ConsoleDimensions(width, 25)
 
     @size.setter
     def size(self, new_size: tuple[int, int]) -> None:
@@ -220,12 +218,10 @@ def size(text: str) -> int:
     >>> size("10MB"), size("500k"), size("1024")
     (10485760, 512000, 1024)
     """
-    units = {"k": 1024, "m": 1024**2, "g": 1024**3}
     value = text.strip().lower().removesuffix("b")
-    factor = units.get(value[-1:], 1)
-    value = value[:-1] if value[-1:] in units else value
+    factor = {"k": 1024, "m": 1024**2, "g": 1024**3}.get(value[-1:], 1)
     try:
-        number = float(value) * factor
+        number = float(value[:-1] if factor > 1 else value) * factor
     except ValueError:
         number = math.nan
     # nan, inf (also ``1e400``, which overflows to inf) and negative sizes are no cap at all:

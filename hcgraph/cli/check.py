@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ..checking import INTEGRITY_CHECKS, CheckReport, Finding
+from ..checking import INTEGRITY_CHECKS, CheckReport
 from ..checking import check as run_check
 from ..deepcheck import deep_check
 from ..errors import one_line
@@ -26,27 +26,22 @@ from ._common import (
 
 
 def render_text(report: CheckReport, *, max_per_story: int = 0) -> str:
-    """The readable report: findings grouped by story, then a summary."""
+    """The readable report: each story's heading and findings (at most ``max_per_story``
+    when it is positive), then a summary."""
     lines: list[str] = []
     for story, findings in report.by_story().items():
-        lines.extend(_story_block(story, findings, max_per_story))
+        bad = sum(1 for f in findings if f.severity == "violation")
+        lines.append(f"{one_line(story)}  ({bad} violations, {len(findings) - bad} warnings)")
+        shown = findings if max_per_story <= 0 else findings[:max_per_story]
+        for f in shown:
+            lines.append(f"  {f.severity:<9}  {f.check:<21}  {one_line(f.message)}")
+            if f.focus and f.focus not in f.message:
+                lines.append(f"  {'':9}  {'':21}  at {one_line(f.focus)}")
+        if len(shown) < len(findings):
+            lines.append(f"  … {len(findings) - len(shown)} more (use --format json for all)")
+        lines.append("")
     lines.append(_summary(report))
     return "\n".join(lines) + "\n"
-
-
-def _story_block(story: str, findings: list[Finding], max_per_story: int) -> list[str]:
-    """One story's heading and findings (at most ``max_per_story`` when it is positive)."""
-    bad = sum(1 for f in findings if f.severity == "violation")
-    lines = [f"{one_line(story)}  ({bad} violations, {len(findings) - bad} warnings)"]
-    shown = findings if max_per_story <= 0 else findings[:max_per_story]
-    for f in shown:
-        lines.append(f"  {f.severity:<9}  {f.check:<21}  {one_line(f.message)}")
-        if f.focus and f.focus not in f.message:
-            lines.append(f"  {'':9}  {'':21}  at {one_line(f.focus)}")
-    if len(shown) < len(findings):
-        lines.append(f"  … {len(findings) - len(shown)} more (use --format json for all)")
-    lines.append("")
-    return lines
 
 
 def _summary(report: CheckReport) -> str:

@@ -59,11 +59,10 @@ def ingest(
     if not paths and not withdraw:  # nothing to do: a usage error (exit 2), as click's own
         raise click.UsageError("give story files or directories, or --withdraw URL")
     check_paths(paths)  # a typo is a user error, refused before the store is created
-    present = list(paths)
     # The paths go to ingest_paths as given, so each file's location is recorded relative to
     # the directory it was found under; the bar's total costs a second walk, only when shown.
     bar = err_console.is_terminal
-    total = sum(1 for _ in discover(present)) if bar else None
+    total = sum(1 for _ in discover(paths)) if bar else None
     with Store(store_dir) as store:
         progress = Progress(
             TextColumn("ingest"), BarColumn(), MofNCompleteColumn(),
@@ -73,7 +72,7 @@ def ingest(
             task = progress.add_task("ingest", total=total)
             report = ingest_paths(
                 store,
-                present,
+                paths,
                 on_progress=lambda n: progress.advance(task, n),
                 **options,  # --max-bytes, --replace, --absolute-paths: named as ingest_paths'
                 # counts only (flat memory at any size); each failure shown as it happens

@@ -130,7 +130,6 @@ def push_command(
     if credentials_at_risk(target.url, credentials):
         err_console.print("[yellow]warning:[/] sending credentials over plain http://")
     with Store(store_dir, read_only=True) as store:
-        total = len(store.graph_names())
         progress = Progress(
             TextColumn("push"), BarColumn(), MofNCompleteColumn(),
             TextColumn("graphs, {task.fields[triples]:,} triples"),
@@ -138,7 +137,7 @@ def push_command(
             console=err_console, disable=not err_console.is_terminal, transient=True,
         )  # fmt: skip
         with progress:
-            task = progress.add_task("push", total=total, triples=0)
+            task = progress.add_task("push", total=len(store.graph_names()), triples=0)
 
             def advance(graphs: int, triples: int) -> None:
                 done = progress.tasks[task].fields["triples"] + triples

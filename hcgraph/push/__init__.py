@@ -1,10 +1,6 @@
 """Push story graphs to triple stores (SPARQL 1.1 Graph Store Protocol or Update).
 
->>> from hcgraph import Store
->>> from hcgraph.push import PushOptions, push_graphs, resolve_endpoint
->>> with Store("output/store", read_only=True) as store:            # doctest: +SKIP
-...     target = resolve_endpoint("http://127.0.0.1:7878")
-...     report = push_graphs(store, target, PushOptions(verify=True))
+``push_graphs(store, resolve_endpoint(url), PushOptions(...))``; see docs/pushing.md.
 """
 
 from .auth import Credentials, credentials_from_env

@@ -30,6 +30,7 @@ __all__ = [
 ]
 
 _MASK = "***"
+_UNANSWERABLE = "the server's Digest challenge cannot be answered: "
 #: Requests sent again with credentials in answer to a ``401`` (see answered_challenge).
 _CHALLENGED: weakref.WeakSet[httpx.Request] = weakref.WeakSet()
 
@@ -106,10 +107,11 @@ class _Digest(httpx.DigestAuth):
                 sent = flow.send(response)
             except StopIteration:
                 return
-            except (KeyError, NotImplementedError) as exc:  # httpx lacks it: no hung worker
-                raise PushError(
-                    f"the server's Digest challenge cannot be answered: {_lacking(exc)}"
-                ) from None
+            except KeyError as exc:  # httpx lacks the algorithm (SHA-512-256): no hung worker
+                lacking = f"httpx has no algorithm {visible(str(exc.args[0]) if exc.args else '')}"
+                raise PushError(f"{_UNANSWERABLE}{lacking}") from None
+            except NotImplementedError as exc:  # qop="auth-int"
+                raise PushError(f"{_UNANSWERABLE}{visible(str(exc))}") from None
             if response.status_code == 401:
                 _CHALLENGED.add(sent)
 
@@ -153,14 +155,6 @@ class _AnyAuth(httpx.Auth):
             request.headers["Authorization"] = self._basic
             _CHALLENGED.add(request)
             yield request
-
-
-def _lacking(exc: Exception) -> str:
-    """What of a Digest challenge httpx cannot do: an algorithm (a ``KeyError`` from its
-    table: SHA-512-256) or ``qop="auth-int"`` (``NotImplementedError``)."""
-    if isinstance(exc, KeyError):
-        return f"httpx has no algorithm {visible(str(exc.args[0]) if exc.args else '')}"
-    return visible(str(exc))
 
 
 def _challenges(response: httpx.Response) -> set[str]:

@@ -23,7 +23,6 @@ class Preset:
     ``authenticated``: ``(gsp, query, update)`` for a push with credentials; ``bulk``: the
     GSP service also takes a whole dataset through the bulk loader (:mod:`.protocols`)."""
 
-    name: str
     gsp: str
     query: str
     update: str
@@ -33,21 +32,17 @@ class Preset:
 
 
 PRESETS: dict[str, Preset] = {
-    p.name: p
-    for p in (
-        Preset("oxigraph", "store", "query", "update", bulk=True),
-        Preset("fuseki", "data", "sparql", "update"),
-        Preset("graphdb", "rdf-graphs/service", "", "statements"),
-        Preset(
-            "virtuoso",
-            "sparql-graph-crud",
-            "sparql",
-            "sparql",
-            "text/turtle",
-            ("sparql-graph-crud-auth", "sparql-auth", "sparql-auth"),
-        ),
-        Preset("neptune", "sparql/gsp/", "sparql", "sparql"),
-    )
+    "oxigraph": Preset("store", "query", "update", bulk=True),
+    "fuseki": Preset("data", "sparql", "update"),
+    "graphdb": Preset("rdf-graphs/service", "", "statements"),
+    "virtuoso": Preset(
+        "sparql-graph-crud",
+        "sparql",
+        "sparql",
+        "text/turtle",
+        ("sparql-graph-crud-auth", "sparql-auth", "sparql-auth"),
+    ),
+    "neptune": Preset("sparql/gsp/", "sparql", "sparql"),
 }
 
 

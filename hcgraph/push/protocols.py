@@ -1,20 +1,16 @@
 """What a push sends: each local graph as exact bytes with its hash, and the requests.
 
-* A graph's body is its N-Triples, lines sorted: deterministic, valid Turtle, and valid
-  inside SPARQL ``INSERT DATA``; its SHA-256 is what the push state records.
-* GSP: ``PUT {gsp}?graph=IRI`` replaces one graph (idempotent), ``POST`` merges into it; the
-  IRI goes in as a query parameter, percent-encoded by httpx (indirect identification, §4.2).
-* Update: one request carries a batch; per graph, ``replace`` sends ``DROP SILENT GRAPH <g>``
-  then ``INSERT DATA { GRAPH <g> { … } }``, ``merge`` only the insert. A store runs one
-  update request as one transaction, so each batch is all-or-nothing.
-* Bulk (Oxigraph): ``POST /store?no_transaction`` with TriG hands many graphs to the
-  server's bulk loader, which only adds quads and is not atomic; so graphs the server holds
-  are first dropped and forgotten in the push state.
+A graph's body is its N-Triples, lines sorted: deterministic, valid Turtle, and valid inside
+SPARQL ``INSERT DATA``; its SHA-256 is what the push state records. The requests of GSP,
+SPARQL Update and Oxigraph's bulk loader are in docs/pushing.md. A store runs one update
+request as one transaction (each batch is all-or-nothing); the bulk loader only adds quads
+and is not atomic, so graphs the server holds are first dropped and forgotten in the state.
 
 Escaping: bodies are pyoxigraph's N-Triples, whose terms are valid SPARQL terms (IRIs
 validated; every literal a ``"…"`` string with quotes, backslashes, newlines and control
 characters escaped), so no user text can close a literal or a block; graph names are
-pyoxigraph-validated IRIs.
+pyoxigraph-validated IRIs, and a GSP graph IRI goes in as a query parameter that httpx
+percent-encodes (indirect identification, §4.2).
 """
 
 from __future__ import annotations
@@ -104,8 +100,8 @@ def request(
     job: Sequence[LocalGraph] | Sequence[str],
     mode: str,
 ) -> httpx.Request:
-    """The request of one job of ``kind`` (gsp: one graph; bulk, update: graphs; drop: graph
-    IRIs), as the module says; ``mode``: replace or merge."""
+    """The request of one job of ``kind`` (gsp: one graph, PUT to replace, POST to merge;
+    bulk, update: graphs; drop: graph IRIs); ``mode``: replace or merge."""
     graphs = cast("Sequence[LocalGraph]", job)
     if kind == "gsp":
         return client.build_request(

@@ -45,9 +45,6 @@ __all__ = [
     "push_graphs_async",
 ]
 
-PROTOCOLS = ("gsp", "update")
-MODES = ("replace", "merge")
-BULK = ("auto", "always", "never")
 #: ``bulk="auto"``: the fewest graphs to send that make a bulk load worth it.
 BULK_MIN_GRAPHS = 500
 _BULK_CHUNK_BYTES = 8 * 1024 * 1024  # 32 MB cost the server more CPU at 10k (RESULTS)
@@ -58,9 +55,9 @@ _MAX_BATCH_BYTES = 8 * 1024 * 1024
 _MAX_RETRY_AFTER = 30.0
 # (option, what the message calls it, its choices) and (option, lowest, highest)
 _CHOICES = (
-    ("protocol", "protocol", PROTOCOLS),
-    ("mode", "mode", MODES),
-    ("bulk", "bulk setting", BULK),
+    ("protocol", "protocol", ("gsp", "update")),
+    ("mode", "mode", ("replace", "merge")),
+    ("bulk", "bulk setting", ("auto", "always", "never")),
 )
 _RANGES = (("concurrency", 1, 64), ("batch", 1, 10_000), ("retries", 0, 10))
 
@@ -263,6 +260,7 @@ async def push_graphs_async(
     run = _Run(store, endpoint, opts, credentials, state, on_progress or (lambda g, t: None))
     started = time.perf_counter()
     try:
+        run.report.graphs = len(store.graph_names())
         if opts.dry_run:
             run.plan_only()
         else:
@@ -372,7 +370,6 @@ class _Run:
             yield "update", batch
 
     def plan_only(self) -> None:
-        self.report.graphs = len(self.store.graph_names())
         for graph in local_graphs(self.store):
             if not self._skip(graph):
                 self.report.pending.append(graph.iri)
@@ -427,7 +424,6 @@ class _Run:
 
     # --- sending ------------------------------------------------------------------------
     async def send_all(self, client: httpx.AsyncClient) -> None:
-        self.report.graphs = len(self.store.graph_names())
         await self._prepare_bulk(client)
         depth = self.opts.concurrency if self.bulk else self.opts.concurrency * 2
         queue: asyncio.Queue[tuple[str, list[LocalGraph]] | None] = asyncio.Queue(depth)

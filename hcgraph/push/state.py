@@ -118,24 +118,14 @@ class PushState:
             os.write(self._fd, data)
             self._unsynced += lines
             if sync or self._unsynced >= SYNC_EVERY:
-                self.sync()
+                self._sync()
         except OSError as exc:
             raise PushError(f"cannot record the push state in {self.journal}: {exc}") from None
 
-    def sync(self) -> None:
-        """``fsync`` the journal lines written so far."""
+    def _sync(self) -> None:
         if self._fd is not None and self._unsynced:
             os.fsync(self._fd)
         self._unsynced = 0
-
-    def close(self) -> None:
-        """Sync and close the journal (it stays, for the next load to fold in)."""
-        if self._fd is not None:
-            try:
-                self.sync()
-            finally:
-                os.close(self._fd)
-                self._fd = None
 
     def save(self, endpoint: str) -> None:
         """Stamp ``endpoint`` with the time and write the file atomically."""
@@ -146,9 +136,13 @@ class PushState:
         data = {"format": _FORMAT, "endpoints": self._endpoints}
         text = json.dumps(data, indent=1, sort_keys=True) + "\n"
         try:
-            self.close()
+            if self._fd is not None:  # the journal: synced, closed, then folded into the file
+                try:
+                    self._sync()
+                finally:
+                    os.close(self._fd)
+                    self._fd = None
             write_atomic(self.path, text.encode("utf-8"))
-            # everything journalled is in the file now
             if self.journal is not None:
                 self.journal.unlink(missing_ok=True)
         except OutputError as exc:
