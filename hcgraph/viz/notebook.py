@@ -24,7 +24,7 @@ from ..errors import VizError
 from ..store import Store
 from .layout import compute_layout
 from .render import VIS_SHA256, _vendored, render_map, script_hashes, script_safe, visible_bidi
-from .style import COUNTED, node_size, styles_for
+from .style import COUNTED, largest_count, node_size, styles_for
 from .views import citation_graph
 
 if TYPE_CHECKING:
@@ -192,9 +192,7 @@ def to_pyvis(
     graph = _projection(graph_or_store, view, focus, options)
     positions = compute_layout(graph)
     styles = styles_for(sorted({a["type"] for _n, a in graph.nodes(data=True)}))
-    counts = [int(a.get("stories", 0) or 0) for _n, a in graph.nodes(data=True)
-              if a["type"] in COUNTED]  # fmt: skip
-    top = max(counts, default=0)
+    top = largest_count(graph)
     net = network(directed=True, height="800px", width="100%")
     for n in sorted(graph):
         a = graph.nodes[n]

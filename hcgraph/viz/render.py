@@ -27,7 +27,7 @@ from .._version import __version__
 from ..errors import OutputError, VizError
 from .data import LABEL, index_of, short
 from .layout import Positions, communities, compute_layout
-from .style import COUNTED, NodeStyle, document_icon, node_size, styles_for
+from .style import NodeStyle, document_icon, largest_count, node_size, styles_for
 
 __all__ = [
     "D3_HIERARCHY_VERSION",
@@ -120,6 +120,7 @@ class MapInfo:
 
 def _options(styles: dict[str, Any], edges: int) -> dict[str, Any]:
     big = edges > _BIG
+    edge_color = {"color": "#9aa4b2", "highlight": "#24292f", "hover": "#57606a", "inherit": False}
     return {
         "autoResize": True,
         "physics": {"enabled": False},
@@ -135,12 +136,7 @@ def _options(styles: dict[str, Any], edges: int) -> dict[str, Any]:
         "edges": {
             "smooth": False,
             "arrows": {"to": {"enabled": True, "scaleFactor": 0.45}},
-            "color": {
-                "color": "#9aa4b2",
-                "highlight": "#24292f",
-                "hover": "#57606a",
-                "inherit": False,
-            },
+            "color": edge_color,
             "selectionWidth": 1.5,
         },
         "nodes": {
@@ -241,47 +237,34 @@ def _node_rows(
 ) -> list[dict[str, Any]]:
     """One row a node, in node order; the page script builds the plain-text tooltip and
     the details panel from the extra keys. Sizes show counts, but in the story trail."""
-    counted = [a for _n, a in graph.nodes(data=True) if a["type"] in COUNTED]
-    max_count = max((int(a.get("stories", 0) or 0) for a in counted), default=0)
-    if graph.graph.get("view") == "story":
-        max_count = 0
+    max_count = 0 if graph.graph.get("view") == "story" else largest_count(graph)
     pub_ix, room_ix = index_of(publishers), index_of(newsrooms)
-    return [
-        _node_row(n, graph.nodes[n], styles[graph.nodes[n]["type"]], positions, max_count,
-                  pub_ix, room_ix)
-        for n in sorted(graph)
-    ]  # fmt: skip
-
-
-def _node_row(
-    n: str,
-    a: dict[str, Any],
-    style: NodeStyle,
-    positions: Positions,
-    max_count: int,
-    pub_ix: dict[str, int],
-    room_ix: dict[str, int],
-) -> dict[str, Any]:
-    """One node's row of the vis DataSet."""
-    x, y = positions.get(n, (0.0, 0.0))
-    return dict(
-        id=n,
-        label=visible_label(a["label"] or n),
-        shape=style.shape,
-        group=a["type"],
-        x=x,
-        y=y,
-        size=node_size(a, style, max_count),
-        t=visible_bidi(a.get("title", "")),
-        d=a.get("date", ""),
-        i=visible_bidi(a.get("id", "")),  # shown (tooltip, details): an id is any text
-        u=_http(a.get("url", "")),
-        s=int(a.get("stories", 0) or 0),
-        p=[pub_ix[p] for p in a.get("publishers", ())],
-        r=[room_ix[r] for r in a.get("newsrooms", ())],
-        **({"g": int(a["uncited"])} if a.get("uncited") else {}),
-        **({"v": int(a["unsupported"])} if a.get("unsupported") else {}),
-    )
+    rows = []
+    for n in sorted(graph):
+        a = graph.nodes[n]
+        style = styles[a["type"]]
+        x, y = positions.get(n, (0.0, 0.0))
+        row = dict(
+            id=n,
+            label=visible_label(a["label"] or n),
+            shape=style.shape,
+            group=a["type"],
+            x=x,
+            y=y,
+            size=node_size(a, style, max_count),
+            t=visible_bidi(a.get("title", "")),
+            d=a.get("date", ""),
+            i=visible_bidi(a.get("id", "")),  # shown (tooltip, details): an id is any text
+            u=_http(a.get("url", "")),
+            s=int(a.get("stories", 0) or 0),
+            p=[pub_ix[p] for p in a.get("publishers", ())],
+            r=[room_ix[r] for r in a.get("newsrooms", ())],
+        )
+        for key, attr in (("g", "uncited"), ("v", "unsupported")):
+            if a.get(attr):
+                row[key] = int(a[attr])
+        rows.append(row)
+    return rows
 
 
 _EDGE_KEYS = (("claims", "c"), ("stories", "n"), ("citations", "k"))
@@ -355,21 +338,18 @@ def render_map(
             raise VizError(f"the {graph.graph['view']} view has one renderer: drop --renderer")
         return page(graph)
     payload = build_payload(graph, positions)
-    if pick_renderer(graph, renderer) == "webgl":
-        gl_payload(graph, payload)
-        name, scripts = (
-            "template_gl.html",
-            {
-                "sigma_version": SIGMA_VERSION,
-                "graphology_version": GRAPHOLOGY_VERSION,
-                "sigma_js": _vendored("sigma.min.js", SIGMA_SHA256),
-                "graphology_js": _vendored("graphology.umd.min.js", GRAPHOLOGY_SHA256),
-            },
-        )
-    else:
+    if pick_renderer(graph, renderer) == "canvas":
         vis_js = _vendored("vis-network.min.js", VIS_SHA256)
-        name, scripts = "template.html", {"vis_version": VIS_NETWORK_VERSION, "vis_js": vis_js}
-    return render_page(name, payload, **scripts)
+        return render_page("template.html", payload, vis_version=VIS_NETWORK_VERSION, vis_js=vis_js)
+    gl_payload(graph, payload)
+    return render_page(
+        "template_gl.html",
+        payload,
+        sigma_version=SIGMA_VERSION,
+        graphology_version=GRAPHOLOGY_VERSION,
+        sigma_js=_vendored("sigma.min.js", SIGMA_SHA256),
+        graphology_js=_vendored("graphology.umd.min.js", GRAPHOLOGY_SHA256),
+    )
 
 
 def render_page(name: str, payload: dict[str, Any], **scripts: str) -> str:

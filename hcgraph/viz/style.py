@@ -13,12 +13,15 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import networkx as nx
+
 __all__ = [
     "COUNTED",
     "MAX_SIZE",
     "MIN_SIZE",
     "NodeStyle",
     "document_icon",
+    "largest_count",
     "node_size",
     "styles_for",
 ]
@@ -101,6 +104,12 @@ def styles_for(types: list[str]) -> dict[str, NodeStyle]:
 
 #: Node types whose size shows a count (``stories``).
 COUNTED = ("Manifest", "Publisher", "StoryGroup")
+
+
+def largest_count(graph: nx.DiGraph) -> int:
+    """The largest ``stories`` count of a :data:`COUNTED` node (0: none)."""
+    counted = [a for _n, a in graph.nodes(data=True) if a["type"] in COUNTED]
+    return max((int(a.get("stories", 0) or 0) for a in counted), default=0)
 
 
 def node_size(attrs: dict[str, Any], style: NodeStyle, max_count: int) -> float:
