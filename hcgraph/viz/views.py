@@ -1,12 +1,8 @@
-"""The networkx projections behind the citation maps: one function per view.
+"""The networkx projections behind the citation maps: one builder per view (:data:`VIEWS`).
 
-``citation_graph(store, view, focus)`` returns a ``networkx.DiGraph`` whose edges run from
-the citing thing to what it draws on (story → manifest → publisher; paragraph → claim →
-manifest → source document → publisher), built from the records :mod:`hcgraph.viz.data`
-loads. The views, and every node, edge and graph attribute, are described in docs/maps.md
-("The projection is public API"). Manifest and publisher counts (``stories``) are
-whole-store truths: the same in every view and under every ``top`` / ``group_stories`` /
-``focus``.
+Edges run from the citing thing to what it draws on (story → manifest → publisher); every
+attribute is in docs/maps.md ("The projection is public API"). Manifest and publisher counts
+(``stories``) are whole-store truths, the same under every view, ``top``, grouping and focus.
 """
 
 from __future__ import annotations
@@ -104,23 +100,17 @@ def _reuse_graph(
     reach = counts.reach()
     for iri in sorted(data.publishers):
         graph.add_node(iri, **_complete(data.publishers[iri].attrs(reach.get(iri, 0))))
-    if stories:
-        _add_cites(graph, data, counts, claims)
-    for m, p in sorted(data.published_by):
-        if m in graph:
-            graph.add_edge(m, p, relation="publishedBy", weight=1)
-    return graph
-
-
-def _add_cites(graph: nx.DiGraph, data: ReuseData, counts: Citations, claims: bool) -> None:
-    """The story → manifest ``cites`` edges (with their ``claims`` counts when ``claims``)."""
-    for (s, m), n in sorted(data.cites.items()):
+    for (s, m), n in sorted(data.cites.items()) if stories else ():
         if m not in graph:  # cited manifest with no description at all (should not happen)
             graph.add_node(m, **_complete(ManifestRec(m, "", "").attrs(counts.manifest_count(m))))
         if claims:
             graph.add_edge(s, m, relation="cites", claims=n, weight=max(1, n))
         else:
             graph.add_edge(s, m, relation="cites", weight=1)
+    for m, p in sorted(data.published_by):
+        if m in graph:
+            graph.add_edge(m, p, relation="publishedBy", weight=1)
+    return graph
 
 
 def _keep_top(data: ReuseData, top: int, counts: Citations) -> str:
@@ -199,8 +189,7 @@ def _drill(data: ReuseData, counts: Citations) -> dict[str, Any]:
 def _reuse_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGraph:
     group_stories = opts.group_stories
     overview = _is_overview(store, focus, group_stories, opts.overview)
-    # Claims per (story, manifest) are the widths of story → manifest edges: skipped when
-    # no such edge is drawn (overview, story groups) and past CLAIM_STORIES stories.
+    # Claims per (story, manifest) are edge widths: skipped when no such edge is drawn.
     claims = not overview and group_stories is None
     claims = claims and len(store.story_graphs()) <= CLAIM_STORIES
     data = load_reuse(store, claims=claims, include_withdrawn=opts.include_withdrawn)
@@ -228,8 +217,7 @@ def _reuse_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGra
 def _is_overview(
     store: Store, focus: Focus | None, group_stories: str | None, overview: bool | None
 ) -> bool:
-    """Whether the reuse map is the overview: by default past :data:`OVERVIEW_STORIES`
-    stories with no focus and no grouping; asked for with either, an error."""
+    """Whether the reuse map is the overview (asked for with a focus or grouping: an error)."""
     plain = focus is None and group_stories is None
     if overview is None:
         return plain and len(store.story_graphs()) > OVERVIEW_STORIES
@@ -373,10 +361,9 @@ def _add_story_sources(
     store: Store,
     data: ReuseData,
     room: tuple[str, ...],
-    include_withdrawn: bool = False,
+    include_withdrawn: bool,
 ) -> None:
-    """The cited manifests, their source documents and publishers, counted store-wide
-    (over current stories unless ``include_withdrawn``)."""
+    """The cited manifests, their source documents and publishers, counted store-wide."""
     counts = load_citations(store, include_withdrawn=include_withdrawn)
     reach = counts.reach()
     for iri in sorted(data.manifests):
@@ -414,12 +401,17 @@ def _mark_support(graph: nx.DiGraph, store: Store, story: str) -> None:
     """Claims get their text (from the manifest replies) as their title; a paragraph or key
     fact the support check found not saying what a claim says gets ``unsupported`` (how many
     claims) and a ✗ before its label, and the claim's title says what differs."""
-    from ..claims.graphing import claim_texts
+    from ..claims.graphing import claim_texts, story_verdicts
 
     claims = {a["id"]: n for n, a in graph.nodes(data=True) if a["type"] == "Claim"}
     for cid, text in claim_texts(store, claims).items():
         graph.nodes[claims[cid]]["title"] = f"claim {cid}: {text}"
-    for part, by_claim in sorted(_unsupported(graph, store, story, claims).items()):
+    bad: dict[str, dict[str, str]] = defaultdict(dict)  # part → {claim node → what differs}
+    for (part, cid), verdict in story_verdicts(store, story).items():
+        claim = claims.get(cid)
+        if verdict.status == "unsupported" and part in graph and claim is not None:
+            bad[part].setdefault(claim, verdict.detail)
+    for part, by_claim in sorted(bad.items()):
         attrs = graph.nodes[part]
         attrs["unsupported"] = len(by_claim)
         attrs["label"] = "✗ " + attrs["label"]
@@ -429,20 +421,6 @@ def _mark_support(graph: nx.DiGraph, store: Store, story: str) -> None:
                 edge["unsupported"] = 1
             title = graph.nodes[claim]["title"]
             graph.nodes[claim]["title"] = f"{title} — not said as cited in {attrs['id']}: {detail}"
-
-
-def _unsupported(
-    graph: nx.DiGraph, store: Store, story: str, claims: dict[str, str]
-) -> dict[str, dict[str, str]]:
-    """Part → {claim node → what differs}, for the support check's unsupported verdicts."""
-    from ..claims.graphing import story_verdicts
-
-    bad: dict[str, dict[str, str]] = defaultdict(dict)
-    for (part, cid), verdict in story_verdicts(store, story).items():
-        claim = claims.get(cid)
-        if verdict.status == "unsupported" and part in graph and claim is not None:
-            bad[part].setdefault(claim, verdict.detail)
-    return bad
 
 
 _CITERS = ("Story", "StoryGroup")
@@ -504,22 +482,19 @@ def citation_graph(
     overview: bool | None = None,
     include_withdrawn: bool = False,
 ) -> nx.DiGraph:
-    """The networkx projection behind a citation map (attributes in the module docstring).
+    """The networkx projection behind a citation map (attributes in docs/maps.md).
 
     Args:
         store: the store to read.
-        view: ``story``, ``reuse``, ``publisher``, ``sources`` or ``time``.
-        focus: a story URL / id / slug, a manifest id, or a publisher name (see
-            :func:`~hcgraph.viz.focus.resolve_focus`); required for ``publisher``, and for
-            ``story`` when the store holds more than one story.
-        top: reuse view: keep only the N manifests cited by the most stories.
-        group_stories: reuse/publisher views: fold stories into one node per ``newsroom``,
-            ``day`` or ``newsroom-day``.
-        overview: reuse view: draw manifests and publishers only, with each manifest's
-            citing stories listed (graph attribute ``drill``) and drawn on demand in the
-            page. ``None`` (default): only past :data:`OVERVIEW_STORIES` stories with no
-            focus and no grouping.
-        include_withdrawn: draw withdrawn stories too (default: current stories only).
+        view: a key of :data:`VIEWS`.
+        focus: what :func:`~hcgraph.viz.focus.resolve_focus` resolves; required for
+            ``publisher``, and for ``story`` when the store holds more than one story.
+        top: reuse, sources: keep only the N manifests cited by the most stories.
+        group_stories: reuse, publisher: a key of :data:`STORY_GROUPS`.
+        overview: reuse: manifests and publishers only, each one's citing stories in the
+            ``drill`` graph attribute; ``None``: past :data:`OVERVIEW_STORIES` stories
+            with no focus and no grouping.
+        include_withdrawn: draw withdrawn stories too.
 
     Raises:
         VizError: unknown view or unresolvable focus.
