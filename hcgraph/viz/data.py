@@ -1,10 +1,8 @@
 """What the citation maps read from the store: SPARQL queries and loaders of typed records.
 
-Every count comes from here, over the whole store before any folding (``--top``,
-``--group-stories``, ``--focus``): a manifest's count is the number of distinct stories
-citing it (``hc:citesManifest``), a publisher's (its *reach*) the number citing any of its
-manifests. Aggregation runs in Oxigraph (``GROUP BY``); what a story says about itself is
-read from its own graph, manifests and publishers from the union default graph.
+Every count comes from here, over the whole store before any folding: a manifest's is the
+number of distinct stories citing it (``hc:citesManifest``), a publisher's (its *reach*) the
+number citing any of its manifests. A story is read from its own graph, the rest from the union.
 """
 
 from __future__ import annotations
@@ -278,11 +276,9 @@ def load_publishers(store: Store, data: ReuseData) -> None:
         data.published_by.add((m, pub))
 
 
-def _story_iris(store: Store, gone: Iterable[str]) -> list[str]:
+def _story_iris(store: Store, gone: set[str]) -> list[str]:
     """The stories a map draws: every one but the withdrawn stories ``gone``."""
-    iris = sorted(sol["s"].value for sol in store.query(Q_STORY_IRIS))
-    gone = set(gone)
-    return [i for i in iris if i not in gone] if gone else iris
+    return sorted({sol["s"].value for sol in store.query(Q_STORY_IRIS)} - gone)
 
 
 def _withdrawn(store: Store, include_withdrawn: bool) -> set[str]:

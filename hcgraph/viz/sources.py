@@ -1,11 +1,8 @@
-"""The ``sources`` view: publisher → source → story as a circle packing.
+"""The ``sources`` view: publisher → source → story as a circle packing (docs/maps.md).
 
-The page is described in docs/maps.md. The graph is the reuse graph (counts over the
-whole store) with one more graph attribute, ``passages``: ``{(story, manifest): [(part IRI,
-plain text), …]}``, the story's paragraphs and key facts citing the manifest; kept for the
-newest :data:`PASSAGE_STORIES` citing stories of each source, each cut to
-:data:`PASSAGE_CHARS` characters, up to :data:`PASSAGE_BUDGET` characters in all (sources
-with most citers first).
+The graph is the reuse graph with one more graph attribute, ``passages``: ``{(story,
+manifest): [(part IRI, plain text), …]}``, the story's parts citing the manifest, within the
+limits below (sources with most citers first).
 """
 
 from __future__ import annotations
@@ -58,13 +55,6 @@ NO_PUBLISHER = "(no publisher)"
 Passages = dict[tuple[str, str], list[tuple[str, str]]]
 
 
-def _plain(text: str) -> str:
-    """A passage as the page shows it: Markdown marks stripped, one paragraph, cut."""
-    from ..claims.plaintext import plain
-
-    return short(plain(text).text, PASSAGE_CHARS)
-
-
 def _wanted_parts(
     store: Store, data: ReuseData, citers: dict[str, list[str]]
 ) -> dict[tuple[str, str], set[str]]:
@@ -83,12 +73,15 @@ def _wanted_parts(
 
 
 def _part_texts(store: Store, needed: set[str]) -> dict[str, str]:
-    """The plain text of each of the ``needed`` parts (the first one found)."""
+    """Each of the ``needed`` parts' first text as the page shows it: Markdown marks
+    stripped, one paragraph, cut."""
+    from ..claims.plaintext import plain
+
     texts: dict[str, str] = {}
     for sol in store.query(Q_PART_TEXTS):
         p = sol["part"].value
         if p in needed and p not in texts:
-            texts[p] = _plain(sol["text"].value)
+            texts[p] = short(plain(sol["text"].value).text, PASSAGE_CHARS)
     return texts
 
 

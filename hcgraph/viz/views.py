@@ -100,17 +100,23 @@ def _reuse_graph(
     reach = counts.reach()
     for iri in sorted(data.publishers):
         graph.add_node(iri, **_complete(data.publishers[iri].attrs(reach.get(iri, 0))))
-    for (s, m), n in sorted(data.cites.items()) if stories else ():
+    if stories:
+        _add_cites(graph, data, counts, claims)
+    for m, p in sorted(data.published_by):
+        if m in graph:
+            graph.add_edge(m, p, relation="publishedBy", weight=1)
+    return graph
+
+
+def _add_cites(graph: nx.DiGraph, data: ReuseData, counts: Citations, claims: bool) -> None:
+    """The story → manifest ``cites`` edges (with their ``claims`` counts when ``claims``)."""
+    for (s, m), n in sorted(data.cites.items()):
         if m not in graph:  # cited manifest with no description at all (should not happen)
             graph.add_node(m, **_complete(ManifestRec(m, "", "").attrs(counts.manifest_count(m))))
         if claims:
             graph.add_edge(s, m, relation="cites", claims=n, weight=max(1, n))
         else:
             graph.add_edge(s, m, relation="cites", weight=1)
-    for m, p in sorted(data.published_by):
-        if m in graph:
-            graph.add_edge(m, p, relation="publishedBy", weight=1)
-    return graph
 
 
 def _keep_top(data: ReuseData, top: int, counts: Citations) -> str:
@@ -401,17 +407,12 @@ def _mark_support(graph: nx.DiGraph, store: Store, story: str) -> None:
     """Claims get their text (from the manifest replies) as their title; a paragraph or key
     fact the support check found not saying what a claim says gets ``unsupported`` (how many
     claims) and a ✗ before its label, and the claim's title says what differs."""
-    from ..claims.graphing import claim_texts, story_verdicts
+    from ..claims.graphing import claim_texts
 
     claims = {a["id"]: n for n, a in graph.nodes(data=True) if a["type"] == "Claim"}
     for cid, text in claim_texts(store, claims).items():
         graph.nodes[claims[cid]]["title"] = f"claim {cid}: {text}"
-    bad: dict[str, dict[str, str]] = defaultdict(dict)  # part → {claim node → what differs}
-    for (part, cid), verdict in story_verdicts(store, story).items():
-        claim = claims.get(cid)
-        if verdict.status == "unsupported" and part in graph and claim is not None:
-            bad[part].setdefault(claim, verdict.detail)
-    for part, by_claim in sorted(bad.items()):
+    for part, by_claim in sorted(_unsupported(graph, store, story, claims).items()):
         attrs = graph.nodes[part]
         attrs["unsupported"] = len(by_claim)
         attrs["label"] = "✗ " + attrs["label"]
@@ -421,6 +422,20 @@ def _mark_support(graph: nx.DiGraph, store: Store, story: str) -> None:
                 edge["unsupported"] = 1
             title = graph.nodes[claim]["title"]
             graph.nodes[claim]["title"] = f"{title} — not said as cited in {attrs['id']}: {detail}"
+
+
+def _unsupported(
+    graph: nx.DiGraph, store: Store, story: str, claims: dict[str, str]
+) -> dict[str, dict[str, str]]:
+    """Part → {claim node → what differs}, for the support check's unsupported verdicts."""
+    from ..claims.graphing import story_verdicts
+
+    bad: dict[str, dict[str, str]] = defaultdict(dict)
+    for (part, cid), verdict in story_verdicts(store, story).items():
+        claim = claims.get(cid)
+        if verdict.status == "unsupported" and part in graph and claim is not None:
+            bad[part].setdefault(claim, verdict.detail)
+    return bad
 
 
 _CITERS = ("Story", "StoryGroup")
