@@ -1,11 +1,8 @@
-"""A force-directed layout of the reuse map: ForceAtlas2, repulsion on a grid (numpy/scipy).
+"""The reuse map's force layout: ForceAtlas2 with repulsion on a grid (docs/maps.md).
 
-ForceAtlas2 (Jacomy et al. 2014, PLoS ONE 9(6): e98679) in its linear mode, edge weights
-raised to :data:`WEIGHT_POWER`; the all-pairs repulsion ``k · m_i · m_j / d`` (mass: degree
-+ 1) is computed the particle-mesh way (masses spread bilinearly on a grid, convolved with
-the ``r / |r|²`` kernel by FFT), O(n + G² log G) a step, where networkx's
-``forceatlas2_layout`` builds n x n arrays. No random numbers: same graph and start, same
-positions (on the same numpy/scipy build). docs/maps.md describes it.
+ForceAtlas2 (Jacomy et al. 2014, PLoS ONE 9(6): e98679), linear mode; the repulsion
+``k · m_i · m_j / d`` (mass: degree + 1) goes particle-mesh (masses on a grid, convolved with
+``r / |r|²`` by FFT): O(n + G² log G) a step, not networkx's n x n. Deterministic.
 """
 
 from __future__ import annotations
@@ -23,8 +20,7 @@ __all__ = ["GRID", "ITERATIONS", "WEIGHT_POWER", "force_layout"]
 
 #: Steps of the simulation.
 ITERATIONS = 150
-#: Grid cells a side for the repulsion (fewer for small graphs: about two a node along a
-#: side, at least 32).
+#: Grid cells a side for the repulsion, at most (see :func:`_grid_size`).
 GRID = 256
 #: Edge weights enter the attraction as ``weight ** WEIGHT_POWER`` (0: unweighted).
 WEIGHT_POWER = 0.5

@@ -1,10 +1,6 @@
-"""Citation maps in notebooks: a pyvis ``Network`` that works offline, and hcgraph's own map.
-
-:func:`to_pyvis` gives a view as a ``pyvis.network.Network`` (same nodes, palette, sizes,
-positions; physics off) that renders with :data:`PYVIS_TEMPLATE`, so its pages need no
-network; :func:`show_map` gives hcgraph's own map page, shown inline in a sandboxed
-``<iframe srcdoc>``. Both are described in docs/maps.md. pyvis is an optional extra
-(``pip install hcgraph[pyvis]``).
+"""Citation maps in notebooks (docs/maps.md): :func:`to_pyvis`, a pyvis ``Network`` whose
+pages need no network (pyvis is the optional extra ``hcgraph[pyvis]``), and :func:`show_map`,
+hcgraph's own map page shown inline in a sandboxed ``<iframe srcdoc>``.
 """
 
 from __future__ import annotations
@@ -32,9 +28,8 @@ if TYPE_CHECKING:
 
 __all__ = ["PYVIS_TEMPLATE", "MapDisplay", "node_title", "show_map", "to_pyvis"]
 
-#: The Jinja template (``viz/pyvis.html``) the network from :func:`to_pyvis` renders with:
-#: pyvis's template variables, every resource inline; no CDN links, no Bootstrap, no
-#: ``innerHTML`` popup (titles stay plain text), no DOT-string mode.
+#: The template of :func:`to_pyvis` pages: pyvis's variables, every resource inline; no CDN,
+#: no Bootstrap, no ``innerHTML`` popup (titles stay plain text), no DOT-string mode.
 PYVIS_TEMPLATE = (Path(__file__).parent / "pyvis.html").read_text(encoding="utf-8")
 
 _CSP_SLOT = "__HCGRAPH_CSP__"
@@ -65,8 +60,7 @@ def _iframe(html: str, height: str, title: str) -> str:
 
 @cache
 def _network_class() -> type[Network]:
-    """pyvis's ``Network`` rendering with :data:`PYVIS_TEMPLATE` (defined on first use:
-    pyvis is optional)."""
+    """pyvis's ``Network`` rendering with :data:`PYVIS_TEMPLATE` (defined on first use)."""
     try:
         from jinja2 import ChoiceLoader, DictLoader, Environment, FileSystemLoader
         from pyvis.network import Network
@@ -134,8 +128,8 @@ def show_map(
     height: str = "720px",
     **options: Any,
 ) -> MapDisplay:
-    """hcgraph's own map of a view, displayable inline in a notebook (a sandboxed
-    ``<iframe srcdoc>`` holding the whole page). Arguments as for :func:`to_pyvis`.
+    """hcgraph's own map of a view, shown inline in a notebook; arguments as for
+    :func:`to_pyvis`.
 
     Raises:
         VizError: ``citation_graph`` refused (unknown view, unresolvable focus).
@@ -180,10 +174,7 @@ def to_pyvis(
 
     Args:
         graph_or_store: a projection from :func:`~hcgraph.viz.views.citation_graph`, or a store
-            to project (then ``view``, ``focus`` and ``options`` go to ``citation_graph``).
-        view: the view to project from a store.
-        focus: the focus, as for ``citation_graph``.
-        **options: ``top``, ``group_stories``, ``overview``.
+            whose ``view`` to project (``focus`` and ``options`` as for ``citation_graph``).
 
     Raises:
         VizError: pyvis is not installed, or ``citation_graph`` refused.

@@ -1,10 +1,8 @@
 """Turn a citation-graph projection into one self-contained, safe HTML file.
 
-vis-network (canvas) or sigma.js (WebGL) pages from hcgraph's own Jinja templates, with the
-vendored scripts inlined and a Content-Security-Policy that forbids every network load and
-allows only the page's own inline scripts, by hash (docs/security.md). The graph goes in as
-escaped JSON (:func:`safe_json`) read with ``JSON.parse``; untrusted text is written as
-text, bidi controls shown (:func:`visible_bidi`).
+vis-network (canvas) or sigma.js (WebGL) pages, vendored scripts inlined, under a CSP that
+forbids every network load and allows only the page's inline scripts by hash
+(docs/security.md); the graph goes in as escaped JSON, untrusted text as text, bidi shown.
 """
 
 from __future__ import annotations
@@ -54,15 +52,13 @@ GRAPHOLOGY_VERSION = "0.26.0"
 GRAPHOLOGY_SHA256 = "dc337efa23903f61e064c8e7e7f93a429e6855dccfc2458802b4ed30c621c087"
 D3_HIERARCHY_VERSION = "3.1.3"
 D3_HIERARCHY_SHA256 = "971f374ce9fdbec711eb2358003e2bb755bff22ec6852dc5ebd59f987270db64"
-#: ``auto`` draws maps of more than this many nodes with WebGL (sigma.js), smaller ones
-#: with vis-network on a canvas (shapes, arrows).
+#: ``auto`` draws maps of more than this many nodes with WebGL, smaller ones on a canvas.
 GL_NODES = 1000
 #: The page renderers: ``auto``, ``webgl`` (sigma.js + graphology), ``canvas`` (vis-network).
 RENDERERS = ("auto", "webgl", "canvas")
 #: Beyond this many edges, edges are hidden while dragging/zooming to keep panning smooth.
 _BIG = 3000
-#: The ranking panel lists this many top sources and top publishers; their labels (and the
-#: focus's) are always drawn, decluttered, at every zoom.
+#: The ranking panel's top sources and publishers; their labels are drawn at every zoom.
 TOP_N = 10
 
 
@@ -93,8 +89,7 @@ def _vendored(name: str, sha256: str) -> str:
 
 @cache
 def _env() -> Environment:
-    """One autoescaping environment for every page, reading the package's templates (and
-    their shared ``_map_common.html``) the way a zipped package works too."""
+    """One autoescaping environment for every page (a zipped package works too)."""
     return Environment(
         loader=PackageLoader("hcgraph.viz", "."),
         autoescape=select_autoescape(default=True),
@@ -166,8 +161,7 @@ def _group(style: NodeStyle) -> dict[str, Any]:
 
 
 def build_payload(graph: nx.DiGraph, positions: Positions | None = None) -> dict[str, Any]:
-    """The page's data: vis-network nodes/edges, options, facets, ranking and drill-down;
-    ``meta.layoutQuality`` is the layout's connected-closeness (:mod:`~hcgraph.viz.quality`)."""
+    """The page's data: nodes, edges, options, facets, ranking, drill-down and ``meta``."""
     from .quality import connected_closeness  # numpy: loaded only when a map is drawn
 
     positions = positions if positions is not None else compute_layout(graph)
@@ -194,8 +188,7 @@ def build_payload(graph: nx.DiGraph, positions: Positions | None = None) -> dict
 
 
 def page_meta(graph: nx.DiGraph, view: str) -> dict[str, Any]:
-    """What every map page says about itself: view, focus, title and note (text made safe
-    for a page), and its size."""
+    """What every map page says about itself: view, focus, title, note and size."""
     return {
         "view": view,
         "focus": graph.graph.get("focus") or "",
@@ -216,8 +209,8 @@ def _facets(graph: nx.DiGraph) -> tuple[list[str], list[str], list[str]]:
 
 
 def _always_labelled(graph: nx.DiGraph, ranking: dict[str, list[dict[str, Any]]]) -> list[str]:
-    """The nodes whose labels are placed first: the focus, then the ranking's rows in rank
-    order, sources and publishers interleaved (so the top publishers find a free place)."""
+    """The nodes whose labels are placed first: the focus, then the ranking's sources and
+    publishers interleaved (so the top publishers find a free place)."""
     src, pub = ranking["sources"], ranking["publishers"]
     always = [
         r["id"] for k in range(max(len(src), len(pub))) for r in src[k : k + 1] + pub[k : k + 1]
@@ -309,11 +302,8 @@ _INLINE_SCRIPT = re.compile(r"<script>(.*?)</script>", re.DOTALL)
 
 
 def pick_renderer(graph: nx.DiGraph, renderer: str = "auto") -> str:
-    """``webgl`` or ``canvas`` for ``graph``: ``auto`` is WebGL past :data:`GL_NODES` nodes.
-
-    An overview (a manifest's stories drawn on demand) stays on vis-network, whose DataSet
-    takes nodes added after the first frame.
-    """
+    """``webgl`` or ``canvas``: ``auto`` is WebGL past :data:`GL_NODES` nodes, but not for an
+    overview (vis-network's DataSet takes the stories drawn on demand)."""
     if renderer not in RENDERERS:
         raise VizError(f"unknown renderer {renderer!r}: choose one of {', '.join(RENDERERS)}")
     if renderer != "auto":
@@ -324,11 +314,8 @@ def pick_renderer(graph: nx.DiGraph, renderer: str = "auto") -> str:
 def render_map(
     graph: nx.DiGraph, positions: Positions | None = None, *, renderer: str = "auto"
 ) -> str:
-    """The whole map as one HTML string (deterministic: same graph, same bytes).
-
-    ``renderer``: ``auto`` (default), ``webgl`` (sigma.js, for big maps) or ``canvas``
-    (vis-network); see :func:`pick_renderer`.
-    """
+    """The whole map as one HTML string, deterministic; ``renderer`` as for
+    :func:`pick_renderer`."""
     from .sources import render_sources
     from .timeline import render_time
 
@@ -374,9 +361,8 @@ _GL_NODE_KEYS = ("id", "label", "group", "x", "y", "t", "d", "i", "u", "s", "p",
 
 
 def gl_payload(graph: nx.DiGraph, payload: dict[str, Any]) -> None:
-    """The WebGL page's payload, in place: ``nodes`` as ``_gl_columns`` makes them, ``edges`` as
-    ``{from, to, width}`` columns of node indices, ``clusters`` named, biggest first; what
-    the WebGL page does not read (vis-network's options, edge relations and counts) dropped."""
+    """The WebGL page's payload, in place: nodes and edges as columns, ``clusters`` named,
+    biggest first; what the WebGL page does not read dropped."""
     payload.pop("options", None)
     clusters = communities(graph)
     payload["nodes"] = _gl_columns(payload["nodes"], payload["legend"], clusters)
@@ -409,8 +395,7 @@ def _gl_columns(
 
 
 def cluster_name(graph: nx.DiGraph, members: list[str]) -> dict[str, Any]:
-    """A cluster as the page (and a VOSviewer file) names it: its most-cited source or
-    publisher, and its size."""
+    """A cluster's name (its most-cited source or publisher) and size."""
 
     def weight(n: str) -> tuple[int, str]:
         a = graph.nodes[n]
@@ -421,8 +406,7 @@ def cluster_name(graph: nx.DiGraph, members: list[str]) -> dict[str, Any]:
 
 
 def script_hashes(html: str) -> str:
-    """CSP ``script-src`` sources allowing exactly the page's inline scripts (those without
-    a type: the JSON data block needs none), by hash; no ``'unsafe-inline'``."""
+    """CSP ``script-src`` allowing exactly the page's untyped inline scripts, by hash."""
     hashes = []
     for body in _INLINE_SCRIPT.findall(html):
         digest = base64.b64encode(hashlib.sha256(body.encode("utf-8")).digest()).decode()
@@ -441,8 +425,7 @@ def visible_bidi(text: str) -> str:
 
 
 def visible_label(text: str, limit: int = LABEL) -> str:
-    """A label as drawn: bidi controls made visible *first* (each becomes 8 characters),
-    then cut to ``limit`` characters."""
+    """A label as drawn: bidi controls made visible *first*, then cut to ``limit``."""
     return short(visible_bidi(text), limit) if text else text
 
 

@@ -1,9 +1,5 @@
-"""How each node type looks: one palette for every map, and perceptual node sizes.
-
-Every type has a distinct (colour, shape) pair from a colour-blind-aware palette, the same
-in every map; a type the table lacks gets a pair chosen from its name alone. A counted
-node's *area* is proportional to its count, the map's largest drawn at :data:`MAX_SIZE`.
-"""
+"""How each node type looks: a (colour, shape) pair from one colour-blind-aware palette,
+the same in every map, and node sizes whose *area* is proportional to the count."""
 
 from __future__ import annotations
 
