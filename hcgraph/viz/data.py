@@ -50,9 +50,7 @@ SELECT ?s ?id ?headline ?date ?slug ?room WHERE { GRAPH ?s {
   BIND(COALESCE(?rid, ?rname, STR(?r)) AS ?room)
 }
 """
-# Paragraphs and claims folded into one weighted edge per (story, manifest): the distinct
-# claims the story cites under that manifest; hc:citesManifest adds the pairs whose cites
-# carry no claim ids.
+#: Per (story, manifest): the distinct claims the story cites under that manifest.
 Q_CLAIMS = """
 SELECT ?s ?m (COUNT(DISTINCT ?claim) AS ?n)
 WHERE { GRAPH ?s { ?c hc:citesClaim ?claim ; cito:hasCitedEntity ?m } }
@@ -94,8 +92,7 @@ SELECT ?s ?part ?m ?c ?claim ?cid WHERE {
   OPTIONAL { GRAPH ?s { ?c hc:citesClaim ?claim } OPTIONAL { ?claim dcterms:identifier ?cid } }
 }
 """
-#: Per story: its paragraphs and key facts, and those of them some citation cites; the
-#: difference is the unsourced ones (one FILTER NOT EXISTS query cost 5 times as much).
+#: Per story: its paragraphs and key facts, and those cited (5x faster than FILTER NOT EXISTS).
 Q_PARTS = """
 SELECT ?s (COUNT(?part) AS ?n)
 WHERE { GRAPH ?s { { ?part a hc:Paragraph } UNION { ?part a hc:KeyFact } } }
@@ -251,12 +248,8 @@ class ReuseData:
 
 
 def _pairs(store: Store, predicate: str, cls: str = "") -> dict[str, str]:
-    """Subject (of class ``cls``, if given: a much smaller scan) → its smallest object for
-    one predicate over the union of all graphs (a deterministic pick among several).
-
-    One predicate per query: each is one index scan, and joining the lookups in Python
-    keeps the cost linear (an ORDER BY in Oxigraph cost seconds).
-    """
+    """Subject (of class ``cls``, if given: a smaller scan) → its smallest object for one
+    predicate over the union graph; one index scan each, joined in Python (linear)."""
     typed = f"a {cls} ; " if cls else ""
     out: dict[str, str] = {}
     for sol in store.query(f"SELECT ?s ?o WHERE {{ ?s {typed}{predicate} ?o }}"):
@@ -287,9 +280,8 @@ def _withdrawn(store: Store, include_withdrawn: bool) -> set[str]:
 
 
 def _leave_out_withdrawn_only(store: Store, data: ReuseData, gone: set[str]) -> None:
-    """Drop the manifests that only the withdrawn stories ``gone`` list or cite, and the
-    publishers left with none: the map is the one the store would draw without them.
-    Manifests no story lists or cites stay, as they do in a store with no withdrawals."""
+    """Drop the manifests only the withdrawn stories ``gone`` list or cite (and publishers
+    left with none): the map the store would draw without them."""
     current: set[str] = set()
     withdrawn_only: set[str] = set()
     for sol in store.query(Q_REFERS):
@@ -300,12 +292,9 @@ def _leave_out_withdrawn_only(store: Store, data: ReuseData, gone: set[str]) -> 
 
 
 def load_reuse(store: Store, *, claims: bool = True, include_withdrawn: bool = False) -> ReuseData:
-    """Stories, manifests, publishers and weighted story → manifest edges, by aggregation.
-
-    Withdrawn stories are left out unless ``include_withdrawn``, and with them the manifests
-    (and publishers) only withdrawn stories list or cite. ``claims=False`` skips the
-    per-(story, manifest) count of distinct claims (the edge widths), the costliest query.
-    """
+    """Stories, manifests, publishers and weighted story → manifest edges (withdrawn stories
+    and what only they cite left out unless ``include_withdrawn``); ``claims=False`` skips
+    the costliest query, the claims per (story, manifest)."""
     data = ReuseData()
     gone = _withdrawn(store, include_withdrawn)
     ident = _pairs(store, "dcterms:identifier")
@@ -369,8 +358,7 @@ def _load_marks(store: Store, data: ReuseData) -> None:
 
 
 def load_citations(store: Store, *, include_withdrawn: bool = False) -> Citations:
-    """The whole-store citation index without the rest of the reuse data (story, all);
-    withdrawn stories left out unless ``include_withdrawn``."""
+    """The whole-store citation index alone (withdrawn stories left out unless asked)."""
     out = Citations()
     stories = set(_story_iris(store, _withdrawn(store, include_withdrawn)))
     for sol in store.query(Q_CITES):

@@ -47,8 +47,7 @@ Q_PASSAGES = """
 SELECT ?s ?m (GROUP_CONCAT(DISTINCT STR(?part); SEPARATOR=" ") AS ?parts)
 WHERE { GRAPH ?s { ?c cito:hasCitingEntity ?part ; cito:hasCitedEntity ?m } } GROUP BY ?s ?m
 """
-#: Every text, over the union graph (one index scan; typing the parts cost three times as
-#: much); the passages needed are picked in Python.
+#: Every text over the union graph, picked in Python (typing the parts cost 3x as much).
 Q_PART_TEXTS = "SELECT ?part ?text WHERE { ?part schema:text ?text }"
 NO_PUBLISHER = "(no publisher)"
 
@@ -113,11 +112,8 @@ def _newest_first(data: ReuseData) -> dict[str, list[str]]:
 
 
 def sources_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGraph:
-    """The reuse graph of every story, with the citing passages (``passages``) attached.
-
-    ``focus`` (a source or publisher) is selected when the page opens; ``opts.top`` keeps
-    the ``top`` sources cited by most stories.
-    """
+    """The reuse graph of every story with the citing ``passages``; ``focus`` is selected
+    when the page opens."""
     from .views import _keep_top, _reuse_graph
 
     data = load_reuse(store, claims=False, include_withdrawn=opts.include_withdrawn)
@@ -174,8 +170,7 @@ def sources_payload(graph: nx.DiGraph) -> dict[str, Any]:
 
 
 def _source_row(graph: nx.DiGraph, m: str, pub_ix: dict[str, int]) -> list[Any]:
-    """A source as the page lists it (see :func:`sources_payload`); a source with no
-    publisher points one past the publishers."""
+    """A source as the page lists it (no publisher: one past the publishers)."""
     a = graph.nodes[m]
     owners = sorted(p for p in graph.successors(m) if p in pub_ix)
     publisher = pub_ix[owners[0]] if owners else len(pub_ix)
@@ -191,8 +186,8 @@ def _citer_rows(
     passages: Passages,
     passage_rows: list[list[str]],
 ) -> list[list[Any]]:
-    """Source ``m``'s ``[story index, [passage index, …]]`` rows (``index``: story →
-    its index in ``stories``), the passages appended to ``passage_rows``."""
+    """Source ``m``'s ``[story index, [passage index, …]]`` rows, the passages appended to
+    ``passage_rows``."""
     rows: list[list[Any]] = []
     for k in sorted(index[s] for s in graph.predecessors(m) if s in index):
         first = len(passage_rows)
@@ -202,8 +197,7 @@ def _citer_rows(
 
 
 def _story_row(a: dict[str, Any]) -> list[Any]:
-    """A story as the page lists it: ``[url, headline, date, newsrooms, unsupported]``
-    (``unsupported``: its sentences ``hcgraph manifests check`` found unsupported)."""
+    """A story as the page lists it (see :func:`sources_payload`)."""
     return [_http(a["url"]), visible_bidi(a["title"] or a["label"]), a["date"],
             ", ".join(a["newsrooms"]), int(a.get("unsupported", 0) or 0)]  # fmt: skip
 

@@ -86,9 +86,8 @@ def _group_key(kind: str, story: dict[str, Any]) -> tuple[str, str]:
 def _reuse_graph(
     data: ReuseData, counts: Citations, *, stories: bool = True, claims: bool = True
 ) -> nx.DiGraph:
-    """Stories → manifests → publishers, every count from the whole-store ``counts``;
-    manifests no story cites stay. ``stories=False`` (the overview) leaves the story nodes
-    and their edges out; ``claims=False`` leaves the ``cites`` edges without ``claims``."""
+    """Stories (none for the overview) → manifests → publishers, counts from ``counts``;
+    manifests no story cites stay."""
     graph = nx.DiGraph()
     if stories:
         for iri in sorted(data.stories):
@@ -135,11 +134,8 @@ def _keep_top(data: ReuseData, top: int, counts: Citations) -> str:
 
 
 def _group(graph: nx.DiGraph, kind: str) -> str:
-    """Fold the story nodes of a reuse graph into one node per ``kind``; returns the note.
-
-    A group → manifest edge carries ``stories``: how many of the group's stories cite the
-    manifest. Manifest and publisher counts are untouched (they are distinct stories).
-    """
+    """Fold the story nodes into one node per ``kind`` (a group → manifest edge's
+    ``stories``: how many of its stories cite the manifest); returns the note."""
     stories = nodes_of(graph, "Story")
     groups: dict[str, dict[str, Any]] = {}
     citing: dict[tuple[str, str], int] = defaultdict(int)
@@ -175,12 +171,8 @@ def _group_attrs(giri: str, g: dict[str, Any]) -> dict[str, Any]:
 
 
 def _drill(data: ReuseData, counts: Citations) -> dict[str, Any]:
-    """What the overview's drill-down needs: each story once, each manifest's citers.
-
-    Stories are numbered newest first (then by IRI), so every citer list is already in the
-    order the page lists and draws them: no sorting in the browser.
-    """
-    # counts are the whole store's: --top left out the stories citing none of the kept
+    """The overview's drill-down: each story once, newest first (then by IRI), and each
+    manifest's citers as indices into them (in the order the page lists them)."""
     order = sorted({s for citers in counts.citers.values() for s in citers if s in data.stories})
     order.sort(key=lambda s: data.stories[s].date, reverse=True)  # stable: IRI order kept
     index = {s: i for i, s in enumerate(order)}
@@ -261,8 +253,7 @@ def _publisher_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.D
             "or its IRI)"
         )
     graph = _reuse_view(store, focus, replace(opts, top=None, overview=None))
-    # Only the focus publisher: another publisher of a shared manifest would pull the
-    # rings apart and is one click away in the reuse map.
+    # Another publisher of a shared manifest would pull the rings apart.
     others = [n for n, a in graph.nodes(data=True) if a["type"] == "Publisher" and n != focus.iri]
     graph.remove_nodes_from(others)
     name = graph.nodes[focus.iri]["id"]
@@ -339,8 +330,8 @@ def _add_story_parts(
 def _add_story_claims(
     graph: nx.DiGraph, store: Store, s: ox.NamedNode, room: tuple[str, ...], data: ReuseData
 ) -> tuple[dict[tuple[str, str], set[str]], dict[tuple[str, str], None]]:
-    """The claims the story's parts cite; returns the citations per (part, target) and the
-    (claim, manifest) pairs. A citation with no claim counts against its manifest."""
+    """The claims the story's parts cite; returns the citations per (part, claim, or
+    manifest for a citation with no claim) and the (claim, manifest) pairs."""
     claim_in: dict[tuple[str, str], None] = {}
     cite_count: dict[tuple[str, str], set[str]] = defaultdict(set)
     for sol in store.query(Q_STORY_CITES, bindings={"s": s}):
@@ -404,9 +395,8 @@ def _mark_uncited(graph: nx.DiGraph) -> None:
 
 
 def _mark_support(graph: nx.DiGraph, store: Store, story: str) -> None:
-    """Claims get their text (from the manifest replies) as their title; a paragraph or key
-    fact the support check found not saying what a claim says gets ``unsupported`` (how many
-    claims) and a ✗ before its label, and the claim's title says what differs."""
+    """Claims get their text as title; a part the support check found not saying what a
+    claim says gets ``unsupported`` (how many) and a ✗, and the claim's title says why."""
     from ..claims.graphing import claim_texts
 
     claims = {a["id"]: n for n, a in graph.nodes(data=True) if a["type"] == "Claim"}
@@ -442,8 +432,8 @@ _CITERS = ("Story", "StoryGroup")
 
 
 def _reuse_facets(graph: nx.DiGraph) -> None:
-    """Filter facets of a reuse graph (``publishers``, ``newsrooms``): a story's publishers, a
-    manifest's citing newsrooms; facets never change counts."""
+    """Filter facets (``publishers``, ``newsrooms``): a story's publishers, a manifest's
+    citing newsrooms."""
     nodes = graph.nodes
     pubs_of: dict[str, set[str]] = defaultdict(set)
     rooms_of: dict[str, set[str]] = defaultdict(set)
