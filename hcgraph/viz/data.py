@@ -172,14 +172,11 @@ class ManifestRec:
     url: str = ""
     doc: str = ""
 
-    @property
-    def label(self) -> str:
-        return short(self.title or f"manifest {self.id or self.iri.rsplit('/', 1)[-1]}")
-
     def attrs(self, stories: int) -> dict[str, Any]:
         """Node attributes; ``stories`` is the number of distinct stories citing it."""
+        label = short(self.title or f"manifest {self.id or self.iri.rsplit('/', 1)[-1]}")
         return {"type": "Manifest", "iri": self.iri, "id": self.id, "title": self.title,
-                "label": self.label, "date": self.date, "url": self.url,
+                "label": label, "date": self.date, "url": self.url,
                 "stories": stories}  # fmt: skip
 
 

@@ -73,15 +73,9 @@ def _network_class() -> type[Network]:
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             kwargs["cdn_resources"] = "in_line"  # write_html copies no lib/ folder
             super().__init__(*args, **kwargs)
-            env = Environment(
-                loader=ChoiceLoader(
-                    [
-                        DictLoader({"hcgraph.html": PYVIS_TEMPLATE}),
-                        FileSystemLoader(self.template_dir),
-                    ]
-                ),
-                autoescape=True,
-            )
+            ours = DictLoader({"hcgraph.html": PYVIS_TEMPLATE})
+            loader = ChoiceLoader([ours, FileSystemLoader(self.template_dir)])  # + pyvis's lib/
+            env = Environment(loader=loader, autoescape=True)
             env.globals["hcgraph_vis_js"] = _vendored("vis-network.min.js", VIS_SHA256)
             env.filters["hcgraph_json"] = _script_json
             self.templateEnv = env

@@ -387,10 +387,8 @@ def _gl_columns(
     columns: dict[str, list[Any]] = {key: [] for key in _GL_NODE_KEYS}
     for row in rows:
         row.update(c=cluster_of.get(row["id"], -1), group=types[row["group"]])
-        row.setdefault("g", 0)
-        row.setdefault("v", 0)
         for key in _GL_NODE_KEYS:
-            columns[key].append(row[key])
+            columns[key].append(row.get(key, 0))
     return columns
 
 
