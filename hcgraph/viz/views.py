@@ -282,14 +282,13 @@ def _story_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGra
     story = load_story_record(store, s)
     if story is None:
         raise VizError(f"{s.value}: not a story in the store")
-    room = (story.newsroom,) if story.newsroom else ()
     graph = nx.DiGraph()
     graph.add_node(focus.iri, **_complete(story.attrs()))
-    _add_story_parts(graph, store, s, room)
+    _add_story_parts(graph, store, s)
     data = ReuseData()
     load_story_manifests(store, s, data)
-    cite_count, claim_in = _add_story_claims(graph, store, s, room, data)
-    _add_story_sources(graph, store, data, room, opts.include_withdrawn)
+    cite_count, claim_in = _add_story_claims(graph, store, s, data)
+    _add_story_sources(graph, store, data, opts.include_withdrawn)
     for (part, target), cites in sorted(cite_count.items()):
         if part not in graph:
             continue
@@ -297,6 +296,7 @@ def _story_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGra
         graph.add_edge(part, target, relation=relation, citations=len(cites), weight=len(cites))
     for claim, m in claim_in:
         graph.add_edge(claim, m, relation="isPartOf", weight=1)
+    nx.set_node_attributes(graph, graph.nodes[focus.iri]["newsrooms"], "newsrooms")  # the story's
     _mark_uncited(graph)
     _mark_support(graph, store, focus.iri)
     _trail_facets(graph)
@@ -305,9 +305,7 @@ def _story_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGra
     return graph
 
 
-def _add_story_parts(
-    graph: nx.DiGraph, store: Store, s: ox.NamedNode, room: tuple[str, ...]
-) -> None:
+def _add_story_parts(graph: nx.DiGraph, store: Store, s: ox.NamedNode) -> None:
     """The story's sections, paragraphs and key facts, each linked from its parent."""
     parts = sorted(
         store.query(Q_STORY_PARTS, bindings={"s": s}),
@@ -317,10 +315,9 @@ def _add_story_parts(
         part, kind = sol["part"].value, sol["type"].value.removeprefix(HC)
         text = value(sol, "name") or value(sol, "text")
         frag = part.rsplit("#", 1)[-1]
-        graph.add_node(part, **_complete({
-            "type": kind, "iri": part, "id": frag, "title": text,
-            "label": short(f"{frag}: {text}" if text else frag, 40), "newsrooms": room,
-        }))  # fmt: skip
+        label = short(f"{frag}: {text}" if text else frag, 40)
+        attrs = {"type": kind, "iri": part, "id": frag, "title": text, "label": label}
+        graph.add_node(part, **_complete(attrs))
     for sol in parts:
         part, parent = sol["part"].value, sol["parent"].value
         if parent in graph:
@@ -328,7 +325,7 @@ def _add_story_parts(
 
 
 def _add_story_claims(
-    graph: nx.DiGraph, store: Store, s: ox.NamedNode, room: tuple[str, ...], data: ReuseData
+    graph: nx.DiGraph, store: Store, s: ox.NamedNode, data: ReuseData
 ) -> tuple[dict[tuple[str, str], set[str]], dict[tuple[str, str], None]]:
     """The claims the story's parts cite; returns the citations per (part, claim, or
     manifest for a citation with no claim) and the (claim, manifest) pairs."""
@@ -344,40 +341,32 @@ def _add_story_claims(
             continue
         cid = value(sol, "cid") or claim.rsplit("/", 1)[-1]
         if claim not in graph:
-            graph.add_node(claim, **_complete({
-                "type": "Claim", "iri": claim, "id": cid, "title": f"claim {cid}",
-                "label": f"claim …{cid[-6:]}", "newsrooms": room,
-            }))  # fmt: skip
+            title, label = f"claim {cid}", f"claim …{cid[-6:]}"
+            attrs = {"type": "Claim", "iri": claim, "id": cid, "title": title, "label": label}
+            graph.add_node(claim, **_complete(attrs))
         cite_count[(part, claim)].add(cite)
         claim_in[(claim, m)] = None
     return cite_count, claim_in
 
 
 def _add_story_sources(
-    graph: nx.DiGraph,
-    store: Store,
-    data: ReuseData,
-    room: tuple[str, ...],
-    include_withdrawn: bool,
+    graph: nx.DiGraph, store: Store, data: ReuseData, include_withdrawn: bool
 ) -> None:
     """The cited manifests, their source documents and publishers, counted store-wide."""
     counts = load_citations(store, include_withdrawn=include_withdrawn)
     reach = counts.reach()
     for iri in sorted(data.manifests):
         rec = data.manifests[iri]
-        graph.add_node(iri, **_complete({**rec.attrs(counts.manifest_count(iri)),
-                                         "newsrooms": room}))  # fmt: skip
+        graph.add_node(iri, **_complete(rec.attrs(counts.manifest_count(iri))))
         if rec.doc:
             host = rec.url.split("//", 1)[-1].split("/", 1)[0] if rec.url else ""
             graph.add_node(rec.doc, **_complete({
                 "type": "SourceDocument", "iri": rec.doc, "id": rec.id, "title": rec.title,
                 "label": short(host or rec.doc.rsplit("/", 1)[-1], 40), "date": rec.date,
-                "url": rec.url, "newsrooms": room,
-            }))  # fmt: skip
+                "url": rec.url}))  # fmt: skip
             graph.add_edge(iri, rec.doc, relation="hadPrimarySource", weight=1)
     for pub in sorted(data.publishers):
-        attrs = data.publishers[pub].attrs(reach.get(pub, 0))
-        graph.add_node(pub, **_complete({**attrs, "newsrooms": room}))
+        graph.add_node(pub, **_complete(data.publishers[pub].attrs(reach.get(pub, 0))))
     for m, p in sorted(data.published_by):
         doc = data.manifests[m].doc
         # The trail reads manifest → source document → publisher (prov:wasAttributedTo).
