@@ -46,11 +46,9 @@ def time_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGraph
 
     data = load_reuse(store, claims=False, include_withdrawn=opts.include_withdrawn)
     graph = _reuse_graph(data, data.citations(), claims=False)
-    kinds = ("Story", "Manifest")
-    undated = {k: sum(1 for _n, a in graph.nodes(data=True)
-                      if a["type"] == k and _day(a["date"]) is None) for k in kinds}  # fmt: skip
-    notes = [f"{n} undated {'stories' if k == 'Story' else 'sources'} not placed"
-             for k, n in undated.items() if n]  # fmt: skip
+    undated = Counter(a["type"] for _n, a in graph.nodes(data=True) if _day(a["date"]) is None)
+    names = (("Story", "stories"), ("Manifest", "sources"))
+    notes = [f"{undated[k]} undated {name} not placed" for k, name in names if undated[k]]
     graph.graph.update(view="time", focus=focus.iri if focus else None, note="; ".join(notes),
                        title="Stories and their sources in time")  # fmt: skip
     return graph

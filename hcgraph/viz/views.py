@@ -185,10 +185,9 @@ def _drill(data: ReuseData, counts: Citations) -> dict[str, Any]:
 
 
 def _reuse_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGraph:
-    group_stories = opts.group_stories
-    overview = _is_overview(store, focus, group_stories, opts.overview)
+    overview = _is_overview(store, focus, opts)
     # Claims per (story, manifest) are edge widths: skipped when no such edge is drawn.
-    claims = not overview and group_stories is None
+    claims = not overview and opts.group_stories is None
     claims = claims and len(store.story_graphs()) <= CLAIM_STORIES
     data = load_reuse(store, claims=claims, include_withdrawn=opts.include_withdrawn)
     counts = data.citations()
@@ -204,24 +203,22 @@ def _reuse_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGra
     if focus is not None:
         graph = _focused(graph, focus)
         title = f"Source reuse around {graph.nodes[focus.iri]['label']}"
-    if group_stories is not None:
-        notes.append(_group(graph, group_stories))
+    if opts.group_stories is not None:
+        notes.append(_group(graph, opts.group_stories))
     _reuse_facets(graph)
     graph.graph.update(view="reuse", focus=focus.iri if focus else None, title=title,
                        note="; ".join(notes))  # fmt: skip
     return graph
 
 
-def _is_overview(
-    store: Store, focus: Focus | None, group_stories: str | None, overview: bool | None
-) -> bool:
+def _is_overview(store: Store, focus: Focus | None, opts: MapOptions) -> bool:
     """Whether the reuse map is the overview (asked for with a focus or grouping: an error)."""
-    plain = focus is None and group_stories is None
-    if overview is None:
+    plain = focus is None and opts.group_stories is None
+    if opts.overview is None:
         return plain and len(store.story_graphs()) > OVERVIEW_STORIES
-    if overview and not plain:
+    if opts.overview and not plain:
         raise VizError("the overview draws no stories: drop --focus / --group-stories")
-    return overview
+    return opts.overview
 
 
 def _focused(graph: nx.DiGraph, focus: Focus) -> nx.DiGraph:
