@@ -36,8 +36,11 @@ def force_layout(graph: nx.Graph, start: Positions, iterations: int = ITERATIONS
     n = len(nodes)
     if n < 3 or graph.number_of_edges() == 0:
         return {v: start[v] for v in nodes}
-    index = {v: k for k, v in enumerate(nodes)}
-    src, dst, w = _edge_arrays(graph, index)
+    # Each undirected node pair once (weights of both directions summed), in a fixed order.
+    weight = pair_weights(graph, {v: k for k, v in enumerate(nodes)})
+    keys = sorted(weight)
+    src, dst = np.array(keys, dtype=np.int64).reshape(-1, 2).T
+    w = np.array([weight[k] for k in keys], dtype=np.float64) ** WEIGHT_POWER
     mass = np.bincount(np.concatenate([src, dst]), minlength=n).astype(np.float64) + 1.0
     xy = np.array([start[v] for v in nodes], dtype=np.float64)
     spread = _rms(xy)
@@ -53,17 +56,6 @@ def force_layout(graph: nx.Graph, start: Positions, iterations: int = ITERATIONS
         prev = force
     xy = _scaled(xy, spread)
     return {v: (float(x), float(y)) for v, (x, y) in zip(nodes, xy, strict=True)}
-
-
-def _edge_arrays(
-    graph: nx.Graph, index: dict[str, int]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each undirected node pair once (weights of both directions summed), in a fixed order."""
-    weight = pair_weights(graph, index)
-    keys = sorted(weight)
-    pairs = np.array(keys, dtype=np.int64).reshape(-1, 2)
-    w = np.array([weight[k] for k in keys], dtype=np.float64) ** WEIGHT_POWER
-    return pairs[:, 0], pairs[:, 1], w
 
 
 def _scaled(xy: np.ndarray, spread: float) -> np.ndarray:

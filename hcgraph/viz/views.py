@@ -414,9 +414,6 @@ def _unsupported(
     return bad
 
 
-_CITERS = ("Story", "StoryGroup")
-
-
 def _reuse_facets(graph: nx.DiGraph) -> None:
     """Filter facets (``publishers``, ``newsrooms``): a story's publishers, a manifest's
     citing newsrooms."""
@@ -431,7 +428,7 @@ def _reuse_facets(graph: nx.DiGraph) -> None:
         if nodes[p]["type"] == "Publisher":
             pubs_of[m].add(nodes[p]["id"])
     for s, m in graph.edges():
-        if nodes[s]["type"] in _CITERS:
+        if nodes[s]["type"] in ("Story", "StoryGroup"):
             pubs_of[s].update(pubs_of[m])
             rooms_of[m].update(rooms_of[s])
     for m, p in graph.edges():
