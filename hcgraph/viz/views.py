@@ -230,12 +230,9 @@ def _focused(graph: nx.DiGraph, focus: Focus) -> nx.DiGraph:
             f"--focus {focus.iri} is not in this map (left out by --top, or {why}: "
             "--include-withdrawn draws them)"
         )
-    if focus.kind == "Publisher":
-        manifests = set(graph.predecessors(focus.iri))
-    elif focus.kind == "Manifest":
-        manifests = {focus.iri}
-    else:
-        manifests = set(graph.successors(focus.iri))
+    # A publisher's manifests point to it; a story points to its manifests.
+    step = {"Publisher": graph.predecessors, "Story": graph.successors}.get(focus.kind)
+    manifests = set(step(focus.iri)) if step else {focus.iri}
     keep = {focus.iri} | manifests
     for m in manifests:
         keep.update(graph.predecessors(m))
