@@ -148,13 +148,9 @@ def sources_payload(graph: nx.DiGraph) -> dict[str, Any]:
     pub_ix = index_of(pubs)
     stories = nodes_of(graph, "Story")
     stories.sort(key=lambda s: nodes[s]["date"], reverse=True)  # newest first, then IRI order
-    story_ix = index_of(stories)
-    passages: Passages = graph.graph.get("passages", {})
-    passage_rows: list[list[str]] = []
-    sources, citers = [], []
-    for m in nodes_of(graph, "Manifest"):
-        sources.append(_source_row(graph, m, pub_ix))
-        citers.append(_citer_rows(graph, m, stories, story_ix, passages, passage_rows))
+    manifests = nodes_of(graph, "Manifest")
+    sources = [_source_row(graph, m, pub_ix) for m in manifests]
+    citers, passage_rows = _citer_rows(graph, manifests, stories)
     publishers = [[visible_label(nodes[p]["label"] or p), visible_bidi(nodes[p]["title"]),
                    int(nodes[p].get("stories", 0)), p] for p in pubs]  # fmt: skip
     if any(row[5] == len(pubs) for row in sources):
@@ -179,21 +175,22 @@ def _source_row(graph: nx.DiGraph, m: str, pub_ix: dict[str, int]) -> list[Any]:
 
 
 def _citer_rows(
-    graph: nx.DiGraph,
-    m: str,
-    stories: list[str],
-    index: dict[str, int],
-    passages: Passages,
-    passage_rows: list[list[str]],
-) -> list[list[Any]]:
-    """Source ``m``'s ``[story index, [passage index, …]]`` rows, the passages appended to
-    ``passage_rows``."""
-    rows: list[list[Any]] = []
-    for k in sorted(index[s] for s in graph.predecessors(m) if s in index):
-        first = len(passage_rows)
-        passage_rows += [[_http(p), visible_bidi(t)] for p, t in passages.get((stories[k], m), ())]
-        rows.append([k, list(range(first, len(passage_rows)))])
-    return rows
+    graph: nx.DiGraph, manifests: list[str], stories: list[str]
+) -> tuple[list[list[list[Any]]], list[list[str]]]:
+    """Each source's ``[story index, [passage index, …]]`` rows, and the passage rows."""
+    passages: Passages = graph.graph.get("passages", {})
+    index = index_of(stories)
+    citers: list[list[list[Any]]] = []
+    passage_rows: list[list[str]] = []
+    for m in manifests:
+        rows: list[list[Any]] = []
+        for k in sorted(index[s] for s in graph.predecessors(m) if s in index):
+            first = len(passage_rows)
+            texts = passages.get((stories[k], m), ())
+            passage_rows += [[_http(p), visible_bidi(t)] for p, t in texts]
+            rows.append([k, list(range(first, len(passage_rows)))])
+        citers.append(rows)
+    return citers, passage_rows
 
 
 def _story_row(a: dict[str, Any]) -> list[Any]:
