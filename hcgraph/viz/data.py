@@ -271,11 +271,6 @@ def _story_iris(store: Store, gone: set[str]) -> list[str]:
     return sorted({sol["s"].value for sol in store.query(Q_STORY_IRIS)} - gone)
 
 
-def _withdrawn(store: Store, include_withdrawn: bool) -> set[str]:
-    """The withdrawn stories a map leaves out: none with ``include_withdrawn``."""
-    return set() if include_withdrawn else set(store.withdrawn_stories())
-
-
 def _leave_out_withdrawn_only(store: Store, data: ReuseData, gone: set[str]) -> None:
     """Drop the manifests only the withdrawn stories ``gone`` list or cite (and publishers
     left with none): the map the store would draw without them."""
@@ -293,7 +288,7 @@ def load_reuse(store: Store, *, claims: bool = True, include_withdrawn: bool = F
     and what only they cite left out unless ``include_withdrawn``); ``claims=False`` skips
     the costliest query, the claims per (story, manifest)."""
     data = ReuseData()
-    gone = _withdrawn(store, include_withdrawn)
+    gone = set() if include_withdrawn else set(store.withdrawn_stories())
     ident = _pairs(store, "dcterms:identifier")
     _load_stories(store, data, ident, _story_iris(store, gone))
     _load_manifests(store, data, ident)
@@ -357,7 +352,8 @@ def _load_marks(store: Store, data: ReuseData) -> None:
 def load_citations(store: Store, *, include_withdrawn: bool = False) -> Citations:
     """The whole-store citation index alone (withdrawn stories left out unless asked)."""
     out = Citations()
-    stories = set(_story_iris(store, _withdrawn(store, include_withdrawn)))
+    gone = set() if include_withdrawn else set(store.withdrawn_stories())
+    stories = set(_story_iris(store, gone))
     for sol in store.query(Q_CITES):
         s = sol["s"].value
         if s in stories:

@@ -268,9 +268,8 @@ def _edge_rows(graph: nx.DiGraph) -> list[dict[str, Any]]:
     edges: list[dict[str, Any]] = []
     for k, (s, o, a) in enumerate(sorted(graph.edges(data=True), key=lambda e: (e[0], e[1]))):
         width = min(10, max(1, int(a.get("weight", 1) or 1)))
-        opts: dict[str, Any] = {"id": k, "width": width, "rel": a.get("relation", "")}
-        opts.update({short: a[key] for key, short in _EDGE_KEYS if a.get(key) is not None})
-        edges.append({"from": s, "to": o, **opts})
+        row = {"from": s, "to": o, "id": k, "width": width, "rel": a.get("relation", "")}
+        edges.append(row | {short: a[key] for key, short in _EDGE_KEYS if a.get(key) is not None})
     return edges
 
 
