@@ -1,8 +1,8 @@
-"""The reuse map's force layout: ForceAtlas2 with repulsion on a grid (docs/maps.md).
+"""A force-directed layout of the reuse map: ForceAtlas2, repulsion on a grid (numpy/scipy).
 
-ForceAtlas2 (Jacomy et al. 2014, PLoS ONE 9(6): e98679), linear mode; the repulsion
-``k · m_i · m_j / d`` (mass: degree + 1) goes particle-mesh (masses on a grid, convolved with
-``r / |r|²`` by FFT): O(n + G² log G) a step, not networkx's n x n. Deterministic.
+ForceAtlas2 (Jacomy et al. 2014, PLoS ONE 9(6): e98679), linear mode (docs/maps.md); the
+repulsion ``k · m_i · m_j / d`` (mass: degree + 1) goes particle-mesh (masses on a grid,
+convolved with ``r / |r|²`` by FFT): O(n + G² log G) a step, not n x n. Deterministic.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""Citation maps in notebooks (docs/maps.md): :func:`to_pyvis`, a pyvis ``Network`` whose
-pages need no network (pyvis is the optional extra ``hcgraph[pyvis]``), and :func:`show_map`,
-hcgraph's own map page shown inline in a sandboxed ``<iframe srcdoc>``.
+"""Citation maps in notebooks: a pyvis ``Network`` that works offline, and hcgraph's own map.
+
+:func:`to_pyvis` (pyvis: the optional extra ``hcgraph[pyvis]``) and :func:`show_map`, shown
+inline in a sandboxed ``<iframe srcdoc>``; docs/maps.md describes both.
 """
 
 from __future__ import annotations

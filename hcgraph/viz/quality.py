@@ -1,7 +1,7 @@
-"""How much a map's layout says about its graph: connected-closeness (docs/maps.md).
+"""How much a map's layout says about its graph: connected-closeness (Jacomy 2023).
 
-M. Jacomy, JGAA 27(5), 341-404 (2023): the maximum over a distance δ of E(δ) - P(δ), the
-share of edges no longer than δ less the share of node pairs no farther apart.
+M. Jacomy, JGAA 27(5), 341-404 (2023); docs/maps.md: the maximum over a distance δ of
+E(δ) - P(δ), the share of edges no longer than δ less the share of node pairs no farther apart.
 """
 
 from __future__ import annotations

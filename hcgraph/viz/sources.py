@@ -1,8 +1,8 @@
-"""The ``sources`` view: publisher → source → story as a circle packing (docs/maps.md).
+"""The ``sources`` view: publisher → source → story as a circle packing.
 
-The graph is the reuse graph with one more graph attribute, ``passages``: ``{(story,
-manifest): [(part IRI, plain text), …]}``, the story's parts citing the manifest, within the
-limits below (sources with most citers first).
+The page is in docs/maps.md. The graph is the reuse graph with one more attribute,
+``passages``: ``{(story, manifest): [(part IRI, plain text), …]}``, the story's parts citing
+the manifest, within the limits below (sources with most citers first).
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
-"""How each node type looks: a (colour, shape) pair from one colour-blind-aware palette,
-the same in every map, and node sizes whose *area* is proportional to the count."""
+"""How each node type looks: one palette for every map, and perceptual node sizes.
+
+A (colour, shape) pair a type from a colour-blind-aware palette; a counted node's *area* is
+proportional to its count.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The networkx projections behind the citation maps: one builder per view (:data:`VIEWS`).
+"""The networkx projections behind the citation maps: one function per view.
 
 Edges run from the citing thing to what it draws on (story → manifest → publisher); every
 attribute is in docs/maps.md ("The projection is public API"). Manifest and publisher counts
