@@ -20,7 +20,7 @@ __all__ = ["GRID", "ITERATIONS", "WEIGHT_POWER", "force_layout"]
 
 #: Steps of the simulation.
 ITERATIONS = 150
-#: Grid cells a side for the repulsion, at most (see :func:`_grid_size`).
+#: Grid cells a side for the repulsion, at most (about two a node along a side, at least 32).
 GRID = 256
 #: Edge weights enter the attraction as ``weight ** WEIGHT_POWER`` (0: unweighted).
 WEIGHT_POWER = 0.5

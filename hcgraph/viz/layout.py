@@ -203,7 +203,8 @@ def layered_layout(
 
 def publisher_layout(graph: nx.DiGraph) -> Positions:
     """The focus publisher in the centre, its manifests on a ring, and one small sunflower
-    for the stories citing the same set of them (placed by :func:`_group_centre`)."""
+    for the stories citing the same set of them (outside a lone one, inside the ring between
+    several)."""
     focus = graph.graph.get("focus")
     pos: Positions = {focus: (0.0, 0.0)} if focus in graph else {}
     stories_of = {n: a.get("stories", 0) for n, a in graph.nodes(data=True)}
