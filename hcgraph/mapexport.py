@@ -1,9 +1,7 @@
 """The reuse map for other tools: VOSviewer JSON and a dynamic GEXF for Gephi's timeline.
 
-Both write the network the reuse map draws (:func:`~hcgraph.viz.views.citation_graph`, view
-``reuse``, every story drawn) with its numbers, Louvain communities as clusters and layout;
-each node has a *start* day (:func:`start_dates`, rules in ``docs/graph.md``). Same store,
-same bytes.
+Both hold the reuse map's network with every story drawn, its counts, Louvain communities as
+clusters, layout and each node's *start* day (rules in ``docs/graph.md``). Same store, same bytes.
 """
 
 from __future__ import annotations
@@ -68,8 +66,8 @@ def start_dates(graph: nx.DiGraph) -> dict[str, dt.date | None]:
 def _start(
     graph: nx.DiGraph, n: str, kind: str, start: dict[str, dt.date | None]
 ) -> dt.date | None:
-    """A story's day; else the earliest of its own day (a manifest's) and its citers' starts,
-    None when a citer is undated (from the beginning) or no day is known."""
+    """A story's day; else the earliest of its own day and its citers' starts (None: a citer
+    is undated, or no day is known)."""
     own = _day(graph.nodes[n]["date"]) if kind != "Publisher" else None
     if kind == "Story":
         return own

@@ -1,9 +1,6 @@
 """Interactive citation maps: networkx projections → precomputed layout → one safe HTML file.
 
-:func:`~hcgraph.viz.views.citation_graph` projects the store (records from
-:mod:`~hcgraph.viz.data`), :mod:`~hcgraph.viz.layout` places the nodes and
-:mod:`~hcgraph.viz.render` writes the page; ``draw_map`` is what ``hcgraph viz`` runs.
-The modules are described in docs/maps.md ("Code layout").
+``draw_map`` is what ``hcgraph viz`` runs; the modules are in docs/maps.md ("Code layout").
 """
 
 from __future__ import annotations
@@ -60,8 +57,8 @@ def draw_map(
     renderer: str = "auto",
     include_withdrawn: bool = False,
 ) -> MapInfo:
-    """Project, lay out, render and write one map; returns what was written (withdrawn
-    stories left out unless ``include_withdrawn``).
+    """Project (options as for ``citation_graph``), lay out, render and write one map;
+    returns what was written.
 
     Raises:
         VizError: unknown view, unresolvable focus, or an output file that cannot be

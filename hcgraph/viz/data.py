@@ -1,10 +1,8 @@
 """What the citation maps read from the store: SPARQL queries and loaders of typed records.
 
-Every count comes from here, over the whole store before any folding (``--top``,
-``--group-stories``, ``--focus``): a manifest's count is the number of distinct stories
-citing it (``hc:citesManifest``), a publisher's (its *reach*) the number citing any of its
-manifests. Aggregation runs in Oxigraph (``GROUP BY``); what a story says about itself is
-read from its own graph, manifests and publishers from the union default graph.
+Every count comes from here, over the whole store before any folding: a manifest's is the
+number of distinct stories citing it (``hc:citesManifest``), a publisher's (its *reach*) the
+number citing any of its manifests. A story is read from its own graph, the rest from the union.
 """
 
 from __future__ import annotations
@@ -52,9 +50,7 @@ SELECT ?s ?id ?headline ?date ?slug ?room WHERE { GRAPH ?s {
   BIND(COALESCE(?rid, ?rname, STR(?r)) AS ?room)
 }
 """
-# Paragraphs and claims folded into one weighted edge per (story, manifest): the distinct
-# claims the story cites under that manifest; hc:citesManifest adds the pairs whose cites
-# carry no claim ids.
+#: Per (story, manifest): the distinct claims the story cites under that manifest.
 Q_CLAIMS = """
 SELECT ?s ?m (COUNT(DISTINCT ?claim) AS ?n)
 WHERE { GRAPH ?s { ?c hc:citesClaim ?claim ; cito:hasCitedEntity ?m } }
@@ -96,8 +92,7 @@ SELECT ?s ?part ?m ?c ?claim ?cid WHERE {
   OPTIONAL { GRAPH ?s { ?c hc:citesClaim ?claim } OPTIONAL { ?claim dcterms:identifier ?cid } }
 }
 """
-#: Per story: its paragraphs and key facts, and those of them some citation cites; the
-#: difference is the unsourced ones (one FILTER NOT EXISTS query cost 5 times as much).
+#: Per story: its paragraphs and key facts, and those cited (5x faster than FILTER NOT EXISTS).
 Q_PARTS = """
 SELECT ?s (COUNT(?part) AS ?n)
 WHERE { GRAPH ?s { { ?part a hc:Paragraph } UNION { ?part a hc:KeyFact } } }
@@ -177,14 +172,11 @@ class ManifestRec:
     url: str = ""
     doc: str = ""
 
-    @property
-    def label(self) -> str:
-        return short(self.title or f"manifest {self.id or self.iri.rsplit('/', 1)[-1]}")
-
     def attrs(self, stories: int) -> dict[str, Any]:
         """Node attributes; ``stories`` is the number of distinct stories citing it."""
+        label = short(self.title or f"manifest {self.id or self.iri.rsplit('/', 1)[-1]}")
         return {"type": "Manifest", "iri": self.iri, "id": self.id, "title": self.title,
-                "label": self.label, "date": self.date, "url": self.url,
+                "label": label, "date": self.date, "url": self.url,
                 "stories": stories}  # fmt: skip
 
 
@@ -253,12 +245,8 @@ class ReuseData:
 
 
 def _pairs(store: Store, predicate: str, cls: str = "") -> dict[str, str]:
-    """Subject (of class ``cls``, if given: a much smaller scan) → its smallest object for
-    one predicate over the union of all graphs (a deterministic pick among several).
-
-    One predicate per query: each is one index scan, and joining the lookups in Python
-    keeps the cost linear (an ORDER BY in Oxigraph cost seconds).
-    """
+    """Subject (of class ``cls``, if given: a smaller scan) → its smallest object for one
+    predicate over the union graph; one index scan each, joined in Python (linear)."""
     typed = f"a {cls} ; " if cls else ""
     out: dict[str, str] = {}
     for sol in store.query(f"SELECT ?s ?o WHERE {{ ?s {typed}{predicate} ?o }}"):
@@ -278,22 +266,14 @@ def load_publishers(store: Store, data: ReuseData) -> None:
         data.published_by.add((m, pub))
 
 
-def _story_iris(store: Store, gone: Iterable[str]) -> list[str]:
+def _story_iris(store: Store, gone: set[str]) -> list[str]:
     """The stories a map draws: every one but the withdrawn stories ``gone``."""
-    iris = sorted(sol["s"].value for sol in store.query(Q_STORY_IRIS))
-    gone = set(gone)
-    return [i for i in iris if i not in gone] if gone else iris
-
-
-def _withdrawn(store: Store, include_withdrawn: bool) -> set[str]:
-    """The withdrawn stories a map leaves out: none with ``include_withdrawn``."""
-    return set() if include_withdrawn else set(store.withdrawn_stories())
+    return sorted({sol["s"].value for sol in store.query(Q_STORY_IRIS)} - gone)
 
 
 def _leave_out_withdrawn_only(store: Store, data: ReuseData, gone: set[str]) -> None:
-    """Drop the manifests that only the withdrawn stories ``gone`` list or cite, and the
-    publishers left with none: the map is the one the store would draw without them.
-    Manifests no story lists or cites stay, as they do in a store with no withdrawals."""
+    """Drop the manifests only the withdrawn stories ``gone`` list or cite (and publishers
+    left with none): the map the store would draw without them."""
     current: set[str] = set()
     withdrawn_only: set[str] = set()
     for sol in store.query(Q_REFERS):
@@ -304,14 +284,11 @@ def _leave_out_withdrawn_only(store: Store, data: ReuseData, gone: set[str]) -> 
 
 
 def load_reuse(store: Store, *, claims: bool = True, include_withdrawn: bool = False) -> ReuseData:
-    """Stories, manifests, publishers and weighted story → manifest edges, by aggregation.
-
-    Withdrawn stories are left out unless ``include_withdrawn``, and with them the manifests
-    (and publishers) only withdrawn stories list or cite. ``claims=False`` skips the
-    per-(story, manifest) count of distinct claims (the edge widths), the costliest query.
-    """
+    """Stories, manifests, publishers and weighted story → manifest edges (withdrawn stories
+    and what only they cite left out unless ``include_withdrawn``); ``claims=False`` skips
+    the costliest query, the claims per (story, manifest)."""
     data = ReuseData()
-    gone = _withdrawn(store, include_withdrawn)
+    gone = set() if include_withdrawn else set(store.withdrawn_stories())
     ident = _pairs(store, "dcterms:identifier")
     _load_stories(store, data, ident, _story_iris(store, gone))
     _load_manifests(store, data, ident)
@@ -373,10 +350,10 @@ def _load_marks(store: Store, data: ReuseData) -> None:
 
 
 def load_citations(store: Store, *, include_withdrawn: bool = False) -> Citations:
-    """The whole-store citation index without the rest of the reuse data (story, all);
-    withdrawn stories left out unless ``include_withdrawn``."""
+    """The whole-store citation index alone (withdrawn stories left out unless asked)."""
     out = Citations()
-    stories = set(_story_iris(store, _withdrawn(store, include_withdrawn)))
+    gone = set() if include_withdrawn else set(store.withdrawn_stories())
+    stories = set(_story_iris(store, gone))
     for sol in store.query(Q_CITES):
         s = sol["s"].value
         if s in stories:

@@ -1,8 +1,6 @@
 """``--focus``: which story, manifest or publisher a user's text names.
 
-A story by URL (with or without the trailing slash), id or slug; a manifest by id or IRI; a
-publisher by name or IRI, in that order. Text is only ever bound as a SPARQL literal or a
-validated IRI, never pasted into a query.
+Text is only ever bound as a SPARQL literal or a validated IRI, never pasted into a query.
 """
 
 from __future__ import annotations

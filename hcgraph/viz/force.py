@@ -1,11 +1,8 @@
 """A force-directed layout of the reuse map: ForceAtlas2, repulsion on a grid (numpy/scipy).
 
-ForceAtlas2 (Jacomy et al. 2014, PLoS ONE 9(6): e98679) in its linear mode, edge weights
-raised to :data:`WEIGHT_POWER`; the all-pairs repulsion ``k · m_i · m_j / d`` (mass: degree
-+ 1) is computed the particle-mesh way (masses spread bilinearly on a grid, convolved with
-the ``r / |r|²`` kernel by FFT), O(n + G² log G) a step, where networkx's
-``forceatlas2_layout`` builds n x n arrays. No random numbers: same graph and start, same
-positions (on the same numpy/scipy build). docs/maps.md describes it.
+ForceAtlas2 (Jacomy et al. 2014, PLoS ONE 9(6): e98679), linear mode (docs/maps.md); the
+repulsion ``k · m_i · m_j / d`` (mass: degree + 1) goes particle-mesh (masses on a grid,
+convolved with ``r / |r|²`` by FFT): O(n + G² log G) a step, not n x n. Deterministic.
 """
 
 from __future__ import annotations
@@ -23,8 +20,7 @@ __all__ = ["GRID", "ITERATIONS", "WEIGHT_POWER", "force_layout"]
 
 #: Steps of the simulation.
 ITERATIONS = 150
-#: Grid cells a side for the repulsion (fewer for small graphs: about two a node along a
-#: side, at least 32).
+#: Grid cells a side for the repulsion, at most (about two a node along a side, at least 32).
 GRID = 256
 #: Edge weights enter the attraction as ``weight ** WEIGHT_POWER`` (0: unweighted).
 WEIGHT_POWER = 0.5
@@ -40,8 +36,11 @@ def force_layout(graph: nx.Graph, start: Positions, iterations: int = ITERATIONS
     n = len(nodes)
     if n < 3 or graph.number_of_edges() == 0:
         return {v: start[v] for v in nodes}
-    index = {v: k for k, v in enumerate(nodes)}
-    src, dst, w = _edge_arrays(graph, index)
+    # Each undirected node pair once (weights of both directions summed), in a fixed order.
+    weight = pair_weights(graph, {v: k for k, v in enumerate(nodes)})
+    keys = sorted(weight)
+    src, dst = np.array(keys, dtype=np.int64).reshape(-1, 2).T
+    w = np.array([weight[k] for k in keys], dtype=np.float64) ** WEIGHT_POWER
     mass = np.bincount(np.concatenate([src, dst]), minlength=n).astype(np.float64) + 1.0
     xy = np.array([start[v] for v in nodes], dtype=np.float64)
     spread = _rms(xy)
@@ -57,17 +56,6 @@ def force_layout(graph: nx.Graph, start: Positions, iterations: int = ITERATIONS
         prev = force
     xy = _scaled(xy, spread)
     return {v: (float(x), float(y)) for v, (x, y) in zip(nodes, xy, strict=True)}
-
-
-def _edge_arrays(
-    graph: nx.Graph, index: dict[str, int]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each undirected node pair once (weights of both directions summed), in a fixed order."""
-    weight = pair_weights(graph, index)
-    keys = sorted(weight)
-    pairs = np.array(keys, dtype=np.int64).reshape(-1, 2)
-    w = np.array([weight[k] for k in keys], dtype=np.float64) ** WEIGHT_POWER
-    return pairs[:, 0], pairs[:, 1], w
 
 
 def _scaled(xy: np.ndarray, spread: float) -> np.ndarray:

@@ -1,9 +1,6 @@
 """Node positions computed ahead of time, so the browser never runs live physics.
 
-One layout per view (:data:`LAYOUTS`), each deterministic (same graph, same positions):
-``reuse`` is ForceAtlas2 (:mod:`~hcgraph.viz.force`) from :func:`ring_layout`;
-``publisher`` rings the focus's manifests, ``story`` lays the provenance trail out in
-columns; any other graph gets :func:`cluster_layout`.
+One deterministic layout per view (:data:`LAYOUTS`); any other graph gets :func:`cluster_layout`.
 """
 
 from __future__ import annotations
@@ -57,8 +54,8 @@ _COMMUNITIES: weakref.WeakKeyDictionary[nx.DiGraph, tuple[int, int, list[list[st
 
 
 def communities(graph: nx.DiGraph) -> list[list[str]]:
-    """Louvain communities (networkx, seed 7) of the map's undirected graph, biggest first
-    (ties by first member); computed once per graph object while its size is unchanged."""
+    """Louvain communities (seed 7) of the map's undirected graph, biggest first (ties by first
+    member); cached per graph object while its size is unchanged."""
     cached = _COMMUNITIES.get(graph)
     if cached and cached[:2] == (graph.number_of_nodes(), graph.number_of_edges()):
         return cached[2]
@@ -95,9 +92,8 @@ def cluster_layout(graph: nx.DiGraph) -> Positions:
 
 
 def _ring(clusters: list[list[str]], hubs: list[str] | None = None) -> Positions:
-    """Each cluster a sunflower spiral of its members around its hub (``hubs``, one a cluster;
-    none, or ``""``: its first member in the centre), the spirals edge to edge around a ring,
-    with a gap for stories in between (one cluster: at the origin)."""
+    """Each cluster a sunflower spiral around its hub (``hubs``; none: its first member in the
+    centre), the spirals edge to edge on a ring with gaps for stories (one: at the origin)."""
     radii = [_SPACING * (1.5 + math.sqrt(len(c) + 4)) for c in clusters]
     pos: Positions = {}
     circumference = sum(2 * r + 2 * _SPACING for r in radii)
@@ -124,10 +120,9 @@ def _sunflower(pos: Positions, members: list[str], cx: float, cy: float, start: 
 
 
 def ring_layout(graph: nx.DiGraph) -> Positions:
-    """The reuse map's fixed geometry (the force layout's start): publishers on a ring, each
-    with its manifests in a spiral around it (most-cited nearest); past
-    :data:`COMMUNITY_NODES` nodes, the communities' sources and publishers instead. Every
-    story at the weighted centre of what it cites."""
+    """The force layout's start: publishers on a ring, each with its manifests in a spiral
+    (most-cited nearest; past :data:`COMMUNITY_NODES` nodes, communities instead of
+    publishers); every story at the weighted centre of what it cites."""
     clusters = _community_clusters(graph) if len(graph) > COMMUNITY_NODES else []
     if clusters:
         pos = _ring(clusters)
@@ -142,8 +137,7 @@ def ring_layout(graph: nx.DiGraph) -> Positions:
 
 
 def force_reuse_layout(graph: nx.DiGraph) -> Positions:
-    """The reuse map: ForceAtlas2 (:func:`~hcgraph.viz.force.force_layout`) from
-    :func:`ring_layout`, at the ring's spread."""
+    """The reuse map: ForceAtlas2 from :func:`ring_layout`, at the ring's spread."""
     from .force import force_layout  # numpy and scipy: loaded only when a map is laid out
 
     return force_layout(graph, ring_layout(graph))
@@ -208,13 +202,9 @@ def layered_layout(
 
 
 def publisher_layout(graph: nx.DiGraph) -> Positions:
-    """The focus publisher in the centre, its manifests on a ring, the citing stories grouped.
-
-    Stories (or story groups) citing the same set of the publisher's manifests form one
-    small sunflower: a group citing one manifest sits just outside it (biggest groups
-    first); a group citing several sits inside the ring at the circular mean of their
-    angles, nearer the centre the more it cites.
-    """
+    """The focus publisher in the centre, its manifests on a ring, and one small sunflower
+    for the stories citing the same set of them (outside a lone one, inside the ring between
+    several)."""
     focus = graph.graph.get("focus")
     pos: Positions = {focus: (0.0, 0.0)} if focus in graph else {}
     stories_of = {n: a.get("stories", 0) for n, a in graph.nodes(data=True)}
@@ -252,8 +242,8 @@ def _citing_groups(
 def _manifest_ring(
     manifests: list[str], citing: dict[tuple[str, ...], list[str]], pos: Positions
 ) -> tuple[dict[str, float], float]:
-    """Place ``manifests`` on a ring, each arc as wide as its single-manifest group needs;
-    returns each one's angle and the ring's radius."""
+    """Place ``manifests`` on a ring, each arc as wide as its one-manifest group needs;
+    returns their angles and the ring's radius."""
     widths = [max(1.0, math.sqrt(len(citing.get((m,), ())))) for m in manifests]
     total = sum(widths) or 1.0
     inner = max(4 * _SPACING, total * _SPACING * 1.4 / (2 * math.pi))
@@ -268,7 +258,7 @@ def _manifest_ring(
 
 def _group_centre(angles: list[float], inner: float, spread: float) -> tuple[float, float]:
     """Where a group citing manifests at ``angles`` sits: outside its one manifest, inside
-    the ring between several (nearer the centre the more), or beyond the ring for none."""
+    the ring at their circular mean (nearer the centre the more), or beyond it for none."""
     if not angles:
         return inner + 4 * _SPACING, 0.0
     angle = math.atan2(sum(map(math.sin, angles)), sum(map(math.cos, angles)))

@@ -1,10 +1,7 @@
 """Citation maps in notebooks: a pyvis ``Network`` that works offline, and hcgraph's own map.
 
-:func:`to_pyvis` gives a view as a ``pyvis.network.Network`` (same nodes, palette, sizes,
-positions; physics off) that renders with :data:`PYVIS_TEMPLATE`, so its pages need no
-network; :func:`show_map` gives hcgraph's own map page, shown inline in a sandboxed
-``<iframe srcdoc>``. Both are described in docs/maps.md. pyvis is an optional extra
-(``pip install hcgraph[pyvis]``).
+:func:`to_pyvis` (pyvis: the optional extra ``hcgraph[pyvis]``) and :func:`show_map`, shown
+inline in a sandboxed ``<iframe srcdoc>``; docs/maps.md describes both.
 """
 
 from __future__ import annotations
@@ -24,7 +21,7 @@ from ..errors import VizError
 from ..store import Store
 from .layout import compute_layout
 from .render import VIS_SHA256, _vendored, render_map, script_hashes, script_safe, visible_bidi
-from .style import COUNTED, node_size, styles_for
+from .style import COUNTED, largest_count, node_size, styles_for
 from .views import citation_graph
 
 if TYPE_CHECKING:
@@ -32,9 +29,8 @@ if TYPE_CHECKING:
 
 __all__ = ["PYVIS_TEMPLATE", "MapDisplay", "node_title", "show_map", "to_pyvis"]
 
-#: The Jinja template (``viz/pyvis.html``) the network from :func:`to_pyvis` renders with:
-#: pyvis's template variables, every resource inline; no CDN links, no Bootstrap, no
-#: ``innerHTML`` popup (titles stay plain text), no DOT-string mode.
+#: The template of :func:`to_pyvis` pages: pyvis's variables, every resource inline; no CDN,
+#: no Bootstrap, no ``innerHTML`` popup (titles stay plain text), no DOT-string mode.
 PYVIS_TEMPLATE = (Path(__file__).parent / "pyvis.html").read_text(encoding="utf-8")
 
 _CSP_SLOT = "__HCGRAPH_CSP__"
@@ -65,8 +61,7 @@ def _iframe(html: str, height: str, title: str) -> str:
 
 @cache
 def _network_class() -> type[Network]:
-    """pyvis's ``Network`` rendering with :data:`PYVIS_TEMPLATE` (defined on first use:
-    pyvis is optional)."""
+    """pyvis's ``Network`` rendering with :data:`PYVIS_TEMPLATE` (defined on first use)."""
     try:
         from jinja2 import ChoiceLoader, DictLoader, Environment, FileSystemLoader
         from pyvis.network import Network
@@ -79,15 +74,9 @@ def _network_class() -> type[Network]:
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             kwargs["cdn_resources"] = "in_line"  # write_html copies no lib/ folder
             super().__init__(*args, **kwargs)
-            env = Environment(
-                loader=ChoiceLoader(
-                    [
-                        DictLoader({"hcgraph.html": PYVIS_TEMPLATE}),
-                        FileSystemLoader(self.template_dir),
-                    ]
-                ),
-                autoescape=True,
-            )
+            ours = DictLoader({"hcgraph.html": PYVIS_TEMPLATE})
+            loader = ChoiceLoader([ours, FileSystemLoader(self.template_dir)])  # + pyvis's lib/
+            env = Environment(loader=loader, autoescape=True)
             env.globals["hcgraph_vis_js"] = _vendored("vis-network.min.js", VIS_SHA256)
             env.filters["hcgraph_json"] = _script_json
             self.templateEnv = env
@@ -134,8 +123,8 @@ def show_map(
     height: str = "720px",
     **options: Any,
 ) -> MapDisplay:
-    """hcgraph's own map of a view, displayable inline in a notebook (a sandboxed
-    ``<iframe srcdoc>`` holding the whole page). Arguments as for :func:`to_pyvis`.
+    """hcgraph's own map of a view, shown inline in a notebook; arguments as for
+    :func:`to_pyvis`.
 
     Raises:
         VizError: ``citation_graph`` refused (unknown view, unresolvable focus).
@@ -180,10 +169,7 @@ def to_pyvis(
 
     Args:
         graph_or_store: a projection from :func:`~hcgraph.viz.views.citation_graph`, or a store
-            to project (then ``view``, ``focus`` and ``options`` go to ``citation_graph``).
-        view: the view to project from a store.
-        focus: the focus, as for ``citation_graph``.
-        **options: ``top``, ``group_stories``, ``overview``.
+            whose ``view`` to project (``focus`` and ``options`` as for ``citation_graph``).
 
     Raises:
         VizError: pyvis is not installed, or ``citation_graph`` refused.
@@ -192,9 +178,7 @@ def to_pyvis(
     graph = _projection(graph_or_store, view, focus, options)
     positions = compute_layout(graph)
     styles = styles_for(sorted({a["type"] for _n, a in graph.nodes(data=True)}))
-    counts = [int(a.get("stories", 0) or 0) for _n, a in graph.nodes(data=True)
-              if a["type"] in COUNTED]  # fmt: skip
-    top = max(counts, default=0)
+    top = largest_count(graph)
     net = network(directed=True, height="800px", width="100%")
     for n in sorted(graph):
         a = graph.nodes[n]

@@ -1,9 +1,7 @@
 """How much a map's layout says about its graph: connected-closeness (Jacomy 2023).
 
-M. Jacomy, "Connected-closeness: a visual quantification of distances in network layouts",
-JGAA 27(5), 341-404 (2023): the maximum over a distance δ of E(δ) - P(δ), the share of edges
-no longer than δ less the share of node pairs no farther apart (docs/maps.md). Exact up to
-:data:`PAIRS` node pairs, else over that many pairs drawn with a fixed seed.
+M. Jacomy, JGAA 27(5), 341-404 (2023); docs/maps.md: the maximum over a distance δ of
+E(δ) - P(δ), the share of edges no longer than δ less the share of node pairs no farther apart.
 """
 
 from __future__ import annotations
@@ -22,11 +20,8 @@ PAIRS = 400_000
 
 
 def connected_closeness(graph: nx.Graph, positions: Positions, *, seed: int = 7) -> float | None:
-    """The layout's connected-closeness in [0, 1], rounded to 4 places; None when there is
-    nothing to measure (fewer than two placed nodes, or no edge between two of them).
-
-    Edges count once per node pair whatever their direction; self-loops do not count.
-    """
+    """The layout's connected-closeness in [0, 1], rounded to 4 places (edges once per node
+    pair, self-loops not counted); None with fewer than two placed nodes or no edge."""
     nodes = sorted(n for n in graph if n in positions)
     if len(nodes) < 2:
         return None

@@ -1,10 +1,8 @@
 """Turn a citation-graph projection into one self-contained, safe HTML file.
 
-vis-network (canvas) or sigma.js (WebGL) pages from hcgraph's own Jinja templates, with the
-vendored scripts inlined and a Content-Security-Policy that forbids every network load and
-allows only the page's own inline scripts, by hash (docs/security.md). The graph goes in as
-escaped JSON (:func:`safe_json`) read with ``JSON.parse``; untrusted text is written as
-text, bidi controls shown (:func:`visible_bidi`).
+vis-network (canvas) or sigma.js (WebGL) pages, vendored scripts inlined, under a CSP that
+forbids every network load and allows only the page's inline scripts by hash
+(docs/security.md); the graph goes in as escaped JSON, untrusted text as text, bidi shown.
 """
 
 from __future__ import annotations
@@ -27,7 +25,7 @@ from .._version import __version__
 from ..errors import OutputError, VizError
 from .data import LABEL, index_of, short
 from .layout import Positions, communities, compute_layout
-from .style import COUNTED, NodeStyle, document_icon, node_size, styles_for
+from .style import NodeStyle, document_icon, largest_count, node_size, styles_for
 
 __all__ = [
     "D3_HIERARCHY_VERSION",
@@ -54,15 +52,13 @@ GRAPHOLOGY_VERSION = "0.26.0"
 GRAPHOLOGY_SHA256 = "dc337efa23903f61e064c8e7e7f93a429e6855dccfc2458802b4ed30c621c087"
 D3_HIERARCHY_VERSION = "3.1.3"
 D3_HIERARCHY_SHA256 = "971f374ce9fdbec711eb2358003e2bb755bff22ec6852dc5ebd59f987270db64"
-#: ``auto`` draws maps of more than this many nodes with WebGL (sigma.js), smaller ones
-#: with vis-network on a canvas (shapes, arrows).
+#: ``auto`` draws maps of more than this many nodes with WebGL, smaller ones on a canvas.
 GL_NODES = 1000
 #: The page renderers: ``auto``, ``webgl`` (sigma.js + graphology), ``canvas`` (vis-network).
 RENDERERS = ("auto", "webgl", "canvas")
 #: Beyond this many edges, edges are hidden while dragging/zooming to keep panning smooth.
 _BIG = 3000
-#: The ranking panel lists this many top sources and top publishers; their labels (and the
-#: focus's) are always drawn, decluttered, at every zoom.
+#: The ranking panel's top sources and publishers; their labels are drawn at every zoom.
 TOP_N = 10
 
 
@@ -93,8 +89,7 @@ def _vendored(name: str, sha256: str) -> str:
 
 @cache
 def _env() -> Environment:
-    """One autoescaping environment for every page, reading the package's templates (and
-    their shared ``_map_common.html``) the way a zipped package works too."""
+    """One autoescaping environment for every page (a zipped package works too)."""
     return Environment(
         loader=PackageLoader("hcgraph.viz", "."),
         autoescape=select_autoescape(default=True),
@@ -120,6 +115,7 @@ class MapInfo:
 
 def _options(styles: dict[str, Any], edges: int) -> dict[str, Any]:
     big = edges > _BIG
+    edge_color = {"color": "#9aa4b2", "highlight": "#24292f", "hover": "#57606a", "inherit": False}
     return {
         "autoResize": True,
         "physics": {"enabled": False},
@@ -135,12 +131,7 @@ def _options(styles: dict[str, Any], edges: int) -> dict[str, Any]:
         "edges": {
             "smooth": False,
             "arrows": {"to": {"enabled": True, "scaleFactor": 0.45}},
-            "color": {
-                "color": "#9aa4b2",
-                "highlight": "#24292f",
-                "hover": "#57606a",
-                "inherit": False,
-            },
+            "color": edge_color,
             "selectionWidth": 1.5,
         },
         "nodes": {
@@ -170,8 +161,7 @@ def _group(style: NodeStyle) -> dict[str, Any]:
 
 
 def build_payload(graph: nx.DiGraph, positions: Positions | None = None) -> dict[str, Any]:
-    """The page's data: vis-network nodes/edges, options, facets, ranking and drill-down;
-    ``meta.layoutQuality`` is the layout's connected-closeness (:mod:`~hcgraph.viz.quality`)."""
+    """The page's data: nodes, edges, options, facets, ranking, drill-down and ``meta``."""
     from .quality import connected_closeness  # numpy: loaded only when a map is drawn
 
     positions = positions if positions is not None else compute_layout(graph)
@@ -198,8 +188,7 @@ def build_payload(graph: nx.DiGraph, positions: Positions | None = None) -> dict
 
 
 def page_meta(graph: nx.DiGraph, view: str) -> dict[str, Any]:
-    """What every map page says about itself: view, focus, title and note (text made safe
-    for a page), and its size."""
+    """What every map page says about itself: view, focus, title, note and size."""
     return {
         "view": view,
         "focus": graph.graph.get("focus") or "",
@@ -220,8 +209,8 @@ def _facets(graph: nx.DiGraph) -> tuple[list[str], list[str], list[str]]:
 
 
 def _always_labelled(graph: nx.DiGraph, ranking: dict[str, list[dict[str, Any]]]) -> list[str]:
-    """The nodes whose labels are placed first: the focus, then the ranking's rows in rank
-    order, sources and publishers interleaved (so the top publishers find a free place)."""
+    """The nodes whose labels are placed first: the focus, then the ranking's sources and
+    publishers interleaved (so the top publishers find a free place)."""
     src, pub = ranking["sources"], ranking["publishers"]
     always = [
         r["id"] for k in range(max(len(src), len(pub))) for r in src[k : k + 1] + pub[k : k + 1]
@@ -241,47 +230,34 @@ def _node_rows(
 ) -> list[dict[str, Any]]:
     """One row a node, in node order; the page script builds the plain-text tooltip and
     the details panel from the extra keys. Sizes show counts, but in the story trail."""
-    counted = [a for _n, a in graph.nodes(data=True) if a["type"] in COUNTED]
-    max_count = max((int(a.get("stories", 0) or 0) for a in counted), default=0)
-    if graph.graph.get("view") == "story":
-        max_count = 0
+    max_count = 0 if graph.graph.get("view") == "story" else largest_count(graph)
     pub_ix, room_ix = index_of(publishers), index_of(newsrooms)
-    return [
-        _node_row(n, graph.nodes[n], styles[graph.nodes[n]["type"]], positions, max_count,
-                  pub_ix, room_ix)
-        for n in sorted(graph)
-    ]  # fmt: skip
-
-
-def _node_row(
-    n: str,
-    a: dict[str, Any],
-    style: NodeStyle,
-    positions: Positions,
-    max_count: int,
-    pub_ix: dict[str, int],
-    room_ix: dict[str, int],
-) -> dict[str, Any]:
-    """One node's row of the vis DataSet."""
-    x, y = positions.get(n, (0.0, 0.0))
-    return dict(
-        id=n,
-        label=visible_label(a["label"] or n),
-        shape=style.shape,
-        group=a["type"],
-        x=x,
-        y=y,
-        size=node_size(a, style, max_count),
-        t=visible_bidi(a.get("title", "")),
-        d=a.get("date", ""),
-        i=visible_bidi(a.get("id", "")),  # shown (tooltip, details): an id is any text
-        u=_http(a.get("url", "")),
-        s=int(a.get("stories", 0) or 0),
-        p=[pub_ix[p] for p in a.get("publishers", ())],
-        r=[room_ix[r] for r in a.get("newsrooms", ())],
-        **({"g": int(a["uncited"])} if a.get("uncited") else {}),
-        **({"v": int(a["unsupported"])} if a.get("unsupported") else {}),
-    )
+    rows = []
+    for n in sorted(graph):
+        a = graph.nodes[n]
+        style = styles[a["type"]]
+        x, y = positions.get(n, (0.0, 0.0))
+        row = dict(
+            id=n,
+            label=visible_label(a["label"] or n),
+            shape=style.shape,
+            group=a["type"],
+            x=x,
+            y=y,
+            size=node_size(a, style, max_count),
+            t=visible_bidi(a.get("title", "")),
+            d=a.get("date", ""),
+            i=visible_bidi(a.get("id", "")),  # shown (tooltip, details): an id is any text
+            u=_http(a.get("url", "")),
+            s=int(a.get("stories", 0) or 0),
+            p=[pub_ix[p] for p in a.get("publishers", ())],
+            r=[room_ix[r] for r in a.get("newsrooms", ())],
+        )
+        for key, attr in (("g", "uncited"), ("v", "unsupported")):
+            if a.get(attr):
+                row[key] = int(a[attr])
+        rows.append(row)
+    return rows
 
 
 _EDGE_KEYS = (("claims", "c"), ("stories", "n"), ("citations", "k"))
@@ -292,9 +268,8 @@ def _edge_rows(graph: nx.DiGraph) -> list[dict[str, Any]]:
     edges: list[dict[str, Any]] = []
     for k, (s, o, a) in enumerate(sorted(graph.edges(data=True), key=lambda e: (e[0], e[1]))):
         width = min(10, max(1, int(a.get("weight", 1) or 1)))
-        opts: dict[str, Any] = {"id": k, "width": width, "rel": a.get("relation", "")}
-        opts.update({short: a[key] for key, short in _EDGE_KEYS if a.get(key) is not None})
-        edges.append({"from": s, "to": o, **opts})
+        row = {"from": s, "to": o, "id": k, "width": width, "rel": a.get("relation", "")}
+        edges.append(row | {short: a[key] for key, short in _EDGE_KEYS if a.get(key) is not None})
     return edges
 
 
@@ -326,11 +301,8 @@ _INLINE_SCRIPT = re.compile(r"<script>(.*?)</script>", re.DOTALL)
 
 
 def pick_renderer(graph: nx.DiGraph, renderer: str = "auto") -> str:
-    """``webgl`` or ``canvas`` for ``graph``: ``auto`` is WebGL past :data:`GL_NODES` nodes.
-
-    An overview (a manifest's stories drawn on demand) stays on vis-network, whose DataSet
-    takes nodes added after the first frame.
-    """
+    """``webgl`` or ``canvas``: ``auto`` is WebGL past :data:`GL_NODES` nodes, but not for an
+    overview (vis-network's DataSet takes the stories drawn on demand)."""
     if renderer not in RENDERERS:
         raise VizError(f"unknown renderer {renderer!r}: choose one of {', '.join(RENDERERS)}")
     if renderer != "auto":
@@ -341,11 +313,8 @@ def pick_renderer(graph: nx.DiGraph, renderer: str = "auto") -> str:
 def render_map(
     graph: nx.DiGraph, positions: Positions | None = None, *, renderer: str = "auto"
 ) -> str:
-    """The whole map as one HTML string (deterministic: same graph, same bytes).
-
-    ``renderer``: ``auto`` (default), ``webgl`` (sigma.js, for big maps) or ``canvas``
-    (vis-network); see :func:`pick_renderer`.
-    """
+    """The whole map as one HTML string, deterministic; ``renderer`` as for
+    :func:`pick_renderer`."""
     from .sources import render_sources
     from .timeline import render_time
 
@@ -355,21 +324,18 @@ def render_map(
             raise VizError(f"the {graph.graph['view']} view has one renderer: drop --renderer")
         return page(graph)
     payload = build_payload(graph, positions)
-    if pick_renderer(graph, renderer) == "webgl":
-        gl_payload(graph, payload)
-        name, scripts = (
-            "template_gl.html",
-            {
-                "sigma_version": SIGMA_VERSION,
-                "graphology_version": GRAPHOLOGY_VERSION,
-                "sigma_js": _vendored("sigma.min.js", SIGMA_SHA256),
-                "graphology_js": _vendored("graphology.umd.min.js", GRAPHOLOGY_SHA256),
-            },
-        )
-    else:
+    if pick_renderer(graph, renderer) == "canvas":
         vis_js = _vendored("vis-network.min.js", VIS_SHA256)
-        name, scripts = "template.html", {"vis_version": VIS_NETWORK_VERSION, "vis_js": vis_js}
-    return render_page(name, payload, **scripts)
+        return render_page("template.html", payload, vis_version=VIS_NETWORK_VERSION, vis_js=vis_js)
+    gl_payload(graph, payload)
+    return render_page(
+        "template_gl.html",
+        payload,
+        sigma_version=SIGMA_VERSION,
+        graphology_version=GRAPHOLOGY_VERSION,
+        sigma_js=_vendored("sigma.min.js", SIGMA_SHA256),
+        graphology_js=_vendored("graphology.umd.min.js", GRAPHOLOGY_SHA256),
+    )
 
 
 def render_page(name: str, payload: dict[str, Any], **scripts: str) -> str:
@@ -394,9 +360,8 @@ _GL_NODE_KEYS = ("id", "label", "group", "x", "y", "t", "d", "i", "u", "s", "p",
 
 
 def gl_payload(graph: nx.DiGraph, payload: dict[str, Any]) -> None:
-    """The WebGL page's payload, in place: ``nodes`` as ``_gl_columns`` makes them, ``edges`` as
-    ``{from, to, width}`` columns of node indices, ``clusters`` named, biggest first; what
-    the WebGL page does not read (vis-network's options, edge relations and counts) dropped."""
+    """The WebGL page's payload, in place: nodes and edges as columns, ``clusters`` named,
+    biggest first; what the WebGL page does not read dropped."""
     payload.pop("options", None)
     clusters = communities(graph)
     payload["nodes"] = _gl_columns(payload["nodes"], payload["legend"], clusters)
@@ -421,16 +386,13 @@ def _gl_columns(
     columns: dict[str, list[Any]] = {key: [] for key in _GL_NODE_KEYS}
     for row in rows:
         row.update(c=cluster_of.get(row["id"], -1), group=types[row["group"]])
-        row.setdefault("g", 0)
-        row.setdefault("v", 0)
         for key in _GL_NODE_KEYS:
-            columns[key].append(row[key])
+            columns[key].append(row.get(key, 0))
     return columns
 
 
 def cluster_name(graph: nx.DiGraph, members: list[str]) -> dict[str, Any]:
-    """A cluster as the page (and a VOSviewer file) names it: its most-cited source or
-    publisher, and its size."""
+    """A cluster's name (its most-cited source or publisher) and size."""
 
     def weight(n: str) -> tuple[int, str]:
         a = graph.nodes[n]
@@ -441,8 +403,7 @@ def cluster_name(graph: nx.DiGraph, members: list[str]) -> dict[str, Any]:
 
 
 def script_hashes(html: str) -> str:
-    """CSP ``script-src`` sources allowing exactly the page's inline scripts (those without
-    a type: the JSON data block needs none), by hash; no ``'unsafe-inline'``."""
+    """CSP ``script-src`` allowing exactly the page's untyped inline scripts, by hash."""
     hashes = []
     for body in _INLINE_SCRIPT.findall(html):
         digest = base64.b64encode(hashlib.sha256(body.encode("utf-8")).digest()).decode()
@@ -461,8 +422,7 @@ def visible_bidi(text: str) -> str:
 
 
 def visible_label(text: str, limit: int = LABEL) -> str:
-    """A label as drawn: bidi controls made visible *first* (each becomes 8 characters),
-    then cut to ``limit`` characters."""
+    """A label as drawn: bidi controls made visible *first*, then cut to ``limit``."""
     return short(visible_bidi(text), limit) if text else text
 
 

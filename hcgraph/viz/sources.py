@@ -1,11 +1,8 @@
 """The ``sources`` view: publisher → source → story as a circle packing.
 
-The page is described in docs/maps.md. The graph is the reuse graph (counts over the
-whole store) with one more graph attribute, ``passages``: ``{(story, manifest): [(part IRI,
-plain text), …]}``, the story's paragraphs and key facts citing the manifest; kept for the
-newest :data:`PASSAGE_STORIES` citing stories of each source, each cut to
-:data:`PASSAGE_CHARS` characters, up to :data:`PASSAGE_BUDGET` characters in all (sources
-with most citers first).
+The page is in docs/maps.md. The graph is the reuse graph with one more attribute,
+``passages``: ``{(story, manifest): [(part IRI, plain text), …]}``, the story's parts citing
+the manifest, within the limits below (sources with most citers first).
 """
 
 from __future__ import annotations
@@ -50,19 +47,11 @@ Q_PASSAGES = """
 SELECT ?s ?m (GROUP_CONCAT(DISTINCT STR(?part); SEPARATOR=" ") AS ?parts)
 WHERE { GRAPH ?s { ?c cito:hasCitingEntity ?part ; cito:hasCitedEntity ?m } } GROUP BY ?s ?m
 """
-#: Every text, over the union graph (one index scan; typing the parts cost three times as
-#: much); the passages needed are picked in Python.
+#: Every text over the union graph, picked in Python (typing the parts cost 3x as much).
 Q_PART_TEXTS = "SELECT ?part ?text WHERE { ?part schema:text ?text }"
 NO_PUBLISHER = "(no publisher)"
 
 Passages = dict[tuple[str, str], list[tuple[str, str]]]
-
-
-def _plain(text: str) -> str:
-    """A passage as the page shows it: Markdown marks stripped, one paragraph, cut."""
-    from ..claims.plaintext import plain
-
-    return short(plain(text).text, PASSAGE_CHARS)
 
 
 def _wanted_parts(
@@ -83,12 +72,15 @@ def _wanted_parts(
 
 
 def _part_texts(store: Store, needed: set[str]) -> dict[str, str]:
-    """The plain text of each of the ``needed`` parts (the first one found)."""
+    """Each of the ``needed`` parts' first text as the page shows it: Markdown marks
+    stripped, one paragraph, cut."""
+    from ..claims.plaintext import plain
+
     texts: dict[str, str] = {}
     for sol in store.query(Q_PART_TEXTS):
         p = sol["part"].value
         if p in needed and p not in texts:
-            texts[p] = _plain(sol["text"].value)
+            texts[p] = short(plain(sol["text"].value).text, PASSAGE_CHARS)
     return texts
 
 
@@ -120,11 +112,8 @@ def _newest_first(data: ReuseData) -> dict[str, list[str]]:
 
 
 def sources_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGraph:
-    """The reuse graph of every story, with the citing passages (``passages``) attached.
-
-    ``focus`` (a source or publisher) is selected when the page opens; ``opts.top`` keeps
-    the ``top`` sources cited by most stories.
-    """
+    """The reuse graph of every story with the citing ``passages``; ``focus`` is selected
+    when the page opens."""
     from .views import _keep_top, _reuse_graph
 
     data = load_reuse(store, claims=False, include_withdrawn=opts.include_withdrawn)
@@ -159,13 +148,9 @@ def sources_payload(graph: nx.DiGraph) -> dict[str, Any]:
     pub_ix = index_of(pubs)
     stories = nodes_of(graph, "Story")
     stories.sort(key=lambda s: nodes[s]["date"], reverse=True)  # newest first, then IRI order
-    story_ix = index_of(stories)
-    passages: Passages = graph.graph.get("passages", {})
-    passage_rows: list[list[str]] = []
-    sources, citers = [], []
-    for m in nodes_of(graph, "Manifest"):
-        sources.append(_source_row(graph, m, pub_ix))
-        citers.append(_citer_rows(graph, m, stories, story_ix, passages, passage_rows))
+    manifests = nodes_of(graph, "Manifest")
+    sources = [_source_row(graph, m, pub_ix) for m in manifests]
+    citers, passage_rows = _citer_rows(graph, manifests, stories)
     publishers = [[visible_label(nodes[p]["label"] or p), visible_bidi(nodes[p]["title"]),
                    int(nodes[p].get("stories", 0)), p] for p in pubs]  # fmt: skip
     if any(row[5] == len(pubs) for row in sources):
@@ -181,8 +166,7 @@ def sources_payload(graph: nx.DiGraph) -> dict[str, Any]:
 
 
 def _source_row(graph: nx.DiGraph, m: str, pub_ix: dict[str, int]) -> list[Any]:
-    """A source as the page lists it (see :func:`sources_payload`); a source with no
-    publisher points one past the publishers."""
+    """A source as the page lists it (no publisher: one past the publishers)."""
     a = graph.nodes[m]
     owners = sorted(p for p in graph.successors(m) if p in pub_ix)
     publisher = pub_ix[owners[0]] if owners else len(pub_ix)
@@ -191,26 +175,26 @@ def _source_row(graph: nx.DiGraph, m: str, pub_ix: dict[str, int]) -> list[Any]:
 
 
 def _citer_rows(
-    graph: nx.DiGraph,
-    m: str,
-    stories: list[str],
-    index: dict[str, int],
-    passages: Passages,
-    passage_rows: list[list[str]],
-) -> list[list[Any]]:
-    """Source ``m``'s ``[story index, [passage index, …]]`` rows (``index``: story →
-    its index in ``stories``), the passages appended to ``passage_rows``."""
-    rows: list[list[Any]] = []
-    for k in sorted(index[s] for s in graph.predecessors(m) if s in index):
-        first = len(passage_rows)
-        passage_rows += [[_http(p), visible_bidi(t)] for p, t in passages.get((stories[k], m), ())]
-        rows.append([k, list(range(first, len(passage_rows)))])
-    return rows
+    graph: nx.DiGraph, manifests: list[str], stories: list[str]
+) -> tuple[list[list[list[Any]]], list[list[str]]]:
+    """Each source's ``[story index, [passage index, …]]`` rows, and the passage rows."""
+    passages: Passages = graph.graph.get("passages", {})
+    index = index_of(stories)
+    citers: list[list[list[Any]]] = []
+    passage_rows: list[list[str]] = []
+    for m in manifests:
+        rows: list[list[Any]] = []
+        for k in sorted(index[s] for s in graph.predecessors(m) if s in index):
+            first = len(passage_rows)
+            texts = passages.get((stories[k], m), ())
+            passage_rows += [[_http(p), visible_bidi(t)] for p, t in texts]
+            rows.append([k, list(range(first, len(passage_rows)))])
+        citers.append(rows)
+    return citers, passage_rows
 
 
 def _story_row(a: dict[str, Any]) -> list[Any]:
-    """A story as the page lists it: ``[url, headline, date, newsrooms, unsupported]``
-    (``unsupported``: its sentences ``hcgraph manifests check`` found unsupported)."""
+    """A story as the page lists it (see :func:`sources_payload`)."""
     return [_http(a["url"]), visible_bidi(a["title"] or a["label"]), a["date"],
             ", ".join(a["newsrooms"]), int(a.get("unsupported", 0) or 0)]  # fmt: skip
 

@@ -1,8 +1,7 @@
 """How each node type looks: one palette for every map, and perceptual node sizes.
 
-Every type has a distinct (colour, shape) pair from a colour-blind-aware palette, the same
-in every map; a type the table lacks gets a pair chosen from its name alone. A counted
-node's *area* is proportional to its count, the map's largest drawn at :data:`MAX_SIZE`.
+A (colour, shape) pair a type from a colour-blind-aware palette; a counted node's *area* is
+proportional to its count.
 """
 
 from __future__ import annotations
@@ -13,12 +12,15 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import networkx as nx
+
 __all__ = [
     "COUNTED",
     "MAX_SIZE",
     "MIN_SIZE",
     "NodeStyle",
     "document_icon",
+    "largest_count",
     "node_size",
     "styles_for",
 ]
@@ -101,6 +103,12 @@ def styles_for(types: list[str]) -> dict[str, NodeStyle]:
 
 #: Node types whose size shows a count (``stories``).
 COUNTED = ("Manifest", "Publisher", "StoryGroup")
+
+
+def largest_count(graph: nx.DiGraph) -> int:
+    """The largest ``stories`` count of a :data:`COUNTED` node (0: none)."""
+    counted = [a for _n, a in graph.nodes(data=True) if a["type"] in COUNTED]
+    return max((int(a.get("stories", 0) or 0) for a in counted), default=0)
 
 
 def node_size(attrs: dict[str, Any], style: NodeStyle, max_count: int) -> float:

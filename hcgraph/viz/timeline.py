@@ -1,9 +1,7 @@
 """The ``time`` view: stories on a date axis, their citations drawn to their sources' dates.
 
-The page (``template_time.html``, a 2D canvas; docs/maps.md) places dated stories by date
-in newsroom lanes and dated sources in a band below; a citation's horizontal extent is its
-*source lag* (story date - source date), summarised by :func:`lag_summary` as on the page.
-The graph is the reuse graph; a manifest's ``date`` is its source document's.
+The page (a 2D canvas; docs/maps.md) places dated stories in newsroom lanes and dated sources
+below; a citation spans its *source lag* (story date - source date, :func:`lag_summary`).
 """
 
 from __future__ import annotations
@@ -48,11 +46,9 @@ def time_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGraph
 
     data = load_reuse(store, claims=False, include_withdrawn=opts.include_withdrawn)
     graph = _reuse_graph(data, data.citations(), claims=False)
-    kinds = ("Story", "Manifest")
-    undated = {k: sum(1 for _n, a in graph.nodes(data=True)
-                      if a["type"] == k and _day(a["date"]) is None) for k in kinds}  # fmt: skip
-    notes = [f"{n} undated {'stories' if k == 'Story' else 'sources'} not placed"
-             for k, n in undated.items() if n]  # fmt: skip
+    undated = Counter(a["type"] for _n, a in graph.nodes(data=True) if _day(a["date"]) is None)
+    names = (("Story", "stories"), ("Manifest", "sources"))
+    notes = [f"{undated[k]} undated {name} not placed" for k, name in names if undated[k]]
     graph.graph.update(view="time", focus=focus.iri if focus else None, note="; ".join(notes),
                        title="Stories and their sources in time")  # fmt: skip
     return graph
@@ -117,10 +113,9 @@ def time_payload(graph: nx.DiGraph) -> dict[str, Any]:
     """The page's data as columns: dated stories and sources, citations as index pairs.
 
     ``stories``: ``id``, ``t`` (headline), ``day`` (days since 1970), ``d`` (date), ``u``
-    (URL), ``r`` (lane: index into ``rooms``, the busiest newsroom first), ``v``
-    (unsupported sentences, from ``hcgraph manifests check``); ``sources``:
-    ``id``, ``t``, ``day``, ``d``, ``u``, ``p`` (index into ``publishers``, -1: none), ``n``
-    (citing stories); ``cites``: ``s`` and ``m`` (indices of the story and the source).
+    (URL), ``r`` (lane: index into ``rooms``), ``v`` (unsupported sentences); ``sources``:
+    the same but ``p`` (index into ``publishers``, -1: none) and ``n`` (citing stories) for
+    ``r`` and ``v``; ``cites``: ``s`` and ``m`` (indices of the story and the source).
     """
     nodes = graph.nodes
     stories, sources = _dated(graph, "Story"), _dated(graph, "Manifest")

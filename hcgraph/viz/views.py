@@ -1,12 +1,8 @@
 """The networkx projections behind the citation maps: one function per view.
 
-``citation_graph(store, view, focus)`` returns a ``networkx.DiGraph`` whose edges run from
-the citing thing to what it draws on (story → manifest → publisher; paragraph → claim →
-manifest → source document → publisher), built from the records :mod:`hcgraph.viz.data`
-loads. The views, and every node, edge and graph attribute, are described in docs/maps.md
-("The projection is public API"). Manifest and publisher counts (``stories``) are
-whole-store truths: the same in every view and under every ``top`` / ``group_stories`` /
-``focus``.
+Edges run from the citing thing to what it draws on (story → manifest → publisher); every
+attribute is in docs/maps.md ("The projection is public API"). Manifest and publisher counts
+(``stories``) are whole-store truths, the same under every view, ``top``, grouping and focus.
 """
 
 from __future__ import annotations
@@ -90,9 +86,8 @@ def _group_key(kind: str, story: dict[str, Any]) -> tuple[str, str]:
 def _reuse_graph(
     data: ReuseData, counts: Citations, *, stories: bool = True, claims: bool = True
 ) -> nx.DiGraph:
-    """Stories → manifests → publishers, every count from the whole-store ``counts``;
-    manifests no story cites stay. ``stories=False`` (the overview) leaves the story nodes
-    and their edges out; ``claims=False`` leaves the ``cites`` edges without ``claims``."""
+    """Stories (none for the overview) → manifests → publishers, counts from ``counts``;
+    manifests no story cites stay."""
     graph = nx.DiGraph()
     if stories:
         for iri in sorted(data.stories):
@@ -139,11 +134,8 @@ def _keep_top(data: ReuseData, top: int, counts: Citations) -> str:
 
 
 def _group(graph: nx.DiGraph, kind: str) -> str:
-    """Fold the story nodes of a reuse graph into one node per ``kind``; returns the note.
-
-    A group → manifest edge carries ``stories``: how many of the group's stories cite the
-    manifest. Manifest and publisher counts are untouched (they are distinct stories).
-    """
+    """Fold the story nodes into one node per ``kind`` (a group → manifest edge's
+    ``stories``: how many of its stories cite the manifest); returns the note."""
     stories = nodes_of(graph, "Story")
     groups: dict[str, dict[str, Any]] = {}
     citing: dict[tuple[str, str], int] = defaultdict(int)
@@ -179,12 +171,8 @@ def _group_attrs(giri: str, g: dict[str, Any]) -> dict[str, Any]:
 
 
 def _drill(data: ReuseData, counts: Citations) -> dict[str, Any]:
-    """What the overview's drill-down needs: each story once, each manifest's citers.
-
-    Stories are numbered newest first (then by IRI), so every citer list is already in the
-    order the page lists and draws them: no sorting in the browser.
-    """
-    # counts are the whole store's: --top left out the stories citing none of the kept
+    """The overview's drill-down: each story once, newest first (then by IRI), and each
+    manifest's citers as indices into them (in the order the page lists them)."""
     order = sorted({s for citers in counts.citers.values() for s in citers if s in data.stories})
     order.sort(key=lambda s: data.stories[s].date, reverse=True)  # stable: IRI order kept
     index = {s: i for i, s in enumerate(order)}
@@ -197,11 +185,9 @@ def _drill(data: ReuseData, counts: Citations) -> dict[str, Any]:
 
 
 def _reuse_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGraph:
-    group_stories = opts.group_stories
-    overview = _is_overview(store, focus, group_stories, opts.overview)
-    # Claims per (story, manifest) are the widths of story → manifest edges: skipped when
-    # no such edge is drawn (overview, story groups) and past CLAIM_STORIES stories.
-    claims = not overview and group_stories is None
+    overview = _is_overview(store, focus, opts)
+    # Claims per (story, manifest) are edge widths: skipped when no such edge is drawn.
+    claims = not overview and opts.group_stories is None
     claims = claims and len(store.story_graphs()) <= CLAIM_STORIES
     data = load_reuse(store, claims=claims, include_withdrawn=opts.include_withdrawn)
     counts = data.citations()
@@ -217,25 +203,22 @@ def _reuse_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGra
     if focus is not None:
         graph = _focused(graph, focus)
         title = f"Source reuse around {graph.nodes[focus.iri]['label']}"
-    if group_stories is not None:
-        notes.append(_group(graph, group_stories))
+    if opts.group_stories is not None:
+        notes.append(_group(graph, opts.group_stories))
     _reuse_facets(graph)
     graph.graph.update(view="reuse", focus=focus.iri if focus else None, title=title,
                        note="; ".join(notes))  # fmt: skip
     return graph
 
 
-def _is_overview(
-    store: Store, focus: Focus | None, group_stories: str | None, overview: bool | None
-) -> bool:
-    """Whether the reuse map is the overview: by default past :data:`OVERVIEW_STORIES`
-    stories with no focus and no grouping; asked for with either, an error."""
-    plain = focus is None and group_stories is None
-    if overview is None:
+def _is_overview(store: Store, focus: Focus | None, opts: MapOptions) -> bool:
+    """Whether the reuse map is the overview (asked for with a focus or grouping: an error)."""
+    plain = focus is None and opts.group_stories is None
+    if opts.overview is None:
         return plain and len(store.story_graphs()) > OVERVIEW_STORIES
-    if overview and not plain:
+    if opts.overview and not plain:
         raise VizError("the overview draws no stories: drop --focus / --group-stories")
-    return overview
+    return opts.overview
 
 
 def _focused(graph: nx.DiGraph, focus: Focus) -> nx.DiGraph:
@@ -247,12 +230,9 @@ def _focused(graph: nx.DiGraph, focus: Focus) -> nx.DiGraph:
             f"--focus {focus.iri} is not in this map (left out by --top, or {why}: "
             "--include-withdrawn draws them)"
         )
-    if focus.kind == "Publisher":
-        manifests = set(graph.predecessors(focus.iri))
-    elif focus.kind == "Manifest":
-        manifests = {focus.iri}
-    else:
-        manifests = set(graph.successors(focus.iri))
+    # A publisher's manifests point to it; a story points to its manifests.
+    step = {"Publisher": graph.predecessors, "Story": graph.successors}.get(focus.kind)
+    manifests = set(step(focus.iri)) if step else {focus.iri}
     keep = {focus.iri} | manifests
     for m in manifests:
         keep.update(graph.predecessors(m))
@@ -267,8 +247,7 @@ def _publisher_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.D
             "or its IRI)"
         )
     graph = _reuse_view(store, focus, replace(opts, top=None, overview=None))
-    # Only the focus publisher: another publisher of a shared manifest would pull the
-    # rings apart and is one click away in the reuse map.
+    # Another publisher of a shared manifest would pull the rings apart.
     others = [n for n, a in graph.nodes(data=True) if a["type"] == "Publisher" and n != focus.iri]
     graph.remove_nodes_from(others)
     name = graph.nodes[focus.iri]["id"]
@@ -297,14 +276,13 @@ def _story_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGra
     story = load_story_record(store, s)
     if story is None:
         raise VizError(f"{s.value}: not a story in the store")
-    room = (story.newsroom,) if story.newsroom else ()
     graph = nx.DiGraph()
     graph.add_node(focus.iri, **_complete(story.attrs()))
-    _add_story_parts(graph, store, s, room)
+    _add_story_parts(graph, store, s)
     data = ReuseData()
     load_story_manifests(store, s, data)
-    cite_count, claim_in = _add_story_claims(graph, store, s, room, data)
-    _add_story_sources(graph, store, data, room, opts.include_withdrawn)
+    cite_count, claim_in = _add_story_claims(graph, store, s, data)
+    _add_story_sources(graph, store, data, opts.include_withdrawn)
     for (part, target), cites in sorted(cite_count.items()):
         if part not in graph:
             continue
@@ -312,6 +290,7 @@ def _story_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGra
         graph.add_edge(part, target, relation=relation, citations=len(cites), weight=len(cites))
     for claim, m in claim_in:
         graph.add_edge(claim, m, relation="isPartOf", weight=1)
+    nx.set_node_attributes(graph, graph.nodes[focus.iri]["newsrooms"], "newsrooms")  # the story's
     _mark_uncited(graph)
     _mark_support(graph, store, focus.iri)
     _trail_facets(graph)
@@ -320,9 +299,7 @@ def _story_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGra
     return graph
 
 
-def _add_story_parts(
-    graph: nx.DiGraph, store: Store, s: ox.NamedNode, room: tuple[str, ...]
-) -> None:
+def _add_story_parts(graph: nx.DiGraph, store: Store, s: ox.NamedNode) -> None:
     """The story's sections, paragraphs and key facts, each linked from its parent."""
     parts = sorted(
         store.query(Q_STORY_PARTS, bindings={"s": s}),
@@ -332,10 +309,9 @@ def _add_story_parts(
         part, kind = sol["part"].value, sol["type"].value.removeprefix(HC)
         text = value(sol, "name") or value(sol, "text")
         frag = part.rsplit("#", 1)[-1]
-        graph.add_node(part, **_complete({
-            "type": kind, "iri": part, "id": frag, "title": text,
-            "label": short(f"{frag}: {text}" if text else frag, 40), "newsrooms": room,
-        }))  # fmt: skip
+        label = short(f"{frag}: {text}" if text else frag, 40)
+        attrs = {"type": kind, "iri": part, "id": frag, "title": text, "label": label}
+        graph.add_node(part, **_complete(attrs))
     for sol in parts:
         part, parent = sol["part"].value, sol["parent"].value
         if parent in graph:
@@ -343,10 +319,10 @@ def _add_story_parts(
 
 
 def _add_story_claims(
-    graph: nx.DiGraph, store: Store, s: ox.NamedNode, room: tuple[str, ...], data: ReuseData
+    graph: nx.DiGraph, store: Store, s: ox.NamedNode, data: ReuseData
 ) -> tuple[dict[tuple[str, str], set[str]], dict[tuple[str, str], None]]:
-    """The claims the story's parts cite; returns the citations per (part, target) and the
-    (claim, manifest) pairs. A citation with no claim counts against its manifest."""
+    """The claims the story's parts cite; returns the citations per (part, claim, or
+    manifest for a citation with no claim) and the (claim, manifest) pairs."""
     claim_in: dict[tuple[str, str], None] = {}
     cite_count: dict[tuple[str, str], set[str]] = defaultdict(set)
     for sol in store.query(Q_STORY_CITES, bindings={"s": s}):
@@ -359,41 +335,32 @@ def _add_story_claims(
             continue
         cid = value(sol, "cid") or claim.rsplit("/", 1)[-1]
         if claim not in graph:
-            graph.add_node(claim, **_complete({
-                "type": "Claim", "iri": claim, "id": cid, "title": f"claim {cid}",
-                "label": f"claim …{cid[-6:]}", "newsrooms": room,
-            }))  # fmt: skip
+            title, label = f"claim {cid}", f"claim …{cid[-6:]}"
+            attrs = {"type": "Claim", "iri": claim, "id": cid, "title": title, "label": label}
+            graph.add_node(claim, **_complete(attrs))
         cite_count[(part, claim)].add(cite)
         claim_in[(claim, m)] = None
     return cite_count, claim_in
 
 
 def _add_story_sources(
-    graph: nx.DiGraph,
-    store: Store,
-    data: ReuseData,
-    room: tuple[str, ...],
-    include_withdrawn: bool = False,
+    graph: nx.DiGraph, store: Store, data: ReuseData, include_withdrawn: bool
 ) -> None:
-    """The cited manifests, their source documents and publishers, counted store-wide
-    (over current stories unless ``include_withdrawn``)."""
+    """The cited manifests, their source documents and publishers, counted store-wide."""
     counts = load_citations(store, include_withdrawn=include_withdrawn)
     reach = counts.reach()
     for iri in sorted(data.manifests):
         rec = data.manifests[iri]
-        graph.add_node(iri, **_complete({**rec.attrs(counts.manifest_count(iri)),
-                                         "newsrooms": room}))  # fmt: skip
+        graph.add_node(iri, **_complete(rec.attrs(counts.manifest_count(iri))))
         if rec.doc:
             host = rec.url.split("//", 1)[-1].split("/", 1)[0] if rec.url else ""
             graph.add_node(rec.doc, **_complete({
                 "type": "SourceDocument", "iri": rec.doc, "id": rec.id, "title": rec.title,
                 "label": short(host or rec.doc.rsplit("/", 1)[-1], 40), "date": rec.date,
-                "url": rec.url, "newsrooms": room,
-            }))  # fmt: skip
+                "url": rec.url}))  # fmt: skip
             graph.add_edge(iri, rec.doc, relation="hadPrimarySource", weight=1)
     for pub in sorted(data.publishers):
-        attrs = data.publishers[pub].attrs(reach.get(pub, 0))
-        graph.add_node(pub, **_complete({**attrs, "newsrooms": room}))
+        graph.add_node(pub, **_complete(data.publishers[pub].attrs(reach.get(pub, 0))))
     for m, p in sorted(data.published_by):
         doc = data.manifests[m].doc
         # The trail reads manifest → source document → publisher (prov:wasAttributedTo).
@@ -411,9 +378,8 @@ def _mark_uncited(graph: nx.DiGraph) -> None:
 
 
 def _mark_support(graph: nx.DiGraph, store: Store, story: str) -> None:
-    """Claims get their text (from the manifest replies) as their title; a paragraph or key
-    fact the support check found not saying what a claim says gets ``unsupported`` (how many
-    claims) and a ✗ before its label, and the claim's title says what differs."""
+    """Claims get their text as title; a part the support check found not saying what a
+    claim says gets ``unsupported`` (how many) and a ✗, and the claim's title says why."""
     from ..claims.graphing import claim_texts
 
     claims = {a["id"]: n for n, a in graph.nodes(data=True) if a["type"] == "Claim"}
@@ -445,12 +411,9 @@ def _unsupported(
     return bad
 
 
-_CITERS = ("Story", "StoryGroup")
-
-
 def _reuse_facets(graph: nx.DiGraph) -> None:
-    """Filter facets of a reuse graph (``publishers``, ``newsrooms``): a story's publishers, a
-    manifest's citing newsrooms; facets never change counts."""
+    """Filter facets (``publishers``, ``newsrooms``): a story's publishers, a manifest's
+    citing newsrooms."""
     nodes = graph.nodes
     pubs_of: dict[str, set[str]] = defaultdict(set)
     rooms_of: dict[str, set[str]] = defaultdict(set)
@@ -462,7 +425,7 @@ def _reuse_facets(graph: nx.DiGraph) -> None:
         if nodes[p]["type"] == "Publisher":
             pubs_of[m].add(nodes[p]["id"])
     for s, m in graph.edges():
-        if nodes[s]["type"] in _CITERS:
+        if nodes[s]["type"] in ("Story", "StoryGroup"):
             pubs_of[s].update(pubs_of[m])
             rooms_of[m].update(rooms_of[s])
     for m, p in graph.edges():
@@ -504,22 +467,19 @@ def citation_graph(
     overview: bool | None = None,
     include_withdrawn: bool = False,
 ) -> nx.DiGraph:
-    """The networkx projection behind a citation map (attributes in the module docstring).
+    """The networkx projection behind a citation map (attributes in docs/maps.md).
 
     Args:
         store: the store to read.
-        view: ``story``, ``reuse``, ``publisher``, ``sources`` or ``time``.
-        focus: a story URL / id / slug, a manifest id, or a publisher name (see
-            :func:`~hcgraph.viz.focus.resolve_focus`); required for ``publisher``, and for
-            ``story`` when the store holds more than one story.
-        top: reuse view: keep only the N manifests cited by the most stories.
-        group_stories: reuse/publisher views: fold stories into one node per ``newsroom``,
-            ``day`` or ``newsroom-day``.
-        overview: reuse view: draw manifests and publishers only, with each manifest's
-            citing stories listed (graph attribute ``drill``) and drawn on demand in the
-            page. ``None`` (default): only past :data:`OVERVIEW_STORIES` stories with no
-            focus and no grouping.
-        include_withdrawn: draw withdrawn stories too (default: current stories only).
+        view: a key of :data:`VIEWS`.
+        focus: what :func:`~hcgraph.viz.focus.resolve_focus` resolves; required for
+            ``publisher``, and for ``story`` when the store holds more than one story.
+        top: reuse, sources: keep only the N manifests cited by the most stories.
+        group_stories: reuse, publisher: a key of :data:`STORY_GROUPS`.
+        overview: reuse: manifests and publishers only, each one's citing stories in the
+            ``drill`` graph attribute; ``None``: past :data:`OVERVIEW_STORIES` stories
+            with no focus and no grouping.
+        include_withdrawn: draw withdrawn stories too.
 
     Raises:
         VizError: unknown view or unresolvable focus.
