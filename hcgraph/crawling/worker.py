@@ -194,7 +194,9 @@ def _answer(conn: Connection, pipeline: Pipeline, send: Callable[[tuple[Any, ...
             return False  # the parent is gone: finish the writes
         if op == "close":
             return bool(batch)
-        try:  # op is "submit": the parent sends no other
+        try:
+            if op != "submit":  # pragma: no cover - the parent sends only these ops
+                raise ValueError(f"unknown op {op!r}")
             landed = pipeline.submit(batch)
         except Exception as exc:
             send(("reply", False, _wire(exc)))
