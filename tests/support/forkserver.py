@@ -14,11 +14,22 @@ differently, as two interpreter starts would (a determinism test still meets a n
 What a fork cannot give is kept out: a test about the interpreter start itself (what
 ``--help`` imports, start-up time) runs ``sys.executable`` with :mod:`subprocess`, not
 this. ``HCGRAPH_TEST_FORKSERVER=0`` makes ``run_cli`` start an interpreter per call again.
+
+hcgraph's CLI makes its rich consoles when ``hcgraph.cli`` is imported, and a console
+decides then whether it may colour (is stdout a terminal, ``TERM``, ``NO_COLOR``): a server
+that preloaded ``hcgraph.cli`` hands its children consoles made for its own pipe. Tests
+whose point is a terminal (or an environment of their own) use servers that preload
+:data:`PRELOAD_NO_CLI` instead: the libraries, and ``hcgraph.cli`` imported fresh in each
+child, with its own streams and environment. :meth:`ForkServer.spawn` starts a command on
+given file descriptors (a pseudo-terminal, a pipe) and returns at once with its pid;
+:data:`CLIENT` is a small program that runs one command through a server with its own
+stdin, stdout and stderr (a stand-in for ``hcgraph`` on a shell's ``PATH``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import secrets
@@ -40,6 +51,9 @@ PRELOAD = (
     "hcgraph.exporting",
     "httpx",
 )
+
+#: The same without ``hcgraph.cli`` (nothing in it imports the CLI): see the module's text.
+PRELOAD_NO_CLI = tuple(name for name in PRELOAD if name != "hcgraph.cli")
 
 # The server's own code, run as ``python -c``: it never imports anything from tests/.
 _SERVER = r"""
@@ -140,7 +154,9 @@ except ChildProcessError:
 class ForkServer:
     """Forks ``python -m hcgraph`` children from interpreters that imported it already."""
 
-    def __init__(self, env: dict[str, str], servers: int = 2) -> None:
+    def __init__(
+        self, env: dict[str, str], servers: int = 2, preload: tuple[str, ...] = PRELOAD
+    ) -> None:
         self._dir = tempfile.mkdtemp(prefix="hcgraph-forkserver-")
         self._lock = threading.Lock()
         self._turn = 0
@@ -149,7 +165,7 @@ class ForkServer:
             path = os.path.join(self._dir, f"s{i}")
             server_env = dict(env, PYTHONHASHSEED=str(secrets.randbelow(2**32)))
             proc = subprocess.Popen(
-                [sys.executable, "-c", _SERVER, path, *PRELOAD],
+                [sys.executable, "-c", _SERVER, path, *preload],
                 env=server_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True,
             )  # fmt: skip
             assert proc.stdout is not None
@@ -157,41 +173,44 @@ class ForkServer:
                 raise RuntimeError(f"the fork server did not start (exit {proc.wait()})")
             self._procs.append((proc, path))
 
+    @property
+    def sockets(self) -> list[str]:
+        """The servers' socket paths (what :data:`CLIENT` connects to)."""
+        return [path for _, path in self._procs]
+
+    def spawn(
+        self, args: list[str], *, env: dict[str, str], cwd: Path | None, fds: tuple[int, int, int]
+    ) -> Forked:
+        """Start ``python -m hcgraph ARGS`` with ``fds`` as its stdin, stdout and stderr
+        (the caller may close its copies once this returns); do not wait for it."""
+        with self._lock:
+            _, path = self._procs[self._turn % len(self._procs)]
+            self._turn += 1
+        request = {"args": args, "env": env, "cwd": str(cwd or os.getcwd())}
+        sock = socket.socket(socket.AF_UNIX)
+        try:
+            sock.connect(path)
+            socket.send_fds(sock, [json.dumps(request).encode()], list(fds))
+            reader = sock.makefile("r")
+            pid = int(json.loads(reader.readline())["pid"])
+        except BaseException:
+            sock.close()
+            raise
+        return Forked([sys.executable, "-m", "hcgraph", *args], pid, sock, reader)
+
     def run(
         self, args: list[str], *, env: dict[str, str], cwd: Path | None, timeout: float
     ) -> subprocess.CompletedProcess[str]:
         """Like ``subprocess.run([python, -m, hcgraph, *args], capture_output=True,
         text=True, env=env, cwd=cwd, timeout=timeout)``."""
-        with self._lock:
-            _, path = self._procs[self._turn % len(self._procs)]
-            self._turn += 1
-        request = {"args": args, "env": env, "cwd": str(cwd or os.getcwd())}
-        with (
-            tempfile.TemporaryFile() as out,
-            tempfile.TemporaryFile() as err,
-            socket.socket(socket.AF_UNIX) as sock,
-        ):
-            sock.connect(path)
-            socket.send_fds(sock, [json.dumps(request).encode()], [0, out.fileno(), err.fileno()])
-            with sock.makefile("r") as reader:
-                pid = int(json.loads(reader.readline())["pid"])
-                sock.settimeout(timeout)
-                try:
-                    line = reader.readline()
-                except TimeoutError:
-                    line = None
-            if line is None:  # as subprocess.run does: kill the child, then raise
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-                raise subprocess.TimeoutExpired(
-                    [sys.executable, "-m", "hcgraph", *args], timeout, _text(out), _text(err)
-                )
-            if not line:
-                raise RuntimeError("the fork server's helper ended without a status")
-            status = int(json.loads(line)["status"])
-            return subprocess.CompletedProcess(
-                [sys.executable, "-m", "hcgraph", *args], status, _text(out), _text(err)
-            )
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            child = self.spawn(args, env=env, cwd=cwd, fds=(0, out.fileno(), err.fileno()))
+            try:
+                status = child.wait(timeout)
+            except subprocess.TimeoutExpired as expired:
+                expired.output, expired.stderr = _text(out), _text(err)
+                raise
+            return subprocess.CompletedProcess(child.args, status, _text(out), _text(err))
 
     def close(self) -> None:
         """Stop the servers and reap them (their CPU, and their children's, is counted)."""
@@ -213,10 +232,91 @@ class ForkServer:
         os.rmdir(self._dir)
 
 
+class Forked:
+    """A command a :class:`ForkServer` started: its pid, and its exit status when it ends."""
+
+    def __init__(self, args: list[str], pid: int, sock: socket.socket, reader: object) -> None:
+        self.args = args
+        self.pid = pid
+        self.returncode: int | None = None
+        self._sock = sock
+        self._reader = reader
+
+    def send_signal(self, sig: int) -> None:
+        if self.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, sig)
+
+    def wait(self, timeout: float | None = None) -> int:
+        """The exit status (a signal as a negative number, as :mod:`subprocess` has it); at
+        the timeout, kill the command and raise :class:`subprocess.TimeoutExpired`, as
+        ``subprocess.run`` does."""
+        if self.returncode is not None:
+            return self.returncode
+        assert isinstance(self._reader, io.TextIOWrapper)
+        self._sock.settimeout(timeout)
+        try:
+            line: str | None = self._reader.readline()
+        except TimeoutError:
+            line = None
+        if line is None:
+            self.send_signal(signal.SIGKILL)
+            self._close()
+            raise subprocess.TimeoutExpired(self.args, timeout or 0)
+        self._close()
+        if not line:
+            raise RuntimeError("the fork server's helper ended without a status")
+        self.returncode = int(json.loads(line)["status"])
+        return self.returncode
+
+    def _close(self) -> None:
+        assert isinstance(self._reader, io.TextIOWrapper)
+        self._reader.close()
+        self._sock.close()
+
+
+#: ``python -S CLIENT SOCKET... -- ARGS``: run ``hcgraph ARGS`` through one of the servers
+#: (chosen by the client's pid) with the client's own stdin, stdout, stderr, working
+#: directory and environment; exit as the command did (a signal it died of, the client dies
+#: of too). SIGTERM, SIGINT and SIGHUP sent to the client are passed on to the command, so
+#: a shell's ``kill`` or the end of its process group stops the command too.
+CLIENT = r"""
+import json, os, signal, socket, sys
+
+pid, pending = 0, []
+
+def forward(signum, frame):
+    if not pid:
+        pending.append(signum)  # the command has not started yet: pass it on when it has
+        return
+    try:
+        os.kill(pid, signum)
+    except ProcessLookupError:
+        pass
+
+for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    signal.signal(sig, forward)
+split = sys.argv.index("--")
+paths, args = sys.argv[1:split], sys.argv[split + 1:]
+request = {"args": args, "env": dict(os.environ), "cwd": os.getcwd()}
+sock = socket.socket(socket.AF_UNIX)
+sock.connect(paths[os.getpid() % len(paths)])
+socket.send_fds(sock, [json.dumps(request).encode()], [0, 1, 2])
+reader = sock.makefile("r")
+pid = int(json.loads(reader.readline())["pid"])
+for signum in pending:
+    forward(signum, None)
+line = reader.readline()
+status = int(json.loads(line)["status"]) if line else 1
+if status < 0:
+    signal.signal(-status, signal.SIG_DFL)
+    os.kill(os.getpid(), -status)
+sys.exit(status)
+"""
+
+
 def _text(fh: object) -> str:
     """A captured stream as text, decoded as ``subprocess.run(text=True)`` does."""
-    import io
-
     assert isinstance(fh, io.BufferedRandom)
     fh.seek(0)
     wrapper = io.TextIOWrapper(fh, encoding=None, newline=None)
