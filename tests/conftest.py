@@ -95,6 +95,20 @@ def cli_forkserver() -> Iterator[object]:
     server.close()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def store_worker_forks() -> Iterator[None]:
+    """In-process crawls fork their store worker from a server that imported it once,
+    instead of starting an interpreter per crawl (tests/support/storeworker.py); off with
+    ``HCGRAPH_TEST_FORKSERVER=0``."""
+    if os.environ.get("HCGRAPH_TEST_FORKSERVER", "1") == "0":
+        yield
+        return
+    from tests.support.storeworker import forked_store_workers
+
+    with forked_store_workers(cli_env(), ROOT):
+        yield
+
+
 @pytest.fixture(scope="session")
 def fresh_cli_forkserver() -> Iterator[object]:
     """Like ``cli_forkserver``, but its servers preload the libraries and not ``hcgraph.cli``,

@@ -33,12 +33,14 @@ import io
 import json
 import os
 import secrets
+import select
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 #: Imported once in each server: what most commands import anyway (hcgraph's CLI, store,
@@ -65,18 +67,30 @@ def _child(conn, request, fds):
     conn.close()
     listener.close()
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    for fd, target in zip(fds, (0, 1, 2)):
+    for fd, target in zip(fds[:3], (0, 1, 2)):
         os.dup2(fd, target)
         os.close(fd)
+    if request.get("setsid"):
+        os.setsid()
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
-    sys.argv = ["-m", *request["args"]]
-    sys.path[0] = os.getcwd()  # as ``python -m`` starts: the working directory first
+    args = [a.replace("{fd3}", str(fds[3])) if len(fds) > 3 else a for a in request["args"]]
+    entry = request.get("entry")
+    if entry:  # ``python -P -c "from MODULE import FUNC; FUNC(sys.argv)" ARGS``
+        sys.argv = ["-c", *args]
+        del sys.path[0]  # -P: not the working directory first
+    else:  # ``python -m hcgraph ARGS``
+        sys.argv = ["-m", *args]
+        sys.path[0] = os.getcwd()  # as ``python -m`` starts: the working directory first
     import atexit, runpy, threading, traceback
     code = 0
     try:
-        runpy.run_module("hcgraph", run_name="__main__", alter_sys=True)
+        if entry:
+            module, _, func = entry.partition(":")
+            getattr(importlib.import_module(module), func)(sys.argv)
+        else:
+            runpy.run_module("hcgraph", run_name="__main__", alter_sys=True)
     except SystemExit as stop:
         c = stop.code
         code = c if isinstance(c, int) else (0 if c is None else 1)
@@ -102,7 +116,7 @@ def _child(conn, request, fds):
 
 def _serve(conn):
     # A process per call that forks the command and reports its pid, then its status.
-    msg, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
+    msg, fds, _, _ = socket.recv_fds(conn, 1 << 20, 4)
     request = json.loads(msg)
     pid = os.fork()
     if pid == 0:
@@ -179,24 +193,34 @@ class ForkServer:
         return [path for _, path in self._procs]
 
     def spawn(
-        self, args: list[str], *, env: dict[str, str], cwd: Path | None, fds: tuple[int, int, int]
+        self,
+        args: list[str],
+        *,
+        env: dict[str, str],
+        cwd: Path | None,
+        fds: tuple[int, ...],
+        entry: str | None = None,
+        setsid: bool = False,
     ) -> Forked:
-        """Start ``python -m hcgraph ARGS`` with ``fds`` as its stdin, stdout and stderr
-        (the caller may close its copies once this returns); do not wait for it."""
+        """Start ``python -m hcgraph ARGS`` with ``fds`` as its stdin, stdout and stderr (the
+        caller may close its copies once this returns); do not wait for it. ``entry``
+        (``"module:function"``) runs ``function(sys.argv)`` instead, as ``python -P -c``
+        would; a fourth fd stays open in the child, its number in place of ``{fd3}`` in
+        ``args``; ``setsid`` starts a new session (``start_new_session``)."""
         with self._lock:
             _, path = self._procs[self._turn % len(self._procs)]
             self._turn += 1
-        request = {"args": args, "env": env, "cwd": str(cwd or os.getcwd())}
+        request = {"args": args, "env": env, "cwd": str(cwd or os.getcwd()), "entry": entry,
+                   "setsid": setsid}  # fmt: skip
         sock = socket.socket(socket.AF_UNIX)
         try:
             sock.connect(path)
             socket.send_fds(sock, [json.dumps(request).encode()], list(fds))
-            reader = sock.makefile("r")
-            pid = int(json.loads(reader.readline())["pid"])
+            child = Forked([sys.executable, "-m", "hcgraph", *args], sock)
         except BaseException:
             sock.close()
             raise
-        return Forked([sys.executable, "-m", "hcgraph", *args], pid, sock, reader)
+        return child
 
     def run(
         self, args: list[str], *, env: dict[str, str], cwd: Path | None, timeout: float
@@ -207,7 +231,9 @@ class ForkServer:
             child = self.spawn(args, env=env, cwd=cwd, fds=(0, out.fileno(), err.fileno()))
             try:
                 status = child.wait(timeout)
-            except subprocess.TimeoutExpired as expired:
+            except subprocess.TimeoutExpired as expired:  # as subprocess.run: kill, then raise
+                child.kill()
+                child.wait()
                 expired.output, expired.stderr = _text(out), _text(err)
                 raise
             return subprocess.CompletedProcess(child.args, status, _text(out), _text(err))
@@ -233,46 +259,67 @@ class ForkServer:
 
 
 class Forked:
-    """A command a :class:`ForkServer` started: its pid, and its exit status when it ends."""
+    """A command a :class:`ForkServer` started, used as a :class:`subprocess.Popen` is:
+    ``pid``, ``poll``, ``wait`` (a signal's end as a negative number), ``send_signal``,
+    ``kill``, ``terminate``, ``returncode``."""
 
-    def __init__(self, args: list[str], pid: int, sock: socket.socket, reader: object) -> None:
+    def __init__(self, args: list[str], sock: socket.socket) -> None:
         self.args = args
-        self.pid = pid
         self.returncode: int | None = None
         self._sock = sock
-        self._reader = reader
+        self._buffer = b""
+        line = self._line(None)
+        if not line:
+            raise RuntimeError("the fork server did not start the command")
+        self.pid = int(json.loads(line)["pid"])
+
+    def _line(self, timeout: float | None) -> bytes | None:
+        """The helper's next line (b"" if it closed first), or None at the timeout."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while b"\n" not in self._buffer:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not select.select([self._sock], [], [], left)[0]:
+                return None
+            chunk = self._sock.recv(4096)
+            if not chunk:
+                return b""
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return line
+
+    def poll(self) -> int | None:
+        return self.returncode if self.returncode is not None else self._status(0)
+
+    def wait(self, timeout: float | None = None) -> int:
+        """The exit status; :class:`subprocess.TimeoutExpired` at the timeout (the command
+        runs on, as with ``Popen.wait``)."""
+        if self.returncode is not None:
+            return self.returncode
+        status = self._status(timeout)
+        if status is None:
+            raise subprocess.TimeoutExpired(self.args, timeout or 0)
+        return status
+
+    def _status(self, timeout: float | None) -> int | None:
+        line = self._line(timeout)
+        if line is None:
+            return None
+        self._sock.close()
+        if not line:
+            raise RuntimeError("the fork server's helper ended without a status")
+        self.returncode = int(json.loads(line)["status"])
+        return self.returncode
 
     def send_signal(self, sig: int) -> None:
         if self.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, sig)
 
-    def wait(self, timeout: float | None = None) -> int:
-        """The exit status (a signal as a negative number, as :mod:`subprocess` has it); at
-        the timeout, kill the command and raise :class:`subprocess.TimeoutExpired`, as
-        ``subprocess.run`` does."""
-        if self.returncode is not None:
-            return self.returncode
-        assert isinstance(self._reader, io.TextIOWrapper)
-        self._sock.settimeout(timeout)
-        try:
-            line: str | None = self._reader.readline()
-        except TimeoutError:
-            line = None
-        if line is None:
-            self.send_signal(signal.SIGKILL)
-            self._close()
-            raise subprocess.TimeoutExpired(self.args, timeout or 0)
-        self._close()
-        if not line:
-            raise RuntimeError("the fork server's helper ended without a status")
-        self.returncode = int(json.loads(line)["status"])
-        return self.returncode
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
 
-    def _close(self) -> None:
-        assert isinstance(self._reader, io.TextIOWrapper)
-        self._reader.close()
-        self._sock.close()
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
 
 
 #: ``python -S CLIENT SOCKET... -- ARGS``: run ``hcgraph ARGS`` through one of the servers
