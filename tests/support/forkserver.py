@@ -129,7 +129,9 @@ def _serve(conn):
     conn.close()
     os._exit(0)
 
-for name in sys.argv[2:]:
+# The modules to import come in the environment, not the command line: a test that looks for
+# a process by its command line (the crawl's store worker) must not take a server for it.
+for name in os.environ.pop("HCGRAPH_FORKSERVER_PRELOAD").split():
     importlib.import_module(name)
 listener = socket.socket(socket.AF_UNIX)
 listener.bind(sys.argv[1])
@@ -177,9 +179,10 @@ class ForkServer:
         self._procs: list[tuple[subprocess.Popen[str], str]] = []
         for i in range(servers):
             path = os.path.join(self._dir, f"s{i}")
-            server_env = dict(env, PYTHONHASHSEED=str(secrets.randbelow(2**32)))
+            server_env = dict(env, PYTHONHASHSEED=str(secrets.randbelow(2**32)),
+                              HCGRAPH_FORKSERVER_PRELOAD=" ".join(preload))  # fmt: skip
             proc = subprocess.Popen(
-                [sys.executable, "-c", _SERVER, path, *preload],
+                [sys.executable, "-c", _SERVER, path],
                 env=server_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True,
             )  # fmt: skip
             assert proc.stdout is not None

@@ -57,15 +57,26 @@ class _Subprocess:
         )
         if not ours:
             return subprocess.Popen(args, **kwargs)
-        with self._lock:
-            if self._server is None:
-                self._server = ForkServer(self._env, preload=(ENTRY.split(":")[0],))
-        with open(os.devnull, "rb") as null:
-            return self._server.spawn(
-                ["{fd3}", args[5]], env=dict(os.environ), cwd=None,
-                fds=(null.fileno(), 1, 2, fds[0]), entry=ENTRY,
-                setsid=bool(kwargs.get("start_new_session")),
-            )  # fmt: skip
+        for attempt in (1, 2):
+            with self._lock:
+                if self._server is None:
+                    self._server = ForkServer(self._env, preload=(ENTRY.split(":")[0],))
+                server = self._server
+            try:
+                with open(os.devnull, "rb") as null:
+                    return server.spawn(
+                        ["{fd3}", args[5]], env=dict(os.environ), cwd=None,
+                        fds=(null.fileno(), 1, 2, fds[0]), entry=ENTRY,
+                        setsid=bool(kwargs.get("start_new_session")),
+                    )  # fmt: skip
+            except (ConnectionRefusedError, FileNotFoundError):
+                if attempt == 2:
+                    raise
+                with self._lock:  # the server is gone (a test killed it): start another
+                    if self._server is server:
+                        server.close()
+                        self._server = None
+        raise AssertionError("unreachable")
 
     def close(self) -> None:
         if self._server is not None:
