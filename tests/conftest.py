@@ -25,6 +25,7 @@ SEED_URL = "https://hangingcontext.com/stories/2026-10-20/agentic-rl-production/
 SLOW_FIXTURES = frozenset(
     {
         "run_cli",  # python -m hcgraph in a subprocess (an interpreter start per call)
+        "fresh_cli_forkserver",  # the same, for terminal and shell tests
         "oxigraph",  # the Oxigraph server
         "oxigraph_session",
         "auth_proxy",  # an HTTP proxy in front of it
@@ -90,6 +91,36 @@ def cli_forkserver() -> Iterator[object]:
     from tests.support.forkserver import ForkServer
 
     server = ForkServer(cli_env())
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def store_worker_forks() -> Iterator[None]:
+    """In-process crawls fork their store worker from a server that imported it once,
+    instead of starting an interpreter per crawl (tests/support/storeworker.py); off with
+    ``HCGRAPH_TEST_FORKSERVER=0``."""
+    if os.environ.get("HCGRAPH_TEST_FORKSERVER", "1") == "0":
+        yield
+        return
+    from tests.support.storeworker import forked_store_workers
+
+    with forked_store_workers(cli_env(), ROOT):
+        yield
+
+
+@pytest.fixture(scope="session")
+def fresh_cli_forkserver() -> Iterator[object]:
+    """Like ``cli_forkserver``, but its servers preload the libraries and not ``hcgraph.cli``,
+    so each command makes its rich consoles for its own streams and environment (a
+    pseudo-terminal, ``TERM``, ``COLUMNS``): for tests about what a terminal or a shell
+    sees (tests/support/forkserver.py). ``None`` when ``HCGRAPH_TEST_FORKSERVER=0``."""
+    if os.environ.get("HCGRAPH_TEST_FORKSERVER", "1") == "0":
+        yield None
+        return
+    from tests.support.forkserver import PRELOAD_NO_CLI, ForkServer
+
+    server = ForkServer(cli_env(), preload=PRELOAD_NO_CLI)
     yield server
     server.close()
 

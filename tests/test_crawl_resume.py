@@ -12,6 +12,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,7 +23,9 @@ from tests.crawlserver import CrawlServer, quads_of
 pytestmark = pytest.mark.slow  # real crawl processes, killed and restarted
 
 
-def test_sigkill_then_rerun_equals_uninterrupted(crawl_server: CrawlServer, tmp_path: Path) -> None:
+def test_sigkill_then_rerun_equals_uninterrupted(
+    crawl_server: CrawlServer, tmp_path: Path, run_cli: Any
+) -> None:
     corpus = generate_corpus(60, seed=21)
     prefix = crawl_server.prefix("resume")
     # A little latency per response, so the crawl is still running when it is killed.
@@ -60,16 +63,12 @@ def test_sigkill_then_rerun_equals_uninterrupted(crawl_server: CrawlServer, tmp_
     assert status == "running" and states.get("queued", 0) > 0, states  # killed mid-crawl
     assert kept, states
 
-    again = subprocess.run(
-        command(store), env=cli_env(), capture_output=True, text=True, timeout=180
-    )
+    again = run_cli(*command(store)[3:], timeout=180)  # the reruns: forked (run_cli)
     assert again.returncode in (0, 3), again.stderr
     assert "(resumed)" in again.stdout
     hits_killed_and_resumed = Counter(json_hits()[start:])
 
-    whole = subprocess.run(
-        command(tmp_path / "whole"), env=cli_env(), capture_output=True, text=True, timeout=180
-    )
+    whole = run_cli(*command(tmp_path / "whole")[3:], timeout=180)
     assert whole.returncode == again.returncode, whole.stderr
     assert quads_of(store) == quads_of(tmp_path / "whole")
 
@@ -80,7 +79,7 @@ def test_sigkill_then_rerun_equals_uninterrupted(crawl_server: CrawlServer, tmp_
 
 
 def test_sigterm_stops_cleanly_and_the_same_command_resumes(
-    crawl_server: CrawlServer, tmp_path: Path
+    crawl_server: CrawlServer, tmp_path: Path, run_cli: Any
 ) -> None:
     corpus = generate_corpus(30, seed=22)
     prefix = crawl_server.prefix("sigterm")
@@ -110,7 +109,7 @@ def test_sigterm_stops_cleanly_and_the_same_command_resumes(
     db.close()
     assert kept
 
-    again = subprocess.run(args, env=cli_env(), capture_output=True, text=True, timeout=120)
+    again = run_cli(*args[3:], timeout=120)  # the rerun: forked (run_cli)
     assert again.returncode == 0, again.stderr
     assert json.loads((tmp_path / "crawl-report.json").read_text())["counts"]["stories"] == 30
     paths = Counter(h.path for h in crawl_server.hits_for(lambda p: p.startswith(prefix))[start:])

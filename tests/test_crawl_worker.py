@@ -13,7 +13,7 @@ import pickle
 import signal
 import sys
 import types
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,21 @@ SLUGS = [f"s{n}" for n in range(6)]
 ALL = [page("a"), *(page(s) for s in SLUGS)]
 
 pytestmark = pytest.mark.slow  # each crawl starts a worker process
+
+
+@pytest.fixture(autouse=True)
+def spawned_workers() -> Iterator[None]:
+    """This module is about the worker process itself: it is started here as the package
+    starts it (``python -P -c``, a child of this process), not forked from the session's
+    server (``store_worker_forks`` in tests/conftest.py). (Not the test's ``monkeypatch``:
+    a test may undo that one.)"""
+    import subprocess
+
+    from hcgraph.crawling import worker
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(worker, "subprocess", subprocess)
+        yield
 
 
 @pytest.fixture

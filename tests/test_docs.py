@@ -217,11 +217,24 @@ def test_documented_functions_survive_their_submodules() -> None:
 
 
 @pytest.fixture(scope="module")
-def docs_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """The environment the blocks run in: ``hcgraph`` is this checkout, at 100 columns."""
+def docs_env(
+    tmp_path_factory: pytest.TempPathFactory, fresh_cli_forkserver: object
+) -> dict[str, str]:
+    """The environment the blocks run in: ``hcgraph`` is this checkout, at 100 columns. Each
+    ``hcgraph`` a block runs is its own process, forked from the session's
+    ``fresh_cli_forkserver`` (the CLI imported afresh in it, with the block's streams and
+    environment) by a small client (``forkserver.CLIENT``) instead of an interpreter start."""
+    from tests.support.forkserver import CLIENT, ForkServer
+
     bin_dir = tmp_path_factory.mktemp("bin")
     shim = bin_dir / "hcgraph"
-    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m hcgraph "$@"\n')
+    if isinstance(fresh_cli_forkserver, ForkServer):
+        client = bin_dir / "hcgraph-client.py"
+        client.write_text(CLIENT)
+        sockets = " ".join(f'"{path}"' for path in fresh_cli_forkserver.sockets)
+        shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -I -S "{client}" {sockets} -- "$@"\n')
+    else:
+        shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m hcgraph "$@"\n')
     shim.chmod(0o755)
     python = bin_dir / "python"
     python.symlink_to(sys.executable)
@@ -244,10 +257,11 @@ def _scratch(directory: Path) -> Path:
 def demo_output(tmp_path_factory: pytest.TempPathFactory, docs_env: dict[str, str]) -> Path:
     """The ``output/`` of one ``hcgraph demo`` run, copied for each page."""
     where = tmp_path_factory.mktemp("demo")
+    hcgraph = shutil.which("hcgraph", path=docs_env["PATH"])
+    assert hcgraph is not None
     done = subprocess.run(
-        [sys.executable, "-m", "hcgraph", "demo"], cwd=where, env=docs_env,
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [hcgraph, "demo"], cwd=where, env=docs_env, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return where / "output"
 

@@ -3,9 +3,13 @@ does: the same stdout, stderr and exit codes, a kill at the timeout."""
 
 from __future__ import annotations
 
+import signal
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -63,3 +67,109 @@ def test_a_forked_command_is_killed_at_its_timeout(
         cli_forkserver.run(  # serve runs until Ctrl-C
             ["serve", "--port", "0", "--store", str(store)], env=cli_env(), cwd=None, timeout=3
         )
+
+
+def _on_a_terminal(server: ForkServer | None, args: list[str], cwd: Path) -> tuple[int, bytes]:
+    """``hcgraph ARGS`` with its three streams on a pseudo-terminal: status and output."""
+    import os
+
+    master, slave = os.openpty()
+    env = {**cli_env(), "TERM": "xterm-256color"}
+    env.pop("NO_COLOR", None)
+    proc: Any
+    if server is None:
+        proc = subprocess.Popen([sys.executable, "-m", "hcgraph", *args], stdin=slave,
+                                stdout=slave, stderr=slave, cwd=cwd, env=env)  # fmt: skip
+    else:
+        proc = server.spawn(args, env=env, cwd=cwd, fds=(slave, slave, slave))
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    return proc.wait(timeout=120), b"".join(chunks)
+
+
+@pytest.mark.slow
+def test_a_command_forked_onto_a_terminal_styles_as_a_fresh_interpreter_does(
+    fresh_cli_forkserver: ForkServer | None, tmp_path: Path
+) -> None:
+    """The CLI imported in the child (not in the server) makes its consoles for the child's
+    terminal: rich's colours, the same bytes as a fresh interpreter on a terminal."""
+    if fresh_cli_forkserver is None:
+        pytest.skip("HCGRAPH_TEST_FORKSERVER=0: run_cli starts an interpreter per call")
+    assert _fresh("ingest", str(SEED), "--store", "s", cwd=tmp_path).returncode == 0
+    for args in (["stats", "--store", "s"], ["audit", "--store", "s"]):
+        ours = _on_a_terminal(fresh_cli_forkserver, args, tmp_path)
+        theirs = _on_a_terminal(None, args, tmp_path)
+        assert ours == theirs, args
+        assert b"\x1b[" in ours[1]  # styled: the console saw a terminal
+
+
+@pytest.mark.slow
+def test_the_client_runs_a_command_with_its_own_streams_status_and_signals(
+    fresh_cli_forkserver: ForkServer | None, tmp_path: Path
+) -> None:
+    """``forkserver.CLIENT`` as a shell runs ``hcgraph``: output, exit status, and a SIGTERM
+    to the client stops the command (a server in the background of a docs block)."""
+    from tests.conftest import free_port
+    from tests.support.forkserver import CLIENT
+
+    if fresh_cli_forkserver is None:
+        pytest.skip("HCGRAPH_TEST_FORKSERVER=0: run_cli starts an interpreter per call")
+    client = tmp_path / "client.py"
+    client.write_text(CLIENT)
+    command = [sys.executable, "-I", "-S", str(client), *fresh_cli_forkserver.sockets, "--"]
+    for args in (["--version"], ["no-such-command"]):
+        ours = subprocess.run([*command, *args], capture_output=True, text=True,
+                              env=cli_env(), cwd=tmp_path, timeout=120)  # fmt: skip
+        theirs = _fresh(*args, cwd=tmp_path)
+        assert (ours.returncode, ours.stdout, ours.stderr) == (
+            theirs.returncode, theirs.stdout, theirs.stderr
+        ), args  # fmt: skip
+    assert _fresh("ingest", str(SEED), "--store", "s", cwd=tmp_path).returncode == 0
+    port = free_port()
+    serving = subprocess.Popen([*command, "serve", "--port", str(port), "--store", "s"],
+                               env=cli_env(), cwd=tmp_path, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)  # fmt: skip
+    assert serving.stderr is not None
+    assert f"127.0.0.1:{port}" in serving.stderr.readline()  # the banner: it listens
+    serving.send_signal(signal.SIGTERM)
+    serving.communicate(timeout=60)  # the client ends (TimeoutExpired if it did not) ...
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) != 0:
+                break  # the server behind the client is gone
+        time.sleep(0.1)
+    else:
+        pytest.fail("the command went on serving after its client got SIGTERM")  # ... and so
+    # does the command
+
+
+@pytest.mark.slow
+def test_a_crawl_whose_store_worker_is_forked_stores_what_a_thread_does(
+    crawl_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In-process crawls fork their store worker (tests/support/storeworker.py): a separate
+    process that stores the same graph as the in-process (thread) runner."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764547200")  # reaches the worker's environment
+    from hcgraph.crawling import worker
+    from tests.crawlserver import hub_site, quads_of, stories_in
+    from tests.support.storeworker import _Subprocess
+
+    if not isinstance(worker.subprocess, _Subprocess):
+        pytest.skip("HCGRAPH_TEST_FORKSERVER=0: store workers are spawned")
+    site = hub_site(crawl_server, [f"s{n}" for n in range(4)])
+    forked = site.crawl(tmp_path / "p")
+    assert worker.subprocess._server is not None  # the worker came from the server
+    threaded = site.crawl(tmp_path / "t", store_worker="thread")
+    assert forked.exit_code == threaded.exit_code == 0
+    assert stories_in(tmp_path / "p") == stories_in(tmp_path / "t") and stories_in(tmp_path / "p")
+    assert quads_of(tmp_path / "p") == quads_of(tmp_path / "t")

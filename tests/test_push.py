@@ -11,6 +11,7 @@ import http.client
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -29,6 +30,7 @@ from hcgraph.push import STATE_FILE
 from hcgraph.vocab import PREFIXES
 from hcsample.corpus import generate_corpus
 from tests.conftest import SEED, OxigraphServer, cli_env, free_port
+from tests.support.forkserver import ForkServer
 from tests.support.groundtruth import ground_truth
 
 pytestmark = pytest.mark.slow  # a real Oxigraph server, proxies and subprocesses
@@ -140,14 +142,25 @@ def push(invoke: Any, store_dir: Path, endpoint: str, *extra: object) -> Any:
     return invoke("push", "--endpoint", endpoint, "--store", store_dir, *extra)
 
 
-def run_push_subprocess(
-    store_dir: Path, endpoint: str, *extra: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "hcgraph", "push", "--endpoint", endpoint]
-    return subprocess.run(
-        [*cmd, "--store", str(store_dir), *extra],
-        capture_output=True, text=True, env={**cli_env(), **(env or {})}, timeout=240,
-    )  # fmt: skip
+@pytest.fixture
+def run_push_subprocess(cli_forkserver: Any) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``run(store_dir, endpoint, *extra, env=None)``: ``python -m hcgraph push`` in a child
+    process (forked from the session's ``cli_forkserver``), with ``env`` added to its
+    environment."""
+
+    def run(
+        store_dir: Path, endpoint: str, *extra: str, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        args = ["push", "--endpoint", endpoint, "--store", str(store_dir), *extra]
+        full_env = {**cli_env(), **(env or {})}
+        if isinstance(cli_forkserver, ForkServer):
+            return cli_forkserver.run(args, env=full_env, cwd=None, timeout=240)
+        return subprocess.run(
+            [sys.executable, "-m", "hcgraph", *args],
+            capture_output=True, text=True, env=full_env, timeout=240,
+        )  # fmt: skip
+
+    return run
 
 
 # --- a small reverse proxy: a header check, or a server that dies mid-push ---------------
@@ -425,7 +438,7 @@ def test_update_mode_hostile_literals_round_trip(
 
 
 def test_server_stopped_mid_push_then_rerun_completes(
-    tmp_path: Path, corpus_store: Path, invoke: Any
+    tmp_path: Path, corpus_store: Path, invoke: Any, run_push_subprocess: Any
 ):
     upstream = OxigraphServer(tmp_path / "server").start()
     port = free_port()
@@ -457,7 +470,11 @@ def test_server_stopped_mid_push_then_rerun_completes(
 
 
 def test_kill_9_mid_push_keeps_the_acknowledged_graphs(
-    tmp_path: Path, corpus_store: Path, oxigraph: OxigraphServer
+    tmp_path: Path,
+    corpus_store: Path,
+    oxigraph: OxigraphServer,
+    run_push_subprocess: Any,
+    cli_forkserver: Any,
 ):
     """SIGKILL a real push after 70 acknowledged graphs: the rerun sends only the other 135
     (the acknowledgements were journalled as they came), and the server ends up holding
@@ -465,17 +482,23 @@ def test_kill_9_mid_push_keeps_the_acknowledged_graphs(
     acked = 70
     cmd = [sys.executable, "-m", "hcgraph", "push", "--store", str(corpus_store),
            "--concurrency", "1", "--retries", "0"]  # fmt: skip
-    with Proxy(oxigraph.url, hold_after=acked) as proxy:
-        proc = subprocess.Popen([*cmd, "--endpoint", proxy.url], env=cli_env(),
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    with Proxy(oxigraph.url, hold_after=acked) as proxy, open(os.devnull, "r+b") as null:
+        proc: Any
+        if isinstance(cli_forkserver, ForkServer):  # a real process, forked, not exec'd
+            fds = (null.fileno(),) * 3
+            proc = cli_forkserver.spawn([*cmd[3:], "--endpoint", proxy.url], env=cli_env(),
+                                        cwd=None, fds=fds)  # fmt: skip
+        else:
+            proc = subprocess.Popen([*cmd, "--endpoint", proxy.url], env=cli_env(),
+                                    stdout=null, stderr=null)  # fmt: skip
         try:
             assert proxy.held.wait(timeout=180), "the push never reached the held request"
-            proc.kill()  # SIGKILL: no finally, no atexit
+            proc.send_signal(signal.SIGKILL)  # SIGKILL: no finally, no atexit
             assert proc.wait(timeout=60) == -9
         finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+            if proc.returncode is None:
+                proc.send_signal(signal.SIGKILL)
+                proc.wait(timeout=60)
         endpoint = proxy.url
     assert proxy.methods == {"PUT": acked}
     assert not (corpus_store / STATE_FILE).exists()  # the kill came before the end
@@ -516,7 +539,7 @@ def _assert_secret_absent(secret: str, *texts: str, directory: Path) -> None:
 
 
 def test_auth_accepted_and_secret_never_shown(
-    auth_proxy: Proxy, oxigraph: OxigraphServer, corpus_store: Path
+    auth_proxy: Proxy, oxigraph: OxigraphServer, corpus_store: Path, run_push_subprocess: Any
 ):
     env = {"HC_PUSH_AUTH": f"{SECRET_USER}:{SECRET_PASS}"}
     done = run_push_subprocess(corpus_store, auth_proxy.url, "--auth-env", "HC_PUSH_AUTH",
@@ -531,7 +554,7 @@ def test_auth_accepted_and_secret_never_shown(
 
 
 def test_auth_wrong_or_missing_credentials_fail_clearly(
-    auth_proxy: Proxy, oxigraph: OxigraphServer, corpus_store: Path
+    auth_proxy: Proxy, oxigraph: OxigraphServer, corpus_store: Path, run_push_subprocess: Any
 ):
     wrong = "not-the-pa55word"
     env = {"HC_PUSH_AUTH": f"{SECRET_USER}:{wrong}"}
@@ -551,7 +574,9 @@ def test_auth_wrong_or_missing_credentials_fail_clearly(
     assert oxigraph.graph_counts() == {}
 
 
-def test_bearer_token(oxigraph: OxigraphServer, store: Store, seed_bytes: bytes):
+def test_bearer_token(
+    oxigraph: OxigraphServer, store: Store, seed_bytes: bytes, run_push_subprocess: Any
+):
     ingest_bytes(store, [(seed_bytes, "seed.json")])
     store.close()
     token = "tok-" + "x" * 40
@@ -573,7 +598,9 @@ def test_dry_run_sends_nothing(oxigraph: OxigraphServer, corpus_store: Path, inv
     assert not (corpus_store / STATE_FILE).exists()
 
 
-def test_unreachable_endpoint_is_one_line(tmp_path: Path, store: Store, seed_bytes: bytes):
+def test_unreachable_endpoint_is_one_line(
+    tmp_path: Path, store: Store, seed_bytes: bytes, run_push_subprocess: Any
+):
     ingest_bytes(store, [(seed_bytes, "seed.json")])
     store.close()
     url = f"http://127.0.0.1:{free_port()}"

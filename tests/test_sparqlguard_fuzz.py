@@ -33,6 +33,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pyoxigraph as ox
@@ -320,21 +321,18 @@ def _mixed() -> st.SearchStrategy[tuple[str, bool]]:
 
 
 @_TIMEOUT
-@pytest.mark.slow  # a subprocess per example
+@pytest.mark.slow  # a child process per example (forked: run_cli)
 @seed(SEED)
 @settings(_SETTINGS, max_examples=CLI_EXAMPLES)
 @given(case=_mixed())
 def test_fuzz_hcgraph_query(
-    rig: Rig, store_dir: Path, tmp_path: Path, case: tuple[str, bool]
+    rig: Rig, store_dir: Path, tmp_path: Path, run_cli: Any, case: tuple[str, bool]
 ) -> None:
     template, keyword = case
     path = tmp_path / "fuzz.rq"
     path.write_text(rig.text(template), encoding="utf-8")
     hits = rig.probe.hits
-    proc = subprocess.run(
-        [sys.executable, "-m", "hcgraph", "query", str(path), "--store", str(store_dir)],
-        capture_output=True, text=True, env=cli_env(), timeout=120,
-    )  # fmt: skip
+    proc = run_cli("query", path, "--store", store_dir, timeout=120)
     assert rig.probe.hits == hits, path.read_text()
     if keyword:
         assert proc.returncode == 1 and "SERVICE" in proc.stderr, path.read_text()

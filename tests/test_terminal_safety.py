@@ -20,6 +20,7 @@ import struct
 import subprocess
 import sys
 import termios
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,19 @@ def hostile_doc(seed: Path, slug: str = "hostile") -> dict[str, Any]:
     return doc
 
 
+#: The session's ``fresh_cli_forkserver`` (None: an interpreter per command), set by ``forks``.
+_FORKS: list[Any] = []
+
+
+@pytest.fixture(scope="module", autouse=True)
+def forks(fresh_cli_forkserver: Any) -> Iterator[Any]:
+    """The commands run as real processes forked from a server that imported the libraries
+    but not hcgraph's CLI: each makes its consoles for its own terminal or pipe."""
+    _FORKS[:] = [fresh_cli_forkserver]
+    yield fresh_cli_forkserver
+    _FORKS.clear()
+
+
 def run_pty(*args: object, cwd: Path) -> tuple[int, str]:
     """``python -m hcgraph ARGS`` with stdin, stdout and stderr on a pseudo-terminal."""
     master, slave = os.openpty()
@@ -84,10 +98,14 @@ def run_pty(*args: object, cwd: Path) -> tuple[int, str]:
     env.pop("NO_COLOR", None)
     env.pop("COLUMNS", None)
     env["TERM"] = "xterm-256color"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "hcgraph", *map(str, args)],
-        stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env, close_fds=True,
-    )  # fmt: skip
+    proc: Any
+    if _FORKS and _FORKS[0] is not None:
+        proc = _FORKS[0].spawn(list(map(str, args)), env=env, cwd=cwd, fds=(slave,) * 3)
+    else:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "hcgraph", *map(str, args)],
+            stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env, close_fds=True,
+        )  # fmt: skip
     os.close(slave)
     chunks = []
     while True:
@@ -118,7 +136,7 @@ def assert_safe(output: str, *tags: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def hostile_store(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def hostile_store(tmp_path_factory: pytest.TempPathFactory, forks: Any) -> dict[str, Any]:
     """A store holding the hostile story (ingested in a terminal), plus its ingest output."""
     work = tmp_path_factory.mktemp("hostile")
     doc = hostile_doc(SEED)
@@ -200,10 +218,13 @@ def _piped(cwd: Path, *args: object) -> str:
     the way a narrow terminal would: it must not matter."""
     env = cli_env()
     env.pop("COLUMNS", None)
-    proc = subprocess.run(
-        [sys.executable, "-m", "hcgraph", *map(str, args)],
-        capture_output=True, text=True, cwd=cwd, env=env, timeout=120,
-    )  # fmt: skip
+    if _FORKS and _FORKS[0] is not None:
+        proc = _FORKS[0].run(list(map(str, args)), env=env, cwd=cwd, timeout=120)
+    else:
+        proc = subprocess.run(
+            [sys.executable, "-m", "hcgraph", *map(str, args)],
+            capture_output=True, text=True, cwd=cwd, env=env, timeout=120,
+        )  # fmt: skip
     assert proc.returncode in (0, 3), proc.stderr
     return proc.stdout
 

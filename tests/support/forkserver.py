@@ -14,20 +14,33 @@ differently, as two interpreter starts would (a determinism test still meets a n
 What a fork cannot give is kept out: a test about the interpreter start itself (what
 ``--help`` imports, start-up time) runs ``sys.executable`` with :mod:`subprocess`, not
 this. ``HCGRAPH_TEST_FORKSERVER=0`` makes ``run_cli`` start an interpreter per call again.
+
+hcgraph's CLI makes its rich consoles when ``hcgraph.cli`` is imported, and a console
+decides then whether it may colour (is stdout a terminal, ``TERM``, ``NO_COLOR``): a server
+that preloaded ``hcgraph.cli`` hands its children consoles made for its own pipe. Tests
+whose point is a terminal (or an environment of their own) use servers that preload
+:data:`PRELOAD_NO_CLI` instead: the libraries, and ``hcgraph.cli`` imported fresh in each
+child, with its own streams and environment. :meth:`ForkServer.spawn` starts a command on
+given file descriptors (a pseudo-terminal, a pipe) and returns at once with its pid;
+:data:`CLIENT` is a small program that runs one command through a server with its own
+stdin, stdout and stderr (a stand-in for ``hcgraph`` on a shell's ``PATH``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import secrets
+import select
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 #: Imported once in each server: what most commands import anyway (hcgraph's CLI, store,
@@ -41,6 +54,9 @@ PRELOAD = (
     "httpx",
 )
 
+#: The same without ``hcgraph.cli`` (nothing in it imports the CLI): see the module's text.
+PRELOAD_NO_CLI = tuple(name for name in PRELOAD if name != "hcgraph.cli")
+
 # The server's own code, run as ``python -c``: it never imports anything from tests/.
 _SERVER = r"""
 import importlib, json, os, signal, socket, sys
@@ -51,18 +67,30 @@ def _child(conn, request, fds):
     conn.close()
     listener.close()
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    for fd, target in zip(fds, (0, 1, 2)):
+    for fd, target in zip(fds[:3], (0, 1, 2)):
         os.dup2(fd, target)
         os.close(fd)
+    if request.get("setsid"):
+        os.setsid()
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
-    sys.argv = ["-m", *request["args"]]
-    sys.path[0] = os.getcwd()  # as ``python -m`` starts: the working directory first
+    args = [a.replace("{fd3}", str(fds[3])) if len(fds) > 3 else a for a in request["args"]]
+    entry = request.get("entry")
+    if entry:  # ``python -P -c "from MODULE import FUNC; FUNC(sys.argv)" ARGS``
+        sys.argv = ["-c", *args]
+        del sys.path[0]  # -P: not the working directory first
+    else:  # ``python -m hcgraph ARGS``
+        sys.argv = ["-m", *args]
+        sys.path[0] = os.getcwd()  # as ``python -m`` starts: the working directory first
     import atexit, runpy, threading, traceback
     code = 0
     try:
-        runpy.run_module("hcgraph", run_name="__main__", alter_sys=True)
+        if entry:
+            module, _, func = entry.partition(":")
+            getattr(importlib.import_module(module), func)(sys.argv)
+        else:
+            runpy.run_module("hcgraph", run_name="__main__", alter_sys=True)
     except SystemExit as stop:
         c = stop.code
         code = c if isinstance(c, int) else (0 if c is None else 1)
@@ -88,7 +116,7 @@ def _child(conn, request, fds):
 
 def _serve(conn):
     # A process per call that forks the command and reports its pid, then its status.
-    msg, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
+    msg, fds, _, _ = socket.recv_fds(conn, 1 << 20, 4)
     request = json.loads(msg)
     pid = os.fork()
     if pid == 0:
@@ -101,7 +129,9 @@ def _serve(conn):
     conn.close()
     os._exit(0)
 
-for name in sys.argv[2:]:
+# The modules to import come in the environment, not the command line: a test that looks for
+# a process by its command line (the crawl's store worker) must not take a server for it.
+for name in os.environ.pop("HCGRAPH_FORKSERVER_PRELOAD").split():
     importlib.import_module(name)
 listener = socket.socket(socket.AF_UNIX)
 listener.bind(sys.argv[1])
@@ -140,16 +170,19 @@ except ChildProcessError:
 class ForkServer:
     """Forks ``python -m hcgraph`` children from interpreters that imported it already."""
 
-    def __init__(self, env: dict[str, str], servers: int = 2) -> None:
+    def __init__(
+        self, env: dict[str, str], servers: int = 2, preload: tuple[str, ...] = PRELOAD
+    ) -> None:
         self._dir = tempfile.mkdtemp(prefix="hcgraph-forkserver-")
         self._lock = threading.Lock()
         self._turn = 0
         self._procs: list[tuple[subprocess.Popen[str], str]] = []
         for i in range(servers):
             path = os.path.join(self._dir, f"s{i}")
-            server_env = dict(env, PYTHONHASHSEED=str(secrets.randbelow(2**32)))
+            server_env = dict(env, PYTHONHASHSEED=str(secrets.randbelow(2**32)),
+                              HCGRAPH_FORKSERVER_PRELOAD=" ".join(preload))  # fmt: skip
             proc = subprocess.Popen(
-                [sys.executable, "-c", _SERVER, path, *PRELOAD],
+                [sys.executable, "-c", _SERVER, path],
                 env=server_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True,
             )  # fmt: skip
             assert proc.stdout is not None
@@ -157,41 +190,56 @@ class ForkServer:
                 raise RuntimeError(f"the fork server did not start (exit {proc.wait()})")
             self._procs.append((proc, path))
 
+    @property
+    def sockets(self) -> list[str]:
+        """The servers' socket paths (what :data:`CLIENT` connects to)."""
+        return [path for _, path in self._procs]
+
+    def spawn(
+        self,
+        args: list[str],
+        *,
+        env: dict[str, str],
+        cwd: Path | None,
+        fds: tuple[int, ...],
+        entry: str | None = None,
+        setsid: bool = False,
+    ) -> Forked:
+        """Start ``python -m hcgraph ARGS`` with ``fds`` as its stdin, stdout and stderr (the
+        caller may close its copies once this returns); do not wait for it. ``entry``
+        (``"module:function"``) runs ``function(sys.argv)`` instead, as ``python -P -c``
+        would; a fourth fd stays open in the child, its number in place of ``{fd3}`` in
+        ``args``; ``setsid`` starts a new session (``start_new_session``)."""
+        with self._lock:
+            _, path = self._procs[self._turn % len(self._procs)]
+            self._turn += 1
+        request = {"args": args, "env": env, "cwd": str(cwd or os.getcwd()), "entry": entry,
+                   "setsid": setsid}  # fmt: skip
+        sock = socket.socket(socket.AF_UNIX)
+        try:
+            sock.connect(path)
+            socket.send_fds(sock, [json.dumps(request).encode()], list(fds))
+            child = Forked([sys.executable, "-m", "hcgraph", *args], sock)
+        except BaseException:
+            sock.close()
+            raise
+        return child
+
     def run(
         self, args: list[str], *, env: dict[str, str], cwd: Path | None, timeout: float
     ) -> subprocess.CompletedProcess[str]:
         """Like ``subprocess.run([python, -m, hcgraph, *args], capture_output=True,
         text=True, env=env, cwd=cwd, timeout=timeout)``."""
-        with self._lock:
-            _, path = self._procs[self._turn % len(self._procs)]
-            self._turn += 1
-        request = {"args": args, "env": env, "cwd": str(cwd or os.getcwd())}
-        with (
-            tempfile.TemporaryFile() as out,
-            tempfile.TemporaryFile() as err,
-            socket.socket(socket.AF_UNIX) as sock,
-        ):
-            sock.connect(path)
-            socket.send_fds(sock, [json.dumps(request).encode()], [0, out.fileno(), err.fileno()])
-            with sock.makefile("r") as reader:
-                pid = int(json.loads(reader.readline())["pid"])
-                sock.settimeout(timeout)
-                try:
-                    line = reader.readline()
-                except TimeoutError:
-                    line = None
-            if line is None:  # as subprocess.run does: kill the child, then raise
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-                raise subprocess.TimeoutExpired(
-                    [sys.executable, "-m", "hcgraph", *args], timeout, _text(out), _text(err)
-                )
-            if not line:
-                raise RuntimeError("the fork server's helper ended without a status")
-            status = int(json.loads(line)["status"])
-            return subprocess.CompletedProcess(
-                [sys.executable, "-m", "hcgraph", *args], status, _text(out), _text(err)
-            )
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            child = self.spawn(args, env=env, cwd=cwd, fds=(0, out.fileno(), err.fileno()))
+            try:
+                status = child.wait(timeout)
+            except subprocess.TimeoutExpired as expired:  # as subprocess.run: kill, then raise
+                child.kill()
+                child.wait()
+                expired.output, expired.stderr = _text(out), _text(err)
+                raise
+            return subprocess.CompletedProcess(child.args, status, _text(out), _text(err))
 
     def close(self) -> None:
         """Stop the servers and reap them (their CPU, and their children's, is counted)."""
@@ -213,10 +261,112 @@ class ForkServer:
         os.rmdir(self._dir)
 
 
+class Forked:
+    """A command a :class:`ForkServer` started, used as a :class:`subprocess.Popen` is:
+    ``pid``, ``poll``, ``wait`` (a signal's end as a negative number), ``send_signal``,
+    ``kill``, ``terminate``, ``returncode``."""
+
+    def __init__(self, args: list[str], sock: socket.socket) -> None:
+        self.args = args
+        self.returncode: int | None = None
+        self._sock = sock
+        self._buffer = b""
+        line = self._line(None)
+        if not line:
+            raise RuntimeError("the fork server did not start the command")
+        self.pid = int(json.loads(line)["pid"])
+
+    def _line(self, timeout: float | None) -> bytes | None:
+        """The helper's next line (b"" if it closed first), or None at the timeout."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while b"\n" not in self._buffer:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not select.select([self._sock], [], [], left)[0]:
+                return None
+            chunk = self._sock.recv(4096)
+            if not chunk:
+                return b""
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return line
+
+    def poll(self) -> int | None:
+        return self.returncode if self.returncode is not None else self._status(0)
+
+    def wait(self, timeout: float | None = None) -> int:
+        """The exit status; :class:`subprocess.TimeoutExpired` at the timeout (the command
+        runs on, as with ``Popen.wait``)."""
+        if self.returncode is not None:
+            return self.returncode
+        status = self._status(timeout)
+        if status is None:
+            raise subprocess.TimeoutExpired(self.args, timeout or 0)
+        return status
+
+    def _status(self, timeout: float | None) -> int | None:
+        line = self._line(timeout)
+        if line is None:
+            return None
+        self._sock.close()
+        if not line:
+            raise RuntimeError("the fork server's helper ended without a status")
+        self.returncode = int(json.loads(line)["status"])
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        if self.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, sig)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+
+#: ``python -S CLIENT SOCKET... -- ARGS``: run ``hcgraph ARGS`` through one of the servers
+#: (chosen by the client's pid) with the client's own stdin, stdout, stderr, working
+#: directory and environment; exit as the command did (a signal it died of, the client dies
+#: of too). SIGTERM, SIGINT and SIGHUP sent to the client are passed on to the command, so
+#: a shell's ``kill`` or the end of its process group stops the command too.
+CLIENT = r"""
+import json, os, signal, socket, sys
+
+pid, pending = 0, []
+
+def forward(signum, frame):
+    if not pid:
+        pending.append(signum)  # the command has not started yet: pass it on when it has
+        return
+    try:
+        os.kill(pid, signum)
+    except ProcessLookupError:
+        pass
+
+for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    signal.signal(sig, forward)
+split = sys.argv.index("--")
+paths, args = sys.argv[1:split], sys.argv[split + 1:]
+request = {"args": args, "env": dict(os.environ), "cwd": os.getcwd()}
+sock = socket.socket(socket.AF_UNIX)
+sock.connect(paths[os.getpid() % len(paths)])
+socket.send_fds(sock, [json.dumps(request).encode()], [0, 1, 2])
+reader = sock.makefile("r")
+pid = int(json.loads(reader.readline())["pid"])
+for signum in pending:
+    forward(signum, None)
+line = reader.readline()
+status = int(json.loads(line)["status"]) if line else 1
+if status < 0:
+    signal.signal(-status, signal.SIG_DFL)
+    os.kill(os.getpid(), -status)
+sys.exit(status)
+"""
+
+
 def _text(fh: object) -> str:
     """A captured stream as text, decoded as ``subprocess.run(text=True)`` does."""
-    import io
-
     assert isinstance(fh, io.BufferedRandom)
     fh.seek(0)
     wrapper = io.TextIOWrapper(fh, encoding=None, newline=None)
