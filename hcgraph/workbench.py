@@ -39,8 +39,10 @@ YASGUI_SHA256 = {
 _SOURCE_MAP = re.compile(rb"\n//# sourceMappingURL=\S*\s*\Z")
 # Yasr's parser rewrites ``{{name}}`` in every literal of an answer into the row's ``name``
 # value (or drops the braces): a story's text must show as it is, so the four calls that
-# pass that hook get none (it is optional; the build is served as shipped otherwise).
+# pass that hook pass the identity instead (not nothing: the XML parser calls it
+# unconditionally); the build is served as shipped otherwise.
 _MUSTACHE = b",applyMustacheToLiterals)"
+_IDENTITY = b",e=>e)"
 
 CSP = "; ".join(
     [
@@ -124,6 +126,6 @@ def workbench_files(
                     f"{WORKBENCH_DIR / name}: not the vendored YASGUI file (reinstall hcgraph)"
                 )
             data = _SOURCE_MAP.sub(b"\n", data)  # no request for a map that is not there
-            data = data.replace(_MUSTACHE, b")")  # literals shown as they are
+            data = data.replace(_MUSTACHE, _IDENTITY)  # literals shown as they are
         files[f"/workbench/{name}"] = (media, data)
     return files

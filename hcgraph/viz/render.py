@@ -355,7 +355,8 @@ def render_page(name: str, payload: dict[str, Any], **scripts: str) -> str:
     return html.replace(_SCRIPT_SRC, script_hashes(html), 1)
 
 
-#: The WebGL page's node columns (``_node_row`` keys; ``group`` as an index into the legend).
+#: The WebGL page's node columns (the keys of :func:`_node_rows`' rows; ``group`` as an index
+#: into the legend).
 _GL_NODE_KEYS = ("id", "label", "group", "x", "y", "t", "d", "i", "u", "s", "p", "r", "g", "v", "c")
 
 
