@@ -13,7 +13,9 @@ import pyoxigraph as ox
 import pytest
 
 from hcgraph import Store, ingest_bytes
+from hcgraph.ingest import ingest_documents
 from hcgraph.iris import minted
+from hcgraph.pipeline import Document
 from hcgraph.provenance.versions import History, history
 from hcgraph.rebuilding import rebuild
 from hcgraph.vocab import HC, PROV
@@ -175,3 +177,62 @@ def test_a_withdrawal_stays_with_the_version_withdrawn(
     crawled = quads_of(tmp_path)
     rebuild(tmp_path)  # replayed from the archive: the same triples, reverts and marks
     assert quads_of(tmp_path) == crawled
+
+
+_RAW = minted("raw", "")
+
+
+def _fold(term: Any) -> Any:
+    """A revert's node ``raw/<sha>/<time>`` as the code before reverts named it."""
+    if isinstance(term, ox.NamedNode) and term.value.startswith(_RAW):
+        return ox.NamedNode(_RAW + term.value.removeprefix(_RAW).split("/")[0])
+    return term
+
+
+def _old_shape(tokens: list[bytes | None]) -> History:
+    """Ingest ``tokens`` (a body, or None: a withdrawal) an hour apart, then fold each
+    revert's node onto ``raw/<sha>``, as the code before reverts wrote them (a looped
+    chain); the history of that store."""
+    url = json.loads(next(t for t in tokens if t is not None))["url"]
+    g = ox.NamedNode(url)
+    with Store(None) as st:
+        for i, body in enumerate(tokens):
+            when = T0 + i * dt.timedelta(hours=1)
+            if body is None:
+                ingest_documents(st, [Document(b"", url, when, withdrawn=True)])
+            else:
+                ingest_documents(st, [Document(body, f"v{i + 1}.json", when)])
+        quads = list(st.quads(None, None, None, g))
+        for q in quads:
+            st.ox.remove(q)
+        for q in quads:
+            st.ox.add(ox.Quad(_fold(q.subject), q.predicate, _fold(q.object), g))
+        return history(st, url)
+
+
+def _iso(when: dt.datetime) -> str:
+    return when.isoformat().replace("+00:00", "Z")
+
+
+def test_a_looped_chain_from_before_keeps_every_version(seed_bytes: bytes) -> None:
+    """A, B, A, C, A by the code before: raw/A revises both C and B (a loop). Every SHA
+    the chain reaches is a version, as it was then (the walk alone missed one)."""
+    a, b = _bodies(seed_bytes)
+    c = b.replace(b"A changed headline", b"A third headline")
+    h = _old_shape([a, b, a, c, a])
+    assert sorted(v.sha256 for v in h.versions) == sorted(_sha(x) for x in (a, b, c))
+    assert h.versions[-1].sha256 == _sha(a) and h.versions[-1].in_graph == "current"
+    assert [v.in_graph for v in h.versions[:-1]] == ["revision", "revision"]
+
+
+def test_a_looped_chain_from_before_keeps_the_withdrawal_on_its_current_node(
+    seed_bytes: bytes,
+) -> None:
+    """A withdrawn, B withdrawn, A by the code before: raw/A (current) carries A's
+    withdrawal; history shows it, as it did then."""
+    a, b = _bodies(seed_bytes)
+    h = _old_shape([a, None, b, None, a])
+    hours = [_iso(T0 + dt.timedelta(hours=n)) for n in range(5)]
+    assert [v.sha256 for v in h.versions] == [_sha(b), _sha(a)]
+    assert [v.withdrawn for v in h.versions] == [[hours[3]], [hours[1]]]
+    assert h.withdrawn_at is None

@@ -246,8 +246,8 @@ def _from_graph(store: Store, url: str, versions: list[Version]) -> str | None:
     for pos, node in enumerate(chain):
         v = runs.take(node.sha)
         v.chain_position = pos  # ties of time: the chain decides
-        if pos == len(chain) - 1:
-            v.in_graph, gone = "current", since
+        if pos == len(chain) - 1:  # a store written before reverts may mark it (a loop)
+            v.in_graph, gone = "current", since or node.gone
         else:
             v.in_graph, gone = "revision", node.gone
         if v.content is None:  # not archived: what the graph keeps of it
@@ -304,14 +304,20 @@ class _Node:
 
 def _chain(store: Store, story: ox.NamedNode, current: str) -> list[_Node]:
     """The raw documents of the story's revision chain, oldest first (a revert's bytes come
-    back on a node of their own; a loop, from before that, ends the walk)."""
+    back on a node of their own; a loop, from before that, ends the walk). A store written
+    before reverts may hide a branch behind its loop: each SHA off the walk comes first, once,
+    as that code listed it."""
     nodes = _nodes(store, story)
     walk: list[_Node] = []
     at: str | None = current
     while at in nodes and all(n is not nodes[at] for n in walk):
         walk.append(nodes[at])
         at = nodes[at].older
-    return walk[::-1]
+    off: dict[str, _Node] = {}
+    for _iri, node in sorted(nodes.items()):
+        if all(n.sha != node.sha for n in walk):
+            off.setdefault(node.sha, node)
+    return [*off.values(), *walk[::-1]]
 
 
 def _nodes(store: Store, story: ox.NamedNode) -> dict[str, _Node]:
