@@ -236,3 +236,21 @@ def test_a_looped_chain_from_before_keeps_the_withdrawal_on_its_current_node(
     assert [v.sha256 for v in h.versions] == [_sha(b), _sha(a)]
     assert [v.withdrawn for v in h.versions] == [[hours[3]], [hours[1]]]
     assert h.withdrawn_at is None
+
+
+def test_a_withdrawal_stays_with_its_version_when_times_tie(seed_bytes: bytes) -> None:
+    """A withdrawn, then B, A, B, all at one time (``SOURCE_DATE_EPOCH``): the mark stays
+    on the first A's node; times alone cannot tell the two A's apart."""
+    a, b = _bodies(seed_bytes)
+    url = json.loads(a)["url"]
+    with Store(None) as st:
+        ingest_documents(st, [Document(a, "v1.json", T0)])
+        ingest_documents(st, [Document(b"", url, T0, withdrawn=True)])
+        for i, body in enumerate([b, a, b]):
+            ingest_documents(st, [Document(body, f"v{i + 2}.json", T0)])
+        h = history(st, url)
+        marked = st.quads(None, ox.NamedNode(str(PROV.invalidatedAtTime)), None, ox.NamedNode(url))
+        nodes = [q.subject.value for q in marked]
+    assert [v.sha256 for v in h.versions] == [_sha(a), _sha(b), _sha(a), _sha(b)]
+    assert [v.withdrawn for v in h.versions] == [[_iso(T0)], [], [], []]
+    assert nodes == [minted("raw", _sha(a), "20261201T090000Z")]  # the older A

@@ -314,8 +314,9 @@ def _chain(store: Store, story: ox.NamedNode, current: str) -> list[_Node]:
         walk.append(nodes[at])
         at = nodes[at].older
     off: dict[str, _Node] = {}
+    walked = {n.sha for n in walk}
     for _iri, node in sorted(nodes.items()):
-        if all(n.sha != node.sha for n in walk):
+        if node.sha not in walked:
             off.setdefault(node.sha, node)
     return [*off.values(), *walk[::-1]]
 
