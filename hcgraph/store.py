@@ -355,11 +355,12 @@ class Store:
         sparql: str,
         *,
         bindings: Mapping[str, ox.NamedNode | ox.Literal] | None = None,
+        union: bool = True,
         allow_service: bool = False,
     ) -> Any:
-        """Run SPARQL over the union of all graphs with hcgraph's prefixes predeclared;
-        ``bindings`` are bound as RDF terms (never spliced into the text); ``SERVICE`` is
-        refused unless ``allow_service`` (:mod:`hcgraph.sparqlguard`).
+        """Run SPARQL with hcgraph's prefixes predeclared; ``bindings`` are bound as RDF terms
+        (never spliced into the text); with ``union`` the default graph is the union of all
+        graphs; ``SERVICE`` is refused unless ``allow_service`` (:mod:`hcgraph.sparqlguard`).
 
         Raises:
             QueryError: the query uses ``SERVICE`` and ``allow_service`` is false.
@@ -370,7 +371,7 @@ class Store:
             ox.Variable(k): v for k, v in (bindings or {}).items()
         }
         return self.ox.query(
-            sparql, prefixes=PREFIXES, use_default_graph_as_union=True, substitutions=subs or None
+            sparql, prefixes=PREFIXES, use_default_graph_as_union=union, substitutions=subs or None
         )
 
     def union_triples(self) -> Iterator[ox.Triple]:
