@@ -13,6 +13,7 @@ import pyoxigraph as ox
 import pytest
 
 from hcgraph import Store, ingest_bytes
+from hcgraph.archive import Archive, FetchRecord
 from hcgraph.ingest import ingest_documents
 from hcgraph.iris import minted
 from hcgraph.pipeline import Document
@@ -254,3 +255,28 @@ def test_a_withdrawal_stays_with_its_version_when_times_tie(seed_bytes: bytes) -
     assert [v.sha256 for v in h.versions] == [_sha(a), _sha(b), _sha(a), _sha(b)]
     assert [v.withdrawn for v in h.versions] == [[_iso(T0)], [], [], []]
     assert nodes == [minted("raw", _sha(a), "20261201T090000Z")]  # the older A
+
+
+def test_a_file_then_a_crawl_going_back_to_its_bytes(seed_bytes: bytes, tmp_path: Path) -> None:
+    """A ingested from a file, then B and A crawled: the archive holds the crawl's B and A
+    only. The graph's versions are matched to the archive's newest first, so the file's A
+    stays the first version and the crawled A is current (not the other way round)."""
+    a, b = _bodies(seed_bytes)
+    url = json.loads(a)["url"]
+    fetched = url + "index.json"
+    with Store(tmp_path) as st:
+        ingest_documents(st, [Document(a, "story.json", T0)])
+        arc = Archive(tmp_path / "archive")
+        for hour, body in ((1, b), (2, a)):
+            when = T0 + dt.timedelta(hours=hour)
+            sha = arc.put_body(body)
+            arc.add_record(
+                FetchRecord(fetched, fetched, fetched, 200, when.isoformat(), sha, len(body))
+            )
+            ingest_documents(st, [Document(body, fetched, when, key=fetched)], replace=True)
+        h = history(st, url)
+    hours = [_iso(T0 + dt.timedelta(hours=n)) for n in range(3)]
+    assert [v.sha256 for v in h.versions] == [_sha(a), _sha(b), _sha(a)]
+    assert [v.first_seen for v in h.versions] == hours
+    assert [v.in_graph for v in h.versions] == ["revision", "revision", "current"]
+    assert [v.fetches for v in h.versions] == [0, 1, 1]
