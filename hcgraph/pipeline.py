@@ -157,20 +157,6 @@ def graph_time(when: dt.datetime | None) -> dt.datetime:
     return when.astimezone(dt.UTC).replace(microsecond=0)
 
 
-def _withdrawn(
-    chain: list[tuple[str, dt.datetime]], marks: dict[str, list[dt.datetime]]
-) -> list[dt.datetime | None]:
-    """When each version of ``chain`` (newest first) was withdrawn: a mark goes to the newest
-    version of its SHA-256 from before it (else the oldest), so a revert is not withdrawn."""
-    out: list[dt.datetime | None] = [None] * len(chain)
-    for sha, times in marks.items():
-        at = [i for i, (s, _when) in enumerate(chain) if s == sha]
-        for gone in times if at else ():
-            i = next((i for i in at if chain[i][1] <= gone), at[-1])
-            out[i] = max(gone, out[i] or gone)
-    return out
-
-
 class Pipeline:
     """Parse, dedupe and map documents, and hand them to a :class:`~hcgraph.writer.Writer`.
 
@@ -428,10 +414,9 @@ class Pipeline:
         revisions: tuple[Revision, ...] = ()
         if old:
             chain = self.store.revisions(url, old)
-            marks = self.store.withdrawn_versions(url)
+            gone = self.store.revision_marks(url, old)  # per node: a revert is not withdrawn
             if gone_at is not None:
-                marks.setdefault(old, []).append(gone_at)
-            gone = _withdrawn(chain, marks)
+                gone[0] = gone_at
             # what each version said: kept on the revisions, and the one being replaced
             # read from its graph now (history compares versions with no archived body)
             said = version_contents(self.store, url)

@@ -28,11 +28,11 @@ __all__ = ["RebuildReport", "rebuild"]
 
 @dataclass
 class RebuildReport:
-    """What a rebuild did: fetch ``records`` read, distinct (URL, body) pairs replayed
-    (``bodies``), stories (and ``withdrawn`` ones) in the new graph, replayed bodies per store
-    status (``counts``), each one's ``outcomes`` (unless ``keep_outcomes=False``), archived
-    responses that are not valid stories (``failures``) and bodies that cannot be read back
-    (``unreadable``, skipped)."""
+    """What a rebuild did: fetch ``records`` read, bodies replayed (``bodies``: each URL's
+    body once per run of fetches, so a revert's again), stories (and ``withdrawn`` ones) in
+    the new graph, replayed bodies per store status (``counts``), each one's ``outcomes``
+    (unless ``keep_outcomes=False``), archived responses that are not valid stories
+    (``failures``) and bodies that cannot be read back (``unreadable``, skipped)."""
 
     records: int = 0
     bodies: int = 0

@@ -22,6 +22,7 @@ import os
 import shutil
 import sys
 from collections.abc import Iterator, Mapping
+from itertools import islice
 from pathlib import Path
 from typing import IO, Any
 
@@ -290,16 +291,28 @@ class Store:
         g = ox.NamedNode(story_url)
         ended = self._object(ox.NamedNode(minted("ingest", sha256)), _ENDED, g)
         chain = [(sha256, now_utc() if ended is None else _time(ended))]
-        current = ox.NamedNode(minted("raw", sha256))
-        seen = {current}  # nodes, not SHAs: a revert's SHA comes back on a node of its own
-        node = self._object(current, _WAS_REVISION_OF, g)
-        while isinstance(node, ox.NamedNode) and node not in seen:
-            seen.add(node)
+        for node in islice(self._revision_nodes(g, sha256), 1, None):
             sha = self.raw_node_sha256(node, g)
             created = self._object(node, _CREATED, g)
             chain.append((sha, chain[-1][1] if created is None else _time(created)))
-            node = self._object(node, _WAS_REVISION_OF, g)
         return chain
+
+    def revision_marks(self, story_url: str, sha256: str) -> list[dt.datetime | None]:
+        """When each version of :meth:`revisions` was withdrawn (None: it was not), read off
+        its own node: a revert's versions share a SHA and, at one time, their times too."""
+        g = ox.NamedNode(story_url)
+        marks = (self._object(n, _INVALIDATED, g) for n in self._revision_nodes(g, sha256))
+        return [None if w is None else _time(w) for w in marks]
+
+    def _revision_nodes(self, g: ox.NamedNode, sha256: str) -> Iterator[ox.NamedNode]:
+        """The raw-document nodes of the chain from ``raw/<sha256>``, newest first; a loop
+        (a store written before reverts) ends it."""
+        node: _Term | None = ox.NamedNode(minted("raw", sha256))
+        seen: set[ox.NamedNode] = set()  # nodes, not SHAs: a revert's SHA has a node of its own
+        while isinstance(node, ox.NamedNode) and node not in seen:
+            seen.add(node)
+            yield node
+            node = self._object(node, _WAS_REVISION_OF, g)
 
     def withdrawn_at(self, story_url: str) -> dt.datetime | None:
         """When the stored story was withdrawn (404/410), or None (current, or not stored)."""
@@ -342,11 +355,12 @@ class Store:
         sparql: str,
         *,
         bindings: Mapping[str, ox.NamedNode | ox.Literal] | None = None,
+        union: bool = True,
         allow_service: bool = False,
     ) -> Any:
-        """Run SPARQL over the union of all graphs with hcgraph's prefixes predeclared;
-        ``bindings`` are bound as RDF terms (never spliced into the text); ``SERVICE`` is
-        refused unless ``allow_service`` (:mod:`hcgraph.sparqlguard`).
+        """Run SPARQL with hcgraph's prefixes predeclared; ``bindings`` are bound as RDF terms
+        (never spliced into the text); with ``union`` the default graph is the union of all
+        graphs; ``SERVICE`` is refused unless ``allow_service`` (:mod:`hcgraph.sparqlguard`).
 
         Raises:
             QueryError: the query uses ``SERVICE`` and ``allow_service`` is false.
@@ -357,7 +371,7 @@ class Store:
             ox.Variable(k): v for k, v in (bindings or {}).items()
         }
         return self.ox.query(
-            sparql, prefixes=PREFIXES, use_default_graph_as_union=True, substitutions=subs or None
+            sparql, prefixes=PREFIXES, use_default_graph_as_union=union, substitutions=subs or None
         )
 
     def union_triples(self) -> Iterator[ox.Triple]:

@@ -13,7 +13,10 @@ import pyoxigraph as ox
 import pytest
 
 from hcgraph import Store, ingest_bytes
+from hcgraph.archive import Archive, FetchRecord
+from hcgraph.ingest import ingest_documents
 from hcgraph.iris import minted
+from hcgraph.pipeline import Document
 from hcgraph.provenance.versions import History, history
 from hcgraph.rebuilding import rebuild
 from hcgraph.vocab import HC, PROV
@@ -175,3 +178,105 @@ def test_a_withdrawal_stays_with_the_version_withdrawn(
     crawled = quads_of(tmp_path)
     rebuild(tmp_path)  # replayed from the archive: the same triples, reverts and marks
     assert quads_of(tmp_path) == crawled
+
+
+_RAW = minted("raw", "")
+
+
+def _fold(term: Any) -> Any:
+    """A revert's node ``raw/<sha>/<time>`` as the code before reverts named it."""
+    if isinstance(term, ox.NamedNode) and term.value.startswith(_RAW):
+        return ox.NamedNode(_RAW + term.value.removeprefix(_RAW).split("/")[0])
+    return term
+
+
+def _old_shape(tokens: list[bytes | None]) -> History:
+    """Ingest ``tokens`` (a body, or None: a withdrawal) an hour apart, then fold each
+    revert's node onto ``raw/<sha>``, as the code before reverts wrote them (a looped
+    chain); the history of that store."""
+    url = json.loads(next(t for t in tokens if t is not None))["url"]
+    g = ox.NamedNode(url)
+    with Store(None) as st:
+        for i, body in enumerate(tokens):
+            when = T0 + i * dt.timedelta(hours=1)
+            if body is None:
+                ingest_documents(st, [Document(b"", url, when, withdrawn=True)])
+            else:
+                ingest_documents(st, [Document(body, f"v{i + 1}.json", when)])
+        quads = list(st.quads(None, None, None, g))
+        for q in quads:
+            st.ox.remove(q)
+        for q in quads:
+            st.ox.add(ox.Quad(_fold(q.subject), q.predicate, _fold(q.object), g))
+        return history(st, url)
+
+
+def _iso(when: dt.datetime) -> str:
+    return when.isoformat().replace("+00:00", "Z")
+
+
+def test_a_looped_chain_from_before_keeps_every_version(seed_bytes: bytes) -> None:
+    """A, B, A, C, A by the code before: raw/A revises both C and B (a loop). Every SHA
+    the chain reaches is a version, as it was then (the walk alone missed one)."""
+    a, b = _bodies(seed_bytes)
+    c = b.replace(b"A changed headline", b"A third headline")
+    h = _old_shape([a, b, a, c, a])
+    assert sorted(v.sha256 for v in h.versions) == sorted(_sha(x) for x in (a, b, c))
+    assert h.versions[-1].sha256 == _sha(a) and h.versions[-1].in_graph == "current"
+    assert [v.in_graph for v in h.versions[:-1]] == ["revision", "revision"]
+
+
+def test_a_looped_chain_from_before_keeps_the_withdrawal_on_its_current_node(
+    seed_bytes: bytes,
+) -> None:
+    """A withdrawn, B withdrawn, A by the code before: raw/A (current) carries A's
+    withdrawal; history shows it, as it did then."""
+    a, b = _bodies(seed_bytes)
+    h = _old_shape([a, None, b, None, a])
+    hours = [_iso(T0 + dt.timedelta(hours=n)) for n in range(5)]
+    assert [v.sha256 for v in h.versions] == [_sha(b), _sha(a)]
+    assert [v.withdrawn for v in h.versions] == [[hours[3]], [hours[1]]]
+    assert h.withdrawn_at is None
+
+
+def test_a_withdrawal_stays_with_its_version_when_times_tie(seed_bytes: bytes) -> None:
+    """A withdrawn, then B, A, B, all at one time (``SOURCE_DATE_EPOCH``): the mark stays
+    on the first A's node; times alone cannot tell the two A's apart."""
+    a, b = _bodies(seed_bytes)
+    url = json.loads(a)["url"]
+    with Store(None) as st:
+        ingest_documents(st, [Document(a, "v1.json", T0)])
+        ingest_documents(st, [Document(b"", url, T0, withdrawn=True)])
+        for i, body in enumerate([b, a, b]):
+            ingest_documents(st, [Document(body, f"v{i + 2}.json", T0)])
+        h = history(st, url)
+        marked = st.quads(None, ox.NamedNode(str(PROV.invalidatedAtTime)), None, ox.NamedNode(url))
+        nodes = [q.subject.value for q in marked]
+    assert [v.sha256 for v in h.versions] == [_sha(a), _sha(b), _sha(a), _sha(b)]
+    assert [v.withdrawn for v in h.versions] == [[_iso(T0)], [], [], []]
+    assert nodes == [minted("raw", _sha(a), "20261201T090000Z")]  # the older A
+
+
+def test_a_file_then_a_crawl_going_back_to_its_bytes(seed_bytes: bytes, tmp_path: Path) -> None:
+    """A ingested from a file, then B and A crawled: the archive holds the crawl's B and A
+    only. The graph's versions are matched to the archive's newest first, so the file's A
+    stays the first version and the crawled A is current (not the other way round)."""
+    a, b = _bodies(seed_bytes)
+    url = json.loads(a)["url"]
+    fetched = url + "index.json"
+    with Store(tmp_path) as st:
+        ingest_documents(st, [Document(a, "story.json", T0)])
+        arc = Archive(tmp_path / "archive")
+        for hour, body in ((1, b), (2, a)):
+            when = T0 + dt.timedelta(hours=hour)
+            sha = arc.put_body(body)
+            arc.add_record(
+                FetchRecord(fetched, fetched, fetched, 200, when.isoformat(), sha, len(body))
+            )
+            ingest_documents(st, [Document(body, fetched, when, key=fetched)], replace=True)
+        h = history(st, url)
+    hours = [_iso(T0 + dt.timedelta(hours=n)) for n in range(3)]
+    assert [v.sha256 for v in h.versions] == [_sha(a), _sha(b), _sha(a)]
+    assert [v.first_seen for v in h.versions] == hours
+    assert [v.in_graph for v in h.versions] == ["revision", "revision", "current"]
+    assert [v.fetches for v in h.versions] == [0, 1, 1]

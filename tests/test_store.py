@@ -40,6 +40,16 @@ def test_reingest_identical_bytes_is_a_noop(store: Store, seed_path: Path) -> No
     assert _nt(store) == before
 
 
+def test_query_reads_the_union_unless_told_not_to(store: Store, seed_path: Path) -> None:
+    """``union=False``: the default graph alone (empty here: every triple is in a named
+    graph), as ``tests/test_push.py`` counts graphs."""
+    ingest_paths(store, [seed_path])
+    assert store.query("ASK { ?s ?p ?o }")
+    assert not store.query("ASK { ?s ?p ?o }", union=False)
+    named = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }"
+    assert int(next(iter(store.query(named, union=False)))["n"].value) == len(store)
+
+
 def test_export_ingest_again_export_is_identical(tmp_path: Path, seed_path: Path) -> None:
     with Store(tmp_path / "st") as store:
         ingest_paths(store, [seed_path])

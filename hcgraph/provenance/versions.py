@@ -243,11 +243,11 @@ def _from_graph(store: Store, url: str, versions: list[Version]) -> str | None:
     since = None if now is None else _iso(now)
     chain = _chain(store, story, minted("raw", current))
     runs = _Runs(versions)
-    for pos, node in enumerate(chain):
+    for pos, node in reversed(list(enumerate(chain))):  # newest first: current is the latest
         v = runs.take(node.sha)
         v.chain_position = pos  # ties of time: the chain decides
-        if pos == len(chain) - 1:
-            v.in_graph, gone = "current", since
+        if pos == len(chain) - 1:  # a store written before reverts may mark it (a loop)
+            v.in_graph, gone = "current", since or node.gone
         else:
             v.in_graph, gone = "revision", node.gone
         if v.content is None:  # not archived: what the graph keeps of it
@@ -259,22 +259,23 @@ def _from_graph(store: Store, url: str, versions: list[Version]) -> str | None:
 
 
 class _Runs:
-    """The archive's versions, each matched to one graph version at most, in order."""
+    """The archive's versions, each matched to one graph version at most, newest first (a
+    graph version the archive lacks, e.g. an ingested file's, is older than a crawl's)."""
 
     def __init__(self, versions: list[Version]) -> None:
         self.versions, self.archived = versions, len(versions)
         self.taken: set[int] = set()
-        self.last = -1  # the archived version matched last
+        self.last = self.archived  # the archived version matched last
 
     def take(self, sha: str) -> Version:
-        """The next archived version of ``sha`` (else any: the archive may lack some);
-        a new version when the archive has none left."""
+        """The latest archived version of ``sha`` before the last one matched (else any:
+        the archive may lack some); a new version when the archive has none left."""
         same = [
             i
             for i in range(self.archived)
             if i not in self.taken and self.versions[i].sha256 == sha
         ]
-        i = next((i for i in same if i > self.last), same[0] if same else None)
+        i = next((i for i in reversed(same) if i < self.last), same[-1] if same else None)
         if i is None:
             self.versions.append(Version(sha))
             return self.versions[-1]
@@ -304,14 +305,21 @@ class _Node:
 
 def _chain(store: Store, story: ox.NamedNode, current: str) -> list[_Node]:
     """The raw documents of the story's revision chain, oldest first (a revert's bytes come
-    back on a node of their own; a loop, from before that, ends the walk)."""
+    back on a node of their own; a loop, from before that, ends the walk). A store written
+    before reverts may hide a branch behind its loop: each SHA off the walk comes first, once,
+    as that code listed it."""
     nodes = _nodes(store, story)
     walk: list[_Node] = []
     at: str | None = current
     while at in nodes and all(n is not nodes[at] for n in walk):
         walk.append(nodes[at])
         at = nodes[at].older
-    return walk[::-1]
+    off: dict[str, _Node] = {}
+    walked = {n.sha for n in walk}
+    for _iri, node in sorted(nodes.items()):
+        if node.sha not in walked:
+            off.setdefault(node.sha, node)
+    return [*off.values(), *walk[::-1]]
 
 
 def _nodes(store: Store, story: ox.NamedNode) -> dict[str, _Node]:
