@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import SEED, cli_env
-from tests.support.forkserver import ForkServer
+from tests.support.forkserver import ForkServer, drain_terminal
 
 
 def _fresh(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -83,17 +83,8 @@ def _on_a_terminal(server: ForkServer | None, args: list[str], cwd: Path) -> tup
     else:
         proc = server.spawn(args, env=env, cwd=cwd, fds=(slave, slave, slave))
     os.close(slave)
-    chunks = []
-    while True:
-        try:
-            data = os.read(master, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(master)
-    return proc.wait(timeout=120), b"".join(chunks)
+    output = drain_terminal(master)
+    return proc.wait(timeout=120), output
 
 
 @pytest.mark.slow

@@ -28,6 +28,7 @@ import pytest
 
 from tests.conftest import SEED, cli_env
 from tests.crawlserver import CrawlServer, Site, page, story
+from tests.support.forkserver import drain_terminal
 from tests.support.refuser import refusing_server
 
 pytestmark = pytest.mark.slow
@@ -107,18 +108,9 @@ def run_pty(*args: object, cwd: Path) -> tuple[int, str]:
             stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env, close_fds=True,
         )  # fmt: skip
     os.close(slave)
-    chunks = []
-    while True:
-        try:
-            data = os.read(master, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(master)
+    output = drain_terminal(master)
     code = proc.wait(timeout=120)
-    return code, b"".join(chunks).decode("utf-8", "surrogateescape")
+    return code, output.decode("utf-8", "surrogateescape")
 
 
 def assert_safe(output: str, *tags: str) -> None:

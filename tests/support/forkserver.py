@@ -374,3 +374,19 @@ def _text(fh: object) -> str:
         return wrapper.read()
     finally:
         wrapper.detach()
+
+
+def drain_terminal(master: int) -> bytes:
+    """All a pseudo-terminal's master end reads until its child closes the terminal; the
+    master closed after."""
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    return b"".join(chunks)
