@@ -185,11 +185,13 @@ class StoreDamagedError(StoreError):
 
 
 class StoreDiskError(StoreError):
-    """The store's files could not be written or read (a full disk): a crawl blames no story."""
+    """The store's files could not be written or read (a full disk): nothing the data did,
+    so a crawl blames no story and resumes once the disk has room."""
 
 
 class StoreFormatError(StoreError):
-    """The store is in a format this hcgraph does not read (``hcgraph rebuild`` upgrades it)."""
+    """The store is in a format this hcgraph does not read (``hcgraph rebuild`` makes one
+    it does)."""
 
 
 class OutputError(HcgraphError):

@@ -169,9 +169,9 @@ def run_limited(
     daemon: bool = True,
 ) -> Any:
     """``target(*args)`` in a child process with at most ``memory`` bytes of data (0: no cap),
-    stopped after ``timeout_s`` seconds; an :class:`~hcgraph.errors.HcgraphError` it raises is
-    raised here. ``daemon=False`` lets it start processes (they inherit the cap; it is killed
-    all the same when the call ends early).
+    stopped after ``timeout_s`` seconds (``None``: never); an
+    :class:`~hcgraph.errors.HcgraphError` it raises is raised here. ``daemon=False`` lets it
+    start processes (they inherit the cap; it is killed all the same when the call ends early).
 
     Raises:
         QueryError: the time ran out (the child is killed), the query needed more memory,
