@@ -86,6 +86,17 @@ def _build(n: int, work: Path) -> Corpus:
     return Corpus(store_dir, nquads, cases, local, work)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _lean_jvm() -> Iterator[None]:
+    """Jena's JVMs (javac, the loader, the query runner) without C2 and with one GC thread:
+    their runs here are short, and the C2 compiler and G1's threads cost ~10% more CPU for the
+    same answers (2.5-2.9 of ~29 CPU s, bench/RESULTS.md). Only here: the bench keeps the
+    JVM's defaults, since it times Jena's queries."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("JAVA_TOOL_OPTIONS", "-XX:+UseSerialGC -XX:TieredStopAtLevel=1")
+        yield
+
+
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
     return _build(STORIES, tmp_path_factory.mktemp("engines"))

@@ -40,14 +40,49 @@ def store_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return directory
 
 
+#: Per server URL, the graphs Virtuoso holds of its own right after the start.
+_SYSTEM_GRAPHS: dict[str, set[str]] = {}
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[virtuoso.VirtuosoServer]:
+    """One Virtuoso for the module (a start costs ~2.4 CPU s); tests that need it empty take
+    :func:`empty_server`."""
     srv = virtuoso.VirtuosoServer(tmp_path_factory.mktemp("virtuoso"), free_port(), free_port())
     srv.start()
     try:
+        _SYSTEM_GRAPHS[srv.url] = _graphs(srv)
         yield srv
     finally:
         srv.stop()
+
+
+def _graphs(server: virtuoso.VirtuosoServer) -> set[str]:
+    rows = server.select("SELECT DISTINCT ?g { GRAPH ?g { ?s ?p ?o } }")
+    return {row["g"]["value"] for row in rows}
+
+
+def _reset(server: virtuoso.VirtuosoServer, store_dir: Path) -> None:
+    """Back to the module's first state: no graph but Virtuoso's own, and ``store_dir``
+    remembering no push (so the next push without ``--all`` sends every graph again)."""
+    ours = sorted(_graphs(server) - _SYSTEM_GRAPHS[server.url])
+    if ours:  # one isql run for them all
+        server.sql(" ".join(f"SPARQL CLEAR GRAPH <{graph}>;" for graph in ours))
+    assert _graphs(server) == _SYSTEM_GRAPHS[server.url]
+    for name in ("push-state.json", "push-state.journal"):
+        (store_dir / name).unlink(missing_ok=True)
+
+
+@pytest.fixture
+def empty_server(
+    server: virtuoso.VirtuosoServer, store_dir: Path
+) -> Iterator[virtuoso.VirtuosoServer]:
+    """The module's server holding none of our graphs, before and after the test."""
+    _reset(server, store_dir)
+    try:
+        yield server
+    finally:
+        _reset(server, store_dir)
 
 
 def _graph_counts(server: virtuoso.VirtuosoServer, store: Store) -> dict[str, int]:
@@ -83,31 +118,25 @@ def test_push_sparql_update(server: virtuoso.VirtuosoServer, store_dir: Path, in
     assert "all match" in result.output
 
 
-def test_bulk_load_recipe(tmp_path_factory: pytest.TempPathFactory, store_dir: Path) -> None:
+def test_bulk_load_recipe(empty_server: virtuoso.VirtuosoServer, store_dir: Path) -> None:
     """The Virtuoso recipe of docs/pushing.md, as written: ld_dir + rdf_loader_run on the gzipped
     N-Quads shards of ``hcgraph export --format nquads --gzip --split N``."""
     from hcgraph.dump import write_shards
 
-    srv = virtuoso.VirtuosoServer(tmp_path_factory.mktemp("virt-bulk"), free_port(), free_port())
-    srv.start()
-    try:
-        dump = srv.directory / "dump"
-        with Store(store_dir, read_only=True) as st:
-            shards = write_shards(st, dump, 2000)
-            expected = {g: st.graph_size(g) for g in st.graph_names()}
-            assert len(shards) > 1
-            srv.sql(
-                f"ld_dir('{dump}', 'graph-*.nq.gz', 'https://example.org/unused-default-graph');"
-            )
-            srv.sql("rdf_loader_run();")
-            srv.sql("checkpoint;")
-            errors = srv.sql(
-                "SELECT ll_file, ll_error FROM DB.DBA.load_list WHERE ll_error IS NOT NULL;"
-            )
-            assert "0 Rows" in errors, errors
-            assert _graph_counts(srv, st) == expected
-    finally:
-        srv.stop()
+    srv = empty_server
+    dump = srv.directory / "dump"
+    with Store(store_dir, read_only=True) as st:
+        shards = write_shards(st, dump, 2000)
+        expected = {g: st.graph_size(g) for g in st.graph_names()}
+        assert len(shards) > 1
+        srv.sql(f"ld_dir('{dump}', 'graph-*.nq.gz', 'https://example.org/unused-default-graph');")
+        srv.sql("rdf_loader_run();")
+        srv.sql("checkpoint;")
+        errors = srv.sql(
+            "SELECT ll_file, ll_error FROM DB.DBA.load_list WHERE ll_error IS NOT NULL;"
+        )
+        assert "0 Rows" in errors, errors
+        assert _graph_counts(srv, st) == expected
 
 
 @pytest.mark.parametrize("protocol", ["gsp", "update"])
@@ -148,7 +177,7 @@ def test_push_with_user_password_as_a_virtuoso_user_types_it(
 
 
 def test_declared_vs_derived_gives_the_same_lists_on_virtuoso(
-    tmp_path_factory: pytest.TempPathFactory,
+    tmp_path_factory: pytest.TempPathFactory, empty_server: virtuoso.VirtuosoServer
 ) -> None:
     """The stories of a 300-story corpus whose declared lists disagree with their content:
     ``declared-vs-derived`` gives the same rows on Virtuoso and locally, and both give the
@@ -160,25 +189,21 @@ def test_declared_vs_derived_gives_the_same_lists_on_virtuoso(
     stories = [s for s in corpus.stories if any(url == s["url"] for url, _ in sides)]
     truth = ground_truth(stories)
     assert len(truth.declared_sides) >= 10
-    srv = virtuoso.VirtuosoServer(tmp_path_factory.mktemp("virt-dvd"), free_port(), free_port())
-    srv.start()
-    try:
-        with Store(tmp_path_factory.mktemp("dvd") / "store") as st:
-            assert ingest_bytes(st, [(json.dumps(s).encode(), f"{i}.json")
-                                     for i, s in enumerate(stories)]).ok  # fmt: skip
-            from hcgraph.push import PushOptions, push_graphs, resolve_endpoint
+    srv = empty_server
+    with Store(tmp_path_factory.mktemp("dvd") / "store") as st:
+        assert ingest_bytes(st, [(json.dumps(s).encode(), f"{i}.json")
+                                 for i, s in enumerate(stories)]).ok  # fmt: skip
+        from hcgraph.push import PushOptions, push_graphs, resolve_endpoint
 
-            pushed = push_graphs(st, resolve_endpoint(srv.url, "virtuoso"),
-                                 PushOptions(concurrency=1, retries=0))  # fmt: skip
-            assert pushed.ok and pushed.pushed == len(st.graph_names())
-            query = saved_queries()["declared-vs-derived"]
-            rows = [tuple(engines.term_text(t) for t in row) for row in run_query(st, query).terms]
-        answer = httpx.post(f"{srv.url}/sparql", data={"query": query.text},
-                            headers={"Accept": "application/sparql-results+json"},
-                            timeout=120, trust_env=False)  # fmt: skip
-        assert answer.status_code == 200, answer.text[:300]
-    finally:
-        srv.stop()
+        pushed = push_graphs(st, resolve_endpoint(srv.url, "virtuoso"),
+                             PushOptions(concurrency=1, retries=0))  # fmt: skip
+        assert pushed.ok and pushed.pushed == len(st.graph_names())
+        query = saved_queries()["declared-vs-derived"]
+        rows = [tuple(engines.term_text(t) for t in row) for row in run_query(st, query).terms]
+    answer = httpx.post(f"{srv.url}/sparql", data={"query": query.text},
+                        headers={"Accept": "application/sparql-results+json"},
+                        timeout=120, trust_env=False)  # fmt: skip
+    assert answer.status_code == 200, answer.text[:300]
     assert engines.json_rows(answer.json()) == engines.normalise(rows)
     local = set(rows)
     lists = {(story, field): (frozenset(declared.split()), frozenset(derived.split()))
