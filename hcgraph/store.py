@@ -323,16 +323,17 @@ class Store:
         """Every withdrawn story: story IRI → when."""
         return {s: dt.datetime.fromisoformat(w) for s, w in self._on_stories(_INVALIDATED)}
 
-    def withdrawn_versions(self, story_url: str) -> dict[str, list[dt.datetime]]:
-        """Earlier versions of the story withdrawn before it came back: raw SHA-256 → when,
-        oldest first (two times: a revert's bytes withdrawn twice)."""
+    def withdrawn_versions(self, story_url: str) -> dict[str, dt.datetime]:
+        """Earlier versions of the story withdrawn before it came back: raw SHA-256 → when
+        (the latest, for a revert's bytes withdrawn twice; :meth:`revision_marks` has each)."""
         g = ox.NamedNode(story_url)
-        out: dict[str, list[dt.datetime]] = {}
+        out: dict[str, dt.datetime] = {}
         for quad in self.ox.quads_for_pattern(None, _INVALIDATED, None, g):
             subject = quad.subject
             if isinstance(subject, ox.NamedNode) and subject.value.startswith(_RAW_PREFIX):
-                out.setdefault(self.raw_node_sha256(subject, g), []).append(_time(quad.object))
-        return {sha: sorted(times) for sha, times in out.items()}
+                sha, when = self.raw_node_sha256(subject, g), _time(quad.object)
+                out[sha] = max(when, out.get(sha, when))
+        return out
 
     def raw_node_sha256(self, node: ox.NamedNode, g: ox.NamedNode) -> str:
         """The SHA-256 of a raw-document node: its ``hc:sha256`` (a revert's node has its
