@@ -57,7 +57,7 @@ class H11Parser(RequestParser):
                 version = "HTTP/" + event.http_version.decode()
                 request = Request(event.method.decode(), event.target.decode("latin-1"), version,
                                   headers)  # fmt: skip
-                tokens = {t.strip().lower() for v in request.get_all("connection")
+                tokens = {t.strip().lower() for k, v in request.headers if k == "connection"
                           for t in v.split(",")}  # fmt: skip
                 request.keep = ("keep-alive" in tokens if version == "HTTP/1.0"
                                 else "close" not in tokens)  # fmt: skip

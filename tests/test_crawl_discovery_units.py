@@ -8,6 +8,7 @@ import json
 import re
 
 import pytest
+from protego import Protego
 
 from hcgraph.crawling.discovery import (
     DEFAULT_STORY_PATTERN,
@@ -15,12 +16,12 @@ from hcgraph.crawling.discovery import (
     lastmod_utc,
     parse_follow,
     parse_sitemap,
-    robots_sitemaps,
     seed_role,
     story_page,
 )
 from hcgraph.crawling.frontier import Frontier
 from hcgraph.crawling.identity_check import identity_mismatch, variant_of
+from hcgraph.crawling.robots import sitemaps_of
 from hcgraph.errors import CrawlError
 from tests.crawlserver import index_html, sitemap_xml, story
 
@@ -131,7 +132,7 @@ def test_robots_sitemap_lines() -> None:
     text = (
         "User-agent: *\nSitemap: https://a/s.xml\nsitemap:https://a/t.xml\nSitemap: https://a/s.xml"
     )
-    assert robots_sitemaps(text.splitlines()) == ["https://a/s.xml", "https://a/t.xml"]
+    assert sitemaps_of(Protego.parse(text)) == ["https://a/s.xml", "https://a/t.xml"]
 
 
 def test_variants_are_the_same_story_conflicts_are_not() -> None:

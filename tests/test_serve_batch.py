@@ -31,6 +31,7 @@ from hcgraph.serve.worker import SKIPPED, WHOLE, encode_query, start_worker
 from hcgraph.store import Store
 from hcsample.corpus import generate_corpus
 from tests.conftest import SEED
+from tests.support.serving import worker_pids
 
 pytestmark = pytest.mark.slow
 
@@ -110,7 +111,7 @@ def _until(check: object, what: str) -> None:
 def _hold_workers(ep: Endpoint) -> list[socket.socket]:
     """Give every worker a query that runs for hours (each on its own connection)."""
     holders = []
-    for _ in ep.worker_pids():
+    for _ in worker_pids(ep):
         holders.append(_connect(ep, CARTESIAN))
         time.sleep(0.2)  # one at a time: each to an idle worker
     _until(lambda: all(w.batch for w in _pool(ep).all), "the workers never got busy")

@@ -30,6 +30,7 @@ from hcgraph.ingest import ingest_bytes
 from hcgraph.store import Store
 from hcsample.corpus import generate_corpus
 from tests.conftest import SEED, cli_env, free_port
+from tests.support.serving import worker_pids
 
 pytestmark = pytest.mark.slow
 
@@ -93,7 +94,7 @@ def _gone(pid: int) -> bool:
 def _replaced(ep: Endpoint, old: int) -> None:
     """Wait (bounded) until the endpoint has a fresh worker ready in place of ``old``."""
     for _ in range(600):
-        pids = ep.worker_pids()
+        pids = worker_pids(ep)
         if pids and old not in pids:
             return
         time.sleep(0.05)
@@ -218,7 +219,7 @@ def test_a_body_shorter_than_its_content_length_is_dropped(endpoint: Endpoint) -
 
 def test_an_abandoned_query_is_stopped_when_its_client_goes(store_dir: Path) -> None:
     with Endpoint(store_dir, port=0, timeout_s=None, workers=1) as ep:
-        (pid,) = ep.worker_pids()
+        (pid,) = worker_pids(ep)
         sock = socket.create_connection((ep.host, ep.port))
         sock.sendall(
             f"GET /query?query={quote(CARTESIAN_COUNT)} HTTP/1.1\r\n"
@@ -228,14 +229,14 @@ def test_an_abandoned_query_is_stopped_when_its_client_goes(store_dir: Path) -> 
         sock.close()
         assert _gone(pid)  # the worker was killed, not left computing
         assert _count(ep) == 21  # and replaced
-        assert ep.worker_pids() != [pid]
+        assert worker_pids(ep) != [pid]
 
 
 def test_a_client_that_stops_reading_is_dropped(store_dir: Path) -> None:
     """An endless answer to a client that reads nothing: dropped after the read timeout,
     its worker stopped, instead of a connection and a worker held forever."""
     with Endpoint(store_dir, port=0, timeout_s=None, workers=1, read_timeout_s=1) as ep:
-        (pid,) = ep.worker_pids()
+        (pid,) = worker_pids(ep)
         query = "CONSTRUCT { ?a ?b ?f } WHERE { ?a ?b ?c . ?d ?e ?f }"
         with socket.create_connection((ep.host, ep.port)) as sock:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
@@ -249,7 +250,7 @@ def test_a_client_that_stops_reading_is_dropped(store_dir: Path) -> None:
 
 def test_a_query_past_its_timeout_gets_503_and_is_stopped(store_dir: Path) -> None:
     with Endpoint(store_dir, port=0, timeout_s=1, workers=1) as ep:
-        (pid,) = ep.worker_pids()
+        (pid,) = worker_pids(ep)
         answer = httpx.get(ep.query_url, params={"query": CARTESIAN_COUNT}, trust_env=False,
                            timeout=60)  # fmt: skip
         assert answer.status_code == 503
@@ -263,7 +264,7 @@ def test_a_timeout_mid_answer_is_an_error_not_a_short_document(store_dir: Path) 
     """Rows were already streamed when the time ran out: the answer ends without its final
     chunk, which the client reports, instead of a 200 with half a JSON document."""
     with Endpoint(store_dir, port=0, timeout_s=5, workers=1) as ep:
-        (pid,) = ep.worker_pids()
+        (pid,) = worker_pids(ep)
         with (
             pytest.raises(httpx.TransportError),
             httpx.stream(

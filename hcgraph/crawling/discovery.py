@@ -13,18 +13,15 @@ import contextlib
 import datetime as dt
 import re
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 from xml.parsers import expat
 
-from protego import Protego
-
 from ..errors import CrawlError
 from ..urls import DEFAULT_JSON_SUFFIX, canonicalize, page_url
-from .robots import sitemaps_of
 
 if TYPE_CHECKING:
     from .fetch import FetchResult
@@ -42,7 +39,6 @@ __all__ = [
     "lastmod_utc",
     "parse_follow",
     "parse_sitemap",
-    "robots_sitemaps",
     "seed_role",
     "seed_sitemaps",
     "story_page",
@@ -243,11 +239,6 @@ def lastmod_utc(text: str | None) -> str | None:
         return when.astimezone(dt.UTC).replace(microsecond=0).isoformat()
     except (ValueError, OverflowError):  # year 1 at +01:00 is before datetime.min in UTC
         return None
-
-
-def robots_sitemaps(lines: Iterable[str]) -> list[str]:
-    """Sitemap URLs as written on robots.txt ``Sitemap:`` lines (in order, once each)."""
-    return sitemaps_of(Protego.parse("\n".join(lines)))
 
 
 def seed_sitemaps(urls: Sequence[str], ignore_robots: bool) -> list[tuple[str, str]]:

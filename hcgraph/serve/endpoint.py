@@ -66,9 +66,6 @@ class Request:
     def get(self, name: str) -> str | None:
         return next((value for key, value in self.headers if key == name), None)
 
-    def get_all(self, name: str) -> list[str]:
-        return [value for key, value in self.headers if key == name]
-
 
 class Query(NamedTuple):
     """A query to run, and the Accept header its answer is negotiated by."""

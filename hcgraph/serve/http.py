@@ -123,16 +123,6 @@ class RequestParser:
         self.continue_due = False
 
 
-def parse_head(head: bytes) -> Request:
-    """The request a whole head (no body) parses to, or the refusal it gets (tests)."""
-    parser = RequestParser()
-    parser.feed(head)
-    (item,) = parser.queue
-    if isinstance(item, Refusal):
-        raise item
-    return item
-
-
 def _refusal(exc: BaseException) -> Refusal:
     """The refusal for an exception out of ``feed_data``: a callback's (maybe wrapped as the
     context of a callback error; queued without its frames), or the parser's (400)."""

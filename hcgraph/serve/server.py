@@ -120,12 +120,6 @@ class Endpoint:
         """The SPARQL 1.1 Protocol query endpoint."""
         return f"{self.url}/query"
 
-    def worker_pids(self) -> list[int]:
-        """Process ids of this process's query workers ready for queries now (tests)."""
-        front = self._front
-        workers = [] if front is None else front.pool.all
-        return [w.proc.pid for w in workers if w.alive and w.ready]
-
     def start(self) -> Endpoint:
         """Listen, start the workers and wait until every worker has opened the store.
 
