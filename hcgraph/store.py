@@ -222,10 +222,6 @@ class Store:
         for story, raw in self._on_stories(_RAW_DOCUMENT):
             yield story, raw.removeprefix(_RAW_PREFIX)
 
-    def shared_graphs(self) -> list[str]:
-        """IRIs of the shared graphs that hold something, sorted."""
-        return [g for g in self.graph_names() if g.startswith(_SHARED_PREFIX)]
-
     def __len__(self) -> int:
         return len(self.ox)
 
@@ -322,18 +318,6 @@ class Store:
     def withdrawn_stories(self) -> dict[str, dt.datetime]:
         """Every withdrawn story: story IRI → when."""
         return {s: dt.datetime.fromisoformat(w) for s, w in self._on_stories(_INVALIDATED)}
-
-    def withdrawn_versions(self, story_url: str) -> dict[str, dt.datetime]:
-        """Earlier versions of the story withdrawn before it came back: raw SHA-256 → when
-        (the latest, for a revert's bytes withdrawn twice; :meth:`revision_marks` has each)."""
-        g = ox.NamedNode(story_url)
-        out: dict[str, dt.datetime] = {}
-        for quad in self.ox.quads_for_pattern(None, _INVALIDATED, None, g):
-            subject = quad.subject
-            if isinstance(subject, ox.NamedNode) and subject.value.startswith(_RAW_PREFIX):
-                sha, when = self.raw_node_sha256(subject, g), _time(quad.object)
-                out[sha] = max(when, out.get(sha, when))
-        return out
 
     def raw_node_sha256(self, node: ox.NamedNode, g: ox.NamedNode) -> str:
         """The SHA-256 of a raw-document node: its ``hc:sha256`` (a revert's node has its

@@ -117,7 +117,7 @@ def test_writer_and_ingest_provenance(seeded: Store, seed_bytes: bytes) -> None:
 
 def test_triples_live_in_the_story_graph_and_the_shared_graphs_only(seeded: Store) -> None:
     assert seeded.story_graphs() == [SEED_URL]
-    assert seeded.shared_graphs() == sorted(SHARED_GRAPHS.values())
+    assert seeded.graph_names() == sorted([SEED_URL, *SHARED_GRAPHS.values()])
     assert list(seeded.ox.quads_for_pattern(None, None, None, ox.DefaultGraph())) == []
 
 

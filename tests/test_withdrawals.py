@@ -132,8 +132,9 @@ def test_a_story_gone_from_its_site_is_withdrawn_then_current_again(
     assert _reuse(_json(reuse)) == _expected_reuse(stories, set())
     with Store(store, read_only=True) as st:
         assert st.withdrawn_at(victim) is None
-        chain = st.revisions(victim, st.raw_sha256(victim) or "")
-        assert len(chain) == 2 and set(st.withdrawn_versions(victim)) == {chain[1][0]}
+        sha = st.raw_sha256(victim) or ""
+        chain, marks = st.revisions(victim, sha), st.revision_marks(victim, sha)
+        assert len(chain) == 2 and marks[0] is None and marks[1] is not None
     history = _json(run_cli("history", victim, "--format", "json", "--store", store))
     assert history["withdrawn_at"] is None
     assert [bool(v["withdrawn"]) for v in history["versions"]] == [True, False]

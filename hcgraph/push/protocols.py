@@ -26,7 +26,7 @@ import pyoxigraph as ox
 from ..store import Store
 from .endpoints import RemoteEndpoint
 
-__all__ = ["LocalGraph", "bulk_body", "local_graphs", "request", "update_body"]
+__all__ = ["LocalGraph", "local_graphs", "request", "update_body"]
 
 METHODS = {"replace": "PUT", "merge": "POST"}
 _UPDATE_TYPE = "application/sparql-update; charset=utf-8"
@@ -67,12 +67,8 @@ def update_body(graphs: Sequence[LocalGraph], mode: str) -> bytes:
     return b" ;\n".join(operations) + b"\n"
 
 
-def bulk_body(graphs: Sequence[LocalGraph]) -> bytes:
-    """The TriG of ``graphs``: each one's N-Triples inside a ``<g> { … }`` block."""
-    return b"".join(_bulk_parts(graphs))
-
-
 def _bulk_parts(graphs: Sequence[LocalGraph]) -> list[bytes]:
+    """The TriG of ``graphs`` in parts: each one's N-Triples inside a ``<g> { … }`` block."""
     parts: list[bytes] = []
     for graph in graphs:
         parts += (graph.term.encode(), b" {\n", graph.body, b"}\n")
