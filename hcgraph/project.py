@@ -19,7 +19,7 @@ from .vocab import DCTERMS, HC, PREFIXES, PROV, RDF, RDFS, SDO
 __all__ = ["curie", "node_type", "to_networkx"]
 
 _TYPE = str(RDF.type)
-_HC = str(HC._NS)
+_HC = str(HC)
 _LABEL_PREDICATES = [
     str(SDO.headline),
     str(DCTERMS.title),

@@ -44,7 +44,7 @@ class _Builder:
         self.seen: set[str] = set()  # IRIs already recorded
         self.done: set[str] = set()  # manifests whose sources are recorded
         self.prefixes: dict[str, str] = {}  # namespace → its prefix
-        doc.add_namespace("hc", str(HC._NS))
+        doc.add_namespace("hc", str(HC))
         doc.add_namespace("cito", str(CITO))
 
     def q(self, iri: str) -> Any:
