@@ -21,7 +21,6 @@ __all__ = [
     "OWN_BASE",
     "checked_iri",
     "in_own_namespace",
-    "mint",
     "minted",
     "named_node",
     "segment",
@@ -59,12 +58,6 @@ def unminted(kind: str, iri: str) -> str:
     itself when it is not one."""
     prefix = _BASE + kind + "/"
     return unquote(iri[len(prefix) :]) if iri.startswith(prefix) else iri
-
-
-@lru_cache(maxsize=CACHE_SIZE)
-def mint(kind: str, *parts: str) -> ox.NamedNode:
-    """:func:`minted` as a pyoxigraph ``NamedNode``."""
-    return ox.NamedNode(minted(kind, *parts))
 
 
 @lru_cache(maxsize=1 << 14)

@@ -25,7 +25,6 @@ import pyoxigraph as ox
 from .errors import NotAStoryError, StoryError
 from .mapping import IngestInfo, Revision, map_story, withdrawal_nquads
 from .model import Story, parse_story
-from .origin import crawled_from
 from .rdftext import nfc
 from .store import Store, now_utc, source_date_epoch
 from .version_content import from_graph as graph_content
@@ -381,7 +380,7 @@ class Pipeline:
 
     def _crawled(self, base: Outcome, url: str) -> Outcome | None:
         """The refusal of a file that would replace a story crawled from its URL, if it was."""
-        origin = crawled_from(self.store, url)
+        origin = self.store.crawled_from(url)
         if origin is None:
             return None
         reason = (

@@ -225,10 +225,6 @@ class Store:
     def __len__(self) -> int:
         return len(self.ox)
 
-    def graph_quads(self, graph: str) -> Iterator[ox.Quad]:
-        """The quads of one named graph."""
-        return self.ox.quads_for_pattern(None, None, None, ox.NamedNode(graph))
-
     def quads(
         self,
         subject: ox.NamedNode | ox.BlankNode | ox.Triple | None = None,
@@ -258,7 +254,7 @@ class Store:
 
     def graph_size(self, graph: str) -> int:
         """Number of quads in one named graph."""
-        return sum(1 for _ in self.graph_quads(graph))
+        return sum(1 for _ in self.quads(graph=ox.NamedNode(graph)))
 
     def raw_sha256(self, story_url: str) -> str | None:
         """SHA-256 of the raw bytes the story's graph was built from, or None if absent."""
@@ -324,6 +320,20 @@ class Store:
         own IRI), else the IRI's tail."""
         sha = self._object(node, _SHA256, g)
         return node.value.removeprefix(_RAW_PREFIX) if sha is None else _value(sha)
+
+    def crawled_from(self, story_url: str) -> str | None:
+        """The http(s) URL the stored version of ``story_url`` was crawled from, or None (not
+        stored, or read from a local file): a local file replaces a crawled story only with
+        ``--replace``."""
+        sha = self.raw_sha256(story_url)
+        if sha is None:
+            return None
+        ingest, g = ox.NamedNode(minted("ingest", sha)), ox.NamedNode(story_url)
+        for quad in self.quads(ingest, _SOURCE_LOCATION, None, g):
+            source = quad.object
+            if isinstance(source, ox.Literal) and source.value.startswith(("http://", "https://")):
+                return source.value
+        return None
 
     def story_fetched_from(self, location: str) -> str | None:
         """The stored story whose ingest records ``location`` (a crawled URL or a file) as

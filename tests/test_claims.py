@@ -69,7 +69,7 @@ def test_most_cited_manifests_come_first(tmp_path: Path) -> None:
 def test_reply_graph_holds_claim_texts_brief_and_the_fetch(tmp_path: Path) -> None:
     reply = _reply()
     with Store(_pulled(tmp_path), read_only=True) as store:
-        quads = list(store.graph_quads(reply_graph(MID)))
+        quads = list(store.quads(graph=ox.NamedNode(reply_graph(MID))))
         texts = {
             q.subject.value.rsplit("/", 1)[-1]: q.object.value
             for q in quads

@@ -98,7 +98,7 @@ def local_counts(store_dir: Path) -> dict[str, int]:
 
 def local_graph(store_dir: Path, iri: str) -> set[ox.Triple]:
     with Store(store_dir, read_only=True) as store:
-        return {q.triple for q in store.graph_quads(iri)}
+        return {q.triple for q in store.quads(graph=ox.NamedNode(iri))}
 
 
 def remote_graph(server: OxigraphServer, iri: str) -> set[ox.Triple]:

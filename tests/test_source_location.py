@@ -15,7 +15,6 @@ import pytest
 
 from hcgraph.exporting import export
 from hcgraph.ingest import discover, ingest_paths
-from hcgraph.origin import crawled_from
 from hcgraph.store import Store
 from hcgraph.vocab import HC
 from hcsample.corpus import generate_corpus
@@ -82,7 +81,7 @@ def test_local_files_are_still_not_crawled(tmp_path: Path) -> None:
         assert len(urls) == 4
         for url in urls:
             assert store.raw_sha256(url) is not None
-            assert crawled_from(store, url) is None
+            assert store.crawled_from(url) is None
 
 
 def test_cli_absolute_paths_flag(tmp_path: Path, invoke: object) -> None:
