@@ -14,7 +14,7 @@ def test_digest_credentials() -> None:
     creds = credentials_from_env("V", {"V": "Digest alice:s3cret-pw"})
     assert creds.scheme == "digest"
     assert isinstance(creds.auth, httpx.DigestAuth)
-    assert "s3cret" not in repr(creds) and "s3cret" not in creds.describe()
+    assert "s3cret" not in repr(creds) and "s3cret" not in str(creds)
     assert creds.redact("oops s3cret-pw echoed") == "oops *** echoed"
 
 

@@ -204,7 +204,7 @@ def test_password_credentials() -> None:
     creds = credentials_from_env("V", {"V": "alice:pa:ss"})
     assert "pa:ss" not in repr(creds) and "pa:ss" not in str(creds)
     assert "pa:ss" not in repr(creds.auth)
-    assert creds.describe() == "user:password credentials (Basic or Digest) from $V"
+    assert creds.scheme == "password" and creds.user == "alice" and creds.variable == "V"
     assert creds.redact("x pa:ss YWxpY2U6cGE6c3M= y") == "x *** *** y"
 
 

@@ -79,12 +79,6 @@ class Credentials:
                 text = text.replace(secret, _MASK)
         return text
 
-    def describe(self) -> str:
-        """What to tell the user: the scheme and the variable, not the value."""
-        if self.scheme == "password":
-            return f"user:password credentials (Basic or Digest) from ${self.variable}"
-        return f"{self.scheme} credentials from ${self.variable}"
-
 
 class _HeaderAuth(httpx.Auth):
     def __init__(self, header: str) -> None:
