@@ -311,6 +311,13 @@ class Story(_Open):
             raise ValueError(f"must be a valid IRI: {why}") from None
         return url
 
+    @property
+    def json_url(self) -> str:
+        """Where the story's JSON lives: ``links.json``, or the page URL + ``index.json``."""
+        if self.links is not None and self.links.json_:
+            return self.links.json_
+        return self.url if self.url.endswith(".json") else self.url.rstrip("/") + "/index.json"
+
 
 def json_path(loc: tuple[int | str, ...]) -> str:
     """Render a pydantic error location as a JSON path: ``sections[2].paragraphs[0].text``."""

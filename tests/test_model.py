@@ -31,8 +31,7 @@ def test_seed_story_parses_whole(seed_bytes: bytes) -> None:
     assert story.reuse is not None and story.reuse.license_url
     assert story.run_these_manifests is not None
     assert len(story.run_these_manifests.manifest_ids) == 5
-    assert story.links is not None and story.links.json_ is not None
-    assert story.links.json_.endswith("/agentic-rl-production/index.json")
+    assert story.json_url.endswith("/agentic-rl-production/index.json")
 
 
 def test_integer_ids_keep_every_digit(seed_path: Path) -> None:
