@@ -1,7 +1,8 @@
 """`hcgraph ingest` against the engine's floor: the same quads bulk-loaded, alternating, one run.
 
     python bench/bench_ingest_floor.py --sizes 1000 10000 --pairs 3 [--baseline NAME=DIR ...]
-    python bench/bench_ingest_floor.py --sizes 1000 --stages
+    python bench/bench_ingest_floor.py --sizes 1000 --stages 1
+    python bench/bench_ingest_floor.py --sizes 1000 10000 --pairs 3 --loads
 
 Each size writes the seeded corpus (``hcsample.corpus``, seed 42) as files. Then, *pairs*
 times, in turn:
@@ -12,7 +13,14 @@ times, in turn:
   (e.g. ``git archive COMMIT | tar -x -C DIR``), in the same order each pair;
 * **floor**: a whole process that imports pyoxigraph, bulk-loads the N-Quads that the first
   ingest left (its own dump, so the very same quads) into a fresh store from the file
-  (``lenient``, as ingest loads), flushes and optimizes it as ingest's compaction does.
+  (``lenient``, as ingest loads), flushes and optimizes it as ingest's compaction does;
+* **loads** (with ``--loads``): the engine alone doing *ingest's own* loads: the N-Quads each
+  load of one in-process ingest of this tree was handed (captured once per size, before the
+  pairs), loaded in the same order into a fresh store as ``Store.load_nquads`` does (bytes,
+  ``lenient``; under 1 MiB one transaction), then flushed and optimized as ingest ends. Ingest
+  cannot use less CPU than this without loading differently: what it takes beyond it is its
+  Python (imports, parse, mapping, ledger). Which batches share a load depends on timing, so
+  a capture is one run's loads (the count is printed).
 
 Wall seconds, and CPU seconds of the child from the kernel (``os.wait4``: every thread of it,
 the engine's loader threads included) and its peak RSS. *share* = floor wall / ingest wall
@@ -55,6 +63,39 @@ store.bulk_load(path=sys.argv[1], format=ox.RdfFormat.N_QUADS, lenient=True)
 store.flush()
 store.optimize()
 """
+# The engine alone doing ingest's own loads: argv[1] the directory of captured loads, argv[2]
+# the fresh store (see the module docstring).
+_LOADS = """
+import os, sys
+import pyoxigraph as ox
+store = ox.Store(sys.argv[2])
+for name in sorted(os.listdir(sys.argv[1])):
+    with open(os.path.join(sys.argv[1], name), "rb") as fh:
+        data = fh.read()
+    load = store.load if len(data) < 1 << 20 else store.bulk_load
+    load(data, ox.RdfFormat.N_QUADS, lenient=True)
+    del data
+store.flush()
+store.optimize()
+"""
+# One in-process ingest (argv[1] stories, argv[2] store) writing each load's N-Quads to argv[3].
+_CAPTURE = """
+import os, sys
+import hcgraph.store as S
+from hcgraph.ingest import IngestReport, ingest_paths
+loads = []
+real = S.Store.load_nquads
+def capture(self, data, *args, **kwargs):
+    if data:
+        with open(os.path.join(sys.argv[3], f"{len(loads):05d}.nq"), "wb") as fh:
+            fh.write(data)
+        loads.append(len(data))
+    return real(self, data, *args, **kwargs)
+S.Store.load_nquads = capture
+with S.Store(sys.argv[2]) as st:
+    ingest_paths(st, [sys.argv[1]], report=IngestReport(keep_results=False))
+print(len(loads))
+"""
 # Fixed graph times: every ingest writes the same quads (the floor loads what the first left).
 _ENV = {"SOURCE_DATE_EPOCH": "1765065600"}
 
@@ -87,6 +128,23 @@ def _floor(nquads: Path, store: Path) -> dict[str, float]:
     return _child([sys.executable, "-c", _FLOOR, str(nquads), str(store)])
 
 
+def _loads(captured: Path, store: Path) -> dict[str, float]:
+    shutil.rmtree(store, ignore_errors=True)
+    return _child([sys.executable, "-c", _LOADS, str(captured), str(store)])
+
+
+def _capture(stories: Path, store: Path, out: Path) -> int:
+    """Ingest once in process (this tree), keeping what each load was handed; how many loads."""
+    shutil.rmtree(store, ignore_errors=True)
+    out.mkdir()
+    env = {**os.environ, **_ENV, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", _CAPTURE, str(stories), str(store), str(out)],
+        env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return int(done.stdout.split()[-1])
+
+
 def _dump(store: Path, out: Path) -> int:
     """The store's quads as one N-Quads file; how many."""
     import pyoxigraph as ox
@@ -98,12 +156,19 @@ def _dump(store: Path, out: Path) -> int:
         return sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 24), b""))
 
 
-def measure(n: int, pairs: int, work: Path, baselines: dict[str, Path]) -> dict[str, Any]:
-    """Alternate ingest (and baseline) with the floor ``pairs`` times at ``n`` stories."""
+def measure(
+    n: int, pairs: int, work: Path, baselines: dict[str, Path], loads: bool = False
+) -> dict[str, Any]:
+    """Alternate ingest (and baselines, and ingest's loads) with the floor ``pairs`` times at
+    ``n`` stories."""
     stories, store, nquads = work / f"stories-{n}", work / "store", work / "floor.nq"
+    captured = work / "loads"
     print(f"[{n}] writing {n} story files ...", flush=True)
     _write_corpus(n, stories)
     row: dict[str, Any] = {"n": n, "pairs": []}
+    if loads:
+        row["loads"] = _capture(stories, store, captured)
+        print(f"[{n}] captured ingest's {row['loads']} loads", flush=True)
     for i in range(pairs):
         pair: dict[str, Any] = {"load": [os.getloadavg()[0]]}
         pair["ingest"] = _ingest(stories, store, ROOT)
@@ -113,6 +178,8 @@ def measure(n: int, pairs: int, work: Path, baselines: dict[str, Path]) -> dict[
             name: _ingest(stories, store, tree) for name, tree in baselines.items()
         }
         pair["floor"] = _floor(nquads, work / "floor-store")
+        if loads:
+            pair["loads"] = _loads(captured, work / "floor-store")
         pair["load"].append(os.getloadavg()[0])
         row["pairs"].append(pair)
         print(f"[{n}] pair {i}: {json.dumps(pair)}", flush=True)
@@ -120,6 +187,7 @@ def measure(n: int, pairs: int, work: Path, baselines: dict[str, Path]) -> dict[
     for path in (store, work / "floor-store"):
         shutil.rmtree(path, ignore_errors=True)
     nquads.unlink()
+    shutil.rmtree(captured, ignore_errors=True)
     return row
 
 
@@ -127,7 +195,11 @@ def render(rows: list[dict[str, Any]]) -> str:
     """One line per pair and a median line per size: each side's wall and CPU seconds, its
     share of the floor's speed (floor wall / its wall) and its CPU against the floor's."""
     names = list(rows[0]["pairs"][0]["baselines"]) if rows else []
-    head = "| stories | pair | load | floor s (CPU s) | ingest s (CPU s) | share | CPU ratio |"
+    loads = bool(rows) and "loads" in rows[0]["pairs"][0]
+    head = "| stories | pair | load | floor s (CPU s) |"
+    if loads:  # the engine alone doing ingest's loads, its CPU against the floor's
+        head += " ingest's loads s (CPU s) | CPU ratio |"
+    head += " ingest s (CPU s) | share | CPU ratio |"
     for name in names:
         head += f" {name} s (CPU s) | share | CPU ratio |"
     lines = [head, "|" + "---:|" * (head.count("|") - 1)]
@@ -142,6 +214,9 @@ def render(rows: list[dict[str, Any]]) -> str:
                 f"| {r['n']:,} | {i} | {p['load'][0]:.1f}-{p['load'][1]:.1f} | "
                 f"{fl['wall']:.2f} ({fl['cpu']:.2f}) |"
             )
+            if loads:
+                ld = p["loads"]
+                line += f" {ld['wall']:.2f} ({ld['cpu']:.2f}) | {ld['cpu'] / fl['cpu']:.2f}x |"
             for side in sides(p):
                 line += (
                     f" {side['wall']:.2f} ({side['cpu']:.2f}) | {fl['wall'] / side['wall']:.2f} |"
@@ -152,6 +227,11 @@ def render(rows: list[dict[str, Any]]) -> str:
         fw = statistics.median(p["floor"]["wall"] for p in r["pairs"])
         fc = statistics.median(p["floor"]["cpu"] for p in r["pairs"])
         line += f" {fw:.2f} ({fc:.2f}) |"
+        if loads:
+            lw = statistics.median(p["loads"]["wall"] for p in r["pairs"])
+            lc = statistics.median(p["loads"]["cpu"] for p in r["pairs"])
+            lr = statistics.median(p["loads"]["cpu"] / p["floor"]["cpu"] for p in r["pairs"])
+            line += f" {lw:.2f} ({lc:.2f}) | **{lr:.2f}x** |"
         for k in range(len(names) + 1):
             got = [(sides(p)[k], p["floor"]) for p in r["pairs"]]
             wall = statistics.median(s["wall"] for s, _ in got)
@@ -256,6 +336,10 @@ def main() -> None:
         "--baseline", action="append", default=[], metavar="NAME=DIR",
         help="another checkout's ingest, run in each pair (repeatable)",
     )  # fmt: skip
+    parser.add_argument(
+        "--loads", action="store_true",
+        help="also run the engine alone doing ingest's own loads and compaction, each pair",
+    )  # fmt: skip
     parser.add_argument("--stages", type=int, default=0, help="instead: N in-process stage runs")
     parser.add_argument("--write-results", action="store_true")
     args = parser.parse_args()
@@ -269,7 +353,7 @@ def main() -> None:
                 print(render_stages(n, runs))
             return
         trees = {name: Path(d) for name, _, d in (b.partition("=") for b in args.baseline)}
-        rows = [measure(n, args.pairs, Path(tmp), trees) for n in args.sizes]
+        rows = [measure(n, args.pairs, Path(tmp), trees, args.loads) for n in args.sizes]
     heading = "## Ingest against the engine's floor, alternating (bench_ingest_floor.py)"
     cmd = " ".join(["python bench/bench_ingest_floor.py", *sys.argv[1:]])
     publish(heading, f"{heading}\n\n`{cmd}` (seed {SEED})\n\n{render(rows)}\n", args.write_results)
