@@ -43,7 +43,6 @@ from .errors import (
 from .iris import minted, named_node
 from .ledger import Ledger
 from .rdftext import in_graph, nfc
-from .sparqlguard import check_no_service
 from .vocab import DCTERMS, GRAPH, HC, PREFIXES, PROV, SHARED_GRAPHS
 
 __all__ = [
@@ -361,6 +360,8 @@ class Store:
             QueryError: the query uses ``SERVICE`` and ``allow_service`` is false.
         """
         if not allow_service:
+            from .sparqlguard import check_no_service  # ~30 ms of regexes: not on the write path
+
             check_no_service(sparql)
         subs: dict[ox.Variable, ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple] = {
             ox.Variable(k): v for k, v in (bindings or {}).items()
