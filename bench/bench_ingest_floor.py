@@ -17,7 +17,8 @@ times, in turn:
 * **loads** (with ``--loads``): the engine alone doing *ingest's own* loads: the N-Quads each
   load of one in-process ingest of this tree was handed (captured once per size, before the
   pairs), loaded in the same order into a fresh store as ``Store.load_nquads`` does (bytes,
-  ``lenient``; under 1 MiB one transaction), then flushed and optimized as ingest ends. Ingest
+  ``lenient``; under 1 MiB one transaction), then flushed and optimized as ingest ends (it
+  compacts when due: from ~450 stories, so always at the sizes this bench runs). Ingest
   cannot use less CPU than this without loading differently: what it takes beyond it is its
   Python (imports, parse, mapping, ledger). Which batches share a load depends on timing, so
   a capture is one run's loads (the count is printed).
