@@ -18,7 +18,7 @@ from hcgraph.ingest import ingest_documents
 from hcgraph.iris import minted
 from hcgraph.pipeline import Document
 from hcgraph.provenance.versions import History, history
-from hcgraph.rebuilding import rebuild
+from hcgraph.rebuilding import RebuildReport, rebuild
 from hcgraph.vocab import HC, PROV
 from tests.crawlserver import CrawlServer, Reply, Site, page, quads_of, story
 
@@ -280,3 +280,34 @@ def test_a_file_then_a_crawl_going_back_to_its_bytes(seed_bytes: bytes, tmp_path
     assert [v.first_seen for v in h.versions] == hours
     assert [v.in_graph for v in h.versions] == ["revision", "revision", "current"]
     assert [v.fetches for v in h.versions] == [0, 1, 1]
+
+
+def _rebuilt(directory: Path, fetches: list[tuple[int, bytes]], url: str) -> RebuildReport:
+    """Rebuild a store from an archive of ``fetches`` (hour, body) of ``url`` (200s)."""
+    arc = Archive(directory / "archive")
+    for hour, body in fetches:
+        when = (T0 + dt.timedelta(hours=hour)).isoformat()
+        arc.add_record(FetchRecord(url, url, url, 200, when, arc.put_body(body), len(body)))
+    arc.close()
+    return rebuild(directory)
+
+
+def test_a_page_that_is_no_story_between_two_of_a_is_no_revert(
+    seed_bytes: bytes, tmp_path: Path
+) -> None:
+    """A, a page that is no story, A: the story never left A, so the second A is no new
+    body (as an unchanged re-fetch), and the page, fetched again, fails once; a real revert
+    after it (B, A) still counts. The graph is the one of A, B, A alone."""
+    a, b = _bodies(seed_bytes)
+    url = json.loads(a)["url"] + "index.json"
+    login = b"<html>sign in to read</html>"
+    short = _rebuilt(tmp_path / "s", [(0, a), (1, login), (2, a)], url)
+    assert (short.bodies, dict(short.counts), len(short.failures)) == (2, {"added": 1}, 1)
+    mixed = [(0, a), (1, login), (2, a), (3, login), (4, b), (5, a)]
+    report = _rebuilt(tmp_path / "m", mixed, url)
+    plain = _rebuilt(tmp_path / "p", [(0, a), (4, b), (5, a)], url)
+    assert (report.bodies, plain.bodies) == (4, 3)  # A, the page, B and the revert to A
+    assert report.counts == plain.counts == {"added": 1, "replaced": 2}
+    assert [f.source for f in report.failures] == [url]
+    assert [o.status for o in report.outcomes] == ["added", None, "replaced", "replaced"]
+    assert quads_of(tmp_path / "m") == quads_of(tmp_path / "p")
