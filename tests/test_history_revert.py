@@ -311,3 +311,30 @@ def test_a_page_that_is_no_story_between_two_of_a_is_no_revert(
     assert [f.source for f in report.failures] == [url]
     assert [o.status for o in report.outcomes] == ["added", None, "replaced", "replaced"]
     assert quads_of(tmp_path / "m") == quads_of(tmp_path / "p")
+
+
+def test_a_re_ingest_walks_the_revision_chain_once(
+    seed_bytes: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Replacing a story reads each earlier version's SHA, time and withdrawal in one walk
+    down the chain (it took two: the versions, then their marks)."""
+    a, b = _bodies(seed_bytes)
+    url = json.loads(a)["url"]
+    walks: list[str] = []
+    walk = Store._revision_nodes
+    monkeypatch.setattr(
+        Store, "_revision_nodes", lambda st, g, sha: walks.append(sha) or walk(st, g, sha)
+    )
+    with Store(None) as st:
+        ingest_documents(st, [Document(a, "v1.json", T0)])
+        ingest_documents(st, [Document(b"", url, T0 + dt.timedelta(hours=1), withdrawn=True)])
+        for hour, body in ((2, b), (3, a)):
+            ingest_documents(st, [Document(body, f"v{hour}.json", T0 + dt.timedelta(hours=hour))])
+        walks.clear()
+        ingest_documents(st, [Document(b, "v5.json", T0 + dt.timedelta(hours=4))])
+        assert walks == [_sha(a)]
+        chain = st.revision_chain(url, _sha(b))
+        assert [(s, t) for s, t, _ in chain] == st.revisions(url, _sha(b))
+    hours = [T0 + dt.timedelta(hours=n) for n in (4, 3, 2, 0)]
+    marks = [None, None, None, T0 + dt.timedelta(hours=1)]
+    assert chain == list(zip([_sha(b), _sha(a), _sha(b), _sha(a)], hours, marks, strict=True))
