@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -338,3 +339,37 @@ def test_a_re_ingest_walks_the_revision_chain_once(
     hours = [T0 + dt.timedelta(hours=n) for n in (4, 3, 2, 0)]
     marks = [None, None, None, T0 + dt.timedelta(hours=1)]
     assert chain == list(zip([_sha(b), _sha(a), _sha(b), _sha(a)], hours, marks, strict=True))
+
+
+def test_run_matching_picks_what_a_full_scan_picks() -> None:
+    """The graph's versions (newest first) take the archive's runs by SHA-256 from lists
+    kept per SHA (linear in the versions); each pick is the one a scan of every archived
+    version makes: the latest left before the last match, else the latest left, else new."""
+    from hcgraph.provenance.versions import Version, _Runs
+
+    def scan(archived: list[str], takes: list[str]) -> list[int]:
+        taken: set[int] = set()
+        last, picks, extra = len(archived), [], len(archived)
+        for sha in takes:
+            same = [i for i, s in enumerate(archived) if i not in taken and s == sha]
+            i = next((i for i in reversed(same) if i < last), same[-1] if same else None)
+            if i is None:
+                picks.append(extra)
+                extra += 1
+                continue
+            taken.add(i)
+            last = i
+            picks.append(i)
+        return picks
+
+    rng = random.Random(19)
+    for _ in range(500):
+        archived = [rng.choice("abc") for _ in range(rng.randint(0, 12))]
+        takes = [rng.choice("abcd") for _ in range(rng.randint(0, 14))]
+        versions = [Version(sha) for sha in archived]
+        runs = _Runs(versions)
+        got = [runs.take(sha) for sha in takes]
+        assert [next(i for i, v in enumerate(versions) if v is g) for g in got] == scan(
+            archived, takes
+        )
+        assert [g.sha256 for g in got] == takes
