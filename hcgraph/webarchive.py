@@ -475,7 +475,9 @@ def _pin(built: Path, out: Path, made: dt.datetime) -> None:
     """Copy py-wacz's zip ``built`` to ``out`` with its "now"s replaced by ``made``: each
     entry's time and mode, and datapackage.json's ``created`` (so its digest file too).
     The entries keep their order, compression and bytes otherwise."""
-    stamp = max(made, dt.datetime(1980, 1, 1, tzinfo=dt.UTC)).timetuple()[:6]  # zip's first
+    # a zip entry's time runs from 1980 to 2107
+    first, last = dt.datetime(1980, 1, 1, tzinfo=dt.UTC), dt.datetime(2107, 12, 31, tzinfo=dt.UTC)
+    stamp = min(max(made, first), last).timetuple()[:6]
     with zipfile.ZipFile(built) as source, zipfile.ZipFile(out, "w") as pinned:
         package = json.loads(source.read("datapackage.json"))
         package["created"] = made.strftime("%Y-%m-%dT%H:%M:%SZ")
