@@ -412,20 +412,18 @@ class Pipeline:
         """What the graph records of this ingest, with the stored versions before it."""
         revisions: tuple[Revision, ...] = ()
         if old:
-            chain = self.store.revisions(url, old)
-            gone = self.store.revision_marks(url, old)  # per node: a revert is not withdrawn
+            # each version's withdrawal, off its own node: a revert's bytes are not withdrawn
+            chain = self.store.revision_chain(url, old)
             if gone_at is not None:
-                gone[0] = gone_at
+                chain[0] = (*chain[0][:2], gone_at)
             # what each version said: kept on the revisions, and the one being replaced
             # read from its graph now (history compares versions with no archived body)
             said = version_contents(self.store, url)
             if old != sha and (content := graph_content(self.store, url, old)) is not None:
                 said[old] = content.to_json()
             if old == sha:  # the same bytes back: the same raw document, ingested again
-                chain, gone = chain[1:], gone[1:]
-            revisions = tuple(
-                Revision(s, when, w, said.get(s)) for (s, when), w in zip(chain, gone, strict=True)
-            )
+                chain = chain[1:]
+            revisions = tuple(Revision(s, when, w, said.get(s)) for s, when, w in chain)
         where = doc.location or doc.source
         return IngestInfo(sha, where, graph_time(doc.retrieved_at), len(doc.body), revisions)
 

@@ -10,7 +10,7 @@ import contextlib
 import datetime as dt
 import hashlib
 import shutil
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +29,7 @@ __all__ = ["RebuildReport", "rebuild"]
 @dataclass
 class RebuildReport:
     """What a rebuild did: fetch ``records`` read, bodies replayed (``bodies``: each URL's
-    body once per run of fetches, so a revert's again), stories (and ``withdrawn`` ones) in
+    distinct bodies, and a revert's again), stories (and ``withdrawn`` ones) in
     the new graph, replayed bodies per store status (``counts``), each one's ``outcomes``
     (unless ``keep_outcomes=False``), archived responses that are not valid stories
     (``failures``) and bodies that cannot be read back (``unreadable``, skipped)."""
@@ -55,14 +55,19 @@ def _source(record: FetchRecord) -> str:
     return record.fetch_url if record.url.startswith("file:") else record.final_url
 
 
-def _documents(archive: Archive, report: RebuildReport) -> Iterator[Document]:
+def _documents(archive: Archive, report: RebuildReport, again: deque[bool]) -> Iterator[Document]:
+    """The archive's fetches as documents, in fetch order; for each one yielded, ``again``
+    gets whether its URL had this body before, others between: a revert if the story
+    changed meanwhile, which only the pipeline's outcome tells (see :func:`_replay`)."""
     last: dict[str, bytes] = {}  # URL → 16-byte digest of its last body (none after a withdrawal)
+    seen: set[bytes] = set()  # 16-byte digests of the (URL, body) pairs replayed
     gone: set[str] = set()  # URLs whose last record answered 404/410
     for record in archive.records():
         report.records += 1
         if record.error is None and record.status in (404, 410):
             if record.url in gone:  # the crawler's rule: the second in a row withdraws
                 last.pop(record.url, None)  # a body after it is new again
+                again.append(False)
                 yield Document(b"", _source(record), record.time, record.url, withdrawn=True)
             gone.add(record.url)
             continue
@@ -71,9 +76,14 @@ def _documents(archive: Archive, report: RebuildReport) -> Iterator[Document]:
             continue  # no body, or an error page: kept in the archive, never a story
         key = hashlib.blake2b(record.sha256.encode(), digest_size=16).digest()
         if last.get(record.url) != key:  # else a 304 or an unchanged re-fetch: nothing new
+            pair = hashlib.blake2b(f"{record.url}\0{record.sha256}".encode(), digest_size=16)
+            repeat = record.url in last and pair.digest() in seen
             last[record.url] = key  # bytes seen before, after others, are a revert: replayed
+            seen.add(pair.digest())
             report.bodies += 1
-            yield from _document(archive, record, record.sha256, report)
+            for doc in _document(archive, record, record.sha256, report):
+                again.append(repeat)
+                yield doc
 
 
 _BODIES = (200, 304, None)
@@ -131,9 +141,15 @@ def _replay(
     staging = store_dir / ".rebuild"
     shutil.rmtree(staging, ignore_errors=True)
     report = RebuildReport(store_dir=store_dir)
+    again: deque[bool] = deque()  # one a document, in order: as its outcome comes back
     with Store(staging) as store:  # crawl mode: a story under two URLs deduplicated
         with Pipeline(store, crawl_claims={}) as pipeline:
-            for outcome in pipeline.run(_documents(archive, report)):
+            for outcome in pipeline.run(_documents(archive, report, again)):
+                if again.popleft() and outcome.status in ("unchanged", None):
+                    # A, a page that is no story, A (or that page again): no revert, the
+                    # story stayed A; counted, and its failure listed, once as before
+                    report.bodies -= 1
+                    continue
                 if keep_outcomes:
                     report.outcomes.append(outcome)
                 if outcome.status is not None:

@@ -22,7 +22,6 @@ import os
 import shutil
 import sys
 from collections.abc import Iterator, Mapping
-from itertools import islice
 from pathlib import Path
 from typing import IO, Any
 
@@ -279,21 +278,25 @@ class Store:
     def revisions(self, story_url: str, sha256: str) -> list[tuple[str, dt.datetime]]:
         """The stored story's version history: (sha256, retrieved) newest first; a SHA
         repeats where the story went back to earlier bytes (a revert)."""
+        return [(sha, when) for sha, when, _ in self.revision_chain(story_url, sha256)]
+
+    def revision_chain(
+        self, story_url: str, sha256: str
+    ) -> list[tuple[str, dt.datetime, dt.datetime | None]]:
+        """:meth:`revisions` with when each version was withdrawn (None: it was not), read
+        off its own node in the same walk: a revert's versions share a SHA and, at one
+        time, their times too."""
         g = ox.NamedNode(story_url)
         ended = self._object(ox.NamedNode(minted("ingest", sha256)), _ENDED, g)
-        chain = [(sha256, now_utc() if ended is None else _time(ended))]
-        for node in islice(self._revision_nodes(g, sha256), 1, None):
-            sha = self.raw_node_sha256(node, g)
-            created = self._object(node, _CREATED, g)
-            chain.append((sha, chain[-1][1] if created is None else _time(created)))
+        sha, when = sha256, now_utc() if ended is None else _time(ended)
+        chain: list[tuple[str, dt.datetime, dt.datetime | None]] = []
+        for node in self._revision_nodes(g, sha256):
+            if chain:
+                sha, created = self.raw_node_sha256(node, g), self._object(node, _CREATED, g)
+                when = when if created is None else _time(created)
+            gone = self._object(node, _INVALIDATED, g)
+            chain.append((sha, when, None if gone is None else _time(gone)))
         return chain
-
-    def revision_marks(self, story_url: str, sha256: str) -> list[dt.datetime | None]:
-        """When each version of :meth:`revisions` was withdrawn (None: it was not), read off
-        its own node: a revert's versions share a SHA and, at one time, their times too."""
-        g = ox.NamedNode(story_url)
-        marks = (self._object(n, _INVALIDATED, g) for n in self._revision_nodes(g, sha256))
-        return [None if w is None else _time(w) for w in marks]
 
     def _revision_nodes(self, g: ox.NamedNode, sha256: str) -> Iterator[ox.NamedNode]:
         """The raw-document nodes of the chain from ``raw/<sha256>``, newest first; a loop

@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import tempfile
+import uuid
 import zipfile
 from collections import Counter
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from .archive import Archive, FetchRecord
 from .errors import ArchiveError, ExportError, InputError, OutputError
 from .ingest import Failure
 from .rebuilding import RebuildReport, rebuild
+from .store import source_date_epoch
 
 __all__ = [
     "FETCH_RECORD_TYPE",
@@ -60,6 +62,10 @@ MAX_BODY = 256 * 1024 * 1024
 _NOT_TOKEN = re.compile(r"[^!#$%&'*+.^_`|~0-9A-Za-z-]")  # what a header name cannot hold
 _WARC_NAME = "data.warc.gz"
 _TITLE = "hcgraph crawl archive"
+# The namespace of the WARC-Record-IDs derived from content (uuid5): a fixed random UUID.
+_RECORD_IDS = uuid.UUID("6f0c5a4e-2d1b-4c57-9a43-5b8e0d7c1f26")
+_DATE = "%Y-%m-%dT%H:%M:%S.%fZ"
+_EPOCH = dt.datetime.fromtimestamp(0, dt.UTC)
 
 
 def load(*names: str) -> ModuleType:
@@ -87,13 +93,15 @@ def _warcio() -> ModuleType:
 @dataclass
 class WarcReport:
     """What :func:`write_warc` wrote: WARC ``records`` per type, ``pages`` (the first 200
-    capture of each URL, as ``pages.jsonl`` lines), and the URLs whose body the archive could
-    not give back (``unreadable``: their fetch is a metadata record only)."""
+    capture of each URL, as ``pages.jsonl`` lines), the URLs whose body the archive could
+    not give back (``unreadable``: their fetch is a metadata record only), and the WARC's
+    date (``made``, see :func:`made_at`)."""
 
     fetches: int = 0
     records: Counter[str] = field(default_factory=Counter)
     pages: list[dict[str, str]] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)
+    made: dt.datetime = _EPOCH
 
 
 def warc_uri(url: str) -> str:
@@ -110,26 +118,30 @@ def _header(value: str) -> str:
 class _Writer:
     """Turns fetch records into WARC records (one writer per WARC file, its warcinfo first)."""
 
-    def __init__(self, archive: Archive, out: IO[bytes]) -> None:
+    def __init__(self, archive: Archive, out: IO[bytes], made: dt.datetime, key: str) -> None:
         self.archive = archive
         self.warcio = _warcio()
         self.writer = self.warcio.warcwriter.WARCWriter(out, gzip=True, warc_version="1.1")
-        self.report = WarcReport()
+        self.report = WarcReport(made=made)
         # (URI, body) of each response written → its record id and date, for revisits
         self.first: dict[bytes, tuple[str, str]] = {}
         self.paged: set[str] = set()
+        self.fetch_key = ""  # the current fetch record's digest: its records' ids derive from it
         info = {
             "software": f"hcgraph {__version__}",
             "format": "WARC File Format 1.1",
             "description": "the raw archive of an hcgraph crawl",
         }
-        self.writer.write_record(self.writer.create_warcinfo_record(_WARC_NAME, info))
+        warcinfo = self.writer.create_warcinfo_record(_WARC_NAME, info)
+        warcinfo.rec_headers.replace_header("WARC-Record-ID", _record_id(f"warcinfo {key}"))
+        warcinfo.rec_headers.replace_header("WARC-Date", made.strftime(_DATE))
+        self.writer.write_record(warcinfo)
         self.report.records["warcinfo"] += 1
 
     def fetch(self, record: FetchRecord) -> None:
         self.report.fetches += 1
-        stamp = dt.datetime.fromisoformat(record.fetched_at).astimezone(dt.UTC)
-        date = stamp.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        self.fetch_key = hashlib.sha256(record.to_json()).hexdigest()
+        date = record.time.astimezone(dt.UTC).strftime(_DATE)
         local = record.url.startswith("file:")
         uri = warc_uri(record.url if local else record.final_url)
         main: Any = None
@@ -174,6 +186,7 @@ class _Writer:
     def _write(self, uri: str, kind: str, body: bytes | None = None, **options: Any) -> Any:
         if body is not None:
             options.update(payload=io.BytesIO(body), length=len(body))
+        options["warc_headers_dict"]["WARC-Record-ID"] = self._id(kind)
         made = self.writer.create_warc_record(uri, kind, **options)
         self.writer.write_record(made)
         self.report.records[kind] += 1
@@ -203,7 +216,7 @@ class _Writer:
             uri,
             refers_date,
             http_headers=self._http_headers(record, None),
-            warc_headers_dict={"WARC-Date": date},
+            warc_headers_dict={"WARC-Date": date, "WARC-Record-ID": self._id("revisit")},
         )
         if record.status == 304:
             main.rec_headers.replace_header("WARC-Profile", _NOT_MODIFIED)
@@ -233,6 +246,10 @@ class _Writer:
         options = {"warc_content_type": FETCH_RECORD_TYPE, "warc_headers_dict": fields}
         self._write(uri, "metadata", record.to_json(), **options)
 
+    def _id(self, kind: str) -> str:
+        """The WARC-Record-ID of the current fetch's ``kind`` record (one of each a fetch)."""
+        return _record_id(f"{kind} {self.fetch_key}")
+
     def _page(self, record: FetchRecord, uri: str, date: str, body: bytes | None) -> None:
         if record.status != 200 or uri in self.paged:
             return  # a local file (status None) is no page a replay tool can open
@@ -254,13 +271,32 @@ def _title(body: bytes) -> str | None:
 def write_warc(archive: Archive, out: IO[bytes]) -> WarcReport:
     """Write every fetch of ``archive`` to ``out`` as a gzipped WARC 1.1 file.
 
+    The bytes depend on the archive alone: record ids derive from each fetch record (uuid5),
+    and the warcinfo record's date is :func:`made_at`'s.
+
     Raises:
         ExportError: warcio is not installed (the ``archive`` extra).
     """
-    writer = _Writer(archive, out)
+    made, key = made_at(archive)
+    writer = _Writer(archive, out, made, key)
     for record in archive.records():
         writer.fetch(record)
     return writer.report
+
+
+def made_at(archive: Archive) -> tuple[dt.datetime, str]:
+    """When an export of ``archive`` is dated (``SOURCE_DATE_EPOCH`` when set, else the
+    newest fetch's time, else the Unix epoch), and a digest of all its fetch records: the
+    same archive gives the same WARC and WACZ bytes, whenever and wherever exported."""
+    newest, digest = _EPOCH, hashlib.sha256()
+    for record in archive.records():
+        newest = max(newest, record.time.astimezone(dt.UTC))
+        digest.update(hashlib.sha256(record.to_json()).digest())
+    return source_date_epoch() or newest, digest.hexdigest()
+
+
+def _record_id(name: str) -> str:
+    return f"<urn:uuid:{uuid.uuid5(_RECORD_IDS, name)}>"
 
 
 @dataclass
@@ -428,10 +464,39 @@ def export_wacz(
         if code:
             raise ExportError(f"{out}: py-wacz could not package the WARC: {said.getvalue()}")
         try:
-            os.replace(built, out)
+            _pin(built, Path(tmp) / "pinned", report.made)
+            os.replace(Path(tmp) / "pinned", out)
         except OSError as exc:
             raise OutputError(f"{out}: cannot write: {exc.strerror or exc}") from None
     return WaczReport(out, out.stat().st_size, report)
+
+
+def _pin(built: Path, out: Path, made: dt.datetime) -> None:
+    """Copy py-wacz's zip ``built`` to ``out`` with its "now"s replaced by ``made``: each
+    entry's time and mode, and datapackage.json's ``created`` (so its digest file too).
+    The entries keep their order, compression and bytes otherwise."""
+    # a zip entry's time runs from 1980 to 2107
+    first, last = dt.datetime(1980, 1, 1, tzinfo=dt.UTC), dt.datetime(2107, 12, 31, tzinfo=dt.UTC)
+    stamp = min(max(made, first), last).timetuple()[:6]
+    with zipfile.ZipFile(built) as source, zipfile.ZipFile(out, "w") as pinned:
+        package = json.loads(source.read("datapackage.json"))
+        package["created"] = made.strftime("%Y-%m-%dT%H:%M:%SZ")
+        data = json.dumps(package, indent=2).encode()  # as py-wacz writes them
+        digest = json.loads(source.read("datapackage-digest.json"))
+        digest["hash"] = f"sha256:{hashlib.sha256(data).hexdigest()}"
+        replaced = {
+            "datapackage.json": data,
+            "datapackage-digest.json": json.dumps(digest, indent=2).encode(),
+        }
+        for entry in source.infolist():
+            copy = zipfile.ZipInfo(entry.filename, stamp)
+            copy.compress_type, copy.file_size = entry.compress_type, entry.file_size
+            copy.external_attr = 0o644 << 16  # a regular file, not the temporary file's mode
+            if entry.filename in replaced:
+                pinned.writestr(copy, replaced[entry.filename])
+                continue
+            with source.open(entry) as stream, pinned.open(copy, "w") as sink:
+                shutil.copyfileobj(stream, sink, 1 << 20)
 
 
 def _write_pages(path: Path, pages: list[dict[str, str]]) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from hcgraph.ingest import ingest_documents
 from hcgraph.iris import minted
 from hcgraph.pipeline import Document
 from hcgraph.provenance.versions import History, history
-from hcgraph.rebuilding import rebuild
+from hcgraph.rebuilding import RebuildReport, rebuild
 from hcgraph.vocab import HC, PROV
 from tests.crawlserver import CrawlServer, Reply, Site, page, quads_of, story
 
@@ -280,3 +281,95 @@ def test_a_file_then_a_crawl_going_back_to_its_bytes(seed_bytes: bytes, tmp_path
     assert [v.first_seen for v in h.versions] == hours
     assert [v.in_graph for v in h.versions] == ["revision", "revision", "current"]
     assert [v.fetches for v in h.versions] == [0, 1, 1]
+
+
+def _rebuilt(directory: Path, fetches: list[tuple[int, bytes]], url: str) -> RebuildReport:
+    """Rebuild a store from an archive of ``fetches`` (hour, body) of ``url`` (200s)."""
+    arc = Archive(directory / "archive")
+    for hour, body in fetches:
+        when = (T0 + dt.timedelta(hours=hour)).isoformat()
+        arc.add_record(FetchRecord(url, url, url, 200, when, arc.put_body(body), len(body)))
+    arc.close()
+    return rebuild(directory)
+
+
+def test_a_page_that_is_no_story_between_two_of_a_is_no_revert(
+    seed_bytes: bytes, tmp_path: Path
+) -> None:
+    """A, a page that is no story, A: the story never left A, so the second A is no new
+    body (as an unchanged re-fetch), and the page, fetched again, fails once; a real revert
+    after it (B, A) still counts. The graph is the one of A, B, A alone."""
+    a, b = _bodies(seed_bytes)
+    url = json.loads(a)["url"] + "index.json"
+    login = b"<html>sign in to read</html>"
+    short = _rebuilt(tmp_path / "s", [(0, a), (1, login), (2, a)], url)
+    assert (short.bodies, dict(short.counts), len(short.failures)) == (2, {"added": 1}, 1)
+    mixed = [(0, a), (1, login), (2, a), (3, login), (4, b), (5, a)]
+    report = _rebuilt(tmp_path / "m", mixed, url)
+    plain = _rebuilt(tmp_path / "p", [(0, a), (4, b), (5, a)], url)
+    assert (report.bodies, plain.bodies) == (4, 3)  # A, the page, B and the revert to A
+    assert report.counts == plain.counts == {"added": 1, "replaced": 2}
+    assert [f.source for f in report.failures] == [url]
+    assert [o.status for o in report.outcomes] == ["added", None, "replaced", "replaced"]
+    assert quads_of(tmp_path / "m") == quads_of(tmp_path / "p")
+
+
+def test_a_re_ingest_walks_the_revision_chain_once(
+    seed_bytes: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Replacing a story reads each earlier version's SHA, time and withdrawal in one walk
+    down the chain (it took two: the versions, then their marks)."""
+    a, b = _bodies(seed_bytes)
+    url = json.loads(a)["url"]
+    walks: list[str] = []
+    walk = Store._revision_nodes
+    monkeypatch.setattr(
+        Store, "_revision_nodes", lambda st, g, sha: walks.append(sha) or walk(st, g, sha)
+    )
+    with Store(None) as st:
+        ingest_documents(st, [Document(a, "v1.json", T0)])
+        ingest_documents(st, [Document(b"", url, T0 + dt.timedelta(hours=1), withdrawn=True)])
+        for hour, body in ((2, b), (3, a)):
+            ingest_documents(st, [Document(body, f"v{hour}.json", T0 + dt.timedelta(hours=hour))])
+        walks.clear()
+        ingest_documents(st, [Document(b, "v5.json", T0 + dt.timedelta(hours=4))])
+        assert walks == [_sha(a)]
+        chain = st.revision_chain(url, _sha(b))
+        assert [(s, t) for s, t, _ in chain] == st.revisions(url, _sha(b))
+    hours = [T0 + dt.timedelta(hours=n) for n in (4, 3, 2, 0)]
+    marks = [None, None, None, T0 + dt.timedelta(hours=1)]
+    assert chain == list(zip([_sha(b), _sha(a), _sha(b), _sha(a)], hours, marks, strict=True))
+
+
+def test_run_matching_picks_what_a_full_scan_picks() -> None:
+    """The graph's versions (newest first) take the archive's runs by SHA-256 from lists
+    kept per SHA (linear in the versions); each pick is the one a scan of every archived
+    version makes: the latest left before the last match, else the latest left, else new."""
+    from hcgraph.provenance.versions import Version, _Runs
+
+    def scan(archived: list[str], takes: list[str]) -> list[int]:
+        taken: set[int] = set()
+        last, picks, extra = len(archived), [], len(archived)
+        for sha in takes:
+            same = [i for i, s in enumerate(archived) if i not in taken and s == sha]
+            i = next((i for i in reversed(same) if i < last), same[-1] if same else None)
+            if i is None:
+                picks.append(extra)
+                extra += 1
+                continue
+            taken.add(i)
+            last = i
+            picks.append(i)
+        return picks
+
+    rng = random.Random(19)
+    for _ in range(500):
+        archived = [rng.choice("abc") for _ in range(rng.randint(0, 12))]
+        takes = [rng.choice("abcd") for _ in range(rng.randint(0, 14))]
+        versions = [Version(sha) for sha in archived]
+        runs = _Runs(versions)
+        got = [runs.take(sha) for sha in takes]
+        assert [next(i for i, v in enumerate(versions) if v is g) for g in got] == scan(
+            archived, takes
+        )
+        assert [g.sha256 for g in got] == takes

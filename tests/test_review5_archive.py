@@ -81,8 +81,8 @@ def test_the_store_stays_held_while_the_rebuild_replays(
     seen: list[str] = []
     replay = rebuilding._documents
 
-    def meanwhile(archive: Archive, report: rebuilding.RebuildReport) -> Iterator[Any]:
-        for document in replay(archive, report):
+    def meanwhile(archive: Archive, report: rebuilding.RebuildReport, *more: Any) -> Iterator[Any]:
+        for document in replay(archive, report, *more):
             try:
                 Store(tmp_path, holder="hcgraph ingest").close()
                 seen.append("written")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import select
 import signal
 import socket
 import subprocess
@@ -145,6 +146,58 @@ def test_cli_serve_until_interrupted(store_dir: Path, tmp_path: Path) -> None:
     time.sleep(0.2)
     with pytest.raises(httpx.TransportError):  # the server went with it
         httpx.get(f"http://127.0.0.1:{port}/query", params={"query": "ASK {}"}, trust_env=False)
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every process below ``pid`` (Linux's /proc children lists)."""
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in map(int, (task / "children").read_text().split()):
+            found |= {child, *_descendants(child)}
+    return found
+
+
+def _gone(pid: int) -> bool:
+    """No process ``pid``, or only a reaped-by-nobody zombie of an exited parent."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+
+
+def test_cli_serve_stops_cleanly_on_sigterm_however_often_it_comes(store_dir: Path) -> None:
+    """SIGTERM, as service managers and `timeout` send it (`timeout` signals the command and
+    then its whole process group, so the server can get it twice): the server stops as on
+    Ctrl-C, exits 0, its processes are gone and the port is free, whichever moment of the
+    stop a repeated SIGTERM lands in."""
+    from tests.conftest import free_port
+
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hcgraph", "serve", "--port", str(port), "--store", str(store_dir)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env(), text=True,
+    )  # fmt: skip
+    try:
+        banner = proc.stderr.readline() if proc.stderr else ""
+        assert f"http://127.0.0.1:{port}/query" in banner
+        children = _descendants(proc.pid)
+        assert children  # the query workers
+        said = ""
+        while "stopped" not in said and proc.poll() is None:  # repeated through the stop
+            proc.send_signal(signal.SIGTERM)
+            if select.select([proc.stderr], [], [], 0.002)[0]:
+                said += proc.stderr.readline()
+        _out, err = proc.communicate(timeout=30)
+        assert proc.returncode == 0, said + err
+        assert said.splitlines()[-1] == "stopped" and "Traceback" not in said + err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+    assert all(_gone(pid) for pid in children)
+    with socket.socket() as again:  # the port is free for the next server
+        again.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        again.bind(("127.0.0.1", port))
 
 
 def test_cli_refuses_public_address(run_cli: Any, store_dir: Path) -> None:

@@ -6,6 +6,7 @@ and bodies stay inert, and pywb replays a story. Real loopback crawls throughout
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import gzip
 import hashlib
 import io
@@ -145,6 +146,67 @@ def test_the_wacz_validates_and_lists_its_files_with_digests(exported: Path) -> 
     assert by_url[page("b") + "index.json"]["title"] == "first \u202eversion\x1b[31m"
     assert {page(s) + "index.json" for s in "abcde"} <= set(by_url)
     assert "example,site)/stories/b/index.json " in cdx
+
+
+class _Later(dt.datetime):
+    """A clock three years on, for the "now" py-wacz and warcio would stamp."""
+
+    @classmethod
+    def now(cls, tz: dt.tzinfo | None = None) -> _Later:  # type: ignore[override]
+        return cls(2029, 3, 4, 5, 6, 7, tzinfo=tz)
+
+
+def test_the_same_archive_gives_the_same_wacz_bytes(
+    crawled: Path, exported: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Record ids derive from the fetches, and every date is the newest fetch's: exported
+    again at another "now", the file is the same byte for byte."""
+    import wacz.main
+    import wacz.util
+    import wacz.waczindexer
+    from warcio.recordbuilder import RecordBuilder
+
+    later = lambda: _Later.now(dt.UTC).timetuple()[:6]  # noqa: E731
+    for module in (wacz.main, wacz.util, wacz.waczindexer):
+        monkeypatch.setattr(module, "now", later)
+    monkeypatch.setattr(wacz.waczindexer, "datetime", Namespace(datetime=_Later, UTC=dt.UTC))
+    monkeypatch.setattr(
+        RecordBuilder, "_make_warc_date", classmethod(lambda cls, use_micros=False: "2029-03-04")
+    )
+    again = export_wacz(tmp_path / "again.wacz", crawled).path
+    assert again.read_bytes() == exported.read_bytes()
+    newest = max(r.time for r in Archive(crawled / "archive").records()).astimezone(dt.UTC)
+    with zipfile.ZipFile(again) as package:
+        created = json.loads(package.read("datapackage.json"))["created"]
+        times = {info.date_time for info in package.infolist()}
+        modes = {info.external_attr >> 16 for info in package.infolist()}
+        warcinfo = next(ArchiveIterator(io.BytesIO(package.read("archive/data.warc.gz"))))
+    assert created == newest.strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert times == {newest.replace(second=newest.second // 2 * 2).timetuple()[:6]}
+    assert modes == {0o644}
+    assert warcinfo.rec_headers.get_header("WARC-Date") == newest.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    ids = [
+        rec.rec_headers.get_header("WARC-Record-ID")
+        for rec in ArchiveIterator(io.BytesIO(_warc_bytes(again)))
+    ]
+    assert len(set(ids)) == len(ids) > 20  # one id a record still
+
+
+def test_source_date_epoch_dates_the_wacz_in_any_process(
+    crawled: Path, run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With ``SOURCE_DATE_EPOCH`` (the CLI's runs set 1790000000), the package is dated by
+    it, and the CLI's export in a process of its own writes the bytes this one does."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1790000000")
+    here = export_wacz(tmp_path / "here.wacz", crawled).path
+    result = run_cli("archive", "export", "--wacz", tmp_path / "there.wacz", "--store", crawled)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "there.wacz").read_bytes() == here.read_bytes()
+    with zipfile.ZipFile(here) as package:
+        assert json.loads(package.read("datapackage.json"))["created"] == "2026-09-21T14:13:20Z"
+        assert {info.date_time for info in package.infolist()} == {(2026, 9, 21, 14, 13, 20)}
+        warcinfo = next(ArchiveIterator(io.BytesIO(package.read("archive/data.warc.gz"))))
+    assert warcinfo.rec_headers.get_header("WARC-Date") == "2026-09-21T14:13:20.000000Z"
 
 
 def test_re_fetches_are_revisits(exported: Path) -> None:

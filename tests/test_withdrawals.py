@@ -133,8 +133,8 @@ def test_a_story_gone_from_its_site_is_withdrawn_then_current_again(
     with Store(store, read_only=True) as st:
         assert st.withdrawn_at(victim) is None
         sha = st.raw_sha256(victim) or ""
-        chain, marks = st.revisions(victim, sha), st.revision_marks(victim, sha)
-        assert len(chain) == 2 and marks[0] is None and marks[1] is not None
+        chain = st.revision_chain(victim, sha)
+        assert len(chain) == 2 and chain[0][2] is None and chain[1][2] is not None
     history = _json(run_cli("history", victim, "--format", "json", "--store", store))
     assert history["withdrawn_at"] is None
     assert [bool(v["withdrawn"]) for v in history["versions"]] == [True, False]

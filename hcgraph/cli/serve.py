@@ -70,7 +70,7 @@ def serve(
     # options: --host, --port, --workers, --query-memory, --allow-service, named as Endpoint's
     endpoint = Endpoint(store_dir, timeout_s=timeout_s or None, static=static, **options)
     # SIGTERM (service managers, `timeout`) stops the server as cleanly as Ctrl-C does.
-    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    previous = signal.signal(signal.SIGTERM, _stop_requested)
     try:
         endpoint.start()
         workbench = "" if no_workbench else f"; workbench: {endpoint.url}/"
@@ -81,8 +81,17 @@ def serve(
         )
         endpoint.wait()
     except KeyboardInterrupt:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # after a Ctrl-C too
         endpoint.stop()
         click.echo("stopped", err=True)
     finally:
         signal.signal(signal.SIGTERM, previous)
         endpoint.stop()
+
+
+def _stop_requested(_signum: int, _frame: object) -> None:
+    """SIGTERM: stop as on Ctrl-C (a requested stop: exit 0, as uvicorn and gunicorn do).
+    Only the first counts: `timeout` signals the command and then its whole process group,
+    and a repeat landing in the stop would cut it short (exit 130, workers left to die)."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise KeyboardInterrupt

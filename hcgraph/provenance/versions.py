@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import json
-from bisect import insort
+from bisect import bisect_left, insort
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -263,25 +263,22 @@ class _Runs:
     graph version the archive lacks, e.g. an ingested file's, is older than a crawl's)."""
 
     def __init__(self, versions: list[Version]) -> None:
-        self.versions, self.archived = versions, len(versions)
-        self.taken: set[int] = set()
-        self.last = self.archived  # the archived version matched last
+        self.versions = versions
+        self.left: dict[str, list[int]] = {}  # SHA-256 → its archived versions not matched
+        for i, v in enumerate(versions):
+            self.left.setdefault(v.sha256, []).append(i)
+        self.last = len(versions)  # the archived version matched last
 
     def take(self, sha: str) -> Version:
         """The latest archived version of ``sha`` before the last one matched (else any:
         the archive may lack some); a new version when the archive has none left."""
-        same = [
-            i
-            for i in range(self.archived)
-            if i not in self.taken and self.versions[i].sha256 == sha
-        ]
-        i = next((i for i in reversed(same) if i < self.last), same[-1] if same else None)
-        if i is None:
+        same = self.left.get(sha, [])
+        if not same:
             self.versions.append(Version(sha))
             return self.versions[-1]
-        self.taken.add(i)
-        self.last = i
-        return self.versions[i]
+        # newest first, the match is mostly the last left: no scan of the others
+        self.last = same.pop((bisect_left(same, self.last) or len(same)) - 1)
+        return self.versions[self.last]
 
 
 @dataclass
@@ -311,7 +308,9 @@ def _chain(store: Store, story: ox.NamedNode, current: str) -> list[_Node]:
     nodes = _nodes(store, story)
     walk: list[_Node] = []
     at: str | None = current
-    while at in nodes and all(n is not nodes[at] for n in walk):
+    walked_iris: set[str] = set()
+    while at in nodes and at not in walked_iris:
+        walked_iris.add(at)
         walk.append(nodes[at])
         at = nodes[at].older
     off: dict[str, _Node] = {}
