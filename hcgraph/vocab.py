@@ -52,7 +52,10 @@ SUPPORT_GRAPHS = f"{GRAPH}support/"
 _ONTOLOGY = Path(__file__).resolve().parent / "ontology.ttl"
 #: hcgraph's own terms (``https://w3id.org/hcgraph/ns#``): the classes and properties
 #: ``ontology.ttl`` declares, read from it (its labels and comments say what each means), so
-#: the two cannot drift apart; a term it does not declare is an AttributeError.
+#: the two cannot drift apart. An attribute it does not declare is an AttributeError (an
+#: item a KeyError), except the names a str or an rdflib ``Namespace`` already has (``title``,
+#: ``count``, …): tests/test_ontology.py checks that the package names only declared terms and
+#: that no declared term is shadowed by such a name.
 HC = ClosedNamespace(
     "https://w3id.org/hcgraph/ns#",
     re.findall(r"^hc:(\w+) a owl:", _ONTOLOGY.read_text(encoding="utf-8"), re.MULTILINE),

@@ -15,6 +15,7 @@ def test_digest_credentials() -> None:
     assert creds.scheme == "digest"
     assert isinstance(creds.auth, httpx.DigestAuth)
     assert "s3cret" not in repr(creds) and "s3cret" not in str(creds)
+    assert creds.user == "alice"  # what the push's refusal names (never the secret)
     assert creds.redact("oops s3cret-pw echoed") == "oops *** echoed"
 
 
