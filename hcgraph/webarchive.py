@@ -473,7 +473,8 @@ def export_wacz(
 
 def _pin(built: Path, out: Path, made: dt.datetime) -> None:
     """Copy py-wacz's zip ``built`` to ``out`` with its "now"s replaced by ``made``: each
-    entry's time and mode, and datapackage.json's ``created`` (so its digest file too).
+    entry's time and mode (and its maker, Unix on any platform), and datapackage.json's
+    ``created`` (so its digest file too).
     The entries keep their order, compression and bytes otherwise."""
     # a zip entry's time runs from 1980 to 2107
     first, last = dt.datetime(1980, 1, 1, tzinfo=dt.UTC), dt.datetime(2107, 12, 31, tzinfo=dt.UTC)
@@ -491,7 +492,9 @@ def _pin(built: Path, out: Path, made: dt.datetime) -> None:
         for entry in source.infolist():
             copy = zipfile.ZipInfo(entry.filename, stamp)
             copy.compress_type, copy.file_size = entry.compress_type, entry.file_size
-            copy.external_attr = 0o644 << 16  # a regular file, not the temporary file's mode
+            # a regular file (not the temporary file's mode), in Unix's mode bits: made by
+            # Unix (3) on any platform, where Windows would say MS-DOS
+            copy.external_attr, copy.create_system = 0o644 << 16, 3
             if entry.filename in replaced:
                 pinned.writestr(copy, replaced[entry.filename])
                 continue
