@@ -190,7 +190,7 @@ def test_cli_serve_stops_cleanly_on_sigterm_however_often_it_comes(store_dir: Pa
         proc.send_signal(signal.SIGTERM)  # and one after "stopped", before the process ends
         _out, err = proc.communicate(timeout=30)
         assert proc.returncode == 0, said + err
-        assert said.splitlines()[-1] == "stopped" and "Traceback" not in said + err
+        assert (said + err).splitlines()[-1] == "stopped" and "Traceback" not in said + err
     finally:
         if proc.poll() is None:
             proc.kill()
