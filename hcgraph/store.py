@@ -275,17 +275,13 @@ class Store:
             if isinstance(quad.subject, ox.NamedNode) and quad.subject == quad.graph_name:
                 yield quad.subject.value, _value(quad.object)
 
-    def revisions(self, story_url: str, sha256: str) -> list[tuple[str, dt.datetime]]:
-        """The stored story's version history: (sha256, retrieved) newest first; a SHA
-        repeats where the story went back to earlier bytes (a revert)."""
-        return [(sha, when) for sha, when, _ in self.revision_chain(story_url, sha256)]
-
     def revision_chain(
         self, story_url: str, sha256: str
     ) -> list[tuple[str, dt.datetime, dt.datetime | None]]:
-        """:meth:`revisions` with when each version was withdrawn (None: it was not), read
-        off its own node in the same walk: a revert's versions share a SHA and, at one
-        time, their times too."""
+        """The stored story's version history, newest first: (sha256, retrieved, withdrawn)
+        per version (withdrawn None: it was not). A SHA repeats where the story went back to
+        earlier bytes (a revert); each withdrawal is read off its version's own node in the
+        same walk, since a revert's versions share a SHA and, at one time, their times too."""
         g = ox.NamedNode(story_url)
         ended = self._object(ox.NamedNode(minted("ingest", sha256)), _ENDED, g)
         sha, when = sha256, now_utc() if ended is None else _time(ended)

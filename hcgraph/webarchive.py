@@ -95,7 +95,7 @@ class WarcReport:
     """What :func:`write_warc` wrote: WARC ``records`` per type, ``pages`` (the first 200
     capture of each URL, as ``pages.jsonl`` lines), the URLs whose body the archive could
     not give back (``unreadable``: their fetch is a metadata record only), and the WARC's
-    date (``made``, see :func:`made_at`)."""
+    date (``made``: ``SOURCE_DATE_EPOCH`` when set, else the newest fetch's time)."""
 
     fetches: int = 0
     records: Counter[str] = field(default_factory=Counter)
@@ -271,20 +271,21 @@ def _title(body: bytes) -> str | None:
 def write_warc(archive: Archive, out: IO[bytes]) -> WarcReport:
     """Write every fetch of ``archive`` to ``out`` as a gzipped WARC 1.1 file.
 
-    The bytes depend on the archive alone: record ids derive from each fetch record (uuid5),
-    and the warcinfo record's date is :func:`made_at`'s.
+    The bytes depend on the archive alone (and ``SOURCE_DATE_EPOCH``): record ids derive
+    from each fetch record (uuid5), and the warcinfo record is dated ``SOURCE_DATE_EPOCH``
+    when set, else by the newest fetch.
 
     Raises:
         ExportError: warcio is not installed (the ``archive`` extra).
     """
-    made, key = made_at(archive)
+    made, key = _made_at(archive)
     writer = _Writer(archive, out, made, key)
     for record in archive.records():
         writer.fetch(record)
     return writer.report
 
 
-def made_at(archive: Archive) -> tuple[dt.datetime, str]:
+def _made_at(archive: Archive) -> tuple[dt.datetime, str]:
     """When an export of ``archive`` is dated (``SOURCE_DATE_EPOCH`` when set, else the
     newest fetch's time, else the Unix epoch), and a digest of all its fetch records: the
     same archive gives the same WARC and WACZ bytes, whenever and wherever exported."""
@@ -473,7 +474,8 @@ def export_wacz(
 
 def _pin(built: Path, out: Path, made: dt.datetime) -> None:
     """Copy py-wacz's zip ``built`` to ``out`` with its "now"s replaced by ``made``: each
-    entry's time and mode, and datapackage.json's ``created`` (so its digest file too).
+    entry's time and mode (and its maker, Unix on any platform), and datapackage.json's
+    ``created`` (so its digest file too).
     The entries keep their order, compression and bytes otherwise."""
     # a zip entry's time runs from 1980 to 2107
     first, last = dt.datetime(1980, 1, 1, tzinfo=dt.UTC), dt.datetime(2107, 12, 31, tzinfo=dt.UTC)
@@ -491,7 +493,9 @@ def _pin(built: Path, out: Path, made: dt.datetime) -> None:
         for entry in source.infolist():
             copy = zipfile.ZipInfo(entry.filename, stamp)
             copy.compress_type, copy.file_size = entry.compress_type, entry.file_size
-            copy.external_attr = 0o644 << 16  # a regular file, not the temporary file's mode
+            # a regular file (not the temporary file's mode), in Unix's mode bits: made by
+            # Unix (3) on any platform, where Windows would say MS-DOS
+            copy.external_attr, copy.create_system = 0o644 << 16, 3
             if entry.filename in replaced:
                 pinned.writestr(copy, replaced[entry.filename])
                 continue

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -91,3 +93,45 @@ def test_worker_store_check_skips_the_full_scan_when_nothing_changed(
     monkeypatch.setattr(worker.os, "scandir", real)
     ingest(3)
     assert len(db.fresh()) > before
+
+
+class _StoppedBySigterm:
+    """An endpoint whose wait gets SIGTERM, as a service manager sends it."""
+
+    stops = 0
+
+    def __init__(self, *_args: object, **_options: object) -> None:
+        self.url = self.query_url = "http://127.0.0.1:1"
+
+    def start(self) -> None:
+        pass
+
+    def wait(self) -> None:
+        signal.raise_signal(signal.SIGTERM)  # the handler runs before the next line
+        raise AssertionError("SIGTERM did not stop the server")
+
+    def stop(self) -> None:
+        type(self).stops += 1
+
+
+def test_a_sigterm_after_the_stop_cannot_end_the_process(
+    invoke: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A SIGTERM stops `serve` (exit 0, "stopped"), and SIGTERMs are ignored from then on,
+    not only during the stop: the command's return is the process's end, and a repeat
+    landing between "stopped" and that end (`timeout` signals the command, then its group)
+    would kill it (143) if the handler from before were back."""
+    import hcgraph.cli.serve as command
+
+    monkeypatch.setattr(command, "Endpoint", _StoppedBySigterm)
+    late: list[int] = []
+    before = signal.signal(signal.SIGTERM, lambda signum, _frame: late.append(signum))
+    try:
+        result = invoke("serve", "--store", tmp_path)
+        after = signal.getsignal(signal.SIGTERM)
+        signal.raise_signal(signal.SIGTERM)  # a repeat, after the stop
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    assert result.exit_code == 0 and result.output.splitlines()[-1] == "stopped"
+    assert _StoppedBySigterm.stops >= 1
+    assert after == signal.SIG_IGN and late == []

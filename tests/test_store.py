@@ -123,7 +123,7 @@ def _info_of(store: Store):  # type: ignore[no-untyped-def]
     assert sha is not None
     said = revision_contents(store, SEED_URL)  # what each replaced version said
     revisions = tuple(
-        Revision(s, t, None, said.get(s)) for s, t in store.revisions(SEED_URL, sha)[1:]
+        Revision(s, t, None, said.get(s)) for s, t, _ in store.revision_chain(SEED_URL, sha)[1:]
     )
     row = next(
         iter(

@@ -192,6 +192,24 @@ def test_the_same_archive_gives_the_same_wacz_bytes(
     assert len(set(ids)) == len(ids) > 20  # one id a record still
 
 
+def test_the_pinned_package_is_the_same_on_any_platform(
+    exported: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pinning is the same bytes wherever it runs: each entry says Unix made it (its mode
+    bits are Unix's), not the platform's default (MS-DOS on Windows); and pinning a pinned
+    package again changes nothing."""
+    from hcgraph.webarchive import _pin
+
+    with zipfile.ZipFile(exported) as package:
+        created = json.loads(package.read("datapackage.json"))["created"]
+        assert {info.create_system for info in package.infolist()} == {3}
+    made = dt.datetime.strptime(created, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
+    monkeypatch.setattr(sys, "platform", "win32")  # what zipfile.ZipInfo reads
+    _pin(exported, tmp_path / "there.wacz", made)
+    monkeypatch.undo()
+    assert (tmp_path / "there.wacz").read_bytes() == exported.read_bytes()
+
+
 def test_source_date_epoch_dates_the_wacz_in_any_process(
     crawled: Path, run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -81,7 +81,11 @@ def serve(
         )
         endpoint.wait()
     except KeyboardInterrupt:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # after a Ctrl-C too
+        # A requested stop: later SIGTERMs are ignored (after a Ctrl-C too) to the end, not
+        # only through the stop. The process ends next; with the previous handler back, a
+        # repeat landing after "stopped" would still kill it (143).
+        previous = signal.SIG_IGN
+        signal.signal(signal.SIGTERM, previous)
         endpoint.stop()
         click.echo("stopped", err=True)
     finally:
