@@ -44,6 +44,21 @@ class RebuildReport:
     unreadable: list[Failure] = field(default_factory=list)
     store_dir: Path | None = None
 
+    def take(self, outcome: Outcome, repeat: bool, keep_outcomes: bool) -> None:
+        """Count one replayed document's outcome; ``repeat``: its URL had this body before,
+        others between (:func:`_documents`)."""
+        if repeat and outcome.status in ("unchanged", None):
+            # A, a page that is no story, A (or that page again): no revert, the story
+            # stayed A; counted, and its failure listed, once as before
+            self.bodies -= 1
+            return
+        if keep_outcomes:
+            self.outcomes.append(outcome)
+        if outcome.status is not None:
+            self.counts[outcome.status] += 1
+        if outcome.reason is not None and not outcome.withdrawal:
+            self.failures.append(Failure(outcome.source, outcome.reason, outcome.json_path or ""))
+
     @property
     def exit_code(self) -> int:
         """0 when every archived story body was rebuilt, else 3."""
@@ -72,21 +87,27 @@ def _documents(archive: Archive, report: RebuildReport, again: deque[bool]) -> I
             gone.add(record.url)
             continue
         gone.discard(record.url)
-        if record.sha256 is None or record.error is not None or record.status not in _BODIES:
+        sha = _body_sha256(record)
+        if sha is None:
             continue  # no body, or an error page: kept in the archive, never a story
-        key = hashlib.blake2b(record.sha256.encode(), digest_size=16).digest()
+        key = hashlib.blake2b(sha.encode(), digest_size=16).digest()
         if last.get(record.url) != key:  # else a 304 or an unchanged re-fetch: nothing new
-            pair = hashlib.blake2b(f"{record.url}\0{record.sha256}".encode(), digest_size=16)
+            pair = hashlib.blake2b(f"{record.url}\0{sha}".encode(), digest_size=16)
             repeat = record.url in last and pair.digest() in seen
             last[record.url] = key  # bytes seen before, after others, are a revert: replayed
             seen.add(pair.digest())
             report.bodies += 1
-            for doc in _document(archive, record, record.sha256, report):
+            for doc in _document(archive, record, sha, report):
                 again.append(repeat)
                 yield doc
 
 
 _BODIES = (200, 304, None)
+
+
+def _body_sha256(record: FetchRecord) -> str | None:
+    """The SHA-256 of the body a fetch left to replay; None for an error or an error page."""
+    return record.sha256 if record.error is None and record.status in _BODIES else None
 
 
 def _document(
@@ -145,18 +166,7 @@ def _replay(
     with Store(staging) as store:  # crawl mode: a story under two URLs deduplicated
         with Pipeline(store, crawl_claims={}) as pipeline:
             for outcome in pipeline.run(_documents(archive, report, again)):
-                if again.popleft() and outcome.status in ("unchanged", None):
-                    # A, a page that is no story, A (or that page again): no revert, the
-                    # story stayed A; counted, and its failure listed, once as before
-                    report.bodies -= 1
-                    continue
-                if keep_outcomes:
-                    report.outcomes.append(outcome)
-                if outcome.status is not None:
-                    report.counts[outcome.status] += 1
-                if outcome.reason is not None and not outcome.withdrawal:
-                    failure = Failure(outcome.source, outcome.reason, outcome.json_path or "")
-                    report.failures.append(failure)
+                report.take(outcome, again.popleft(), keep_outcomes)
             pipeline.process(
                 [
                     Document(b"", url, when, withdrawn=True)
