@@ -73,54 +73,76 @@ def invoke() -> object:
     return run
 
 
+#: The session's store-worker server's sockets once a CLI fork server runs: ``cli_env()``
+#: names them (``tests.support.storeworker.ENV``), so a forked CLI's crawl forks its worker.
+_STORE_WORKER_SOCKETS: list[str] = []
+
+
 def cli_env() -> dict[str, str]:
     """Environment for subprocess runs: this checkout's package first on the path."""
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     env["SOURCE_DATE_EPOCH"] = env.get("SOURCE_DATE_EPOCH", "1790000000")
+    if _STORE_WORKER_SOCKETS:
+        env["HCGRAPH_TEST_STORE_WORKER"] = " ".join(_STORE_WORKER_SOCKETS)
     return env
 
 
-@pytest.fixture(scope="session")
-def cli_forkserver() -> Iterator[object]:
-    """Interpreters that imported hcgraph once and fork a real process per CLI call
-    (tests/support/forkserver.py); ``None`` when ``HCGRAPH_TEST_FORKSERVER=0``."""
+@pytest.fixture(scope="session", autouse=True)
+def store_worker_forks() -> Iterator[object]:
+    """In-process crawls fork their store worker from a server that imported it once,
+    instead of starting an interpreter per crawl (tests/support/storeworker.py); off with
+    ``HCGRAPH_TEST_FORKSERVER=0`` (then ``None``)."""
     if os.environ.get("HCGRAPH_TEST_FORKSERVER", "1") == "0":
         yield None
         return
-    from tests.support.forkserver import ForkServer
+    from tests.support.storeworker import forked_store_workers
 
-    server = ForkServer(cli_env())
+    with forked_store_workers(cli_env(), ROOT) as shim:
+        yield shim
+    _STORE_WORKER_SOCKETS.clear()
+
+
+def _cli_servers(preload: tuple[str, ...], store_worker_forks: object) -> object:
+    """Fork servers for CLI commands whose crawls fork their store workers from the
+    session's store-worker server (started now if no crawl has yet)."""
+    from tests.support.forkserver import ForkServer
+    from tests.support.storeworker import WorkerSubprocess
+
+    assert isinstance(store_worker_forks, WorkerSubprocess)
+    if not _STORE_WORKER_SOCKETS:
+        _STORE_WORKER_SOCKETS.extend(store_worker_forks.server().sockets)
+    return ForkServer(cli_env(), preload=(*preload, "tests.support.storeworker"))
+
+
+@pytest.fixture(scope="session")
+def cli_forkserver(store_worker_forks: object) -> Iterator[object]:
+    """Interpreters that imported hcgraph once and fork a real process per CLI call
+    (tests/support/forkserver.py); ``None`` when ``HCGRAPH_TEST_FORKSERVER=0``."""
+    if store_worker_forks is None:
+        yield None
+        return
+    from tests.support.forkserver import PRELOAD, ForkServer
+
+    server = _cli_servers(PRELOAD, store_worker_forks)
+    assert isinstance(server, ForkServer)
     yield server
     server.close()
 
 
-@pytest.fixture(scope="session", autouse=True)
-def store_worker_forks() -> Iterator[None]:
-    """In-process crawls fork their store worker from a server that imported it once,
-    instead of starting an interpreter per crawl (tests/support/storeworker.py); off with
-    ``HCGRAPH_TEST_FORKSERVER=0``."""
-    if os.environ.get("HCGRAPH_TEST_FORKSERVER", "1") == "0":
-        yield
-        return
-    from tests.support.storeworker import forked_store_workers
-
-    with forked_store_workers(cli_env(), ROOT):
-        yield
-
-
 @pytest.fixture(scope="session")
-def fresh_cli_forkserver() -> Iterator[object]:
+def fresh_cli_forkserver(store_worker_forks: object) -> Iterator[object]:
     """Like ``cli_forkserver``, but its servers preload the libraries and not ``hcgraph.cli``,
     so each command makes its rich consoles for its own streams and environment (a
     pseudo-terminal, ``TERM``, ``COLUMNS``): for tests about what a terminal or a shell
     sees (tests/support/forkserver.py). ``None`` when ``HCGRAPH_TEST_FORKSERVER=0``."""
-    if os.environ.get("HCGRAPH_TEST_FORKSERVER", "1") == "0":
+    if store_worker_forks is None:
         yield None
         return
     from tests.support.forkserver import PRELOAD_NO_CLI, ForkServer
 
-    server = ForkServer(cli_env(), preload=PRELOAD_NO_CLI)
+    server = _cli_servers(PRELOAD_NO_CLI, store_worker_forks)
+    assert isinstance(server, ForkServer)
     yield server
     server.close()
 

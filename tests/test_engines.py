@@ -205,36 +205,45 @@ def test_jena_tdb2(corpus: Corpus, classpath: str) -> None:
     assert problems == {}, json.dumps(problems, indent=1)
 
 
-def test_jena_one_failing_query_loses_only_its_answer(classpath: str, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def small_tdb2(classpath: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A TDB2 database of 1,000 ``<urn:x:q>`` triples and one ``<urn:x:s> <urn:x:p> "o"``,
+    loaded once for the two tests below (each only reads it)."""
+    work = tmp_path_factory.mktemp("jena-small")
+    nquads = work / "small.nq"
+    lines = [f'<urn:x:s{i}> <urn:x:q> "{i}" <urn:x:g> .' for i in range(1000)]
+    nquads.write_text("\n".join([*lines, '<urn:x:s> <urn:x:p> "o" <urn:x:g> .', ""]), "utf-8")
+    engines.jena_load(classpath, nquads, work / "tdb2")
+    return work / "tdb2"
+
+
+def test_jena_one_failing_query_loses_only_its_answer(
+    classpath: str, small_tdb2: Path, tmp_path: Path
+) -> None:
     """A query Jena fails on is reported by key; the queries after it are still answered."""
-    nquads = tmp_path / "tiny.nq"
-    nquads.write_text('<urn:x:s> <urn:x:p> "o" <urn:x:g> .\n', encoding="utf-8")
-    engines.jena_load(classpath, nquads, tmp_path / "tdb2")
     items = {
         "broken": "SELECT ?s WHERE { ?s <urn:x:p> ",  # a syntax error: Jena refuses it
         "after": "SELECT ?o WHERE { ?s <urn:x:p> ?o }",
     }
     errors: dict[str, str] = {}
-    answers = engines.run_jena(classpath, tmp_path / "tdb2", items, tmp_path, "256m", errors)
+    answers = engines.run_jena(classpath, small_tdb2, items, tmp_path, "256m", errors)
     assert set(errors) == {"broken"} and "Parse" in errors["broken"]
     assert set(answers) == {"after"}
     assert answers["after"].rows == {("o",)}
 
 
-def test_jena_query_timeout_cancels_only_that_query(classpath: str, tmp_path: Path) -> None:
+def test_jena_query_timeout_cancels_only_that_query(
+    classpath: str, small_tdb2: Path, tmp_path: Path
+) -> None:
     """With a timeout, a query still running after it is cancelled and reported by key;
     the next one is answered."""
-    nquads = tmp_path / "small.nq"
-    lines = [f'<urn:x:s{i}> <urn:x:q> "{i}" <urn:x:g> .' for i in range(1000)]
-    nquads.write_text("\n".join([*lines, '<urn:x:s> <urn:x:p> "o" <urn:x:g> .', ""]), "utf-8")
-    engines.jena_load(classpath, nquads, tmp_path / "tdb2")
     items = {  # a streamed three-way cross product: 10^9 rows to count
         "endless": "SELECT (COUNT(*) AS ?n) WHERE "
         "{ ?a <urn:x:q> ?b . ?c <urn:x:q> ?d . ?e <urn:x:q> ?f }",
         "after": "SELECT ?o WHERE { ?s <urn:x:p> ?o }",
     }
     errors: dict[str, str] = {}
-    answers = engines.run_jena(classpath, tmp_path / "tdb2", items, tmp_path, "256m", errors, 1)
+    answers = engines.run_jena(classpath, small_tdb2, items, tmp_path, "256m", errors, 1)
     assert set(errors) == {"endless"} and "Cancel" in errors["endless"], errors
     assert set(answers) == {"after"} and answers["after"].rows == {("o",)}
 

@@ -153,14 +153,61 @@ def test_a_crawl_whose_store_worker_is_forked_stores_what_a_thread_does(
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764547200")  # reaches the worker's environment
     from hcgraph.crawling import worker
     from tests.crawlserver import hub_site, quads_of, stories_in
-    from tests.support.storeworker import _Subprocess
+    from tests.support.storeworker import WorkerSubprocess
 
-    if not isinstance(worker.subprocess, _Subprocess):
+    if not isinstance(worker.subprocess, WorkerSubprocess):
         pytest.skip("HCGRAPH_TEST_FORKSERVER=0: store workers are spawned")
     site = hub_site(crawl_server, [f"s{n}" for n in range(4)])
     forked = site.crawl(tmp_path / "p")
     assert worker.subprocess._server is not None  # the worker came from the server
     threaded = site.crawl(tmp_path / "t", store_worker="thread")
     assert forked.exit_code == threaded.exit_code == 0
+    assert stories_in(tmp_path / "p") == stories_in(tmp_path / "t") and stories_in(tmp_path / "p")
+    assert quads_of(tmp_path / "p") == quads_of(tmp_path / "t")
+
+
+@pytest.mark.slow
+def test_a_cli_crawl_forks_its_store_worker_from_the_sessions_server(
+    crawl_server: Any,
+    tmp_path: Path,
+    cli_forkserver: ForkServer | None,
+    store_worker_forks: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A crawl a CLI fork server runs (``run_cli``, the docs' ``hcgraph``) forks its store
+    worker from the session's store-worker server too: while the crawl waits for a slow
+    page, its worker is a process of that server's and not the crawl's child (a fresh
+    ``python -P -c`` would be); the crawl stores what the in-process thread runner does."""
+    import psutil
+
+    from tests.crawlserver import hub_site, page, quads_of, stories_in
+
+    if cli_forkserver is None:
+        pytest.skip("HCGRAPH_TEST_FORKSERVER=0: store workers are spawned")
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764547200")  # the CLI's and the thread's
+    site = hub_site(crawl_server, ["s0", "s1", "s2"])
+    site.add("s2", b"{}", delay=1.5)  # the crawl holds its worker open meanwhile
+    servers = [psutil.Process(pid) for pid in store_worker_forks.server().pids]
+    before = {p.pid for s in servers for p in s.children(recursive=True)}
+    out = tmp_path / "out"
+    with open(out, "wb") as fh:
+        crawl = cli_forkserver.spawn(
+            ["crawl", page("a"), "--mirror", site.mirror, "--store", str(tmp_path / "p"),
+             "--depth", "1"],
+            env=cli_env(), cwd=tmp_path, fds=(0, fh.fileno(), fh.fileno()),
+        )  # fmt: skip
+    workers: set[int] = set()
+    while crawl.poll() is None:  # the worker lives from the crawl's start to its end
+        workers |= {p.pid for s in servers for p in s.children(recursive=True)} - before
+        try:
+            children = [" ".join(c.cmdline()) for c in psutil.Process(crawl.pid).children()]
+        except psutil.NoSuchProcess:  # the crawl or a child of it just ended
+            continue
+        assert not [c for c in children if "hcgraph.crawling.worker" in c], children
+        time.sleep(0.05)
+    assert crawl.wait() == 3, out.read_text()  # s2 is no story: one failure
+    assert workers, "no store worker was forked from the session's server"
+    threaded = site.crawl(tmp_path / "t", store_worker="thread", depth=1)
+    assert threaded.exit_code == 3
     assert stories_in(tmp_path / "p") == stories_in(tmp_path / "t") and stories_in(tmp_path / "p")
     assert quads_of(tmp_path / "p") == quads_of(tmp_path / "t")

@@ -44,20 +44,23 @@ import time
 from pathlib import Path
 
 #: Imported once in each server: what most commands import anyway (hcgraph's CLI, store,
-#: ingest and queries, and through them rdflib, pyoxigraph, click, httpx).
+#: ingest and queries, and through them rdflib, pyoxigraph, click, httpx), and the crawl's
+#: store worker module (tests/support/storeworker.py replaces its ``subprocess``).
 PRELOAD = (
     "hcgraph.cli",
     "hcgraph.store",
     "hcgraph.ingest",
     "hcgraph.queries",
     "hcgraph.exporting",
+    "hcgraph.crawling.worker",
     "httpx",
 )
 
 #: The same without ``hcgraph.cli`` (nothing in it imports the CLI): see the module's text.
 PRELOAD_NO_CLI = tuple(name for name in PRELOAD if name != "hcgraph.cli")
 
-# The server's own code, run as ``python -c``: it never imports anything from tests/.
+# The server's own code, run as ``python -c``: it imports nothing from tests/ but, in a command
+# whose environment names the session's store-worker server, tests/support/storeworker.py.
 _SERVER = r"""
 import importlib, json, os, signal, socket, sys
 
@@ -72,6 +75,10 @@ def _child(conn, request, fds):
         os.close(fd)
     if request.get("setsid"):
         os.setsid()
+    workers = request["env"].get("HCGRAPH_TEST_STORE_WORKER")
+    if workers and not request.get("entry"):  # a crawl forks its store worker (the only
+        # import from tests/, made before the chdir: tests/support/storeworker.py)
+        importlib.import_module("tests.support.storeworker").attach(workers.split())
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
@@ -173,10 +180,10 @@ class ForkServer:
     def __init__(
         self, env: dict[str, str], servers: int = 2, preload: tuple[str, ...] = PRELOAD
     ) -> None:
-        self._dir = tempfile.mkdtemp(prefix="hcgraph-forkserver-")
+        self._dir: str | None = tempfile.mkdtemp(prefix="hcgraph-forkserver-")
         self._lock = threading.Lock()
         self._turn = 0
-        self._procs: list[tuple[subprocess.Popen[str], str]] = []
+        self._procs: list[tuple[subprocess.Popen[str] | None, str]] = []
         for i in range(servers):
             path = os.path.join(self._dir, f"s{i}")
             server_env = dict(env, PYTHONHASHSEED=str(secrets.randbelow(2**32)),
@@ -189,6 +196,20 @@ class ForkServer:
             if proc.stdout.readline().strip() != "ready":
                 raise RuntimeError(f"the fork server did not start (exit {proc.wait()})")
             self._procs.append((proc, path))
+
+    @classmethod
+    def attached(cls, sockets: list[str]) -> ForkServer:
+        """A client of servers another process started (their :attr:`sockets`): ``spawn``
+        and ``run`` work as on the servers' own object; ``close`` leaves them running."""
+        client = cls.__new__(cls)
+        client._dir, client._lock, client._turn = None, threading.Lock(), 0
+        client._procs = [(None, path) for path in sockets]
+        return client
+
+    @property
+    def pids(self) -> list[int]:
+        """The servers' process ids (none for a client, :meth:`attached`)."""
+        return [proc.pid for proc, _ in self._procs if proc is not None]
 
     @property
     def sockets(self) -> list[str]:
@@ -242,8 +263,12 @@ class ForkServer:
             return subprocess.CompletedProcess(child.args, status, _text(out), _text(err))
 
     def close(self) -> None:
-        """Stop the servers and reap them (their CPU, and their children's, is counted)."""
+        """Stop the servers and reap them (their CPU, and their children's, is counted);
+        nothing for a client (:meth:`attached`)."""
+        if self._dir is None:
+            return
         for proc, path in self._procs:
+            assert proc is not None
             try:
                 with socket.socket(socket.AF_UNIX) as sock:
                     sock.connect(path)
