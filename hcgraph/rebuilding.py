@@ -46,7 +46,7 @@ class RebuildReport:
 
     def take(self, outcome: Outcome, repeat: bool, keep_outcomes: bool) -> None:
         """Count one replayed document's outcome; ``repeat``: its URL had this body before,
-        others between (:func:`_documents`)."""
+        others between (see ``_documents``)."""
         if repeat and outcome.status in ("unchanged", None):
             # A, a page that is no story, A (or that page again): no revert, the story
             # stayed A; counted, and its failure listed, once as before
@@ -73,7 +73,7 @@ def _source(record: FetchRecord) -> str:
 def _documents(archive: Archive, report: RebuildReport, again: deque[bool]) -> Iterator[Document]:
     """The archive's fetches as documents, in fetch order; for each one yielded, ``again``
     gets whether its URL had this body before, others between: a revert if the story
-    changed meanwhile, which only the pipeline's outcome tells (see :func:`_replay`)."""
+    changed meanwhile, which only the pipeline's outcome tells (see :meth:`RebuildReport.take`)."""
     last: dict[str, bytes] = {}  # URL → 16-byte digest of its last body (none after a withdrawal)
     seen: set[bytes] = set()  # 16-byte digests of the (URL, body) pairs replayed
     gone: set[str] = set()  # URLs whose last record answered 404/410
