@@ -170,15 +170,10 @@ def test_cli_serve_stops_cleanly_on_sigterm_however_often_it_comes(store_dir: Pa
     then its whole process group, so the server can get it twice): the server stops as on
     Ctrl-C, exits 0, its processes are gone and the port is free, whichever moment of the
     stop (or after it) a repeated SIGTERM lands in."""
-    from tests.conftest import free_port
+    from tests.support.serving import start_cli_serve
 
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "hcgraph", "serve", "--port", str(port), "--store", str(store_dir)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env(), text=True,
-    )  # fmt: skip
+    proc, port, banner = start_cli_serve(store_dir, stdout=subprocess.PIPE)
     try:
-        banner = proc.stderr.readline() if proc.stderr else ""
         assert f"http://127.0.0.1:{port}/query" in banner
         children = _descendants(proc.pid)
         assert children  # the query workers

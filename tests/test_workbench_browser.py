@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,9 +26,10 @@ import pytest
 from hcgraph import Store, ingest_bytes, run_query, saved_queries
 from hcgraph.workbench import workbench_files
 from hcsample.corpus import generate_corpus
-from tests.conftest import ROOT, SEED, cli_env, free_port
+from tests.conftest import ROOT, SEED
 from tests.support.chromium import CHROMIUM
 from tests.support.probe import Probe
+from tests.support.serving import start_cli_serve
 
 pytestmark = [
     pytest.mark.slow,  # a real browser and a server process
@@ -53,14 +53,8 @@ def store_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def server(store_dir: Path) -> Iterator[str]:
     """`hcgraph serve` on a free port; its base URL (http://127.0.0.1:PORT)."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "hcgraph", "serve", "--port", str(port), "--store", str(store_dir)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=cli_env(), text=True,
-    )  # fmt: skip
+    proc, port, banner = start_cli_serve(store_dir)
     try:
-        assert proc.stderr is not None
-        banner = proc.stderr.readline()
         base = f"http://127.0.0.1:{port}"
         assert f"{base}/query" in banner and f"workbench: {base}/." in banner, banner
         yield base
