@@ -92,10 +92,10 @@ def _documents(archive: Archive, report: RebuildReport, again: deque[bool]) -> I
             continue  # no body, or an error page: kept in the archive, never a story
         key = hashlib.blake2b(sha.encode(), digest_size=16).digest()
         if last.get(record.url) != key:  # else a 304 or an unchanged re-fetch: nothing new
-            pair = hashlib.blake2b(f"{record.url}\0{sha}".encode(), digest_size=16)
-            repeat = record.url in last and pair.digest() in seen
+            pair = hashlib.blake2b(f"{record.url}\0{sha}".encode(), digest_size=16).digest()
+            repeat = record.url in last and pair in seen
             last[record.url] = key  # bytes seen before, after others, are a revert: replayed
-            seen.add(pair.digest())
+            seen.add(pair)
             report.bodies += 1
             for doc in _document(archive, record, sha, report):
                 again.append(repeat)
