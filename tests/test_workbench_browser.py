@@ -295,6 +295,8 @@ def test_autocompletion_and_outside_fetches_stay_on_the_server(browser: Any, ser
         )
         assert blocked == "blocked"
         assert bench.foreign == []
+        # The violation event is a task queued on its own: it may follow the rejection.
+        bench.page.wait_for_function("() => window.__csp.length > 0", timeout=30_000)
         assert [v.split()[0] for v in bench.violations()] == ["connect-src"]
     finally:
         bench.close()
