@@ -21,7 +21,7 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -84,6 +84,7 @@ _INVALIDATED = ox.NamedNode(str(PROV.invalidatedAtTime))
 _SOURCE_LOCATION = ox.NamedNode(str(HC.sourceLocation))
 _SHARED_PREFIX = str(GRAPH)
 _Term = ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple
+_Step = Callable[[ox.NamedNode], _Term | None]  # a raw-document node → the one it revised
 # The union as triples: no DISTINCT needed, the union is a set (see the module docstring).
 _UNION = "CONSTRUCT { ?s ?p ?o } WHERE { GRAPH ?g { ?s ?p ?o } }"
 
@@ -294,15 +295,18 @@ class Store:
             chain.append((sha, when, None if gone is None else _time(gone)))
         return chain
 
-    def _revision_nodes(self, g: ox.NamedNode, sha256: str) -> Iterator[ox.NamedNode]:
-        """The raw-document nodes of the chain from ``raw/<sha256>``, newest first; a loop
-        (a store written before reverts) ends it."""
+    def _revision_nodes(
+        self, g: ox.NamedNode, sha256: str, older: _Step | None = None
+    ) -> Iterator[ox.NamedNode]:
+        """The raw-document nodes of the chain from ``raw/<sha256>``, newest first, each
+        followed by ``older`` of it (default: what it revised in ``g``); a loop (a store
+        written before reverts) ends it."""
         node: _Term | None = ox.NamedNode(minted("raw", sha256))
         seen: set[ox.NamedNode] = set()  # nodes, not SHAs: a revert's SHA has a node of its own
         while isinstance(node, ox.NamedNode) and node not in seen:
             seen.add(node)
             yield node
-            node = self._object(node, _WAS_REVISION_OF, g)
+            node = self._object(node, _WAS_REVISION_OF, g) if older is None else older(node)
 
     def withdrawn_at(self, story_url: str) -> dt.datetime | None:
         """When the stored story was withdrawn (404/410), or None (current, or not stored)."""

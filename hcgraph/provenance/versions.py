@@ -25,7 +25,7 @@ import pyoxigraph as ox
 from ..archive import Archive
 from ..errors import HcgraphError, ProvenanceError
 from ..errors import one_line as _v
-from ..iris import minted, named_node
+from ..iris import named_node
 from ..mdtext import md_cell, md_code, md_text, md_url
 from ..model import Story, parse_story
 from ..store import Store
@@ -241,7 +241,7 @@ def _from_graph(store: Store, url: str, versions: list[Version]) -> str | None:
         return None
     now = store.withdrawn_at(url)
     since = None if now is None else _iso(now)
-    chain = _chain(store, story, minted("raw", current))
+    chain = _chain(store, story, current)
     runs = _Runs(versions)
     for pos, node in reversed(list(enumerate(chain))):  # newest first: current is the latest
         v = runs.take(node.sha)
@@ -288,31 +288,29 @@ class _Node:
     sha: str
     said: str | None = None
     gone: str | None = None
-    older: str | None = None
+    older: ox.NamedNode | None = None
     ingests: list[tuple[str | None, str | None]] = field(default_factory=list)  # (when, from)
 
     def row(self, older: str | None, when: str | None, source: str | None) -> None:
         """One solution of the chain query: the node it revised (the least, should there be
         two), and an ingest."""
-        if older is not None and (self.older is None or older < self.older):
-            self.older = older
+        if older is not None and (self.older is None or older < self.older.value):
+            self.older = ox.NamedNode(older)
         if (when, source) not in self.ingests:
             self.ingests.append((when, source))
 
 
 def _chain(store: Store, story: ox.NamedNode, current: str) -> list[_Node]:
-    """The raw documents of the story's revision chain, oldest first (a revert's bytes come
-    back on a node of their own; a loop, from before that, ends the walk). A store written
-    before reverts may hide a branch behind its loop: each SHA off the walk comes first, once,
-    as that code listed it."""
+    """The raw documents of the story's revision chain from ``raw/<current>``, oldest first,
+    walked as ingest walks it (``Store._revision_nodes``) over one query's nodes (a revert's
+    bytes come back on a node of their own; a loop, from before that, ends the walk). A store
+    written before reverts may hide a branch behind its loop: each SHA off the walk comes
+    first, once, as that code listed it."""
     nodes = _nodes(store, story)
-    walk: list[_Node] = []
-    at: str | None = current
-    walked_iris: set[str] = set()
-    while at in nodes and at not in walked_iris:
-        walked_iris.add(at)
-        walk.append(nodes[at])
-        at = nodes[at].older
+    older = {ox.NamedNode(i): n.older for i, n in nodes.items()}.get
+    walk = [
+        nodes[n.value] for n in store._revision_nodes(story, current, older) if n.value in nodes
+    ]
     off: dict[str, _Node] = {}
     walked = {n.sha for n in walk}
     for _iri, node in sorted(nodes.items()):
