@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import pyoxigraph as ox
@@ -43,19 +44,11 @@ def count(store: Store, sparql: str, **bindings: Term) -> int:
     return int(next(rows(store, sparql, **bindings), ("0",))[-1] or 0)
 
 
-def manifest_id(iri: str) -> str:
-    """The manifest id of a minted manifest IRI (the IRI itself if it is not one)."""
-    return unminted("manifest", iri)
-
-
-def claim_id(iri: str) -> str:
-    """The claim id of a minted claim IRI."""
-    return unminted("claim", iri)
-
-
-def publisher_name(iri: str) -> str:
-    """The publisher name (``source_name``) of a minted publisher IRI."""
-    return unminted("publisher", iri)
+# The manifest id, claim id or publisher name (``source_name``) a minted IRI was made from
+# (the IRI itself if it is not one).
+manifest_id = partial(unminted, "manifest")
+claim_id = partial(unminted, "claim")
+publisher_name = partial(unminted, "publisher")
 
 
 def literal_time(value: str | None) -> dt.datetime | None:
