@@ -14,12 +14,11 @@ import math
 import re
 from collections import Counter, defaultdict
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Union
 from urllib.parse import urlsplit
 
-from jinja2 import Environment, FunctionLoader, Template
+from jinja2 import Environment, PackageLoader, Template
 from markupsafe import Markup
 
 from .._io import write_atomic
@@ -124,9 +123,7 @@ def _cuts(sentence: str, spans: list[dict[str, str]]) -> list[tuple[int, int]]:
 @cache
 def _template() -> Template:
     env = Environment(
-        loader=FunctionLoader(
-            lambda name: resources.files(__package__).joinpath(name).read_text("utf-8")
-        ),
+        loader=PackageLoader(__package__, "."),
         autoescape=True,
         finalize=_shown,
     )

@@ -95,8 +95,7 @@ def _html(text: str) -> str:
     """Text for a Graphviz HTML-like label: the XML specials as entities (Graphviz decodes
     them once, so ``&amp;amp;`` reaches the SVG as ``&amp;amp;``) and backslashes doubled
     (labels still expand ``\\N``, ``\\G``… escapes, even HTML-like ones)."""
-    text = text.replace("\\", "\\\\").replace("&", "&amp;").replace("<", "&lt;")
-    return text.replace(">", "&gt;").replace('"', "&quot;")
+    return xml_escape(text.replace("\\", "\\\\"), {'"': "&quot;"})
 
 
 #: Longest node name (UTF-8 bytes) written whole: Graphviz reads no quoted string past
