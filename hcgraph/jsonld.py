@@ -80,7 +80,7 @@ def write_jsonld(store: Store, out: BinaryIO) -> None:
     head = json.dumps({"@context": context()}, ensure_ascii=False, indent=1)[:-2]
     out.write((head + ',\n "@graph": [').encode())
     separator = "\n"
-    for sid, triples in itertools.groupby(store.union_triples(), _subject_id):
+    for sid, triples in itertools.groupby(store.union_triples(), lambda t: _node_id(t.subject)):
         node: dict[str, list[object]] = {}
         for triple in triples:
             pred, obj = triple.predicate.value, triple.object
@@ -92,7 +92,3 @@ def write_jsonld(store: Store, out: BinaryIO) -> None:
         out.write((separator + text).encode())
         separator = ",\n"
     out.write(b"\n]}\n")
-
-
-def _subject_id(triple: ox.Triple) -> str:
-    return _node_id(triple.subject)

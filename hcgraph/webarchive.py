@@ -55,7 +55,9 @@ _NOT_MODIFIED = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
 # A body is archived decoded, so the headers that described its transfer do not hold.
 _TRANSFER = frozenset({"content-length", "content-encoding", "transfer-encoding"})
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-# Kept as they are in a WARC-Target-URI: RFC 3986's reserved characters and ``%``.
+# Kept as they are in a WARC-Target-URI: RFC 3986's reserved characters and ``%``; anything
+# else (a control character, a space, non-ASCII) is percent-encoded as UTF-8, so a hostile URL
+# cannot add a header line. The exact URL stays in the fetch's metadata record.
 _URI_SAFE = "!#$%&'()*+,/:;=?@[]~"
 #: The largest body read back from a WARC (decoded): an archive pack's size.
 MAX_BODY = 256 * 1024 * 1024
@@ -104,13 +106,6 @@ class WarcReport:
     made: dt.datetime = _EPOCH
 
 
-def warc_uri(url: str) -> str:
-    """``url`` as a WARC-Target-URI: no control character, space or non-ASCII (percent-
-    encoded as UTF-8), so a hostile URL cannot add a header line. The exact URL stays in
-    the fetch's metadata record."""
-    return quote(url, safe=_URI_SAFE)
-
-
 def _header(value: str) -> str:
     return _CONTROL.sub(" ", value)
 
@@ -143,7 +138,7 @@ class _Writer:
         self.fetch_key = hashlib.sha256(record.to_json()).hexdigest()
         date = record.time.astimezone(dt.UTC).strftime(_DATE)
         local = record.url.startswith("file:")
-        uri = warc_uri(record.url if local else record.final_url)
+        uri = quote(record.url if local else record.final_url, safe=_URI_SAFE)
         main: Any = None
         if record.error is None and record.sha256 is not None:
             main = self._with_body(record, uri, date, local)
