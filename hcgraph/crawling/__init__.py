@@ -20,11 +20,7 @@ _EXPORTS: dict[str, str] = {
     "Crawler": ".crawler",
     "FetchPolicy": ".fetch",
     "FetchResult": ".fetch",
-    "Mirror": "..urls",
-    "acrawl": ".crawler",
-    "canonicalize": "..urls",
     "crawl": ".crawler",
-    "json_url": "..urls",
     "user_agent": ".options",
 }
 
@@ -35,12 +31,8 @@ __getattr__, __dir__ = _lazy_exports(__name__, globals(), _EXPORTS)
 
 
 if TYPE_CHECKING:
-    from ..urls import Mirror as Mirror
-    from ..urls import canonicalize as canonicalize
-    from ..urls import json_url as json_url
     from .crawler import Crawler as Crawler
     from .crawler import CrawlProgress as CrawlProgress
-    from .crawler import acrawl as acrawl
     from .crawler import crawl as crawl
     from .fetch import FetchPolicy as FetchPolicy
     from .fetch import FetchResult as FetchResult

@@ -41,7 +41,7 @@ from .robots import Robots
 from .scheduler import Scheduler
 from .worker import BatchRunner, ProcessRunner, Runner, open_store
 
-__all__ = ["CrawlOptions", "CrawlProgress", "Crawler", "acrawl", "crawl", "user_agent"]
+__all__ = ["CrawlOptions", "CrawlProgress", "Crawler", "crawl", "user_agent"]
 
 BATCH = 500  # at most this many fetched stories per pipeline batch (one bulk load each)
 _INLINE_BODY = 256 * 1024  # bytes: larger bodies are archived off the event loop
@@ -57,7 +57,8 @@ class _Got(NamedTuple):
 
 
 class Crawler:
-    """One crawl run. Use :func:`crawl` / :func:`acrawl` unless you need :meth:`stop`.
+    """One crawl run. Use :func:`crawl` (or, in a running event loop, ``await Crawler(...).run()``)
+    unless you need :meth:`stop`.
 
     Args:
         seeds: story page URLs, JSON URLs, sitemaps, or local story files/directories.
@@ -222,7 +223,9 @@ class Crawler:
         batches.resume()
         client = self.client or self._make_client()
         politeness = Politeness(options.per_host or options.concurrency, options.rate)
-        fetcher = Fetcher(client, politeness, options.policy, recorder.out_of_scope, self.mirrors)
+        fetcher = Fetcher(  # the scope as it is at each fetch: a local seed's site joins it
+            client, politeness, options.policy, lambda u: recorder.scope.why_not(u), self.mirrors
+        )
         robots = Robots(fetcher, enabled=not options.ignore_robots)
         indexes = IndexReader(robots, recorder)
         try:
@@ -355,7 +358,7 @@ class Crawler:
         came from answered 404/410 twice in a row (the fetch before, or one more now)."""
         record = self._recorder
         if is_gone(got.result) and record.frontier.validators(url) is not None:
-            if not record.gone_before(url):
+            if url not in record.gone_before:
                 record.set_gone(url, True)
                 got = await self._get(fetcher, url, None)
             if is_gone(got.result):
@@ -429,16 +432,6 @@ def _record(result: FetchResult, sha: str | None) -> FetchRecord:
         attempts=result.attempts,
         redirects=result.redirects,
     )
-
-
-async def acrawl(
-    seeds: Sequence[str],
-    store: Path | str | Store,
-    options: CrawlOptions | None = None,
-    **kwargs: Any,
-) -> CrawlReport:
-    """Crawl (async). See :class:`Crawler` for the arguments."""
-    return await Crawler(seeds, store, options, **kwargs).run()
 
 
 def crawl(

@@ -154,12 +154,10 @@ class Capped:
 
     def read(self) -> bytes:
         """The whole body, read from a synchronous stream."""
-        if self.resp.is_stream_consumed:
-            return self._body([self.resp.content])
-        for raw in self.resp.iter_raw():
-            if self._feed(raw):
-                return b"".join(self.chunks)
-        return self._body(self.decoder.flush())
+        consumed = self.resp.is_stream_consumed
+        if not consumed and any(self._feed(raw) for raw in self.resp.iter_raw()):
+            return b"".join(self.chunks)
+        return self._body([self.resp.content] if consumed else self.decoder.flush())
 
     async def aread(self) -> bytes:
         """The whole body, read from an asynchronous stream."""

@@ -282,12 +282,9 @@ class Frontier:
     def mark_failed(
         self, url: str, *, status: int | None, kind: str, reason: str, json_path: str | None = None
     ) -> None:
-        """The URL failed for good in this run."""
-        self.db.execute(
-            "UPDATE urls SET state = 'failed', status = COALESCE(?, status), kind = ?, reason = ?, "
-            "json_path = ? WHERE url = ?",
-            (status, kind, reason, json_path, url),
-        )
+        """The URL failed for good in this run (a ``status`` of None keeps the one recorded)."""
+        known = {} if status is None else {"status": status}
+        self.mark(url, "failed", **known, kind=kind, reason=reason, json_path=json_path)
 
     def mark_done(self, url: str, story: str, put: str, related: Iterable[str | list[str]]) -> None:
         """The story is in the store; ``related`` are its in-scope links: JSON URLs of

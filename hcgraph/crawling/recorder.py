@@ -73,11 +73,7 @@ class Recorder:
         self.pattern = pattern
         self.not_modified: set[str] = set()  # answered 304: stored "not-modified", not "unchanged"
         self.gone: dict[str, int] = {}  # answered 404/410 (confirmed): URL → status
-        self._gone_before = frontier.gone_urls()  # the last fetch answered 404/410 (any run)
-
-    def out_of_scope(self, url: str) -> str | None:
-        """Why ``url`` is not followed, or None (in the scope as it is now)."""
-        return self.scope.why_not(url)
+        self.gone_before = frontier.gone_urls()  # the last fetch answered 404/410 (any run)
 
     # --- fetching ---------------------------------------------------------------------------
     def fetched(self) -> None:
@@ -169,15 +165,11 @@ class Recorder:
         return Document(body, row.url, dt.datetime.fromisoformat(v.fetched_at), row.url)
 
     # --- withdrawals --------------------------------------------------------------------------
-    def gone_before(self, url: str) -> bool:
-        """Whether the fetch before this one (any run) answered 404/410."""
-        return url in self._gone_before
-
     def set_gone(self, url: str, gone: bool) -> None:
         """Remember whether ``url``'s last fetch answered 404/410 (written only on a change)."""
-        if gone != (url in self._gone_before):
+        if gone != (url in self.gone_before):
             self.frontier.set_gone(url, gone)
-            (self._gone_before.add if gone else self._gone_before.discard)(url)
+            (self.gone_before.add if gone else self.gone_before.discard)(url)
 
     def withdrawn(self, url: str, result: FetchResult) -> Document:
         """A URL a story came from answered 404/410 twice in a row: recorded gone; the
