@@ -20,10 +20,12 @@ from typing import BinaryIO, TextIO
 from .errors import OutputError
 
 __all__ = [
+    "NotRegular",
     "atomic_text_writer",
     "atomic_writer",
     "ensure_dir",
     "read_at_most",
+    "read_regular",
     "sync_dir",
     "write_atomic",
 ]
@@ -41,6 +43,38 @@ def read_at_most(handle: BinaryIO, limit: int) -> bytes:
         pieces.append(piece)
         left -= len(piece)
     return b"".join(pieces)
+
+
+class NotRegular(ValueError):
+    """A path that is no regular file: not read (the message says what it is)."""
+
+
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a directory"),
+)
+
+
+def _check_regular(mode: int) -> None:
+    """Refuse anything but a regular file (a FIFO may block forever, a device never end)."""
+    if not stat.S_ISREG(mode):
+        kind = next((name for test, name in _KINDS if test(mode)), "no regular file")
+        raise NotRegular(f"not a regular file ({kind}): not read")
+
+
+def read_regular(path: Path, limit: int) -> bytes:
+    """Up to ``limit`` bytes of the regular file ``path`` (:class:`NotRegular` otherwise;
+    :class:`OSError` as raised). The input files of ingest and of a crawl's local seeds."""
+    _check_regular(path.stat().st_mode)  # before opening: opening a FIFO blocks
+    # Non-blocking open, then checked again: a FIFO swapped in after the stat cannot block.
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as handle:
+        _check_regular(os.fstat(fd).st_mode)
+        os.set_blocking(fd, True)
+        return read_at_most(handle, limit)  # the size on disk may change; never past it
 
 
 def ensure_dir(path: Path) -> None:

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import stat
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ._io import read_at_most
+from ._io import NotRegular, read_regular
 from .errors import InputError, failure_text, problem_lines
 from .errors import one_line as _v
 from .pipeline import BATCH, Document, Outcome, Pipeline
@@ -37,39 +36,6 @@ __all__ = [
 
 #: Largest story file read (as ``hcgraph crawl --max-bytes``).
 MAX_BYTES = 10 * 1024 * 1024
-
-
-class _Refused(Exception):
-    """A file not read: too large, or not a regular file (the message says which)."""
-
-
-_KINDS = (
-    (stat.S_ISFIFO, "a FIFO"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISDIR, "a directory"),
-)
-
-
-def _check_regular(mode: int) -> None:
-    """Refuse anything but a regular file (a FIFO may block forever, a device never end)."""
-    if not stat.S_ISREG(mode):
-        kind = next((name for test, name in _KINDS if test(mode)), "no regular file")
-        raise _Refused(f"not a regular file ({kind}): not read")
-
-
-def _read_capped(path: Path, cap: int) -> bytes:
-    _check_regular(path.stat().st_mode)  # before opening: opening a FIFO blocks
-    # Non-blocking open, then checked again: a FIFO swapped in after the stat cannot block.
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb") as handle:
-        _check_regular(os.fstat(fd).st_mode)
-        os.set_blocking(fd, True)
-        data = read_at_most(handle, cap + 1)  # the size on disk may change; never past the cap
-    if len(data) > cap:
-        raise _Refused(f"file too large: more than the {cap}-byte cap (--max-bytes)")
-    return data
 
 
 @dataclass(frozen=True)
@@ -269,11 +235,18 @@ def ingest_paths(
         for path, location in _discover_located(paths, absolute=absolute_paths):
             source = shown_path(path)
             try:
-                yield Document(_read_capped(path, max_bytes), source, location=location)
-            except _Refused as exc:
+                data = read_regular(path, max_bytes + 1)
+            except NotRegular as exc:
                 report.fail(Failure(source, str(exc)))
+                continue
             except OSError as exc:
                 report.fail(Failure(source, f"cannot read: {exc.strerror or exc}"))
+                continue
+            if len(data) > max_bytes:
+                reason = f"file too large: more than the {max_bytes}-byte cap (--max-bytes)"
+                report.fail(Failure(source, reason))
+            else:
+                yield Document(data, source, location=location)
 
     return ingest_documents(
         store,

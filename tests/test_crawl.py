@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -355,6 +356,29 @@ def test_local_seed_whose_name_is_not_utf8(site: Site, tmp_path: Path) -> None:
     with Store(tmp_path / "store", read_only=True) as st:
         rows = st.query("SELECT ?l WHERE { ?i hc:sourceLocation ?l }")
         assert [str(r[0].value) for r in rows] == [f"{tmp_path}/a\\xff.json"]
+
+
+def test_fifo_seed_is_a_failure_not_a_hang(site: Site, tmp_path: Path) -> None:
+    """A FIFO among the seed files is refused as ingest refuses it: opening it would block
+    the crawl for good, before its event loop (and its signal handling) runs."""
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    site.add("a", story("a"))
+    reports: list[CrawlReport] = []
+    crawling = threading.Thread(
+        target=lambda: reports.append(site.crawl(tmp_path / "store", str(fifo), page("a"))),
+        daemon=True,
+    )
+    crawling.start()
+    crawling.join(60)
+    if crawling.is_alive():  # blocked in open(): a writer lets it go, and the test fails
+        with open(fifo, "wb"):
+            pass
+        crawling.join(60)
+        pytest.fail("the crawl blocked on a FIFO seed")
+    (refused,) = [f for f in reports[0].failures if f["url"] == fifo.resolve().as_uri()]
+    assert refused["reason"] == "not a regular file (a FIFO): not read"
+    assert stories_in(tmp_path / "store") == {page("a")}
 
 
 def test_robots_txt_unreachable_is_a_failure_not_a_skip(site: Site, tmp_path: Path) -> None:

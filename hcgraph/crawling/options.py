@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from .._io import read_at_most
+from .._io import NotRegular, read_regular
 from .._version import __version__
 from ..archive import Archive, FetchRecord
 from ..errors import CrawlError
@@ -147,8 +147,10 @@ def read_local(path: Path, archive: Archive, frontier: Frontier, cap: int) -> No
     frontier.add(uri, 0)
     now = dt.datetime.now(dt.UTC).isoformat()
     try:
-        with path.open("rb") as handle:
-            body = read_at_most(handle, cap + 1)
+        body = read_regular(path, cap + 1)
+    except NotRegular as exc:
+        frontier.mark_failed(uri, status=None, kind="file", reason=str(exc))
+        return
     except OSError as exc:
         frontier.mark_failed(uri, status=None, kind="file", reason=f"cannot read: {exc.strerror}")
         return
