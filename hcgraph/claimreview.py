@@ -15,6 +15,7 @@ from urllib.parse import unquote
 import pyoxigraph as ox
 
 from .claims.graphing import STATUSES
+from .provenance._graph import count
 from .store import Store
 from .vocab import SUPPORT_GRAPHS
 from .workbench import script_safe
@@ -238,9 +239,7 @@ def count_verdicts(store: Store) -> int:
         "SELECT (COUNT(DISTINCT ?v) AS ?n) WHERE { GRAPH ?g { ?v a hc:SupportVerdict } "
         f'FILTER(STRSTARTS(STR(?g), "{SUPPORT_GRAPHS}")) }}'
     )
-    for row in store.query(query):
-        return int(row["n"].value)
-    return 0
+    return count(store, query)
 
 
 def write_claimreview(store: Store, out: BinaryIO) -> None:
