@@ -15,7 +15,7 @@ from urllib.parse import unquote
 import pyoxigraph as ox
 
 from .claims.graphing import STATUSES
-from .provenance._graph import count
+from .provenance._graph import count, rows
 from .store import Store
 from .vocab import SUPPORT_GRAPHS
 from .workbench import script_safe
@@ -89,11 +89,6 @@ class _Row(dict[str, set[str]]):
         return min(found) if found else None
 
 
-def _term(row: ox.QuerySolution, name: str) -> str | None:
-    term = row[name]
-    return None if term is None else str(term.value)
-
-
 def _values(
     store: Store, sparql: str, key: str, bindings: dict[str, ox.NamedNode] | None = None
 ) -> dict[str, _Row]:
@@ -103,9 +98,9 @@ def _values(
     for row in store.query(sparql, bindings=bindings):  # ``key`` is bound in every row
         entry = found[row[key].value]
         for name in names:
-            value = _term(row, name) if name != key else None
-            if value is not None:
-                entry.setdefault(name, set()).add(value)
+            term = row[name] if name != key else None
+            if term is not None:
+                entry.setdefault(name, set()).add(str(term.value))
     return found
 
 
@@ -132,18 +127,10 @@ def _verdicts(store: Store) -> dict[str, _Row]:
 def _mismatches(store: Store) -> dict[str, list[str]]:
     """Verdict IRI → one line per mismatch, in node order."""
     found: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    for row in store.query(_MISMATCHES):
-        found[row["v"].value].append((row["m"].value, _mismatch_line(row)))
+    for v, m, kind, span, cspan, comment in rows(store, _MISMATCHES):
+        said = comment or f"{span or ''!r} in the passage, {cspan or ''!r} in the claim"
+        found[v or ""].append((m or "", f"{kind}: {said}"))
     return {v: [text for _, text in sorted(set(items))] for v, items in found.items()}
-
-
-def _mismatch_line(row: ox.QuerySolution) -> str:
-    kind = _term(row, "kind") or ""
-    comment = _term(row, "comment")
-    if comment:
-        return f"{kind}: {comment}"
-    span, cspan = _term(row, "span") or "", _term(row, "cspan") or ""
-    return f"{kind}: {span!r} in the passage, {cspan!r} in the claim"
 
 
 def _drop_none(data: dict[str, Any]) -> dict[str, Any]:
