@@ -106,12 +106,12 @@ def _values(
 
 def _verdicts(store: Store) -> dict[str, _Row]:
     """Verdict IRI → its values, with what its passage, claim, agent and story add."""
-    rows = {v: row for v, row in _values(store, _VERDICTS, "v").items() if row.one("claim")}
+    verdicts = {v: row for v, row in _values(store, _VERDICTS, "v").items() if row.one("claim")}
     passages = _values(store, _PASSAGES, "passage")
     claims = _values(store, _CLAIMS, "claim")
     versions = _values(store, _VERSIONS, "agent")
     stories: dict[str, _Row] = {}
-    for row in rows.values():
+    for row in verdicts.values():
         story = unquote(min(row["g"])[len(SUPPORT_GRAPHS) :])
         if story not in stories:
             bound = {"story": ox.NamedNode(story)}
@@ -121,7 +121,7 @@ def _verdicts(store: Store) -> dict[str, _Row]:
         for found in joined + [versions.get(agent) for agent in row.get("agent", ())]:
             for name, values in (found or {}).items():
                 row.setdefault(name, set()).update(values)
-    return rows
+    return verdicts
 
 
 def _mismatches(store: Store) -> dict[str, list[str]]:
