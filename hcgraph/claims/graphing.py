@@ -286,9 +286,9 @@ def story_verdicts(store: Store, story: str) -> dict[tuple[str, str], Recorded]:
     if graph is None:
         return {}
     seen: dict[tuple[str, str], Recorded] = {}
-    for part, c, status, reason, detail in rows(store, _VERDICTS, g=graph):
+    for part, c, *said in rows(store, _VERDICTS, g=graph):  # said: status, reason, detail
         key = (part or "", claim_id(c or ""))
-        found = Recorded(status or "", reason or "", detail or "")
+        found = Recorded(*(value or "" for value in said))
         if key not in seen or (found.detail and not seen[key].detail):
             seen[key] = found
     return dict(sorted(seen.items()))
