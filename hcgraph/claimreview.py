@@ -15,6 +15,7 @@ from urllib.parse import unquote
 import pyoxigraph as ox
 
 from .claims.graphing import STATUSES
+from .provenance._graph import count, rows
 from .store import Store
 from .vocab import SUPPORT_GRAPHS
 from .workbench import script_safe
@@ -88,11 +89,6 @@ class _Row(dict[str, set[str]]):
         return min(found) if found else None
 
 
-def _term(row: ox.QuerySolution, name: str) -> str | None:
-    term = row[name]
-    return None if term is None else str(term.value)
-
-
 def _values(
     store: Store, sparql: str, key: str, bindings: dict[str, ox.NamedNode] | None = None
 ) -> dict[str, _Row]:
@@ -102,20 +98,20 @@ def _values(
     for row in store.query(sparql, bindings=bindings):  # ``key`` is bound in every row
         entry = found[row[key].value]
         for name in names:
-            value = _term(row, name) if name != key else None
-            if value is not None:
-                entry.setdefault(name, set()).add(value)
+            term = row[name] if name != key else None
+            if term is not None:
+                entry.setdefault(name, set()).add(str(term.value))
     return found
 
 
 def _verdicts(store: Store) -> dict[str, _Row]:
     """Verdict IRI → its values, with what its passage, claim, agent and story add."""
-    rows = {v: row for v, row in _values(store, _VERDICTS, "v").items() if row.one("claim")}
+    verdicts = {v: row for v, row in _values(store, _VERDICTS, "v").items() if row.one("claim")}
     passages = _values(store, _PASSAGES, "passage")
     claims = _values(store, _CLAIMS, "claim")
     versions = _values(store, _VERSIONS, "agent")
     stories: dict[str, _Row] = {}
-    for row in rows.values():
+    for row in verdicts.values():
         story = unquote(min(row["g"])[len(SUPPORT_GRAPHS) :])
         if story not in stories:
             bound = {"story": ox.NamedNode(story)}
@@ -125,24 +121,16 @@ def _verdicts(store: Store) -> dict[str, _Row]:
         for found in joined + [versions.get(agent) for agent in row.get("agent", ())]:
             for name, values in (found or {}).items():
                 row.setdefault(name, set()).update(values)
-    return rows
+    return verdicts
 
 
 def _mismatches(store: Store) -> dict[str, list[str]]:
     """Verdict IRI → one line per mismatch, in node order."""
     found: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    for row in store.query(_MISMATCHES):
-        found[row["v"].value].append((row["m"].value, _mismatch_line(row)))
+    for v, m, kind, span, cspan, comment in rows(store, _MISMATCHES):
+        said = comment or f"{span or ''!r} in the passage, {cspan or ''!r} in the claim"
+        found[v or ""].append((m or "", f"{kind}: {said}"))
     return {v: [text for _, text in sorted(set(items))] for v, items in found.items()}
-
-
-def _mismatch_line(row: ox.QuerySolution) -> str:
-    kind = _term(row, "kind") or ""
-    comment = _term(row, "comment")
-    if comment:
-        return f"{kind}: {comment}"
-    span, cspan = _term(row, "span") or "", _term(row, "cspan") or ""
-    return f"{kind}: {span!r} in the passage, {cspan!r} in the claim"
 
 
 def _drop_none(data: dict[str, Any]) -> dict[str, Any]:
@@ -238,9 +226,7 @@ def count_verdicts(store: Store) -> int:
         "SELECT (COUNT(DISTINCT ?v) AS ?n) WHERE { GRAPH ?g { ?v a hc:SupportVerdict } "
         f'FILTER(STRSTARTS(STR(?g), "{SUPPORT_GRAPHS}")) }}'
     )
-    for row in store.query(query):
-        return int(row["n"].value)
-    return 0
+    return count(store, query)
 
 
 def write_claimreview(store: Store, out: BinaryIO) -> None:

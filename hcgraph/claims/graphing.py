@@ -11,11 +11,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import quote
 
-import pyoxigraph as ox
-
 from .._version import __version__
 from ..iris import minted, named_node, segment
-from ..provenance._graph import claim_id
+from ..provenance._graph import batches, claim_id, rows, values
 from ..rdftext import XSD_DATETIME, integer, iri, literal, typed
 from ..store import Store
 from ..vocab import CITO, DCTERMS, GRAPH, HC, PROV, RDF, RDFS, REPLY_GRAPHS, SDO, SUPPORT_GRAPHS
@@ -253,9 +251,6 @@ def _lines(triples: list[str]) -> str:
 
 # --- read back (``trace``, the maps) ---------------------------------------------------
 
-#: Claims per query of :func:`claim_texts` (a ``VALUES`` block).
-_TEXT_BATCH = 500
-
 _TEXTS = "SELECT ?c ?text WHERE { %s ?c prov:wasQuotedFrom ?reply ; prov:value ?text }"
 _VERDICTS = """
 SELECT ?g ?part ?c ?status ?reason ?detail WHERE { GRAPH ?g {
@@ -278,15 +273,10 @@ class Recorded(NamedTuple):
 def claim_texts(store: Store, claim_ids: Iterable[str]) -> dict[str, str]:
     """Claim id → its text, for the claims a fetched reply gives a text (read back for the
     commands that show claims: ``trace``, the maps)."""
-    ids = sorted(set(claim_ids))
     out: dict[str, str] = {}
-    for start in range(0, len(ids), _TEXT_BATCH):
-        terms = (named_node(minted("claim", c)) for c in ids[start : start + _TEXT_BATCH])
-        block = "VALUES ?c { " + " ".join(str(t) for t in terms if t is not None) + " }"
-        result = store.query(_TEXTS % block)
-        assert isinstance(result, ox.QuerySolutions)
-        for row in result:
-            out.setdefault(claim_id(row["c"].value), row["text"].value)
+    for batch in batches(claim_ids):
+        for c, text in rows(store, _TEXTS % values("c", (minted("claim", c) for c in batch))):
+            out.setdefault(claim_id(c or ""), text or "")
     return out
 
 
@@ -296,13 +286,9 @@ def story_verdicts(store: Store, story: str) -> dict[tuple[str, str], Recorded]:
     if graph is None:
         return {}
     seen: dict[tuple[str, str], Recorded] = {}
-    result = store.query(_VERDICTS, bindings={"g": graph})
-    assert isinstance(result, ox.QuerySolutions)
-    for row in result:
-        key = (row["part"].value, claim_id(row["c"].value))
-        reason, detail = row["reason"], row["detail"]
-        found = Recorded(row["status"].value, reason.value if reason else "",
-                         detail.value if detail else "")  # fmt: skip
+    for part, c, *said in rows(store, _VERDICTS, g=graph):  # said: status, reason, detail
+        key = (part or "", claim_id(c or ""))
+        found = Recorded(*(value or "" for value in said))
         if key not in seen or (found.detail and not seen[key].detail):
             seen[key] = found
     return dict(sorted(seen.items()))

@@ -8,10 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-import pyoxigraph as ox
-
 from ..errors import ManifestError
-from ..provenance._graph import manifest_id
+from ..provenance._graph import manifest_id, rows
 from ..store import Store
 from .fetching import FetchOptions, FetchReport, fetch_manifests, manifest_archive, read_saved
 from .replies import LoadReport, load_replies
@@ -53,10 +51,8 @@ class PullReport:
 
 def cited_manifests(store: Store) -> list[str]:
     """Every manifest id the stories cite, the most-cited first (ties by id)."""
-    result = store.query(_CITED)
-    assert isinstance(result, ox.QuerySolutions)
-    counted = [(-int(row["n"].value), manifest_id(row["m"].value)) for row in result]
-    return [mid for _, mid in sorted(counted)]
+    counted = sorted((-int(n or 0), manifest_id(m or "")) for m, n in rows(store, _CITED))
+    return [mid for _, mid in counted]
 
 
 def pull_manifests(

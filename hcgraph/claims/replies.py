@@ -9,10 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pyoxigraph as ox
-
 from ..errors import ManifestError, ReplyShapeError
-from ..provenance._graph import claim_id, manifest_id
+from ..provenance._graph import claim_id, manifest_id, rows
 from ..store import Store
 from ..vocab import HC, REPLY_GRAPHS
 from .fetching import ArchivedReply, archived_replies, manifest_archive
@@ -95,17 +93,10 @@ SELECT ?g ?m ?status ?fetch ?sha ?claim ?text WHERE {{ GRAPH ?g {{
 def reply_states(store: Store) -> dict[str, ReplyState]:
     """Manifest id → what its reply graph holds (only manifests with a reply graph)."""
     found: dict[str, ReplyState] = {}
-    result = store.query(_STATES)
-    assert isinstance(result, ox.QuerySolutions)
-    for row in result:
-        mid = manifest_id(row["m"].value)
-        state = found.get(mid)
-        if state is None:
-            sha = row["sha"]
-            status, fetch = row["status"].value, row["fetch"].value
-            state = found[mid] = ReplyState(status, sha and sha.value, {}, fetch)
-        claim = row["claim"]
+    for _, m, status, fetch, sha, claim, text in rows(store, _STATES):
+        mid = manifest_id(m or "")
+        if mid not in found:
+            found[mid] = ReplyState(status or "", sha, {}, fetch or "")
         if claim is not None:
-            text = row["text"]
-            state.claims[claim_id(claim.value)] = None if text is None else text.value
+            found[mid].claims[claim_id(claim)] = text
     return found

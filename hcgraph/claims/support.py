@@ -136,18 +136,9 @@ def _stem(word: str) -> str:
     return word
 
 
-_SUFFIXES = (
-    ("ations", ""),
-    ("ation", ""),
-    ("ings", ""),
-    ("ing", ""),
-    ("ied", "y"),
-    ("ies", "y"),
-    ("ed", ""),
-    ("es", ""),
-    ("s", ""),
-    ("e", ""),
-)
+# Endings stripped, the first that leaves 3 letters (``ied``/``ies`` become ``y``).
+_ENDINGS = ["ations", "ation", "ings", "ing", "ied", "ies", "ed", "es", "s", "e"]
+_SUFFIXES = [(end, "y" if end.startswith("ie") else "") for end in _ENDINGS]
 _CANON = {_stem(alt): _stem(head) for head, alts in _SYNONYMS.items() for alt in alts}
 
 

@@ -12,10 +12,8 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-import pyoxigraph as ox
-
 from ..iris import minted
-from ..provenance._graph import claim_id, manifest_id
+from ..provenance._graph import claim_id, manifest_id, rows
 from ..store import Store
 from ..vocab import SUPPORT_GRAPHS
 from .graphing import (
@@ -98,15 +96,13 @@ SELECT ?g ?used ?version WHERE {{ GRAPH ?g {{
 def passages(store: Store) -> dict[str, dict[str, Passage]]:
     """Story → passage IRI → :class:`Passage`, for every passage that cites a claim."""
     found: dict[str, dict[str, Passage]] = {}
-    result = store.query(_PASSAGES)
-    assert isinstance(result, ox.QuerySolutions)
-    for row in result:
-        passage = row["passage"].value
-        by_passage = found.setdefault(row["story"].value, {})
+    for story, passage, text, m, c in rows(store, _PASSAGES):
+        assert story and passage and text is not None and m and c  # none is optional
+        by_passage = found.setdefault(story, {})
         item = by_passage.get(passage)
         if item is None:
-            item = by_passage[passage] = Passage(passage, row["text"].value)
-        pair = (manifest_id(row["m"].value), claim_id(row["c"].value))
+            item = by_passage[passage] = Passage(passage, text)
+        pair = (manifest_id(m), claim_id(c))
         if pair not in item.cites:
             item.cites.append(pair)
     return found
@@ -216,10 +212,9 @@ def _drop_orphans(
 def _held_checks(store: Store) -> dict[str, tuple[str, frozenset[str]]]:
     """Support graph → (method version, what its check used)."""
     held: dict[str, tuple[str, set[str]]] = {}
-    result = store.query(_CHECKS)
-    assert isinstance(result, ox.QuerySolutions)
-    for row in result:
-        _, used = held.setdefault(row["g"].value, (row["version"].value, set()))
-        if row["used"] is not None:
-            used.add(row["used"].value)
+    for graph, used, version in rows(store, _CHECKS):
+        assert graph and version  # bound in every solution
+        _, uses = held.setdefault(graph, (version, set()))
+        if used is not None:
+            uses.add(used)
     return {graph: (version, frozenset(used)) for graph, (version, used) in held.items()}

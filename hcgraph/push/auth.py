@@ -48,7 +48,7 @@ class Credentials:
 
     scheme: str  # "password" (Basic or Digest, as the server asks), "bearer" or "digest"
     variable: str
-    _header: str = field(compare=False)
+    _header: str = field(compare=False)  # Authorization: Bearer, or Basic (password)
     _secrets: tuple[str, ...] = field(compare=False)
     _digest: tuple[str, str] | None = field(default=None, compare=False)
 
@@ -65,7 +65,7 @@ class Credentials:
             return _HeaderAuth(self._header)
         if self.scheme == "digest":
             return _Digest(*self._digest)
-        return _AnyAuth(*self._digest)
+        return _AnyAuth(self._header, *self._digest)
 
     @property
     def user(self) -> str | None:
@@ -116,9 +116,8 @@ class _AnyAuth(httpx.Auth):
 
     requires_request_body = True  # a challenged request is sent again, body and all
 
-    def __init__(self, user: str, password: str) -> None:
-        token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
-        self._basic = f"Basic {token}"
+    def __init__(self, basic: str, user: str, password: str) -> None:
+        self._basic = basic  # the Basic header, sent once a challenge asks for Basic
         self._digest = _Digest(user, password)
         self._scheme: str | None = None  # learned from the first challenge
 
@@ -187,7 +186,7 @@ def credentials_from_env(variable: str, environ: dict[str, str] | None = None) -
     user, _, password = value.partition(":")
     token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
     secrets = _redacted(value, password, token)
-    return Credentials("password", variable, "", secrets, (user, password))
+    return Credentials("password", variable, f"Basic {token}", secrets, (user, password))
 
 
 def _redacted(*secrets: str) -> tuple[str, ...]:

@@ -262,7 +262,7 @@ async def push_graphs_async(
     try:
         run.report.graphs = len(store.graph_names())
         if opts.dry_run:
-            run.plan_only()
+            run.report.pending = [graph.iri async for graph in run.changed()]
         else:
             async with _client(opts, credentials, transport) as client:
                 await run.send_all(client)
@@ -331,7 +331,7 @@ class _Run:
             return True
         return False
 
-    async def _changed(self) -> AsyncIterator[LocalGraph]:
+    async def changed(self) -> AsyncIterator[LocalGraph]:
         """The changed graphs, read a batch per hop on a worker thread (the engine releases
         the GIL) so the requests in flight keep moving; every graph is counted."""
         graphs = local_graphs(self.store)
@@ -347,7 +347,7 @@ class _Run:
         size = 0
         chunk: list[LocalGraph] = []
         chunk_size = 0
-        async for graph in self._changed():
+        async for graph in self.changed():
             if graph.iri in self.bulk:
                 chunk.append(graph)
                 chunk_size += len(graph.body)
@@ -368,11 +368,6 @@ class _Run:
             yield "bulk", chunk
         if batch:
             yield "update", batch
-
-    def plan_only(self) -> None:
-        for graph in local_graphs(self.store):
-            if not self._skip(graph):
-                self.report.pending.append(graph.iri)
 
     async def verify(self, client: httpx.AsyncClient) -> VerifyReport:
         """Compare remote triple counts with the local ones; a failed count query is reported
