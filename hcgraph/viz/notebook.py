@@ -19,8 +19,9 @@ from markupsafe import Markup
 from .._io import write_atomic
 from ..errors import VizError
 from ..store import Store
+from ..workbench import script_safe
 from .layout import compute_layout
-from .render import VIS_SHA256, _vendored, render_map, script_hashes, script_safe, visible_bidi
+from .render import VIS_SHA256, _vendored, render_map, script_hashes, visible_bidi
 from .style import COUNTED, largest_count, node_size, styles_for
 from .views import citation_graph
 

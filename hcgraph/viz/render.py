@@ -23,6 +23,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from .._io import write_atomic
 from .._version import __version__
 from ..errors import OutputError, VizError
+from ..workbench import script_safe
 from .data import LABEL, index_of, short
 from .layout import Positions, communities, compute_layout
 from .style import NodeStyle, document_icon, largest_count, node_size, styles_for
@@ -66,11 +67,6 @@ def safe_json(value: Any) -> str:
     """JSON that is safe inside an HTML ``<script>`` element: no ``<``, ``>``, ``&``, U+2028/9;
     plain ASCII (lone surrogates and control characters escaped too)."""
     return script_safe(json.dumps(value, ensure_ascii=True, separators=(",", ":")))
-
-
-def script_safe(text: str) -> str:
-    """JSON text with ``<``, ``>`` and ``&`` escaped as ``\\uXXXX``, for a ``<script>``."""
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 @cache

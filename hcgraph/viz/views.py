@@ -8,7 +8,7 @@ attribute is in docs/maps.md ("The projection is public API"). Manifest and publ
 from __future__ import annotations
 
 import hashlib
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -35,8 +35,8 @@ from .data import (
     value,
 )
 from .focus import Focus, MapOptions, resolve_focus
-from .sources import sources_view
-from .timeline import time_view
+from .sources import PASSAGE_STORIES, load_passages
+from .timeline import day_number
 
 __all__ = [
     "CLAIM_STORIES",
@@ -55,11 +55,7 @@ OVERVIEW_STORIES = 20000
 CLAIM_STORIES = 5000
 
 #: ``group_stories`` choices: fold stories into one node per newsroom, day, or both.
-STORY_GROUPS: dict[str, str] = {
-    "newsroom": "one node per newsroom",
-    "day": "one node per publication day",
-    "newsroom-day": "one node per newsroom and day",
-}
+STORY_GROUPS = ("newsroom", "day", "newsroom-day")
 
 
 def _complete(attrs: dict[str, Any]) -> dict[str, Any]:
@@ -238,6 +234,39 @@ def _focused(graph: nx.DiGraph, focus: Focus) -> nx.DiGraph:
         keep.update(graph.predecessors(m))
         keep.update(graph.successors(m))
     return graph.subgraph(keep).copy()
+
+
+def _sources_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGraph:
+    """The reuse graph of every story with the citing ``passages`` (``hcgraph.viz.sources``);
+    ``focus`` is selected when the page opens."""
+    data = load_reuse(store, claims=False, include_withdrawn=opts.include_withdrawn)
+    counts = data.citations()
+    notes = [_keep_top(data, opts.top, counts)] if opts.top is not None else []
+    graph = _reuse_graph(data, counts, claims=False)
+    passages = load_passages(store, data)
+    if len(passages) < len(data.cites):
+        notes.append(
+            f"passages of the newest {PASSAGE_STORIES} citing stories of each source "
+            f"({len(passages)} of {len(data.cites)} story-source pairs); the others linked"
+        )
+    graph.graph.update(view="sources", focus=focus.iri if focus else None, note="; ".join(notes),
+                       title="Publishers → sources → stories", passages=passages)  # fmt: skip
+    return graph
+
+
+def _time_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGraph:
+    """The reuse graph of every story for the time axis; ``focus`` (a story or a source)
+    is selected when the page opens."""
+    data = load_reuse(store, claims=False, include_withdrawn=opts.include_withdrawn)
+    graph = _reuse_graph(data, data.citations(), claims=False)
+    undated = Counter(
+        a["type"] for _n, a in graph.nodes(data=True) if day_number(a["date"]) is None
+    )
+    names = (("Story", "stories"), ("Manifest", "sources"))
+    notes = [f"{undated[k]} undated {name} not placed" for k, name in names if undated[k]]
+    graph.graph.update(view="time", focus=focus.iri if focus else None, note="; ".join(notes),
+                       title="Stories and their sources in time")  # fmt: skip
+    return graph
 
 
 def _publisher_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGraph:
@@ -452,8 +481,8 @@ VIEWS: dict[str, Callable[[Store, Focus | None, MapOptions], nx.DiGraph]] = {
     "story": _story_view,
     "reuse": _reuse_view,
     "publisher": _publisher_view,
-    "sources": sources_view,
-    "time": time_view,
+    "sources": _sources_view,
+    "time": _time_view,
 }
 
 
@@ -475,7 +504,7 @@ def citation_graph(
         focus: what :func:`~hcgraph.viz.focus.resolve_focus` resolves; required for
             ``publisher``, and for ``story`` when the store holds more than one story.
         top: reuse, sources: keep only the N manifests cited by the most stories.
-        group_stories: reuse, publisher: a key of :data:`STORY_GROUPS`.
+        group_stories: reuse, publisher: one of :data:`STORY_GROUPS`.
         overview: reuse: manifests and publishers only, each one's citing stories in the
             ``drill`` graph attribute; ``None``: past :data:`OVERVIEW_STORIES` stories
             with no focus and no grouping.
