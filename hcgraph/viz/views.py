@@ -322,7 +322,7 @@ def _story_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGra
     nx.set_node_attributes(graph, graph.nodes[focus.iri]["newsrooms"], "newsrooms")  # the story's
     _mark_uncited(graph)
     _mark_support(graph, store, focus.iri)
-    _trail_facets(graph)
+    _publisher_facet(graph)
     graph.graph.update(view="story", focus=focus.iri, title=f"Citation map: {story.label}",
                        note="")  # fmt: skip
     return graph
@@ -441,32 +441,18 @@ def _unsupported(
 
 
 def _reuse_facets(graph: nx.DiGraph) -> None:
-    """Filter facets (``publishers``, ``newsrooms``): a story's publishers, a manifest's
-    citing newsrooms."""
-    nodes = graph.nodes
-    pubs_of: dict[str, set[str]] = defaultdict(set)
-    rooms_of: dict[str, set[str]] = defaultdict(set)
+    """Filter facets (``publishers``, ``newsrooms``): a story's publishers, a manifest's and a
+    publisher's citing newsrooms."""
+    _publisher_facet(graph)
+    rooms = {n: set(attrs["newsrooms"]) for n, attrs in graph.nodes(data=True)}
+    for n in nodes_of(graph, "Manifest") + nodes_of(graph, "Publisher"):  # citers first
+        rooms[n].update(*(rooms[c] for c in graph.predecessors(n)))
     for n, attrs in graph.nodes(data=True):
-        rooms_of[n].update(attrs.get("newsrooms", ()))
-        if attrs["type"] == "Publisher":
-            pubs_of[n].add(attrs["id"])
-    for m, p in graph.edges():
-        if nodes[p]["type"] == "Publisher":
-            pubs_of[m].add(nodes[p]["id"])
-    for s, m in graph.edges():
-        if nodes[s]["type"] in ("Story", "StoryGroup"):
-            pubs_of[s].update(pubs_of[m])
-            rooms_of[m].update(rooms_of[s])
-    for m, p in graph.edges():
-        if nodes[p]["type"] == "Publisher":
-            rooms_of[p].update(rooms_of[m])
-    for n, attrs in graph.nodes(data=True):
-        attrs["publishers"] = tuple(sorted(pubs_of[n]))
-        attrs["newsrooms"] = tuple(sorted(rooms_of[n]))
+        attrs["newsrooms"] = tuple(sorted(rooms[n]))
 
 
-def _trail_facets(graph: nx.DiGraph) -> None:
-    """Publisher facet for a provenance trail: the publishers each node leads to."""
+def _publisher_facet(graph: nx.DiGraph) -> None:
+    """The ``publishers`` facet: the publishers each node leads to (itself included)."""
     reach: dict[str, set[str]] = defaultdict(set)
     for p, attrs in graph.nodes(data=True):
         if attrs["type"] == "Publisher":
