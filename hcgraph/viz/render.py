@@ -311,14 +311,20 @@ def render_map(
 ) -> str:
     """The whole map as one HTML string, deterministic; ``renderer`` as for
     :func:`pick_renderer`."""
-    from .sources import render_sources
-    from .timeline import render_time
+    from .sources import sources_payload
+    from .timeline import time_payload
 
-    page = {"sources": render_sources, "time": render_time}.get(graph.graph.get("view", ""))
-    if page is not None:
-        if renderer != "auto":
-            raise VizError(f"the {graph.graph['view']} view has one renderer: drop --renderer")
-        return page(graph)
+    view = graph.graph.get("view", "")
+    if view in ("sources", "time") and renderer != "auto":
+        raise VizError(f"the {view} view has one renderer: drop --renderer")
+    if view == "sources":  # circles packed by the vendored d3-hierarchy
+        d3_js = _vendored("d3-hierarchy.min.js", D3_HIERARCHY_SHA256)
+        payload = sources_payload(graph)
+        return render_page(
+            "template_sources.html", payload, d3_version=D3_HIERARCHY_VERSION, d3_js=d3_js
+        )
+    if view == "time":  # a 2D canvas: no vendored script
+        return render_page("template_time.html", time_payload(graph))
     payload = build_payload(graph, positions)
     if pick_renderer(graph, renderer) == "canvas":
         vis_js = _vendored("vis-network.min.js", VIS_SHA256)

@@ -14,23 +14,13 @@ import networkx as nx
 
 from ..store import Store
 from .data import ReuseData, index_of, nodes_of, part_order, short
-from .render import (
-    D3_HIERARCHY_SHA256,
-    D3_HIERARCHY_VERSION,
-    _http,
-    _vendored,
-    page_meta,
-    render_page,
-    visible_bidi,
-    visible_label,
-)
+from .render import _http, page_meta, visible_bidi, visible_label
 
 __all__ = [
     "PASSAGE_BUDGET",
     "PASSAGE_CHARS",
     "PASSAGE_STORIES",
     "load_passages",
-    "render_sources",
     "sources_payload",
 ]
 
@@ -177,13 +167,3 @@ def _story_row(a: dict[str, Any]) -> list[Any]:
     """A story as the page lists it (see :func:`sources_payload`)."""
     return [_http(a["url"]), visible_bidi(a["title"] or a["label"]), a["date"],
             ", ".join(a["newsrooms"]), int(a.get("unsupported", 0) or 0)]  # fmt: skip
-
-
-def render_sources(graph: nx.DiGraph) -> str:
-    """The sources view as one self-contained page (vendored d3-hierarchy, CSP by hash)."""
-    return render_page(
-        "template_sources.html",
-        sources_payload(graph),
-        d3_version=D3_HIERARCHY_VERSION,
-        d3_js=_vendored("d3-hierarchy.min.js", D3_HIERARCHY_SHA256),
-    )

@@ -13,9 +13,9 @@ from typing import Any
 import networkx as nx
 
 from .data import index_of, nodes_of
-from .render import _http, page_meta, render_page, visible_bidi, visible_label
+from .render import _http, page_meta, visible_bidi, visible_label
 
-__all__ = ["LAG_BINS", "day_number", "lag_days", "lag_summary", "render_time", "time_payload"]
+__all__ = ["LAG_BINS", "day_number", "lag_days", "lag_summary", "time_payload"]
 
 #: The lag histogram's bins: (label, lowest lag in days, highest lag in days).
 LAG_BINS: tuple[tuple[str, float, float], ...] = (
@@ -148,8 +148,3 @@ def _lanes(rooms_of: list[str]) -> tuple[list[str], list[int]]:
     rooms = sorted(count, key=lambda r: (-count[r], r))
     lane = index_of(rooms)
     return rooms, [lane[r] for r in rooms_of]
-
-
-def render_time(graph: nx.DiGraph) -> str:
-    """The time view as one self-contained page (no vendored script: a 2D canvas)."""
-    return render_page("template_time.html", time_payload(graph))
