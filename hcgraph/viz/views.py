@@ -320,7 +320,7 @@ def _story_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGra
     for claim, m in claim_in:
         graph.add_edge(claim, m, relation="isPartOf", weight=1)
     nx.set_node_attributes(graph, graph.nodes[focus.iri]["newsrooms"], "newsrooms")  # the story's
-    _mark_uncited(graph)
+    _mark_uncited(graph, {part for part, _target in cite_count})
     _mark_support(graph, store, focus.iri)
     _publisher_facet(graph)
     graph.graph.update(view="story", focus=focus.iri, title=f"Citation map: {story.label}",
@@ -396,13 +396,10 @@ def _add_story_sources(
         graph.add_edge(doc or m, p, relation="wasAttributedTo" if doc else "publishedBy", weight=1)
 
 
-def _mark_uncited(graph: nx.DiGraph) -> None:
-    """Mark (``uncited=1``) every paragraph and key fact that cites nothing."""
+def _mark_uncited(graph: nx.DiGraph, cited: set[str]) -> None:
+    """Mark (``uncited=1``) every paragraph and key fact that cites nothing (not in ``cited``)."""
     for part, attrs in graph.nodes(data=True):
-        if attrs["type"] in ("Paragraph", "KeyFact") and not any(
-            graph.edges[part, t]["relation"] in ("citesAsEvidence", "derivedFrom")
-            for t in graph.successors(part)
-        ):
+        if attrs["type"] in ("Paragraph", "KeyFact") and part not in cited:
             attrs["uncited"] = 1
 
 
