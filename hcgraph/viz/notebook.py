@@ -36,7 +36,7 @@ PYVIS_TEMPLATE = (Path(__file__).parent / "pyvis.html").read_text(encoding="utf-
 
 
 def _script_json(value: Any) -> Markup:
-    """pyvis's options JSON made safe inside ``<script>`` (``<``, ``>``, ``&`` escaped)."""
+    """pyvis's options JSON made safe in a ``<script>`` (``<``, ``>``, ``&``, U+2028/9 escaped)."""
     return Markup(script_safe(value if isinstance(value, str) else json.dumps(value)))
 
 
