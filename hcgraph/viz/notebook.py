@@ -19,9 +19,8 @@ from markupsafe import Markup
 from .._io import write_atomic
 from ..errors import VizError
 from ..store import Store
-from ..workbench import script_safe
 from .layout import compute_layout
-from .render import _SCRIPT_SRC, VIS_SHA256, _vendored, render_map, script_hashes, visible_bidi
+from .render import VIS_SHA256, _vendored, render_map, script_safe, visible_bidi, with_script_hashes
 from .style import COUNTED, largest_count, node_size, styles_for
 from .views import citation_graph
 
@@ -36,7 +35,7 @@ PYVIS_TEMPLATE = (Path(__file__).parent / "pyvis.html").read_text(encoding="utf-
 
 
 def _script_json(value: Any) -> Markup:
-    """pyvis's options JSON made safe in a ``<script>`` (``<``, ``>``, ``&``, U+2028/9 escaped)."""
+    """pyvis's options JSON made safe inside ``<script>`` (``<``, ``>``, ``&`` escaped)."""
     return Markup(script_safe(value if isinstance(value, str) else json.dumps(value)))
 
 
@@ -76,8 +75,7 @@ def _network_class() -> type[Network]:
         def generate_html(self, name: str = "index.html", local: bool = True,
                           notebook: bool = False) -> str:  # fmt: skip
             """pyvis's page, offline (every resource inline) with its CSP's script hashes."""
-            html = str(super().generate_html(name, local, notebook))
-            self.html = html.replace(_SCRIPT_SRC, script_hashes(html), 1)
+            self.html = with_script_hashes(str(super().generate_html(name, local, notebook)))
             return str(self.html)
 
         def _repr_html_(self) -> str:

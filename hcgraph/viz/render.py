@@ -23,7 +23,6 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from .._io import write_atomic
 from .._version import __version__
 from ..errors import OutputError, VizError
-from ..workbench import script_safe
 from .data import LABEL, index_of, short
 from .layout import Positions, communities, compute_layout
 from .style import NodeStyle, document_icon, largest_count, node_size, styles_for
@@ -42,6 +41,7 @@ __all__ = [
     "safe_json",
     "script_hashes",
     "visible_bidi",
+    "with_script_hashes",
     "write_map",
 ]
 
@@ -67,6 +67,11 @@ def safe_json(value: Any) -> str:
     """JSON that is safe inside an HTML ``<script>`` element: no ``<``, ``>``, ``&``, U+2028/9;
     plain ASCII (lone surrogates and control characters escaped too)."""
     return script_safe(json.dumps(value, ensure_ascii=True, separators=(",", ":")))
+
+
+def script_safe(text: str) -> str:
+    """JSON text with ``<``, ``>`` and ``&`` escaped as ``\\uXXXX``, for a ``<script>``."""
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 @cache
@@ -342,19 +347,16 @@ def render_map(
 
 def render_page(name: str, payload: dict[str, Any], **scripts: str) -> str:
     """Template ``name`` rendered with ``payload`` as safe JSON and the CSP's script hashes."""
-    html = (
-        _env()
-        .get_template(name)
-        .render(
-            title=payload["meta"]["title"] or "hcgraph citation map",
-            meta=payload["meta"],
-            version=__version__,
-            script_src=_SCRIPT_SRC,
-            data_json=safe_json(payload),
-            **scripts,
-        )
+    template = _env().get_template(name)
+    html = template.render(
+        title=payload["meta"]["title"] or "hcgraph citation map",
+        meta=payload["meta"],
+        version=__version__,
+        script_src=_SCRIPT_SRC,
+        data_json=safe_json(payload),
+        **scripts,
     )
-    return html.replace(_SCRIPT_SRC, script_hashes(html), 1)
+    return with_script_hashes(html)
 
 
 #: The WebGL page's node columns (the keys of :func:`_node_rows`' rows; ``group`` as an index
@@ -403,6 +405,11 @@ def cluster_name(graph: nx.DiGraph, members: list[str]) -> dict[str, Any]:
 
     lead = max(members, key=weight)
     return {"label": visible_label(graph.nodes[lead]["label"] or lead), "size": len(members)}
+
+
+def with_script_hashes(html: str) -> str:
+    """``html`` with its CSP's script-src placeholder replaced by :func:`script_hashes`."""
+    return html.replace(_SCRIPT_SRC, script_hashes(html), 1)
 
 
 def script_hashes(html: str) -> str:
