@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from ..store import Store
 from .layout import compute_layout
@@ -51,20 +52,16 @@ def draw_map(
     focus: str | None = None,
     out: Path | str | None = None,
     *,
-    top: int | None = None,
-    group_stories: str | None = None,
-    overview: bool | None = None,
     renderer: str = "auto",
-    include_withdrawn: bool = False,
+    **options: Any,
 ) -> MapInfo:
-    """Project (options as for ``citation_graph``), lay out, render and write one map;
-    returns what was written.
+    """Project (``options``: ``top``, ``group_stories``, ``overview``, ``include_withdrawn``, as
+    for ``citation_graph``), lay out, render and write one map; returns what was written.
 
     Raises:
         VizError: unknown view, unresolvable focus, or an output file that cannot be
             written.
     """
-    graph = citation_graph(store, view, focus, top=top, group_stories=group_stories,
-                           overview=overview, include_withdrawn=include_withdrawn)  # fmt: skip
+    graph = citation_graph(store, view, focus, **options)
     path = out if out is not None else default_map_path(view, focus)
     return write_map(graph, path, renderer=renderer)

@@ -57,7 +57,7 @@ def resolve_focus(store: Store, focus: str) -> Focus:
         VizError: nothing matches, or an id/slug matches several stories.
     """
     text = focus.strip()
-    found = _find_story(store, text) or _find_typed(store, text) or _find_named(store, text)
+    found = _find_story(store, text) or _find_source(store, text)
     if found is None:
         raise VizError(
             f"--focus {text!r}: no story (URL, id or slug), manifest (id) or publisher (name) "
@@ -79,19 +79,15 @@ def _find_story(store: Store, text: str) -> Focus | None:
     return Focus("Story", found[0]) if found else None
 
 
-def _find_typed(store: Store, text: str) -> Focus | None:
-    """The manifest or publisher whose IRI is ``text``."""
+def _find_source(store: Store, text: str) -> Focus | None:
+    """The manifest or publisher whose IRI is ``text``, else the manifest whose id, else the
+    publisher whose name is ``text`` (first by IRI)."""
     node = _named(text)
     for kind in ("Manifest", "Publisher"):
         if node is not None and store.query(
             _Q_IS_A, bindings={"x": node, "t": ox.NamedNode(HC + kind)}
         ):
             return Focus(kind, node.value)
-    return None
-
-
-def _find_named(store: Store, text: str) -> Focus | None:
-    """The manifest whose id, else the publisher whose name, is ``text`` (first by IRI)."""
     lit = {"v": ox.Literal(nfc(text))}
     for kind, query, var in (
         ("Manifest", _Q_FIND_MANIFEST, "m"),

@@ -20,7 +20,7 @@ from .._io import write_atomic
 from ..errors import VizError
 from ..store import Store
 from .layout import compute_layout
-from .render import VIS_SHA256, _vendored, render_map, script_hashes, script_safe, visible_bidi
+from .render import VIS_SHA256, _vendored, render_map, script_safe, visible_bidi, with_script_hashes
 from .style import COUNTED, largest_count, node_size, styles_for
 from .views import citation_graph
 
@@ -33,21 +33,10 @@ __all__ = ["PYVIS_TEMPLATE", "MapDisplay", "node_title", "show_map", "to_pyvis"]
 #: no Bootstrap, no ``innerHTML`` popup (titles stay plain text), no DOT-string mode.
 PYVIS_TEMPLATE = (Path(__file__).parent / "pyvis.html").read_text(encoding="utf-8")
 
-_CSP_SLOT = "__HCGRAPH_CSP__"
-
 
 def _script_json(value: Any) -> Markup:
     """pyvis's options JSON made safe inside ``<script>`` (``<``, ``>``, ``&`` escaped)."""
     return Markup(script_safe(value if isinstance(value, str) else json.dumps(value)))
-
-
-def _with_csp(html: str) -> str:
-    """Fill the CSP slot: exactly the page's inline scripts (by hash), inline styles, no
-    connections, frames, forms or remote anything."""
-    hashes = script_hashes(html)
-    csp = (f"default-src 'none'; script-src {hashes}; style-src 'unsafe-inline'; "
-           "img-src data:; connect-src 'none'; base-uri 'none'; form-action 'none'")  # fmt: skip
-    return html.replace(_CSP_SLOT, csp, 1)
 
 
 def _iframe(html: str, height: str, title: str) -> str:
@@ -85,8 +74,8 @@ def _network_class() -> type[Network]:
 
         def generate_html(self, name: str = "index.html", local: bool = True,
                           notebook: bool = False) -> str:  # fmt: skip
-            """pyvis's page, offline (every resource inline) with its CSP filled in."""
-            self.html = _with_csp(str(super().generate_html(name, local, notebook)))
+            """pyvis's page, offline (every resource inline) with its CSP's script hashes."""
+            self.html = with_script_hashes(str(super().generate_html(name, local, notebook)))
             return str(self.html)
 
         def _repr_html_(self) -> str:

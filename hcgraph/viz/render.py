@@ -41,6 +41,7 @@ __all__ = [
     "safe_json",
     "script_hashes",
     "visible_bidi",
+    "with_script_hashes",
     "write_map",
 ]
 
@@ -315,14 +316,20 @@ def render_map(
 ) -> str:
     """The whole map as one HTML string, deterministic; ``renderer`` as for
     :func:`pick_renderer`."""
-    from .sources import render_sources
-    from .timeline import render_time
+    from .sources import sources_payload
+    from .timeline import time_payload
 
-    page = {"sources": render_sources, "time": render_time}.get(graph.graph.get("view", ""))
-    if page is not None:
-        if renderer != "auto":
-            raise VizError(f"the {graph.graph['view']} view has one renderer: drop --renderer")
-        return page(graph)
+    view = graph.graph.get("view", "")
+    if view in ("sources", "time") and renderer != "auto":
+        raise VizError(f"the {view} view has one renderer: drop --renderer")
+    if view == "sources":  # circles packed by the vendored d3-hierarchy
+        d3_js = _vendored("d3-hierarchy.min.js", D3_HIERARCHY_SHA256)
+        payload = sources_payload(graph)
+        return render_page(
+            "template_sources.html", payload, d3_version=D3_HIERARCHY_VERSION, d3_js=d3_js
+        )
+    if view == "time":  # a 2D canvas: no vendored script
+        return render_page("template_time.html", time_payload(graph))
     payload = build_payload(graph, positions)
     if pick_renderer(graph, renderer) == "canvas":
         vis_js = _vendored("vis-network.min.js", VIS_SHA256)
@@ -340,19 +347,16 @@ def render_map(
 
 def render_page(name: str, payload: dict[str, Any], **scripts: str) -> str:
     """Template ``name`` rendered with ``payload`` as safe JSON and the CSP's script hashes."""
-    html = (
-        _env()
-        .get_template(name)
-        .render(
-            title=payload["meta"]["title"] or "hcgraph citation map",
-            meta=payload["meta"],
-            version=__version__,
-            script_src=_SCRIPT_SRC,
-            data_json=safe_json(payload),
-            **scripts,
-        )
+    template = _env().get_template(name)
+    html = template.render(
+        title=payload["meta"]["title"] or "hcgraph citation map",
+        meta=payload["meta"],
+        version=__version__,
+        script_src=_SCRIPT_SRC,
+        data_json=safe_json(payload),
+        **scripts,
     )
-    return html.replace(_SCRIPT_SRC, script_hashes(html), 1)
+    return with_script_hashes(html)
 
 
 #: The WebGL page's node columns (the keys of :func:`_node_rows`' rows; ``group`` as an index
@@ -401,6 +405,11 @@ def cluster_name(graph: nx.DiGraph, members: list[str]) -> dict[str, Any]:
 
     lead = max(members, key=weight)
     return {"label": visible_label(graph.nodes[lead]["label"] or lead), "size": len(members)}
+
+
+def with_script_hashes(html: str) -> str:
+    """``html`` with its CSP's script-src placeholder replaced by :func:`script_hashes`."""
+    return html.replace(_SCRIPT_SRC, script_hashes(html), 1)
 
 
 def script_hashes(html: str) -> str:

@@ -13,26 +13,15 @@ from typing import Any
 import networkx as nx
 
 from ..store import Store
-from .data import ReuseData, index_of, load_reuse, nodes_of, part_order, short
-from .focus import Focus, MapOptions
-from .render import (
-    D3_HIERARCHY_SHA256,
-    D3_HIERARCHY_VERSION,
-    _http,
-    _vendored,
-    page_meta,
-    render_page,
-    visible_bidi,
-    visible_label,
-)
+from .data import ReuseData, index_of, nodes_of, part_order, short
+from .render import _http, page_meta, visible_bidi, visible_label
 
 __all__ = [
     "PASSAGE_BUDGET",
     "PASSAGE_CHARS",
     "PASSAGE_STORIES",
-    "render_sources",
+    "load_passages",
     "sources_payload",
-    "sources_view",
 ]
 
 #: Citing stories per source whose passages the page carries (the newest first).
@@ -84,9 +73,10 @@ def _part_texts(store: Store, needed: set[str]) -> dict[str, str]:
     return texts
 
 
-def load_passages(store: Store, data: ReuseData, citers: dict[str, list[str]]) -> Passages:
-    """The citing passages of the newest :data:`PASSAGE_STORIES` citers of each source
-    (``citers``: manifest → stories, newest first), within :data:`PASSAGE_BUDGET`."""
+def load_passages(store: Store, data: ReuseData) -> Passages:
+    """The citing passages of the newest :data:`PASSAGE_STORIES` citers of each source,
+    within :data:`PASSAGE_BUDGET` (sources with most citers first)."""
+    citers = _newest_first(data)
     wanted = _wanted_parts(store, data, citers)
     texts = _part_texts(store, {p for ps in wanted.values() for p in ps})
     out: Passages = {}
@@ -109,26 +99,6 @@ def _newest_first(data: ReuseData) -> dict[str, list[str]]:
     for stories in citers.values():
         stories.sort(key=lambda s: data.stories[s].date, reverse=True)  # stable: IRI order
     return dict(citers)
-
-
-def sources_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGraph:
-    """The reuse graph of every story with the citing ``passages``; ``focus`` is selected
-    when the page opens."""
-    from .views import _keep_top, _reuse_graph
-
-    data = load_reuse(store, claims=False, include_withdrawn=opts.include_withdrawn)
-    counts = data.citations()
-    notes = [_keep_top(data, opts.top, counts)] if opts.top is not None else []
-    graph = _reuse_graph(data, counts, claims=False)
-    passages = load_passages(store, data, _newest_first(data))
-    if len(passages) < len(data.cites):
-        notes.append(
-            f"passages of the newest {PASSAGE_STORIES} citing stories of each source "
-            f"({len(passages)} of {len(data.cites)} story-source pairs); the others linked"
-        )
-    graph.graph.update(view="sources", focus=focus.iri if focus else None, note="; ".join(notes),
-                       title="Publishers → sources → stories", passages=passages)  # fmt: skip
-    return graph
 
 
 def sources_payload(graph: nx.DiGraph) -> dict[str, Any]:
@@ -197,13 +167,3 @@ def _story_row(a: dict[str, Any]) -> list[Any]:
     """A story as the page lists it (see :func:`sources_payload`)."""
     return [_http(a["url"]), visible_bidi(a["title"] or a["label"]), a["date"],
             ", ".join(a["newsrooms"]), int(a.get("unsupported", 0) or 0)]  # fmt: skip
-
-
-def render_sources(graph: nx.DiGraph) -> str:
-    """The sources view as one self-contained page (vendored d3-hierarchy, CSP by hash)."""
-    return render_page(
-        "template_sources.html",
-        sources_payload(graph),
-        d3_version=D3_HIERARCHY_VERSION,
-        d3_js=_vendored("d3-hierarchy.min.js", D3_HIERARCHY_SHA256),
-    )

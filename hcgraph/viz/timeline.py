@@ -12,12 +12,10 @@ from typing import Any
 
 import networkx as nx
 
-from ..store import Store
-from .data import index_of, load_reuse, nodes_of
-from .focus import Focus, MapOptions
-from .render import _http, page_meta, render_page, visible_bidi, visible_label
+from .data import index_of, nodes_of
+from .render import _http, page_meta, visible_bidi, visible_label
 
-__all__ = ["LAG_BINS", "lag_days", "lag_summary", "render_time", "time_payload", "time_view"]
+__all__ = ["LAG_BINS", "day_number", "lag_days", "lag_summary", "time_payload"]
 
 #: The lag histogram's bins: (label, lowest lag in days, highest lag in days).
 LAG_BINS: tuple[tuple[str, float, float], ...] = (
@@ -31,7 +29,7 @@ LAG_BINS: tuple[tuple[str, float, float], ...] = (
 )
 
 
-def _day(text: str) -> int | None:
+def day_number(text: str) -> int | None:
     """Days since 1970-01-01 of a ``YYYY-MM-DD`` date, or None (no or bad date)."""
     try:
         return dt.date.fromisoformat(text[:10]).toordinal() - 719163 if text else None
@@ -39,27 +37,12 @@ def _day(text: str) -> int | None:
         return None
 
 
-def time_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGraph:
-    """The reuse graph of every story for the time axis; ``focus`` (a story or a source)
-    is selected when the page opens."""
-    from .views import _reuse_graph
-
-    data = load_reuse(store, claims=False, include_withdrawn=opts.include_withdrawn)
-    graph = _reuse_graph(data, data.citations(), claims=False)
-    undated = Counter(a["type"] for _n, a in graph.nodes(data=True) if _day(a["date"]) is None)
-    names = (("Story", "stories"), ("Manifest", "sources"))
-    notes = [f"{undated[k]} undated {name} not placed" for k, name in names if undated[k]]
-    graph.graph.update(view="time", focus=focus.iri if focus else None, note="; ".join(notes),
-                       title="Stories and their sources in time")  # fmt: skip
-    return graph
-
-
 def lag_days(graph: nx.DiGraph) -> list[int]:
     """Every citation's source lag in days (story date - source date), dated at both ends."""
     out = []
     for s, m in graph.edges():
         if graph.nodes[s]["type"] == "Story":
-            a, b = _day(graph.nodes[s]["date"]), _day(graph.nodes[m]["date"])
+            a, b = day_number(graph.nodes[s]["date"]), day_number(graph.nodes[m]["date"])
             if a is not None and b is not None:
                 out.append(a - b)
     return sorted(out)
@@ -89,7 +72,7 @@ def _finite(v: float) -> int | None:
 
 def _dated(graph: nx.DiGraph, kind: str) -> list[str]:
     """The nodes of type ``kind`` with a date, by date then IRI."""
-    rows = [n for n in nodes_of(graph, kind) if _day(graph.nodes[n]["date"]) is not None]
+    rows = [n for n in nodes_of(graph, kind) if day_number(graph.nodes[n]["date"]) is not None]
     return sorted(rows, key=lambda n: graph.nodes[n]["date"])  # stable: IRI order kept
 
 
@@ -104,7 +87,7 @@ def _columns(graph: nx.DiGraph, rows: list[str]) -> dict[str, list[Any]]:
         "id": rows,
         "t": [visible_bidi(a["title"] or a["label"]) for a in attrs],
         "d": [a["date"] for a in attrs],
-        "day": [_day(a["date"]) for a in attrs],
+        "day": [day_number(a["date"]) for a in attrs],
         "u": [_http(a["url"]) for a in attrs],
     }
 
@@ -165,8 +148,3 @@ def _lanes(rooms_of: list[str]) -> tuple[list[str], list[int]]:
     rooms = sorted(count, key=lambda r: (-count[r], r))
     lane = index_of(rooms)
     return rooms, [lane[r] for r in rooms_of]
-
-
-def render_time(graph: nx.DiGraph) -> str:
-    """The time view as one self-contained page (no vendored script: a 2D canvas)."""
-    return render_page("template_time.html", time_payload(graph))

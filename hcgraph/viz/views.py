@@ -8,7 +8,7 @@ attribute is in docs/maps.md ("The projection is public API"). Manifest and publ
 from __future__ import annotations
 
 import hashlib
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -35,8 +35,8 @@ from .data import (
     value,
 )
 from .focus import Focus, MapOptions, resolve_focus
-from .sources import sources_view
-from .timeline import time_view
+from .sources import PASSAGE_STORIES, load_passages
+from .timeline import day_number
 
 __all__ = [
     "CLAIM_STORIES",
@@ -55,11 +55,7 @@ OVERVIEW_STORIES = 20000
 CLAIM_STORIES = 5000
 
 #: ``group_stories`` choices: fold stories into one node per newsroom, day, or both.
-STORY_GROUPS: dict[str, str] = {
-    "newsroom": "one node per newsroom",
-    "day": "one node per publication day",
-    "newsroom-day": "one node per newsroom and day",
-}
+STORY_GROUPS = ("newsroom", "day", "newsroom-day")
 
 
 def _complete(attrs: dict[str, Any]) -> dict[str, Any]:
@@ -240,6 +236,39 @@ def _focused(graph: nx.DiGraph, focus: Focus) -> nx.DiGraph:
     return graph.subgraph(keep).copy()
 
 
+def _sources_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGraph:
+    """The reuse graph of every story with the citing ``passages`` (``hcgraph.viz.sources``);
+    ``focus`` is selected when the page opens."""
+    data = load_reuse(store, claims=False, include_withdrawn=opts.include_withdrawn)
+    counts = data.citations()
+    notes = [_keep_top(data, opts.top, counts)] if opts.top is not None else []
+    graph = _reuse_graph(data, counts, claims=False)
+    passages = load_passages(store, data)
+    if len(passages) < len(data.cites):
+        notes.append(
+            f"passages of the newest {PASSAGE_STORIES} citing stories of each source "
+            f"({len(passages)} of {len(data.cites)} story-source pairs); the others linked"
+        )
+    graph.graph.update(view="sources", focus=focus.iri if focus else None, note="; ".join(notes),
+                       title="Publishers → sources → stories", passages=passages)  # fmt: skip
+    return graph
+
+
+def _time_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGraph:
+    """The reuse graph of every story for the time axis; ``focus`` (a story or a source)
+    is selected when the page opens."""
+    data = load_reuse(store, claims=False, include_withdrawn=opts.include_withdrawn)
+    graph = _reuse_graph(data, data.citations(), claims=False)
+    undated = Counter(
+        a["type"] for _n, a in graph.nodes(data=True) if day_number(a["date"]) is None
+    )
+    names = (("Story", "stories"), ("Manifest", "sources"))
+    notes = [f"{undated[k]} undated {name} not placed" for k, name in names if undated[k]]
+    graph.graph.update(view="time", focus=focus.iri if focus else None, note="; ".join(notes),
+                       title="Stories and their sources in time")  # fmt: skip
+    return graph
+
+
 def _publisher_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGraph:
     if focus is None or focus.kind != "Publisher":
         raise VizError(
@@ -291,9 +320,9 @@ def _story_view(store: Store, focus: Focus | None, opts: MapOptions) -> nx.DiGra
     for claim, m in claim_in:
         graph.add_edge(claim, m, relation="isPartOf", weight=1)
     nx.set_node_attributes(graph, graph.nodes[focus.iri]["newsrooms"], "newsrooms")  # the story's
-    _mark_uncited(graph)
+    _mark_uncited(graph, {part for part, _target in cite_count})
     _mark_support(graph, store, focus.iri)
-    _trail_facets(graph)
+    _publisher_facet(graph)
     graph.graph.update(view="story", focus=focus.iri, title=f"Citation map: {story.label}",
                        note="")  # fmt: skip
     return graph
@@ -367,13 +396,10 @@ def _add_story_sources(
         graph.add_edge(doc or m, p, relation="wasAttributedTo" if doc else "publishedBy", weight=1)
 
 
-def _mark_uncited(graph: nx.DiGraph) -> None:
-    """Mark (``uncited=1``) every paragraph and key fact that cites nothing."""
+def _mark_uncited(graph: nx.DiGraph, cited: set[str]) -> None:
+    """Mark (``uncited=1``) every paragraph and key fact that cites nothing (not in ``cited``)."""
     for part, attrs in graph.nodes(data=True):
-        if attrs["type"] in ("Paragraph", "KeyFact") and not any(
-            graph.edges[part, t]["relation"] in ("citesAsEvidence", "derivedFrom")
-            for t in graph.successors(part)
-        ):
+        if attrs["type"] in ("Paragraph", "KeyFact") and part not in cited:
             attrs["uncited"] = 1
 
 
@@ -412,32 +438,18 @@ def _unsupported(
 
 
 def _reuse_facets(graph: nx.DiGraph) -> None:
-    """Filter facets (``publishers``, ``newsrooms``): a story's publishers, a manifest's
-    citing newsrooms."""
-    nodes = graph.nodes
-    pubs_of: dict[str, set[str]] = defaultdict(set)
-    rooms_of: dict[str, set[str]] = defaultdict(set)
+    """Filter facets (``publishers``, ``newsrooms``): a story's publishers, a manifest's and a
+    publisher's citing newsrooms."""
+    _publisher_facet(graph)
+    rooms = {n: set(attrs["newsrooms"]) for n, attrs in graph.nodes(data=True)}
+    for n in nodes_of(graph, "Manifest") + nodes_of(graph, "Publisher"):  # citers first
+        rooms[n].update(*(rooms[c] for c in graph.predecessors(n)))
     for n, attrs in graph.nodes(data=True):
-        rooms_of[n].update(attrs.get("newsrooms", ()))
-        if attrs["type"] == "Publisher":
-            pubs_of[n].add(attrs["id"])
-    for m, p in graph.edges():
-        if nodes[p]["type"] == "Publisher":
-            pubs_of[m].add(nodes[p]["id"])
-    for s, m in graph.edges():
-        if nodes[s]["type"] in ("Story", "StoryGroup"):
-            pubs_of[s].update(pubs_of[m])
-            rooms_of[m].update(rooms_of[s])
-    for m, p in graph.edges():
-        if nodes[p]["type"] == "Publisher":
-            rooms_of[p].update(rooms_of[m])
-    for n, attrs in graph.nodes(data=True):
-        attrs["publishers"] = tuple(sorted(pubs_of[n]))
-        attrs["newsrooms"] = tuple(sorted(rooms_of[n]))
+        attrs["newsrooms"] = tuple(sorted(rooms[n]))
 
 
-def _trail_facets(graph: nx.DiGraph) -> None:
-    """Publisher facet for a provenance trail: the publishers each node leads to."""
+def _publisher_facet(graph: nx.DiGraph) -> None:
+    """The ``publishers`` facet: the publishers each node leads to (itself included)."""
     reach: dict[str, set[str]] = defaultdict(set)
     for p, attrs in graph.nodes(data=True):
         if attrs["type"] == "Publisher":
@@ -452,8 +464,8 @@ VIEWS: dict[str, Callable[[Store, Focus | None, MapOptions], nx.DiGraph]] = {
     "story": _story_view,
     "reuse": _reuse_view,
     "publisher": _publisher_view,
-    "sources": sources_view,
-    "time": time_view,
+    "sources": _sources_view,
+    "time": _time_view,
 }
 
 
@@ -475,7 +487,7 @@ def citation_graph(
         focus: what :func:`~hcgraph.viz.focus.resolve_focus` resolves; required for
             ``publisher``, and for ``story`` when the store holds more than one story.
         top: reuse, sources: keep only the N manifests cited by the most stories.
-        group_stories: reuse, publisher: a key of :data:`STORY_GROUPS`.
+        group_stories: reuse, publisher: one of :data:`STORY_GROUPS`.
         overview: reuse: manifests and publishers only, each one's citing stories in the
             ``drill`` graph attribute; ``None``: past :data:`OVERVIEW_STORIES` stories
             with no focus and no grouping.
