@@ -16,7 +16,7 @@ from ..errors import ExportError, OutputError
 from ..exporting import FORMATS
 from ..exporting import export as run_export
 from ..store import Store
-from ._common import store_option
+from ._common import on_store, store_option
 
 
 @click.command()
@@ -89,8 +89,7 @@ def _export_split(store_dir: Path, fmt: str, out: Path | None, split: int, compr
     """``--split N``: N-Quads shards of whole story graphs into the directory ``out``."""
     if fmt != "nquads" or out is None:
         raise ExportError("--split needs --format nquads and --out DIR")
-    with Store(store_dir, read_only=True) as store:
-        shards = write_shards(store, out, split, compress=compress)
+    shards = on_store(write_shards, store_dir, out, split, compress=compress)
     click.echo(f"wrote {len(shards)} shards to {out} (nquads)", err=True)
 
 
