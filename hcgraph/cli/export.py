@@ -63,26 +63,23 @@ def export(
         return
     if out is not None and out.is_dir():
         raise ExportError(f"--out {out} is a directory (only --split writes into one)")
-    message = _export(store_dir, fmt, out, compress, dynamic)
+    message = on_store(_export, store_dir, fmt, out, compress, dynamic)
     if message:
         click.echo(message, err=True)
     if out is not None:
         click.echo(f"wrote {out} ({fmt}{', dynamic' if dynamic else ''})", err=True)
 
 
-def _export(
-    store_dir: Path, fmt: str, out: Path | None, compress: bool, dynamic: bool
-) -> str | None:
+def _export(store: Store, fmt: str, out: Path | None, compress: bool, dynamic: bool) -> str | None:
     """The export to ``out`` (None: stdout); returns the format's note, if any."""
-    with Store(store_dir, read_only=True) as store:
-        if out is None:
-            _to_stdout(store, fmt, compress, dynamic)
-        else:
-            # Written beside the target and renamed: a failed export never leaves a torn file.
-            with atomic_writer(out) as handle:
-                _write(store, fmt, handle, compress, dynamic)
-        note = FORMATS[fmt].note
-        return note(store) if note is not None else None
+    if out is None:
+        _to_stdout(store, fmt, compress, dynamic)
+    else:
+        # Written beside the target and renamed: a failed export never leaves a torn file.
+        with atomic_writer(out) as handle:
+            _write(store, fmt, handle, compress, dynamic)
+    note = FORMATS[fmt].note
+    return note(store) if note is not None else None
 
 
 def _export_split(store_dir: Path, fmt: str, out: Path | None, split: int, compress: bool) -> None:
