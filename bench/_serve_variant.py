@@ -27,11 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hcgraph.serve import Endpoint, front, http, pool
 from hcgraph.serve.endpoint import MAX_HEAD, Refusal, Request
-from hcgraph.serve.http import BODY, IDLE, RequestParser
+from hcgraph.serve.http import RequestParser
 
 
 class H11Parser(RequestParser):
-    """The shipped parser's interface (``feed``, ``queue``, ``phase``) on h11."""
+    """The shipped parser's interface (``feed``, ``queue``, ``in_body``) on h11."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -62,7 +62,7 @@ class H11Parser(RequestParser):
                 request.keep = ("keep-alive" in tokens if version == "HTTP/1.0"
                                 else "close" not in tokens)  # fmt: skip
                 self.h11_request = request
-                self.phase = BODY
+                self.in_body = True
             elif isinstance(event, h11.Data):
                 self.body += event.data
             elif isinstance(event, h11.EndOfMessage):
@@ -71,7 +71,7 @@ class H11Parser(RequestParser):
                 request.body = bytes(self.body)
                 self.body = bytearray()
                 self.queue.append(request)
-                self.phase = IDLE
+                self.in_body = False
                 rest, _closed = self.h11.trailing_data
                 self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD)
                 self.h11.receive_data(rest)

@@ -86,10 +86,10 @@ def print_lines(lines: Iterable[tuple[str, Any]]) -> None:
         (err_console if stream == "err" else out_console).print(line)
 
 
-def on_store(func: Callable[..., T], store_dir: Path, *args: Any) -> T:
-    """``func(store, *args)`` on the store at ``store_dir``, open read-only."""
+def on_store(func: Callable[..., T], store_dir: Path, *args: Any, **kwargs: Any) -> T:
+    """``func(store, *args, **kwargs)`` on the store at ``store_dir``, open read-only."""
     with Store(store_dir, read_only=True) as store:
-        return func(store, *args)
+        return func(store, *args, **kwargs)
 
 
 def run_limited_on_store(

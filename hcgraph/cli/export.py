@@ -16,7 +16,7 @@ from ..errors import ExportError, OutputError
 from ..exporting import FORMATS
 from ..exporting import export as run_export
 from ..store import Store
-from ._common import store_option
+from ._common import on_store, store_option
 
 
 @click.command()
@@ -63,34 +63,30 @@ def export(
         return
     if out is not None and out.is_dir():
         raise ExportError(f"--out {out} is a directory (only --split writes into one)")
-    message = _export(store_dir, fmt, out, compress, dynamic)
+    message = on_store(_export, store_dir, fmt, out, compress, dynamic)
     if message:
         click.echo(message, err=True)
     if out is not None:
         click.echo(f"wrote {out} ({fmt}{', dynamic' if dynamic else ''})", err=True)
 
 
-def _export(
-    store_dir: Path, fmt: str, out: Path | None, compress: bool, dynamic: bool
-) -> str | None:
+def _export(store: Store, fmt: str, out: Path | None, compress: bool, dynamic: bool) -> str | None:
     """The export to ``out`` (None: stdout); returns the format's note, if any."""
-    with Store(store_dir, read_only=True) as store:
-        if out is None:
-            _to_stdout(store, fmt, compress, dynamic)
-        else:
-            # Written beside the target and renamed: a failed export never leaves a torn file.
-            with atomic_writer(out) as handle:
-                _write(store, fmt, handle, compress, dynamic)
-        note = FORMATS[fmt].note
-        return note(store) if note is not None else None
+    if out is None:
+        _to_stdout(store, fmt, compress, dynamic)
+    else:
+        # Written beside the target and renamed: a failed export never leaves a torn file.
+        with atomic_writer(out) as handle:
+            _write(store, fmt, handle, compress, dynamic)
+    note = FORMATS[fmt].note
+    return note(store) if note is not None else None
 
 
 def _export_split(store_dir: Path, fmt: str, out: Path | None, split: int, compress: bool) -> None:
     """``--split N``: N-Quads shards of whole story graphs into the directory ``out``."""
     if fmt != "nquads" or out is None:
         raise ExportError("--split needs --format nquads and --out DIR")
-    with Store(store_dir, read_only=True) as store:
-        shards = write_shards(store, out, split, compress=compress)
+    shards = on_store(write_shards, store_dir, out, split, compress=compress)
     click.echo(f"wrote {len(shards)} shards to {out} (nquads)", err=True)
 
 

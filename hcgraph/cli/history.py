@@ -7,8 +7,7 @@ from pathlib import Path
 import click
 
 from ..provenance.versions import history, render_markdown, render_table
-from ..store import Store
-from ._common import out_console, store_option, width_option
+from ._common import on_store, out_console, store_option, width_option
 
 
 @click.command("history")
@@ -29,8 +28,7 @@ def history_command(story_url: str, fmt: str, store_dir: Path) -> None:
     Example:
       hcgraph history https://hangingcontext.com/stories/2026-10-20/agentic-rl-production/
     """
-    with Store(store_dir, read_only=True) as store:
-        h = history(store, story_url)
+    h = on_store(history, store_dir, story_url)
     if fmt == "json":
         click.echo(h.to_json())
     elif fmt == "md":

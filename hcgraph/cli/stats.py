@@ -11,8 +11,7 @@ from rich.text import Text
 
 from ..errors import visible
 from ..stats import graph_stats
-from ..store import Store
-from ._common import flag_option, out_console, store_option
+from ._common import flag_option, on_store, out_console, store_option
 
 
 @click.command()
@@ -31,8 +30,7 @@ def stats(fmt: str, include_withdrawn: bool, store_dir: Path) -> None:
     Example:
       hcgraph stats --format json
     """
-    with Store(store_dir, read_only=True) as store:
-        data = graph_stats(store, include_withdrawn=include_withdrawn)
+    data = on_store(graph_stats, store_dir, include_withdrawn=include_withdrawn)
     if fmt == "json":
         click.echo(json.dumps(data, indent=2, sort_keys=True))
         return

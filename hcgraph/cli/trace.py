@@ -10,8 +10,7 @@ from .._io import write_atomic
 from ..provenance.prov_export import PROV_FORMATS
 from ..provenance.trace_picture import MAX_STORIES
 from ..provenance.tracing import render_markdown, render_tree, trace
-from ..store import Store
-from ._common import TermConsole, file_option, out_console, store_option, width_option
+from ._common import TermConsole, file_option, on_store, out_console, store_option, width_option
 
 FORMATS = ["tree", "json", "md", *PROV_FORMATS]
 
@@ -44,8 +43,7 @@ def trace_command(
     """
     if fmt in ("dot", "svg"):  # the picture draws a few citing stories and counts the rest
         limit, show_all = MAX_STORIES, False
-    with Store(store_dir, read_only=True) as store:
-        tr = trace(store, target, limit=None if show_all else limit)
+    tr = on_store(trace, store_dir, target, limit=None if show_all else limit)
     if fmt == "tree" and output is None:
         # A terminal: wrapped to its width (never cropped); a pipe: whole lines (grep finds
         # a whole title or URL).

@@ -7,9 +7,8 @@ from typing import Any
 
 import click
 
-from ..store import Store
 from ..viz import RENDERERS, STORY_GROUPS, VIEWS, draw_map
-from ._common import file_option, flag_option, store_option
+from ._common import file_option, flag_option, on_store, store_option
 
 _BIG_MAP = 5000
 
@@ -64,8 +63,7 @@ def viz(store_dir: Path, **options: Any) -> None:
       hcgraph viz --view sources                    # -> output/map-sources.html
       hcgraph viz --view time                       # -> output/map-time.html
     """
-    with Store(store_dir, read_only=True) as store:  # options: draw_map's, named alike
-        info = draw_map(store, **options)
+    info = on_store(draw_map, store_dir, **options)  # options: draw_map's, named alike
     click.echo(
         f"wrote {info.path} ({info.view} map: {info.nodes} nodes, {info.edges} edges, "
         f"{info.bytes / 1e6:.1f} MB)",

@@ -24,12 +24,12 @@ from ..errors import first_line
 from .endpoint import Routes
 from .http import Conn
 from .pool import Pool
+from .server import BACKLOG
 from .worker import die_with_parent
 
 if TYPE_CHECKING:
     from .server import Endpoint
 
-_BACKLOG = 1024
 _TICK = 0.1  # how often in-flight queries are checked for a gone client or a passed deadline
 
 
@@ -139,7 +139,7 @@ class Front:
             self.pool.start()
             await self.pool.started
             server = await self.loop.create_server(
-                lambda: Conn(self), sock=self.sock, backlog=_BACKLOG
+                lambda: Conn(self), sock=self.sock, backlog=BACKLOG
             )
             self.ready.set_result(None)
             await self.stopping.wait()

@@ -30,19 +30,15 @@ _NO_CACHE: Extra = (("Cache-Control", "no-cache"),)
 _VARY: Extra = (("Vary", "Accept"),)
 
 
-# What the parser is in the middle of: nothing, a head, a body.
-IDLE, HEAD, BODY = 0, 1, 2
-
-
 class RequestParser:
     """Bytes in (:meth:`feed`), ``Request`` objects or a final ``Refusal`` out
-    (``queue``). ``phase``: what a request is in the middle of; ``body_since``: when
+    (``queue``). ``in_body``: a request's head is read, its body awaited; ``body_since``: when
     the head of the request whose body is awaited arrived; ``continue_due``: that request's
     client waits for ``100 Continue`` before it sends the body."""
 
     def __init__(self) -> None:
         self.parser = httptools.HttpRequestParser(self)
-        self.phase = IDLE
+        self.in_body = False
         self.partial: Request | None = None
         self.url = b""
         self.body = bytearray()
@@ -56,7 +52,7 @@ class RequestParser:
         """Parse ``data``; what it completes goes to ``queue``."""
         if self.broken:
             return
-        if self.phase != BODY:
+        if not self.in_body:
             self.head_bytes += len(data)
         try:
             self.parser.feed_data(data)
@@ -66,7 +62,7 @@ class RequestParser:
                 self.queue[-1].keep = False
         except Exception as exc:  # the parser's errors, and a Refusal from a callback
             self._fail(_refusal(exc))
-        if self.phase != BODY and self.head_bytes > MAX_HEAD and not self.broken:
+        if not self.in_body and self.head_bytes > MAX_HEAD and not self.broken:
             self._fail(Refusal(431, "request head too large", close=True))
 
     def _fail(self, refusal: Refusal) -> None:
@@ -76,7 +72,6 @@ class RequestParser:
 
     # --- llhttp callbacks -----------------------------------------------------------------
     def on_message_begin(self) -> None:
-        self.phase = HEAD
         self.partial = Request("", "", "")
         self.url = b""
 
@@ -100,7 +95,7 @@ class RequestParser:
         request.version = "HTTP/1.1" if version == "1.1" else "HTTP/1.0"
         request.keep = parser.should_keep_alive()
         length = _body_length(request)
-        self.phase, self.head_bytes = BODY, 0
+        self.in_body, self.head_bytes = True, 0
         if self.body:
             self.body = bytearray()
         self.body_since = time.monotonic()
@@ -119,7 +114,7 @@ class RequestParser:
             request.body = bytes(self.body)
             self.body = bytearray()
         self.queue.append(request)
-        self.phase, self.head_bytes = IDLE, 0
+        self.in_body, self.head_bytes = False, 0
         self.continue_due = False
 
 
@@ -256,7 +251,7 @@ class Conn(asyncio.Protocol):
         if self.paused_since is not None and now - self.paused_since >= limit:
             self._abort()  # it stopped reading
         elif self.request is None:  # free: waiting for a request head or body
-            body = self.parser.phase == BODY
+            body = self.parser.in_body
             if now - (max(self.since, self.parser.body_since) if body else self.since) < limit:
                 return
             if body:

@@ -27,7 +27,7 @@ __all__ = ["DEFAULT_PORT", "DEFAULT_TIMEOUT_S", "Endpoint"]
 DEFAULT_PORT = 7878
 DEFAULT_TIMEOUT_S = 30.0
 _READY_TIMEOUT = 60.0
-_BACKLOG = 1024
+BACKLOG = 1024  # the listening socket's, also when a front's event loop listens again
 
 
 def _loopback(host: str) -> str:
@@ -107,7 +107,6 @@ class Endpoint:
         self._front: Front | None = None
         self._count: ConnectionCount | None = None
         self._thread: threading.Thread | None = None
-        self._stopped = threading.Event()
 
     @property
     def url(self) -> str:
@@ -138,13 +137,10 @@ class Endpoint:
             self.port = int(sock.getsockname()[1])
         from .front import ConnectionCount, Front  # here: front processes import this module
 
-        self._stopped.clear()
         count = self._count = ConnectionCount(self.max_connections, shared=self.fronts > 1)
         self._children = [self._spawn_front(sock, count) for _ in range(self.fronts - 1)]
         front = self._front = Front(self, sock, count)
-        self._thread = threading.Thread(
-            target=self._run, args=(front,), name="hcgraph-serve", daemon=True
-        )
+        self._thread = threading.Thread(target=front.serve, name="hcgraph-serve", daemon=True)
         self._thread.start()
         try:
             front.ready.result(timeout=_READY_TIMEOUT)
@@ -195,7 +191,7 @@ class Endpoint:
             if family == socket.AF_INET6:
                 sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
             sock.bind((self.host, self.port))
-            sock.listen(_BACKLOG)
+            sock.listen(BACKLOG)
         except OSError as exc:
             sock.close()
             if exc.errno in {98, 48, 10048}:  # EADDRINUSE on Linux, macOS, Windows
@@ -204,16 +200,10 @@ class Endpoint:
         sock.setblocking(False)
         return sock
 
-    def _run(self, front: Front) -> None:
-        try:
-            front.serve()
-        finally:
-            self._stopped.set()
-
     def wait(self) -> None:
         """Block until the server stops (:meth:`stop`, from another thread)."""
-        while not self._stopped.wait(0.5):
-            pass
+        while (thread := self._thread) is not None and thread.is_alive():
+            thread.join(0.5)  # in steps: Ctrl-C reaches this thread meanwhile
 
     def stop(self) -> None:
         """Stop serving: close the port and every connection, end the workers."""
