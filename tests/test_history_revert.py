@@ -240,6 +240,27 @@ def test_a_looped_chain_from_before_keeps_the_withdrawal_on_its_current_node(
     assert h.withdrawn_at is None
 
 
+@pytest.mark.parametrize("older", [ox.BlankNode("b1"), ox.Literal("not-an-iri")])
+def test_a_revision_of_no_iri_ends_the_chain_and_history_still_lists(
+    seed_bytes: bytes, older: ox.BlankNode | ox.Literal
+) -> None:
+    """A story graph whose oldest raw document says it revised a blank node or a literal
+    (written by hand or by another tool): the walk ends there, as ingest's walk ends it,
+    and ``history`` lists the versions it has instead of failing on the term."""
+    a, b = _bodies(seed_bytes)
+    url = json.loads(a)["url"]
+    with Store(None) as st:
+        for i, body in enumerate([a, b]):
+            ingest_bytes(
+                st, [(body, f"v{i + 1}.json")], retrieved_at=T0 + i * dt.timedelta(hours=1)
+            )
+        first = ox.NamedNode(minted("raw", _sha(a)))
+        st.ox.add(ox.Quad(first, ox.NamedNode(str(PROV.wasRevisionOf)), older, ox.NamedNode(url)))
+        h = history(st, url)
+    assert [v.sha256 for v in h.versions][-2:] == [_sha(a), _sha(b)]
+    assert h.versions[-1].in_graph == "current"
+
+
 def test_a_withdrawal_stays_with_its_version_when_times_tie(seed_bytes: bytes) -> None:
     """A withdrawn, then B, A, B, all at one time (``SOURCE_DATE_EPOCH``): the mark stays
     on the first A's node; times alone cannot tell the two A's apart."""

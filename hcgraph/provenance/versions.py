@@ -288,14 +288,14 @@ class _Node:
     sha: str
     said: str | None = None
     gone: str | None = None
-    older: ox.NamedNode | None = None
+    older: str | None = None
     ingests: list[tuple[str | None, str | None]] = field(default_factory=list)  # (when, from)
 
     def row(self, older: str | None, when: str | None, source: str | None) -> None:
         """One solution of the chain query: the node it revised (the least, should there be
         two), and an ingest."""
-        if older is not None and (self.older is None or older < self.older.value):
-            self.older = ox.NamedNode(older)
+        if older is not None and (self.older is None or older < self.older):
+            self.older = older
         if (when, source) not in self.ingests:
             self.ingests.append((when, source))
 
@@ -307,7 +307,12 @@ def _chain(store: Store, story: ox.NamedNode, current: str) -> list[_Node]:
     written before reverts may hide a branch behind its loop: each SHA off the walk comes
     first, once, as that code listed it."""
     nodes = _nodes(store, story)
-    older = {ox.NamedNode(i): n.older for i, n in nodes.items()}.get
+
+    def older(node: ox.NamedNode) -> ox.NamedNode | None:
+        """What ``node`` revised; a blank node or a literal (no IRI) ends the walk, as it
+        ends ingest's."""
+        return named_node(nodes[node.value].older or "") if node.value in nodes else None
+
     walk = [
         nodes[n.value] for n in store._revision_nodes(story, current, older) if n.value in nodes
     ]
