@@ -1,0 +1,47 @@
+"""Untrusted text in hcgraph's HTML pages and pictures: the helpers the maps, the audit page,
+the trace pictures and the workbench share. Light on purpose (no Jinja, no networkx): ``hcgraph
+trace`` and ``audit`` import it.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+
+__all__ = ["script_hashes", "script_safe", "visible_bidi"]
+
+#: Bidi controls (embeddings, overrides, isolates) that let text display as other text.
+_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
+def visible_bidi(text: str) -> str:
+    """Untrusted display text with each bidi control shown as ``[U+202E]``, not obeyed
+    (a U+202E would draw a headline reversed: spoofed text)."""
+    return _BIDI.sub(lambda m: f"[U+{ord(m.group(0)):04X}]", text) if text else text
+
+
+#: Characters escaped as ``\\uXXXX`` so JSON can sit inside an HTML ``<script>`` whatever its
+#: texts hold (``</script>``, ``<!--``, line separators); they occur only inside JSON strings,
+#: where the escape means the same.
+_SCRIPT_UNSAFE = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
+                  ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))  # fmt: skip
+
+
+def script_safe(text: str) -> str:
+    """JSON text with ``<``, ``>``, ``&``, U+2028 and U+2029 as ``\\uXXXX`` escapes: safe
+    inside an HTML ``<script>`` element."""
+    for char, escape in _SCRIPT_UNSAFE:
+        if char in text:
+            text = text.replace(char, escape)
+    return text
+
+
+def script_hashes(html: str, tag: str = "script") -> str:
+    """A CSP source list allowing exactly the page's inline ``<tag>`` elements (no attributes),
+    by hash; ``'none'`` if it has none."""
+    hashes = []
+    for body in re.findall(f"<{tag}>(.*?)</{tag}>", html, re.DOTALL):
+        digest = base64.b64encode(hashlib.sha256(body.encode("utf-8")).digest()).decode()
+        hashes.append(f"'sha256-{digest}'")
+    return " ".join(hashes) or "'none'"
