@@ -9,7 +9,7 @@ import base64
 import hashlib
 import re
 
-__all__ = ["script_hashes", "script_safe", "visible_bidi"]
+__all__ = ["script_hashes", "script_safe", "visible_bidi", "with_script_hashes"]
 
 #: Bidi controls (embeddings, overrides, isolates) that let text display as other text.
 _BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
@@ -45,3 +45,9 @@ def script_hashes(html: str, tag: str = "script") -> str:
         digest = base64.b64encode(hashlib.sha256(body.encode("utf-8")).digest()).decode()
         hashes.append(f"'sha256-{digest}'")
     return " ".join(hashes) or "'none'"
+
+
+def with_script_hashes(html: str, tag: str = "script") -> str:
+    """``html`` with its CSP's ``__hcgraph_script_src__`` (``tag`` ``style``: ``style_src``)
+    placeholder replaced by :func:`script_hashes` (the first one: the policy heads the page)."""
+    return html.replace(f"__hcgraph_{tag}_src__", script_hashes(html, tag), 1)

@@ -22,7 +22,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from .._io import write_atomic
 from .._version import __version__
 from ..errors import OutputError, VizError
-from ..htmltext import script_hashes, script_safe, visible_bidi
+from ..htmltext import script_safe, visible_bidi, with_script_hashes
 from .data import LABEL, index_of, short
 from .layout import Positions, communities, compute_layout
 from .style import NodeStyle, document_icon, largest_count, node_size, styles_for
@@ -39,9 +39,7 @@ __all__ = [
     "cluster_name",
     "render_map",
     "safe_json",
-    "script_hashes",
     "visible_bidi",
-    "with_script_hashes",
     "write_map",
 ]
 
@@ -292,9 +290,6 @@ def _ranking(graph: nx.DiGraph) -> dict[str, list[dict[str, Any]]]:
     return {"sources": top("Manifest"), "publishers": top("Publisher")}
 
 
-_SCRIPT_SRC = "__hcgraph_script_src__"
-
-
 def pick_renderer(graph: nx.DiGraph, renderer: str = "auto") -> str:
     """``webgl`` or ``canvas``: ``auto`` is WebGL past :data:`GL_NODES` nodes, but not for an
     overview (vis-network's DataSet takes the stories drawn on demand)."""
@@ -346,7 +341,6 @@ def render_page(name: str, payload: dict[str, Any], **scripts: str) -> str:
         title=payload["meta"]["title"] or "hcgraph citation map",
         meta=payload["meta"],
         version=__version__,
-        script_src=_SCRIPT_SRC,
         data_json=safe_json(payload),
         **scripts,
     )
@@ -399,11 +393,6 @@ def cluster_name(graph: nx.DiGraph, members: list[str]) -> dict[str, Any]:
 
     lead = max(members, key=weight)
     return {"label": visible_label(graph.nodes[lead]["label"] or lead), "size": len(members)}
-
-
-def with_script_hashes(html: str) -> str:
-    """``html`` with its CSP's script-src placeholder replaced by :func:`script_hashes`."""
-    return html.replace(_SCRIPT_SRC, script_hashes(html), 1)
 
 
 def visible_label(text: str, limit: int = LABEL) -> str:
