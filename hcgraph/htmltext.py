@@ -1,6 +1,7 @@
-"""Untrusted text in hcgraph's HTML pages and pictures: the helpers the maps, the audit page,
-the trace pictures and the workbench share. Light on purpose (no Jinja, no networkx): ``hcgraph
-trace`` and ``audit`` import it.
+"""Untrusted text in HTML pages and pictures: what every page hcgraph writes shares.
+
+Bidi controls shown, JSON safe in a ``<script>``, a CSP's hashes, for the maps, the audit page,
+the trace pictures and the workbench. Light (no Jinja, no networkx): ``trace`` imports it.
 """
 
 from __future__ import annotations
