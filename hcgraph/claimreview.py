@@ -15,10 +15,10 @@ from urllib.parse import unquote
 import pyoxigraph as ox
 
 from .claims.graphing import STATUSES
+from .htmltext import script_safe
 from .provenance._graph import count, rows
 from .store import Store
 from .vocab import SUPPORT_GRAPHS
-from .workbench import script_safe
 
 __all__ = ["CLAIMSKG_RATINGS", "claim_reviews", "count_verdicts", "empty_note", "write_claimreview"]
 
@@ -231,7 +231,7 @@ def count_verdicts(store: Store) -> int:
 
 def write_claimreview(store: Store, out: BinaryIO) -> None:
     """Write :func:`claim_reviews` as a JSON array, one review per line (UTF-8, keys sorted,
-    deterministic; :func:`~hcgraph.workbench.script_safe`, to sit in a ``<script>``)."""
+    deterministic; :func:`~hcgraph.htmltext.script_safe`, to sit in a ``<script>``)."""
     reviews = claim_reviews(store)
     out.write(b"[\n" if reviews else b"[]\n")
     for i, review in enumerate(reviews, 1):

@@ -16,6 +16,7 @@ from typing import Any, BinaryIO
 import networkx as nx
 
 from ._version import __version__
+from .htmltext import visible_bidi
 from .rdftext import XML_FORBIDDEN
 from .store import Store
 
@@ -115,8 +116,6 @@ def _decimal_year(day: dt.date) -> float:
 def _description(attrs: dict[str, Any], day: dt.date | None) -> str:
     """The item's info panel (HTML in VOSviewer): every value escaped, so text stays text, and
     the title's bidi controls shown, not obeyed (as its label and the map show them)."""
-    from .viz.render import visible_bidi
-
     parts = [f"<b>{html.escape(attrs['type'])}</b>"]
     if attrs.get("title"):
         parts.append(html.escape(visible_bidi(attrs["title"])))

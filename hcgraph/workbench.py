@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ServeError
+from .htmltext import script_safe
 from .queries import SavedQuery, saved_queries
 
 __all__ = [
@@ -64,22 +65,6 @@ _ASSETS = {
     "workbench.css": "text/css; charset=utf-8",
     "LICENSE-yasgui.txt": "text/plain; charset=utf-8",
 }
-
-
-#: Characters escaped as ``\\uXXXX`` so JSON can sit inside an HTML ``<script>`` whatever its
-#: texts hold (``</script>``, ``<!--``, line separators); they occur only inside JSON strings,
-#: where the escape means the same.
-_SCRIPT_UNSAFE = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
-                  ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))  # fmt: skip
-
-
-def script_safe(text: str) -> str:
-    """JSON text with ``<``, ``>``, ``&``, U+2028 and U+2029 as ``\\uXXXX`` escapes: safe
-    inside an HTML ``<script>`` element."""
-    for char, escape in _SCRIPT_UNSAFE:
-        if char in text:
-            text = text.replace(char, escape)
-    return text
 
 
 def script_json(value: Any) -> str:

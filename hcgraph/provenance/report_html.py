@@ -8,10 +8,8 @@ the one inline style sheet and the one inline script (by hash), which sorts the 
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import math
-import re
 from collections import Counter, defaultdict
 from functools import cache
 from pathlib import Path
@@ -23,6 +21,7 @@ from markupsafe import Markup
 
 from .._io import write_atomic
 from .._version import __version__
+from ..htmltext import visible_bidi, with_script_hashes
 from .auditing import CHECKS, AuditReport
 
 __all__ = ["render_report", "write_report"]
@@ -51,24 +50,6 @@ IN_RANGE, OUT_OF_RANGE = "#0072B2", "#D55E00"
 BAR = "#0072B2"
 WIDTH = 440  # of a chart, in SVG units
 
-_CSP = "__hcgraph_csp__"
-
-
-def _hash(text: str) -> str:
-    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
-
-
-def _csp(html: str) -> str:
-    """The policy: the page's one style sheet and one script, by hash; nothing else."""
-
-    def inline(tag: str) -> str:
-        return " ".join(_hash(b) for b in re.findall(f"<{tag}>(.*?)</{tag}>", html, re.DOTALL))
-
-    return (
-        f"default-src 'none'; script-src {inline('script')}; style-src {inline('style')}; "
-        "img-src 'none'; connect-src 'none'; base-uri 'none'; form-action 'none'; frame-src 'none'"
-    )
-
 
 def _http_url(url: object) -> bool:
     """A URL a link may point to: absolute http(s), with nothing that could end the attribute."""
@@ -79,10 +60,6 @@ def _http_url(url: object) -> bool:
     )
 
 
-#: Bidi embeddings, overrides and isolates: shown as ``[U+202E]``, never obeyed (as on the maps).
-_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
-
-
 def _shown(value: object) -> object:
     """A value as the template writes it: ``None`` as nothing, the bidi controls of text made
     visible (a U+202E in a publisher's name would draw it reversed). Markup (a macro's output,
@@ -90,7 +67,7 @@ def _shown(value: object) -> object:
     if value is None:
         return ""
     if isinstance(value, str) and not isinstance(value, Markup):
-        return _BIDI.sub(lambda m: f"[U+{ord(m.group(0)):04X}]", value)
+        return visible_bidi(value)
     return value
 
 
@@ -146,10 +123,10 @@ def render_report(report: AuditReport) -> str:
         scorecard.append((s, [broken.get(p, 0) for p in PROMISES]))
     html = _template().render(
         report=report, o=report.options, failing=report.failing, version=__version__,
-        checks=CHECKS, charts=charts, scorecard=scorecard, csp=_CSP,
+        checks=CHECKS, charts=charts, scorecard=scorecard,
         promises=[(p, SHORT.get(p, p)) for p in PROMISES],
     )  # fmt: skip
-    return html.replace(_CSP, _csp(html), 1)
+    return with_script_hashes(with_script_hashes(html), "style")
 
 
 def write_report(report: AuditReport, path: Path | str) -> Path:

@@ -19,6 +19,7 @@ from xml.sax.saxutils import escape as xml_escape
 
 from .._version import __version__
 from ..errors import ProvenanceError
+from ..htmltext import visible_bidi
 from ..iris import minted
 from ._graph import ManifestInfo
 from .tracing import Part, StoryTrace, Trace
@@ -49,7 +50,6 @@ TIMEOUT = 60.0
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _NOT_XML = re.compile("[\ufffe\uffff\ud800-\udfff]")
-_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
 _TOOLTIP = 600
 #: The start of a node's or edge's group in Graphviz's SVG, through its <title>.
 _GROUP_TITLE = re.compile(r'<g id="([te]\d+)" class="(?:node|edge)[^"]*">\s*<title>[^<]*</title>')
@@ -68,9 +68,7 @@ def clean_text(text: object) -> str:
     'a "b" <c>[U+202E]'
     """
     text = _CONTROL.sub(" ", "" if text is None else str(text))
-    text = _NOT_XML.sub("\ufffd", text)
-    text = _BIDI.sub(lambda m: f"[U+{ord(m.group(0)):04X}]", text)
-    return " ".join(text.split())
+    return " ".join(visible_bidi(_NOT_XML.sub("\ufffd", text)).split())
 
 
 def label_lines(text: object, lines: int = 2, width: int = WRAP) -> list[str]:

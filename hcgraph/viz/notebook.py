@@ -18,9 +18,10 @@ from markupsafe import Markup
 
 from .._io import write_atomic
 from ..errors import VizError
+from ..htmltext import script_safe, with_script_hashes
 from ..store import Store
 from .layout import compute_layout
-from .render import VIS_SHA256, _vendored, render_map, script_safe, visible_bidi, with_script_hashes
+from .render import VIS_SHA256, _vendored, render_map, visible_bidi
 from .style import COUNTED, largest_count, node_size, styles_for
 from .views import citation_graph
 

@@ -7,7 +7,6 @@ forbids every network load and allows only the page's inline scripts by hash
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import re
@@ -23,6 +22,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from .._io import write_atomic
 from .._version import __version__
 from ..errors import OutputError, VizError
+from ..htmltext import script_safe, visible_bidi, with_script_hashes
 from .data import LABEL, index_of, short
 from .layout import Positions, communities, compute_layout
 from .style import NodeStyle, document_icon, largest_count, node_size, styles_for
@@ -39,9 +39,7 @@ __all__ = [
     "cluster_name",
     "render_map",
     "safe_json",
-    "script_hashes",
     "visible_bidi",
-    "with_script_hashes",
     "write_map",
 ]
 
@@ -67,11 +65,6 @@ def safe_json(value: Any) -> str:
     """JSON that is safe inside an HTML ``<script>`` element: no ``<``, ``>``, ``&``, U+2028/9;
     plain ASCII (lone surrogates and control characters escaped too)."""
     return script_safe(json.dumps(value, ensure_ascii=True, separators=(",", ":")))
-
-
-def script_safe(text: str) -> str:
-    """JSON text with ``<``, ``>`` and ``&`` escaped as ``\\uXXXX``, for a ``<script>``."""
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 @cache
@@ -297,10 +290,6 @@ def _ranking(graph: nx.DiGraph) -> dict[str, list[dict[str, Any]]]:
     return {"sources": top("Manifest"), "publishers": top("Publisher")}
 
 
-_SCRIPT_SRC = "__hcgraph_script_src__"
-_INLINE_SCRIPT = re.compile(r"<script>(.*?)</script>", re.DOTALL)
-
-
 def pick_renderer(graph: nx.DiGraph, renderer: str = "auto") -> str:
     """``webgl`` or ``canvas``: ``auto`` is WebGL past :data:`GL_NODES` nodes, but not for an
     overview (vis-network's DataSet takes the stories drawn on demand)."""
@@ -352,7 +341,6 @@ def render_page(name: str, payload: dict[str, Any], **scripts: str) -> str:
         title=payload["meta"]["title"] or "hcgraph citation map",
         meta=payload["meta"],
         version=__version__,
-        script_src=_SCRIPT_SRC,
         data_json=safe_json(payload),
         **scripts,
     )
@@ -405,30 +393,6 @@ def cluster_name(graph: nx.DiGraph, members: list[str]) -> dict[str, Any]:
 
     lead = max(members, key=weight)
     return {"label": visible_label(graph.nodes[lead]["label"] or lead), "size": len(members)}
-
-
-def with_script_hashes(html: str) -> str:
-    """``html`` with its CSP's script-src placeholder replaced by :func:`script_hashes`."""
-    return html.replace(_SCRIPT_SRC, script_hashes(html), 1)
-
-
-def script_hashes(html: str) -> str:
-    """CSP ``script-src`` allowing exactly the page's untyped inline scripts, by hash."""
-    hashes = []
-    for body in _INLINE_SCRIPT.findall(html):
-        digest = base64.b64encode(hashlib.sha256(body.encode("utf-8")).digest()).decode()
-        hashes.append(f"'sha256-{digest}'")
-    return " ".join(hashes) or "'none'"
-
-
-#: Bidi controls (embeddings, overrides, isolates) that let text display as other text.
-_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
-
-
-def visible_bidi(text: str) -> str:
-    """Untrusted display text with each bidi control shown as ``[U+202E]``, not obeyed
-    (a U+202E would draw a headline reversed: spoofed text)."""
-    return _BIDI.sub(lambda m: f"[U+{ord(m.group(0)):04X}]", text) if text else text
 
 
 def visible_label(text: str, limit: int = LABEL) -> str:
