@@ -5,12 +5,11 @@ workers one query per pipe write (no batching); ``asyncio`` runs the front on as
 event loop instead of uvloop. ``h11`` swaps in the pure-Python h11
 parser on the same front (same worker pool, same routing): h11 used as a parser only (a
 fresh ``h11.Connection`` per request, fed what the last one left), so the comparison is of
-the parsers, not of response formatting. Child fronts are processes of their own and run
-the shipped parser: the h11 variant runs one front.
+the parsers, not of response formatting.
 
 Usage (from bench_serve.py)::
 
-    python bench/_serve_variant.py PORT STORE httptools|h11|batch1|asyncio FRONTS WORKERS
+    python bench/_serve_variant.py PORT STORE httptools|h11|batch1|asyncio WORKERS
 """
 
 from __future__ import annotations
@@ -80,15 +79,14 @@ class H11Parser(RequestParser):
 
 
 def main() -> None:
-    port, store, parser, fronts, workers = sys.argv[1:6]
+    port, store, parser, workers = sys.argv[1:5]
     if parser == "h11":
         http.RequestParser = H11Parser  # type: ignore[misc]
     elif parser == "batch1":
         pool.MAX_BATCH = 1
     elif parser == "asyncio":
         front.new_loop = asyncio.new_event_loop
-    endpoint = Endpoint(store, port=int(port), workers=int(workers), fronts=int(fronts),
-                        timeout_s=30)  # fmt: skip
+    endpoint = Endpoint(store, port=int(port), workers=int(workers), timeout_s=30)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     with endpoint:

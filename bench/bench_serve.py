@@ -6,7 +6,7 @@ package ``oxigraph``) serving the very same database read-only with
 through its CLI, as a user runs it (one HTTP front, batched hand-off to the workers, on
 uvloop), and as variants (``bench/_serve_variant.py``) that change one piece each: one
 query worker instead of two (the scheduling question); the variant runner can also take
-batching away, run asyncio's own loop, swap the parser (h11) or run two fronts.
+batching away, run asyncio's own loop or swap the parser (h11).
 ``ASK, a new text each`` sends a text never sent before in every request (a numbered
 comment, by a wrk Lua script): the path of a query the server has not seen, beside the
 repeated one.
@@ -87,13 +87,13 @@ MODES = {"new connection": True, "keep-alive": False}  # mode -> Connection: clo
 # floor plus a pipe round trip to a store worker process (all rows).
 FLOORS = {"floor (guard)": "guard", "floor (no guard)": "plain", "floor + worker": "worker",
           "floor (uvicorn)": "uvicorn"}  # fmt: skip
-FRONTS = 1  # as many HTTP processes as `hcgraph serve` runs
-WORKERS = 2  # query workers per front: the memory target is at 2 workers
+FRONTS = 1  # the floors' HTTP processes: as many as `hcgraph serve` runs, one
+WORKERS = 2  # query workers: the memory target is at 2 workers
 BEFORE = "hcgraph before"  # --before REV: that revision's hcgraph, in the same rounds
-# variants of the shipped server (bench/_serve_variant.py): parser or piece, fronts, workers;
+# variants of the shipped server (bench/_serve_variant.py): parser or piece, workers;
 # "1 worker": is the rate bound by CPU or by the scheduling of 3 processes on shared cores?
-VARIANTS = {"1 worker": ("httptools", 1, 1)}
-CLI = "hcgraph serve"  # the CLI as a user runs it (httptools, FRONTS fronts)
+VARIANTS = {"1 worker": ("httptools", 1)}
+CLI = "hcgraph serve"  # the CLI as a user runs it (httptools, one front)
 TITLE = (
     "`hcgraph serve` with a new query text in every request beside the repeated query, against"
     " `oxigraph serve-read-only`"
@@ -139,9 +139,9 @@ def start(kind: str, store: Path, before: Path | None) -> tuple[subprocess.Popen
             "--bind", f"127.0.0.1:{port}", "--union-default-graph",
         ]  # fmt: skip
     elif kind in VARIANTS:
-        parser, fronts, workers = VARIANTS[kind]
+        parser, workers = VARIANTS[kind]
         cmd = [sys.executable, str(Path(__file__).parent / "_serve_variant.py"), str(port),
-               str(store), parser, str(fronts), str(workers)]  # fmt: skip
+               str(store), parser, str(workers)]  # fmt: skip
     else:
         tree = before if kind == BEFORE and before is not None else ROOT
         cmd = [sys.executable, "-m", "hcgraph", "serve", "--port", str(port), "--store", str(store),
@@ -378,8 +378,8 @@ def main() -> None:
             " (user + system, psutil) during one run (median); CPU µs/q: per answered request;"
             " ratio: q/s over Oxigraph's (median; per round: the range of same-round ratios);"
             " CPU x: CPU per request over Oxigraph's. Errors: connect/write/timeout and non-2xx."
-            f" hcgraph runs {WORKERS} query workers per front; `{CLI}` is the CLI ({FRONTS}"
-            f" front{'s' if FRONTS > 1 else ''}); the variants (`bench/_serve_variant.py`)"
+            f" hcgraph runs {WORKERS} query workers; `{CLI}` is the CLI (one front); the"
+            " variants (`bench/_serve_variant.py`)"
             " change one piece each: `1 worker` runs one query worker (is the rate bound by"
             " CPU, or by the scheduling of the front and its workers on shared cores?)."
             " `ASK, a new text each`: every request a text never sent before (a numbered"

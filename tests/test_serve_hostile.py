@@ -171,9 +171,9 @@ def test_host_rule_for_absolute_form_targets(endpoint: Endpoint, head: str, stat
 
 
 def test_the_connection_cap_holds_for_the_whole_server(store_dir: Path) -> None:
-    """Two fronts (processes) share the port: a cap of 4 allows 4 connections in all (of 12), not
-    4 per front; a place freed is taken again."""
-    with Endpoint(store_dir, port=0, workers=1, fronts=2, max_connections=4,
+    """A cap of 4 allows 4 connections open at once (of 12), the rest get a 503 at once; a
+    place freed is taken again."""
+    with Endpoint(store_dir, port=0, workers=1, max_connections=4,
                   read_timeout_s=20, timeout_s=None) as ep:  # fmt: skip
         request = (
             f"GET /query?query=ASK%7B%7D HTTP/1.1\r\nHost: 127.0.0.1:{ep.port}\r\n"

@@ -2,7 +2,7 @@
 answer heads made once per kind of answer, the query strings and guard verdicts kept for
 repeated queries (Host rules and the guard still hold on every request), an ASK's JSON
 written without the engine's writer, a batch's answers written together but never held
-behind a query not known quick, the connection count of a single front."""
+behind a query not known quick."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ import pyoxigraph as ox
 import pytest
 
 from hcgraph.serve.endpoint import Refusal, Request, Routes
-from hcgraph.serve.front import ConnectionCount
 from hcgraph.serve.http import answer_head
 from hcgraph.serve.worker import WHOLE, Answers, Database, evaluate, frame
 
@@ -156,14 +155,3 @@ def test_answers_held_too_long_go_out() -> None:
     finally:
         os.close(read)
         os.close(write)
-
-
-@pytest.mark.parametrize("shared", [False, True])
-def test_the_connection_cap_holds(shared: bool) -> None:
-    count = ConnectionCount(2, shared=shared)
-    try:
-        assert count.take() and count.take() and not count.take()
-        count.give()
-        assert count.take() and not count.take()
-    finally:
-        count.close()

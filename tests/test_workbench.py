@@ -158,18 +158,17 @@ def test_script_json_round_trips() -> None:
 
 
 @pytest.mark.slow  # server processes
-def test_every_http_process_serves_the_workbench(tmp_path: Path) -> None:
-    """With two HTTP processes sharing the port (what `hcgraph serve` runs on more than one
-    CPU) the second gets the ~1 MB of files too: its config once went on the command line,
-    over Linux's 128 KiB limit for one argument, and the server did not start."""
+def test_the_server_serves_the_workbench(tmp_path: Path) -> None:
+    """The ~1 MB of workbench files are served whole, with their media type, on new
+    connections."""
     store_dir = tmp_path / "store"
     with Store(store_dir):
         pass
     files = workbench_files()
-    with Endpoint(store_dir, port=0, fronts=2, workers=1, static=files) as ep:
+    with Endpoint(store_dir, port=0, workers=1, static=files) as ep:
         base = ep.query_url.rsplit("/", 1)[0]
         with httpx.Client(trust_env=False, timeout=30) as client:
-            for _ in range(8):  # new connections, so both processes answer some
+            for _ in range(8):  # new connections
                 got = client.get(f"{base}/workbench/yasgui.min.js", headers={"Connection": "close"})
                 assert got.status_code == 200
                 assert got.content == files["/workbench/yasgui.min.js"][1]

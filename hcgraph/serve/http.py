@@ -174,7 +174,6 @@ class Conn(asyncio.Protocol):
         self.paused_since: float | None = None  # the client stopped reading our answer
         self.eof = False
         self.closed = False
-        self.counted = False  # holds one of the server's connection places
         self.advancing = False
         self.reading = True
         self.request: Request | None = None  # the request being answered
@@ -191,11 +190,10 @@ class Conn(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
         front = self.front
-        if not front.cap.take():
+        if len(front.conns) >= front.max_connections:
             self._refuse(Refusal(503, "too many connections; retry", close=True))
             front.loop.call_later(1.0, self.transport.abort)
             return
-        self.counted = True
         front.conns.add(self)
 
     def data_received(self, data: bytes) -> None:
@@ -217,10 +215,7 @@ class Conn(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
-        if self.counted:
-            self.counted = False
-            self.front.cap.give()
-        self.front.conns.discard(self)
+        self.front.conns.discard(self)  # its place is free again
         self.waiting = False
         worker = self.worker
         if worker is not None and worker.head is self:  # its query is of no use now:

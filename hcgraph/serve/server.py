@@ -1,16 +1,11 @@
-"""The :class:`Endpoint`: the listening socket, the HTTP fronts serving it, their lifetime."""
+"""The :class:`Endpoint`: the listening socket, the HTTP front serving it, its lifetime."""
 
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
 import ipaddress
 import os
-import pickle
-import select
 import socket
-import subprocess
-import sys
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,14 +15,14 @@ from ..errors import ServeError, StoreError
 from ..limits import default_query_memory
 
 if TYPE_CHECKING:
-    from .front import ConnectionCount, Front
+    from .front import Front
 
 __all__ = ["DEFAULT_PORT", "DEFAULT_TIMEOUT_S", "Endpoint"]
 
 DEFAULT_PORT = 7878
 DEFAULT_TIMEOUT_S = 30.0
 _READY_TIMEOUT = 60.0
-BACKLOG = 1024  # the listening socket's, also when a front's event loop listens again
+BACKLOG = 1024  # the listening socket's, also when the front's event loop listens again
 
 
 def _loopback(host: str) -> str:
@@ -59,8 +54,6 @@ class Endpoint:
             client that stopped reading an answer.
         max_connections: connections open at once in the whole server; more get 503.
         static: path -> (media type, bytes) served for GET/HEAD (the workbench at ``/``).
-        fronts: HTTP server processes sharing the listening socket: the first is a thread
-            of this process, each further one a child process with its own ``workers``.
         query_memory: bytes of data each query worker may take (:mod:`hcgraph.limits`;
             more: 503). ``None``: its share of half the machine's memory; 0: no limit.
 
@@ -85,7 +78,6 @@ class Endpoint:
         read_timeout_s: float = 10.0,
         max_connections: int = 256,
         static: Mapping[str, tuple[str, bytes]] | None = None,
-        fronts: int = 1,
         query_memory: int | None = None,
     ) -> None:
         self.host = _loopback(host)
@@ -97,15 +89,10 @@ class Endpoint:
         self.read_timeout_s = read_timeout_s
         self.max_connections = max_connections
         self.static = dict(static or {})
-        self.fronts = max(1, fronts)
         self.query_memory = (
-            default_query_memory(self.workers * self.fronts)
-            if query_memory is None
-            else query_memory
+            default_query_memory(self.workers) if query_memory is None else query_memory
         )
-        self._children: list[subprocess.Popen[bytes]] = []
         self._front: Front | None = None
-        self._count: ConnectionCount | None = None
         self._thread: threading.Thread | None = None
 
     @property
@@ -125,7 +112,7 @@ class Endpoint:
         Raises:
             StoreError: no store there.
             StoreFormatError: the store is of another format (see :mod:`hcgraph.store`).
-            ServeError: the port is taken, or a worker or HTTP process did not start.
+            ServeError: the port is taken, or a worker did not start.
         """
         if not self.db_path.is_dir():
             raise StoreError(f"{self.db_path.parent}: no store here (run 'hcgraph ingest' first)")
@@ -135,17 +122,13 @@ class Endpoint:
         sock = self._listen()
         if self.port == 0:
             self.port = int(sock.getsockname()[1])
-        from .front import ConnectionCount, Front  # here: front processes import this module
+        from .front import Front  # here: the front module imports this one
 
-        count = self._count = ConnectionCount(self.max_connections, shared=self.fronts > 1)
-        self._children = [self._spawn_front(sock, count) for _ in range(self.fronts - 1)]
-        front = self._front = Front(self, sock, count)
+        front = self._front = Front(self, sock)
         self._thread = threading.Thread(target=front.serve, name="hcgraph-serve", daemon=True)
         self._thread.start()
         try:
             front.ready.result(timeout=_READY_TIMEOUT)
-            for child in self._children:
-                self._child_ready(child)
         except BaseException as exc:
             self.stop()
             if isinstance(exc, ServeError):
@@ -156,32 +139,6 @@ class Endpoint:
                 ) from None
             raise
         return self
-
-    def _spawn_front(self, sock: socket.socket, count: ConnectionCount) -> subprocess.Popen[bytes]:
-        # Through stdin (pickled: our own child): the workbench's ~1 MB is over what one
-        # command-line argument may hold.
-        child = subprocess.Popen(
-            [sys.executable, "-c", "from hcgraph.serve.front import front_main; front_main()",
-             str(sock.fileno()), str(count.fd)],
-            pass_fds=(sock.fileno(), count.fd), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-        assert child.stdin is not None
-        with child.stdin:
-            pickle.dump(self, child.stdin)
-        return child
-
-    def __getstate__(self) -> dict[str, object]:
-        """What a further front process is given (pickled): the settings, not this process's
-        threads and children."""
-        return {key: value for key, value in vars(self).items() if not key.startswith("_")}
-
-    def _child_ready(self, child: subprocess.Popen[bytes]) -> None:
-        assert child.stdout is not None
-        readable, _, _ = select.select([child.stdout], [], [], _READY_TIMEOUT)
-        line = child.stdout.readline().decode("utf-8", "replace").strip() if readable else ""
-        if line != "ready":
-            raise ServeError(line.removeprefix("error: ") or "an HTTP server process did not start")
 
     def _listen(self) -> socket.socket:
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
@@ -210,24 +167,9 @@ class Endpoint:
         front, self._front = self._front, None
         if front is not None:
             front.request_stop()
-        children, self._children = self._children, []
-        for child in children:
-            with contextlib.suppress(OSError):
-                child.terminate()
-        for child in children:
-            try:
-                child.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                child.kill()
-                child.wait()
-            if child.stdout is not None:
-                child.stdout.close()
         if self._thread is not None:
             self._thread.join(timeout=15)
             self._thread = None
-        count, self._count = self._count, None
-        if count is not None:
-            count.close()
 
     def __enter__(self) -> Endpoint:
         return self.start()
