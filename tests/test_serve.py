@@ -209,11 +209,12 @@ def test_a_ctrl_c_in_wait_leaves_stop_to_end_the_front(store_dir: Path) -> None:
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGUSR1, interrupt)
+    others = _descendants(os.getpid())  # other tests' servers
     ep = Endpoint(store_dir, port=0, workers=1).start()
     try:
         front = ep._thread
         assert front is not None
-        workers = _descendants(os.getpid())
+        workers = _descendants(os.getpid()) - others
         assert workers  # the query worker
         threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGUSR1)).start()
         with pytest.raises(KeyboardInterrupt):
