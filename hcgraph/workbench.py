@@ -68,7 +68,8 @@ _ASSETS = {
 
 
 def script_json(value: Any) -> str:
-    """``value`` as JSON safe inside an HTML ``<script>`` element (:func:`script_safe`)."""
+    """``value`` as JSON safe inside an HTML ``<script>`` element
+    (:func:`~hcgraph.htmltext.script_safe`)."""
     return script_safe(json.dumps(value, ensure_ascii=False))
 
 

@@ -196,6 +196,36 @@ def test_cli_serve_stops_cleanly_on_sigterm_however_often_it_comes(store_dir: Pa
         again.bind(("127.0.0.1", port))
 
 
+def test_a_ctrl_c_in_wait_leaves_stop_to_end_the_front(store_dir: Path) -> None:
+    """Ctrl-C (or `serve`'s SIGTERM) raises KeyboardInterrupt in the main thread while it is
+    in :meth:`Endpoint.wait`; :meth:`Endpoint.stop` must then still wait for the front's
+    thread to close the connections and end the workers. (Interrupted inside
+    ``Thread.join``, Python 3.11's join marks the still-running thread stopped, and a stop
+    joining it returned at once: "stopped" was printed with the front still serving.)"""
+    import os
+    import threading
+
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGUSR1, interrupt)
+    others = _descendants(os.getpid())  # other tests' servers
+    ep = Endpoint(store_dir, port=0, workers=1).start()
+    try:
+        front = ep._thread
+        assert front is not None
+        workers = _descendants(os.getpid()) - others
+        assert workers  # the query worker
+        threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGUSR1)).start()
+        with pytest.raises(KeyboardInterrupt):
+            ep.wait()
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+        ep.stop()
+    assert front.ident not in sys._current_frames()  # the front's thread really ended
+    assert all(_gone(pid) for pid in workers)
+
+
 def test_cli_refuses_public_address(run_cli: Any, store_dir: Path) -> None:
     proc = run_cli("serve", "--host", "0.0.0.0", "--store", store_dir)
     assert proc.returncode == 1 and "loopback only" in proc.stderr

@@ -94,6 +94,7 @@ class Endpoint:
         )
         self._front: Front | None = None
         self._thread: threading.Thread | None = None
+        self._stopped = threading.Event()
 
     @property
     def url(self) -> str:
@@ -124,8 +125,11 @@ class Endpoint:
             self.port = int(sock.getsockname()[1])
         from .front import Front  # here: the front module imports this one
 
+        self._stopped.clear()
         front = self._front = Front(self, sock)
-        self._thread = threading.Thread(target=front.serve, name="hcgraph-serve", daemon=True)
+        self._thread = threading.Thread(
+            target=self._run, args=(front,), name="hcgraph-serve", daemon=True
+        )
         self._thread.start()
         try:
             front.ready.result(timeout=_READY_TIMEOUT)
@@ -157,10 +161,19 @@ class Endpoint:
         sock.setblocking(False)
         return sock
 
+    def _run(self, front: Front) -> None:
+        try:
+            front.serve()
+        finally:
+            self._stopped.set()
+
     def wait(self) -> None:
         """Block until the server stops (:meth:`stop`, from another thread)."""
-        while (thread := self._thread) is not None and thread.is_alive():
-            thread.join(0.5)  # in steps: Ctrl-C reaches this thread meanwhile
+        # On an Event, in steps (Ctrl-C reaches this thread meanwhile), not by joining the
+        # thread: a KeyboardInterrupt inside Thread.join marks the thread stopped while it
+        # runs (Python 3.11), and stop's join would then return before the front ended.
+        while not self._stopped.wait(0.5):
+            pass
 
     def stop(self) -> None:
         """Stop serving: close the port and every connection, end the workers."""
