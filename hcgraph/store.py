@@ -426,25 +426,26 @@ class Store:
         Returns:
             (triples deleted, triples inserted) in ``graph``.
         """
-        g = ox.NamedNode(graph)
-        new = {q.triple for q in ox.parse(ntriples, ox.RdfFormat.N_TRIPLES, lenient=True)}
-        stored = {q.triple for q in self.ox.quads_for_pattern(None, None, None, g)}
-        stale, added = stored - new, new - stored
-        blank = any(isinstance(t.subject, ox.BlankNode) for t in stale)  # not deletable as data
-        if blank or any(isinstance(t.object, ox.BlankNode) for t in stale):
-            stale, added = stored, new
-            update = f"DROP SILENT GRAPH {g} ;\n"
-        else:
-            update = f"DELETE DATA {{ GRAPH {g} {{\n{_ntriples(stale)}}} }} ;\n" if stale else ""
-        body = {graph: _ntriples(added)} if added else {}
-        body.update(also or {})
-        if body:
-            text = "".join(f"GRAPH <{name}> {{\n{nt}}}\n" for name, nt in body.items())
-            update += f"INSERT DATA {{ {text}}}"
-        if update:
-            with self._written():
+        with self._written():
+            g = ox.NamedNode(graph)
+            new = {q.triple for q in ox.parse(ntriples, ox.RdfFormat.N_TRIPLES, lenient=True)}
+            stored = {q.triple for q in self.ox.quads_for_pattern(None, None, None, g)}
+            stale, added = stored - new, new - stored
+            if any(map(_has_blank, stale)):  # a blank node cannot be deleted as data
+                stale, added = stored, new
+                update = f"DROP SILENT GRAPH {g} ;\n"
+            else:
+                update = (
+                    f"DELETE DATA {{ GRAPH {g} {{\n{_ntriples(stale)}}} }} ;\n" if stale else ""
+                )
+            graphs = {graph: _ntriples(added)} if added else {}
+            graphs.update(also or {})
+            if graphs:
+                text = "".join(f"GRAPH <{name}> {{\n{nt}}}\n" for name, nt in graphs.items())
+                update += f"INSERT DATA {{ {text}}}"
+            if update:
                 self.ox.update(update.removesuffix(" ;\n"))
-        return len(stale), len(added)
+            return len(stale), len(added)
 
     def replace_graphs(self, graphs: Mapping[str, str]) -> None:
         """Replace several graphs' content (an empty body drops its graph) with one N-Quads
@@ -693,6 +694,10 @@ def _open(directory: Path, db_path: Path, read_only: bool) -> ox.Store:
         raise StoreError(f"{directory}: cannot open the store: {first_line(exc)}") from exc
     except RuntimeError as exc:  # the engine's "Corruption: …" (an overwritten CURRENT)
         raise damage_error(directory, exc) from None
+
+
+def _has_blank(triple: ox.Triple) -> bool:
+    return isinstance(triple.subject, ox.BlankNode) or isinstance(triple.object, ox.BlankNode)
 
 
 def _ntriples(triples: Iterable[ox.Triple]) -> str:
