@@ -21,7 +21,7 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -415,14 +415,37 @@ class Store:
 
     def replace_graph(
         self, graph: str, ntriples: str, also: Mapping[str, str] | None = None
-    ) -> None:
-        """Atomically replace one graph's content with hcgraph's N-Triples (escaped, validated
-        terms only); ``also`` maps further graphs to N-Triples added in the same transaction."""
-        g = f"<{graph}>"
-        extra = "".join(f"GRAPH <{name}> {{\n{body}}}\n" for name, body in (also or {}).items())
-        update = f"DROP SILENT GRAPH {g} ;\nINSERT DATA {{ GRAPH {g} {{\n{ntriples}}}\n{extra}}}"
+    ) -> tuple[int, int]:
+        """Atomically make one graph's content hcgraph's N-Triples (escaped, validated terms
+        only); ``also`` maps further graphs to N-Triples added in the same transaction.
+
+        Only the difference is written: the graph's triples not in ``ntriples`` are deleted,
+        those it lacks inserted. (A story's new version keeps every earlier version's triples:
+        rewriting them all made ingesting a story's N-th version cost N versions' worth.)
+
+        Returns:
+            (triples deleted, triples inserted) in ``graph``.
+        """
         with self._written():
-            self.ox.update(update)
+            g = ox.NamedNode(graph)
+            new = {q.triple for q in ox.parse(ntriples, ox.RdfFormat.N_TRIPLES, lenient=True)}
+            stored = {q.triple for q in self.ox.quads_for_pattern(None, None, None, g)}
+            stale, added = stored - new, new - stored
+            if any(map(_has_blank, stale)):  # a blank node cannot be deleted as data
+                stale, added = stored, new
+                update = f"DROP SILENT GRAPH {g} ;\n"
+            else:
+                update = (
+                    f"DELETE DATA {{ GRAPH {g} {{\n{_ntriples(stale)}}} }} ;\n" if stale else ""
+                )
+            graphs = {graph: _ntriples(added)} if added else {}
+            graphs.update(also or {})
+            if graphs:
+                text = "".join(f"GRAPH <{name}> {{\n{nt}}}\n" for name, nt in graphs.items())
+                update += f"INSERT DATA {{ {text}}}"
+            if update:
+                self.ox.update(update.removesuffix(" ;\n"))
+            return len(stale), len(added)
 
     def replace_graphs(self, graphs: Mapping[str, str]) -> None:
         """Replace several graphs' content (an empty body drops its graph) with one N-Quads
@@ -671,6 +694,15 @@ def _open(directory: Path, db_path: Path, read_only: bool) -> ox.Store:
         raise StoreError(f"{directory}: cannot open the store: {first_line(exc)}") from exc
     except RuntimeError as exc:  # the engine's "Corruption: …" (an overwritten CURRENT)
         raise damage_error(directory, exc) from None
+
+
+def _has_blank(triple: ox.Triple) -> bool:
+    return isinstance(triple.subject, ox.BlankNode) or isinstance(triple.object, ox.BlankNode)
+
+
+def _ntriples(triples: Iterable[ox.Triple]) -> str:
+    """Triples as (canonical) N-Triples text."""
+    return (ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES) or b"").decode()
 
 
 def _value(term: _Term) -> str:

@@ -111,3 +111,42 @@ def test_a_version_read_from_its_graph_equals_one_read_from_its_body() -> None:
     assert any(
         from_story(parse_story(json.dumps(s).encode(), "x")).citations for s in corpus.stories
     )
+
+
+class _CountedUpdates:
+    """The store's engine, keeping the text of each SPARQL update it runs."""
+
+    def __init__(self, engine: ox.Store) -> None:
+        self.engine = engine
+        self.updates: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.engine, name)
+
+    def update(self, text: str, *args: Any, **kwargs: Any) -> None:
+        self.updates.append(text)
+        self.engine.update(text, *args, **kwargs)
+
+
+def test_a_new_version_writes_only_what_is_new_not_every_earlier_versions_text(
+    seed_bytes: bytes,
+) -> None:
+    """The N-th version of a story writes (and deletes) as many triples as the 3rd: the
+    earlier versions' kept text is in the store already (it was rewritten on every ingest,
+    which made ingesting a story's N-th version cost N versions' worth)."""
+    doc = json.loads(seed_bytes)
+    kept = str(HC.versionContent)
+    written: list[tuple[int, int]] = []  # per ingest: (triple lines, kept texts) written
+    with Store(None) as st:
+        engine = st.ox = _CountedUpdates(st.ox)  # type: ignore[assignment]
+        for n in range(12):
+            doc["headline"] = f"Version {n}"
+            doc["sections"][0]["paragraphs"][0]["markdown"] = f"Revision {n} of the text."
+            engine.updates.clear()
+            assert ingest_bytes(st, [(json.dumps(doc).encode(), "story.json")]).ok
+            lines = [x for u in engine.updates for x in u.splitlines() if x.endswith(" .")]
+            written.append((len(lines), sum(kept in x for x in lines)))
+        assert st.graph_size(doc["url"]) > 12 * 6  # every version is kept
+    assert written[0] == (0, 0)  # the first version: a bulk load, not an update
+    assert all(k == 1 for _, k in written[1:])  # one kept text: the version just replaced
+    assert len({n for n, _ in written[2:]}) == 1, written  # no more at the 12th than the 3rd

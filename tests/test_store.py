@@ -139,6 +139,25 @@ def _info_of(store: Store):  # type: ignore[no-untyped-def]
     )  # fmt: skip
 
 
+def test_replace_graph_writes_only_the_difference_and_ends_with_the_new_content() -> None:
+    g, shared = "urn:x:g", "urn:x:shared"
+    lines = [f'<urn:x:s> <urn:x:p> "{n}" .\n' for n in range(5)]
+    with Store(None) as st:
+        assert st.replace_graph(g, "".join(lines[:3])) == (0, 3)
+        also = {shared: "<urn:x:t> <urn:x:p> <urn:x:o> .\n"}
+        assert st.replace_graph(g, "".join(lines[1:5]), also) == (1, 2)  # "0" out; "3", "4" in
+        assert st.sorted_lines(g) == sorted(line.encode() for line in lines[1:5])
+        assert st.graph_size(shared) == 1
+        assert st.replace_graph(g, "".join(lines[1:5])) == (0, 0)  # nothing to write
+        # a blank node cannot be deleted as data: the graph is dropped and written whole
+        st.load_nquads(b"_:b <urn:x:p> <urn:x:o> <urn:x:g> .\n")
+        assert st.replace_graph(g, lines[0]) == (5, 1)
+        assert st.sorted_lines(g) == [lines[0].encode()]
+        with pytest.raises(StoreError, match="write failed"):
+            st.replace_graph(g, "<urn:x:s> <urn:x:p> not-a-term .\n")
+        assert st.sorted_lines(g) == [lines[0].encode()]
+
+
 def test_read_only_store_refuses_writes(tmp_path: Path, seed_path: Path) -> None:
     with Store(tmp_path / "st") as store:
         ingest_paths(store, [seed_path])
