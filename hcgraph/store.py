@@ -426,6 +426,9 @@ class Store:
         Returns:
             (triples deleted, triples inserted) in ``graph``.
         """
+        others = dict(also or {})
+        if graph in others:  # added to the graph's new content, as the drop-and-insert did
+            ntriples = f"{ntriples}\n{others.pop(graph)}"
         with self._written():
             g = ox.NamedNode(graph)
             new = {q.triple for q in ox.parse(ntriples, ox.RdfFormat.N_TRIPLES, lenient=True)}
@@ -439,7 +442,7 @@ class Store:
                     f"DELETE DATA {{ GRAPH {g} {{\n{_ntriples(stale)}}} }} ;\n" if stale else ""
                 )
             graphs = {graph: _ntriples(added)} if added else {}
-            graphs.update(also or {})
+            graphs.update(others)
             if graphs:
                 text = "".join(f"GRAPH <{name}> {{\n{nt}}}\n" for name, nt in graphs.items())
                 update += f"INSERT DATA {{ {text}}}"

@@ -1,0 +1,104 @@
+"""``Store.replace_graph`` writes only the difference; the store it leaves must equal the one
+the plain way leaves (drop the graph, insert the new N-Triples) after any sequence of
+replacements, whatever the literals: forms the engine canonicalises (``"01"`` as an integer,
+``"1.0"`` as a decimal, a language tag's case, dateTime offsets), Unicode in either
+normalisation form, text that is SPARQL syntax, very long literals, triple terms."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pyoxigraph as ox
+from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import strategies as st
+
+from hcgraph.rdftext import literal, typed
+from hcgraph.store import Store
+
+_X = "http://www.w3.org/2001/XMLSchema#"
+_G, _SHARED = "urn:x:story", "urn:x:shared"
+_TEXTS = [
+    "plain",
+    "caf\u00e9",  # NFC
+    "cafe\u0301",  # NFD: a different literal, kept as written
+    '} } DROP ALL ; INSERT DATA { GRAPH <urn:x:evil> { <urn:a> <urn:b> "c" } }',
+    "''' \"\"\" } GRAPH <urn:x:evil> {",
+    'a "quoted" \\ backslash\nnew line\r\ttab',
+    "\\u0022 \\u007D written as text",
+    "x" * 70_000,
+]
+_OBJECTS = [
+    *(literal(t) for t in _TEXTS),
+    *(literal(t)[:-1] + '"@EN-us' for t in _TEXTS[:2]),
+    '"plain"@en-US',
+    typed("01", _X + "integer"),
+    typed("1", _X + "integer"),
+    typed("+1", _X + "integer"),
+    typed("1", _X + "boolean"),
+    typed("true", _X + "boolean"),
+    typed("1.0", _X + "decimal"),
+    typed("1", _X + "decimal"),
+    typed("2020-01-01T00:00:00+00:00", _X + "dateTime"),
+    typed("2020-01-01T00:00:00Z", _X + "dateTime"),
+    typed("2020-01-01T02:00:00.500000+02:00", _X + "dateTime"),
+    typed("abc", _X + "integer"),  # ill-typed: kept as written
+    "<urn:x:o>",
+    "<<( <urn:x:a> <urn:x:b> \"01\"^^<" + _X + "integer> )>>",
+]
+_LINES = [f"<urn:x:s{s}> <urn:x:p> {o} .\n" for s in range(2) for o in _OBJECTS]
+_graph = st.lists(st.sampled_from(_LINES), max_size=8).map("".join)
+_also = st.one_of(
+    st.just({}),
+    st.builds(lambda body: {_SHARED: body}, _graph),
+    st.builds(lambda body: {_G: body}, _graph),  # the graph itself: added to, as before
+)
+
+
+def _dropped_and_inserted(store: Store, graph: str, nt: str, also: Mapping[str, str]) -> None:
+    """The plain way: drop the graph, insert the new text and ``also`` in one update."""
+    extra = "".join(f"GRAPH <{name}> {{\n{body}}}\n" for name, body in also.items())
+    store.ox.update(
+        f"DROP SILENT GRAPH <{graph}> ;\nINSERT DATA {{ GRAPH <{graph}> {{\n{nt}}}\n{extra}}}"
+    )
+
+
+def _contents(store: Store) -> bytes:
+    return store.ox.dump(format=ox.RdfFormat.N_QUADS) or b""
+
+
+@seed(20261207)
+@settings(
+    max_examples=150,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(st.lists(st.tuples(_graph, _also), min_size=1, max_size=5))
+def test_writing_the_difference_leaves_what_dropping_and_inserting_leaves(
+    steps: list[tuple[str, dict[str, str]]],
+) -> None:
+    with Store(None) as diffed, Store(None) as plain:
+        for nt, also in steps:
+            diffed.replace_graph(_G, nt, also)
+            _dropped_and_inserted(plain, _G, nt, also)
+            assert sorted(_contents(diffed).splitlines()) == sorted(
+                _contents(plain).splitlines()
+            )
+
+
+def test_literals_that_are_sparql_syntax_stay_data_in_the_update() -> None:
+    """The update holds the engine's own serialisation of each stale and new triple: a
+    literal that reads as SPARQL (braces, DROP ALL, GRAPH, quotes) is deleted and inserted as
+    a literal, and no other graph is touched."""
+    lines = [f"<urn:x:s> <urn:x:p> {literal(t)} .\n" for t in _TEXTS[3:7]]
+    with Store(None) as store:
+        store.replace_graph(_SHARED, "<urn:x:a> <urn:x:b> <urn:x:c> .\n")
+        store.replace_graph(_G, "".join(lines[:2]))
+        assert store.replace_graph(_G, "".join(lines[2:])) == (2, 2)
+        assert store.sorted_lines(_G) == sorted(line.encode() for line in lines[2:])
+        assert store.graph_names() == [_SHARED, _G]
+        assert store.graph_size(_SHARED) == 1
+        assert store.replace_graph(_G, "".join(lines[:2])) == (2, 2)
+        assert store.sorted_lines(_G) == sorted(line.encode() for line in lines[:2])
+        assert store.graph_names() == [_SHARED, _G]
+
