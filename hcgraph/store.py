@@ -699,8 +699,12 @@ def _open(directory: Path, db_path: Path, read_only: bool) -> ox.Store:
         raise damage_error(directory, exc) from None
 
 
-def _has_blank(triple: ox.Triple) -> bool:
-    return isinstance(triple.subject, ox.BlankNode) or isinstance(triple.object, ox.BlankNode)
+def _has_blank(term: ox.Triple) -> bool:
+    """True if the triple holds a blank node, also inside a triple term."""
+    return any(
+        isinstance(t, ox.BlankNode) or (isinstance(t, ox.Triple) and _has_blank(t))
+        for t in (term.subject, term.object)
+    )
 
 
 def _ntriples(triples: Iterable[ox.Triple]) -> str:

@@ -102,3 +102,10 @@ def test_literals_that_are_sparql_syntax_stay_data_in_the_update() -> None:
         assert store.sorted_lines(_G) == sorted(line.encode() for line in lines[:2])
         assert store.graph_names() == [_SHARED, _G]
 
+
+def test_a_stale_triple_term_holding_a_blank_node_drops_the_graph_and_writes_it_whole() -> None:
+    """Blank nodes cannot be deleted as data, nor can a triple term that holds one."""
+    with Store(None) as store:
+        store.load_nquads(b"<urn:x:s> <urn:x:p> <<( _:b <urn:x:p> <urn:x:o> )>> <urn:x:story> .\n")
+        assert store.replace_graph(_G, '<urn:x:s> <urn:x:p> "new" .\n') == (1, 1)
+        assert store.sorted_lines(_G) == [b'<urn:x:s> <urn:x:p> "new" .\n']
