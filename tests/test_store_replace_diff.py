@@ -6,14 +6,24 @@ normalisation form, text that is SPARQL syntax, very long literals, triple terms
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+import textwrap
 from collections.abc import Mapping
+from pathlib import Path
 
 import pyoxigraph as ox
+import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
+from hcgraph.ingest import ingest_paths
+from hcgraph.pipeline import recover
 from hcgraph.rdftext import literal, typed
 from hcgraph.store import Store
+from hcsample.corpus import generate_corpus
+from tests.conftest import ROOT, cli_env
 
 _X = "http://www.w3.org/2001/XMLSchema#"
 _G, _SHARED = "urn:x:story", "urn:x:shared"
@@ -43,7 +53,7 @@ _OBJECTS = [
     typed("2020-01-01T02:00:00.500000+02:00", _X + "dateTime"),
     typed("abc", _X + "integer"),  # ill-typed: kept as written
     "<urn:x:o>",
-    "<<( <urn:x:a> <urn:x:b> \"01\"^^<" + _X + "integer> )>>",
+    '<<( <urn:x:a> <urn:x:b> "01"^^<' + _X + "integer> )>>",
 ]
 _LINES = [f"<urn:x:s{s}> <urn:x:p> {o} .\n" for s in range(2) for o in _OBJECTS]
 _graph = st.lists(st.sampled_from(_LINES), max_size=8).map("".join)
@@ -81,9 +91,7 @@ def test_writing_the_difference_leaves_what_dropping_and_inserting_leaves(
         for nt, also in steps:
             diffed.replace_graph(_G, nt, also)
             _dropped_and_inserted(plain, _G, nt, also)
-            assert sorted(_contents(diffed).splitlines()) == sorted(
-                _contents(plain).splitlines()
-            )
+            assert sorted(_contents(diffed).splitlines()) == sorted(_contents(plain).splitlines())
 
 
 def test_literals_that_are_sparql_syntax_stay_data_in_the_update() -> None:
@@ -109,3 +117,65 @@ def test_a_stale_triple_term_holding_a_blank_node_drops_the_graph_and_writes_it_
         store.load_nquads(b"<urn:x:s> <urn:x:p> <<( _:b <urn:x:p> <urn:x:o> )>> <urn:x:story> .\n")
         assert store.replace_graph(_G, '<urn:x:s> <urn:x:p> "new" .\n') == (1, 1)
         assert store.sorted_lines(_G) == [b'<urn:x:s> <urn:x:p> "new" .\n']
+
+
+@pytest.mark.slow  # a subprocess, killed
+def test_an_ingest_killed_while_replacing_changed_stories_leaves_each_old_or_new_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGKILL an ingest of 120 changed stories while it writes their differences: after
+    recovery each story's graph is its old version or its new one, whole, and the re-run
+    leaves the store an uninterrupted ingest of both versions leaves."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1790000000")
+    corpus = generate_corpus(120, seed=11)
+    old, new = tmp_path / "old", tmp_path / "new"
+    corpus.write(old)
+    for story in corpus.stories:
+        story["headline"] = f"{story['headline']} (updated)"
+    corpus.write(new)
+    store_dir = tmp_path / "st"
+    with Store(store_dir) as store:
+        assert ingest_paths(store, [old]).count("added") == 120
+    was, now = Store(None), Store(None)
+    ingest_paths(was, [old])
+    ingest_paths(now, [old])
+    assert ingest_paths(now, [new]).count("replaced") == 120
+    script = textwrap.dedent(f"""
+        from hcgraph.ingest import ingest_paths
+        from hcgraph.store import Store
+        real = Store.replace_graph
+        def announced(self, *args, **kwargs):
+            print("write", flush=True)
+            return real(self, *args, **kwargs)
+        Store.replace_graph = announced
+        with Store({str(store_dir)!r}) as st:
+            ingest_paths(st, [{str(new)!r}], batch_size=10)
+    """)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], env=cli_env(), cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    for writes, _ in enumerate(proc.stdout, 1):
+        if writes == 40:
+            break
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    proc.stdout.close()
+    assert proc.returncode == -signal.SIGKILL
+    with Store(store_dir) as store:
+        assert store.ledger.dirty  # the kill interrupted a write
+        recover(store)
+        assert not store.ledger.dirty
+        versions = [
+            (
+                store.sorted_lines(g) == now.sorted_lines(g),
+                store.sorted_lines(g) == was.sorted_lines(g),
+            )
+            for g in now.story_graphs()
+        ]
+        assert all(a != b for a, b in versions)  # old or new, whole: never both, never neither
+        assert 39 <= sum(a for a, _ in versions) < 120  # the 40th was starting
+        assert ingest_paths(store, [new]).ok
+        assert store.graph_names() == now.graph_names()
+        for graph in now.graph_names():
+            assert store.sorted_lines(graph) == now.sorted_lines(graph), graph
