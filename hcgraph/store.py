@@ -21,6 +21,7 @@ import json
 import os
 import shutil
 import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
@@ -131,6 +132,7 @@ class Store:
     ):
         self.directory = Path(directory) if directory is not None else None
         self.read_only = read_only
+        self._write_lock = threading.RLock()  # one write at a time (see _written)
         self._ledger: Ledger | None = None
         self._holder_file: Path | None = None
         if self.directory is None:
@@ -541,10 +543,12 @@ class Store:
     @contextlib.contextmanager
     def _written(self) -> Iterator[None]:
         """Refuse a read-only store; a write error as StoreDiskError (``OSError``) or
-        StoreError (refused data)."""
+        StoreError (refused data). Writes of several threads take turns: a write that reads
+        first (:meth:`replace_graph`'s difference) sees no other write land before its own."""
         self._writable()
         try:
-            yield
+            with self._write_lock:
+                yield
         except OSError as exc:
             raise StoreDiskError(f"{self.directory}: write failed: {first_line(exc)}") from exc
         except SyntaxError as exc:

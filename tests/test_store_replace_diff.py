@@ -10,8 +10,10 @@ import signal
 import subprocess
 import sys
 import textwrap
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pyoxigraph as ox
 import pytest
@@ -179,3 +181,36 @@ def test_an_ingest_killed_while_replacing_changed_stories_leaves_each_old_or_new
         assert store.graph_names() == now.graph_names()
         for graph in now.graph_names():
             assert store.sorted_lines(graph) == now.sorted_lines(graph), graph
+
+
+class _Interleaved:
+    """The store's engine; once the graph's triples are read, another thread removes the
+    graph, given half a second to land before the difference is written."""
+
+    def __init__(self, store: Store) -> None:
+        self.engine = store.ox
+        self.other = threading.Thread(target=store.remove_graph, args=(_G,))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.engine, name)
+
+    def quads_for_pattern(self, *pattern: Any) -> Iterator[ox.Quad]:
+        found = list(self.engine.quads_for_pattern(*pattern))
+        if not self.other.is_alive() and self.other.ident is None:
+            self.other.start()
+            self.other.join(0.5)
+        return iter(found)
+
+
+def test_no_other_write_lands_between_reading_the_graph_and_writing_its_difference() -> None:
+    """The difference is of the graph as read: a write of another thread (a removal) waits
+    until it is written, else the graph would keep only the inserted half."""
+    lines = [f'<urn:x:s> <urn:x:p> "{n}" .\n' for n in range(3)]
+    with Store(None) as store:
+        store.replace_graph(_G, "".join(lines[:2]))
+        engine = store.ox
+        store.ox = interleaved = _Interleaved(store)  # type: ignore[assignment]
+        assert store.replace_graph(_G, "".join(lines[1:])) == (1, 1)
+        interleaved.other.join()
+        store.ox = engine
+        assert store.sorted_lines(_G) == []  # removed after the replacement, not amid it
