@@ -428,9 +428,8 @@ class Store:
         Returns:
             (triples deleted, triples inserted) in ``graph``.
         """
-        others = dict(also or {})
-        if graph in others:  # added to the graph's new content, as the drop-and-insert did
-            ntriples = f"{ntriples}\n{others.pop(graph)}"
+        others = dict(also or {})  # ``graph`` in it: added to its new content, as before
+        ntriples = f"{ntriples}\n{others.pop(graph, '')}"
         with self._written():
             g = ox.NamedNode(graph)
             new = {q.triple for q in ox.parse(ntriples, ox.RdfFormat.N_TRIPLES, lenient=True)}
