@@ -431,7 +431,7 @@ class Store:
         others = dict(also or {})  # ``graph`` in it: added to its new content, as before
         ntriples = f"{ntriples}\n{others.pop(graph, '')}"
         with self._written():
-            g = ox.NamedNode(graph)
+            g = _graph_node(graph)
             new = {q.triple for q in ox.parse(ntriples, ox.RdfFormat.N_TRIPLES, lenient=True)}
             stored = {q.triple for q in self.ox.quads_for_pattern(None, None, None, g)}
             stale, added = stored - new, new - stored
@@ -700,6 +700,14 @@ def _open(directory: Path, db_path: Path, read_only: bool) -> ox.Store:
         raise StoreError(f"{directory}: cannot open the store: {first_line(exc)}") from exc
     except RuntimeError as exc:  # the engine's "Corruption: …" (an overwritten CURRENT)
         raise damage_error(directory, exc) from None
+
+
+def _graph_node(iri: str) -> ox.NamedNode:
+    """``iri`` as a node; not an IRI: a SyntaxError, as the engine's parser raised for it."""
+    try:
+        return ox.NamedNode(iri)
+    except ValueError as exc:
+        raise SyntaxError(f"not an IRI: {exc}") from None
 
 
 def _has_blank(term: ox.Triple) -> bool:

@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
+from hcgraph.errors import StoreError
 from hcgraph.ingest import ingest_paths
 from hcgraph.pipeline import recover
 from hcgraph.rdftext import literal, typed
@@ -214,3 +215,16 @@ def test_no_other_write_lands_between_reading_the_graph_and_writing_its_differen
         interleaved.other.join()
         store.ox = engine
         assert store.sorted_lines(_G) == []  # removed after the replacement, not amid it
+
+
+@pytest.mark.parametrize("graph", ["urn:x> } } ; DROP ALL ; INSERT DATA { GRAPH <urn:y", "no iri"])
+def test_a_graph_name_that_is_no_iri_is_refused_as_a_store_error_writing_nothing(
+    graph: str,
+) -> None:
+    """As the drop-and-insert refused it (the engine's parser did): a StoreError."""
+    with Store(None) as store:
+        store.replace_graph(_SHARED, "<urn:x:a> <urn:x:b> <urn:x:c> .\n")
+        with pytest.raises(StoreError, match="write failed"):
+            store.replace_graph(graph, '<urn:x:s> <urn:x:p> "v" .\n')
+        assert store.graph_names() == [_SHARED]
+        assert store.graph_size(_SHARED) == 1
