@@ -208,6 +208,92 @@ def test_the_connection_cap_holds_for_the_whole_server(store_dir: Path) -> None:
             raise AssertionError("no place given back")
 
 
+def _unread_tail(ep: Endpoint) -> tuple[socket.socket, int]:
+    """A keep-alive client that reads nothing, sent 48 KiB answers one at a time until the
+    kernel's buffers are full and the server holds the last one's rest: under the 64 KiB past
+    which the server sees that the client stopped reading (``pause_writing``). The socket and
+    the number of requests sent."""
+    front = ep._front
+    assert front is not None and not front.conns
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect((ep.host, ep.port))
+    request = f"GET /48k HTTP/1.1\r\nHost: 127.0.0.1:{ep.port}\r\n\r\n".encode()
+    for _ in range(100):
+        if front.conns:
+            break
+        time.sleep(0.01)
+    (conn,) = front.conns
+    sent = 0
+    while not conn.transport.get_write_buffer_size():
+        assert sent < 2000, "the kernel's buffers never filled"
+        since = conn.since
+        sock.sendall(request)
+        sent += 1
+        for _ in range(1000):  # the answer is written (the wait for the next head begins)
+            if conn.since != since:
+                break
+            time.sleep(0.002)
+    left = conn.transport.get_write_buffer_size()
+    assert 0 < left < 65536 and conn.paused_since is None, (left, conn.paused_since)
+    return sock, sent
+
+
+@pytest.mark.parametrize("end", ["idle", "eof", "close"])
+def test_a_closed_connection_whose_client_reads_nothing_gives_its_place_back(
+    store_dir: Path, end: str
+) -> None:
+    """The server closes a connection (idle past the read timeout, the client's end of
+    sending, ``Connection: close``) with the rest of an answer unread and too little of it
+    to count as a client that stopped reading: the client still gets only the read timeout
+    to take it, not as long as it keeps its socket open (it held its place: 256 such
+    connections locked everyone out)."""
+    static = {"/48k": ("text/plain", b"x" * 48 * 1024)}
+    with Endpoint(store_dir, port=0, workers=1, max_connections=1, read_timeout_s=1.0,
+                  static=static) as ep:  # fmt: skip
+        sock, _sent = _unread_tail(ep)
+        try:
+            if end == "eof":
+                sock.shutdown(socket.SHUT_WR)
+            elif end == "close":
+                sock.sendall(
+                    f"GET /48k HTTP/1.1\r\nHost: 127.0.0.1:{ep.port}\r\n"
+                    "Connection: close\r\n\r\n".encode()
+                )
+            front = ep._front
+            assert front is not None
+            for _ in range(100):  # the read timeout (twice at most) and a margin
+                if not front.conns:
+                    break
+                time.sleep(0.05)
+            assert not front.conns
+            answer = _raw(ep, f"GET /48k HTTP/1.1\r\nHost: 127.0.0.1:{ep.port}\r\n"
+                              "Connection: close\r\n\r\n".encode())  # fmt: skip
+            assert _status(answer) == 200
+        finally:
+            sock.close()
+
+
+def test_a_closing_connection_sends_all_to_a_client_reading_in_time(store_dir: Path) -> None:
+    """The rest of the answers of a closing connection goes out whole to a client that
+    starts reading again within the read timeout."""
+    static = {"/48k": ("text/plain", b"x" * 48 * 1024)}
+    with Endpoint(store_dir, port=0, workers=1, read_timeout_s=1.0, static=static) as ep:
+        sock, sent = _unread_tail(ep)
+        with sock:
+            sock.sendall(
+                f"GET /48k HTTP/1.1\r\nHost: 127.0.0.1:{ep.port}\r\n"
+                "Connection: close\r\n\r\n".encode()
+            )
+            time.sleep(0.5)
+            sock.settimeout(30)
+            answers = b""
+            while chunk := sock.recv(65536):  # up to the server's close
+                answers += chunk
+        assert answers.count(b"HTTP/1.1 200 OK\r\n") == sent + 1
+        assert answers.count(b"x" * 48 * 1024) == sent + 1
+
+
 def test_a_body_shorter_than_its_content_length_is_dropped(endpoint: Endpoint) -> None:
     head = (
         f"POST /query HTTP/1.1\r\nHost: 127.0.0.1:{endpoint.port}\r\n"
