@@ -7,6 +7,7 @@ the process tree asked for SERVICE, Ctrl-C with a query in flight, and writes wh
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import signal
@@ -292,6 +293,23 @@ def test_a_closing_connection_sends_all_to_a_client_reading_in_time(store_dir: P
                 answers += chunk
         assert answers.count(b"HTTP/1.1 200 OK\r\n") == sent + 1
         assert answers.count(b"x" * 48 * 1024) == sent + 1
+
+
+def test_a_stop_while_clients_connect_closes_every_connection(store_dir: Path) -> None:
+    """Clients connecting as the server stops: each connection accepted is closed too, none
+    left open (its client waiting for ever, the front's loop not closing)."""
+    ep = Endpoint(store_dir, port=0, workers=1)
+    for _ in range(5):
+        ep.start()
+        socks = [socket.create_connection((ep.host, ep.port), timeout=5) for _ in range(50)]
+        ep.stop()
+        try:
+            for sock in socks:
+                with contextlib.suppress(ConnectionResetError):
+                    assert sock.recv(1024) == b""  # else: TimeoutError
+        finally:
+            for sock in socks:
+                sock.close()
 
 
 def test_a_body_shorter_than_its_content_length_is_dropped(endpoint: Endpoint) -> None:

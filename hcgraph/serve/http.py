@@ -191,6 +191,10 @@ class Conn(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
         front = self.front
+        if front.stopping.is_set():  # accepted as the server stops: its connections are closed
+            self.closed = True
+            self.transport.abort()
+            return
         if len(front.conns) >= front.max_connections:
             self._refuse(Refusal(503, "too many connections; retry", close=True))
             front.loop.call_later(1.0, self.transport.abort)
