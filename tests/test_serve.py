@@ -196,6 +196,20 @@ def test_cli_serve_stops_cleanly_on_sigterm_however_often_it_comes(store_dir: Pa
         again.bind(("127.0.0.1", port))
 
 
+def test_wait_returns_at_once_when_nothing_serves(store_dir: Path, endpoint: Endpoint) -> None:
+    """Never started, or its start failed (the port taken): nothing to wait for."""
+    import threading
+
+    taken = Endpoint(store_dir, port=endpoint.port)
+    with pytest.raises(ServeError, match="already in use"):
+        taken.start()
+    for ep in (Endpoint(store_dir, port=0), taken):
+        waiting = threading.Thread(target=ep.wait, daemon=True)
+        waiting.start()
+        waiting.join(5)
+        assert not waiting.is_alive()
+
+
 def test_a_ctrl_c_in_wait_leaves_stop_to_end_the_front(store_dir: Path) -> None:
     """Ctrl-C (or `serve`'s SIGTERM) raises KeyboardInterrupt in the main thread while it is
     in :meth:`Endpoint.wait`; :meth:`Endpoint.stop` must then still wait for the front's

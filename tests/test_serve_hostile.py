@@ -7,10 +7,12 @@ the process tree asked for SERVICE, Ctrl-C with a query in flight, and writes wh
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -206,6 +208,232 @@ def test_the_connection_cap_holds_for_the_whole_server(store_dir: Path) -> None:
             time.sleep(0.1)
         else:
             raise AssertionError("no place given back")
+
+
+def _unread_tail(ep: Endpoint) -> tuple[socket.socket, int]:
+    """A keep-alive client that reads nothing, sent 48 KiB answers one at a time until the
+    kernel's buffers are full and the server holds the last one's rest: under the 64 KiB past
+    which the server sees that the client stopped reading (``pause_writing``). The socket and
+    the number of requests sent."""
+    front = ep._front
+    assert front is not None and not front.conns
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect((ep.host, ep.port))
+    request = f"GET /48k HTTP/1.1\r\nHost: 127.0.0.1:{ep.port}\r\n\r\n".encode()
+    for _ in range(100):
+        if front.conns:
+            break
+        time.sleep(0.01)
+    (conn,) = front.conns
+    sent = 0
+    while not conn.transport.get_write_buffer_size():
+        assert sent < 2000, "the kernel's buffers never filled"
+        since = conn.since
+        sock.sendall(request)
+        sent += 1
+        for _ in range(1000):  # the answer is written (the wait for the next head begins)
+            if conn.since != since:
+                break
+            time.sleep(0.002)
+    left = conn.transport.get_write_buffer_size()
+    assert 0 < left < 65536 and conn.paused_since is None, (left, conn.paused_since)
+    return sock, sent
+
+
+@pytest.mark.parametrize("end", ["idle", "eof", "close"])
+def test_a_closed_connection_whose_client_reads_nothing_gives_its_place_back(
+    store_dir: Path, end: str
+) -> None:
+    """The server closes a connection (idle past the read timeout, the client's end of
+    sending, ``Connection: close``) with the rest of an answer unread and too little of it
+    to count as a client that stopped reading: the client still gets only the read timeout
+    to take it, not as long as it keeps its socket open (it held its place: 256 such
+    connections locked everyone out)."""
+    static = {"/48k": ("text/plain", b"x" * 48 * 1024)}
+    with Endpoint(store_dir, port=0, workers=1, max_connections=1, read_timeout_s=1.0,
+                  static=static) as ep:  # fmt: skip
+        sock, _sent = _unread_tail(ep)
+        try:
+            if end == "eof":
+                sock.shutdown(socket.SHUT_WR)
+            elif end == "close":
+                sock.sendall(
+                    f"GET /48k HTTP/1.1\r\nHost: 127.0.0.1:{ep.port}\r\n"
+                    "Connection: close\r\n\r\n".encode()
+                )
+            front = ep._front
+            assert front is not None
+            for _ in range(100):  # the read timeout (twice at most) and a margin
+                if not front.conns:
+                    break
+                time.sleep(0.05)
+            assert not front.conns
+            answer = _raw(ep, f"GET /48k HTTP/1.1\r\nHost: 127.0.0.1:{ep.port}\r\n"
+                              "Connection: close\r\n\r\n".encode())  # fmt: skip
+            assert _status(answer) == 200
+        finally:
+            sock.close()
+
+
+def test_a_closing_connection_sends_all_to_a_client_reading_in_time(store_dir: Path) -> None:
+    """The rest of the answers of a closing connection goes out whole to a client that
+    starts reading again within the read timeout."""
+    static = {"/48k": ("text/plain", b"x" * 48 * 1024)}
+    with Endpoint(store_dir, port=0, workers=1, read_timeout_s=1.0, static=static) as ep:
+        sock, sent = _unread_tail(ep)
+        with sock:
+            sock.sendall(
+                f"GET /48k HTTP/1.1\r\nHost: 127.0.0.1:{ep.port}\r\n"
+                "Connection: close\r\n\r\n".encode()
+            )
+            time.sleep(0.5)
+            sock.settimeout(30)
+            answers = b""
+            while chunk := sock.recv(65536):  # up to the server's close
+                answers += chunk
+        assert answers.count(b"HTTP/1.1 200 OK\r\n") == sent + 1
+        assert answers.count(b"x" * 48 * 1024) == sent + 1
+
+
+def _places_free(ep: Endpoint, free: int, cap: int) -> None:
+    """Wait (bounded) until at most ``cap - free`` connections are open in ``ep``."""
+    front = ep._front
+    assert front is not None
+    for _ in range(400):
+        if len(front.conns) <= cap - free:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{len(front.conns)} connections still held")
+
+
+def _takes_exactly(ep: Endpoint, cap: int) -> None:
+    """``cap`` clients at once are answered; one more gets 503 at once."""
+    ask = f"GET /query?query=ASK%7B%7D HTTP/1.1\r\nHost: 127.0.0.1:{ep.port}\r\n\r\n".encode()
+    socks = [socket.create_connection((ep.host, ep.port), timeout=30) for _ in range(cap + 1)]
+    try:
+        for sock in socks[:cap]:
+            sock.sendall(ask)
+        for sock in socks[:cap]:
+            assert _status(sock.recv(65536)) == 200
+        extra = socks[cap].recv(65536)
+        assert _status(extra) == 503 and b"too many connections" in extra
+    finally:
+        for sock in socks:
+            sock.close()
+
+
+def _reset(sock: socket.socket) -> None:
+    """Close with a TCP reset (nothing unsent is delivered)."""
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    sock.close()
+
+
+def test_connections_ended_every_way_give_their_places_back(store_dir: Path) -> None:
+    """Connections closed, reset, left half-sent, idle, pipelined and dropped, refused, given
+    bad requests, past their query's time limit, gone mid-query, not reading, or held by a
+    client killed outright, three rounds over: the server then still takes exactly its cap
+    of connections at once, and again after a stop and a start with connections open."""
+    cap = 6
+    static = {"/big": ("text/plain", b"x" * (16 << 20))}
+    with Endpoint(store_dir, port=0, workers=1, max_connections=cap, read_timeout_s=1.0,
+                  timeout_s=2, static=static) as ep:  # fmt: skip
+        host = f"Host: 127.0.0.1:{ep.port}\r\n"
+        ask = f"GET /query?query=ASK%7B%7D HTTP/1.1\r\n{host}\r\n".encode()
+        slow = f"GET /query?query={quote(CARTESIAN_COUNT)} HTTP/1.1\r\n{host}\r\n".encode()
+        sends = {
+            "nothing": b"",
+            "half a head": b"GET /query?query=ASK%7B%7D HTTP/1.1\r\nHo",
+            "a request": ask,
+            "20 pipelined": ask * 20,
+            "a short body": (
+                f"POST /query HTTP/1.1\r\n{host}Content-Type: application/sparql-query\r\n"
+                "Content-Length: 100\r\n\r\nASK {}"
+            ).encode(),
+            "garbage": b"NOT HTTP AT ALL\r\n\r\n",
+            "a huge head": b"GET / HTTP/1.1\r\nX: " + b"a" * 70000 + b"\r\n\r\n",
+            "chunked": (
+                f"POST /query HTTP/1.1\r\n{host}Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+            ).encode(),
+            "another host": b"GET /query?query=ASK%7B%7D HTTP/1.1\r\nHost: evil.example\r\n\r\n",
+            "a query past its time": slow,
+            "a big answer": f"GET /big HTTP/1.1\r\n{host}\r\n".encode(),
+        }
+        leaving: list[socket.socket] = []
+        for _round in range(3):
+            for data in sends.values():
+                for end in ("close", "reset", "shut", "leave", "read and leave"):
+                    _places_free(ep, 1, cap)
+                    sock = socket.create_connection((ep.host, ep.port), timeout=30)
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                    sock.sendall(data)
+                    if end == "close":
+                        sock.close()
+                    elif end == "reset":
+                        _reset(sock)
+                    elif end == "shut":  # the client's end of sending, then gone
+                        sock.shutdown(socket.SHUT_WR)
+                        time.sleep(0.01)
+                        sock.close()
+                    else:  # the server must end it (read timeout, query timeout, 4xx)
+                        if end == "read and leave":
+                            with contextlib.suppress(OSError):
+                                sock.recv(1024)
+                        leaving.append(sock)
+            # more clients than places at once: the rest get 503
+            crowd = [socket.create_connection((ep.host, ep.port)) for _ in range(cap + 4)]
+            for i, sock in enumerate(crowd):
+                (_reset if i % 2 else socket.socket.close)(sock)
+            # a client killed outright with connections open (half a head, a query running)
+            _places_free(ep, 3, cap)
+            client = subprocess.Popen(
+                [sys.executable, "-c", (
+                    "import socket, sys, time\n"
+                    f"s = [socket.create_connection(('127.0.0.1', {ep.port})) for _ in range(3)]\n"
+                    f"s[0].sendall({sends['half a head']!r})\n"
+                    f"s[1].sendall({slow!r})\n"
+                    "print('ready', flush=True)\n"
+                    "time.sleep(60)\n"
+                )],
+                stdout=subprocess.PIPE, text=True,
+            )  # fmt: skip
+            assert client.stdout is not None and client.stdout.readline() == "ready\n"
+            client.kill()
+            client.communicate()
+        _places_free(ep, cap, cap)
+        time.sleep(0.5)  # the last clients' connections are all accepted (and closed) too
+        _places_free(ep, cap, cap)
+        for sock in leaving:
+            sock.close()
+        _takes_exactly(ep, cap)
+        # a stop with connections open (idle, half-sent, mid-query), and a start again
+        held = [socket.create_connection((ep.host, ep.port)) for _ in range(cap)]
+        held[0].sendall(sends["half a head"])
+        held[1].sendall(slow)
+        held[2].sendall(ask)
+        _places_free(ep, 0, cap)
+        ep.stop()
+        for sock in held:
+            sock.close()
+        ep.start()
+        _takes_exactly(ep, cap)
+
+
+def test_a_stop_while_clients_connect_closes_every_connection(store_dir: Path) -> None:
+    """Clients connecting as the server stops: each connection accepted is closed too, none
+    left open (its client waiting for ever, the front's loop not closing)."""
+    ep = Endpoint(store_dir, port=0, workers=1)
+    for _ in range(5):
+        ep.start()
+        socks = [socket.create_connection((ep.host, ep.port), timeout=5) for _ in range(50)]
+        ep.stop()
+        try:
+            for sock in socks:
+                with contextlib.suppress(ConnectionResetError):
+                    assert sock.recv(1024) == b""  # else: TimeoutError
+        finally:
+            for sock in socks:
+                sock.close()
 
 
 def test_a_body_shorter_than_its_content_length_is_dropped(endpoint: Endpoint) -> None:

@@ -174,6 +174,7 @@ class Conn(asyncio.Protocol):
         self.paused_since: float | None = None  # the client stopped reading our answer
         self.eof = False
         self.closed = False
+        self.left = 0  # closing: bytes of answers the client has not taken yet
         self.advancing = False
         self.reading = True
         self.request: Request | None = None  # the request being answered
@@ -190,6 +191,10 @@ class Conn(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
         front = self.front
+        if front.stopping.is_set():  # accepted as the server stops: its connections are closed
+            self.closed = True
+            self.transport.abort()
+            return
         if len(front.conns) >= front.max_connections:
             self._refuse(Refusal(503, "too many connections; retry", close=True))
             front.loop.call_later(1.0, self.transport.abort)
@@ -239,11 +244,13 @@ class Conn(asyncio.Protocol):
 
     # --- the watchdog ---------------------------------------------------------------------
     def tick(self, now: float) -> None:
-        """A client that stopped reading is dropped, a head or a body late ends the
-        connection; a query past its deadline gets 503 if still queued, else its worker is
-        killed, as is the worker of a query whose client went."""
+        """A client that stopped reading is dropped (also from a closing connection), a head
+        or a body late ends the connection; a query past its deadline gets 503 if still
+        queued, else its worker is killed, as is the worker of a query whose client went."""
         limit = self.front.read_timeout_s
-        if self.paused_since is not None and now - self.paused_since >= limit:
+        if self.closed:  # closing, the rest of its answers not yet taken by the client
+            self._tick_closing(now, limit)
+        elif self.paused_since is not None and now - self.paused_since >= limit:
             self._abort()  # it stopped reading
         elif self.request is None:  # free: waiting for a request head or body
             body = self.parser.in_body
@@ -255,6 +262,15 @@ class Conn(asyncio.Protocol):
                 self._close()
         else:
             self._tick_query(now)
+
+    def _tick_closing(self, now: float, limit: float) -> None:
+        """A closing connection stays (and holds its place) until the client has taken the
+        rest of its answers: it is dropped once it takes none of them for ``limit`` s."""
+        left = self.transport.get_write_buffer_size()
+        if left < self.left:
+            self.left, self.since = left, now
+        elif now - self.since >= limit:
+            self._abort()
 
     def _tick_query(self, now: float) -> None:
         late = self.deadline is not None and now >= self.deadline
@@ -285,6 +301,7 @@ class Conn(asyncio.Protocol):
     # --- requests -------------------------------------------------------------------------
     def _close(self) -> None:
         self.closed = True
+        self.since, self.left = time.monotonic(), self.transport.get_write_buffer_size()
         self.transport.close()
 
     def _abort(self) -> None:

@@ -94,7 +94,8 @@ class Endpoint:
         )
         self._front: Front | None = None
         self._thread: threading.Thread | None = None
-        self._stopped = threading.Event()
+        self._stopped = threading.Event()  # set while nothing serves
+        self._stopped.set()
 
     @property
     def url(self) -> str:
@@ -125,11 +126,11 @@ class Endpoint:
             self.port = int(sock.getsockname()[1])
         from .front import Front  # here: the front module imports this one
 
-        self._stopped.clear()
         front = self._front = Front(self, sock)
         self._thread = threading.Thread(
             target=self._run, args=(front,), name="hcgraph-serve", daemon=True
         )
+        self._stopped.clear()
         self._thread.start()
         try:
             front.ready.result(timeout=_READY_TIMEOUT)
