@@ -1,4 +1,4 @@
-"""The query worker pool, as one HTTP front process sees it.
+"""The query worker pool, as the HTTP front sees it.
 
 Queries wait in one queue; a free worker takes its share in one batch, one pipe write, and
 answers them in order (docs/queries.md, *Batches*). A worker killed or dead is replaced and its

@@ -36,7 +36,8 @@ PYVIS_TEMPLATE = (Path(__file__).parent / "pyvis.html").read_text(encoding="utf-
 
 
 def _script_json(value: Any) -> Markup:
-    """pyvis's options JSON made safe inside ``<script>`` (``<``, ``>``, ``&`` escaped)."""
+    """pyvis's options JSON made safe inside ``<script>`` (``<``, ``>``, ``&``, U+2028, U+2029
+    escaped)."""
     return Markup(script_safe(value if isinstance(value, str) else json.dumps(value)))
 
 
