@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import signal
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -21,7 +18,8 @@ from hcgraph.pipeline import recover, remove_story
 from hcgraph.store import Store
 from hcgraph.version_content import Content, from_story, revision_contents
 from hcsample.corpus import generate_corpus
-from tests.conftest import ROOT, SEED_URL, cli_env
+from tests.conftest import SEED_URL
+from tests.support.killing import kill_after_lines
 
 
 def _nt(store: Store) -> bytes:
@@ -211,18 +209,7 @@ def test_killed_ingest_leaves_only_whole_stories(tmp_path: Path, mode: str) -> N
                     for k in range(0, len(docs), 50):
                         pipe.process(docs[k : k + 50])
     """)
-    env = {**cli_env(), "SOURCE_DATE_EPOCH": "1790000000"}
-    proc = subprocess.Popen(
-        [sys.executable, "-c", script], env=env, cwd=ROOT, stdout=subprocess.PIPE, text=True
-    )
-    assert proc.stdout is not None
-    for writes, _ in enumerate(proc.stdout, 1):
-        if writes == 3:
-            break
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    proc.stdout.close()
-    assert proc.returncode == -signal.SIGKILL
+    kill_after_lines(script, 3, env={"SOURCE_DATE_EPOCH": "1790000000"})
     by_url = {s["url"]: s for s in corpus.stories}
     with Store(store_dir) as store:
         assert store.ledger.dirty  # the kill interrupted a write

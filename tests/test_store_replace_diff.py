@@ -6,9 +6,6 @@ normalisation form, text that is SPARQL syntax, very long literals, triple terms
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
 import textwrap
 import threading
 from collections.abc import Iterator, Mapping
@@ -26,7 +23,7 @@ from hcgraph.pipeline import recover
 from hcgraph.rdftext import literal, typed
 from hcgraph.store import Store
 from hcsample.corpus import generate_corpus
-from tests.conftest import ROOT, cli_env
+from tests.support.killing import kill_after_lines
 
 _X = "http://www.w3.org/2001/XMLSchema#"
 _G, _SHARED = "urn:x:story", "urn:x:shared"
@@ -154,17 +151,7 @@ def test_an_ingest_killed_while_replacing_changed_stories_leaves_each_old_or_new
         with Store({str(store_dir)!r}) as st:
             ingest_paths(st, [{str(new)!r}], batch_size=10)
     """)
-    proc = subprocess.Popen(
-        [sys.executable, "-c", script], env=cli_env(), cwd=ROOT, stdout=subprocess.PIPE, text=True
-    )
-    assert proc.stdout is not None
-    for writes, _ in enumerate(proc.stdout, 1):
-        if writes == 40:
-            break
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    proc.stdout.close()
-    assert proc.returncode == -signal.SIGKILL
+    kill_after_lines(script, 40)
     with Store(store_dir) as store:
         assert store.ledger.dirty  # the kill interrupted a write
         recover(store)
